@@ -1,0 +1,55 @@
+/* Fixed-width little-endian integers and floats in byte buffers, and the CRC-32 of a buffer.
+ *
+ * Every file format and wire message of syncwise stores numbers through these helpers, never by
+ * writing a struct, so that files move between machines and compilers unchanged.
+ */
+#ifndef SYNCWISE_BYTES_H
+#define SYNCWISE_BYTES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline void sw_put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static inline uint32_t sw_get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void sw_put_u64(uint8_t *p, uint64_t v)
+{
+    sw_put_u32(p, (uint32_t)v);
+    sw_put_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline uint64_t sw_get_u64(const uint8_t *p)
+{
+    return (uint64_t)sw_get_u32(p) | (uint64_t)sw_get_u32(p + 4) << 32;
+}
+
+static inline void sw_put_f32(uint8_t *p, float f)
+{
+    uint32_t v;
+    memcpy(&v, &f, sizeof v);
+    sw_put_u32(p, v);
+}
+
+static inline float sw_get_f32(const uint8_t *p)
+{
+    uint32_t v = sw_get_u32(p);
+    float f;
+    memcpy(&f, &v, sizeof f);
+    return f;
+}
+
+/* CRC-32 (the zlib/PNG polynomial) of n bytes, continuing from crc (start with 0). */
+uint32_t sw_crc32(uint32_t crc, const void *data, size_t n);
+
+#endif

@@ -1,0 +1,51 @@
+/* Checkpoints: a model's description and parameters in one self-checking file.
+ *
+ * Format (version 1), all integers little-endian:
+ *
+ *   offset  size  field
+ *   0       4     magic "SWCK"
+ *   4       4     format version (1)
+ *   8       4     task (0 classify, 1 regress)
+ *   12      4     classes (0 for regression)
+ *   16      12    input shape: height, width, channels (u32 each)
+ *   28      8     model version: applies made to these parameters
+ *   36      8     seed of the run
+ *   44      8     parameter count P
+ *   52      4     model spec length S (1..127), then S bytes of canonical spec, e.g. "mlp:h=1,u=256"
+ *   56+S    4     data spec length D (0..1023), then D bytes: the data the model was trained on
+ *   ...     4P    parameters, IEEE-754 binary32
+ *   end-4   4     CRC-32 of every byte before it
+ *
+ * Files are written atomically: to a temporary file in the same directory, flushed with fsync,
+ * renamed over the target, and the directory synced; a crash leaves the old file or the new one,
+ * never a torn one. Reading refuses a wrong magic, an unknown version, a bad checksum, a truncated
+ * or padded file, and parameters that do not fit the described architecture.
+ */
+#ifndef SYNCWISE_CKPT_H
+#define SYNCWISE_CKPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncwise/model.h"
+
+#define SW_CKPT_VERSION 1
+#define SW_CKPT_DATA_SPEC_LEN 1024
+
+typedef struct sw_ckpt {
+    sw_model_desc desc;
+    uint64_t model_version;
+    uint64_t seed;
+    char data_spec[SW_CKPT_DATA_SPEC_LEN]; /* may be empty */
+    size_t n_params;
+    float *params; /* owned; freed by sw_ckpt_free */
+} sw_ckpt;
+
+/* Writes c (with c->params holding c->n_params floats) to path atomically. */
+int sw_ckpt_save(const char *path, const sw_ckpt *c, char *err);
+
+/* Reads and validates path into out; the caller frees it with sw_ckpt_free. */
+int sw_ckpt_load(const char *path, sw_ckpt *out, char *err);
+void sw_ckpt_free(sw_ckpt *c);
+
+#endif

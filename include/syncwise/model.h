@@ -1,0 +1,77 @@
+/* Models: an architecture that maps a flat parameter array and a mini-batch to a loss and a
+ * gradient.
+ *
+ * A model object holds the architecture and the scratch memory for one forward and backward pass
+ * of up to max_batch examples, all allocated at creation: computing a gradient allocates nothing.
+ * The parameters are NOT inside the model: they live in one contiguous float array that the
+ * caller owns (the server pushes and pulls it whole), so one model object serves any number of
+ * parameter vectors, such as the stale copies of simulated workers. A model object is not safe to
+ * use from two threads at once; create one per thread.
+ *
+ * Architectures, chosen by a spec string (see sw_model_archs):
+ *   softmax                  softmax (multinomial logistic) regression; on a regression task,
+ *                            least squares linear regression
+ *   mlp:h=H,u=U              H hidden layers of U ReLU units (h=0 is softmax)
+ *   cnn:c1=20,c2=50,f=500    5x5 convolution (c1 filters), ReLU, 2x2 max pool, 5x5 convolution
+ *                            (c2), ReLU, 2x2 max pool, dense f ReLU, dense output (the small CNN
+ *                            of the DBW paper; its sizes are not given there, these are LeNet's)
+ * The loss is softmax cross-entropy on classification tasks and half the squared error on
+ * regression tasks, averaged over the batch.
+ */
+#ifndef SYNCWISE_MODEL_H
+#define SYNCWISE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncwise/data.h"
+
+#define SW_MODEL_SPEC_LEN 128
+
+typedef struct sw_model sw_model;
+
+/* Everything needed to rebuild a model: stored in checkpoints. */
+typedef struct sw_model_desc {
+    char spec[SW_MODEL_SPEC_LEN]; /* canonical: every parameter written out */
+    uint32_t in_shape[3];         /* height, width, channels */
+    sw_task task;
+    uint32_t n_classes; /* classification only */
+} sw_model_desc;
+
+/* Builds the model named by spec for inputs of in_shape. Fails with SW_EINVAL and a message on an
+ * unknown architecture or parameter, or an input too small for the architecture. */
+int sw_model_new(sw_model **out, const sw_model_desc *desc, size_t max_batch, char *err);
+void sw_model_free(sw_model *m);
+
+/* The description with the canonical spec, to be stored beside parameters. */
+const sw_model_desc *sw_model_get_desc(const sw_model *m);
+size_t sw_model_n_params(const sw_model *m);
+size_t sw_model_max_batch(const sw_model *m);
+
+/* Fills params (sw_model_n_params floats) with a seeded initialisation: He-uniform weights for
+ * layers followed by ReLU, Glorot-uniform otherwise, zero biases. */
+void sw_model_init_params(const sw_model *m, float *params, uint64_t seed);
+
+/* Computes the mean loss over the batch at params and writes its gradient into grad (overwritten,
+ * sw_model_n_params floats). batch->n must not exceed max_batch. */
+float sw_model_grad(sw_model *m, const float *params, const sw_batch *batch, float *grad);
+
+/* Loss and accuracy of params on a whole data set, in chunks of max_batch. */
+typedef struct sw_eval {
+    double loss;     /* mean loss */
+    double accuracy; /* share of correct predictions; 0 for regression */
+    size_t n;
+} sw_eval;
+void sw_model_evaluate(sw_model *m, const float *params, const sw_dataset *ds, sw_eval *out);
+
+/* Checks that a data set fits the model (shape, task, classes); fills err and fails if not. */
+int sw_model_check_data(const sw_model *m, const sw_dataset *ds, char *err);
+
+typedef struct sw_model_arch_info {
+    const char *name;
+    const char *help;
+} sw_model_arch_info;
+/* The architectures with a line of help each, NULL-terminated. */
+extern const sw_model_arch_info sw_model_archs[];
+
+#endif

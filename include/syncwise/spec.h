@@ -1,0 +1,52 @@
+/* Parameter strings: "name:key=value,key=value" and "name:value,value".
+ *
+ * Policies, models, data sets and cluster models are all chosen by such a string on the command
+ * line. sw_spec_parse splits it; the typed getters read and range-check one value each and mark
+ * it used; sw_spec_finish then refuses any key nobody asked for, listing the keys that exist, so
+ * a typo ("mlp:hh=2") is an error rather than a silently ignored option. Values cannot contain
+ * commas. A value without "key=" is positional and is read with sw_spec_pos_*.
+ */
+#ifndef SYNCWISE_SPEC_H
+#define SYNCWISE_SPEC_H
+
+#include <stdbool.h>
+
+#define SW_SPEC_MAX_ARGS 24
+#define SW_SPEC_NAME_LEN 48
+#define SW_SPEC_KEY_LEN 32
+#define SW_SPEC_VAL_LEN 256
+
+typedef struct sw_spec_arg {
+    char key[SW_SPEC_KEY_LEN]; /* empty for a positional value */
+    char val[SW_SPEC_VAL_LEN];
+    bool used;
+} sw_spec_arg;
+
+typedef struct sw_spec {
+    char name[SW_SPEC_NAME_LEN];
+    int n_args;
+    int n_pos; /* positional values, in order, among args */
+    sw_spec_arg arg[SW_SPEC_MAX_ARGS];
+} sw_spec;
+
+/* Parses text into s. Fails with SW_EINVAL and a message for an empty name, an empty key, a
+ * repeated key, too many or too long parts. */
+int sw_spec_parse(sw_spec *s, const char *text, char *err);
+
+/* Typed getters: when key is absent *out keeps its value (the caller's default) and they return
+ * 0; when present the value must parse completely and lie in [lo, hi]. */
+int sw_spec_int(sw_spec *s, const char *key, long lo, long hi, long *out, char *err);
+int sw_spec_double(sw_spec *s, const char *key, double lo, double hi, double *out, char *err);
+/* Returns the value of key (marking it used) or dflt when absent. */
+const char *sw_spec_str(sw_spec *s, const char *key, const char *dflt);
+bool sw_spec_has(const sw_spec *s, const char *key);
+
+/* Positional values: i counts from 0 among positional values only. */
+int sw_spec_pos_double(sw_spec *s, int i, double lo, double hi, double *out, char *err);
+const char *sw_spec_pos_str(sw_spec *s, int i);
+
+/* Fails with SW_EINVAL naming the first key (or positional value) no getter read, and listing
+ * `known` (a human list such as "h, u") as what the component accepts. */
+int sw_spec_finish(const sw_spec *s, const char *known, char *err);
+
+#endif

@@ -1,0 +1,42 @@
+/* Shared pieces of the `syncwise` command: the subcommand table, option value parsing that
+ * names the option in its error, and opening a run's data and model the same way everywhere. */
+#ifndef SW_CLI_H
+#define SW_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncwise/data.h"
+#include "syncwise/model.h"
+
+typedef struct sw_cli_cmd {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} sw_cli_cmd;
+
+int sw_cli_train(int argc, char **argv);
+int sw_cli_eval(int argc, char **argv);
+
+/* Option values: on a bad value print "syncwise CMD: --opt: ..." and return false. */
+bool sw_cli_long(const char *cmd, const char *opt, const char *arg, long lo, long hi, long *out);
+bool sw_cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t *out);
+bool sw_cli_double(const char *cmd, const char *opt, const char *arg, double lo, double hi,
+                   double *out);
+
+/* Prints "syncwise CMD: message" on standard error; returns the exit status 1 for convenience. */
+int sw_cli_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Applies a --threads value to OpenBLAS (0 leaves its own choice). */
+void sw_cli_set_threads(long threads);
+
+/* Lists data sources and model architectures, for --help texts. */
+void sw_cli_print_data_help(void);
+void sw_cli_print_model_help(void);
+
+#endif

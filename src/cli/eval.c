@@ -1,0 +1,102 @@
+/* `syncwise eval`: loss and accuracy of a checkpoint on a data set. The data set defaults to the
+ * one the checkpoint records, so `syncwise eval --model-file model.ckpt` just works. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "syncwise/ckpt.h"
+#include "syncwise/err.h"
+
+#define CMD "eval"
+
+static void help(void)
+{
+    printf("usage: syncwise eval --model-file FILE [OPTIONS]\n\n"
+           "Reports the loss and accuracy of a checkpoint on a data set.\n\n"
+           "options:\n"
+           "  --model-file FILE  checkpoint written by 'syncwise train' (required)\n"
+           "  --data SPEC        data set (default: the one the checkpoint was trained on)\n"
+           "  --split NAME       test, val or train (default test)\n"
+           "  --threads N        OpenBLAS threads (default: OpenBLAS's own choice)\n"
+           "  -h, --help         this text\n");
+}
+
+static const sw_dataset *pick(const sw_data *d, const char *split)
+{
+    if (strcmp(split, "test") == 0)
+        return d->test;
+    if (strcmp(split, "val") == 0)
+        return d->val;
+    return strcmp(split, "train") == 0 ? d->train : NULL;
+}
+
+static int evaluate(const sw_ckpt *c, const char *data, const char *split, char *err)
+{
+    sw_data d;
+    int rc = sw_data_load(&d, data, c->seed, err);
+    if (rc)
+        return rc;
+    sw_model *m = NULL;
+    const sw_dataset *ds = pick(&d, split);
+    if (!ds)
+        rc = sw_fail(err, SW_ENOTFOUND, "data set '%s' has no %s split", data, split);
+    if (!rc)
+        rc = sw_model_new(&m, &c->desc, 256, err);
+    if (!rc)
+        rc = sw_model_check_data(m, ds, err);
+    if (!rc) {
+        sw_eval r;
+        sw_model_evaluate(m, c->params, ds, &r);
+        printf("%s: loss %.4f  accuracy %.4f  (%zu examples, model %s, version %llu)\n", split,
+               r.loss, r.accuracy, r.n, c->desc.spec, (unsigned long long)c->model_version);
+    }
+    sw_model_free(m);
+    sw_data_free(&d);
+    return rc;
+}
+
+int sw_cli_eval(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"model-file", 1, 0, 'f'}, {"data", 1, 0, 'd'}, {"split", 1, 0, 's'},
+        {"threads", 1, 0, 't'},    {"help", 0, 0, 'h'}, {0, 0, 0, 0},
+    };
+    const char *file = NULL, *data = NULL, *split = "test";
+    long threads = 0;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'f': file = optarg; break;
+        case 'd': data = optarg; break;
+        case 's': split = optarg; break;
+        case 't':
+            if (!sw_cli_long(CMD, "--threads", optarg, 0, 256, &threads))
+                return 2;
+            break;
+        case 'h': help(); return 0;
+        default: return 2;
+        }
+    }
+    if (optind < argc)
+        return sw_cli_error(CMD, "unexpected argument '%s' (see --help)", argv[optind]) + 1;
+    if (!file)
+        return sw_cli_error(CMD, "--model-file FILE is required (see --help)") + 1;
+    if (strcmp(split, "test") && strcmp(split, "val") && strcmp(split, "train"))
+        return sw_cli_error(CMD, "--split: '%s' is not test, val or train", split) + 1;
+    sw_cli_set_threads(threads);
+    char err[SW_ERR_LEN];
+    sw_ckpt ck;
+    int rc = sw_ckpt_load(file, &ck, err);
+    if (!rc) {
+        if (!data && !ck.data_spec[0])
+            rc = sw_fail(err, SW_EINVAL, "%s records no data set: give --data", file);
+        else
+            rc = evaluate(&ck, data ? data : ck.data_spec, split, err);
+        sw_ckpt_free(&ck);
+    }
+    if (rc)
+        sw_cli_error(CMD, "%s", err);
+    return rc ? 1 : 0;
+}

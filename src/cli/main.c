@@ -1,0 +1,44 @@
+/* The `syncwise` command: dispatch to one subcommand per file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const sw_cli_cmd commands[] = {
+    {"train", "train a model sequentially with SGD and save a checkpoint", sw_cli_train},
+    {"eval", "report loss and accuracy of a checkpoint on a data set", sw_cli_eval},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: syncwise COMMAND [OPTIONS]\n\n"
+                "syncwise is a parameter server for distributed SGD whose point is the\n"
+                "synchronization policy.\n\ncommands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(to, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(to, "\n'syncwise COMMAND --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("syncwise 0.1.0\n");
+        return 0;
+    }
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "syncwise: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,88 @@
+/* Option parsing helpers and help listings shared by the subcommands. */
+#include <cblas.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+int sw_cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "syncwise %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+bool sw_cli_long(const char *cmd, const char *opt, const char *arg, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (end == arg || *end || errno) {
+        sw_cli_error(cmd, "%s: '%s' is not an integer", opt, arg);
+        return false;
+    }
+    if (v < lo || v > hi) {
+        sw_cli_error(cmd, "%s: %ld is outside [%ld, %ld]", opt, v, lo, hi);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool sw_cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (end == arg || *end || errno || *arg == '-') {
+        sw_cli_error(cmd, "%s: '%s' is not a non-negative integer", opt, arg);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool sw_cli_double(const char *cmd, const char *opt, const char *arg, double lo, double hi,
+                   double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (end == arg || *end || errno || !isfinite(v)) {
+        sw_cli_error(cmd, "%s: '%s' is not a number", opt, arg);
+        return false;
+    }
+    if (v < lo || v > hi) {
+        sw_cli_error(cmd, "%s: %g is outside [%g, %g]", opt, v, lo, hi);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+void sw_cli_set_threads(long threads)
+{
+    if (threads > 0)
+        openblas_set_num_threads((int)threads);
+}
+
+void sw_cli_print_data_help(void)
+{
+    printf("data sets (--data NAME:key=value,...):\n");
+    for (const sw_data_source_info *s = sw_data_sources; s->name; s++)
+        printf("  %-15s %s\n", s->name, s->help);
+}
+
+void sw_cli_print_model_help(void)
+{
+    printf("models (--model NAME:key=value,...):\n");
+    for (const sw_model_arch_info *a = sw_model_archs; a->name; a++)
+        printf("  %-15s %s\n", a->name, a->help);
+}

@@ -1,0 +1,215 @@
+/* LIBSVM reader: "label index:value index:value ..." per line, indices from 1 and ascending.
+ *
+ * The file is parsed once into growing arrays of (index, value) pairs, then densified; linear
+ * models on truly sparse data keep the pairs (see the sparse path). Blank lines and lines starting
+ * with '#' are skipped; a '#' after the pairs starts a comment.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncwise/data.h"
+#include "syncwise/err.h"
+
+#define LIBSVM_MAX_CLASSES 1000
+#define LIBSVM_MAX_DIM (1u << 24)
+
+typedef struct pairs {
+    uint32_t *col; /* 0-based */
+    float *val;
+    size_t n, cap;
+    size_t *row_end; /* pairs of row i end at row_end[i] */
+    double *label;
+    size_t rows, row_cap;
+    uint32_t max_col;
+} pairs;
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 1024;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return SW_ENOMEM;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+static void pairs_free(pairs *s)
+{
+    free(s->col);
+    free(s->val);
+    free(s->row_end);
+    free(s->label);
+}
+
+static int push_pair(pairs *s, uint32_t col, float v)
+{
+    size_t cap = s->cap;
+    if (grow((void **)&s->col, &cap, s->n + 1, sizeof *s->col))
+        return SW_ENOMEM;
+    cap = s->cap;
+    if (grow((void **)&s->val, &cap, s->n + 1, sizeof *s->val))
+        return SW_ENOMEM;
+    s->cap = cap;
+    s->col[s->n] = col;
+    s->val[s->n++] = v;
+    if (col + 1 > s->max_col)
+        s->max_col = col + 1;
+    return 0;
+}
+
+static int parse_pairs(pairs *s, char *p, const char *path, size_t lineno, const char *line,
+                       char *err)
+{
+    long prev = 0;
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\0' || *p == '\n' || *p == '\r' || *p == '#')
+            return 0;
+        char *end;
+        errno = 0;
+        long idx = strtol(p, &end, 10);
+        size_t col = (size_t)(p - line) + 1;
+        if (end == p || *end != ':')
+            return sw_fail(err, SW_EFORMAT, "%s:%zu:%zu: expected index:value", path, lineno, col);
+        if (errno || idx < 1 || idx > (long)LIBSVM_MAX_DIM)
+            return sw_fail(err, SW_ERANGE, "%s:%zu:%zu: index %ld outside [1, %u]", path, lineno,
+                           col, idx, LIBSVM_MAX_DIM);
+        if (idx <= prev)
+            return sw_fail(err, SW_EFORMAT, "%s:%zu:%zu: index %ld is not above the previous %ld",
+                           path, lineno, col, idx, prev);
+        p = end + 1;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (end == p || errno == ERANGE || !isfinite(v) ||
+            (*end && *end != ' ' && *end != '\t' && *end != '\n' && *end != '\r'))
+            return sw_fail(err, SW_EFORMAT, "%s:%zu:%zu: bad value after index %ld", path, lineno,
+                           (size_t)(p - line) + 1, idx);
+        if (push_pair(s, (uint32_t)(idx - 1), (float)v))
+            return sw_fail(err, SW_ENOMEM, "%s:%zu: out of memory", path, lineno);
+        prev = idx;
+        p = end;
+    }
+}
+
+static int parse_line(pairs *s, char *line, const char *path, size_t lineno, char *err)
+{
+    char *p = line;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p == '\0' || *p == '\n' || *p == '\r' || *p == '#')
+        return 0;
+    char *end;
+    errno = 0;
+    double label = strtod(p, &end);
+    if (end == p || errno == ERANGE || !isfinite(label) || (*end != ' ' && *end != '\t' &&
+                                                            *end != '\n' && *end != '\0'))
+        return sw_fail(err, SW_EFORMAT, "%s:%zu:%zu: expected a numeric label", path, lineno,
+                       (size_t)(p - line) + 1);
+    size_t rcap = s->row_cap;
+    if (grow((void **)&s->row_end, &rcap, s->rows + 1, sizeof *s->row_end) ||
+        grow((void **)&s->label, &s->row_cap, s->rows + 1, sizeof *s->label))
+        return sw_fail(err, SW_ENOMEM, "%s:%zu: out of memory", path, lineno);
+    int rc = parse_pairs(s, end, path, lineno, line, err);
+    if (rc)
+        return rc;
+    s->label[s->rows] = label;
+    s->row_end[s->rows++] = s->n;
+    return 0;
+}
+
+static int read_pairs(pairs *s, const char *path, char *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return sw_fail(err, SW_EIO, "%s: cannot open: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0, lineno = 0;
+    int rc = 0;
+    while (!rc && getline(&line, &cap, f) >= 0)
+        rc = parse_line(s, line, path, ++lineno, err);
+    if (!rc && ferror(f))
+        rc = sw_fail(err, SW_EIO, "%s: read error", path);
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+/* Maps raw labels to class indices: {-1, +1} to {0, 1}; otherwise integers in range as is. */
+static int class_labels(const pairs *s, int32_t *out, uint32_t *n_classes, const char *path,
+                        char *err)
+{
+    int pm_one = 1;
+    for (size_t i = 0; i < s->rows; i++)
+        if (s->label[i] != 1.0 && s->label[i] != -1.0)
+            pm_one = 0;
+    int32_t max = 0;
+    for (size_t i = 0; i < s->rows; i++) {
+        double l = s->label[i];
+        if (pm_one)
+            l = l > 0 ? 1 : 0;
+        if (l != floor(l) || l < 0 || l >= LIBSVM_MAX_CLASSES)
+            return sw_fail(err, SW_ERANGE,
+                           "%s: example %zu: label %g is not a class (an integer in [0, %d) or "
+                           "-1/+1)",
+                           path, i + 1, s->label[i], LIBSVM_MAX_CLASSES);
+        out[i] = (int32_t)l;
+        if (out[i] > max)
+            max = out[i];
+    }
+    *n_classes = (uint32_t)max + 1 < 2 ? 2 : (uint32_t)max + 1;
+    return 0;
+}
+
+static int densify(sw_dataset **out, const pairs *s, size_t dim, sw_task task, const char *path,
+                   char *err)
+{
+    if (s->rows == 0)
+        return sw_fail(err, SW_EFORMAT, "%s: no examples", path);
+    if (dim == 0)
+        dim = s->max_col;
+    else if (s->max_col > dim)
+        return sw_fail(err, SW_EMISMATCH, "%s: index %u beyond the expected dimension %zu", path,
+                       s->max_col, dim);
+    uint32_t shape[3] = {1, 1, (uint32_t)dim};
+    int rc = sw_dataset_new(out, s->rows, shape, task, 2, err);
+    if (rc)
+        return rc;
+    sw_dataset *ds = *out;
+    size_t k = 0;
+    for (size_t i = 0; i < s->rows; i++)
+        for (; k < s->row_end[i]; k++)
+            ds->x[i * dim + s->col[k]] = s->val[k];
+    if (task == SW_TASK_CLASSIFY)
+        rc = class_labels(s, ds->label, &ds->n_classes, path, err);
+    else
+        for (size_t i = 0; i < s->rows; i++)
+            ds->target[i] = (float)s->label[i];
+    if (rc) {
+        sw_dataset_free(ds);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int sw_libsvm_read(sw_dataset **out, const char *path, size_t dim, sw_task task, char *err)
+{
+    *out = NULL;
+    if (dim > LIBSVM_MAX_DIM)
+        return sw_fail(err, SW_ERANGE, "dimension %zu above %u", dim, LIBSVM_MAX_DIM);
+    pairs s = {0};
+    int rc = read_pairs(&s, path, err);
+    if (!rc)
+        rc = densify(out, &s, dim, task, path, err);
+    pairs_free(&s);
+    return rc;
+}

@@ -1,0 +1,239 @@
+/* Checkpoint encoding, atomic writing and validated reading (format in syncwise/ckpt.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "syncwise/ckpt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model_internal.h"
+#include "syncwise/bytes.h"
+#include "syncwise/err.h"
+
+static const uint8_t MAGIC[4] = {'S', 'W', 'C', 'K'};
+#define FIXED_BYTES 52
+
+static int encode(const sw_ckpt *c, uint8_t **out, size_t *len, char *err)
+{
+    size_t s = strlen(c->desc.spec), d = strlen(c->data_spec);
+    if (s == 0 || s >= SW_MODEL_SPEC_LEN || d >= SW_CKPT_DATA_SPEC_LEN)
+        return sw_fail(err, SW_EINVAL, "checkpoint: spec lengths %zu and %zu out of range", s, d);
+    size_t n = FIXED_BYTES + 4 + s + 4 + d + 4 * c->n_params + 4;
+    uint8_t *b = malloc(n), *p = b;
+    if (!b)
+        return sw_fail(err, SW_ENOMEM, "out of memory for a %zu-byte checkpoint", n);
+    memcpy(p, MAGIC, 4);
+    sw_put_u32(p + 4, SW_CKPT_VERSION);
+    sw_put_u32(p + 8, (uint32_t)c->desc.task);
+    sw_put_u32(p + 12, c->desc.task == SW_TASK_CLASSIFY ? c->desc.n_classes : 0);
+    for (int i = 0; i < 3; i++)
+        sw_put_u32(p + 16 + 4 * i, c->desc.in_shape[i]);
+    sw_put_u64(p + 28, c->model_version);
+    sw_put_u64(p + 36, c->seed);
+    sw_put_u64(p + 44, c->n_params);
+    p += FIXED_BYTES;
+    sw_put_u32(p, (uint32_t)s);
+    memcpy(p + 4, c->desc.spec, s);
+    p += 4 + s;
+    sw_put_u32(p, (uint32_t)d);
+    memcpy(p + 4, c->data_spec, d);
+    p += 4 + d;
+    for (size_t i = 0; i < c->n_params; i++, p += 4)
+        sw_put_f32(p, c->params[i]);
+    sw_put_u32(p, sw_crc32(0, b, (size_t)(p - b)));
+    *out = b;
+    *len = n;
+    return 0;
+}
+
+static int write_all(int fd, const uint8_t *b, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Makes the rename itself durable: without this a crash may forget which file the name holds. */
+static void sync_dir_of(const char *path)
+{
+    char copy[4096];
+    snprintf(copy, sizeof copy, "%s", path);
+    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+int sw_ckpt_save(const char *path, const sw_ckpt *c, char *err)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int rc = encode(c, &buf, &len, err);
+    if (rc)
+        return rc;
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
+        free(buf);
+        return sw_fail(err, SW_EINVAL, "checkpoint path too long");
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        free(buf);
+        return sw_fail(err, SW_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+    }
+    int bad = write_all(fd, buf, len) || fsync(fd);
+    int saved = errno;
+    bad |= close(fd) != 0;
+    free(buf);
+    if (!bad && rename(tmp, path) == 0) {
+        sync_dir_of(path);
+        return 0;
+    }
+    saved = bad ? saved : errno;
+    unlink(tmp);
+    return sw_fail(err, SW_EIO, "%s: cannot write checkpoint: %s", path, strerror(saved));
+}
+
+static int read_file(const char *path, uint8_t **out, size_t *len, char *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sw_fail(err, SW_EIO, "%s: cannot open: %s", path, strerror(errno));
+    int rc = 0;
+    long size = -1;
+    if (fseek(f, 0, SEEK_END) == 0)
+        size = ftell(f);
+    if (size < 0 || fseek(f, 0, SEEK_SET) != 0)
+        rc = sw_fail(err, SW_EIO, "%s: cannot determine the size", path);
+    uint8_t *b = NULL;
+    if (!rc && !(b = malloc(size ? (size_t)size : 1)))
+        rc = sw_fail(err, SW_ENOMEM, "%s: out of memory for %ld bytes", path, size);
+    if (!rc && fread(b, 1, (size_t)size, f) != (size_t)size)
+        rc = sw_fail(err, SW_EIO, "%s: read error", path);
+    fclose(f);
+    if (rc) {
+        free(b);
+        return rc;
+    }
+    *out = b;
+    *len = (size_t)size;
+    return 0;
+}
+
+/* Reads a length-prefixed string at *off into dst (capacity cap), advancing *off. */
+static int get_string(const uint8_t *b, size_t len, size_t *off, char *dst, size_t cap,
+                      size_t min, const char *what, const char *path, char *err)
+{
+    if (*off + 4 > len)
+        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: file ends inside the %s", path, *off, what);
+    uint32_t n = sw_get_u32(b + *off);
+    if (n < min || n >= cap)
+        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: %s length %u out of range", path, *off,
+                       what, n);
+    if (*off + 4 + n > len)
+        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: file ends inside the %s", path, *off, what);
+    memcpy(dst, b + *off + 4, n);
+    dst[n] = '\0';
+    if (strlen(dst) != n)
+        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: %s holds a NUL byte", path, *off, what);
+    *off += 4 + n;
+    return 0;
+}
+
+static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, const char *path,
+                         char *err)
+{
+    if (len < FIXED_BYTES + 4 || memcmp(b, MAGIC, 4) != 0)
+        return sw_fail(err, SW_EFORMAT, "%s: not a syncwise checkpoint (bad magic or too short)",
+                       path);
+    uint32_t version = sw_get_u32(b + 4);
+    if (version != SW_CKPT_VERSION)
+        return sw_fail(err, SW_EVERSION, "%s: checkpoint format version %u (this build reads %d)",
+                       path, version, SW_CKPT_VERSION);
+    uint32_t stored = sw_get_u32(b + len - 4), actual = sw_crc32(0, b, len - 4);
+    if (stored != actual)
+        return sw_fail(err, SW_ECHECKSUM,
+                       "%s: checksum mismatch (stored %08x, computed %08x): the file is corrupt",
+                       path, stored, actual);
+    uint32_t task = sw_get_u32(b + 8);
+    if (task > SW_TASK_REGRESS)
+        return sw_fail(err, SW_EFORMAT, "%s: byte 8: unknown task %u", path, task);
+    c->desc.task = (sw_task)task;
+    c->desc.n_classes = sw_get_u32(b + 12);
+    for (int i = 0; i < 3; i++)
+        c->desc.in_shape[i] = sw_get_u32(b + 16 + 4 * i);
+    c->model_version = sw_get_u64(b + 28);
+    c->seed = sw_get_u64(b + 36);
+    uint64_t p = sw_get_u64(b + 44);
+    *off = FIXED_BYTES;
+    int rc = get_string(b, len, off, c->desc.spec, sizeof c->desc.spec, 1, "model spec", path,
+                        err);
+    if (!rc)
+        rc = get_string(b, len, off, c->data_spec, sizeof c->data_spec, 0, "data spec", path, err);
+    if (!rc && (p > (len - *off) / 4 || *off + 4 * p + 4 != len))
+        rc = sw_fail(err, SW_EFORMAT, "%s: %llu parameters do not match the file size %zu", path,
+                     (unsigned long long)p, len);
+    c->n_params = (size_t)p;
+    return rc;
+}
+
+/* The parameters must fit the architecture they claim, or they would be read as another model. */
+static int check_arch(const sw_ckpt *c, const char *path, char *err)
+{
+    sw__arch *a = malloc(sizeof *a);
+    if (!a)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    uint32_t n_out = c->desc.task == SW_TASK_CLASSIFY ? c->desc.n_classes : 1;
+    char why[SW_ERR_LEN];
+    int rc = sw__arch_build(a, c->desc.spec, c->desc.in_shape, n_out, why);
+    if (rc)
+        rc = sw_fail(err, SW_EMISMATCH, "%s: the stored model is not valid: %s", path, why);
+    else if (a->n_params != c->n_params)
+        rc = sw_fail(err, SW_EMISMATCH, "%s: %zu parameters stored for '%s', which has %zu", path,
+                     c->n_params, c->desc.spec, a->n_params);
+    free(a);
+    return rc;
+}
+
+int sw_ckpt_load(const char *path, sw_ckpt *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    uint8_t *b = NULL;
+    size_t len = 0, off = 0;
+    int rc = read_file(path, &b, &len, err);
+    if (rc)
+        return rc;
+    if (!(rc = decode_header(b, len, out, &off, path, err)))
+        rc = check_arch(out, path, err);
+    if (!rc && !(out->params = malloc((out->n_params ? out->n_params : 1) * sizeof(float))))
+        rc = sw_fail(err, SW_ENOMEM, "%s: out of memory for parameters", path);
+    for (size_t i = 0; !rc && i < out->n_params; i++) {
+        out->params[i] = sw_get_f32(b + off + 4 * i);
+        if (!isfinite(out->params[i]))
+            rc = sw_fail(err, SW_EFORMAT, "%s: parameter %zu is not finite", path, i);
+    }
+    free(b);
+    if (rc)
+        sw_ckpt_free(out);
+    return rc;
+}
+
+void sw_ckpt_free(sw_ckpt *c)
+{
+    free(c->params);
+    c->params = NULL;
+    c->n_params = 0;
+}

@@ -1,0 +1,196 @@
+/* A model: layers, the scratch memory for one pass over max_batch examples, and the loss head.
+ *
+ * All scratch lives in one allocation carved at creation, so sw_model_grad allocates nothing.
+ * The backward pass ping-pongs between two gradient buffers sized for the widest layer; the first
+ * layer's input gradient is never computed because nothing consumes it.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+#include "syncwise/err.h"
+
+struct sw_model {
+    sw_model_desc desc;
+    sw__arch arch;
+    size_t max_batch;
+    float *act[SW__MAX_LAYERS]; /* act[i]: output of layer i */
+    float *grad_a, *grad_b;     /* gradient ping-pong buffers */
+    void *arena;
+};
+
+static int check_desc(const sw_model_desc *d, size_t max_batch, char *err)
+{
+    if (!d->in_shape[0] || !d->in_shape[1] || !d->in_shape[2])
+        return sw_fail(err, SW_EINVAL, "model input shape %ux%ux%u has a zero side",
+                       d->in_shape[0], d->in_shape[1], d->in_shape[2]);
+    if (d->task == SW_TASK_CLASSIFY && (d->n_classes < 2 || d->n_classes > 100000))
+        return sw_fail(err, SW_EINVAL, "a classifier needs 2 to 100000 classes, not %u",
+                       d->n_classes);
+    if (d->task != SW_TASK_CLASSIFY && d->task != SW_TASK_REGRESS)
+        return sw_fail(err, SW_EINVAL, "unknown task %d", (int)d->task);
+    if (max_batch == 0 || max_batch > (1u << 20))
+        return sw_fail(err, SW_EINVAL, "batch size %zu outside [1, %u]", max_batch, 1u << 20);
+    return 0;
+}
+
+/* Bytes of scratch the model needs; when base is not NULL, also hands out the pieces. */
+static size_t carve(sw_model *m, char *base)
+{
+    size_t off = 0, widest = 0, b = m->max_batch;
+#define TAKE(ptr, count)                                           \
+    do {                                                           \
+        if (base)                                                  \
+            (ptr) = (void *)(base + off);                          \
+        off += ((count) * sizeof *(ptr) + 63) & ~(size_t)63;       \
+    } while (0)
+    for (int i = 0; i < m->arch.n_layers; i++) {
+        sw__layer *l = &m->arch.layers[i];
+        TAKE(m->act[i], b * l->out_size);
+        if (l->ops == &sw__conv_ops)
+            TAKE(l->col, b * l->out[0] * l->out[1] * l->fan_in);
+        if (l->ops == &sw__maxpool_ops)
+            TAKE(l->argmax, b * l->out_size);
+        widest = l->in_size > widest ? l->in_size : widest;
+        widest = l->out_size > widest ? l->out_size : widest;
+    }
+    TAKE(m->grad_a, b * widest);
+    TAKE(m->grad_b, b * widest);
+#undef TAKE
+    return off;
+}
+
+int sw_model_new(sw_model **out, const sw_model_desc *desc, size_t max_batch, char *err)
+{
+    *out = NULL;
+    int rc = check_desc(desc, max_batch, err);
+    if (rc)
+        return rc;
+    sw_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return sw_fail(err, SW_ENOMEM, "out of memory for a model");
+    uint32_t n_out = desc->task == SW_TASK_CLASSIFY ? desc->n_classes : 1;
+    if ((rc = sw__arch_build(&m->arch, desc->spec, desc->in_shape, n_out, err))) {
+        free(m);
+        return rc;
+    }
+    m->desc = *desc;
+    memcpy(m->desc.spec, m->arch.canonical, sizeof m->desc.spec);
+    m->max_batch = max_batch;
+    size_t bytes = carve(m, NULL);
+    if (!(m->arena = aligned_alloc(64, bytes))) {
+        free(m);
+        return sw_fail(err, SW_ENOMEM, "out of memory for %zu bytes of model scratch", bytes);
+    }
+    carve(m, m->arena);
+    *out = m;
+    return 0;
+}
+
+void sw_model_free(sw_model *m)
+{
+    if (!m)
+        return;
+    free(m->arena);
+    free(m);
+}
+
+const sw_model_desc *sw_model_get_desc(const sw_model *m) { return &m->desc; }
+
+size_t sw_model_n_params(const sw_model *m) { return m->arch.n_params; }
+
+size_t sw_model_max_batch(const sw_model *m) { return m->max_batch; }
+
+void sw_model_init_params(const sw_model *m, float *params, uint64_t seed)
+{
+    sw_rng rng;
+    sw_rng_seed(&rng, seed, SW_STREAM_INIT);
+    for (int i = 0; i < m->arch.n_layers; i++) {
+        const sw__layer *l = &m->arch.layers[i];
+        float *w = params + l->param_off;
+        size_t fan_out = l->n_weights / (l->fan_in ? l->fan_in : 1);
+        double bound = l->relu_follows ? sqrt(6.0 / (double)l->fan_in)
+                                       : sqrt(6.0 / (double)(l->fan_in + fan_out));
+        for (size_t j = 0; j < l->n_weights; j++)
+            w[j] = (float)((2.0 * sw_rng_uniform(&rng) - 1.0) * bound);
+        memset(w + l->n_weights, 0, l->n_bias * sizeof *w);
+    }
+}
+
+static const float *forward(sw_model *m, const float *params, const float *x, size_t n)
+{
+    const float *in = x;
+    for (int i = 0; i < m->arch.n_layers; i++) {
+        sw__layer *l = &m->arch.layers[i];
+        l->ops->forward(l, params + l->param_off, in, m->act[i], n);
+        in = m->act[i];
+    }
+    return in;
+}
+
+static double head(const sw_model *m, const float *y, const sw_batch *b, float *dout,
+                   size_t *correct)
+{
+    if (m->desc.task == SW_TASK_CLASSIFY)
+        return sw__xent(y, b->label, b->n, m->desc.n_classes, dout, correct);
+    if (correct)
+        *correct = 0;
+    return sw__mse(y, b->target, b->n, dout);
+}
+
+float sw_model_grad(sw_model *m, const float *params, const sw_batch *batch, float *grad)
+{
+    SW_ASSERT(batch->n >= 1 && batch->n <= m->max_batch);
+    const float *y = forward(m, params, batch->x, batch->n);
+    float *dcur = m->grad_a, *dnext = m->grad_b;
+    double loss = head(m, y, batch, dcur, NULL);
+    for (int i = m->arch.n_layers - 1; i >= 0; i--) {
+        sw__layer *l = &m->arch.layers[i];
+        const float *in = i > 0 ? m->act[i - 1] : batch->x;
+        float *din = i > 0 ? dnext : NULL;
+        l->ops->backward(l, params + l->param_off, in, m->act[i], dcur, din,
+                         grad + l->param_off, batch->n);
+        dnext = dcur;
+        dcur = din;
+    }
+    return (float)loss;
+}
+
+void sw_model_evaluate(sw_model *m, const float *params, const sw_dataset *ds, sw_eval *out)
+{
+    double loss = 0;
+    size_t correct = 0;
+    for (size_t start = 0; start < ds->n; start += m->max_batch) {
+        size_t n = ds->n - start < m->max_batch ? ds->n - start : m->max_batch;
+        sw_batch b = {
+            .x = ds->x + start * ds->dim,
+            .label = ds->label ? ds->label + start : NULL,
+            .target = ds->target ? ds->target + start : NULL,
+            .n = n,
+        };
+        size_t right = 0;
+        loss += head(m, forward(m, params, b.x, n), &b, NULL, &right) * (double)n;
+        correct += right;
+    }
+    out->n = ds->n;
+    out->loss = ds->n ? loss / (double)ds->n : 0;
+    out->accuracy = ds->n && ds->task == SW_TASK_CLASSIFY ? (double)correct / (double)ds->n : 0;
+}
+
+int sw_model_check_data(const sw_model *m, const sw_dataset *ds, char *err)
+{
+    const sw_model_desc *d = &m->desc;
+    if (memcmp(ds->shape, d->in_shape, sizeof ds->shape) != 0)
+        return sw_fail(err, SW_EMISMATCH, "data of shape %ux%ux%u for a model of input %ux%ux%u",
+                       ds->shape[0], ds->shape[1], ds->shape[2], d->in_shape[0], d->in_shape[1],
+                       d->in_shape[2]);
+    if (ds->task != d->task)
+        return sw_fail(err, SW_EMISMATCH, "a %s data set for a %s model",
+                       ds->task == SW_TASK_CLASSIFY ? "classification" : "regression",
+                       d->task == SW_TASK_CLASSIFY ? "classification" : "regression");
+    if (ds->task == SW_TASK_CLASSIFY && ds->n_classes > d->n_classes)
+        return sw_fail(err, SW_EMISMATCH, "data with %u classes for a model of %u",
+                       ds->n_classes, d->n_classes);
+    return 0;
+}
