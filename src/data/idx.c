@@ -106,7 +106,9 @@ static int read_images(sw_dataset **out, const char *path, uint32_t n_classes, c
     int rc = idx_open(&f, path, 3, err);
     if (!rc) {
         uint32_t shape[3] = {f.dims[1], f.dims[2], 1};
-        rc = sw_dataset_new(out, f.dims[0], shape, SW_TASK_CLASSIFY, n_classes, err);
+        char why[SW_ERR_LEN];
+        if ((rc = sw_dataset_new(out, f.dims[0], shape, SW_TASK_CLASSIFY, n_classes, why)))
+            sw_fail(err, rc, "%s: %s", path, why);
     }
     if (!rc) {
         /* Read the bytes into the tail of the float array, then widen front to back: each

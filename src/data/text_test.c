@@ -1,0 +1,142 @@
+/* LIBSVM and CSV readers: valid files, and errors that name the file, line and column. */
+#include "testutil/testutil.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "syncwise/data.h"
+#include "syncwise/err.h"
+
+static void libsvm_reads_sparse_rows(void **state)
+{
+    (void)state;
+    const char *p = sw_test_path("a.svm");
+    sw_test_write_text(p, "# a comment\n+1 1:0.5 3:2\n-1 2:1.5  # trailing comment\n\n-1\n");
+    sw_dataset *ds;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_libsvm_read(&ds, p, 0, SW_TASK_CLASSIFY, err), 0);
+    assert_int_equal(ds->n, 3);
+    assert_int_equal(ds->dim, 3);
+    assert_int_equal(ds->n_classes, 2);
+    const float want[9] = {0.5f, 0, 2, 0, 1.5f, 0, 0, 0, 0};
+    for (int i = 0; i < 9; i++)
+        assert_float_equal(ds->x[i], want[i], 0);
+    assert_int_equal(ds->label[0], 1); /* +1 -> 1, -1 -> 0 */
+    assert_int_equal(ds->label[1], 0);
+    sw_dataset_free(ds);
+    /* An explicit dimension pads; regression keeps raw targets. */
+    assert_int_equal(sw_libsvm_read(&ds, p, 5, SW_TASK_REGRESS, err), 0);
+    assert_int_equal(ds->dim, 5);
+    assert_float_equal(ds->target[1], -1.0f, 0);
+    sw_dataset_free(ds);
+    assert_int_equal(sw_libsvm_read(&ds, p, 2, SW_TASK_CLASSIFY, err), SW_EMISMATCH);
+}
+
+static void libsvm_multiclass(void **state)
+{
+    (void)state;
+    const char *p = sw_test_path("m.svm");
+    sw_test_write_text(p, "0 1:1\n4 2:1\n2 1:3\n");
+    sw_dataset *ds;
+    assert_int_equal(sw_libsvm_read(&ds, p, 0, SW_TASK_CLASSIFY, NULL), 0);
+    assert_int_equal(ds->n_classes, 5);
+    assert_int_equal(ds->label[1], 4);
+    sw_dataset_free(ds);
+}
+
+static void expect_libsvm_error(const char *text, int code, const char *where)
+{
+    const char *p = sw_test_path("bad.svm");
+    sw_test_write_text(p, text);
+    sw_dataset *ds = (sw_dataset *)1;
+    char err[SW_ERR_LEN] = "";
+    assert_int_equal(sw_libsvm_read(&ds, p, 0, SW_TASK_CLASSIFY, err), code);
+    assert_null(ds);
+    if (!strstr(err, where))
+        fail_msg("message '%s' lacks '%s'", err, where);
+}
+
+static void libsvm_refuses_bad_input(void **state)
+{
+    (void)state;
+    expect_libsvm_error("1 1:1\nx 1:1\n", SW_EFORMAT, "bad.svm:2:1");
+    expect_libsvm_error("1 1:1 2\n", SW_EFORMAT, "bad.svm:1:7");
+    expect_libsvm_error("1 0:1\n", SW_ERANGE, "bad.svm:1:3");
+    expect_libsvm_error("1 3:1 2:1\n", SW_EFORMAT, "not above");
+    expect_libsvm_error("1 2:1 2:1\n", SW_EFORMAT, "not above");
+    expect_libsvm_error("1 2:abc\n", SW_EFORMAT, "bad value");
+    expect_libsvm_error("1 2:1e999\n", SW_EFORMAT, "bad value");
+    expect_libsvm_error("1.5 2:1\n", SW_ERANGE, "label 1.5");
+    expect_libsvm_error("-3 2:1\n", SW_ERANGE, "label -3");
+    expect_libsvm_error("", SW_EFORMAT, "no examples");
+    expect_libsvm_error("1 99999999999:1\n", SW_ERANGE, "index");
+    sw_dataset *ds;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_libsvm_read(&ds, sw_test_path("nope"), 0, SW_TASK_CLASSIFY, err), SW_EIO);
+}
+
+static void csv_reads_with_header_and_label_column(void **state)
+{
+    (void)state;
+    const char *p = sw_test_path("a.csv");
+    sw_test_write_text(p, "label,a,b\n1,0.5,2\n\n0, -1 ,3e1\n");
+    sw_dataset *ds;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_csv_read(&ds, p, 0, SW_TASK_CLASSIFY, err), 0);
+    assert_int_equal(ds->n, 2);
+    assert_int_equal(ds->dim, 2);
+    assert_int_equal(ds->label[0], 1);
+    assert_float_equal(ds->x[3], 30.0f, 0);
+    sw_dataset_free(ds);
+    assert_int_equal(sw_csv_read(&ds, p, -1, SW_TASK_REGRESS, err), 0);
+    assert_float_equal(ds->target[1], 30.0f, 0);
+    assert_float_equal(ds->x[0], 1.0f, 0);
+    sw_dataset_free(ds);
+    assert_int_equal(sw_csv_read(&ds, p, 3, SW_TASK_CLASSIFY, err), SW_EINVAL);
+}
+
+static void expect_csv_error(const char *text, const char *where)
+{
+    const char *p = sw_test_path("bad.csv");
+    sw_test_write_text(p, text);
+    sw_dataset *ds = (sw_dataset *)1;
+    char err[SW_ERR_LEN] = "";
+    assert_true(sw_csv_read(&ds, p, 0, SW_TASK_CLASSIFY, err) < 0);
+    assert_null(ds);
+    if (!strstr(err, where))
+        fail_msg("message '%s' lacks '%s'", err, where);
+}
+
+static void csv_refuses_bad_input(void **state)
+{
+    (void)state;
+    expect_csv_error("1,2,3\n1,2\n", "bad.csv:2: fewer");
+    expect_csv_error("1,2,3\n1,2,3,4\n", "bad.csv:2: more");
+    expect_csv_error("1,2,3\n1,x,3\n", "bad.csv:2: field 2");
+    expect_csv_error("a,b\nc,d\n", "bad.csv:2: field 1"); /* only one header allowed */
+    expect_csv_error("a,b\n", "no examples");
+    expect_csv_error("2.5,1\n", "label 2.5");
+    expect_csv_error("1\n", "columns");
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    sw_test_cleanup();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(libsvm_reads_sparse_rows),
+        cmocka_unit_test(libsvm_multiclass),
+        cmocka_unit_test(libsvm_refuses_bad_input),
+        cmocka_unit_test(csv_reads_with_header_and_label_column),
+        cmocka_unit_test(csv_refuses_bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, teardown);
+}

@@ -1,0 +1,180 @@
+/* Checkpoints: round trip, and refusal of every kind of damaged or mismatched file. */
+#include "testutil/testutil.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+
+#include "syncwise/bytes.h"
+#include "syncwise/ckpt.h"
+#include "syncwise/err.h"
+
+/* A small valid checkpoint of mlp:h=1,u=3 on 4 features and 2 classes: 4*3+3 + 3*2+2 = 23. */
+static sw_ckpt sample(float *params)
+{
+    sw_ckpt c = {.desc = {.spec = "mlp:h=1,u=3", .in_shape = {1, 1, 4},
+                          .task = SW_TASK_CLASSIFY, .n_classes = 2},
+                 .model_version = 1234567890123ULL, .seed = 99, .n_params = 23,
+                 .params = params, .data_spec = "synthetic:task=logistic,d=4"};
+    for (int i = 0; i < 23; i++)
+        params[i] = (float)i * 0.25f - 2.0f;
+    params[5] = -0.0f;
+    params[6] = 1e-38f; /* a denormal survives */
+    return c;
+}
+
+static uint8_t *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static uint8_t buf[4096];
+    *n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    return buf;
+}
+
+static void round_trip_is_exact(void **state)
+{
+    (void)state;
+    float params[23];
+    sw_ckpt c = sample(params), back;
+    const char *path = sw_test_path("m.ckpt");
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_ckpt_save(path, &c, err), 0);
+    assert_int_equal(sw_ckpt_load(path, &back, err), 0);
+    assert_string_equal(back.desc.spec, c.desc.spec);
+    assert_memory_equal(back.desc.in_shape, c.desc.in_shape, sizeof c.desc.in_shape);
+    assert_int_equal(back.desc.task, c.desc.task);
+    assert_int_equal(back.desc.n_classes, 2);
+    assert_true(back.model_version == c.model_version);
+    assert_true(back.seed == 99);
+    assert_string_equal(back.data_spec, c.data_spec);
+    assert_int_equal(back.n_params, 23);
+    assert_memory_equal(back.params, params, sizeof params); /* bit for bit, -0 included */
+    sw_ckpt_free(&back);
+    /* Saving over an existing file replaces it and leaves no temporary file behind. */
+    params[0] = 42;
+    assert_int_equal(sw_ckpt_save(path, &c, err), 0);
+    assert_int_equal(sw_ckpt_load(path, &back, err), 0);
+    assert_float_equal(back.params[0], 42, 0);
+    sw_ckpt_free(&back);
+    assert_int_equal(sw_test_dir_entries(), 1);
+    unlink(path);
+}
+
+static void expect_refused(const uint8_t *bytes, size_t n, int code, const char *needle)
+{
+    const char *path = sw_test_path("bad.ckpt");
+    sw_test_write(path, bytes, n);
+    sw_ckpt c;
+    char err[SW_ERR_LEN] = "";
+    assert_int_equal(sw_ckpt_load(path, &c, err), code);
+    assert_null(c.params);
+    assert_non_null(strstr(err, "bad.ckpt"));
+    if (!strstr(err, needle))
+        fail_msg("message '%s' lacks '%s'", err, needle);
+}
+
+/* Rewrites the trailing checksum so that a deliberate change is judged on its content. */
+static void reseal(uint8_t *b, size_t n) { sw_put_u32(b + n - 4, sw_crc32(0, b, n - 4)); }
+
+static void damaged_files_are_refused(void **state)
+{
+    (void)state;
+    float params[23];
+    sw_ckpt c = sample(params);
+    const char *path = sw_test_path("good.ckpt");
+    assert_int_equal(sw_ckpt_save(path, &c, NULL), 0);
+    size_t n;
+    uint8_t good[4096], b[4096];
+    memcpy(good, slurp(path, &n), sizeof good);
+    unlink(path);
+
+    for (size_t i = 0; i < n; i += 7) { /* any flipped byte is caught */
+        memcpy(b, good, n);
+        b[i] ^= 0x10;
+        const char *path2 = sw_test_path("bad.ckpt");
+        sw_test_write(path2, b, n);
+        sw_ckpt d;
+        assert_true(sw_ckpt_load(path2, &d, NULL) < 0);
+    }
+    memcpy(b, good, n);
+    b[n - 20] ^= 1;
+    expect_refused(b, n, SW_ECHECKSUM, "checksum");
+    expect_refused(good, n - 1, SW_ECHECKSUM, "checksum");  /* truncated */
+    expect_refused(good, 10, SW_EFORMAT, "not a syncwise"); /* very short */
+    expect_refused(good, 0, SW_EFORMAT, "not a syncwise");
+    memcpy(b, good, n);
+    b[0] = 'X';
+    expect_refused(b, n, SW_EFORMAT, "magic");
+    memcpy(b, good, n);
+    sw_put_u32(b + 4, 2);
+    reseal(b, n);
+    expect_refused(b, n, SW_EVERSION, "version 2");
+    memcpy(b, good, n);
+    sw_put_u64(b + 44, 24); /* claims one more parameter than the file holds */
+    reseal(b, n);
+    expect_refused(b, n, SW_EFORMAT, "file size");
+    memcpy(b, good, n);
+    sw_put_u32(b + 52, 500); /* spec length beyond the limit */
+    reseal(b, n);
+    expect_refused(b, n, SW_EFORMAT, "model spec length");
+}
+
+static void mismatched_architecture_is_refused(void **state)
+{
+    (void)state;
+    float params[23];
+    sw_ckpt c = sample(params);
+    char err[SW_ERR_LEN];
+    strcpy(c.desc.spec, "mlp:h=1,u=4"); /* needs 30 parameters, 23 stored */
+    const char *path = sw_test_path("mismatch.ckpt");
+    assert_int_equal(sw_ckpt_save(path, &c, err), 0);
+    sw_ckpt d;
+    assert_int_equal(sw_ckpt_load(path, &d, err), SW_EMISMATCH);
+    assert_non_null(strstr(err, "23 parameters"));
+    strcpy(c.desc.spec, "transformer");
+    assert_int_equal(sw_ckpt_save(path, &c, err), 0);
+    assert_int_equal(sw_ckpt_load(path, &d, err), SW_EMISMATCH);
+    assert_non_null(strstr(err, "transformer"));
+    params[3] = NAN;
+    c = sample(params);
+    params[3] = NAN;
+    assert_int_equal(sw_ckpt_save(path, &c, err), 0);
+    assert_int_equal(sw_ckpt_load(path, &d, err), SW_EFORMAT);
+    assert_non_null(strstr(err, "parameter 3"));
+    unlink(path);
+}
+
+static void unwritable_place_is_an_error(void **state)
+{
+    (void)state;
+    float params[23];
+    sw_ckpt c = sample(params);
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_ckpt_save("/nonexistent-dir/m.ckpt", &c, err), SW_EIO);
+    assert_non_null(strstr(err, "/nonexistent-dir"));
+    sw_ckpt d;
+    assert_int_equal(sw_ckpt_load("/nonexistent-dir/m.ckpt", &d, err), SW_EIO);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    sw_test_cleanup();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(round_trip_is_exact),
+        cmocka_unit_test(damaged_files_are_refused),
+        cmocka_unit_test(mismatched_architecture_is_refused),
+        cmocka_unit_test(unwritable_place_is_an_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, teardown);
+}
