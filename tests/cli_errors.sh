@@ -1,2 +1,62 @@
-#!/bin/sh
-exit 0
+#!/usr/bin/env bash
+# The command's contract with a user: help that tells the truth, clear errors and exit codes on
+# bad input (2 for a bad command line, 1 for a failure), and a train/eval round trip.
+. "$(dirname "$0")/lib.sh"
+
+expect_status 2 "no command" -- "$SW"
+expect_output "usage: syncwise COMMAND" "usage on no command"
+expect_status 2 "unknown command" -- "$SW" frobnicate
+expect_output "unknown command 'frobnicate'" "names the unknown command"
+expect_status 0 "top-level help" -- "$SW" --help
+expect_output "train" "help lists train"
+expect_output "eval" "help lists eval"
+for cmd in train eval; do
+  expect_status 0 "$cmd --help" -- "$SW" $cmd --help
+  expect_output "usage: syncwise $cmd" "$cmd help has a usage line"
+done
+expect_status 0 "train --help lists data sets" -- "$SW" train --help
+expect_output "synthetic" "train help lists the synthetic data"
+expect_output "cnn" "train help lists the cnn"
+
+expect_status 2 "bad batch" -- "$SW" train --batch 0
+expect_output "--batch: 0 is outside" "names the bad option"
+expect_status 2 "non-numeric lr" -- "$SW" train --lr fast
+expect_output "--lr: 'fast' is not a number" "names the bad value"
+expect_status 2 "unknown option" -- "$SW" train --bogus
+expect_status 2 "stray argument" -- "$SW" train extra
+expect_output "unexpected argument 'extra'" "names the stray argument"
+expect_status 1 "unknown model key" -- "$SW" train --data synthetic:n=100 --model mlp:x=1
+expect_output "unknown parameter 'x'" "names the unknown key"
+expect_output "known: h, u" "lists the known keys"
+expect_status 1 "unknown data set" -- "$SW" train --data imagenet
+expect_output "unknown data set 'imagenet'" "names the data set"
+expect_status 1 "missing data file" -- "$SW" train --data libsvm:train=$TMP/none.svm
+expect_output "$TMP/none.svm: cannot open" "names the missing file"
+printf '1 1:1\n1 x\n' > "$TMP/bad.svm"
+expect_status 1 "bad LIBSVM line" -- "$SW" train --data libsvm:train=$TMP/bad.svm
+expect_output "bad.svm:2:3" "names file, line and column"
+
+# A train / eval round trip on synthetic data; eval reads the data spec from the checkpoint.
+expect_status 0 "train on synthetic data" -- "$SW" train --data synthetic:task=logistic,d=8,n=2000 \
+  --model mlp:h=1,u=16 --epochs 2 --batch 32 --lr 0.1 --out "$TMP/m.ckpt"
+expect_output "epoch 2/2" "progress line per epoch"
+expect_output "val_acc" "progress shows validation accuracy"
+train_line=$(printf '%s\n' "$OUT" | grep '^test:')
+expect_status 0 "eval the checkpoint" -- "$SW" eval --model-file "$TMP/m.ckpt"
+expect_output "${train_line%%(*}" "eval agrees with train's final figures"
+expect_output "model mlp:h=1,u=16" "eval names the model"
+expect_status 0 "eval on the validation split" -- "$SW" eval --model-file "$TMP/m.ckpt" --split val
+expect_output "val: loss" "validation split"
+
+expect_status 2 "eval without a file" -- "$SW" eval
+expect_output "--model-file FILE is required" "says what is missing"
+expect_status 2 "eval with a bad split" -- "$SW" eval --model-file "$TMP/m.ckpt" --split dev
+head -c 100 "$TMP/m.ckpt" > "$TMP/cut.ckpt"
+expect_status 1 "truncated checkpoint" -- "$SW" eval --model-file "$TMP/cut.ckpt"
+expect_output "cut.ckpt" "names the file"
+expect_status 1 "wrong data for the model" -- "$SW" eval --model-file "$TMP/m.ckpt" \
+  --data synthetic:task=logistic,d=9
+expect_output "shape" "explains the mismatch"
+[ -z "$(ls "$TMP" | grep tmp)" ] || { echo "FAIL: temporary checkpoint files left"; failures=$((failures+1)); }
+
+finish

@@ -1,0 +1,37 @@
+# Shared helpers for the shell integration tests: a private scratch directory removed on exit,
+# and assertions that say what was expected.
+set -u
+SW=${1:?usage: $0 PATH_TO_SYNCWISE}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/swit.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+checks=0
+
+# expect_status WANT DESCRIPTION -- COMMAND...: runs COMMAND, keeps its output in $OUT.
+expect_status() {
+  local want=$1 what=$2
+  shift 3
+  OUT=$("$@" 2>&1)
+  local got=$?
+  checks=$((checks + 1))
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL: $what: exit status $got, expected $want"
+    echo "$OUT" | sed 's/^/    /' | head -20
+    failures=$((failures + 1))
+  fi
+}
+
+# expect_output TEXT DESCRIPTION: the last command's output contains TEXT.
+expect_output() {
+  checks=$((checks + 1))
+  if ! printf '%s' "$OUT" | grep -qF -- "$1"; then
+    echo "FAIL: $2: output lacks '$1'"
+    echo "$OUT" | sed 's/^/    /' | head -20
+    failures=$((failures + 1))
+  fi
+}
+
+finish() {
+  echo "$((checks - failures)) passed, $failures failed"
+  [ "$failures" -eq 0 ]
+}
