@@ -102,7 +102,7 @@ static int load_libsvm(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset
 {
     (void)seed;
     long dim = 0;
-    sw_task task;
+    sw_task task = SW_TASK_CLASSIFY;
     const char *tr = sw_spec_str(s, "train", NULL), *te = sw_spec_str(s, "test", NULL);
     int rc;
     if ((rc = sw_spec_int(s, "dim", 0, 1 << 24, &dim, err)) || (rc = parse_task(s, &task, err)))
@@ -120,7 +120,7 @@ static int load_libsvm(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset
 static int load_csv(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset **test, char *err)
 {
     (void)seed;
-    sw_task task;
+    sw_task task = SW_TASK_CLASSIFY;
     long col = 0;
     const char *tr = sw_spec_str(s, "train", NULL), *te = sw_spec_str(s, "test", NULL);
     const char *label = sw_spec_str(s, "label", "first");
