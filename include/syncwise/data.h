@@ -108,6 +108,9 @@ typedef struct sw_batch {
 
 void sw_batcher_next(sw_batcher *b, sw_batch *out);
 
+/* The batch sw_batcher_next returned last, again (to recompute a refused gradient). */
+void sw_batcher_current(const sw_batcher *b, sw_batch *out);
+
 /* Completed passes over this batcher's examples, and examples in one pass (its shard size). */
 uint64_t sw_batcher_epoch(const sw_batcher *b);
 size_t sw_batcher_epoch_size(const sw_batcher *b);

@@ -6,9 +6,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "syncwise/data.h"
 #include "syncwise/model.h"
+#include "syncwise/sim.h"
 
 typedef struct sw_cli_cmd {
     const char *name;
@@ -18,6 +20,8 @@ typedef struct sw_cli_cmd {
 
 int sw_cli_train(int argc, char **argv);
 int sw_cli_eval(int argc, char **argv);
+int sw_cli_sim(int argc, char **argv);
+int sw_cli_compare(int argc, char **argv);
 
 /* Option values: on a bad value print "syncwise CMD: --opt: ..." and return false. */
 bool sw_cli_long(const char *cmd, const char *opt, const char *arg, long lo, long hi, long *out);
@@ -38,5 +42,9 @@ void sw_cli_set_threads(long threads);
 /* Lists data sources and model architectures, for --help texts. */
 void sw_cli_print_data_help(void);
 void sw_cli_print_model_help(void);
+void sw_cli_print_policy_help(void);
+
+/* The run summary of one simulation (src/cli/summary.c). */
+void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r);
 
 #endif

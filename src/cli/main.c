@@ -7,6 +7,8 @@
 static const sw_cli_cmd commands[] = {
     {"train", "train a model sequentially with SGD and save a checkpoint", sw_cli_train},
     {"eval", "report loss and accuracy of a checkpoint on a data set", sw_cli_eval},
+    {"sim", "run one synchronization policy on a simulated cluster", sw_cli_sim},
+    {"compare", "compare policies on the same simulated scenarios over many seeds", sw_cli_compare},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "syncwise/policy.h"
 
 int sw_cli_error(const char *cmd, const char *fmt, ...)
 {
@@ -85,4 +86,11 @@ void sw_cli_print_model_help(void)
     printf("models (--model NAME:key=value,...):\n");
     for (const sw_model_arch_info *a = sw_model_archs; a->name; a++)
         printf("  %-15s %s\n", a->name, a->help);
+}
+
+void sw_cli_print_policy_help(void)
+{
+    printf("policies (--policy NAME:key=value,...):\n");
+    for (int i = 0; sw_policies[i]; i++)
+        printf("  %-15s %s\n", sw_policies[i]->name, sw_policies[i]->help);
 }

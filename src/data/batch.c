@@ -111,6 +111,11 @@ void sw_batcher_next(sw_batcher *b, sw_batch *out)
         else
             b->target[i] = ds->target[e];
     }
+    sw_batcher_current(b, out);
+}
+
+void sw_batcher_current(const sw_batcher *b, sw_batch *out)
+{
     out->x = b->x;
     out->label = b->label;
     out->target = b->target;

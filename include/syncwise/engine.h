@@ -1,0 +1,177 @@
+/* The engine: the parameter server's state machine, independent of any clock or transport.
+ *
+ * The engine owns the model parameters θ and their version V (the number of applies), an
+ * aggregation buffer (the sum of accepted gradients, their count and the sum of their squared
+ * norms), and a table of worker slots. A driver (the simulator or the network server) feeds it
+ * events — join, leave, push, tick — with the time they happen, and carries out what it answers:
+ * which workers to release (they then pull θ and V and start a step), and when to call back.
+ * The synchronization policy (syncwise/policy.h) makes every decision; the engine applies it and
+ * reports each step as an event to an optional sink, which is how both drivers write one log.
+ *
+ * Conventions: an apply is θ <- θ - lr * lr_scale * (buffer sum / buffer count), with optional
+ * weight decay. A worker's clock counts the steps it has pushed; a worker that joins starts at
+ * the clock of the slowest live worker, so that staleness bounds keep their meaning. If a decision
+ * leaves every live worker waiting and asks for no wake-up, the engine releases them all (event
+ * "release" with reason "liveness"): no policy can deadlock the run.
+ *
+ * Ownership: the engine copies the initial parameters; arrays in an sw_engine_result are owned by
+ * the engine and valid until its next call. Nothing here allocates after sw_engine_new except a
+ * policy switch.
+ */
+#ifndef SYNCWISE_ENGINE_H
+#define SYNCWISE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncwise/rng.h"
+
+typedef enum sw_worker_state {
+    SW_WORKER_ABSENT = 0, /* never joined, left or crashed */
+    SW_WORKER_RUNNING,    /* released: computing a step */
+    SW_WORKER_WAITING,    /* pushed, waiting to be released */
+} sw_worker_state;
+
+/* One slot of the worker table, as policies see it. */
+typedef struct sw_worker_info {
+    sw_worker_state state;
+    uint64_t clock;          /* steps pushed (joiners start at the slowest live clock) */
+    uint64_t pushes;         /* pushes received from this worker, dropped ones included */
+    uint64_t version;        /* version of the parameters it pulled last */
+    double joined_t;         /* when it joined */
+    double released_t;       /* when it was last released */
+    double push_t[2];        /* its last two push times, newest first (-1: none yet) */
+    int64_t quota;           /* extra steps a policy granted (DSSP, ElasticBSP); policy-owned */
+} sw_worker_info;
+
+/* A const view of the engine's state, handed to every policy call. */
+typedef struct sw_engine_view {
+    double now;                   /* time of the event being decided */
+    uint64_t version;             /* V */
+    uint32_t n_slots;             /* size of the worker table */
+    uint32_t n_live;              /* workers running or waiting */
+    uint32_t n_waiting;
+    const sw_worker_info *workers;
+    uint32_t buffered;            /* gradients in the aggregation buffer */
+    double buffered_sq_norm;      /* sum of their squared norms (if the policy asked for it) */
+    const float *buffer_sum;      /* their sum, n_params floats */
+    size_t n_params;
+    uint64_t min_live_clock;      /* smallest clock among live workers (0 if none) */
+} sw_engine_view;
+
+/* A push as the policy sees it: the engine has already counted it in the worker's clock. */
+typedef struct sw_push {
+    uint32_t worker;
+    uint64_t version;   /* version the gradient was computed at */
+    uint64_t clock;     /* the worker's clock including this push */
+    double sq_norm;     /* squared norm of the gradient (if the policy asked for it) */
+} sw_push;
+
+/* What a policy decides. The engine resets it before each call: accept, no apply, lr_scale 1,
+ * nobody released, no wake-up. Release with sw_decision_release (the storage is the engine's). */
+typedef struct sw_decision {
+    bool drop;         /* refuse this push's gradient: the worker recomputes the same batch */
+    bool apply;        /* apply the buffer now (after adding this gradient unless dropped) */
+    float lr_scale;    /* multiplies the learning rate of this apply */
+    double wake_at;    /* call on_tick at this time (< 0: no wake-up) */
+    uint32_t *release; /* workers to release; only waiting workers are released */
+    uint32_t n_release;
+    uint32_t cap;
+} sw_decision;
+
+static inline void sw_decision_release(sw_decision *d, uint32_t w)
+{
+    if (d->n_release < d->cap)
+        d->release[d->n_release++] = w;
+}
+
+/* Log events, as the engine reports them to its sink. */
+typedef enum sw_event_kind {
+    SW_EV_PUSH,
+    SW_EV_APPLY,
+    SW_EV_DROP,
+    SW_EV_RELEASE,
+    SW_EV_JOIN,
+    SW_EV_LEAVE,
+    SW_EV_CRASH,
+    SW_EV_SWITCH,
+    SW_EV_EVAL, /* reported by drivers, not by the engine */
+} sw_event_kind;
+
+typedef struct sw_event {
+    sw_event_kind kind;
+    double t;
+    uint32_t worker;       /* push, drop, release, join, leave, crash */
+    uint64_t clock;        /* push: the worker's clock including it */
+    uint64_t ver;          /* push, drop: version the gradient was computed at */
+    uint64_t V;            /* server version: on arrival (push, drop), after (apply, release) */
+    uint32_t n;            /* apply: gradients applied */
+    float lr_scale;        /* apply */
+    const char *reason;    /* release: "policy" or "liveness"; switch: the new policy spec */
+    double loss, accuracy; /* eval */
+} sw_event;
+
+typedef void (*sw_event_sink)(void *ctx, const sw_event *ev);
+
+typedef struct sw_engine sw_engine;
+
+typedef struct sw_engine_params {
+    size_t n_params;          /* may be 0: an engine without a model, for timing studies */
+    const float *init;        /* n_params initial values, copied; NULL means zeros */
+    float lr, weight_decay;
+    uint32_t max_workers;     /* size of the worker table */
+    const char *policy;       /* policy spec, e.g. "ssp:s=3" */
+    uint64_t seed;            /* seeds the policy's random stream */
+    sw_event_sink sink;       /* may be NULL */
+    void *sink_ctx;
+} sw_engine_params;
+
+sw_engine_params sw_engine_default_params(void);
+
+/* Creates an engine. Fails with a message on a bad policy spec or sizes. */
+int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err);
+void sw_engine_free(sw_engine *e);
+
+/* What the driver must do after an event: release these workers (each pulls θ and V now) and
+ * call sw_engine_tick at wake_at if it is >= 0. `dropped` says the pushed gradient was refused,
+ * `applied` that θ changed. */
+typedef struct sw_engine_result {
+    const uint32_t *released;
+    uint32_t n_released;
+    bool dropped, applied;
+    double wake_at;
+} sw_engine_result;
+
+/* Worker w (< max_workers, not live) joins at time t. Unless the policy says otherwise it is
+ * released at once. */
+int sw_engine_join(sw_engine *e, uint32_t w, double t, sw_engine_result *out);
+
+/* Worker w leaves (crashed = false) or is found dead (crashed = true) at time t. Whatever it
+ * was computing is lost; no barrier waits for it afterwards. */
+int sw_engine_leave(sw_engine *e, uint32_t w, double t, bool crashed, sw_engine_result *out);
+
+/* Worker w pushes a gradient of n_params floats computed at version `version`. w must be
+ * running. */
+int sw_engine_push(sw_engine *e, uint32_t w, const float *grad, uint64_t version, double t,
+                   sw_engine_result *out);
+
+/* The wake-up a policy asked for. */
+void sw_engine_tick(sw_engine *e, double t, sw_engine_result *out);
+
+/* Replaces the policy at a safe point (between events) without losing state: the new policy
+ * starts from the current worker table and buffer, and gets one on_tick at once to release
+ * workers the old policy held that it would not hold. On failure the old policy stays. */
+int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engine_result *out,
+                            char *err);
+
+const float *sw_engine_params_ptr(const sw_engine *e);
+float *sw_engine_params_mut(sw_engine *e); /* for restoring best weights; not during a run */
+uint64_t sw_engine_version(const sw_engine *e);
+const sw_engine_view *sw_engine_get_view(const sw_engine *e);
+const char *sw_engine_policy_name(const sw_engine *e);
+
+/* Real time (seconds) spent inside policy calls so far: the "deciding" share of a run. */
+double sw_engine_decide_s(const sw_engine *e);
+
+#endif

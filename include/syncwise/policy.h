@@ -1,0 +1,77 @@
+/* Synchronization policies: the decisions of the parameter server, one file per policy.
+ *
+ * A policy is pure: it reads the engine's const view and fills a decision; it does no I/O, reads
+ * no clock and draws randomness only from the stream it is handed. That is what lets one policy
+ * run unchanged under the simulator and the network server, and be tested with hand-made event
+ * scripts. Policies are chosen by a spec string "name:key=value,..." through the registry.
+ */
+#ifndef SYNCWISE_POLICY_H
+#define SYNCWISE_POLICY_H
+
+#include <stddef.h>
+
+#include "syncwise/engine.h"
+#include "syncwise/spec.h"
+
+/* What a policy asks the engine to compute for it; the others cost nothing. */
+enum {
+    SW_WANT_SQ_NORM = 1 << 0, /* squared norm of each push, and the buffer's running sum */
+};
+
+/* The three actions of the RLP paper's action space. */
+typedef enum sw_action {
+    SW_ACTION_NONE = 0,   /* every idle worker stays idle */
+    SW_ACTION_PUSHER = 1, /* the worker that pushed runs again */
+    SW_ACTION_ALL = 2,    /* every idle worker runs */
+} sw_action;
+
+/* Chooses an action for the `actions` policy (a learned policy plugs in here). */
+typedef sw_action (*sw_action_fn)(void *ctx, const sw_engine_view *v, const sw_push *p);
+
+/* What the engine hands a policy besides its parameters. */
+typedef struct sw_policy_env {
+    sw_rng *rng;             /* the policy's own random stream */
+    sw_action_fn chooser;    /* for `actions`; NULL elsewhere */
+    void *chooser_ctx;
+} sw_policy_env;
+
+typedef struct sw_policy_ops {
+    const char *name;
+    const char *keys; /* accepted parameter names, for error messages ("s" or "") */
+    const char *help; /* one line for --help */
+    size_t state_size;
+    unsigned wants;   /* SW_WANT_* flags */
+    /* Reads parameters from spec (never NULL) and starts from the current view, which is not
+     * empty when the policy replaces another. Must leave state safe for fini even on failure.
+     * May fail with SW_EINVAL and a message. */
+    int (*init)(void *state, sw_spec *spec, const sw_engine_view *v, const sw_policy_env *env,
+                char *err);
+    /* A push arrived; the worker is already marked waiting and its clock advanced. Required. */
+    void (*on_push)(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d);
+    /* Worker w joined (already in the table, waiting). NULL: release it at once. */
+    void (*on_join)(void *state, const sw_engine_view *v, uint32_t w, sw_decision *d);
+    /* Worker w left (already absent). NULL: nothing to do. */
+    void (*on_leave)(void *state, const sw_engine_view *v, uint32_t w, sw_decision *d);
+    /* A wake-up the policy asked for. NULL: ignored. */
+    void (*on_tick)(void *state, const sw_engine_view *v, sw_decision *d);
+    /* Releases what init acquired. NULL: nothing to release. */
+    void (*fini)(void *state);
+} sw_policy_ops;
+
+/* Looks a policy up by name; NULL if unknown. */
+const sw_policy_ops *sw_policy_find(const char *name);
+
+/* The registered policies, NULL-terminated, in the order --help lists them. */
+extern const sw_policy_ops *const sw_policies[];
+
+/* Comma-separated names of every policy, for "unknown policy" messages. */
+const char *sw_policy_names(void);
+
+/* Helpers shared by policies. */
+
+/* Releases every waiting worker. */
+void sw_policy_release_all(const sw_engine_view *v, sw_decision *d);
+/* True when every live worker is waiting (a barrier is complete). */
+bool sw_policy_all_waiting(const sw_engine_view *v);
+
+#endif

@@ -1,0 +1,87 @@
+/* The simulator: n workers in one process on a virtual clock, driving the engine.
+ *
+ * Each step of a worker takes pull transfer + compute + push transfer virtual seconds (compute
+ * from the cluster model, transfers from model size, bandwidth and latency; a step that reuses a
+ * local model per get_model_frequency skips the pull). The gradient is really computed, at the
+ * parameters that worker pulled, so staleness is real and the loss curve is honest. Evaluations
+ * on the validation set happen every eval_every virtual seconds and do not advance the clock.
+ * The same configuration and seed give a bit-identical event log.
+ */
+#ifndef SYNCWISE_SIM_H
+#define SYNCWISE_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "syncwise/data.h"
+#include "syncwise/engine.h"
+#include "syncwise/policy.h"
+
+#define SW_STALE_BINS 17 /* staleness 0..15, and 16 or more */
+
+typedef struct sw_sim_config {
+    const char *policy;           /* e.g. "ssp:s=3" */
+    uint32_t workers;             /* at the start */
+    const char *cluster;          /* syncwise/cluster.h */
+    const char *net;              /* "bw=BYTES_PER_S,lat=S" */
+    const char *events;           /* "crash:w=3,t=50;leave:w=1,t=80;join:t=100" or NULL */
+    const sw_data *data;          /* borrowed; NULL runs without a model (timing only) */
+    const char *model;            /* model spec */
+    uint32_t batch;
+    float lr, weight_decay;
+    sw_batch_mode batch_mode;
+    uint32_t get_model_frequency; /* pull every f steps, apply own gradients between (>= 1) */
+    uint64_t seed;
+    /* Stopping: the first condition met ends the run. 0 disables a condition. */
+    double target_acc;            /* validation accuracy */
+    double target_loss;           /* training loss, on a fixed sample of the training set */
+    double max_time;              /* virtual seconds */
+    uint64_t max_applies;
+    uint64_t max_pushes;
+    uint32_t patience;            /* evaluations without improvement; keeps the best weights */
+    double eval_every;            /* virtual seconds between evaluations */
+    FILE *log;                    /* JSONL event log, or NULL */
+    sw_action_fn chooser;         /* for the `actions` policy */
+    void *chooser_ctx;
+    /* Called after every evaluation (progress display); may be NULL. */
+    void (*on_eval)(void *ctx, double t, uint64_t version, double loss, double acc);
+    void *on_eval_ctx;
+} sw_sim_config;
+
+sw_sim_config sw_sim_default_config(void);
+
+typedef enum sw_stop_reason {
+    SW_STOP_NONE = 0,
+    SW_STOP_TARGET_ACC,
+    SW_STOP_TARGET_LOSS,
+    SW_STOP_MAX_TIME,
+    SW_STOP_MAX_APPLIES,
+    SW_STOP_MAX_PUSHES,
+    SW_STOP_PATIENCE,
+    SW_STOP_NO_WORKERS,
+} sw_stop_reason;
+
+const char *sw_stop_reason_name(sw_stop_reason r);
+
+typedef struct sw_sim_result {
+    sw_stop_reason stop;
+    double end_t;               /* virtual time the run ended */
+    double target_t;            /* virtual time the target was first met, < 0 if never */
+    uint64_t applies, pushes, drops, evals;
+    double final_loss, final_acc; /* at the end (the best weights under patience) */
+    double best_acc;
+    uint32_t n_slots;           /* workers that ever took part */
+    uint64_t *steps;            /* per worker: accepted pushes */
+    double *idle_s, *live_s;    /* per worker: time waiting, time live */
+    uint64_t stale_hist[SW_STALE_BINS];
+    double decide_s, wall_s;    /* real time deciding, real time in all */
+    size_t n_params;
+} sw_sim_result;
+
+/* Runs one simulation. Fails with a message on a bad configuration; a run that never reaches its
+ * target is not a failure (target_t < 0). The caller frees the result. */
+int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err);
+void sw_sim_result_free(sw_sim_result *r);
+
+#endif

@@ -1,0 +1,296 @@
+/* `syncwise compare`: every policy on the same scenarios (one per seed), mean time to target
+ * with a 95% confidence interval, and each policy's speedup over the best classic baseline.
+ *
+ * Runs are independent, so they are spread over --jobs threads, each with its own engine and
+ * model (OpenBLAS is held to one thread per run). A run that misses its target within the limits
+ * counts with its end time and is reported as censored, which makes that policy's mean a lower
+ * bound; the table says so.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scenario.h"
+#include "syncwise/clock.h"
+#include "syncwise/err.h"
+#include "syncwise/log.h"
+
+#define CMD "compare"
+#define MAX_POLICIES 32
+
+typedef struct job {
+    int policy;
+    uint64_t seed;
+    sw_sim_result r;
+    int rc;
+    char err[SW_ERR_LEN];
+} job;
+
+typedef struct plan {
+    sw_cli_scenario sc;
+    char *policies[MAX_POLICIES];
+    int n_policies;
+    long seeds, jobs;
+    const sw_data *data;
+    job *runs;
+    size_t n_runs, next;
+    size_t done;
+    double t0;
+    pthread_mutex_t lock;
+} plan;
+
+static void help(void)
+{
+    printf("usage: syncwise compare --policies LIST [OPTIONS]\n\n"
+           "Runs every policy on the same simulated scenarios, one per seed, and prints the\n"
+           "mean virtual time to the target with a 95%% confidence interval (Student's t) and\n"
+           "each policy's speedup over the best classic baseline (bsp, asp, ssp).\n\n"
+           "options:\n"
+           "  --policies LIST        policies separated by ';' or ',' (a ','-part without ':'\n"
+           "                         but with '=' continues the policy before it), e.g.\n"
+           "                         bsp,asp,ssp:s=2,ssp:s=5\n"
+           "  --seeds N              scenarios per policy, seeds 1..N (default 10)\n"
+           "  --jobs N               runs at once (default: the number of cores)\n"
+           "  -h, --help             this text\n");
+    sw_cli_scenario_help();
+    printf("\n");
+    sw_cli_print_policy_help();
+}
+
+/* Splits the policy list; "ssp:s=2,lr_mod=x" style continuations stay with their policy. */
+static int split_policies(plan *p, char *list)
+{
+    char *save = NULL;
+    for (char *tok = strtok_r(list, ",;", &save); tok; tok = strtok_r(NULL, ",;", &save)) {
+        bool continues = strchr(tok, '=') && !strchr(tok, ':') && p->n_policies > 0;
+        if (continues) {
+            char *prev = p->policies[p->n_policies - 1];
+            size_t need = strlen(prev) + strlen(tok) + 2;
+            char *joined = malloc(need);
+            if (!joined)
+                return -1;
+            snprintf(joined, need, "%s,%s", prev, tok);
+            free(prev);
+            p->policies[p->n_policies - 1] = joined;
+            continue;
+        }
+        if (p->n_policies == MAX_POLICIES)
+            return sw_cli_error(CMD, "more than %d policies", MAX_POLICIES), -1;
+        if (!(p->policies[p->n_policies++] = strdup(tok)))
+            return -1;
+    }
+    return p->n_policies ? 0 : (sw_cli_error(CMD, "--policies is empty"), -1);
+}
+
+static int parse(int argc, char **argv, plan *p)
+{
+    static const struct option own[] = {
+        {"policies", 1, 0, 'p'}, {"seeds", 1, 0, 's'}, {"jobs", 1, 0, 'j'},
+        {"help", 0, 0, 'h'},     {0, 0, 0, 0},
+    };
+    const struct option *opts = sw_cli_options(own);
+    char *list = NULL;
+    int c, bad = 0;
+    optind = 1;
+    while (!bad && (c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+        int r = sw_cli_scenario_option(&p->sc, CMD, c, optarg);
+        if (r != 0) {
+            bad = r < 0;
+            continue;
+        }
+        switch (c) {
+        case 'p': list = optarg; break;
+        case 'q': p->sc.quiet = true; break;
+        case 's': bad = !sw_cli_long(CMD, "--seeds", optarg, 1, 100000, &p->seeds); break;
+        case 'j': bad = !sw_cli_long(CMD, "--jobs", optarg, 1, 256, &p->jobs); break;
+        case 'h': help(); return -1;
+        default: bad = 1;
+        }
+    }
+    if (bad)
+        return 2;
+    if (optind < argc)
+        return sw_cli_error(CMD, "unexpected argument '%s' (see --help)", argv[optind]) + 1;
+    if (!list)
+        return sw_cli_error(CMD, "--policies LIST is required (see --help)") + 1;
+    char *copy = strdup(list);
+    int rc = copy ? split_policies(p, copy) : -1;
+    free(copy);
+    return rc ? 2 : 0;
+}
+
+static void *worker(void *arg)
+{
+    plan *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        size_t i = p->next++;
+        pthread_mutex_unlock(&p->lock);
+        if (i >= p->n_runs)
+            return NULL;
+        job *j = &p->runs[i];
+        sw_sim_config cfg = p->sc.cfg;
+        cfg.policy = p->policies[j->policy];
+        cfg.seed = j->seed;
+        cfg.data = p->data;
+        j->rc = sw_sim_run(&cfg, &j->r, j->err);
+        pthread_mutex_lock(&p->lock);
+        p->done++;
+        if (!p->sc.quiet) {
+            double el = sw_clock_now_s() - p->t0;
+            fprintf(stderr, isatty(STDERR_FILENO) ? "\r\033[K%zu/%zu runs, %.0f s, about %.0f s left"
+                                                  : "%zu/%zu runs, %.0f s, about %.0f s left\n",
+                    p->done, p->n_runs, el, el / (double)p->done * (double)(p->n_runs - p->done));
+        }
+        pthread_mutex_unlock(&p->lock);
+    }
+}
+
+/* Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom; 1.96 beyond. */
+static double t95(long df)
+{
+    static const double q[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
+                               2.228,  2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
+                               2.093,  2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052,
+                               2.048,  2.045, 2.042};
+    return df >= 1 && df <= 30 ? q[df - 1] : 1.96;
+}
+
+typedef struct summary {
+    double mean, half, applies, idle;
+    long reached, n;
+} summary;
+
+static double run_time(const sw_sim_result *r) { return r->target_t >= 0 ? r->target_t : r->end_t; }
+
+static summary summarize(const plan *p, int policy)
+{
+    summary s = {0};
+    double sum = 0, sum2 = 0;
+    for (size_t i = 0; i < p->n_runs; i++) {
+        const job *j = &p->runs[i];
+        if (j->policy != policy || j->rc)
+            continue;
+        double t = run_time(&j->r), idle = 0, live = 0;
+        for (uint32_t w = 0; w < j->r.n_slots; w++) {
+            idle += j->r.idle_s[w];
+            live += j->r.live_s[w];
+        }
+        sum += t;
+        sum2 += t * t;
+        s.applies += (double)j->r.applies;
+        s.idle += live > 0 ? idle / live : 0;
+        s.reached += j->r.target_t >= 0;
+        s.n++;
+    }
+    if (s.n == 0)
+        return s;
+    s.mean = sum / (double)s.n;
+    double var = s.n > 1 ? (sum2 - sum * sum / (double)s.n) / (double)(s.n - 1) : 0;
+    s.half = s.n > 1 ? t95(s.n - 1) * sqrt(var > 0 ? var : 0) / sqrt((double)s.n) : 0;
+    s.applies /= (double)s.n;
+    s.idle /= (double)s.n;
+    return s;
+}
+
+static bool is_baseline(const char *policy)
+{
+    return !strncmp(policy, "bsp", 3) || !strncmp(policy, "asp", 3) || !strncmp(policy, "ssp", 3);
+}
+
+static void report(const plan *p)
+{
+    summary s[MAX_POLICIES];
+    int best = -1;
+    for (int i = 0; i < p->n_policies; i++) {
+        s[i] = summarize(p, i);
+        if (is_baseline(p->policies[i]) && s[i].n && (best < 0 || s[i].mean < s[best].mean))
+            best = i;
+    }
+    printf("\n%-22s %8s %26s %9s %9s %7s\n", "policy", "reached", "time to target (virtual s)",
+           "speedup", "applies", "idle %");
+    for (int i = 0; i < p->n_policies; i++) {
+        char cell[64];
+        snprintf(cell, sizeof cell, "%.1f +- %.1f%s", s[i].mean, s[i].half,
+                 s[i].reached < s[i].n ? " (>=)" : "");
+        printf("%-22s %3ld/%-4ld %26s", p->policies[i], s[i].reached, s[i].n, cell);
+        if (best >= 0 && s[i].mean > 0)
+            printf(" %8.2fx", s[best].mean / s[i].mean);
+        else
+            printf(" %9s", "-");
+        printf(" %9.0f %7.1f\n", s[i].applies, 100 * s[i].idle);
+    }
+    if (best >= 0)
+        printf("\nspeedup: mean time of the best classic baseline (%s) over each policy's; "
+               "+- is the 95%% confidence half-width over %ld seeds.\n",
+               p->policies[best], p->seeds);
+    for (size_t i = 0; i < p->n_runs; i++)
+        if (p->runs[i].rc)
+            printf("run %s seed %llu failed: %s\n", p->policies[p->runs[i].policy],
+                   (unsigned long long)p->runs[i].seed, p->runs[i].err);
+}
+
+static int run_all(plan *p, char *err)
+{
+    p->n_runs = (size_t)p->seeds * (size_t)p->n_policies;
+    p->runs = calloc(p->n_runs, sizeof *p->runs);
+    if (!p->runs)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    /* Seed-major order: the first results to come in cover every policy. */
+    for (size_t i = 0; i < p->n_runs; i++) {
+        p->runs[i].policy = (int)(i % (size_t)p->n_policies);
+        p->runs[i].seed = 1 + i / (size_t)p->n_policies;
+    }
+    long n = p->jobs > 0 ? p->jobs : sysconf(_SC_NPROCESSORS_ONLN);
+    n = n < 1 ? 1 : n > 64 ? 64 : n;
+    pthread_t th[64];
+    p->t0 = sw_clock_now_s();
+    pthread_mutex_init(&p->lock, NULL);
+    long started = 0;
+    for (; started < n; started++)
+        if (pthread_create(&th[started], NULL, worker, p))
+            break;
+    if (started == 0)
+        worker(p);
+    for (long i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&p->lock);
+    if (!p->sc.quiet && isatty(STDERR_FILENO))
+        fprintf(stderr, "\r\033[K");
+    return 0;
+}
+
+int sw_cli_compare(int argc, char **argv)
+{
+    plan p = {.seeds = 10};
+    sw_cli_scenario_defaults(&p.sc);
+    int rc = parse(argc, argv, &p);
+    char err[SW_ERR_LEN];
+    sw_data data = {0};
+    if (rc == 0) {
+        if (p.sc.quiet)
+            sw_log_set_level(SW_LOG_WARN);
+        /* Parallel runs each take one core; OpenBLAS threads would only fight over them. */
+        sw_cli_set_threads(p.sc.threads ? p.sc.threads : 1);
+        /* One data split for every scenario: seeds vary the cluster, initialisation and batch
+         * order, not which examples are held out. */
+        if (p.sc.data_spec && (rc = sw_data_load(&data, p.sc.data_spec, 1, err)))
+            rc = sw_cli_error(CMD, "%s", err);
+        p.data = p.sc.data_spec ? &data : NULL;
+        if (!rc && (rc = run_all(&p, err)))
+            rc = sw_cli_error(CMD, "%s", err);
+        if (!rc)
+            report(&p);
+    }
+    for (size_t i = 0; p.runs && i < p.n_runs; i++)
+        sw_sim_result_free(&p.runs[i].r);
+    free(p.runs);
+    for (int i = 0; i < p.n_policies; i++)
+        free(p.policies[i]);
+    sw_data_free(&data);
+    return rc < 0 ? 0 : rc;
+}

@@ -1,0 +1,121 @@
+/* `syncwise sim`: one policy on one simulated cluster, with a JSONL event log and a summary. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "scenario.h"
+#include "syncwise/err.h"
+#include "syncwise/log.h"
+
+#define CMD "sim"
+
+static void help(void)
+{
+    printf("usage: syncwise sim [OPTIONS]\n\n"
+           "Runs one synchronization policy on a simulated cluster on a virtual clock: the\n"
+           "gradients are really computed, at the parameters each worker pulled. Prints a\n"
+           "summary (steps, step time and idle share per worker, applies, staleness, time\n"
+           "spent deciding); --log writes every event as one JSON object per line.\n\n"
+           "options:\n"
+           "  --policy SPEC          synchronization policy (default asp)\n"
+           "  --seed N               seed of every random choice (default 1)\n"
+           "  --log FILE             JSONL event log (see docs/log.md)\n"
+           "  -h, --help             this text\n");
+    sw_cli_scenario_help();
+    printf("\n");
+    sw_cli_print_policy_help();
+    printf("\n");
+    sw_cli_print_data_help();
+    printf("\n");
+    sw_cli_print_model_help();
+}
+
+typedef struct progress {
+    bool live;
+    double target;
+} progress;
+
+static void show_eval(void *ctx, double t, uint64_t version, double loss, double acc)
+{
+    const progress *p = ctx;
+    if (p->live)
+        fprintf(stderr, "\r\033[Kt=%.1f s  V=%llu  val_loss %.4f  val_acc %.4f", t,
+                (unsigned long long)version, loss, acc);
+}
+
+static int parse(int argc, char **argv, sw_cli_scenario *sc, const char **log_path)
+{
+    static const struct option own[] = {
+        {"policy", 1, 0, 'p'}, {"seed", 1, 0, 's'}, {"log", 1, 0, 'l'}, {"help", 0, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const struct option *opts = sw_cli_options(own);
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+        int r = sw_cli_scenario_option(sc, CMD, c, optarg);
+        if (r < 0)
+            return 2;
+        if (r > 0)
+            continue;
+        switch (c) {
+        case 'p': sc->cfg.policy = optarg; break;
+        case 'l': *log_path = optarg; break;
+        case 'q': sc->quiet = true; break;
+        case 's':
+            if (!sw_cli_u64(CMD, "--seed", optarg, &sc->cfg.seed))
+                return 2;
+            break;
+        case 'h': help(); return -1;
+        default: return 2;
+        }
+    }
+    if (optind < argc)
+        return sw_cli_error(CMD, "unexpected argument '%s' (see --help)", argv[optind]) + 1;
+    return 0;
+}
+
+static int run(sw_cli_scenario *sc, const char *log_path, char *err)
+{
+    sw_data data = {0};
+    int rc = 0;
+    if (sc->data_spec && (rc = sw_data_load(&data, sc->data_spec, sc->cfg.seed, err)))
+        return rc;
+    sc->cfg.data = sc->data_spec ? &data : NULL;
+    FILE *log = NULL;
+    if (log_path && !(log = fopen(log_path, "w")))
+        rc = sw_fail(err, SW_EIO, "%s: cannot create the log", log_path);
+    sc->cfg.log = log;
+    progress pr = {.live = !sc->quiet && isatty(STDERR_FILENO)};
+    sc->cfg.on_eval = show_eval;
+    sc->cfg.on_eval_ctx = &pr;
+    sw_sim_result r;
+    if (!rc && !(rc = sw_sim_run(&sc->cfg, &r, err))) {
+        if (pr.live)
+            fprintf(stderr, "\r\033[K");
+        sw_cli_print_summary(stdout, sc->cfg.policy, &r);
+        sw_sim_result_free(&r);
+    }
+    if (log && fclose(log) != 0 && !rc)
+        rc = sw_fail(err, SW_EIO, "%s: write error", log_path);
+    sw_data_free(&data);
+    return rc;
+}
+
+int sw_cli_sim(int argc, char **argv)
+{
+    sw_cli_scenario sc;
+    sw_cli_scenario_defaults(&sc);
+    const char *log_path = NULL;
+    int prc = parse(argc, argv, &sc, &log_path);
+    if (prc)
+        return prc < 0 ? 0 : prc;
+    if (sc.quiet)
+        sw_log_set_level(SW_LOG_WARN);
+    sw_cli_set_threads(sc.threads);
+    char err[SW_ERR_LEN];
+    int rc = run(&sc, log_path, err);
+    if (rc)
+        sw_cli_error(CMD, "%s", err);
+    return rc ? 1 : 0;
+}

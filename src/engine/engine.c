@@ -1,0 +1,361 @@
+/* The engine state machine: worker table, aggregation buffer, applies, and the policy calls.
+ *
+ * Every event follows one path: update the worker table, ask the policy (timed, for the
+ * "deciding" share of a run), then carry out the decision in a fixed order — buffer the gradient
+ * or drop it, apply, release, liveness — reporting each step to the event sink.
+ */
+#include "syncwise/engine.h"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncwise/clock.h"
+#include "syncwise/err.h"
+#include "syncwise/optim.h"
+#include "syncwise/policy.h"
+
+#define SPEC_LEN 256
+
+struct sw_engine {
+    sw_engine_params p;
+    float *theta, *buf_sum;
+    sw_worker_info *workers;
+    sw_engine_view view;
+    uint32_t n_at_min;          /* live workers whose clock equals view.min_live_clock */
+    uint32_t *decided, *released;
+    const sw_policy_ops *ops;
+    void *state;
+    sw_rng rng;
+    sw_policy_env env;
+    double wake_at;             /* pending wake-up, < 0 when none */
+    double decide_s;
+    char spec[SPEC_LEN];
+};
+
+sw_engine_params sw_engine_default_params(void)
+{
+    return (sw_engine_params){.lr = 0.01f, .max_workers = 1, .policy = "asp", .seed = 1};
+}
+
+static void emit(const sw_engine *e, const sw_event *ev)
+{
+    if (e->p.sink)
+        e->p.sink(e->p.sink_ctx, ev);
+}
+
+/* Recounts the slowest live clock; called only when the last worker at the minimum moved. */
+static void recount_min(sw_engine *e)
+{
+    uint64_t min = UINT64_MAX;
+    uint32_t at = 0;
+    for (uint32_t w = 0; w < e->view.n_slots; w++) {
+        const sw_worker_info *k = &e->workers[w];
+        if (k->state == SW_WORKER_ABSENT)
+            continue;
+        if (k->clock < min) {
+            min = k->clock;
+            at = 0;
+        }
+        at += k->clock == min;
+    }
+    if (at > 0)
+        e->view.min_live_clock = min;
+    e->n_at_min = at;
+}
+
+static int make_policy(sw_engine *e, const char *text, const sw_policy_ops **ops, void **state,
+                       char *err)
+{
+    sw_spec spec;
+    int rc = sw_spec_parse(&spec, text, err);
+    if (rc)
+        return rc;
+    const sw_policy_ops *o = sw_policy_find(spec.name);
+    if (!o)
+        return sw_fail(err, SW_ENOTFOUND, "unknown policy '%s' (known: %s)", spec.name,
+                       sw_policy_names());
+    void *st = calloc(1, o->state_size ? o->state_size : 1);
+    if (!st)
+        return sw_fail(err, SW_ENOMEM, "out of memory for policy state");
+    rc = o->init(st, &spec, &e->view, &e->env, err);
+    if (!rc)
+        rc = sw_spec_finish(&spec, o->keys, err);
+    if (rc) {
+        if (o->fini)
+            o->fini(st);
+        free(st);
+        return rc;
+    }
+    *ops = o;
+    *state = st;
+    return 0;
+}
+
+int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
+{
+    *out = NULL;
+    if (p->max_workers == 0 || p->max_workers > (1u << 24))
+        return sw_fail(err, SW_EINVAL, "engine: %u worker slots is not in [1, %u]",
+                       p->max_workers, 1u << 24);
+    if (!p->policy || strlen(p->policy) >= SPEC_LEN)
+        return sw_fail(err, SW_EINVAL, "engine: missing or too long policy spec");
+    sw_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return sw_fail(err, SW_ENOMEM, "out of memory for an engine");
+    e->p = *p;
+    size_t n = p->n_params ? p->n_params : 1;
+    e->theta = calloc(n, sizeof *e->theta);
+    e->buf_sum = calloc(n, sizeof *e->buf_sum);
+    e->workers = calloc(p->max_workers, sizeof *e->workers);
+    e->decided = calloc(p->max_workers, sizeof *e->decided);
+    e->released = calloc(p->max_workers, sizeof *e->released);
+    if (!e->theta || !e->buf_sum || !e->workers || !e->decided || !e->released) {
+        sw_engine_free(e);
+        return sw_fail(err, SW_ENOMEM, "out of memory for an engine of %zu parameters",
+                       p->n_params);
+    }
+    if (p->init && p->n_params)
+        memcpy(e->theta, p->init, p->n_params * sizeof *e->theta);
+    for (uint32_t w = 0; w < p->max_workers; w++)
+        e->workers[w].push_t[0] = e->workers[w].push_t[1] = -1;
+    e->view = (sw_engine_view){.n_slots = p->max_workers, .workers = e->workers,
+                               .buffer_sum = e->buf_sum, .n_params = p->n_params};
+    sw_rng_seed(&e->rng, p->seed, 0x706f6c6963ULL /* "policy" */);
+    e->env.rng = &e->rng;
+    e->wake_at = -1;
+    int rc = make_policy(e, p->policy, &e->ops, &e->state, err);
+    if (rc) {
+        sw_engine_free(e);
+        return rc;
+    }
+    snprintf(e->spec, sizeof e->spec, "%s", p->policy);
+    e->p.policy = e->spec;
+    *out = e;
+    return 0;
+}
+
+void sw_engine_free(sw_engine *e)
+{
+    if (!e)
+        return;
+    if (e->ops && e->ops->fini)
+        e->ops->fini(e->state);
+    free(e->state);
+    free(e->theta);
+    free(e->buf_sum);
+    free(e->workers);
+    free(e->decided);
+    free(e->released);
+    free(e);
+}
+
+static void reset_decision(sw_engine *e, sw_decision *d)
+{
+    *d = (sw_decision){.lr_scale = 1.0f, .wake_at = -1, .release = e->decided,
+                       .cap = e->view.n_slots};
+}
+
+static void apply(sw_engine *e, float lr_scale, double t)
+{
+    uint32_t count = e->view.buffered;
+    if (e->p.n_params) {
+        /* θ - lr s (sum / count + wd θ), written as one SGD step on the sum. */
+        float lr = e->p.lr * lr_scale / (float)count;
+        sw_sgd_step(e->theta, e->buf_sum, e->p.n_params, lr, e->p.weight_decay * (float)count);
+    }
+    e->view.version++;
+    e->view.buffered = 0;
+    e->view.buffered_sq_norm = 0;
+    emit(e, &(sw_event){.kind = SW_EV_APPLY, .t = t, .V = e->view.version, .n = count,
+                        .lr_scale = lr_scale});
+}
+
+static void release(sw_engine *e, uint32_t w, double t, const char *reason, sw_engine_result *out)
+{
+    sw_worker_info *k = &e->workers[w];
+    if (k->state != SW_WORKER_WAITING)
+        return;
+    k->state = SW_WORKER_RUNNING;
+    k->version = e->view.version;
+    k->released_t = t;
+    e->view.n_waiting--;
+    e->released[out->n_released++] = w;
+    emit(e, &(sw_event){.kind = SW_EV_RELEASE, .t = t, .worker = w, .V = e->view.version,
+                        .reason = reason});
+}
+
+/* Carries out a decision: apply, release, then the liveness rule and the wake-up. */
+static void carry_out(sw_engine *e, const sw_decision *d, double t, sw_engine_result *out)
+{
+    if (d->apply && e->view.buffered > 0) {
+        apply(e, d->lr_scale, t);
+        out->applied = true;
+    }
+    for (uint32_t i = 0; i < d->n_release; i++)
+        if (d->release[i] < e->view.n_slots)
+            release(e, d->release[i], t, "policy", out);
+    if (d->wake_at >= 0)
+        e->wake_at = d->wake_at;
+    if (e->view.n_live > 0 && e->view.n_waiting == e->view.n_live && e->wake_at < 0)
+        for (uint32_t w = 0; w < e->view.n_slots; w++)
+            release(e, w, t, "liveness", out);
+    out->released = e->released;
+    out->wake_at = e->wake_at;
+}
+
+static void begin(sw_engine *e, double t, sw_engine_result *out, sw_decision *d)
+{
+    *out = (sw_engine_result){.wake_at = -1};
+    e->view.now = t;
+    reset_decision(e, d);
+}
+
+int sw_engine_join(sw_engine *e, uint32_t w, double t, sw_engine_result *out)
+{
+    sw_decision d;
+    begin(e, t, out, &d);
+    if (w >= e->view.n_slots || e->workers[w].state != SW_WORKER_ABSENT)
+        return SW_ESTATE;
+    sw_worker_info *k = &e->workers[w];
+    /* The slowest live clock (or the last one seen, when nobody is live). */
+    uint64_t clock = e->view.min_live_clock;
+    *k = (sw_worker_info){.state = SW_WORKER_WAITING, .clock = clock, .version = e->view.version,
+                          .joined_t = t, .released_t = t, .push_t = {-1, -1}};
+    if (e->view.n_live == 0)
+        e->n_at_min = 0;
+    e->n_at_min++;
+    e->view.n_live++;
+    e->view.n_waiting++;
+    emit(e, &(sw_event){.kind = SW_EV_JOIN, .t = t, .worker = w, .clock = clock,
+                        .V = e->view.version});
+    double t0 = sw_clock_now_s();
+    if (e->ops->on_join)
+        e->ops->on_join(e->state, &e->view, w, &d);
+    else
+        sw_decision_release(&d, w);
+    e->decide_s += sw_clock_now_s() - t0;
+    carry_out(e, &d, t, out);
+    return 0;
+}
+
+int sw_engine_leave(sw_engine *e, uint32_t w, double t, bool crashed, sw_engine_result *out)
+{
+    sw_decision d;
+    begin(e, t, out, &d);
+    if (w >= e->view.n_slots || e->workers[w].state == SW_WORKER_ABSENT)
+        return SW_ESTATE;
+    sw_worker_info *k = &e->workers[w];
+    if (k->state == SW_WORKER_WAITING)
+        e->view.n_waiting--;
+    k->state = SW_WORKER_ABSENT;
+    e->view.n_live--;
+    if (k->clock == e->view.min_live_clock && --e->n_at_min == 0)
+        recount_min(e);
+    emit(e, &(sw_event){.kind = crashed ? SW_EV_CRASH : SW_EV_LEAVE, .t = t, .worker = w,
+                        .clock = k->clock, .V = e->view.version});
+    double t0 = sw_clock_now_s();
+    if (e->ops->on_leave)
+        e->ops->on_leave(e->state, &e->view, w, &d);
+    e->decide_s += sw_clock_now_s() - t0;
+    carry_out(e, &d, t, out);
+    return 0;
+}
+
+static void buffer_add(sw_engine *e, const float *grad, double sq_norm)
+{
+    size_t n = e->p.n_params;
+    if (n) {
+        if (e->view.buffered == 0)
+            memcpy(e->buf_sum, grad, n * sizeof *grad);
+        else
+            cblas_saxpy((int)n, 1.0f, grad, 1, e->buf_sum, 1);
+    }
+    e->view.buffered++;
+    e->view.buffered_sq_norm += sq_norm;
+}
+
+int sw_engine_push(sw_engine *e, uint32_t w, const float *grad, uint64_t version, double t,
+                   sw_engine_result *out)
+{
+    sw_decision d;
+    begin(e, t, out, &d);
+    if (w >= e->view.n_slots || e->workers[w].state != SW_WORKER_RUNNING)
+        return SW_ESTATE;
+    sw_worker_info *k = &e->workers[w];
+    if (k->clock++ == e->view.min_live_clock && --e->n_at_min == 0)
+        recount_min(e);
+    k->pushes++;
+    k->push_t[1] = k->push_t[0];
+    k->push_t[0] = t;
+    k->state = SW_WORKER_WAITING;
+    e->view.n_waiting++;
+    emit(e, &(sw_event){.kind = SW_EV_PUSH, .t = t, .worker = w, .clock = k->clock,
+                        .ver = version, .V = e->view.version});
+    sw_push p = {.worker = w, .version = version, .clock = k->clock};
+    if ((e->ops->wants & SW_WANT_SQ_NORM) && e->p.n_params)
+        p.sq_norm = cblas_sdot((int)e->p.n_params, grad, 1, grad, 1);
+    double t0 = sw_clock_now_s();
+    e->ops->on_push(e->state, &e->view, &p, &d);
+    e->decide_s += sw_clock_now_s() - t0;
+    if (d.drop) {
+        /* A refused gradient is not a step: the worker redoes the same batch. */
+        k->clock--;
+        if (k->clock < e->view.min_live_clock)
+            recount_min(e);
+        else
+            e->n_at_min += k->clock == e->view.min_live_clock;
+        out->dropped = true;
+        emit(e, &(sw_event){.kind = SW_EV_DROP, .t = t, .worker = w, .ver = version,
+                            .V = e->view.version});
+    } else {
+        buffer_add(e, grad, p.sq_norm);
+    }
+    carry_out(e, &d, t, out);
+    return 0;
+}
+
+void sw_engine_tick(sw_engine *e, double t, sw_engine_result *out)
+{
+    sw_decision d;
+    begin(e, t, out, &d);
+    if (e->wake_at >= 0 && t >= e->wake_at)
+        e->wake_at = -1;
+    double t0 = sw_clock_now_s();
+    if (e->ops->on_tick)
+        e->ops->on_tick(e->state, &e->view, &d);
+    e->decide_s += sw_clock_now_s() - t0;
+    carry_out(e, &d, t, out);
+}
+
+int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engine_result *out,
+                            char *err)
+{
+    *out = (sw_engine_result){.wake_at = e->wake_at, .released = e->released};
+    if (strlen(policy) >= SPEC_LEN)
+        return sw_fail(err, SW_EINVAL, "policy spec too long");
+    const sw_policy_ops *ops;
+    void *state;
+    e->view.now = t;
+    int rc = make_policy(e, policy, &ops, &state, err);
+    if (rc)
+        return rc;
+    if (e->ops->fini)
+        e->ops->fini(e->state);
+    free(e->state);
+    e->ops = ops;
+    e->state = state;
+    e->wake_at = -1; /* the old policy's wake-up means nothing to the new one */
+    snprintf(e->spec, sizeof e->spec, "%s", policy);
+    emit(e, &(sw_event){.kind = SW_EV_SWITCH, .t = t, .V = e->view.version, .reason = e->spec});
+    sw_engine_tick(e, t, out);
+    return 0;
+}
+
+const float *sw_engine_params_ptr(const sw_engine *e) { return e->theta; }
+float *sw_engine_params_mut(sw_engine *e) { return e->theta; }
+uint64_t sw_engine_version(const sw_engine *e) { return e->view.version; }
+const sw_engine_view *sw_engine_get_view(const sw_engine *e) { return &e->view; }
+const char *sw_engine_policy_name(const sw_engine *e) { return e->ops->name; }
+double sw_engine_decide_s(const sw_engine *e) { return e->decide_s; }

@@ -1,0 +1,437 @@
+/* The discrete-event driver: simulated workers on a virtual clock around one engine.
+ *
+ * A worker's step is computed when it is released, at the parameters it pulls then (or at its
+ * local model between pulls), and its push is scheduled for the time the step ends; so a gradient
+ * arrives exactly as stale as the cluster model makes it. Membership events, policy wake-ups and
+ * evaluations share the heap; a worker's epoch makes the push of a worker that left meanwhile
+ * vanish.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+#include "syncwise/clock.h"
+#include "syncwise/err.h"
+#include "syncwise/optim.h"
+#include "syncwise/spec.h"
+
+#define PROBE_EXAMPLES 2000
+
+sw_sim_config sw_sim_default_config(void)
+{
+    return (sw_sim_config){
+        .policy = "asp", .workers = 10, .cluster = "straggle", .net = "bw=1.25e9,lat=5e-5",
+        .model = "mlp:h=1,u=256", .batch = 16, .lr = 0.01f, .batch_mode = SW_BATCH_SHARD,
+        .get_model_frequency = 1, .seed = 1, .eval_every = 20,
+    };
+}
+
+const char *sw_stop_reason_name(sw_stop_reason r)
+{
+    static const char *const names[] = {"none", "target accuracy", "target loss", "time limit",
+                                        "apply limit", "push limit", "no improvement",
+                                        "no workers left"};
+    return r <= SW_STOP_NO_WORKERS ? names[r] : "?";
+}
+
+static int check_config(const sw_sim_config *c, char *err)
+{
+    if (c->workers == 0 || c->workers > (1u << 20))
+        return sw_fail(err, SW_EINVAL, "--workers must be in [1, %u]", 1u << 20);
+    if (c->batch == 0 || c->get_model_frequency == 0)
+        return sw_fail(err, SW_EINVAL, "batch and get_model_frequency must be at least 1");
+    if (!(c->eval_every > 0))
+        return sw_fail(err, SW_EINVAL, "the evaluation interval must be positive");
+    bool has_target = c->target_acc > 0 || c->target_loss > 0 || c->patience > 0;
+    if (!c->data && has_target)
+        return sw_fail(err, SW_EINVAL, "targets and patience need data and a model");
+    if (!has_target && !(c->max_time > 0) && !c->max_applies && !c->max_pushes)
+        return sw_fail(err, SW_EINVAL, "no stopping condition: give a target accuracy or loss, "
+                                       "patience, a time, apply or push limit");
+    return 0;
+}
+
+static int parse_net(sim *s, char *err)
+{
+    char text[SW_SPEC_VAL_LEN];
+    snprintf(text, sizeof text, "net:%s", s->c->net ? s->c->net : "");
+    sw_spec sp;
+    double bw = 1.25e9, lat = 5e-5;
+    int rc = sw_spec_parse(&sp, text, err);
+    if (!rc && !(rc = sw_spec_double(&sp, "bw", 1, 1e15, &bw, err)) &&
+        !(rc = sw_spec_double(&sp, "lat", 0, 1e6, &lat, err)))
+        rc = sw_spec_finish(&sp, "bw, lat", err);
+    s->transfer_s = lat + 4.0 * (double)s->n_params / bw;
+    return rc;
+}
+
+static int setup_model(sim *s, char *err)
+{
+    const sw_sim_config *c = s->c;
+    if (!c->data)
+        return 0;
+    const sw_dataset *tr = c->data->train;
+    sw_model_desc d = {.task = tr->task, .n_classes = tr->n_classes};
+    snprintf(d.spec, sizeof d.spec, "%s", c->model);
+    memcpy(d.in_shape, tr->shape, sizeof d.in_shape);
+    int rc = sw_model_new(&s->model, &d, c->batch > 256 ? c->batch : 256, err);
+    if (rc)
+        return rc;
+    s->n_params = sw_model_n_params(s->model);
+    if (c->target_loss > 0) {
+        size_t n = tr->n < PROBE_EXAMPLES ? tr->n : PROBE_EXAMPLES;
+        uint32_t *idx = malloc(n * sizeof *idx);
+        if (!idx)
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++)
+            idx[i] = (uint32_t)i; /* the training set is already in a random order */
+        rc = sw_dataset_subset(&s->probe_owned, tr, idx, n, err);
+        free(idx);
+        s->train_probe = s->probe_owned;
+    }
+    return rc;
+}
+
+static int setup_workers(sim *s, char *err)
+{
+    const sw_sim_config *c = s->c;
+    s->w = calloc(s->n_slots, sizeof *s->w);
+    if (!s->w)
+        return sw_fail(err, SW_ENOMEM, "out of memory for %u workers", s->n_slots);
+    for (uint32_t w = 0; w < s->n_slots; w++) {
+        sim_worker *k = &s->w[w];
+        k->wait_since = -1;
+        if (!s->model)
+            continue;
+        int rc = sw_batcher_new(&k->batcher, c->data->train, c->batch, c->batch_mode, w,
+                                s->n_slots, c->seed, err);
+        if (rc)
+            return rc;
+        k->grad = malloc(s->n_params * sizeof *k->grad);
+        if (c->get_model_frequency > 1)
+            k->local = malloc(s->n_params * sizeof *k->local);
+        if (!k->grad || (c->get_model_frequency > 1 && !k->local))
+            return sw_fail(err, SW_ENOMEM, "out of memory for worker %u", w);
+    }
+    return 0;
+}
+
+static int setup_result(sim *s, char *err)
+{
+    sw_sim_result *r = s->r;
+    memset(r, 0, sizeof *r);
+    r->target_t = -1;
+    r->n_slots = s->n_slots;
+    r->steps = calloc(s->n_slots, sizeof *r->steps);
+    r->idle_s = calloc(s->n_slots, sizeof *r->idle_s);
+    r->live_s = calloc(s->n_slots, sizeof *r->live_s);
+    if (!r->steps || !r->idle_s || !r->live_s)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int setup_engine(sim *s, char *err)
+{
+    const sw_sim_config *c = s->c;
+    float *init = NULL;
+    if (s->model) {
+        init = malloc(s->n_params * sizeof *init);
+        if (!init)
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+        sw_model_init_params(s->model, init, c->seed);
+    }
+    sw_engine_params ep = sw_engine_default_params();
+    ep.n_params = s->n_params;
+    ep.init = init;
+    ep.lr = c->lr;
+    ep.weight_decay = c->weight_decay;
+    ep.max_workers = s->n_slots;
+    ep.policy = c->policy;
+    ep.seed = c->seed;
+    ep.sink = sw__sim_sink;
+    ep.sink_ctx = s;
+    int rc = sw_engine_new(&s->engine, &ep, err);
+    free(init);
+    return rc;
+}
+
+/* Releases a worker into its next step: pull (or local update), compute, schedule its push. */
+static void start_step(sim *s, uint32_t w, double t)
+{
+    sim_worker *k = &s->w[w];
+    double pull_s = s->transfer_s;
+    if (s->model) {
+        const float *at = sw_engine_params_ptr(s->engine);
+        uint32_t f = s->c->get_model_frequency;
+        bool pull = !k->local || k->redo || k->since_pull >= f;
+        if (pull) {
+            k->version = sw_engine_version(s->engine);
+            if (k->local)
+                memcpy(k->local, at, s->n_params * sizeof *at);
+            k->since_pull = 0;
+        } else { /* between pulls: apply its own last gradient; the version stays the pulled one */
+            sw_sgd_step(k->local, k->grad, s->n_params, s->c->lr, s->c->weight_decay);
+            pull_s = 0;
+        }
+        k->since_pull++;
+        if (k->local)
+            at = k->local;
+        sw_batch b;
+        if (k->redo)
+            sw_batcher_current(k->batcher, &b); /* a refused gradient: the same batch again */
+        else
+            sw_batcher_next(k->batcher, &b);
+        sw_model_grad(s->model, at, &b, k->grad);
+    }
+    k->redo = false;
+    double end = t + pull_s + sw_cluster_step_s(s->cluster, w) + s->transfer_s;
+    if (sw__heap_push(&s->heap, (sw__sim_event){.t = end, .kind = EV_ARRIVE, .worker = w,
+                                                 .epoch = k->epoch}))
+        s->sink_error = 1;
+}
+
+static void follow(sim *s, const sw_engine_result *res, double t)
+{
+    for (uint32_t i = 0; i < res->n_released; i++)
+        start_step(s, res->released[i], t);
+    if (res->wake_at >= 0 && res->wake_at != s->scheduled_wake) {
+        s->scheduled_wake = res->wake_at;
+        double at = res->wake_at > t ? res->wake_at : t;
+        if (sw__heap_push(&s->heap, (sw__sim_event){.t = at, .kind = EV_TICK}))
+            s->sink_error = 1;
+    }
+}
+
+static void on_membership(sim *s, const sw__sim_event *ev)
+{
+    sim_worker *k = &s->w[ev->worker];
+    sw_engine_result res;
+    if (ev->kind == EV_JOIN) {
+        if (k->live)
+            return; /* already there: a join of a live worker changes nothing */
+        k->epoch++;
+        k->redo = false;
+        k->since_pull = s->c->get_model_frequency; /* a joiner pulls first */
+        sw_engine_join(s->engine, ev->worker, ev->t, &res);
+    } else {
+        if (!k->live)
+            return;
+        k->epoch++; /* its step in flight is lost */
+        sw_engine_leave(s->engine, ev->worker, ev->t, ev->kind == EV_CRASH, &res);
+    }
+    follow(s, &res, ev->t);
+}
+
+static void on_arrive(sim *s, const sw__sim_event *ev)
+{
+    sim_worker *k = &s->w[ev->worker];
+    if (ev->epoch != k->epoch || !k->live)
+        return; /* the worker left while computing */
+    sw_engine_result res;
+    sw_engine_push(s->engine, ev->worker, k->grad, k->version, ev->t, &res);
+    if (res.dropped)
+        k->redo = true;
+    follow(s, &res, ev->t);
+}
+
+static void on_tick(sim *s, const sw__sim_event *ev)
+{
+    if (ev->t < s->scheduled_wake)
+        return; /* superseded by a later wake-up */
+    s->scheduled_wake = -1;
+    sw_engine_result res;
+    sw_engine_tick(s->engine, ev->t, &res);
+    follow(s, &res, ev->t);
+}
+
+/* Loss and accuracy on the validation set (the test set when there is none). */
+static void evaluate(sim *s, sw_eval *e)
+{
+    const sw_dataset *ds = s->c->data->val ? s->c->data->val : s->c->data->test;
+    if (!ds)
+        ds = s->c->data->train;
+    sw_model_evaluate(s->model, sw_engine_params_ptr(s->engine), ds, e);
+}
+
+/* Early stopping keeps the best weights: higher accuracy, or lower loss for regression. */
+static bool improves(sim *s, const sw_eval *e)
+{
+    double metric = s->c->data->train->task == SW_TASK_CLASSIFY ? e->accuracy : -e->loss;
+    if (s->r->evals > 1 && metric <= s->best_metric)
+        return false;
+    s->best_metric = metric;
+    if (s->best)
+        memcpy(s->best, sw_engine_params_ptr(s->engine), s->n_params * sizeof *s->best);
+    return true;
+}
+
+static sw_stop_reason on_eval(sim *s, const sw__sim_event *ev)
+{
+    const sw_sim_config *c = s->c;
+    sw_sim_result *r = s->r;
+    sw_eval e;
+    evaluate(s, &e);
+    r->evals++;
+    uint64_t V = sw_engine_version(s->engine);
+    sw__sim_sink(s, &(sw_event){.kind = SW_EV_EVAL, .t = ev->t, .V = V, .loss = e.loss,
+                                .accuracy = e.accuracy});
+    if (c->on_eval)
+        c->on_eval(c->on_eval_ctx, ev->t, V, e.loss, e.accuracy);
+    r->best_acc = e.accuracy > r->best_acc ? e.accuracy : r->best_acc;
+    s->evals_since_best = improves(s, &e) ? 0 : s->evals_since_best + 1;
+    if (c->target_acc > 0 && e.accuracy >= c->target_acc)
+        return r->target_t = ev->t, SW_STOP_TARGET_ACC;
+    if (c->target_loss > 0) {
+        sw_eval tl;
+        sw_model_evaluate(s->model, sw_engine_params_ptr(s->engine), s->train_probe, &tl);
+        if (tl.loss <= c->target_loss)
+            return r->target_t = ev->t, SW_STOP_TARGET_LOSS;
+    }
+    if (c->patience && s->evals_since_best >= c->patience)
+        return SW_STOP_PATIENCE;
+    if (sw__heap_push(&s->heap, (sw__sim_event){.t = ev->t + c->eval_every, .kind = EV_EVAL}))
+        s->sink_error = 1;
+    return SW_STOP_NONE;
+}
+
+static sw_stop_reason limits(const sim *s)
+{
+    const sw_sim_config *c = s->c;
+    if (c->max_applies && s->r->applies >= c->max_applies)
+        return SW_STOP_MAX_APPLIES;
+    if (c->max_pushes && s->r->pushes >= c->max_pushes)
+        return SW_STOP_MAX_PUSHES;
+    return SW_STOP_NONE;
+}
+
+static bool joins_pending(const sim *s)
+{
+    for (size_t i = 0; i < s->heap.n; i++)
+        if (s->heap.ev[i].kind == EV_JOIN)
+            return true;
+    return false;
+}
+
+static sw_stop_reason loop(sim *s)
+{
+    sw__sim_event ev;
+    double now = 0;
+    while (sw__heap_pop(&s->heap, &ev)) {
+        if (s->c->max_time > 0 && ev.t > s->c->max_time) {
+            s->r->end_t = s->c->max_time;
+            return SW_STOP_MAX_TIME;
+        }
+        now = ev.t;
+        s->r->end_t = now;
+        sw_stop_reason stop = SW_STOP_NONE;
+        switch (ev.kind) {
+        case EV_ARRIVE: on_arrive(s, &ev); break;
+        case EV_TICK: on_tick(s, &ev); break;
+        case EV_EVAL: stop = on_eval(s, &ev); break;
+        default: on_membership(s, &ev); break;
+        }
+        if (s->sink_error)
+            return SW_STOP_NONE;
+        if (stop || (stop = limits(s)))
+            return stop;
+        if (sw_engine_get_view(s->engine)->n_live == 0 && ev.kind != EV_EVAL &&
+            !joins_pending(s))
+            return SW_STOP_NO_WORKERS;
+    }
+    return SW_STOP_NO_WORKERS;
+}
+
+static void finish(sim *s)
+{
+    sw_sim_result *r = s->r;
+    for (uint32_t w = 0; w < s->n_slots; w++) {
+        sim_worker *k = &s->w[w];
+        if (!k->live)
+            continue;
+        r->live_s[w] += r->end_t - k->joined_t;
+        if (k->wait_since >= 0)
+            r->idle_s[w] += r->end_t - k->wait_since;
+    }
+    if (s->model) {
+        if (s->c->patience && s->best) /* keep the best weights, as early stopping promises */
+            memcpy(sw_engine_params_mut(s->engine), s->best, s->n_params * sizeof *s->best);
+        sw_eval e;
+        evaluate(s, &e);
+        r->final_loss = e.loss;
+        r->final_acc = e.accuracy;
+    }
+    r->decide_s = sw_engine_decide_s(s->engine);
+    r->n_params = s->n_params;
+}
+
+static void teardown(sim *s)
+{
+    for (uint32_t w = 0; s->w && w < s->n_slots; w++) {
+        sw_batcher_free(s->w[w].batcher);
+        free(s->w[w].grad);
+        free(s->w[w].local);
+    }
+    free(s->w);
+    free(s->best);
+    free(s->pending_ver);
+    sw_dataset_free(s->probe_owned);
+    sw__heap_free(&s->heap);
+    sw_engine_free(s->engine);
+    sw_cluster_free(s->cluster);
+    sw_model_free(s->model);
+}
+
+static int start(sim *s, char *err)
+{
+    const sw_sim_config *c = s->c;
+    int rc;
+    s->n_slots = c->workers + sw__sim_count_joins(c->events);
+    if ((rc = setup_result(s, err)) || (rc = setup_model(s, err)) || (rc = parse_net(s, err)) ||
+        (rc = sw_cluster_new(&s->cluster, c->cluster, s->n_slots, c->seed, err)) ||
+        (rc = setup_workers(s, err)) || (rc = setup_engine(s, err)))
+        return rc;
+    if (c->patience && s->model && !(s->best = malloc(s->n_params * sizeof *s->best)))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    if (sw__heap_init(&s->heap, 4 * (size_t)s->n_slots + 16))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    for (uint32_t w = 0; w < c->workers; w++)
+        on_membership(s, &(sw__sim_event){.t = 0, .kind = EV_JOIN, .worker = w});
+    if ((rc = sw__sim_schedule(s, c->events, c->workers, err)))
+        return rc;
+    if (s->model && sw__heap_push(&s->heap, (sw__sim_event){.t = 0, .kind = EV_EVAL}))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    return 0;
+}
+
+int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = check_config(c, err);
+    if (rc)
+        return rc;
+    double t0 = sw_clock_now_s();
+    sim s = {.c = c, .r = out, .scheduled_wake = -1};
+    rc = start(&s, err);
+    if (!rc) {
+        out->stop = loop(&s);
+        if (s.sink_error)
+            rc = sw_fail(err, SW_ENOMEM, "out of memory during the run");
+        else
+            finish(&s);
+    }
+    teardown(&s);
+    out->wall_s = sw_clock_now_s() - t0;
+    if (rc)
+        sw_sim_result_free(out);
+    return rc;
+}
+
+void sw_sim_result_free(sw_sim_result *r)
+{
+    free(r->steps);
+    free(r->idle_s);
+    free(r->live_s);
+    r->steps = NULL;
+    r->idle_s = r->live_s = NULL;
+}

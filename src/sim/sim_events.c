@@ -1,0 +1,72 @@
+/* Scheduled membership events for a simulation: "crash:w=3,t=50;leave:w=1,t=80;join:t=100".
+ *
+ * crash and leave name a worker; join without w brings a new worker into the next free slot
+ * (slots after the initial workers, in the order the joins are written), join with w=K brings
+ * slot K back after it left. A crash loses the step in flight; a leave is the same to the engine
+ * but logged as a graceful departure.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+#include "syncwise/err.h"
+#include "syncwise/spec.h"
+
+uint32_t sw__sim_count_joins(const char *events)
+{
+    uint32_t n = 0;
+    char *copy = events ? strdup(events) : NULL, *save = NULL;
+    for (char *e = copy ? strtok_r(copy, ";", &save) : NULL; e; e = strtok_r(NULL, ";", &save)) {
+        sw_spec sp;
+        n += !sw_spec_parse(&sp, e, NULL) && strcmp(sp.name, "join") == 0 && !sw_spec_has(&sp, "w");
+    }
+    free(copy);
+    return n;
+}
+
+static int schedule_one(sim *s, char *text, uint32_t *next_new, char *err)
+{
+    sw_spec sp;
+    int rc = sw_spec_parse(&sp, text, err);
+    if (rc)
+        return rc;
+    double t = -1;
+    long w = -1;
+    if ((rc = sw_spec_double(&sp, "t", 0, 1e15, &t, err)) ||
+        (rc = sw_spec_int(&sp, "w", 0, (long)s->n_slots - 1, &w, err)) ||
+        (rc = sw_spec_finish(&sp, "w, t", err)))
+        return rc;
+    if (t < 0)
+        return sw_fail(err, SW_EINVAL, "event '%s': t=SECONDS is required", text);
+    uint32_t kind;
+    if (strcmp(sp.name, "crash") == 0)
+        kind = EV_CRASH;
+    else if (strcmp(sp.name, "leave") == 0)
+        kind = EV_LEAVE;
+    else if (strcmp(sp.name, "join") == 0)
+        kind = EV_JOIN;
+    else
+        return sw_fail(err, SW_EINVAL, "unknown event '%s' (known: crash, leave, join)", sp.name);
+    if (kind != EV_JOIN && w < 0)
+        return sw_fail(err, SW_EINVAL, "event '%s': w=WORKER is required", text);
+    if (kind == EV_JOIN && w < 0)
+        w = (long)(*next_new)++;
+    sw__sim_event ev = {.t = t, .kind = kind, .worker = (uint32_t)w};
+    return sw__heap_push(&s->heap, ev) ? sw_fail(err, SW_ENOMEM, "out of memory") : 0;
+}
+
+int sw__sim_schedule(sim *s, const char *events, uint32_t workers, char *err)
+{
+    if (!events || !*events)
+        return 0;
+    char *copy = strdup(events), *save = NULL;
+    if (!copy)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    uint32_t next_new = workers;
+    int rc = 0;
+    for (char *e = strtok_r(copy, ";", &save); e && !rc; e = strtok_r(NULL, ";", &save))
+        rc = schedule_one(s, e, &next_new, err);
+    free(copy);
+    return rc;
+}

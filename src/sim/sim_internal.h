@@ -1,0 +1,58 @@
+/* The simulator's run state, shared by the driver loop, the event sink and the scheduled-event
+ * parser. */
+#ifndef SW_SIM_INTERNAL_H
+#define SW_SIM_INTERNAL_H
+
+#include "heap.h"
+#include "syncwise/cluster.h"
+#include "syncwise/model.h"
+#include "syncwise/sim.h"
+
+enum { EV_ARRIVE, EV_TICK, EV_JOIN, EV_LEAVE, EV_CRASH, EV_EVAL };
+
+/* A simulated worker's own side of the protocol. */
+typedef struct sim_worker {
+    uint64_t epoch;        /* bumped when it leaves: its in-flight push is lost */
+    sw_batcher *batcher;
+    float *grad;           /* the gradient of its current step */
+    float *local;          /* its local model when get_model_frequency > 1, else NULL */
+    uint64_t version;      /* version its current gradient was computed at */
+    uint32_t since_pull;   /* steps since its last pull */
+    bool redo;             /* its last gradient was dropped: recompute the same batch */
+    double wait_since;     /* statistics: when it began waiting (< 0: not waiting) */
+    double joined_t;
+    bool live;
+} sim_worker;
+
+typedef struct sim {
+    const sw_sim_config *c;
+    sw_engine *engine;
+    sw_cluster *cluster;
+    sw_model *model;
+    sw__heap heap;
+    sim_worker *w;
+    uint32_t n_slots;
+    size_t n_params;
+    double transfer_s;       /* one transfer of the model */
+    double scheduled_wake;   /* the tick already in the heap, < 0 if none */
+    const sw_dataset *train_probe; /* fixed sample of the training set for target_loss */
+    sw_dataset *probe_owned;
+    float *best;             /* best weights so far (patience) */
+    double best_metric;
+    uint32_t evals_since_best;
+    uint64_t *pending_ver;   /* versions of the gradients in the buffer, for staleness */
+    size_t n_pending, cap_pending;
+    int sink_error;
+    sw_sim_result *r;
+} sim;
+
+/* The engine's event sink: statistics into s->r, and a JSONL line when a log is open. */
+void sw__sim_sink(void *ctx, const sw_event *ev);
+
+/* Parses the scheduled events of c->events into the heap, checking worker ids. Returns the
+ * number of extra worker slots that joins need, or a negative error. */
+int sw__sim_schedule(sim *s, const char *events, uint32_t workers, char *err);
+/* Counts the joins in an events string (to size the worker table before parsing). */
+uint32_t sw__sim_count_joins(const char *events);
+
+#endif

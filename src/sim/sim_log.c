@@ -1,0 +1,130 @@
+/* The simulator's event sink: per-worker statistics and the JSONL event log (docs/log.md).
+ *
+ * Statistics follow the events rather than the engine's internals, so the same sink would serve
+ * any driver: idle time runs from a worker's push (or join) to its release; the staleness of a
+ * gradient is the version it is applied at minus the version it was computed at.
+ */
+#include <stdlib.h>
+
+#include "sim_internal.h"
+
+static const char *const names[] = {
+    [SW_EV_PUSH] = "push",   [SW_EV_APPLY] = "apply", [SW_EV_DROP] = "drop",
+    [SW_EV_RELEASE] = "release", [SW_EV_JOIN] = "join", [SW_EV_LEAVE] = "leave",
+    [SW_EV_CRASH] = "crash", [SW_EV_SWITCH] = "switch", [SW_EV_EVAL] = "eval",
+};
+
+static void write_line(FILE *f, const sw_event *ev)
+{
+    fprintf(f, "{\"t\":%.9g,\"ev\":\"%s\"", ev->t, names[ev->kind]);
+    switch (ev->kind) {
+    case SW_EV_PUSH:
+        fprintf(f, ",\"w\":%u,\"step\":%llu,\"ver\":%llu,\"V\":%llu", ev->worker,
+                (unsigned long long)ev->clock, (unsigned long long)ev->ver,
+                (unsigned long long)ev->V);
+        break;
+    case SW_EV_DROP:
+        fprintf(f, ",\"w\":%u,\"ver\":%llu,\"V\":%llu", ev->worker, (unsigned long long)ev->ver,
+                (unsigned long long)ev->V);
+        break;
+    case SW_EV_APPLY:
+        fprintf(f, ",\"V\":%llu,\"n\":%u", (unsigned long long)ev->V, ev->n);
+        if (ev->lr_scale != 1.0f)
+            fprintf(f, ",\"lr_scale\":%.6g", (double)ev->lr_scale);
+        break;
+    case SW_EV_RELEASE:
+        fprintf(f, ",\"w\":%u,\"V\":%llu", ev->worker, (unsigned long long)ev->V);
+        if (ev->reason && ev->reason[0] == 'l')
+            fprintf(f, ",\"why\":\"liveness\"");
+        break;
+    case SW_EV_JOIN:
+    case SW_EV_LEAVE:
+    case SW_EV_CRASH:
+        fprintf(f, ",\"w\":%u,\"step\":%llu,\"V\":%llu", ev->worker,
+                (unsigned long long)ev->clock, (unsigned long long)ev->V);
+        break;
+    case SW_EV_SWITCH:
+        /* Policy specs hold no quotes or backslashes: the spec parser has no quoting. */
+        fprintf(f, ",\"V\":%llu,\"policy\":\"%s\"", (unsigned long long)ev->V, ev->reason);
+        break;
+    case SW_EV_EVAL:
+        fprintf(f, ",\"V\":%llu,\"loss\":%.6g,\"acc\":%.6g", (unsigned long long)ev->V, ev->loss,
+                ev->accuracy);
+        break;
+    }
+    fputs("}\n", f);
+}
+
+static int remember_version(sim *s, uint64_t ver)
+{
+    if (s->n_pending == s->cap_pending) {
+        size_t cap = s->cap_pending ? 2 * s->cap_pending : 64;
+        uint64_t *g = realloc(s->pending_ver, cap * sizeof *g);
+        if (!g)
+            return -1;
+        s->pending_ver = g;
+        s->cap_pending = cap;
+    }
+    s->pending_ver[s->n_pending++] = ver;
+    return 0;
+}
+
+static void stop_waiting(sim *s, uint32_t w, double t)
+{
+    sim_worker *k = &s->w[w];
+    if (k->wait_since >= 0)
+        s->r->idle_s[w] += t - k->wait_since;
+    k->wait_since = -1;
+}
+
+static void count(sim *s, const sw_event *ev)
+{
+    sw_sim_result *r = s->r;
+    sim_worker *k = ev->worker < s->n_slots ? &s->w[ev->worker] : NULL;
+    switch (ev->kind) {
+    case SW_EV_PUSH:
+        r->pushes++;
+        r->steps[ev->worker]++;
+        k->wait_since = ev->t;
+        if (remember_version(s, ev->ver))
+            s->sink_error = 1;
+        break;
+    case SW_EV_DROP:
+        r->drops++;
+        r->steps[ev->worker]--;
+        s->n_pending--; /* the drop follows its own push at once */
+        break;
+    case SW_EV_APPLY:
+        r->applies++;
+        for (size_t i = 0; i < s->n_pending; i++) {
+            uint64_t stale = ev->V - 1 - s->pending_ver[i];
+            r->stale_hist[stale < SW_STALE_BINS - 1 ? stale : SW_STALE_BINS - 1]++;
+        }
+        s->n_pending = 0;
+        break;
+    case SW_EV_RELEASE:
+        stop_waiting(s, ev->worker, ev->t);
+        break;
+    case SW_EV_JOIN:
+        k->live = true;
+        k->joined_t = ev->t;
+        k->wait_since = ev->t;
+        break;
+    case SW_EV_LEAVE:
+    case SW_EV_CRASH:
+        stop_waiting(s, ev->worker, ev->t);
+        r->live_s[ev->worker] += ev->t - k->joined_t;
+        k->live = false;
+        break;
+    default:
+        break;
+    }
+}
+
+void sw__sim_sink(void *ctx, const sw_event *ev)
+{
+    sim *s = ctx;
+    count(s, ev);
+    if (s->c->log)
+        write_line(s->c->log, ev);
+}
