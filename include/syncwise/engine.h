@@ -9,8 +9,9 @@
  * reports each step as an event to an optional sink, which is how both drivers write one log.
  *
  * Conventions: an apply is θ <- θ - lr * lr_scale * (buffer sum / buffer count), with optional
- * weight decay. A worker's clock counts the steps it has pushed; a worker that joins starts at
- * the clock of the slowest live worker, so that staleness bounds keep their meaning. If a decision
+ * weight decay. A worker's clock counts the steps it has pushed; a worker that joins gets, when
+ * it is first released, the clock of the slowest other live worker, so that staleness bounds
+ * keep their meaning (a joiner held until a barrier starts in step with everyone). If a decision
  * leaves every live worker waiting and asks for no wake-up, the engine releases them all (event
  * "release" with reason "liveness"): no policy can deadlock the run.
  *
@@ -43,6 +44,7 @@ typedef struct sw_worker_info {
     double released_t;       /* when it was last released */
     double push_t[2];        /* its last two push times, newest first (-1: none yet) */
     int64_t quota;           /* extra steps a policy granted (DSSP, ElasticBSP); policy-owned */
+    bool fresh;              /* joined and not yet released */
 } sw_worker_info;
 
 /* A const view of the engine's state, handed to every policy call. */
@@ -103,7 +105,7 @@ typedef struct sw_event {
     sw_event_kind kind;
     double t;
     uint32_t worker;       /* push, drop, release, join, leave, crash */
-    uint64_t clock;        /* push: the worker's clock including it */
+    uint64_t clock;        /* push: the worker's clock including it; release, join: its clock */
     uint64_t ver;          /* push, drop: version the gradient was computed at */
     uint64_t V;            /* server version: on arrival (push, drop), after (apply, release) */
     uint32_t n;            /* apply: gradients applied */
@@ -125,6 +127,9 @@ typedef struct sw_engine_params {
     uint64_t seed;            /* seeds the policy's random stream */
     sw_event_sink sink;       /* may be NULL */
     void *sink_ctx;
+    /* The chooser of the `actions` policy (see syncwise/policy.h); NULL draws at random. */
+    int (*chooser)(void *ctx, const sw_engine_view *v, const struct sw_push *p);
+    void *chooser_ctx;
 } sw_engine_params;
 
 sw_engine_params sw_engine_default_params(void);

@@ -25,8 +25,8 @@ typedef enum sw_action {
     SW_ACTION_ALL = 2,    /* every idle worker runs */
 } sw_action;
 
-/* Chooses an action for the `actions` policy (a learned policy plugs in here). */
-typedef sw_action (*sw_action_fn)(void *ctx, const sw_engine_view *v, const sw_push *p);
+/* Chooses an action (an sw_action) for the `actions` policy: a learned policy plugs in here. */
+typedef int (*sw_action_fn)(void *ctx, const sw_engine_view *v, const sw_push *p);
 
 /* What the engine hands a policy besides its parameters. */
 typedef struct sw_policy_env {

@@ -124,6 +124,8 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
                                .buffer_sum = e->buf_sum, .n_params = p->n_params};
     sw_rng_seed(&e->rng, p->seed, 0x706f6c6963ULL /* "policy" */);
     e->env.rng = &e->rng;
+    e->env.chooser = p->chooser;
+    e->env.chooser_ctx = p->chooser_ctx;
     e->wake_at = -1;
     int rc = make_policy(e, p->policy, &e->ops, &e->state, err);
     if (rc) {
@@ -172,18 +174,35 @@ static void apply(sw_engine *e, float lr_scale, double t)
                         .lr_scale = lr_scale});
 }
 
+/* A joiner's clock becomes the slowest other live worker's at its first release. */
+static void align_joiner(sw_engine *e, uint32_t w)
+{
+    sw_worker_info *k = &e->workers[w];
+    uint64_t min = UINT64_MAX;
+    for (uint32_t u = 0; u < e->view.n_slots; u++)
+        if (u != w && e->workers[u].state != SW_WORKER_ABSENT && e->workers[u].clock < min)
+            min = e->workers[u].clock;
+    k->fresh = false;
+    if (min == UINT64_MAX || min == k->clock)
+        return;
+    k->clock = min;
+    recount_min(e);
+}
+
 static void release(sw_engine *e, uint32_t w, double t, const char *reason, sw_engine_result *out)
 {
     sw_worker_info *k = &e->workers[w];
     if (k->state != SW_WORKER_WAITING)
         return;
+    if (k->fresh)
+        align_joiner(e, w);
     k->state = SW_WORKER_RUNNING;
     k->version = e->view.version;
     k->released_t = t;
     e->view.n_waiting--;
     e->released[out->n_released++] = w;
-    emit(e, &(sw_event){.kind = SW_EV_RELEASE, .t = t, .worker = w, .V = e->view.version,
-                        .reason = reason});
+    emit(e, &(sw_event){.kind = SW_EV_RELEASE, .t = t, .worker = w, .clock = k->clock,
+                        .V = e->view.version, .reason = reason});
 }
 
 /* Carries out a decision: apply, release, then the liveness rule and the wake-up. */
@@ -222,7 +241,7 @@ int sw_engine_join(sw_engine *e, uint32_t w, double t, sw_engine_result *out)
     /* The slowest live clock (or the last one seen, when nobody is live). */
     uint64_t clock = e->view.min_live_clock;
     *k = (sw_worker_info){.state = SW_WORKER_WAITING, .clock = clock, .version = e->view.version,
-                          .joined_t = t, .released_t = t, .push_t = {-1, -1}};
+                          .joined_t = t, .released_t = t, .push_t = {-1, -1}, .fresh = true};
     if (e->view.n_live == 0)
         e->n_at_min = 0;
     e->n_at_min++;

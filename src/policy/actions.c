@@ -26,8 +26,7 @@ static void actions_push(void *state, const sw_engine_view *v, const sw_push *p,
 {
     const actions_state *st = state;
     d->apply = true;
-    sw_action a = st->choose ? st->choose(st->ctx, v, p)
-                             : (sw_action)sw_rng_below(st->rng, 3);
+    int a = st->choose ? st->choose(st->ctx, v, p) : (int)sw_rng_below(st->rng, 3);
     if (a == SW_ACTION_PUSHER)
         sw_decision_release(d, p->worker);
     else if (a == SW_ACTION_ALL)

@@ -47,6 +47,15 @@ static void bsp_push(void *state, const sw_engine_view *v, const sw_push *p, sw_
     barrier(state, v, 1, d);
 }
 
+/* A joiner starts at once only at a superstep's start (nobody has pushed in it yet); otherwise
+ * it waits for the barrier and starts in step with everyone. */
+static void bsp_join(void *state, const sw_engine_view *v, uint32_t w, sw_decision *d)
+{
+    (void)state;
+    if (v->n_waiting == 1)
+        sw_decision_release(d, w);
+}
+
 static void bsp_leave(void *state, const sw_engine_view *v, uint32_t w, sw_decision *d)
 {
     (void)w;
@@ -66,6 +75,7 @@ const sw_policy_ops sw_policy_bsp = {
     .state_size = sizeof(bsp_state),
     .init = bsp_init,
     .on_push = bsp_push,
+    .on_join = bsp_join,
     .on_leave = bsp_leave,
     .on_tick = bsp_tick,
 };

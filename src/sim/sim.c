@@ -151,6 +151,8 @@ static int setup_engine(sim *s, char *err)
     ep.seed = c->seed;
     ep.sink = sw__sim_sink;
     ep.sink_ctx = s;
+    ep.chooser = c->chooser;
+    ep.chooser_ctx = c->chooser_ctx;
     int rc = sw_engine_new(&s->engine, &ep, err);
     free(init);
     return rc;

@@ -33,7 +33,8 @@ static void write_line(FILE *f, const sw_event *ev)
             fprintf(f, ",\"lr_scale\":%.6g", (double)ev->lr_scale);
         break;
     case SW_EV_RELEASE:
-        fprintf(f, ",\"w\":%u,\"V\":%llu", ev->worker, (unsigned long long)ev->V);
+        fprintf(f, ",\"w\":%u,\"step\":%llu,\"V\":%llu", ev->worker,
+                (unsigned long long)ev->clock, (unsigned long long)ev->V);
         if (ev->reason && ev->reason[0] == 'l')
             fprintf(f, ",\"why\":\"liveness\"");
         break;

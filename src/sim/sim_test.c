@@ -1,0 +1,394 @@
+/* The simulator, checked on its own JSONL event logs: each policy's invariant, crashes that never
+ * hang a barrier, bit-identical logs for identical seeds, and metamorphic checks (ssp:s=0 has
+ * BSP's schedule; asp with one worker is sequential SGD). Runs use small synthetic data. */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncwise/err.h"
+#include "syncwise/model.h"
+#include "syncwise/optim.h"
+#include "syncwise/sim.h"
+
+static sw_data data;
+
+static int setup(void **state)
+{
+    (void)state;
+    return sw_data_load(&data, "synthetic:task=logistic,d=20,n=3000,test=500", 1, NULL);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    sw_data_free(&data);
+    return 0;
+}
+
+/* Runs a simulation and returns its log as one string (the caller frees it). */
+static char *run_log(sw_sim_config c, sw_sim_result *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    c.log = f;
+    char err[SW_ERR_LEN];
+    if (sw_sim_run(&c, r, err))
+        fail_msg("%s", err);
+    fclose(f);
+    return buf;
+}
+
+static sw_sim_config base(const char *policy)
+{
+    sw_sim_config c = sw_sim_default_config();
+    c.policy = policy;
+    c.workers = 6;
+    c.cluster = "shexp:1,base=1";
+    c.data = &data;
+    c.model = "mlp:h=1,u=16";
+    c.lr = 0.05f;
+    c.max_time = 150;
+    c.eval_every = 10;
+    return c;
+}
+
+/* One log line, parsed into the fields the invariants read. */
+typedef struct line {
+    char ev[16];
+    double t;
+    long w, step, ver, V;
+} line;
+
+static long field(const char *s, const char *key)
+{
+    const char *p = strstr(s, key);
+    return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+static int next_line(char **cursor, line *out)
+{
+    char *s = *cursor;
+    if (!s || !*s)
+        return 0;
+    char *nl = strchr(s, '\n');
+    assert_non_null(nl); /* every line ends */
+    *nl = '\0';
+    *cursor = nl + 1;
+    const char *ev = strstr(s, "\"ev\":\"");
+    assert_non_null(ev);
+    sscanf(ev + 6, "%15[a-z]", out->ev);
+    out->t = strtod(strstr(s, "\"t\":") + 4, NULL);
+    out->w = field(s, "\"w\":");
+    out->step = field(s, "\"step\":");
+    out->ver = field(s, "\"ver\":");
+    out->V = field(s, "\"V\":");
+    return 1;
+}
+
+#define MAXW 16
+
+/* Replays a log's membership and clocks; calls check at every release. */
+typedef struct replay {
+    long clock[MAXW];
+    int live[MAXW];
+    int fresh[MAXW]; /* joined, not yet started: no clock yet */
+} replay;
+
+static void track(replay *r, const line *l)
+{
+    if (!strcmp(l->ev, "join")) {
+        r->live[l->w] = 1;
+        r->fresh[l->w] = 1;
+        r->clock[l->w] = l->step;
+    } else if (!strcmp(l->ev, "leave") || !strcmp(l->ev, "crash")) {
+        r->live[l->w] = 0;
+    } else if (!strcmp(l->ev, "push")) {
+        assert_int_equal(l->step, r->clock[l->w] + 1);
+        r->clock[l->w] = l->step;
+    } else if (!strcmp(l->ev, "drop")) {
+        r->clock[l->w]--;
+    } else if (!strcmp(l->ev, "release")) {
+        r->clock[l->w] = l->step; /* a joiner's clock is fixed at its first release */
+        r->fresh[l->w] = 0;
+    }
+}
+
+static long min_live(const replay *r)
+{
+    long m = -1;
+    for (int w = 0; w < MAXW; w++)
+        if (r->live[w] && !r->fresh[w] && (m < 0 || r->clock[w] < m))
+            m = r->clock[w];
+    return m;
+}
+
+static void bsp_releases_only_when_clocks_agree(void **state)
+{
+    (void)state;
+    sw_sim_config c = base("bsp");
+    c.events = "crash:w=2,t=40;join:t=70;leave:w=4,t=90";
+    sw_sim_result res;
+    char *log = run_log(c, &res), *cur = log;
+    replay rp = {0};
+    line l;
+    long releases = 0, applies_after_crash = 0;
+    while (next_line(&cur, &l)) {
+        track(&rp, &l);
+        if (!strcmp(l.ev, "release")) {
+            releases++;
+            for (int w = 0; w < MAXW; w++)
+                if (rp.live[w] && !rp.fresh[w] && rp.clock[w] != rp.clock[l.w])
+                    fail_msg("t=%g: release of %ld while worker %d is at %ld, not %ld", l.t, l.w,
+                             w, rp.clock[w], rp.clock[l.w]);
+        }
+        applies_after_crash += !strcmp(l.ev, "apply") && l.t > 40;
+    }
+    assert_true(releases > 100);
+    assert_true(applies_after_crash > 10); /* the crash never hung the barrier */
+    assert_int_equal(res.stop, SW_STOP_MAX_TIME);
+    free(log);
+    sw_sim_result_free(&res);
+}
+
+static void ssp_never_lets_a_worker_run_too_far_ahead(void **state)
+{
+    (void)state;
+    for (long s = 0; s <= 3; s++) {
+        char policy[32];
+        snprintf(policy, sizeof policy, "ssp:s=%ld", s);
+        sw_sim_config c = base(policy);
+        c.cluster = "const:1;const:3@0"; /* one worker three times slower */
+        c.events = "crash:w=0,t=100";
+        sw_sim_result res;
+        char *log = run_log(c, &res), *cur = log;
+        replay rp = {0};
+        line l;
+        long max_lead = 0;
+        while (next_line(&cur, &l)) {
+            track(&rp, &l);
+            if (!strcmp(l.ev, "release")) {
+                long lead = rp.clock[l.w] - min_live(&rp);
+                if (lead > s)
+                    fail_msg("%s: t=%g worker %ld starts %ld steps ahead", policy, l.t, l.w, lead);
+                max_lead = lead > max_lead ? lead : max_lead;
+            }
+        }
+        assert_int_equal(max_lead, s); /* the bound is used, not just respected */
+        free(log);
+        sw_sim_result_free(&res);
+    }
+}
+
+static void asp_releases_every_pusher_at_once(void **state)
+{
+    (void)state;
+    sw_sim_result res;
+    char *log = run_log(base("asp"), &res), *cur = log;
+    line l, prev = {0};
+    long pushes = 0;
+    while (next_line(&cur, &l)) {
+        if (!strcmp(prev.ev, "push")) {
+            pushes++;
+            assert_string_equal(l.ev, "apply"); /* applied on arrival, then released */
+            line rel;
+            assert_true(next_line(&cur, &rel));
+            assert_string_equal(rel.ev, "release");
+            assert_int_equal(rel.w, prev.w);
+            assert_true(rel.t == prev.t);
+            l = rel;
+        }
+        prev = l;
+    }
+    assert_true(pushes > 200);
+    free(log);
+    sw_sim_result_free(&res);
+}
+
+static void sync_never_applies_an_old_gradient(void **state)
+{
+    (void)state;
+    sw_sim_config c = base("sync:grads_to_wait=2");
+    sw_sim_result res;
+    char *log = run_log(c, &res), *cur = log;
+    line l;
+    long drops = 0, pending_old = 0;
+    while (next_line(&cur, &l)) {
+        if (!strcmp(l.ev, "push"))
+            pending_old = l.ver < l.V;
+        else if (!strcmp(l.ev, "drop"))
+            drops++, pending_old = 0;
+        else if (!strcmp(l.ev, "apply") || !strcmp(l.ev, "release"))
+            assert_int_equal(pending_old, 0); /* an old gradient is dropped before anything */
+    }
+    assert_true(drops > 10);
+    assert_int_equal((long)res.drops, drops);
+    free(log);
+    sw_sim_result_free(&res);
+}
+
+static void same_seed_same_log(void **state)
+{
+    (void)state;
+    const char *policies[] = {"bsp", "asp", "ssp:s=2", "sync:grads_to_wait=3", "actions"};
+    for (int i = 0; i < 5; i++) {
+        sw_sim_config c = base(policies[i]);
+        c.events = "crash:w=1,t=30;join:t=60";
+        sw_sim_result a, b, d;
+        char *la = run_log(c, &a), *lb = run_log(c, &b);
+        c.seed = 2;
+        char *ld = run_log(c, &d);
+        assert_string_equal(la, lb);
+        assert_string_not_equal(la, ld);
+        free(la);
+        free(lb);
+        free(ld);
+        sw_sim_result_free(&a);
+        sw_sim_result_free(&b);
+        sw_sim_result_free(&d);
+    }
+}
+
+/* The (time, event, worker) sequence of pushes and releases: a run's schedule. */
+static char *schedule_of(char *log)
+{
+    char *out = calloc(strlen(log) + 1, 1), *cur = log, *o = out;
+    line l;
+    while (next_line(&cur, &l))
+        if (!strcmp(l.ev, "push") || !strcmp(l.ev, "release"))
+            o += sprintf(o, "%.9g %s %ld\n", l.t, l.ev, l.w);
+    return out;
+}
+
+static void ssp_zero_has_the_bsp_schedule(void **state)
+{
+    (void)state;
+    sw_sim_result a, b;
+    char *la = run_log(base("bsp"), &a), *lb = run_log(base("ssp:s=0"), &b);
+    char *sa = schedule_of(la), *sb = schedule_of(lb);
+    assert_string_equal(sa, sb);
+    free(la), free(lb), free(sa), free(sb);
+    sw_sim_result_free(&a);
+    sw_sim_result_free(&b);
+}
+
+static void asp_with_one_worker_is_sequential_sgd(void **state)
+{
+    (void)state;
+    sw_sim_config c = base("asp");
+    c.workers = 1;
+    c.max_time = 0;
+    c.max_pushes = 300;
+    sw_sim_result res;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_sim_run(&c, &res, err), 0);
+    assert_int_equal(res.pushes, 300);
+    /* The same steps by hand: same initialisation, the same batches, the same updates. */
+    sw_model_desc d = {.spec = "mlp:h=1,u=16", .in_shape = {1, 1, 20},
+                       .task = SW_TASK_CLASSIFY, .n_classes = 2};
+    sw_model *m;
+    sw_batcher *b;
+    assert_int_equal(sw_model_new(&m, &d, 256, NULL), 0);
+    assert_int_equal(sw_batcher_new(&b, data.train, 16, SW_BATCH_SHARD, 0, 1, 1, NULL), 0);
+    size_t n = sw_model_n_params(m);
+    float *p = malloc(n * sizeof *p), *g = malloc(n * sizeof *g);
+    sw_model_init_params(m, p, 1);
+    for (int s = 0; s < 300; s++) {
+        sw_batch bt;
+        sw_batcher_next(b, &bt);
+        sw_model_grad(m, p, &bt, g);
+        sw_sgd_step(p, g, n, c.lr, 0);
+    }
+    sw_eval e;
+    sw_model_evaluate(m, p, data.val, &e);
+    assert_true(e.loss == res.final_loss); /* bit for bit */
+    free(p), free(g);
+    sw_batcher_free(b);
+    sw_model_free(m);
+    sw_sim_result_free(&res);
+}
+
+static void targets_and_patience_stop_runs(void **state)
+{
+    (void)state;
+    sw_sim_config c = base("asp");
+    c.max_time = 5000;
+    c.target_acc = 0.8;
+    sw_sim_result res;
+    assert_int_equal(sw_sim_run(&c, &res, NULL), 0);
+    assert_int_equal(res.stop, SW_STOP_TARGET_ACC);
+    assert_true(res.target_t > 0 && res.final_acc >= 0.8);
+    sw_sim_result_free(&res);
+    c.target_acc = 0;
+    c.patience = 3;
+    c.lr = 2.0f; /* noisy enough that improvements stop */
+    assert_int_equal(sw_sim_run(&c, &res, NULL), 0);
+    assert_int_equal(res.stop, SW_STOP_PATIENCE);
+    assert_true(res.final_acc == res.best_acc); /* the best weights were kept */
+    sw_sim_result_free(&res);
+}
+
+static void everyone_gone_ends_the_run(void **state)
+{
+    (void)state;
+    sw_sim_config c = base("bsp");
+    c.workers = 2;
+    c.events = "crash:w=0,t=5;leave:w=1,t=9";
+    sw_sim_result res;
+    assert_int_equal(sw_sim_run(&c, &res, NULL), 0);
+    assert_int_equal(res.stop, SW_STOP_NO_WORKERS);
+    assert_true(res.end_t == 9);
+    sw_sim_result_free(&res);
+}
+
+static void bad_configurations(void **state)
+{
+    (void)state;
+    sw_sim_result res;
+    char err[SW_ERR_LEN];
+    sw_sim_config c = base("asp");
+    c.max_time = 0;
+    assert_int_equal(sw_sim_run(&c, &res, err), SW_EINVAL);
+    assert_non_null(strstr(err, "stopping"));
+    c = base("asp");
+    c.events = "explode:t=3";
+    assert_int_equal(sw_sim_run(&c, &res, err), SW_EINVAL);
+    c.events = "crash:t=3";
+    assert_int_equal(sw_sim_run(&c, &res, err), SW_EINVAL);
+    assert_non_null(strstr(err, "w=WORKER"));
+    c.events = "crash:w=99,t=3";
+    assert_int_equal(sw_sim_run(&c, &res, err), SW_ERANGE);
+    c.events = NULL;
+    c.net = "bw=0";
+    assert_int_equal(sw_sim_run(&c, &res, err), SW_ERANGE);
+    c = base("unknown");
+    assert_int_equal(sw_sim_run(&c, &res, err), SW_ENOTFOUND);
+    c = base("asp");
+    c.data = NULL;
+    c.target_acc = 0.5;
+    assert_int_equal(sw_sim_run(&c, &res, err), SW_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bsp_releases_only_when_clocks_agree),
+        cmocka_unit_test(ssp_never_lets_a_worker_run_too_far_ahead),
+        cmocka_unit_test(asp_releases_every_pusher_at_once),
+        cmocka_unit_test(sync_never_applies_an_old_gradient),
+        cmocka_unit_test(same_seed_same_log),
+        cmocka_unit_test(ssp_zero_has_the_bsp_schedule),
+        cmocka_unit_test(asp_with_one_worker_is_sequential_sgd),
+        cmocka_unit_test(targets_and_patience_stop_runs),
+        cmocka_unit_test(everyone_gone_ends_the_run),
+        cmocka_unit_test(bad_configurations),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
