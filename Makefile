@@ -23,10 +23,11 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# The main job: the classic policies on the default straggling cluster (Fashion-MNIST, MLP
+# 784-256-10, 10 workers), 3 seeds each; bench/compare.sh runs the full 10-seed comparison.
 run: build
-	$(SYNCWISE) train --data fashion-mnist --model mlp:h=1,u=256 --batch 16 --lr 0.01 \
-	    --epochs 3 --seed 1 --out $(BUILD)/model.ckpt
-	$(SYNCWISE) eval --model-file $(BUILD)/model.ckpt
+	OPENBLAS_NUM_THREADS=1 $(SYNCWISE) compare --policies "bsp,asp,ssp:s=1,ssp:s=4" --seeds 3 \
+	    --data fashion-mnist --model mlp:h=1,u=256 --workers 10 --target-acc 0.85 --max-time 40000
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -34,6 +35,8 @@ test: build
 bench: build
 	@scripts/deps.sh bench
 	@bench/step.sh $(BUILD)
+	@OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_engine
+	@bench/compare.sh $(BUILD)
 
 clean:
 	rm -rf build build-asan

@@ -78,12 +78,18 @@ static int split_policies(plan *p, char *list)
             p->policies[p->n_policies - 1] = joined;
             continue;
         }
-        if (p->n_policies == MAX_POLICIES)
-            return sw_cli_error(CMD, "more than %d policies", MAX_POLICIES), -1;
+        if (p->n_policies == MAX_POLICIES) {
+            sw_cli_error(CMD, "more than %d policies", MAX_POLICIES);
+            return -1;
+        }
         if (!(p->policies[p->n_policies++] = strdup(tok)))
             return -1;
     }
-    return p->n_policies ? 0 : (sw_cli_error(CMD, "--policies is empty"), -1);
+    if (p->n_policies == 0) {
+        sw_cli_error(CMD, "--policies is empty");
+        return -1;
+    }
+    return 0;
 }
 
 static int parse(int argc, char **argv, plan *p)

@@ -1,6 +1,7 @@
 /* Shared scenario options of `sim` and `compare`. */
 #include "scenario.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,30 +33,71 @@ void sw_cli_scenario_defaults(sw_cli_scenario *s)
     s->cfg.cluster = SW_CLI_DEFAULT_CLUSTER;
 }
 
+/* The numeric options: where each one goes and its valid range. */
+typedef enum kind { U32, LONG, F32, F64, U64 } kind;
+typedef struct numeric_opt {
+    int code;
+    const char *name;
+    kind kind;
+    double lo, hi;
+    size_t offset; /* into sw_cli_scenario */
+} numeric_opt;
+
+#define AT(field) offsetof(sw_cli_scenario, field)
+static const numeric_opt numerics[] = {
+    {O_WORKERS, "--workers", U32, 1, 1 << 20, AT(cfg.workers)},
+    {O_BATCH, "--batch", U32, 1, 1 << 16, AT(cfg.batch)},
+    {O_GMF, "--get-model-frequency", U32, 1, 1 << 20, AT(cfg.get_model_frequency)},
+    {O_PATIENCE, "--patience", U32, 0, 1 << 20, AT(cfg.patience)},
+    {O_THREADS, "--threads", LONG, 0, 256, AT(threads)},
+    {O_LR, "--lr", F32, 0, 1e6, AT(cfg.lr)},
+    {O_WD, "--wd", F32, 0, 1e6, AT(cfg.weight_decay)},
+    {O_TARGET_ACC, "--target-acc", F64, 0, 1, AT(cfg.target_acc)},
+    {O_TARGET_LOSS, "--target-loss", F64, 0, 1e9, AT(cfg.target_loss)},
+    {O_MAX_TIME, "--max-time", F64, 0, 1e15, AT(cfg.max_time)},
+    {O_EVAL_EVERY, "--eval-every", F64, 1e-9, 1e15, AT(cfg.eval_every)},
+    {O_MAX_APPLIES, "--max-applies", U64, 0, 0, AT(cfg.max_applies)},
+    {O_MAX_PUSHES, "--max-pushes", U64, 0, 0, AT(cfg.max_pushes)},
+};
+#undef AT
+
 static int numeric(sw_cli_scenario *s, const char *cmd, int code, const char *arg)
 {
-    sw_sim_config *c = &s->cfg;
-    long v = 0;
-    double d = 0;
-    uint64_t u = 0;
-    bool ok = true;
-    switch (code) {
-    case O_WORKERS: ok = sw_cli_long(cmd, "--workers", arg, 1, 1 << 20, &v), c->workers = (uint32_t)v; break;
-    case O_BATCH: ok = sw_cli_long(cmd, "--batch", arg, 1, 1 << 16, &v), c->batch = (uint32_t)v; break;
-    case O_GMF: ok = sw_cli_long(cmd, "--get-model-frequency", arg, 1, 1 << 20, &v), c->get_model_frequency = (uint32_t)v; break;
-    case O_PATIENCE: ok = sw_cli_long(cmd, "--patience", arg, 0, 1 << 20, &v), c->patience = (uint32_t)v; break;
-    case O_THREADS: ok = sw_cli_long(cmd, "--threads", arg, 0, 256, &s->threads); break;
-    case O_LR: ok = sw_cli_double(cmd, "--lr", arg, 0, 1e6, &d), c->lr = (float)d; break;
-    case O_WD: ok = sw_cli_double(cmd, "--wd", arg, 0, 1e6, &d), c->weight_decay = (float)d; break;
-    case O_TARGET_ACC: ok = sw_cli_double(cmd, "--target-acc", arg, 0, 1, &c->target_acc); break;
-    case O_TARGET_LOSS: ok = sw_cli_double(cmd, "--target-loss", arg, 0, 1e9, &c->target_loss); break;
-    case O_MAX_TIME: ok = sw_cli_double(cmd, "--max-time", arg, 0, 1e15, &c->max_time); break;
-    case O_EVAL_EVERY: ok = sw_cli_double(cmd, "--eval-every", arg, 1e-9, 1e15, &c->eval_every); break;
-    case O_MAX_APPLIES: ok = sw_cli_u64(cmd, "--max-applies", arg, &u), c->max_applies = u; break;
-    case O_MAX_PUSHES: ok = sw_cli_u64(cmd, "--max-pushes", arg, &u), c->max_pushes = u; break;
-    default: return 0;
+    for (size_t i = 0; i < sizeof numerics / sizeof numerics[0]; i++) {
+        const numeric_opt *o = &numerics[i];
+        if (o->code != code)
+            continue;
+        char *at = (char *)s + o->offset;
+        long l;
+        double d;
+        uint64_t u;
+        bool ok;
+        switch (o->kind) {
+        case U32:
+        case LONG:
+            if ((ok = sw_cli_long(cmd, o->name, arg, (long)o->lo, (long)o->hi, &l))) {
+                if (o->kind == U32)
+                    *(uint32_t *)at = (uint32_t)l;
+                else
+                    *(long *)at = l;
+            }
+            break;
+        case F32:
+        case F64:
+            if ((ok = sw_cli_double(cmd, o->name, arg, o->lo, o->hi, &d))) {
+                if (o->kind == F32)
+                    *(float *)at = (float)d;
+                else
+                    *(double *)at = d;
+            }
+            break;
+        default:
+            if ((ok = sw_cli_u64(cmd, o->name, arg, &u)))
+                *(uint64_t *)at = u;
+        }
+        return ok ? 1 : -1;
     }
-    return ok ? 1 : -1;
+    return 0;
 }
 
 int sw_cli_scenario_option(sw_cli_scenario *s, const char *cmd, int code, const char *arg)
@@ -74,8 +116,10 @@ int sw_cli_scenario_option(sw_cli_scenario *s, const char *cmd, int code, const 
             c->batch_mode = SW_BATCH_SHARD;
         else if (strcmp(arg, "sample") == 0)
             c->batch_mode = SW_BATCH_SAMPLE;
-        else
-            return sw_cli_error(cmd, "--batch-mode: '%s' is not shard or sample", arg), -1;
+        else {
+            sw_cli_error(cmd, "--batch-mode: '%s' is not shard or sample", arg);
+            return -1;
+        }
         return 1;
     default: return numeric(s, cmd, code, arg);
     }
@@ -103,7 +147,8 @@ void sw_cli_scenario_help(void)
            "                         speed=F on any; per-worker groups 'SPEC@0-4;SPEC@5-9'\n"
            "  --net bw=B,lat=S       transfers: bytes per second and latency (default "
            "bw=1.25e9,lat=5e-5)\n"
-           "  --events LIST          crash:w=3,t=50;leave:w=1,t=80;join:t=100\n"
+           "  --events LIST          crash:w=3,t=50;leave:w=1,t=80;join:t=100;\n"
+           "                         switch:t=200,policy=asp (a join without w adds a worker)\n"
            "  --data SPEC            data set (default fashion-mnist)\n"
            "  --model SPEC           model (default mlp:h=1,u=256)\n"
            "  --no-model             no data and no gradients: time the engine alone\n"

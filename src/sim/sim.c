@@ -282,19 +282,36 @@ static sw_stop_reason on_eval(sim *s, const sw__sim_event *ev)
         c->on_eval(c->on_eval_ctx, ev->t, V, e.loss, e.accuracy);
     r->best_acc = e.accuracy > r->best_acc ? e.accuracy : r->best_acc;
     s->evals_since_best = improves(s, &e) ? 0 : s->evals_since_best + 1;
+    sw_stop_reason hit = SW_STOP_NONE;
     if (c->target_acc > 0 && e.accuracy >= c->target_acc)
-        return r->target_t = ev->t, SW_STOP_TARGET_ACC;
-    if (c->target_loss > 0) {
+        hit = SW_STOP_TARGET_ACC;
+    if (!hit && c->target_loss > 0) {
         sw_eval tl;
         sw_model_evaluate(s->model, sw_engine_params_ptr(s->engine), s->train_probe, &tl);
         if (tl.loss <= c->target_loss)
-            return r->target_t = ev->t, SW_STOP_TARGET_LOSS;
+            hit = SW_STOP_TARGET_LOSS;
+    }
+    if (hit) {
+        r->target_t = ev->t;
+        return hit;
     }
     if (c->patience && s->evals_since_best >= c->patience)
         return SW_STOP_PATIENCE;
     if (sw__heap_push(&s->heap, (sw__sim_event){.t = ev->t + c->eval_every, .kind = EV_EVAL}))
         s->sink_error = 1;
     return SW_STOP_NONE;
+}
+
+static void on_switch(sim *s, const sw__sim_event *ev)
+{
+    sw_engine_result res;
+    char err[SW_ERR_LEN];
+    if (sw_engine_switch_policy(s->engine, s->switches[ev->worker], ev->t, &res, err)) {
+        s->switch_error = 1;
+        snprintf(s->switch_msg, sizeof s->switch_msg, "t=%g: %s", ev->t, err);
+        return;
+    }
+    follow(s, &res, ev->t);
 }
 
 static sw_stop_reason limits(const sim *s)
@@ -331,9 +348,10 @@ static sw_stop_reason loop(sim *s)
         case EV_ARRIVE: on_arrive(s, &ev); break;
         case EV_TICK: on_tick(s, &ev); break;
         case EV_EVAL: stop = on_eval(s, &ev); break;
+        case EV_SWITCH: on_switch(s, &ev); break;
         default: on_membership(s, &ev); break;
         }
-        if (s->sink_error)
+        if (s->sink_error || s->switch_error)
             return SW_STOP_NONE;
         if (stop || (stop = limits(s)))
             return stop;
@@ -377,6 +395,9 @@ static void teardown(sim *s)
     free(s->w);
     free(s->best);
     free(s->pending_ver);
+    for (uint32_t i = 0; i < s->n_switches; i++)
+        free(s->switches[i]);
+    free(s->switches);
     sw_dataset_free(s->probe_owned);
     sw__heap_free(&s->heap);
     sw_engine_free(s->engine);
@@ -419,6 +440,8 @@ int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err)
         out->stop = loop(&s);
         if (s.sink_error)
             rc = sw_fail(err, SW_ENOMEM, "out of memory during the run");
+        else if (s.switch_error)
+            rc = sw_fail(err, SW_EINVAL, "policy switch at %s", s.switch_msg);
         else
             finish(&s);
     }

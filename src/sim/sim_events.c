@@ -1,4 +1,5 @@
-/* Scheduled membership events for a simulation: "crash:w=3,t=50;leave:w=1,t=80;join:t=100".
+/* Scheduled events for a simulation: "crash:w=3,t=50;leave:w=1,t=80;join:t=100" and
+ * "switch:t=200,policy=asp" (a policy spec with at most one parameter, as commas separate).
  *
  * crash and leave name a worker; join without w brings a new worker into the next free slot
  * (slots after the initial workers, in the order the joins are written), join with w=K brings
@@ -11,6 +12,7 @@
 
 #include "sim_internal.h"
 #include "syncwise/err.h"
+#include "syncwise/policy.h"
 #include "syncwise/spec.h"
 
 uint32_t sw__sim_count_joins(const char *events)
@@ -25,6 +27,28 @@ uint32_t sw__sim_count_joins(const char *events)
     return n;
 }
 
+static int add_switch(sim *s, const char *policy, sw__sim_event *ev, char *err)
+{
+    if (!policy)
+        return sw_fail(err, SW_EINVAL, "switch: policy=SPEC is required");
+    sw_spec ps; /* catch an unknown name now rather than in the middle of the run */
+    int rc = sw_spec_parse(&ps, policy, err);
+    if (rc)
+        return rc;
+    if (!sw_policy_find(ps.name))
+        return sw_fail(err, SW_ENOTFOUND, "switch: unknown policy '%s' (known: %s)", ps.name,
+                       sw_policy_names());
+    char **grown = realloc(s->switches, (s->n_switches + 1) * sizeof *grown);
+    if (!grown || !(grown[s->n_switches] = strdup(policy))) {
+        if (grown)
+            s->switches = grown;
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    s->switches = grown;
+    ev->worker = s->n_switches++;
+    return 0;
+}
+
 static int schedule_one(sim *s, char *text, uint32_t *next_new, char *err)
 {
     sw_spec sp;
@@ -33,26 +57,31 @@ static int schedule_one(sim *s, char *text, uint32_t *next_new, char *err)
         return rc;
     double t = -1;
     long w = -1;
+    const char *policy = sw_spec_str(&sp, "policy", NULL);
     if ((rc = sw_spec_double(&sp, "t", 0, 1e15, &t, err)) ||
         (rc = sw_spec_int(&sp, "w", 0, (long)s->n_slots - 1, &w, err)) ||
-        (rc = sw_spec_finish(&sp, "w, t", err)))
+        (rc = sw_spec_finish(&sp, "w, t, policy", err)))
         return rc;
     if (t < 0)
         return sw_fail(err, SW_EINVAL, "event '%s': t=SECONDS is required", text);
-    uint32_t kind;
-    if (strcmp(sp.name, "crash") == 0)
-        kind = EV_CRASH;
-    else if (strcmp(sp.name, "leave") == 0)
-        kind = EV_LEAVE;
-    else if (strcmp(sp.name, "join") == 0)
-        kind = EV_JOIN;
-    else
-        return sw_fail(err, SW_EINVAL, "unknown event '%s' (known: crash, leave, join)", sp.name);
-    if (kind != EV_JOIN && w < 0)
+    static const struct {
+        const char *name;
+        uint32_t kind;
+    } kinds[] = {{"crash", EV_CRASH}, {"leave", EV_LEAVE}, {"join", EV_JOIN}, {"switch", EV_SWITCH}};
+    uint32_t kind = UINT32_MAX;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strcmp(sp.name, kinds[i].name) == 0)
+            kind = kinds[i].kind;
+    if (kind == UINT32_MAX)
+        return sw_fail(err, SW_EINVAL, "unknown event '%s' (known: crash, leave, join, switch)",
+                       sp.name);
+    if ((kind == EV_CRASH || kind == EV_LEAVE) && w < 0)
         return sw_fail(err, SW_EINVAL, "event '%s': w=WORKER is required", text);
     if (kind == EV_JOIN && w < 0)
         w = (long)(*next_new)++;
-    sw__sim_event ev = {.t = t, .kind = kind, .worker = (uint32_t)w};
+    sw__sim_event ev = {.t = t, .kind = kind, .worker = (uint32_t)(w < 0 ? 0 : w)};
+    if (kind == EV_SWITCH && (rc = add_switch(s, policy, &ev, err)))
+        return rc;
     return sw__heap_push(&s->heap, ev) ? sw_fail(err, SW_ENOMEM, "out of memory") : 0;
 }
 

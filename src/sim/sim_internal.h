@@ -5,10 +5,11 @@
 
 #include "heap.h"
 #include "syncwise/cluster.h"
+#include "syncwise/err.h"
 #include "syncwise/model.h"
 #include "syncwise/sim.h"
 
-enum { EV_ARRIVE, EV_TICK, EV_JOIN, EV_LEAVE, EV_CRASH, EV_EVAL };
+enum { EV_ARRIVE, EV_TICK, EV_JOIN, EV_LEAVE, EV_CRASH, EV_EVAL, EV_SWITCH };
 
 /* A simulated worker's own side of the protocol. */
 typedef struct sim_worker {
@@ -43,6 +44,10 @@ typedef struct sim {
     uint64_t *pending_ver;   /* versions of the gradients in the buffer, for staleness */
     size_t n_pending, cap_pending;
     int sink_error;
+    char **switches;         /* policy specs of scheduled switches; EV_SWITCH's worker indexes */
+    uint32_t n_switches;
+    int switch_error;
+    char switch_msg[SW_ERR_LEN + 32];
     sw_sim_result *r;
 } sim;
 

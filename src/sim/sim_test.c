@@ -315,6 +315,61 @@ static void asp_with_one_worker_is_sequential_sgd(void **state)
     sw_sim_result_free(&res);
 }
 
+static void a_scheduled_switch_changes_the_behaviour(void **state)
+{
+    (void)state;
+    sw_sim_config c = base("bsp");
+    c.events = "switch:t=60,policy=asp";
+    sw_sim_result res;
+    char *log = run_log(c, &res), *cur = log;
+    line l, prev = {0};
+    long switches = 0, waits_before = 0, waits_after = 0;
+    while (next_line(&cur, &l)) {
+        switches += !strcmp(l.ev, "switch");
+        /* A push not followed by an apply means its worker waits at a barrier. */
+        if (!strcmp(prev.ev, "push") && strcmp(l.ev, "apply")) {
+            if (prev.t < 60)
+                waits_before++;
+            else
+                waits_after++;
+        }
+        prev = l;
+    }
+    assert_int_equal(switches, 1);
+    assert_true(waits_before > 10);
+    assert_int_equal(waits_after, 0);
+    free(log);
+    sw_sim_result_free(&res);
+    c.events = "switch:t=60,policy=fastest";
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_sim_run(&c, &res, err), SW_ENOTFOUND);
+    assert_non_null(strstr(err, "fastest"));
+}
+
+static void get_model_frequency_pulls_every_f_steps(void **state)
+{
+    (void)state;
+    sw_sim_config c = base("asp");
+    c.get_model_frequency = 3;
+    sw_sim_result res;
+    char *log = run_log(c, &res), *cur = log;
+    line l;
+    long last_ver[MAXW], run[MAXW], longest = 0;
+    memset(last_ver, -1, sizeof last_ver);
+    memset(run, 0, sizeof run);
+    while (next_line(&cur, &l)) {
+        if (strcmp(l.ev, "push"))
+            continue;
+        /* Between pulls a worker's pushes carry the version it pulled last. */
+        run[l.w] = l.ver == last_ver[l.w] ? run[l.w] + 1 : 1;
+        last_ver[l.w] = l.ver;
+        longest = run[l.w] > longest ? run[l.w] : longest;
+    }
+    assert_int_equal(longest, 3);
+    free(log);
+    sw_sim_result_free(&res);
+}
+
 static void targets_and_patience_stop_runs(void **state)
 {
     (void)state;
@@ -386,6 +441,8 @@ int main(void)
         cmocka_unit_test(same_seed_same_log),
         cmocka_unit_test(ssp_zero_has_the_bsp_schedule),
         cmocka_unit_test(asp_with_one_worker_is_sequential_sgd),
+        cmocka_unit_test(a_scheduled_switch_changes_the_behaviour),
+        cmocka_unit_test(get_model_frequency_pulls_every_f_steps),
         cmocka_unit_test(targets_and_patience_stop_runs),
         cmocka_unit_test(everyone_gone_ends_the_run),
         cmocka_unit_test(bad_configurations),

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The sim and compare commands end to end: summary, JSONL log, determinism, errors.
+. "$(dirname "$0")/lib.sh"
+
+data="synthetic:task=logistic,d=10,n=2000"
+expect_status 0 "sim help" -- "$SW" sim --help
+expect_output "--policy SPEC" "sim help lists --policy"
+expect_output "ssp" "sim help lists the policies"
+expect_output "straggle" "sim help lists the cluster models"
+
+expect_status 0 "sim with a log" -- "$SW" sim --policy ssp:s=2 --workers 4 --data "$data" \
+  --model softmax --lr 0.1 --target-acc 0.8 --max-time 2000 --seed 3 --log "$TMP/a.jsonl"
+expect_output "policy ssp:s=2: stopped by target accuracy" "summary names the stop"
+expect_output "staleness" "summary has a staleness histogram"
+expect_output "idle %" "summary has idle shares"
+OUT=$(head -1 "$TMP/a.jsonl")
+expect_output '"ev":"join"' "log starts with the joins"
+OUT=$(grep -c '"ev":"push"' "$TMP/a.jsonl")
+checks=$((checks + 1)); [ "$OUT" -gt 10 ] || { echo "FAIL: too few pushes in the log"; failures=$((failures + 1)); }
+"$SW" sim --policy ssp:s=2 --workers 4 --data "$data" --model softmax --lr 0.1 --target-acc 0.8 \
+  --max-time 2000 --seed 3 --log "$TMP/b.jsonl" -q >/dev/null
+checks=$((checks + 1)); cmp -s "$TMP/a.jsonl" "$TMP/b.jsonl" || { echo "FAIL: same seed, different logs"; failures=$((failures + 1)); }
+
+expect_status 0 "sim without a model" -- "$SW" sim --no-model --workers 50 --policy bsp --max-pushes 5000
+expect_output "applies 100, pushes 5000" "50 workers: 100 supersteps in 5000 pushes"
+expect_status 0 "crash and join" -- "$SW" sim --no-model --workers 3 --policy bsp --max-time 100 \
+  --cluster const:1 --events "crash:w=1,t=10.5;join:t=20.5"
+expect_output "stopped by time limit" "the run goes on to its limit"
+
+expect_status 1 "unknown policy" -- "$SW" sim --no-model --policy fastest --max-pushes 10
+expect_output "unknown policy 'fastest' (known: bsp, asp, ssp" "lists the policies"
+expect_status 1 "unknown policy key" -- "$SW" sim --no-model --policy ssp:x=1 --max-pushes 10
+expect_output "known: s" "lists the keys"
+expect_status 1 "no stopping rule" -- "$SW" sim --no-model
+expect_output "no stopping condition" "explains"
+expect_status 1 "bad cluster" -- "$SW" sim --no-model --cluster "uniform:2" --max-pushes 10
+expect_output "LO,HI" "explains the cluster spec"
+expect_status 1 "unwritable log" -- "$SW" sim --no-model --max-pushes 10 --log /nonexistent/x.jsonl
+expect_status 2 "bad option value" -- "$SW" sim --workers 0
+
+expect_status 0 "compare" -- "$SW" compare --policies "bsp,asp,ssp:s=1" --seeds 3 --jobs 2 \
+  --data "$data" --model softmax --lr 0.1 --target-acc 0.8 --max-time 3000 -q
+expect_output "time to target" "compare prints its table"
+expect_output "3/3" "every run reached the target"
+expect_output "speedup: mean time of the best classic baseline" "compare explains the speedup"
+expect_status 2 "compare without policies" -- "$SW" compare --seeds 2
+finish
