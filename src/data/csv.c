@@ -12,6 +12,7 @@
 
 #include "syncwise/data.h"
 #include "syncwise/err.h"
+#include "syncwise/lines.h"
 
 #define CSV_MAX_COLS (1u << 20)
 
@@ -88,30 +89,28 @@ static int add_row(table *t, char *line, const char *path, size_t lineno, char *
     return 0;
 }
 
+typedef struct reading {
+    table *t;
+    const char *path;
+} reading;
+
+static int on_line(void *ctx, char *line, size_t lineno, char *err)
+{
+    reading *r = ctx;
+    if (line[strspn(line, " \t\r\n")] == '\0')
+        return 0;
+    int rc = add_row(r->t, line, r->path, lineno, err);
+    if (rc == 1) /* a header row: forget its width and go on */
+        r->t->cols = 0;
+    return rc == 1 ? 0 : rc;
+}
+
 static int read_table(table *t, const char *path, char *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return sw_fail(err, SW_EIO, "%s: cannot open: %s", path, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0, lineno = 0;
-    int rc = 0;
-    while (!rc && getline(&line, &cap, f) >= 0) {
-        lineno++;
-        if (line[strspn(line, " \t\r\n")] == '\0')
-            continue;
-        rc = add_row(t, line, path, lineno, err);
-        if (rc == 1) { /* header row: forget its width and go on */
-            t->cols = 0;
-            rc = 0;
-        }
-    }
-    if (!rc && ferror(f))
-        rc = sw_fail(err, SW_EIO, "%s: read error", path);
+    reading r = {t, path};
+    int rc = sw_read_lines(path, on_line, &r, err);
     if (!rc && t->rows == 0)
         rc = sw_fail(err, SW_EFORMAT, "%s: no examples", path);
-    free(line);
-    fclose(f);
     return rc;
 }
 

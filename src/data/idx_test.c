@@ -152,13 +152,6 @@ static void garbage_gzip_is_an_error(void **state)
     expect_image_error(g, sizeof g, SW_EFORMAT, "bad.idx");
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    sw_test_cleanup();
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,5 +160,5 @@ int main(void)
         cmocka_unit_test(refuses_broken_labels),
         cmocka_unit_test(garbage_gzip_is_an_error),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, sw_test_teardown);
 }

@@ -13,6 +13,7 @@
 
 #include "syncwise/data.h"
 #include "syncwise/err.h"
+#include "syncwise/lines.h"
 
 #define LIBSVM_MAX_CLASSES 1000
 #define LIBSVM_MAX_DIM (1u << 24)
@@ -127,21 +128,15 @@ static int parse_line(pairs *s, char *line, const char *path, size_t lineno, cha
     return 0;
 }
 
-static int read_pairs(pairs *s, const char *path, char *err)
+typedef struct reading {
+    pairs *s;
+    const char *path;
+} reading;
+
+static int on_line(void *ctx, char *line, size_t lineno, char *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return sw_fail(err, SW_EIO, "%s: cannot open: %s", path, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0, lineno = 0;
-    int rc = 0;
-    while (!rc && getline(&line, &cap, f) >= 0)
-        rc = parse_line(s, line, path, ++lineno, err);
-    if (!rc && ferror(f))
-        rc = sw_fail(err, SW_EIO, "%s: read error", path);
-    free(line);
-    fclose(f);
-    return rc;
+    reading *r = ctx;
+    return parse_line(r->s, line, r->path, lineno, err);
 }
 
 /* Maps raw labels to class indices: {-1, +1} to {0, 1}; otherwise integers in range as is. */
@@ -207,7 +202,8 @@ int sw_libsvm_read(sw_dataset **out, const char *path, size_t dim, sw_task task,
     if (dim > LIBSVM_MAX_DIM)
         return sw_fail(err, SW_ERANGE, "dimension %zu above %u", dim, LIBSVM_MAX_DIM);
     pairs s = {0};
-    int rc = read_pairs(&s, path, err);
+    reading r = {&s, path};
+    int rc = sw_read_lines(path, on_line, &r, err);
     if (!rc)
         rc = densify(out, &s, dim, task, path, err);
     pairs_free(&s);

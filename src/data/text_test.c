@@ -122,13 +122,6 @@ static void csv_refuses_bad_input(void **state)
     expect_csv_error("1\n", "columns");
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    sw_test_cleanup();
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -138,5 +131,5 @@ int main(void)
         cmocka_unit_test(csv_reads_with_header_and_label_column),
         cmocka_unit_test(csv_refuses_bad_input),
     };
-    return cmocka_run_group_tests(tests, NULL, teardown);
+    return cmocka_run_group_tests(tests, NULL, sw_test_teardown);
 }

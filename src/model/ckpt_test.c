@@ -161,13 +161,6 @@ static void unwritable_place_is_an_error(void **state)
     assert_int_equal(sw_ckpt_load("/nonexistent-dir/m.ckpt", &d, err), SW_EIO);
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    sw_test_cleanup();
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -176,5 +169,5 @@ int main(void)
         cmocka_unit_test(mismatched_architecture_is_refused),
         cmocka_unit_test(unwritable_place_is_an_error),
     };
-    return cmocka_run_group_tests(tests, NULL, teardown);
+    return cmocka_run_group_tests(tests, NULL, sw_test_teardown);
 }

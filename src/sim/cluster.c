@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "syncwise/err.h"
+#include "syncwise/lines.h"
 #include "syncwise/rng.h"
 #include "syncwise/spec.h"
 
@@ -72,72 +73,73 @@ double sw_cluster_step_s(sw_cluster *c, uint32_t w)
 
 int sw_cluster_is_straggler(const sw_cluster *c, uint32_t w) { return c->w[w].straggler; }
 
-/* Reads a trace CSV: "worker,seconds" or "seconds" rows; '#' lines and a header are skipped. */
+/* Trace rows: "worker,seconds" or "seconds" (shared by every worker), '#' comments, a header. */
+typedef struct trace_reading {
+    sw_cluster *c;
+    const char *path;
+    size_t *cap;
+    int shared; /* -1 until the first row */
+} trace_reading;
+
+static int add_time(trace_reading *r, uint32_t w, double secs, char *err)
+{
+    trace *t = &r->c->traces[w];
+    if (t->n == r->cap[w]) {
+        r->cap[w] = r->cap[w] ? 2 * r->cap[w] : 64;
+        double *g = realloc(t->s, r->cap[w] * sizeof *g);
+        if (!g)
+            return sw_fail(err, SW_ENOMEM, "out of memory for a trace");
+        t->s = g;
+    }
+    t->s[t->n++] = secs;
+    return 0;
+}
+
+static int trace_line(void *ctx, char *line, size_t lineno, char *err)
+{
+    trace_reading *r = ctx;
+    if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#')
+        return 0;
+    char *end;
+    double a = strtod(line, &end), b = 0;
+    int two = *end == ',';
+    if (two)
+        b = strtod(end + 1, &end);
+    end += strspn(end, " \t\r\n");
+    if (*end != '\0' || end == line)
+        return lineno == 1 ? 0 /* a header */
+                           : sw_fail(err, SW_EFORMAT, "%s:%zu: expected 'worker,seconds' or "
+                                                      "'seconds'", r->path, lineno);
+    if (r->shared < 0)
+        r->shared = !two;
+    if (r->shared == two)
+        return sw_fail(err, SW_EFORMAT, "%s:%zu: rows mix one and two columns", r->path, lineno);
+    double secs = two ? b : a;
+    if (!(secs > 0) || !isfinite(secs) || (two && (a != floor(a) || a < 0)))
+        return sw_fail(err, SW_EFORMAT, "%s:%zu: bad worker or non-positive time", r->path,
+                       lineno);
+    if (two && a >= r->c->n_traces)
+        return 0; /* rows for workers this run does not have */
+    return add_time(r, two ? (uint32_t)a : 0, secs, err);
+}
+
 static int read_trace(sw_cluster *c, const char *path, uint32_t n_workers, char *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return sw_fail(err, SW_EIO, "%s: cannot open: %s", path, strerror(errno));
     c->traces = calloc(n_workers, sizeof *c->traces);
-    c->n_traces = n_workers;
-    char *line = NULL;
-    size_t cap = 0, lineno = 0;
-    int rc = c->traces ? 0 : sw_fail(err, SW_ENOMEM, "out of memory for a trace");
-    size_t *tcap = c->traces ? calloc(n_workers, sizeof *tcap) : NULL;
-    int shared = -1; /* unknown until the first row: 1 for "seconds" rows, 0 for "worker,s" */
-    while (!rc && getline(&line, &cap, f) >= 0) {
-        lineno++;
-        if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#')
-            continue;
-        char *end;
-        double a = strtod(line, &end), b = 0;
-        int two = *end == ',';
-        if (two)
-            b = strtod(end + 1, &end);
-        while (*end == ' ' || *end == '\r' || *end == '\n' || *end == '\t')
-            end++;
-        if (*end != '\0' || end == line) {
-            if (lineno == 1)
-                continue; /* a header */
-            rc = sw_fail(err, SW_EFORMAT, "%s:%zu: expected 'worker,seconds' or 'seconds'",
-                         path, lineno);
-            break;
-        }
-        if (shared < 0)
-            shared = !two;
-        if (shared == two) {
-            rc = sw_fail(err, SW_EFORMAT, "%s:%zu: rows mix one and two columns", path, lineno);
-            break;
-        }
-        double secs = two ? b : a;
-        long wk = two ? (long)a : 0;
-        if (!(secs > 0) || !isfinite(secs) || (two && (a != floor(a) || a < 0))) {
-            rc = sw_fail(err, SW_EFORMAT, "%s:%zu: bad worker or non-positive time", path, lineno);
-            break;
-        }
-        if (wk >= (long)n_workers)
-            continue; /* rows for workers this run does not have */
-        trace *t = &c->traces[wk];
-        if (t->n == tcap[wk]) {
-            tcap[wk] = tcap[wk] ? 2 * tcap[wk] : 64;
-            double *g = realloc(t->s, tcap[wk] * sizeof *g);
-            if (!g) {
-                rc = sw_fail(err, SW_ENOMEM, "out of memory for a trace");
-                break;
-            }
-            t->s = g;
-        }
-        t->s[t->n++] = secs;
+    size_t *cap = calloc(n_workers, sizeof *cap);
+    if (!c->traces || !cap) {
+        free(cap);
+        return sw_fail(err, SW_ENOMEM, "out of memory for a trace");
     }
-    free(line);
-    free(tcap);
-    fclose(f);
+    c->n_traces = n_workers;
+    trace_reading r = {c, path, cap, -1};
+    int rc = sw_read_lines(path, trace_line, &r, err);
+    free(cap);
     if (!rc && c->traces[0].n == 0)
-        rc = sw_fail(err, SW_EFORMAT, "%s: no step times (for worker 0)", path);
-    if (!rc && shared == 0)
-        for (uint32_t w = 0; w < n_workers; w++)
-            if (c->traces[w].n == 0)
-                return sw_fail(err, SW_EFORMAT, "%s: no step times for worker %u", path, w);
+        return sw_fail(err, SW_EFORMAT, "%s: no step times (for worker 0)", path);
+    for (uint32_t w = 0; !rc && r.shared == 0 && w < n_workers; w++)
+        if (c->traces[w].n == 0)
+            rc = sw_fail(err, SW_EFORMAT, "%s: no step times for worker %u", path, w);
     return rc;
 }
 

@@ -148,13 +148,6 @@ static void bad_specs_are_explained(void **state)
     assert_int_equal(sw_cluster_new(&c, "trace:/nonexistent.csv", 2, 1, err), SW_EIO);
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    sw_test_cleanup();
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -165,5 +158,5 @@ int main(void)
         cmocka_unit_test(traces_replay),
         cmocka_unit_test(bad_specs_are_explained),
     };
-    return cmocka_run_group_tests(tests, NULL, teardown);
+    return cmocka_run_group_tests(tests, NULL, sw_test_teardown);
 }

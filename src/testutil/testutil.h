@@ -81,6 +81,14 @@ static inline void sw_test_cleanup(void)
     rmdir(dir);
 }
 
+/* A cmocka group teardown that removes the scratch directory. */
+static inline int sw_test_teardown(void **state)
+{
+    (void)state;
+    sw_test_cleanup();
+    return 0;
+}
+
 /* Number of entries in the scratch directory, to check that nothing was left behind. */
 static inline int sw_test_dir_entries(void)
 {
