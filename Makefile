@@ -36,6 +36,7 @@ bench: build
 	@scripts/deps.sh bench
 	@bench/step.sh $(BUILD)
 	@OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_engine
+	@$(BUILD)/bench/bench_zipline
 	@bench/compare.sh $(BUILD)
 
 clean:

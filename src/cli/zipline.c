@@ -1,0 +1,268 @@
+/* `syncwise zipline`: the ElasticBSP barrier search on synthetic or recorded push times, with
+ * every algorithm timed side by side. */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "syncwise/clock.h"
+#include "syncwise/err.h"
+#include "syncwise/lines.h"
+#include "syncwise/zipline.h"
+
+#define CMD "zipline"
+
+static void help(void)
+{
+    printf("usage: syncwise zipline [OPTIONS]\n\n"
+           "Finds when to impose the next ElasticBSP barrier: one predicted push per worker\n"
+           "with the smallest spread d = max - min (the fastest worker's wait), the earliest\n"
+           "such barrier on ties. Prints d*, the barrier time t_sync, the steps each worker\n"
+           "runs before it, and the time each algorithm took.\n\n"
+           "options:\n"
+           "  --workers N      workers of the synthetic data (default 10)\n"
+           "  --R R            predicted pushes per worker (default 15)\n"
+           "  --seed S         seed of the synthetic data (default 1): intervals uniform in\n"
+           "                   1000-1500 ms as in the thesis's Table 6.2\n"
+           "  --input FILE     CSV of 'worker,time' rows instead (any order; lists may differ\n"
+           "                   in length)\n"
+           "  --algo NAME      one of zipline, ziplineopt, ziplineoptbs, fullgridscan,\n"
+           "                   gridscan, naive, sweep, or all (default all)\n"
+           "  --trace FILE     write every candidate d in scan order as CSV (of --algo, or of\n"
+           "                   zipline with all): the data of the thesis's Figures 6.5 and 6.8\n"
+           "  -h, --help       this text\n");
+}
+
+typedef struct input {
+    double *t;
+    uint32_t *start, *worker_of, n;
+    size_t count, cap;
+    struct row {
+        long w;
+        double t;
+    } *rows;
+} input;
+
+static int on_row(void *ctx, char *line, size_t lineno, char *err)
+{
+    input *in = ctx;
+    if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#')
+        return 0;
+    char *end;
+    long w = strtol(line, &end, 10);
+    double t = 0;
+    int ok = end != line && *end == ',';
+    if (ok) {
+        char *p = end + 1;
+        t = strtod(p, &end);
+        ok = end != p && end[strspn(end, " \t\r\n")] == '\0' && w >= 0 && t == t;
+    }
+    if (!ok)
+        return lineno == 1 ? 0 : sw_fail(err, SW_EFORMAT, "line %zu: expected 'worker,time'",
+                                         lineno);
+    if (in->count == in->cap) {
+        in->cap = in->cap ? 2 * in->cap : 1024;
+        struct row *g = realloc(in->rows, in->cap * sizeof *g);
+        if (!g)
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+        in->rows = g;
+    }
+    in->rows[in->count++] = (struct row){w, t};
+    return 0;
+}
+
+static int by_worker_time(const void *a, const void *b)
+{
+    const struct row *x = a, *y = b;
+    if (x->w != y->w)
+        return x->w < y->w ? -1 : 1;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+/* Groups the rows by worker (in worker order) into sorted lists. */
+static int read_input(input *in, const char *path, char *err)
+{
+    char why[SW_ERR_LEN];
+    int rc = sw_read_lines(path, on_row, in, why);
+    if (rc)
+        return sw_fail(err, rc, "%s: %s", path, why);
+    if (in->count == 0)
+        return sw_fail(err, SW_EFORMAT, "%s: no rows", path);
+    qsort(in->rows, in->count, sizeof *in->rows, by_worker_time);
+    in->t = malloc(in->count * sizeof *in->t);
+    in->start = malloc((in->count + 1) * sizeof *in->start);
+    in->worker_of = malloc(in->count * sizeof *in->worker_of);
+    if (!in->t || !in->start || !in->worker_of)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    for (size_t k = 0; k < in->count; k++) {
+        if (k == 0 || in->rows[k].w != in->rows[k - 1].w) {
+            in->worker_of[in->n] = (uint32_t)in->rows[k].w;
+            in->start[in->n++] = (uint32_t)k;
+        }
+        in->t[k] = in->rows[k].t;
+    }
+    in->start[in->n] = (uint32_t)in->count;
+    return 0;
+}
+
+typedef struct trace_file {
+    FILE *f;
+    uint64_t k;
+} trace_file;
+
+static void write_trace(void *ctx, double d)
+{
+    trace_file *tf = ctx;
+    fprintf(tf->f, "%llu,%.9g\n", (unsigned long long)++tf->k, d);
+}
+
+/* Mean microseconds of a, repeated for at least 50 ms (at most 10000 times). */
+static int time_algo(const sw_zl_algo *a, const sw_zl_problem *p, sw_zl_workspace *ws,
+                     sw_zl_result *res, double *us)
+{
+    int rc = a->run(p, ws, res);
+    if (rc)
+        return rc;
+    sw_zl_set_trace(ws, NULL, NULL);
+    double t0 = sw_clock_now_s(), el = 0;
+    int reps = 0;
+    do {
+        a->run(p, ws, res);
+        reps++;
+        el = sw_clock_now_s() - t0;
+    } while (el < 0.05 && reps < 10000);
+    *us = el / reps * 1e6;
+    return 0;
+}
+
+static void print_picks(const input *in, const sw_zl_result *best, uint32_t n)
+{
+    printf("steps before the barrier (worker:steps):");
+    for (uint32_t w = 0; w < n && w < 40; w++)
+        printf(" %u:%u", in->worker_of ? in->worker_of[w] : w, best->pick[w] + 1);
+    if (n > 40)
+        printf(" ... (%u workers)", n);
+    printf("\n");
+}
+
+static int run(const sw_zl_problem *p, const char *algo, const char *trace_path,
+               const input *in, char *err)
+{
+    sw_zl_workspace *ws;
+    int rc = sw_zl_workspace_new(&ws, p->n, p->start[p->n], err);
+    if (rc)
+        return rc;
+    uint32_t *pick = malloc(2 * p->n * sizeof *pick);
+    trace_file tf = {0};
+    if (!pick)
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+    if (!rc && trace_path && !(tf.f = fopen(trace_path, "w")))
+        rc = sw_fail(err, SW_EIO, "%s: cannot create", trace_path);
+    if (tf.f)
+        fprintf(tf.f, "candidate,d\n");
+    sw_zl_result best = {.pick = pick, .d = -1};
+    printf("%-14s %14s %16s %12s %14s\n", "algorithm", "d*", "t_sync", "candidates", "time (us)");
+    for (const sw_zl_algo *a = sw_zl_algos; !rc && a->name; a++) {
+        if (strcmp(algo, "all") && strcmp(algo, a->name))
+            continue;
+        double pairs = (double)p->start[p->n] * (double)p->start[p->n];
+        if (!strcmp(algo, "all") && !strcmp(a->name, "fullgridscan") && pairs > 2e9) {
+            printf("%-14s %14s (skipped: about %.0e point pairs)\n", a->name, "-", pairs);
+            continue;
+        }
+        bool traced = tf.f && (!strcmp(algo, a->name) || !strcmp(a->name, "zipline"));
+        sw_zl_set_trace(ws, traced ? write_trace : NULL, &tf);
+        sw_zl_result res = {.pick = pick + p->n};
+        double us = 0;
+        int arc = time_algo(a, p, ws, &res, &us);
+        if (arc == SW_ERANGE) {
+            printf("%-14s %14s (skipped: too many combinations)\n", a->name, "-");
+            continue;
+        }
+        printf("%-14s %14.6g %16.9g %12llu %14.1f%s\n", a->name, res.d, res.t_sync,
+               (unsigned long long)res.candidates, us, a->exact ? "" : "  (heuristic)");
+        if (a->exact || best.d < 0) {
+            best.d = res.d;
+            best.t_sync = res.t_sync;
+            memcpy(best.pick, res.pick, p->n * sizeof *pick);
+        }
+    }
+    if (!rc && best.d >= 0) {
+        printf("\nd* = %.6g (the fastest worker's wait), barrier at t_sync = %.9g\n", best.d,
+               best.t_sync);
+        print_picks(in, &best, p->n);
+    }
+    if (tf.f && fclose(tf.f) != 0 && !rc)
+        rc = sw_fail(err, SW_EIO, "%s: write error", trace_path);
+    free(pick);
+    sw_zl_workspace_free(ws);
+    return rc;
+}
+
+int sw_cli_zipline(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"workers", 1, 0, 'n'}, {"R", 1, 0, 'R'},     {"seed", 1, 0, 's'}, {"input", 1, 0, 'i'},
+        {"algo", 1, 0, 'a'},    {"trace", 1, 0, 't'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
+    };
+    long n = 10, R = 15;
+    uint64_t seed = 1;
+    const char *path = NULL, *algo = "all", *trace = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        bool ok = true;
+        switch (c) {
+        case 'n': ok = sw_cli_long(CMD, "--workers", optarg, 1, 1 << 20, &n); break;
+        case 'R': ok = sw_cli_long(CMD, "--R", optarg, 1, 1 << 20, &R); break;
+        case 's': ok = sw_cli_u64(CMD, "--seed", optarg, &seed); break;
+        case 'i': path = optarg; break;
+        case 'a': algo = optarg; break;
+        case 't': trace = optarg; break;
+        case 'h': help(); return 0;
+        default: return 2;
+        }
+        if (!ok)
+            return 2;
+    }
+    if (optind < argc)
+        return sw_cli_error(CMD, "unexpected argument '%s' (see --help)", argv[optind]) + 1;
+    if (strcmp(algo, "all") && !sw_zl_find(algo))
+        return sw_cli_error(CMD, "--algo: unknown '%s' (known: zipline, ziplineopt, "
+                                 "ziplineoptbs, fullgridscan, gridscan, naive, sweep, all)",
+                            algo) + 1;
+    if ((size_t)n * (size_t)R > (1u << 27))
+        return sw_cli_error(CMD, "%ld workers x %ld points is too large", n, R) + 1;
+    char err[SW_ERR_LEN];
+    input in = {0};
+    int rc = 0;
+    sw_zl_problem p;
+    if (path) {
+        rc = read_input(&in, path, err);
+        p = (sw_zl_problem){.n = in.n, .t = in.t, .start = in.start};
+        if (!rc)
+            printf("%u workers, %zu points from %s\n\n", in.n, in.count, path);
+    } else {
+        in.t = malloc((size_t)n * (size_t)R * sizeof *in.t);
+        in.start = malloc(((size_t)n + 1) * sizeof *in.start);
+        if (!in.t || !in.start)
+            rc = sw_fail(err, SW_ENOMEM, "out of memory");
+        else
+            sw_zl_synthetic((uint32_t)n, (uint32_t)R, seed, in.t, in.start);
+        p = (sw_zl_problem){.n = (uint32_t)n, .t = in.t, .start = in.start};
+        if (!rc)
+            printf("%ld workers, R = %ld (synthetic, seed %llu: intervals 1000-1500 ms)\n\n", n,
+                   R, (unsigned long long)seed);
+    }
+    if (!rc)
+        rc = run(&p, algo, trace, &in, err);
+    if (rc)
+        sw_cli_error(CMD, "%s", err);
+    free(in.t);
+    free(in.start);
+    free(in.worker_of);
+    free(in.rows);
+    return rc ? 1 : 0;
+}

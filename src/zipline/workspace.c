@@ -1,0 +1,149 @@
+/* The barrier-search workspace, the registry of algorithms, the predictor and the helpers the
+ * algorithms share. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncwise/err.h"
+#include "syncwise/rng.h"
+#include "zl_internal.h"
+
+const sw_zl_algo sw_zl_algos[] = {
+    {"zipline", sw__zl_zipline, 1},
+    {"ziplineopt", sw__zl_ziplineopt, 1},
+    {"ziplineoptbs", sw__zl_ziplineoptbs, 1},
+    {"fullgridscan", sw__zl_fullgridscan, 0},
+    {"gridscan", sw__zl_gridscan, 0},
+    {"naive", sw__zl_naive, 1},
+    {"sweep", sw__zl_sweep, 1},
+    {NULL, NULL, 0},
+};
+
+const sw_zl_algo *sw_zl_find(const char *name)
+{
+    for (const sw_zl_algo *a = sw_zl_algos; a->name; a++)
+        if (strcmp(a->name, name) == 0)
+            return a;
+    return NULL;
+}
+
+int sw_zl_workspace_new(sw_zl_workspace **out, uint32_t max_n, size_t max_points, char *err)
+{
+    *out = NULL;
+    if (max_n == 0 || max_points < max_n)
+        return sw_fail(err, SW_EINVAL, "zipline: %u workers and %zu points is not a problem",
+                       max_n, max_points);
+    sw_zl_workspace *ws = calloc(1, sizeof *ws);
+    if (!ws)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    ws->max_n = max_n;
+    ws->max_points = max_points;
+    ws->omega = malloc(max_points * sizeof *ws->omega);
+    ws->zarr = malloc(2 * (size_t)max_n * sizeof *ws->zarr); /* room to append before compacting */
+    ws->slot = malloc(max_n * sizeof *ws->slot);
+    ws->pick = malloc(max_n * sizeof *ws->pick);
+    ws->bucket = malloc((max_points + 1) * sizeof *ws->bucket);
+    if (!ws->omega || !ws->zarr || !ws->slot || !ws->pick || !ws->bucket) {
+        sw_zl_workspace_free(ws);
+        return sw_fail(err, SW_ENOMEM, "out of memory for a search over %zu points", max_points);
+    }
+    *out = ws;
+    return 0;
+}
+
+void sw_zl_workspace_free(sw_zl_workspace *ws)
+{
+    if (!ws)
+        return;
+    free(ws->omega);
+    free(ws->zarr);
+    free(ws->slot);
+    free(ws->pick);
+    free(ws->bucket);
+    free(ws);
+}
+
+void sw_zl_set_trace(sw_zl_workspace *ws, sw_zl_trace_fn fn, void *ctx)
+{
+    ws->trace = fn;
+    ws->trace_ctx = ctx;
+}
+
+int sw__zl_check(const sw_zl_problem *p, const sw_zl_workspace *ws)
+{
+    if (p->n == 0 || p->n > ws->max_n || p->start[p->n] > ws->max_points)
+        return SW_EINVAL;
+    for (uint32_t w = 0; w < p->n; w++)
+        if (p->start[w + 1] <= p->start[w])
+            return SW_EINVAL;
+    return 0;
+}
+
+void sw__zl_reset(sw_zl_result *out)
+{
+    out->d = INFINITY;
+    out->t_sync = INFINITY;
+    out->candidates = 0;
+}
+
+int sw__zl_by_time(const void *a, const void *b)
+{
+    const zl_point *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->w != y->w)
+        return x->w < y->w ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+size_t sw__zl_build_omega(const sw_zl_problem *p, sw_zl_workspace *ws)
+{
+    size_t k = 0;
+    for (uint32_t w = 0; w < p->n; w++)
+        for (uint32_t j = p->start[w]; j < p->start[w + 1]; j++)
+            ws->omega[k++] = (zl_point){.t = p->t[j], .w = w, .i = j - p->start[w]};
+    qsort(ws->omega, k, sizeof *ws->omega, sw__zl_by_time);
+    return k;
+}
+
+void sw_zl_predict(const double *last, const double *prev, uint32_t n, uint32_t R, double *t,
+                   uint32_t *start)
+{
+    for (uint32_t p = 0; p < n; p++) {
+        double gamma = last[p] - prev[p];
+        start[p] = p * R;
+        for (uint32_t i = 0; i < R; i++)
+            t[(size_t)p * R + i] = last[p] + (double)(i + 1) * gamma;
+    }
+    start[n] = n * R;
+}
+
+void sw_zl_canonical_picks(const sw_zl_problem *p, double t_sync, uint32_t *pick)
+{
+    for (uint32_t w = 0; w < p->n; w++) {
+        /* Binary search for the last point <= t_sync; the first point if none is. */
+        uint32_t lo = p->start[w], hi = p->start[w + 1];
+        while (hi - lo > 1) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (p->t[mid] <= t_sync)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        pick[w] = lo - p->start[w];
+    }
+}
+
+void sw_zl_synthetic(uint32_t n, uint32_t R, uint64_t seed, double *t, uint32_t *start)
+{
+    sw_rng r;
+    sw_rng_seed(&r, seed, 0x7a6c /* "zl" */);
+    for (uint32_t p = 0; p < n; p++) {
+        double gamma = 1000 + 500 * sw_rng_uniform(&r);
+        double last = gamma * sw_rng_uniform(&r);
+        for (uint32_t i = 0; i < R; i++)
+            t[(size_t)p * R + i] = last + (double)(i + 1) * gamma;
+        start[p] = p * R;
+    }
+    start[n] = n * R;
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The zipline command: synthetic and CSV input, every algorithm's agreement, the trace, errors.
+. "$(dirname "$0")/lib.sh"
+
+expect_status 0 "help" -- "$SW" zipline --help
+expect_output "--trace FILE" "help lists --trace"
+expect_status 0 "synthetic, all algorithms" -- "$SW" zipline --workers 6 --R 4 --seed 3
+expect_output "naive" "naive runs on a small problem"
+expect_output "steps before the barrier" "prints each worker's steps"
+# Every exact algorithm prints the same d* and barrier as naive search.
+lines=$(printf '%s\n' "$OUT" | awk '$1 ~ /^(zipline|ziplineopt|ziplineoptbs|naive|sweep)$/ { print $2, $3 }' | sort -u | wc -l)
+checks=$((checks + 1)); [ "$lines" -eq 1 ] || { echo "FAIL: exact algorithms disagree"; echo "$OUT"; failures=$((failures + 1)); }
+
+# Worker 1's points at 10 and 12; worker 7's at 11 and 30; worker 3's at 12.5: the best set is
+# {12, 11, 12.5} with d = 1.5 and the barrier at 12.5.
+printf 'worker,time\n1,12\n7,11\n1,10\n3,12.5\n7,30\n' > "$TMP/push.csv"
+expect_status 0 "CSV input" -- "$SW" zipline --input "$TMP/push.csv" --algo sweep --trace "$TMP/t.csv"
+expect_output "3 workers, 5 points" "reads the rows"
+expect_output "d* = 1.5" "finds d*"
+expect_output "t_sync = 12.5" "finds the barrier"
+expect_output "1:2 3:1 7:1" "names workers by their ids, steps from 1"
+OUT=$(head -1 "$TMP/t.csv")
+expect_output "candidate,d" "the trace has a header"
+printf '1,2\n1,x\n' > "$TMP/bad.csv"
+expect_status 1 "bad CSV" -- "$SW" zipline --input "$TMP/bad.csv"
+expect_output "bad.csv: line 2" "names the file and line"
+expect_status 1 "missing CSV" -- "$SW" zipline --input "$TMP/none.csv"
+expect_status 2 "unknown algorithm" -- "$SW" zipline --algo quick
+expect_output "known: zipline" "lists the algorithms"
+expect_status 2 "bad R" -- "$SW" zipline --R 0
+finish
