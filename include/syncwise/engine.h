@@ -43,7 +43,6 @@ typedef struct sw_worker_info {
     double joined_t;         /* when it joined */
     double released_t;       /* when it was last released */
     double push_t[2];        /* its last two push times, newest first (-1: none yet) */
-    int64_t quota;           /* extra steps a policy granted (DSSP, ElasticBSP); policy-owned */
     bool fresh;              /* joined and not yet released */
 } sw_worker_info;
 
@@ -60,6 +59,11 @@ typedef struct sw_engine_view {
     const float *buffer_sum;      /* their sum, n_params floats */
     size_t n_params;
     uint64_t min_live_clock;      /* smallest clock among live workers (0 if none) */
+    /* The last apply, when the policy asked for squared norms (SW_WANT_SQ_NORM): */
+    double last_apply_t;          /* its time (-1 before the first) */
+    uint32_t last_apply_n;        /* gradients it applied */
+    double last_apply_sq_norms;   /* sum of their squared norms */
+    double last_apply_sum_sq;     /* squared norm of their sum */
 } sw_engine_view;
 
 /* A push as the policy sees it: the engine has already counted it in the worker's clock. */

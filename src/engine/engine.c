@@ -121,7 +121,8 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     for (uint32_t w = 0; w < p->max_workers; w++)
         e->workers[w].push_t[0] = e->workers[w].push_t[1] = -1;
     e->view = (sw_engine_view){.n_slots = p->max_workers, .workers = e->workers,
-                               .buffer_sum = e->buf_sum, .n_params = p->n_params};
+                               .buffer_sum = e->buf_sum, .n_params = p->n_params,
+                               .last_apply_t = -1};
     sw_rng_seed(&e->rng, p->seed, 0x706f6c6963ULL /* "policy" */);
     e->env.rng = &e->rng;
     e->env.chooser = p->chooser;
@@ -162,6 +163,13 @@ static void reset_decision(sw_engine *e, sw_decision *d)
 static void apply(sw_engine *e, float lr_scale, double t)
 {
     uint32_t count = e->view.buffered;
+    e->view.last_apply_t = t;
+    e->view.last_apply_n = count;
+    if (e->ops->wants & SW_WANT_SQ_NORM) {
+        e->view.last_apply_sq_norms = e->view.buffered_sq_norm;
+        e->view.last_apply_sum_sq =
+            e->p.n_params ? cblas_sdot((int)e->p.n_params, e->buf_sum, 1, e->buf_sum, 1) : 0;
+    }
     if (e->p.n_params) {
         /* θ - lr s (sum / count + wd θ), written as one SGD step on the sum. */
         float lr = e->p.lr * lr_scale / (float)count;

@@ -7,9 +7,7 @@
  * rule "learning rate proportional to the number of gradients averaged" does; agg=mean applies lr
  * times their mean (a larger effective batch at the same step size).
  */
-#include <string.h>
-
-#include "syncwise/err.h"
+#include "policy_internal.h"
 #include "syncwise/policy.h"
 
 typedef struct bsp_state {
@@ -21,12 +19,7 @@ static int bsp_init(void *state, sw_spec *spec, const sw_engine_view *v,
 {
     (void)v, (void)env;
     bsp_state *st = state;
-    const char *agg = sw_spec_str(spec, "agg", "sum");
-    if (strcmp(agg, "mean") == 0)
-        st->mean = true;
-    else if (strcmp(agg, "sum") != 0)
-        return sw_fail(err, SW_EINVAL, "bsp: agg='%s' is not sum or mean", agg);
-    return 0;
+    return sw__parse_agg(spec, &st->mean, err);
 }
 
 /* The barrier: complete when nobody is still computing. `incoming` is 1 when the gradient of

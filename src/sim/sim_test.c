@@ -15,6 +15,7 @@
 #include "syncwise/model.h"
 #include "syncwise/optim.h"
 #include "syncwise/sim.h"
+#include "testutil/simlog.h"
 
 static sw_data data;
 
@@ -31,21 +32,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Runs a simulation and returns its log as one string (the caller frees it). */
-static char *run_log(sw_sim_config c, sw_sim_result *r)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    c.log = f;
-    char err[SW_ERR_LEN];
-    if (sw_sim_run(&c, r, err))
-        fail_msg("%s", err);
-    fclose(f);
-    return buf;
-}
-
 static sw_sim_config base(const char *policy)
 {
     sw_sim_config c = sw_sim_default_config();
@@ -58,76 +44,6 @@ static sw_sim_config base(const char *policy)
     c.max_time = 150;
     c.eval_every = 10;
     return c;
-}
-
-/* One log line, parsed into the fields the invariants read. */
-typedef struct line {
-    char ev[16];
-    double t;
-    long w, step, ver, V;
-} line;
-
-static long field(const char *s, const char *key)
-{
-    const char *p = strstr(s, key);
-    return p ? strtol(p + strlen(key), NULL, 10) : -1;
-}
-
-static int next_line(char **cursor, line *out)
-{
-    char *s = *cursor;
-    if (!s || !*s)
-        return 0;
-    char *nl = strchr(s, '\n');
-    assert_non_null(nl); /* every line ends */
-    *nl = '\0';
-    *cursor = nl + 1;
-    const char *ev = strstr(s, "\"ev\":\"");
-    assert_non_null(ev);
-    sscanf(ev + 6, "%15[a-z]", out->ev);
-    out->t = strtod(strstr(s, "\"t\":") + 4, NULL);
-    out->w = field(s, "\"w\":");
-    out->step = field(s, "\"step\":");
-    out->ver = field(s, "\"ver\":");
-    out->V = field(s, "\"V\":");
-    return 1;
-}
-
-#define MAXW 16
-
-/* Replays a log's membership and clocks; calls check at every release. */
-typedef struct replay {
-    long clock[MAXW];
-    int live[MAXW];
-    int fresh[MAXW]; /* joined, not yet started: no clock yet */
-} replay;
-
-static void track(replay *r, const line *l)
-{
-    if (!strcmp(l->ev, "join")) {
-        r->live[l->w] = 1;
-        r->fresh[l->w] = 1;
-        r->clock[l->w] = l->step;
-    } else if (!strcmp(l->ev, "leave") || !strcmp(l->ev, "crash")) {
-        r->live[l->w] = 0;
-    } else if (!strcmp(l->ev, "push")) {
-        assert_int_equal(l->step, r->clock[l->w] + 1);
-        r->clock[l->w] = l->step;
-    } else if (!strcmp(l->ev, "drop")) {
-        r->clock[l->w]--;
-    } else if (!strcmp(l->ev, "release")) {
-        r->clock[l->w] = l->step; /* a joiner's clock is fixed at its first release */
-        r->fresh[l->w] = 0;
-    }
-}
-
-static long min_live(const replay *r)
-{
-    long m = -1;
-    for (int w = 0; w < MAXW; w++)
-        if (r->live[w] && !r->fresh[w] && (m < 0 || r->clock[w] < m))
-            m = r->clock[w];
-    return m;
 }
 
 static void bsp_releases_only_when_clocks_agree(void **state)

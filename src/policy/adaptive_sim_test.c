@@ -1,0 +1,220 @@
+/* The adaptive policies checked on simulator logs: DSSP's bound, ElasticBSP's barriers against
+ * our own barrier search on the logged push times, backup workers' first-k rule, and the
+ * metamorphic check that backup:k=n is bsp. */
+#include "testutil/simlog.h"
+
+#include <math.h>
+
+#include "syncwise/zipline.h"
+
+static sw_data data;
+
+static int setup(void **state)
+{
+    (void)state;
+    return sw_data_load(&data, "synthetic:task=logistic,d=20,n=3000,test=500", 1, NULL);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    sw_data_free(&data);
+    return 0;
+}
+
+static sw_sim_config base(const char *policy, uint32_t workers, const char *cluster)
+{
+    sw_sim_config c = sw_sim_default_config();
+    c.policy = policy;
+    c.workers = workers;
+    c.cluster = cluster;
+    c.data = &data;
+    c.model = "mlp:h=1,u=16";
+    c.lr = 0.05f;
+    c.max_time = 200;
+    c.eval_every = 10;
+    return c;
+}
+
+static void dssp_never_starts_a_step_more_than_hi_ahead(void **state)
+{
+    (void)state;
+    sw_sim_result res;
+    char *log = run_log(base("dssp:lo=1,hi=4", 6, "const:1;const:3@0"), &res), *cur = log;
+    replay rp = {0};
+    line l;
+    long max_lead = 0;
+    while (next_line(&cur, &l)) {
+        track(&rp, &l);
+        if (!strcmp(l.ev, "release")) {
+            long lead = rp.clock[l.w] - min_live(&rp);
+            if (lead > 4)
+                fail_msg("t=%g: worker %ld starts %ld steps ahead", l.t, l.w, lead);
+            max_lead = lead > max_lead ? lead : max_lead;
+        }
+    }
+    assert_true(max_lead > 1); /* the controller did grant extra steps beyond lo */
+    free(log);
+    sw_sim_result_free(&res);
+}
+
+/* Replays an ElasticBSP log: at each prediction point (every worker has pushed twice since the
+ * barrier) runs the sweep on predictions from the logged push times, then checks that the next
+ * barrier comes at its t_sync after exactly pick + 1 pushes from each worker. */
+static void ebsp_barrier_lands_where_the_search_says(void **state)
+{
+    (void)state;
+    enum { N = 4, R = 15 };
+    sw_sim_config c = base("ebsp:R=15", N, "const:1;const:1.7@1;const:2.3@2;const:2.9@3");
+    c.data = NULL; /* timing only: exact predictions */
+    c.net = "bw=1e15,lat=0";
+    c.max_time = 300;
+    sw_sim_result res;
+    char *log = run_log(c, &res), *cur = log;
+    double last[N], prev[N], t[N * R];
+    uint32_t start[N + 1], pick[N], since[N] = {0}, after[N] = {0};
+    sw_zl_workspace *ws;
+    assert_int_equal(sw_zl_workspace_new(&ws, N, N * R, NULL), 0);
+    bool predicted = false;
+    double t_sync = 0;
+    int barriers = 0, released_at_once = 0;
+    double release_t = -1;
+    line l;
+    while (next_line(&cur, &l)) {
+        if (!strcmp(l.ev, "push")) {
+            prev[l.w] = last[l.w];
+            last[l.w] = l.t;
+            since[l.w]++;
+            after[l.w] += predicted;
+            bool all = true;
+            for (int w = 0; w < N; w++)
+                all = all && since[w] >= 2;
+            if (!predicted && all) {
+                sw_zl_predict(last, prev, N, R, t, start);
+                sw_zl_problem p = {.n = N, .t = t, .start = start};
+                sw_zl_result r = {.pick = pick};
+                assert_int_equal(sw_zl_find("sweep")->run(&p, ws, &r), 0);
+                t_sync = r.t_sync;
+                predicted = true;
+                memset(after, 0, sizeof after);
+            }
+        } else if (!strcmp(l.ev, "release")) {
+            released_at_once = l.t == release_t ? released_at_once + 1 : 1;
+            release_t = l.t;
+            if (predicted && released_at_once == N) { /* the barrier */
+                assert_true(fabs(l.t - t_sync) < 1e-6);
+                for (int w = 0; w < N; w++)
+                    assert_int_equal(after[w], pick[w] + 1);
+                barriers++;
+                predicted = false;
+                memset(since, 0, sizeof since);
+            }
+        }
+    }
+    assert_true(barriers >= 3);
+    sw_zl_workspace_free(ws);
+    free(log);
+    sw_sim_result_free(&res);
+}
+
+/* Under k-of-n, each apply takes exactly the first k gradients of its version; every gradient of
+ * an older version is dropped. Returns the apply sizes seen (as a bit set of 1..31). */
+static uint32_t check_first_k(const char *policy, uint32_t fixed_k)
+{
+    sw_sim_result res;
+    char *log = run_log(base(policy, 6, "shexp:1"), &res), *cur = log;
+    line l, prev = {0};
+    long accepted = 0, applies = 0;
+    uint32_t sizes = 0;
+    while (next_line(&cur, &l)) {
+        if (!strcmp(prev.ev, "push")) {
+            bool dropped = !strcmp(l.ev, "drop");
+            assert_int_equal(dropped, prev.ver < prev.V); /* old versions, and only they, drop */
+            accepted += !dropped;
+        }
+        if (!strcmp(l.ev, "apply")) {
+            applies++;
+            sizes |= 1u << (accepted < 31 ? accepted : 31);
+            if (fixed_k)
+                assert_int_equal(accepted, fixed_k);
+            accepted = 0;
+        }
+        prev = l;
+    }
+    assert_true(applies > 20);
+    free(log);
+    sw_sim_result_free(&res);
+    return sizes;
+}
+
+static void backup_applies_exactly_the_first_k(void **state)
+{
+    (void)state;
+    check_first_k("backup:k=3", 3);
+    check_first_k("backup:b=2", 4);
+}
+
+static void dbw_varies_k_within_the_first_k_rule(void **state)
+{
+    (void)state;
+    uint32_t sizes = check_first_k("bdbw", 0);
+    assert_true(__builtin_popcount(sizes) >= 2); /* k changed during the run */
+    check_first_k("dbw:D=3", 0);
+}
+
+static void backup_with_k_n_is_bsp(void **state)
+{
+    (void)state;
+    sw_sim_result a, b;
+    char *la = run_log(base("bsp", 5, "shexp:1"), &a), *lb = run_log(base("backup:k=5", 5, "shexp:1"), &b);
+    assert_string_equal(la, lb);
+    assert_true(a.final_loss == b.final_loss);
+    free(la);
+    free(lb);
+    sw_sim_result_free(&a);
+    sw_sim_result_free(&b);
+}
+
+static void adaptive_policies_survive_membership_changes(void **state)
+{
+    (void)state;
+    const char *policies[] = {"dssp", "ebsp:R=5", "backup:b=1", "dbw", "bdbw"};
+    for (int i = 0; i < 5; i++) {
+        sw_sim_config c = base(policies[i], 5, "shexp:1");
+        c.events = "crash:w=1,t=30;join:t=50;leave:w=3,t=80;switch:t=120,policy=asp";
+        sw_sim_result res;
+        char err[SW_ERR_LEN];
+        if (sw_sim_run(&c, &res, err))
+            fail_msg("%s: %s", policies[i], err);
+        assert_int_equal(res.stop, SW_STOP_MAX_TIME); /* nobody hung */
+        assert_true(res.pushes > 300);
+        sw_sim_result_free(&res);
+    }
+}
+
+static void bad_parameters(void **state)
+{
+    (void)state;
+    const char *bad[] = {"dssp:lo=5,hi=2", "ebsp:algo=quick", "backup", "backup:k=2,b=1",
+                         "backup:agg=median", "dbw:D=0"};
+    for (int i = 0; i < 6; i++) {
+        sw_sim_config c = base(bad[i], 3, "const:1");
+        sw_sim_result res;
+        char err[SW_ERR_LEN];
+        assert_true(sw_sim_run(&c, &res, err) < 0);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(dssp_never_starts_a_step_more_than_hi_ahead),
+        cmocka_unit_test(ebsp_barrier_lands_where_the_search_says),
+        cmocka_unit_test(backup_applies_exactly_the_first_k),
+        cmocka_unit_test(dbw_varies_k_within_the_first_k_rule),
+        cmocka_unit_test(backup_with_k_n_is_bsp),
+        cmocka_unit_test(adaptive_policies_survive_membership_changes),
+        cmocka_unit_test(bad_parameters),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,75 @@
+/* The adaptive policies' decision rules on hand-made inputs: DSSP's controller (Algorithm 2)
+ * and DBW's choice of k (section III-C). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "policy/policy_internal.h"
+
+static void controller_finds_where_pushes_meet(void **state)
+{
+    (void)state;
+    /* p pushes every 1 s (last at 10); the slowest every 3 s (last at 10, next at 13, 16...).
+     * p's pushes at 10, 11, 12, 13: the 4th (r = 3) meets the slowest's at 13. */
+    assert_int_equal(sw__dssp_controller(10, 9, 10, 7, 12), 3);
+    /* With r_max = 2 the nearest is r = 2 (12 is 1 s from 13). */
+    assert_int_equal(sw__dssp_controller(10, 9, 10, 7, 2), 2);
+    /* p every 2 s from 10; slowest every 5 s from 11 (next 16, 21): p's 16 is r = 3. */
+    assert_int_equal(sw__dssp_controller(10, 8, 11, 6, 12), 3);
+    /* Equally good r values: the smallest wins. p pushes at even times 10, 12, ...; the slowest
+     * at odd times 21, 31, 41: nothing meets exactly, and 20 (r = 5) and 22 (r = 6) are both
+     * 1 s from 21, so r = 5. */
+    assert_int_equal(sw__dssp_controller(10, 8, 11, 1, 12), 5);
+    /* An unknown interval (fewer than two pushes) grants nothing. */
+    assert_int_equal(sw__dssp_controller(10, -1, 10, 7, 12), 0);
+    assert_int_equal(sw__dssp_controller(10, 9, 10, -1, 12), 0);
+    assert_int_equal(sw__dssp_controller(10, 10, 10, 7, 12), 0); /* zero interval */
+}
+
+static void dbw_waits_for_all_when_variance_dominates(void **state)
+{
+    (void)state;
+    /* Time to the k-th gradient grows slowly with k, then the stragglers. */
+    const double T[8] = {1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 3.0, 6.0};
+    /* Variance 50 times the squared gradient norm: gain = g^2 - V/k is negative below k = 50,
+     * so no k < 8 pays and DBW waits for everyone. */
+    assert_int_equal(sw__dbw_choose(1.0, 50.0, T, 8, false), 8);
+    /* Negligible variance: every k gains about the same, so the fastest k = 1 wins. */
+    assert_int_equal(sw__dbw_choose(1.0, 1e-9, T, 8, false), 1);
+    /* In between, k stops before the stragglers: gain/T is best at k = 6 for V = 3. */
+    assert_int_equal(sw__dbw_choose(1.0, 3.0, T, 8, false), 6);
+}
+
+static void blind_dbw_depends_on_timing_only(void **state)
+{
+    (void)state;
+    const double T[8] = {1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 3.0, 6.0};
+    uint32_t k = sw__dbw_choose(1.0, 50.0, T, 8, true);
+    assert_int_equal(k, 6); /* argmax k / T[k-1]: 6 / 1.5 = 4 */
+    assert_int_equal(sw__dbw_choose(1.0, 1e-9, T, 8, true), k);
+    assert_int_equal(sw__dbw_choose(123.0, 7.0, T, 8, true), k);
+    const double later[8] = {1, 1, 1, 1, 1, 1, 1, 1}; /* no stragglers: wait for all */
+    assert_int_equal(sw__dbw_choose(1.0, 50.0, later, 8, true), 8);
+}
+
+static void missing_estimates_are_skipped(void **state)
+{
+    (void)state;
+    const double T[4] = {0, 0, 2.0, 0}; /* only k = 3 has samples */
+    assert_int_equal(sw__dbw_choose(1.0, 0.1, T, 4, false), 3);
+    const double none[4] = {0, 0, 0, 0};
+    assert_int_equal(sw__dbw_choose(1.0, 0.1, none, 4, false), 4);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(controller_finds_where_pushes_meet),
+        cmocka_unit_test(dbw_waits_for_all_when_variance_dominates),
+        cmocka_unit_test(blind_dbw_depends_on_timing_only),
+        cmocka_unit_test(missing_estimates_are_skipped),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

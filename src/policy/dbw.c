@@ -1,0 +1,228 @@
+/* dbw:D=5 and bdbw — Dynamic Backup Workers (001, section III): the k-of-n mechanism of backup
+ * workers with k chosen again after every apply as argmax over k of gain(k) / T(k).
+ *
+ * gain: eq. 12 from the engine's running sums of the last applies (no gradient is copied): for
+ * an apply of k gradients with S = sum of their squared norms and Q = squared norm of their sum,
+ * the mean gradient's squared norm is Q / k^2 and the summed component variance is
+ * (S - Q / k) / (k - 1) (eq. 10's estimator, for k >= 2). Both are averaged over the last D
+ * applies, the gradient norm through eq. 11. The gain is eq. 12 as written; with agg=sum (the
+ * default) the learning rate grows with k, as in the paper's experiments, which eq. 12 does not
+ * model (it assumes eta = 1/L). bdbw (blind DBW) uses gain = k.
+ *
+ * T(k): the time from an apply until the k-th gradient of the new version arrives, learned
+ * online as the mean of samples taken when the previous apply had waited for h gradients (the
+ * paper's t_{h,k}); with no sample for this h, the mean over every h. Gradients that arrive after
+ * the apply (and are dropped) still give samples for larger k. Until the first estimates exist,
+ * k = every live worker.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy_internal.h"
+#include "syncwise/err.h"
+#include "syncwise/policy.h"
+
+#define VERSIONS 4 /* versions whose arrivals are still being timed */
+#define MAX_D 64
+
+typedef struct timing {
+    uint64_t version;
+    double start;
+    uint32_t h, arrived;
+} timing;
+
+typedef struct dbw_state {
+    bool blind, mean;
+    uint32_t D, n, k, k_prev;
+    uint64_t seen_version;
+    double gsq[MAX_D], var[MAX_D]; /* per apply: mean gradient's squared norm, variance (<0: none) */
+    uint32_t kk[MAX_D], hist;
+    double *t_sum, *t_all_sum, *T; /* n*n by (h, k); n by k; n estimates */
+    uint32_t *t_cnt, *t_all_cnt;
+    timing ver[VERSIONS];
+} dbw_state;
+
+uint32_t sw__dbw_choose(double grad_sq, double var, const double *T, uint32_t n, bool blind)
+{
+    uint32_t best = n;
+    double best_rate = 0;
+    for (uint32_t k = 1; k <= n; k++) {
+        if (!(T[k - 1] > 0))
+            continue;
+        double g = blind ? (double)k : grad_sq - var / (double)k;
+        if (g > 0 && g / T[k - 1] > best_rate) {
+            best_rate = g / T[k - 1];
+            best = k;
+        }
+    }
+    return best;
+}
+
+static int dbw_init_common(dbw_state *st, sw_spec *spec, const sw_engine_view *v, bool blind,
+                           char *err)
+{
+    long D = 5;
+    int rc;
+    if ((rc = sw_spec_int(spec, "D", 1, MAX_D, &D, err)) ||
+        (rc = sw__parse_agg(spec, &st->mean, err)))
+        return rc;
+    uint32_t n = v->n_slots;
+    st->blind = blind;
+    st->D = (uint32_t)D;
+    st->n = n;
+    st->k = st->k_prev = n;
+    st->seen_version = v->version;
+    st->t_sum = calloc((size_t)n * n, sizeof *st->t_sum);
+    st->t_cnt = calloc((size_t)n * n, sizeof *st->t_cnt);
+    st->t_all_sum = calloc(n, sizeof *st->t_all_sum);
+    st->t_all_cnt = calloc(n, sizeof *st->t_all_cnt);
+    st->T = calloc(n, sizeof *st->T);
+    if (!st->t_sum || !st->t_cnt || !st->t_all_sum || !st->t_all_cnt || !st->T)
+        return sw_fail(err, SW_ENOMEM, "dbw: out of memory for %u x %u timing samples", n, n);
+    st->ver[0] = (timing){.version = v->version, .start = v->now, .h = n};
+    for (int i = 1; i < VERSIONS; i++)
+        st->ver[i].version = UINT64_MAX;
+    return 0;
+}
+
+static int dbw_init(void *state, sw_spec *spec, const sw_engine_view *v,
+                    const sw_policy_env *env, char *err)
+{
+    (void)env;
+    return dbw_init_common(state, spec, v, false, err);
+}
+
+static int bdbw_init(void *state, sw_spec *spec, const sw_engine_view *v,
+                     const sw_policy_env *env, char *err)
+{
+    (void)env;
+    return dbw_init_common(state, spec, v, true, err);
+}
+
+static void dbw_fini(void *state)
+{
+    dbw_state *st = state;
+    free(st->t_sum);
+    free(st->t_cnt);
+    free(st->t_all_sum);
+    free(st->t_all_cnt);
+    free(st->T);
+}
+
+/* A gradient computed at `version` arrived at `now`: a sample of the time to its rank. */
+static void time_arrival(dbw_state *st, uint64_t version, double now)
+{
+    timing *tm = &st->ver[version % VERSIONS];
+    if (tm->version != version || tm->arrived >= st->n)
+        return;
+    uint32_t k = ++tm->arrived;
+    double dt = now - tm->start;
+    st->t_sum[(size_t)(tm->h - 1) * st->n + (k - 1)] += dt;
+    st->t_cnt[(size_t)(tm->h - 1) * st->n + (k - 1)]++;
+    st->t_all_sum[k - 1] += dt;
+    st->t_all_cnt[k - 1]++;
+}
+
+/* The per-apply estimates of eqs. 10 and 11 from the engine's sums of the last apply. */
+static void record_apply(dbw_state *st, const sw_engine_view *v)
+{
+    uint32_t k = v->last_apply_n, i = st->hist++ % st->D;
+    st->kk[i] = k;
+    st->gsq[i] = v->last_apply_sum_sq / ((double)k * k);
+    st->var[i] = k >= 2 ? (v->last_apply_sq_norms - v->last_apply_sum_sq / k) / (k - 1) : -1;
+}
+
+/* eq. 10, then eq. 11 with it; false until some variance is known. */
+static bool estimates(const dbw_state *st, double *grad_sq, double *var)
+{
+    uint32_t m = st->hist < st->D ? st->hist : st->D, nv = 0;
+    double vs = 0, gs = 0;
+    for (uint32_t i = 0; i < m; i++)
+        if (st->var[i] >= 0) {
+            vs += st->var[i] > 0 ? st->var[i] : 0;
+            nv++;
+        }
+    if (nv == 0)
+        return false;
+    *var = vs / nv;
+    for (uint32_t i = 0; i < m; i++) {
+        double g = st->gsq[i] - *var / st->kk[i];
+        gs += g > 0 ? g : 0;
+    }
+    *grad_sq = gs / m;
+    return true;
+}
+
+/* Chooses k for a new version, once per version. */
+static void refresh(dbw_state *st, const sw_engine_view *v)
+{
+    if (v->version == st->seen_version)
+        return;
+    st->seen_version = v->version;
+    st->k_prev = st->k;
+    if (v->last_apply_n > 0)
+        record_apply(st, v);
+    st->ver[v->version % VERSIONS] =
+        (timing){.version = v->version, .start = v->last_apply_t, .h = st->k_prev};
+    uint32_t live = v->n_live ? v->n_live : 1;
+    for (uint32_t k = 1; k <= live; k++) {
+        size_t at = (size_t)(st->k_prev - 1) * st->n + (k - 1);
+        st->T[k - 1] = st->t_cnt[at] ? st->t_sum[at] / st->t_cnt[at]
+                       : st->t_all_cnt[k - 1] ? st->t_all_sum[k - 1] / st->t_all_cnt[k - 1]
+                                               : 0;
+    }
+    double grad_sq = 0, var = 0;
+    if (st->blind)
+        st->k = sw__dbw_choose(0, 0, st->T, live, true);
+    else if (estimates(st, &grad_sq, &var))
+        st->k = sw__dbw_choose(grad_sq, var, st->T, live, false);
+    else
+        st->k = live;
+}
+
+static void dbw_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
+{
+    dbw_state *st = state;
+    refresh(st, v);
+    time_arrival(st, p->version, v->now);
+    sw__kofn_push(st->k, st->mean, v, p, d);
+}
+
+static void dbw_settle(void *state, const sw_engine_view *v, sw_decision *d)
+{
+    dbw_state *st = state;
+    refresh(st, v);
+    sw__kofn_settle(st->k, st->mean, v, d);
+}
+
+static void dbw_leave(void *state, const sw_engine_view *v, uint32_t w, sw_decision *d)
+{
+    (void)w;
+    dbw_settle(state, v, d);
+}
+
+const sw_policy_ops sw_policy_dbw = {
+    .name = "dbw",
+    .keys = "D, agg",
+    .help = "dynamic backup workers: after each apply, k = argmax gain/time from gradient "
+            "statistics of the last D=5 applies and learned arrival times",
+    .state_size = sizeof(dbw_state),
+    .wants = SW_WANT_SQ_NORM,
+    .init = dbw_init,
+    .on_push = dbw_push,
+    .on_leave = dbw_leave,
+    .on_tick = dbw_settle,
+    .fini = dbw_fini,
+};
+
+const sw_policy_ops sw_policy_bdbw = {
+    .name = "bdbw",
+    .keys = "D, agg",
+    .help = "blind DBW: as dbw with gain = k, so k depends on timing only",
+    .state_size = sizeof(dbw_state),
+    .init = bdbw_init,
+    .on_push = dbw_push,
+    .on_leave = dbw_leave,
+    .on_tick = dbw_settle,
+    .fini = dbw_fini,
+};

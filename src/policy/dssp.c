@@ -1,0 +1,162 @@
+/* dssp:lo=3,hi=15 — Dynamic Stale Synchronous Parallel (thesis 002, chapter 5).
+ *
+ * Gradients are applied on arrival. A worker at most `lo` steps ahead of the slowest live worker
+ * goes on, as under ssp:s=lo. A worker further ahead that is the fastest asks the
+ * synchronization controller (Algorithm 2), which predicts its next pushes and the slowest
+ * worker's from their last two push times and grants r* extra steps, r* in [0, hi - lo], where
+ * the two line up best; the worker then runs those r* steps without asking. Other workers beyond
+ * `lo` wait until the slowest catches up.
+ *
+ * The thesis's Algorithm 1 releases the worker on the grant and then once per remaining quota,
+ * which would run r* + 1 extra steps; we run exactly r*, as its Figure 5.1 describes ("allows
+ * worker 1 to run 3 more iterations"), so that no worker ever starts a step more than `hi` ahead.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "policy_internal.h"
+#include "syncwise/err.h"
+#include "syncwise/policy.h"
+
+typedef struct dssp_state {
+    uint64_t lo, hi;
+    uint64_t last_min;
+    int64_t *quota; /* per worker: extra steps it may still run without asking */
+} dssp_state;
+
+uint32_t sw__dssp_controller(double p0, double p1, double s0, double s1, uint32_t r_max)
+{
+    double ip = p0 - p1, is = s0 - s1;
+    if (p1 < 0 || s1 < 0 || !(ip > 0) || !(is > 0))
+        return 0;
+    uint32_t best = 0;
+    double best_gap = INFINITY;
+    for (uint32_t r = 0; r <= r_max; r++) {
+        double sim_p = p0 + r * ip;
+        for (uint32_t k = 0; k <= r_max; k++) {
+            double gap = fabs(s0 + is + k * is - sim_p);
+            if (gap < best_gap) {
+                best_gap = gap;
+                best = r;
+            }
+        }
+    }
+    return best;
+}
+
+static int dssp_init(void *state, sw_spec *spec, const sw_engine_view *v,
+                     const sw_policy_env *env, char *err)
+{
+    (void)env;
+    dssp_state *st = state;
+    long lo = 3, hi = 15;
+    int rc;
+    if ((rc = sw_spec_int(spec, "lo", 0, 1000000, &lo, err)) ||
+        (rc = sw_spec_int(spec, "hi", 0, 1000000, &hi, err)))
+        return rc;
+    if (hi < lo)
+        return sw_fail(err, SW_EINVAL, "dssp: hi=%ld is below lo=%ld", hi, lo);
+    st->lo = (uint64_t)lo;
+    st->hi = (uint64_t)hi;
+    st->last_min = v->min_live_clock;
+    if (!(st->quota = calloc(v->n_slots, sizeof *st->quota)))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    return 0;
+}
+
+static void dssp_fini(void *state) { free(((dssp_state *)state)->quota); }
+
+/* The slowest live worker: the smallest clock, the longest last interval among equals. */
+static uint32_t slowest(const sw_engine_view *v)
+{
+    uint32_t best = UINT32_MAX;
+    double best_iv = -1;
+    for (uint32_t w = 0; w < v->n_slots; w++) {
+        const sw_worker_info *k = &v->workers[w];
+        if (k->state == SW_WORKER_ABSENT || k->clock != v->min_live_clock)
+            continue;
+        double iv = k->push_t[1] >= 0 ? k->push_t[0] - k->push_t[1] : 0;
+        if (best == UINT32_MAX || iv > best_iv) {
+            best = w;
+            best_iv = iv;
+        }
+    }
+    return best;
+}
+
+static uint64_t max_live_clock(const sw_engine_view *v)
+{
+    uint64_t m = 0;
+    for (uint32_t w = 0; w < v->n_slots; w++)
+        if (v->workers[w].state != SW_WORKER_ABSENT && v->workers[w].clock > m)
+            m = v->workers[w].clock;
+    return m;
+}
+
+/* Releases the waiting workers within `lo` of the slowest (quota-holders never wait). */
+static void release_within(dssp_state *st, const sw_engine_view *v, sw_decision *d)
+{
+    st->last_min = v->min_live_clock;
+    for (uint32_t w = 0; w < v->n_slots; w++) {
+        const sw_worker_info *k = &v->workers[w];
+        if (k->state == SW_WORKER_WAITING && k->clock - v->min_live_clock <= st->lo)
+            sw_decision_release(d, w);
+    }
+}
+
+static void dssp_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
+{
+    dssp_state *st = state;
+    const sw_worker_info *k = &v->workers[p->worker];
+    int64_t *quota = &st->quota[p->worker];
+    uint64_t lead = p->clock - v->min_live_clock;
+    d->apply = true;
+    if (v->min_live_clock != st->last_min)
+        release_within(st, v, d);
+    if (lead <= st->lo)
+        sw_decision_release(d, p->worker);
+    else if (*quota > 0 && lead <= st->hi) {
+        --*quota;
+        sw_decision_release(d, p->worker);
+    } else if (*quota <= 0 && p->clock == max_live_clock(v)) {
+        uint32_t s = slowest(v);
+        uint32_t r = sw__dssp_controller(k->push_t[0], k->push_t[1], v->workers[s].push_t[0],
+                                         v->workers[s].push_t[1], (uint32_t)(st->hi - st->lo));
+        if (r > 0) { /* r extra steps: this release is the first of them */
+            *quota = (int64_t)r - 1;
+            sw_decision_release(d, p->worker);
+        }
+    }
+}
+
+static void dssp_join(void *state, const sw_engine_view *v, uint32_t w, sw_decision *d)
+{
+    (void)v;
+    ((dssp_state *)state)->quota[w] = 0; /* a new worker in an old slot starts afresh */
+    sw_decision_release(d, w);
+}
+
+static void dssp_leave(void *state, const sw_engine_view *v, uint32_t w, sw_decision *d)
+{
+    (void)w;
+    release_within(state, v, d);
+}
+
+static void dssp_tick(void *state, const sw_engine_view *v, sw_decision *d)
+{
+    release_within(state, v, d);
+}
+
+const sw_policy_ops sw_policy_dssp = {
+    .name = "dssp",
+    .keys = "lo, hi",
+    .help = "dynamic SSP: ssp with s=lo, and the fastest worker may run up to hi - lo extra "
+            "steps where its predicted pushes meet the slowest worker's (lo=3, hi=15)",
+    .state_size = sizeof(dssp_state),
+    .init = dssp_init,
+    .on_push = dssp_push,
+    .on_join = dssp_join,
+    .on_leave = dssp_leave,
+    .on_tick = dssp_tick,
+    .fini = dssp_fini,
+};

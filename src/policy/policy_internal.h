@@ -1,0 +1,36 @@
+/* Pieces of policies exposed to their unit tests: pure functions of hand-made inputs. */
+#ifndef SW_POLICY_INTERNAL_H
+#define SW_POLICY_INTERNAL_H
+
+#include <stdint.h>
+
+/* DSSP's synchronization controller (thesis 002, Algorithm 2): from the last two push times of
+ * worker p (p0 newest, p1 before it) and of the slowest worker (s0, s1), the r in [0, r_max]
+ * whose simulated push of p is nearest to a simulated push of the slowest worker; the smallest
+ * such r on ties, 0 when either interval is unknown (a time < 0) or not positive. */
+uint32_t sw__dssp_controller(double p0, double p1, double s0, double s1, uint32_t r_max);
+
+#include <stdbool.h>
+
+#include "syncwise/engine.h"
+
+/* DBW's choice (001, section III-C): k in [1, n] maximising gain(k) / T[k - 1], with eq. 12's
+ * gain(k) = grad_sq - var / k (its constant eta / 2 does not move the argmax), or gain(k) = k for
+ * blind DBW. T[k - 1] <= 0 means no estimate: that k is skipped. Returns n when no k has a
+ * positive gain and an estimate. */
+uint32_t sw__dbw_choose(double grad_sq, double var, const double *T, uint32_t n, bool blind);
+
+/* The k-of-n mechanism of backup workers and DBW: only gradients computed at the current
+ * version are accepted; when k of them are in, they are applied (lr times their sum, or their
+ * mean) and every waiting worker is released; an older gradient is dropped and its worker
+ * released at once to pull the current version. */
+void sw__kofn_push(uint32_t k, bool mean, const sw_engine_view *v, const sw_push *p,
+                   sw_decision *d);
+/* After a departure or a switch: apply when k gradients are in or nobody is still computing. */
+void sw__kofn_settle(uint32_t k, bool mean, const sw_engine_view *v, sw_decision *d);
+
+struct sw_spec;
+/* Reads agg=sum|mean (default sum) into *mean. */
+int sw__parse_agg(struct sw_spec *spec, bool *mean, char *err);
+
+#endif
