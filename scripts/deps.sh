@@ -6,9 +6,9 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libopenblas-dev zlib1g-dev libcmocka-dev
-          dataset-fashion-mnist)
+          dataset-fashion-mnist gnuplot-nox)
 if [[ "${1:-}" == "bench" ]]; then
-  packages+=(python3-torch python3-numpy gnuplot-nox)
+  packages+=(python3-torch python3-numpy)
 fi
 
 missing=()

@@ -23,6 +23,7 @@ int sw_cli_eval(int argc, char **argv);
 int sw_cli_sim(int argc, char **argv);
 int sw_cli_compare(int argc, char **argv);
 int sw_cli_zipline(int argc, char **argv);
+int sw_cli_report(int argc, char **argv);
 
 /* Option values: on a bad value print "syncwise CMD: --opt: ..." and return false. */
 bool sw_cli_long(const char *cmd, const char *opt, const char *arg, long lo, long hi, long *out);
@@ -36,6 +37,9 @@ int sw_cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* Creates a directory and its missing parents (mkdir -p); -1 with errno on failure. */
+int sw_cli_mkdirs(const char *path);
 
 /* Applies a --threads value to OpenBLAS (0 leaves its own choice). */
 void sw_cli_set_threads(long threads);

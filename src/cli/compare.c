@@ -7,7 +7,9 @@
  * bound; the table says so.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,8 @@ typedef struct plan {
     char *policies[MAX_POLICIES];
     int n_policies;
     long seeds, jobs;
+    const char *baselines; /* policy-spec prefixes that count as baselines; NULL: classic */
+    const char *log_dir;   /* keep every run's event log and results.csv here */
     const sw_data *data;
     job *runs;
     size_t n_runs, next;
@@ -55,6 +59,10 @@ static void help(void)
            "                         bsp,asp,ssp:s=2,ssp:s=5\n"
            "  --seeds N              scenarios per policy, seeds 1..N (default 10)\n"
            "  --jobs N               runs at once (default: the number of cores)\n"
+           "  --log-dir DIR          keep every run's JSONL event log there, and results.csv\n"
+           "                         with one row per run (for syncwise report)\n"
+           "  --baselines LIST       which of the policies are baselines for the speedup\n"
+           "                         (';'-separated specs; default: every bsp, asp and ssp)\n"
            "  -h, --help             this text\n");
     sw_cli_scenario_help();
     printf("\n");
@@ -96,7 +104,7 @@ static int parse(int argc, char **argv, plan *p)
 {
     static const struct option own[] = {
         {"policies", 1, 0, 'p'}, {"seeds", 1, 0, 's'}, {"jobs", 1, 0, 'j'},
-        {"help", 0, 0, 'h'},     {0, 0, 0, 0},
+        {"baselines", 1, 0, 'b'}, {"log-dir", 1, 0, 'L'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
     };
     const struct option *opts = sw_cli_options(own);
     char *list = NULL;
@@ -110,6 +118,8 @@ static int parse(int argc, char **argv, plan *p)
         }
         switch (c) {
         case 'p': list = optarg; break;
+        case 'b': p->baselines = optarg; break;
+        case 'L': p->log_dir = optarg; break;
         case 'q': p->sc.quiet = true; break;
         case 's': bad = !sw_cli_long(CMD, "--seeds", optarg, 1, 100000, &p->seeds); break;
         case 'j': bad = !sw_cli_long(CMD, "--jobs", optarg, 1, 256, &p->jobs); break;
@@ -129,6 +139,36 @@ static int parse(int argc, char **argv, plan *p)
     return rc ? 2 : 0;
 }
 
+/* DIR/POLICY-seedN.jsonl, with the spec's ':' and ',' made file-name friendly. */
+static void log_path(const plan *p, const job *j, char *out, size_t cap)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s", p->policies[j->policy]);
+    for (char *c = name; *c; c++)
+        if (*c == ':' || *c == ',' || *c == '/')
+            *c = *c == ':' ? '-' : '_';
+    snprintf(out, cap, "%s/%s-seed%llu.jsonl", p->log_dir, name, (unsigned long long)j->seed);
+}
+
+static void run_job(plan *p, job *j)
+{
+    sw_sim_config cfg = p->sc.cfg;
+    cfg.policy = p->policies[j->policy];
+    cfg.seed = j->seed;
+    cfg.data = p->data;
+    char path[4096];
+    if (p->log_dir) {
+        log_path(p, j, path, sizeof path);
+        if (!(cfg.log = fopen(path, "w"))) {
+            j->rc = sw_fail(j->err, SW_EIO, "%s: cannot create", path);
+            return;
+        }
+    }
+    j->rc = sw_sim_run(&cfg, &j->r, j->err);
+    if (cfg.log && fclose(cfg.log) != 0 && !j->rc)
+        j->rc = sw_fail(j->err, SW_EIO, "%s: write error", path);
+}
+
 static void *worker(void *arg)
 {
     plan *p = arg;
@@ -138,12 +178,7 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&p->lock);
         if (i >= p->n_runs)
             return NULL;
-        job *j = &p->runs[i];
-        sw_sim_config cfg = p->sc.cfg;
-        cfg.policy = p->policies[j->policy];
-        cfg.seed = j->seed;
-        cfg.data = p->data;
-        j->rc = sw_sim_run(&cfg, &j->r, j->err);
+        run_job(p, &p->runs[i]);
         pthread_mutex_lock(&p->lock);
         p->done++;
         if (!p->sc.quiet) {
@@ -203,9 +238,16 @@ static summary summarize(const plan *p, int policy)
     return s;
 }
 
-static bool is_baseline(const char *policy)
+static bool is_baseline(const plan *p, const char *policy)
 {
-    return !strncmp(policy, "bsp", 3) || !strncmp(policy, "asp", 3) || !strncmp(policy, "ssp", 3);
+    if (!p->baselines)
+        return !strncmp(policy, "bsp", 3) || !strncmp(policy, "asp", 3) ||
+               !strncmp(policy, "ssp", 3);
+    size_t len = strlen(policy);
+    for (const char *b = p->baselines; (b = strstr(b, policy)); b += len)
+        if ((b == p->baselines || b[-1] == ';') && (b[len] == ';' || b[len] == '\0'))
+            return true;
+    return false;
 }
 
 static void report(const plan *p)
@@ -214,7 +256,7 @@ static void report(const plan *p)
     int best = -1;
     for (int i = 0; i < p->n_policies; i++) {
         s[i] = summarize(p, i);
-        if (is_baseline(p->policies[i]) && s[i].n && (best < 0 || s[i].mean < s[best].mean))
+        if (is_baseline(p, p->policies[i]) && s[i].n && (best < 0 || s[i].mean < s[best].mean))
             best = i;
     }
     printf("\n%-22s %8s %26s %9s %9s %7s\n", "policy", "reached", "time to target (virtual s)",
@@ -231,13 +273,42 @@ static void report(const plan *p)
         printf(" %9.0f %7.1f\n", s[i].applies, 100 * s[i].idle);
     }
     if (best >= 0)
-        printf("\nspeedup: mean time of the best classic baseline (%s) over each policy's; "
+        printf("\nspeedup: mean time of the best baseline (%s) over each policy's; "
                "+- is the 95%% confidence half-width over %ld seeds.\n",
                p->policies[best], p->seeds);
     for (size_t i = 0; i < p->n_runs; i++)
         if (p->runs[i].rc)
             printf("run %s seed %llu failed: %s\n", p->policies[p->runs[i].policy],
                    (unsigned long long)p->runs[i].seed, p->runs[i].err);
+}
+
+/* One row per run, for scripts and for `syncwise report`. */
+static int write_results(const plan *p, char *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/results.csv", p->log_dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return sw_fail(err, SW_EIO, "%s: cannot create", path);
+    fprintf(f, "policy,seed,reached,time_to_target,end_t,applies,pushes,drops,idle_share,"
+               "final_loss,final_acc,decide_share\n");
+    for (size_t i = 0; i < p->n_runs; i++) {
+        const job *j = &p->runs[i];
+        if (j->rc)
+            continue;
+        double idle = 0, live = 0;
+        for (uint32_t w = 0; w < j->r.n_slots; w++) {
+            idle += j->r.idle_s[w];
+            live += j->r.live_s[w];
+        }
+        fprintf(f, "\"%s\",%llu,%d,%.9g,%.9g,%llu,%llu,%llu,%.6f,%.6g,%.6g,%.6g\n",
+                p->policies[j->policy], (unsigned long long)j->seed, j->r.target_t >= 0,
+                run_time(&j->r), j->r.end_t, (unsigned long long)j->r.applies,
+                (unsigned long long)j->r.pushes, (unsigned long long)j->r.drops,
+                live > 0 ? idle / live : 0, j->r.final_loss, j->r.final_acc,
+                j->r.decide_s / (j->r.wall_s + 1e-12));
+    }
+    return fclose(f) == 0 ? 0 : sw_fail(err, SW_EIO, "%s: write error", path);
 }
 
 static int run_all(plan *p, char *err)
@@ -287,7 +358,11 @@ int sw_cli_compare(int argc, char **argv)
         if (p.sc.data_spec && (rc = sw_data_load(&data, p.sc.data_spec, 1, err)))
             rc = sw_cli_error(CMD, "%s", err);
         p.data = p.sc.data_spec ? &data : NULL;
+        if (!rc && p.log_dir && sw_cli_mkdirs(p.log_dir) != 0)
+            rc = sw_cli_error(CMD, "%s: cannot create: %s", p.log_dir, strerror(errno));
         if (!rc && (rc = run_all(&p, err)))
+            rc = sw_cli_error(CMD, "%s", err);
+        if (!rc && p.log_dir && write_results(&p, err))
             rc = sw_cli_error(CMD, "%s", err);
         if (!rc)
             report(&p);

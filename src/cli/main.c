@@ -11,6 +11,7 @@ static const sw_cli_cmd commands[] = {
     {"compare", "compare policies on the same simulated scenarios over many seeds", sw_cli_compare},
     {"zipline", "find the next ElasticBSP barrier with the ZipLine family of searches",
      sw_cli_zipline},
+    {"report", "CSV files and plots (gnuplot) from event logs and ZipLine traces", sw_cli_report},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

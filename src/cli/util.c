@@ -1,6 +1,8 @@
 /* Option parsing helpers and help listings shared by the subcommands. */
 #include <cblas.h>
 #include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -93,4 +95,22 @@ void sw_cli_print_policy_help(void)
     printf("policies (--policy NAME:key=value,...):\n");
     for (int i = 0; sw_policies[i]; i++)
         printf("  %-15s %s\n", sw_policies[i]->name, sw_policies[i]->help);
+}
+
+int sw_cli_mkdirs(const char *path)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }

@@ -405,6 +405,19 @@ static void teardown(sim *s)
     sw_model_free(s->model);
 }
 
+/* The first log line says what ran, so that a log describes itself. */
+static void log_start(const sim *s)
+{
+    const sw_sim_config *c = s->c;
+    fprintf(c->log,
+            "{\"t\":0,\"ev\":\"start\",\"policy\":\"%s\",\"workers\":%u,\"slots\":%u,"
+            "\"seed\":%llu,\"model\":\"%s\",\"params\":%zu,\"batch\":%u,\"lr\":%.6g,"
+            "\"cluster\":\"%s\"}\n",
+            c->policy, c->workers, s->n_slots, (unsigned long long)c->seed,
+            s->model ? sw_model_get_desc(s->model)->spec : "none", s->n_params, c->batch,
+            (double)c->lr, c->cluster);
+}
+
 static int start(sim *s, char *err)
 {
     const sw_sim_config *c = s->c;
@@ -418,6 +431,8 @@ static int start(sim *s, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     if (sw__heap_init(&s->heap, 4 * (size_t)s->n_slots + 16))
         return sw_fail(err, SW_ENOMEM, "out of memory");
+    if (c->log)
+        log_start(s);
     for (uint32_t w = 0; w < c->workers; w++)
         on_membership(s, &(sw__sim_event){.t = 0, .kind = EV_JOIN, .worker = w});
     if ((rc = sw__sim_schedule(s, c->events, c->workers, err)))

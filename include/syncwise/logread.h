@@ -1,0 +1,35 @@
+/* Reading syncwise's JSONL event logs (docs/log.md) back: each line is one flat JSON object of
+ * numbers and strings. The parser accepts exactly that and says where a line goes wrong. */
+#ifndef SYNCWISE_LOGREAD_H
+#define SYNCWISE_LOGREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SW_LOG_MAX_FIELDS 24
+
+typedef struct sw_log_field {
+    char key[24];
+    char str[256]; /* string values; empty for numbers */
+    double num;    /* number values; 0 for strings */
+    bool is_str;
+} sw_log_field;
+
+typedef struct sw_log_line {
+    int n;
+    sw_log_field f[SW_LOG_MAX_FIELDS];
+} sw_log_line;
+
+/* Parses one line; on failure fills err with "column C: what" and returns SW_EFORMAT. */
+int sw_log_parse_line(const char *text, sw_log_line *out, char *err);
+
+/* A field's number (dflt when absent or a string) and string (NULL when absent or a number). */
+double sw_log_num(const sw_log_line *l, const char *key, double dflt);
+const char *sw_log_str(const sw_log_line *l, const char *key);
+
+/* Calls fn for every non-blank line of path. A line that does not parse, or lacks "t" or "ev",
+ * fails with "PATH:LINE: ..." in err. */
+typedef int (*sw_log_fn)(void *ctx, const sw_log_line *l, char *err);
+int sw_log_read(const char *path, sw_log_fn fn, void *ctx, char *err);
+
+#endif

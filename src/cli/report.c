@@ -1,0 +1,205 @@
+/* `syncwise report`: CSV files and plots from event logs and ZipLine traces.
+ *
+ * The plots are gnuplot scripts run by gnuplot when it is installed; without it the CSV files
+ * are complete and the command says how to get the plots. One curve per policy: when several
+ * runs share a policy (seeds of a compare), the first run stands for it.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "report.h"
+#include "syncwise/err.h"
+
+#define CMD "report"
+#define MAX_CURVES 12
+
+static void help(void)
+{
+    printf("usage: syncwise report FILE... -o DIR\n\n"
+           "Reads JSONL event logs (from sim --log or compare --log-dir) and ZipLine traces\n"
+           "(from zipline --trace, recognised by their .csv ending) and writes to DIR:\n"
+           "  runs.csv, evals.csv, applies.csv, timeline.csv, staleness.csv, zipline.csv\n"
+           "    tidy tables with a run column, useful without syncwise or gnuplot\n"
+           "  accuracy, loss        validation accuracy and loss against virtual time\n"
+           "  timeline-N            running and waiting per worker (the RLP paper's Figure 4)\n"
+           "  k                     gradients per apply against time (k_t of backup and DBW)\n"
+           "  staleness             staleness histogram\n"
+           "  zipline               candidate d along the scan (the thesis's Figures 6.5, 6.8)\n"
+           "each as .svg and .png, rendered by gnuplot (Debian package gnuplot-nox).\n"
+           "With several runs of one policy, the first stands for it in the plots.\n\n"
+           "options:\n"
+           "  -o, --out DIR    where to write (created if missing; required)\n"
+           "  -h, --help       this text\n");
+}
+
+/* The first run of each policy, at most MAX_CURVES of them. */
+static int curves(const sw_report *r, int *pick)
+{
+    int n = 0;
+    uint32_t named = r->n_runs < SW_REPORT_MAX_RUNS ? r->n_runs : SW_REPORT_MAX_RUNS;
+    for (uint32_t i = 0; i < named && n < MAX_CURVES; i++) {
+        int seen = 0;
+        for (int j = 0; j < n; j++)
+            seen |= !strcmp(r->policy[pick[j]], r->policy[i]);
+        if (!seen)
+            pick[n++] = (int)i;
+    }
+    return n;
+}
+
+static void terminal(FILE *g, const char *dir, const char *name, int png)
+{
+    if (png)
+        fprintf(g, "set terminal pngcairo size 1000,560 font 'sans,11'\n");
+    else
+        fprintf(g, "set terminal svg size 1000,560 dynamic font 'sans,11'\n");
+    fprintf(g, "set output '%s/%s.%s'\n", dir, name, png ? "png" : "svg");
+}
+
+/* One line per curve: plot for the chosen runs, filtering rows of `file` by run. */
+static void plot_by_run(FILE *g, const sw_report *r, const int *pick, int n, const char *file,
+                        const char *x, const char *y, const char *style)
+{
+    fprintf(g, "plot ");
+    for (int i = 0; i < n; i++)
+        fprintf(g, "%s'%s/%s' every ::1 using %s:(strcol(1) eq '%s' ? %s : NaN) %s title '%s'",
+                i ? ", \\\n     " : "", r->dir, file, x, r->run[pick[i]], y, style,
+                r->policy[pick[i]]);
+    fprintf(g, "\n");
+}
+
+static void curves_plot(FILE *g, const sw_report *r, const int *pick, int n, int png,
+                        const char *name, const char *ylabel, const char *y)
+{
+    terminal(g, r->dir, name, png);
+    fprintf(g, "set title 'Validation %s against virtual time'\nset xlabel 'virtual time (s)'\n"
+               "set ylabel '%s'\nset key bottom right\n",
+            ylabel, ylabel);
+    plot_by_run(g, r, pick, n, "evals.csv", "3", y, "with lines lw 2");
+}
+
+static void timeline_plot(FILE *g, const sw_report *r, int run, int index, int png)
+{
+    char name[32];
+    snprintf(name, sizeof name, "timeline-%d", index + 1);
+    terminal(g, r->dir, name, png);
+    fprintf(g,
+            "set title 'Workers over time: %s (running in colour, waiting in grey)'\n"
+            "set xlabel 'virtual time (s)'\nset ylabel 'worker'\nset key outside top center "
+            "horizontal\nset yrange [-0.5:%u.5]\n",
+            r->policy[run], r->workers ? r->workers - 1 : 0);
+    fprintf(g,
+            "plot '%s/timeline.csv' every ::1 using (strcol(1) eq '%s' && strcol(4) eq "
+            "'running' ? $5 : NaN):3:($6-$5):(0) with vectors nohead lw 8 lc rgb '#1f77b4' "
+            "title 'running', \\\n     '%s/timeline.csv' every ::1 using (strcol(1) eq '%s' && "
+            "strcol(4) eq 'waiting' ? $5 : NaN):3:($6-$5):(0) with vectors nohead lw 8 lc rgb "
+            "'#bbbbbb' title 'waiting'\n",
+            r->dir, r->run[run], r->dir, r->run[run]);
+    fprintf(g, "set yrange [*:*]\nset key default\n");
+}
+
+static void write_script(FILE *g, const sw_report *r)
+{
+    int pick[MAX_CURVES], n = curves(r, pick);
+    fprintf(g, "set datafile separator ','\nset termoption noenhanced\nset grid\n");
+    for (int png = 0; png < 2; png++) {
+        if (n > 0) {
+            curves_plot(g, r, pick, n, png, "accuracy", "accuracy", "$6");
+            curves_plot(g, r, pick, n, png, "loss", "loss", "$5");
+            for (int i = 0; i < n && i < 6; i++)
+                timeline_plot(g, r, pick[i], i, png);
+            terminal(g, r->dir, "k", png);
+            fprintf(g, "set title 'Gradients per apply (k_t) against virtual time'\n"
+                       "set xlabel 'virtual time (s)'\nset ylabel 'gradients applied'\n"
+                       "set key top right\n");
+            plot_by_run(g, r, pick, n, "applies.csv", "3", "$5", "with steps lw 1.5");
+            terminal(g, r->dir, "staleness", png);
+            fprintf(g, "set title 'Staleness of applied gradients'\nset xlabel 'staleness "
+                       "(versions)'\nset ylabel 'share of applied gradients'\n");
+            plot_by_run(g, r, pick, n, "staleness.csv", "3", "$5", "with linespoints lw 2");
+        }
+        if (r->zipline_rows) {
+            terminal(g, r->dir, "zipline", png);
+            fprintf(g, "set title 'Candidate d along the scan'\nset xlabel 'candidate (scan "
+                       "order)'\nset ylabel 'd: the fastest worker''s wait'\n"
+                       "plot '%s/zipline.csv' every ::1 using 2:3 with points pt 7 ps 0.3 "
+                       "title 'candidates'\n",
+                       r->dir);
+        }
+    }
+}
+
+static int render(const sw_report *r, char *err)
+{
+    char script[4096];
+    snprintf(script, sizeof script, "%s/plots.gp", r->dir);
+    FILE *g = fopen(script, "w");
+    if (!g)
+        return sw_fail(err, SW_EIO, "%s: cannot create", script);
+    write_script(g, r);
+    if (fclose(g) != 0)
+        return sw_fail(err, SW_EIO, "%s: write error", script);
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        printf("gnuplot is not installed, so there are no plots: apt-get install gnuplot-nox, "
+               "then run: gnuplot %s\n",
+               script);
+        return 0;
+    }
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "gnuplot '%s'", script);
+    if (system(cmd) != 0)
+        return sw_fail(err, SW_EIO, "gnuplot failed on %s", script);
+    return 0;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+int sw_cli_report(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"out", 1, 0, 'o'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
+    };
+    const char *out = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
+        if (c == 'o') {
+            out = optarg;
+        } else if (c == 'h') {
+            help();
+            return 0;
+        } else {
+            return 2;
+        }
+    }
+    if (!out || optind >= argc)
+        return sw_cli_error(CMD, "give log files and -o DIR (see --help)") + 1;
+    if (sw_cli_mkdirs(out) != 0)
+        return sw_cli_error(CMD, "%s: cannot create: %s", out, strerror(errno));
+    char err[SW_ERR_LEN];
+    sw_report r;
+    int rc = sw_report_open(&r, out, err);
+    for (int i = optind; !rc && i < argc; i++)
+        rc = ends_with(argv[i], ".csv") ? sw_report_add_trace(&r, argv[i], err)
+                                        : sw_report_add_log(&r, argv[i], err);
+    int crc = sw_report_close(&r, rc ? NULL : err);
+    rc = rc ? rc : crc;
+    if (!rc)
+        rc = render(&r, err);
+    if (rc)
+        return sw_cli_error(CMD, "%s", err);
+    printf("report of %u run%s and %s written to %s/ (CSV files; plots as SVG and PNG)\n",
+           r.n_runs, r.n_runs == 1 ? "" : "s", r.zipline_rows ? "a zipline trace" : "no trace",
+           out);
+    return 0;
+}

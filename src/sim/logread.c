@@ -1,0 +1,134 @@
+/* A strict reader for flat JSON objects, one per line: {"key":number|"string",...}. Escapes,
+ * nesting, arrays, true/false/null are refused, since our logs never hold them. */
+#include "syncwise/logread.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncwise/err.h"
+#include "syncwise/lines.h"
+
+static const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+/* Reads "..." at p into dst; returns the position after it or NULL. */
+static const char *read_string(const char *p, char *dst, size_t cap)
+{
+    if (*p++ != '"')
+        return NULL;
+    size_t n = 0;
+    for (; *p && *p != '"'; p++) {
+        if (*p == '\\' || (unsigned char)*p < 0x20 || n + 1 >= cap)
+            return NULL;
+        dst[n++] = *p;
+    }
+    dst[n] = '\0';
+    return *p == '"' ? p + 1 : NULL;
+}
+
+static const char *read_field(const char *p, sw_log_field *f)
+{
+    memset(f, 0, sizeof *f);
+    if (!(p = read_string(p, f->key, sizeof f->key)))
+        return NULL;
+    p = skip_ws(p);
+    if (*p++ != ':')
+        return NULL;
+    p = skip_ws(p);
+    if (*p == '"') {
+        f->is_str = true;
+        return read_string(p, f->str, sizeof f->str);
+    }
+    char *end;
+    errno = 0;
+    f->num = strtod(p, &end);
+    if (end == p || errno == ERANGE || !isfinite(f->num))
+        return NULL;
+    return end;
+}
+
+int sw_log_parse_line(const char *text, sw_log_line *out, char *err)
+{
+    const char *p = skip_ws(text);
+    out->n = 0;
+    if (*p++ != '{')
+        return sw_fail(err, SW_EFORMAT, "column %d: expected '{'", (int)(p - text));
+    for (p = skip_ws(p); *p != '}';) {
+        if (out->n == SW_LOG_MAX_FIELDS)
+            return sw_fail(err, SW_EFORMAT, "column %d: more than %d fields", (int)(p - text) + 1,
+                           SW_LOG_MAX_FIELDS);
+        const char *next = read_field(p, &out->f[out->n]);
+        if (!next)
+            return sw_fail(err, SW_EFORMAT, "column %d: expected \"key\":number or \"key\":\"text\"",
+                           (int)(p - text) + 1);
+        out->n++;
+        p = skip_ws(next);
+        if (*p == ',')
+            p = skip_ws(p + 1);
+        else if (*p != '}')
+            return sw_fail(err, SW_EFORMAT, "column %d: expected ',' or '}'", (int)(p - text) + 1);
+    }
+    p = skip_ws(p + 1);
+    if (*p && *p != '\n' && *p != '\r')
+        return sw_fail(err, SW_EFORMAT, "column %d: text after the object", (int)(p - text) + 1);
+    return 0;
+}
+
+static const sw_log_field *find(const sw_log_line *l, const char *key)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->f[i].key, key) == 0)
+            return &l->f[i];
+    return NULL;
+}
+
+double sw_log_num(const sw_log_line *l, const char *key, double dflt)
+{
+    const sw_log_field *f = find(l, key);
+    return f && !f->is_str ? f->num : dflt;
+}
+
+const char *sw_log_str(const sw_log_line *l, const char *key)
+{
+    const sw_log_field *f = find(l, key);
+    return f && f->is_str ? f->str : NULL;
+}
+
+typedef struct reading {
+    const char *path;
+    sw_log_fn fn;
+    void *ctx;
+    sw_log_line line;
+} reading;
+
+static int on_line(void *ctx, char *text, size_t lineno, char *err)
+{
+    reading *r = ctx;
+    if (text[strspn(text, " \t\r\n")] == '\0')
+        return 0;
+    char why[SW_ERR_LEN];
+    if (sw_log_parse_line(text, &r->line, why))
+        return sw_fail(err, SW_EFORMAT, "%s:%zu: %s", r->path, lineno, why);
+    if (!sw_log_str(&r->line, "ev") || isnan(sw_log_num(&r->line, "t", NAN)))
+        return sw_fail(err, SW_EFORMAT, "%s:%zu: an event needs \"t\" and \"ev\"", r->path, lineno);
+    int rc = r->fn(r->ctx, &r->line, why);
+    return rc ? sw_fail(err, rc, "%s:%zu: %s", r->path, lineno, why) : 0;
+}
+
+int sw_log_read(const char *path, sw_log_fn fn, void *ctx, char *err)
+{
+    reading *r = malloc(sizeof *r); /* a parsed line is about 7 KiB: keep it off the stack */
+    if (!r)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    *r = (reading){.path = path, .fn = fn, .ctx = ctx};
+    int rc = sw_read_lines(path, on_line, r, err);
+    free(r);
+    return rc;
+}
