@@ -12,7 +12,8 @@ endif
 JOBS ?= $(shell nproc)
 SYNCWISE := $(BUILD)/syncwise
 
-.PHONY: all deps build run test bench clean
+.PHONY: all deps build run test bench install clean
+PREFIX ?= /usr/local
 
 all: build
 
@@ -24,10 +25,14 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The main job: the classic policies on the default straggling cluster (Fashion-MNIST, MLP
-# 784-256-10, 10 workers), 3 seeds each; bench/compare.sh runs the full 10-seed comparison.
+# 784-256-10, 10 workers), 3 seeds each, then the report of that comparison;
+# bench/compare.sh runs the full 10-seed comparison.
 run: build
+	@rm -rf $(BUILD)/run
 	OPENBLAS_NUM_THREADS=1 $(SYNCWISE) compare --policies "bsp,asp,ssp:s=1,ssp:s=4" --seeds 3 \
-	    --data fashion-mnist --model mlp:h=1,u=256 --workers 10 --target-acc 0.85 --max-time 40000
+	    --data fashion-mnist --model mlp:h=1,u=256 --workers 10 --target-acc 0.85 --max-time 40000 \
+	    --log-dir $(BUILD)/run
+	@$(SYNCWISE) report $(BUILD)/run/*.jsonl -o $(BUILD)/report
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -38,6 +43,9 @@ bench: build
 	@OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_engine
 	@$(BUILD)/bench/bench_zipline
 	@bench/compare.sh $(BUILD)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf build build-asan

@@ -110,7 +110,7 @@ static int parse(int argc, char **argv, plan *p)
     char *list = NULL;
     int c, bad = 0;
     optind = 1;
-    while (!bad && (c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+    while (!bad && (c = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
         int r = sw_cli_scenario_option(&p->sc, CMD, c, optarg);
         if (r != 0) {
             bad = r < 0;
@@ -121,6 +121,7 @@ static int parse(int argc, char **argv, plan *p)
         case 'b': p->baselines = optarg; break;
         case 'L': p->log_dir = optarg; break;
         case 'q': p->sc.quiet = true; break;
+        case 'v': p->sc.verbose = true; break;
         case 's': bad = !sw_cli_long(CMD, "--seeds", optarg, 1, 100000, &p->seeds); break;
         case 'j': bad = !sw_cli_long(CMD, "--jobs", optarg, 1, 256, &p->jobs); break;
         case 'h': help(); return -1;

@@ -10,7 +10,7 @@
 enum {
     O_WORKERS = SW_CLI_SCENARIO_BASE, O_CLUSTER, O_NET, O_EVENTS, O_DATA, O_MODEL, O_BATCH, O_LR,
     O_WD, O_BATCH_MODE, O_GMF, O_TARGET_ACC, O_TARGET_LOSS, O_MAX_TIME, O_MAX_APPLIES,
-    O_MAX_PUSHES, O_PATIENCE, O_EVAL_EVERY, O_NO_MODEL, O_THREADS, O_QUIET,
+    O_MAX_PUSHES, O_PATIENCE, O_EVAL_EVERY, O_NO_MODEL, O_THREADS, O_QUIET, O_VERBOSE,
 };
 
 const struct option sw_cli_scenario_options[] = {
@@ -24,7 +24,8 @@ const struct option sw_cli_scenario_options[] = {
     {"max-applies", 1, 0, O_MAX_APPLIES}, {"max-pushes", 1, 0, O_MAX_PUSHES},
     {"patience", 1, 0, O_PATIENCE},       {"eval-every", 1, 0, O_EVAL_EVERY},
     {"no-model", 0, 0, O_NO_MODEL},       {"threads", 1, 0, O_THREADS},
-    {"quiet", 0, 0, O_QUIET},             {0, 0, 0, 0},
+    {"quiet", 0, 0, O_QUIET},             {"verbose", 0, 0, O_VERBOSE},
+    {0, 0, 0, 0},
 };
 
 void sw_cli_scenario_defaults(sw_cli_scenario *s)
@@ -111,6 +112,7 @@ int sw_cli_scenario_option(sw_cli_scenario *s, const char *cmd, int code, const 
     case O_MODEL: c->model = arg; return 1;
     case O_NO_MODEL: s->data_spec = NULL; return 1;
     case O_QUIET: s->quiet = true; return 1;
+    case O_VERBOSE: s->verbose = true; return 1;
     case O_BATCH_MODE:
         if (strcmp(arg, "shard") == 0)
             c->batch_mode = SW_BATCH_SHARD;
@@ -165,5 +167,6 @@ void sw_cli_scenario_help(void)
            "  --eval-every S         virtual seconds between evaluations (default 20)\n"
            "other:\n"
            "  --threads N            OpenBLAS threads (default: OpenBLAS's own choice)\n"
-           "  -q, --quiet            print only the results\n");
+           "  -q, --quiet            print only the results\n"
+           "  -v, --verbose          a progress line per evaluation, and debug messages\n");
 }

@@ -13,7 +13,7 @@ typedef struct sw_cli_scenario {
     sw_sim_config cfg;
     const char *data_spec; /* NULL: timing only, no model */
     long threads;
-    bool quiet;
+    bool quiet, verbose;
 } sw_cli_scenario;
 
 void sw_cli_scenario_defaults(sw_cli_scenario *s);

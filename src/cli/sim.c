@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "scenario.h"
+#include "syncwise/clock.h"
 #include "syncwise/err.h"
 #include "syncwise/log.h"
 
@@ -31,16 +32,27 @@ static void help(void)
 }
 
 typedef struct progress {
-    bool live;
-    double target;
+    bool live, quiet, verbose;
+    double max_time, best, t0, last_line;
 } progress;
 
+/* One updating line on a terminal; a plain line every 10 s (every evaluation with -v) when the
+ * output is not a terminal. */
 static void show_eval(void *ctx, double t, uint64_t version, double loss, double acc)
 {
-    const progress *p = ctx;
-    if (p->live)
-        fprintf(stderr, "\r\033[Kt=%.1f s  V=%llu  val_loss %.4f  val_acc %.4f", t,
-                (unsigned long long)version, loss, acc);
+    progress *p = ctx;
+    double now = sw_clock_now_s(), el = now - p->t0;
+    p->best = acc > p->best ? acc : p->best;
+    if (p->quiet || (!p->live && !p->verbose && now - p->last_line < 10))
+        return;
+    p->last_line = now;
+    char left[64] = "";
+    if (p->max_time > 0 && t > 0)
+        snprintf(left, sizeof left, ", %.0f%% of the time limit, about %.0f s left",
+                 100 * t / p->max_time, el * (p->max_time - t) / t);
+    fprintf(stderr, "%st=%.1f s  V=%llu  val_loss %.4f  val_acc %.4f (best %.4f)  %.0f s%s%s",
+            p->live && !p->verbose ? "\r\033[K" : "", t, (unsigned long long)version, loss, acc,
+            p->best, el, left, p->live && !p->verbose ? "" : "\n");
 }
 
 static int parse(int argc, char **argv, sw_cli_scenario *sc, const char **log_path)
@@ -52,7 +64,7 @@ static int parse(int argc, char **argv, sw_cli_scenario *sc, const char **log_pa
     const struct option *opts = sw_cli_options(own);
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
         int r = sw_cli_scenario_option(sc, CMD, c, optarg);
         if (r < 0)
             return 2;
@@ -62,6 +74,7 @@ static int parse(int argc, char **argv, sw_cli_scenario *sc, const char **log_pa
         case 'p': sc->cfg.policy = optarg; break;
         case 'l': *log_path = optarg; break;
         case 'q': sc->quiet = true; break;
+        case 'v': sc->verbose = true; break;
         case 's':
             if (!sw_cli_u64(CMD, "--seed", optarg, &sc->cfg.seed))
                 return 2;
@@ -86,12 +99,13 @@ static int run(sw_cli_scenario *sc, const char *log_path, char *err)
     if (log_path && !(log = fopen(log_path, "w")))
         rc = sw_fail(err, SW_EIO, "%s: cannot create the log", log_path);
     sc->cfg.log = log;
-    progress pr = {.live = !sc->quiet && isatty(STDERR_FILENO)};
+    progress pr = {.live = isatty(STDERR_FILENO), .quiet = sc->quiet, .verbose = sc->verbose,
+                   .max_time = sc->cfg.max_time, .t0 = sw_clock_now_s()};
     sc->cfg.on_eval = show_eval;
     sc->cfg.on_eval_ctx = &pr;
     sw_sim_result r;
     if (!rc && !(rc = sw_sim_run(&sc->cfg, &r, err))) {
-        if (pr.live)
+        if (pr.live && !pr.quiet && !pr.verbose)
             fprintf(stderr, "\r\033[K");
         sw_cli_print_summary(stdout, sc->cfg.policy, &r);
         sw_sim_result_free(&r);
@@ -112,6 +126,8 @@ int sw_cli_sim(int argc, char **argv)
         return prc < 0 ? 0 : prc;
     if (sc.quiet)
         sw_log_set_level(SW_LOG_WARN);
+    if (sc.verbose)
+        sw_log_set_level(SW_LOG_DEBUG);
     sw_cli_set_threads(sc.threads);
     char err[SW_ERR_LEN];
     int rc = run(&sc, log_path, err);

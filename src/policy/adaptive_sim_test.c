@@ -167,7 +167,8 @@ static void backup_with_k_n_is_bsp(void **state)
     (void)state;
     sw_sim_result a, b;
     char *la = run_log(base("bsp", 5, "shexp:1"), &a), *lb = run_log(base("backup:k=5", 5, "shexp:1"), &b);
-    assert_string_equal(la, lb);
+    /* Every event after the start line (which names the policy) is the same. */
+    assert_string_equal(strchr(la, '\n'), strchr(lb, '\n'));
     assert_true(a.final_loss == b.final_loss);
     free(la);
     free(lb);
