@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libopenblas-dev zlib1g-dev libcmocka-dev
-          dataset-fashion-mnist gnuplot-nox)
+          dataset-fashion-mnist gnuplot-nox libzmq3-dev clang libclang-rt-14-dev)
 if [[ "${1:-}" == "bench" ]]; then
   packages+=(python3-torch python3-numpy)
 fi

@@ -1,0 +1,86 @@
+/* The wire protocol between workers and the server (docs/protocol.md).
+ *
+ * Every message is one ZeroMQ frame: a fixed 40-byte little-endian header, then the payload.
+ *
+ *   offset  size  field
+ *   0       4     magic "SWNP"
+ *   4       2     protocol version (1)
+ *   6       2     message type (sw_msg_type)
+ *   8       4     worker id (SW_NO_WORKER before the server assigned one)
+ *   12      4     flags (sw_msg_flag)
+ *   16      8     model version: the version a gradient was computed at, or of the parameters
+ *   24      8     payload length in bytes
+ *   32      4     CRC-32 of the payload
+ *   36      4     reserved, zero
+ *
+ * Payloads: float vectors (MODEL, PUSH, RELEASE with a model) are raw IEEE-754 binary32 values,
+ * little-endian; text payloads (WELCOME's configuration, CTL requests and replies, ERROR) are
+ * UTF-8 without a terminating zero. The decoder checks every field before anything else reads
+ * the message: size, magic, version, type, reserved bits, payload length against the frame and
+ * the limit, checksum, and for float payloads their count and finiteness.
+ */
+#ifndef SYNCWISE_PROTO_H
+#define SYNCWISE_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SW_PROTO_VERSION 1
+#define SW_PROTO_HEADER 40
+#define SW_NO_WORKER 0xffffffffu
+#define SW_PROTO_MAX_PAYLOAD ((uint64_t)1 << 31) /* 2 GiB: 512M floats */
+
+typedef enum sw_msg_type {
+    SW_MSG_JOIN = 1,      /* worker -> server: a new worker; payload: its name (text) */
+    SW_MSG_WELCOME = 2,   /* server -> worker: its id and the run's configuration (text) */
+    SW_MSG_PULL = 3,      /* worker -> server: send me the parameters */
+    SW_MSG_MODEL = 4,     /* server -> worker: the parameters at `version` (floats) */
+    SW_MSG_PUSH = 5,      /* worker -> server: a gradient computed at `version` (floats) */
+    SW_MSG_WAIT = 6,      /* server -> worker: your push is in; wait to be released */
+    SW_MSG_RELEASE = 7,   /* server -> worker: go on; with SW_FLAG_MODEL the parameters follow */
+    SW_MSG_HEARTBEAT = 8, /* worker -> server: still alive */
+    SW_MSG_LEAVE = 9,     /* worker -> server: leaving for good */
+    SW_MSG_ERROR = 10,    /* server -> anyone: the last message was refused; payload: why */
+    SW_MSG_CTL = 11,      /* operator -> server: a command (text) */
+    SW_MSG_CTL_REPLY = 12,/* server -> operator: its answer (text) */
+    SW_MSG_TYPE_MAX = 12,
+} sw_msg_type;
+
+typedef enum sw_msg_flag {
+    SW_FLAG_MODEL = 1u << 0,   /* RELEASE: the payload holds the parameters */
+    SW_FLAG_DROPPED = 1u << 1, /* RELEASE, WAIT: your gradient was refused; redo the batch */
+    SW_FLAG_WANT_MODEL = 1u << 2, /* PUSH: send the parameters with my release */
+    SW_FLAG_UNKNOWN = 1u << 3, /* ERROR: the server does not know you: join again */
+    SW_FLAG_DONE = 1u << 4,    /* RELEASE, ERROR: the run is over: stop */
+    SW_FLAG_ALL = (1u << 5) - 1,
+} sw_msg_flag;
+
+typedef struct sw_msg {
+    sw_msg_type type;
+    uint32_t worker, flags;
+    uint64_t version;
+    const uint8_t *payload; /* points into the frame it was decoded from */
+    size_t payload_len;
+} sw_msg;
+
+/* Bytes a message of payload_len bytes takes. */
+static inline size_t sw_msg_size(size_t payload_len) { return SW_PROTO_HEADER + payload_len; }
+
+/* Writes m's header and payload into buf (sw_msg_size(m->payload_len) bytes); m->payload may be
+ * NULL when the payload is already in place at buf + SW_PROTO_HEADER. */
+void sw_msg_encode(const sw_msg *m, uint8_t *buf);
+
+/* Writes n floats little-endian at dst (a payload). */
+void sw_msg_put_floats(uint8_t *dst, const float *src, size_t n);
+
+/* Checks and decodes a frame. max_payload bounds what a sender may ask us to hold. Fails with
+ * SW_EFORMAT (and why in err) on anything malformed, SW_EVERSION on another protocol version,
+ * SW_ECHECKSUM on a damaged payload. */
+int sw_msg_decode(const uint8_t *buf, size_t len, uint64_t max_payload, sw_msg *out, char *err);
+
+/* Reads a float payload of exactly n values into dst; fails on a wrong count or a NaN/Inf. */
+int sw_msg_get_floats(const sw_msg *m, float *dst, size_t n, char *err);
+
+const char *sw_msg_type_name(int type);
+
+#endif

@@ -1,0 +1,134 @@
+/* The wire protocol: round trips of every message type, and refusal of every malformed frame. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "syncwise/bytes.h"
+#include "syncwise/err.h"
+#include "syncwise/proto.h"
+
+static uint8_t buf[SW_PROTO_HEADER + 64];
+
+static size_t make(sw_msg_type type, const void *payload, size_t len)
+{
+    sw_msg m = {.type = type, .worker = 7, .flags = SW_FLAG_MODEL, .version = 1234567890123ULL,
+                .payload = payload, .payload_len = len};
+    sw_msg_encode(&m, buf);
+    return sw_msg_size(len);
+}
+
+static void every_type_round_trips(void **state)
+{
+    (void)state;
+    const char text[] = "hello";
+    for (int t = 1; t <= SW_MSG_TYPE_MAX; t++) {
+        size_t n = make((sw_msg_type)t, text, 5);
+        sw_msg m;
+        char err[SW_ERR_LEN];
+        assert_int_equal(sw_msg_decode(buf, n, 1 << 20, &m, err), 0);
+        assert_int_equal(m.type, t);
+        assert_int_equal(m.worker, 7);
+        assert_int_equal(m.flags, SW_FLAG_MODEL);
+        assert_true(m.version == 1234567890123ULL);
+        assert_int_equal(m.payload_len, 5);
+        assert_memory_equal(m.payload, "hello", 5);
+        assert_string_not_equal(sw_msg_type_name(t), "?");
+    }
+}
+
+static void floats_round_trip_exactly(void **state)
+{
+    (void)state;
+    const float v[4] = {1.5f, -0.0f, 3.4e38f, 1e-45f};
+    uint8_t pay[16];
+    sw_msg_put_floats(pay, v, 4);
+    size_t n = make(SW_MSG_PUSH, pay, 16);
+    sw_msg m;
+    float back[4];
+    assert_int_equal(sw_msg_decode(buf, n, 1 << 20, &m, NULL), 0);
+    assert_int_equal(sw_msg_get_floats(&m, back, 4, NULL), 0);
+    assert_memory_equal(back, v, sizeof v);
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_msg_get_floats(&m, back, 3, err), SW_EFORMAT); /* wrong dimension */
+    assert_non_null(strstr(err, "3 floats"));
+}
+
+static void non_finite_gradients_are_refused(void **state)
+{
+    (void)state;
+    const float bad[2][2] = {{1.0f, NAN}, {INFINITY, 0}};
+    for (int i = 0; i < 2; i++) {
+        uint8_t pay[8];
+        sw_msg_put_floats(pay, bad[i], 2);
+        size_t n = make(SW_MSG_PUSH, pay, 8);
+        sw_msg m;
+        float out[2];
+        char err[SW_ERR_LEN];
+        assert_int_equal(sw_msg_decode(buf, n, 1 << 20, &m, NULL), 0);
+        assert_int_equal(sw_msg_get_floats(&m, out, 2, err), SW_EFORMAT);
+        assert_non_null(strstr(err, "not finite"));
+    }
+}
+
+static void expect(const uint8_t *frame, size_t len, int code, const char *why)
+{
+    sw_msg m;
+    char err[SW_ERR_LEN] = "";
+    assert_int_equal(sw_msg_decode(frame, len, 64, &m, err), code);
+    if (!strstr(err, why))
+        fail_msg("'%s' lacks '%s'", err, why);
+}
+
+static void malformed_frames_are_refused(void **state)
+{
+    (void)state;
+    uint8_t b[sizeof buf];
+    size_t n = make(SW_MSG_PUSH, "abcd", 4);
+    memcpy(b, buf, n);
+    expect(b, 10, SW_EFORMAT, "shorter than a header");
+    expect(b, 0, SW_EFORMAT, "shorter");
+    b[0] = 'X';
+    expect(b, n, SW_EFORMAT, "magic");
+    memcpy(b, buf, n);
+    b[4] = 2;
+    expect(b, n, SW_EVERSION, "version 2");
+    memcpy(b, buf, n);
+    b[6] = 0;
+    expect(b, n, SW_EFORMAT, "type 0");
+    b[6] = 99;
+    expect(b, n, SW_EFORMAT, "type 99");
+    memcpy(b, buf, n);
+    sw_put_u32(b + 12, 1u << 20);
+    expect(b, n, SW_EFORMAT, "flags");
+    memcpy(b, buf, n);
+    b[37] = 1;
+    expect(b, n, SW_EFORMAT, "reserved");
+    memcpy(b, buf, n);
+    sw_put_u64(b + 24, 5); /* claims more than follows */
+    expect(b, n, SW_EFORMAT, "5 but 4 bytes");
+    sw_put_u64(b + 24, UINT64_MAX); /* absurd */
+    expect(b, n, SW_EFORMAT, "over the limit");
+    memcpy(b, buf, n);
+    expect(b, n - 1, SW_EFORMAT, "but 3 bytes"); /* truncated payload */
+    b[n - 1] ^= 1;
+    expect(b, n, SW_ECHECKSUM, "checksum");
+    uint8_t big[SW_PROTO_HEADER + 100] = {0};
+    sw_msg m = {.type = SW_MSG_PUSH, .payload_len = 100};
+    sw_msg_encode(&m, big);
+    expect(big, sizeof big, SW_EFORMAT, "over the limit"); /* above the caller's 64 */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_type_round_trips),
+        cmocka_unit_test(floats_round_trip_exactly),
+        cmocka_unit_test(non_finite_gradients_are_refused),
+        cmocka_unit_test(malformed_frames_are_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
