@@ -13,6 +13,8 @@
  *   44      8     parameter count P
  *   52      4     model spec length S (1..127), then S bytes of canonical spec, e.g. "mlp:h=1,u=256"
  *   56+S    4     data spec length D (0..1023), then D bytes: the data the model was trained on
+ *   ...     4     note length N (0..1023), then N bytes of text: "key=value" lines, such as the
+ *                 server's policy ("policy=ssp:s=3")
  *   ...     4P    parameters, IEEE-754 binary32
  *   end-4   4     CRC-32 of every byte before it
  *
@@ -37,6 +39,7 @@ typedef struct sw_ckpt {
     uint64_t model_version;
     uint64_t seed;
     char data_spec[SW_CKPT_DATA_SPEC_LEN]; /* may be empty */
+    char note[SW_CKPT_DATA_SPEC_LEN];      /* may be empty */
     size_t n_params;
     float *params; /* owned; freed by sw_ckpt_free */
 } sw_ckpt;

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "syncwise/rng.h"
 
@@ -120,6 +121,9 @@ typedef struct sw_event {
 
 typedef void (*sw_event_sink)(void *ctx, const sw_event *ev);
 
+/* Writes ev as one line of the JSONL event log (docs/log.md) to f. */
+void sw_event_write_jsonl(FILE *f, const sw_event *ev);
+
 typedef struct sw_engine sw_engine;
 
 typedef struct sw_engine_params {
@@ -127,6 +131,7 @@ typedef struct sw_engine_params {
     const float *init;        /* n_params initial values, copied; NULL means zeros */
     float lr, weight_decay;
     uint32_t max_workers;     /* size of the worker table */
+    uint64_t init_version;    /* V to start from (a resumed run), 0 otherwise */
     const char *policy;       /* policy spec, e.g. "ssp:s=3" */
     uint64_t seed;            /* seeds the policy's random stream */
     sw_event_sink sink;       /* may be NULL */

@@ -122,7 +122,7 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
         e->workers[w].push_t[0] = e->workers[w].push_t[1] = -1;
     e->view = (sw_engine_view){.n_slots = p->max_workers, .workers = e->workers,
                                .buffer_sum = e->buf_sum, .n_params = p->n_params,
-                               .last_apply_t = -1};
+                               .last_apply_t = -1, .version = p->init_version};
     sw_rng_seed(&e->rng, p->seed, 0x706f6c6963ULL /* "policy" */);
     e->env.rng = &e->rng;
     e->env.chooser = p->chooser;

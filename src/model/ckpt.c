@@ -20,10 +20,12 @@ static const uint8_t MAGIC[4] = {'S', 'W', 'C', 'K'};
 
 static int encode(const sw_ckpt *c, uint8_t **out, size_t *len, char *err)
 {
-    size_t s = strlen(c->desc.spec), d = strlen(c->data_spec);
-    if (s == 0 || s >= SW_MODEL_SPEC_LEN || d >= SW_CKPT_DATA_SPEC_LEN)
-        return sw_fail(err, SW_EINVAL, "checkpoint: spec lengths %zu and %zu out of range", s, d);
-    size_t n = FIXED_BYTES + 4 + s + 4 + d + 4 * c->n_params + 4;
+    size_t s = strlen(c->desc.spec), d = strlen(c->data_spec), t = strlen(c->note);
+    if (s == 0 || s >= SW_MODEL_SPEC_LEN || d >= SW_CKPT_DATA_SPEC_LEN ||
+        t >= SW_CKPT_DATA_SPEC_LEN)
+        return sw_fail(err, SW_EINVAL, "checkpoint: text lengths %zu, %zu, %zu out of range", s,
+                       d, t);
+    size_t n = FIXED_BYTES + 4 + s + 4 + d + 4 + t + 4 * c->n_params + 4;
     uint8_t *b = malloc(n), *p = b;
     if (!b)
         return sw_fail(err, SW_ENOMEM, "out of memory for a %zu-byte checkpoint", n);
@@ -43,6 +45,9 @@ static int encode(const sw_ckpt *c, uint8_t **out, size_t *len, char *err)
     sw_put_u32(p, (uint32_t)d);
     memcpy(p + 4, c->data_spec, d);
     p += 4 + d;
+    sw_put_u32(p, (uint32_t)t);
+    memcpy(p + 4, c->note, t);
+    p += 4 + t;
     for (size_t i = 0; i < c->n_params; i++, p += 4)
         sw_put_f32(p, c->params[i]);
     sw_put_u32(p, sw_crc32(0, b, (size_t)(p - b)));
@@ -183,6 +188,8 @@ static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, 
                         err);
     if (!rc)
         rc = get_string(b, len, off, c->data_spec, sizeof c->data_spec, 0, "data spec", path, err);
+    if (!rc)
+        rc = get_string(b, len, off, c->note, sizeof c->note, 0, "note", path, err);
     if (!rc && (p > (len - *off) / 4 || *off + 4 * p + 4 != len))
         rc = sw_fail(err, SW_EFORMAT, "%s: %llu parameters do not match the file size %zu", path,
                      (unsigned long long)p, len);

@@ -18,7 +18,8 @@ static sw_ckpt sample(float *params)
     sw_ckpt c = {.desc = {.spec = "mlp:h=1,u=3", .in_shape = {1, 1, 4},
                           .task = SW_TASK_CLASSIFY, .n_classes = 2},
                  .model_version = 1234567890123ULL, .seed = 99, .n_params = 23,
-                 .params = params, .data_spec = "synthetic:task=logistic,d=4"};
+                 .params = params, .data_spec = "synthetic:task=logistic,d=4",
+                 .note = "policy=ssp:s=3\nstarted=1"};
     for (int i = 0; i < 23; i++)
         params[i] = (float)i * 0.25f - 2.0f;
     params[5] = -0.0f;
@@ -52,6 +53,7 @@ static void round_trip_is_exact(void **state)
     assert_true(back.model_version == c.model_version);
     assert_true(back.seed == 99);
     assert_string_equal(back.data_spec, c.data_spec);
+    assert_string_equal(back.note, c.note);
     assert_int_equal(back.n_params, 23);
     assert_memory_equal(back.params, params, sizeof params); /* bit for bit, -0 included */
     sw_ckpt_free(&back);

@@ -1,0 +1,83 @@
+/* The networked runtime: the engine behind a ZeroMQ server on the real clock, and the worker
+ * processes that train against it (protocol: syncwise/proto.h, docs/protocol.md).
+ *
+ * The server is one poll loop over one ROUTER socket with a handler per message type. It assigns
+ * worker ids on JOIN, carries out the engine's releases (RELEASE with the parameters), notices a
+ * dead worker when its heartbeats stop (the engine then removes it from every wait), evaluates on
+ * the validation set, checkpoints atomically, and answers operator commands (CTL: "status",
+ * "policy SPEC"). Every message is checked; a refused one is counted and answered with ERROR, and
+ * the server goes on serving everyone else.
+ *
+ * A worker joins, learns the run's configuration from WELCOME, loads the same data set itself,
+ * and loops: wait for RELEASE, compute a gradient on its next mini-batch, PUSH it. A separate
+ * thread sends heartbeats. When the server restarts (from its checkpoint) the worker's next
+ * message is answered "unknown worker" and it joins again by itself.
+ */
+#ifndef SYNCWISE_NET_H
+#define SYNCWISE_NET_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct sw_server_params {
+    const char *bind;            /* e.g. "tcp://127.0.0.1:5555"; port "*" picks a free one */
+    const char *endpoint_file;   /* when set, the bound endpoint is written there */
+    const char *policy, *model, *data;
+    uint32_t batch, max_workers;
+    float lr, weight_decay;
+    uint64_t seed;
+    const char *batch_mode;      /* "shard" or "sample", told to the workers */
+    double heartbeat_timeout_s;  /* a worker silent this long is dead */
+    const char *checkpoint;      /* file to checkpoint into, or NULL */
+    uint64_t checkpoint_applies; /* checkpoint every this many applies (0: never by count) */
+    double checkpoint_s;         /* and every this many seconds (0: never by time) */
+    bool resume;                 /* start from the checkpoint */
+    double target_acc, max_time_s, eval_every_s;
+    uint64_t max_applies;
+    FILE *log;                   /* JSONL event log, or NULL */
+    volatile sig_atomic_t *stop; /* set from a signal handler to stop cleanly; may be NULL */
+    /* Progress after each evaluation; may be NULL. */
+    void (*on_eval)(void *ctx, double t, uint64_t version, double loss, double acc,
+                    uint32_t live);
+    void *on_eval_ctx;
+} sw_server_params;
+
+sw_server_params sw_server_default_params(void);
+
+typedef struct sw_server_result {
+    bool reached;          /* the target accuracy was met */
+    double elapsed_s, final_acc, final_loss;
+    uint64_t start_version, version, applies, pushes, refused, joins, crashes;
+} sw_server_result;
+
+/* Runs the server until a stopping condition or *stop. Fails with a message on a bad
+ * configuration, a bind failure or a checkpoint that cannot be read or written. */
+int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err);
+
+typedef struct sw_worker_params {
+    const char *connect;          /* e.g. "tcp://127.0.0.1:5555" */
+    const char *name;             /* for logs; may be NULL */
+    uint32_t get_model_frequency; /* pull every f steps, apply own gradients in between */
+    double heartbeat_s, server_timeout_s;
+    uint64_t max_steps;           /* 0: until the server says the run is done */
+    double delay_s;               /* injected slowness: sleep this long in every step */
+    volatile sig_atomic_t *stop;
+} sw_worker_params;
+
+sw_worker_params sw_worker_default_params(void);
+
+typedef struct sw_worker_result {
+    uint64_t steps, drops, joins;
+    bool done; /* the server ended the run */
+} sw_worker_result;
+
+int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err);
+
+/* Sends one operator command ("status", "policy SPEC") and stores the reply (NUL-terminated)
+ * in reply. */
+int sw_ctl(const char *connect, const char *command, double timeout_s, char *reply,
+           size_t reply_cap, char *err);
+
+#endif

@@ -1,0 +1,253 @@
+/* `syncwise server`, `syncwise worker` and `syncwise ctl`: the networked runtime's commands. */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "syncwise/err.h"
+#include "syncwise/log.h"
+#include "syncwise/net.h"
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+static void server_help(void)
+{
+    printf("usage: syncwise server [OPTIONS]\n\n"
+           "Runs the parameter server: workers connect with 'syncwise worker', operators with\n"
+           "'syncwise ctl'. Stops at the target accuracy, a time or apply limit, or on SIGINT or\n"
+           "SIGTERM, after a last checkpoint; workers are told the run is over.\n\n"
+           "options:\n"
+           "  --bind ENDPOINT        where to listen (default tcp://127.0.0.1:5555; loopback\n"
+           "                         unless told otherwise; port * picks a free one)\n"
+           "  --endpoint-file FILE   write the bound endpoint there\n"
+           "  --policy SPEC          synchronization policy (default asp)\n"
+           "  --model SPEC --data SPEC --batch N --lr X --wd X --seed N\n"
+           "                         the run, as for sim (workers learn it on joining)\n"
+           "  --batch-mode M         shard (default) or sample: how workers see the data\n"
+           "  --max-workers N        worker slots (default 64)\n"
+           "  --heartbeat-timeout S  a worker silent this long is dead (default 5)\n"
+           "  --checkpoint FILE      checkpoint there every --checkpoint-applies N (1000) and\n"
+           "                         --checkpoint-every S (30) seconds, and at the end\n"
+           "  --resume               start from the checkpoint (its parameters and version)\n"
+           "  --target-acc X  --max-time S  --max-applies N  --eval-every S (5)\n"
+           "  --log FILE             JSONL event log\n"
+           "  --threads N            OpenBLAS threads\n"
+           "  -q, --quiet  -v, --verbose\n");
+}
+
+static void show_eval(void *ctx, double t, uint64_t version, double loss, double acc,
+                      uint32_t live)
+{
+    (void)ctx;
+    fprintf(stderr, "t=%.1f s  V=%llu  workers %u  val_loss %.4f  val_acc %.4f\n", t,
+            (unsigned long long)version, live, loss, acc);
+}
+
+static int server_opts(int argc, char **argv, sw_server_params *p, const char **log_path,
+                       long *threads)
+{
+    enum { BIND = 1000, EPF, POL, MOD, DAT, BAT, LR, WD, SEED, BM, MAXW, HB, CK, CKA, CKS, RES,
+           TACC, MAXT, MAXA, EVAL, LOG, THR };
+    static const struct option longs[] = {
+        {"bind", 1, 0, BIND}, {"endpoint-file", 1, 0, EPF}, {"policy", 1, 0, POL},
+        {"model", 1, 0, MOD}, {"data", 1, 0, DAT}, {"batch", 1, 0, BAT}, {"lr", 1, 0, LR},
+        {"wd", 1, 0, WD}, {"seed", 1, 0, SEED}, {"batch-mode", 1, 0, BM},
+        {"max-workers", 1, 0, MAXW}, {"heartbeat-timeout", 1, 0, HB}, {"checkpoint", 1, 0, CK},
+        {"checkpoint-applies", 1, 0, CKA}, {"checkpoint-every", 1, 0, CKS},
+        {"resume", 0, 0, RES}, {"target-acc", 1, 0, TACC}, {"max-time", 1, 0, MAXT},
+        {"max-applies", 1, 0, MAXA}, {"eval-every", 1, 0, EVAL}, {"log", 1, 0, LOG},
+        {"threads", 1, 0, THR}, {"quiet", 0, 0, 'q'}, {"verbose", 0, 0, 'v'},
+        {"help", 0, 0, 'h'}, {0, 0, 0, 0},
+    };
+    const char *C = "server";
+    long l;
+    double d;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "qvh", longs, NULL)) != -1) {
+        bool ok = true;
+        switch (c) {
+        case BIND: p->bind = optarg; break;
+        case EPF: p->endpoint_file = optarg; break;
+        case POL: p->policy = optarg; break;
+        case MOD: p->model = optarg; break;
+        case DAT: p->data = optarg; break;
+        case BM: p->batch_mode = optarg; break;
+        case CK: p->checkpoint = optarg; break;
+        case RES: p->resume = true; break;
+        case LOG: *log_path = optarg; break;
+        case 'q': sw_log_set_level(SW_LOG_WARN); p->on_eval = NULL; break;
+        case 'v': sw_log_set_level(SW_LOG_DEBUG); break;
+        case 'h': server_help(); return -1;
+        case BAT: if ((ok = sw_cli_long(C, "--batch", optarg, 1, 1 << 16, &l))) p->batch = (uint32_t)l; break;
+        case MAXW: if ((ok = sw_cli_long(C, "--max-workers", optarg, 1, 1 << 16, &l))) p->max_workers = (uint32_t)l; break;
+        case THR: ok = sw_cli_long(C, "--threads", optarg, 0, 256, threads); break;
+        case LR: if ((ok = sw_cli_double(C, "--lr", optarg, 0, 1e6, &d))) p->lr = (float)d; break;
+        case WD: if ((ok = sw_cli_double(C, "--wd", optarg, 0, 1e6, &d))) p->weight_decay = (float)d; break;
+        case SEED: ok = sw_cli_u64(C, "--seed", optarg, &p->seed); break;
+        case HB: ok = sw_cli_double(C, "--heartbeat-timeout", optarg, 0.01, 1e6, &p->heartbeat_timeout_s); break;
+        case CKA: ok = sw_cli_u64(C, "--checkpoint-applies", optarg, &p->checkpoint_applies); break;
+        case CKS: ok = sw_cli_double(C, "--checkpoint-every", optarg, 0, 1e9, &p->checkpoint_s); break;
+        case TACC: ok = sw_cli_double(C, "--target-acc", optarg, 0, 1, &p->target_acc); break;
+        case MAXT: ok = sw_cli_double(C, "--max-time", optarg, 0, 1e9, &p->max_time_s); break;
+        case MAXA: ok = sw_cli_u64(C, "--max-applies", optarg, &p->max_applies); break;
+        case EVAL: ok = sw_cli_double(C, "--eval-every", optarg, 0.01, 1e9, &p->eval_every_s); break;
+        default: return 2;
+        }
+        if (!ok)
+            return 2;
+    }
+    if (optind < argc)
+        return sw_cli_error(C, "unexpected argument '%s' (see --help)", argv[optind]) + 1;
+    if (strcmp(p->batch_mode, "shard") && strcmp(p->batch_mode, "sample"))
+        return sw_cli_error(C, "--batch-mode: '%s' is not shard or sample", p->batch_mode) + 1;
+    if (p->resume && !p->checkpoint)
+        return sw_cli_error(C, "--resume needs --checkpoint FILE") + 1;
+    return 0;
+}
+
+int sw_cli_server(int argc, char **argv)
+{
+    sw_server_params p = sw_server_default_params();
+    p.on_eval = show_eval;
+    const char *log_path = NULL;
+    long threads = 0;
+    int prc = server_opts(argc, argv, &p, &log_path, &threads);
+    if (prc)
+        return prc < 0 ? 0 : prc;
+    sw_cli_set_threads(threads);
+    catch_signals();
+    p.stop = &g_stop;
+    char err[SW_ERR_LEN];
+    FILE *log = log_path ? fopen(log_path, p.resume ? "a" : "w") : NULL;
+    if (log_path && !log)
+        return sw_cli_error("server", "%s: cannot create the log", log_path);
+    p.log = log;
+    sw_server_result r;
+    int rc = sw_server_run(&p, &r, err);
+    if (log)
+        fclose(log);
+    if (rc)
+        return sw_cli_error("server", "%s", err);
+    printf("%s: version %llu (from %llu), %llu pushes, %llu joins, %llu crashed, %llu refused "
+           "messages, %.1f s; validation accuracy %.4f\n",
+           r.reached ? "target reached" : "stopped", (unsigned long long)r.version,
+           (unsigned long long)r.start_version, (unsigned long long)r.pushes,
+           (unsigned long long)r.joins, (unsigned long long)r.crashes,
+           (unsigned long long)r.refused, r.elapsed_s, r.final_acc);
+    return 0;
+}
+
+static void worker_help(void)
+{
+    printf("usage: syncwise worker --connect ENDPOINT [OPTIONS]\n\n"
+           "Joins a syncwise server, loads the data set it names, and computes gradients until\n"
+           "the server ends the run. Rejoins by itself when the server restarts.\n\n"
+           "options:\n"
+           "  --connect ENDPOINT       the server (default tcp://127.0.0.1:5555)\n"
+           "  --name NAME              shown in the server's log\n"
+           "  --get-model-frequency F  pull every F steps, applying own gradients in between\n"
+           "  --heartbeat S            seconds between heartbeats (default 0.5)\n"
+           "  --server-timeout S       give up after this long without a word (default 30)\n"
+           "  --max-steps N            leave after N steps\n"
+           "  --delay-ms MS            sleep this long in every step (a straggler on purpose)\n"
+           "  --threads N              OpenBLAS threads\n"
+           "  -q, --quiet  -v, --verbose\n");
+}
+
+int sw_cli_worker(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"connect", 1, 0, 'c'}, {"name", 1, 0, 'n'}, {"get-model-frequency", 1, 0, 'f'},
+        {"heartbeat", 1, 0, 'b'}, {"server-timeout", 1, 0, 't'}, {"max-steps", 1, 0, 'm'},
+        {"threads", 1, 0, 'T'}, {"quiet", 0, 0, 'q'}, {"verbose", 0, 0, 'v'},
+        {"delay-ms", 1, 0, 'd'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
+    };
+    sw_worker_params p = sw_worker_default_params();
+    double delay_ms = 0;
+    long l, threads = 0;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "qvh", longs, NULL)) != -1) {
+        bool ok = true;
+        switch (c) {
+        case 'c': p.connect = optarg; break;
+        case 'n': p.name = optarg; break;
+        case 'f': if ((ok = sw_cli_long("worker", "--get-model-frequency", optarg, 1, 1 << 20, &l))) p.get_model_frequency = (uint32_t)l; break;
+        case 'b': ok = sw_cli_double("worker", "--heartbeat", optarg, 0.01, 1e4, &p.heartbeat_s); break;
+        case 't': ok = sw_cli_double("worker", "--server-timeout", optarg, 0.1, 1e9, &p.server_timeout_s); break;
+        case 'm': ok = sw_cli_u64("worker", "--max-steps", optarg, &p.max_steps); break;
+        case 'T': ok = sw_cli_long("worker", "--threads", optarg, 0, 256, &threads); break;
+        case 'd': ok = sw_cli_double("worker", "--delay-ms", optarg, 0, 1e7, &delay_ms); break;
+        case 'q': sw_log_set_level(SW_LOG_WARN); break;
+        case 'v': sw_log_set_level(SW_LOG_DEBUG); break;
+        case 'h': worker_help(); return 0;
+        default: return 2;
+        }
+        if (!ok)
+            return 2;
+    }
+    if (optind < argc)
+        return sw_cli_error("worker", "unexpected argument '%s' (see --help)", argv[optind]) + 1;
+    sw_cli_set_threads(threads);
+    catch_signals();
+    p.stop = &g_stop;
+    p.delay_s = delay_ms / 1000;
+    char err[SW_ERR_LEN];
+    sw_worker_result r;
+    int rc = sw_worker_run(&p, &r, err);
+    if (rc && !(g_stop && rc == SW_ESTATE))
+        return sw_cli_error("worker", "%s", err);
+    sw_log(SW_LOG_INFO, "%llu steps, %llu recomputed, %llu joins%s",
+           (unsigned long long)r.steps, (unsigned long long)r.drops,
+           (unsigned long long)r.joins, r.done ? "; the run is over" : "");
+    return 0;
+}
+
+int sw_cli_ctl(int argc, char **argv)
+{
+    const char *connect = "tcp://127.0.0.1:5555";
+    int i = 1;
+    if (i < argc && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
+        printf("usage: syncwise ctl [--connect ENDPOINT] status | policy SPEC\n\n"
+               "  status        live workers, version, policy, applies per second, refused\n"
+               "                messages\n"
+               "  policy SPEC   switch the running server's policy at a safe point\n");
+        return 0;
+    }
+    if (i + 1 < argc && !strcmp(argv[i], "--connect")) {
+        connect = argv[i + 1];
+        i += 2;
+    }
+    char cmd[512] = "";
+    for (; i < argc; i++) {
+        strncat(cmd, argv[i], sizeof cmd - strlen(cmd) - 2);
+        if (i + 1 < argc)
+            strcat(cmd, " ");
+    }
+    if (strcmp(cmd, "status") && strncmp(cmd, "policy ", 7))
+        return sw_cli_error("ctl", "give 'status' or 'policy SPEC' (see --help)") + 1;
+    char reply[8192], err[SW_ERR_LEN];
+    if (sw_ctl(connect, cmd, 5, reply, sizeof reply, err))
+        return sw_cli_error("ctl", "%s", err);
+    fputs(reply, stdout);
+    return strncmp(reply, "error", 5) == 0;
+}

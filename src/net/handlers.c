@@ -1,0 +1,192 @@
+/* The server's message handlers, one per message type, and the operator commands. Every handler
+ * trusts nothing about the sender: ids, states and payloads are checked, and a refused message
+ * is counted and answered with ERROR. */
+#include <stdio.h>
+#include <string.h>
+
+#include "server_internal.h"
+#include "syncwise/err.h"
+#include "syncwise/log.h"
+
+typedef void (*handler)(server *s, const peer *from, const sw_msg *m);
+
+/* The sender must be the live worker it claims to be (same socket as when it joined). */
+static bool is_worker(const server *s, const peer *from, const sw_msg *m)
+{
+    if (m->worker >= s->slots || !s->conns[m->worker].live)
+        return false;
+    const conn *c = &s->conns[m->worker];
+    return c->route_len == from->route_len && !memcmp(c->route, from->route, c->route_len);
+}
+
+static void refuse_unknown(server *s, const peer *from, const sw_msg *m)
+{
+    char why[80];
+    snprintf(why, sizeof why, "unknown worker %u: join again", m->worker);
+    sw__server_refuse(s, from, SW_FLAG_UNKNOWN, why);
+}
+
+static void welcome(server *s, const peer *to, uint32_t w)
+{
+    const sw_server_params *p = s->p;
+    char text[2048];
+    int len = snprintf(text, sizeof text,
+                       "worker=%u\nslots=%u\ndata=%s\nmodel=%s\nbatch=%u\nlr=%.9g\nwd=%.9g\n"
+                       "seed=%llu\nparams=%zu\nbatch_mode=%s\n",
+                       w, s->slots, p->data, sw_model_get_desc(s->model)->spec, p->batch,
+                       (double)p->lr, (double)p->weight_decay, (unsigned long long)p->seed, s->n,
+                       p->batch_mode);
+    sw__server_send(s, to, SW_MSG_WELCOME, w, 0, text, (size_t)len);
+}
+
+static void on_join(server *s, const peer *from, const sw_msg *m)
+{
+    (void)m;
+    const sw_engine_view *v = sw_engine_get_view(s->engine);
+    uint32_t w = 0;
+    while (w < s->slots && (s->conns[w].live || v->workers[w].state != SW_WORKER_ABSENT))
+        w++;
+    if (w == s->slots || from->route_len > sizeof s->conns[w].route) {
+        sw__server_refuse(s, from, 0, "the server is full");
+        return;
+    }
+    conn *c = &s->conns[w];
+    *c = (conn){.route_len = from->route_len, .last_seen = sw__server_now(s), .live = true,
+                .wants_model = true};
+    memcpy(c->route, from->route, from->route_len);
+    s->r->joins++;
+    welcome(s, from, w);
+    sw_engine_result res;
+    sw_engine_join(s->engine, w, sw__server_now(s), &res);
+    sw__server_follow(s, &res);
+}
+
+static void on_push(server *s, const peer *from, const sw_msg *m)
+{
+    if (!is_worker(s, from, m)) {
+        refuse_unknown(s, from, m);
+        return;
+    }
+    if (sw_engine_get_view(s->engine)->workers[m->worker].state != SW_WORKER_RUNNING) {
+        sw__server_refuse(s, from, 0, "push from a worker that was not released");
+        return;
+    }
+    char why[SW_ERR_LEN];
+    if (m->version > sw_engine_version(s->engine) ||
+        sw_msg_get_floats(m, s->grad, s->n, why) != 0) {
+        sw__server_refuse(s, from, 0, m->version > sw_engine_version(s->engine)
+                                          ? "gradient of a version the server never had"
+                                          : why);
+        return;
+    }
+    conn *c = &s->conns[m->worker];
+    c->wants_model = (m->flags & SW_FLAG_WANT_MODEL) != 0;
+    s->r->pushes++;
+    sw_engine_result res;
+    sw_engine_push(s->engine, m->worker, s->grad, m->version, sw__server_now(s), &res);
+    c->dropped = res.dropped;
+    if (res.dropped)
+        c->wants_model = true; /* it recomputes the batch at the current parameters */
+    bool released = false;
+    for (uint32_t i = 0; i < res.n_released; i++)
+        released |= res.released[i] == m->worker;
+    if (!released)
+        sw__server_send(s, from, SW_MSG_WAIT, m->worker, res.dropped ? SW_FLAG_DROPPED : 0, "",
+                        0);
+    sw__server_follow(s, &res);
+}
+
+static void on_pull(server *s, const peer *from, const sw_msg *m)
+{
+    if (!is_worker(s, from, m)) {
+        refuse_unknown(s, from, m);
+        return;
+    }
+    sw__server_send(s, from, SW_MSG_MODEL, m->worker, 0, NULL, 4 * s->n);
+}
+
+/* Heartbeats come from a worker's second socket, so only the id is checked. */
+static void on_heartbeat(server *s, const peer *from, const sw_msg *m)
+{
+    if (m->worker >= s->slots || !s->conns[m->worker].live)
+        refuse_unknown(s, from, m);
+}
+
+static void on_leave(server *s, const peer *from, const sw_msg *m)
+{
+    if (!is_worker(s, from, m)) {
+        refuse_unknown(s, from, m);
+        return;
+    }
+    sw__server_drop_worker(s, m->worker, false);
+}
+
+static void status(server *s, char *text, size_t cap)
+{
+    const sw_engine_view *v = sw_engine_get_view(s->engine);
+    int len = snprintf(text, cap,
+                       "policy %s\nversion %llu (started at %llu)\napplies per second %.1f\n"
+                       "workers live %u (running %u, waiting %u) of %u slots\n"
+                       "pushes %llu, joins %llu, crashed %llu\nrefused messages %llu\n"
+                       "uptime %.1f s\n",
+                       sw_engine_policy_name(s->engine), (unsigned long long)v->version,
+                       (unsigned long long)s->r->start_version, s->rate, v->n_live,
+                       v->n_live - v->n_waiting, v->n_waiting, s->slots,
+                       (unsigned long long)s->r->pushes, (unsigned long long)s->r->joins,
+                       (unsigned long long)s->r->crashes, (unsigned long long)s->r->refused,
+                       sw__server_now(s));
+    for (uint32_t w = 0; w < v->n_slots && len > 0 && (size_t)len < cap; w++)
+        if (v->workers[w].state != SW_WORKER_ABSENT)
+            len += snprintf(text + len, cap - (size_t)len, "  worker %u: %s, step %llu\n", w,
+                            v->workers[w].state == SW_WORKER_RUNNING ? "running" : "waiting",
+                            (unsigned long long)v->workers[w].clock);
+}
+
+static void on_ctl(server *s, const peer *from, const sw_msg *m)
+{
+    char cmd[512], reply[8192];
+    size_t len = m->payload_len < sizeof cmd - 1 ? m->payload_len : sizeof cmd - 1;
+    memcpy(cmd, m->payload, len);
+    cmd[len] = '\0';
+    if (strcmp(cmd, "status") == 0) {
+        status(s, reply, sizeof reply);
+    } else if (strncmp(cmd, "policy ", 7) == 0) {
+        char err[SW_ERR_LEN];
+        sw_engine_result res;
+        if (sw_engine_switch_policy(s->engine, cmd + 7, sw__server_now(s), &res, err)) {
+            snprintf(reply, sizeof reply, "error: %s\n", err);
+        } else {
+            snprintf(reply, sizeof reply, "policy switched to %s at version %llu\n", cmd + 7,
+                     (unsigned long long)sw_engine_version(s->engine));
+            sw_log(SW_LOG_INFO, "policy switched to %s", cmd + 7);
+            sw__server_follow(s, &res);
+        }
+    } else {
+        snprintf(reply, sizeof reply, "error: unknown command '%s' (known: status, policy SPEC)\n",
+                 cmd);
+    }
+    sw__server_send(s, from, SW_MSG_CTL_REPLY, SW_NO_WORKER, 0, reply, strlen(reply));
+}
+
+static const handler handlers[SW_MSG_TYPE_MAX + 1] = {
+    [SW_MSG_JOIN] = on_join,           [SW_MSG_PULL] = on_pull,   [SW_MSG_PUSH] = on_push,
+    [SW_MSG_HEARTBEAT] = on_heartbeat, [SW_MSG_LEAVE] = on_leave, [SW_MSG_CTL] = on_ctl,
+};
+
+void sw__server_handle(server *s, const peer *from, const sw_msg *m)
+{
+    if (m->worker < s->slots && s->conns[m->worker].live)
+        s->conns[m->worker].last_seen = sw__server_now(s);
+    if (s->done && m->type != SW_MSG_CTL) {
+        sw__server_send(s, from, SW_MSG_RELEASE, m->worker, SW_FLAG_DONE, "", 0);
+        return;
+    }
+    if (!handlers[m->type]) {
+        char why[64];
+        snprintf(why, sizeof why, "a server does not accept '%s' messages",
+                 sw_msg_type_name(m->type));
+        sw__server_refuse(s, from, 0, why);
+        return;
+    }
+    handlers[m->type](s, from, m);
+}

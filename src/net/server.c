@@ -1,0 +1,358 @@
+/* The server: setup, the poll loop, sending, heartbeats, evaluations and checkpoints.
+ *
+ * One thread, one ROUTER socket, one linear loop: wait for a message or the next deadline (the
+ * policy's wake-up, a heartbeat check, an evaluation, a checkpoint), handle it, repeat. Nothing
+ * is allocated per message: gradients are decoded into one buffer and every message is built in
+ * one send buffer sized for the parameters.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "server_internal.h"
+#include "syncwise/ckpt.h"
+#include "syncwise/clock.h"
+#include "syncwise/err.h"
+#include "syncwise/log.h"
+
+#define HEARTBEAT_CHECK_S 0.2
+
+sw_server_params sw_server_default_params(void)
+{
+    return (sw_server_params){
+        .bind = "tcp://127.0.0.1:5555", .policy = "asp", .model = "mlp:h=1,u=256",
+        .data = "fashion-mnist", .batch = 16, .max_workers = 64, .lr = 0.01f, .seed = 1,
+        .batch_mode = "shard", .heartbeat_timeout_s = 5, .eval_every_s = 5,
+        .checkpoint_applies = 1000, .checkpoint_s = 30,
+    };
+}
+
+double sw__server_now(const server *s) { return sw_clock_now_s() - s->t0; }
+
+void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worker,
+                     uint32_t flags, const void *payload, size_t len)
+{
+    sw_msg m = {.type = type, .worker = worker, .flags = flags,
+                .version = sw_engine_version(s->engine), .payload = payload, .payload_len = len};
+    if (!payload && len)
+        sw_msg_put_floats(s->out + SW_PROTO_HEADER, sw_engine_params_ptr(s->engine), s->n);
+    sw_msg_encode(&m, s->out);
+    /* A full peer queue or a vanished peer only loses this message; the heartbeat decides. */
+    zmq_send(s->sock, to->route, to->route_len, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+    zmq_send(s->sock, s->out, sw_msg_size(len), ZMQ_DONTWAIT);
+}
+
+void sw__server_refuse(server *s, const peer *to, uint32_t flags, const char *why)
+{
+    s->r->refused++;
+    sw_log(SW_LOG_DEBUG, "refused a message: %s", why);
+    sw__server_send(s, to, SW_MSG_ERROR, SW_NO_WORKER, flags, why, strlen(why));
+}
+
+void sw__server_follow(server *s, const sw_engine_result *res)
+{
+    for (uint32_t i = 0; i < res->n_released; i++) {
+        uint32_t w = res->released[i];
+        conn *c = &s->conns[w];
+        if (!c->live)
+            continue;
+        peer to = {c->route, c->route_len};
+        uint32_t flags = (c->wants_model ? SW_FLAG_MODEL : 0) | (c->dropped ? SW_FLAG_DROPPED : 0);
+        sw__server_send(s, &to, SW_MSG_RELEASE, w, flags, NULL, c->wants_model ? 4 * s->n : 0);
+        c->dropped = false;
+    }
+    s->wake_at = res->wake_at;
+}
+
+void sw__server_drop_worker(server *s, uint32_t w, bool crashed)
+{
+    s->conns[w].live = false;
+    s->r->crashes += crashed;
+    sw_engine_result res;
+    if (sw_engine_leave(s->engine, w, sw__server_now(s), crashed, &res) == 0)
+        sw__server_follow(s, &res);
+    sw_log(SW_LOG_INFO, "worker %u %s", w, crashed ? "stopped answering: dropped" : "left");
+}
+
+static void sink(void *ctx, const sw_event *ev)
+{
+    const server *s = ctx;
+    if (s->p->log)
+        sw_event_write_jsonl(s->p->log, ev);
+}
+
+static int load_resume(server *s, float *init, uint64_t *version, char *err)
+{
+    sw_ckpt ck;
+    int rc = sw_ckpt_load(s->p->checkpoint, &ck, err);
+    if (rc)
+        return rc;
+    if (ck.n_params != s->n || strcmp(ck.desc.spec, sw_model_get_desc(s->model)->spec) != 0)
+        rc = sw_fail(err, SW_EMISMATCH, "%s holds '%s', the server runs '%s'", s->p->checkpoint,
+                     ck.desc.spec, sw_model_get_desc(s->model)->spec);
+    else {
+        memcpy(init, ck.params, s->n * sizeof *init);
+        *version = ck.model_version;
+    }
+    sw_ckpt_free(&ck);
+    return rc;
+}
+
+static int setup_engine(server *s, char *err)
+{
+    const sw_server_params *p = s->p;
+    float *init = malloc(s->n * sizeof *init);
+    if (!init)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    uint64_t version = 0;
+    int rc = 0;
+    if (p->resume)
+        rc = load_resume(s, init, &version, err);
+    else
+        sw_model_init_params(s->model, init, p->seed);
+    sw_engine_params ep = sw_engine_default_params();
+    ep.n_params = s->n;
+    ep.init = init;
+    ep.init_version = version;
+    ep.lr = p->lr;
+    ep.weight_decay = p->weight_decay;
+    ep.max_workers = s->slots;
+    ep.policy = p->policy;
+    ep.seed = p->seed;
+    ep.sink = sink;
+    ep.sink_ctx = s;
+    if (!rc)
+        rc = sw_engine_new(&s->engine, &ep, err);
+    free(init);
+    s->r->start_version = version;
+    return rc;
+}
+
+static int setup(server *s, char *err)
+{
+    const sw_server_params *p = s->p;
+    if (p->max_workers == 0 || p->batch == 0 || !(p->heartbeat_timeout_s > 0))
+        return sw_fail(err, SW_EINVAL, "workers, batch and heartbeat timeout must be positive");
+    int rc = sw_data_load(&s->data, p->data, p->seed, err);
+    if (rc)
+        return rc;
+    const sw_dataset *tr = s->data.train;
+    sw_model_desc d = {.task = tr->task, .n_classes = tr->n_classes};
+    snprintf(d.spec, sizeof d.spec, "%s", p->model);
+    memcpy(d.in_shape, tr->shape, sizeof d.in_shape);
+    if ((rc = sw_model_new(&s->model, &d, 256, err)))
+        return rc;
+    s->n = sw_model_n_params(s->model);
+    s->slots = p->max_workers;
+    s->grad = malloc(s->n * sizeof *s->grad);
+    s->out = malloc(sw_msg_size(4 * s->n + 8192));
+    s->conns = calloc(s->slots, sizeof *s->conns);
+    if (!s->grad || !s->out || !s->conns)
+        return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);
+    return setup_engine(s, err);
+}
+
+static int bind_socket(server *s, char *err)
+{
+    s->zctx = zmq_ctx_new();
+    s->sock = s->zctx ? zmq_socket(s->zctx, ZMQ_ROUTER) : NULL;
+    if (!s->sock)
+        return sw_fail(err, SW_EIO, "cannot create a ZeroMQ socket: %s", zmq_strerror(errno));
+    int linger = 1000;
+    int64_t max = (int64_t)sw_msg_size(4 * s->n + 8192);
+    zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(s->sock, ZMQ_MAXMSGSIZE, &max, sizeof max); /* oversized frames never land */
+    if (zmq_bind(s->sock, s->p->bind) != 0)
+        return sw_fail(err, SW_EIO, "cannot bind %s: %s", s->p->bind, zmq_strerror(errno));
+    char ep[256];
+    size_t len = sizeof ep;
+    zmq_getsockopt(s->sock, ZMQ_LAST_ENDPOINT, ep, &len);
+    sw_log(SW_LOG_INFO, "serving %s on %s (%zu parameters, version %llu)", s->p->policy, ep, s->n,
+           (unsigned long long)s->r->start_version);
+    if (s->p->endpoint_file) {
+        FILE *f = fopen(s->p->endpoint_file, "w");
+        if (!f || fprintf(f, "%s\n", ep) < 0 || fclose(f) != 0)
+            return sw_fail(err, SW_EIO, "%s: cannot write the endpoint", s->p->endpoint_file);
+    }
+    return 0;
+}
+
+/* Discards the rest of a multi-frame message; returns how many frames it had beyond the first. */
+static int drain(server *s, zmq_msg_t *last)
+{
+    int extra = 0;
+    while (zmq_msg_more(last)) {
+        zmq_msg_close(last);
+        zmq_msg_init(last);
+        if (zmq_msg_recv(last, s->sock, 0) < 0)
+            break;
+        extra++;
+    }
+    return extra;
+}
+
+/* Receives and handles one message: the routing id frame, then exactly one message frame. */
+static void receive(server *s)
+{
+    zmq_msg_t id, body, tail;
+    zmq_msg_init(&id);
+    zmq_msg_init(&body);
+    zmq_msg_init(&tail);
+    if (zmq_msg_recv(&id, s->sock, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&id) &&
+        zmq_msg_recv(&body, s->sock, 0) >= 0) {
+        peer from = {zmq_msg_data(&id), zmq_msg_size(&id)};
+        sw_msg m;
+        char why[SW_ERR_LEN];
+        if (zmq_msg_more(&body)) {
+            zmq_msg_copy(&tail, &body);
+            drain(s, &tail);
+            sw__server_refuse(s, &from, 0, "a message must be a single frame");
+        } else if (sw_msg_decode(zmq_msg_data(&body), zmq_msg_size(&body),
+                                 4 * (uint64_t)s->n + 8192, &m, why) == 0) {
+            sw__server_handle(s, &from, &m);
+        } else {
+            sw__server_refuse(s, &from, 0, why);
+        }
+    }
+    zmq_msg_close(&id);
+    zmq_msg_close(&body);
+    zmq_msg_close(&tail);
+}
+
+static void check_heartbeats(server *s)
+{
+    double now = sw__server_now(s);
+    for (uint32_t w = 0; w < s->slots; w++)
+        if (s->conns[w].live && now - s->conns[w].last_seen > s->p->heartbeat_timeout_s)
+            sw__server_drop_worker(s, w, true);
+}
+
+static int checkpoint(server *s, char *err)
+{
+    if (!s->p->checkpoint)
+        return 0;
+    sw_ckpt c = {.desc = *sw_model_get_desc(s->model),
+                 .model_version = sw_engine_version(s->engine), .seed = s->p->seed,
+                 .n_params = s->n, .params = (float *)sw_engine_params_ptr(s->engine)};
+    snprintf(c.data_spec, sizeof c.data_spec, "%s", s->p->data);
+    snprintf(c.note, sizeof c.note, "policy=%s", sw_engine_policy_name(s->engine));
+    s->last_ckpt_applies = sw_engine_version(s->engine);
+    s->next_ckpt = sw__server_now(s) + (s->p->checkpoint_s > 0 ? s->p->checkpoint_s : INFINITY);
+    return sw_ckpt_save(s->p->checkpoint, &c, err);
+}
+
+static bool evaluate(server *s)
+{
+    const sw_dataset *ds = s->data.val ? s->data.val : s->data.test;
+    sw_eval e;
+    sw_model_evaluate(s->model, sw_engine_params_ptr(s->engine), ds, &e);
+    double now = sw__server_now(s);
+    uint64_t V = sw_engine_version(s->engine);
+    s->rate = now > s->last_rate_t ? (double)(V - s->rate_applies) / (now - s->last_rate_t) : 0;
+    s->rate_applies = V;
+    s->last_rate_t = now;
+    s->r->final_acc = e.accuracy;
+    s->r->final_loss = e.loss;
+    if (s->p->log)
+        sw_event_write_jsonl(s->p->log, &(sw_event){.kind = SW_EV_EVAL, .t = now, .V = V,
+                                                     .loss = e.loss, .accuracy = e.accuracy});
+    if (s->p->on_eval)
+        s->p->on_eval(s->p->on_eval_ctx, now, V, e.loss, e.accuracy,
+                      sw_engine_get_view(s->engine)->n_live);
+    s->next_eval = now + s->p->eval_every_s;
+    return s->p->target_acc > 0 && e.accuracy >= s->p->target_acc;
+}
+
+static long timeout_ms(const server *s)
+{
+    double now = sw__server_now(s), next = now + HEARTBEAT_CHECK_S;
+    next = s->next_eval < next ? s->next_eval : next;
+    next = s->wake_at >= 0 && s->wake_at < next ? s->wake_at : next;
+    return next > now ? (long)ceil((next - now) * 1000) : 0;
+}
+
+static int loop(server *s, char *err)
+{
+    const sw_server_params *p = s->p;
+    while (!s->done && !(p->stop && *p->stop)) {
+        zmq_pollitem_t item = {.socket = s->sock, .events = ZMQ_POLLIN};
+        if (zmq_poll(&item, 1, timeout_ms(s)) > 0)
+            for (int k = 0; k < 64 && !s->done; k++) { /* drain a burst, then check deadlines */
+                zmq_pollitem_t again = {.socket = s->sock, .events = ZMQ_POLLIN};
+                if (k > 0 && zmq_poll(&again, 1, 0) <= 0)
+                    break;
+                receive(s);
+            }
+        double now = sw__server_now(s);
+        check_heartbeats(s);
+        if (s->wake_at >= 0 && now >= s->wake_at) {
+            sw_engine_result res;
+            sw_engine_tick(s->engine, now, &res);
+            sw__server_follow(s, &res);
+        }
+        uint64_t V = sw_engine_version(s->engine);
+        if (now >= s->next_eval && evaluate(s))
+            s->r->reached = s->done = true;
+        if ((p->max_time_s > 0 && now >= p->max_time_s) ||
+            (p->max_applies && V - s->r->start_version >= p->max_applies))
+            s->done = true;
+        bool due = (p->checkpoint_applies && V - s->last_ckpt_applies >= p->checkpoint_applies) ||
+                   now >= s->next_ckpt;
+        if (due && checkpoint(s, err))
+            return SW_EIO;
+    }
+    return 0;
+}
+
+/* Tells every live worker the run is over, so that none waits for a reply that never comes. */
+static void finish(server *s)
+{
+    for (uint32_t w = 0; w < s->slots; w++)
+        if (s->conns[w].live) {
+            peer to = {s->conns[w].route, s->conns[w].route_len};
+            sw__server_send(s, &to, SW_MSG_RELEASE, w, SW_FLAG_DONE, "", 0);
+        }
+}
+
+static void teardown(server *s)
+{
+    if (s->sock)
+        zmq_close(s->sock);
+    if (s->zctx)
+        zmq_ctx_term(s->zctx);
+    sw_engine_free(s->engine);
+    sw_model_free(s->model);
+    sw_data_free(&s->data);
+    free(s->grad);
+    free(s->out);
+    free(s->conns);
+}
+
+int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    server s = {.p = p, .r = out, .wake_at = -1};
+    int rc = setup(&s, err);
+    if (!rc)
+        rc = bind_socket(&s, err);
+    if (!rc) {
+        s.t0 = sw_clock_now_s();
+        s.next_eval = 0;
+        s.last_ckpt_applies = out->start_version;
+        s.rate_applies = out->start_version;
+        s.next_ckpt = p->checkpoint_s > 0 ? p->checkpoint_s : INFINITY;
+        rc = loop(&s, err);
+        if (!rc)
+            evaluate(&s);
+        if (!rc)
+            rc = checkpoint(&s, err);
+        finish(&s);
+        out->elapsed_s = sw__server_now(&s);
+        out->version = sw_engine_version(s.engine);
+        out->applies = out->version - out->start_version;
+    }
+    teardown(&s);
+    return rc;
+}

@@ -1,0 +1,60 @@
+/* The server's state, shared by its loop (server.c) and its message handlers (handlers.c). */
+#ifndef SW_SERVER_INTERNAL_H
+#define SW_SERVER_INTERNAL_H
+
+#include "syncwise/data.h"
+#include "syncwise/engine.h"
+#include "syncwise/model.h"
+#include "syncwise/net.h"
+#include "syncwise/proto.h"
+
+/* One worker slot's connection. */
+typedef struct conn {
+    uint8_t route[256]; /* the ZeroMQ routing id of its socket */
+    size_t route_len;
+    double last_seen;
+    bool live, wants_model, dropped;
+} conn;
+
+/* The sender of the message being handled. */
+typedef struct peer {
+    const uint8_t *route;
+    size_t route_len;
+} peer;
+
+typedef struct server {
+    const sw_server_params *p;
+    void *zctx, *sock;
+    sw_engine *engine;
+    sw_model *model;
+    sw_data data;
+    size_t n;               /* parameters */
+    float *grad;            /* a decoded gradient */
+    uint8_t *out;           /* the send buffer: a header and n floats */
+    conn *conns;
+    uint32_t slots;
+    double t0, wake_at, next_eval, next_ckpt, last_rate_t;
+    uint64_t last_ckpt_applies, rate_applies;
+    double rate;            /* applies per second over the last window */
+    bool done;
+    sw_server_result *r;
+} server;
+
+double sw__server_now(const server *s);
+
+/* Sends a message to a peer (payload copied from `payload`, or the parameters for a MODEL or
+ * a RELEASE with SW_FLAG_MODEL when payload is NULL). */
+void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worker,
+                     uint32_t flags, const void *payload, size_t len);
+void sw__server_refuse(server *s, const peer *to, uint32_t flags, const char *why);
+
+/* Carries out an engine result: RELEASE to every released worker, and the wake-up. */
+void sw__server_follow(server *s, const sw_engine_result *res);
+
+/* Handles one decoded message from `from`. */
+void sw__server_handle(server *s, const peer *from, const sw_msg *m);
+
+/* Removes worker w (crashed or leaving) from the engine and forgets its connection. */
+void sw__server_drop_worker(server *s, uint32_t w, bool crashed);
+
+#endif

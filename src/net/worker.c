@@ -1,0 +1,373 @@
+/* A worker process: join, learn the run's configuration, then loop on RELEASE -> gradient ->
+ * PUSH. A second thread with its own socket sends heartbeats, so a long step never looks like a
+ * crash. When the server answers "unknown worker" (it restarted), the worker joins again. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "syncwise/clock.h"
+#include "syncwise/data.h"
+#include "syncwise/err.h"
+#include "syncwise/log.h"
+#include "syncwise/model.h"
+#include "syncwise/net.h"
+#include "syncwise/optim.h"
+#include "syncwise/proto.h"
+
+/* The run's configuration, as WELCOME states it. */
+typedef struct config {
+    uint32_t worker, slots, batch;
+    size_t params;
+    float lr, wd;
+    uint64_t seed;
+    char data[512], model[128], batch_mode[16];
+} config;
+
+typedef struct worker {
+    const sw_worker_params *p;
+    void *zctx, *sock;
+    config cfg;
+    bool loaded;
+    sw_data data;
+    sw_model *model;
+    sw_batcher *batcher;
+    float *params, *grad;
+    uint8_t *out;
+    uint64_t version;
+    uint32_t since_pull;
+    bool redo;
+    atomic_uint id; /* read by the heartbeat thread */
+    atomic_bool quit;
+    sw_worker_result *r;
+} worker;
+
+sw_worker_params sw_worker_default_params(void)
+{
+    return (sw_worker_params){.connect = "tcp://127.0.0.1:5555", .get_model_frequency = 1,
+                              .heartbeat_s = 0.5, .server_timeout_s = 30};
+}
+
+static void send_msg(worker *k, void *sock, sw_msg_type type, uint32_t flags, uint64_t version,
+                     const void *payload, size_t len)
+{
+    sw_msg m = {.type = type, .worker = atomic_load(&k->id), .flags = flags, .version = version,
+                .payload = payload, .payload_len = len};
+    sw_msg_encode(&m, k->out);
+    zmq_send(sock, k->out, sw_msg_size(len), 0);
+}
+
+/* Waits for one message; 0 and the frame in *frame, or SW_EIO on silence or a stop. */
+static int receive(worker *k, zmq_msg_t *frame, sw_msg *m, char *err)
+{
+    double deadline = sw_clock_now_s() + k->p->server_timeout_s;
+    for (;;) {
+        if (k->p->stop && *k->p->stop)
+            return sw_fail(err, SW_ESTATE, "stopped");
+        zmq_pollitem_t item = {.socket = k->sock, .events = ZMQ_POLLIN};
+        if (zmq_poll(&item, 1, 200) > 0 && zmq_msg_recv(frame, k->sock, 0) >= 0) {
+            char why[SW_ERR_LEN];
+            if (sw_msg_decode(zmq_msg_data(frame), zmq_msg_size(frame), 4 * (uint64_t)k->cfg.params
+                              + 8192, m, why) == 0)
+                return 0;
+            sw_log(SW_LOG_WARN, "ignoring a malformed message from the server: %s", why);
+        }
+        if (sw_clock_now_s() > deadline)
+            return sw_fail(err, SW_EIO, "the server at %s has been silent for %.0f s",
+                           k->p->connect, k->p->server_timeout_s);
+    }
+}
+
+static int parse_config(const sw_msg *m, config *c, char *err)
+{
+    char text[2048];
+    size_t len = m->payload_len < sizeof text - 1 ? m->payload_len : sizeof text - 1;
+    memcpy(text, m->payload, len);
+    text[len] = '\0';
+    memset(c, 0, sizeof *c);
+    unsigned long long seed = 0;
+    double lr = 0, wd = 0;
+    int found = 0;
+    for (char *save, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        found += sscanf(line, "worker=%u", &c->worker) + sscanf(line, "slots=%u", &c->slots) +
+                 sscanf(line, "batch=%u", &c->batch) + sscanf(line, "params=%zu", &c->params) +
+                 sscanf(line, "lr=%lf", &lr) + sscanf(line, "wd=%lf", &wd) +
+                 sscanf(line, "seed=%llu", &seed) + sscanf(line, "data=%511s", c->data) +
+                 sscanf(line, "model=%127s", c->model) +
+                 sscanf(line, "batch_mode=%15s", c->batch_mode);
+    c->lr = (float)lr;
+    c->wd = (float)wd;
+    c->seed = seed;
+    if (found < 10 || c->worker >= c->slots || !c->batch || !c->params)
+        return sw_fail(err, SW_EFORMAT, "the server's welcome is incomplete");
+    return 0;
+}
+
+static void unload(worker *k)
+{
+    sw_batcher_free(k->batcher);
+    sw_model_free(k->model);
+    sw_data_free(&k->data);
+    free(k->params);
+    free(k->grad);
+    free(k->out);
+    k->batcher = NULL;
+    k->model = NULL;
+    k->params = k->grad = NULL;
+    k->out = NULL;
+    k->loaded = false;
+}
+
+/* Loads the data, model and batcher a configuration names (again when it changed). */
+static int load(worker *k, const config *c, char *err)
+{
+    bool same = k->loaded && !strcmp(c->data, k->cfg.data) && !strcmp(c->model, k->cfg.model) &&
+                c->params == k->cfg.params && c->batch == k->cfg.batch && c->seed == k->cfg.seed;
+    uint32_t old_id = k->cfg.worker;
+    k->cfg = *c;
+    if (same && old_id == c->worker)
+        return 0;
+    if (!same)
+        unload(k);
+    int rc = 0;
+    if (!k->loaded) {
+        if ((rc = sw_data_load(&k->data, c->data, c->seed, err)))
+            return rc;
+        const sw_dataset *tr = k->data.train;
+        sw_model_desc d = {.task = tr->task, .n_classes = tr->n_classes};
+        snprintf(d.spec, sizeof d.spec, "%s", c->model);
+        memcpy(d.in_shape, tr->shape, sizeof d.in_shape);
+        if ((rc = sw_model_new(&k->model, &d, c->batch, err)))
+            return rc;
+        if (sw_model_n_params(k->model) != c->params)
+            return sw_fail(err, SW_EMISMATCH, "the server's model has %zu parameters, ours %zu",
+                           c->params, sw_model_n_params(k->model));
+        k->params = malloc(c->params * sizeof *k->params);
+        k->grad = malloc(c->params * sizeof *k->grad);
+        k->out = malloc(sw_msg_size(4 * c->params + 8192));
+        if (!k->params || !k->grad || !k->out)
+            return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", c->params);
+        k->loaded = true;
+    }
+    sw_batcher_free(k->batcher);
+    sw_batch_mode mode = strcmp(c->batch_mode, "sample") ? SW_BATCH_SHARD : SW_BATCH_SAMPLE;
+    return sw_batcher_new(&k->batcher, k->data.train, c->batch, mode, c->worker, c->slots,
+                          c->seed, err);
+}
+
+static int join(worker *k, char *err)
+{
+    atomic_store(&k->id, SW_NO_WORKER);
+    uint8_t hello[SW_PROTO_HEADER + 64];
+    const char *name = k->p->name ? k->p->name : "worker";
+    size_t len = strlen(name) < 64 ? strlen(name) : 64;
+    sw_msg m = {.type = SW_MSG_JOIN, .worker = SW_NO_WORKER,
+                .payload = (const uint8_t *)name, .payload_len = len};
+    sw_msg_encode(&m, hello);
+    zmq_send(k->sock, hello, sw_msg_size(len), 0);
+    zmq_msg_t frame;
+    zmq_msg_init(&frame);
+    sw_msg reply;
+    int rc = receive(k, &frame, &reply, err);
+    if (!rc && reply.type != SW_MSG_WELCOME)
+        rc = sw_fail(err, SW_ESTATE, "the server answered a join with '%.*s'",
+                     (int)reply.payload_len, (const char *)reply.payload);
+    config c;
+    if (!rc)
+        rc = parse_config(&reply, &c, err);
+    zmq_msg_close(&frame);
+    if (!rc)
+        rc = load(k, &c, err);
+    if (!rc) {
+        atomic_store(&k->id, c.worker);
+        k->since_pull = UINT32_MAX; /* the first release carries the parameters */
+        k->redo = false;
+        k->r->joins++;
+        sw_log(SW_LOG_INFO, "joined %s as worker %u", k->p->connect, c.worker);
+    }
+    return rc;
+}
+
+/* One step after a release: take the parameters (or apply our own last gradient), compute,
+ * push. */
+static int step(worker *k, const sw_msg *rel, char *err)
+{
+    if (rel->flags & SW_FLAG_MODEL) {
+        int rc = sw_msg_get_floats(rel, k->params, k->cfg.params, err);
+        if (rc)
+            return rc;
+        k->version = rel->version;
+        k->since_pull = 0;
+    } else if (!k->redo) {
+        sw_sgd_step(k->params, k->grad, k->cfg.params, k->cfg.lr, k->cfg.wd);
+    }
+    sw_batch b;
+    if (k->redo || (rel->flags & SW_FLAG_DROPPED))
+        sw_batcher_current(k->batcher, &b);
+    else
+        sw_batcher_next(k->batcher, &b);
+    k->r->drops += (rel->flags & SW_FLAG_DROPPED) != 0;
+    k->redo = false;
+    sw_model_grad(k->model, k->params, &b, k->grad);
+    if (k->p->delay_s > 0) { /* a straggler on purpose */
+        struct timespec ts = {.tv_sec = (time_t)k->p->delay_s,
+                              .tv_nsec = (long)((k->p->delay_s - (time_t)k->p->delay_s) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    k->since_pull++;
+    bool want = k->since_pull >= k->p->get_model_frequency;
+    sw_msg_put_floats(k->out + SW_PROTO_HEADER, k->grad, k->cfg.params);
+    send_msg(k, k->sock, SW_MSG_PUSH, want ? SW_FLAG_WANT_MODEL : 0, k->version, NULL,
+             4 * k->cfg.params);
+    k->r->steps++;
+    return 0;
+}
+
+static void *heartbeats(void *arg)
+{
+    worker *k = arg;
+    void *hb = zmq_socket(k->zctx, ZMQ_DEALER);
+    int linger = 0;
+    zmq_setsockopt(hb, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_connect(hb, k->p->connect);
+    uint8_t buf[SW_PROTO_HEADER];
+    while (!atomic_load(&k->quit)) {
+        uint32_t id = atomic_load(&k->id);
+        if (id != SW_NO_WORKER) {
+            sw_msg m = {.type = SW_MSG_HEARTBEAT, .worker = id};
+            sw_msg_encode(&m, buf);
+            zmq_send(hb, buf, sizeof buf, ZMQ_DONTWAIT);
+        }
+        struct timespec ts = {.tv_sec = (time_t)k->p->heartbeat_s,
+                              .tv_nsec = (long)((k->p->heartbeat_s - (time_t)k->p->heartbeat_s) *
+                                                1e9)};
+        nanosleep(&ts, NULL);
+        /* Drain the server's answers (errors for an unknown id) so they do not pile up. */
+        zmq_msg_t junk;
+        zmq_msg_init(&junk);
+        while (zmq_msg_recv(&junk, hb, ZMQ_DONTWAIT) >= 0)
+            ;
+        zmq_msg_close(&junk);
+    }
+    zmq_close(hb);
+    return NULL;
+}
+
+static int run(worker *k, char *err)
+{
+    int rc = join(k, err);
+    while (!rc) {
+        if (k->p->max_steps && k->r->steps >= k->p->max_steps) {
+            send_msg(k, k->sock, SW_MSG_LEAVE, 0, k->version, "", 0);
+            return 0;
+        }
+        zmq_msg_t frame;
+        zmq_msg_init(&frame);
+        sw_msg m;
+        rc = receive(k, &frame, &m, err);
+        if (!rc && (m.flags & SW_FLAG_DONE)) {
+            k->r->done = true;
+            zmq_msg_close(&frame);
+            return 0;
+        }
+        if (!rc && m.type == SW_MSG_RELEASE)
+            rc = step(k, &m, err);
+        else if (!rc && m.type == SW_MSG_WAIT)
+            k->redo |= (m.flags & SW_FLAG_DROPPED) != 0;
+        else if (!rc && m.type == SW_MSG_ERROR && (m.flags & SW_FLAG_UNKNOWN)) {
+            sw_log(SW_LOG_INFO, "the server does not know us (it restarted?): joining again");
+            zmq_msg_close(&frame);
+            rc = join(k, err);
+            continue;
+        } else if (!rc && m.type == SW_MSG_ERROR) {
+            rc = sw_fail(err, SW_ESTATE, "the server refused our message: %.*s",
+                         (int)m.payload_len, (const char *)m.payload);
+        }
+        zmq_msg_close(&frame);
+    }
+    return rc;
+}
+
+int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    if (p->get_model_frequency == 0 || !(p->heartbeat_s > 0) || !(p->server_timeout_s > 0))
+        return sw_fail(err, SW_EINVAL, "get_model_frequency, heartbeat and timeout must be "
+                                       "positive");
+    worker *k = calloc(1, sizeof *k);
+    if (!k)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    k->p = p;
+    k->r = out;
+    atomic_init(&k->id, SW_NO_WORKER);
+    atomic_init(&k->quit, false);
+    k->cfg.params = 1 << 20; /* what we accept before WELCOME says the model's size */
+    k->out = malloc(sw_msg_size(8192));
+    k->zctx = zmq_ctx_new();
+    k->sock = k->zctx ? zmq_socket(k->zctx, ZMQ_DEALER) : NULL;
+    int rc = k->sock && k->out ? 0 : sw_fail(err, SW_EIO, "cannot create a ZeroMQ socket");
+    int linger = 2000;
+    if (!rc) {
+        zmq_setsockopt(k->sock, ZMQ_LINGER, &linger, sizeof linger);
+        if (zmq_connect(k->sock, p->connect) != 0)
+            rc = sw_fail(err, SW_EIO, "cannot connect to %s: %s", p->connect,
+                         zmq_strerror(errno));
+    }
+    pthread_t hb;
+    bool hb_started = !rc && pthread_create(&hb, NULL, heartbeats, k) == 0;
+    if (!rc)
+        rc = run(k, err);
+    atomic_store(&k->quit, true);
+    if (hb_started)
+        pthread_join(hb, NULL);
+    if (k->sock)
+        zmq_close(k->sock);
+    if (k->zctx)
+        zmq_ctx_term(k->zctx);
+    unload(k);
+    free(k);
+    return rc;
+}
+
+int sw_ctl(const char *connect, const char *command, double timeout_s, char *reply,
+           size_t reply_cap, char *err)
+{
+    void *ctx = zmq_ctx_new(), *sock = ctx ? zmq_socket(ctx, ZMQ_DEALER) : NULL;
+    int linger = 0, rc = sock ? 0 : sw_fail(err, SW_EIO, "cannot create a ZeroMQ socket");
+    size_t len = strlen(command);
+    uint8_t *buf = malloc(sw_msg_size(len));
+    if (!rc && !buf)
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+    if (!rc) {
+        zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+        rc = zmq_connect(sock, connect) ? sw_fail(err, SW_EIO, "cannot connect to %s", connect) : 0;
+    }
+    if (!rc) {
+        sw_msg m = {.type = SW_MSG_CTL, .worker = SW_NO_WORKER, .payload = (const uint8_t *)command,
+                    .payload_len = len};
+        sw_msg_encode(&m, buf);
+        zmq_send(sock, buf, sw_msg_size(len), 0);
+        zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
+        zmq_msg_t frame;
+        zmq_msg_init(&frame);
+        sw_msg r;
+        if (zmq_poll(&item, 1, (long)(timeout_s * 1000)) <= 0 ||
+            zmq_msg_recv(&frame, sock, 0) < 0)
+            rc = sw_fail(err, SW_EIO, "no answer from %s within %.0f s", connect, timeout_s);
+        else if (sw_msg_decode(zmq_msg_data(&frame), zmq_msg_size(&frame), 1 << 20, &r, err) == 0)
+            snprintf(reply, reply_cap, "%.*s", (int)r.payload_len, (const char *)r.payload);
+        else
+            rc = SW_EFORMAT;
+        zmq_msg_close(&frame);
+    }
+    free(buf);
+    if (sock)
+        zmq_close(sock);
+    if (ctx)
+        zmq_ctx_term(ctx);
+    return rc;
+}

@@ -1,0 +1,135 @@
+/* A hostile client for the server tests: it sends malformed, oversized, wrong-version and
+ * wrong-dimension frames, a NaN gradient, pushes under another worker's id and multi-frame
+ * messages, and checks that each is answered with ERROR (the server stays up for the others).
+ *   net_hostile ENDPOINT      exit 0 when every hostile message was refused */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "syncwise/bytes.h"
+#include "syncwise/proto.h"
+
+static void *sock;
+static int refused, sent;
+
+static int expect_error(const char *what)
+{
+    sent++;
+    zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
+    for (int tries = 0; tries < 50; tries++) {
+        if (zmq_poll(&item, 1, 100) <= 0)
+            continue;
+        zmq_msg_t f;
+        zmq_msg_init(&f);
+        zmq_msg_recv(&f, sock, 0);
+        sw_msg m;
+        int ok = sw_msg_decode(zmq_msg_data(&f), zmq_msg_size(&f), 1 << 24, &m, NULL) == 0;
+        int is_error = ok && m.type == SW_MSG_ERROR;
+        if (is_error)
+            printf("refused %-28s: %.*s\n", what, (int)m.payload_len, (const char *)m.payload);
+        zmq_msg_close(&f);
+        if (is_error) {
+            refused++;
+            return 1;
+        }
+    }
+    printf("NOT refused: %s\n", what);
+    return 0;
+}
+
+static void send_raw(const void *buf, size_t len) { zmq_send(sock, buf, len, 0); }
+
+static size_t make(uint8_t *buf, int type, uint32_t worker, const void *payload, size_t len)
+{
+    sw_msg m = {.type = (sw_msg_type)type, .worker = worker, .payload = payload,
+                .payload_len = len};
+    sw_msg_encode(&m, buf);
+    return sw_msg_size(len);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: net_hostile ENDPOINT\n");
+        return 2;
+    }
+    void *ctx = zmq_ctx_new();
+    sock = zmq_socket(ctx, ZMQ_DEALER);
+    int linger = 0;
+    zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_connect(sock, argv[1]);
+    static uint8_t buf[SW_PROTO_HEADER + 4 * 65536];
+
+    send_raw("garbage!", 8);
+    expect_error("a short frame");
+    memset(buf, 0xAB, 100);
+    send_raw(buf, 100);
+    expect_error("random bytes");
+    size_t n = make(buf, SW_MSG_HEARTBEAT, 0, NULL, 0);
+    buf[4] = 9;
+    send_raw(buf, n);
+    expect_error("a wrong protocol version");
+    n = make(buf, SW_MSG_PUSH, 0, "abcd", 4);
+    sw_put_u64(buf + 24, (uint64_t)1 << 40);
+    send_raw(buf, n);
+    expect_error("a huge length claim");
+    n = make(buf, SW_MSG_PUSH, 0, "abcd", 4);
+    buf[n - 1] ^= 0xff;
+    send_raw(buf, n);
+    expect_error("a damaged payload");
+    n = make(buf, SW_MSG_MODEL, 0, NULL, 0);
+    send_raw(buf, n);
+    expect_error("a server-only message type");
+    n = make(buf, SW_MSG_PUSH, 3, "abcd", 4);
+    send_raw(buf, n);
+    expect_error("a push under another id");
+    n = make(buf, SW_MSG_HEARTBEAT, 0, NULL, 0);
+    zmq_send(sock, buf, n, ZMQ_SNDMORE);
+    zmq_send(sock, buf, n, 0);
+    expect_error("a two-frame message");
+
+    /* Join properly, then push wrong-dimension and non-finite gradients. */
+    n = make(buf, SW_MSG_JOIN, SW_NO_WORKER, "hostile", 7);
+    send_raw(buf, n);
+    zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
+    uint32_t id = SW_NO_WORKER;
+    size_t params = 0;
+    for (int tries = 0; tries < 50 && id == SW_NO_WORKER; tries++) {
+        if (zmq_poll(&item, 1, 100) <= 0)
+            continue;
+        zmq_msg_t f;
+        zmq_msg_init(&f);
+        zmq_msg_recv(&f, sock, 0);
+        sw_msg m;
+        if (sw_msg_decode(zmq_msg_data(&f), zmq_msg_size(&f), 1 << 24, &m, NULL) == 0 &&
+            m.type == SW_MSG_WELCOME) {
+            id = m.worker;
+            const char *p = strstr((const char *)m.payload, "params=");
+            params = p ? strtoul(p + 7, NULL, 10) : 0;
+        }
+        zmq_msg_close(&f);
+    }
+    if (id == SW_NO_WORKER || params == 0 || params > 65536) {
+        printf("could not join (or the model is too large for this tool)\n");
+        return 1;
+    }
+    static float g[65536];
+    static uint8_t pay[4 * 65536];
+    sw_msg_put_floats(pay, g, params - 1);
+    n = make(buf, SW_MSG_PUSH, id, pay, 4 * (params - 1));
+    send_raw(buf, n);
+    expect_error("a wrong-dimension gradient");
+    g[params / 2] = NAN;
+    sw_msg_put_floats(pay, g, params);
+    n = make(buf, SW_MSG_PUSH, id, pay, 4 * params);
+    send_raw(buf, n);
+    expect_error("a NaN gradient");
+    n = make(buf, SW_MSG_LEAVE, id, NULL, 0);
+    send_raw(buf, n);
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    printf("%d of %d hostile messages refused\n", refused, sent);
+    return refused == sent ? 0 : 1;
+}

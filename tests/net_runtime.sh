@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The networked runtime with real processes on loopback: 4 workers train to a target under bsp,
+# ssp and asp; a worker killed with SIGKILL mid-run; the server killed and restarted with
+# --resume (the version carries on, workers rejoin by themselves); a worker joining mid-run;
+# a hostile client; ctl status and a policy switch. Every process is reaped at the end.
+HOSTILE=${2:?usage: $0 SYNCWISE NET_HOSTILE}
+. "$(dirname "$0")/lib.sh"
+trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+DATA="synthetic:task=logistic,d=50,n=20000"
+
+start_server() { # policy, then extra server options; sets SPID and EP (BIND: where to listen)
+  local policy=$1
+  shift
+  rm -f "$TMP/ep"
+  "$SW" server --bind "${BIND:-tcp://127.0.0.1:*}" --endpoint-file "$TMP/ep" --policy "$policy" \
+    --data "$DATA" --model mlp:h=1,u=32 --lr 0.05 --heartbeat-timeout 1 --eval-every 0.2 \
+    --max-time 60 --threads 1 "$@" > "$TMP/server.out" 2> "$TMP/server.err" &
+  SPID=$!
+  for _ in $(seq 100); do [ -s "$TMP/ep" ] && break; sleep 0.05; done
+  EP=$(cat "$TMP/ep")
+}
+
+start_worker() { # extra worker options; appends the pid to WPIDS
+  "$SW" worker --connect "$EP" --threads 1 --server-timeout 20 -q "$@" >> "$TMP/workers.out" 2>&1 &
+  WPIDS+=($!)
+}
+
+expect_server() { # description: waits for the server, which must succeed; OUT = its output
+  wait "$SPID"
+  local rc=$?
+  OUT=$(cat "$TMP/server.out" "$TMP/server.err")
+  checks=$((checks + 1))
+  if [ "$rc" -ne 0 ]; then
+    echo "FAIL: $1: the server exited with $rc"
+    echo "$OUT" | tail -5 | sed 's/^/    /'
+    failures=$((failures + 1))
+  fi
+}
+
+for policy in bsp ssp:s=2 asp; do
+  WPIDS=()
+  start_server "$policy" --target-acc 0.9
+  for i in 1 2 3 4; do start_worker --delay-ms 2; done
+  expect_server "$policy: 4 workers train to the target"
+  expect_output "target reached" "$policy reaches 0.9"
+  expect_output "4 joins" "$policy had 4 workers"
+  wait "${WPIDS[@]}"
+done
+
+# A worker killed mid-run: its heartbeats stop, the engine drops it, the barrier goes on.
+WPIDS=()
+start_server bsp --target-acc 0.92
+for i in 1 2 3 4; do start_worker --delay-ms 20; done
+sleep 1.5
+kill -9 "${WPIDS[0]}"
+expect_server "bsp with a worker killed"
+expect_output "target reached" "the run completes without it"
+expect_output "1 crashed" "the dead worker was noticed"
+wait "${WPIDS[@]:1}"
+
+# The server killed and restarted from its checkpoint: the version carries on.
+WPIDS=()
+start_server bsp --target-acc 0.92 --checkpoint "$TMP/server.ckpt" --checkpoint-applies 20
+for i in 1 2 3; do start_worker --delay-ms 20; done
+sleep 2
+kill -9 "$SPID"
+wait "$SPID" 2>/dev/null
+checks=$((checks + 1))
+[ -s "$TMP/server.ckpt" ] || { echo "FAIL: no checkpoint"; failures=$((failures + 1)); }
+BIND=$EP start_server bsp --target-acc 0.92 --checkpoint "$TMP/server.ckpt" --resume
+expect_server "resumed server"
+expect_output "target reached" "the resumed run completes"
+from=$(sed -n 's/.*(from \([0-9]*\)).*/\1/p' "$TMP/server.out")
+checks=$((checks + 1))
+[ "${from:-0}" -gt 0 ] || { echo "FAIL: resumed from version ${from:-?}"; failures=$((failures + 1)); }
+expect_output "version $from)" "the server says where it resumed"
+expect_output "3 joins" "the workers rejoined the new server by themselves"
+wait "${WPIDS[@]}"
+
+# A worker joining mid-run, a hostile client, ctl status and a policy switch.
+WPIDS=()
+: > "$TMP/workers.out"
+start_server bsp --max-time 4
+for i in 1 2 3; do start_worker --delay-ms 5; done
+sleep 1
+start_worker --delay-ms 5
+sleep 1
+expect_status 0 "a hostile client is refused" -- "$HOSTILE" "$EP"
+expect_output "10 of 10 hostile messages refused" "every hostile message"
+expect_status 0 "ctl status" -- "$SW" ctl --connect "$EP" status
+expect_output "policy bsp" "status names the policy"
+expect_output "refused messages" "status counts refused messages"
+expect_output "workers live 4" "the late worker joined"
+expect_status 0 "ctl policy" -- "$SW" ctl --connect "$EP" policy ssp:s=3
+expect_output "policy switched to ssp:s=3" "the switch is confirmed"
+expect_status 0 "ctl status after the switch" -- "$SW" ctl --connect "$EP" status
+expect_output "policy ssp" "the new policy runs"
+expect_status 1 "ctl with a bad policy" -- "$SW" ctl --connect "$EP" policy nonsense
+expect_output "unknown policy" "explains"
+expect_server "the server finishes"
+expect_output "5 joins" "four workers and the hostile one joined"
+wait "${WPIDS[@]}"
+finish
