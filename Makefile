@@ -42,6 +42,7 @@ bench: build
 	@bench/step.sh $(BUILD)
 	@OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_engine
 	@$(BUILD)/bench/bench_zipline
+	@OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_net
 	@bench/compare.sh $(BUILD)
 
 install: build

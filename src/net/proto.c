@@ -35,10 +35,39 @@ void sw_msg_encode(const sw_msg *m, uint8_t *buf)
     sw_put_u32(buf + 36, 0);
 }
 
+/* On a little-endian host the wire layout is the memory layout: one copy does it. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SW_LITTLE_ENDIAN 1
+#else
+#define SW_LITTLE_ENDIAN 0
+#endif
+
 void sw_msg_put_floats(uint8_t *dst, const float *src, size_t n)
 {
+    if (SW_LITTLE_ENDIAN) {
+        memcpy(dst, src, 4 * n);
+        return;
+    }
     for (size_t i = 0; i < n; i++)
         sw_put_f32(dst + 4 * i, src[i]);
+}
+
+/* Index of the first NaN or infinity among n floats, or n. The loop has no early exit so that
+ * the compiler vectorises it; the rare bad payload is then searched again. */
+static size_t first_non_finite(const float *v, size_t n)
+{
+    uint32_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &v[i], sizeof bits);
+        bad |= (bits & 0x7f800000u) == 0x7f800000u;
+    }
+    if (!bad)
+        return n;
+    size_t i = 0;
+    while (isfinite(v[i]))
+        i++;
+    return i;
 }
 
 int sw_msg_decode(const uint8_t *buf, size_t len, uint64_t max_payload, sw_msg *out, char *err)
@@ -78,12 +107,14 @@ int sw_msg_get_floats(const sw_msg *m, float *dst, size_t n, char *err)
     if (m->payload_len != 4 * n)
         return sw_fail(err, SW_EFORMAT, "%s carries %zu bytes where %zu floats were expected",
                        sw_msg_type_name(m->type), m->payload_len, n);
-    for (size_t i = 0; i < n; i++) {
-        float v = sw_get_f32(m->payload + 4 * i);
-        if (!isfinite(v))
-            return sw_fail(err, SW_EFORMAT, "%s value %zu is not finite",
-                           sw_msg_type_name(m->type), i);
-        dst[i] = v;
-    }
+    if (SW_LITTLE_ENDIAN)
+        memcpy(dst, m->payload, 4 * n);
+    else
+        for (size_t i = 0; i < n; i++)
+            dst[i] = sw_get_f32(m->payload + 4 * i);
+    size_t bad = first_non_finite(dst, n);
+    if (bad < n)
+        return sw_fail(err, SW_EFORMAT, "%s value %zu is not finite", sw_msg_type_name(m->type),
+                       bad);
     return 0;
 }

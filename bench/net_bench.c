@@ -1,0 +1,300 @@
+/* Networked runtime benchmarks, side by side in one run on loopback:
+ *
+ * 1. Push + pull throughput of a 1M-float model: a client pushes a gradient (4 MB) and gets the
+ *    parameters back with its release (4 MB), in a loop against the real server (asp), beside raw
+ *    TCP on loopback moving the same bytes the same way (4 MB one way, 4 MB back). Goal: 80%.
+ * 2. Small-message round trip: push and release of an 8-float model, p50 and p99.
+ * 3. Applies per second with 8 concurrent clients on a small model (asp).
+ * The clients send zero gradients, so the figures measure the runtime, not the model.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "syncwise/clock.h"
+#include "syncwise/net.h"
+#include "syncwise/proto.h"
+
+static volatile sig_atomic_t stop_server;
+
+typedef struct served {
+    sw_server_params p;
+    sw_server_result r;
+    char ep[256], epfile[64], data[128], err[256];
+    pthread_t th;
+} served;
+
+static void *serve(void *arg)
+{
+    served *s = arg;
+    sw_server_run(&s->p, &s->r, s->err);
+    return NULL;
+}
+
+/* Starts a server on a free loopback port with a linear model of about `params` parameters. */
+static void start(served *s, size_t params)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->data, sizeof s->data, "synthetic:task=lsq,d=%zu,n=32,test=8,val=8", params - 1);
+    snprintf(s->epfile, sizeof s->epfile, "/tmp/swnb.%d", (int)getpid());
+    unlink(s->epfile);
+    s->p = sw_server_default_params();
+    s->p.bind = "tcp://127.0.0.1:*";
+    s->p.endpoint_file = s->epfile;
+    s->p.policy = "asp";
+    s->p.model = "softmax";
+    s->p.data = s->data;
+    s->p.eval_every_s = 1e9;
+    s->p.checkpoint_applies = 0;
+    s->p.checkpoint_s = 0;
+    s->p.heartbeat_timeout_s = 1e6;
+    s->p.stop = &stop_server;
+    stop_server = 0;
+    pthread_create(&s->th, NULL, serve, s);
+    for (int i = 0; i < 2000; i++) {
+        FILE *f = fopen(s->epfile, "r");
+        if (f && fgets(s->ep, sizeof s->ep, f)) {
+            s->ep[strcspn(s->ep, "\n")] = '\0';
+            fclose(f);
+            return;
+        }
+        if (f)
+            fclose(f);
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+    }
+    fprintf(stderr, "server did not start: %s\n", s->err);
+    exit(1);
+}
+
+static void finish(served *s)
+{
+    stop_server = 1;
+    pthread_join(s->th, NULL);
+    unlink(s->epfile);
+}
+
+/* A raw client: joins, then push (zero gradient) / release round trips. */
+typedef struct client {
+    void *ctx, *sock;
+    uint32_t id;
+    size_t n;
+    uint64_t version;
+    uint8_t *buf;
+} client;
+
+static int recv_msg(client *c, sw_msg *m, zmq_msg_t *f)
+{
+    zmq_msg_init(f);
+    if (zmq_msg_recv(f, c->sock, 0) < 0)
+        return -1;
+    return sw_msg_decode(zmq_msg_data(f), zmq_msg_size(f), (uint64_t)1 << 31, m, NULL);
+}
+
+static void open_client(client *c, const char *ep, size_t n)
+{
+    c->ctx = zmq_ctx_new();
+    c->sock = zmq_socket(c->ctx, ZMQ_DEALER);
+    zmq_connect(c->sock, ep);
+    c->n = n;
+    c->buf = calloc(1, sw_msg_size(4 * n));
+    sw_msg j = {.type = SW_MSG_JOIN, .worker = SW_NO_WORKER};
+    sw_msg_encode(&j, c->buf);
+    zmq_send(c->sock, c->buf, SW_PROTO_HEADER, 0);
+    for (;;) { /* WELCOME, then the first RELEASE */
+        sw_msg m;
+        zmq_msg_t f;
+        if (recv_msg(c, &m, &f) == 0) {
+            if (m.type == SW_MSG_WELCOME)
+                c->id = m.worker;
+            c->version = m.version;
+            int released = m.type == SW_MSG_RELEASE;
+            zmq_msg_close(&f);
+            if (released)
+                break;
+        } else {
+            zmq_msg_close(&f);
+        }
+    }
+}
+
+static void close_client(client *c)
+{
+    zmq_close(c->sock);
+    zmq_ctx_term(c->ctx);
+    free(c->buf);
+}
+
+/* One push of a zero gradient and the release that answers it (with the parameters). */
+static void round_trip(client *c)
+{
+    sw_msg p = {.type = SW_MSG_PUSH, .worker = c->id, .flags = SW_FLAG_WANT_MODEL,
+                .version = c->version, .payload_len = 4 * c->n};
+    sw_msg_encode(&p, c->buf); /* the payload area is zeros: 0.0f */
+    zmq_send(c->sock, c->buf, sw_msg_size(4 * c->n), 0);
+    for (;;) {
+        sw_msg m;
+        zmq_msg_t f;
+        int ok = recv_msg(c, &m, &f) == 0 && m.type == SW_MSG_RELEASE;
+        if (ok)
+            c->version = m.version;
+        zmq_msg_close(&f);
+        if (ok)
+            return;
+    }
+}
+
+/* Raw TCP on loopback: 4n bytes one way, 4n back, as a ping-pong. */
+typedef struct tcp_echo {
+    int fd;
+    size_t bytes;
+    int rounds;
+} tcp_echo;
+
+static void xfer(int fd, char *buf, size_t len, int sending)
+{
+    for (size_t done = 0; done < len;) {
+        ssize_t k = sending ? write(fd, buf + done, len - done) : read(fd, buf + done, len - done);
+        if (k <= 0)
+            exit(1);
+        done += (size_t)k;
+    }
+}
+
+static void *echo_server(void *arg)
+{
+    tcp_echo *e = arg;
+    int c = accept(e->fd, NULL, NULL);
+    char *buf = malloc(e->bytes);
+    for (int i = 0; i < e->rounds; i++) {
+        xfer(c, buf, e->bytes, 0);
+        xfer(c, buf, e->bytes, 1);
+    }
+    free(buf);
+    close(c);
+    return NULL;
+}
+
+static double raw_tcp_mbps(size_t bytes, int rounds)
+{
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    bind(l, (struct sockaddr *)&a, sizeof a);
+    listen(l, 1);
+    getsockname(l, (struct sockaddr *)&a, &al);
+    tcp_echo e = {.fd = l, .bytes = bytes, .rounds = rounds};
+    pthread_t th;
+    pthread_create(&th, NULL, echo_server, &e);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    connect(c, (struct sockaddr *)&a, sizeof a);
+    char *buf = calloc(1, bytes);
+    double t0 = sw_clock_now_s();
+    for (int i = 0; i < rounds; i++) {
+        xfer(c, buf, bytes, 1);
+        xfer(c, buf, bytes, 0);
+    }
+    double dt = sw_clock_now_s() - t0;
+    pthread_join(th, NULL);
+    close(c);
+    close(l);
+    free(buf);
+    return 2.0 * (double)bytes * rounds / dt / 1e6;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct racer {
+    const char *ep;
+    double seconds;
+    long trips;
+} racer;
+
+static void *race(void *arg)
+{
+    racer *r = arg;
+    client c;
+    open_client(&c, r->ep, 9);
+    double end = sw_clock_now_s() + r->seconds;
+    while (sw_clock_now_s() < end) {
+        round_trip(&c);
+        r->trips++;
+    }
+    sw_msg l = {.type = SW_MSG_LEAVE, .worker = c.id};
+    sw_msg_encode(&l, c.buf);
+    zmq_send(c.sock, c.buf, SW_PROTO_HEADER, 0);
+    close_client(&c);
+    return NULL;
+}
+
+int main(void)
+{
+    const size_t big = 1 << 20;
+    served s;
+    printf("networked runtime on loopback (%ld cores)\n", sysconf(_SC_NPROCESSORS_ONLN));
+
+    start(&s, big);
+    client c;
+    open_client(&c, s.ep, big);
+    for (int i = 0; i < 3; i++) /* warm up */
+        round_trip(&c);
+    int rounds = 40;
+    double t0 = sw_clock_now_s();
+    for (int i = 0; i < rounds; i++)
+        round_trip(&c);
+    double dt = sw_clock_now_s() - t0;
+    double ours = 2.0 * 4 * (double)big * rounds / dt / 1e6;
+    close_client(&c);
+    finish(&s);
+    double raw = raw_tcp_mbps(4 * big, rounds);
+    printf("\n1. push + pull of a %zu-float model (4 MB each way), %d round trips\n", big, rounds);
+    printf("   syncwise %8.0f MB/s   raw loopback TCP %8.0f MB/s   ratio %.2f (goal 0.80)\n",
+           ours, raw, ours / raw);
+
+    start(&s, 9);
+    open_client(&c, s.ep, 9);
+    enum { N = 5000 };
+    static double lat[N];
+    for (int i = 0; i < 200; i++)
+        round_trip(&c);
+    for (int i = 0; i < N; i++) {
+        double a = sw_clock_now_s();
+        round_trip(&c);
+        lat[i] = (sw_clock_now_s() - a) * 1e6;
+    }
+    qsort(lat, N, sizeof *lat, cmp);
+    printf("\n2. push + release round trip, 9-float model, %d trips\n", N);
+    printf("   p50 %.1f us   p99 %.1f us   max %.1f us\n", lat[N / 2], lat[N * 99 / 100],
+           lat[N - 1]);
+    close_client(&c);
+    finish(&s);
+
+    start(&s, 9);
+    racer r[8];
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++) {
+        r[i] = (racer){.ep = s.ep, .seconds = 3};
+        pthread_create(&th[i], NULL, race, &r[i]);
+    }
+    long total = 0;
+    for (int i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        total += r[i].trips;
+    }
+    finish(&s);
+    printf("\n3. 8 concurrent clients (asp, 9-float model), 3 s\n");
+    printf("   %.0f applies per second (%ld in all)\n", total / 3.0, total);
+    return 0;
+}
