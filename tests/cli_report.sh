@@ -6,9 +6,14 @@
   --lr 0.1 --max-time 60 --eval-every 10 --log "$TMP/bsp.jsonl" -q >/dev/null
 "$SW" sim --policy backup:k=2 --workers 3 --data synthetic:task=logistic,d=8,n=1000 \
   --model softmax --lr 0.1 --max-time 60 --eval-every 10 --log "$TMP/backup.jsonl" -q >/dev/null
+"$SW" sim --policy dssp:lo=1,hi=3 --workers 3 --data synthetic:task=logistic,d=8,n=1000 \
+  --model softmax --lr 0.1 --max-time 60 --eval-every 10 --log "$TMP/dssp.jsonl" -q >/dev/null
 "$SW" zipline --workers 5 --R 6 --algo zipline --trace "$TMP/zl.csv" >/dev/null
-expect_status 0 "report" -- "$SW" report "$TMP/bsp.jsonl" "$TMP/backup.jsonl" "$TMP/zl.csv" -o "$TMP/out"
-expect_output "report of 2 runs and a zipline trace" "says what it read"
+expect_status 0 "report" -- "$SW" report "$TMP/bsp.jsonl" "$TMP/backup.jsonl" "$TMP/dssp.jsonl" \
+  "$TMP/zl.csv" -o "$TMP/out"
+expect_output "report of 3 runs and a zipline trace" "says what it read"
+OUT=$(grep -c '^dssp,dssp:lo=1 hi=3,[0-9]*,running,' "$TMP/out/timeline.csv")
+checks=$((checks + 1)); [ "$OUT" -gt 0 ] || { echo "FAIL: a policy with a comma breaks the CSV"; failures=$((failures + 1)); }
 for f in runs:run,policy,workers,seed,model,events evals:run,policy,t,V,loss,acc \
          applies:run,policy,t,V,n timeline:run,policy,worker,state,start,end \
          staleness:run,policy,staleness,count,share zipline:trace,candidate,d; do
@@ -21,7 +26,7 @@ done
 OUT=$(awk -F, '$1 == "backup" && $5 != 2' "$TMP/out/applies.csv" | wc -l)
 expect_output "0" "every backup:k=2 apply has n = 2"
 if command -v gnuplot >/dev/null; then
-  for plot in accuracy loss timeline-1 timeline-2 k staleness zipline; do
+  for plot in accuracy loss timeline-1 timeline-2 timeline-3 k staleness zipline; do
     for ext in svg png; do
       checks=$((checks + 1))
       [ -s "$TMP/out/$plot.$ext" ] || { echo "FAIL: $plot.$ext missing or empty"; failures=$((failures + 1)); }

@@ -29,6 +29,7 @@ typedef struct job {
     uint64_t seed;
     sw_sim_result r;
     int rc;
+    bool done;
     char err[SW_ERR_LEN];
 } job;
 
@@ -170,6 +171,32 @@ static void run_job(plan *p, job *j)
         j->rc = sw_fail(j->err, SW_EIO, "%s: write error", path);
 }
 
+static double run_time(const sw_sim_result *r);
+
+/* The policy with the lowest mean time among finished runs, for the progress line. */
+static void best_so_far(const plan *p, char *out, size_t cap)
+{
+    double best = -1;
+    int who = -1;
+    for (int k = 0; k < p->n_policies; k++) {
+        double sum = 0;
+        int n = 0;
+        for (size_t i = 0; i < p->n_runs; i++)
+            if (p->runs[i].policy == k && p->runs[i].done && !p->runs[i].rc) {
+                sum += run_time(&p->runs[i].r);
+                n++;
+            }
+        if (n && (who < 0 || sum / n < best)) {
+            best = sum / n;
+            who = k;
+        }
+    }
+    if (who >= 0)
+        snprintf(out, cap, ", best so far %s at %.0f s", p->policies[who], best);
+    else
+        out[0] = '\0';
+}
+
 static void *worker(void *arg)
 {
     plan *p = arg;
@@ -181,12 +208,16 @@ static void *worker(void *arg)
             return NULL;
         run_job(p, &p->runs[i]);
         pthread_mutex_lock(&p->lock);
+        p->runs[i].done = true;
         p->done++;
         if (!p->sc.quiet) {
             double el = sw_clock_now_s() - p->t0;
-            fprintf(stderr, isatty(STDERR_FILENO) ? "\r\033[K%zu/%zu runs, %.0f s, about %.0f s left"
-                                                  : "%zu/%zu runs, %.0f s, about %.0f s left\n",
-                    p->done, p->n_runs, el, el / (double)p->done * (double)(p->n_runs - p->done));
+            char best[300];
+            best_so_far(p, best, sizeof best);
+            fprintf(stderr, isatty(STDERR_FILENO) ? "\r\033[K%zu/%zu runs, %.0f s, about %.0f s left%s"
+                                                  : "%zu/%zu runs, %.0f s, about %.0f s left%s\n",
+                    p->done, p->n_runs, el, el / (double)p->done * (double)(p->n_runs - p->done),
+                    best);
         }
         pthread_mutex_unlock(&p->lock);
     }

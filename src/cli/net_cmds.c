@@ -53,12 +53,17 @@ static void server_help(void)
            "  -q, --quiet  -v, --verbose\n");
 }
 
+/* One updating line on a terminal (with the best accuracy so far), a line per evaluation
+ * otherwise. */
 static void show_eval(void *ctx, double t, uint64_t version, double loss, double acc,
                       uint32_t live)
 {
-    (void)ctx;
-    fprintf(stderr, "t=%.1f s  V=%llu  workers %u  val_loss %.4f  val_acc %.4f\n", t,
-            (unsigned long long)version, live, loss, acc);
+    double *best = ctx;
+    *best = acc > *best ? acc : *best;
+    bool tty = isatty(STDERR_FILENO);
+    fprintf(stderr, "%st=%.1f s  V=%llu  workers %u  val_loss %.4f  val_acc %.4f (best %.4f)%s",
+            tty ? "\r\033[K" : "", t, (unsigned long long)version, live, loss, acc, *best,
+            tty ? "" : "\n");
 }
 
 static int server_opts(int argc, char **argv, sw_server_params *p, const char **log_path,
@@ -127,7 +132,9 @@ static int server_opts(int argc, char **argv, sw_server_params *p, const char **
 int sw_cli_server(int argc, char **argv)
 {
     sw_server_params p = sw_server_default_params();
+    double best = 0;
     p.on_eval = show_eval;
+    p.on_eval_ctx = &best;
     const char *log_path = NULL;
     long threads = 0;
     int prc = server_opts(argc, argv, &p, &log_path, &threads);
@@ -143,6 +150,8 @@ int sw_cli_server(int argc, char **argv)
     p.log = log;
     sw_server_result r;
     int rc = sw_server_run(&p, &r, err);
+    if (p.on_eval && isatty(STDERR_FILENO))
+        fputc('\n', stderr);
     if (log)
         fclose(log);
     if (rc)

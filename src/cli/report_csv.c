@@ -120,6 +120,9 @@ static int on_event(void *ctx, const sw_log_line *l, char *err)
     if (!strcmp(ev, "start")) {
         const char *p = sw_log_str(l, "policy"), *m = sw_log_str(l, "model");
         snprintf(s->policy, sizeof s->policy, "%s", p ? p : "?");
+        /* The policy is a label in the tidy CSV files: commas would split its column. */
+        for (char *c = s->policy; *c; c++)
+            *c = *c == ',' ? ' ' : *c;
         snprintf(s->model, sizeof s->model, "%s", m ? m : "?");
         s->workers = sw_log_num(l, "workers", 0);
         s->seed = sw_log_num(l, "seed", 0);
