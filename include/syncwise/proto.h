@@ -10,7 +10,7 @@
  *   12      4     flags (sw_msg_flag)
  *   16      8     model version: the version a gradient was computed at, or of the parameters
  *   24      8     payload length in bytes
- *   32      4     CRC-32 of the payload
+ *   32      4     CRC-32C (Castagnoli) of the payload
  *   36      4     reserved, zero
  *
  * Payloads: float vectors (MODEL, PUSH, RELEASE with a model) are raw IEEE-754 binary32 values,

@@ -31,7 +31,7 @@ void sw_msg_encode(const sw_msg *m, uint8_t *buf)
     sw_put_u32(buf + 12, m->flags);
     sw_put_u64(buf + 16, m->version);
     sw_put_u64(buf + 24, m->payload_len);
-    sw_put_u32(buf + 32, sw_crc32(0, pay, m->payload_len));
+    sw_put_u32(buf + 32, sw_crc32c(0, pay, m->payload_len));
     sw_put_u32(buf + 36, 0);
 }
 
@@ -94,7 +94,7 @@ int sw_msg_decode(const uint8_t *buf, size_t len, uint64_t max_payload, sw_msg *
     if (plen != len - SW_PROTO_HEADER)
         return sw_fail(err, SW_EFORMAT, "payload length %llu but %zu bytes follow the header",
                        (unsigned long long)plen, len - SW_PROTO_HEADER);
-    if (sw_crc32(0, buf + SW_PROTO_HEADER, (size_t)plen) != sw_get_u32(buf + 32))
+    if (sw_crc32c(0, buf + SW_PROTO_HEADER, (size_t)plen) != sw_get_u32(buf + 32))
         return sw_fail(err, SW_ECHECKSUM, "payload checksum mismatch");
     *out = (sw_msg){.type = (sw_msg_type)type, .worker = sw_get_u32(buf + 8), .flags = flags,
                     .version = sw_get_u64(buf + 16), .payload = buf + SW_PROTO_HEADER,

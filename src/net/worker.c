@@ -43,6 +43,7 @@ typedef struct worker {
     bool redo;
     atomic_uint id; /* read by the heartbeat thread */
     atomic_bool quit;
+    atomic_bool rejoin; /* set by the heartbeat thread when the server no longer knows us */
     sw_worker_result *r;
 } worker;
 
@@ -68,6 +69,10 @@ static int receive(worker *k, zmq_msg_t *frame, sw_msg *m, char *err)
     for (;;) {
         if (k->p->stop && *k->p->stop)
             return sw_fail(err, SW_ESTATE, "stopped");
+        /* A worker waiting at a barrier sends nothing, so only its heartbeats learn that a
+         * restarted server does not know it. */
+        if (atomic_exchange(&k->rejoin, false))
+            return SW_ENOTFOUND;
         zmq_pollitem_t item = {.socket = k->sock, .events = ZMQ_POLLIN};
         if (zmq_poll(&item, 1, 200) > 0 && zmq_msg_recv(frame, k->sock, 0) >= 0) {
             char why[SW_ERR_LEN];
@@ -162,6 +167,7 @@ static int load(worker *k, const config *c, char *err)
 static int join(worker *k, char *err)
 {
     atomic_store(&k->id, SW_NO_WORKER);
+    atomic_store(&k->rejoin, false);
     uint8_t hello[SW_PROTO_HEADER + 64];
     const char *name = k->p->name ? k->p->name : "worker";
     size_t len = strlen(name) < 64 ? strlen(name) : 64;
@@ -246,12 +252,17 @@ static void *heartbeats(void *arg)
                               .tv_nsec = (long)((k->p->heartbeat_s - (time_t)k->p->heartbeat_s) *
                                                 1e9)};
         nanosleep(&ts, NULL);
-        /* Drain the server's answers (errors for an unknown id) so they do not pile up. */
-        zmq_msg_t junk;
-        zmq_msg_init(&junk);
-        while (zmq_msg_recv(&junk, hb, ZMQ_DONTWAIT) >= 0)
-            ;
-        zmq_msg_close(&junk);
+        /* Read the server's answers: an "unknown worker" error means it restarted. */
+        zmq_msg_t reply;
+        zmq_msg_init(&reply);
+        while (zmq_msg_recv(&reply, hb, ZMQ_DONTWAIT) >= 0) {
+            sw_msg m;
+            if (sw_msg_decode(zmq_msg_data(&reply), zmq_msg_size(&reply), 1 << 16, &m, NULL) == 0
+                && m.type == SW_MSG_ERROR && (m.flags & SW_FLAG_UNKNOWN) &&
+                atomic_load(&k->id) != SW_NO_WORKER)
+                atomic_store(&k->rejoin, true);
+        }
+        zmq_msg_close(&reply);
     }
     zmq_close(hb);
     return NULL;
@@ -269,6 +280,12 @@ static int run(worker *k, char *err)
         zmq_msg_init(&frame);
         sw_msg m;
         rc = receive(k, &frame, &m, err);
+        if (rc == SW_ENOTFOUND) {
+            sw_log(SW_LOG_INFO, "the server does not know us (it restarted?): joining again");
+            zmq_msg_close(&frame);
+            rc = join(k, err);
+            continue;
+        }
         if (!rc && (m.flags & SW_FLAG_DONE)) {
             k->r->done = true;
             zmq_msg_close(&frame);
@@ -305,6 +322,7 @@ int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err)
     k->r = out;
     atomic_init(&k->id, SW_NO_WORKER);
     atomic_init(&k->quit, false);
+    atomic_init(&k->rejoin, false);
     k->cfg.params = 1 << 20; /* what we accept before WELCOME says the model's size */
     k->out = malloc(sw_msg_size(8192));
     k->zctx = zmq_ctx_new();

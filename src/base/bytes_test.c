@@ -1,0 +1,62 @@
+/* Byte helpers: little-endian round trips and the two checksums against their check values. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "syncwise/bytes.h"
+#include "syncwise/rng.h"
+
+uint32_t sw__crc32c_soft(uint32_t crc, const uint8_t *p, size_t n);
+
+static void little_endian_round_trips(void **state)
+{
+    (void)state;
+    uint8_t b[8];
+    sw_put_u32(b, 0x11223344u);
+    assert_int_equal(b[0], 0x44);
+    assert_int_equal(b[3], 0x11);
+    assert_int_equal(sw_get_u32(b), 0x11223344u);
+    sw_put_u64(b, 0x0102030405060708ULL);
+    assert_int_equal(b[0], 0x08);
+    assert_true(sw_get_u64(b) == 0x0102030405060708ULL);
+    sw_put_f32(b, -1.5f);
+    assert_float_equal(sw_get_f32(b), -1.5f, 0);
+}
+
+static void checksums_match_their_check_values(void **state)
+{
+    (void)state;
+    const char *v = "123456789";
+    assert_int_equal(sw_crc32(0, v, 9), 0xCBF43926u);
+    assert_int_equal(sw_crc32c(0, v, 9), 0xE3069283u);
+    assert_int_equal(sw__crc32c_soft(0, (const uint8_t *)v, 9), 0xE3069283u);
+    assert_int_equal(sw_crc32c(sw_crc32c(0, v, 4), v + 4, 5), 0xE3069283u); /* continues */
+    assert_int_equal(sw_crc32c(0, v, 0), 0);
+}
+
+static void hardware_and_table_agree(void **state)
+{
+    (void)state;
+    static uint8_t buf[10007];
+    sw_rng r;
+    sw_rng_seed(&r, 1, 1);
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)sw_rng_u64(&r);
+    for (size_t len = 0; len < sizeof buf; len += 997)
+        for (size_t off = 0; off < 9; off++) /* every alignment */
+            assert_int_equal(sw_crc32c(7, buf + off, len - (len > off ? off : len)),
+                             sw__crc32c_soft(7, buf + off, len - (len > off ? off : len)));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(little_endian_round_trips),
+        cmocka_unit_test(checksums_match_their_check_values),
+        cmocka_unit_test(hardware_and_table_agree),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
