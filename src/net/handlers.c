@@ -23,7 +23,7 @@ static void refuse_unknown(server *s, const peer *from, const sw_msg *m)
 {
     char why[80];
     snprintf(why, sizeof why, "unknown worker %u: join again", m->worker);
-    sw__server_refuse(s, from, SW_FLAG_UNKNOWN, why);
+    sw__server_refuse(s, from, m->worker, SW_FLAG_UNKNOWN, why);
 }
 
 static void welcome(server *s, const peer *to, uint32_t w)
@@ -47,7 +47,7 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
     while (w < s->slots && (s->conns[w].live || v->workers[w].state != SW_WORKER_ABSENT))
         w++;
     if (w == s->slots || from->route_len > sizeof s->conns[w].route) {
-        sw__server_refuse(s, from, 0, "the server is full");
+        sw__server_refuse(s, from, m->worker, 0, "the server is full");
         return;
     }
     conn *c = &s->conns[w];
@@ -68,13 +68,13 @@ static void on_push(server *s, const peer *from, const sw_msg *m)
         return;
     }
     if (sw_engine_get_view(s->engine)->workers[m->worker].state != SW_WORKER_RUNNING) {
-        sw__server_refuse(s, from, 0, "push from a worker that was not released");
+        sw__server_refuse(s, from, m->worker, 0, "push from a worker that was not released");
         return;
     }
     char why[SW_ERR_LEN];
     if (m->version > sw_engine_version(s->engine) ||
         sw_msg_get_floats(m, s->grad, s->n, why) != 0) {
-        sw__server_refuse(s, from, 0, m->version > sw_engine_version(s->engine)
+        sw__server_refuse(s, from, m->worker, 0, m->version > sw_engine_version(s->engine)
                                           ? "gradient of a version the server never had"
                                           : why);
         return;
@@ -185,7 +185,7 @@ void sw__server_handle(server *s, const peer *from, const sw_msg *m)
         char why[64];
         snprintf(why, sizeof why, "a server does not accept '%s' messages",
                  sw_msg_type_name(m->type));
-        sw__server_refuse(s, from, 0, why);
+        sw__server_refuse(s, from, m->worker, 0, why);
         return;
     }
     handlers[m->type](s, from, m);

@@ -44,11 +44,12 @@ void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worke
     zmq_send(s->sock, s->out, sw_msg_size(len), ZMQ_DONTWAIT);
 }
 
-void sw__server_refuse(server *s, const peer *to, uint32_t flags, const char *why)
+void sw__server_refuse(server *s, const peer *to, uint32_t worker, uint32_t flags,
+                       const char *why)
 {
     s->r->refused++;
     sw_log(SW_LOG_DEBUG, "refused a message: %s", why);
-    sw__server_send(s, to, SW_MSG_ERROR, SW_NO_WORKER, flags, why, strlen(why));
+    sw__server_send(s, to, SW_MSG_ERROR, worker, flags, why, strlen(why));
 }
 
 void sw__server_follow(server *s, const sw_engine_result *res)
@@ -208,12 +209,12 @@ static void receive(server *s)
         if (zmq_msg_more(&body)) {
             zmq_msg_copy(&tail, &body);
             drain(s, &tail);
-            sw__server_refuse(s, &from, 0, "a message must be a single frame");
+            sw__server_refuse(s, &from, SW_NO_WORKER, 0, "a message must be a single frame");
         } else if (sw_msg_decode(zmq_msg_data(&body), zmq_msg_size(&body),
                                  4 * (uint64_t)s->n + 8192, &m, why) == 0) {
             sw__server_handle(s, &from, &m);
         } else {
-            sw__server_refuse(s, &from, 0, why);
+            sw__server_refuse(s, &from, SW_NO_WORKER, 0, why);
         }
     }
     zmq_msg_close(&id);

@@ -46,7 +46,10 @@ double sw__server_now(const server *s);
  * a RELEASE with SW_FLAG_MODEL when payload is NULL). */
 void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worker,
                      uint32_t flags, const void *payload, size_t len);
-void sw__server_refuse(server *s, const peer *to, uint32_t flags, const char *why);
+/* Answers a refused message with ERROR; `worker` is the id the refused message claimed, so that
+ * a worker can tell an old answer from a new one. */
+void sw__server_refuse(server *s, const peer *to, uint32_t worker, uint32_t flags,
+                       const char *why);
 
 /* Carries out an engine result: RELEASE to every released worker, and the wake-up. */
 void sw__server_follow(server *s, const sw_engine_result *res);

@@ -259,7 +259,7 @@ static void *heartbeats(void *arg)
             sw_msg m;
             if (sw_msg_decode(zmq_msg_data(&reply), zmq_msg_size(&reply), 1 << 16, &m, NULL) == 0
                 && m.type == SW_MSG_ERROR && (m.flags & SW_FLAG_UNKNOWN) &&
-                atomic_load(&k->id) != SW_NO_WORKER)
+                m.worker == atomic_load(&k->id) && m.worker != SW_NO_WORKER)
                 atomic_store(&k->rejoin, true);
         }
         zmq_msg_close(&reply);
@@ -295,11 +295,14 @@ static int run(worker *k, char *err)
             rc = step(k, &m, err);
         else if (!rc && m.type == SW_MSG_WAIT)
             k->redo |= (m.flags & SW_FLAG_DROPPED) != 0;
-        else if (!rc && m.type == SW_MSG_ERROR && (m.flags & SW_FLAG_UNKNOWN)) {
+        else if (!rc && m.type == SW_MSG_ERROR && (m.flags & SW_FLAG_UNKNOWN) &&
+                 m.worker == atomic_load(&k->id)) {
             sw_log(SW_LOG_INFO, "the server does not know us (it restarted?): joining again");
             zmq_msg_close(&frame);
             rc = join(k, err);
             continue;
+        } else if (!rc && m.type == SW_MSG_ERROR && (m.flags & SW_FLAG_UNKNOWN)) {
+            /* about an id we no longer have: an answer from before we rejoined */
         } else if (!rc && m.type == SW_MSG_ERROR) {
             rc = sw_fail(err, SW_ESTATE, "the server refused our message: %.*s",
                          (int)m.payload_len, (const char *)m.payload);
