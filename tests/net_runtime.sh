@@ -25,6 +25,15 @@ start_worker() { # extra worker options; appends the pid to WPIDS
   WPIDS+=($!)
 }
 
+wait_for() { # seconds, then a command: polls until the command succeeds (1 if it never does)
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep 0.1
+  done
+}
+
 expect_server() { # description: waits for the server, which must succeed; OUT = its output
   wait "$SPID"
   local rc=$?
@@ -62,7 +71,8 @@ wait "${WPIDS[@]:1}"
 WPIDS=()
 start_server bsp --target-acc 0.92 --checkpoint "$TMP/server.ckpt" --checkpoint-applies 20
 for i in 1 2 3; do start_worker --delay-ms 20; done
-sleep 2
+wait_for 20 test -s "$TMP/server.ckpt"
+sleep 0.5
 kill -9 "$SPID"
 wait "$SPID" 2>/dev/null
 checks=$((checks + 1))
@@ -80,11 +90,11 @@ wait "${WPIDS[@]}"
 # A worker joining mid-run, a hostile client, ctl status and a policy switch.
 WPIDS=()
 : > "$TMP/workers.out"
-start_server bsp --max-time 4
+start_server bsp --max-time 10
 for i in 1 2 3; do start_worker --delay-ms 5; done
-sleep 1
+wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 3'"
 start_worker --delay-ms 5
-sleep 1
+wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 4'"
 expect_status 0 "a hostile client is refused" -- "$HOSTILE" "$EP"
 expect_output "10 of 10 hostile messages refused" "every hostile message"
 expect_status 0 "ctl status" -- "$SW" ctl --connect "$EP" status
