@@ -43,6 +43,10 @@ typedef struct sw_model_desc {
 int sw_model_new(sw_model **out, const sw_model_desc *desc, size_t max_batch, char *err);
 void sw_model_free(sw_model *m);
 
+/* Builds the model named by spec for the inputs, task and classes of a data set. */
+int sw_model_new_for_data(sw_model **out, const char *spec, const sw_dataset *ds,
+                          size_t max_batch, char *err);
+
 /* The description with the canonical spec, to be stored beside parameters. */
 const sw_model_desc *sw_model_get_desc(const sw_model *m);
 size_t sw_model_n_params(const sw_model *m);

@@ -101,12 +101,9 @@ static int setup(trainer *t, char *err)
     if (rc)
         return rc;
     const sw_dataset *tr = t->data.train;
-    sw_model_desc desc = {.task = tr->task, .n_classes = tr->n_classes};
-    snprintf(desc.spec, sizeof desc.spec, "%s", t->o.model);
-    memcpy(desc.in_shape, tr->shape, sizeof desc.in_shape);
     /* Evaluation goes through the same scratch in chunks; 256 keeps that fast at any batch. */
     size_t max_batch = t->o.batch > 256 ? (size_t)t->o.batch : 256;
-    if ((rc = sw_model_new(&t->model, &desc, max_batch, err)))
+    if ((rc = sw_model_new_for_data(&t->model, t->o.model, tr, max_batch, err)))
         return rc;
     size_t n = sw_model_n_params(t->model);
     t->params = malloc(n * sizeof *t->params);

@@ -88,6 +88,17 @@ int sw_model_new(sw_model **out, const sw_model_desc *desc, size_t max_batch, ch
     return 0;
 }
 
+int sw_model_new_for_data(sw_model **out, const char *spec, const sw_dataset *ds,
+                          size_t max_batch, char *err)
+{
+    sw_model_desc d = {.task = ds->task, .n_classes = ds->n_classes};
+    if (strlen(spec) >= sizeof d.spec)
+        return sw_fail(err, SW_EINVAL, "model spec '%s' is too long", spec);
+    strcpy(d.spec, spec);
+    memcpy(d.in_shape, ds->shape, sizeof d.in_shape);
+    return sw_model_new(out, &d, max_batch, err);
+}
+
 void sw_model_free(sw_model *m)
 {
     if (!m)

@@ -139,11 +139,7 @@ static int setup(server *s, char *err)
     int rc = sw_data_load(&s->data, p->data, p->seed, err);
     if (rc)
         return rc;
-    const sw_dataset *tr = s->data.train;
-    sw_model_desc d = {.task = tr->task, .n_classes = tr->n_classes};
-    snprintf(d.spec, sizeof d.spec, "%s", p->model);
-    memcpy(d.in_shape, tr->shape, sizeof d.in_shape);
-    if ((rc = sw_model_new(&s->model, &d, 256, err)))
+    if ((rc = sw_model_new_for_data(&s->model, p->model, s->data.train, 256, err)))
         return rc;
     s->n = sw_model_n_params(s->model);
     s->slots = p->max_workers;

@@ -142,11 +142,7 @@ static int load(worker *k, const config *c, char *err)
     if (!k->loaded) {
         if ((rc = sw_data_load(&k->data, c->data, c->seed, err)))
             return rc;
-        const sw_dataset *tr = k->data.train;
-        sw_model_desc d = {.task = tr->task, .n_classes = tr->n_classes};
-        snprintf(d.spec, sizeof d.spec, "%s", c->model);
-        memcpy(d.in_shape, tr->shape, sizeof d.in_shape);
-        if ((rc = sw_model_new(&k->model, &d, c->batch, err)))
+        if ((rc = sw_model_new_for_data(&k->model, c->model, k->data.train, c->batch, err)))
             return rc;
         if (sw_model_n_params(k->model) != c->params)
             return sw_fail(err, SW_EMISMATCH, "the server's model has %zu parameters, ours %zu",

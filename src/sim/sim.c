@@ -72,10 +72,7 @@ static int setup_model(sim *s, char *err)
     if (!c->data)
         return 0;
     const sw_dataset *tr = c->data->train;
-    sw_model_desc d = {.task = tr->task, .n_classes = tr->n_classes};
-    snprintf(d.spec, sizeof d.spec, "%s", c->model);
-    memcpy(d.in_shape, tr->shape, sizeof d.in_shape);
-    int rc = sw_model_new(&s->model, &d, c->batch > 256 ? c->batch : 256, err);
+    int rc = sw_model_new_for_data(&s->model, c->model, tr, c->batch > 256 ? c->batch : 256, err);
     if (rc)
         return rc;
     s->n_params = sw_model_n_params(s->model);
