@@ -1,0 +1,129 @@
+/* `syncwise launch`: one command for every process of a launcher (mpirun, srun, a Kubernetes
+ * StatefulSet): rank 0 runs the server, every other rank a worker connected to it.
+ *
+ * The rank comes from the launcher's environment; the server's host from --server,
+ * SYNCWISE_SERVER, Slurm's node list, or the StatefulSet's naming. No cluster manager of our own.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define CMD "launch"
+
+static void help(void)
+{
+    printf("usage: syncwise launch [--port P] [--server HOST] [-- SERVER-OPTIONS...]\n\n"
+           "Run the same command in every process of a launcher: rank 0 becomes the server\n"
+           "(bound to every interface on port P, with SERVER-OPTIONS), every other rank a\n"
+           "worker connected to tcp://HOST:P.\n\n"
+           "rank, from the first of: SYNCWISE_RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,\n"
+           "SLURM_PROCID, or the ordinal ending a StatefulSet pod's host name (syncwise-3)\n"
+           "server host, from the first of: --server, SYNCWISE_SERVER, the first node of\n"
+           "SLURM_JOB_NODELIST (through scontrol), or POD-0.SYNCWISE_SERVICE in a StatefulSet\n\n"
+           "examples:\n"
+           "  mpirun -np 5 -x SYNCWISE_SERVER=node1 syncwise launch -- --policy ssp:s=3\n"
+           "  srun -N 5 syncwise launch -- --policy dbw --target-acc 0.85\n"
+           "  examples/kubernetes/statefulset.yaml, examples/slurm/train.sbatch\n");
+}
+
+static long rank_from_env(void)
+{
+    const char *vars[] = {"SYNCWISE_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                          "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        if (v && *v) {
+            long r = strtol(v, &end, 10);
+            if (!*end && r >= 0)
+                return r;
+        }
+    }
+    char host[256];
+    if (gethostname(host, sizeof host) != 0)
+        return -1;
+    char *dash = strrchr(host, '-');
+    if (!dash || !dash[1])
+        return -1;
+    for (char *c = dash + 1; *c; c++)
+        if (!isdigit((unsigned char)*c))
+            return -1;
+    return strtol(dash + 1, NULL, 10);
+}
+
+/* The server's host name into out; 0 on success. */
+static int server_host(const char *given, char *out, size_t cap)
+{
+    const char *env = getenv("SYNCWISE_SERVER");
+    if (given || (env && *env)) {
+        snprintf(out, cap, "%s", given ? given : env);
+        return 0;
+    }
+    if (getenv("SLURM_JOB_NODELIST")) {
+        FILE *p = popen("scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null", "r");
+        int ok = p && fgets(out, (int)cap, p);
+        if (p)
+            pclose(p);
+        if (ok) {
+            out[strcspn(out, "\n")] = '\0';
+            return 0;
+        }
+    }
+    const char *service = getenv("SYNCWISE_SERVICE");
+    char host[256];
+    if (service && gethostname(host, sizeof host) == 0 && strrchr(host, '-')) {
+        *strrchr(host, '-') = '\0';
+        return snprintf(out, cap, "%s-0.%s", host, service) < (int)cap ? 0 : -1;
+    }
+    return -1;
+}
+
+int sw_cli_launch(int argc, char **argv)
+{
+    long port = 5555;
+    const char *server = NULL;
+    int i = 1;
+    for (; i < argc && strcmp(argv[i], "--"); i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            help();
+            return 0;
+        } else if (!strcmp(argv[i], "--port") && i + 1 < argc) {
+            if (!sw_cli_long(CMD, "--port", argv[++i], 1, 65535, &port))
+                return 2;
+        } else if (!strcmp(argv[i], "--server") && i + 1 < argc) {
+            server = argv[++i];
+        } else {
+            return sw_cli_error(CMD, "unknown option '%s' (see --help)", argv[i]) + 1;
+        }
+    }
+    int rest = i < argc ? i + 1 : argc; /* the server's options follow "--" */
+    long rank = rank_from_env();
+    if (rank < 0)
+        return sw_cli_error(CMD, "cannot tell this process's rank: set SYNCWISE_RANK, or run "
+                                 "under mpirun, srun or a StatefulSet (see --help)");
+    char endpoint[300];
+    if (rank == 0) {
+        /* Other machines must reach the server: bind every interface, as told. */
+        snprintf(endpoint, sizeof endpoint, "tcp://0.0.0.0:%ld", port);
+        char *sargv[256] = {"server", "--bind", endpoint};
+        int n = 3;
+        for (int k = rest; k < argc && n < 255; k++)
+            sargv[n++] = argv[k];
+        return sw_cli_server(n, sargv);
+    }
+    char host[256];
+    if (server_host(server, host, sizeof host) != 0)
+        return sw_cli_error(CMD, "rank %ld cannot find the server: give --server HOST or set "
+                                 "SYNCWISE_SERVER",
+                            rank);
+    snprintf(endpoint, sizeof endpoint, "tcp://%s:%ld", host, port);
+    char name[32];
+    snprintf(name, sizeof name, "rank-%ld", rank);
+    char *wargv[] = {"worker", "--connect", endpoint, "--name", name, "--server-timeout", "120"};
+    return sw_cli_worker(7, wargv);
+}
