@@ -38,6 +38,8 @@ typedef struct sw_server_params {
     uint64_t max_applies;
     FILE *log;                   /* JSONL event log, or NULL */
     volatile sig_atomic_t *stop; /* set from a signal handler to stop cleanly; may be NULL */
+    const char *curve_key;       /* CURVE: the server's key pair file, or NULL for none */
+    const char *curve_clients;   /* CURVE: the authorised clients' public keys (required) */
     /* Progress after each evaluation; may be NULL. */
     void (*on_eval)(void *ctx, double t, uint64_t version, double loss, double acc,
                     uint32_t live);
@@ -64,6 +66,8 @@ typedef struct sw_worker_params {
     uint64_t max_steps;           /* 0: until the server says the run is done */
     double delay_s;               /* injected slowness: sleep this long in every step */
     volatile sig_atomic_t *stop;
+    const char *curve_key;        /* CURVE: this worker's key pair file, or NULL for none */
+    const char *curve_server;     /* CURVE: the server's public key file */
 } sw_worker_params;
 
 sw_worker_params sw_worker_default_params(void);
@@ -76,8 +80,8 @@ typedef struct sw_worker_result {
 int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err);
 
 /* Sends one operator command ("status", "policy SPEC") and stores the reply (NUL-terminated)
- * in reply. */
-int sw_ctl(const char *connect, const char *command, double timeout_s, char *reply,
-           size_t reply_cap, char *err);
+ * in reply. With CURVE, curve_key and curve_server name the key files (else NULL). */
+int sw_ctl(const char *connect, const char *command, double timeout_s, const char *curve_key,
+           const char *curve_server, char *reply, size_t reply_cap, char *err);
 
 #endif

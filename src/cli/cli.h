@@ -28,6 +28,7 @@ int sw_cli_server(int argc, char **argv);
 int sw_cli_worker(int argc, char **argv);
 int sw_cli_ctl(int argc, char **argv);
 int sw_cli_launch(int argc, char **argv);
+int sw_cli_keygen(int argc, char **argv);
 
 /* Option values: on a bad value print "syncwise CMD: --opt: ..." and return false. */
 bool sw_cli_long(const char *cmd, const char *opt, const char *arg, long lo, long hi, long *out);

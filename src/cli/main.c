@@ -17,6 +17,7 @@ static const sw_cli_cmd commands[] = {
     {"ctl", "ask a running server for its status, or switch its policy", sw_cli_ctl},
     {"launch", "under mpirun, srun or a StatefulSet: rank 0 serves, the others work",
      sw_cli_launch},
+    {"keygen", "make a CURVE key pair for an encrypted, authenticated server", sw_cli_keygen},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "syncwise/curve.h"
 #include "syncwise/err.h"
 #include "syncwise/log.h"
 #include "syncwise/net.h"
@@ -49,6 +50,9 @@ static void server_help(void)
            "  --resume               start from the checkpoint (its parameters and version)\n"
            "  --target-acc X  --max-time S  --max-applies N  --eval-every S (5)\n"
            "  --log FILE             JSONL event log\n"
+           "  --curve-key FILE       encrypt and authenticate with CURVE: the server's key pair\n"
+           "                         (syncwise keygen); needs --curve-clients FILE, the public\n"
+           "                         keys of the workers and operators it admits\n"
            "  --threads N            OpenBLAS threads\n"
            "  -q, --quiet  -v, --verbose\n");
 }
@@ -70,7 +74,7 @@ static int server_opts(int argc, char **argv, sw_server_params *p, const char **
                        long *threads)
 {
     enum { BIND = 1000, EPF, POL, MOD, DAT, BAT, LR, WD, SEED, BM, MAXW, HB, CK, CKA, CKS, RES,
-           TACC, MAXT, MAXA, EVAL, LOG, THR };
+           TACC, MAXT, MAXA, EVAL, LOG, THR, CKEY, CCLI };
     static const struct option longs[] = {
         {"bind", 1, 0, BIND}, {"endpoint-file", 1, 0, EPF}, {"policy", 1, 0, POL},
         {"model", 1, 0, MOD}, {"data", 1, 0, DAT}, {"batch", 1, 0, BAT}, {"lr", 1, 0, LR},
@@ -80,7 +84,8 @@ static int server_opts(int argc, char **argv, sw_server_params *p, const char **
         {"resume", 0, 0, RES}, {"target-acc", 1, 0, TACC}, {"max-time", 1, 0, MAXT},
         {"max-applies", 1, 0, MAXA}, {"eval-every", 1, 0, EVAL}, {"log", 1, 0, LOG},
         {"threads", 1, 0, THR}, {"quiet", 0, 0, 'q'}, {"verbose", 0, 0, 'v'},
-        {"help", 0, 0, 'h'}, {0, 0, 0, 0},
+        {"curve-key", 1, 0, CKEY}, {"curve-clients", 1, 0, CCLI}, {"help", 0, 0, 'h'},
+        {0, 0, 0, 0},
     };
     const char *C = "server";
     long l;
@@ -99,6 +104,8 @@ static int server_opts(int argc, char **argv, sw_server_params *p, const char **
         case CK: p->checkpoint = optarg; break;
         case RES: p->resume = true; break;
         case LOG: *log_path = optarg; break;
+        case CKEY: p->curve_key = optarg; break;
+        case CCLI: p->curve_clients = optarg; break;
         case 'q': sw_log_set_level(SW_LOG_WARN); p->on_eval = NULL; break;
         case 'v': sw_log_set_level(SW_LOG_DEBUG); break;
         case 'h': server_help(); return -1;
@@ -178,6 +185,8 @@ static void worker_help(void)
            "  --server-timeout S       give up after this long without a word (default 30)\n"
            "  --max-steps N            leave after N steps\n"
            "  --delay-ms MS            sleep this long in every step (a straggler on purpose)\n"
+           "  --curve-key FILE         CURVE: this worker's key pair (syncwise keygen), with\n"
+           "  --curve-server FILE      the server's public key\n"
            "  --threads N              OpenBLAS threads\n"
            "  -q, --quiet  -v, --verbose\n");
 }
@@ -188,7 +197,8 @@ int sw_cli_worker(int argc, char **argv)
         {"connect", 1, 0, 'c'}, {"name", 1, 0, 'n'}, {"get-model-frequency", 1, 0, 'f'},
         {"heartbeat", 1, 0, 'b'}, {"server-timeout", 1, 0, 't'}, {"max-steps", 1, 0, 'm'},
         {"threads", 1, 0, 'T'}, {"quiet", 0, 0, 'q'}, {"verbose", 0, 0, 'v'},
-        {"delay-ms", 1, 0, 'd'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
+        {"delay-ms", 1, 0, 'd'}, {"curve-key", 1, 0, 'K'}, {"curve-server", 1, 0, 'S'},
+        {"help", 0, 0, 'h'}, {0, 0, 0, 0},
     };
     sw_worker_params p = sw_worker_default_params();
     double delay_ms = 0;
@@ -206,6 +216,8 @@ int sw_cli_worker(int argc, char **argv)
         case 'm': ok = sw_cli_u64("worker", "--max-steps", optarg, &p.max_steps); break;
         case 'T': ok = sw_cli_long("worker", "--threads", optarg, 0, 256, &threads); break;
         case 'd': ok = sw_cli_double("worker", "--delay-ms", optarg, 0, 1e7, &delay_ms); break;
+        case 'K': p.curve_key = optarg; break;
+        case 'S': p.curve_server = optarg; break;
         case 'q': sw_log_set_level(SW_LOG_WARN); break;
         case 'v': sw_log_set_level(SW_LOG_DEBUG); break;
         case 'h': worker_help(); return 0;
@@ -233,18 +245,25 @@ int sw_cli_worker(int argc, char **argv)
 
 int sw_cli_ctl(int argc, char **argv)
 {
-    const char *connect = "tcp://127.0.0.1:5555";
+    const char *connect = "tcp://127.0.0.1:5555", *key = NULL, *server = NULL;
     int i = 1;
     if (i < argc && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
-        printf("usage: syncwise ctl [--connect ENDPOINT] status | policy SPEC\n\n"
+        printf("usage: syncwise ctl [--connect ENDPOINT] [--curve-key FILE --curve-server FILE]\n"
+               "                    status | policy SPEC\n\n"
                "  status        live workers, version, policy, applies per second, refused\n"
                "                messages\n"
                "  policy SPEC   switch the running server's policy at a safe point\n");
         return 0;
     }
-    if (i + 1 < argc && !strcmp(argv[i], "--connect")) {
-        connect = argv[i + 1];
-        i += 2;
+    for (; i + 1 < argc && !strncmp(argv[i], "--", 2); i += 2) {
+        if (!strcmp(argv[i], "--connect"))
+            connect = argv[i + 1];
+        else if (!strcmp(argv[i], "--curve-key"))
+            key = argv[i + 1];
+        else if (!strcmp(argv[i], "--curve-server"))
+            server = argv[i + 1];
+        else
+            return sw_cli_error("ctl", "unknown option '%s' (see --help)", argv[i]) + 1;
     }
     char cmd[512] = "";
     for (; i < argc; i++) {
@@ -255,8 +274,24 @@ int sw_cli_ctl(int argc, char **argv)
     if (strcmp(cmd, "status") && strncmp(cmd, "policy ", 7))
         return sw_cli_error("ctl", "give 'status' or 'policy SPEC' (see --help)") + 1;
     char reply[8192], err[SW_ERR_LEN];
-    if (sw_ctl(connect, cmd, 5, reply, sizeof reply, err))
+    if (sw_ctl(connect, cmd, 5, key, server, reply, sizeof reply, err))
         return sw_cli_error("ctl", "%s", err);
     fputs(reply, stdout);
     return strncmp(reply, "error", 5) == 0;
+}
+
+int sw_cli_keygen(int argc, char **argv)
+{
+    if (argc != 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        printf("usage: syncwise keygen NAME\n\n"
+               "Makes a CURVE key pair: NAME.key (public and secret, mode 0600) for the one who\n"
+               "owns it, NAME.pub (public only) for the others. A server admits the workers and\n"
+               "operators whose .pub lines are in its --curve-clients file.\n");
+        return argc == 2 ? 0 : 2;
+    }
+    char err[SW_ERR_LEN];
+    if (sw_curve_keygen(argv[1], err))
+        return sw_cli_error("keygen", "%s", err);
+    printf("wrote %s.key and %s.pub\n", argv[1], argv[1]);
+    return 0;
 }

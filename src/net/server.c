@@ -14,6 +14,7 @@
 #include "server_internal.h"
 #include "syncwise/ckpt.h"
 #include "syncwise/clock.h"
+#include "syncwise/curve.h"
 #include "syncwise/err.h"
 #include "syncwise/log.h"
 
@@ -161,6 +162,18 @@ static int bind_socket(server *s, char *err)
     int64_t max = (int64_t)sw_msg_size(4 * s->n + 8192);
     zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
     zmq_setsockopt(s->sock, ZMQ_MAXMSGSIZE, &max, sizeof max); /* oversized frames never land */
+    if (s->p->curve_key) {
+        sw_curve_keys keys;
+        int rc;
+        if (!sw_curve_available())
+            return sw_fail(err, SW_ENOTFOUND, "this libzmq has no CURVE support");
+        if (!s->p->curve_clients)
+            return sw_fail(err, SW_EINVAL, "CURVE needs the authorised clients' keys");
+        if ((rc = sw_curve_read(s->p->curve_key, 1, &keys, err)) ||
+            (rc = sw_zap_new(&s->zap, s->zctx, s->p->curve_clients, err)) ||
+            (rc = sw_curve_server(s->sock, &keys, err)))
+            return rc;
+    }
     if (zmq_bind(s->sock, s->p->bind) != 0)
         return sw_fail(err, SW_EIO, "cannot bind %s: %s", s->p->bind, zmq_strerror(errno));
     char ep[256];
@@ -274,8 +287,13 @@ static int loop(server *s, char *err)
 {
     const sw_server_params *p = s->p;
     while (!s->done && !(p->stop && *p->stop)) {
-        zmq_pollitem_t item = {.socket = s->sock, .events = ZMQ_POLLIN};
-        if (zmq_poll(&item, 1, timeout_ms(s)) > 0)
+        zmq_pollitem_t items[2] = {{.socket = s->sock, .events = ZMQ_POLLIN},
+                                   {.socket = s->zap ? sw_zap_socket(s->zap) : NULL,
+                                    .events = ZMQ_POLLIN}};
+        int ready = zmq_poll(items, s->zap ? 2 : 1, timeout_ms(s));
+        if (ready > 0 && s->zap && (items[1].revents & ZMQ_POLLIN))
+            sw_zap_handle(s->zap);
+        if (ready > 0 && (items[0].revents & ZMQ_POLLIN))
             for (int k = 0; k < 64 && !s->done; k++) { /* drain a burst, then check deadlines */
                 zmq_pollitem_t again = {.socket = s->sock, .events = ZMQ_POLLIN};
                 if (k > 0 && zmq_poll(&again, 1, 0) <= 0)
@@ -317,6 +335,7 @@ static void teardown(server *s)
 {
     if (s->sock)
         zmq_close(s->sock);
+    sw_zap_free(s->zap);
     if (s->zctx)
         zmq_ctx_term(s->zctx);
     sw_engine_free(s->engine);

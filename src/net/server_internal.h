@@ -25,6 +25,7 @@ typedef struct peer {
 typedef struct server {
     const sw_server_params *p;
     void *zctx, *sock;
+    struct sw_zap *zap; /* CURVE's client check, or NULL */
     sw_engine *engine;
     sw_model *model;
     sw_data data;

@@ -11,6 +11,7 @@
 #include <zmq.h>
 
 #include "syncwise/clock.h"
+#include "syncwise/curve.h"
 #include "syncwise/data.h"
 #include "syncwise/err.h"
 #include "syncwise/log.h"
@@ -44,6 +45,8 @@ typedef struct worker {
     atomic_uint id; /* read by the heartbeat thread */
     atomic_bool quit;
     atomic_bool rejoin; /* set by the heartbeat thread when the server no longer knows us */
+    bool curve;
+    sw_curve_keys keys, server_keys;
     sw_worker_result *r;
 } worker;
 
@@ -235,6 +238,8 @@ static void *heartbeats(void *arg)
     void *hb = zmq_socket(k->zctx, ZMQ_DEALER);
     int linger = 0;
     zmq_setsockopt(hb, ZMQ_LINGER, &linger, sizeof linger);
+    if (k->curve)
+        sw_curve_client(hb, &k->keys, k->server_keys.pub, NULL);
     zmq_connect(hb, k->p->connect);
     uint8_t buf[SW_PROTO_HEADER];
     while (!atomic_load(&k->quit)) {
@@ -328,6 +333,14 @@ int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err)
     k->sock = k->zctx ? zmq_socket(k->zctx, ZMQ_DEALER) : NULL;
     int rc = k->sock && k->out ? 0 : sw_fail(err, SW_EIO, "cannot create a ZeroMQ socket");
     int linger = 2000;
+    if (!rc && p->curve_key) {
+        k->curve = true;
+        if (!p->curve_server)
+            rc = sw_fail(err, SW_EINVAL, "CURVE needs the server's public key");
+        if (!rc && !(rc = sw_curve_read(p->curve_key, 1, &k->keys, err)) &&
+            !(rc = sw_curve_read(p->curve_server, 0, &k->server_keys, err)))
+            rc = sw_curve_client(k->sock, &k->keys, k->server_keys.pub, err);
+    }
     if (!rc) {
         zmq_setsockopt(k->sock, ZMQ_LINGER, &linger, sizeof linger);
         if (zmq_connect(k->sock, p->connect) != 0)
@@ -350,8 +363,8 @@ int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err)
     return rc;
 }
 
-int sw_ctl(const char *connect, const char *command, double timeout_s, char *reply,
-           size_t reply_cap, char *err)
+int sw_ctl(const char *connect, const char *command, double timeout_s, const char *curve_key,
+           const char *curve_server, char *reply, size_t reply_cap, char *err)
 {
     void *ctx = zmq_ctx_new(), *sock = ctx ? zmq_socket(ctx, ZMQ_DEALER) : NULL;
     int linger = 0, rc = sock ? 0 : sw_fail(err, SW_EIO, "cannot create a ZeroMQ socket");
@@ -359,6 +372,14 @@ int sw_ctl(const char *connect, const char *command, double timeout_s, char *rep
     uint8_t *buf = malloc(sw_msg_size(len));
     if (!rc && !buf)
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
+    if (!rc && curve_key) {
+        sw_curve_keys mine, theirs;
+        if (!curve_server)
+            rc = sw_fail(err, SW_EINVAL, "CURVE needs the server's public key");
+        if (!rc && !(rc = sw_curve_read(curve_key, 1, &mine, err)) &&
+            !(rc = sw_curve_read(curve_server, 0, &theirs, err)))
+            rc = sw_curve_client(sock, &mine, theirs.pub, err);
+    }
     if (!rc) {
         zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
         rc = zmq_connect(sock, connect) ? sw_fail(err, SW_EIO, "cannot connect to %s", connect) : 0;

@@ -1,0 +1,203 @@
+/* CURVE key files and the ZAP handler (see syncwise/curve.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "syncwise/curve.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "syncwise/err.h"
+#include "syncwise/lines.h"
+#include "syncwise/log.h"
+
+int sw_curve_available(void) { return zmq_has("curve"); }
+
+static int write_file(const char *path, const char *text, mode_t mode, char *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+    if (fd < 0)
+        return sw_fail(err, SW_EIO, "%s: cannot create: %s", path, strerror(errno));
+    size_t len = strlen(text);
+    int bad = write(fd, text, len) != (ssize_t)len;
+    bad |= close(fd) != 0;
+    return bad ? sw_fail(err, SW_EIO, "%s: write error", path) : 0;
+}
+
+int sw_curve_keygen(const char *name, char *err)
+{
+    if (!sw_curve_available())
+        return sw_fail(err, SW_ENOTFOUND, "this libzmq has no CURVE support (needs libsodium)");
+    char pub[SW_Z85_KEY], sec[SW_Z85_KEY], path[4096], text[200];
+    if (zmq_curve_keypair(pub, sec) != 0)
+        return sw_fail(err, SW_EIO, "cannot make a key pair: %s", zmq_strerror(errno));
+    snprintf(path, sizeof path, "%s.key", name);
+    snprintf(text, sizeof text, "public %s\nsecret %s\n", pub, sec);
+    int rc = write_file(path, text, 0600, err);
+    if (rc)
+        return rc;
+    snprintf(path, sizeof path, "%s.pub", name);
+    snprintf(text, sizeof text, "public %s\n", pub);
+    return write_file(path, text, 0644, err);
+}
+
+typedef struct key_reading {
+    sw_curve_keys *k;
+    const char *path;
+} key_reading;
+
+static int key_line(void *ctx, char *line, size_t lineno, char *err)
+{
+    key_reading *r = ctx;
+    char kind[16], key[64];
+    if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#')
+        return 0;
+    if (sscanf(line, "%15s %63s", kind, key) != 2 || strlen(key) != 40)
+        return sw_fail(err, SW_EFORMAT, "%s:%zu: expected 'public KEY' or 'secret KEY' (40 Z85 "
+                                        "characters)",
+                       r->path, lineno);
+    uint8_t raw[32];
+    if (!zmq_z85_decode(raw, key))
+        return sw_fail(err, SW_EFORMAT, "%s:%zu: not a Z85 key", r->path, lineno);
+    if (!strcmp(kind, "public"))
+        memcpy(r->k->pub, key, SW_Z85_KEY);
+    else if (!strcmp(kind, "secret"))
+        memcpy(r->k->sec, key, SW_Z85_KEY);
+    else
+        return sw_fail(err, SW_EFORMAT, "%s:%zu: unknown key kind '%s'", r->path, lineno, kind);
+    return 0;
+}
+
+int sw_curve_read(const char *path, int need_secret, sw_curve_keys *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    key_reading r = {out, path};
+    int rc = sw_read_lines(path, key_line, &r, err);
+    if (!rc && (!out->pub[0] || (need_secret && !out->sec[0])))
+        rc = sw_fail(err, SW_EFORMAT, "%s: lacks the %s key", path,
+                     out->pub[0] ? "secret" : "public");
+    return rc;
+}
+
+int sw_curve_server(void *sock, const sw_curve_keys *server, char *err)
+{
+    int one = 1;
+    if (zmq_setsockopt(sock, ZMQ_CURVE_SERVER, &one, sizeof one) ||
+        zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, server->sec, 40))
+        return sw_fail(err, SW_EIO, "cannot enable CURVE: %s", zmq_strerror(errno));
+    return 0;
+}
+
+int sw_curve_client(void *sock, const sw_curve_keys *client, const char *server_pub, char *err)
+{
+    if (zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, server_pub, 40) ||
+        zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, client->pub, 40) ||
+        zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, client->sec, 40))
+        return sw_fail(err, SW_EIO, "cannot enable CURVE: %s", zmq_strerror(errno));
+    return 0;
+}
+
+struct sw_zap {
+    void *sock;
+    uint8_t (*keys)[32];
+    size_t n;
+};
+
+typedef struct clients_reading {
+    sw_zap *z;
+    const char *path;
+} clients_reading;
+
+static int client_line(void *ctx, char *line, size_t lineno, char *err)
+{
+    clients_reading *r = ctx;
+    sw_curve_keys k;
+    key_reading kr = {&k, r->path};
+    memset(&k, 0, sizeof k);
+    int rc = key_line(&kr, line, lineno, err);
+    if (rc || !k.pub[0])
+        return rc;
+    uint8_t(*grown)[32] = realloc(r->z->keys, (r->z->n + 1) * sizeof *grown);
+    if (!grown)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    r->z->keys = grown;
+    zmq_z85_decode(r->z->keys[r->z->n++], k.pub);
+    return 0;
+}
+
+int sw_zap_new(sw_zap **out, void *ctx, const char *clients_path, char *err)
+{
+    *out = NULL;
+    sw_zap *z = calloc(1, sizeof *z);
+    if (!z)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    clients_reading r = {z, clients_path};
+    int rc = sw_read_lines(clients_path, client_line, &r, err);
+    if (!rc && z->n == 0)
+        rc = sw_fail(err, SW_EFORMAT, "%s: no client keys", clients_path);
+    if (!rc && (!(z->sock = zmq_socket(ctx, ZMQ_REP)) ||
+                zmq_bind(z->sock, "inproc://zeromq.zap.01") != 0))
+        rc = sw_fail(err, SW_EIO, "cannot start the ZAP handler: %s", zmq_strerror(errno));
+    if (rc) {
+        sw_zap_free(z);
+        return rc;
+    }
+    *out = z;
+    return 0;
+}
+
+void sw_zap_free(sw_zap *z)
+{
+    if (!z)
+        return;
+    if (z->sock)
+        zmq_close(z->sock);
+    free(z->keys);
+    free(z);
+}
+
+void *sw_zap_socket(const sw_zap *z) { return z->sock; }
+
+/* ZAP (RFC 27): request frames version, request id, domain, address, identity, mechanism,
+ * credentials; the reply is version, request id, status code, status text, user id, metadata. */
+int sw_zap_handle(sw_zap *z)
+{
+    zmq_msg_t f[8];
+    int n = 0, more = 1;
+    while (more && n < 8) {
+        zmq_msg_init(&f[n]);
+        if (zmq_msg_recv(&f[n], z->sock, 0) < 0)
+            break;
+        more = zmq_msg_more(&f[n++]);
+    }
+    while (more) { /* more frames than ZAP has: drain them */
+        zmq_msg_t extra;
+        zmq_msg_init(&extra);
+        zmq_msg_recv(&extra, z->sock, 0);
+        more = zmq_msg_more(&extra);
+        zmq_msg_close(&extra);
+    }
+    int ok = 0;
+    if (n == 7 && zmq_msg_size(&f[5]) == 5 && !memcmp(zmq_msg_data(&f[5]), "CURVE", 5) &&
+        zmq_msg_size(&f[6]) == 32)
+        for (size_t i = 0; i < z->n && !ok; i++)
+            ok = !memcmp(zmq_msg_data(&f[6]), z->keys[i], 32);
+    const char *code = ok ? "200" : "400", *text = ok ? "OK" : "unknown client key";
+    zmq_send(z->sock, "1.0", 3, ZMQ_SNDMORE);
+    if (n >= 2)
+        zmq_send(z->sock, zmq_msg_data(&f[1]), zmq_msg_size(&f[1]), ZMQ_SNDMORE);
+    else
+        zmq_send(z->sock, "", 0, ZMQ_SNDMORE);
+    zmq_send(z->sock, code, 3, ZMQ_SNDMORE);
+    zmq_send(z->sock, text, strlen(text), ZMQ_SNDMORE);
+    zmq_send(z->sock, "", 0, ZMQ_SNDMORE);
+    zmq_send(z->sock, "", 0, 0);
+    for (int i = 0; i < n; i++)
+        zmq_msg_close(&f[i]);
+    if (!ok)
+        sw_log(SW_LOG_WARN, "refused a connection with an unknown client key");
+    return ok;
+}
