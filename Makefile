@@ -44,6 +44,7 @@ bench: build
 	@$(BUILD)/bench/bench_zipline
 	@OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_net
 	@bench/compare.sh $(BUILD)
+	@bench/real_stragglers.sh $(BUILD)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
