@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the protocol decoder's libFuzzer target with clang and runs it for a few seconds over
-# the corpus in tests/corpus/proto; any crash is saved as a new corpus file to commit.
+# Builds the libFuzzer targets with clang (the protocol decoder; the spec and log-line parsers)
+# and runs each for a few seconds over its corpus in tests/corpus/; any crash is saved there as a
+# new corpus file to commit.
 #   tests/fuzz/run.sh [SECONDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,11 +13,16 @@ if ! command -v clang >/dev/null; then
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -I"$root/include" \
-  "$here/proto_fuzz.c" "$root/src/net/proto.c" "$root/src/base/bytes.c" "$root/src/base/err.c" \
-  "$root/src/base/log.c" -lz -o "$out/proto_fuzz"
-mkdir -p "$out/corpus"
-cp "$root/tests/corpus/proto/"* "$out/corpus/" 2>/dev/null || true
-"$out/proto_fuzz" -max_total_time="$seconds" -artifact_prefix="$root/tests/corpus/proto/crash-" \
-  "$out/corpus" 2>&1 | tail -3
-echo "fuzzing passed ($seconds s)"
+flags=(-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -I"$root/include")
+base=("$root/src/base/bytes.c" "$root/src/base/err.c" "$root/src/base/log.c")
+clang "${flags[@]}" "$here/proto_fuzz.c" "$root/src/net/proto.c" "${base[@]}" -lz \
+  -o "$out/proto_fuzz"
+clang "${flags[@]}" "$here/text_fuzz.c" "$root/src/base/spec.c" "$root/src/sim/logread.c" \
+  "$root/src/base/lines.c" "${base[@]}" -lz -lm -o "$out/text_fuzz"
+for target in proto text; do
+  mkdir -p "$out/corpus-$target"
+  cp "$root/tests/corpus/$target/"* "$out/corpus-$target/" 2>/dev/null || true
+  "$out/${target}_fuzz" -max_total_time="$seconds" \
+    -artifact_prefix="$root/tests/corpus/$target/crash-" "$out/corpus-$target" 2>&1 | tail -2
+done
+echo "fuzzing passed ($seconds s per target)"
