@@ -71,6 +71,9 @@ const char *sw_policy_names(void);
 
 /* Releases every waiting worker. */
 void sw_policy_release_all(const sw_engine_view *v, sw_decision *d);
+/* Releases every waiting worker at most `bound` steps ahead of the slowest live worker (the
+ * bounded-staleness rule of SSP and DSSP). */
+void sw_policy_release_within(const sw_engine_view *v, uint64_t bound, sw_decision *d);
 /* True when every live worker is waiting (a barrier is complete). */
 bool sw_policy_all_waiting(const sw_engine_view *v);
 

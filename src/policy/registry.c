@@ -40,6 +40,15 @@ void sw_policy_release_all(const sw_engine_view *v, sw_decision *d)
             sw_decision_release(d, w);
 }
 
+void sw_policy_release_within(const sw_engine_view *v, uint64_t bound, sw_decision *d)
+{
+    for (uint32_t w = 0; w < v->n_slots; w++) {
+        const sw_worker_info *k = &v->workers[w];
+        if (k->state == SW_WORKER_WAITING && k->clock - v->min_live_clock <= bound)
+            sw_decision_release(d, w);
+    }
+}
+
 bool sw_policy_all_waiting(const sw_engine_view *v)
 {
     return v->n_live > 0 && v->n_waiting == v->n_live;

@@ -28,11 +28,7 @@ static int ssp_init(void *state, sw_spec *spec, const sw_engine_view *v,
 static void release_within(ssp_state *st, const sw_engine_view *v, sw_decision *d)
 {
     st->last_min = v->min_live_clock;
-    for (uint32_t w = 0; w < v->n_slots; w++) {
-        const sw_worker_info *k = &v->workers[w];
-        if (k->state == SW_WORKER_WAITING && k->clock - v->min_live_clock <= st->s)
-            sw_decision_release(d, w);
-    }
+    sw_policy_release_within(v, st->s, d);
 }
 
 static void ssp_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
