@@ -14,29 +14,37 @@
 static void *sock;
 static int refused, sent;
 
-static int expect_error(const char *what)
+/* Waits up to 5 s for a message of `type`, skipping others; 1 with it in *m (the caller then
+ * closes *f), 0 if none came. */
+static int await(sw_msg_type type, zmq_msg_t *f, sw_msg *m)
 {
-    sent++;
     zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
     for (int tries = 0; tries < 50; tries++) {
         if (zmq_poll(&item, 1, 100) <= 0)
             continue;
-        zmq_msg_t f;
-        zmq_msg_init(&f);
-        zmq_msg_recv(&f, sock, 0);
-        sw_msg m;
-        int ok = sw_msg_decode(zmq_msg_data(&f), zmq_msg_size(&f), 1 << 24, &m, NULL) == 0;
-        int is_error = ok && m.type == SW_MSG_ERROR;
-        if (is_error)
-            printf("refused %-28s: %.*s\n", what, (int)m.payload_len, (const char *)m.payload);
-        zmq_msg_close(&f);
-        if (is_error) {
-            refused++;
+        zmq_msg_init(f);
+        zmq_msg_recv(f, sock, 0);
+        if (sw_msg_decode(zmq_msg_data(f), zmq_msg_size(f), 1 << 24, m, NULL) == 0 &&
+            m->type == type)
             return 1;
-        }
+        zmq_msg_close(f);
     }
-    printf("NOT refused: %s\n", what);
     return 0;
+}
+
+static int expect_error(const char *what)
+{
+    sent++;
+    zmq_msg_t f;
+    sw_msg m;
+    if (!await(SW_MSG_ERROR, &f, &m)) {
+        printf("NOT refused: %s\n", what);
+        return 0;
+    }
+    printf("refused %-28s: %.*s\n", what, (int)m.payload_len, (const char *)m.payload);
+    zmq_msg_close(&f);
+    refused++;
+    return 1;
 }
 
 static void send_raw(const void *buf, size_t len) { zmq_send(sock, buf, len, 0); }
@@ -93,22 +101,14 @@ int main(int argc, char **argv)
     /* Join properly, then push wrong-dimension and non-finite gradients. */
     n = make(buf, SW_MSG_JOIN, SW_NO_WORKER, "hostile", 7);
     send_raw(buf, n);
-    zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
     uint32_t id = SW_NO_WORKER;
     size_t params = 0;
-    for (int tries = 0; tries < 50 && id == SW_NO_WORKER; tries++) {
-        if (zmq_poll(&item, 1, 100) <= 0)
-            continue;
-        zmq_msg_t f;
-        zmq_msg_init(&f);
-        zmq_msg_recv(&f, sock, 0);
-        sw_msg m;
-        if (sw_msg_decode(zmq_msg_data(&f), zmq_msg_size(&f), 1 << 24, &m, NULL) == 0 &&
-            m.type == SW_MSG_WELCOME) {
-            id = m.worker;
-            const char *p = strstr((const char *)m.payload, "params=");
-            params = p ? strtoul(p + 7, NULL, 10) : 0;
-        }
+    zmq_msg_t f;
+    sw_msg m;
+    if (await(SW_MSG_WELCOME, &f, &m)) {
+        id = m.worker;
+        const char *p = strstr((const char *)m.payload, "params=");
+        params = p ? strtoul(p + 7, NULL, 10) : 0;
         zmq_msg_close(&f);
     }
     if (id == SW_NO_WORKER || params == 0 || params > 65536) {
