@@ -11,12 +11,14 @@
  * Architectures, chosen by a spec string (see sw_model_archs):
  *   softmax                  softmax (multinomial logistic) regression; on a regression task,
  *                            least squares linear regression
- *   mlp:h=H,u=U              H hidden layers of U ReLU units (h=0 is softmax)
+ *   mlp:h=H,u=U              H hidden layers of U ReLU units (h=0 is softmax); u=64/32 gives
+ *                            one width per layer, act=leaky uses leaky ReLU (slope 0.01)
  *   cnn:c1=20,c2=50,f=500    5x5 convolution (c1 filters), ReLU, 2x2 max pool, 5x5 convolution
  *                            (c2), ReLU, 2x2 max pool, dense f ReLU, dense output (the small CNN
  *                            of the DBW paper; its sizes are not given there, these are LeNet's)
- * The loss is softmax cross-entropy on classification tasks and half the squared error on
- * regression tasks, averaged over the batch.
+ * The loss is softmax cross-entropy on classification tasks and half the squared error (summed
+ * over the outputs) on regression tasks, averaged over the batch. A regression model has
+ * n_classes outputs (0 means 1) and its batches n * outputs targets, row by row.
  */
 #ifndef SYNCWISE_MODEL_H
 #define SYNCWISE_MODEL_H
@@ -35,7 +37,7 @@ typedef struct sw_model_desc {
     char spec[SW_MODEL_SPEC_LEN]; /* canonical: every parameter written out */
     uint32_t in_shape[3];         /* height, width, channels */
     sw_task task;
-    uint32_t n_classes; /* classification only */
+    uint32_t n_classes; /* classes; for regression, outputs (0 or 1: one) */
 } sw_model_desc;
 
 /* Builds the model named by spec for inputs of in_shape. Fails with SW_EINVAL and a message on an
@@ -51,6 +53,8 @@ int sw_model_new_for_data(sw_model **out, const char *spec, const sw_dataset *ds
 const sw_model_desc *sw_model_get_desc(const sw_model *m);
 size_t sw_model_n_params(const sw_model *m);
 size_t sw_model_max_batch(const sw_model *m);
+size_t sw_model_n_outputs(const sw_model *m);
+uint32_t sw_model_desc_outputs(const sw_model_desc *d);
 
 /* Fills params (sw_model_n_params floats) with a seeded initialisation: He-uniform weights for
  * layers followed by ReLU, Glorot-uniform otherwise, zero biases. */
@@ -59,6 +63,10 @@ void sw_model_init_params(const sw_model *m, float *params, uint64_t seed);
 /* Computes the mean loss over the batch at params and writes its gradient into grad (overwritten,
  * sw_model_n_params floats). batch->n must not exceed max_batch. */
 float sw_model_grad(sw_model *m, const float *params, const sw_batch *batch, float *grad);
+
+/* The outputs (logits or predictions) for n <= max_batch examples at x: n * outputs floats,
+ * owned by the model and valid until its next call. */
+const float *sw_model_forward(sw_model *m, const float *params, const float *x, size_t n);
 
 /* Loss and accuracy of params on a whole data set, in chunks of max_batch. */
 typedef struct sw_eval {

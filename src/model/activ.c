@@ -1,4 +1,5 @@
-/* Layers without parameters: ReLU and 2-D max pooling (window k, stride k, channels-last). */
+/* Layers without parameters: ReLU, leaky ReLU and 2-D max pooling (window k, stride k,
+ * channels-last). */
 #include <string.h>
 
 #include "layer.h"
@@ -28,6 +29,36 @@ const sw__layer_ops sw__relu_ops = {
     .name = "relu",
     .forward = relu_forward,
     .backward = relu_backward,
+};
+
+/* Leaky ReLU with the usual slope of 0.01 below zero (the RLP paper's Q-network uses it). */
+#define LEAK 0.01f
+
+static void leaky_forward(sw__layer *l, const float *w, const float *in, float *out, size_t n)
+{
+    (void)w;
+    const size_t total = n * l->in_size;
+    for (size_t i = 0; i < total; i++)
+        out[i] = in[i] > 0.0f ? in[i] : LEAK * in[i];
+}
+
+static void leaky_backward(sw__layer *l, const float *w, const float *in, const float *out,
+                           const float *dout, float *din, float *dw, size_t n)
+{
+    (void)w;
+    (void)out;
+    (void)dw;
+    if (!din)
+        return;
+    const size_t total = n * l->in_size;
+    for (size_t i = 0; i < total; i++)
+        din[i] = in[i] > 0.0f ? dout[i] : LEAK * dout[i];
+}
+
+const sw__layer_ops sw__leaky_ops = {
+    .name = "leaky",
+    .forward = leaky_forward,
+    .backward = leaky_backward,
 };
 
 /* The input index (within the batch) of the largest value in one pooling window. */

@@ -4,7 +4,9 @@
  * shape and the parameter offset) and writes the canonical spec with every value spelled out, so
  * a checkpoint names its architecture completely even if defaults change later.
  */
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model_internal.h"
@@ -46,9 +48,9 @@ static int add_dense(sw__arch *a, uint32_t units, char *err)
     return 0;
 }
 
-static int add_relu(sw__arch *a, char *err)
+static int add_activation(sw__arch *a, const sw__layer_ops *ops, char *err)
 {
-    sw__layer *l = append(a, &sw__relu_ops, err);
+    sw__layer *l = append(a, ops, err);
     if (!l)
         return SW_EINVAL;
     memcpy(l->out, l->in, sizeof l->out);
@@ -56,6 +58,8 @@ static int add_relu(sw__arch *a, char *err)
     finish(a, l);
     return 0;
 }
+
+static int add_relu(sw__arch *a, char *err) { return add_activation(a, &sw__relu_ops, err); }
 
 static int add_conv(sw__arch *a, uint32_t filters, uint32_t k, char *err)
 {
@@ -101,19 +105,69 @@ static int build_softmax(sw_spec *s, sw__arch *a, char *err)
     return rc;
 }
 
+/* Hidden widths from "256" (with h) or "64/32" (one per layer; h, if given, must agree). */
+static int parse_widths(sw_spec *s, long widths[], long *h, char *err)
+{
+    const char *text = sw_spec_str(s, "u", "256");
+    long n = 0;
+    const char *p = text;
+    for (;;) {
+        char *end;
+        long u = strtol(p, &end, 10);
+        if (end == p || u < 1 || u > (1 << 16) || n == SW__MAX_LAYERS / 2 - 1)
+            return sw_fail(err, SW_EINVAL, "mlp: u=%s is not a width in [1, 65536] or a list "
+                           "of at most %d widths like 64/32", text, SW__MAX_LAYERS / 2 - 1);
+        widths[n++] = u;
+        if (*end == '\0')
+            break;
+        if (*end != '/')
+            return sw_fail(err, SW_EINVAL, "mlp: u=%s: widths are separated by '/'", text);
+        p = end + 1;
+    }
+    if (n == 1) {
+        for (long i = 1; i < *h; i++)
+            widths[i] = widths[0];
+        return 0;
+    }
+    if (sw_spec_has(s, "h") && *h != n)
+        return sw_fail(err, SW_EINVAL, "mlp: h=%ld but u=%s lists %ld widths", *h, text, n);
+    *h = n;
+    return 0;
+}
+
+/* The canonical spec: "mlp:h=H,u=U" for equal widths and ReLU, the full list otherwise. */
+static void mlp_canonical(sw__arch *a, const long widths[], long h, bool leaky)
+{
+    bool equal = true;
+    for (long i = 1; i < h; i++)
+        equal = equal && widths[i] == widths[0];
+    int off = snprintf(a->canonical, sizeof a->canonical, "mlp:h=%ld,u=%ld", h,
+                       h ? widths[0] : 256);
+    for (long i = 1; i < h && !equal; i++)
+        off += snprintf(a->canonical + off, sizeof a->canonical - (size_t)off, "/%ld", widths[i]);
+    if (leaky)
+        snprintf(a->canonical + off, sizeof a->canonical - (size_t)off, ",act=leaky");
+}
+
 static int build_mlp(sw_spec *s, sw__arch *a, char *err)
 {
-    long h = 1, u = 256;
+    long h = 1, widths[SW__MAX_LAYERS / 2];
     int rc;
     if ((rc = sw_spec_int(s, "h", 0, SW__MAX_LAYERS / 2 - 1, &h, err)) ||
-        (rc = sw_spec_int(s, "u", 1, 1 << 16, &u, err)) || (rc = sw_spec_finish(s, "h, u", err)))
+        (rc = parse_widths(s, widths, &h, err)))
+        return rc;
+    const char *act = sw_spec_str(s, "act", "relu");
+    bool leaky = strcmp(act, "leaky") == 0;
+    if (!leaky && strcmp(act, "relu") != 0)
+        return sw_fail(err, SW_EINVAL, "mlp: act=%s is not relu or leaky", act);
+    if ((rc = sw_spec_finish(s, "h, u, act", err)))
         return rc;
     for (long i = 0; i < h && !rc; i++)
-        if (!(rc = add_dense(a, (uint32_t)u, err)))
-            rc = add_relu(a, err);
+        if (!(rc = add_dense(a, (uint32_t)widths[i], err)))
+            rc = add_activation(a, leaky ? &sw__leaky_ops : &sw__relu_ops, err);
     if (!rc)
         rc = add_dense(a, a->n_out, err);
-    snprintf(a->canonical, sizeof a->canonical, "mlp:h=%ld,u=%ld", h, u);
+    mlp_canonical(a, widths, h, leaky);
     return rc;
 }
 
@@ -149,7 +203,8 @@ static const arch_entry archs[] = {
 
 const sw_model_arch_info sw_model_archs[] = {
     {"softmax", "softmax regression (least squares on a regression task)"},
-    {"mlp", "h=1 hidden layers of u=256 ReLU units"},
+    {"mlp", "h=1 hidden layers of u=256 ReLU units; u=64/32 lists one width per layer, "
+            "act=leaky uses leaky ReLU"},
     {"cnn", "two 5x5 convolutions of c1=20 and c2=50 filters with 2x2 max pooling, "
             "a dense layer of f=500 ReLU units"},
     {NULL, NULL},

@@ -32,7 +32,7 @@ static int encode(const sw_ckpt *c, uint8_t **out, size_t *len, char *err)
     memcpy(p, MAGIC, 4);
     sw_put_u32(p + 4, SW_CKPT_VERSION);
     sw_put_u32(p + 8, (uint32_t)c->desc.task);
-    sw_put_u32(p + 12, c->desc.task == SW_TASK_CLASSIFY ? c->desc.n_classes : 0);
+    sw_put_u32(p + 12, c->desc.n_classes);
     for (int i = 0; i < 3; i++)
         sw_put_u32(p + 16 + 4 * i, c->desc.in_shape[i]);
     sw_put_u64(p + 28, c->model_version);
@@ -203,9 +203,9 @@ static int check_arch(const sw_ckpt *c, const char *path, char *err)
     sw__arch *a = malloc(sizeof *a);
     if (!a)
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    uint32_t n_out = c->desc.task == SW_TASK_CLASSIFY ? c->desc.n_classes : 1;
     char why[SW_ERR_LEN];
-    int rc = sw__arch_build(a, c->desc.spec, c->desc.in_shape, n_out, why);
+    int rc = sw__arch_build(a, c->desc.spec, c->desc.in_shape, sw_model_desc_outputs(&c->desc),
+                            why);
     if (rc)
         rc = sw_fail(err, SW_EMISMATCH, "%s: the stored model is not valid: %s", path, why);
     else if (a->n_params != c->n_params)

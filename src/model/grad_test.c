@@ -38,15 +38,16 @@ static void make_problem(problem *p, const char *spec, const uint32_t shape[3], 
     size_t dim = (size_t)shape[0] * shape[1] * shape[2];
     p->x = malloc(batch * dim * sizeof(float));
     p->label = malloc(batch * sizeof(int32_t));
-    p->target = malloc(batch * sizeof(float));
+    size_t outputs = task == SW_TASK_REGRESS && classes > 1 ? classes : 1;
+    p->target = malloc(batch * outputs * sizeof(float));
     sw_rng r;
     sw_rng_seed(&r, 77, 0);
     for (size_t i = 0; i < batch * dim; i++)
         p->x[i] = (float)sw_rng_normal(&r);
-    for (size_t i = 0; i < batch; i++) {
+    for (size_t i = 0; i < batch; i++)
         p->label[i] = (int32_t)sw_rng_below(&r, classes ? classes : 1);
+    for (size_t i = 0; i < batch * outputs; i++)
         p->target[i] = (float)sw_rng_normal(&r);
-    }
     /* Non-zero biases make the check see the bias gradients at a generic point. */
     for (size_t i = 0; i < p->n_params; i++)
         if (p->params[i] == 0.0f)
@@ -112,6 +113,14 @@ static void least_squares_gradient(void **state)
     (void)state;
     check("softmax", (uint32_t[3]){1, 1, 9}, SW_TASK_REGRESS, 0);
     check("mlp:h=1,u=7", (uint32_t[3]){1, 1, 9}, SW_TASK_REGRESS, 0);
+}
+
+/* The RLP Q-network's shape: several regression outputs, leaky ReLU, one width per layer. */
+static void multi_output_leaky_gradient(void **state)
+{
+    (void)state;
+    check("mlp:u=12/6,act=leaky", (uint32_t[3]){1, 1, 8}, SW_TASK_REGRESS, 3);
+    check("mlp:h=2,u=9,act=leaky", (uint32_t[3]){1, 1, 8}, SW_TASK_CLASSIFY, 3);
 }
 
 static void mlp_gradient(void **state)
@@ -194,6 +203,7 @@ int main(void)
         cmocka_unit_test(softmax_gradient),
         cmocka_unit_test(least_squares_gradient),
         cmocka_unit_test(mlp_gradient),
+        cmocka_unit_test(multi_output_leaky_gradient),
         cmocka_unit_test(cnn_gradient),
         cmocka_unit_test(conv_matches_naive_loops),
         cmocka_unit_test(maxpool_matches_naive_loops),

@@ -35,7 +35,8 @@ struct sw__layer {
     uint32_t *argmax; /* pooling: the input index each output came from */
 };
 
-extern const sw__layer_ops sw__dense_ops, sw__conv_ops, sw__relu_ops, sw__maxpool_ops;
+extern const sw__layer_ops sw__dense_ops, sw__conv_ops, sw__relu_ops, sw__leaky_ops,
+    sw__maxpool_ops;
 
 /* Dense algebra shared by the dense and convolution layers, on `rows` input rows of `in` floats:
  * Y = X W^T + b, and its gradients. dX may be NULL; it may alias X (dW is computed first). */
@@ -48,6 +49,6 @@ void sw__dense_bwd(const float *w, const float *x, const float *dy, float *dx, f
  * correct predictions into *correct when not NULL. */
 double sw__xent(const float *logits, const int32_t *label, size_t n, size_t classes, float *dout,
                 size_t *correct);
-double sw__mse(const float *y, const float *target, size_t n, float *dout);
+double sw__mse(const float *y, const float *target, size_t n, size_t outputs, float *dout);
 
 #endif

@@ -33,10 +33,10 @@ double sw__xent(const float *logits, const int32_t *label, size_t n, size_t clas
     return total / (double)n;
 }
 
-double sw__mse(const float *y, const float *target, size_t n, float *dout)
+double sw__mse(const float *y, const float *target, size_t n, size_t outputs, float *dout)
 {
     double total = 0;
-    for (size_t r = 0; r < n; r++) {
+    for (size_t r = 0; r < n * outputs; r++) {
         double e = (double)y[r] - (double)target[r];
         total += 0.5 * e * e;
         if (dout)

@@ -28,6 +28,9 @@ static int check_desc(const sw_model_desc *d, size_t max_batch, char *err)
     if (d->task == SW_TASK_CLASSIFY && (d->n_classes < 2 || d->n_classes > 100000))
         return sw_fail(err, SW_EINVAL, "a classifier needs 2 to 100000 classes, not %u",
                        d->n_classes);
+    if (d->task == SW_TASK_REGRESS && d->n_classes > 1024)
+        return sw_fail(err, SW_EINVAL, "a regression model has 1 to 1024 outputs, not %u",
+                       d->n_classes);
     if (d->task != SW_TASK_CLASSIFY && d->task != SW_TASK_REGRESS)
         return sw_fail(err, SW_EINVAL, "unknown task %d", (int)d->task);
     if (max_batch == 0 || max_batch > (1u << 20))
@@ -70,8 +73,8 @@ int sw_model_new(sw_model **out, const sw_model_desc *desc, size_t max_batch, ch
     sw_model *m = calloc(1, sizeof *m);
     if (!m)
         return sw_fail(err, SW_ENOMEM, "out of memory for a model");
-    uint32_t n_out = desc->task == SW_TASK_CLASSIFY ? desc->n_classes : 1;
-    if ((rc = sw__arch_build(&m->arch, desc->spec, desc->in_shape, n_out, err))) {
+    if ((rc = sw__arch_build(&m->arch, desc->spec, desc->in_shape, sw_model_desc_outputs(desc),
+                             err))) {
         free(m);
         return rc;
     }
@@ -113,6 +116,13 @@ size_t sw_model_n_params(const sw_model *m) { return m->arch.n_params; }
 
 size_t sw_model_max_batch(const sw_model *m) { return m->max_batch; }
 
+uint32_t sw_model_desc_outputs(const sw_model_desc *d)
+{
+    return d->task == SW_TASK_CLASSIFY || d->n_classes > 1 ? d->n_classes : 1;
+}
+
+size_t sw_model_n_outputs(const sw_model *m) { return m->arch.n_out; }
+
 void sw_model_init_params(const sw_model *m, float *params, uint64_t seed)
 {
     sw_rng rng;
@@ -147,7 +157,13 @@ static double head(const sw_model *m, const float *y, const sw_batch *b, float *
         return sw__xent(y, b->label, b->n, m->desc.n_classes, dout, correct);
     if (correct)
         *correct = 0;
-    return sw__mse(y, b->target, b->n, dout);
+    return sw__mse(y, b->target, b->n, m->arch.n_out, dout);
+}
+
+const float *sw_model_forward(sw_model *m, const float *params, const float *x, size_t n)
+{
+    SW_ASSERT(n >= 1 && n <= m->max_batch);
+    return forward(m, params, x, n);
 }
 
 float sw_model_grad(sw_model *m, const float *params, const sw_batch *batch, float *grad)

@@ -123,6 +123,14 @@ static void construction_errors(void **state)
     strcpy(d.spec, "cnn");
     assert_int_equal(sw_model_new(&m, &d, 8, err), SW_EINVAL);
     assert_non_null(strstr(err, "too small"));
+    strcpy(d.spec, "mlp:h=3,u=8/4");
+    assert_int_equal(sw_model_new(&m, &d, 8, err), SW_EINVAL);
+    assert_non_null(strstr(err, "lists 2 widths"));
+    strcpy(d.spec, "mlp:u=8/x");
+    assert_int_equal(sw_model_new(&m, &d, 8, err), SW_EINVAL);
+    strcpy(d.spec, "mlp:u=8,act=tanh");
+    assert_int_equal(sw_model_new(&m, &d, 8, err), SW_EINVAL);
+    assert_non_null(strstr(err, "act=tanh"));
     strcpy(d.spec, "softmax");
     d.n_classes = 1;
     assert_int_equal(sw_model_new(&m, &d, 8, err), SW_EINVAL);
@@ -147,6 +155,18 @@ static void canonical_spec_and_sizes(void **state)
     assert_string_equal(sw_model_get_desc(m)->spec, "cnn:c1=20,c2=50,f=500");
     /* 5x5x1x20+20, 5x5x20x50+50, 4*4*50*500+500, 500*10+10 */
     assert_int_equal(sw_model_n_params(m), 520 + 25050 + 400500 + 5010);
+    sw_model_free(m);
+    /* The RLP Q-network: 40 features, 64 and 32 leaky units, 3 regression outputs. */
+    sw_model_desc q = {.spec = "mlp:u=64/32,act=leaky", .in_shape = {1, 1, 40},
+                       .task = SW_TASK_REGRESS, .n_classes = 3};
+    assert_int_equal(sw_model_new(&m, &q, 4, NULL), 0);
+    assert_string_equal(sw_model_get_desc(m)->spec, "mlp:h=2,u=64/32,act=leaky");
+    assert_int_equal(sw_model_n_params(m), 40 * 64 + 64 + 64 * 32 + 32 + 32 * 3 + 3);
+    assert_int_equal(sw_model_n_outputs(m), 3);
+    sw_model_free(m);
+    strcpy(q.spec, "mlp:h=2,u=5,act=leaky");
+    assert_int_equal(sw_model_new(&m, &q, 4, NULL), 0);
+    assert_string_equal(sw_model_get_desc(m)->spec, "mlp:h=2,u=5,act=leaky");
     sw_model_free(m);
 }
 
