@@ -65,6 +65,9 @@ typedef struct sw_engine_view {
     uint32_t last_apply_n;        /* gradients it applied */
     double last_apply_sq_norms;   /* sum of their squared norms */
     double last_apply_sum_sq;     /* squared norm of their sum */
+    /* The last apply, when the policy asked for losses (SW_WANT_LOSS) and the driver gave a
+     * probe; NAN otherwise: */
+    double loss_before, loss_after; /* probe loss of θ before and after it */
 } sw_engine_view;
 
 /* A push as the policy sees it: the engine has already counted it in the worker's clock. */
@@ -139,6 +142,10 @@ typedef struct sw_engine_params {
     /* The chooser of the `actions` policy (see syncwise/policy.h); NULL draws at random. */
     int (*chooser)(void *ctx, const sw_engine_view *v, const struct sw_push *p);
     void *chooser_ctx;
+    /* The loss of parameters on a fixed small held-out batch, for policies that ask for it
+     * (the RLP state); called once per apply, only for them. NULL: no losses. */
+    double (*loss_probe)(void *ctx, const float *params);
+    void *loss_probe_ctx;
 } sw_engine_params;
 
 sw_engine_params sw_engine_default_params(void);
@@ -187,5 +194,7 @@ const char *sw_engine_policy_name(const sw_engine *e);
 
 /* Real time (seconds) spent inside policy calls so far: the "deciding" share of a run. */
 double sw_engine_decide_s(const sw_engine *e);
+/* Real time (seconds) spent in the loss probe so far. */
+double sw_engine_probe_s(const sw_engine *e);
 
 #endif

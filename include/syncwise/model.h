@@ -68,6 +68,9 @@ float sw_model_grad(sw_model *m, const float *params, const sw_batch *batch, flo
  * owned by the model and valid until its next call. */
 const float *sw_model_forward(sw_model *m, const float *params, const float *x, size_t n);
 
+/* The mean loss over the batch at params, without a gradient. */
+float sw_model_loss(sw_model *m, const float *params, const sw_batch *batch);
+
 /* Loss and accuracy of params on a whole data set, in chunks of max_batch. */
 typedef struct sw_eval {
     double loss;     /* mean loss */

@@ -16,6 +16,7 @@
 /* What a policy asks the engine to compute for it; the others cost nothing. */
 enum {
     SW_WANT_SQ_NORM = 1 << 0, /* squared norm of each push, and the buffer's running sum */
+    SW_WANT_LOSS = 1 << 1,    /* the probe loss before and after each apply (view.loss_*) */
 };
 
 /* The three actions of the RLP paper's action space. */
@@ -48,6 +49,10 @@ typedef struct sw_policy_ops {
                 char *err);
     /* A push arrived; the worker is already marked waiting and its clock advanced. Required. */
     void (*on_push)(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d);
+    /* After the apply that on_push asked for, with the view updated (version, losses): the
+     * place for decisions that depend on the new parameters. d is on_push's decision, already
+     * applied; add releases or a wake-up to it. NULL: on_push decides everything. */
+    void (*on_applied)(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d);
     /* Worker w joined (already in the table, waiting). NULL: release it at once. */
     void (*on_join)(void *state, const sw_engine_view *v, uint32_t w, sw_decision *d);
     /* Worker w left (already absent). NULL: nothing to do. */

@@ -4,7 +4,8 @@
  * from the cluster model, transfers from model size, bandwidth and latency; a step that reuses a
  * local model per get_model_frequency skips the pull). The gradient is really computed, at the
  * parameters that worker pulled, so staleness is real and the loss curve is honest. Evaluations
- * on the validation set happen every eval_every virtual seconds and do not advance the clock.
+ * on the validation set happen every eval_every virtual seconds and do not advance the clock, nor
+ * does the loss probe (the first probe_batch validation examples) of policies that want losses.
  * The same configuration and seed give a bit-identical event log.
  */
 #ifndef SYNCWISE_SIM_H
@@ -42,6 +43,7 @@ typedef struct sw_sim_config {
     uint32_t patience;            /* evaluations without improvement; keeps the best weights */
     double eval_every;            /* virtual seconds between evaluations */
     FILE *log;                    /* JSONL event log, or NULL */
+    uint32_t probe_batch;         /* examples of the loss probe (first of the validation set) */
     sw_action_fn chooser;         /* for the `actions` policy */
     void *chooser_ctx;
     /* Called after every evaluation (progress display); may be NULL. */
@@ -76,6 +78,7 @@ typedef struct sw_sim_result {
     double *idle_s, *live_s;    /* per worker: time waiting, time live */
     uint64_t stale_hist[SW_STALE_BINS];
     double decide_s, wall_s;    /* real time deciding, real time in all */
+    double probe_s;             /* real time in the loss probe (policies that want losses) */
     size_t n_params;
 } sw_sim_result;
 

@@ -73,6 +73,8 @@ void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r)
     staleness(f, r);
     fprintf(f, "  deciding %.3f%% of %.2f s real time", 100 * r->decide_s / (r->wall_s + 1e-12),
             r->wall_s);
+    if (r->probe_s > 0)
+        fprintf(f, ", loss probe %.2f%%", 100 * r->probe_s / (r->wall_s + 1e-12));
     if (r->n_params)
         fprintf(f, "; final validation loss %.4f accuracy %.4f", r->final_loss, r->final_acc);
     fputc('\n', f);

@@ -7,6 +7,7 @@
 #include "syncwise/engine.h"
 
 #include <cblas.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,8 @@ struct sw_engine {
     sw_policy_env env;
     double wake_at;             /* pending wake-up, < 0 when none */
     double decide_s;
+    double probe_s;             /* real time in the loss probe */
+    double loss_now;            /* probe loss of θ as it is, NAN when unknown */
     char spec[SPEC_LEN];
 };
 
@@ -122,7 +125,9 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
         e->workers[w].push_t[0] = e->workers[w].push_t[1] = -1;
     e->view = (sw_engine_view){.n_slots = p->max_workers, .workers = e->workers,
                                .buffer_sum = e->buf_sum, .n_params = p->n_params,
-                               .last_apply_t = -1, .version = p->init_version};
+                               .last_apply_t = -1, .version = p->init_version,
+                               .loss_before = NAN, .loss_after = NAN};
+    e->loss_now = NAN;
     sw_rng_seed(&e->rng, p->seed, 0x706f6c6963ULL /* "policy" */);
     e->env.rng = &e->rng;
     e->env.chooser = p->chooser;
@@ -160,6 +165,19 @@ static void reset_decision(sw_engine *e, sw_decision *d)
                        .cap = e->view.n_slots};
 }
 
+static bool probing(const sw_engine *e)
+{
+    return (e->ops->wants & SW_WANT_LOSS) && e->p.loss_probe && e->p.n_params;
+}
+
+static double probe(sw_engine *e)
+{
+    double t0 = sw_clock_now_s();
+    double loss = e->p.loss_probe(e->p.loss_probe_ctx, e->theta);
+    e->probe_s += sw_clock_now_s() - t0;
+    return loss;
+}
+
 static void apply(sw_engine *e, float lr_scale, double t)
 {
     uint32_t count = e->view.buffered;
@@ -170,11 +188,18 @@ static void apply(sw_engine *e, float lr_scale, double t)
         e->view.last_apply_sum_sq =
             e->p.n_params ? cblas_sdot((int)e->p.n_params, e->buf_sum, 1, e->buf_sum, 1) : 0;
     }
+    bool probe_loss = probing(e);
+    if (probe_loss && isnan(e->loss_now))
+        e->loss_now = probe(e);
     if (e->p.n_params) {
         /* θ - lr s (sum / count + wd θ), written as one SGD step on the sum. */
         float lr = e->p.lr * lr_scale / (float)count;
         sw_sgd_step(e->theta, e->buf_sum, e->p.n_params, lr, e->p.weight_decay * (float)count);
     }
+    /* One probe per apply: the loss after this apply is the loss before the next one. */
+    e->view.loss_before = probe_loss ? e->loss_now : NAN;
+    e->loss_now = probe_loss ? probe(e) : NAN;
+    e->view.loss_after = e->loss_now;
     e->view.version++;
     e->view.buffered = 0;
     e->view.buffered_sq_norm = 0;
@@ -339,6 +364,15 @@ int sw_engine_push(sw_engine *e, uint32_t w, const float *grad, uint64_t version
     } else {
         buffer_add(e, grad, p.sq_norm);
     }
+    if (d.apply && e->ops->on_applied && e->view.buffered > 0) {
+        /* Decisions that depend on the new parameters are made after the apply. */
+        apply(e, d.lr_scale, t);
+        out->applied = true;
+        d.apply = false;
+        t0 = sw_clock_now_s();
+        e->ops->on_applied(e->state, &e->view, &p, &d);
+        e->decide_s += sw_clock_now_s() - t0;
+    }
     carry_out(e, &d, t, out);
     return 0;
 }
@@ -381,8 +415,13 @@ int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engin
 }
 
 const float *sw_engine_params_ptr(const sw_engine *e) { return e->theta; }
-float *sw_engine_params_mut(sw_engine *e) { return e->theta; }
+float *sw_engine_params_mut(sw_engine *e)
+{
+    e->loss_now = NAN; /* the caller may change θ behind the probe's back */
+    return e->theta;
+}
 uint64_t sw_engine_version(const sw_engine *e) { return e->view.version; }
 const sw_engine_view *sw_engine_get_view(const sw_engine *e) { return &e->view; }
 const char *sw_engine_policy_name(const sw_engine *e) { return e->ops->name; }
 double sw_engine_decide_s(const sw_engine *e) { return e->decide_s; }
+double sw_engine_probe_s(const sw_engine *e) { return e->probe_s; }

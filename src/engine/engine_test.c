@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <string.h>
 
 #include "syncwise/engine.h"
@@ -218,6 +219,89 @@ static void actions_without_chooser_draws_every_action(void **state)
     sw_engine_free(e);
 }
 
+/* The probe reports θ[0] and counts its calls; the chooser records what it saw. */
+typedef struct probe_log {
+    int probes, choices;
+    double before[8], after[8];
+    uint64_t version[8];
+} probe_log;
+
+static double theta0_probe(void *ctx, const float *params)
+{
+    ((probe_log *)ctx)->probes++;
+    return params[0];
+}
+
+static int record_losses(void *ctx, const sw_engine_view *v, const sw_push *p)
+{
+    (void)p;
+    probe_log *l = ctx;
+    if (l->choices < 8) {
+        l->before[l->choices] = v->loss_before;
+        l->after[l->choices] = v->loss_after;
+        l->version[l->choices] = v->version;
+    }
+    l->choices++;
+    return SW_ACTION_PUSHER;
+}
+
+static void chooser_sees_the_loss_before_and_after_each_apply(void **state)
+{
+    (void)state;
+    probe_log log = {0};
+    float init[2] = {1, 1};
+    sw_engine_params p = sw_engine_default_params();
+    p.n_params = 2;
+    p.init = init;
+    p.lr = 0.5f;
+    p.max_workers = 1;
+    p.policy = "actions";
+    p.chooser = record_losses;
+    p.chooser_ctx = &log;
+    p.loss_probe = theta0_probe;
+    p.loss_probe_ctx = &log;
+    sw_engine *e;
+    assert_int_equal(sw_engine_new(&e, &p, NULL), 0);
+    sw_engine_result r;
+    sw_engine_join(e, 0, 0, &r);
+    for (int i = 0; i < 3; i++) {
+        r = push(e, 0, 1, (uint64_t)i, i + 1);
+        assert_true(released(&r, 0));
+    }
+    /* θ0: 1 -> 0.5 -> 0 -> -0.5; the choice comes after each apply. */
+    assert_int_equal(log.choices, 3);
+    assert_true(log.before[0] == 1.0 && log.after[0] == 0.5);
+    assert_true(log.before[1] == 0.5 && log.after[1] == 0.0);
+    assert_true(log.before[2] == 0.0 && log.after[2] == -0.5);
+    assert_int_equal(log.version[0], 1);
+    /* One probe per apply, plus one for the first "before". */
+    assert_int_equal(log.probes, 4);
+    /* Changing θ from outside forgets the cached loss. */
+    sw_engine_params_mut(e)[0] = 7;
+    push(e, 0, 0, 3, 4);
+    assert_true(log.before[3] == 7.0);
+    sw_engine_free(e);
+}
+
+static void policies_without_losses_never_probe(void **state)
+{
+    (void)state;
+    probe_log log = {0};
+    sw_engine_params p = sw_engine_default_params();
+    p.n_params = 2;
+    p.policy = "asp";
+    p.loss_probe = theta0_probe;
+    p.loss_probe_ctx = &log;
+    sw_engine *e;
+    assert_int_equal(sw_engine_new(&e, &p, NULL), 0);
+    sw_engine_result r;
+    sw_engine_join(e, 0, 0, &r);
+    push(e, 0, 1, 0, 1);
+    assert_int_equal(log.probes, 0);
+    assert_true(isnan(sw_engine_get_view(e)->loss_after));
+    sw_engine_free(e);
+}
+
 static void joiner_starts_at_the_slowest_clock(void **state)
 {
     (void)state;
@@ -294,6 +378,8 @@ int main(void)
         cmocka_unit_test(sync_drops_stale_gradients),
         cmocka_unit_test(liveness_rule_prevents_deadlock),
         cmocka_unit_test(actions_without_chooser_draws_every_action),
+        cmocka_unit_test(chooser_sees_the_loss_before_and_after_each_apply),
+        cmocka_unit_test(policies_without_losses_never_probe),
         cmocka_unit_test(joiner_starts_at_the_slowest_clock),
         cmocka_unit_test(switch_keeps_state_and_releases_held_workers),
         cmocka_unit_test(bad_specs_and_states),

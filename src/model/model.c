@@ -166,6 +166,12 @@ const float *sw_model_forward(sw_model *m, const float *params, const float *x, 
     return forward(m, params, x, n);
 }
 
+float sw_model_loss(sw_model *m, const float *params, const sw_batch *batch)
+{
+    SW_ASSERT(batch->n >= 1 && batch->n <= m->max_batch);
+    return (float)head(m, forward(m, params, batch->x, batch->n), batch, NULL, NULL);
+}
+
 float sw_model_grad(sw_model *m, const float *params, const sw_batch *batch, float *grad)
 {
     SW_ASSERT(batch->n >= 1 && batch->n <= m->max_batch);

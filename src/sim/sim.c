@@ -23,7 +23,7 @@ sw_sim_config sw_sim_default_config(void)
     return (sw_sim_config){
         .policy = "asp", .workers = 10, .cluster = "straggle", .net = "bw=1.25e9,lat=5e-5",
         .model = "mlp:h=1,u=256", .batch = 16, .lr = 0.01f, .batch_mode = SW_BATCH_SHARD,
-        .get_model_frequency = 1, .seed = 1, .eval_every = 20,
+        .get_model_frequency = 1, .seed = 1, .eval_every = 20, .probe_batch = 32,
     };
 }
 
@@ -128,6 +128,34 @@ static int setup_result(sim *s, char *err)
     return 0;
 }
 
+static const sw_dataset *held_out(const sim *s)
+{
+    const sw_dataset *ds = s->c->data->val ? s->c->data->val : s->c->data->test;
+    return ds ? ds : s->c->data->train;
+}
+
+static double probe_loss(void *ctx, const float *params)
+{
+    sim *s = ctx;
+    return sw_model_loss(s->model, params, &s->loss_probe);
+}
+
+/* The loss probe: a fixed batch of held-out examples, so that its losses compare over a run. */
+static void setup_probe(sim *s, sw_engine_params *ep)
+{
+    const sw_dataset *ds = held_out(s);
+    size_t n = s->c->probe_batch;
+    if (n > ds->n)
+        n = ds->n;
+    if (n > sw_model_max_batch(s->model))
+        n = sw_model_max_batch(s->model);
+    if (n == 0)
+        return;
+    s->loss_probe = (sw_batch){.x = ds->x, .label = ds->label, .target = ds->target, .n = n};
+    ep->loss_probe = probe_loss;
+    ep->loss_probe_ctx = s;
+}
+
 static int setup_engine(sim *s, char *err)
 {
     const sw_sim_config *c = s->c;
@@ -150,6 +178,8 @@ static int setup_engine(sim *s, char *err)
     ep.sink_ctx = s;
     ep.chooser = c->chooser;
     ep.chooser_ctx = c->chooser_ctx;
+    if (s->model)
+        setup_probe(s, &ep);
     int rc = sw_engine_new(&s->engine, &ep, err);
     free(init);
     return rc;
@@ -247,10 +277,7 @@ static void on_tick(sim *s, const sw__sim_event *ev)
 /* Loss and accuracy on the validation set (the test set when there is none). */
 static void evaluate(sim *s, sw_eval *e)
 {
-    const sw_dataset *ds = s->c->data->val ? s->c->data->val : s->c->data->test;
-    if (!ds)
-        ds = s->c->data->train;
-    sw_model_evaluate(s->model, sw_engine_params_ptr(s->engine), ds, e);
+    sw_model_evaluate(s->model, sw_engine_params_ptr(s->engine), held_out(s), e);
 }
 
 /* Early stopping keeps the best weights: higher accuracy, or lower loss for regression. */
@@ -379,6 +406,7 @@ static void finish(sim *s)
         r->final_acc = e.accuracy;
     }
     r->decide_s = sw_engine_decide_s(s->engine);
+    r->probe_s = sw_engine_probe_s(s->engine);
     r->n_params = s->n_params;
 }
 

@@ -38,6 +38,7 @@ typedef struct sim {
     double scheduled_wake;   /* the tick already in the heap, < 0 if none */
     const sw_dataset *train_probe; /* fixed sample of the training set for target_loss */
     sw_dataset *probe_owned;
+    sw_batch loss_probe;     /* the engine's loss probe: first examples of the validation set */
     float *best;             /* best weights so far (patience) */
     double best_metric;
     uint32_t evals_since_best;
