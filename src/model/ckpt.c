@@ -2,18 +2,15 @@
 #define _POSIX_C_SOURCE 200809L
 #include "syncwise/ckpt.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "model_internal.h"
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
+#include "syncwise/file.h"
 
 static const uint8_t MAGIC[4] = {'S', 'W', 'C', 'K'};
 #define FIXED_BYTES 52
@@ -56,32 +53,6 @@ static int encode(const sw_ckpt *c, uint8_t **out, size_t *len, char *err)
     return 0;
 }
 
-static int write_all(int fd, const uint8_t *b, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, b, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Makes the rename itself durable: without this a crash may forget which file the name holds. */
-static void sync_dir_of(const char *path)
-{
-    char copy[4096];
-    snprintf(copy, sizeof copy, "%s", path);
-    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
-
 int sw_ckpt_save(const char *path, const sw_ckpt *c, char *err)
 {
     uint8_t *buf = NULL;
@@ -89,53 +60,9 @@ int sw_ckpt_save(const char *path, const sw_ckpt *c, char *err)
     int rc = encode(c, &buf, &len, err);
     if (rc)
         return rc;
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-        free(buf);
-        return sw_fail(err, SW_EINVAL, "checkpoint path too long");
-    }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        free(buf);
-        return sw_fail(err, SW_EIO, "%s: cannot create: %s", tmp, strerror(errno));
-    }
-    int bad = write_all(fd, buf, len) || fsync(fd);
-    int saved = errno;
-    bad |= close(fd) != 0;
+    rc = sw_file_write_atomic(path, buf, len, "checkpoint", err);
     free(buf);
-    if (!bad && rename(tmp, path) == 0) {
-        sync_dir_of(path);
-        return 0;
-    }
-    saved = bad ? saved : errno;
-    unlink(tmp);
-    return sw_fail(err, SW_EIO, "%s: cannot write checkpoint: %s", path, strerror(saved));
-}
-
-static int read_file(const char *path, uint8_t **out, size_t *len, char *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sw_fail(err, SW_EIO, "%s: cannot open: %s", path, strerror(errno));
-    int rc = 0;
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0)
-        size = ftell(f);
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0)
-        rc = sw_fail(err, SW_EIO, "%s: cannot determine the size", path);
-    uint8_t *b = NULL;
-    if (!rc && !(b = malloc(size ? (size_t)size : 1)))
-        rc = sw_fail(err, SW_ENOMEM, "%s: out of memory for %ld bytes", path, size);
-    if (!rc && fread(b, 1, (size_t)size, f) != (size_t)size)
-        rc = sw_fail(err, SW_EIO, "%s: read error", path);
-    fclose(f);
-    if (rc) {
-        free(b);
-        return rc;
-    }
-    *out = b;
-    *len = (size_t)size;
-    return 0;
+    return rc;
 }
 
 /* Reads a length-prefixed string at *off into dst (capacity cap), advancing *off. */
@@ -220,7 +147,7 @@ int sw_ckpt_load(const char *path, sw_ckpt *out, char *err)
     memset(out, 0, sizeof *out);
     uint8_t *b = NULL;
     size_t len = 0, off = 0;
-    int rc = read_file(path, &b, &len, err);
+    int rc = sw_file_read_all(path, (size_t)1 << 40, &b, &len, err);
     if (rc)
         return rc;
     if (!(rc = decode_header(b, len, out, &off, path, err)))
