@@ -29,6 +29,9 @@ int sw_cli_worker(int argc, char **argv);
 int sw_cli_ctl(int argc, char **argv);
 int sw_cli_launch(int argc, char **argv);
 int sw_cli_keygen(int argc, char **argv);
+int sw_cli_rl(int argc, char **argv);
+int sw_cli_rl_train(int argc, char **argv);
+int sw_cli_rl_eval(int argc, char **argv);
 
 /* Option values: on a bad value print "syncwise CMD: --opt: ..." and return false. */
 bool sw_cli_long(const char *cmd, const char *opt, const char *arg, long lo, long hi, long *out);

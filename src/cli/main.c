@@ -9,6 +9,8 @@ static const sw_cli_cmd commands[] = {
     {"eval", "report loss and accuracy of a checkpoint on a data set", sw_cli_eval},
     {"sim", "run one synchronization policy on a simulated cluster", sw_cli_sim},
     {"compare", "compare policies on the same simulated scenarios over many seeds", sw_cli_compare},
+    {"rl", "learn a synchronization policy by deep Q-learning (train) and evaluate it (eval)",
+     sw_cli_rl},
     {"zipline", "find the next ElasticBSP barrier with the ZipLine family of searches",
      sw_cli_zipline},
     {"report", "CSV files and plots (gnuplot) from event logs and ZipLine traces", sw_cli_report},

@@ -1,0 +1,167 @@
+/* RLP: a synchronization policy learned by deep Q-learning (paper 000, sections 3.2 and 3.3).
+ *
+ * After every applied push the policy takes one of three actions (syncwise/policy.h: none, the
+ * pusher, all idle workers) from a state made of the last H iterations' tuples
+ * (n, L(w), L(w') - L(w), l_n). Each tuple is normalised so that one policy serves clusters of
+ * any size and models of any loss scale (docs/rl.md):
+ *
+ *   n               ln(1 + n / live workers) / ln(1001): iterations per worker, log-scaled so
+ *                   that 1000 steps per worker read 1
+ *   L(w)            L(w) / L0, L0 the probe loss before the run's first apply
+ *   L(w') - L(w)    100 (L(w') - L(w)) / L0, clipped to [-10, 10]
+ *   l_n             applies between the pusher's pull and its push, divided by the other live
+ *                   workers: about 1 when everyone runs at the same pace
+ *
+ * Missing history (the first H - 1 iterations) is zeros. The network is the library's own MLP
+ * (mlp:u=64/32,act=leaky by default) with one output per action.
+ */
+#ifndef SYNCWISE_RL_H
+#define SYNCWISE_RL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncwise/engine.h"
+#include "syncwise/model.h"
+
+#define SW_RL_TUPLE 4        /* features per iteration */
+#define SW_RL_ACTIONS 3      /* none, pusher, all */
+#define SW_RL_MAX_HISTORY 64
+/* The feature normalisation above; policy files record it and are refused if it changes. */
+#define SW_RL_FEATURES_ID 1
+#define SW_RL_STEPS_UNIT 1000.0 /* steps per worker that read 1 */
+#define SW_RL_DLOSS_SCALE 100.0
+#define SW_RL_DLOSS_CLIP 10.0
+
+/* Learning hyperparameters: stored in policy files so that a run can be reproduced. */
+typedef struct sw_rl_hparams {
+    uint32_t history;    /* H = 10 */
+    uint32_t replay;     /* replay pool size N = 50 */
+    uint32_t minibatch;  /* 32 */
+    uint32_t copy_every; /* c = 5: iterations between copies to the target network */
+    float gamma;         /* 0.8 */
+    float epsilon;       /* 0.1 */
+    float lr;            /* 0.01 */
+    char qnet[SW_MODEL_SPEC_LEN]; /* "mlp:u=64/32,act=leaky" */
+} sw_rl_hparams;
+
+sw_rl_hparams sw_rl_default_hparams(void);
+
+/* Checks ranges; fills err naming the bad value. */
+int sw_rl_check_hparams(const sw_rl_hparams *hp, char *err);
+
+/* ---- State features ---------------------------------------------------------------------- */
+
+typedef struct sw_rl_features {
+    uint32_t history;
+    uint64_t n;                              /* iterations seen */
+    double loss0;                            /* L0, NAN until the first apply */
+    float ring[SW_RL_MAX_HISTORY][SW_RL_TUPLE];
+    float state[SW_RL_MAX_HISTORY * SW_RL_TUPLE]; /* newest tuple first */
+} sw_rl_features;
+
+void sw_rl_features_init(sw_rl_features *f, uint32_t history);
+
+/* Records the iteration the view just applied (the push p) and rebuilds f->state. */
+void sw_rl_features_update(sw_rl_features *f, const sw_engine_view *v, uint64_t push_version);
+
+/* ---- Q-network and agent ----------------------------------------------------------------- */
+
+typedef struct sw_rl_agent sw_rl_agent;
+
+/* An agent with fresh seeded weights (or, with init != NULL, these n_init weights). */
+int sw_rl_agent_new(sw_rl_agent **out, const sw_rl_hparams *hp, const float *init,
+                    size_t n_init, uint64_t seed, char *err);
+void sw_rl_agent_free(sw_rl_agent *a);
+
+size_t sw_rl_agent_n_params(const sw_rl_agent *a);
+const sw_rl_hparams *sw_rl_agent_hparams(const sw_rl_agent *a);
+/* The target network's weights: what a trained policy is. */
+const float *sw_rl_agent_weights(const sw_rl_agent *a);
+
+/* Q values of one state under the target network (SW_RL_ACTIONS floats, valid until the next
+ * call), and the greedy action, or a uniformly random one with probability epsilon. */
+const float *sw_rl_agent_q(sw_rl_agent *a, const float *state);
+int sw_rl_agent_act(sw_rl_agent *a, const float *state, double epsilon);
+
+/* Stores a transition in the replay pool (the oldest goes when it is full). */
+void sw_rl_agent_remember(sw_rl_agent *a, const float *s, int action, float reward,
+                          const float *next, bool done);
+
+/* One double-DQN step on a mini-batch from the pool: y = r + gamma Q*(s', argmax_a Q(s', a)),
+ * squared loss on Q(s, a); copies Q to Q* every copy_every steps. Returns the mean loss, or a
+ * negative value while the pool holds fewer transitions than a mini-batch. */
+double sw_rl_agent_learn(sw_rl_agent *a);
+
+/* One regression step of Q(s_i, a_i) towards targets y_i on n <= minibatch samples
+ * (pre-training); Q* follows Q. Returns the mean loss. */
+double sw_rl_agent_regress(sw_rl_agent *a, const float *states, const int *actions,
+                           const float *targets, size_t n);
+
+/* ---- Training and evaluation on simulated instances ------------------------------------- */
+
+/* An instance of the RLP paper's section 4: a cluster of `workers` with its stragglers drawn from
+ * its seed, an MLP with a random number of hidden layers, and a random share of the training
+ * data. Instances are numbered; the same number and base seed give the same instance. */
+typedef struct sw_rl_scenario {
+    const sw_data *data;     /* loaded once, borrowed */
+    double data_frac;        /* share of the training set each instance draws (0.5) */
+    uint32_t workers;        /* 10 */
+    const char *cluster;     /* syncwise/cluster.h spec (the paper's stragglers) */
+    const char *models;      /* '|'-separated model specs to draw from */
+    uint32_t batch;          /* 16 */
+    float lr;                /* 0.01 */
+    double target_acc;       /* each episode ends at this validation accuracy */
+    double eval_every;       /* virtual seconds between evaluations */
+    uint64_t max_pushes;     /* a cap for episodes that never reach the target */
+    double reward_unit;      /* seconds a reward of -1 stands for; 0: base step / workers */
+} sw_rl_scenario;
+
+sw_rl_scenario sw_rl_default_scenario(void);
+
+/* One simulated run (repeat: which of several seeds; 0 is the instance's own) of an instance
+ * under a policy spec; with an agent the `actions` policy is
+ * driven by it: learning with exploration eps when learn is set, greedy otherwise. */
+typedef struct sw_rl_run {
+    double time;             /* virtual time to the target, or to the end when not reached */
+    bool reached;
+    uint64_t iterations, applies;
+    double steps_per_worker, idle_share;
+    double decide_share, probe_share; /* of real time: inference (deciding) and loss probe */
+    double td_loss;          /* mean learning loss (learning runs) */
+    char model[SW_MODEL_SPEC_LEN];
+} sw_rl_run;
+
+typedef enum sw_rl_mode {
+    SW_RL_PLAIN,      /* run `policy` as it is */
+    SW_RL_EMULATE,    /* record states of an `actions` run whose choices copy a classic policy
+                       * ("bsp", "asp", "ssp:s=S" in our convention), then regress on returns */
+    SW_RL_LEARN,      /* double DQN while acting eps-greedily */
+} sw_rl_mode;
+
+int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instance,
+                       uint32_t repeat, const char *policy, sw_rl_mode mode, sw_rl_agent *agent, double eps,
+                       sw_rl_run *out, char *err);
+
+/* ---- Policy files ------------------------------------------------------------------------ */
+
+/* A trained policy: hyperparameters, feature layout and target-network weights (format in
+ * docs/rl.md). */
+typedef struct sw_rl_policy {
+    sw_rl_hparams hp;
+    char note[256];   /* how it was made: command and seed */
+    float *weights;
+    size_t n_weights;
+} sw_rl_policy;
+
+int sw_rl_policy_save(const char *path, const sw_rl_policy *p, char *err);
+/* Refuses files that are truncated, corrupt, of another format version or whose weights do not
+ * fit their network, with a message naming the file and the fault. */
+int sw_rl_policy_load(const char *path, sw_rl_policy *out, char *err);
+void sw_rl_policy_free(sw_rl_policy *p);
+
+/* The policy file `rlp` uses when given no file= (installed copy first, then the source tree's). */
+const char *sw_rl_default_policy_path(void);
+
+#endif

@@ -1,0 +1,244 @@
+/* `syncwise rl train`: pre-training on copies of the classic policies, then double DQN over
+ * random instances (the RLP paper's Algorithm 2), saving the policy as it goes. */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rl_opts.h"
+#include "syncwise/clock.h"
+#include "syncwise/err.h"
+
+#define CMD "rl train"
+#define FIRST_TRAIN_INSTANCE 1000000 /* training instances never repeat pre-training ones */
+
+typedef struct plan {
+    sw_cli_rl_opts rl;
+    sw_rl_hparams hp;
+    const char *out, *pre_policies;
+    long pre_instances, episodes, save_every;
+    char note[256];
+} plan;
+
+static void help(void)
+{
+    printf("usage: syncwise rl train [OPTIONS]\n\n"
+           "Learns a synchronization policy by deep Q-learning on simulated instances: first\n"
+           "regresses Q(S, a) on the discounted return that followed in runs copying classic\n"
+           "policies (pre-training), then runs double DQN episodes, each training one model\n"
+           "to the target accuracy. Writes the policy file (atomically) after pre-training\n"
+           "and every --save-every episodes, for `--policy rlp:file=FILE`.\n\n"
+           "options:\n"
+           "  --out FILE            policy file to write (default rlp.swrl)\n"
+           "  --pre-instances N     pre-training instances (100; 0 skips pre-training)\n"
+           "  --pre-policies LIST   classic policies copied on each (default\n"
+           "                        bsp,asp,ssp:s=1,ssp:s=4,ssp:s=7: the paper's SSP s=2,5,8)\n"
+           "  --episodes N          DQN episodes (1000)\n"
+           "  --save-every N        episodes between saves (25)\n"
+           "  -q, --quiet           no progress lines\n"
+           "  -h, --help            this text\n"
+           "learning (defaults from the paper):\n"
+           "  --history H (10)  --replay N (50)  --minibatch B (32)  --copy-every C (5)\n"
+           "  --gamma G (0.8)  --epsilon E (0.1)  --rl-lr X (0.01)\n"
+           "  --qnet SPEC           Q-network (mlp:u=64/32,act=leaky)\n");
+    sw_cli_rl_help();
+}
+
+enum { O_OUT = 1, O_PRE, O_PRE_POL, O_EPISODES, O_SAVE, O_HIST, O_REPLAY, O_MB, O_COPY,
+       O_GAMMA, O_EPS, O_RLLR, O_QNET };
+
+static const struct option own[] = {
+    {"out", 1, 0, O_OUT},          {"pre-instances", 1, 0, O_PRE}, {"pre-policies", 1, 0, O_PRE_POL},
+    {"episodes", 1, 0, O_EPISODES}, {"save-every", 1, 0, O_SAVE},   {"history", 1, 0, O_HIST},
+    {"replay", 1, 0, O_REPLAY},    {"minibatch", 1, 0, O_MB},       {"copy-every", 1, 0, O_COPY},
+    {"gamma", 1, 0, O_GAMMA},      {"epsilon", 1, 0, O_EPS},        {"rl-lr", 1, 0, O_RLLR},
+    {"qnet", 1, 0, O_QNET},        {"quiet", 0, 0, 'q'},            {"help", 0, 0, 'h'},
+    {0, 0, 0, 0},
+};
+
+static bool set_u32(const char *opt, const char *arg, long lo, long hi, uint32_t *out)
+{
+    long v;
+    if (!sw_cli_long(CMD, opt, arg, lo, hi, &v))
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+static bool set_f32(const char *opt, const char *arg, double lo, double hi, float *out)
+{
+    double v;
+    if (!sw_cli_double(CMD, opt, arg, lo, hi, &v))
+        return false;
+    *out = (float)v;
+    return true;
+}
+
+static bool own_option(plan *p, int c, const char *arg)
+{
+    sw_rl_hparams *hp = &p->hp;
+    switch (c) {
+    case O_OUT: p->out = arg; return true;
+    case O_PRE_POL: p->pre_policies = arg; return true;
+    case O_PRE: return sw_cli_long(CMD, "--pre-instances", arg, 0, 1000000, &p->pre_instances);
+    case O_EPISODES: return sw_cli_long(CMD, "--episodes", arg, 0, 10000000, &p->episodes);
+    case O_SAVE: return sw_cli_long(CMD, "--save-every", arg, 1, 10000000, &p->save_every);
+    case O_HIST: return set_u32("--history", arg, 1, SW_RL_MAX_HISTORY, &hp->history);
+    case O_REPLAY: return set_u32("--replay", arg, 1, 1 << 24, &hp->replay);
+    case O_MB: return set_u32("--minibatch", arg, 1, 4096, &hp->minibatch);
+    case O_COPY: return set_u32("--copy-every", arg, 1, 1 << 30, &hp->copy_every);
+    case O_GAMMA: return set_f32("--gamma", arg, 0, 1, &hp->gamma);
+    case O_EPS: return set_f32("--epsilon", arg, 0, 1, &hp->epsilon);
+    case O_RLLR: return set_f32("--rl-lr", arg, 1e-9, 9.99, &hp->lr);
+    case O_QNET:
+        if (strlen(arg) >= sizeof hp->qnet)
+            return sw_cli_error(CMD, "--qnet: spec too long") == 0;
+        strcpy(hp->qnet, arg);
+        return true;
+    case 'q': p->rl.quiet = true; return true;
+    default: return false;
+    }
+}
+
+/* The command line, kept in the policy file so that it can be made again. */
+static void make_note(plan *p, int argc, char **argv)
+{
+    size_t off = (size_t)snprintf(p->note, sizeof p->note, "syncwise rl train");
+    for (int i = 1; i < argc && off < sizeof p->note; i++)
+        off += (size_t)snprintf(p->note + off, sizeof p->note - off, " %s", argv[i]);
+}
+
+static int parse(int argc, char **argv, plan *p)
+{
+    const struct option *opts = sw_cli_rl_table(own);
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+        int r = sw_cli_rl_option(&p->rl, CMD, c, optarg);
+        if (r < 0)
+            return 2;
+        if (r > 0)
+            continue;
+        if (c == 'h') {
+            help();
+            return -1;
+        }
+        if (!own_option(p, c, optarg))
+            return 2;
+    }
+    if (optind < argc)
+        return sw_cli_error(CMD, "unexpected argument '%s' (see --help)", argv[optind]) + 1;
+    char err[SW_ERR_LEN];
+    if (sw_rl_check_hparams(&p->hp, err))
+        return sw_cli_error(CMD, "%s", err) + 1;
+    make_note(p, argc, argv);
+    return 0;
+}
+
+static int save(const plan *p, const sw_rl_agent *a)
+{
+    sw_rl_policy pol = {.hp = *sw_rl_agent_hparams(a), .weights = (float *)sw_rl_agent_weights(a),
+                        .n_weights = sw_rl_agent_n_params(a)};
+    snprintf(pol.note, sizeof pol.note, "%s", p->note);
+    char err[SW_ERR_LEN];
+    if (sw_rl_policy_save(p->out, &pol, err))
+        return sw_cli_error(CMD, "%s", err);
+    return 0;
+}
+
+static void progress(const plan *p, const char *phase, long done, long total, double t0,
+                     const char *detail)
+{
+    if (p->rl.quiet)
+        return;
+    double spent = sw_clock_now_s() - t0, left = done ? spent / (double)done * (double)(total - done) : 0;
+    char a[32], b[32];
+    sw_cli_rl_duration(a, sizeof a, spent);
+    sw_cli_rl_duration(b, sizeof b, left);
+    bool tty = isatty(STDERR_FILENO);
+    fprintf(stderr, tty ? "\r\033[K%s %ld/%ld, %s, about %s left; %s" : "%s %ld/%ld, %s, about %s left; %s\n",
+            phase, done, total, a, b, detail);
+    if (tty && done == total)
+        fputc('\n', stderr);
+}
+
+/* Pre-training: every instance under every listed classic policy. */
+static int pretrain(const plan *p, sw_rl_agent *a)
+{
+    char *list = strdup(p->pre_policies), *names[32];
+    int n = 0;
+    for (char *save_ptr = NULL, *tok = strtok_r(list, ",", &save_ptr); tok && n < 32;
+         tok = strtok_r(NULL, ",", &save_ptr))
+        names[n++] = tok;
+    double t0 = sw_clock_now_s(), loss = 0;
+    int rc = 0;
+    long total = p->pre_instances * n, done = 0;
+    char err[SW_ERR_LEN], detail[512];
+    for (long i = 0; i < p->pre_instances && !rc; i++)
+        for (int k = 0; k < n && !rc; k++, done++) {
+            sw_rl_run run;
+            rc = sw_rl_run_instance(&p->rl.sc, p->rl.seed, (uint64_t)i, 0, names[k],
+                                    SW_RL_EMULATE, a, 0, &run, err);
+            if (rc) {
+                sw_cli_error(CMD, "pre-training %s on instance %ld: %s", names[k], i, err);
+                break;
+            }
+            loss = done ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
+            snprintf(detail, sizeof detail, "%s on %s: %.0f s to target, regression loss %.3g",
+                     names[k], run.model, run.time, loss);
+            progress(p, "pre-training", done + 1, total, t0, detail);
+        }
+    free(list);
+    return rc;
+}
+
+static int train_episodes(const plan *p, sw_rl_agent *a)
+{
+    double t0 = sw_clock_now_s(), avg = 0, loss = 0;
+    char err[SW_ERR_LEN], detail[512];
+    for (long e = 0; e < p->episodes; e++) {
+        sw_rl_run run;
+        if (sw_rl_run_instance(&p->rl.sc, p->rl.seed, FIRST_TRAIN_INSTANCE + (uint64_t)e, 0,
+                               "actions", SW_RL_LEARN, a, p->hp.epsilon, &run, err))
+            return sw_cli_error(CMD, "episode %ld: %s", e + 1, err);
+        avg = e ? 0.95 * avg + 0.05 * run.time : run.time;
+        loss = e ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
+        snprintf(detail, sizeof detail, "%s: %.0f s%s (average %.0f s), TD loss %.3g",
+                 run.model, run.time, run.reached ? "" : " (target not reached)", avg, loss);
+        progress(p, "episode", e + 1, p->episodes, t0, detail);
+        if (((e + 1) % p->save_every == 0 || e + 1 == p->episodes) && save(p, a))
+            return 1;
+    }
+    return 0;
+}
+
+int sw_cli_rl_train(int argc, char **argv)
+{
+    plan p = {.hp = sw_rl_default_hparams(), .out = "rlp.swrl",
+              .pre_policies = "bsp,asp,ssp:s=1,ssp:s=4,ssp:s=7", .pre_instances = 100,
+              .episodes = 1000, .save_every = 25};
+    sw_cli_rl_defaults(&p.rl);
+    int rc = parse(argc, argv, &p);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if ((rc = sw_cli_rl_load(&p.rl, CMD)))
+        return rc;
+    sw_rl_agent *a = NULL;
+    char err[SW_ERR_LEN];
+    double t0 = sw_clock_now_s();
+    if (sw_rl_agent_new(&a, &p.hp, NULL, 0, p.rl.seed, err))
+        rc = sw_cli_error(CMD, "%s", err);
+    if (!rc && p.pre_instances > 0 && !(rc = pretrain(&p, a)))
+        rc = save(&p, a);
+    double pre_s = sw_clock_now_s() - t0;
+    if (!rc)
+        rc = train_episodes(&p, a);
+    if (!rc)
+        printf("wrote %s: pre-training %.0f s, %ld episodes %.0f s, %.0f s in all\n", p.out,
+               pre_s, p.episodes, sw_clock_now_s() - t0 - pre_s, sw_clock_now_s() - t0);
+    sw_rl_agent_free(a);
+    sw_data_free(&p.rl.data);
+    return rc;
+}

@@ -1,0 +1,299 @@
+/* Episodes: one simulated run of an RLP instance, plain, copying a classic policy through the
+ * `actions` chooser (pre-training records), or driven by a learning agent. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncwise/err.h"
+#include "syncwise/policy.h"
+#include "syncwise/rl.h"
+#include "syncwise/rng.h"
+#include "syncwise/sim.h"
+
+#define DIM_MAX (SW_RL_MAX_HISTORY * SW_RL_TUPLE)
+
+sw_rl_scenario sw_rl_default_scenario(void)
+{
+    return (sw_rl_scenario){
+        .data_frac = 0.5, .workers = 10, .cluster = "straggle:p=0.3,mean=10,sd=4,base=4.5",
+        .models = "mlp:h=0|mlp:h=1,u=256|mlp:h=2,u=256|mlp:h=3,u=256", .batch = 16,
+        .lr = 0.01f, .target_acc = 0.80, .eval_every = 20, .max_pushes = 20000,
+    };
+}
+
+enum { CLASSIC_BSP, CLASSIC_ASP, CLASSIC_SSP };
+
+typedef struct episode {
+    sw_rl_mode mode;
+    sw_rl_agent *agent;
+    double eps, unit;
+    sw_rl_features f;
+    size_t dim;
+    int classic;
+    long ssp_s;
+    bool has_prev;
+    float prev[DIM_MAX];
+    int prev_action;
+    double prev_t, loss_sum;
+    uint64_t loss_n;
+    /* Pre-training records: state, action and time of every iteration. */
+    float *states;
+    int *actions;
+    double *times;
+    size_t n, cap;
+    bool out_of_memory;
+} episode;
+
+/* The classic policies in the three-action space (our ssp convention: no worker more than s
+ * steps ahead of the slowest). */
+static int emulate(const episode *e, const sw_engine_view *v, const sw_push *p)
+{
+    if (e->classic == CLASSIC_ASP)
+        return SW_ACTION_PUSHER;
+    if (e->classic == CLASSIC_BSP)
+        return sw_policy_all_waiting(v) ? SW_ACTION_ALL : SW_ACTION_NONE;
+    uint64_t bound = v->min_live_clock + (uint64_t)e->ssp_s;
+    if (p->clock > bound)
+        return SW_ACTION_NONE;
+    for (uint32_t w = 0; w < v->n_slots; w++)
+        if (v->workers[w].state == SW_WORKER_WAITING && v->workers[w].clock > bound)
+            return SW_ACTION_PUSHER;
+    return SW_ACTION_ALL;
+}
+
+static void record(episode *e, int action, double t)
+{
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? 2 * e->cap : 1024;
+        float *s = realloc(e->states, cap * e->dim * sizeof *s);
+        if (s)
+            e->states = s;
+        int *a = realloc(e->actions, cap * sizeof *a);
+        if (a)
+            e->actions = a;
+        double *tt = realloc(e->times, cap * sizeof *tt);
+        if (tt)
+            e->times = tt;
+        if (!s || !a || !tt) {
+            e->out_of_memory = true;
+            return;
+        }
+        e->cap = cap;
+    }
+    memcpy(e->states + e->n * e->dim, e->f.state, e->dim * sizeof(float));
+    e->actions[e->n] = action;
+    e->times[e->n++] = t;
+}
+
+/* A learning step per iteration: the transition that this push completes, then the next
+ * action (Algorithm 2 of the paper). */
+static int learn_and_act(episode *e, double t)
+{
+    if (e->has_prev) {
+        float r = (float)(-(t - e->prev_t) / e->unit);
+        sw_rl_agent_remember(e->agent, e->prev, e->prev_action, r, e->f.state, false);
+        double loss = sw_rl_agent_learn(e->agent);
+        if (loss >= 0) {
+            e->loss_sum += loss;
+            e->loss_n++;
+        }
+    }
+    int a = sw_rl_agent_act(e->agent, e->f.state, e->eps);
+    memcpy(e->prev, e->f.state, e->dim * sizeof(float));
+    e->prev_action = a;
+    e->prev_t = t;
+    e->has_prev = true;
+    return a;
+}
+
+static int choose(void *ctx, const sw_engine_view *v, const sw_push *p)
+{
+    episode *e = ctx;
+    sw_rl_features_update(&e->f, v, p->version);
+    if (e->mode == SW_RL_LEARN)
+        return learn_and_act(e, v->now);
+    int a = emulate(e, v, p);
+    record(e, a, v->now);
+    return a;
+}
+
+/* Pre-training: Q(s_i, a_i) regressed on the discounted return that followed, in shuffled
+ * mini-batches (with gamma = 1 the return is minus the time to the end, as in the paper). */
+static double regress_returns(episode *e, double end_t, uint64_t seed)
+{
+    if (e->n == 0)
+        return 0;
+    const sw_rl_hparams *hp = sw_rl_agent_hparams(e->agent);
+    float *y = malloc(e->n * sizeof *y);
+    uint32_t *order = malloc(e->n * sizeof *order);
+    float *xs = malloc((size_t)hp->minibatch * e->dim * sizeof *xs);
+    int *as = malloc(hp->minibatch * sizeof *as);
+    float *ys = malloc(hp->minibatch * sizeof *ys);
+    double loss = 0;
+    size_t steps = 0;
+    if (y && order && xs && as && ys) {
+        double g = 0;
+        for (size_t i = e->n; i-- > 0;) {
+            double next_t = i + 1 < e->n ? e->times[i + 1] : end_t;
+            g = -(next_t - e->times[i]) / e->unit + hp->gamma * g;
+            y[i] = (float)g;
+            order[i] = (uint32_t)i;
+        }
+        sw_rng r;
+        sw_rng_seed(&r, seed, SW_STREAM_RL);
+        sw_rng_shuffle(&r, order, e->n);
+        for (size_t at = 0; at < e->n; at += hp->minibatch, steps++) {
+            size_t m = e->n - at < hp->minibatch ? e->n - at : hp->minibatch;
+            for (size_t j = 0; j < m; j++) {
+                uint32_t k = order[at + j];
+                memcpy(xs + j * e->dim, e->states + (size_t)k * e->dim, e->dim * sizeof *xs);
+                as[j] = e->actions[k];
+                ys[j] = y[k];
+            }
+            loss += sw_rl_agent_regress(e->agent, xs, as, ys, m);
+        }
+    } else {
+        e->out_of_memory = true;
+    }
+    free(y);
+    free(order);
+    free(xs);
+    free(as);
+    free(ys);
+    return steps ? loss / (double)steps : 0;
+}
+
+/* The instance's model, data share and simulation seed, all drawn from (seed, instance). */
+static int make_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instance,
+                         sw_dataset **train, char *model, uint64_t *sim_seed, char *err)
+{
+    sw_rng r;
+    sw_rng_seed(&r, seed ^ (instance * 0x9e3779b97f4a7c15ULL), SW_STREAM_INSTANCE);
+    uint32_t n_models = 1;
+    for (const char *c = sc->models; *c; c++)
+        n_models += *c == '|';
+    uint64_t pick = sw_rng_below(&r, n_models);
+    const char *m = sc->models;
+    for (uint64_t i = 0; i < pick; i++)
+        m = strchr(m, '|') + 1;
+    size_t len = strcspn(m, "|");
+    if (len == 0 || len >= SW_MODEL_SPEC_LEN)
+        return sw_fail(err, SW_EINVAL, "empty or too long model in '%s'", sc->models);
+    memcpy(model, m, len);
+    model[len] = '\0';
+    const sw_dataset *full = sc->data->train;
+    size_t n = (size_t)(sc->data_frac * (double)full->n);
+    n = n < 1 ? 1 : n > full->n ? full->n : n;
+    uint32_t *idx = malloc(full->n * sizeof *idx);
+    if (!idx)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    for (size_t i = 0; i < full->n; i++)
+        idx[i] = (uint32_t)i;
+    sw_rng_shuffle(&r, idx, full->n);
+    int rc = sw_dataset_subset(train, full, idx, n, err);
+    free(idx);
+    *sim_seed = sw_rng_u64(&r);
+    return rc;
+}
+
+static void fill_run(const sw_sim_result *r, const episode *e, sw_rl_run *out)
+{
+    out->reached = r->target_t >= 0;
+    out->time = out->reached ? r->target_t : r->end_t;
+    out->iterations = r->pushes;
+    out->applies = r->applies;
+    double steps = 0, idle = 0, live = 0;
+    for (uint32_t w = 0; w < r->n_slots; w++) {
+        steps += (double)r->steps[w];
+        idle += r->idle_s[w];
+        live += r->live_s[w];
+    }
+    out->steps_per_worker = r->n_slots ? steps / r->n_slots : 0;
+    out->idle_share = live > 0 ? idle / live : 0;
+    out->decide_share = r->decide_s / (r->wall_s + 1e-12);
+    out->probe_share = r->probe_s / (r->wall_s + 1e-12);
+    out->td_loss = e->loss_n ? e->loss_sum / (double)e->loss_n : 0;
+}
+
+static int parse_classic(episode *e, const char *policy, char *err)
+{
+    if (strcmp(policy, "bsp") == 0)
+        e->classic = CLASSIC_BSP;
+    else if (strcmp(policy, "asp") == 0)
+        e->classic = CLASSIC_ASP;
+    else if (sscanf(policy, "ssp:s=%ld", &e->ssp_s) == 1 && e->ssp_s >= 0)
+        e->classic = CLASSIC_SSP;
+    else
+        return sw_fail(err, SW_EINVAL, "pre-training copies bsp, asp or ssp:s=S, not '%s'",
+                       policy);
+    return 0;
+}
+
+static int run_sim(const sw_rl_scenario *sc, const sw_data *view, const char *model,
+                   uint64_t sim_seed, const char *policy, episode *e, sw_sim_result *r, char *err)
+{
+    sw_sim_config c = sw_sim_default_config();
+    c.policy = e->mode == SW_RL_PLAIN ? policy : "actions";
+    c.workers = sc->workers;
+    c.cluster = sc->cluster;
+    c.data = view;
+    c.model = model;
+    c.batch = sc->batch;
+    c.lr = sc->lr;
+    c.seed = sim_seed;
+    c.target_acc = sc->target_acc;
+    c.eval_every = sc->eval_every;
+    c.max_pushes = sc->max_pushes;
+    if (e->mode != SW_RL_PLAIN) {
+        c.chooser = choose;
+        c.chooser_ctx = e;
+    }
+    return sw_sim_run(&c, r, err);
+}
+
+int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instance,
+                       uint32_t repeat, const char *policy, sw_rl_mode mode, sw_rl_agent *agent, double eps,
+                       sw_rl_run *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    episode e = {.mode = mode, .agent = agent, .eps = eps};
+    int rc = 0;
+    if (mode != SW_RL_PLAIN) {
+        SW_ASSERT(agent);
+        const sw_rl_hparams *hp = sw_rl_agent_hparams(agent);
+        sw_rl_features_init(&e.f, hp->history);
+        e.dim = (size_t)hp->history * SW_RL_TUPLE;
+        e.unit = sc->reward_unit > 0 ? sc->reward_unit : 4.5 / (sc->workers ? sc->workers : 1);
+        if (mode == SW_RL_EMULATE && (rc = parse_classic(&e, policy, err)))
+            return rc;
+    }
+    sw_dataset *train = NULL;
+    uint64_t sim_seed = 0;
+    if ((rc = make_instance(sc, seed, instance, &train, out->model, &sim_seed, err)))
+        return rc;
+    sim_seed += repeat * 0x2545f4914f6cdd1dULL; /* another run of the same instance */
+    sw_data view = {.train = train, .val = sc->data->val, .test = sc->data->test};
+    sw_sim_result r;
+    rc = run_sim(sc, &view, out->model, sim_seed, policy, &e, &r, err);
+    if (!rc) {
+        double end = r.target_t >= 0 ? r.target_t : r.end_t;
+        if (mode == SW_RL_LEARN && e.has_prev) {
+            static const float terminal[DIM_MAX];
+            float reward = (float)(-(end - e.prev_t) / e.unit);
+            sw_rl_agent_remember(agent, e.prev, e.prev_action, reward, terminal, true);
+        }
+        double pre_loss = mode == SW_RL_EMULATE ? regress_returns(&e, end, sim_seed) : 0;
+        fill_run(&r, &e, out);
+        if (mode == SW_RL_EMULATE)
+            out->td_loss = pre_loss;
+        sw_sim_result_free(&r);
+        if (e.out_of_memory)
+            rc = sw_fail(err, SW_ENOMEM, "out of memory for pre-training records");
+    }
+    free(e.states);
+    free(e.actions);
+    free(e.times);
+    sw_dataset_free(train);
+    return rc;
+}

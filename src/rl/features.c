@@ -1,0 +1,43 @@
+/* The RLP state: the last H normalised tuples (n, L(w), L(w') - L(w), l_n), newest first. The
+ * normalisations are documented in syncwise/rl.h and docs/rl.md. */
+#include <math.h>
+#include <string.h>
+
+#include "syncwise/rl.h"
+
+void sw_rl_features_init(sw_rl_features *f, uint32_t history)
+{
+    memset(f, 0, sizeof *f);
+    f->history = history < 1 ? 1 : history > SW_RL_MAX_HISTORY ? SW_RL_MAX_HISTORY : history;
+    f->loss0 = NAN;
+}
+
+static float clip(double x, double bound)
+{
+    if (!(x == x)) /* NAN: a missing loss reads as no information */
+        return 0.0f;
+    return (float)(x < -bound ? -bound : x > bound ? bound : x);
+}
+
+void sw_rl_features_update(sw_rl_features *f, const sw_engine_view *v, uint64_t push_version)
+{
+    f->n++;
+    double live = v->n_live ? (double)v->n_live : 1.0;
+    if (isnan(f->loss0) && isfinite(v->loss_before) && v->loss_before > 0)
+        f->loss0 = v->loss_before;
+    double l0 = isnan(f->loss0) ? 1.0 : f->loss0;
+    /* The view is after the apply: the applies between pull and push exclude this one. */
+    double between = v->version > push_version + 1 ? (double)(v->version - 1 - push_version) : 0;
+    float *t = f->ring[(f->n - 1) % f->history];
+    t[0] = (float)(log1p((double)f->n / live) / log1p(SW_RL_STEPS_UNIT));
+    t[1] = clip(v->loss_after / l0, 1e3);
+    t[2] = clip(SW_RL_DLOSS_SCALE * (v->loss_after - v->loss_before) / l0, SW_RL_DLOSS_CLIP);
+    t[3] = clip(between / (live > 1 ? live - 1 : 1), 1e3);
+    for (uint32_t k = 0; k < f->history; k++) {
+        float *dst = f->state + (size_t)k * SW_RL_TUPLE;
+        if (k < f->n)
+            memcpy(dst, f->ring[(f->n - 1 - k) % f->history], sizeof f->ring[0]);
+        else
+            memset(dst, 0, sizeof f->ring[0]);
+    }
+}

@@ -1,0 +1,193 @@
+/* RL policy files: encoding, atomic writing and validated reading. The layout (little-endian):
+ *
+ *   0   "SWRL"                 magic
+ *   4   u32 format version     SW_RL_FILE_VERSION
+ *   8   u32 features id, f32 steps unit, f32 loss-change scale, f32 loss-change clip
+ *   24  u32 history, u32 tuple size, u32 actions
+ *   36  u32 replay, u32 mini-batch, u32 copy interval
+ *   48  f32 gamma, f32 epsilon, f32 learning rate
+ *   60  u64 weights
+ *   68  u32 length + Q-network spec, u32 length + note, weights as f32
+ *   end u32 CRC-32 (zlib) of every byte before it
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncwise/bytes.h"
+#include "syncwise/err.h"
+#include "syncwise/file.h"
+#include "syncwise/rl.h"
+
+#define SW_RL_FILE_VERSION 1
+#define FIXED 68
+#define MAX_FILE ((size_t)1 << 30)
+
+static const uint8_t MAGIC[4] = {'S', 'W', 'R', 'L'};
+
+static uint8_t *put_text(uint8_t *p, const char *s)
+{
+    size_t n = strlen(s);
+    sw_put_u32(p, (uint32_t)n);
+    memcpy(p + 4, s, n);
+    return p + 4 + n;
+}
+
+int sw_rl_policy_save(const char *path, const sw_rl_policy *pol, char *err)
+{
+    const sw_rl_hparams *hp = &pol->hp;
+    size_t n = FIXED + 4 + strlen(hp->qnet) + 4 + strlen(pol->note) + 4 * pol->n_weights + 4;
+    uint8_t *b = malloc(n), *p = b;
+    if (!b)
+        return sw_fail(err, SW_ENOMEM, "out of memory for a %zu-byte policy file", n);
+    memcpy(p, MAGIC, 4);
+    sw_put_u32(p + 4, SW_RL_FILE_VERSION);
+    sw_put_u32(p + 8, SW_RL_FEATURES_ID);
+    sw_put_f32(p + 12, (float)SW_RL_STEPS_UNIT);
+    sw_put_f32(p + 16, (float)SW_RL_DLOSS_SCALE);
+    sw_put_f32(p + 20, (float)SW_RL_DLOSS_CLIP);
+    const uint32_t u[] = {hp->history, SW_RL_TUPLE, SW_RL_ACTIONS, hp->replay, hp->minibatch,
+                          hp->copy_every};
+    for (int i = 0; i < 6; i++)
+        sw_put_u32(p + 24 + 4 * i, u[i]);
+    sw_put_f32(p + 48, hp->gamma);
+    sw_put_f32(p + 52, hp->epsilon);
+    sw_put_f32(p + 56, hp->lr);
+    sw_put_u64(p + 60, pol->n_weights);
+    p = put_text(p + FIXED, hp->qnet);
+    p = put_text(p, pol->note);
+    for (size_t i = 0; i < pol->n_weights; i++, p += 4)
+        sw_put_f32(p, pol->weights[i]);
+    sw_put_u32(p, sw_crc32(0, b, (size_t)(p - b)));
+    int rc = sw_file_write_atomic(path, b, n, "policy", err);
+    free(b);
+    return rc;
+}
+
+static int get_text(const uint8_t *b, size_t len, size_t *off, char *dst, size_t cap,
+                    const char *what, const char *path, char *err)
+{
+    if (*off + 4 > len)
+        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: file ends inside the %s", path, *off, what);
+    uint32_t n = sw_get_u32(b + *off);
+    if (n >= cap || *off + 4 + n > len)
+        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: %s length %u out of range", path, *off,
+                       what, n);
+    memcpy(dst, b + *off + 4, n);
+    dst[n] = '\0';
+    if (strlen(dst) != n)
+        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: %s holds a NUL byte", path, *off, what);
+    *off += 4 + n;
+    return 0;
+}
+
+/* Magic, version, checksum and the feature layout: what makes a file readable by this build. */
+static int check_envelope(const uint8_t *b, size_t len, const char *path, char *err)
+{
+    if (len < FIXED + 12 || memcmp(b, MAGIC, 4) != 0)
+        return sw_fail(err, SW_EFORMAT, "%s: not a syncwise RL policy (bad magic or too short)",
+                       path);
+    uint32_t version = sw_get_u32(b + 4);
+    if (version != SW_RL_FILE_VERSION)
+        return sw_fail(err, SW_EVERSION, "%s: policy format version %u (this build reads %d)",
+                       path, version, SW_RL_FILE_VERSION);
+    uint32_t stored = sw_get_u32(b + len - 4), actual = sw_crc32(0, b, len - 4);
+    if (stored != actual)
+        return sw_fail(err, SW_ECHECKSUM,
+                       "%s: checksum mismatch (stored %08x, computed %08x): the file is corrupt",
+                       path, stored, actual);
+    if (sw_get_u32(b + 8) != SW_RL_FEATURES_ID || sw_get_f32(b + 12) != (float)SW_RL_STEPS_UNIT ||
+        sw_get_f32(b + 16) != (float)SW_RL_DLOSS_SCALE ||
+        sw_get_f32(b + 20) != (float)SW_RL_DLOSS_CLIP || sw_get_u32(b + 28) != SW_RL_TUPLE ||
+        sw_get_u32(b + 32) != SW_RL_ACTIONS)
+        return sw_fail(err, SW_EMISMATCH, "%s: the policy was trained on other state features "
+                       "or actions than this build computes", path);
+    return 0;
+}
+
+static int decode(const uint8_t *b, size_t len, sw_rl_policy *out, const char *path, char *err)
+{
+    int rc = check_envelope(b, len, path, err);
+    if (rc)
+        return rc;
+    sw_rl_hparams *hp = &out->hp;
+    hp->history = sw_get_u32(b + 24);
+    hp->replay = sw_get_u32(b + 36);
+    hp->minibatch = sw_get_u32(b + 40);
+    hp->copy_every = sw_get_u32(b + 44);
+    hp->gamma = sw_get_f32(b + 48);
+    hp->epsilon = sw_get_f32(b + 52);
+    hp->lr = sw_get_f32(b + 56);
+    uint64_t n = sw_get_u64(b + 60);
+    size_t off = FIXED;
+    if ((rc = get_text(b, len - 4, &off, hp->qnet, sizeof hp->qnet, "Q-network spec", path, err)) ||
+        (rc = get_text(b, len - 4, &off, out->note, sizeof out->note, "note", path, err)))
+        return rc;
+    char why[SW_ERR_LEN];
+    if (sw_rl_check_hparams(hp, why))
+        return sw_fail(err, SW_EFORMAT, "%s: %s", path, why);
+    if (n > (len - 4 - off) / 4 || off + 4 * n != len - 4)
+        return sw_fail(err, SW_EFORMAT, "%s: %llu weights do not fill the %zu bytes left", path,
+                       (unsigned long long)n, len - 4 - off);
+    if (!(out->weights = malloc((n ? n : 1) * sizeof(float))))
+        return sw_fail(err, SW_ENOMEM, "%s: out of memory", path);
+    out->n_weights = (size_t)n;
+    for (size_t i = 0; i < n; i++) {
+        out->weights[i] = sw_get_f32(b + off + 4 * i);
+        if (!isfinite(out->weights[i]))
+            return sw_fail(err, SW_EFORMAT, "%s: weight %zu is not finite", path, i);
+    }
+    return 0;
+}
+
+/* The weights must fit the network the file names, or they would be read as another one. */
+static int check_fit(const sw_rl_policy *p, const char *path, char *err)
+{
+    sw_rl_agent *a;
+    char why[SW_ERR_LEN];
+    if (sw_rl_agent_new(&a, &p->hp, p->weights, p->n_weights, 1, why))
+        return sw_fail(err, SW_EMISMATCH, "%s: %s", path, why);
+    sw_rl_agent_free(a);
+    return 0;
+}
+
+int sw_rl_policy_load(const char *path, sw_rl_policy *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    uint8_t *b = NULL;
+    size_t len = 0;
+    int rc = sw_file_read_all(path, MAX_FILE, &b, &len, err);
+    if (rc)
+        return rc;
+    rc = decode(b, len, out, path, err);
+    free(b);
+    if (!rc)
+        rc = check_fit(out, path, err);
+    if (rc)
+        sw_rl_policy_free(out);
+    return rc;
+}
+
+void sw_rl_policy_free(sw_rl_policy *p)
+{
+    free(p->weights);
+    p->weights = NULL;
+    p->n_weights = 0;
+}
+
+const char *sw_rl_default_policy_path(void)
+{
+#ifdef SW_RLP_INSTALLED
+    FILE *f = fopen(SW_RLP_INSTALLED, "rb");
+    if (f) {
+        fclose(f);
+        return SW_RLP_INSTALLED;
+    }
+#endif
+#ifdef SW_RLP_SOURCE
+    return SW_RLP_SOURCE;
+#else
+    return "policies/rlp.swrl";
+#endif
+}

@@ -1,0 +1,280 @@
+/* RLP: the DQN learns an MDP whose optimal policy is known; features are laid out and
+ * normalised as documented; policy files round-trip and damaged ones are refused; a greedy
+ * policy's actions are deterministic. */
+#include "testutil/testutil.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+
+#include "syncwise/bytes.h"
+#include "syncwise/err.h"
+#include "syncwise/policy.h"
+#include "syncwise/rl.h"
+
+/* A small agent: history 1 (4 features), the paper's network shape. */
+static sw_rl_agent *small_agent(float lr, uint32_t replay, uint64_t seed)
+{
+    sw_rl_hparams hp = sw_rl_default_hparams();
+    hp.history = 1;
+    hp.lr = lr;
+    hp.replay = replay;
+    sw_rl_agent *a;
+    char err[SW_ERR_LEN];
+    if (sw_rl_agent_new(&a, &hp, NULL, 0, seed, err))
+        fail_msg("%s", err);
+    return a;
+}
+
+/* The MDP: from A, action 0 costs 0.1 and leads to B (then +1, end); action 1 costs nothing
+ * and leads to C (then -1, end); action 2 costs 0.5 and stays in A. With gamma 0.8 the optimal
+ * values at A are Q(A,0) = -0.1 + 0.8 = 0.7, Q(A,1) = -0.8, Q(A,2) = -0.5 + 0.8 * 0.7 = 0.06:
+ * the best first move is the one that looks worse now. */
+enum { A, B, C };
+static void encode(int s, float *x)
+{
+    memset(x, 0, 4 * sizeof *x);
+    x[s] = 1;
+}
+
+static void dqn_learns_a_delayed_reward(void **state)
+{
+    (void)state;
+    sw_rl_agent *a = small_agent(0.02f, 200, 3);
+    float x[4], next[4];
+    for (int step = 0, s = A; step < 20000; step++) {
+        encode(s, x);
+        int act = sw_rl_agent_act(a, x, 0.5);
+        int to = s != A ? -1 : act == 0 ? B : act == 1 ? C : A;
+        float reward = s == B ? 1.0f : s == C ? -1.0f : act == 0 ? -0.1f : act == 1 ? 0 : -0.5f;
+        encode(to < 0 ? A : to, next);
+        sw_rl_agent_remember(a, x, act, reward, next, to < 0);
+        sw_rl_agent_learn(a);
+        s = to < 0 ? A : to;
+    }
+    encode(A, x);
+    const float *q = sw_rl_agent_q(a, x);
+    assert_int_equal(sw_rl_agent_act(a, x, 0), 0);
+    assert_true(fabsf(q[0] - 0.7f) < 0.15f);
+    assert_true(fabsf(q[1] + 0.8f) < 0.15f);
+    assert_true(fabsf(q[2] - 0.06f) < 0.15f);
+    sw_rl_agent_free(a);
+}
+
+static void regression_fits_returns(void **state)
+{
+    (void)state;
+    sw_rl_agent *a = small_agent(0.05f, 50, 4);
+    float xs[32 * 4];
+    int acts[32];
+    float ys[32];
+    for (int i = 0; i < 32; i++) {
+        encode(i % 3, xs + 4 * i);
+        acts[i] = i % 3;
+        ys[i] = (float)(i % 3) - 1.0f; /* Q(s, s) = s - 1 */
+    }
+    double first = sw_rl_agent_regress(a, xs, acts, ys, 32), last = first;
+    for (int k = 0; k < 2000; k++)
+        last = sw_rl_agent_regress(a, xs, acts, ys, 32);
+    assert_true(last < 0.01 * first);
+    for (int s = 0; s < 3; s++) {
+        float x[4];
+        encode(s, x);
+        assert_true(fabsf(sw_rl_agent_q(a, x)[s] - ((float)s - 1.0f)) < 0.05f);
+    }
+    sw_rl_agent_free(a);
+}
+
+static sw_engine_view view_at(uint64_t version, uint32_t live, double before, double after)
+{
+    return (sw_engine_view){.version = version, .n_live = live, .loss_before = before,
+                            .loss_after = after};
+}
+
+static void features_are_normalised_newest_first(void **state)
+{
+    (void)state;
+    sw_rl_features f;
+    sw_rl_features_init(&f, 3);
+    sw_engine_view v = view_at(1, 5, 2.0, 1.9);
+    sw_rl_features_update(&f, &v, 0);
+    /* n: ln(1 + 1/5) / ln(1001); L/L0 = 0.95; 100 * -0.1 / 2 = -5; no applies in between. */
+    assert_true(fabsf(f.state[0] - (float)(log1p(0.2) / log1p(1000.0))) < 1e-6f);
+    assert_true(fabsf(f.state[1] - 0.95f) < 1e-6f);
+    assert_true(fabsf(f.state[2] + 5.0f) < 1e-5f);
+    assert_true(f.state[3] == 0.0f);
+    for (int i = 4; i < 12; i++)
+        assert_true(f.state[i] == 0.0f); /* zero padding before the history fills */
+    /* Pulled at version 1, pushed when 9 applies had happened (the view shows 10 after this
+     * one): 8 others' applies over 4 other workers = 2. A huge loss change is clipped. */
+    v = view_at(10, 5, 1.9, 100.0);
+    sw_rl_features_update(&f, &v, 1);
+    assert_true(fabsf(f.state[3] - 2.0f) < 1e-6f);
+    assert_true(f.state[2] == (float)SW_RL_DLOSS_CLIP);
+    assert_true(fabsf(f.state[5] - 0.95f) < 1e-6f); /* the older tuple moved back */
+    for (int k = 0; k < 5; k++)
+        sw_rl_features_update(&f, &v, 9);
+    assert_true(f.n == 7);
+    assert_true(f.state[8] > 0 && f.state[11] == 0.0f); /* the ring holds only 3 */
+}
+
+static sw_rl_policy trained_like(sw_rl_agent **agent)
+{
+    *agent = small_agent(0.01f, 50, 9);
+    sw_rl_policy p = {.hp = *sw_rl_agent_hparams(*agent),
+                      .weights = (float *)sw_rl_agent_weights(*agent),
+                      .n_weights = sw_rl_agent_n_params(*agent)};
+    strcpy(p.note, "syncwise rl train --seed 9");
+    return p;
+}
+
+static void policy_file_round_trip(void **state)
+{
+    (void)state;
+    sw_rl_agent *a;
+    sw_rl_policy p = trained_like(&a);
+    const char *path = sw_test_path("p.swrl");
+    assert_int_equal(sw_rl_policy_save(path, &p, NULL), 0);
+    sw_rl_policy back;
+    char err[SW_ERR_LEN];
+    if (sw_rl_policy_load(path, &back, err))
+        fail_msg("%s", err);
+    assert_memory_equal(&back.hp, &p.hp, sizeof p.hp);
+    assert_string_equal(back.note, p.note);
+    assert_int_equal(back.n_weights, p.n_weights);
+    assert_memory_equal(back.weights, p.weights, p.n_weights * sizeof(float));
+    sw_rl_policy_free(&back);
+    sw_rl_agent_free(a);
+}
+
+static uint8_t file_buf[1 << 16];
+
+static size_t slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = fread(file_buf, 1, sizeof file_buf, f);
+    fclose(f);
+    return n;
+}
+
+static int load_after(const char *path, size_t n, bool fix_crc, char *err)
+{
+    if (fix_crc)
+        sw_put_u32(file_buf + n - 4, sw_crc32(0, file_buf, n - 4));
+    FILE *f = fopen(path, "wb");
+    fwrite(file_buf, 1, n, f);
+    fclose(f);
+    sw_rl_policy p;
+    int rc = sw_rl_policy_load(path, &p, err);
+    if (!rc)
+        sw_rl_policy_free(&p);
+    return rc;
+}
+
+static void damaged_files_are_refused(void **state)
+{
+    (void)state;
+    sw_rl_agent *a;
+    sw_rl_policy p = trained_like(&a);
+    const char *good = sw_test_path("good.swrl"), *bad = sw_test_path("bad.swrl");
+    assert_int_equal(sw_rl_policy_save(good, &p, NULL), 0);
+    char err[SW_ERR_LEN];
+    size_t n = slurp(good);
+    file_buf[200] ^= 0x10; /* a flipped bit in the weights */
+    assert_int_equal(load_after(bad, n, false, err), SW_ECHECKSUM);
+    assert_non_null(strstr(err, "corrupt"));
+    n = slurp(good);
+    assert_int_equal(load_after(bad, n - 9, false, err), SW_ECHECKSUM); /* truncated */
+    assert_int_equal(load_after(bad, 10, false, err), SW_EFORMAT);
+    n = slurp(good);
+    sw_put_u32(file_buf + 4, 99);
+    assert_int_equal(load_after(bad, n, true, err), SW_EVERSION);
+    assert_non_null(strstr(err, "version 99"));
+    n = slurp(good);
+    sw_put_f32(file_buf + 16, 50.0f); /* trained with another feature scaling */
+    assert_int_equal(load_after(bad, n, true, err), SW_EMISMATCH);
+    n = slurp(good);
+    sw_put_u32(file_buf + 24, 2); /* history 2: the weights no longer fit the network */
+    assert_int_equal(load_after(bad, n, true, err), SW_EMISMATCH);
+    n = slurp(good);
+    sw_put_f32(file_buf + n - 8, NAN);
+    assert_int_equal(load_after(bad, n, true, err), SW_EFORMAT);
+    assert_non_null(strstr(err, "not finite"));
+    n = slurp(good);
+    sw_put_f32(file_buf + 48, 7.0f); /* gamma 7 */
+    assert_int_equal(load_after(bad, n, true, err), SW_EFORMAT);
+    assert_int_equal(sw_rl_policy_load(sw_test_path("missing.swrl"), &p, err), SW_EIO);
+    sw_rl_agent_free(a);
+}
+
+/* The `rlp` policy in the engine: the same pushes give the same releases whatever the seed of
+ * the policy's stream, because eps = 0 never draws from it. */
+static void greedy_rlp_is_deterministic(void **state)
+{
+    (void)state;
+    sw_rl_agent *a;
+    sw_rl_policy p = trained_like(&a);
+    const char *path = sw_test_path("det.swrl");
+    assert_int_equal(sw_rl_policy_save(path, &p, NULL), 0);
+    char spec[700];
+    snprintf(spec, sizeof spec, "rlp:file=%s,eps=0", path);
+    uint32_t seen[2][64];
+    for (int run = 0; run < 2; run++) {
+        sw_engine_params ep = sw_engine_default_params();
+        ep.max_workers = 4;
+        ep.policy = spec;
+        ep.seed = 100 + (uint64_t)run;
+        sw_engine *e;
+        char err[SW_ERR_LEN];
+        if (sw_engine_new(&e, &ep, err))
+            fail_msg("%s", err);
+        sw_engine_result r;
+        for (uint32_t w = 0; w < 4; w++)
+            sw_engine_join(e, w, 0, &r);
+        for (int i = 0; i < 64; i++) {
+            const sw_engine_view *v = sw_engine_get_view(e);
+            uint32_t w = (uint32_t)i % 4;
+            while (v->workers[w].state != SW_WORKER_RUNNING)
+                w = (w + 1) % 4;
+            sw_engine_push(e, w, NULL, v->workers[w].version, i, &r);
+            seen[run][i] = r.n_released * 16 + (r.n_released ? r.released[0] : 0);
+        }
+        sw_engine_free(e);
+    }
+    assert_memory_equal(seen[0], seen[1], sizeof seen[0]);
+    sw_rl_agent_free(a);
+}
+
+static void rlp_refuses_a_bad_file(void **state)
+{
+    (void)state;
+    sw_engine_params ep = sw_engine_default_params();
+    ep.policy = "rlp:file=/nonexistent/p.swrl";
+    sw_engine *e;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_engine_new(&e, &ep, err), SW_EIO);
+    assert_non_null(strstr(err, "/nonexistent/p.swrl"));
+    ep.policy = "rlp:file=x,eps=2";
+    assert_int_equal(sw_engine_new(&e, &ep, err), SW_ERANGE);
+    assert_non_null(strstr(err, "eps"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(dqn_learns_a_delayed_reward),
+        cmocka_unit_test(regression_fits_returns),
+        cmocka_unit_test(features_are_normalised_newest_first),
+        cmocka_unit_test(policy_file_round_trip),
+        cmocka_unit_test(damaged_files_are_refused),
+        cmocka_unit_test(greedy_rlp_is_deterministic),
+        cmocka_unit_test(rlp_refuses_a_bad_file),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    sw_test_cleanup();
+    return failed;
+}
