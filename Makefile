@@ -24,12 +24,13 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: the classic policies on the default straggling cluster (Fashion-MNIST, MLP
-# 784-256-10, 10 workers), 3 seeds each, then the report of that comparison;
+# The main job: the classic policies and the shipped learned one on the default straggling
+# cluster (Fashion-MNIST, MLP 784-256-10, 10 workers), 3 seeds each, then the report of that
+# comparison;
 # bench/compare.sh runs the full 10-seed comparison.
 run: build
 	@rm -rf $(BUILD)/run
-	OPENBLAS_NUM_THREADS=1 $(SYNCWISE) compare --policies "bsp,asp,ssp:s=1,ssp:s=4" --seeds 3 \
+	OPENBLAS_NUM_THREADS=1 $(SYNCWISE) compare --policies "bsp,asp,ssp:s=1,ssp:s=4,rlp" --seeds 3 \
 	    --data fashion-mnist --model mlp:h=1,u=256 --workers 10 --target-acc 0.85 --max-time 40000 \
 	    --log-dir $(BUILD)/run
 	@$(SYNCWISE) report $(BUILD)/run/*.jsonl -o $(BUILD)/report

@@ -73,6 +73,8 @@ static int make_policies(plan *p)
     snprintf(first, sizeof first, "rlp:file=%s", p->policy_file);
     int rc = add_policy(p, first);
     char *list = strdup(p->baselines);
+    if (!list)
+        return sw_cli_error(CMD, "out of memory");
     for (char *sp = NULL, *tok = strtok_r(list, ",", &sp); tok && !rc; tok = strtok_r(NULL, ",", &sp))
         rc = add_policy(p, tok);
     free(list);

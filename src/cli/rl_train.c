@@ -168,6 +168,8 @@ static void progress(const plan *p, const char *phase, long done, long total, do
 static int pretrain(const plan *p, sw_rl_agent *a)
 {
     char *list = strdup(p->pre_policies), *names[32];
+    if (!list)
+        return sw_cli_error(CMD, "out of memory");
     int n = 0;
     for (char *save_ptr = NULL, *tok = strtok_r(list, ",", &save_ptr); tok && n < 32;
          tok = strtok_r(NULL, ",", &save_ptr))
@@ -182,7 +184,7 @@ static int pretrain(const plan *p, sw_rl_agent *a)
             rc = sw_rl_run_instance(&p->rl.sc, p->rl.seed, (uint64_t)i, 0, names[k],
                                     SW_RL_EMULATE, a, 0, &run, err);
             if (rc) {
-                sw_cli_error(CMD, "pre-training %s on instance %ld: %s", names[k], i, err);
+                rc = sw_cli_error(CMD, "pre-training %s on instance %ld: %s", names[k], i, err);
                 break;
             }
             loss = done ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;

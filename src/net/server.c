@@ -102,6 +102,24 @@ static int load_resume(server *s, float *init, uint64_t *version, char *err)
     return rc;
 }
 
+static double probe_loss(void *ctx, const float *params)
+{
+    server *s = ctx;
+    return sw_model_loss(s->model, params, &s->probe);
+}
+
+/* The loss probe of policies that want losses: the same 32 held-out examples as the simulator. */
+static void setup_probe(server *s, sw_engine_params *ep)
+{
+    const sw_dataset *ds = s->data.val ? s->data.val : s->data.test ? s->data.test : s->data.train;
+    size_t n = ds->n < 32 ? ds->n : 32;
+    if (n == 0)
+        return;
+    s->probe = (sw_batch){.x = ds->x, .label = ds->label, .target = ds->target, .n = n};
+    ep->loss_probe = probe_loss;
+    ep->loss_probe_ctx = s;
+}
+
 static int setup_engine(server *s, char *err)
 {
     const sw_server_params *p = s->p;
@@ -125,6 +143,7 @@ static int setup_engine(server *s, char *err)
     ep.seed = p->seed;
     ep.sink = sink;
     ep.sink_ctx = s;
+    setup_probe(s, &ep);
     if (!rc)
         rc = sw_engine_new(&s->engine, &ep, err);
     free(init);

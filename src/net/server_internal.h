@@ -31,6 +31,7 @@ typedef struct server {
     sw_data data;
     size_t n;               /* parameters */
     float *grad;            /* a decoded gradient */
+    sw_batch probe;         /* the loss probe: the first held-out examples (policies like rlp) */
     uint8_t *out;           /* the send buffer: a header and n floats */
     conn *conns;
     uint32_t slots;

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# `syncwise rl` end to end on small synthetic instances: train writes a policy file that the
+# rlp policy and `rl eval` use; the shipped policy loads; damaged files and bad options are
+# refused with a message.
+. "$(dirname "$0")/lib.sh"
+
+inst=(--data "synthetic:task=logistic,d=10,n=3000" --models "mlp:h=0|mlp:h=1,u=8"
+      --workers 4 --target-acc 0.75 --lr 0.1 --max-pushes 3000)
+
+expect_status 0 "rl help" -- "$SW" rl --help
+expect_output "train" "rl help names train"
+expect_status 0 "rl train help" -- "$SW" rl train --help
+expect_output "--pre-instances" "train help lists pre-training"
+expect_output "--gamma" "train help lists the DQN settings"
+
+expect_status 0 "rl train" -- "$SW" rl train "${inst[@]}" --pre-instances 2 --episodes 3 \
+  --save-every 2 --out "$TMP/p.swrl" --seed 5
+expect_output "wrote $TMP/p.swrl" "train says what it wrote"
+expect_output "episode 3/3" "train reports progress per episode"
+expect_output "pre-training 10/10" "train reports pre-training (2 instances x 5 policies)"
+checks=$((checks + 1)); [ -s "$TMP/p.swrl" ] || { echo "FAIL: no policy file"; failures=$((failures + 1)); }
+
+expect_status 0 "rl eval" -- "$SW" rl eval "${inst[@]}" --policy "$TMP/p.swrl" --instances 2 \
+  --seeds 1 --baselines bsp,asp,ssp:s=1 --csv "$TMP/runs.csv"
+expect_output "speedup over best SSP (ssp:s=1)" "eval compares with the best SSP"
+expect_output "rlp:file=$TMP/p.swrl" "eval lists the learned policy"
+OUT=$(wc -l < "$TMP/runs.csv")
+expect_output "9" "eval writes a CSV row per run (2 instances x 4 policies + header)"
+
+expect_status 0 "rlp in the simulator" -- "$SW" sim --policy "rlp:file=$TMP/p.swrl" --workers 4 \
+  --data "synthetic:task=logistic,d=10,n=3000" --model softmax --lr 0.1 --target-acc 0.75 \
+  --max-pushes 3000
+expect_output "policy rlp:file=" "sim runs the learned policy"
+expect_output "loss probe" "sim reports the loss probe's share"
+
+# The shipped policy is what `rlp` uses without file=.
+expect_status 0 "the shipped policy" -- "$SW" sim --policy rlp --workers 4 \
+  --data "synthetic:task=logistic,d=10,n=3000" --model softmax --lr 0.1 --max-pushes 500
+
+# Damaged files: a flipped byte and a truncation are refused, naming the file.
+cp "$TMP/p.swrl" "$TMP/bad.swrl"
+printf '\x55' | dd of="$TMP/bad.swrl" bs=1 seek=300 conv=notrunc status=none
+expect_status 1 "a corrupt policy" -- "$SW" sim --policy "rlp:file=$TMP/bad.swrl" --no-model \
+  --max-pushes 10
+expect_output "bad.swrl: checksum mismatch" "the corrupt file is named"
+head -c 40 "$TMP/p.swrl" > "$TMP/short.swrl"
+expect_status 1 "a truncated policy" -- "$SW" sim --policy "rlp:file=$TMP/short.swrl" --no-model \
+  --max-pushes 10
+expect_output "not a syncwise RL policy" "a truncated file is not a policy"
+
+expect_status 2 "bad gamma" -- "$SW" rl train --gamma 2
+expect_output "--gamma" "the bad option is named"
+expect_status 2 "no subcommand" -- "$SW" rl
+expect_status 1 "bad model list" -- "$SW" rl train "${inst[@]}" --models "resnet" \
+  --pre-instances 1 --episodes 0 --out "$TMP/x.swrl"
+expect_output "resnet" "the bad model is named"
+finish
