@@ -22,6 +22,8 @@
 struct sw_engine {
     sw_engine_params p;
     float *theta, *buf_sum;
+    const float *first;         /* a lone buffered gradient not yet copied into buf_sum: valid
+                                 * only during the push that brought it (see buffer_add) */
     sw_worker_info *workers;
     sw_engine_view view;
     uint32_t n_at_min;          /* live workers whose clock equals view.min_live_clock */
@@ -183,10 +185,12 @@ static void apply(sw_engine *e, float lr_scale, double t)
     uint32_t count = e->view.buffered;
     e->view.last_apply_t = t;
     e->view.last_apply_n = count;
+    const float *sum = e->first ? e->first : e->buf_sum;
+    e->first = NULL;
     if (e->ops->wants & SW_WANT_SQ_NORM) {
         e->view.last_apply_sq_norms = e->view.buffered_sq_norm;
         e->view.last_apply_sum_sq =
-            e->p.n_params ? cblas_sdot((int)e->p.n_params, e->buf_sum, 1, e->buf_sum, 1) : 0;
+            e->p.n_params ? cblas_sdot((int)e->p.n_params, sum, 1, sum, 1) : 0;
     }
     bool probe_loss = probing(e);
     if (probe_loss && isnan(e->loss_now))
@@ -194,7 +198,7 @@ static void apply(sw_engine *e, float lr_scale, double t)
     if (e->p.n_params) {
         /* θ - lr s (sum / count + wd θ), written as one SGD step on the sum. */
         float lr = e->p.lr * lr_scale / (float)count;
-        sw_sgd_step(e->theta, e->buf_sum, e->p.n_params, lr, e->p.weight_decay * (float)count);
+        sw_sgd_step(e->theta, sum, e->p.n_params, lr, e->p.weight_decay * (float)count);
     }
     /* One probe per apply: the loss after this apply is the loss before the next one. */
     e->view.loss_before = probe_loss ? e->loss_now : NAN;
@@ -315,14 +319,29 @@ int sw_engine_leave(sw_engine *e, uint32_t w, double t, bool crashed, sw_engine_
     return 0;
 }
 
+/* Copies a lone gradient that was not applied at once into the buffer, where it outlives the
+ * push that brought it. */
+static void keep_first(sw_engine *e)
+{
+    if (e->first) {
+        memcpy(e->buf_sum, e->first, e->p.n_params * sizeof *e->buf_sum);
+        e->first = NULL;
+    }
+}
+
+/* The first gradient of a buffer is only remembered: a policy that applies each gradient at
+ * once (asp, ssp, actions) then updates θ straight from the caller's array, one pass less over
+ * the parameters per push. */
 static void buffer_add(sw_engine *e, const float *grad, double sq_norm)
 {
     size_t n = e->p.n_params;
     if (n) {
-        if (e->view.buffered == 0)
-            memcpy(e->buf_sum, grad, n * sizeof *grad);
-        else
+        if (e->view.buffered == 0) {
+            e->first = grad;
+        } else {
+            keep_first(e);
             cblas_saxpy((int)n, 1.0f, grad, 1, e->buf_sum, 1);
+        }
     }
     e->view.buffered++;
     e->view.buffered_sq_norm += sq_norm;
@@ -374,6 +393,7 @@ int sw_engine_push(sw_engine *e, uint32_t w, const float *grad, uint64_t version
         e->decide_s += sw_clock_now_s() - t0;
     }
     carry_out(e, &d, t, out);
+    keep_first(e);
     return 0;
 }
 

@@ -71,19 +71,23 @@ static void on_push(server *s, const peer *from, const sw_msg *m)
         sw__server_refuse(s, from, m->worker, 0, "push from a worker that was not released");
         return;
     }
-    char why[SW_ERR_LEN];
-    if (m->version > sw_engine_version(s->engine) ||
-        sw_msg_get_floats(m, s->grad, s->n, why) != 0) {
-        sw__server_refuse(s, from, m->worker, 0, m->version > sw_engine_version(s->engine)
-                                          ? "gradient of a version the server never had"
-                                          : why);
+    if (m->version > sw_engine_version(s->engine)) {
+        sw__server_refuse(s, from, m->worker, 0, "gradient of a version the server never had");
+        return;
+    }
+    char why[SW_ERR_LEN] = "";
+    const float *grad = sw_msg_floats_in_place(m, s->n, why);
+    if (!grad && !why[0] && sw_msg_get_floats(m, s->grad, s->n, why) == 0)
+        grad = s->grad;
+    if (!grad) {
+        sw__server_refuse(s, from, m->worker, 0, why);
         return;
     }
     conn *c = &s->conns[m->worker];
     c->wants_model = (m->flags & SW_FLAG_WANT_MODEL) != 0;
     s->r->pushes++;
     sw_engine_result res;
-    sw_engine_push(s->engine, m->worker, s->grad, m->version, sw__server_now(s), &res);
+    sw_engine_push(s->engine, m->worker, grad, m->version, sw__server_now(s), &res);
     c->dropped = res.dropped;
     if (res.dropped)
         c->wants_model = true; /* it recomputes the batch at the current parameters */

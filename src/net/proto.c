@@ -102,6 +102,24 @@ int sw_msg_decode(const uint8_t *buf, size_t len, uint64_t max_payload, sw_msg *
     return 0;
 }
 
+const float *sw_msg_floats_in_place(const sw_msg *m, size_t n, char *err)
+{
+    if (m->payload_len != 4 * n) {
+        sw_fail(err, SW_EFORMAT, "%s carries %zu bytes where %zu floats were expected",
+                sw_msg_type_name(m->type), m->payload_len, n);
+        return NULL;
+    }
+    if (!SW_LITTLE_ENDIAN || (uintptr_t)m->payload % _Alignof(float) != 0)
+        return NULL;
+    const float *v = (const float *)(const void *)m->payload;
+    size_t bad = first_non_finite(v, n);
+    if (bad < n) {
+        sw_fail(err, SW_EFORMAT, "%s value %zu is not finite", sw_msg_type_name(m->type), bad);
+        return NULL;
+    }
+    return v;
+}
+
 int sw_msg_get_floats(const sw_msg *m, float *dst, size_t n, char *err)
 {
     if (m->payload_len != 4 * n)

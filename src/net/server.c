@@ -32,17 +32,26 @@ sw_server_params sw_server_default_params(void)
 
 double sw__server_now(const server *s) { return sw_clock_now_s() - s->t0; }
 
+/* The message is written straight into ZeroMQ's own buffer, which the socket then sends without
+ * another copy: for a model that is one pass over the parameters, with its checksum. */
 void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worker,
                      uint32_t flags, const void *payload, size_t len)
 {
     sw_msg m = {.type = type, .worker = worker, .flags = flags,
                 .version = sw_engine_version(s->engine), .payload = payload, .payload_len = len};
+    zmq_msg_t frame;
+    if (zmq_msg_init_size(&frame, sw_msg_size(len)) != 0) {
+        sw_log(SW_LOG_WARN, "no memory for a %zu-byte message", sw_msg_size(len));
+        return;
+    }
+    uint8_t *buf = zmq_msg_data(&frame);
     if (!payload && len)
-        sw_msg_put_floats(s->out + SW_PROTO_HEADER, sw_engine_params_ptr(s->engine), s->n);
-    sw_msg_encode(&m, s->out);
+        sw_msg_put_floats(buf + SW_PROTO_HEADER, sw_engine_params_ptr(s->engine), s->n);
+    sw_msg_encode(&m, buf);
     /* A full peer queue or a vanished peer only loses this message; the heartbeat decides. */
     zmq_send(s->sock, to->route, to->route_len, ZMQ_SNDMORE | ZMQ_DONTWAIT);
-    zmq_send(s->sock, s->out, sw_msg_size(len), ZMQ_DONTWAIT);
+    if (zmq_msg_send(&frame, s->sock, ZMQ_DONTWAIT) < 0)
+        zmq_msg_close(&frame);
 }
 
 void sw__server_refuse(server *s, const peer *to, uint32_t worker, uint32_t flags,
@@ -164,9 +173,8 @@ static int setup(server *s, char *err)
     s->n = sw_model_n_params(s->model);
     s->slots = p->max_workers;
     s->grad = malloc(s->n * sizeof *s->grad);
-    s->out = malloc(sw_msg_size(4 * s->n + 8192));
     s->conns = calloc(s->slots, sizeof *s->conns);
-    if (!s->grad || !s->out || !s->conns)
+    if (!s->grad || !s->conns)
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);
     return setup_engine(s, err);
 }
@@ -361,7 +369,6 @@ static void teardown(server *s)
     sw_model_free(s->model);
     sw_data_free(&s->data);
     free(s->grad);
-    free(s->out);
     free(s->conns);
 }
 

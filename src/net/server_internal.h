@@ -32,7 +32,6 @@ typedef struct server {
     size_t n;               /* parameters */
     float *grad;            /* a decoded gradient */
     sw_batch probe;         /* the loss probe: the first held-out examples (policies like rlp) */
-    uint8_t *out;           /* the send buffer: a header and n floats */
     conn *conns;
     uint32_t slots;
     double t0, wake_at, next_eval, next_ckpt, last_rate_t;

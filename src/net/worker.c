@@ -38,7 +38,6 @@ typedef struct worker {
     sw_model *model;
     sw_batcher *batcher;
     float *params, *grad;
-    uint8_t *out;
     uint64_t version;
     uint32_t since_pull;
     bool redo;
@@ -56,13 +55,28 @@ sw_worker_params sw_worker_default_params(void)
                               .heartbeat_s = 0.5, .server_timeout_s = 30};
 }
 
+/* Messages are encoded in ZeroMQ's own buffer, which is then sent without another copy. With
+ * floats, they are the payload (written little-endian) and payload is ignored. */
+static void send_frame(worker *k, void *sock, sw_msg_type type, uint32_t flags, uint64_t version,
+                       const void *payload, size_t len, const float *floats)
+{
+    sw_msg m = {.type = type, .worker = atomic_load(&k->id), .flags = flags, .version = version,
+                .payload = floats ? NULL : payload, .payload_len = len};
+    zmq_msg_t frame;
+    if (zmq_msg_init_size(&frame, sw_msg_size(len)) != 0)
+        return; /* no memory: the server's silence or ours decides what happens next */
+    uint8_t *buf = zmq_msg_data(&frame);
+    if (floats)
+        sw_msg_put_floats(buf + SW_PROTO_HEADER, floats, len / 4);
+    sw_msg_encode(&m, buf);
+    if (zmq_msg_send(&frame, sock, 0) < 0)
+        zmq_msg_close(&frame);
+}
+
 static void send_msg(worker *k, void *sock, sw_msg_type type, uint32_t flags, uint64_t version,
                      const void *payload, size_t len)
 {
-    sw_msg m = {.type = type, .worker = atomic_load(&k->id), .flags = flags, .version = version,
-                .payload = payload, .payload_len = len};
-    sw_msg_encode(&m, k->out);
-    zmq_send(sock, k->out, sw_msg_size(len), 0);
+    send_frame(k, sock, type, flags, version, payload, len, NULL);
 }
 
 /* Waits for one message; 0 and the frame in *frame, or SW_EIO on silence or a stop. */
@@ -122,11 +136,9 @@ static void unload(worker *k)
     sw_data_free(&k->data);
     free(k->params);
     free(k->grad);
-    free(k->out);
     k->batcher = NULL;
     k->model = NULL;
     k->params = k->grad = NULL;
-    k->out = NULL;
     k->loaded = false;
 }
 
@@ -152,8 +164,7 @@ static int load(worker *k, const config *c, char *err)
                            c->params, sw_model_n_params(k->model));
         k->params = malloc(c->params * sizeof *k->params);
         k->grad = malloc(c->params * sizeof *k->grad);
-        k->out = malloc(sw_msg_size(4 * c->params + 8192));
-        if (!k->params || !k->grad || !k->out)
+        if (!k->params || !k->grad)
             return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", c->params);
         k->loaded = true;
     }
@@ -225,9 +236,8 @@ static int step(worker *k, const sw_msg *rel, char *err)
     }
     k->since_pull++;
     bool want = k->since_pull >= k->p->get_model_frequency;
-    sw_msg_put_floats(k->out + SW_PROTO_HEADER, k->grad, k->cfg.params);
-    send_msg(k, k->sock, SW_MSG_PUSH, want ? SW_FLAG_WANT_MODEL : 0, k->version, NULL,
-             4 * k->cfg.params);
+    send_frame(k, k->sock, SW_MSG_PUSH, want ? SW_FLAG_WANT_MODEL : 0, k->version, NULL,
+               4 * k->cfg.params, k->grad);
     k->r->steps++;
     return 0;
 }
@@ -328,10 +338,9 @@ int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err)
     atomic_init(&k->quit, false);
     atomic_init(&k->rejoin, false);
     k->cfg.params = 1 << 20; /* what we accept before WELCOME says the model's size */
-    k->out = malloc(sw_msg_size(8192));
     k->zctx = zmq_ctx_new();
     k->sock = k->zctx ? zmq_socket(k->zctx, ZMQ_DEALER) : NULL;
-    int rc = k->sock && k->out ? 0 : sw_fail(err, SW_EIO, "cannot create a ZeroMQ socket");
+    int rc = k->sock ? 0 : sw_fail(err, SW_EIO, "cannot create a ZeroMQ socket");
     int linger = 2000;
     if (!rc && p->curve_key) {
         k->curve = true;

@@ -15,6 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         float v[64];
         if (m.payload_len <= sizeof v)
             sw_msg_get_floats(&m, v, m.payload_len / 4, NULL);
+        sw_msg_floats_in_place(&m, m.payload_len / 4, NULL);
     }
     return 0;
 }
