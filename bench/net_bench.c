@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,9 +240,15 @@ static void *race(void *arg)
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* bench_net [ROUNDS [throughput]]: more round trips steady the figure; "throughput" stops
+     * after part 1 (for profiling it alone). */
     const size_t big = 1 << 20;
+    int rounds = argc > 1 ? atoi(argv[1]) : 200;
+    bool only_throughput = argc > 2 && strcmp(argv[2], "throughput") == 0;
+    if (rounds < 1)
+        rounds = 200;
     served s;
     printf("networked runtime on loopback (%ld cores)\n", sysconf(_SC_NPROCESSORS_ONLN));
 
@@ -250,7 +257,6 @@ int main(void)
     open_client(&c, s.ep, big);
     for (int i = 0; i < 3; i++) /* warm up */
         round_trip(&c);
-    int rounds = 40;
     double t0 = sw_clock_now_s();
     for (int i = 0; i < rounds; i++)
         round_trip(&c);
@@ -262,6 +268,8 @@ int main(void)
     printf("\n1. push + pull of a %zu-float model (4 MB each way), %d round trips\n", big, rounds);
     printf("   syncwise %8.0f MB/s   raw loopback TCP %8.0f MB/s   ratio %.2f (goal 0.80)\n",
            ours, raw, ours / raw);
+    if (only_throughput)
+        return 0;
 
     start(&s, 9);
     open_client(&c, s.ep, 9);
