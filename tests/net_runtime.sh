@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The networked runtime with real processes on loopback: 4 workers train to a target under bsp,
-# ssp and asp; a worker killed with SIGKILL mid-run; the server killed and restarted with
+# ssp, asp and the shipped learned policy (rlp, which needs the server's loss probe); a worker killed with SIGKILL mid-run; the server killed and restarted with
 # --resume (the version carries on, workers rejoin by themselves); a worker joining mid-run;
 # a hostile client; ctl status and a policy switch. Every process is reaped at the end.
 HOSTILE=${2:?usage: $0 SYNCWISE NET_HOSTILE}
@@ -46,7 +46,7 @@ expect_server() { # description: waits for the server, which must succeed; OUT =
   fi
 }
 
-for policy in bsp ssp:s=2 asp; do
+for policy in bsp ssp:s=2 asp rlp; do
   WPIDS=()
   start_server "$policy" --target-acc 0.9
   for i in 1 2 3 4; do start_worker --delay-ms 2; done
