@@ -141,7 +141,7 @@ static int run_all(plan *p)
                     return sw_cli_error(CMD, "%s on instance %ld: %s", p->p[k].spec, i, err);
                 account(p, k, i, &run);
                 if (p->csv)
-                    fprintf(p->csv, "%ld,%ld,%s,%s,%.6g,%d,%.6g,%llu,%.6g,%.6g\n", i, r,
+                    fprintf(p->csv, "%ld,%ld,\"%s\",\"%s\",%.6g,%d,%.6g,%llu,%.6g,%.6g\n", i, r,
                             p->p[k].spec, run.model, run.time, run.reached,
                             run.steps_per_worker, (unsigned long long)run.applies,
                             run.idle_share, run.decide_share);
