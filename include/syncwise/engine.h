@@ -177,6 +177,12 @@ int sw_engine_leave(sw_engine *e, uint32_t w, double t, bool crashed, sw_engine_
 int sw_engine_push(sw_engine *e, uint32_t w, const float *grad, uint64_t version, double t,
                    sw_engine_result *out);
 
+/* The same push with a sparse gradient: nnz (index, value) pairs, indices ascending, distinct
+ * and below n_params (SW_EINVAL otherwise, and nothing changes). Every policy works unchanged;
+ * a gradient applied alone costs O(nnz), and the result is bit for bit the dense push's. */
+int sw_engine_push_sparse(sw_engine *e, uint32_t w, const uint32_t *idx, const float *val,
+                          size_t nnz, uint64_t version, double t, sw_engine_result *out);
+
 /* The wake-up a policy asked for. */
 void sw_engine_tick(sw_engine *e, double t, sw_engine_result *out);
 

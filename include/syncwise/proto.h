@@ -81,6 +81,11 @@ int sw_msg_decode(const uint8_t *buf, size_t len, uint64_t max_payload, sw_msg *
 /* Reads a float payload of exactly n values into dst; fails on a wrong count or a NaN/Inf. */
 int sw_msg_get_floats(const sw_msg *m, float *dst, size_t n, char *err);
 
+/* The float payload of exactly n values read where it lies, without a copy, when the host is
+ * little-endian and the payload aligned for floats; NULL otherwise, with err set when the
+ * payload is bad (wrong count, NaN/Inf) and left alone when only a copy can read it. */
+const float *sw_msg_floats_in_place(const sw_msg *m, size_t n, char *err);
+
 const char *sw_msg_type_name(int type);
 
 #endif

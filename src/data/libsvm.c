@@ -14,6 +14,7 @@
 #include "syncwise/data.h"
 #include "syncwise/err.h"
 #include "syncwise/lines.h"
+#include "syncwise/sparse.h"
 
 #define LIBSVM_MAX_CLASSES 1000
 #define LIBSVM_MAX_DIM (1u << 24)
@@ -206,6 +207,46 @@ int sw_libsvm_read(sw_dataset **out, const char *path, size_t dim, sw_task task,
     int rc = sw_read_lines(path, on_line, &r, err);
     if (!rc)
         rc = densify(out, &s, dim, task, path, err);
+    pairs_free(&s);
+    return rc;
+}
+
+/* The same parse, kept sparse: the pairs already are compressed rows. */
+static int to_sparse(sw_sparse_data **out, const pairs *s, size_t dim, const char *path,
+                     char *err)
+{
+    if (s->rows == 0)
+        return sw_fail(err, SW_EFORMAT, "%s: no examples", path);
+    if (dim == 0)
+        dim = s->max_col;
+    else if (s->max_col > dim)
+        return sw_fail(err, SW_EMISMATCH, "%s: index %u beyond the expected dimension %zu", path,
+                       s->max_col, dim);
+    int rc = sw_sparse_new(out, s->rows, dim, s->n, err);
+    if (rc)
+        return rc;
+    sw_sparse_data *d = *out;
+    memcpy(d->col, s->col, s->n * sizeof *d->col);
+    memcpy(d->val, s->val, s->n * sizeof *d->val);
+    for (size_t i = 0; i < s->rows; i++)
+        d->row[i + 1] = s->row_end[i];
+    if ((rc = class_labels(s, d->label, &d->n_classes, path, err))) {
+        sw_sparse_free(d);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int sw_sparse_read_libsvm(sw_sparse_data **out, const char *path, size_t dim, char *err)
+{
+    *out = NULL;
+    if (dim > LIBSVM_MAX_DIM)
+        return sw_fail(err, SW_ERANGE, "dimension %zu above %u", dim, LIBSVM_MAX_DIM);
+    pairs s = {0};
+    reading r = {&s, path};
+    int rc = sw_read_lines(path, on_line, &r, err);
+    if (!rc)
+        rc = to_sparse(out, &s, dim, path, err);
     pairs_free(&s);
     return rc;
 }

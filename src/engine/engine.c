@@ -17,13 +17,14 @@
 #include "syncwise/optim.h"
 #include "syncwise/policy.h"
 
+#include "gradbuf.h"
+
 #define SPEC_LEN 256
 
 struct sw_engine {
     sw_engine_params p;
-    float *theta, *buf_sum;
-    const float *first;         /* a lone buffered gradient not yet copied into buf_sum: valid
-                                 * only during the push that brought it (see buffer_add) */
+    float *theta;
+    sw__gradbuf buf;            /* view.buffer_sum is buf.sum */
     sw_worker_info *workers;
     sw_engine_view view;
     uint32_t n_at_min;          /* live workers whose clock equals view.min_live_clock */
@@ -112,11 +113,12 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     e->p = *p;
     size_t n = p->n_params ? p->n_params : 1;
     e->theta = calloc(n, sizeof *e->theta);
-    e->buf_sum = calloc(n, sizeof *e->buf_sum);
+    e->buf.sum = calloc(n, sizeof *e->buf.sum);
+    e->buf.n = p->n_params;
     e->workers = calloc(p->max_workers, sizeof *e->workers);
     e->decided = calloc(p->max_workers, sizeof *e->decided);
     e->released = calloc(p->max_workers, sizeof *e->released);
-    if (!e->theta || !e->buf_sum || !e->workers || !e->decided || !e->released) {
+    if (!e->theta || !e->buf.sum || !e->workers || !e->decided || !e->released) {
         sw_engine_free(e);
         return sw_fail(err, SW_ENOMEM, "out of memory for an engine of %zu parameters",
                        p->n_params);
@@ -126,7 +128,7 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     for (uint32_t w = 0; w < p->max_workers; w++)
         e->workers[w].push_t[0] = e->workers[w].push_t[1] = -1;
     e->view = (sw_engine_view){.n_slots = p->max_workers, .workers = e->workers,
-                               .buffer_sum = e->buf_sum, .n_params = p->n_params,
+                               .buffer_sum = e->buf.sum, .n_params = p->n_params,
                                .last_apply_t = -1, .version = p->init_version,
                                .loss_before = NAN, .loss_after = NAN};
     e->loss_now = NAN;
@@ -154,7 +156,7 @@ void sw_engine_free(sw_engine *e)
         e->ops->fini(e->state);
     free(e->state);
     free(e->theta);
-    free(e->buf_sum);
+    free(e->buf.sum);
     free(e->workers);
     free(e->decided);
     free(e->released);
@@ -185,20 +187,17 @@ static void apply(sw_engine *e, float lr_scale, double t)
     uint32_t count = e->view.buffered;
     e->view.last_apply_t = t;
     e->view.last_apply_n = count;
-    const float *sum = e->first ? e->first : e->buf_sum;
-    e->first = NULL;
-    if (e->ops->wants & SW_WANT_SQ_NORM) {
-        e->view.last_apply_sq_norms = e->view.buffered_sq_norm;
-        e->view.last_apply_sum_sq =
-            e->p.n_params ? cblas_sdot((int)e->p.n_params, sum, 1, sum, 1) : 0;
-    }
     bool probe_loss = probing(e);
     if (probe_loss && isnan(e->loss_now))
         e->loss_now = probe(e);
-    if (e->p.n_params) {
-        /* θ - lr s (sum / count + wd θ), written as one SGD step on the sum. */
-        float lr = e->p.lr * lr_scale / (float)count;
-        sw_sgd_step(e->theta, sum, e->p.n_params, lr, e->p.weight_decay * (float)count);
+    /* θ - lr s (sum / count + wd θ), written as one SGD step on the sum. */
+    float lr = e->p.lr * lr_scale / (float)count;
+    double sum_sq = 0;
+    sw__gradbuf_apply(&e->buf, e->theta, lr, e->p.weight_decay * (float)count,
+                      (e->ops->wants & SW_WANT_SQ_NORM) ? &sum_sq : NULL);
+    if (e->ops->wants & SW_WANT_SQ_NORM) {
+        e->view.last_apply_sq_norms = e->view.buffered_sq_norm;
+        e->view.last_apply_sum_sq = sum_sq;
     }
     /* One probe per apply: the loss after this apply is the loss before the next one. */
     e->view.loss_before = probe_loss ? e->loss_now : NAN;
@@ -319,36 +318,9 @@ int sw_engine_leave(sw_engine *e, uint32_t w, double t, bool crashed, sw_engine_
     return 0;
 }
 
-/* Copies a lone gradient that was not applied at once into the buffer, where it outlives the
- * push that brought it. */
-static void keep_first(sw_engine *e)
-{
-    if (e->first) {
-        memcpy(e->buf_sum, e->first, e->p.n_params * sizeof *e->buf_sum);
-        e->first = NULL;
-    }
-}
-
-/* The first gradient of a buffer is only remembered: a policy that applies each gradient at
- * once (asp, ssp, actions) then updates θ straight from the caller's array, one pass less over
- * the parameters per push. */
-static void buffer_add(sw_engine *e, const float *grad, double sq_norm)
-{
-    size_t n = e->p.n_params;
-    if (n) {
-        if (e->view.buffered == 0) {
-            e->first = grad;
-        } else {
-            keep_first(e);
-            cblas_saxpy((int)n, 1.0f, grad, 1, e->buf_sum, 1);
-        }
-    }
-    e->view.buffered++;
-    e->view.buffered_sq_norm += sq_norm;
-}
-
-int sw_engine_push(sw_engine *e, uint32_t w, const float *grad, uint64_t version, double t,
-                   sw_engine_result *out)
+/* A push, dense or sparse: the worker table, the policy, the buffer, the decision. */
+static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version, double t,
+                sw_engine_result *out)
 {
     sw_decision d;
     begin(e, t, out, &d);
@@ -366,7 +338,7 @@ int sw_engine_push(sw_engine *e, uint32_t w, const float *grad, uint64_t version
                         .ver = version, .V = e->view.version});
     sw_push p = {.worker = w, .version = version, .clock = k->clock};
     if ((e->ops->wants & SW_WANT_SQ_NORM) && e->p.n_params)
-        p.sq_norm = cblas_sdot((int)e->p.n_params, grad, 1, grad, 1);
+        p.sq_norm = sw__grad_sq_norm(grad, e->p.n_params);
     double t0 = sw_clock_now_s();
     e->ops->on_push(e->state, &e->view, &p, &d);
     e->decide_s += sw_clock_now_s() - t0;
@@ -381,7 +353,9 @@ int sw_engine_push(sw_engine *e, uint32_t w, const float *grad, uint64_t version
         emit(e, &(sw_event){.kind = SW_EV_DROP, .t = t, .worker = w, .ver = version,
                             .V = e->view.version});
     } else {
-        buffer_add(e, grad, p.sq_norm);
+        sw__gradbuf_add(&e->buf, grad, e->view.buffered == 0);
+        e->view.buffered++;
+        e->view.buffered_sq_norm += p.sq_norm;
     }
     if (d.apply && e->ops->on_applied && e->view.buffered > 0) {
         /* Decisions that depend on the new parameters are made after the apply. */
@@ -393,8 +367,27 @@ int sw_engine_push(sw_engine *e, uint32_t w, const float *grad, uint64_t version
         e->decide_s += sw_clock_now_s() - t0;
     }
     carry_out(e, &d, t, out);
-    keep_first(e);
+    sw__gradbuf_keep(&e->buf); /* the caller's gradient is gone after this call */
     return 0;
+}
+
+int sw_engine_push(sw_engine *e, uint32_t w, const float *grad, uint64_t version, double t,
+                   sw_engine_result *out)
+{
+    sw__grad g = {.dense = grad};
+    return push(e, w, &g, version, t, out);
+}
+
+int sw_engine_push_sparse(sw_engine *e, uint32_t w, const uint32_t *idx, const float *val,
+                          size_t nnz, uint64_t version, double t, sw_engine_result *out)
+{
+    for (size_t k = 0; k < nnz; k++)
+        if (idx[k] >= e->p.n_params || (k > 0 && idx[k] <= idx[k - 1])) {
+            *out = (sw_engine_result){.wake_at = -1};
+            return SW_EINVAL;
+        }
+    sw__grad g = {.idx = idx, .val = val, .nnz = nnz};
+    return push(e, w, &g, version, t, out);
 }
 
 void sw_engine_tick(sw_engine *e, double t, sw_engine_result *out)
