@@ -11,6 +11,8 @@ static const sw_cli_cmd commands[] = {
     {"compare", "compare policies on the same simulated scenarios over many seeds", sw_cli_compare},
     {"rl", "learn a synchronization policy by deep Q-learning (train) and evaluate it (eval)",
      sw_cli_rl},
+    {"data", "make sparse LIBSVM data: synthetic text-like (gen) or exported (export)",
+     sw_cli_data},
     {"zipline", "find the next ElasticBSP barrier with the ZipLine family of searches",
      sw_cli_zipline},
     {"report", "CSV files and plots (gnuplot) from event logs and ZipLine traces", sw_cli_report},
