@@ -13,8 +13,9 @@
  *   32      4     CRC-32C (Castagnoli) of the payload
  *   36      4     reserved, zero
  *
- * Payloads: float vectors (MODEL, PUSH, RELEASE with a model) are raw IEEE-754 binary32 values,
- * little-endian; text payloads (WELCOME's configuration, CTL requests and replies, ERROR) are
+ * Payloads: float vectors (MODEL, PUSH, RELEASE with a model, MODEL_SPARSE) are raw IEEE-754
+ * binary32 values, little-endian; index lists (PULL_SPARSE) are u32 values and sparse gradients
+ * (PUSH_SPARSE) (u32 index, f32 value) pairs, little-endian, indices strictly ascending; text payloads (WELCOME's configuration, CTL requests and replies, ERROR) are
  * UTF-8 without a terminating zero. The decoder checks every field before anything else reads
  * the message: size, magic, version, type, reserved bits, payload length against the frame and
  * the limit, checksum, and for float payloads their count and finiteness.
@@ -43,7 +44,11 @@ typedef enum sw_msg_type {
     SW_MSG_ERROR = 10,    /* server -> anyone: the last message was refused; payload: why */
     SW_MSG_CTL = 11,      /* operator -> server: a command (text) */
     SW_MSG_CTL_REPLY = 12,/* server -> operator: its answer (text) */
-    SW_MSG_TYPE_MAX = 12,
+    SW_MSG_PUSH_SPARSE = 13,  /* worker -> server: a sparse gradient at `version` (pairs) */
+    SW_MSG_PULL_SPARSE = 14,  /* worker -> server: send me these weights (indices) */
+    SW_MSG_MODEL_SPARSE = 15, /* server -> worker: those weights at `version` (floats, in the
+                               * order asked) */
+    SW_MSG_TYPE_MAX = 15,
 } sw_msg_type;
 
 typedef enum sw_msg_flag {
@@ -80,6 +85,19 @@ int sw_msg_decode(const uint8_t *buf, size_t len, uint64_t max_payload, sw_msg *
 
 /* Reads a float payload of exactly n values into dst; fails on a wrong count or a NaN/Inf. */
 int sw_msg_get_floats(const sw_msg *m, float *dst, size_t n, char *err);
+
+/* Writes nnz (index, value) pairs (8 bytes each) or k indices (4 bytes each) at dst. */
+void sw_msg_put_pairs(uint8_t *dst, const uint32_t *idx, const float *val, size_t nnz);
+void sw_msg_put_indices(uint8_t *dst, const uint32_t *idx, size_t k);
+
+/* Reads a PUSH_SPARSE payload into idx/val (room for cap pairs): fails unless its length is a
+ * multiple of 8, it holds at most cap pairs, indices ascend strictly below limit and values are
+ * finite. */
+int sw_msg_get_pairs(const sw_msg *m, uint32_t limit, uint32_t *idx, float *val, size_t cap,
+                     size_t *nnz, char *err);
+/* Reads a PULL_SPARSE payload the same way (indices only). */
+int sw_msg_get_indices(const sw_msg *m, uint32_t limit, uint32_t *idx, size_t cap, size_t *k,
+                       char *err);
 
 /* The float payload of exactly n values read where it lies, without a copy, when the host is
  * little-endian and the payload aligned for floats; NULL otherwise, with err set when the

@@ -13,7 +13,8 @@ const char *sw_msg_type_name(int type)
 {
     static const char *const names[] = {"?",         "join",  "welcome", "pull",     "model",
                                         "push",      "wait",  "release", "heartbeat", "leave",
-                                        "error",     "ctl",   "ctl-reply"};
+                                        "error",     "ctl",   "ctl-reply", "push-sparse",
+                                        "pull-sparse", "model-sparse"};
     return type >= 1 && type <= SW_MSG_TYPE_MAX ? names[type] : "?";
 }
 
@@ -100,6 +101,54 @@ int sw_msg_decode(const uint8_t *buf, size_t len, uint64_t max_payload, sw_msg *
                     .version = sw_get_u64(buf + 16), .payload = buf + SW_PROTO_HEADER,
                     .payload_len = (size_t)plen};
     return 0;
+}
+
+void sw_msg_put_pairs(uint8_t *dst, const uint32_t *idx, const float *val, size_t nnz)
+{
+    for (size_t k = 0; k < nnz; k++) {
+        sw_put_u32(dst + 8 * k, idx[k]);
+        sw_put_f32(dst + 8 * k + 4, val[k]);
+    }
+}
+
+void sw_msg_put_indices(uint8_t *dst, const uint32_t *idx, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        sw_put_u32(dst + 4 * i, idx[i]);
+}
+
+/* Shared by the two sparse readers: `stride` bytes per entry, the index first. */
+static int get_entries(const sw_msg *m, size_t stride, uint32_t limit, uint32_t *idx,
+                       float *val, size_t cap, size_t *count, char *err)
+{
+    const char *what = sw_msg_type_name(m->type);
+    if (m->payload_len % stride != 0 || m->payload_len / stride > cap)
+        return sw_fail(err, SW_EFORMAT, "%s of %zu bytes is not a list of at most %zu entries of "
+                       "%zu bytes", what, m->payload_len, cap, stride);
+    size_t n = m->payload_len / stride;
+    for (size_t k = 0; k < n; k++) {
+        const uint8_t *e = m->payload + stride * k;
+        idx[k] = sw_get_u32(e);
+        if (idx[k] >= limit || (k > 0 && idx[k] <= idx[k - 1]))
+            return sw_fail(err, SW_EFORMAT, "%s entry %zu: index %u is not ascending below %u",
+                           what, k, idx[k], limit);
+        if (val && !isfinite(val[k] = sw_get_f32(e + 4)))
+            return sw_fail(err, SW_EFORMAT, "%s value %zu is not finite", what, k);
+    }
+    *count = n;
+    return 0;
+}
+
+int sw_msg_get_pairs(const sw_msg *m, uint32_t limit, uint32_t *idx, float *val, size_t cap,
+                     size_t *nnz, char *err)
+{
+    return get_entries(m, 8, limit, idx, val, cap, nnz, err);
+}
+
+int sw_msg_get_indices(const sw_msg *m, uint32_t limit, uint32_t *idx, size_t cap, size_t *k,
+                       char *err)
+{
+    return get_entries(m, 4, limit, idx, NULL, cap, k, err);
 }
 
 const float *sw_msg_floats_in_place(const sw_msg *m, size_t n, char *err)

@@ -74,6 +74,52 @@ static void non_finite_gradients_are_refused(void **state)
     }
 }
 
+static void sparse_payloads_round_trip_and_are_checked(void **state)
+{
+    (void)state;
+    const uint32_t idx[3] = {0, 5, 4000000000u};
+    const float val[3] = {-1.5f, 2e-40f, 7.0f};
+    uint8_t pay[24];
+    sw_msg_put_pairs(pay, idx, val, 3);
+    size_t n = make(SW_MSG_PUSH_SPARSE, pay, 24);
+    sw_msg m;
+    uint32_t bi[4];
+    float bv[4];
+    size_t nnz;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_msg_decode(buf, n, 1 << 20, &m, NULL), 0);
+    assert_int_equal(sw_msg_get_pairs(&m, UINT32_MAX, bi, bv, 4, &nnz, err), 0);
+    assert_int_equal(nnz, 3);
+    assert_memory_equal(bi, idx, sizeof idx);
+    assert_memory_equal(bv, val, sizeof val);
+    /* An index at the limit, too many pairs, a ragged length: refused. */
+    assert_int_equal(sw_msg_get_pairs(&m, 4000000000u, bi, bv, 4, &nnz, err), SW_EFORMAT);
+    assert_non_null(strstr(err, "ascending"));
+    assert_int_equal(sw_msg_get_pairs(&m, UINT32_MAX, bi, bv, 2, &nnz, err), SW_EFORMAT);
+    m.payload_len = 20;
+    assert_int_equal(sw_msg_get_pairs(&m, UINT32_MAX, bi, bv, 4, &nnz, err), SW_EFORMAT);
+    /* Indices that repeat or go down, and NaN values. */
+    const uint32_t down[2] = {3, 3};
+    const float nan2[2] = {0, NAN};
+    sw_msg_put_pairs(pay, down, val, 2);
+    n = make(SW_MSG_PUSH_SPARSE, pay, 16);
+    assert_int_equal(sw_msg_decode(buf, n, 1 << 20, &m, NULL), 0);
+    assert_int_equal(sw_msg_get_pairs(&m, 10, bi, bv, 4, &nnz, err), SW_EFORMAT);
+    sw_msg_put_pairs(pay, idx, nan2, 2);
+    n = make(SW_MSG_PUSH_SPARSE, pay, 16);
+    assert_int_equal(sw_msg_decode(buf, n, 1 << 20, &m, NULL), 0);
+    assert_int_equal(sw_msg_get_pairs(&m, 10, bi, bv, 4, &nnz, err), SW_EFORMAT);
+    assert_non_null(strstr(err, "not finite"));
+    /* Index lists. */
+    sw_msg_put_indices(pay, idx, 2);
+    n = make(SW_MSG_PULL_SPARSE, pay, 8);
+    assert_int_equal(sw_msg_decode(buf, n, 1 << 20, &m, NULL), 0);
+    assert_int_equal(sw_msg_get_indices(&m, 6, bi, 4, &nnz, err), 0);
+    assert_int_equal(nnz, 2);
+    assert_int_equal(bi[1], 5);
+    assert_int_equal(sw_msg_get_indices(&m, 5, bi, 4, &nnz, err), SW_EFORMAT);
+}
+
 static void expect(const uint8_t *frame, size_t len, int code, const char *why)
 {
     sw_msg m;
@@ -128,6 +174,7 @@ int main(void)
         cmocka_unit_test(every_type_round_trips),
         cmocka_unit_test(floats_round_trip_exactly),
         cmocka_unit_test(non_finite_gradients_are_refused),
+        cmocka_unit_test(sparse_payloads_round_trip_and_are_checked),
         cmocka_unit_test(malformed_frames_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (m.payload_len <= sizeof v)
             sw_msg_get_floats(&m, v, m.payload_len / 4, NULL);
         sw_msg_floats_in_place(&m, m.payload_len / 4, NULL);
+        uint32_t idx[64];
+        size_t k;
+        sw_msg_get_pairs(&m, 1000, idx, v, 64, &k, NULL);
+        sw_msg_get_indices(&m, 1000, idx, 64, &k, NULL);
     }
     return 0;
 }
