@@ -33,7 +33,7 @@ static void welcome(server *s, const peer *to, uint32_t w)
     int len = snprintf(text, sizeof text,
                        "worker=%u\nslots=%u\ndata=%s\nmodel=%s\nbatch=%u\nlr=%.9g\nwd=%.9g\n"
                        "seed=%llu\nparams=%zu\nbatch_mode=%s\n",
-                       w, s->slots, p->data, sw_model_get_desc(s->model)->spec, p->batch,
+                       w, s->slots, p->data, sw__task_spec(&s->task), p->batch,
                        (double)p->lr, (double)p->weight_decay, (unsigned long long)p->seed, s->n,
                        p->batch_mode);
     sw__server_send(s, to, SW_MSG_WELCOME, w, 0, text, (size_t)len);
@@ -61,20 +61,54 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
     sw__server_follow(s, &res);
 }
 
-static void on_push(server *s, const peer *from, const sw_msg *m)
+/* A push must come from a released worker, of a version the server had. */
+static bool push_allowed(server *s, const peer *from, const sw_msg *m)
 {
     if (!is_worker(s, from, m)) {
         refuse_unknown(s, from, m);
-        return;
+        return false;
     }
     if (sw_engine_get_view(s->engine)->workers[m->worker].state != SW_WORKER_RUNNING) {
         sw__server_refuse(s, from, m->worker, 0, "push from a worker that was not released");
-        return;
+        return false;
     }
     if (m->version > sw_engine_version(s->engine)) {
         sw__server_refuse(s, from, m->worker, 0, "gradient of a version the server never had");
-        return;
+        return false;
     }
+    return true;
+}
+
+/* A decoded gradient (dense, or nnz pairs in s->sidx/s->sval) into the engine, and the answer:
+ * WAIT unless the policy released the pusher at once. */
+static void accept_push(server *s, const peer *from, const sw_msg *m, const float *dense,
+                        size_t nnz)
+{
+    conn *c = &s->conns[m->worker];
+    c->wants_model = (m->flags & SW_FLAG_WANT_MODEL) != 0;
+    s->r->pushes++;
+    sw_engine_result res;
+    double now = sw__server_now(s);
+    if (dense)
+        sw_engine_push(s->engine, m->worker, dense, m->version, now, &res);
+    else
+        sw_engine_push_sparse(s->engine, m->worker, s->sidx, s->sval, nnz, m->version, now, &res);
+    c->dropped = res.dropped;
+    if (res.dropped)
+        c->wants_model = !s->task.sparse; /* it recomputes the batch at the current parameters */
+    bool released = false;
+    for (uint32_t i = 0; i < res.n_released; i++)
+        released |= res.released[i] == m->worker;
+    if (!released)
+        sw__server_send(s, from, SW_MSG_WAIT, m->worker, res.dropped ? SW_FLAG_DROPPED : 0, "",
+                        0);
+    sw__server_follow(s, &res);
+}
+
+static void on_push(server *s, const peer *from, const sw_msg *m)
+{
+    if (!push_allowed(s, from, m))
+        return;
     char why[SW_ERR_LEN] = "";
     const float *grad = sw_msg_floats_in_place(m, s->n, why);
     if (!grad && !why[0] && sw_msg_get_floats(m, s->grad, s->n, why) == 0)
@@ -83,21 +117,41 @@ static void on_push(server *s, const peer *from, const sw_msg *m)
         sw__server_refuse(s, from, m->worker, 0, why);
         return;
     }
-    conn *c = &s->conns[m->worker];
-    c->wants_model = (m->flags & SW_FLAG_WANT_MODEL) != 0;
-    s->r->pushes++;
-    sw_engine_result res;
-    sw_engine_push(s->engine, m->worker, grad, m->version, sw__server_now(s), &res);
-    c->dropped = res.dropped;
-    if (res.dropped)
-        c->wants_model = true; /* it recomputes the batch at the current parameters */
-    bool released = false;
-    for (uint32_t i = 0; i < res.n_released; i++)
-        released |= res.released[i] == m->worker;
-    if (!released)
-        sw__server_send(s, from, SW_MSG_WAIT, m->worker, res.dropped ? SW_FLAG_DROPPED : 0, "",
-                        0);
-    sw__server_follow(s, &res);
+    accept_push(s, from, m, grad, 0);
+}
+
+/* A sparse gradient: (index, value) pairs, indices ascending below the model's size. */
+static void on_push_sparse(server *s, const peer *from, const sw_msg *m)
+{
+    if (!push_allowed(s, from, m))
+        return;
+    char why[SW_ERR_LEN];
+    size_t nnz;
+    if (sw_msg_get_pairs(m, (uint32_t)s->n, s->sidx, s->sval, s->n, &nnz, why) != 0) {
+        sw__server_refuse(s, from, m->worker, 0, why);
+        return;
+    }
+    accept_push(s, from, m, NULL, nnz);
+}
+
+/* The weights at the indices asked, in that order: what a sparse worker's next batch reads. */
+static void on_pull_sparse(server *s, const peer *from, const sw_msg *m)
+{
+    if (!is_worker(s, from, m)) {
+        refuse_unknown(s, from, m);
+        return;
+    }
+    char why[SW_ERR_LEN];
+    size_t k;
+    if (sw_msg_get_indices(m, (uint32_t)s->n, s->sidx, s->n, &k, why) != 0) {
+        sw__server_refuse(s, from, m->worker, 0, why);
+        return;
+    }
+    const float *theta = sw_engine_params_ptr(s->engine);
+    for (size_t i = 0; i < k; i++)
+        s->sval[i] = theta[s->sidx[i]];
+    sw_msg_put_floats((uint8_t *)s->grad, s->sval, k);
+    sw__server_send(s, from, SW_MSG_MODEL_SPARSE, m->worker, 0, s->grad, 4 * k);
 }
 
 static void on_pull(server *s, const peer *from, const sw_msg *m)
@@ -175,6 +229,7 @@ static void on_ctl(server *s, const peer *from, const sw_msg *m)
 static const handler handlers[SW_MSG_TYPE_MAX + 1] = {
     [SW_MSG_JOIN] = on_join,           [SW_MSG_PULL] = on_pull,   [SW_MSG_PUSH] = on_push,
     [SW_MSG_HEARTBEAT] = on_heartbeat, [SW_MSG_LEAVE] = on_leave, [SW_MSG_CTL] = on_ctl,
+    [SW_MSG_PUSH_SPARSE] = on_push_sparse, [SW_MSG_PULL_SPARSE] = on_pull_sparse,
 };
 
 void sw__server_handle(server *s, const peer *from, const sw_msg *m)

@@ -100,9 +100,9 @@ static int load_resume(server *s, float *init, uint64_t *version, char *err)
     int rc = sw_ckpt_load(s->p->checkpoint, &ck, err);
     if (rc)
         return rc;
-    if (ck.n_params != s->n || strcmp(ck.desc.spec, sw_model_get_desc(s->model)->spec) != 0)
+    if (ck.n_params != s->n || strcmp(ck.desc.spec, sw__task_spec(&s->task)) != 0)
         rc = sw_fail(err, SW_EMISMATCH, "%s holds '%s', the server runs '%s'", s->p->checkpoint,
-                     ck.desc.spec, sw_model_get_desc(s->model)->spec);
+                     ck.desc.spec, sw__task_spec(&s->task));
     else {
         memcpy(init, ck.params, s->n * sizeof *init);
         *version = ck.model_version;
@@ -114,19 +114,7 @@ static int load_resume(server *s, float *init, uint64_t *version, char *err)
 static double probe_loss(void *ctx, const float *params)
 {
     server *s = ctx;
-    return sw_model_loss(s->model, params, &s->probe);
-}
-
-/* The loss probe of policies that want losses: the same 32 held-out examples as the simulator. */
-static void setup_probe(server *s, sw_engine_params *ep)
-{
-    const sw_dataset *ds = s->data.val ? s->data.val : s->data.test ? s->data.test : s->data.train;
-    size_t n = ds->n < 32 ? ds->n : 32;
-    if (n == 0)
-        return;
-    s->probe = (sw_batch){.x = ds->x, .label = ds->label, .target = ds->target, .n = n};
-    ep->loss_probe = probe_loss;
-    ep->loss_probe_ctx = s;
+    return sw__task_probe(&s->task, params);
 }
 
 static int setup_engine(server *s, char *err)
@@ -140,7 +128,7 @@ static int setup_engine(server *s, char *err)
     if (p->resume)
         rc = load_resume(s, init, &version, err);
     else
-        sw_model_init_params(s->model, init, p->seed);
+        sw__task_init(&s->task, init, p->seed);
     sw_engine_params ep = sw_engine_default_params();
     ep.n_params = s->n;
     ep.init = init;
@@ -152,7 +140,10 @@ static int setup_engine(server *s, char *err)
     ep.seed = p->seed;
     ep.sink = sink;
     ep.sink_ctx = s;
-    setup_probe(s, &ep);
+    /* The loss probe of policies that want losses: the same 32 held-out examples as the
+     * simulator. */
+    ep.loss_probe = probe_loss;
+    ep.loss_probe_ctx = s;
     if (!rc)
         rc = sw_engine_new(&s->engine, &ep, err);
     free(init);
@@ -165,16 +156,19 @@ static int setup(server *s, char *err)
     const sw_server_params *p = s->p;
     if (p->max_workers == 0 || p->batch == 0 || !(p->heartbeat_timeout_s > 0))
         return sw_fail(err, SW_EINVAL, "workers, batch and heartbeat timeout must be positive");
-    int rc = sw_data_load(&s->data, p->data, p->seed, err);
+    int rc = sw__task_open(&s->task, p->model, p->data, p->seed, err);
     if (rc)
         return rc;
-    if ((rc = sw_model_new_for_data(&s->model, p->model, s->data.train, 256, err)))
-        return rc;
-    s->n = sw_model_n_params(s->model);
+    if (s->task.sparse && p->checkpoint)
+        return sw_fail(err, SW_EINVAL, "checkpoints hold dense models only; run '%s' without "
+                       "--checkpoint", p->model);
+    s->n = s->task.n;
     s->slots = p->max_workers;
     s->grad = malloc(s->n * sizeof *s->grad);
+    s->sidx = malloc(s->n * sizeof *s->sidx);
+    s->sval = malloc(s->n * sizeof *s->sval);
     s->conns = calloc(s->slots, sizeof *s->conns);
-    if (!s->grad || !s->conns)
+    if (!s->grad || !s->sidx || !s->sval || !s->conns)
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);
     return setup_engine(s, err);
 }
@@ -270,7 +264,7 @@ static int checkpoint(server *s, char *err)
 {
     if (!s->p->checkpoint)
         return 0;
-    sw_ckpt c = {.desc = *sw_model_get_desc(s->model),
+    sw_ckpt c = {.desc = *sw_model_get_desc(s->task.model),
                  .model_version = sw_engine_version(s->engine), .seed = s->p->seed,
                  .n_params = s->n, .params = (float *)sw_engine_params_ptr(s->engine)};
     snprintf(c.data_spec, sizeof c.data_spec, "%s", s->p->data);
@@ -282,9 +276,8 @@ static int checkpoint(server *s, char *err)
 
 static bool evaluate(server *s)
 {
-    const sw_dataset *ds = s->data.val ? s->data.val : s->data.test;
     sw_eval e;
-    sw_model_evaluate(s->model, sw_engine_params_ptr(s->engine), ds, &e);
+    sw__task_evaluate(&s->task, sw_engine_params_ptr(s->engine), &e);
     double now = sw__server_now(s);
     uint64_t V = sw_engine_version(s->engine);
     s->rate = now > s->last_rate_t ? (double)(V - s->rate_applies) / (now - s->last_rate_t) : 0;
@@ -366,8 +359,9 @@ static void teardown(server *s)
     if (s->zctx)
         zmq_ctx_term(s->zctx);
     sw_engine_free(s->engine);
-    sw_model_free(s->model);
-    sw_data_free(&s->data);
+    sw__task_close(&s->task);
+    free(s->sidx);
+    free(s->sval);
     free(s->grad);
     free(s->conns);
 }

@@ -6,6 +6,7 @@
 #include "syncwise/engine.h"
 #include "syncwise/model.h"
 #include "syncwise/net.h"
+#include "task.h"
 #include "syncwise/proto.h"
 
 /* One worker slot's connection. */
@@ -27,11 +28,11 @@ typedef struct server {
     void *zctx, *sock;
     struct sw_zap *zap; /* CURVE's client check, or NULL */
     sw_engine *engine;
-    sw_model *model;
-    sw_data data;
+    sw__task task;          /* the model and data, dense or sparse */
     size_t n;               /* parameters */
     float *grad;            /* a decoded gradient */
-    sw_batch probe;         /* the loss probe: the first held-out examples (policies like rlp) */
+    uint32_t *sidx;         /* a decoded sparse gradient or index list (n entries) */
+    float *sval;
     conn *conns;
     uint32_t slots;
     double t0, wake_at, next_eval, next_ckpt, last_rate_t;
