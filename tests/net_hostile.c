@@ -126,6 +126,22 @@ int main(int argc, char **argv)
     n = make(buf, SW_MSG_PUSH, id, pay, 4 * params);
     send_raw(buf, n);
     expect_error("a NaN gradient");
+    /* Sparse messages: indices that do not ascend, or name a weight the model lacks. */
+    uint32_t idx[2] = {5, 2};
+    float val[2] = {1, 1};
+    sw_msg_put_pairs(pay, idx, val, 2);
+    n = make(buf, SW_MSG_PUSH_SPARSE, id, pay, 16);
+    send_raw(buf, n);
+    expect_error("a sparse push with descending indices");
+    idx[0] = 1;
+    idx[1] = (uint32_t)params;
+    sw_msg_put_indices(pay, idx, 2);
+    n = make(buf, SW_MSG_PULL_SPARSE, id, pay, 8);
+    send_raw(buf, n);
+    expect_error("a sparse pull past the model");
+    n = make(buf, SW_MSG_PULL_SPARSE, id, pay, 7);
+    send_raw(buf, n);
+    expect_error("a ragged index list");
     n = make(buf, SW_MSG_LEAVE, id, NULL, 0);
     send_raw(buf, n);
     zmq_close(sock);

@@ -180,7 +180,8 @@ static int bind_socket(server *s, char *err)
     if (!s->sock)
         return sw_fail(err, SW_EIO, "cannot create a ZeroMQ socket: %s", zmq_strerror(errno));
     int linger = 1000;
-    int64_t max = (int64_t)sw_msg_size(4 * s->n + 8192);
+    /* A sparse push may name every weight: 8 bytes each. */
+    int64_t max = (int64_t)sw_msg_size((s->task.sparse ? 8 : 4) * s->n + 8192);
     zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
     zmq_setsockopt(s->sock, ZMQ_MAXMSGSIZE, &max, sizeof max); /* oversized frames never land */
     if (s->p->curve_key) {

@@ -1,5 +1,5 @@
 /* A worker process: join, learn the run's configuration, then loop on RELEASE -> gradient ->
- * PUSH. A second thread with its own socket sends heartbeats, so a long step never looks like a
+ * PUSH (worker_sparse.c: RELEASE -> PULL_SPARSE -> gradient -> PUSH_SPARSE). A second thread with its own socket sends heartbeats, so a long step never looks like a
  * crash. When the server answers "unknown worker" (it restarted), the worker joins again. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -19,35 +19,7 @@
 #include "syncwise/net.h"
 #include "syncwise/optim.h"
 #include "syncwise/proto.h"
-
-/* The run's configuration, as WELCOME states it. */
-typedef struct config {
-    uint32_t worker, slots, batch;
-    size_t params;
-    float lr, wd;
-    uint64_t seed;
-    char data[512], model[128], batch_mode[16];
-} config;
-
-typedef struct worker {
-    const sw_worker_params *p;
-    void *zctx, *sock;
-    config cfg;
-    bool loaded;
-    sw_data data;
-    sw_model *model;
-    sw_batcher *batcher;
-    float *params, *grad;
-    uint64_t version;
-    uint32_t since_pull;
-    bool redo;
-    atomic_uint id; /* read by the heartbeat thread */
-    atomic_bool quit;
-    atomic_bool rejoin; /* set by the heartbeat thread when the server no longer knows us */
-    bool curve;
-    sw_curve_keys keys, server_keys;
-    sw_worker_result *r;
-} worker;
+#include "worker_internal.h"
 
 sw_worker_params sw_worker_default_params(void)
 {
@@ -57,7 +29,7 @@ sw_worker_params sw_worker_default_params(void)
 
 /* Messages are encoded in ZeroMQ's own buffer, which is then sent without another copy. With
  * floats, they are the payload (written little-endian) and payload is ignored. */
-static void send_frame(worker *k, void *sock, sw_msg_type type, uint32_t flags, uint64_t version,
+void sw__worker_send(worker *k, void *sock, sw_msg_type type, uint32_t flags, uint64_t version,
                        const void *payload, size_t len, const float *floats)
 {
     sw_msg m = {.type = type, .worker = atomic_load(&k->id), .flags = flags, .version = version,
@@ -76,11 +48,11 @@ static void send_frame(worker *k, void *sock, sw_msg_type type, uint32_t flags, 
 static void send_msg(worker *k, void *sock, sw_msg_type type, uint32_t flags, uint64_t version,
                      const void *payload, size_t len)
 {
-    send_frame(k, sock, type, flags, version, payload, len, NULL);
+    sw__worker_send(k, sock, type, flags, version, payload, len, NULL);
 }
 
 /* Waits for one message; 0 and the frame in *frame, or SW_EIO on silence or a stop. */
-static int receive(worker *k, zmq_msg_t *frame, sw_msg *m, char *err)
+int sw__worker_receive(worker *k, zmq_msg_t *frame, sw_msg *m, char *err)
 {
     double deadline = sw_clock_now_s() + k->p->server_timeout_s;
     for (;;) {
@@ -139,6 +111,7 @@ static void unload(worker *k)
     k->batcher = NULL;
     k->model = NULL;
     k->params = k->grad = NULL;
+    sw__worker_sparse_unload(k);
     k->loaded = false;
 }
 
@@ -154,6 +127,8 @@ static int load(worker *k, const config *c, char *err)
     if (!same)
         unload(k);
     int rc = 0;
+    if (sw_sparse_is_model(c->model))
+        return sw__worker_sparse_load(k, err);
     if (!k->loaded) {
         if ((rc = sw_data_load(&k->data, c->data, c->seed, err)))
             return rc;
@@ -188,7 +163,7 @@ static int join(worker *k, char *err)
     zmq_msg_t frame;
     zmq_msg_init(&frame);
     sw_msg reply;
-    int rc = receive(k, &frame, &reply, err);
+    int rc = sw__worker_receive(k, &frame, &reply, err);
     if (!rc && reply.type != SW_MSG_WELCOME)
         rc = sw_fail(err, SW_ESTATE, "the server answered a join with '%.*s'",
                      (int)reply.payload_len, (const char *)reply.payload);
@@ -210,8 +185,19 @@ static int join(worker *k, char *err)
 
 /* One step after a release: take the parameters (or apply our own last gradient), compute,
  * push. */
+void sw__worker_straggle(const worker *k)
+{
+    if (k->p->delay_s > 0) { /* a straggler on purpose */
+        struct timespec ts = {.tv_sec = (time_t)k->p->delay_s,
+                              .tv_nsec = (long)((k->p->delay_s - (time_t)k->p->delay_s) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static int step(worker *k, const sw_msg *rel, char *err)
 {
+    if (k->sparse)
+        return sw__worker_sparse_step(k, rel, err);
     if (rel->flags & SW_FLAG_MODEL) {
         int rc = sw_msg_get_floats(rel, k->params, k->cfg.params, err);
         if (rc)
@@ -229,14 +215,10 @@ static int step(worker *k, const sw_msg *rel, char *err)
     k->r->drops += (rel->flags & SW_FLAG_DROPPED) != 0;
     k->redo = false;
     sw_model_grad(k->model, k->params, &b, k->grad);
-    if (k->p->delay_s > 0) { /* a straggler on purpose */
-        struct timespec ts = {.tv_sec = (time_t)k->p->delay_s,
-                              .tv_nsec = (long)((k->p->delay_s - (time_t)k->p->delay_s) * 1e9)};
-        nanosleep(&ts, NULL);
-    }
+    sw__worker_straggle(k);
     k->since_pull++;
     bool want = k->since_pull >= k->p->get_model_frequency;
-    send_frame(k, k->sock, SW_MSG_PUSH, want ? SW_FLAG_WANT_MODEL : 0, k->version, NULL,
+    sw__worker_send(k, k->sock, SW_MSG_PUSH, want ? SW_FLAG_WANT_MODEL : 0, k->version, NULL,
                4 * k->cfg.params, k->grad);
     k->r->steps++;
     return 0;
@@ -290,7 +272,7 @@ static int run(worker *k, char *err)
         zmq_msg_t frame;
         zmq_msg_init(&frame);
         sw_msg m;
-        rc = receive(k, &frame, &m, err);
+        rc = sw__worker_receive(k, &frame, &m, err);
         if (rc == SW_ENOTFOUND) {
             sw_log(SW_LOG_INFO, "the server does not know us (it restarted?): joining again");
             zmq_msg_close(&frame);
@@ -302,8 +284,16 @@ static int run(worker *k, char *err)
             zmq_msg_close(&frame);
             return 0;
         }
-        if (!rc && m.type == SW_MSG_RELEASE)
-            rc = step(k, &m, err);
+        if (!rc && m.type == SW_MSG_RELEASE && (rc = step(k, &m, err)) == SW_ENOTFOUND) {
+            sw_log(SW_LOG_INFO, "the server does not know us (it restarted?): joining again");
+            zmq_msg_close(&frame);
+            rc = join(k, err);
+            continue;
+        }
+        if (!rc && k->r->done) {
+            zmq_msg_close(&frame);
+            return 0;
+        }
         else if (!rc && m.type == SW_MSG_WAIT)
             k->redo |= (m.flags & SW_FLAG_DROPPED) != 0;
         else if (!rc && m.type == SW_MSG_ERROR && (m.flags & SW_FLAG_UNKNOWN) &&

@@ -61,6 +61,37 @@ static size_t make_row(const double *cdf, size_t dim, size_t k, sw_rng *r, uint3
     return m;
 }
 
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Labels: the hidden model's score above its median (balanced classes), flipped with
+ * probability noise. */
+static int label_rows(sw_sparse_data *d, const float *truth, double noise, sw_rng *r)
+{
+    double *score = malloc(d->n * sizeof *score), *sorted = malloc(d->n * sizeof *sorted);
+    if (!score || !sorted) {
+        free(score);
+        free(sorted);
+        return SW_ENOMEM;
+    }
+    for (size_t i = 0; i < d->n; i++) {
+        double dot = 0;
+        for (size_t k = d->row[i]; k < d->row[i + 1]; k++)
+            dot += (double)truth[d->col[k]] * d->val[k];
+        score[i] = sorted[i] = dot;
+    }
+    qsort(sorted, d->n, sizeof *sorted, by_double);
+    double median = sorted[d->n / 2];
+    for (size_t i = 0; i < d->n; i++)
+        d->label[i] = (score[i] > median) != (sw_rng_uniform(r) < noise);
+    free(score);
+    free(sorted);
+    return 0;
+}
+
 static int check(const sw_sparse_gen *g, char *err)
 {
     if (g->n == 0 || g->dim == 0 || g->dim >= (1u << 31))
@@ -89,8 +120,10 @@ int sw_sparse_generate(sw_sparse_data **out, const sw_sparse_gen *g, char *err)
                      max_k);
     sw_rng r;
     sw_rng_seed(&r, g->seed, SW_STREAM_DATA);
+    /* The hidden model weighs a feature by its frequency's square root: as in text, words
+     * common enough to be learned carry most of the signal, so the task is learnable. */
     for (size_t j = 0; !rc && j < g->dim; j++)
-        truth[j] = (float)sw_rng_normal(&r);
+        truth[j] = (float)(sw_rng_normal(&r) * pow((double)(j + 1), -g->zipf / 2));
     for (size_t i = 0; !rc && i < g->n; i++) {
         size_t k = (size_t)llround(mean * (0.5 + sw_rng_uniform(&r)));
         k = k < 1 ? 1 : k > max_k ? max_k : k;
@@ -101,11 +134,10 @@ int sw_sparse_generate(sw_sparse_data **out, const sw_sparse_gen *g, char *err)
         memcpy(d->row, row, (g->n + 1) * sizeof *row);
         memcpy(d->col, col, row[g->n] * sizeof *col);
         memcpy(d->val, val, row[g->n] * sizeof *val);
-        for (size_t i = 0; i < g->n; i++) {
-            double dot = 0;
-            for (size_t k = row[i]; k < row[i + 1]; k++)
-                dot += (double)truth[col[k]] * val[k];
-            d->label[i] = (dot > 0) != (sw_rng_uniform(&r) < g->noise);
+        if (label_rows(d, truth, g->noise, &r)) {
+            sw_sparse_free(d);
+            *out = NULL;
+            rc = sw_fail(err, SW_ENOMEM, "out of memory for labels");
         }
     }
     free(cdf);

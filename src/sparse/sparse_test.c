@@ -234,7 +234,10 @@ static void logistic_gradient_matches_finite_differences(void **state)
 static void svm_learns_separable_text(void **state)
 {
     (void)state;
-    sw_sparse_data *train = generated(4000, 2000, 0.01, 6), *test = generated(1000, 2000, 0.01, 6);
+    sw_sparse_data *all = generated(5000, 2000, 0.01, 6), *train, *test;
+    assert_int_equal(sw_sparse_slice(&train, all, 0, 4000, NULL), 0);
+    assert_int_equal(sw_sparse_slice(&test, all, 4000, 1000, NULL), 0); /* rows never trained on */
+    sw_sparse_free(all);
     sw_sparse_model *m;
     assert_int_equal(sw_sparse_model_new(&m, "svm", train->dim, NULL), 0);
     assert_string_equal(sw_sparse_model_spec(m), "svm:lambda=0.0001");
@@ -256,7 +259,7 @@ static void svm_learns_separable_text(void **state)
     }
     sw_eval ev;
     sw_sparse_model_evaluate(m, sw_engine_params_ptr(e), test, &ev);
-    if (!(ev.accuracy > 0.80))
+    if (!(ev.accuracy > 0.85))
         fail_msg("test accuracy %.3f", ev.accuracy);
     sw_engine_free(e);
     sw_sparse_model_free(m);

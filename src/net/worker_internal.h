@@ -1,0 +1,71 @@
+/* The worker process's state, shared by its dense path (worker.c) and its sparse path
+ * (worker_sparse.c). */
+#ifndef SW_NET_WORKER_INTERNAL_H
+#define SW_NET_WORKER_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <zmq.h>
+
+#include "syncwise/curve.h"
+#include "syncwise/data.h"
+#include "syncwise/model.h"
+#include "syncwise/net.h"
+#include "syncwise/proto.h"
+#include "syncwise/sparse.h"
+
+/* The run's configuration, as WELCOME states it. */
+typedef struct config {
+    uint32_t worker, slots, batch;
+    size_t params;
+    float lr, wd;
+    uint64_t seed;
+    char data[512], model[128], batch_mode[16];
+} config;
+
+typedef struct worker {
+    const sw_worker_params *p;
+    void *zctx, *sock;
+    config cfg;
+    bool loaded;
+    sw_data data;
+    sw_model *model;
+    sw_batcher *batcher;
+    float *params, *grad;
+    /* The sparse path (a linear model on sparse rows): */
+    bool sparse;
+    sw_sparse_set sdata;
+    sw_sparse_model *smodel;
+    uint32_t *shard, *rows;   /* this worker's rows; the current batch */
+    size_t n_shard, next_row;
+    uint64_t epoch;
+    uint32_t *idx;            /* touched indices, then the gradient's */
+    float *val, *pulled;
+    uint8_t *scratch;         /* an encoded sparse payload */
+    uint64_t version;
+    uint32_t since_pull;
+    bool redo;
+    atomic_uint id; /* read by the heartbeat thread */
+    atomic_bool quit;
+    atomic_bool rejoin; /* set by the heartbeat thread when the server no longer knows us */
+    bool curve;
+    sw_curve_keys keys, server_keys;
+    sw_worker_result *r;
+} worker;
+
+/* Sends a message, encoded in ZeroMQ's own buffer; with floats, they are the payload. */
+void sw__worker_send(worker *k, void *sock, sw_msg_type type, uint32_t flags, uint64_t version,
+                     const void *payload, size_t len, const float *floats);
+/* Waits for one message; 0 and the frame, SW_ENOTFOUND when the server forgot us, SW_EIO on
+ * silence or a stop. */
+int sw__worker_receive(worker *k, zmq_msg_t *frame, sw_msg *m, char *err);
+/* Sleeps the injected straggler delay, if any. */
+void sw__worker_straggle(const worker *k);
+
+/* The sparse path: load the rows and model a configuration names; one step after a release
+ * (pull the touched weights, compute, push the pairs); free it all. */
+int sw__worker_sparse_load(worker *k, char *err);
+int sw__worker_sparse_step(worker *k, const sw_msg *rel, char *err);
+void sw__worker_sparse_unload(worker *k);
+
+#endif
