@@ -169,6 +169,9 @@ int sw_cli_server(int argc, char **argv)
            (unsigned long long)r.start_version, (unsigned long long)r.pushes,
            (unsigned long long)r.joins, (unsigned long long)r.crashes,
            (unsigned long long)r.refused, r.elapsed_s, r.final_acc);
+    printf("traffic: %.1f MB in, %.1f MB out, %.0f bytes per push and its answers\n",
+           (double)r.bytes_in / 1e6, (double)r.bytes_out / 1e6,
+           r.pushes ? (double)(r.bytes_in + r.bytes_out) / (double)r.pushes : 0.0);
     return 0;
 }
 

@@ -45,6 +45,7 @@ void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worke
         return;
     }
     uint8_t *buf = zmq_msg_data(&frame);
+    s->r->bytes_out += sw_msg_size(len);
     if (!payload && len)
         sw_msg_put_floats(buf + SW_PROTO_HEADER, sw_engine_params_ptr(s->engine), s->n);
     sw_msg_encode(&m, buf);
@@ -237,12 +238,14 @@ static void receive(server *s)
         peer from = {zmq_msg_data(&id), zmq_msg_size(&id)};
         sw_msg m;
         char why[SW_ERR_LEN];
+        /* A sparse push may name every weight: 8 bytes each. */
+        uint64_t limit = (s->task.sparse ? 8 : 4) * (uint64_t)s->n + 8192;
+        s->r->bytes_in += zmq_msg_size(&body);
         if (zmq_msg_more(&body)) {
             zmq_msg_copy(&tail, &body);
             drain(s, &tail);
             sw__server_refuse(s, &from, SW_NO_WORKER, 0, "a message must be a single frame");
-        } else if (sw_msg_decode(zmq_msg_data(&body), zmq_msg_size(&body),
-                                 4 * (uint64_t)s->n + 8192, &m, why) == 0) {
+        } else if (sw_msg_decode(zmq_msg_data(&body), zmq_msg_size(&body), limit, &m, why) == 0) {
             sw__server_handle(s, &from, &m);
         } else {
             sw__server_refuse(s, &from, SW_NO_WORKER, 0, why);
