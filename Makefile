@@ -44,6 +44,7 @@ bench: build
 	@OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_engine
 	@$(BUILD)/bench/bench_zipline
 	@OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_net
+	@$(BUILD)/bench/bench_apply
 	@bench/compare.sh $(BUILD)
 	@bench/real_stragglers.sh $(BUILD)
 

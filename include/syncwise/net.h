@@ -52,6 +52,7 @@ typedef struct sw_server_result {
     bool reached;          /* the target accuracy was met */
     double elapsed_s, final_acc, final_loss;
     uint64_t start_version, version, applies, pushes, refused, joins, crashes;
+    uint64_t bytes_in, bytes_out; /* message bytes received and sent (headers included) */
 } sw_server_result;
 
 /* Runs the server until a stopping condition or *stop. Fails with a message on a bad

@@ -38,8 +38,9 @@ int sw_sparse_from_dense(sw_sparse_data **out, const sw_dataset *ds, char *err);
 
 /* Synthetic two-class data like bag-of-words text: feature j appears with probability
  * proportional to 1 / (j + 1)^zipf, scaled so that a row has density * dim nonzeros on average
- * (at least one); values are positive and each row has unit L2 norm; the label is the sign of
- * a hidden dense linear model, flipped with probability noise. */
+ * (at least one); values are positive and each row has unit L2 norm; the label says whether
+ * a hidden dense linear model scores the row above its median (balanced classes); its weights shrink with their feature's frequency like
+ * (j + 1)^(-zipf / 2) (frequent words carry the signal), flipped with probability noise. */
 typedef struct sw_sparse_gen {
     size_t n, dim;
     double density, zipf, noise;
@@ -47,6 +48,26 @@ typedef struct sw_sparse_gen {
 } sw_sparse_gen;
 
 int sw_sparse_generate(sw_sparse_data **out, const sw_sparse_gen *g, char *err);
+
+/* A copy of rows [first, first + count). */
+int sw_sparse_slice(sw_sparse_data **out, const sw_sparse_data *d, size_t first, size_t count,
+                    char *err);
+
+/* The training and test sets of a sparse run, named by a spec:
+ *   libsvm:train=PATH,test=PATH,dim=D   LIBSVM files (without test=, the last 10% of train)
+ *   sparse:n=20000,test=2000,dim=10000,density=0.005,zipf=1.1,noise=0.02
+ *                                       generated (sw_sparse_generate; test rows come from the
+ *                                       same hidden model)
+ */
+typedef struct sw_sparse_set {
+    sw_sparse_data *train, *test;
+} sw_sparse_set;
+
+int sw_sparse_load(sw_sparse_set *out, const char *spec, uint64_t seed, char *err);
+void sw_sparse_set_free(sw_sparse_set *s);
+
+/* Whether a model spec names a sparse linear model (svm, logistic). */
+int sw_sparse_is_model(const char *model_spec);
 
 /* ---- Linear models on sparse rows --------------------------------------------------------- */
 
