@@ -45,6 +45,7 @@ bench: build
 	@$(BUILD)/bench/bench_zipline
 	@OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_net
 	@$(BUILD)/bench/bench_apply
+	@bench/sparse.sh $(BUILD)
 	@bench/compare.sh $(BUILD)
 	@bench/real_stragglers.sh $(BUILD)
 
