@@ -4,11 +4,11 @@
 #    messages the same model would need (a push and a release carrying all dim + 1 floats);
 # 2. time to the target accuracy of the parameter server in asynchronous mode with 1, 2, 4 and 8
 #    worker processes, and the speedup over one.
-#   bench/sparse.sh [BUILD_DIR] [DIM] [TARGET]     (defaults: build, 100000, 0.86)
+#   bench/sparse.sh [BUILD_DIR] [DIM] [TARGET]     (defaults: build, 100000, 0.90)
 set -euo pipefail
 build=${1:-build}
 dim=${2:-100000}
-target=${3:-0.86}
+target=${3:-0.90}
 sw="$build/syncwise"
 tmp=$(mktemp -d)
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -20,7 +20,7 @@ run() { # workers -> server output in $tmp/out
   rm -f "$tmp/ep"
   "$sw" server --bind "tcp://127.0.0.1:*" --endpoint-file "$tmp/ep" --policy asp --model svm \
     --data "libsvm:train=$tmp/text.svm" --lr 0.35 --batch 16 --target-acc "$target" \
-    --eval-every 0.5 --max-time 120 --threads 1 -q > "$tmp/out" 2>/dev/null &
+    --eval-every 0.1 --max-time 120 --threads 1 -q > "$tmp/out" 2>/dev/null &
   local server=$!
   for _ in $(seq 200); do [ -s "$tmp/ep" ] && break; sleep 0.05; done
   for _ in $(seq "$1"); do "$sw" worker --connect "$(cat "$tmp/ep")" --threads 1 -q & done

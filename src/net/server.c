@@ -25,7 +25,7 @@ sw_server_params sw_server_default_params(void)
     return (sw_server_params){
         .bind = "tcp://127.0.0.1:5555", .policy = "asp", .model = "mlp:h=1,u=256",
         .data = "fashion-mnist", .batch = 16, .max_workers = 64, .lr = 0.01f, .seed = 1,
-        .batch_mode = "shard", .heartbeat_timeout_s = 5, .eval_every_s = 5,
+        .batch_mode = "sample", .heartbeat_timeout_s = 5, .eval_every_s = 5,
         .checkpoint_applies = 1000, .checkpoint_s = 30,
     };
 }

@@ -1,8 +1,8 @@
 /* The worker's sparse path, the key-value model of classic parameter servers: after a release
  * it picks its next mini-batch of rows, pulls only the weights those rows touch
  * (PULL_SPARSE -> MODEL_SPARSE), computes the linear model's sparse gradient and pushes its
- * (index, value) pairs (PUSH_SPARSE). Its rows are every slots-th row from its id, in a fresh
- * seeded order each epoch. */
+ * (index, value) pairs (PUSH_SPARSE). It reads the whole training set in its own seeded order
+ * (batch_mode sample), or every slots-th row from its id (shard), reshuffled each epoch. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,7 +47,9 @@ int sw__worker_sparse_load(worker *k, char *err)
                            c->params, sw_sparse_model_n_params(k->smodel));
     }
     size_t n = k->sdata.train->n, cap = c->params;
-    k->n_shard = n / c->slots + (c->worker < n % c->slots);
+    bool shard = strcmp(c->batch_mode, "shard") == 0;
+    uint32_t step = shard ? c->slots : 1, first = shard ? c->worker : 0;
+    k->n_shard = n / step + (first < n % step);
     k->shard = malloc((k->n_shard ? k->n_shard : 1) * sizeof *k->shard);
     free(k->rows);
     k->rows = malloc(c->batch * sizeof *k->rows);
@@ -64,7 +66,7 @@ int sw__worker_sparse_load(worker *k, char *err)
         return sw_fail(err, SW_EINVAL, "worker %u of %u has no rows of %zu", c->worker, c->slots,
                        n);
     for (size_t i = 0; i < k->n_shard; i++)
-        k->shard[i] = (uint32_t)(c->worker + i * c->slots);
+        k->shard[i] = (uint32_t)(first + i * step);
     k->epoch = 0;
     shuffle_shard(k);
     k->loaded = true;
