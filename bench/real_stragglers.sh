@@ -85,7 +85,7 @@ throttled_run() { # policy seed procs -> "seconds T0 T1 T2 T3" (time to target, 
       "$sw" worker --connect "$(cat "$tmp/ep")" -q 2>/dev/null &
     fi
     pids+=($!)
-    sleep 0.2 # join in order: ids 0, 1 free, 2, 3 throttled
+    sleep 0.05 # join in order: ids 0, 1 free, 2, 3 throttled
   done
   wait "$server"
   wait "${pids[@]}" 2>/dev/null || true
@@ -95,7 +95,7 @@ throttled_run() { # policy seed procs -> "seconds T0 T1 T2 T3" (time to target, 
     /"ev":"release"/ { for (i = 1; i < NF; i++) if ($i == "\"w\"") w = $(i + 1); rel[w] = $2 }
     /"ev":"push"/ { for (i = 1; i < NF; i++) if ($i == "\"w\"") w = $(i + 1)
                     if (w in rel) { sum[w] += $2 - rel[w]; n[w]++ } }
-    END { printf "%s", t; for (w = 0; w < 4; w++) printf " %.5f", n[w] ? sum[w] / n[w] : 1; print "" }
+    END { printf "%s", t; for (w = 0; w < 4; w++) printf " %.5f", n[w] ? sum[w] / n[w] : t; print "" }
   ' "$tmp/log"
 }
 
