@@ -57,4 +57,10 @@ uint32_t sw_crc32(uint32_t crc, const void *data, size_t n);
  * machines use a table. */
 uint32_t sw_crc32c(uint32_t crc, const void *data, size_t n);
 
+/* Reads a u32-length-prefixed string at b + *off (of len bytes) into dst (capacity cap),
+ * advancing *off. Fails with SW_EFORMAT and a message naming path, the byte and `what` on a
+ * length below min or not under cap, a string past the end, or a NUL byte inside. */
+int sw_get_text(const uint8_t *b, size_t len, size_t *off, char *dst, size_t cap, size_t min,
+                const char *what, const char *path, char *err);
+
 #endif

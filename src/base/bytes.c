@@ -1,10 +1,12 @@
-/* CRC-32 through zlib, fed in chunks because zlib's length argument is 32 bits wide; and CRC-32C
- * with the SSE4.2 instruction where the CPU has it, a table elsewhere. */
+/* CRC-32 through zlib, fed in chunks because zlib's length argument is 32 bits wide; CRC-32C
+ * with the SSE4.2 instruction where the CPU has it, a table elsewhere; length-prefixed text. */
 #include "syncwise/bytes.h"
 
 #include <pthread.h>
 #include <string.h>
 #include <zlib.h>
+
+#include "syncwise/err.h"
 
 uint32_t sw_crc32(uint32_t crc, const void *data, size_t n)
 {
@@ -135,3 +137,23 @@ uint32_t sw_crc32c(uint32_t crc, const void *data, size_t n)
 #else
 uint32_t sw_crc32c(uint32_t crc, const void *data, size_t n) { return sw__crc32c_soft(crc, data, n); }
 #endif
+
+/* Reads a length-prefixed string at *off into dst (capacity cap), advancing *off. */
+int sw_get_text(const uint8_t *b, size_t len, size_t *off, char *dst, size_t cap, size_t min,
+                const char *what, const char *path, char *err)
+{
+    if (*off + 4 > len)
+        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: file ends inside the %s", path, *off, what);
+    uint32_t n = sw_get_u32(b + *off);
+    if (n < min || n >= cap)
+        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: %s length %u out of range", path, *off,
+                       what, n);
+    if (*off + 4 + n > len)
+        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: file ends inside the %s", path, *off, what);
+    memcpy(dst, b + *off + 4, n);
+    dst[n] = '\0';
+    if (strlen(dst) != n)
+        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: %s holds a NUL byte", path, *off, what);
+    *off += 4 + n;
+    return 0;
+}

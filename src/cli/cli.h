@@ -50,6 +50,9 @@ int sw_cli_error(const char *cmd, const char *fmt, ...)
 /* Creates a directory and its missing parents (mkdir -p); -1 with errno on failure. */
 int sw_cli_mkdirs(const char *path);
 
+/* The train, val or test set of d by name; NULL for another name or a missing split. */
+const sw_dataset *sw_cli_split(const sw_data *d, const char *name);
+
 /* Applies a --threads value to OpenBLAS (0 leaves its own choice). */
 void sw_cli_set_threads(long threads);
 

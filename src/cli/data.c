@@ -72,22 +72,13 @@ static int parse(int argc, char **argv, opts *o)
     return 0;
 }
 
-static const sw_dataset *split_of(const sw_data *d, const char *name)
-{
-    if (strcmp(name, "train") == 0)
-        return d->train;
-    if (strcmp(name, "val") == 0)
-        return d->val;
-    return strcmp(name, "test") == 0 ? d->test : NULL;
-}
-
 static int export(const opts *o, char *err)
 {
     sw_data d;
     int rc = sw_data_load(&d, o->data, o->gen.seed, err);
     if (rc)
         return rc;
-    const sw_dataset *ds = split_of(&d, o->split);
+    const sw_dataset *ds = sw_cli_split(&d, o->split);
     sw_sparse_data *s = NULL;
     if (!ds)
         rc = sw_fail(err, SW_ENOTFOUND, "data set '%s' has no %s split", o->data, o->split);

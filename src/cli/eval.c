@@ -22,15 +22,6 @@ static void help(void)
            "  -h, --help         this text\n");
 }
 
-static const sw_dataset *pick(const sw_data *d, const char *split)
-{
-    if (strcmp(split, "test") == 0)
-        return d->test;
-    if (strcmp(split, "val") == 0)
-        return d->val;
-    return strcmp(split, "train") == 0 ? d->train : NULL;
-}
-
 static int evaluate(const sw_ckpt *c, const char *data, const char *split, char *err)
 {
     sw_data d;
@@ -38,7 +29,7 @@ static int evaluate(const sw_ckpt *c, const char *data, const char *split, char 
     if (rc)
         return rc;
     sw_model *m = NULL;
-    const sw_dataset *ds = pick(&d, split);
+    const sw_dataset *ds = sw_cli_split(&d, split);
     if (!ds)
         rc = sw_fail(err, SW_ENOTFOUND, "data set '%s' has no %s split", data, split);
     if (!rc)

@@ -114,3 +114,12 @@ int sw_cli_mkdirs(const char *path)
     }
     return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
+
+const sw_dataset *sw_cli_split(const sw_data *d, const char *name)
+{
+    if (strcmp(name, "train") == 0)
+        return d->train;
+    if (strcmp(name, "val") == 0)
+        return d->val;
+    return strcmp(name, "test") == 0 ? d->test : NULL;
+}

@@ -166,18 +166,27 @@ static int class_labels(const pairs *s, int32_t *out, uint32_t *n_classes, const
     return 0;
 }
 
-static int densify(sw_dataset **out, const pairs *s, size_t dim, sw_task task, const char *path,
-                   char *err)
+/* The rows' dimension: dim as given (0: the largest index seen), which every index must fit. */
+static int check_dim(const pairs *s, size_t *dim, const char *path, char *err)
 {
     if (s->rows == 0)
         return sw_fail(err, SW_EFORMAT, "%s: no examples", path);
-    if (dim == 0)
-        dim = s->max_col;
-    else if (s->max_col > dim)
+    if (*dim == 0)
+        *dim = s->max_col;
+    else if (s->max_col > *dim)
         return sw_fail(err, SW_EMISMATCH, "%s: index %u beyond the expected dimension %zu", path,
-                       s->max_col, dim);
+                       s->max_col, *dim);
+    return 0;
+}
+
+static int densify(sw_dataset **out, const pairs *s, size_t dim, sw_task task, const char *path,
+                   char *err)
+{
+    int rc = check_dim(s, &dim, path, err);
+    if (rc)
+        return rc;
     uint32_t shape[3] = {1, 1, (uint32_t)dim};
-    int rc = sw_dataset_new(out, s->rows, shape, task, 2, err);
+    rc = sw_dataset_new(out, s->rows, shape, task, 2, err);
     if (rc)
         return rc;
     sw_dataset *ds = *out;
@@ -215,15 +224,10 @@ int sw_libsvm_read(sw_dataset **out, const char *path, size_t dim, sw_task task,
 static int to_sparse(sw_sparse_data **out, const pairs *s, size_t dim, const char *path,
                      char *err)
 {
-    if (s->rows == 0)
-        return sw_fail(err, SW_EFORMAT, "%s: no examples", path);
-    if (dim == 0)
-        dim = s->max_col;
-    else if (s->max_col > dim)
-        return sw_fail(err, SW_EMISMATCH, "%s: index %u beyond the expected dimension %zu", path,
-                       s->max_col, dim);
-    int rc = sw_sparse_new(out, s->rows, dim, s->n, err);
+    int rc = check_dim(s, &dim, path, err);
     if (rc)
+        return rc;
+    if ((rc = sw_sparse_new(out, s->rows, dim, s->n, err)))
         return rc;
     sw_sparse_data *d = *out;
     memcpy(d->col, s->col, s->n * sizeof *d->col);

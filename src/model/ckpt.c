@@ -65,26 +65,6 @@ int sw_ckpt_save(const char *path, const sw_ckpt *c, char *err)
     return rc;
 }
 
-/* Reads a length-prefixed string at *off into dst (capacity cap), advancing *off. */
-static int get_string(const uint8_t *b, size_t len, size_t *off, char *dst, size_t cap,
-                      size_t min, const char *what, const char *path, char *err)
-{
-    if (*off + 4 > len)
-        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: file ends inside the %s", path, *off, what);
-    uint32_t n = sw_get_u32(b + *off);
-    if (n < min || n >= cap)
-        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: %s length %u out of range", path, *off,
-                       what, n);
-    if (*off + 4 + n > len)
-        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: file ends inside the %s", path, *off, what);
-    memcpy(dst, b + *off + 4, n);
-    dst[n] = '\0';
-    if (strlen(dst) != n)
-        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: %s holds a NUL byte", path, *off, what);
-    *off += 4 + n;
-    return 0;
-}
-
 static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, const char *path,
                          char *err)
 {
@@ -111,12 +91,12 @@ static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, 
     c->seed = sw_get_u64(b + 36);
     uint64_t p = sw_get_u64(b + 44);
     *off = FIXED_BYTES;
-    int rc = get_string(b, len, off, c->desc.spec, sizeof c->desc.spec, 1, "model spec", path,
+    int rc = sw_get_text(b, len, off, c->desc.spec, sizeof c->desc.spec, 1, "model spec", path,
                         err);
     if (!rc)
-        rc = get_string(b, len, off, c->data_spec, sizeof c->data_spec, 0, "data spec", path, err);
+        rc = sw_get_text(b, len, off, c->data_spec, sizeof c->data_spec, 0, "data spec", path, err);
     if (!rc)
-        rc = get_string(b, len, off, c->note, sizeof c->note, 0, "note", path, err);
+        rc = sw_get_text(b, len, off, c->note, sizeof c->note, 0, "note", path, err);
     if (!rc && (p > (len - *off) / 4 || *off + 4 * p + 4 != len))
         rc = sw_fail(err, SW_EFORMAT, "%s: %llu parameters do not match the file size %zu", path,
                      (unsigned long long)p, len);

@@ -65,23 +65,6 @@ int sw_rl_policy_save(const char *path, const sw_rl_policy *pol, char *err)
     return rc;
 }
 
-static int get_text(const uint8_t *b, size_t len, size_t *off, char *dst, size_t cap,
-                    const char *what, const char *path, char *err)
-{
-    if (*off + 4 > len)
-        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: file ends inside the %s", path, *off, what);
-    uint32_t n = sw_get_u32(b + *off);
-    if (n >= cap || *off + 4 + n > len)
-        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: %s length %u out of range", path, *off,
-                       what, n);
-    memcpy(dst, b + *off + 4, n);
-    dst[n] = '\0';
-    if (strlen(dst) != n)
-        return sw_fail(err, SW_EFORMAT, "%s: byte %zu: %s holds a NUL byte", path, *off, what);
-    *off += 4 + n;
-    return 0;
-}
-
 /* Magic, version, checksum and the feature layout: what makes a file readable by this build. */
 static int check_envelope(const uint8_t *b, size_t len, const char *path, char *err)
 {
@@ -121,8 +104,9 @@ static int decode(const uint8_t *b, size_t len, sw_rl_policy *out, const char *p
     hp->lr = sw_get_f32(b + 56);
     uint64_t n = sw_get_u64(b + 60);
     size_t off = FIXED;
-    if ((rc = get_text(b, len - 4, &off, hp->qnet, sizeof hp->qnet, "Q-network spec", path, err)) ||
-        (rc = get_text(b, len - 4, &off, out->note, sizeof out->note, "note", path, err)))
+    if ((rc = sw_get_text(b, len - 4, &off, hp->qnet, sizeof hp->qnet, 1, "Q-network spec", path,
+                          err)) ||
+        (rc = sw_get_text(b, len - 4, &off, out->note, sizeof out->note, 0, "note", path, err)))
         return rc;
     char why[SW_ERR_LEN];
     if (sw_rl_check_hparams(hp, why))
