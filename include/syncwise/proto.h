@@ -48,7 +48,14 @@ typedef enum sw_msg_type {
     SW_MSG_PULL_SPARSE = 14,  /* worker -> server: send me these weights (indices) */
     SW_MSG_MODEL_SPARSE = 15, /* server -> worker: those weights at `version` (floats, in the
                                * order asked) */
-    SW_MSG_TYPE_MAX = 15,
+    /* Decentralized peers (syncwise/peer.h); the sender is the ZeroMQ routing id. */
+    SW_MSG_PEER_HELLO = 16,   /* a new peer: payload its endpoint (text) */
+    SW_MSG_PEER_MEMBERS = 17, /* the member endpoints, one per line (text) */
+    SW_MSG_PEER_DELTA = 18,   /* additions to the receiver's slice (pairs) */
+    SW_MSG_PEER_SLICE = 19,   /* the sender's current values of those weights (pairs) */
+    SW_MSG_PEER_STOP = 20,    /* the run is over */
+    SW_MSG_PEER_BYE = 21,     /* the sender leaves */
+    SW_MSG_TYPE_MAX = 21,
 } sw_msg_type;
 
 typedef enum sw_msg_flag {

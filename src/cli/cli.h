@@ -3,6 +3,7 @@
 #ifndef SW_CLI_H
 #define SW_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +32,7 @@ int sw_cli_launch(int argc, char **argv);
 int sw_cli_keygen(int argc, char **argv);
 int sw_cli_rl(int argc, char **argv);
 int sw_cli_data(int argc, char **argv);
+int sw_cli_peer(int argc, char **argv);
 int sw_cli_rl_train(int argc, char **argv);
 int sw_cli_rl_eval(int argc, char **argv);
 
@@ -52,6 +54,9 @@ int sw_cli_mkdirs(const char *path);
 
 /* The train, val or test set of d by name; NULL for another name or a missing split. */
 const sw_dataset *sw_cli_split(const sw_data *d, const char *name);
+
+/* Makes SIGINT and SIGTERM set the returned flag (a clean stop) instead of killing. */
+volatile sig_atomic_t *sw_cli_catch_signals(void);
 
 /* Applies a --threads value to OpenBLAS (0 leaves its own choice). */
 void sw_cli_set_threads(long threads);

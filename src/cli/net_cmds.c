@@ -12,23 +12,6 @@
 #include "syncwise/log.h"
 #include "syncwise/net.h"
 
-static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    g_stop = 1;
-}
-
-static void catch_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-
 static void server_help(void)
 {
     printf("usage: syncwise server [OPTIONS]\n\n"
@@ -151,8 +134,7 @@ int sw_cli_server(int argc, char **argv)
     if (prc)
         return prc < 0 ? 0 : prc;
     sw_cli_set_threads(threads);
-    catch_signals();
-    p.stop = &g_stop;
+    p.stop = sw_cli_catch_signals();
     char err[SW_ERR_LEN];
     FILE *log = log_path ? fopen(log_path, p.resume ? "a" : "w") : NULL;
     if (log_path && !log)
@@ -235,13 +217,12 @@ int sw_cli_worker(int argc, char **argv)
     if (optind < argc)
         return sw_cli_error("worker", "unexpected argument '%s' (see --help)", argv[optind]) + 1;
     sw_cli_set_threads(threads);
-    catch_signals();
-    p.stop = &g_stop;
+    p.stop = sw_cli_catch_signals();
     p.delay_s = delay_ms / 1000;
     char err[SW_ERR_LEN];
     sw_worker_result r;
     int rc = sw_worker_run(&p, &r, err);
-    if (rc && !(g_stop && rc == SW_ESTATE))
+    if (rc && !(*p.stop && rc == SW_ESTATE))
         return sw_cli_error("worker", "%s", err);
     sw_log(SW_LOG_INFO, "%llu steps, %llu recomputed, %llu joins%s",
            (unsigned long long)r.steps, (unsigned long long)r.drops,

@@ -1,6 +1,8 @@
 /* Option parsing helpers and help listings shared by the subcommands. */
+#define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <math.h>
@@ -122,4 +124,22 @@ const sw_dataset *sw_cli_split(const sw_data *d, const char *name)
     if (strcmp(name, "val") == 0)
         return d->val;
     return strcmp(name, "test") == 0 ? d->test : NULL;
+}
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+volatile sig_atomic_t *sw_cli_catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    return &g_stop;
 }

@@ -14,7 +14,9 @@ const char *sw_msg_type_name(int type)
     static const char *const names[] = {"?",         "join",  "welcome", "pull",     "model",
                                         "push",      "wait",  "release", "heartbeat", "leave",
                                         "error",     "ctl",   "ctl-reply", "push-sparse",
-                                        "pull-sparse", "model-sparse"};
+                                        "pull-sparse", "model-sparse", "peer-hello",
+                                        "peer-members", "peer-delta", "peer-slice", "peer-stop",
+                                        "peer-bye"};
     return type >= 1 && type <= SW_MSG_TYPE_MAX ? names[type] : "?";
 }
 

@@ -1,0 +1,50 @@
+/* The decentralized mode (paper 003, milestone 2): peers train a sparse linear model with no
+ * server. Every peer keeps a replica of all the weights and owns a slice of them: with M members
+ * sorted by endpoint, member k owns indices [k n / M, (k + 1) n / M). A peer computes sparse
+ * gradients on its own batches, applies them to its replica and sends each owner the deltas of
+ * its slice; an owner adds the deltas it receives and broadcasts the current values of what
+ * changed in its slice every round, so the replicas are eventually consistent.
+ *
+ * A new peer says HELLO to any member, which answers with the member list (to everyone) and its
+ * whole replica. A peer silent for longer than the timeout (every peer broadcasts each round) is
+ * dropped and the slices are reassigned. Only the first member computes the loss (on the test
+ * set, each round); it stops everyone at the target loss or after `patience` rounds without
+ * improvement, keeping the best weights it saw.
+ */
+#ifndef SYNCWISE_PEER_H
+#define SYNCWISE_PEER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct sw_peer_params {
+    const char *bind;          /* e.g. "tcp://127.0.0.1:*" */
+    const char *endpoint_file; /* the bound endpoint is written there when set */
+    const char *join;          /* a member's endpoint, or NULL to start a group */
+    const char *model, *data;  /* a sparse model (svm, logistic) and sparse data spec */
+    uint32_t batch;
+    float lr;
+    uint64_t seed;             /* of the data; each peer's batch order also hashes its endpoint */
+    uint32_t round_steps;      /* steps between broadcasts and loss evaluations */
+    double timeout_s;          /* a member silent this long is dropped */
+    double target_loss;        /* 0: none */
+    uint32_t patience;         /* rounds without improvement (0: none) */
+    double max_time_s;         /* 0: none */
+    double delay_s;            /* injected slowness per step */
+    volatile sig_atomic_t *stop;
+} sw_peer_params;
+
+sw_peer_params sw_peer_default_params(void);
+
+typedef struct sw_peer_result {
+    bool reached;            /* the target loss was met (as told by the loss peer) */
+    bool loss_peer;          /* this peer computed the loss at the end */
+    double best_loss, elapsed_s, join_loss; /* join_loss: of the weights received on joining */
+    uint64_t steps, rounds, deltas_sent, bytes_sent, dropped_peers;
+    uint32_t members;        /* at the end */
+} sw_peer_result;
+
+int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err);
+
+#endif

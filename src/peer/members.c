@@ -1,0 +1,129 @@
+/* A peer's member table: sorted endpoints (which decide who owns which slice), a DEALER socket
+ * to each, and when each was last heard from. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "peer_internal.h"
+#include "syncwise/clock.h"
+#include "syncwise/log.h"
+
+double sw__peer_now(const sw__peer *pe) { return sw_clock_now_s() - pe->t0; }
+
+int sw__peer_rank(const sw__peer *pe, const char *ep)
+{
+    for (int k = 0; k < pe->n_members; k++)
+        if (strcmp(pe->m[k].ep, ep) == 0)
+            return k;
+    return -1;
+}
+
+int sw__peer_my_rank(const sw__peer *pe) { return sw__peer_rank(pe, pe->me); }
+
+int sw__peer_owner(const sw__peer *pe, uint32_t j)
+{
+    return (int)((uint64_t)j * (uint64_t)pe->n_members / pe->n);
+}
+
+static void *connect_to(sw__peer *pe, const char *ep)
+{
+    void *s = zmq_socket(pe->zctx, ZMQ_DEALER);
+    if (!s)
+        return NULL;
+    int linger = 0, hwm = 10000;
+    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(s, ZMQ_ROUTING_ID, pe->me, strlen(pe->me)); /* receivers see who we are */
+    if (zmq_connect(s, ep) != 0) {
+        zmq_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+int sw__peer_add(sw__peer *pe, const char *ep)
+{
+    int k = sw__peer_rank(pe, ep);
+    if (k >= 0) {
+        pe->m[k].last_seen = sw__peer_now(pe);
+        return k;
+    }
+    if (pe->n_members == SW_PEER_MAX_MEMBERS || strlen(ep) >= SW_PEER_EP_LEN)
+        return -1;
+    sw__member nm = {.last_seen = sw__peer_now(pe)};
+    snprintf(nm.ep, sizeof nm.ep, "%s", ep);
+    if (strcmp(ep, pe->me) != 0 && !(nm.out = connect_to(pe, ep)))
+        return -1;
+    int at = 0;
+    while (at < pe->n_members && strcmp(pe->m[at].ep, ep) < 0)
+        at++;
+    memmove(&pe->m[at + 1], &pe->m[at], (size_t)(pe->n_members - at) * sizeof nm);
+    pe->m[at] = nm;
+    pe->n_members++;
+    if (strcmp(ep, pe->me) != 0)
+        sw_log(SW_LOG_INFO, "peer %s joined: %d members", ep, pe->n_members);
+    return at;
+}
+
+void sw__peer_remove(sw__peer *pe, int rank, const char *why)
+{
+    if (rank < 0 || rank >= pe->n_members || !pe->m[rank].out)
+        return;
+    sw_log(SW_LOG_INFO, "dropped peer %s (%s): %d members", pe->m[rank].ep, why,
+           pe->n_members - 1);
+    zmq_close(pe->m[rank].out);
+    memmove(&pe->m[rank], &pe->m[rank + 1],
+            (size_t)(pe->n_members - rank - 1) * sizeof pe->m[0]);
+    pe->n_members--;
+    pe->r->dropped_peers++;
+}
+
+void sw__peer_drop_silent(sw__peer *pe)
+{
+    double now = sw__peer_now(pe);
+    for (int k = pe->n_members - 1; k >= 0; k--)
+        if (pe->m[k].out && now - pe->m[k].last_seen > pe->p->timeout_s)
+            sw__peer_remove(pe, k, "silent");
+}
+
+void sw__peer_send(sw__peer *pe, int rank, sw_msg_type type, const void *payload, size_t len)
+{
+    if (rank < 0 || rank >= pe->n_members || !pe->m[rank].out)
+        return;
+    zmq_msg_t frame;
+    if (zmq_msg_init_size(&frame, sw_msg_size(len)) != 0)
+        return;
+    sw_msg m = {.type = type, .worker = SW_NO_WORKER, .payload = payload, .payload_len = len};
+    sw_msg_encode(&m, zmq_msg_data(&frame));
+    if (zmq_msg_send(&frame, pe->m[rank].out, ZMQ_DONTWAIT) < 0)
+        zmq_msg_close(&frame);
+    else
+        pe->r->bytes_sent += sw_msg_size(len);
+}
+
+void sw__peer_broadcast(sw__peer *pe, sw_msg_type type, const void *payload, size_t len)
+{
+    for (int k = 0; k < pe->n_members; k++)
+        sw__peer_send(pe, k, type, payload, len);
+}
+
+size_t sw__peer_members_text(const sw__peer *pe, char *out, size_t cap)
+{
+    size_t len = 0;
+    for (int k = 0; k < pe->n_members && len < cap; k++)
+        len += (size_t)snprintf(out + len, cap - len, "%s\n", pe->m[k].ep);
+    return len < cap ? len : cap;
+}
+
+void sw__peer_merge_members(sw__peer *pe, const sw_msg *m)
+{
+    char text[SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN];
+    size_t len = m->payload_len < sizeof text - 1 ? m->payload_len : sizeof text - 1;
+    memcpy(text, m->payload, len);
+    text[len] = '\0';
+    for (char *save, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        if ((strncmp(line, "tcp://", 6) == 0 || strncmp(line, "ipc://", 6) == 0) &&
+            sw__peer_rank(pe, line) < 0) /* hearsay adds a member but proves nobody alive */
+            sw__peer_add(pe, line);
+}

@@ -1,0 +1,328 @@
+/* The decentralized peer (syncwise/peer.h): one loop alternating a training step with whatever
+ * the other members sent; every round_steps steps a broadcast of our slice's changes, a check
+ * for silent members and, on the first member, the loss and the stopping rules. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "peer_internal.h"
+#include "syncwise/clock.h"
+#include "syncwise/err.h"
+#include "syncwise/log.h"
+
+sw_peer_params sw_peer_default_params(void)
+{
+    return (sw_peer_params){.bind = "tcp://127.0.0.1:*", .model = "svm",
+                            .data = "sparse:n=20000,test=2000,dim=10000", .batch = 16,
+                            .lr = 0.35f, .seed = 1, .round_steps = 50, .timeout_s = 2};
+}
+
+static void mark_changed(sw__peer *pe, uint32_t j)
+{
+    if (!pe->changed[j]) {
+        pe->changed[j] = 1;
+        pe->changed_list[pe->n_changed++] = j;
+    }
+}
+
+/* Pairs of a payload (added to our weights for DELTA, set for SLICE). */
+static void take_pairs(sw__peer *pe, const sw_msg *m, bool add)
+{
+    size_t nnz;
+    char why[SW_ERR_LEN];
+    if (sw_msg_get_pairs(m, (uint32_t)pe->n, pe->idx, pe->val, pe->n, &nnz, why)) {
+        sw_log(SW_LOG_WARN, "ignoring a bad %s: %s", sw_msg_type_name(m->type), why);
+        return;
+    }
+    int me = sw__peer_my_rank(pe);
+    for (size_t k = 0; k < nnz; k++) {
+        uint32_t j = pe->idx[k];
+        pe->theta[j] = add ? pe->theta[j] + pe->val[k] : pe->val[k];
+        if (add && sw__peer_owner(pe, j) == me)
+            mark_changed(pe, j);
+    }
+}
+
+/* Our whole replica as SLICE pairs, for a member that just said hello. */
+static void send_replica(sw__peer *pe, int rank)
+{
+    size_t k = 0;
+    for (uint32_t j = 0; j < pe->n; j++)
+        if (pe->theta[j] != 0.0f) {
+            pe->idx[k] = j;
+            pe->val[k++] = pe->theta[j];
+        }
+    sw_msg_put_pairs(pe->pay, pe->idx, pe->val, k);
+    sw__peer_send(pe, rank, SW_MSG_PEER_SLICE, pe->pay, 8 * k);
+}
+
+static void on_hello(sw__peer *pe, const sw_msg *m)
+{
+    char ep[SW_PEER_EP_LEN];
+    size_t len = m->payload_len < sizeof ep - 1 ? m->payload_len : sizeof ep - 1;
+    memcpy(ep, m->payload, len);
+    ep[len] = '\0';
+    int rank = sw__peer_add(pe, ep);
+    if (rank < 0) {
+        sw_log(SW_LOG_WARN, "cannot admit peer %s (full or bad endpoint)", ep);
+        return;
+    }
+    char text[SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN];
+    size_t n = sw__peer_members_text(pe, text, sizeof text);
+    sw__peer_broadcast(pe, SW_MSG_PEER_MEMBERS, text, n);
+    send_replica(pe, sw__peer_rank(pe, ep));
+}
+
+static void handle(sw__peer *pe, const char *from, const sw_msg *m)
+{
+    int rank = sw__peer_rank(pe, from);
+    if (rank >= 0)
+        pe->m[rank].last_seen = sw__peer_now(pe);
+    switch (m->type) {
+    case SW_MSG_PEER_HELLO: on_hello(pe, m); break;
+    case SW_MSG_PEER_MEMBERS: sw__peer_merge_members(pe, m); break;
+    case SW_MSG_PEER_DELTA: take_pairs(pe, m, true); break;
+    case SW_MSG_PEER_SLICE:
+        take_pairs(pe, m, false);
+        pe->have_replica = true;
+        break;
+    case SW_MSG_PEER_STOP:
+        pe->done = true;
+        pe->r->reached = m->payload_len == 7 && !memcmp(m->payload, "reached", 7);
+        break;
+    case SW_MSG_PEER_BYE: sw__peer_remove(pe, rank, "left"); break;
+    default: sw_log(SW_LOG_WARN, "ignoring a '%s' message", sw_msg_type_name(m->type));
+    }
+}
+
+/* Handles everything waiting, or waits up to wait_ms for the first message. */
+static void receive_all(sw__peer *pe, long wait_ms)
+{
+    for (;;) {
+        zmq_pollitem_t item = {.socket = pe->in, .events = ZMQ_POLLIN};
+        if (zmq_poll(&item, 1, wait_ms) <= 0)
+            return;
+        wait_ms = 0;
+        zmq_msg_t id, body;
+        zmq_msg_init(&id);
+        zmq_msg_init(&body);
+        if (zmq_msg_recv(&id, pe->in, 0) >= 0 && zmq_msg_more(&id) &&
+            zmq_msg_recv(&body, pe->in, 0) >= 0 && !zmq_msg_more(&body)) {
+            char from[SW_PEER_EP_LEN];
+            size_t len = zmq_msg_size(&id) < sizeof from - 1 ? zmq_msg_size(&id) : sizeof from - 1;
+            memcpy(from, zmq_msg_data(&id), len);
+            from[len] = '\0';
+            sw_msg m;
+            char why[SW_ERR_LEN];
+            if (sw_msg_decode(zmq_msg_data(&body), zmq_msg_size(&body), 8 * (uint64_t)pe->n +
+                              SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN, &m, why) == 0)
+                handle(pe, from, &m);
+            else
+                sw_log(SW_LOG_WARN, "ignoring a malformed message from %s: %s", from, why);
+        }
+        zmq_msg_close(&id);
+        zmq_msg_close(&body);
+    }
+}
+
+/* One SGD step on our own batch: apply it to our replica, send each owner its slice's part. */
+static void step(sw__peer *pe)
+{
+    const sw_sparse_data *d = pe->data.train;
+    for (uint32_t b = 0; b < pe->p->batch; b++)
+        pe->rows[b] = (uint32_t)sw_rng_below(&pe->rng, d->n);
+    size_t nnz = sw_sparse_model_grad(pe->model, pe->theta, d, pe->rows, pe->p->batch, pe->idx,
+                                      pe->val, NULL);
+    int me = sw__peer_my_rank(pe);
+    for (size_t k = 0; k < nnz; k++) {
+        pe->val[k] *= -pe->p->lr;
+        pe->theta[pe->idx[k]] += pe->val[k];
+    }
+    for (size_t a = 0, b; a < nnz; a = b) { /* indices ascend, slices are ranges: runs */
+        int owner = sw__peer_owner(pe, pe->idx[a]);
+        for (b = a; b < nnz && sw__peer_owner(pe, pe->idx[b]) == owner; b++)
+            if (owner == me)
+                mark_changed(pe, pe->idx[b]);
+        if (owner != me) {
+            sw_msg_put_pairs(pe->pay, pe->idx + a, pe->val + a, b - a);
+            sw__peer_send(pe, owner, SW_MSG_PEER_DELTA, pe->pay, 8 * (b - a));
+            pe->r->deltas_sent++;
+        }
+    }
+    pe->r->steps++;
+    if (pe->p->delay_s > 0) {
+        struct timespec ts = {.tv_sec = (time_t)pe->p->delay_s,
+                              .tv_nsec = (long)((pe->p->delay_s - (time_t)pe->p->delay_s) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The first member's part of a round: the loss, the best weights, the stopping rules. */
+static void judge(sw__peer *pe, uint32_t *since_best)
+{
+    sw_eval e;
+    sw_sparse_model_evaluate(pe->model, pe->theta, pe->data.test, &e);
+    pe->r->loss_peer = true;
+    if (e.loss < pe->r->best_loss) {
+        pe->r->best_loss = e.loss;
+        memcpy(pe->best, pe->theta, pe->n * sizeof *pe->best);
+        *since_best = 0;
+    } else {
+        ++*since_best;
+    }
+    sw_log(SW_LOG_DEBUG, "round %llu: loss %.4f (best %.4f), %d members",
+           (unsigned long long)pe->r->rounds, e.loss, pe->r->best_loss, pe->n_members);
+    bool reached = pe->p->target_loss > 0 && e.loss <= pe->p->target_loss;
+    if (reached || (pe->p->patience && *since_best >= pe->p->patience)) {
+        pe->r->reached = reached;
+        pe->done = true;
+        sw__peer_broadcast(pe, SW_MSG_PEER_STOP, reached ? "reached" : "patience",
+                           reached ? 7 : 8);
+    }
+}
+
+static int by_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every round: our slice's changes to everyone (also our heartbeat), silent members out. */
+static void round_end(sw__peer *pe, uint32_t *since_best)
+{
+    qsort(pe->changed_list, pe->n_changed, sizeof *pe->changed_list, by_u32);
+    for (size_t k = 0; k < pe->n_changed; k++) {
+        uint32_t j = pe->changed_list[k];
+        pe->idx[k] = j;
+        pe->val[k] = pe->theta[j];
+        pe->changed[j] = 0;
+    }
+    sw_msg_put_pairs(pe->pay, pe->idx, pe->val, pe->n_changed);
+    sw__peer_broadcast(pe, SW_MSG_PEER_SLICE, pe->pay, 8 * pe->n_changed);
+    pe->n_changed = 0;
+    sw__peer_drop_silent(pe);
+    pe->r->rounds++;
+    if (sw__peer_my_rank(pe) == 0)
+        judge(pe, since_best);
+}
+
+static int setup(sw__peer *pe, char *err)
+{
+    const sw_peer_params *p = pe->p;
+    pe->zctx = zmq_ctx_new();
+    pe->in = pe->zctx ? zmq_socket(pe->zctx, ZMQ_ROUTER) : NULL;
+    int linger = 0;
+    size_t len = sizeof pe->me;
+    if (!pe->in || zmq_setsockopt(pe->in, ZMQ_LINGER, &linger, sizeof linger) ||
+        zmq_bind(pe->in, p->bind) != 0 || zmq_getsockopt(pe->in, ZMQ_LAST_ENDPOINT, pe->me, &len))
+        return sw_fail(err, SW_EIO, "cannot bind %s: %s", p->bind, zmq_strerror(zmq_errno()));
+    int rc = sw_sparse_load(&pe->data, p->data, p->seed, err);
+    if (!rc)
+        rc = sw_sparse_model_new(&pe->model, p->model, pe->data.train->dim, err);
+    if (rc)
+        return rc;
+    size_t n = pe->n = sw_sparse_model_n_params(pe->model);
+    pe->theta = calloc(n, sizeof *pe->theta);
+    pe->best = calloc(n, sizeof *pe->best);
+    pe->changed = calloc(n, 1);
+    pe->changed_list = malloc(n * sizeof *pe->changed_list);
+    pe->rows = malloc(p->batch * sizeof *pe->rows);
+    pe->idx = malloc(n * sizeof *pe->idx);
+    pe->val = malloc(n * sizeof *pe->val);
+    pe->pay = malloc(8 * n);
+    if (!pe->theta || !pe->best || !pe->changed || !pe->changed_list || !pe->rows || !pe->idx ||
+        !pe->val || !pe->pay)
+        return sw_fail(err, SW_ENOMEM, "out of memory for %zu weights", n);
+    uint64_t h = 1469598103934665603ULL; /* each peer its own batch order: hash its endpoint */
+    for (const char *c = pe->me; *c; c++)
+        h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+    sw_rng_seed(&pe->rng, p->seed ^ h, SW_STREAM_BATCH);
+    sw__peer_add(pe, pe->me);
+    if (p->endpoint_file) {
+        FILE *f = fopen(p->endpoint_file, "w");
+        if (!f || fprintf(f, "%s\n", pe->me) < 0 || fclose(f) != 0)
+            return sw_fail(err, SW_EIO, "%s: cannot write the endpoint", p->endpoint_file);
+    }
+    return 0;
+}
+
+/* Says hello to a member and waits for its replica. */
+static int join(sw__peer *pe, char *err)
+{
+    if (sw__peer_add(pe, pe->p->join) < 0)
+        return sw_fail(err, SW_EINVAL, "cannot connect to %s", pe->p->join);
+    sw__peer_send(pe, sw__peer_rank(pe, pe->p->join), SW_MSG_PEER_HELLO, pe->me, strlen(pe->me));
+    double deadline = sw__peer_now(pe) + pe->p->timeout_s * 5;
+    while (!pe->have_replica && sw__peer_now(pe) < deadline && !(pe->p->stop && *pe->p->stop))
+        receive_all(pe, 100);
+    if (!pe->have_replica)
+        return sw_fail(err, SW_EIO, "%s did not answer our hello", pe->p->join);
+    sw_eval e;
+    sw_sparse_model_evaluate(pe->model, pe->theta, pe->data.test, &e);
+    pe->r->join_loss = e.loss;
+    sw_log(SW_LOG_INFO, "joined through %s: %d members, weights at loss %.4f", pe->p->join,
+           pe->n_members, e.loss);
+    return 0;
+}
+
+static void cleanup(sw__peer *pe)
+{
+    for (int k = 0; k < pe->n_members; k++)
+        if (pe->m[k].out)
+            zmq_close(pe->m[k].out);
+    if (pe->in)
+        zmq_close(pe->in);
+    if (pe->zctx)
+        zmq_ctx_term(pe->zctx);
+    sw_sparse_set_free(&pe->data);
+    sw_sparse_model_free(pe->model);
+    free(pe->theta);
+    free(pe->best);
+    free(pe->changed);
+    free(pe->changed_list);
+    free(pe->rows);
+    free(pe->idx);
+    free(pe->val);
+    free(pe->pay);
+}
+
+static bool should_stop(const sw__peer *pe)
+{
+    const sw_peer_params *p = pe->p;
+    return pe->done || (p->stop && *p->stop) ||
+           (p->max_time_s > 0 && sw__peer_now(pe) >= p->max_time_s);
+}
+
+int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    out->best_loss = 1e300;
+    if (p->batch == 0 || p->round_steps == 0 || !(p->timeout_s > 0) || !(p->lr > 0))
+        return sw_fail(err, SW_EINVAL, "batch, round steps, timeout and lr must be positive");
+    sw__peer *pe = calloc(1, sizeof *pe);
+    if (!pe)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    pe->p = p;
+    pe->r = out;
+    pe->t0 = sw_clock_now_s();
+    int rc = setup(pe, err);
+    if (!rc && p->join)
+        rc = join(pe, err);
+    uint32_t since_best = 0;
+    while (!rc && !should_stop(pe)) {
+        step(pe);
+        receive_all(pe, 0);
+        if (out->steps % p->round_steps == 0)
+            round_end(pe, &since_best);
+    }
+    if (!rc && !pe->done)
+        sw__peer_broadcast(pe, SW_MSG_PEER_BYE, pe->me, strlen(pe->me));
+    out->elapsed_s = sw__peer_now(pe);
+    out->members = (uint32_t)pe->n_members;
+    cleanup(pe);
+    free(pe);
+    return rc;
+}

@@ -1,0 +1,65 @@
+/* The decentralized peer's state, shared by its membership code (members.c) and its training
+ * loop (peer.c). */
+#ifndef SW_PEER_INTERNAL_H
+#define SW_PEER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncwise/peer.h"
+#include "syncwise/proto.h"
+#include "syncwise/rng.h"
+#include "syncwise/sparse.h"
+
+#define SW_PEER_MAX_MEMBERS 64
+#define SW_PEER_EP_LEN 128
+
+typedef struct sw__member {
+    char ep[SW_PEER_EP_LEN];
+    void *out;        /* a DEALER connected to it; NULL for ourselves */
+    double last_seen;
+} sw__member;
+
+typedef struct sw__peer {
+    const sw_peer_params *p;
+    sw_peer_result *r;
+    void *zctx, *in;                 /* our ROUTER: everyone sends here */
+    char me[SW_PEER_EP_LEN];
+    sw__member m[SW_PEER_MAX_MEMBERS]; /* sorted by endpoint, ourselves included */
+    int n_members;
+    sw_sparse_set data;
+    sw_sparse_model *model;
+    size_t n;                        /* weights: dim + 1 */
+    float *theta, *best;
+    uint8_t *changed;                /* per weight of our slice: changed since our last SLICE */
+    uint32_t *changed_list;
+    size_t n_changed;
+    uint32_t *rows, *idx;
+    float *val;
+    uint8_t *pay;                    /* an encoded payload: up to n pairs */
+    sw_rng rng;
+    double t0;
+    bool done, have_replica;
+} sw__peer;
+
+double sw__peer_now(const sw__peer *pe);
+int sw__peer_rank(const sw__peer *pe, const char *ep); /* -1 if not a member */
+int sw__peer_my_rank(const sw__peer *pe);
+int sw__peer_owner(const sw__peer *pe, uint32_t j);    /* rank of the owner of weight j */
+
+/* Adds a member (connecting to it) or refreshes its last_seen; -1 when the table is full. */
+int sw__peer_add(sw__peer *pe, const char *ep);
+void sw__peer_remove(sw__peer *pe, int rank, const char *why);
+/* Drops members silent for longer than the timeout. */
+void sw__peer_drop_silent(sw__peer *pe);
+
+/* Sends one message to member `rank` (never blocks: a full queue loses it). */
+void sw__peer_send(sw__peer *pe, int rank, sw_msg_type type, const void *payload, size_t len);
+void sw__peer_broadcast(sw__peer *pe, sw_msg_type type, const void *payload, size_t len);
+/* The member list as text, one endpoint per line. */
+size_t sw__peer_members_text(const sw__peer *pe, char *out, size_t cap);
+/* Adds every endpoint of a MEMBERS payload. */
+void sw__peer_merge_members(sw__peer *pe, const sw_msg *m);
+
+#endif

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The decentralized mode with real processes: 4 peers reach a target loss with no server; one
+# peer killed mid-run is dropped by the others, who finish; a peer joining mid-run receives the
+# current weights (its first loss is far below the untrained 1.0).
+. "$(dirname "$0")/lib.sh"
+trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+DATA="sparse:n=20000,test=2000,dim=2000,density=0.01"
+
+start_first() { # options; sets EP
+  rm -f "$TMP/ep"
+  "$SW" peer --endpoint-file "$TMP/ep" --data "$DATA" "$@" > "$TMP/p1.out" 2>&1 &
+  P1=$!
+  for _ in $(seq 100); do [ -s "$TMP/ep" ] && break; sleep 0.05; done
+  EP=$(cat "$TMP/ep")
+}
+
+join_peer() { # name, then options; appends to PIDS
+  "$SW" peer --join "$EP" --data "$DATA" "${@:2}" > "$TMP/$1.out" 2>&1 &
+  PIDS+=($!)
+}
+
+all_out() { OUT=$(cat "$TMP"/p*.out); }
+
+# 1. Four peers to a target loss.
+PIDS=()
+start_first --target-loss 0.27 --delay-ms 2 --max-time 60
+for i in 2 3 4; do join_peer p$i --target-loss 0.27 --delay-ms 2 --max-time 60; done
+wait "$P1"; checks=$((checks + 1)); [ $? -eq 0 ] || { echo "FAIL: the first peer failed"; failures=$((failures + 1)); }
+wait "${PIDS[@]}"
+all_out
+expect_output "best test loss 0.2" "one peer judged the loss"
+checks=$((checks + 1))
+[ "$(grep -c "target loss reached" <<< "$OUT")" -eq 4 ] ||
+  { echo "FAIL: every peer should stop at the target"; echo "$OUT" | tail -8; failures=$((failures + 1)); }
+expect_output "4 members at the end" "the group had 4 members"
+rm -f "$TMP"/p*.out
+
+# 2. A peer killed mid-run: the others drop it after the timeout and finish.
+PIDS=()
+start_first --target-loss 0.265 --delay-ms 5 --timeout 1 --max-time 90
+for i in 2 3 4; do join_peer p$i --target-loss 0.265 --delay-ms 5 --timeout 1 --max-time 90; done
+sleep 1
+kill -9 "${PIDS[1]}"
+wait "$P1" "${PIDS[0]}" "${PIDS[2]}"
+all_out
+checks=$((checks + 1))
+[ "$(grep -c "target loss reached" <<< "$OUT")" -eq 3 ] ||
+  { echo "FAIL: the three survivors should reach the target"; echo "$OUT" | tail -8; failures=$((failures + 1)); }
+expect_output "dropped peer" "the dead peer was dropped"
+expect_output "3 members at the end" "three members were left"
+rm -f "$TMP"/p*.out
+
+# 3. A peer joining mid-run gets the group's current weights.
+PIDS=()
+start_first --target-loss 0.265 --delay-ms 2 --max-time 60
+sleep 1.5
+join_peer p2 --target-loss 0.265 --delay-ms 2 --max-time 60
+wait "$P1" "${PIDS[@]}"
+OUT=$(cat "$TMP/p2.out")
+loss=$(sed -n 's/.*joined with weights at loss \([0-9.]*\).*/\1/p' <<< "$OUT")
+checks=$((checks + 1))
+awk -v l="${loss:-9}" 'BEGIN { exit !(l < 0.5) }' ||
+  { echo "FAIL: the joiner's weights are at loss '${loss}', not the group's"; echo "$OUT" | tail -3; failures=$((failures + 1)); }
+
+expect_status 1 "joining nobody" -- "$SW" peer --join tcp://127.0.0.1:1 --data "$DATA" --timeout 0.2
+expect_output "did not answer" "a failed join says why"
+expect_status 1 "dense data" -- "$SW" peer --data fashion-mnist --max-time 1
+expect_output "unknown sparse data" "peers need sparse data"
+finish
