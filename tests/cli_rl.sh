@@ -20,6 +20,13 @@ expect_output "episode 3/3" "train reports progress per episode"
 expect_output "pre-training 10/10" "train reports pre-training (2 instances x 5 policies)"
 checks=$((checks + 1)); [ -s "$TMP/p.swrl" ] || { echo "FAIL: no policy file"; failures=$((failures + 1)); }
 
+# The same command and seed make the same policy, byte for byte (the shipped one depends on it).
+cp "$TMP/p.swrl" "$TMP/first.swrl"
+"$SW" rl train "${inst[@]}" --pre-instances 2 --episodes 3 --save-every 2 --out "$TMP/p.swrl" \
+  --seed 5 > /dev/null 2>&1
+checks=$((checks + 1))
+cmp -s "$TMP/p.swrl" "$TMP/first.swrl" || { echo "FAIL: same seed, different policy"; failures=$((failures + 1)); }
+
 expect_status 0 "rl eval" -- "$SW" rl eval "${inst[@]}" --policy "$TMP/p.swrl" --instances 2 \
   --seeds 1 --baselines bsp,asp,ssp:s=1 --csv "$TMP/runs.csv"
 expect_output "speedup over best SSP (ssp:s=1)" "eval compares with the best SSP"
