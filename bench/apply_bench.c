@@ -114,8 +114,7 @@ int main(void)
     for (int load = 0; load < 2; load++)
         for (int mode = 0; mode < 3; mode++)
             for (int threads = 1; threads <= 4; threads *= 2)
-                measure(load ? "hot" : "sparse", load ? hot : sparse, (sw_apply_mode)mode,
-                        threads);
+                measure(load ? "hot" : "sparse", load ? hot : sparse, (sw_apply_mode)mode, threads);
     free(sparse);
     free(hot);
     return 0;

@@ -34,8 +34,8 @@ int sw_shared_new(sw_shared_params **out, size_t n, const float *init, sw_apply_
 void sw_shared_free(sw_shared_params *p);
 
 /* Safe to call from any number of threads at once. */
-void sw_shared_apply_sparse(sw_shared_params *p, const uint32_t *idx, const float *val,
-                            size_t nnz, float lr);
+void sw_shared_apply_sparse(sw_shared_params *p, const uint32_t *idx, const float *val, size_t nnz,
+                            float lr);
 void sw_shared_apply_dense(sw_shared_params *p, const float *grad, float lr);
 
 /* Copies the parameters out (each coordinate read atomically). */

@@ -10,8 +10,7 @@
 #include <stdint.h>
 
 /* Replaces path with the n bytes at b. `what` names the file in errors ("checkpoint"). */
-int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what,
-                         char *err);
+int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err);
 
 /* Reads all of path into a new buffer (the caller frees *out). Fails on files over max bytes. */
 int sw_file_read_all(const char *path, size_t max, uint8_t **out, size_t *len, char *err);

@@ -25,24 +25,24 @@ typedef struct sw_peer_params {
     const char *model, *data;  /* a sparse model (svm, logistic) and sparse data spec */
     uint32_t batch;
     float lr;
-    uint64_t seed;             /* of the data; each peer's batch order also hashes its endpoint */
-    uint32_t round_steps;      /* steps between broadcasts and loss evaluations */
-    double timeout_s;          /* a member silent this long is dropped */
-    double target_loss;        /* 0: none */
-    uint32_t patience;         /* rounds without improvement (0: none) */
-    double max_time_s;         /* 0: none */
-    double delay_s;            /* injected slowness per step */
+    uint64_t seed;        /* of the data; each peer's batch order also hashes its endpoint */
+    uint32_t round_steps; /* steps between broadcasts and loss evaluations */
+    double timeout_s;     /* a member silent this long is dropped */
+    double target_loss;   /* 0: none */
+    uint32_t patience;    /* rounds without improvement (0: none) */
+    double max_time_s;    /* 0: none */
+    double delay_s;       /* injected slowness per step */
     volatile sig_atomic_t *stop;
 } sw_peer_params;
 
 sw_peer_params sw_peer_default_params(void);
 
 typedef struct sw_peer_result {
-    bool reached;            /* the target loss was met (as told by the loss peer) */
-    bool loss_peer;          /* this peer computed the loss at the end */
+    bool reached;                           /* the target loss was met (as told by the loss peer) */
+    bool loss_peer;                         /* this peer computed the loss at the end */
     double best_loss, elapsed_s, join_loss; /* join_loss: of the weights received on joining */
     uint64_t steps, rounds, deltas_sent, bytes_sent, dropped_peers;
-    uint32_t members;        /* at the end */
+    uint32_t members; /* at the end */
 } sw_peer_result;
 
 int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err);

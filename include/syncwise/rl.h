@@ -25,8 +25,8 @@
 #include "syncwise/engine.h"
 #include "syncwise/model.h"
 
-#define SW_RL_TUPLE 4        /* features per iteration */
-#define SW_RL_ACTIONS 3      /* none, pusher, all */
+#define SW_RL_TUPLE 4   /* features per iteration */
+#define SW_RL_ACTIONS 3 /* none, pusher, all */
 #define SW_RL_MAX_HISTORY 64
 /* The feature normalisation above; policy files record it and are refused if it changes. */
 #define SW_RL_FEATURES_ID 1
@@ -36,13 +36,13 @@
 
 /* Learning hyperparameters: stored in policy files so that a run can be reproduced. */
 typedef struct sw_rl_hparams {
-    uint32_t history;    /* H = 10 */
-    uint32_t replay;     /* replay pool size N = 50 */
-    uint32_t minibatch;  /* 32 */
-    uint32_t copy_every; /* c = 5: iterations between copies to the target network */
-    float gamma;         /* 0.8 */
-    float epsilon;       /* 0.1 */
-    float lr;            /* 0.01 */
+    uint32_t history;             /* H = 10 */
+    uint32_t replay;              /* replay pool size N = 50 */
+    uint32_t minibatch;           /* 32 */
+    uint32_t copy_every;          /* c = 5: iterations between copies to the target network */
+    float gamma;                  /* 0.8 */
+    float epsilon;                /* 0.1 */
+    float lr;                     /* 0.01 */
     char qnet[SW_MODEL_SPEC_LEN]; /* "mlp:u=64/32,act=leaky" */
 } sw_rl_hparams;
 
@@ -55,8 +55,8 @@ int sw_rl_check_hparams(const sw_rl_hparams *hp, char *err);
 
 typedef struct sw_rl_features {
     uint32_t history;
-    uint64_t n;                              /* iterations seen */
-    double loss0;                            /* L0, NAN until the first apply */
+    uint64_t n;   /* iterations seen */
+    double loss0; /* L0, NAN until the first apply */
     float ring[SW_RL_MAX_HISTORY][SW_RL_TUPLE];
     float state[SW_RL_MAX_HISTORY * SW_RL_TUPLE]; /* newest tuple first */
 } sw_rl_features;
@@ -71,8 +71,8 @@ void sw_rl_features_update(sw_rl_features *f, const sw_engine_view *v, uint64_t 
 typedef struct sw_rl_agent sw_rl_agent;
 
 /* An agent with fresh seeded weights (or, with init != NULL, these n_init weights). */
-int sw_rl_agent_new(sw_rl_agent **out, const sw_rl_hparams *hp, const float *init,
-                    size_t n_init, uint64_t seed, char *err);
+int sw_rl_agent_new(sw_rl_agent **out, const sw_rl_hparams *hp, const float *init, size_t n_init,
+                    uint64_t seed, char *err);
 void sw_rl_agent_free(sw_rl_agent *a);
 
 size_t sw_rl_agent_n_params(const sw_rl_agent *a);
@@ -105,17 +105,17 @@ double sw_rl_agent_regress(sw_rl_agent *a, const float *states, const int *actio
  * its seed, an MLP with a random number of hidden layers, and a random share of the training
  * data. Instances are numbered; the same number and base seed give the same instance. */
 typedef struct sw_rl_scenario {
-    const sw_data *data;     /* loaded once, borrowed */
-    double data_frac;        /* share of the training set each instance draws (0.5) */
-    uint32_t workers;        /* 10 */
-    const char *cluster;     /* syncwise/cluster.h spec (the paper's stragglers) */
-    const char *models;      /* '|'-separated model specs to draw from */
-    uint32_t batch;          /* 16 */
-    float lr;                /* 0.01 */
-    double target_acc;       /* each episode ends at this validation accuracy */
-    double eval_every;       /* virtual seconds between evaluations */
-    uint64_t max_pushes;     /* a cap for episodes that never reach the target */
-    double reward_unit;      /* seconds a reward of -1 stands for; 0: base step / workers */
+    const sw_data *data; /* loaded once, borrowed */
+    double data_frac;    /* share of the training set each instance draws (0.5) */
+    uint32_t workers;    /* 10 */
+    const char *cluster; /* syncwise/cluster.h spec (the paper's stragglers) */
+    const char *models;  /* '|'-separated model specs to draw from */
+    uint32_t batch;      /* 16 */
+    float lr;            /* 0.01 */
+    double target_acc;   /* each episode ends at this validation accuracy */
+    double eval_every;   /* virtual seconds between evaluations */
+    uint64_t max_pushes; /* a cap for episodes that never reach the target */
+    double reward_unit;  /* seconds a reward of -1 stands for; 0: base step / workers */
 } sw_rl_scenario;
 
 sw_rl_scenario sw_rl_default_scenario(void);
@@ -124,24 +124,24 @@ sw_rl_scenario sw_rl_default_scenario(void);
  * under a policy spec; with an agent the `actions` policy is
  * driven by it: learning with exploration eps when learn is set, greedy otherwise. */
 typedef struct sw_rl_run {
-    double time;             /* virtual time to the target, or to the end when not reached */
+    double time; /* virtual time to the target, or to the end when not reached */
     bool reached;
     uint64_t iterations, applies;
     double steps_per_worker, idle_share;
     double decide_share, probe_share; /* of real time: inference (deciding) and loss probe */
-    double td_loss;          /* mean learning loss (learning runs) */
+    double td_loss;                   /* mean learning loss (learning runs) */
     char model[SW_MODEL_SPEC_LEN];
 } sw_rl_run;
 
 typedef enum sw_rl_mode {
-    SW_RL_PLAIN,      /* run `policy` as it is */
-    SW_RL_EMULATE,    /* record states of an `actions` run whose choices copy a classic policy
-                       * ("bsp", "asp", "ssp:s=S" in our convention), then regress on returns */
-    SW_RL_LEARN,      /* double DQN while acting eps-greedily */
+    SW_RL_PLAIN,   /* run `policy` as it is */
+    SW_RL_EMULATE, /* record states of an `actions` run whose choices copy a classic policy
+                    * ("bsp", "asp", "ssp:s=S" in our convention), then regress on returns */
+    SW_RL_LEARN,   /* double DQN while acting eps-greedily */
 } sw_rl_mode;
 
-int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instance,
-                       uint32_t repeat, const char *policy, sw_rl_mode mode, sw_rl_agent *agent, double eps,
+int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instance, uint32_t repeat,
+                       const char *policy, sw_rl_mode mode, sw_rl_agent *agent, double eps,
                        sw_rl_run *out, char *err);
 
 /* ---- Policy files ------------------------------------------------------------------------ */
@@ -150,7 +150,7 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
  * docs/rl.md). */
 typedef struct sw_rl_policy {
     sw_rl_hparams hp;
-    char note[256];   /* how it was made: command and seed */
+    char note[256]; /* how it was made: command and seed */
     float *weights;
     size_t n_weights;
 } sw_rl_policy;

@@ -17,10 +17,10 @@
 
 typedef struct sw_sparse_data {
     size_t n, dim, nnz;
-    size_t *row;       /* n + 1 offsets */
-    uint32_t *col;     /* nnz */
-    float *val;        /* nnz */
-    int32_t *label;    /* class index; the binary models read 0 as -1 and 1 as +1 */
+    size_t *row;    /* n + 1 offsets */
+    uint32_t *col;  /* nnz */
+    float *val;     /* nnz */
+    int32_t *label; /* class index; the binary models read 0 as -1 and 1 as +1 */
     uint32_t n_classes;
 } sw_sparse_data;
 
@@ -39,8 +39,9 @@ int sw_sparse_from_dense(sw_sparse_data **out, const sw_dataset *ds, char *err);
 /* Synthetic two-class data like bag-of-words text: feature j appears with probability
  * proportional to 1 / (j + 1)^zipf, scaled so that a row has density * dim nonzeros on average
  * (at least one); values are positive and each row has unit L2 norm; the label says whether
- * a hidden dense linear model scores the row above its median (balanced classes); its weights shrink with their feature's frequency like
- * (j + 1)^(-zipf / 2) (frequent words carry the signal), flipped with probability noise. */
+ * a hidden dense linear model scores the row above its median (balanced classes); its weights
+ * shrink with their feature's frequency like (j + 1)^(-zipf / 2) (frequent words carry the signal),
+ * flipped with probability noise. */
 typedef struct sw_sparse_gen {
     size_t n, dim;
     double density, zipf, noise;
@@ -77,7 +78,7 @@ typedef struct sw_sparse_model sw_sparse_model;
  * lambda / 2 ||w||^2 (the bias is not regularised). */
 int sw_sparse_model_new(sw_sparse_model **out, const char *spec, size_t dim, char *err);
 void sw_sparse_model_free(sw_sparse_model *m);
-size_t sw_sparse_model_n_params(const sw_sparse_model *m); /* dim + 1 */
+size_t sw_sparse_model_n_params(const sw_sparse_model *m);  /* dim + 1 */
 const char *sw_sparse_model_spec(const sw_sparse_model *m); /* canonical */
 
 /* The coordinates rows touch, ascending, the bias (index dim) last: what a worker pulls before

@@ -38,8 +38,7 @@ static void sync_dir_of(const char *path)
     }
 }
 
-int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what,
-                         char *err)
+int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err)
 {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)

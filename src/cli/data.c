@@ -41,9 +41,9 @@ typedef struct opts {
 static int parse(int argc, char **argv, opts *o)
 {
     static const struct option table[] = {
-        {"out", 1, 0, 'o'},     {"n", 1, 0, 'n'},     {"dim", 1, 0, 'd'},   {"density", 1, 0, 'p'},
-        {"zipf", 1, 0, 'z'},    {"noise", 1, 0, 'x'}, {"seed", 1, 0, 's'},  {"data", 1, 0, 'D'},
-        {"split", 1, 0, 'S'},   {"help", 0, 0, 'h'},  {0, 0, 0, 0},
+        {"out", 1, 0, 'o'},   {"n", 1, 0, 'n'},     {"dim", 1, 0, 'd'},  {"density", 1, 0, 'p'},
+        {"zipf", 1, 0, 'z'},  {"noise", 1, 0, 'x'}, {"seed", 1, 0, 's'}, {"data", 1, 0, 'D'},
+        {"split", 1, 0, 'S'}, {"help", 0, 0, 'h'},  {0, 0, 0, 0},
     };
     int c, bad = 0;
     long v;
@@ -53,8 +53,14 @@ static int parse(int argc, char **argv, opts *o)
         case 'o': o->out = optarg; break;
         case 'D': o->data = optarg; break;
         case 'S': o->split = optarg; break;
-        case 'n': bad = !sw_cli_long(CMD, "--n", optarg, 1, 1L << 30, &v); o->gen.n = (size_t)v; break;
-        case 'd': bad = !sw_cli_long(CMD, "--dim", optarg, 1, 1L << 24, &v); o->gen.dim = (size_t)v; break;
+        case 'n':
+            bad = !sw_cli_long(CMD, "--n", optarg, 1, 1L << 30, &v);
+            o->gen.n = (size_t)v;
+            break;
+        case 'd':
+            bad = !sw_cli_long(CMD, "--dim", optarg, 1, 1L << 24, &v);
+            o->gen.dim = (size_t)v;
+            break;
         case 'p': bad = !sw_cli_double(CMD, "--density", optarg, 1e-9, 1, &o->gen.density); break;
         case 'z': bad = !sw_cli_double(CMD, "--zipf", optarg, 0, 10, &o->gen.zipf); break;
         case 'x': bad = !sw_cli_double(CMD, "--noise", optarg, 0, 0.499, &o->gen.noise); break;
@@ -117,9 +123,11 @@ int sw_cli_data(int argc, char **argv)
         }
         return sw_cli_error(CMD, "expected 'gen' or 'export' (see syncwise data --help)") + 1;
     }
-    opts o = {.data = "fashion-mnist", .split = "train",
-              .gen = {.n = 100000, .dim = 50000, .density = 0.002, .zipf = 1.1, .noise = 0.02,
-                      .seed = 1}};
+    opts o = {
+        .data = "fashion-mnist",
+        .split = "train",
+        .gen = {
+            .n = 100000, .dim = 50000, .density = 0.002, .zipf = 1.1, .noise = 0.02, .seed = 1}};
     int rc = parse(argc - 1, argv + 1, &o);
     if (rc)
         return rc < 0 ? 0 : rc;

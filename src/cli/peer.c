@@ -56,15 +56,32 @@ static int parse(int argc, char **argv, sw_peer_params *p)
         case 'j': p->join = optarg; break;
         case 'm': p->model = optarg; break;
         case 'd': p->data = optarg; break;
-        case 'B': bad = !sw_cli_long(CMD, "--batch", optarg, 1, 1 << 20, &v); p->batch = (uint32_t)v; break;
-        case 'l': bad = !sw_cli_double(CMD, "--lr", optarg, 1e-9, 100, &x); p->lr = (float)x; break;
+        case 'B':
+            bad = !sw_cli_long(CMD, "--batch", optarg, 1, 1 << 20, &v);
+            p->batch = (uint32_t)v;
+            break;
+        case 'l':
+            bad = !sw_cli_double(CMD, "--lr", optarg, 1e-9, 100, &x);
+            p->lr = (float)x;
+            break;
         case 's': bad = !sw_cli_u64(CMD, "--seed", optarg, &p->seed); break;
-        case 'r': bad = !sw_cli_long(CMD, "--round", optarg, 1, 1 << 24, &v); p->round_steps = (uint32_t)v; break;
+        case 'r':
+            bad = !sw_cli_long(CMD, "--round", optarg, 1, 1 << 24, &v);
+            p->round_steps = (uint32_t)v;
+            break;
         case 't': bad = !sw_cli_double(CMD, "--timeout", optarg, 0.01, 3600, &p->timeout_s); break;
-        case 'T': bad = !sw_cli_double(CMD, "--target-loss", optarg, 0, 1e9, &p->target_loss); break;
-        case 'P': bad = !sw_cli_long(CMD, "--patience", optarg, 0, 1 << 30, &v); p->patience = (uint32_t)v; break;
+        case 'T':
+            bad = !sw_cli_double(CMD, "--target-loss", optarg, 0, 1e9, &p->target_loss);
+            break;
+        case 'P':
+            bad = !sw_cli_long(CMD, "--patience", optarg, 0, 1 << 30, &v);
+            p->patience = (uint32_t)v;
+            break;
         case 'M': bad = !sw_cli_double(CMD, "--max-time", optarg, 0, 1e9, &p->max_time_s); break;
-        case 'D': bad = !sw_cli_double(CMD, "--delay-ms", optarg, 0, 1e6, &x); p->delay_s = x / 1000; break;
+        case 'D':
+            bad = !sw_cli_double(CMD, "--delay-ms", optarg, 0, 1e6, &x);
+            p->delay_s = x / 1000;
+            break;
         case 'q': sw_log_set_level(SW_LOG_WARN); break;
         case 'v': sw_log_set_level(SW_LOG_DEBUG); break;
         case 'h': help(); return -1;
@@ -91,9 +108,9 @@ int sw_cli_peer(int argc, char **argv)
         return sw_cli_error(CMD, "%s", err);
     printf("%s after %.1f s: %llu steps, %llu rounds, %u members at the end, %llu dropped, "
            "%.1f MB sent",
-           r.reached ? "target loss reached" : "stopped", r.elapsed_s,
-           (unsigned long long)r.steps, (unsigned long long)r.rounds, r.members,
-           (unsigned long long)r.dropped_peers, (double)r.bytes_sent / 1e6);
+           r.reached ? "target loss reached" : "stopped", r.elapsed_s, (unsigned long long)r.steps,
+           (unsigned long long)r.rounds, r.members, (unsigned long long)r.dropped_peers,
+           (double)r.bytes_sent / 1e6);
     if (r.loss_peer)
         printf("; best test loss %.4f", r.best_loss);
     if (p.join)

@@ -53,9 +53,8 @@ static void help(void)
 }
 
 static const struct option own[] = {
-    {"policy", 1, 0, 'p'}, {"baselines", 1, 0, 'b'}, {"instances", 1, 0, 'i'},
-    {"seeds", 1, 0, 's'},  {"csv", 1, 0, 'c'},       {"quiet", 0, 0, 'q'},
-    {"help", 0, 0, 'h'},   {0, 0, 0, 0},
+    {"policy", 1, 0, 'p'}, {"baselines", 1, 0, 'b'}, {"instances", 1, 0, 'i'}, {"seeds", 1, 0, 's'},
+    {"csv", 1, 0, 'c'},    {"quiet", 0, 0, 'q'},     {"help", 0, 0, 'h'},      {0, 0, 0, 0},
 };
 
 static int add_policy(plan *p, const char *spec)
@@ -75,7 +74,8 @@ static int make_policies(plan *p)
     char *list = strdup(p->baselines);
     if (!list)
         return sw_cli_error(CMD, "out of memory");
-    for (char *sp = NULL, *tok = strtok_r(list, ",", &sp); tok && !rc; tok = strtok_r(NULL, ",", &sp))
+    for (char *sp = NULL, *tok = strtok_r(list, ",", &sp); tok && !rc;
+         tok = strtok_r(NULL, ",", &sp))
         rc = add_policy(p, tok);
     free(list);
     for (int k = 0; k < p->n && !rc; k++)
@@ -136,20 +136,21 @@ static int run_all(plan *p)
             for (int k = 0; k < p->n; k++, done++) {
                 sw_rl_run run;
                 if (sw_rl_run_instance(&p->rl.sc, p->rl.seed, FIRST_EVAL_INSTANCE + (uint64_t)i,
-                                       (uint32_t)r, p->p[k].spec, SW_RL_PLAIN, NULL, 0, &run,
-                                       err))
+                                       (uint32_t)r, p->p[k].spec, SW_RL_PLAIN, NULL, 0, &run, err))
                     return sw_cli_error(CMD, "%s on instance %ld: %s", p->p[k].spec, i, err);
                 account(p, k, i, &run);
                 if (p->csv)
                     fprintf(p->csv, "%ld,%ld,\"%s\",\"%s\",%.6g,%d,%.6g,%llu,%.6g,%.6g\n", i, r,
-                            p->p[k].spec, run.model, run.time, run.reached,
-                            run.steps_per_worker, (unsigned long long)run.applies,
-                            run.idle_share, run.decide_share);
+                            p->p[k].spec, run.model, run.time, run.reached, run.steps_per_worker,
+                            (unsigned long long)run.applies, run.idle_share, run.decide_share);
                 if (!p->rl.quiet) {
                     double spent = sw_clock_now_s() - t0;
-                    fprintf(stderr, isatty(STDERR_FILENO) ? "\r\033[K%ld/%ld runs, %.0f s, about %.0f s left"
-                                                           : "%ld/%ld runs, %.0f s, about %.0f s left\n",
-                            done + 1, total, spent, spent / (double)(done + 1) * (double)(total - done - 1));
+                    fprintf(stderr,
+                            isatty(STDERR_FILENO)
+                                ? "\r\033[K%ld/%ld runs, %.0f s, about %.0f s left"
+                                : "%ld/%ld runs, %.0f s, about %.0f s left\n",
+                            done + 1, total, spent,
+                            spent / (double)(done + 1) * (double)(total - done - 1));
                 }
             }
     if (!p->rl.quiet && isatty(STDERR_FILENO))
@@ -219,7 +220,9 @@ static void print_speedups(const plan *p)
 int sw_cli_rl_eval(int argc, char **argv)
 {
     plan p = {.policy_file = sw_rl_default_policy_path(),
-              .baselines = "bsp,asp,ssp:s=1,ssp:s=4,ssp:s=7", .instances = 100, .seeds = 3};
+              .baselines = "bsp,asp,ssp:s=1,ssp:s=4,ssp:s=7",
+              .instances = 100,
+              .seeds = 3};
     sw_cli_rl_defaults(&p.rl);
     int rc = parse(argc, argv, &p);
     if (rc)

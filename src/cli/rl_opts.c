@@ -7,15 +7,33 @@
 #include "syncwise/err.h"
 
 enum {
-    O_DATA = SW_CLI_RL_BASE, O_FRAC, O_WORKERS, O_CLUSTER, O_MODELS, O_BATCH, O_LR, O_TARGET,
-    O_MAX_PUSHES, O_SEED, O_THREADS, O_UNIT,
+    O_DATA = SW_CLI_RL_BASE,
+    O_FRAC,
+    O_WORKERS,
+    O_CLUSTER,
+    O_MODELS,
+    O_BATCH,
+    O_LR,
+    O_TARGET,
+    O_MAX_PUSHES,
+    O_SEED,
+    O_THREADS,
+    O_UNIT,
 };
 
 const struct option sw_cli_rl_options[] = {
-    {"data", 1, 0, O_DATA},       {"data-frac", 1, 0, O_FRAC},     {"workers", 1, 0, O_WORKERS},
-    {"cluster", 1, 0, O_CLUSTER}, {"models", 1, 0, O_MODELS},      {"batch", 1, 0, O_BATCH},
-    {"lr", 1, 0, O_LR},           {"target-acc", 1, 0, O_TARGET},  {"max-pushes", 1, 0, O_MAX_PUSHES},
-    {"seed", 1, 0, O_SEED},       {"threads", 1, 0, O_THREADS},    {"reward-unit", 1, 0, O_UNIT},
+    {"data", 1, 0, O_DATA},
+    {"data-frac", 1, 0, O_FRAC},
+    {"workers", 1, 0, O_WORKERS},
+    {"cluster", 1, 0, O_CLUSTER},
+    {"models", 1, 0, O_MODELS},
+    {"batch", 1, 0, O_BATCH},
+    {"lr", 1, 0, O_LR},
+    {"target-acc", 1, 0, O_TARGET},
+    {"max-pushes", 1, 0, O_MAX_PUSHES},
+    {"seed", 1, 0, O_SEED},
+    {"threads", 1, 0, O_THREADS},
+    {"reward-unit", 1, 0, O_UNIT},
     {0, 0, 0, 0},
 };
 
@@ -36,8 +54,7 @@ int sw_cli_rl_option(sw_cli_rl_opts *r, const char *cmd, int code, const char *a
     case O_DATA: r->data_spec = arg; return 1;
     case O_CLUSTER: r->sc.cluster = arg; return 1;
     case O_MODELS: r->sc.models = arg; return 1;
-    case O_FRAC:
-        return sw_cli_double(cmd, "--data-frac", arg, 1e-6, 1, &r->sc.data_frac) ? 1 : -1;
+    case O_FRAC: return sw_cli_double(cmd, "--data-frac", arg, 1e-6, 1, &r->sc.data_frac) ? 1 : -1;
     case O_WORKERS:
         if (!sw_cli_long(cmd, "--workers", arg, 1, 100000, &v))
             return -1;
@@ -53,8 +70,10 @@ int sw_cli_rl_option(sw_cli_rl_opts *r, const char *cmd, int code, const char *a
             return -1;
         r->sc.lr = (float)d;
         return 1;
-    case O_TARGET: return sw_cli_double(cmd, "--target-acc", arg, 1e-6, 1, &r->sc.target_acc) ? 1 : -1;
-    case O_UNIT: return sw_cli_double(cmd, "--reward-unit", arg, 0, 1e9, &r->sc.reward_unit) ? 1 : -1;
+    case O_TARGET:
+        return sw_cli_double(cmd, "--target-acc", arg, 1e-6, 1, &r->sc.target_acc) ? 1 : -1;
+    case O_UNIT:
+        return sw_cli_double(cmd, "--reward-unit", arg, 0, 1e9, &r->sc.reward_unit) ? 1 : -1;
     case O_MAX_PUSHES: return sw_cli_u64(cmd, "--max-pushes", arg, &r->sc.max_pushes) ? 1 : -1;
     case O_SEED: return sw_cli_u64(cmd, "--seed", arg, &r->seed) ? 1 : -1;
     case O_THREADS: return sw_cli_long(cmd, "--threads", arg, 0, 1024, &r->threads) ? 1 : -1;

@@ -46,15 +46,38 @@ static void help(void)
     sw_cli_rl_help();
 }
 
-enum { O_OUT = 1, O_PRE, O_PRE_POL, O_EPISODES, O_SAVE, O_HIST, O_REPLAY, O_MB, O_COPY,
-       O_GAMMA, O_EPS, O_RLLR, O_QNET };
+enum {
+    O_OUT = 1,
+    O_PRE,
+    O_PRE_POL,
+    O_EPISODES,
+    O_SAVE,
+    O_HIST,
+    O_REPLAY,
+    O_MB,
+    O_COPY,
+    O_GAMMA,
+    O_EPS,
+    O_RLLR,
+    O_QNET
+};
 
 static const struct option own[] = {
-    {"out", 1, 0, O_OUT},          {"pre-instances", 1, 0, O_PRE}, {"pre-policies", 1, 0, O_PRE_POL},
-    {"episodes", 1, 0, O_EPISODES}, {"save-every", 1, 0, O_SAVE},   {"history", 1, 0, O_HIST},
-    {"replay", 1, 0, O_REPLAY},    {"minibatch", 1, 0, O_MB},       {"copy-every", 1, 0, O_COPY},
-    {"gamma", 1, 0, O_GAMMA},      {"epsilon", 1, 0, O_EPS},        {"rl-lr", 1, 0, O_RLLR},
-    {"qnet", 1, 0, O_QNET},        {"quiet", 0, 0, 'q'},            {"help", 0, 0, 'h'},
+    {"out", 1, 0, O_OUT},
+    {"pre-instances", 1, 0, O_PRE},
+    {"pre-policies", 1, 0, O_PRE_POL},
+    {"episodes", 1, 0, O_EPISODES},
+    {"save-every", 1, 0, O_SAVE},
+    {"history", 1, 0, O_HIST},
+    {"replay", 1, 0, O_REPLAY},
+    {"minibatch", 1, 0, O_MB},
+    {"copy-every", 1, 0, O_COPY},
+    {"gamma", 1, 0, O_GAMMA},
+    {"epsilon", 1, 0, O_EPS},
+    {"rl-lr", 1, 0, O_RLLR},
+    {"qnet", 1, 0, O_QNET},
+    {"quiet", 0, 0, 'q'},
+    {"help", 0, 0, 'h'},
     {0, 0, 0, 0},
 };
 
@@ -139,7 +162,8 @@ static int parse(int argc, char **argv, plan *p)
 
 static int save(const plan *p, const sw_rl_agent *a)
 {
-    sw_rl_policy pol = {.hp = *sw_rl_agent_hparams(a), .weights = (float *)sw_rl_agent_weights(a),
+    sw_rl_policy pol = {.hp = *sw_rl_agent_hparams(a),
+                        .weights = (float *)sw_rl_agent_weights(a),
                         .n_weights = sw_rl_agent_n_params(a)};
     snprintf(pol.note, sizeof pol.note, "%s", p->note);
     char err[SW_ERR_LEN];
@@ -153,12 +177,15 @@ static void progress(const plan *p, const char *phase, long done, long total, do
 {
     if (p->rl.quiet)
         return;
-    double spent = sw_clock_now_s() - t0, left = done ? spent / (double)done * (double)(total - done) : 0;
+    double spent = sw_clock_now_s() - t0,
+           left = done ? spent / (double)done * (double)(total - done) : 0;
     char a[32], b[32];
     sw_cli_rl_duration(a, sizeof a, spent);
     sw_cli_rl_duration(b, sizeof b, left);
     bool tty = isatty(STDERR_FILENO);
-    fprintf(stderr, tty ? "\r\033[K%s %ld/%ld, %s, about %s left; %s" : "%s %ld/%ld, %s, about %s left; %s\n",
+    fprintf(stderr,
+            tty ? "\r\033[K%s %ld/%ld, %s, about %s left; %s"
+                : "%s %ld/%ld, %s, about %s left; %s\n",
             phase, done, total, a, b, detail);
     if (tty && done == total)
         fputc('\n', stderr);
@@ -181,8 +208,8 @@ static int pretrain(const plan *p, sw_rl_agent *a)
     for (long i = 0; i < p->pre_instances && !rc; i++)
         for (int k = 0; k < n && !rc; k++, done++) {
             sw_rl_run run;
-            rc = sw_rl_run_instance(&p->rl.sc, p->rl.seed, (uint64_t)i, 0, names[k],
-                                    SW_RL_EMULATE, a, 0, &run, err);
+            rc = sw_rl_run_instance(&p->rl.sc, p->rl.seed, (uint64_t)i, 0, names[k], SW_RL_EMULATE,
+                                    a, 0, &run, err);
             if (rc) {
                 rc = sw_cli_error(CMD, "pre-training %s on instance %ld: %s", names[k], i, err);
                 break;
@@ -207,8 +234,8 @@ static int train_episodes(const plan *p, sw_rl_agent *a)
             return sw_cli_error(CMD, "episode %ld: %s", e + 1, err);
         avg = e ? 0.95 * avg + 0.05 * run.time : run.time;
         loss = e ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
-        snprintf(detail, sizeof detail, "%s: %.0f s%s (average %.0f s), TD loss %.3g",
-                 run.model, run.time, run.reached ? "" : " (target not reached)", avg, loss);
+        snprintf(detail, sizeof detail, "%s: %.0f s%s (average %.0f s), TD loss %.3g", run.model,
+                 run.time, run.reached ? "" : " (target not reached)", avg, loss);
         progress(p, "episode", e + 1, p->episodes, t0, detail);
         if (((e + 1) % p->save_every == 0 || e + 1 == p->episodes) && save(p, a))
             return 1;
@@ -218,9 +245,12 @@ static int train_episodes(const plan *p, sw_rl_agent *a)
 
 int sw_cli_rl_train(int argc, char **argv)
 {
-    plan p = {.hp = sw_rl_default_hparams(), .out = "rlp.swrl",
-              .pre_policies = "bsp,asp,ssp:s=1,ssp:s=4,ssp:s=7", .pre_instances = 100,
-              .episodes = 1000, .save_every = 25};
+    plan p = {.hp = sw_rl_default_hparams(),
+              .out = "rlp.swrl",
+              .pre_policies = "bsp,asp,ssp:s=1,ssp:s=4,ssp:s=7",
+              .pre_instances = 100,
+              .episodes = 1000,
+              .save_every = 25};
     sw_cli_rl_defaults(&p.rl);
     int rc = parse(argc, argv, &p);
     if (rc)
@@ -238,8 +268,8 @@ int sw_cli_rl_train(int argc, char **argv)
     if (!rc)
         rc = train_episodes(&p, a);
     if (!rc)
-        printf("wrote %s: pre-training %.0f s, %ld episodes %.0f s, %.0f s in all\n", p.out,
-               pre_s, p.episodes, sw_clock_now_s() - t0 - pre_s, sw_clock_now_s() - t0);
+        printf("wrote %s: pre-training %.0f s, %ld episodes %.0f s, %.0f s in all\n", p.out, pre_s,
+               p.episodes, sw_clock_now_s() - t0 - pre_s, sw_clock_now_s() - t0);
     sw_rl_agent_free(a);
     sw_data_free(&p.rl.data);
     return rc;

@@ -75,8 +75,8 @@ static void update(sw_shared_params *p, size_t j, float step)
     atomic_store_explicit(c, to_bits(v - step), memory_order_relaxed);
 }
 
-void sw_shared_apply_sparse(sw_shared_params *p, const uint32_t *idx, const float *val,
-                            size_t nnz, float lr)
+void sw_shared_apply_sparse(sw_shared_params *p, const uint32_t *idx, const float *val, size_t nnz,
+                            float lr)
 {
     if (p->mode == SW_APPLY_LOCKED)
         pthread_mutex_lock(&p->lock);

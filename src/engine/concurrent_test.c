@@ -1,10 +1,13 @@
 /* Concurrent applies: locked and atomic applies lose nothing under contention; hogwild never
  * invents an update (it can only lose some); one thread is exact in every mode. */
+/* cmocka needs these first. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
+
 #include <pthread.h>
 #include <stdlib.h>
 

@@ -12,14 +12,14 @@
 #include <stdint.h>
 
 typedef struct sw__grad {
-    const float *dense;   /* n floats, or NULL for a sparse gradient */
-    const uint32_t *idx;  /* sparse: ascending distinct indices < n */
+    const float *dense;  /* n floats, or NULL for a sparse gradient */
+    const uint32_t *idx; /* sparse: ascending distinct indices < n */
     const float *val;
     size_t nnz;
 } sw__grad;
 
 typedef struct sw__gradbuf {
-    float *sum;           /* n floats, valid when no gradient is only remembered */
+    float *sum; /* n floats, valid when no gradient is only remembered */
     size_t n;
     sw__grad first;
     bool has_first;

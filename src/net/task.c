@@ -7,8 +7,7 @@
 
 #define PROBE_EXAMPLES 32
 
-static int open_dense(sw__task *t, const char *model, const char *data, uint64_t seed,
-                      char *err)
+static int open_dense(sw__task *t, const char *model, const char *data, uint64_t seed, char *err)
 {
     int rc = sw_data_load(&t->data, data, seed, err);
     if (!rc)
@@ -22,8 +21,7 @@ static int open_dense(sw__task *t, const char *model, const char *data, uint64_t
     return 0;
 }
 
-static int open_sparse(sw__task *t, const char *model, const char *data, uint64_t seed,
-                       char *err)
+static int open_sparse(sw__task *t, const char *model, const char *data, uint64_t seed, char *err)
 {
     t->sparse = true;
     int rc = sw_sparse_load(&t->sdata, data, seed, err);
@@ -31,8 +29,8 @@ static int open_sparse(sw__task *t, const char *model, const char *data, uint64_
         rc = sw_sparse_model_new(&t->smodel, model, t->sdata.train->dim, err);
     size_t n = t->sdata.test ? t->sdata.test->n : 0;
     if (!rc)
-        rc = sw_sparse_slice(&t->sprobe, t->sdata.test, 0,
-                             n < PROBE_EXAMPLES ? n : PROBE_EXAMPLES, err);
+        rc = sw_sparse_slice(&t->sprobe, t->sdata.test, 0, n < PROBE_EXAMPLES ? n : PROBE_EXAMPLES,
+                             err);
     if (!rc)
         t->n = sw_sparse_model_n_params(t->smodel);
     return rc;

@@ -13,7 +13,7 @@
 
 typedef struct sw__task {
     bool sparse;
-    size_t n;                  /* parameters */
+    size_t n; /* parameters */
     /* dense */
     sw_model *model;
     sw_data data;
@@ -21,7 +21,7 @@ typedef struct sw__task {
     /* sparse */
     sw_sparse_model *smodel;
     sw_sparse_set sdata;
-    sw_sparse_data *sprobe;    /* the first held-out rows */
+    sw_sparse_data *sprobe; /* the first held-out rows */
 } sw__task;
 
 int sw__task_open(sw__task *t, const char *model, const char *data, uint64_t seed, char *err);

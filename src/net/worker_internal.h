@@ -36,12 +36,12 @@ typedef struct worker {
     bool sparse;
     sw_sparse_set sdata;
     sw_sparse_model *smodel;
-    uint32_t *shard, *rows;   /* this worker's rows; the current batch */
+    uint32_t *shard, *rows; /* this worker's rows; the current batch */
     size_t n_shard, next_row;
     uint64_t epoch;
-    uint32_t *idx;            /* touched indices, then the gradient's */
+    uint32_t *idx; /* touched indices, then the gradient's */
     float *val, *pulled;
-    uint8_t *scratch;         /* an encoded sparse payload */
+    uint8_t *scratch; /* an encoded sparse payload */
     uint64_t version;
     uint32_t since_pull;
     bool redo;

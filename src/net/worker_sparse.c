@@ -13,8 +13,8 @@
 static void shuffle_shard(worker *k)
 {
     sw_rng r;
-    sw_rng_seed(&r, k->cfg.seed ^ (k->epoch * 0x9e3779b97f4a7c15ULL), SW_STREAM_SHARD + 16 +
-                k->cfg.worker);
+    sw_rng_seed(&r, k->cfg.seed ^ (k->epoch * 0x9e3779b97f4a7c15ULL),
+                SW_STREAM_SHARD + 16 + k->cfg.worker);
     sw_rng_shuffle(&r, k->shard, k->n_shard);
     k->next_row = 0;
     k->epoch++;
@@ -108,9 +108,10 @@ static int pull(worker *k, size_t n, char *err)
             }
         } else if (!rc && m.type == SW_MSG_ERROR) {
             rc = (m.flags & SW_FLAG_UNKNOWN) ? SW_ENOTFOUND
-                                             : sw_fail(err, SW_ESTATE, "the server refused our "
-                                                       "pull: %.*s", (int)m.payload_len,
-                                                       (const char *)m.payload);
+                                             : sw_fail(err, SW_ESTATE,
+                                                       "the server refused our "
+                                                       "pull: %.*s",
+                                                       (int)m.payload_len, (const char *)m.payload);
         } else if (!rc && (m.flags & SW_FLAG_DONE)) {
             k->r->done = true; /* the run is over: the caller stops */
         } else if (!rc) {
@@ -134,8 +135,8 @@ int sw__worker_sparse_step(worker *k, const sw_msg *rel, char *err)
     int rc = pull(k, n, err);
     if (rc || k->r->done)
         return rc;
-    size_t nnz = sw_sparse_model_grad(k->smodel, k->params, d, k->rows, k->cfg.batch, k->idx,
-                                      k->val, NULL);
+    size_t nnz =
+        sw_sparse_model_grad(k->smodel, k->params, d, k->rows, k->cfg.batch, k->idx, k->val, NULL);
     sw__worker_straggle(k);
     sw_msg_put_pairs(k->scratch, k->idx, k->val, nnz);
     sw__worker_send(k, k->sock, SW_MSG_PUSH_SPARSE, 0, k->version, k->scratch, 8 * nnz, NULL);

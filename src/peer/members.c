@@ -9,7 +9,10 @@
 #include "syncwise/clock.h"
 #include "syncwise/log.h"
 
-double sw__peer_now(const sw__peer *pe) { return sw_clock_now_s() - pe->t0; }
+double sw__peer_now(const sw__peer *pe)
+{
+    return sw_clock_now_s() - pe->t0;
+}
 
 int sw__peer_rank(const sw__peer *pe, const char *ep)
 {
@@ -19,7 +22,10 @@ int sw__peer_rank(const sw__peer *pe, const char *ep)
     return -1;
 }
 
-int sw__peer_my_rank(const sw__peer *pe) { return sw__peer_rank(pe, pe->me); }
+int sw__peer_my_rank(const sw__peer *pe)
+{
+    return sw__peer_rank(pe, pe->me);
+}
 
 int sw__peer_owner(const sw__peer *pe, uint32_t j)
 {
@@ -70,11 +76,9 @@ void sw__peer_remove(sw__peer *pe, int rank, const char *why)
 {
     if (rank < 0 || rank >= pe->n_members || !pe->m[rank].out)
         return;
-    sw_log(SW_LOG_INFO, "dropped peer %s (%s): %d members", pe->m[rank].ep, why,
-           pe->n_members - 1);
+    sw_log(SW_LOG_INFO, "dropped peer %s (%s): %d members", pe->m[rank].ep, why, pe->n_members - 1);
     zmq_close(pe->m[rank].out);
-    memmove(&pe->m[rank], &pe->m[rank + 1],
-            (size_t)(pe->n_members - rank - 1) * sizeof pe->m[0]);
+    memmove(&pe->m[rank], &pe->m[rank + 1], (size_t)(pe->n_members - rank - 1) * sizeof pe->m[0]);
     pe->n_members--;
     pe->r->dropped_peers++;
 }

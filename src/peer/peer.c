@@ -15,9 +15,14 @@
 
 sw_peer_params sw_peer_default_params(void)
 {
-    return (sw_peer_params){.bind = "tcp://127.0.0.1:*", .model = "svm",
-                            .data = "sparse:n=20000,test=2000,dim=10000", .batch = 16,
-                            .lr = 0.35f, .seed = 1, .round_steps = 50, .timeout_s = 2};
+    return (sw_peer_params){.bind = "tcp://127.0.0.1:*",
+                            .model = "svm",
+                            .data = "sparse:n=20000,test=2000,dim=10000",
+                            .batch = 16,
+                            .lr = 0.35f,
+                            .seed = 1,
+                            .round_steps = 50,
+                            .timeout_s = 2};
 }
 
 static void mark_changed(sw__peer *pe, uint32_t j)
@@ -117,8 +122,9 @@ static void receive_all(sw__peer *pe, long wait_ms)
             from[len] = '\0';
             sw_msg m;
             char why[SW_ERR_LEN];
-            if (sw_msg_decode(zmq_msg_data(&body), zmq_msg_size(&body), 8 * (uint64_t)pe->n +
-                              SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN, &m, why) == 0)
+            if (sw_msg_decode(zmq_msg_data(&body), zmq_msg_size(&body),
+                              8 * (uint64_t)pe->n + SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN, &m,
+                              why) == 0)
                 handle(pe, from, &m);
             else
                 sw_log(SW_LOG_WARN, "ignoring a malformed message from %s: %s", from, why);
@@ -179,8 +185,7 @@ static void judge(sw__peer *pe, uint32_t *since_best)
     if (reached || (pe->p->patience && *since_best >= pe->p->patience)) {
         pe->r->reached = reached;
         pe->done = true;
-        sw__peer_broadcast(pe, SW_MSG_PEER_STOP, reached ? "reached" : "patience",
-                           reached ? 7 : 8);
+        sw__peer_broadcast(pe, SW_MSG_PEER_STOP, reached ? "reached" : "patience", reached ? 7 : 8);
     }
 }
 

@@ -17,27 +17,27 @@
 
 typedef struct sw__member {
     char ep[SW_PEER_EP_LEN];
-    void *out;        /* a DEALER connected to it; NULL for ourselves */
+    void *out; /* a DEALER connected to it; NULL for ourselves */
     double last_seen;
 } sw__member;
 
 typedef struct sw__peer {
     const sw_peer_params *p;
     sw_peer_result *r;
-    void *zctx, *in;                 /* our ROUTER: everyone sends here */
+    void *zctx, *in; /* our ROUTER: everyone sends here */
     char me[SW_PEER_EP_LEN];
     sw__member m[SW_PEER_MAX_MEMBERS]; /* sorted by endpoint, ourselves included */
     int n_members;
     sw_sparse_set data;
     sw_sparse_model *model;
-    size_t n;                        /* weights: dim + 1 */
+    size_t n; /* weights: dim + 1 */
     float *theta, *best;
-    uint8_t *changed;                /* per weight of our slice: changed since our last SLICE */
+    uint8_t *changed; /* per weight of our slice: changed since our last SLICE */
     uint32_t *changed_list;
     size_t n_changed;
     uint32_t *rows, *idx;
     float *val;
-    uint8_t *pay;                    /* an encoded payload: up to n pairs */
+    uint8_t *pay; /* an encoded payload: up to n pairs */
     sw_rng rng;
     double t0;
     bool done, have_replica;
@@ -46,7 +46,7 @@ typedef struct sw__peer {
 double sw__peer_now(const sw__peer *pe);
 int sw__peer_rank(const sw__peer *pe, const char *ep); /* -1 if not a member */
 int sw__peer_my_rank(const sw__peer *pe);
-int sw__peer_owner(const sw__peer *pe, uint32_t j);    /* rank of the owner of weight j */
+int sw__peer_owner(const sw__peer *pe, uint32_t j); /* rank of the owner of weight j */
 
 /* Adds a member (connecting to it) or refreshes its last_seen; -1 when the table is full. */
 int sw__peer_add(sw__peer *pe, const char *ep);

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "syncwise/err.h"
-#include "syncwise/rl.h"
 #include "syncwise/policy.h"
+#include "syncwise/rl.h"
 
 typedef struct rlp_state {
     sw_rl_agent *agent;
@@ -15,8 +15,8 @@ typedef struct rlp_state {
     sw_rng *rng;
 } rlp_state;
 
-static int rlp_init(void *state, sw_spec *spec, const sw_engine_view *v,
-                    const sw_policy_env *env, char *err)
+static int rlp_init(void *state, sw_spec *spec, const sw_engine_view *v, const sw_policy_env *env,
+                    char *err)
 {
     (void)v;
     rlp_state *st = state;

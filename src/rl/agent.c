@@ -14,9 +14,9 @@ struct sw_rl_agent {
     sw_model *net;
     size_t n_params, dim;
     float *theta, *target_theta, *grad;
-    float *x, *y;           /* a mini-batch of inputs, and of regression targets */
-    float *q_out;           /* the Q values sw_rl_agent_q returns */
-    int *best;              /* per row: argmax of the online network at s' */
+    float *x, *y; /* a mini-batch of inputs, and of regression targets */
+    float *q_out; /* the Q values sw_rl_agent_q returns */
+    int *best;    /* per row: argmax of the online network at s' */
     /* Replay pool: a ring of `replay` transitions. */
     float *rs, *rnext, *rreward;
     int *raction;
@@ -28,8 +28,13 @@ struct sw_rl_agent {
 
 sw_rl_hparams sw_rl_default_hparams(void)
 {
-    sw_rl_hparams hp = {.history = 10, .replay = 50, .minibatch = 32, .copy_every = 5,
-                        .gamma = 0.8f, .epsilon = 0.1f, .lr = 0.01f};
+    sw_rl_hparams hp = {.history = 10,
+                        .replay = 50,
+                        .minibatch = 32,
+                        .copy_every = 5,
+                        .gamma = 0.8f,
+                        .epsilon = 0.1f,
+                        .lr = 0.01f};
     strcpy(hp.qnet, "mlp:u=64/32,act=leaky");
     return hp;
 }
@@ -39,15 +44,18 @@ int sw_rl_check_hparams(const sw_rl_hparams *hp, char *err)
     if (hp->history < 1 || hp->history > SW_RL_MAX_HISTORY)
         return sw_fail(err, SW_EINVAL, "history %u is not in [1, %d]", hp->history,
                        SW_RL_MAX_HISTORY);
-    if (hp->replay < 1 || hp->replay > (1u << 24) || hp->minibatch < 1 ||
-        hp->minibatch > 4096 || hp->copy_every < 1)
-        return sw_fail(err, SW_EINVAL, "replay %u, mini-batch %u and copy interval %u must be "
-                       "positive (replay <= 2^24, mini-batch <= 4096)", hp->replay,
-                       hp->minibatch, hp->copy_every);
+    if (hp->replay < 1 || hp->replay > (1u << 24) || hp->minibatch < 1 || hp->minibatch > 4096 ||
+        hp->copy_every < 1)
+        return sw_fail(err, SW_EINVAL,
+                       "replay %u, mini-batch %u and copy interval %u must be "
+                       "positive (replay <= 2^24, mini-batch <= 4096)",
+                       hp->replay, hp->minibatch, hp->copy_every);
     if (!(hp->gamma >= 0 && hp->gamma <= 1) || !(hp->epsilon >= 0 && hp->epsilon <= 1) ||
         !(hp->lr > 0 && hp->lr < 10))
-        return sw_fail(err, SW_EINVAL, "gamma %g and epsilon %g must be in [0, 1], lr %g in "
-                       "(0, 10)", hp->gamma, hp->epsilon, hp->lr);
+        return sw_fail(err, SW_EINVAL,
+                       "gamma %g and epsilon %g must be in [0, 1], lr %g in "
+                       "(0, 10)",
+                       hp->gamma, hp->epsilon, hp->lr);
     if (memchr(hp->qnet, '\0', sizeof hp->qnet) == NULL || hp->qnet[0] == '\0')
         return sw_fail(err, SW_EINVAL, "missing Q-network spec");
     return 0;
@@ -68,14 +76,14 @@ static int allocate(sw_rl_agent *a)
     a->rreward = malloc(n * sizeof(float));
     a->raction = malloc(n * sizeof(int));
     a->rdone = malloc(n * sizeof(bool));
-    return a->theta && a->target_theta && a->grad && a->x && a->y && a->q_out && a->best &&
-                   a->rs && a->rnext && a->rreward && a->raction && a->rdone
+    return a->theta && a->target_theta && a->grad && a->x && a->y && a->q_out && a->best && a->rs &&
+                   a->rnext && a->rreward && a->raction && a->rdone
                ? 0
                : SW_ENOMEM;
 }
 
-int sw_rl_agent_new(sw_rl_agent **out, const sw_rl_hparams *hp, const float *init,
-                    size_t n_init, uint64_t seed, char *err)
+int sw_rl_agent_new(sw_rl_agent **out, const sw_rl_hparams *hp, const float *init, size_t n_init,
+                    uint64_t seed, char *err)
 {
     *out = NULL;
     int rc = sw_rl_check_hparams(hp, err);
@@ -86,8 +94,8 @@ int sw_rl_agent_new(sw_rl_agent **out, const sw_rl_hparams *hp, const float *ini
         return sw_fail(err, SW_ENOMEM, "out of memory for an RL agent");
     a->hp = *hp;
     a->dim = (size_t)hp->history * SW_RL_TUPLE;
-    sw_model_desc d = {.in_shape = {1, 1, (uint32_t)a->dim}, .task = SW_TASK_REGRESS,
-                       .n_classes = SW_RL_ACTIONS};
+    sw_model_desc d = {
+        .in_shape = {1, 1, (uint32_t)a->dim}, .task = SW_TASK_REGRESS, .n_classes = SW_RL_ACTIONS};
     strcpy(d.spec, hp->qnet);
     if ((rc = sw_model_new(&a->net, &d, hp->minibatch, err))) {
         free(a);
@@ -135,9 +143,18 @@ void sw_rl_agent_free(sw_rl_agent *a)
     free(a);
 }
 
-size_t sw_rl_agent_n_params(const sw_rl_agent *a) { return a->n_params; }
-const sw_rl_hparams *sw_rl_agent_hparams(const sw_rl_agent *a) { return &a->hp; }
-const float *sw_rl_agent_weights(const sw_rl_agent *a) { return a->target_theta; }
+size_t sw_rl_agent_n_params(const sw_rl_agent *a)
+{
+    return a->n_params;
+}
+const sw_rl_hparams *sw_rl_agent_hparams(const sw_rl_agent *a)
+{
+    return &a->hp;
+}
+const float *sw_rl_agent_weights(const sw_rl_agent *a)
+{
+    return a->target_theta;
+}
 
 static int argmax(const float *q)
 {

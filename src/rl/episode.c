@@ -16,9 +16,15 @@
 sw_rl_scenario sw_rl_default_scenario(void)
 {
     return (sw_rl_scenario){
-        .data_frac = 0.5, .workers = 10, .cluster = "straggle:p=0.3,mean=10,sd=4,base=4.5",
-        .models = "mlp:h=0|mlp:h=1,u=256|mlp:h=2,u=256|mlp:h=3,u=256", .batch = 16,
-        .lr = 0.01f, .target_acc = 0.80, .eval_every = 20, .max_pushes = 20000,
+        .data_frac = 0.5,
+        .workers = 10,
+        .cluster = "straggle:p=0.3,mean=10,sd=4,base=4.5",
+        .models = "mlp:h=0|mlp:h=1,u=256|mlp:h=2,u=256|mlp:h=3,u=256",
+        .batch = 16,
+        .lr = 0.01f,
+        .target_acc = 0.80,
+        .eval_every = 20,
+        .max_pushes = 20000,
     };
 }
 
@@ -225,8 +231,7 @@ static int parse_classic(episode *e, const char *policy, char *err)
     else if (sscanf(policy, "ssp:s=%ld", &e->ssp_s) == 1 && e->ssp_s >= 0)
         e->classic = CLASSIC_SSP;
     else
-        return sw_fail(err, SW_EINVAL, "pre-training copies bsp, asp or ssp:s=S, not '%s'",
-                       policy);
+        return sw_fail(err, SW_EINVAL, "pre-training copies bsp, asp or ssp:s=S, not '%s'", policy);
     return 0;
 }
 
@@ -252,8 +257,8 @@ static int run_sim(const sw_rl_scenario *sc, const sw_data *view, const char *mo
     return sw_sim_run(&c, r, err);
 }
 
-int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instance,
-                       uint32_t repeat, const char *policy, sw_rl_mode mode, sw_rl_agent *agent, double eps,
+int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instance, uint32_t repeat,
+                       const char *policy, sw_rl_mode mode, sw_rl_agent *agent, double eps,
                        sw_rl_run *out, char *err)
 {
     memset(out, 0, sizeof *out);

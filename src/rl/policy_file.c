@@ -47,8 +47,8 @@ int sw_rl_policy_save(const char *path, const sw_rl_policy *pol, char *err)
     sw_put_f32(p + 12, (float)SW_RL_STEPS_UNIT);
     sw_put_f32(p + 16, (float)SW_RL_DLOSS_SCALE);
     sw_put_f32(p + 20, (float)SW_RL_DLOSS_CLIP);
-    const uint32_t u[] = {hp->history, SW_RL_TUPLE, SW_RL_ACTIONS, hp->replay, hp->minibatch,
-                          hp->copy_every};
+    const uint32_t u[] = {hp->history, SW_RL_TUPLE,   SW_RL_ACTIONS,
+                          hp->replay,  hp->minibatch, hp->copy_every};
     for (int i = 0; i < 6; i++)
         sw_put_u32(p + 24 + 4 * i, u[i]);
     sw_put_f32(p + 48, hp->gamma);
@@ -73,8 +73,8 @@ static int check_envelope(const uint8_t *b, size_t len, const char *path, char *
                        path);
     uint32_t version = sw_get_u32(b + 4);
     if (version != SW_RL_FILE_VERSION)
-        return sw_fail(err, SW_EVERSION, "%s: policy format version %u (this build reads %d)",
-                       path, version, SW_RL_FILE_VERSION);
+        return sw_fail(err, SW_EVERSION, "%s: policy format version %u (this build reads %d)", path,
+                       version, SW_RL_FILE_VERSION);
     uint32_t stored = sw_get_u32(b + len - 4), actual = sw_crc32(0, b, len - 4);
     if (stored != actual)
         return sw_fail(err, SW_ECHECKSUM,
@@ -84,8 +84,10 @@ static int check_envelope(const uint8_t *b, size_t len, const char *path, char *
         sw_get_f32(b + 16) != (float)SW_RL_DLOSS_SCALE ||
         sw_get_f32(b + 20) != (float)SW_RL_DLOSS_CLIP || sw_get_u32(b + 28) != SW_RL_TUPLE ||
         sw_get_u32(b + 32) != SW_RL_ACTIONS)
-        return sw_fail(err, SW_EMISMATCH, "%s: the policy was trained on other state features "
-                       "or actions than this build computes", path);
+        return sw_fail(err, SW_EMISMATCH,
+                       "%s: the policy was trained on other state features "
+                       "or actions than this build computes",
+                       path);
     return 0;
 }
 

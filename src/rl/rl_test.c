@@ -3,11 +3,14 @@
  * policy's actions are deterministic. */
 #include "testutil/testutil.h"
 
+/* cmocka needs these first. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
+
 #include <math.h>
 
 #include "syncwise/bytes.h"
@@ -90,8 +93,8 @@ static void regression_fits_returns(void **state)
 
 static sw_engine_view view_at(uint64_t version, uint32_t live, double before, double after)
 {
-    return (sw_engine_view){.version = version, .n_live = live, .loss_before = before,
-                            .loss_after = after};
+    return (sw_engine_view){
+        .version = version, .n_live = live, .loss_before = before, .loss_after = after};
 }
 
 static void features_are_normalised_newest_first(void **state)

@@ -19,8 +19,8 @@ struct sw_sparse_model {
     loss_kind kind;
     double lambda;
     size_t dim;
-    float *acc;       /* dim + 1 */
-    uint32_t *stamp;  /* dim + 1: the call that last touched each coordinate */
+    float *acc;      /* dim + 1 */
+    uint32_t *stamp; /* dim + 1: the call that last touched each coordinate */
     uint32_t call;
     char spec[64];
 };
@@ -54,8 +54,7 @@ int sw_sparse_model_new(sw_sparse_model **out, const char *spec, size_t dim, cha
     m->kind = kind;
     m->lambda = lambda;
     m->dim = dim;
-    snprintf(m->spec, sizeof m->spec, "%s:lambda=%g", kind == HINGE ? "svm" : "logistic",
-             lambda);
+    snprintf(m->spec, sizeof m->spec, "%s:lambda=%g", kind == HINGE ? "svm" : "logistic", lambda);
     *out = m;
     return 0;
 }
@@ -69,8 +68,14 @@ void sw_sparse_model_free(sw_sparse_model *m)
     free(m);
 }
 
-size_t sw_sparse_model_n_params(const sw_sparse_model *m) { return m->dim + 1; }
-const char *sw_sparse_model_spec(const sw_sparse_model *m) { return m->spec; }
+size_t sw_sparse_model_n_params(const sw_sparse_model *m)
+{
+    return m->dim + 1;
+}
+const char *sw_sparse_model_spec(const sw_sparse_model *m)
+{
+    return m->spec;
+}
 
 static int by_u32(const void *a, const void *b)
 {
@@ -105,8 +110,7 @@ size_t sw_sparse_touched(sw_sparse_model *m, const sw_sparse_data *d, const uint
     return k;
 }
 
-static double margin(const sw_sparse_model *m, const float *w, const sw_sparse_data *d,
-                     size_t i)
+static double margin(const sw_sparse_model *m, const float *w, const sw_sparse_data *d, size_t i)
 {
     double z = w[m->dim];
     for (size_t p = d->row[i]; p < d->row[i + 1]; p++)

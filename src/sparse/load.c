@@ -91,8 +91,7 @@ int sw_sparse_load(sw_sparse_set *out, const char *spec, uint64_t seed, char *er
     else if (strcmp(s.name, "sparse") == 0)
         rc = load_generated(out, &s, seed, err);
     else
-        rc = sw_fail(err, SW_ENOTFOUND, "unknown sparse data '%s' (known: libsvm, sparse)",
-                     s.name);
+        rc = sw_fail(err, SW_ENOTFOUND, "unknown sparse data '%s' (known: libsvm, sparse)", s.name);
     if (rc)
         sw_sparse_set_free(out);
     return rc;

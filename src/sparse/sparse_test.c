@@ -3,11 +3,14 @@
  * promised shape; gradients match finite differences; an SVM learns. */
 #include "testutil/testutil.h"
 
+/* cmocka needs these first. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
+
 #include <math.h>
 
 #include "syncwise/engine.h"
@@ -81,8 +84,8 @@ static void sparse_and_dense_pushes_agree(const char *policy)
 static void sparse_path_equals_dense_path(void **state)
 {
     (void)state;
-    const char *policies[] = {"asp", "bsp", "bsp:agg=mean", "ssp:s=1", "backup:k=2", "dbw",
-                              "sync:grads_to_wait=2", "actions"};
+    const char *policies[] = {"asp",        "bsp", "bsp:agg=mean",         "ssp:s=1",
+                              "backup:k=2", "dbw", "sync:grads_to_wait=2", "actions"};
     for (size_t i = 0; i < sizeof policies / sizeof *policies; i++)
         sparse_and_dense_pushes_agree(policies[i]);
 }
@@ -93,12 +96,9 @@ static void bad_sparse_pushes_are_refused(void **state)
     sw_engine *e = engine_for("asp");
     sw_engine_result r;
     float val[2] = {1, 1};
-    assert_int_equal(sw_engine_push_sparse(e, 0, (uint32_t[]){5, 5}, val, 2, 0, 1, &r),
-                     SW_EINVAL);
-    assert_int_equal(sw_engine_push_sparse(e, 0, (uint32_t[]){7, 3}, val, 2, 0, 1, &r),
-                     SW_EINVAL);
-    assert_int_equal(sw_engine_push_sparse(e, 0, (uint32_t[]){3, N}, val, 2, 0, 1, &r),
-                     SW_EINVAL);
+    assert_int_equal(sw_engine_push_sparse(e, 0, (uint32_t[]){5, 5}, val, 2, 0, 1, &r), SW_EINVAL);
+    assert_int_equal(sw_engine_push_sparse(e, 0, (uint32_t[]){7, 3}, val, 2, 0, 1, &r), SW_EINVAL);
+    assert_int_equal(sw_engine_push_sparse(e, 0, (uint32_t[]){3, N}, val, 2, 0, 1, &r), SW_EINVAL);
     assert_int_equal(sw_engine_get_view(e)->workers[0].state, SW_WORKER_RUNNING);
     assert_int_equal(sw_engine_push_sparse(e, 0, (uint32_t[]){3, N - 1}, val, 2, 0, 1, &r), 0);
     sw_engine_free(e);
@@ -106,8 +106,8 @@ static void bad_sparse_pushes_are_refused(void **state)
 
 static sw_sparse_data *generated(size_t n, size_t dim, double density, uint64_t seed)
 {
-    sw_sparse_gen g = {.n = n, .dim = dim, .density = density, .zipf = 1.1, .noise = 0.02,
-                       .seed = seed};
+    sw_sparse_gen g = {
+        .n = n, .dim = dim, .density = density, .zipf = 1.1, .noise = 0.02, .seed = seed};
     sw_sparse_data *d;
     char err[SW_ERR_LEN];
     if (sw_sparse_generate(&d, &g, err))
@@ -253,8 +253,8 @@ static void svm_learns_separable_text(void **state)
     for (int step = 0; step < 3000; step++) {
         for (int b = 0; b < 16; b++)
             rows[b] = (uint32_t)((step * 16 + b) % train->n);
-        size_t k = sw_sparse_model_grad(m, sw_engine_params_ptr(e), train, rows, 16, idx, val,
-                                        NULL);
+        size_t k =
+            sw_sparse_model_grad(m, sw_engine_params_ptr(e), train, rows, 16, idx, val, NULL);
         sw_engine_push_sparse(e, 0, idx, val, k, sw_engine_version(e), step, &r);
     }
     sw_eval ev;
