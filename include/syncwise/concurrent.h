@@ -38,8 +38,9 @@ void sw_shared_apply_sparse(sw_shared_params *p, const uint32_t *idx, const floa
                             float lr);
 void sw_shared_apply_dense(sw_shared_params *p, const float *grad, float lr);
 
-/* Copies the parameters out (each coordinate read atomically). */
+/* Copies the parameters out (each coordinate read atomically), or those at idx[0..k). */
 void sw_shared_read(sw_shared_params *p, float *out);
+void sw_shared_gather(sw_shared_params *p, const uint32_t *idx, size_t k, float *out);
 
 /* Parses "locked", "hogwild" or "atomic"; -1 if none. */
 int sw_apply_mode_parse(const char *name);

@@ -40,6 +40,12 @@ typedef struct sw_server_params {
     volatile sig_atomic_t *stop; /* set from a signal handler to stop cleanly; may be NULL */
     const char *curve_key;       /* CURVE: the server's key pair file, or NULL for none */
     const char *curve_clients;   /* CURVE: the authorised clients' public keys (required) */
+    /* Concurrent applies (asp only): pushes are applied by this many threads (1: by the main
+     * thread through the engine) in apply_mode "locked", "hogwild" or "atomic"
+     * (syncwise/concurrent.h). The version then counts accepted pushes; the parameters may lag
+     * it by the pushes still queued for the threads. */
+    uint32_t apply_threads;
+    const char *apply_mode;
     /* Progress after each evaluation; may be NULL. */
     void (*on_eval)(void *ctx, double t, uint64_t version, double loss, double acc,
                     uint32_t live);

@@ -30,6 +30,9 @@ static void server_help(void)
            "                         shard: worker i reads rows i, i + N, ... for N =\n"
            "                         --max-workers (set it to the worker count)\n"
            "  --max-workers N        worker slots (default 64)\n"
+           "  --apply-threads N      with --policy asp: N threads apply the pushes (default 1)\n"
+           "  --apply-mode M         locked (default), hogwild (no lock; racing updates of\n"
+           "                         one weight can be lost) or atomic (compare-and-swap)\n"
            "  --heartbeat-timeout S  a worker silent this long is dead (default 5)\n"
            "  --checkpoint FILE      checkpoint there every --checkpoint-applies N (1000) and\n"
            "                         --checkpoint-every S (30) seconds, and at the end\n"
@@ -60,7 +63,7 @@ static int server_opts(int argc, char **argv, sw_server_params *p, const char **
                        long *threads)
 {
     enum { BIND = 1000, EPF, POL, MOD, DAT, BAT, LR, WD, SEED, BM, MAXW, HB, CK, CKA, CKS, RES,
-           TACC, MAXT, MAXA, EVAL, LOG, THR, CKEY, CCLI };
+           TACC, MAXT, MAXA, EVAL, LOG, THR, CKEY, CCLI, ATHR, AMODE };
     static const struct option longs[] = {
         {"bind", 1, 0, BIND}, {"endpoint-file", 1, 0, EPF}, {"policy", 1, 0, POL},
         {"model", 1, 0, MOD}, {"data", 1, 0, DAT}, {"batch", 1, 0, BAT}, {"lr", 1, 0, LR},
@@ -71,6 +74,7 @@ static int server_opts(int argc, char **argv, sw_server_params *p, const char **
         {"max-applies", 1, 0, MAXA}, {"eval-every", 1, 0, EVAL}, {"log", 1, 0, LOG},
         {"threads", 1, 0, THR}, {"quiet", 0, 0, 'q'}, {"verbose", 0, 0, 'v'},
         {"curve-key", 1, 0, CKEY}, {"curve-clients", 1, 0, CCLI}, {"help", 0, 0, 'h'},
+        {"apply-threads", 1, 0, ATHR}, {"apply-mode", 1, 0, AMODE},
         {0, 0, 0, 0},
     };
     const char *C = "server";
@@ -92,6 +96,8 @@ static int server_opts(int argc, char **argv, sw_server_params *p, const char **
         case LOG: *log_path = optarg; break;
         case CKEY: p->curve_key = optarg; break;
         case CCLI: p->curve_clients = optarg; break;
+        case AMODE: p->apply_mode = optarg; break;
+        case ATHR: if ((ok = sw_cli_long(C, "--apply-threads", optarg, 1, 64, &l))) p->apply_threads = (uint32_t)l; break;
         case 'q': sw_log_set_level(SW_LOG_WARN); p->on_eval = NULL; break;
         case 'v': sw_log_set_level(SW_LOG_DEBUG); break;
         case 'h': server_help(); return -1;

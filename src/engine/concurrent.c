@@ -103,6 +103,14 @@ void sw_shared_read(sw_shared_params *p, float *out)
         out[j] = from_bits(atomic_load_explicit(&p->bits[j], memory_order_relaxed));
 }
 
+void sw_shared_gather(sw_shared_params *p, const uint32_t *idx, size_t k, float *out)
+{
+    for (size_t i = 0; i < k; i++)
+        out[i] = idx[i] < p->n
+                     ? from_bits(atomic_load_explicit(&p->bits[idx[i]], memory_order_relaxed))
+                     : 0.0f;
+}
+
 int sw_apply_mode_parse(const char *name)
 {
     static const char *const names[] = {"locked", "hogwild", "atomic"};

@@ -89,7 +89,9 @@ static void accept_push(server *s, const peer *from, const sw_msg *m, const floa
     s->r->pushes++;
     sw_engine_result res;
     double now = sw__server_now(s);
-    if (dense)
+    if (s->threaded) /* the pool applies it; the engine keeps the books */
+        sw_engine_push(s->engine, m->worker, NULL, m->version, now, &res);
+    else if (dense)
         sw_engine_push(s->engine, m->worker, dense, m->version, now, &res);
     else
         sw_engine_push_sparse(s->engine, m->worker, s->sidx, s->sval, nnz, m->version, now, &res);
@@ -109,6 +111,11 @@ static void on_push(server *s, const peer *from, const sw_msg *m)
 {
     if (!push_allowed(s, from, m))
         return;
+    if (s->threaded) {
+        sw__pool_feed(&s->pool, s->body);
+        accept_push(s, from, m, NULL, 0);
+        return;
+    }
     char why[SW_ERR_LEN] = "";
     const float *grad = sw_msg_floats_in_place(m, s->n, why);
     if (!grad && !why[0] && sw_msg_get_floats(m, s->grad, s->n, why) == 0)
@@ -125,6 +132,11 @@ static void on_push_sparse(server *s, const peer *from, const sw_msg *m)
 {
     if (!push_allowed(s, from, m))
         return;
+    if (s->threaded) {
+        sw__pool_feed(&s->pool, s->body);
+        accept_push(s, from, m, NULL, 0);
+        return;
+    }
     char why[SW_ERR_LEN];
     size_t nnz;
     if (sw_msg_get_pairs(m, (uint32_t)s->n, s->sidx, s->sval, s->n, &nnz, why) != 0) {
@@ -147,9 +159,13 @@ static void on_pull_sparse(server *s, const peer *from, const sw_msg *m)
         sw__server_refuse(s, from, m->worker, 0, why);
         return;
     }
-    const float *theta = sw_engine_params_ptr(s->engine);
-    for (size_t i = 0; i < k; i++)
-        s->sval[i] = theta[s->sidx[i]];
+    if (s->threaded) {
+        sw__pool_gather(&s->pool, s->sidx, k, s->sval);
+    } else {
+        const float *theta = sw_engine_params_ptr(s->engine);
+        for (size_t i = 0; i < k; i++)
+            s->sval[i] = theta[s->sidx[i]];
+    }
     sw_msg_put_floats((uint8_t *)s->grad, s->sval, k);
     sw__server_send(s, from, SW_MSG_MODEL_SPARSE, m->worker, 0, s->grad, 4 * k);
 }
@@ -193,6 +209,12 @@ static void status(server *s, char *text, size_t cap)
                        (unsigned long long)s->r->pushes, (unsigned long long)s->r->joins,
                        (unsigned long long)s->r->crashes, (unsigned long long)s->r->refused,
                        sw__server_now(s));
+    if (s->threaded && len > 0 && (size_t)len < cap)
+        len += snprintf(text + len, cap - (size_t)len,
+                        "concurrent applies: %u threads (%s), %llu applied, %llu refused\n",
+                        s->p->apply_threads, s->p->apply_mode,
+                        (unsigned long long)atomic_load(&s->pool.applied),
+                        (unsigned long long)atomic_load(&s->pool.refused));
     for (uint32_t w = 0; w < v->n_slots && len > 0 && (size_t)len < cap; w++)
         if (v->workers[w].state != SW_WORKER_ABSENT)
             len += snprintf(text + len, cap - (size_t)len, "  worker %u: %s, step %llu\n", w,

@@ -26,11 +26,17 @@ sw_server_params sw_server_default_params(void)
         .bind = "tcp://127.0.0.1:5555", .policy = "asp", .model = "mlp:h=1,u=256",
         .data = "fashion-mnist", .batch = 16, .max_workers = 64, .lr = 0.01f, .seed = 1,
         .batch_mode = "sample", .heartbeat_timeout_s = 5, .eval_every_s = 5,
-        .checkpoint_applies = 1000, .checkpoint_s = 30,
+        .checkpoint_applies = 1000, .checkpoint_s = 30, .apply_threads = 1,
+        .apply_mode = "locked",
     };
 }
 
 double sw__server_now(const server *s) { return sw_clock_now_s() - s->t0; }
+
+const float *sw__server_params(server *s)
+{
+    return s->threaded ? sw__pool_snapshot(&s->pool) : sw_engine_params_ptr(s->engine);
+}
 
 /* The message is written straight into ZeroMQ's own buffer, which the socket then sends without
  * another copy: for a model that is one pass over the parameters, with its checksum. */
@@ -47,7 +53,7 @@ void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worke
     uint8_t *buf = zmq_msg_data(&frame);
     s->r->bytes_out += sw_msg_size(len);
     if (!payload && len)
-        sw_msg_put_floats(buf + SW_PROTO_HEADER, sw_engine_params_ptr(s->engine), s->n);
+        sw_msg_put_floats(buf + SW_PROTO_HEADER, sw__server_params(s), s->n);
     sw_msg_encode(&m, buf);
     /* A full peer queue or a vanished peer only loses this message; the heartbeat decides. */
     zmq_send(s->sock, to->route, to->route_len, ZMQ_SNDMORE | ZMQ_DONTWAIT);
@@ -131,7 +137,7 @@ static int setup_engine(server *s, char *err)
     else
         sw__task_init(&s->task, init, p->seed);
     sw_engine_params ep = sw_engine_default_params();
-    ep.n_params = s->n;
+    ep.n_params = s->threaded ? 0 : s->n; /* threaded: the pool holds the parameters */
     ep.init = init;
     ep.init_version = version;
     ep.lr = p->lr;
@@ -147,7 +153,10 @@ static int setup_engine(server *s, char *err)
     ep.loss_probe_ctx = s;
     if (!rc)
         rc = sw_engine_new(&s->engine, &ep, err);
-    free(init);
+    if (s->threaded)
+        s->pending_init = init;
+    else
+        free(init);
     s->r->start_version = version;
     return rc;
 }
@@ -163,6 +172,13 @@ static int setup(server *s, char *err)
     if (s->task.sparse && p->checkpoint)
         return sw_fail(err, SW_EINVAL, "checkpoints hold dense models only; run '%s' without "
                        "--checkpoint", p->model);
+    s->threaded = p->apply_threads > 1;
+    if (s->threaded && strcmp(p->policy, "asp") != 0)
+        return sw_fail(err, SW_EINVAL, "--apply-threads needs --policy asp: other policies "
+                       "decide on every push, in order, in one thread");
+    if (s->threaded && sw_apply_mode_parse(p->apply_mode ? p->apply_mode : "") < 0)
+        return sw_fail(err, SW_EINVAL, "apply mode '%s' is not locked, hogwild or atomic",
+                       p->apply_mode ? p->apply_mode : "");
     s->n = s->task.n;
     s->slots = p->max_workers;
     s->grad = malloc(s->n * sizeof *s->grad);
@@ -246,7 +262,9 @@ static void receive(server *s)
             drain(s, &tail);
             sw__server_refuse(s, &from, SW_NO_WORKER, 0, "a message must be a single frame");
         } else if (sw_msg_decode(zmq_msg_data(&body), zmq_msg_size(&body), limit, &m, why) == 0) {
+            s->body = &body;
             sw__server_handle(s, &from, &m);
+            s->body = NULL;
         } else {
             sw__server_refuse(s, &from, SW_NO_WORKER, 0, why);
         }
@@ -270,7 +288,7 @@ static int checkpoint(server *s, char *err)
         return 0;
     sw_ckpt c = {.desc = *sw_model_get_desc(s->task.model),
                  .model_version = sw_engine_version(s->engine), .seed = s->p->seed,
-                 .n_params = s->n, .params = (float *)sw_engine_params_ptr(s->engine)};
+                 .n_params = s->n, .params = (float *)sw__server_params(s)};
     snprintf(c.data_spec, sizeof c.data_spec, "%s", s->p->data);
     snprintf(c.note, sizeof c.note, "policy=%s", sw_engine_policy_name(s->engine));
     s->last_ckpt_applies = sw_engine_version(s->engine);
@@ -281,7 +299,7 @@ static int checkpoint(server *s, char *err)
 static bool evaluate(server *s)
 {
     sw_eval e;
-    sw__task_evaluate(&s->task, sw_engine_params_ptr(s->engine), &e);
+    sw__task_evaluate(&s->task, sw__server_params(s), &e);
     double now = sw__server_now(s);
     uint64_t V = sw_engine_version(s->engine);
     s->rate = now > s->last_rate_t ? (double)(V - s->rate_applies) / (now - s->last_rate_t) : 0;
@@ -357,6 +375,10 @@ static void finish(server *s)
 
 static void teardown(server *s)
 {
+    if (s->pool.started)
+        s->r->refused += atomic_load(&s->pool.refused);
+    sw__pool_stop(&s->pool); /* its threads' sockets close before the context ends */
+    free(s->pending_init);
     if (s->sock)
         zmq_close(s->sock);
     sw_zap_free(s->zap);
@@ -377,6 +399,9 @@ int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err)
     int rc = setup(&s, err);
     if (!rc)
         rc = bind_socket(&s, err);
+    if (!rc && s.threaded)
+        rc = sw__pool_start(&s.pool, s.zctx, s.n, s.pending_init, p->lr, p->apply_threads,
+                            (sw_apply_mode)sw_apply_mode_parse(p->apply_mode), err);
     if (!rc) {
         s.t0 = sw_clock_now_s();
         s.next_eval = 0;

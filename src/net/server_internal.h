@@ -6,6 +6,7 @@
 #include "syncwise/engine.h"
 #include "syncwise/model.h"
 #include "syncwise/net.h"
+#include "apply_pool.h"
 #include "task.h"
 #include "syncwise/proto.h"
 
@@ -29,6 +30,10 @@ typedef struct server {
     struct sw_zap *zap; /* CURVE's client check, or NULL */
     sw_engine *engine;
     sw__task task;          /* the model and data, dense or sparse */
+    bool threaded;          /* --apply-threads > 1: pushes go to the pool, not the engine */
+    sw__apply_pool pool;
+    float *pending_init;    /* the pool's initial parameters, until it starts */
+    zmq_msg_t *body;        /* the frame being handled (for handing it to the pool) */
     size_t n;               /* parameters */
     float *grad;            /* a decoded gradient */
     uint32_t *sidx;         /* a decoded sparse gradient or index list (n entries) */
@@ -43,6 +48,8 @@ typedef struct server {
 } server;
 
 double sw__server_now(const server *s);
+/* The parameters now: the engine's, or a snapshot of the pool's. */
+const float *sw__server_params(server *s);
 
 /* Sends a message to a peer (payload copied from `payload`, or the parameters for a MODEL or
  * a RELEASE with SW_FLAG_MODEL when payload is NULL). */
