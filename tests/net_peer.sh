@@ -23,8 +23,10 @@ all_out() { OUT=$(cat "$TMP"/p*.out); }
 
 # 1. Four peers to a target loss.
 PIDS=()
-start_first --target-loss 0.27 --delay-ms 2 --max-time 60
-for i in 2 3 4; do join_peer p$i --target-loss 0.27 --delay-ms 2 --max-time 60; done
+start_first --target-loss 0.27 --delay-ms 2 --max-time 60 --out "$TMP/best1.txt"
+for i in 2 3 4; do
+  join_peer p$i --target-loss 0.27 --delay-ms 2 --max-time 60 --out "$TMP/best$i.txt"
+done
 wait "$P1"; checks=$((checks + 1)); [ $? -eq 0 ] || { echo "FAIL: the first peer failed"; failures=$((failures + 1)); }
 wait "${PIDS[@]}"
 all_out
@@ -33,6 +35,8 @@ checks=$((checks + 1))
 [ "$(grep -c "target loss reached" <<< "$OUT")" -eq 4 ] ||
   { echo "FAIL: every peer should stop at the target"; echo "$OUT" | tail -8; failures=$((failures + 1)); }
 expect_output "4 members at the end" "the group had 4 members"
+OUT=$(cat "$TMP"/best*.txt 2>/dev/null | wc -l)
+expect_output "2001" "the judge wrote its best weights (2000 features and the bias)"
 rm -f "$TMP"/p*.out
 
 # 2. A peer killed mid-run: the others drop it after the timeout and finish.

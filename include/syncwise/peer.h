@@ -32,6 +32,8 @@ typedef struct sw_peer_params {
     uint32_t patience;    /* rounds without improvement (0: none) */
     double max_time_s;    /* 0: none */
     double delay_s;       /* injected slowness per step */
+    const char *out;      /* the judge writes its best weights there (text, one per line: the
+                           * features' weights, then the bias); may be NULL */
     volatile sig_atomic_t *stop;
 } sw_peer_params;
 

@@ -32,18 +32,33 @@ static void help(void)
            "  --timeout S            drop a member silent this long (2)\n"
            "  --target-loss X  --patience N  --max-time S   stopping rules\n"
            "  --delay-ms MS          injected slowness per step\n"
+           "  --out FILE             the judge writes its best weights there, one per line\n"
+           "                         (the features' weights, then the bias)\n"
            "  -q, --quiet  -v, --verbose\n");
 }
 
 static int parse(int argc, char **argv, sw_peer_params *p)
 {
     static const struct option table[] = {
-        {"bind", 1, 0, 'b'},     {"endpoint-file", 1, 0, 'e'}, {"join", 1, 0, 'j'},
-        {"model", 1, 0, 'm'},    {"data", 1, 0, 'd'},          {"batch", 1, 0, 'B'},
-        {"lr", 1, 0, 'l'},       {"seed", 1, 0, 's'},          {"round", 1, 0, 'r'},
-        {"timeout", 1, 0, 't'},  {"target-loss", 1, 0, 'T'},   {"patience", 1, 0, 'P'},
-        {"max-time", 1, 0, 'M'}, {"delay-ms", 1, 0, 'D'},      {"quiet", 0, 0, 'q'},
-        {"verbose", 0, 0, 'v'},  {"help", 0, 0, 'h'},          {0, 0, 0, 0},
+        {"bind", 1, 0, 'b'},
+        {"endpoint-file", 1, 0, 'e'},
+        {"join", 1, 0, 'j'},
+        {"model", 1, 0, 'm'},
+        {"data", 1, 0, 'd'},
+        {"batch", 1, 0, 'B'},
+        {"lr", 1, 0, 'l'},
+        {"seed", 1, 0, 's'},
+        {"round", 1, 0, 'r'},
+        {"timeout", 1, 0, 't'},
+        {"target-loss", 1, 0, 'T'},
+        {"patience", 1, 0, 'P'},
+        {"max-time", 1, 0, 'M'},
+        {"delay-ms", 1, 0, 'D'},
+        {"quiet", 0, 0, 'q'},
+        {"verbose", 0, 0, 'v'},
+        {"help", 0, 0, 'h'},
+        {"out", 1, 0, 'o'},
+        {0, 0, 0, 0},
     };
     int c, bad = 0;
     long v;
@@ -54,6 +69,7 @@ static int parse(int argc, char **argv, sw_peer_params *p)
         case 'b': p->bind = optarg; break;
         case 'e': p->endpoint_file = optarg; break;
         case 'j': p->join = optarg; break;
+        case 'o': p->out = optarg; break;
         case 'm': p->model = optarg; break;
         case 'd': p->data = optarg; break;
         case 'B':

@@ -16,8 +16,7 @@ typedef struct worker_arg {
 } worker_arg;
 
 /* One frame: 0 when applied, -1 when refused. idx/val/dense are the thread's own buffers. */
-static int apply_frame(sw__apply_pool *pool, zmq_msg_t *f, uint32_t *idx, float *val,
-                       float *dense)
+static int apply_frame(sw__apply_pool *pool, zmq_msg_t *f, uint32_t *idx, float *val, float *dense)
 {
     sw_msg m;
     size_t nnz;

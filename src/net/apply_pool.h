@@ -16,14 +16,14 @@
 
 typedef struct sw__apply_pool {
     sw_shared_params *params;
-    void *zctx, *feed;        /* inproc PUSH to the threads, used by the main thread only */
+    void *zctx, *feed; /* inproc PUSH to the threads, used by the main thread only */
     char endpoint[64];
     pthread_t *threads;
     uint32_t n_threads, started;
     size_t n;
     float lr;
     atomic_ullong applied, refused;
-    float *snapshot;          /* the main thread's copy of the parameters */
+    float *snapshot; /* the main thread's copy of the parameters */
 } sw__apply_pool;
 
 int sw__pool_start(sw__apply_pool *pool, void *zctx, size_t n, const float *init, float lr,

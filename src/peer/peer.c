@@ -11,6 +11,7 @@
 #include "peer_internal.h"
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
+#include "syncwise/file.h"
 #include "syncwise/log.h"
 
 sw_peer_params sw_peer_default_params(void)
@@ -273,6 +274,24 @@ static int join(sw__peer *pe, char *err)
     return 0;
 }
 
+/* The judge's best weights, one per line, written atomically. */
+static int write_best(const sw__peer *pe, char *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    for (size_t j = 0; j < pe->n; j++)
+        fprintf(f, "%.9g\n", pe->best[j]);
+    int bad = ferror(f);
+    fclose(f);
+    int rc = bad ? sw_fail(err, SW_ENOMEM, "out of memory")
+                 : sw_file_write_atomic(pe->p->out, (const uint8_t *)text, len, "weights", err);
+    free(text);
+    return rc;
+}
+
 static void cleanup(sw__peer *pe)
 {
     for (int k = 0; k < pe->n_members; k++)
@@ -325,6 +344,8 @@ int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
     }
     if (!rc && !pe->done)
         sw__peer_broadcast(pe, SW_MSG_PEER_BYE, pe->me, strlen(pe->me));
+    if (!rc && p->out && out->loss_peer)
+        rc = write_best(pe, err);
     out->elapsed_s = sw__peer_now(pe);
     out->members = (uint32_t)pe->n_members;
     cleanup(pe);
