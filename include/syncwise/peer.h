@@ -41,7 +41,7 @@ sw_peer_params sw_peer_default_params(void);
 
 typedef struct sw_peer_result {
     bool reached;                           /* the target loss was met (as told by the loss peer) */
-    bool loss_peer;                         /* this peer computed the loss at the end */
+    bool loss_peer;                         /* this peer was the judge at the end */
     double best_loss, elapsed_s, join_loss; /* join_loss: of the weights received on joining */
     uint64_t steps, rounds, deltas_sent, bytes_sent, dropped_peers;
     uint32_t members; /* at the end */

@@ -344,6 +344,14 @@ int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
     }
     if (!rc && !pe->done)
         sw__peer_broadcast(pe, SW_MSG_PEER_BYE, pe->me, strlen(pe->me));
+    /* Who judges changes when a member with a smaller endpoint joins: the last judge reports,
+     * judging once now if it never did. */
+    if (!rc && sw__peer_my_rank(pe) == 0 && !out->loss_peer) {
+        bool done = pe->done;
+        judge(pe, &since_best);
+        pe->done = done;
+    }
+    out->loss_peer = out->loss_peer && sw__peer_my_rank(pe) == 0;
     if (!rc && p->out && out->loss_peer)
         rc = write_best(pe, err);
     out->elapsed_s = sw__peer_now(pe);
