@@ -27,6 +27,8 @@ expect_status 0 "crash and join" -- "$SW" sim --no-model --workers 3 --policy bs
   --cluster const:1 --events "crash:w=1,t=10.5;join:t=20.5"
 expect_output "stopped by time limit" "the run goes on to its limit"
 
+expect_status 2 "sparse models are not simulated" -- "$SW" sim --model svm --max-pushes 10
+expect_output "syncwise peer" "the refusal says where sparse models run"
 expect_status 1 "unknown policy" -- "$SW" sim --no-model --policy fastest --max-pushes 10
 expect_output "unknown policy 'fastest' (known: bsp, asp, ssp" "lists the policies"
 expect_status 1 "unknown policy key" -- "$SW" sim --no-model --policy ssp:x=1 --max-pushes 10

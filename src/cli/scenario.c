@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "syncwise/policy.h"
+#include "syncwise/sparse.h"
 
 enum {
     O_WORKERS = SW_CLI_SCENARIO_BASE, O_CLUSTER, O_NET, O_EVENTS, O_DATA, O_MODEL, O_BATCH, O_LR,
@@ -109,7 +110,15 @@ int sw_cli_scenario_option(sw_cli_scenario *s, const char *cmd, int code, const 
     case O_NET: c->net = arg; return 1;
     case O_EVENTS: c->events = arg; return 1;
     case O_DATA: s->data_spec = arg; return 1;
-    case O_MODEL: c->model = arg; return 1;
+    case O_MODEL:
+        if (sw_sparse_is_model(arg)) {
+            sw_cli_error(cmd, "--model %s: the simulator runs dense models; train the sparse "
+                              "ones with 'syncwise server' and workers, or 'syncwise peer'",
+                         arg);
+            return -1;
+        }
+        c->model = arg;
+        return 1;
     case O_NO_MODEL: s->data_spec = NULL; return 1;
     case O_QUIET: s->quiet = true; return 1;
     case O_VERBOSE: s->verbose = true; return 1;
