@@ -107,15 +107,22 @@ static void accept_push(server *s, const peer *from, const sw_msg *m, const floa
     sw__server_follow(s, &res);
 }
 
-static void on_push(server *s, const peer *from, const sw_msg *m)
+/* True when a push needs no decoding here: refused, or handed to the apply threads. */
+static bool push_done(server *s, const peer *from, const sw_msg *m)
 {
     if (!push_allowed(s, from, m))
+        return true;
+    if (!s->threaded)
+        return false;
+    sw__pool_feed(&s->pool, s->body);
+    accept_push(s, from, m, NULL, 0);
+    return true;
+}
+
+static void on_push(server *s, const peer *from, const sw_msg *m)
+{
+    if (push_done(s, from, m))
         return;
-    if (s->threaded) {
-        sw__pool_feed(&s->pool, s->body);
-        accept_push(s, from, m, NULL, 0);
-        return;
-    }
     char why[SW_ERR_LEN] = "";
     const float *grad = sw_msg_floats_in_place(m, s->n, why);
     if (!grad && !why[0] && sw_msg_get_floats(m, s->grad, s->n, why) == 0)
@@ -130,13 +137,8 @@ static void on_push(server *s, const peer *from, const sw_msg *m)
 /* A sparse gradient: (index, value) pairs, indices ascending below the model's size. */
 static void on_push_sparse(server *s, const peer *from, const sw_msg *m)
 {
-    if (!push_allowed(s, from, m))
+    if (push_done(s, from, m))
         return;
-    if (s->threaded) {
-        sw__pool_feed(&s->pool, s->body);
-        accept_push(s, from, m, NULL, 0);
-        return;
-    }
     char why[SW_ERR_LEN];
     size_t nnz;
     if (sw_msg_get_pairs(m, (uint32_t)s->n, s->sidx, s->sval, s->n, &nnz, why) != 0) {
