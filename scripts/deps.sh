@@ -5,7 +5,7 @@
 # As root it runs apt-get itself; otherwise it prints the exact command to run and fails.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libopenblas-dev zlib1g-dev libcmocka-dev
+packages=(build-essential cmake pkg-config libopenblas-dev zlib1g-dev libisal-dev libcmocka-dev
           dataset-fashion-mnist gnuplot-nox libzmq3-dev clang libclang-rt-14-dev)
 if [[ "${1:-}" == "bench" ]]; then
   packages+=(python3-torch python3-numpy)
