@@ -85,6 +85,10 @@ void sw_msg_encode(const sw_msg *m, uint8_t *buf);
 /* Writes n floats little-endian at dst (a payload). */
 void sw_msg_put_floats(uint8_t *dst, const float *src, size_t n);
 
+/* sw_msg_encode for a float payload of m->payload_len / 4 values taken from src (m->payload is
+ * ignored): writes and checksums them block by block, in one pass over src. */
+void sw_msg_encode_floats(const sw_msg *m, const float *src, uint8_t *buf);
+
 /* Checks and decodes a frame. max_payload bounds what a sender may ask us to hold. Fails with
  * SW_EFORMAT (and why in err) on anything malformed, SW_EVERSION on another protocol version,
  * SW_ECHECKSUM on a damaged payload. */

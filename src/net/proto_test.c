@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "syncwise/bytes.h"
@@ -72,6 +74,55 @@ static void non_finite_gradients_are_refused(void **state)
         assert_int_equal(sw_msg_get_floats(&m, out, 2, err), SW_EFORMAT);
         assert_non_null(strstr(err, "not finite"));
     }
+}
+
+/* The one-pass float encoder gives the same frame as copying then encoding, across its block
+ * boundaries and tails. */
+static void float_encoder_matches_the_plain_one(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {0, 1, 8191, 8192, 8193, 20001};
+    for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
+        size_t n = sizes[t], len = sw_msg_size(4 * n);
+        float *v = malloc(4 * n + 4);
+        uint8_t *a = malloc(len), *b = malloc(len);
+        for (size_t i = 0; i < n; i++)
+            v[i] = (float)i * 0.37f - 11.0f;
+        sw_msg m = {.type = SW_MSG_RELEASE, .worker = 3, .flags = SW_FLAG_MODEL, .version = 9,
+                    .payload_len = 4 * n};
+        sw_msg_encode_floats(&m, v, a);
+        sw_msg_put_floats(b + SW_PROTO_HEADER, v, n);
+        sw_msg_encode(&m, b);
+        assert_memory_equal(a, b, len);
+        sw_msg d;
+        assert_int_equal(sw_msg_decode(a, len, 1 << 20, &d, NULL), 0);
+        free(v);
+        free(a);
+        free(b);
+    }
+}
+
+/* Every position of a bad value is found, whatever vector width the check runs at. */
+static void non_finite_values_are_found_anywhere(void **state)
+{
+    (void)state;
+    enum { N = 131 };
+    static float v[N];
+    uint8_t *frame = malloc(sw_msg_size(4 * N));
+    for (size_t bad = 0; bad < N; bad++) {
+        for (size_t i = 0; i < N; i++)
+            v[i] = i == bad ? (bad % 2 ? NAN : -INFINITY) : 1.0f;
+        sw_msg m = {.type = SW_MSG_PUSH, .payload_len = 4 * N};
+        sw_msg_encode_floats(&m, v, frame);
+        sw_msg d;
+        char err[SW_ERR_LEN];
+        assert_int_equal(sw_msg_decode(frame, sw_msg_size(4 * N), 1 << 20, &d, NULL), 0);
+        assert_null(sw_msg_floats_in_place(&d, N, err));
+        char want[64];
+        snprintf(want, sizeof want, "value %zu is not finite", bad);
+        assert_non_null(strstr(err, want));
+    }
+    free(frame);
 }
 
 static void sparse_payloads_round_trip_and_are_checked(void **state)
@@ -174,6 +225,8 @@ int main(void)
         cmocka_unit_test(every_type_round_trips),
         cmocka_unit_test(floats_round_trip_exactly),
         cmocka_unit_test(non_finite_gradients_are_refused),
+        cmocka_unit_test(float_encoder_matches_the_plain_one),
+        cmocka_unit_test(non_finite_values_are_found_anywhere),
         cmocka_unit_test(sparse_payloads_round_trip_and_are_checked),
         cmocka_unit_test(malformed_frames_are_refused),
     };

@@ -53,8 +53,9 @@ void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worke
     uint8_t *buf = zmq_msg_data(&frame);
     s->r->bytes_out += sw_msg_size(len);
     if (!payload && len)
-        sw_msg_put_floats(buf + SW_PROTO_HEADER, sw__server_params(s), s->n);
-    sw_msg_encode(&m, buf);
+        sw_msg_encode_floats(&m, sw__server_params(s), buf);
+    else
+        sw_msg_encode(&m, buf);
     /* A full peer queue or a vanished peer only loses this message; the heartbeat decides. */
     zmq_send(s->sock, to->route, to->route_len, ZMQ_SNDMORE | ZMQ_DONTWAIT);
     if (zmq_msg_send(&frame, s->sock, ZMQ_DONTWAIT) < 0)

@@ -39,8 +39,9 @@ void sw__worker_send(worker *k, void *sock, sw_msg_type type, uint32_t flags, ui
         return; /* no memory: the server's silence or ours decides what happens next */
     uint8_t *buf = zmq_msg_data(&frame);
     if (floats)
-        sw_msg_put_floats(buf + SW_PROTO_HEADER, floats, len / 4);
-    sw_msg_encode(&m, buf);
+        sw_msg_encode_floats(&m, floats, buf);
+    else
+        sw_msg_encode(&m, buf);
     if (zmq_msg_send(&frame, sock, 0) < 0)
         zmq_msg_close(&frame);
 }
