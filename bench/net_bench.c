@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
+#include <cblas.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -316,6 +317,10 @@ int main(int argc, char **argv)
         rounds = 200;
     served s;
     const char *core = getenv("OPENBLAS_CORETYPE"), *threads = getenv("OPENBLAS_NUM_THREADS");
+    if (!threads) { /* as `syncwise server` does by default */
+        openblas_set_num_threads(1);
+        threads = "1 (syncwise server's default)";
+    }
     printf("networked runtime on loopback (%ld cores; OPENBLAS_CORETYPE=%s "
            "OPENBLAS_NUM_THREADS=%s)\n", sysconf(_SC_NPROCESSORS_ONLN), core ? core : "(unset)",
            threads ? threads : "(unset)");

@@ -42,7 +42,9 @@ static void server_help(void)
            "  --curve-key FILE       encrypt and authenticate with CURVE: the server's key pair\n"
            "                         (syncwise keygen); needs --curve-clients FILE, the public\n"
            "                         keys of the workers and operators it admits\n"
-           "  --threads N            OpenBLAS threads\n"
+           "  --threads N            OpenBLAS threads (default 1: applies are memory-bound,\n"
+           "                         and idle OpenBLAS threads spin on the cores the network\n"
+           "                         needs; 0 leaves OpenBLAS its own default)\n"
            "  -q, --quiet  -v, --verbose\n");
 }
 
@@ -135,7 +137,7 @@ int sw_cli_server(int argc, char **argv)
     p.on_eval = show_eval;
     p.on_eval_ctx = &best;
     const char *log_path = NULL;
-    long threads = 0;
+    long threads = 1;
     int prc = server_opts(argc, argv, &p, &log_path, &threads);
     if (prc)
         return prc < 0 ? 0 : prc;
