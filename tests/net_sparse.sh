@@ -2,7 +2,7 @@
 # The sparse path with real processes: `syncwise data gen` writes text-like LIBSVM data, a server
 # trains a linear SVM on it with 3 workers that pull only the weights their batches touch and
 # push (index, value) pairs; ssp and asp reach the target, asp also with 2 lock-free apply
-# threads; bad options are refused.
+# threads; a killed server resumes from its checkpoint; bad options are refused.
 . "$(dirname "$0")/lib.sh"
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 
@@ -46,9 +46,45 @@ expect_status 1 "unknown apply mode" -- "$SW" server --apply-threads 2 --apply-m
   --model svm --data "sparse:n=100,test=10,dim=50" --max-time 1
 expect_output "lockless" "the bad mode is named"
 
-expect_status 1 "checkpoints are dense only" -- "$SW" server --model svm \
-  --data "sparse:n=100,test=10,dim=50" --checkpoint "$TMP/x.ckpt" --max-time 1
-expect_output "dense models only" "the refusal says why"
+# The sparse server killed and restarted from its checkpoint: the version carries on, the
+# workers rejoin by themselves, and `syncwise eval` reads the checkpoint.
+rm -f "$TMP/ep" "$TMP/s.ckpt"
+serve() { # extra server options
+  "$SW" server --policy asp --model svm --data "libsvm:train=$TMP/text.svm" --lr 0.35 \
+    --batch 16 --target-acc 0.75 --eval-every 0.2 --max-time 60 --threads 1 \
+    --checkpoint "$TMP/s.ckpt" "$@" > "$TMP/server.out" 2>&1 &
+  SPID=$!
+}
+serve --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/ep" --checkpoint-applies 20
+for _ in $(seq 100); do [ -s "$TMP/ep" ] && break; sleep 0.05; done
+EP=$(cat "$TMP/ep")
+WPIDS=()
+for i in 1 2 3; do "$SW" worker --connect "$EP" --threads 1 --delay-ms 30 -q & WPIDS+=($!); done
+for _ in $(seq 200); do [ -s "$TMP/s.ckpt" ] && break; sleep 0.05; done
+kill -9 "$SPID"
+wait "$SPID" 2>/dev/null
+checks=$((checks + 1))
+[ -s "$TMP/s.ckpt" ] || { echo "FAIL: no sparse checkpoint"; failures=$((failures + 1)); }
+serve --bind "$EP" --resume
+wait "$SPID"
+checks=$((checks + 1))
+[ $? -eq 0 ] || { echo "FAIL: the resumed sparse server failed"; failures=$((failures + 1)); }
+wait "${WPIDS[@]}"
+OUT=$(cat "$TMP/server.out")
+expect_output "target reached" "the resumed sparse run completes"
+from=$(sed -n 's/.*(from \([0-9]*\)).*/\1/p' "$TMP/server.out")
+checks=$((checks + 1))
+[ "${from:-0}" -gt 0 ] || { echo "FAIL: resumed from version ${from:-?}"; failures=$((failures + 1)); }
+expect_output "3 joins" "the workers rejoined the new server by themselves"
+expect_status 0 "eval reads a sparse checkpoint" -- "$SW" eval --model-file "$TMP/s.ckpt"
+expect_output "model svm:lambda=" "eval names the sparse model"
+acc=$(printf '%s' "$OUT" | sed -n 's/.*accuracy \([0-9.]*\).*/\1/p')
+checks=$((checks + 1))
+awk -v a="${acc:-0}" 'BEGIN { exit !(a >= 0.75) }' ||
+  { echo "FAIL: the checkpoint's accuracy is ${acc:-?}"; failures=$((failures + 1)); }
+expect_status 1 "eval has no val split for sparse data" -- "$SW" eval --model-file "$TMP/s.ckpt" \
+  --split val
+expect_output "no val split" "the refusal says why"
 expect_status 1 "unknown sparse data" -- "$SW" server --model svm --data "fashion-mnist" \
   --max-time 1
 expect_output "unknown sparse data" "sparse models need sparse data"

@@ -18,6 +18,9 @@
  *   ...     4P    parameters, IEEE-754 binary32
  *   end-4   4     CRC-32 of every byte before it
  *
+ * A sparse linear model (svm, logistic: syncwise/sparse.h) is stored as a binary classifier
+ * (task 0, 2 classes) of D x 1 x 1 inputs for D features, with D + 1 parameters (the bias last).
+ *
  * Files are written atomically: to a temporary file in the same directory, flushed with fsync,
  * renamed over the target, and the directory synced; a crash leaves the old file or the new one,
  * never a torn one. Reading refuses a wrong magic, an unknown version, a bad checksum, a truncated

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "syncwise/ckpt.h"
 #include "syncwise/err.h"
+#include "syncwise/sparse.h"
 
 #define CMD "eval"
 
@@ -15,15 +16,51 @@ static void help(void)
     printf("usage: syncwise eval --model-file FILE [OPTIONS]\n\n"
            "Reports the loss and accuracy of a checkpoint on a data set.\n\n"
            "options:\n"
-           "  --model-file FILE  checkpoint written by 'syncwise train' (required)\n"
+           "  --model-file FILE  checkpoint written by 'syncwise train' or a server's\n"
+           "                     --checkpoint (required)\n"
            "  --data SPEC        data set (default: the one the checkpoint was trained on)\n"
-           "  --split NAME       test, val or train (default test)\n"
+           "  --split NAME       test, val or train (default test; sparse data: test or train)\n"
            "  --threads N        OpenBLAS threads (default: OpenBLAS's own choice)\n"
            "  -h, --help         this text\n");
 }
 
+static void report(const char *split, const sw_eval *r, const sw_ckpt *c)
+{
+    printf("%s: loss %.4f  accuracy %.4f  (%zu examples, model %s, version %llu)\n", split,
+           r->loss, r->accuracy, r->n, c->desc.spec, (unsigned long long)c->model_version);
+}
+
+/* A sparse linear model on sparse data, which has a train and a test split. */
+static int evaluate_sparse(const sw_ckpt *c, const char *data, const char *split, char *err)
+{
+    sw_sparse_set d;
+    int rc = sw_sparse_load(&d, data, c->seed, err);
+    if (rc)
+        return rc;
+    const sw_sparse_data *ds = !strcmp(split, "train") ? d.train : !strcmp(split, "test") ? d.test
+                                                                                          : NULL;
+    sw_sparse_model *m = NULL;
+    if (!ds)
+        rc = sw_fail(err, SW_ENOTFOUND, "sparse data set '%s' has no %s split", data, split);
+    else if (ds->dim + 1 != c->n_params)
+        rc = sw_fail(err, SW_EMISMATCH, "'%s' has %zu features, the model was trained on %zu",
+                     data, ds->dim, c->n_params - 1);
+    if (!rc)
+        rc = sw_sparse_model_new(&m, c->desc.spec, ds->dim, err);
+    if (!rc) {
+        sw_eval r;
+        sw_sparse_model_evaluate(m, c->params, ds, &r);
+        report(split, &r, c);
+    }
+    sw_sparse_model_free(m);
+    sw_sparse_set_free(&d);
+    return rc;
+}
+
 static int evaluate(const sw_ckpt *c, const char *data, const char *split, char *err)
 {
+    if (sw_sparse_is_model(c->desc.spec))
+        return evaluate_sparse(c, data, split, err);
     sw_data d;
     int rc = sw_data_load(&d, data, c->seed, err);
     if (rc)
@@ -39,8 +76,7 @@ static int evaluate(const sw_ckpt *c, const char *data, const char *split, char 
     if (!rc) {
         sw_eval r;
         sw_model_evaluate(m, c->params, ds, &r);
-        printf("%s: loss %.4f  accuracy %.4f  (%zu examples, model %s, version %llu)\n", split,
-               r.loss, r.accuracy, r.n, c->desc.spec, (unsigned long long)c->model_version);
+        report(split, &r, c);
     }
     sw_model_free(m);
     sw_data_free(&d);

@@ -11,6 +11,7 @@
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
 #include "syncwise/file.h"
+#include "syncwise/sparse.h"
 
 static const uint8_t MAGIC[4] = {'S', 'W', 'C', 'K'};
 #define FIXED_BYTES 52
@@ -104,9 +105,34 @@ static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, 
     return rc;
 }
 
+/* A sparse linear model is described as a binary classifier of dim x 1 x 1 inputs; it has a
+ * weight per feature and a bias. */
+static int check_sparse(const sw_ckpt *c, const char *path, char *err)
+{
+    const sw_model_desc *d = &c->desc;
+    if (d->task != SW_TASK_CLASSIFY || d->n_classes != 2 || d->in_shape[1] != 1 ||
+        d->in_shape[2] != 1 || d->in_shape[0] == 0)
+        return sw_fail(err, SW_EMISMATCH, "%s: '%s' is a binary classifier of 1-row inputs, "
+                       "not %u classes of %ux%ux%u", path, d->spec, d->n_classes, d->in_shape[0],
+                       d->in_shape[1], d->in_shape[2]);
+    sw_sparse_model *m = NULL;
+    char why[SW_ERR_LEN];
+    int rc = sw_sparse_model_new(&m, d->spec, d->in_shape[0], why);
+    if (rc)
+        rc = sw_fail(err, SW_EMISMATCH, "%s: the stored model is not valid: %s", path, why);
+    else if (sw_sparse_model_n_params(m) != c->n_params)
+        rc = sw_fail(err, SW_EMISMATCH, "%s: %zu parameters stored for '%s' on %u features, "
+                     "which has %zu", path, c->n_params, d->spec, d->in_shape[0],
+                     sw_sparse_model_n_params(m));
+    sw_sparse_model_free(m);
+    return rc;
+}
+
 /* The parameters must fit the architecture they claim, or they would be read as another model. */
 static int check_arch(const sw_ckpt *c, const char *path, char *err)
 {
+    if (sw_sparse_is_model(c->desc.spec))
+        return check_sparse(c, path, err);
     sw__arch *a = malloc(sizeof *a);
     if (!a)
         return sw_fail(err, SW_ENOMEM, "out of memory");

@@ -151,6 +151,43 @@ static void mismatched_architecture_is_refused(void **state)
     unlink(path);
 }
 
+/* A sparse linear model: dim features, a weight each and a bias. */
+static void sparse_models_round_trip_and_are_checked(void **state)
+{
+    (void)state;
+    float params[11];
+    for (int i = 0; i < 11; i++)
+        params[i] = (float)i - 5.5f;
+    sw_ckpt c = {.desc = {.spec = "svm:lambda=0.0001", .in_shape = {10, 1, 1},
+                          .task = SW_TASK_CLASSIFY, .n_classes = 2},
+                 .model_version = 77, .n_params = 11, .params = params,
+                 .data_spec = "sparse:n=100,dim=10"};
+    const char *path = sw_test_path("sparse.ckpt");
+    char err[SW_ERR_LEN];
+    sw_ckpt back;
+    assert_int_equal(sw_ckpt_save(path, &c, err), 0);
+    assert_int_equal(sw_ckpt_load(path, &back, err), 0);
+    assert_string_equal(back.desc.spec, "svm:lambda=0.0001");
+    assert_int_equal(back.desc.in_shape[0], 10);
+    assert_memory_equal(back.params, params, sizeof params);
+    sw_ckpt_free(&back);
+    c.desc.in_shape[0] = 12; /* 13 parameters needed, 11 stored */
+    assert_int_equal(sw_ckpt_save(path, &c, err), 0);
+    assert_int_equal(sw_ckpt_load(path, &back, err), SW_EMISMATCH);
+    assert_non_null(strstr(err, "11 parameters"));
+    c.desc.in_shape[0] = 10;
+    c.desc.n_classes = 3; /* a linear model separates two classes */
+    assert_int_equal(sw_ckpt_save(path, &c, err), 0);
+    assert_int_equal(sw_ckpt_load(path, &back, err), SW_EMISMATCH);
+    assert_non_null(strstr(err, "binary classifier"));
+    c.desc.n_classes = 2;
+    strcpy(c.desc.spec, "svm:lambda=-1");
+    assert_int_equal(sw_ckpt_save(path, &c, err), 0);
+    assert_int_equal(sw_ckpt_load(path, &back, err), SW_EMISMATCH);
+    assert_non_null(strstr(err, "not valid"));
+    unlink(path);
+}
+
 static void unwritable_place_is_an_error(void **state)
 {
     (void)state;
@@ -169,6 +206,7 @@ int main(void)
         cmocka_unit_test(round_trip_is_exact),
         cmocka_unit_test(damaged_files_are_refused),
         cmocka_unit_test(mismatched_architecture_is_refused),
+        cmocka_unit_test(sparse_models_round_trip_and_are_checked),
         cmocka_unit_test(unwritable_place_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, sw_test_teardown);

@@ -170,9 +170,6 @@ static int setup(server *s, char *err)
     int rc = sw__task_open(&s->task, p->model, p->data, p->seed, err);
     if (rc)
         return rc;
-    if (s->task.sparse && p->checkpoint)
-        return sw_fail(err, SW_EINVAL, "checkpoints hold dense models only; run '%s' without "
-                       "--checkpoint", p->model);
     s->threaded = p->apply_threads > 1;
     if (s->threaded && strcmp(p->policy, "asp") != 0)
         return sw_fail(err, SW_EINVAL, "--apply-threads needs --policy asp: other policies "
@@ -287,7 +284,7 @@ static int checkpoint(server *s, char *err)
 {
     if (!s->p->checkpoint)
         return 0;
-    sw_ckpt c = {.desc = *sw_model_get_desc(s->task.model),
+    sw_ckpt c = {.desc = sw__task_desc(&s->task),
                  .model_version = sw_engine_version(s->engine), .seed = s->p->seed,
                  .n_params = s->n, .params = (float *)sw__server_params(s)};
     snprintf(c.data_spec, sizeof c.data_spec, "%s", s->p->data);

@@ -1,6 +1,7 @@
 /* The server's task, dense or sparse (see task.h). */
 #include "task.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "syncwise/err.h"
@@ -59,6 +60,16 @@ void sw__task_close(sw__task *t)
 const char *sw__task_spec(const sw__task *t)
 {
     return t->sparse ? sw_sparse_model_spec(t->smodel) : sw_model_get_desc(t->model)->spec;
+}
+
+sw_model_desc sw__task_desc(const sw__task *t)
+{
+    if (!t->sparse)
+        return *sw_model_get_desc(t->model);
+    sw_model_desc d = {.in_shape = {(uint32_t)t->sdata.train->dim, 1, 1},
+                       .task = SW_TASK_CLASSIFY, .n_classes = 2};
+    snprintf(d.spec, sizeof d.spec, "%s", sw_sparse_model_spec(t->smodel));
+    return d;
 }
 
 void sw__task_init(const sw__task *t, float *params, uint64_t seed)

@@ -27,6 +27,8 @@ typedef struct sw__task {
 int sw__task_open(sw__task *t, const char *model, const char *data, uint64_t seed, char *err);
 void sw__task_close(sw__task *t);
 const char *sw__task_spec(const sw__task *t);
+/* The model's description as a checkpoint records it (syncwise/ckpt.h). */
+sw_model_desc sw__task_desc(const sw__task *t);
 /* Seeded initial parameters (zeros for the linear models). */
 void sw__task_init(const sw__task *t, float *params, uint64_t seed);
 /* Loss and accuracy on the validation set (the test set when there is none). */
