@@ -23,7 +23,7 @@ static void refuse_unknown(server *s, const peer *from, const sw_msg *m)
 {
     char why[80];
     snprintf(why, sizeof why, "unknown worker %u: join again", m->worker);
-    sw__server_refuse(s, from, m->worker, SW_FLAG_UNKNOWN, why);
+    sw__server_refuse_echo(s, from, m, SW_FLAG_UNKNOWN, why);
 }
 
 static void welcome(server *s, const peer *to, uint32_t w)

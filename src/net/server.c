@@ -40,11 +40,11 @@ const float *sw__server_params(server *s)
 
 /* The message is written straight into ZeroMQ's own buffer, which the socket then sends without
  * another copy: for a model that is one pass over the parameters, with its checksum. */
-void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worker,
-                     uint32_t flags, const void *payload, size_t len)
+static void send_at(server *s, const peer *to, sw_msg_type type, uint32_t worker, uint32_t flags,
+                    uint64_t version, const void *payload, size_t len)
 {
-    sw_msg m = {.type = type, .worker = worker, .flags = flags,
-                .version = sw_engine_version(s->engine), .payload = payload, .payload_len = len};
+    sw_msg m = {.type = type, .worker = worker, .flags = flags, .version = version,
+                .payload = payload, .payload_len = len};
     zmq_msg_t frame;
     if (zmq_msg_init_size(&frame, sw_msg_size(len)) != 0) {
         sw_log(SW_LOG_WARN, "no memory for a %zu-byte message", sw_msg_size(len));
@@ -62,12 +62,25 @@ void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worke
         zmq_msg_close(&frame);
 }
 
-void sw__server_refuse(server *s, const peer *to, uint32_t worker, uint32_t flags,
-                       const char *why)
+void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worker,
+                     uint32_t flags, const void *payload, size_t len)
+{
+    send_at(s, to, type, worker, flags, sw_engine_version(s->engine), payload, len);
+}
+
+void sw__server_refuse_echo(server *s, const peer *to, const sw_msg *m, uint32_t flags,
+                            const char *why)
 {
     s->r->refused++;
     sw_log(SW_LOG_DEBUG, "refused a message: %s", why);
-    sw__server_send(s, to, SW_MSG_ERROR, worker, flags, why, strlen(why));
+    send_at(s, to, SW_MSG_ERROR, m->worker, flags, m->version, why, strlen(why));
+}
+
+void sw__server_refuse(server *s, const peer *to, uint32_t worker, uint32_t flags,
+                       const char *why)
+{
+    sw_msg m = {.worker = worker, .version = sw_engine_version(s->engine)};
+    sw__server_refuse_echo(s, to, &m, flags, why);
 }
 
 void sw__server_follow(server *s, const sw_engine_result *res)

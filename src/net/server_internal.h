@@ -59,6 +59,11 @@ void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worke
  * a worker can tell an old answer from a new one. */
 void sw__server_refuse(server *s, const peer *to, uint32_t worker, uint32_t flags,
                        const char *why);
+/* The same for a decoded message m, whose version field goes back in ERROR's: a worker's
+ * heartbeats carry its join count there, so that it can tell an "unknown worker" about its
+ * previous membership from one about its current one. */
+void sw__server_refuse_echo(server *s, const peer *to, const sw_msg *m, uint32_t flags,
+                            const char *why);
 
 /* Carries out an engine result: RELEASE to every released worker, and the wake-up. */
 void sw__server_follow(server *s, const sw_engine_result *res);

@@ -164,7 +164,14 @@ static int join(worker *k, char *err)
     zmq_msg_t frame;
     zmq_msg_init(&frame);
     sw_msg reply;
-    int rc = sw__worker_receive(k, &frame, &reply, err);
+    int rc;
+    /* Answers to what we sent before this join may come first (a push queued while the server
+     * was down is answered "unknown worker" by its successor): skip them. */
+    while (!(rc = sw__worker_receive(k, &frame, &reply, err)) && reply.type != SW_MSG_WELCOME &&
+           (reply.type != SW_MSG_ERROR || (reply.flags & SW_FLAG_UNKNOWN))) {
+        zmq_msg_close(&frame);
+        zmq_msg_init(&frame);
+    }
     if (!rc && reply.type != SW_MSG_WELCOME)
         rc = sw_fail(err, SW_ESTATE, "the server answered a join with '%.*s'",
                      (int)reply.payload_len, (const char *)reply.payload);
@@ -175,6 +182,7 @@ static int join(worker *k, char *err)
     if (!rc)
         rc = load(k, &c, err);
     if (!rc) {
+        atomic_fetch_add(&k->joins, 1);
         atomic_store(&k->id, c.worker);
         k->since_pull = UINT32_MAX; /* the first release carries the parameters */
         k->redo = false;
@@ -236,9 +244,12 @@ static void *heartbeats(void *arg)
     zmq_connect(hb, k->p->connect);
     uint8_t buf[SW_PROTO_HEADER];
     while (!atomic_load(&k->quit)) {
+        /* The count read between two equal reads of the id belongs to that membership: join()
+         * clears the id before it counts and sets the new one after. */
         uint32_t id = atomic_load(&k->id);
-        if (id != SW_NO_WORKER) {
-            sw_msg m = {.type = SW_MSG_HEARTBEAT, .worker = id};
+        uint64_t joins = atomic_load(&k->joins);
+        if (id != SW_NO_WORKER && id == atomic_load(&k->id)) {
+            sw_msg m = {.type = SW_MSG_HEARTBEAT, .worker = id, .version = joins};
             sw_msg_encode(&m, buf);
             zmq_send(hb, buf, sizeof buf, ZMQ_DONTWAIT);
         }
@@ -246,14 +257,17 @@ static void *heartbeats(void *arg)
                               .tv_nsec = (long)((k->p->heartbeat_s - (time_t)k->p->heartbeat_s) *
                                                 1e9)};
         nanosleep(&ts, NULL);
-        /* Read the server's answers: an "unknown worker" error means it restarted. */
+        /* Read the server's answers: an "unknown worker" error means it restarted, unless it
+         * answers a heartbeat of our previous membership, sent before we joined again (the new
+         * server may give us the same id). */
         zmq_msg_t reply;
         zmq_msg_init(&reply);
         while (zmq_msg_recv(&reply, hb, ZMQ_DONTWAIT) >= 0) {
             sw_msg m;
             if (sw_msg_decode(zmq_msg_data(&reply), zmq_msg_size(&reply), 1 << 16, &m, NULL) == 0
                 && m.type == SW_MSG_ERROR && (m.flags & SW_FLAG_UNKNOWN) &&
-                m.worker == atomic_load(&k->id) && m.worker != SW_NO_WORKER)
+                m.worker == atomic_load(&k->id) && m.worker != SW_NO_WORKER &&
+                m.version == atomic_load(&k->joins))
                 atomic_store(&k->rejoin, true);
         }
         zmq_msg_close(&reply);
@@ -328,6 +342,7 @@ int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err)
     atomic_init(&k->id, SW_NO_WORKER);
     atomic_init(&k->quit, false);
     atomic_init(&k->rejoin, false);
+    atomic_init(&k->joins, 0);
     k->cfg.params = 1 << 20; /* what we accept before WELCOME says the model's size */
     k->zctx = zmq_ctx_new();
     k->sock = k->zctx ? zmq_socket(k->zctx, ZMQ_DEALER) : NULL;

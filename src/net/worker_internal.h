@@ -48,6 +48,7 @@ typedef struct worker {
     atomic_uint id; /* read by the heartbeat thread */
     atomic_bool quit;
     atomic_bool rejoin; /* set by the heartbeat thread when the server no longer knows us */
+    atomic_uint joins;  /* successful joins so far: heartbeats carry it as their version */
     bool curve;
     sw_curve_keys keys, server_keys;
     sw_worker_result *r;
