@@ -59,7 +59,9 @@ serve --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/ep" --checkpoint-applies 
 for _ in $(seq 100); do [ -s "$TMP/ep" ] && break; sleep 0.05; done
 EP=$(cat "$TMP/ep")
 WPIDS=()
-for i in 1 2 3; do "$SW" worker --connect "$EP" --threads 1 --delay-ms 30 -q & WPIDS+=($!); done
+# Slow enough steps that the resumed run outlasts the rejoins (a worker whose push died with the
+# old server learns of the new one from its next heartbeat answer, up to half a second later).
+for i in 1 2 3; do "$SW" worker --connect "$EP" --threads 1 --delay-ms 150 -q & WPIDS+=($!); done
 for _ in $(seq 200); do [ -s "$TMP/s.ckpt" ] && break; sleep 0.05; done
 kill -9 "$SPID"
 wait "$SPID" 2>/dev/null

@@ -253,16 +253,19 @@ static void *heartbeats(void *arg)
             sw_msg_encode(&m, buf);
             zmq_send(hb, buf, sizeof buf, ZMQ_DONTWAIT);
         }
-        struct timespec ts = {.tv_sec = (time_t)k->p->heartbeat_s,
-                              .tv_nsec = (long)((k->p->heartbeat_s - (time_t)k->p->heartbeat_s) *
-                                                1e9)};
-        nanosleep(&ts, NULL);
-        /* Read the server's answers: an "unknown worker" error means it restarted, unless it
-         * answers a heartbeat of our previous membership, sent before we joined again (the new
-         * server may give us the same id). */
+        /* Read the server's answers as they come (a worker whose push was lost with the old
+         * server learns here that it must join again): an "unknown worker" error means it
+         * restarted, unless it answers a heartbeat of our previous membership, sent before we
+         * joined again (the new server may give us the same id). */
+        double until = sw_clock_now_s() + k->p->heartbeat_s;
         zmq_msg_t reply;
         zmq_msg_init(&reply);
-        while (zmq_msg_recv(&reply, hb, ZMQ_DONTWAIT) >= 0) {
+        for (double left = k->p->heartbeat_s; left > 0 && !atomic_load(&k->quit);
+             left = until - sw_clock_now_s()) {
+            zmq_pollitem_t item = {.socket = hb, .events = ZMQ_POLLIN};
+            if (zmq_poll(&item, 1, (long)(left * 1000) + 1) <= 0 ||
+                zmq_msg_recv(&reply, hb, ZMQ_DONTWAIT) < 0)
+                continue;
             sw_msg m;
             if (sw_msg_decode(zmq_msg_data(&reply), zmq_msg_size(&reply), 1 << 16, &m, NULL) == 0
                 && m.type == SW_MSG_ERROR && (m.flags & SW_FLAG_UNKNOWN) &&
