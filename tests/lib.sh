@@ -31,6 +31,17 @@ expect_output() {
   fi
 }
 
+# expect_exit PID DESCRIPTION: the background process PID exits with status 0.
+expect_exit() {
+  wait "$1"
+  local got=$?
+  checks=$((checks + 1))
+  if [ "$got" -ne 0 ]; then
+    echo "FAIL: $2: exit status $got"
+    failures=$((failures + 1))
+  fi
+}
+
 finish() {
   echo "$((checks - failures)) passed, $failures failed"
   [ "$failures" -eq 0 ]

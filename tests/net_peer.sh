@@ -27,7 +27,7 @@ start_first --target-loss 0.27 --delay-ms 2 --max-time 60 --out "$TMP/best1.txt"
 for i in 2 3 4; do
   join_peer p$i --target-loss 0.27 --delay-ms 2 --max-time 60 --out "$TMP/best$i.txt"
 done
-wait "$P1"; checks=$((checks + 1)); [ $? -eq 0 ] || { echo "FAIL: the first peer failed"; failures=$((failures + 1)); }
+expect_exit "$P1" "the first peer"
 wait "${PIDS[@]}"
 all_out
 expect_output "best test loss 0.2" "one peer judged the loss"

@@ -48,7 +48,7 @@ expect_server() { # description: waits for the server, which must succeed; OUT =
 
 for policy in bsp ssp:s=2 asp rlp; do
   WPIDS=()
-  start_server "$policy" --target-acc 0.9
+  start_server "$policy" --target-acc 0.9 --wait-workers 4
   for i in 1 2 3 4; do start_worker --delay-ms 2; done
   expect_server "$policy: 4 workers train to the target"
   expect_output "target reached" "$policy reaches 0.9"
@@ -56,11 +56,26 @@ for policy in bsp ssp:s=2 asp rlp; do
   wait "${WPIDS[@]}"
 done
 
-# A worker killed mid-run: its heartbeats stop, the engine drops it, the barrier goes on.
+# --wait-workers: the first worker is held until the second joins, longer than its own
+# --server-timeout: the echoes of its heartbeats tell it the server lives.
 WPIDS=()
-start_server bsp --target-acc 0.92
+start_server bsp --target-acc 0.9 --wait-workers 2
+start_worker --delay-ms 2 --server-timeout 1
+sleep 2.5
+expect_status 0 "ctl status while waiting" -- "$SW" ctl --connect "$EP" status
+expect_output "not started: 1 of 2 workers in" "the server holds the first worker"
+start_worker --delay-ms 2
+expect_server "bsp started when both were in"
+expect_output "target reached" "the held run completes"
+expect_exit "${WPIDS[0]}" "the held worker stayed"
+wait "${WPIDS[@]}"
+
+# A worker killed mid-run: its heartbeats stop, the engine drops it, the barrier goes on (bsp
+# cannot pass a barrier without it until then, so the crash is noticed before the target).
+WPIDS=()
+start_server bsp --target-acc 0.92 --wait-workers 4
 for i in 1 2 3 4; do start_worker --delay-ms 20; done
-sleep 1.5
+wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 4'"
 kill -9 "${WPIDS[0]}"
 expect_server "bsp with a worker killed"
 expect_output "target reached" "the run completes without it"
@@ -77,7 +92,8 @@ kill -9 "$SPID"
 wait "$SPID" 2>/dev/null
 checks=$((checks + 1))
 [ -s "$TMP/server.ckpt" ] || { echo "FAIL: no checkpoint"; failures=$((failures + 1)); }
-BIND=$EP start_server bsp --target-acc 0.92 --checkpoint "$TMP/server.ckpt" --resume
+BIND=$EP start_server bsp --target-acc 0.92 --checkpoint "$TMP/server.ckpt" --resume \
+  --wait-workers 3
 expect_server "resumed server"
 expect_output "target reached" "the resumed run completes"
 from=$(sed -n 's/.*(from \([0-9]*\)).*/\1/p' "$TMP/server.out")

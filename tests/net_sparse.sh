@@ -20,9 +20,7 @@ run() { # policy, then server options: server + 3 workers; OUT = the server's ou
   local server=$!
   for _ in $(seq 100); do [ -s "$TMP/ep" ] && break; sleep 0.05; done
   for i in 1 2 3; do "$SW" worker --connect "$(cat "$TMP/ep")" --threads 1 -q & done
-  wait "$server"
-  checks=$((checks + 1))
-  [ $? -eq 0 ] || { echo "FAIL: $1: the server failed"; failures=$((failures + 1)); }
+  expect_exit "$server" "$1: the server"
   wait
   OUT=$(cat "$TMP/server.out")
 }
@@ -59,18 +57,14 @@ serve --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/ep" --checkpoint-applies 
 for _ in $(seq 100); do [ -s "$TMP/ep" ] && break; sleep 0.05; done
 EP=$(cat "$TMP/ep")
 WPIDS=()
-# Slow enough steps that the resumed run outlasts the rejoins (a worker whose push died with the
-# old server learns of the new one from its next heartbeat answer, up to half a second later).
-for i in 1 2 3; do "$SW" worker --connect "$EP" --threads 1 --delay-ms 150 -q & WPIDS+=($!); done
+for i in 1 2 3; do "$SW" worker --connect "$EP" --threads 1 --delay-ms 30 -q & WPIDS+=($!); done
 for _ in $(seq 200); do [ -s "$TMP/s.ckpt" ] && break; sleep 0.05; done
 kill -9 "$SPID"
 wait "$SPID" 2>/dev/null
 checks=$((checks + 1))
 [ -s "$TMP/s.ckpt" ] || { echo "FAIL: no sparse checkpoint"; failures=$((failures + 1)); }
-serve --bind "$EP" --resume
-wait "$SPID"
-checks=$((checks + 1))
-[ $? -eq 0 ] || { echo "FAIL: the resumed sparse server failed"; failures=$((failures + 1)); }
+serve --bind "$EP" --resume --wait-workers 3
+expect_exit "$SPID" "the resumed sparse server"
 wait "${WPIDS[@]}"
 OUT=$(cat "$TMP/server.out")
 expect_output "target reached" "the resumed sparse run completes"

@@ -26,6 +26,8 @@ typedef struct sw_server_params {
     const char *endpoint_file;   /* when set, the bound endpoint is written there */
     const char *policy, *model, *data;
     uint32_t batch, max_workers;
+    uint32_t wait_workers;       /* release no one until this many workers have joined (also
+                                  * after --resume); 0 or 1: start with the first */
     float lr, weight_decay;
     uint64_t seed;
     const char *batch_mode;      /* "shard" or "sample", told to the workers */

@@ -39,7 +39,7 @@ typedef enum sw_msg_type {
     SW_MSG_PUSH = 5,      /* worker -> server: a gradient computed at `version` (floats) */
     SW_MSG_WAIT = 6,      /* server -> worker: your push is in; wait to be released */
     SW_MSG_RELEASE = 7,   /* server -> worker: go on; with SW_FLAG_MODEL the parameters follow */
-    SW_MSG_HEARTBEAT = 8, /* worker -> server: still alive */
+    SW_MSG_HEARTBEAT = 8, /* worker -> server: still alive; the server echoes it */
     SW_MSG_LEAVE = 9,     /* worker -> server: leaving for good */
     SW_MSG_ERROR = 10,    /* server -> anyone: the last message was refused; payload: why */
     SW_MSG_CTL = 11,      /* operator -> server: a command (text) */

@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,18 +25,20 @@ static void help(void)
            "rank, from the first of: SYNCWISE_RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,\n"
            "SLURM_PROCID, or the ordinal ending a StatefulSet pod's host name (syncwise-3)\n"
            "server host, from the first of: --server, SYNCWISE_SERVER, the first node of\n"
-           "SLURM_JOB_NODELIST (through scontrol), or POD-0.SYNCWISE_SERVICE in a StatefulSet\n\n"
+           "SLURM_JOB_NODELIST (through scontrol), or POD-0.SYNCWISE_SERVICE in a StatefulSet\n"
+           "process count, from the first of: SYNCWISE_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE,\n"
+           "SLURM_NTASKS; when known, the server waits for all the others to join before it\n"
+           "starts (--wait-workers COUNT-1, unless SERVER-OPTIONS say otherwise)\n\n"
            "examples:\n"
            "  mpirun -np 5 -x SYNCWISE_SERVER=node1 syncwise launch -- --policy ssp:s=3\n"
            "  srun -N 5 syncwise launch -- --policy dbw --target-acc 0.85\n"
            "  examples/kubernetes/statefulset.yaml, examples/slurm/train.sbatch\n");
 }
 
-static long rank_from_env(void)
+/* The first of these variables that holds a number >= 0, or -1. */
+static long first_number(const char *const *vars, size_t n)
 {
-    const char *vars[] = {"SYNCWISE_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                          "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    for (size_t i = 0; i < n; i++) {
         const char *v = getenv(vars[i]);
         char *end;
         if (v && *v) {
@@ -44,6 +47,23 @@ static long rank_from_env(void)
                 return r;
         }
     }
+    return -1;
+}
+
+/* How many processes the launcher started, or -1. */
+static long size_from_env(void)
+{
+    const char *vars[] = {"SYNCWISE_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
+    return first_number(vars, sizeof vars / sizeof vars[0]);
+}
+
+static long rank_from_env(void)
+{
+    const char *vars[] = {"SYNCWISE_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                          "SLURM_PROCID"};
+    long r = first_number(vars, sizeof vars / sizeof vars[0]);
+    if (r >= 0)
+        return r;
     char host[256];
     if (gethostname(host, sizeof host) != 0)
         return -1;
@@ -112,6 +132,16 @@ int sw_cli_launch(int argc, char **argv)
         snprintf(endpoint, sizeof endpoint, "tcp://0.0.0.0:%ld", port);
         char *sargv[256] = {"server", "--bind", endpoint};
         int n = 3;
+        char wait[24];
+        bool told = false;
+        for (int k = rest; k < argc; k++)
+            told |= !strncmp(argv[k], "--wait-workers", 14);
+        long size = size_from_env();
+        if (size > 1 && !told) { /* the run starts when every other process has joined */
+            snprintf(wait, sizeof wait, "%ld", size - 1);
+            sargv[n++] = "--wait-workers";
+            sargv[n++] = wait;
+        }
         for (int k = rest; k < argc && n < 255; k++)
             sargv[n++] = argv[k];
         return sw_cli_server(n, sargv);

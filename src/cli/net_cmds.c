@@ -30,6 +30,9 @@ static void server_help(void)
            "                         shard: worker i reads rows i, i + N, ... for N =\n"
            "                         --max-workers (set it to the worker count)\n"
            "  --max-workers N        worker slots (default 64)\n"
+           "  --wait-workers N       release no worker until N have joined, so that the run\n"
+           "                         starts with its whole cluster (also after --resume;\n"
+           "                         default 1: start with the first)\n"
            "  --apply-threads N      with --policy asp: N threads apply the pushes (default 1)\n"
            "  --apply-mode M         locked (default), hogwild (no lock; racing updates of\n"
            "                         one weight can be lost) or atomic (compare-and-swap)\n"
@@ -65,7 +68,7 @@ static int server_opts(int argc, char **argv, sw_server_params *p, const char **
                        long *threads)
 {
     enum { BIND = 1000, EPF, POL, MOD, DAT, BAT, LR, WD, SEED, BM, MAXW, HB, CK, CKA, CKS, RES,
-           TACC, MAXT, MAXA, EVAL, LOG, THR, CKEY, CCLI, ATHR, AMODE };
+           TACC, MAXT, MAXA, EVAL, LOG, THR, CKEY, CCLI, ATHR, AMODE, WAITW };
     static const struct option longs[] = {
         {"bind", 1, 0, BIND}, {"endpoint-file", 1, 0, EPF}, {"policy", 1, 0, POL},
         {"model", 1, 0, MOD}, {"data", 1, 0, DAT}, {"batch", 1, 0, BAT}, {"lr", 1, 0, LR},
@@ -77,6 +80,7 @@ static int server_opts(int argc, char **argv, sw_server_params *p, const char **
         {"threads", 1, 0, THR}, {"quiet", 0, 0, 'q'}, {"verbose", 0, 0, 'v'},
         {"curve-key", 1, 0, CKEY}, {"curve-clients", 1, 0, CCLI}, {"help", 0, 0, 'h'},
         {"apply-threads", 1, 0, ATHR}, {"apply-mode", 1, 0, AMODE},
+        {"wait-workers", 1, 0, WAITW},
         {0, 0, 0, 0},
     };
     const char *C = "server";
@@ -105,6 +109,7 @@ static int server_opts(int argc, char **argv, sw_server_params *p, const char **
         case 'h': server_help(); return -1;
         case BAT: if ((ok = sw_cli_long(C, "--batch", optarg, 1, 1 << 16, &l))) p->batch = (uint32_t)l; break;
         case MAXW: if ((ok = sw_cli_long(C, "--max-workers", optarg, 1, 1 << 16, &l))) p->max_workers = (uint32_t)l; break;
+        case WAITW: if ((ok = sw_cli_long(C, "--wait-workers", optarg, 0, 1 << 16, &l))) p->wait_workers = (uint32_t)l; break;
         case THR: ok = sw_cli_long(C, "--threads", optarg, 0, 256, threads); break;
         case LR: if ((ok = sw_cli_double(C, "--lr", optarg, 0, 1e6, &d))) p->lr = (float)d; break;
         case WD: if ((ok = sw_cli_double(C, "--wd", optarg, 0, 1e6, &d))) p->weight_decay = (float)d; break;

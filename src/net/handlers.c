@@ -39,6 +39,35 @@ static void welcome(server *s, const peer *to, uint32_t w)
     sw__server_send(s, to, SW_MSG_WELCOME, w, 0, text, (size_t)len);
 }
 
+/* With --wait-workers N the engine learns of no worker until N have joined, then of all of them
+ * at once: a run compared across policies starts with its whole cluster, not with whichever
+ * worker came first training alone. */
+static uint32_t live_conns(const server *s)
+{
+    uint32_t in = 0;
+    for (uint32_t w = 0; w < s->slots; w++)
+        in += s->conns[w].live;
+    return in;
+}
+
+static void start_when_all_in(server *s)
+{
+    uint32_t in = live_conns(s);
+    if (in < s->p->wait_workers) {
+        sw_log(SW_LOG_INFO, "%u of %u workers in: waiting for the rest", in, s->p->wait_workers);
+        return;
+    }
+    s->started = true;
+    sw_log(SW_LOG_INFO, "%u workers in: starting", in);
+    for (uint32_t w = 0; w < s->slots; w++) {
+        if (!s->conns[w].live)
+            continue;
+        sw_engine_result res;
+        sw_engine_join(s->engine, w, sw__server_now(s), &res);
+        sw__server_follow(s, &res);
+    }
+}
+
 static void on_join(server *s, const peer *from, const sw_msg *m)
 {
     (void)m;
@@ -56,9 +85,13 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
     memcpy(c->route, from->route, from->route_len);
     s->r->joins++;
     welcome(s, from, w);
-    sw_engine_result res;
-    sw_engine_join(s->engine, w, sw__server_now(s), &res);
-    sw__server_follow(s, &res);
+    if (s->started) {
+        sw_engine_result res;
+        sw_engine_join(s->engine, w, sw__server_now(s), &res);
+        sw__server_follow(s, &res);
+    } else {
+        start_when_all_in(s);
+    }
 }
 
 /* A push must come from a released worker, of a version the server had. */
@@ -181,11 +214,15 @@ static void on_pull(server *s, const peer *from, const sw_msg *m)
     sw__server_send(s, from, SW_MSG_MODEL, m->worker, 0, NULL, 4 * s->n);
 }
 
-/* Heartbeats come from a worker's second socket, so only the id is checked. */
+/* Heartbeats come from a worker's second socket, so only the id is checked. The echo tells a
+ * worker that hears nothing else for long (at a barrier, or until --wait-workers are in) that
+ * the server lives. */
 static void on_heartbeat(server *s, const peer *from, const sw_msg *m)
 {
     if (m->worker >= s->slots || !s->conns[m->worker].live)
         refuse_unknown(s, from, m);
+    else
+        sw__server_send_at(s, from, SW_MSG_HEARTBEAT, m->worker, 0, m->version, "", 0);
 }
 
 static void on_leave(server *s, const peer *from, const sw_msg *m)
@@ -211,6 +248,9 @@ static void status(server *s, char *text, size_t cap)
                        (unsigned long long)s->r->pushes, (unsigned long long)s->r->joins,
                        (unsigned long long)s->r->crashes, (unsigned long long)s->r->refused,
                        sw__server_now(s));
+    if (!s->started && len > 0 && (size_t)len < cap)
+        len += snprintf(text + len, cap - (size_t)len, "not started: %u of %u workers in\n",
+                        live_conns(s), s->p->wait_workers);
     if (s->threaded && len > 0 && (size_t)len < cap)
         len += snprintf(text + len, cap - (size_t)len,
                         "concurrent applies: %u threads (%s), %llu applied, %llu refused\n",

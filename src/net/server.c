@@ -40,8 +40,8 @@ const float *sw__server_params(server *s)
 
 /* The message is written straight into ZeroMQ's own buffer, which the socket then sends without
  * another copy: for a model that is one pass over the parameters, with its checksum. */
-static void send_at(server *s, const peer *to, sw_msg_type type, uint32_t worker, uint32_t flags,
-                    uint64_t version, const void *payload, size_t len)
+void sw__server_send_at(server *s, const peer *to, sw_msg_type type, uint32_t worker,
+                        uint32_t flags, uint64_t version, const void *payload, size_t len)
 {
     sw_msg m = {.type = type, .worker = worker, .flags = flags, .version = version,
                 .payload = payload, .payload_len = len};
@@ -65,7 +65,7 @@ static void send_at(server *s, const peer *to, sw_msg_type type, uint32_t worker
 void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worker,
                      uint32_t flags, const void *payload, size_t len)
 {
-    send_at(s, to, type, worker, flags, sw_engine_version(s->engine), payload, len);
+    sw__server_send_at(s, to, type, worker, flags, sw_engine_version(s->engine), payload, len);
 }
 
 void sw__server_refuse_echo(server *s, const peer *to, const sw_msg *m, uint32_t flags,
@@ -73,7 +73,7 @@ void sw__server_refuse_echo(server *s, const peer *to, const sw_msg *m, uint32_t
 {
     s->r->refused++;
     sw_log(SW_LOG_DEBUG, "refused a message: %s", why);
-    send_at(s, to, SW_MSG_ERROR, m->worker, flags, m->version, why, strlen(why));
+    sw__server_send_at(s, to, SW_MSG_ERROR, m->worker, flags, m->version, why, strlen(why));
 }
 
 void sw__server_refuse(server *s, const peer *to, uint32_t worker, uint32_t flags,
@@ -180,6 +180,10 @@ static int setup(server *s, char *err)
     const sw_server_params *p = s->p;
     if (p->max_workers == 0 || p->batch == 0 || !(p->heartbeat_timeout_s > 0))
         return sw_fail(err, SW_EINVAL, "workers, batch and heartbeat timeout must be positive");
+    if (p->wait_workers > p->max_workers)
+        return sw_fail(err, SW_EINVAL, "cannot wait for %u workers with %u slots",
+                       p->wait_workers, p->max_workers);
+    s->started = p->wait_workers <= 1;
     int rc = sw__task_open(&s->task, p->model, p->data, p->seed, err);
     if (rc)
         return rc;
@@ -328,10 +332,16 @@ static bool evaluate(server *s)
     return s->p->target_acc > 0 && e.accuracy >= s->p->target_acc;
 }
 
+/* The next evaluation; once before the start (the initial model), then none until it. */
+static double eval_due_at(const server *s)
+{
+    return s->started || s->next_eval == 0 ? s->next_eval : INFINITY;
+}
+
 static long timeout_ms(const server *s)
 {
     double now = sw__server_now(s), next = now + HEARTBEAT_CHECK_S;
-    next = s->next_eval < next ? s->next_eval : next;
+    next = eval_due_at(s) < next ? eval_due_at(s) : next;
     next = s->wake_at >= 0 && s->wake_at < next ? s->wake_at : next;
     return next > now ? (long)ceil((next - now) * 1000) : 0;
 }
@@ -361,7 +371,7 @@ static int loop(server *s, char *err)
             sw__server_follow(s, &res);
         }
         uint64_t V = sw_engine_version(s->engine);
-        if (now >= s->next_eval && evaluate(s))
+        if (now >= eval_due_at(s) && evaluate(s))
             s->r->reached = s->done = true;
         if ((p->max_time_s > 0 && now >= p->max_time_s) ||
             (p->max_applies && V - s->r->start_version >= p->max_applies))

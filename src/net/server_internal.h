@@ -43,6 +43,7 @@ typedef struct server {
     double t0, wake_at, next_eval, next_ckpt, last_rate_t;
     uint64_t last_ckpt_applies, rate_applies;
     double rate;            /* applies per second over the last window */
+    bool started;           /* wait_workers have joined: the engine knows the live workers */
     bool done;
     sw_server_result *r;
 } server;
@@ -55,6 +56,9 @@ const float *sw__server_params(server *s);
  * a RELEASE with SW_FLAG_MODEL when payload is NULL). */
 void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worker,
                      uint32_t flags, const void *payload, size_t len);
+/* The same with the header's version given, not the engine's. */
+void sw__server_send_at(server *s, const peer *to, sw_msg_type type, uint32_t worker,
+                        uint32_t flags, uint64_t version, const void *payload, size_t len);
 /* Answers a refused message with ERROR; `worker` is the id the refused message claimed, so that
  * a worker can tell an old answer from a new one. */
 void sw__server_refuse(server *s, const peer *to, uint32_t worker, uint32_t flags,

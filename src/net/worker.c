@@ -35,6 +35,7 @@ void sw__worker_send(worker *k, void *sock, sw_msg_type type, uint32_t flags, ui
     sw_msg m = {.type = type, .worker = atomic_load(&k->id), .flags = flags, .version = version,
                 .payload = floats ? NULL : payload, .payload_len = len};
     zmq_msg_t frame;
+    k->held = false; /* an answer is due */
     if (zmq_msg_init_size(&frame, sw_msg_size(len)) != 0)
         return; /* no memory: the server's silence or ours decides what happens next */
     uint8_t *buf = zmq_msg_data(&frame);
@@ -52,10 +53,14 @@ static void send_msg(worker *k, void *sock, sw_msg_type type, uint32_t flags, ui
     sw__worker_send(k, sock, type, flags, version, payload, len, NULL);
 }
 
-/* Waits for one message; 0 and the frame in *frame, or SW_EIO on silence or a stop. */
+static double heard_s(worker *k) { return (double)atomic_load(&k->heard_us) / 1e6; }
+
+/* Waits for one message; 0 and the frame in *frame, or SW_EIO on silence or a stop. A worker
+ * the server holds (at a barrier) hears only the echoes of its heartbeats: then the server is
+ * silent when neither socket heard from it for the timeout. */
 int sw__worker_receive(worker *k, zmq_msg_t *frame, sw_msg *m, char *err)
 {
-    double deadline = sw_clock_now_s() + k->p->server_timeout_s;
+    double since = sw_clock_now_s();
     for (;;) {
         if (k->p->stop && *k->p->stop)
             return sw_fail(err, SW_ESTATE, "stopped");
@@ -67,11 +72,14 @@ int sw__worker_receive(worker *k, zmq_msg_t *frame, sw_msg *m, char *err)
         if (zmq_poll(&item, 1, 200) > 0 && zmq_msg_recv(frame, k->sock, 0) >= 0) {
             char why[SW_ERR_LEN];
             if (sw_msg_decode(zmq_msg_data(frame), zmq_msg_size(frame), 4 * (uint64_t)k->cfg.params
-                              + 8192, m, why) == 0)
+                              + 8192, m, why) == 0) {
+                k->held = m->type == SW_MSG_WAIT || m->type == SW_MSG_WELCOME;
                 return 0;
+            }
             sw_log(SW_LOG_WARN, "ignoring a malformed message from the server: %s", why);
         }
-        if (sw_clock_now_s() > deadline)
+        double heard = k->held && heard_s(k) > since ? heard_s(k) : since;
+        if (sw_clock_now_s() - heard > k->p->server_timeout_s)
             return sw_fail(err, SW_EIO, "the server at %s has been silent for %.0f s",
                            k->p->connect, k->p->server_timeout_s);
     }
@@ -160,6 +168,7 @@ static int join(worker *k, char *err)
     sw_msg m = {.type = SW_MSG_JOIN, .worker = SW_NO_WORKER,
                 .payload = (const uint8_t *)name, .payload_len = len};
     sw_msg_encode(&m, hello);
+    k->held = false;
     zmq_send(k->sock, hello, sw_msg_size(len), 0);
     zmq_msg_t frame;
     zmq_msg_init(&frame);
@@ -267,8 +276,10 @@ static void *heartbeats(void *arg)
                 zmq_msg_recv(&reply, hb, ZMQ_DONTWAIT) < 0)
                 continue;
             sw_msg m;
-            if (sw_msg_decode(zmq_msg_data(&reply), zmq_msg_size(&reply), 1 << 16, &m, NULL) == 0
-                && m.type == SW_MSG_ERROR && (m.flags & SW_FLAG_UNKNOWN) &&
+            if (sw_msg_decode(zmq_msg_data(&reply), zmq_msg_size(&reply), 1 << 16, &m, NULL) != 0)
+                continue;
+            atomic_store(&k->heard_us, (unsigned long long)(sw_clock_now_s() * 1e6));
+            if (m.type == SW_MSG_ERROR && (m.flags & SW_FLAG_UNKNOWN) &&
                 m.worker == atomic_load(&k->id) && m.worker != SW_NO_WORKER &&
                 m.version == atomic_load(&k->joins))
                 atomic_store(&k->rejoin, true);
@@ -346,6 +357,7 @@ int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err)
     atomic_init(&k->quit, false);
     atomic_init(&k->rejoin, false);
     atomic_init(&k->joins, 0);
+    atomic_init(&k->heard_us, 0);
     k->cfg.params = 1 << 20; /* what we accept before WELCOME says the model's size */
     k->zctx = zmq_ctx_new();
     k->sock = k->zctx ? zmq_socket(k->zctx, ZMQ_DEALER) : NULL;

@@ -49,6 +49,11 @@ typedef struct worker {
     atomic_bool quit;
     atomic_bool rejoin; /* set by the heartbeat thread when the server no longer knows us */
     atomic_uint joins;  /* successful joins so far: heartbeats carry it as their version */
+    atomic_ullong heard_us; /* when the heartbeat socket last heard the server (clock, us) */
+    /* The server answered and holds us (WAIT, or WELCOME before the first RELEASE): its silence
+     * may last, as long as it echoes our heartbeats. Otherwise an answer is due at once, and
+     * silence means a lost message or a dead server. */
+    bool held;
     bool curve;
     sw_curve_keys keys, server_keys;
     sw_worker_result *r;
