@@ -27,7 +27,7 @@ trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 real_run() { # policy seed -> seconds to target (real)
   rm -f "$tmp/ep"
   "$sw" server --bind "tcp://127.0.0.1:*" --endpoint-file "$tmp/ep" --policy "$1" --seed "$2" \
-    "${COMMON[@]}" --eval-every 0.05 --max-time 120 -q > "$tmp/out" 2>/dev/null &
+    "${COMMON[@]}" --eval-every 0.05 --max-time 120 --wait-workers 6 -q > "$tmp/out" 2>/dev/null &
   local server=$!
   for _ in $(seq 200); do [ -s "$tmp/ep" ] && break; sleep 0.05; done
   local ep pids=()
@@ -40,7 +40,7 @@ real_run() { # policy seed -> seconds to target (real)
   done
   wait "$server"
   wait "${pids[@]}" 2>/dev/null || true
-  sed -n 's/.* \([0-9.]*\) s; validation.*/\1/p' "$tmp/out"
+  sed -n 's/.*trained \([0-9.]*\) s.*/\1/p' "$tmp/out"
 }
 
 sim_run() { # policy seed -> virtual seconds to target
@@ -74,7 +74,8 @@ cgroup_slow() { # makes a throttled cpu cgroup; prints its cgroup.procs path
 throttled_run() { # policy seed procs -> "seconds T0 T1 T2 T3" (time to target, mean steps)
   rm -f "$tmp/ep" "$tmp/log"
   "$sw" server --bind "tcp://127.0.0.1:*" --endpoint-file "$tmp/ep" --policy "$1" --seed "$2" \
-    "${TCOMMON[@]}" --eval-every 0.1 --max-time 120 --heartbeat-timeout 30 --log "$tmp/log" -q \
+    "${TCOMMON[@]}" --eval-every 0.1 --max-time 120 --heartbeat-timeout 30 --wait-workers 4 \
+    --log "$tmp/log" -q \
     > "$tmp/out" 2>/dev/null &
   local server=$! procs=$3 pids=()
   for _ in $(seq 200); do [ -s "$tmp/ep" ] && break; sleep 0.05; done
@@ -90,7 +91,7 @@ throttled_run() { # policy seed procs -> "seconds T0 T1 T2 T3" (time to target, 
   wait "$server"
   wait "${pids[@]}" 2>/dev/null || true
   local t
-  t=$(sed -n 's/.* \([0-9.]*\) s; validation.*/\1/p' "$tmp/out")
+  t=$(sed -n 's/.*trained \([0-9.]*\) s.*/\1/p' "$tmp/out")
   awk -F'[:,]' -v t="$t" '
     /"ev":"release"/ { for (i = 1; i < NF; i++) if ($i == "\"w\"") w = $(i + 1); rel[w] = $2 }
     /"ev":"push"/ { for (i = 1; i < NF; i++) if ($i == "\"w\"") w = $(i + 1)

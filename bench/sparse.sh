@@ -27,7 +27,7 @@ run() { # workers -> server output in $tmp/out
   rm -f "$tmp/ep"
   "$sw" server --bind "tcp://127.0.0.1:*" --endpoint-file "$tmp/ep" --policy asp --model svm \
     --data "libsvm:train=$tmp/text.svm" --lr 0.35 --batch 16 --target-acc "$target" \
-    --eval-every 0.1 --max-time 120 --threads 1 -q > "$tmp/out" 2>/dev/null &
+    --eval-every 0.1 --max-time 120 --threads 1 --wait-workers "$1" -q > "$tmp/out" 2>/dev/null &
   local server=$!
   for _ in $(seq 200); do [ -s "$tmp/ep" ] && break; sleep 0.05; done
   for _ in $(seq "$1"); do
@@ -42,7 +42,7 @@ dense=$(( 2 * (40 + 4 * (dim + 1)) ))
 base=""
 for w in 1 2 4 8; do
   run "$w"
-  t=$(sed -n 's/.* \([0-9.]*\) s; validation.*/\1/p' "$tmp/out")
+  t=$(sed -n 's/.*trained \([0-9.]*\) s.*/\1/p' "$tmp/out")
   pushes=$(sed -n 's/.*(from 0), \([0-9]*\) pushes.*/\1/p' "$tmp/out")
   bpp=$(sed -n 's/.*out, \([0-9]*\) bytes per push.*/\1/p' "$tmp/out")
   grep -q "target reached" "$tmp/out" || t="$t (not reached)"

@@ -161,12 +161,18 @@ int sw_cli_server(int argc, char **argv)
         fclose(log);
     if (rc)
         return sw_cli_error("server", "%s", err);
+    char took[96];
+    if (r.joins > 0)
+        snprintf(took, sizeof took, "trained %.1f s after %.1f s waiting for workers",
+                 r.elapsed_s - r.started_s, r.started_s);
+    else
+        snprintf(took, sizeof took, "%.1f s", r.elapsed_s);
     printf("%s: version %llu (from %llu), %llu pushes, %llu joins, %llu crashed, %llu refused "
-           "messages, %.1f s; validation accuracy %.4f\n",
+           "messages, %s; validation accuracy %.4f\n",
            r.reached ? "target reached" : "stopped", (unsigned long long)r.version,
            (unsigned long long)r.start_version, (unsigned long long)r.pushes,
            (unsigned long long)r.joins, (unsigned long long)r.crashes,
-           (unsigned long long)r.refused, r.elapsed_s, r.final_acc);
+           (unsigned long long)r.refused, took, r.final_acc);
     printf("traffic: %.1f MB in, %.1f MB out, %.0f bytes per push and its answers\n",
            (double)r.bytes_in / 1e6, (double)r.bytes_out / 1e6,
            r.pushes ? (double)(r.bytes_in + r.bytes_out) / (double)r.pushes : 0.0);

@@ -58,6 +58,7 @@ static void start_when_all_in(server *s)
         return;
     }
     s->started = true;
+    s->r->started_s = sw__server_now(s);
     sw_log(SW_LOG_INFO, "%u workers in: starting", in);
     for (uint32_t w = 0; w < s->slots; w++) {
         if (!s->conns[w].live)
@@ -86,6 +87,8 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
     s->r->joins++;
     welcome(s, from, w);
     if (s->started) {
+        if (s->r->joins == 1)
+            s->r->started_s = sw__server_now(s);
         sw_engine_result res;
         sw_engine_join(s->engine, w, sw__server_now(s), &res);
         sw__server_follow(s, &res);
