@@ -39,9 +39,6 @@ static void welcome(server *s, const peer *to, uint32_t w)
     sw__server_send(s, to, SW_MSG_WELCOME, w, 0, text, (size_t)len);
 }
 
-/* With --wait-workers N the engine learns of no worker until N have joined, then of all of them
- * at once: a run compared across policies starts with its whole cluster, not with whichever
- * worker came first training alone. */
 static uint32_t live_conns(const server *s)
 {
     uint32_t in = 0;
@@ -50,6 +47,9 @@ static uint32_t live_conns(const server *s)
     return in;
 }
 
+/* With --wait-workers N the engine learns of no worker until N have joined, then of all of them
+ * at once: a run compared across policies starts with its whole cluster, not with whichever
+ * worker came first training alone. */
 static void start_when_all_in(server *s)
 {
     uint32_t in = live_conns(s);
