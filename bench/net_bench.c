@@ -4,7 +4,9 @@
  *    parameters back with its release (4 MB), in a loop against the real server (asp), beside raw
  *    TCP on loopback moving the same bytes the same way (4 MB one way, 4 MB back), and ZeroMQ
  *    alone doing the same; five interleaved trials, so that the machine's drift hits all three
- *    alike, and their median. Goal: 80% of raw TCP.
+ *    alike, and their median. Goal: 80% of raw TCP. Beside each, the CPU time the whole process
+ *    spent per round trip (every thread, user and kernel): on two cores the copies and checks
+ *    of both ends share the cores the transfer needs, so CPU per trip bounds the rate.
  * 2. Small-message round trip: push and release of an 8-float model, p50 and p99.
  * 3. Applies per second with 8 concurrent clients on a small model (asp).
  * The clients send zero gradients, so the figures measure the runtime, not the model.
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -277,6 +280,15 @@ static double zmq_echo_mbps(size_t bytes, int rounds)
     return 2.0 * (double)bytes * rounds / dt / 1e6;
 }
 
+/* CPU seconds this process has used so far, all threads, user and kernel. */
+static double cpu_s(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -332,19 +344,27 @@ int main(int argc, char **argv)
         round_trip(&c);
     enum { TRIALS = 5 };
     double ours[TRIALS], zmq[TRIALS], raw[TRIALS], ratio[TRIALS];
+    double cpu[3][TRIALS]; /* CPU us per round trip: syncwise, ZeroMQ alone, raw TCP */
     printf("\n1. push + pull of a %zu-float model (4 MB each way), %d round trips a trial;\n"
            "   the same bytes moved the same way by ZeroMQ alone and by raw TCP, interleaved\n",
            big, rounds);
     for (int t = 0; t < TRIALS; t++) {
-        double t0 = sw_clock_now_s();
+        double t0 = sw_clock_now_s(), c0 = cpu_s();
         for (int i = 0; i < rounds; i++)
             round_trip(&c);
         ours[t] = 2.0 * 4 * (double)big * rounds / (sw_clock_now_s() - t0) / 1e6;
+        double c1 = cpu_s();
         zmq[t] = zmq_echo_mbps(4 * big, rounds);
+        double c2 = cpu_s();
         raw[t] = raw_tcp_mbps(4 * big, rounds);
+        double c3 = cpu_s();
+        cpu[0][t] = (c1 - c0) / rounds * 1e6;
+        cpu[1][t] = (c2 - c1) / rounds * 1e6;
+        cpu[2][t] = (c3 - c2) / rounds * 1e6;
         ratio[t] = ours[t] / raw[t];
         printf("   trial %d: syncwise %5.0f MB/s   ZeroMQ alone %5.0f   raw TCP %5.0f   "
-               "ratio %.2f\n", t + 1, ours[t], zmq[t], raw[t], ratio[t]);
+               "ratio %.2f   CPU us/trip %4.0f %4.0f %4.0f\n", t + 1, ours[t], zmq[t], raw[t],
+               ratio[t], cpu[0][t], cpu[1][t], cpu[2][t]);
     }
     close_client(&c);
     finish(&s);
@@ -352,10 +372,14 @@ int main(int argc, char **argv)
     qsort(ours, TRIALS, sizeof *ours, cmp);
     qsort(zmq, TRIALS, sizeof *zmq, cmp);
     qsort(raw, TRIALS, sizeof *raw, cmp);
+    for (int k = 0; k < 3; k++)
+        qsort(cpu[k], TRIALS, sizeof *cpu[k], cmp);
     printf("   median: syncwise %.0f MB/s   ZeroMQ alone %.0f   raw TCP %.0f   syncwise/raw %.2f "
            "(range %.2f-%.2f; goal 0.80)   ZeroMQ alone/raw %.2f\n", ours[TRIALS / 2],
            zmq[TRIALS / 2], raw[TRIALS / 2], ratio[TRIALS / 2], ratio[0], ratio[TRIALS - 1],
            zmq[TRIALS / 2] / raw[TRIALS / 2]);
+    printf("   CPU per round trip (median, all threads): syncwise %.0f us   ZeroMQ alone %.0f   "
+           "raw TCP %.0f\n", cpu[0][TRIALS / 2], cpu[1][TRIALS / 2], cpu[2][TRIALS / 2]);
     if (only_throughput)
         return 0;
 
