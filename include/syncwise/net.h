@@ -60,7 +60,7 @@ typedef struct sw_server_result {
     bool reached;          /* the target accuracy was met */
     double elapsed_s, final_acc, final_loss;
     double started_s;      /* when training started: the first join, or when the --wait-workers
-                            * were in; elapsed_s includes it */
+                            * were in; elapsed_s includes it. Negative: it never started */
     uint64_t start_version, version, applies, pushes, refused, joins, crashes;
     uint64_t bytes_in, bytes_out; /* message bytes received and sent (headers included) */
 } sw_server_result;

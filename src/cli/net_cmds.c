@@ -162,11 +162,12 @@ int sw_cli_server(int argc, char **argv)
     if (rc)
         return sw_cli_error("server", "%s", err);
     char took[96];
-    if (r.joins > 0)
+    if (r.started_s >= 0)
         snprintf(took, sizeof took, "trained %.1f s after %.1f s waiting for workers",
                  r.elapsed_s - r.started_s, r.started_s);
     else
-        snprintf(took, sizeof took, "%.1f s", r.elapsed_s);
+        snprintf(took, sizeof took, "%.1f s, never started (too few workers joined)",
+                 r.elapsed_s);
     printf("%s: version %llu (from %llu), %llu pushes, %llu joins, %llu crashed, %llu refused "
            "messages, %s; validation accuracy %.4f\n",
            r.reached ? "target reached" : "stopped", (unsigned long long)r.version,

@@ -11,12 +11,14 @@
 typedef void (*handler)(server *s, const peer *from, const sw_msg *m);
 
 /* The sender must be the live worker it claims to be (same socket as when it joined). */
+static bool same_route(const conn *c, const peer *from)
+{
+    return c->route_len == from->route_len && !memcmp(c->route, from->route, c->route_len);
+}
+
 static bool is_worker(const server *s, const peer *from, const sw_msg *m)
 {
-    if (m->worker >= s->slots || !s->conns[m->worker].live)
-        return false;
-    const conn *c = &s->conns[m->worker];
-    return c->route_len == from->route_len && !memcmp(c->route, from->route, c->route_len);
+    return m->worker < s->slots && s->conns[m->worker].live && same_route(&s->conns[m->worker], from);
 }
 
 static void refuse_unknown(server *s, const peer *from, const sw_msg *m)
@@ -69,9 +71,24 @@ static void start_when_all_in(server *s)
     }
 }
 
+/* The live worker that joined from this connection, or s->slots. */
+static uint32_t joined_from(const server *s, const peer *from)
+{
+    for (uint32_t w = 0; w < s->slots; w++)
+        if (s->conns[w].live && same_route(&s->conns[w], from))
+            return w;
+    return s->slots;
+}
+
 static void on_join(server *s, const peer *from, const sw_msg *m)
 {
     (void)m;
+    /* A worker repeats JOIN until it hears WELCOME: a repeat gets the same id again. */
+    uint32_t again = joined_from(s, from);
+    if (again < s->slots) {
+        welcome(s, from, again);
+        return;
+    }
     const sw_engine_view *v = sw_engine_get_view(s->engine);
     uint32_t w = 0;
     while (w < s->slots && (s->conns[w].live || v->workers[w].state != SW_WORKER_ABSENT))

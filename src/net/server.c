@@ -416,6 +416,7 @@ static void teardown(server *s)
 int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err)
 {
     memset(out, 0, sizeof *out);
+    out->started_s = -1;
     server s = {.p = p, .r = out, .wake_at = -1};
     int rc = setup(&s, err);
     if (!rc)

@@ -55,10 +55,11 @@ static void send_msg(worker *k, void *sock, sw_msg_type type, uint32_t flags, ui
 
 static double heard_s(worker *k) { return (double)atomic_load(&k->heard_us) / 1e6; }
 
-/* Waits for one message; 0 and the frame in *frame, or SW_EIO on silence or a stop. A worker
- * the server holds (at a barrier) hears only the echoes of its heartbeats: then the server is
- * silent when neither socket heard from it for the timeout. */
-int sw__worker_receive(worker *k, zmq_msg_t *frame, sw_msg *m, char *err)
+/* Waits up to `patience` seconds of silence for one message: 0 and the frame in *frame,
+ * SW_EIO on silence, SW_ESTATE on a stop, SW_ENOTFOUND when the server forgot us. A worker the
+ * server holds (at a barrier) hears only the echoes of its heartbeats: then the server is silent
+ * when neither socket heard from it. */
+static int receive_within(worker *k, zmq_msg_t *frame, sw_msg *m, double patience, char *err)
 {
     double since = sw_clock_now_s();
     for (;;) {
@@ -79,10 +80,15 @@ int sw__worker_receive(worker *k, zmq_msg_t *frame, sw_msg *m, char *err)
             sw_log(SW_LOG_WARN, "ignoring a malformed message from the server: %s", why);
         }
         double heard = k->held && heard_s(k) > since ? heard_s(k) : since;
-        if (sw_clock_now_s() - heard > k->p->server_timeout_s)
+        if (sw_clock_now_s() - heard > patience)
             return sw_fail(err, SW_EIO, "the server at %s has been silent for %.0f s",
-                           k->p->connect, k->p->server_timeout_s);
+                           k->p->connect, patience);
     }
+}
+
+int sw__worker_receive(worker *k, zmq_msg_t *frame, sw_msg *m, char *err)
+{
+    return receive_within(k, frame, m, k->p->server_timeout_s, err);
 }
 
 static int parse_config(const sw_msg *m, config *c, char *err)
@@ -158,10 +164,8 @@ static int load(worker *k, const config *c, char *err)
                           c->seed, err);
 }
 
-static int join(worker *k, char *err)
+static void send_join(worker *k)
 {
-    atomic_store(&k->id, SW_NO_WORKER);
-    atomic_store(&k->rejoin, false);
     uint8_t hello[SW_PROTO_HEADER + 64];
     const char *name = k->p->name ? k->p->name : "worker";
     size_t len = strlen(name) < 64 ? strlen(name) : 64;
@@ -169,18 +173,46 @@ static int join(worker *k, char *err)
                 .payload = (const uint8_t *)name, .payload_len = len};
     sw_msg_encode(&m, hello);
     k->held = false;
-    zmq_send(k->sock, hello, sw_msg_size(len), 0);
+    /* Never block: with no connection to queue on (a refused CURVE handshake), the next retry
+     * tries again, and the server's silence decides. */
+    zmq_send(k->sock, hello, sw_msg_size(len), ZMQ_DONTWAIT);
+}
+
+/* The server's answer to JOIN. Until we have an id we send no heartbeats, so a JOIN lost with
+ * a server that died would never be noticed: it is sent again every JOIN_RETRY_S (the server
+ * answers a repeat from the same connection with the same id). Answers to what we sent before
+ * this join may come first (a push queued while the server was down is answered "unknown
+ * worker" by its successor): they are skipped. */
+#define JOIN_RETRY_S 1.0
+static int await_welcome(worker *k, zmq_msg_t *frame, sw_msg *reply, char *err)
+{
+    double start = sw_clock_now_s();
+    for (;;) {
+        int rc = receive_within(k, frame, reply, JOIN_RETRY_S, err);
+        if (rc == SW_EIO && sw_clock_now_s() - start < k->p->server_timeout_s) {
+            send_join(k);
+            continue;
+        }
+        if (rc == SW_EIO)
+            return sw_fail(err, SW_EIO, "the server at %s has been silent for %.0f s",
+                           k->p->connect, k->p->server_timeout_s);
+        if (rc || reply->type == SW_MSG_WELCOME ||
+            (reply->type == SW_MSG_ERROR && !(reply->flags & SW_FLAG_UNKNOWN)))
+            return rc;
+        zmq_msg_close(frame);
+        zmq_msg_init(frame);
+    }
+}
+
+static int join(worker *k, char *err)
+{
+    atomic_store(&k->id, SW_NO_WORKER);
+    atomic_store(&k->rejoin, false);
+    send_join(k);
     zmq_msg_t frame;
     zmq_msg_init(&frame);
     sw_msg reply;
-    int rc;
-    /* Answers to what we sent before this join may come first (a push queued while the server
-     * was down is answered "unknown worker" by its successor): skip them. */
-    while (!(rc = sw__worker_receive(k, &frame, &reply, err)) && reply.type != SW_MSG_WELCOME &&
-           (reply.type != SW_MSG_ERROR || (reply.flags & SW_FLAG_UNKNOWN))) {
-        zmq_msg_close(&frame);
-        zmq_msg_init(&frame);
-    }
+    int rc = await_welcome(k, &frame, &reply, err);
     if (!rc && reply.type != SW_MSG_WELCOME)
         rc = sw_fail(err, SW_ESTATE, "the server answered a join with '%.*s'",
                      (int)reply.payload_len, (const char *)reply.payload);
