@@ -49,6 +49,10 @@ int sw_cli_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* After getopt: 0 when no argument is left over, else names the first and returns 2, the exit
+ * status of a usage error. */
+int sw_cli_stray(const char *cmd, int argc, char **argv);
+
 /* Creates a directory and its missing parents (mkdir -p); -1 with errno on failure. */
 int sw_cli_mkdirs(const char *path);
 

@@ -71,8 +71,8 @@ static int parse(int argc, char **argv, opts *o)
     }
     if (bad)
         return 2;
-    if (optind < argc)
-        return sw_cli_error(CMD, "unexpected argument '%s' (see --help)", argv[optind]) + 1;
+    if (sw_cli_stray(CMD, argc, argv))
+        return 2;
     if (!o->out)
         return sw_cli_error(CMD, "--out FILE is required (see --help)") + 1;
     return 0;

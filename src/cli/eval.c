@@ -106,8 +106,8 @@ int sw_cli_eval(int argc, char **argv)
         default: return 2;
         }
     }
-    if (optind < argc)
-        return sw_cli_error(CMD, "unexpected argument '%s' (see --help)", argv[optind]) + 1;
+    if (sw_cli_stray(CMD, argc, argv))
+        return 2;
     if (!file)
         return sw_cli_error(CMD, "--model-file FILE is required (see --help)") + 1;
     if (strcmp(split, "test") && strcmp(split, "val") && strcmp(split, "train"))

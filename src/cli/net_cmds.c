@@ -126,8 +126,8 @@ static int server_opts(int argc, char **argv, sw_server_params *p, const char **
         if (!ok)
             return 2;
     }
-    if (optind < argc)
-        return sw_cli_error(C, "unexpected argument '%s' (see --help)", argv[optind]) + 1;
+    if (sw_cli_stray(C, argc, argv))
+        return 2;
     if (strcmp(p->batch_mode, "shard") && strcmp(p->batch_mode, "sample"))
         return sw_cli_error(C, "--batch-mode: '%s' is not shard or sample", p->batch_mode) + 1;
     if (p->resume && !p->checkpoint)
@@ -236,8 +236,8 @@ int sw_cli_worker(int argc, char **argv)
         if (!ok)
             return 2;
     }
-    if (optind < argc)
-        return sw_cli_error("worker", "unexpected argument '%s' (see --help)", argv[optind]) + 1;
+    if (sw_cli_stray("worker", argc, argv))
+        return 2;
     sw_cli_set_threads(threads);
     p.stop = sw_cli_catch_signals();
     p.delay_s = delay_ms / 1000;

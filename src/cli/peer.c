@@ -106,8 +106,8 @@ static int parse(int argc, char **argv, sw_peer_params *p)
     }
     if (bad)
         return 2;
-    if (optind < argc)
-        return sw_cli_error(CMD, "unexpected argument '%s' (see --help)", argv[optind]) + 1;
+    if (sw_cli_stray(CMD, argc, argv))
+        return 2;
     return 0;
 }
 

@@ -151,8 +151,8 @@ static int parse(int argc, char **argv, plan *p)
         if (!own_option(p, c, optarg))
             return 2;
     }
-    if (optind < argc)
-        return sw_cli_error(CMD, "unexpected argument '%s' (see --help)", argv[optind]) + 1;
+    if (sw_cli_stray(CMD, argc, argv))
+        return 2;
     char err[SW_ERR_LEN];
     if (sw_rl_check_hparams(&p->hp, err))
         return sw_cli_error(CMD, "%s", err) + 1;

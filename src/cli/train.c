@@ -90,8 +90,8 @@ static int parse(int argc, char **argv, train_opts *o)
         if (!ok)
             return 1;
     }
-    if (optind < argc)
-        return sw_cli_error(CMD, "unexpected argument '%s' (see --help)", argv[optind]);
+    if (sw_cli_stray(CMD, argc, argv))
+        return 2;
     return 0;
 }
 

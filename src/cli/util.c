@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +23,14 @@ int sw_cli_error(const char *cmd, const char *fmt, ...)
     fputc('\n', stderr);
     va_end(ap);
     return 1;
+}
+
+int sw_cli_stray(const char *cmd, int argc, char **argv)
+{
+    if (optind >= argc)
+        return 0;
+    sw_cli_error(cmd, "unexpected argument '%s' (see --help)", argv[optind]);
+    return 2;
 }
 
 bool sw_cli_long(const char *cmd, const char *opt, const char *arg, long lo, long hi, long *out)

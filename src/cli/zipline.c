@@ -227,8 +227,8 @@ int sw_cli_zipline(int argc, char **argv)
         if (!ok)
             return 2;
     }
-    if (optind < argc)
-        return sw_cli_error(CMD, "unexpected argument '%s' (see --help)", argv[optind]) + 1;
+    if (sw_cli_stray(CMD, argc, argv))
+        return 2;
     if (strcmp(algo, "all") && !sw_zl_find(algo))
         return sw_cli_error(CMD, "--algo: unknown '%s' (known: zipline, ziplineopt, "
                                  "ziplineoptbs, fullgridscan, gridscan, naive, sweep, all)",
