@@ -55,6 +55,12 @@ static void send_msg(worker *k, void *sock, sw_msg_type type, uint32_t flags, ui
 
 static double heard_s(worker *k) { return (double)atomic_load(&k->heard_us) / 1e6; }
 
+static int silent(const worker *k, double seconds, char *err)
+{
+    return sw_fail(err, SW_EIO, "the server at %s has been silent for %.0f s", k->p->connect,
+                   seconds);
+}
+
 /* Waits up to `patience` seconds of silence for one message: 0 and the frame in *frame,
  * SW_EIO on silence, SW_ESTATE on a stop, SW_ENOTFOUND when the server forgot us. A worker the
  * server holds (at a barrier) hears only the echoes of its heartbeats: then the server is silent
@@ -81,8 +87,7 @@ static int receive_within(worker *k, zmq_msg_t *frame, sw_msg *m, double patienc
         }
         double heard = k->held && heard_s(k) > since ? heard_s(k) : since;
         if (sw_clock_now_s() - heard > patience)
-            return sw_fail(err, SW_EIO, "the server at %s has been silent for %.0f s",
-                           k->p->connect, patience);
+            return silent(k, patience, err);
     }
 }
 
@@ -194,8 +199,7 @@ static int await_welcome(worker *k, zmq_msg_t *frame, sw_msg *reply, char *err)
             continue;
         }
         if (rc == SW_EIO)
-            return sw_fail(err, SW_EIO, "the server at %s has been silent for %.0f s",
-                           k->p->connect, k->p->server_timeout_s);
+            return silent(k, k->p->server_timeout_s, err);
         if (rc || reply->type == SW_MSG_WELCOME ||
             (reply->type == SW_MSG_ERROR && !(reply->flags & SW_FLAG_UNKNOWN)))
             return rc;
