@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "lend.h"
 #include "syncwise/clock.h"
 #include "syncwise/net.h"
 #include "syncwise/proto.h"
@@ -96,7 +97,8 @@ typedef struct client {
     size_t n;
     uint64_t version;
     uint8_t *buf;
-    float *grad; /* zeros */
+    sw__lender lender;
+    float *grad; /* zeros, in one of the lender's buffers as a worker's gradient is */
 } client;
 
 static int recv_msg(client *c, sw_msg *m, zmq_msg_t *f)
@@ -114,7 +116,7 @@ static void open_client(client *c, const char *ep, size_t n)
     zmq_connect(c->sock, ep);
     c->n = n;
     c->buf = calloc(1, SW_PROTO_HEADER);
-    c->grad = calloc(n, sizeof *c->grad);
+    sw__lender_init(&c->lender, n);
     sw_msg j = {.type = SW_MSG_JOIN, .worker = SW_NO_WORKER};
     sw_msg_encode(&j, c->buf);
     zmq_send(c->sock, c->buf, SW_PROTO_HEADER, 0);
@@ -140,18 +142,25 @@ static void close_client(client *c)
     zmq_close(c->sock);
     zmq_ctx_term(c->ctx);
     free(c->buf);
-    free(c->grad);
+    sw__lender_free(&c->lender);
 }
 
 /* One push of a zero gradient and the release that answers it (with the parameters). The push
- * is encoded and sent as syncwise's worker sends it: written into ZeroMQ's buffer, no copy. */
+ * is sent as syncwise's worker sends it: from a buffer lent to ZeroMQ, checksummed, not copied
+ * (or copied into ZeroMQ's buffer with its checksum when that buffer is still in flight). */
 static void round_trip(client *c)
 {
     sw_msg p = {.type = SW_MSG_PUSH, .worker = c->id, .flags = SW_FLAG_WANT_MODEL,
                 .version = c->version, .payload_len = 4 * c->n};
     zmq_msg_t frame;
-    zmq_msg_init_size(&frame, sw_msg_size(p.payload_len));
-    sw_msg_encode_floats(&p, c->grad, zmq_msg_data(&frame));
+    float *g = c->grad;
+    c->grad = sw__lender_writable(&c->lender, c->grad, false); /* where a worker computes */
+    if (c->grad != g)
+        memset(c->grad, 0, 4 * c->n);
+    if (!sw__lender_frame(&c->lender, c->grad, &p, &frame)) {
+        zmq_msg_init_size(&frame, sw_msg_size(p.payload_len));
+        sw_msg_encode_floats(&p, c->grad, zmq_msg_data(&frame));
+    }
     zmq_msg_send(&frame, c->sock, 0);
     for (;;) {
         sw_msg m;

@@ -146,6 +146,13 @@ typedef struct sw_engine_params {
      * (the RLP state); called once per apply, only for them. NULL: no losses. */
     double (*loss_probe)(void *ctx, const float *params);
     void *loss_probe_ctx;
+    /* Where the engine may write θ, asked just before each write: theta itself, or another
+     * buffer holding the same values when theta is still being read elsewhere (the server
+     * sends θ to workers without copying it, src/net/lend.h). The buffers it hands out stay its
+     * owner's, who keeps the engine's current one alive until sw_engine_free; the engine frees
+     * only the one it allocated. NULL: θ is always written in place. */
+    float *(*writable)(void *ctx, float *theta);
+    void *writable_ctx;
 } sw_engine_params;
 
 sw_engine_params sw_engine_default_params(void);

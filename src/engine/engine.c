@@ -24,6 +24,7 @@
 struct sw_engine {
     sw_engine_params p;
     float *theta;
+    float *own; /* the θ buffer the engine allocated, until a writable hook replaces it */
     sw__gradbuf buf;            /* view.buffer_sum is buf.sum */
     sw_worker_info *workers;
     sw_engine_view view;
@@ -112,7 +113,7 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory for an engine");
     e->p = *p;
     size_t n = p->n_params ? p->n_params : 1;
-    e->theta = calloc(n, sizeof *e->theta);
+    e->theta = e->own = calloc(n, sizeof *e->theta);
     e->buf.sum = calloc(n, sizeof *e->buf.sum);
     e->buf.n = p->n_params;
     e->workers = calloc(p->max_workers, sizeof *e->workers);
@@ -155,7 +156,7 @@ void sw_engine_free(sw_engine *e)
     if (e->ops && e->ops->fini)
         e->ops->fini(e->state);
     free(e->state);
-    free(e->theta);
+    free(e->own);
     free(e->buf.sum);
     free(e->workers);
     free(e->decided);
@@ -182,6 +183,19 @@ static double probe(sw_engine *e)
     return loss;
 }
 
+/* θ, ready to be written (see sw_engine_params.writable). */
+static float *writable_theta(sw_engine *e)
+{
+    if (!e->p.writable)
+        return e->theta;
+    float *w = e->p.writable(e->p.writable_ctx, e->theta);
+    if (w != e->theta && e->theta == e->own) { /* the hook copied it: ours is no longer used */
+        free(e->own);
+        e->own = NULL;
+    }
+    return e->theta = w;
+}
+
 static void apply(sw_engine *e, float lr_scale, double t)
 {
     uint32_t count = e->view.buffered;
@@ -193,7 +207,7 @@ static void apply(sw_engine *e, float lr_scale, double t)
     /* θ - lr s (sum / count + wd θ), written as one SGD step on the sum. */
     float lr = e->p.lr * lr_scale / (float)count;
     double sum_sq = 0;
-    sw__gradbuf_apply(&e->buf, e->theta, lr, e->p.weight_decay * (float)count,
+    sw__gradbuf_apply(&e->buf, writable_theta(e), lr, e->p.weight_decay * (float)count,
                       (e->ops->wants & SW_WANT_SQ_NORM) ? &sum_sq : NULL);
     if (e->ops->wants & SW_WANT_SQ_NORM) {
         e->view.last_apply_sq_norms = e->view.buffered_sq_norm;
@@ -431,7 +445,7 @@ const float *sw_engine_params_ptr(const sw_engine *e) { return e->theta; }
 float *sw_engine_params_mut(sw_engine *e)
 {
     e->loss_now = NAN; /* the caller may change θ behind the probe's back */
-    return e->theta;
+    return writable_theta(e);
 }
 uint64_t sw_engine_version(const sw_engine *e) { return e->view.version; }
 const sw_engine_view *sw_engine_get_view(const sw_engine *e) { return &e->view; }

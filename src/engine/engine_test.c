@@ -367,6 +367,58 @@ static void bad_specs_and_states(void **state)
     sw_engine_free(e);
 }
 
+/* A writable hook that hands out a fresh buffer whenever θ is "being sent". */
+typedef struct lender {
+    float bufs[3][2];
+    int next, calls;
+    const float *sending; /* the buffer a frame is reading, or NULL */
+} lender;
+
+static float *hand_out(void *ctx, float *theta)
+{
+    lender *l = ctx;
+    l->calls++;
+    if (theta != l->sending && theta >= &l->bufs[0][0] && theta <= &l->bufs[2][1])
+        return theta; /* one of ours and idle: written in place */
+    float *w = l->bufs[l->next++];
+    memcpy(w, theta, sizeof l->bufs[0]);
+    return w;
+}
+
+static void writes_go_where_the_hook_says_and_never_into_a_buffer_being_sent(void **state)
+{
+    (void)state;
+    lender l = {0};
+    float init[2] = {1, 1};
+    sw_engine_params p = sw_engine_default_params();
+    p.n_params = 2;
+    p.init = init;
+    p.lr = 0.5f;
+    p.writable = hand_out;
+    p.writable_ctx = &l;
+    sw_engine *e;
+    sw_engine_result r;
+    assert_int_equal(sw_engine_new(&e, &p, NULL), 0);
+    assert_int_equal(l.calls, 0); /* nothing written yet */
+    assert_int_equal(sw_engine_join(e, 0, 0, &r), 0);
+    push(e, 0, 1, 0, 1); /* the engine's own buffer is copied into the hook's first */
+    assert_ptr_equal(sw_engine_params_ptr(e), l.bufs[0]);
+    assert_float_equal(l.bufs[0][0], 0.5f, 0);
+    push(e, 0, 1, 1, 2); /* idle: in place */
+    assert_ptr_equal(sw_engine_params_ptr(e), l.bufs[0]);
+    assert_float_equal(l.bufs[0][1], 0.0f, 0);
+    l.sending = l.bufs[0];
+    push(e, 0, 1, 2, 3); /* being sent: the apply lands in a copy, the sent values stay */
+    assert_ptr_equal(sw_engine_params_ptr(e), l.bufs[1]);
+    assert_float_equal(l.bufs[0][0], 0.0f, 0);
+    assert_float_equal(l.bufs[1][0], -0.5f, 0);
+    float *mut = sw_engine_params_mut(e); /* a caller's write asks the hook too */
+    assert_ptr_equal(mut, l.bufs[1]);
+    assert_int_equal(l.calls, 4);
+    assert_int_equal(sw_engine_version(e), 3);
+    sw_engine_free(e); /* frees only the engine's own buffer (ASan checks) */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -383,6 +435,7 @@ int main(void)
         cmocka_unit_test(joiner_starts_at_the_slowest_clock),
         cmocka_unit_test(switch_keeps_state_and_releases_held_workers),
         cmocka_unit_test(bad_specs_and_states),
+        cmocka_unit_test(writes_go_where_the_hook_says_and_never_into_a_buffer_being_sent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,24 +38,30 @@ const float *sw__server_params(server *s)
     return s->threaded ? sw__pool_snapshot(&s->pool) : sw_engine_params_ptr(s->engine);
 }
 
-/* The message is written straight into ZeroMQ's own buffer, which the socket then sends without
- * another copy: for a model that is one pass over the parameters, with its checksum. */
+/* The parameters are lent to ZeroMQ as they are when nothing else reads them (lend.h): the cost
+ * is their checksum. Otherwise the message is written straight into ZeroMQ's own buffer, which
+ * the socket then sends without another copy: for a model that is one pass over the parameters,
+ * with its checksum. */
 void sw__server_send_at(server *s, const peer *to, sw_msg_type type, uint32_t worker,
                         uint32_t flags, uint64_t version, const void *payload, size_t len)
 {
     sw_msg m = {.type = type, .worker = worker, .flags = flags, .version = version,
                 .payload = payload, .payload_len = len};
     zmq_msg_t frame;
-    if (zmq_msg_init_size(&frame, sw_msg_size(len)) != 0) {
-        sw_log(SW_LOG_WARN, "no memory for a %zu-byte message", sw_msg_size(len));
-        return;
-    }
-    uint8_t *buf = zmq_msg_data(&frame);
     s->r->bytes_out += sw_msg_size(len);
-    if (!payload && len)
-        sw_msg_encode_floats(&m, sw__server_params(s), buf);
-    else
-        sw_msg_encode(&m, buf);
+    bool parameters = !payload && len;
+    if (!(parameters && s->lending &&
+          sw__lender_frame(&s->lender, sw_engine_params_ptr(s->engine), &m, &frame))) {
+        if (zmq_msg_init_size(&frame, sw_msg_size(len)) != 0) {
+            sw_log(SW_LOG_WARN, "no memory for a %zu-byte message", sw_msg_size(len));
+            return;
+        }
+        uint8_t *buf = zmq_msg_data(&frame);
+        if (parameters)
+            sw_msg_encode_floats(&m, sw__server_params(s), buf);
+        else
+            sw_msg_encode(&m, buf);
+    }
     /* A full peer queue or a vanished peer only loses this message; the heartbeat decides. */
     zmq_send(s->sock, to->route, to->route_len, ZMQ_SNDMORE | ZMQ_DONTWAIT);
     if (zmq_msg_send(&frame, s->sock, ZMQ_DONTWAIT) < 0)
@@ -165,8 +171,16 @@ static int setup_engine(server *s, char *err)
      * simulator. */
     ep.loss_probe = probe_loss;
     ep.loss_probe_ctx = s;
+    s->lending = !s->threaded && !s->task.sparse;
+    sw__lender_init(&s->lender, s->n);
+    if (s->lending) {
+        ep.writable = sw__lender_engine_hook;
+        ep.writable_ctx = &s->lender;
+    }
     if (!rc)
         rc = sw_engine_new(&s->engine, &ep, err);
+    if (!rc && s->lending)
+        sw_engine_params_mut(s->engine); /* θ moves into a buffer that can be lent */
     if (s->threaded)
         s->pending_init = init;
     else
@@ -404,8 +418,9 @@ static void teardown(server *s)
         zmq_close(s->sock);
     sw_zap_free(s->zap);
     if (s->zctx)
-        zmq_ctx_term(s->zctx);
+        zmq_ctx_term(s->zctx); /* after it, ZeroMQ holds no lent buffer */
     sw_engine_free(s->engine);
+    sw__lender_free(&s->lender);
     sw__task_close(&s->task);
     free(s->sidx);
     free(s->sval);

@@ -7,6 +7,7 @@
 #include "syncwise/model.h"
 #include "syncwise/net.h"
 #include "apply_pool.h"
+#include "lend.h"
 #include "task.h"
 #include "syncwise/proto.h"
 
@@ -33,6 +34,8 @@ typedef struct server {
     bool threaded;          /* --apply-threads > 1: pushes go to the pool, not the engine */
     sw__apply_pool pool;
     float *pending_init;    /* the pool's initial parameters, until it starts */
+    sw__lender lender;      /* dense and not threaded: θ is sent without a copy (lend.h) */
+    bool lending;
     zmq_msg_t *body;        /* the frame being handled (for handing it to the pool) */
     size_t n;               /* parameters */
     float *grad;            /* a decoded gradient */

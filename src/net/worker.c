@@ -27,8 +27,9 @@ sw_worker_params sw_worker_default_params(void)
                               .heartbeat_s = 0.5, .server_timeout_s = 30};
 }
 
-/* Messages are encoded in ZeroMQ's own buffer, which is then sent without another copy. With
- * floats, they are the payload (written little-endian) and payload is ignored. */
+/* Messages are encoded in ZeroMQ's own buffer, which is then sent without another copy; a
+ * gradient in one of the lender's buffers is sent as it is (lend.h). With floats, they are the
+ * payload (written little-endian) and payload is ignored. */
 void sw__worker_send(worker *k, void *sock, sw_msg_type type, uint32_t flags, uint64_t version,
                        const void *payload, size_t len, const float *floats)
 {
@@ -36,13 +37,15 @@ void sw__worker_send(worker *k, void *sock, sw_msg_type type, uint32_t flags, ui
                 .payload = floats ? NULL : payload, .payload_len = len};
     zmq_msg_t frame;
     k->held = false; /* an answer is due */
-    if (zmq_msg_init_size(&frame, sw_msg_size(len)) != 0)
-        return; /* no memory: the server's silence or ours decides what happens next */
-    uint8_t *buf = zmq_msg_data(&frame);
-    if (floats)
-        sw_msg_encode_floats(&m, floats, buf);
-    else
-        sw_msg_encode(&m, buf);
+    if (!(floats && sw__lender_frame(&k->lender, floats, &m, &frame))) {
+        if (zmq_msg_init_size(&frame, sw_msg_size(len)) != 0)
+            return; /* no memory: the server's silence or ours decides what happens next */
+        uint8_t *buf = zmq_msg_data(&frame);
+        if (floats)
+            sw_msg_encode_floats(&m, floats, buf);
+        else
+            sw_msg_encode(&m, buf);
+    }
     if (zmq_msg_send(&frame, sock, 0) < 0)
         zmq_msg_close(&frame);
 }
@@ -127,7 +130,7 @@ static void unload(worker *k)
     sw_model_free(k->model);
     sw_data_free(&k->data);
     free(k->params);
-    free(k->grad);
+    sw__lender_free(&k->lender);
     k->batcher = NULL;
     k->model = NULL;
     k->params = k->grad = NULL;
@@ -158,7 +161,8 @@ static int load(worker *k, const config *c, char *err)
             return sw_fail(err, SW_EMISMATCH, "the server's model has %zu parameters, ours %zu",
                            c->params, sw_model_n_params(k->model));
         k->params = malloc(c->params * sizeof *k->params);
-        k->grad = malloc(c->params * sizeof *k->grad);
+        sw__lender_init(&k->lender, c->params);
+        k->grad = sw__lender_writable(&k->lender, NULL, false);
         if (!k->params || !k->grad)
             return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", c->params);
         k->loaded = true;
@@ -268,6 +272,7 @@ static int step(worker *k, const sw_msg *rel, char *err)
         sw_batcher_next(k->batcher, &b);
     k->r->drops += (rel->flags & SW_FLAG_DROPPED) != 0;
     k->redo = false;
+    k->grad = sw__lender_writable(&k->lender, k->grad, false); /* the last push may be in flight */
     sw_model_grad(k->model, k->params, &b, k->grad);
     sw__worker_straggle(k);
     k->since_pull++;

@@ -13,6 +13,7 @@
 #include "syncwise/net.h"
 #include "syncwise/proto.h"
 #include "syncwise/sparse.h"
+#include "lend.h"
 
 /* The run's configuration, as WELCOME states it. */
 typedef struct config {
@@ -31,7 +32,9 @@ typedef struct worker {
     sw_data data;
     sw_model *model;
     sw_batcher *batcher;
-    float *params, *grad;
+    float *params;
+    float *grad;        /* one of the lender's: a push sends it without a copy (lend.h) */
+    sw__lender lender;
     /* The sparse path (a linear model on sparse rows): */
     bool sparse;
     sw_sparse_set sdata;
