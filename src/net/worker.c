@@ -124,8 +124,17 @@ static int parse_config(const sw_msg *m, config *c, char *err)
     return 0;
 }
 
+static void let_go_of_model(worker *k)
+{
+    if (k->holding)
+        zmq_msg_close(&k->model_frame);
+    k->holding = false;
+    k->theta = k->params;
+}
+
 static void unload(worker *k)
 {
+    let_go_of_model(k);
     sw_batcher_free(k->batcher);
     sw_model_free(k->model);
     sw_data_free(&k->data);
@@ -134,6 +143,7 @@ static void unload(worker *k)
     k->batcher = NULL;
     k->model = NULL;
     k->params = k->grad = NULL;
+    k->theta = NULL;
     sw__worker_sparse_unload(k);
     k->loaded = false;
 }
@@ -160,7 +170,7 @@ static int load(worker *k, const config *c, char *err)
         if (sw_model_n_params(k->model) != c->params)
             return sw_fail(err, SW_EMISMATCH, "the server's model has %zu parameters, ours %zu",
                            c->params, sw_model_n_params(k->model));
-        k->params = malloc(c->params * sizeof *k->params);
+        k->theta = k->params = malloc(c->params * sizeof *k->params);
         sw__lender_init(&k->lender, c->params);
         k->grad = sw__lender_writable(&k->lender, NULL, false);
         if (!k->params || !k->grad)
@@ -241,8 +251,7 @@ static int join(worker *k, char *err)
     return rc;
 }
 
-/* One step after a release: take the parameters (or apply our own last gradient), compute,
- * push. */
+/* Sleeps --delay seconds after computing: a straggler on purpose. */
 void sw__worker_straggle(const worker *k)
 {
     if (k->p->delay_s > 0) { /* a straggler on purpose */
@@ -252,18 +261,48 @@ void sw__worker_straggle(const worker *k)
     }
 }
 
-static int step(worker *k, const sw_msg *rel, char *err)
+/* The parameters a release carries: read where they arrived when they can be (the frame is
+ * kept), else copied into k->params. */
+static int take_model(worker *k, const sw_msg *rel, zmq_msg_t *frame, char *err)
+{
+    char why[SW_ERR_LEN] = "";
+    if (sw_msg_floats_in_place(rel, k->cfg.params, why)) {
+        let_go_of_model(k);
+        zmq_msg_move(&k->model_frame, frame); /* a frame this long keeps its data where it is */
+        k->holding = true;
+        k->theta = (const float *)(const void *)((const uint8_t *)zmq_msg_data(&k->model_frame) +
+                                                 SW_PROTO_HEADER);
+        return 0;
+    }
+    if (why[0])
+        return sw_fail(err, SW_EFORMAT, "%s", why);
+    let_go_of_model(k);
+    return sw_msg_get_floats(rel, k->params, k->cfg.params, err);
+}
+
+/* k->params, holding the current parameters, for writing. */
+static float *own_params(worker *k)
+{
+    if (k->theta != k->params)
+        memcpy(k->params, k->theta, k->cfg.params * sizeof *k->params);
+    let_go_of_model(k);
+    return k->params;
+}
+
+/* One step after a release (in `frame`): take the parameters (or apply our own last gradient),
+ * compute, push. */
+static int step(worker *k, const sw_msg *rel, zmq_msg_t *frame, char *err)
 {
     if (k->sparse)
         return sw__worker_sparse_step(k, rel, err);
     if (rel->flags & SW_FLAG_MODEL) {
-        int rc = sw_msg_get_floats(rel, k->params, k->cfg.params, err);
+        int rc = take_model(k, rel, frame, err);
         if (rc)
             return rc;
         k->version = rel->version;
         k->since_pull = 0;
     } else if (!k->redo) {
-        sw_sgd_step(k->params, k->grad, k->cfg.params, k->cfg.lr, k->cfg.wd);
+        sw_sgd_step(own_params(k), k->grad, k->cfg.params, k->cfg.lr, k->cfg.wd);
     }
     sw_batch b;
     if (k->redo || (rel->flags & SW_FLAG_DROPPED))
@@ -273,7 +312,7 @@ static int step(worker *k, const sw_msg *rel, char *err)
     k->r->drops += (rel->flags & SW_FLAG_DROPPED) != 0;
     k->redo = false;
     k->grad = sw__lender_writable(&k->lender, k->grad, false); /* the last push may be in flight */
-    sw_model_grad(k->model, k->params, &b, k->grad);
+    sw_model_grad(k->model, k->theta, &b, k->grad);
     sw__worker_straggle(k);
     k->since_pull++;
     bool want = k->since_pull >= k->p->get_model_frequency;
@@ -354,7 +393,7 @@ static int run(worker *k, char *err)
             zmq_msg_close(&frame);
             return 0;
         }
-        if (!rc && m.type == SW_MSG_RELEASE && (rc = step(k, &m, err)) == SW_ENOTFOUND) {
+        if (!rc && m.type == SW_MSG_RELEASE && (rc = step(k, &m, &frame, err)) == SW_ENOTFOUND) {
             sw_log(SW_LOG_INFO, "the server does not know us (it restarted?): joining again");
             zmq_msg_close(&frame);
             rc = join(k, err);

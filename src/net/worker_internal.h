@@ -33,7 +33,13 @@ typedef struct worker {
     sw_model *model;
     sw_batcher *batcher;
     float *params;
-    float *grad;        /* one of the lender's: a push sends it without a copy (lend.h) */
+    /* The parameters the next gradient is computed at: params, or read in place from the last
+     * release's frame, held until they are replaced or must be written (a 4 MB copy a step
+     * saved on a 1M-float model). */
+    const float *theta;
+    zmq_msg_t model_frame;
+    bool holding; /* model_frame holds them */
+    float *grad;  /* one of the lender's: a push sends it without a copy (lend.h) */
     sw__lender lender;
     /* The sparse path (a linear model on sparse rows): */
     bool sparse;
