@@ -79,7 +79,8 @@ void sw_msg_encode_floats(const sw_msg *m, const float *src, uint8_t *buf)
 
 /* On x86-64 the check is compiled for each vector width and the widest the CPU has is chosen
  * at run time: at the baseline's SSE2 width it cost four times the payload's checksum. */
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_THREAD__)
+/* (ThreadSanitizer's instrumented ifunc resolver would run before its runtime is up.) */
 #define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define VECTOR_CLONES
