@@ -26,17 +26,25 @@ static void record(void *ctx, const sw_event *ev)
 
 static recorder rec;
 
-/* An engine of 2 parameters starting at (1, 1), lr 0.5, with `workers` joined at t = 0. */
-static sw_engine *start(const char *policy, uint32_t workers, uint32_t slots)
+static const float ones[2] = {1, 1};
+
+/* The parameters of an engine of 2 parameters starting at (1, 1), lr 0.5. */
+static sw_engine_params two_params(const char *policy, uint32_t slots)
 {
-    memset(&rec, 0, sizeof rec);
-    float init[2] = {1, 1};
     sw_engine_params p = sw_engine_default_params();
     p.n_params = 2;
-    p.init = init;
+    p.init = ones;
     p.lr = 0.5f;
     p.max_workers = slots;
     p.policy = policy;
+    return p;
+}
+
+/* Such an engine with `workers` joined at t = 0, its events recorded. */
+static sw_engine *start(const char *policy, uint32_t workers, uint32_t slots)
+{
+    memset(&rec, 0, sizeof rec);
+    sw_engine_params p = two_params(policy, slots);
     p.sink = record;
     p.sink_ctx = &rec;
     sw_engine *e;
@@ -249,13 +257,7 @@ static void chooser_sees_the_loss_before_and_after_each_apply(void **state)
 {
     (void)state;
     probe_log log = {0};
-    float init[2] = {1, 1};
-    sw_engine_params p = sw_engine_default_params();
-    p.n_params = 2;
-    p.init = init;
-    p.lr = 0.5f;
-    p.max_workers = 1;
-    p.policy = "actions";
+    sw_engine_params p = two_params("actions", 1);
     p.chooser = record_losses;
     p.chooser_ctx = &log;
     p.loss_probe = theta0_probe;
@@ -389,11 +391,7 @@ static void writes_go_where_the_hook_says_and_never_into_a_buffer_being_sent(voi
 {
     (void)state;
     lender l = {0};
-    float init[2] = {1, 1};
-    sw_engine_params p = sw_engine_default_params();
-    p.n_params = 2;
-    p.init = init;
-    p.lr = 0.5f;
+    sw_engine_params p = two_params("asp", 1);
     p.writable = hand_out;
     p.writable_ctx = &l;
     sw_engine *e;
