@@ -1,10 +1,10 @@
-/* Errors and assertions.
+/* Errors.
  *
- * Two kinds of failure exist in syncwise. Environmental failures (a bad file, a bad message, the
- * network, memory) are returned as a negative sw_err code, and functions that can say more fill
- * a caller's message buffer of SW_ERR_LEN bytes (it may be NULL). Programming errors (a broken
- * invariant, a NULL where the contract forbids it) hit SW_ASSERT, which stays on in release
- * builds: continuing with a corrupt engine would silently produce a wrong experiment.
+ * Failures (a bad file, a bad message, the network, memory, and a caller breaking a function's
+ * contract) are returned as a negative sw_err code, and functions that can say more fill a
+ * caller's message buffer of SW_ERR_LEN bytes (it may be NULL). The library never ends the
+ * process: only the command line (src/cli) decides to exit. Functions that return a value, not a
+ * code, say in their header what a broken contract gives (NaN, NULL).
  */
 #ifndef SYNCWISE_ERR_H
 #define SYNCWISE_ERR_H
@@ -47,10 +47,5 @@ int sw_fail(char *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-
-/* Reports the failed condition with its place and aborts. Used only through SW_ASSERT. */
-_Noreturn void sw__assert_fail(const char *cond, const char *file, int line);
-
-#define SW_ASSERT(cond) ((cond) ? (void)0 : sw__assert_fail(#cond, __FILE__, __LINE__))
 
 #endif

@@ -61,14 +61,16 @@ uint32_t sw_model_desc_outputs(const sw_model_desc *d);
 void sw_model_init_params(const sw_model *m, float *params, uint64_t seed);
 
 /* Computes the mean loss over the batch at params and writes its gradient into grad (overwritten,
- * sw_model_n_params floats). batch->n must not exceed max_batch. */
+ * sw_model_n_params floats). A batch of 0 or more than max_batch examples is a caller's bug: it
+ * is logged, grad is left as it was and the loss is NaN. */
 float sw_model_grad(sw_model *m, const float *params, const sw_batch *batch, float *grad);
 
 /* The outputs (logits or predictions) for n <= max_batch examples at x: n * outputs floats,
- * owned by the model and valid until its next call. */
+ * owned by the model and valid until its next call; NULL (logged) for n of 0 or over max_batch. */
 const float *sw_model_forward(sw_model *m, const float *params, const float *x, size_t n);
 
-/* The mean loss over the batch at params, without a gradient. */
+/* The mean loss over the batch at params, without a gradient (NaN for a batch that does not
+ * fit, as sw_model_grad). */
 float sw_model_loss(sw_model *m, const float *params, const sw_batch *batch);
 
 /* Loss and accuracy of params on a whole data set, in chunks of max_batch. */

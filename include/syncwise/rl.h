@@ -95,7 +95,8 @@ void sw_rl_agent_remember(sw_rl_agent *a, const float *s, int action, float rewa
 double sw_rl_agent_learn(sw_rl_agent *a);
 
 /* One regression step of Q(s_i, a_i) towards targets y_i on n <= minibatch samples
- * (pre-training); Q* follows Q. Returns the mean loss. */
+ * (pre-training); Q* follows Q. Returns the mean loss, or NaN (nothing learnt) for n of 0 or
+ * over the minibatch. */
 double sw_rl_agent_regress(sw_rl_agent *a, const float *states, const int *actions,
                            const float *targets, size_t n);
 

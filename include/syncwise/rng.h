@@ -32,7 +32,7 @@ void sw_rng_seed(sw_rng *r, uint64_t seed, uint64_t stream);
 
 uint64_t sw_rng_u64(sw_rng *r);
 
-/* Uniform integer in [0, n); n must be at least 1. Unbiased. */
+/* Uniform integer in [0, n), unbiased; 0 for n = 0. */
 uint64_t sw_rng_below(sw_rng *r, uint64_t n);
 
 /* Uniform double in [0, 1), with 53 random bits. */

@@ -1,11 +1,8 @@
-/* Error codes to text, and the assertion handler. */
+/* Error codes to text, and the message a failure leaves for its caller. */
 #include "syncwise/err.h"
-
-#include "syncwise/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 const char *sw_strerror(int code)
 {
@@ -44,12 +41,4 @@ int sw_fail(char *err, int code, const char *fmt, ...)
         va_end(ap);
     }
     return code;
-}
-
-/* An assertion is a bug in syncwise, not a user error: stopping at once keeps the evidence
- * (a core file, the message) instead of letting a broken invariant corrupt a run. */
-_Noreturn void sw__assert_fail(const char *cond, const char *file, int line)
-{
-    sw_log(SW_LOG_ERROR, "assertion failed: %s (%s:%d)", cond, file, line);
-    abort();
 }

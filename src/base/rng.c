@@ -41,7 +41,8 @@ uint64_t sw_rng_u64(sw_rng *r)
 
 uint64_t sw_rng_below(sw_rng *r, uint64_t n)
 {
-    SW_ASSERT(n >= 1);
+    if (n == 0)
+        return 0; /* nothing lies below 0: the one value that is no draw */
     /* Rejection of the short top interval keeps every value equally likely. */
     uint64_t limit = UINT64_MAX - UINT64_MAX % n;
     uint64_t x;

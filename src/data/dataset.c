@@ -58,7 +58,12 @@ int sw_dataset_subset(sw_dataset **out, const sw_dataset *ds, const uint32_t *id
         return rc;
     sw_dataset *s = *out;
     for (size_t i = 0; i < n; i++) {
-        SW_ASSERT(idx[i] < ds->n);
+        if (idx[i] >= ds->n) {
+            sw_dataset_free(s);
+            *out = NULL;
+            return sw_fail(err, SW_EINVAL, "subset: index %u is outside a data set of %zu examples",
+                           idx[i], ds->n);
+        }
         memcpy(s->x + i * ds->dim, ds->x + (size_t)idx[i] * ds->dim, ds->dim * sizeof(float));
         if (ds->label)
             s->label[i] = ds->label[idx[i]];
@@ -96,7 +101,12 @@ int sw_dataset_standardize(const sw_dataset *fit, sw_dataset **apply, int n_appl
         sw_dataset *ds = apply[k];
         if (!ds)
             continue;
-        SW_ASSERT(ds->dim == d);
+        if (ds->dim != d) {
+            free(mean);
+            free(m2);
+            return sw_fail(err, SW_EMISMATCH, "cannot standardise %zu features by statistics of %zu",
+                           ds->dim, d);
+        }
         for (size_t i = 0; i < ds->n; i++) {
             float *x = ds->x + i * d;
             for (size_t j = 0; j < d; j++)

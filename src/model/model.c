@@ -10,6 +10,7 @@
 
 #include "model_internal.h"
 #include "syncwise/err.h"
+#include "syncwise/log.h"
 
 struct sw_model {
     sw_model_desc desc;
@@ -160,21 +161,32 @@ static double head(const sw_model *m, const float *y, const sw_batch *b, float *
     return sw__mse(y, b->target, b->n, m->arch.n_out, dout);
 }
 
+/* The model's buffers hold max_batch examples: a caller's bug, said once in the log. */
+static bool batch_fits(const sw_model *m, size_t n)
+{
+    if (n >= 1 && n <= m->max_batch)
+        return true;
+    sw_log(SW_LOG_ERROR, "a batch of %zu examples for a model built for 1 to %zu", n,
+           m->max_batch);
+    return false;
+}
+
 const float *sw_model_forward(sw_model *m, const float *params, const float *x, size_t n)
 {
-    SW_ASSERT(n >= 1 && n <= m->max_batch);
-    return forward(m, params, x, n);
+    return batch_fits(m, n) ? forward(m, params, x, n) : NULL;
 }
 
 float sw_model_loss(sw_model *m, const float *params, const sw_batch *batch)
 {
-    SW_ASSERT(batch->n >= 1 && batch->n <= m->max_batch);
+    if (!batch_fits(m, batch->n))
+        return NAN;
     return (float)head(m, forward(m, params, batch->x, batch->n), batch, NULL, NULL);
 }
 
 float sw_model_grad(sw_model *m, const float *params, const sw_batch *batch, float *grad)
 {
-    SW_ASSERT(batch->n >= 1 && batch->n <= m->max_batch);
+    if (!batch_fits(m, batch->n))
+        return NAN;
     const float *y = forward(m, params, batch->x, batch->n);
     float *dcur = m->grad_a, *dnext = m->grad_b;
     double loss = head(m, y, batch, dcur, NULL);

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,30 @@ static void evaluate_counts_across_chunks(void **state)
     sw_model_evaluate(m, p, ds, &e);
     assert_float_equal(e.accuracy, 0.9, 1e-12);
     assert_float_equal(e.loss, 20.0 / 10, 1e-4);
+    sw_model_free(m);
+    sw_dataset_free(ds);
+}
+
+/* A batch the model was not built for is the caller's bug: reported, never a crash. */
+static void a_batch_that_does_not_fit_is_refused(void **state)
+{
+    (void)state;
+    sw_dataset *ds;
+    uint32_t shape[3] = {1, 1, 3};
+    assert_int_equal(sw_dataset_new(&ds, 10, shape, SW_TASK_CLASSIFY, 3, NULL), 0);
+    sw_model *m = make("softmax", ds, 4);
+    float p[12] = {0}, g[12];
+    for (int i = 0; i < 12; i++)
+        g[i] = 7;
+    sw_batch five = {.x = ds->x, .label = ds->label, .n = 5}, none = five;
+    none.n = 0;
+    assert_true(isnan(sw_model_grad(m, p, &five, g)));
+    assert_true(isnan(sw_model_loss(m, p, &none)));
+    assert_null(sw_model_forward(m, p, ds->x, 5));
+    for (int i = 0; i < 12; i++)
+        assert_float_equal(g[i], 7, 0); /* untouched */
+    five.n = 4; /* what fits still works */
+    assert_false(isnan(sw_model_grad(m, p, &five, g)));
     sw_model_free(m);
     sw_dataset_free(ds);
 }
@@ -208,6 +233,7 @@ int main(void)
         cmocka_unit_test(same_seed_bit_identical_parameters),
         cmocka_unit_test(least_squares_reaches_the_noise_floor),
         cmocka_unit_test(evaluate_counts_across_chunks),
+        cmocka_unit_test(a_batch_that_does_not_fit_is_refused),
         cmocka_unit_test(construction_errors),
         cmocka_unit_test(canonical_spec_and_sizes),
         cmocka_unit_test(data_fit_is_checked),

@@ -1,6 +1,7 @@
 /* The DQN agent: an online Q-network and its target copy (one sw_model, two weight vectors), a
  * replay pool, double-DQN learning steps and the pre-training regression. All memory is
  * allocated in sw_rl_agent_new; learning and acting allocate nothing. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,7 +241,8 @@ double sw_rl_agent_learn(sw_rl_agent *a)
 double sw_rl_agent_regress(sw_rl_agent *a, const float *states, const int *actions,
                            const float *targets, size_t n)
 {
-    SW_ASSERT(n >= 1 && n <= a->hp.minibatch);
+    if (n < 1 || n > a->hp.minibatch)
+        return NAN; /* the agent's buffers hold one minibatch */
     memcpy(a->x, states, n * a->dim * sizeof(float));
     double loss = fit(a, actions, targets, n);
     memcpy(a->target_theta, a->theta, a->n_params * sizeof(float));

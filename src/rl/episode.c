@@ -265,7 +265,8 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
     episode e = {.mode = mode, .agent = agent, .eps = eps};
     int rc = 0;
     if (mode != SW_RL_PLAIN) {
-        SW_ASSERT(agent);
+        if (!agent)
+            return sw_fail(err, SW_EINVAL, "an episode that records or learns needs an agent");
         const sw_rl_hparams *hp = sw_rl_agent_hparams(agent);
         sw_rl_features_init(&e.f, hp->history);
         e.dim = (size_t)hp->history * SW_RL_TUPLE;

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <string.h>
 
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
@@ -266,11 +267,24 @@ static void rlp_refuses_a_bad_file(void **state)
     assert_non_null(strstr(err, "eps"));
 }
 
+/* A recording or learning episode without an agent is refused before anything runs. */
+static void an_episode_that_learns_needs_an_agent(void **state)
+{
+    (void)state;
+    sw_rl_scenario sc = {0};
+    sw_rl_run out;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_rl_run_instance(&sc, 1, 0, 0, "bsp", SW_RL_LEARN, NULL, 0.1, &out, err),
+                     SW_EINVAL);
+    assert_non_null(strstr(err, "needs an agent"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dqn_learns_a_delayed_reward),
         cmocka_unit_test(regression_fits_returns),
+        cmocka_unit_test(an_episode_that_learns_needs_an_agent),
         cmocka_unit_test(features_are_normalised_newest_first),
         cmocka_unit_test(policy_file_round_trip),
         cmocka_unit_test(damaged_files_are_refused),
