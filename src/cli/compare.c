@@ -129,9 +129,7 @@ static int parse(int argc, char **argv, plan *p)
         default: bad = 1;
         }
     }
-    if (bad)
-        return 2;
-    if (sw_cli_stray(CMD, argc, argv))
+    if (bad || sw_cli_stray(CMD, argc, argv))
         return 2;
     if (!list)
         return sw_cli_error(CMD, "--policies LIST is required (see --help)") + 1;

@@ -69,9 +69,7 @@ static int parse(int argc, char **argv, opts *o)
         default: bad = 1;
         }
     }
-    if (bad)
-        return 2;
-    if (sw_cli_stray(CMD, argc, argv))
+    if (bad || sw_cli_stray(CMD, argc, argv))
         return 2;
     if (!o->out)
         return sw_cli_error(CMD, "--out FILE is required (see --help)") + 1;

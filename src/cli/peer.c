@@ -104,9 +104,7 @@ static int parse(int argc, char **argv, sw_peer_params *p)
         default: bad = 1;
         }
     }
-    if (bad)
-        return 2;
-    if (sw_cli_stray(CMD, argc, argv))
+    if (bad || sw_cli_stray(CMD, argc, argv))
         return 2;
     return 0;
 }

@@ -106,9 +106,7 @@ static int parse(int argc, char **argv, plan *p)
         default: bad = 1;
         }
     }
-    if (bad)
-        return 2;
-    if (sw_cli_stray(CMD, argc, argv))
+    if (bad || sw_cli_stray(CMD, argc, argv))
         return 2;
     return make_policies(p) ? 1 : 0;
 }
