@@ -1,5 +1,6 @@
 /* A hostile client for the server tests: it sends malformed, oversized, wrong-version and
- * wrong-dimension frames, a NaN gradient, pushes under another worker's id and multi-frame
+ * wrong-dimension frames, a NaN gradient, pushes under another worker's id, a heartbeat without
+ * its membership's token and multi-frame
  * messages, and checks that each is answered with ERROR (the server stays up for the others).
  *   net_hostile ENDPOINT      exit 0 when every hostile message was refused */
 #include <math.h>
@@ -121,6 +122,9 @@ int main(int argc, char **argv)
     n = make(buf, SW_MSG_PUSH, id, pay, 4 * (params - 1));
     send_raw(buf, n);
     expect_error("a wrong-dimension gradient");
+    n = make(buf, SW_MSG_HEARTBEAT, id, NULL, 0); /* version 0, not the token WELCOME gave */
+    send_raw(buf, n);
+    expect_error("a heartbeat without its membership's token");
     g[params / 2] = NAN;
     sw_msg_put_floats(pay, g, params);
     n = make(buf, SW_MSG_PUSH, id, pay, 4 * params);

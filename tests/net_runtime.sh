@@ -116,7 +116,7 @@ wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 3'"
 start_worker --delay-ms 5
 wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 4'"
 expect_status 0 "a hostile client is refused" -- "$HOSTILE" "$EP"
-expect_output "13 of 13 hostile messages refused" "every hostile message"
+expect_output "14 of 14 hostile messages refused" "every hostile message"
 expect_status 0 "ctl status" -- "$SW" ctl --connect "$EP" status
 expect_output "policy bsp" "status names the policy"
 expect_output "refused messages" "status counts refused messages"

@@ -34,10 +34,10 @@ static void welcome(server *s, const peer *to, uint32_t w)
     char text[2048];
     int len = snprintf(text, sizeof text,
                        "worker=%u\nslots=%u\ndata=%s\nmodel=%s\nbatch=%u\nlr=%.9g\nwd=%.9g\n"
-                       "seed=%llu\nparams=%zu\nbatch_mode=%s\n",
+                       "seed=%llu\nparams=%zu\nbatch_mode=%s\ntoken=%llu\n",
                        w, s->slots, p->data, sw__task_spec(&s->task), p->batch,
                        (double)p->lr, (double)p->weight_decay, (unsigned long long)p->seed, s->n,
-                       p->batch_mode);
+                       p->batch_mode, (unsigned long long)s->conns[w].token);
     sw__server_send(s, to, SW_MSG_WELCOME, w, 0, text, (size_t)len);
 }
 
@@ -99,7 +99,7 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
     }
     conn *c = &s->conns[w];
     *c = (conn){.route_len = from->route_len, .last_seen = sw__server_now(s), .live = true,
-                .wants_model = true};
+                .wants_model = true, .token = sw_rng_u64(&s->tokens)};
     memcpy(c->route, from->route, from->route_len);
     s->r->joins++;
     welcome(s, from, w);
@@ -234,12 +234,15 @@ static void on_pull(server *s, const peer *from, const sw_msg *m)
     sw__server_send(s, from, SW_MSG_MODEL, m->worker, 0, NULL, 4 * s->n);
 }
 
-/* Heartbeats come from a worker's second socket, so only the id is checked. The echo tells a
+/* Heartbeats come from a worker's second socket, whose route is not the one it joined from:
+ * they carry the membership's token instead, so that a worker of a server that restarted is
+ * told to join again even when its old id now belongs to another worker. The echo tells a
  * worker that hears nothing else for long (at a barrier, or until --wait-workers are in) that
  * the server lives. */
 static void on_heartbeat(server *s, const peer *from, const sw_msg *m)
 {
-    if (m->worker >= s->slots || !s->conns[m->worker].live)
+    if (m->worker >= s->slots || !s->conns[m->worker].live ||
+        s->conns[m->worker].token != m->version)
         refuse_unknown(s, from, m);
     else
         sw__server_send_at(s, from, SW_MSG_HEARTBEAT, m->worker, 0, m->version, "", 0);

@@ -10,6 +10,7 @@
 #include "lend.h"
 #include "task.h"
 #include "syncwise/proto.h"
+#include "syncwise/rng.h"
 
 /* One worker slot's connection. */
 typedef struct conn {
@@ -17,6 +18,7 @@ typedef struct conn {
     size_t route_len;
     double last_seen;
     bool live, wants_model, dropped;
+    uint64_t token; /* this membership's, from WELCOME: a worker's heartbeats carry it */
 } conn;
 
 /* The sender of the message being handled. */
@@ -42,6 +44,7 @@ typedef struct server {
     uint32_t *sidx;         /* a decoded sparse gradient or index list (n entries) */
     float *sval;
     conn *conns;
+    sw_rng tokens; /* membership tokens, seeded from the clock: unlike ids, never reused */
     uint32_t slots;
     double t0, wake_at, next_eval, next_ckpt, last_rate_t;
     uint64_t last_ckpt_applies, rate_applies;

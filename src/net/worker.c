@@ -106,7 +106,7 @@ static int parse_config(const sw_msg *m, config *c, char *err)
     memcpy(text, m->payload, len);
     text[len] = '\0';
     memset(c, 0, sizeof *c);
-    unsigned long long seed = 0;
+    unsigned long long seed = 0, token = 0;
     double lr = 0, wd = 0;
     int found = 0;
     for (char *save, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
@@ -115,11 +115,13 @@ static int parse_config(const sw_msg *m, config *c, char *err)
                  sscanf(line, "lr=%lf", &lr) + sscanf(line, "wd=%lf", &wd) +
                  sscanf(line, "seed=%llu", &seed) + sscanf(line, "data=%511s", c->data) +
                  sscanf(line, "model=%127s", c->model) +
-                 sscanf(line, "batch_mode=%15s", c->batch_mode);
+                 sscanf(line, "batch_mode=%15s", c->batch_mode) +
+                 sscanf(line, "token=%llu", &token);
     c->lr = (float)lr;
     c->wd = (float)wd;
     c->seed = seed;
-    if (found < 10 || c->worker >= c->slots || !c->batch || !c->params)
+    c->token = token;
+    if (found < 11 || c->worker >= c->slots || !c->batch || !c->params)
         return sw_fail(err, SW_EFORMAT, "the server's welcome is incomplete");
     return 0;
 }
@@ -241,7 +243,7 @@ static int join(worker *k, char *err)
     if (!rc)
         rc = load(k, &c, err);
     if (!rc) {
-        atomic_fetch_add(&k->joins, 1);
+        atomic_store(&k->token, c.token);
         atomic_store(&k->id, c.worker);
         k->since_pull = UINT32_MAX; /* the first release carries the parameters */
         k->redo = false;
@@ -266,17 +268,18 @@ void sw__worker_straggle(const worker *k)
 static int take_model(worker *k, const sw_msg *rel, zmq_msg_t *frame, char *err)
 {
     char why[SW_ERR_LEN] = "";
-    if (sw_msg_floats_in_place(rel, k->cfg.params, why)) {
-        let_go_of_model(k);
-        zmq_msg_move(&k->model_frame, frame); /* a frame this long keeps its data where it is */
-        k->holding = true;
+    bool in_place = sw_msg_floats_in_place(rel, k->cfg.params, why) != NULL;
+    if (why[0])
+        return sw_fail(err, SW_EFORMAT, "%s", why);
+    let_go_of_model(k);
+    zmq_msg_init(&k->model_frame); /* moving into a message closes it first: it must be one */
+    if (in_place && zmq_msg_move(&k->model_frame, frame) == 0) {
+        k->holding = true; /* a frame this long keeps its data where it is */
         k->theta = (const float *)(const void *)((const uint8_t *)zmq_msg_data(&k->model_frame) +
                                                  SW_PROTO_HEADER);
         return 0;
     }
-    if (why[0])
-        return sw_fail(err, SW_EFORMAT, "%s", why);
-    let_go_of_model(k);
+    zmq_msg_close(&k->model_frame);
     return sw_msg_get_floats(rel, k->params, k->cfg.params, err);
 }
 
@@ -333,12 +336,12 @@ static void *heartbeats(void *arg)
     zmq_connect(hb, k->p->connect);
     uint8_t buf[SW_PROTO_HEADER];
     while (!atomic_load(&k->quit)) {
-        /* The count read between two equal reads of the id belongs to that membership: join()
-         * clears the id before it counts and sets the new one after. */
+        /* The token read between two equal reads of the id belongs to that membership: join()
+         * clears the id before it stores the token and sets the new id after. */
         uint32_t id = atomic_load(&k->id);
-        uint64_t joins = atomic_load(&k->joins);
+        uint64_t token = atomic_load(&k->token);
         if (id != SW_NO_WORKER && id == atomic_load(&k->id)) {
-            sw_msg m = {.type = SW_MSG_HEARTBEAT, .worker = id, .version = joins};
+            sw_msg m = {.type = SW_MSG_HEARTBEAT, .worker = id, .version = token};
             sw_msg_encode(&m, buf);
             zmq_send(hb, buf, sizeof buf, ZMQ_DONTWAIT);
         }
@@ -361,7 +364,7 @@ static void *heartbeats(void *arg)
             atomic_store(&k->heard_us, (unsigned long long)(sw_clock_now_s() * 1e6));
             if (m.type == SW_MSG_ERROR && (m.flags & SW_FLAG_UNKNOWN) &&
                 m.worker == atomic_load(&k->id) && m.worker != SW_NO_WORKER &&
-                m.version == atomic_load(&k->joins))
+                m.version == atomic_load(&k->token))
                 atomic_store(&k->rejoin, true);
         }
         zmq_msg_close(&reply);
@@ -436,7 +439,7 @@ int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err)
     atomic_init(&k->id, SW_NO_WORKER);
     atomic_init(&k->quit, false);
     atomic_init(&k->rejoin, false);
-    atomic_init(&k->joins, 0);
+    atomic_init(&k->token, 0);
     atomic_init(&k->heard_us, 0);
     k->cfg.params = 1 << 20; /* what we accept before WELCOME says the model's size */
     k->zctx = zmq_ctx_new();

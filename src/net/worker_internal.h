@@ -21,6 +21,7 @@ typedef struct config {
     size_t params;
     float lr, wd;
     uint64_t seed;
+    uint64_t token; /* this membership's: heartbeats carry it */
     char data[512], model[128], batch_mode[16];
 } config;
 
@@ -57,7 +58,7 @@ typedef struct worker {
     atomic_uint id; /* read by the heartbeat thread */
     atomic_bool quit;
     atomic_bool rejoin; /* set by the heartbeat thread when the server no longer knows us */
-    atomic_uint joins;  /* successful joins so far: heartbeats carry it as their version */
+    atomic_ullong token; /* the membership's token (WELCOME): heartbeats carry it as their version */
     atomic_ullong heard_us; /* when the heartbeat socket last heard the server (clock, us) */
     /* The server answered and holds us (WAIT, or WELCOME before the first RELEASE): its silence
      * may last, as long as it echoes our heartbeats. Otherwise an answer is due at once, and
