@@ -9,6 +9,8 @@
  *    of both ends share the cores the transfer needs, so CPU per trip bounds the rate.
  * 2. Small-message round trip: push and release of an 8-float model, p50 and p99.
  * 3. Applies per second with 8 concurrent clients on a small model (asp).
+ * 4. A bsp barrier of 4 clients on the 1M-float model, beside ZeroMQ alone doing the same
+ *    exchange with one shared reply buffer: what releasing many workers at once costs.
  * The clients send zero gradients, so the figures measure the runtime, not the model.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -29,6 +31,7 @@
 
 #include "lend.h"
 #include "syncwise/clock.h"
+#include "syncwise/log.h"
 #include "syncwise/net.h"
 #include "syncwise/proto.h"
 
@@ -49,7 +52,7 @@ static void *serve(void *arg)
 }
 
 /* Starts a server on a free loopback port with a linear model of about `params` parameters. */
-static void start(served *s, size_t params)
+static void start(served *s, size_t params, const char *policy)
 {
     memset(s, 0, sizeof *s);
     snprintf(s->data, sizeof s->data, "synthetic:task=lsq,d=%zu,n=32,test=8,val=8", params - 1);
@@ -58,7 +61,7 @@ static void start(served *s, size_t params)
     s->p = sw_server_default_params();
     s->p.bind = "tcp://127.0.0.1:*";
     s->p.endpoint_file = s->epfile;
-    s->p.policy = "asp";
+    s->p.policy = policy;
     s->p.model = "softmax";
     s->p.data = s->data;
     s->p.eval_every_s = 1e9;
@@ -327,31 +330,148 @@ static void *race(void *arg)
     return NULL;
 }
 
-int main(int argc, char **argv)
-{
-    /* bench_net [ROUNDS [throughput]]: more round trips steady the figure; "throughput" stops
-     * after part 1 (for profiling it alone). */
-    const size_t big = 1 << 20;
-    int rounds = argc > 1 ? atoi(argv[1]) : 200;
-    bool only_throughput = argc > 2 && strcmp(argv[2], "throughput") == 0;
-    if (rounds < 1)
-        rounds = 200;
-    served s;
-    const char *core = getenv("OPENBLAS_CORETYPE"), *threads = getenv("OPENBLAS_NUM_THREADS");
-    if (!threads) { /* as `syncwise server` does by default */
-        openblas_set_num_threads(1);
-        threads = "1 (syncwise server's default)";
-    }
-    printf("networked runtime on loopback (%ld cores; OPENBLAS_CORETYPE=%s "
-           "OPENBLAS_NUM_THREADS=%s)\n", sysconf(_SC_NPROCESSORS_ONLN), core ? core : "(unset)",
-           threads ? threads : "(unset)");
+/* A bsp barrier of W workers on the big model: each pushes 4 MB, and when all are in each gets
+ * the same 4 MB of parameters back. */
+enum { W = 4 };
 
-    start(&s, big);
+typedef struct barrier_client {
+    const char *ep;
+    size_t n;
+    int rounds;
+    pthread_barrier_t *go;
+} barrier_client;
+
+static void *bsp_worker(void *arg)
+{
+    barrier_client *b = arg;
+    client c;
+    open_client(&c, b->ep, b->n);
+    pthread_barrier_wait(b->go);
+    for (int i = 0; i < b->rounds; i++)
+        round_trip(&c);
+    sw_msg l = {.type = SW_MSG_LEAVE, .worker = c.id};
+    sw_msg_encode(&l, c.buf);
+    zmq_send(c.sock, c.buf, SW_PROTO_HEADER, 0);
+    close_client(&c);
+    return NULL;
+}
+
+/* ZeroMQ alone doing a barrier's exchange: a ROUTER takes W messages, then sends one buffer back
+ * to each sender, shared (zmq_msg_copy), as the fastest server could. */
+static void *zmq_fan_server(void *arg)
+{
+    zmq_echo *e = arg;
+    void *s = zmq_socket(e->ctx, ZMQ_ROUTER);
+    zmq_bind(s, "tcp://127.0.0.1:*");
+    size_t len = sizeof e->ep;
+    zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, e->ep, &len);
+    __atomic_store_n(&e->bound, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < e->rounds; i++) {
+        zmq_msg_t id[W], m, back;
+        for (int w = 0; w < W; w++) {
+            zmq_msg_init(&id[w]);
+            zmq_msg_init(&m);
+            zmq_msg_recv(&id[w], s, 0);
+            zmq_msg_recv(&m, s, 0);
+            if (w == 0)
+                zmq_msg_init(&back), zmq_msg_move(&back, &m);
+            zmq_msg_close(&m);
+        }
+        for (int w = 0; w < W; w++) {
+            zmq_msg_init(&m);
+            zmq_msg_copy(&m, &back);
+            zmq_msg_send(&id[w], s, ZMQ_SNDMORE);
+            zmq_msg_send(&m, s, 0);
+        }
+        zmq_msg_close(&back);
+    }
+    zmq_close(s);
+    return NULL;
+}
+
+typedef struct fan_client {
+    const char *ep;
+    size_t bytes;
+    int rounds;
+    pthread_barrier_t *go;
+} fan_client;
+
+static void *zmq_fan_worker(void *arg)
+{
+    fan_client *f = arg;
+    void *ctx = zmq_ctx_new(), *sock = zmq_socket(ctx, ZMQ_DEALER);
+    zmq_connect(sock, f->ep);
+    char *buf = calloc(1, f->bytes);
+    pthread_barrier_wait(f->go);
+    for (int i = 0; i < f->rounds; i++) {
+        zmq_msg_t m;
+        zmq_msg_init_data(&m, buf, f->bytes, NULL, NULL);
+        zmq_msg_send(&m, sock, 0);
+        zmq_msg_init(&m);
+        zmq_msg_recv(&m, sock, 0);
+        zmq_msg_close(&m);
+    }
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    free(buf);
+    return NULL;
+}
+
+/* Barriers per second: syncwise's server under bsp, or ZeroMQ alone; *cpu_us: the CPU time of
+ * the whole process per barrier. */
+static double barriers_per_s(bool ours, size_t n, int rounds, double *cpu_us)
+{
+    served s;
+    zmq_echo e = {.rounds = rounds};
+    pthread_t srv, th[W];
+    const char *ep;
+    if (ours) {
+        start(&s, n, "bsp");
+        ep = s.ep;
+    } else {
+        e.ctx = zmq_ctx_new();
+        pthread_create(&srv, NULL, zmq_fan_server, &e);
+        while (!__atomic_load_n(&e.bound, __ATOMIC_ACQUIRE))
+            nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+        ep = e.ep;
+    }
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, W + 1);
+    barrier_client b[W];
+    fan_client f[W];
+    for (int w = 0; w < W; w++) {
+        b[w] = (barrier_client){.ep = ep, .n = n, .rounds = rounds, .go = &go};
+        f[w] = (fan_client){.ep = ep, .bytes = 4 * n, .rounds = rounds, .go = &go};
+        pthread_create(&th[w], NULL, ours ? bsp_worker : zmq_fan_worker,
+                       ours ? (void *)&b[w] : (void *)&f[w]);
+    }
+    pthread_barrier_wait(&go);
+    double t0 = sw_clock_now_s(), c0 = cpu_s();
+    for (int w = 0; w < W; w++)
+        pthread_join(th[w], NULL);
+    double dt = sw_clock_now_s() - t0;
+    *cpu_us = (cpu_s() - c0) / rounds * 1e6;
+    pthread_barrier_destroy(&go);
+    if (ours) {
+        finish(&s);
+    } else {
+        pthread_join(srv, NULL);
+        zmq_ctx_term(e.ctx);
+    }
+    return rounds / dt;
+}
+
+enum { TRIALS = 5 };
+static const size_t big = 1 << 20;
+
+static void throughput(int rounds)
+{
+    served s;
+    start(&s, big, "asp");
     client c;
     open_client(&c, s.ep, big);
     for (int i = 0; i < 3; i++) /* warm up */
         round_trip(&c);
-    enum { TRIALS = 5 };
     double ours[TRIALS], zmq[TRIALS], raw[TRIALS], ratio[TRIALS];
     double cpu[3][TRIALS]; /* CPU us per round trip: syncwise, ZeroMQ alone, raw TCP */
     printf("\n1. push + pull of a %zu-float model (4 MB each way), %d round trips a trial;\n"
@@ -389,10 +509,13 @@ int main(int argc, char **argv)
            zmq[TRIALS / 2] / raw[TRIALS / 2]);
     printf("   CPU per round trip (median, all threads): syncwise %.0f us   ZeroMQ alone %.0f   "
            "raw TCP %.0f\n", cpu[0][TRIALS / 2], cpu[1][TRIALS / 2], cpu[2][TRIALS / 2]);
-    if (only_throughput)
-        return 0;
+}
 
-    start(&s, 9);
+static void small_round_trips(void)
+{
+    served s;
+    start(&s, 9, "asp");
+    client c;
     open_client(&c, s.ep, 9);
     enum { N = 5000 };
     static double lat[N];
@@ -409,8 +532,12 @@ int main(int argc, char **argv)
            lat[N - 1]);
     close_client(&c);
     finish(&s);
+}
 
-    start(&s, 9);
+static void many_clients(void)
+{
+    served s;
+    start(&s, 9, "asp");
     racer r[8];
     pthread_t th[8];
     for (int i = 0; i < 8; i++) {
@@ -425,5 +552,58 @@ int main(int argc, char **argv)
     finish(&s);
     printf("\n3. 8 concurrent clients (asp, 9-float model), 3 s\n");
     printf("   %.0f applies per second (%ld in all)\n", total / 3.0, total);
+}
+
+static void barriers(int rounds)
+{
+    double bo[TRIALS], bz[TRIALS], br[TRIALS], co[TRIALS], cz[TRIALS];
+    printf("\n4. bsp barrier of %d clients on the %zu-float model (4 MB in from each, the same\n"
+           "   4 MB back to each), %d barriers a trial; ZeroMQ alone doing the same exchange\n",
+           W, big, rounds);
+    for (int t = 0; t < TRIALS; t++) {
+        bo[t] = barriers_per_s(true, big, rounds, &co[t]);
+        bz[t] = barriers_per_s(false, big, rounds, &cz[t]);
+        br[t] = bo[t] / bz[t];
+        printf("   trial %d: syncwise %.1f barriers/s   ZeroMQ alone %.1f   ratio %.2f   "
+               "CPU us/barrier %5.0f %5.0f\n", t + 1, bo[t], bz[t], br[t], co[t], cz[t]);
+    }
+    qsort(bo, TRIALS, sizeof *bo, cmp);
+    qsort(bz, TRIALS, sizeof *bz, cmp);
+    qsort(br, TRIALS, sizeof *br, cmp);
+    qsort(co, TRIALS, sizeof *co, cmp);
+    qsort(cz, TRIALS, sizeof *cz, cmp);
+    printf("   median: syncwise %.1f barriers/s   ZeroMQ alone %.1f   syncwise/ZeroMQ alone %.2f "
+           "(range %.2f-%.2f)\n", bo[TRIALS / 2], bz[TRIALS / 2], br[TRIALS / 2], br[0],
+           br[TRIALS - 1]);
+    printf("   CPU per barrier (median, all threads): syncwise %.0f us   ZeroMQ alone %.0f\n",
+           co[TRIALS / 2], cz[TRIALS / 2]);
+}
+
+int main(int argc, char **argv)
+{
+    /* bench_net [ROUNDS [PART]]: more round trips steady the figures; PART (throughput, small,
+     * clients or barrier) runs that part alone, for profiling it. */
+    int rounds = argc > 1 ? atoi(argv[1]) : 200;
+    const char *part = argc > 2 ? argv[2] : "all";
+    if (rounds < 1)
+        rounds = 200;
+    const char *core = getenv("OPENBLAS_CORETYPE"), *threads = getenv("OPENBLAS_NUM_THREADS");
+    if (!threads) { /* as `syncwise server` does by default */
+        openblas_set_num_threads(1);
+        threads = "1 (syncwise server's default)";
+    }
+    printf("networked runtime on loopback (%ld cores; OPENBLAS_CORETYPE=%s "
+           "OPENBLAS_NUM_THREADS=%s)\n", sysconf(_SC_NPROCESSORS_ONLN), core ? core : "(unset)",
+           threads);
+    sw_log_set_level(SW_LOG_WARN); /* not every worker's leaving */
+    bool all = strcmp(part, "all") == 0;
+    if (all || strcmp(part, "throughput") == 0)
+        throughput(rounds);
+    if (all || strcmp(part, "small") == 0)
+        small_round_trips();
+    if (all || strcmp(part, "clients") == 0)
+        many_clients();
+    if (all || strcmp(part, "barrier") == 0)
+        barriers(rounds / 4 > 10 ? rounds / 4 : 10);
     return 0;
 }
