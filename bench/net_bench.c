@@ -464,6 +464,71 @@ static double barriers_per_s(bool ours, size_t n, int rounds, double *cpu_us)
 enum { TRIALS = 5 };
 static const size_t big = 1 << 20;
 
+/* Median microseconds of fn over REPS runs. */
+typedef void (*step_fn)(float *a, float *b, uint8_t *frame);
+static double step_us(step_fn fn, float *a, float *b, uint8_t *frame)
+{
+    enum { REPS = 41 };
+    double t[REPS];
+    for (int r = 0; r < REPS; r++) {
+        double t0 = sw_clock_now_s();
+        fn(a, b, frame);
+        t[r] = (sw_clock_now_s() - t0) * 1e6;
+    }
+    qsort(t, REPS, sizeof *t, cmp);
+    return t[REPS / 2];
+}
+
+static void checksum_step(float *a, float *b, uint8_t *frame)
+{
+    (void)a, (void)b;
+    sw_msg m = {.type = SW_MSG_PUSH, .payload_len = 4 * big}; /* payload in place */
+    sw_msg_encode(&m, frame);
+}
+
+static void verify_step(float *a, float *b, uint8_t *frame)
+{
+    (void)a, (void)b;
+    sw_msg m;
+    if (sw_msg_decode(frame, sw_msg_size(4 * big), (uint64_t)1 << 31, &m, NULL) != 0)
+        abort();
+}
+
+static void finite_step(float *a, float *b, uint8_t *frame)
+{
+    (void)a, (void)b;
+    sw_msg m;
+    sw_msg_decode(frame, sw_msg_size(4 * big), (uint64_t)1 << 31, &m, NULL);
+    char err[256];
+    if (!sw_msg_floats_in_place(&m, big, err))
+        abort();
+}
+
+static void apply_step(float *a, float *b, uint8_t *frame)
+{
+    (void)frame;
+    cblas_saxpy((int)big, -0.01f, b, 1, a, 1);
+}
+
+/* The work a push + pull round trip requires besides moving bytes, each step timed alone on
+ * 4 MB: the checksum written by the sender and checked by the receiver, each way; the server's
+ * finiteness check; the apply. In a ping-pong every step waits for the one before. */
+static double trip_work_us(void)
+{
+    uint8_t *frame = aligned_alloc(64, sw_msg_size(4 * big));
+    float *a = calloc(big, sizeof *a), *b = calloc(big, sizeof *b);
+    memset(frame, 0, sw_msg_size(4 * big));
+    double crc = step_us(checksum_step, a, b, frame), check = step_us(verify_step, a, b, frame);
+    double finite = step_us(finite_step, a, b, frame) - check, apply = step_us(apply_step, a, b, frame);
+    printf("   a round trip's own work, each step alone on 4 MB: checksum %.0f us, its check %.0f,\n"
+           "   finiteness %.0f, apply %.0f; in all (two checksums and two checks) %.0f us\n",
+           crc, check, finite, apply, 2 * crc + 2 * check + finite + apply);
+    free(frame);
+    free(a);
+    free(b);
+    return 2 * crc + 2 * check + finite + apply;
+}
+
 static void throughput(int rounds)
 {
     served s;
@@ -509,6 +574,10 @@ static void throughput(int rounds)
            zmq[TRIALS / 2] / raw[TRIALS / 2]);
     printf("   CPU per round trip (median, all threads): syncwise %.0f us   ZeroMQ alone %.0f   "
            "raw TCP %.0f\n", cpu[0][TRIALS / 2], cpu[1][TRIALS / 2], cpu[2][TRIALS / 2]);
+    double work = trip_work_us(), bytes = 2.0 * 4 * (double)big;
+    double zmq_us = bytes / zmq[TRIALS / 2], raw_us = bytes / raw[TRIALS / 2];
+    printf("   a ZeroMQ round trip (%.0f us) followed by that work: at best %.2f of raw TCP (%.0f "
+           "us)\n", zmq_us, raw_us / (zmq_us + work), raw_us);
 }
 
 static void small_round_trips(void)

@@ -215,7 +215,10 @@ static int await_welcome(worker *k, zmq_msg_t *frame, sw_msg *reply, char *err)
             continue;
         }
         if (rc == SW_EIO)
-            return silent(k, k->p->server_timeout_s, err);
+            return sw_fail(err, SW_EIO,
+                           "no server answered at %s within %.0f s (not started yet? the run "
+                           "over? --server-timeout waits longer)",
+                           k->p->connect, k->p->server_timeout_s);
         if (rc || reply->type == SW_MSG_WELCOME ||
             (reply->type == SW_MSG_ERROR && !(reply->flags & SW_FLAG_UNKNOWN)))
             return rc;
