@@ -17,7 +17,7 @@ for _ in $(seq 100); do [ -s ep ] && break; sleep 0.05; done
 EP=$(cat ep)
 expect_status 1 "a worker with an unknown key" -- "$SW" worker --connect "$EP" \
   --curve-key intruder.key --curve-server server.pub --server-timeout 2
-expect_output "silent" "gets nothing from the server"
+expect_output "CURVE key refused" "gets nothing from the server, and is told why that may be"
 expect_status 1 "a worker without keys" -- "$SW" worker --connect "$EP" --server-timeout 2
 expect_status 1 "ctl without keys" -- "$SW" ctl --connect "$EP" status
 expect_status 0 "ctl with a known key" -- "$SW" ctl --connect "$EP" --curve-key ops.key \

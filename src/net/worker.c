@@ -217,8 +217,9 @@ static int await_welcome(worker *k, zmq_msg_t *frame, sw_msg *reply, char *err)
         if (rc == SW_EIO)
             return sw_fail(err, SW_EIO,
                            "no server answered at %s within %.0f s (not started yet? the run "
-                           "over? --server-timeout waits longer)",
-                           k->p->connect, k->p->server_timeout_s);
+                           "over?%s --server-timeout waits longer)",
+                           k->p->connect, k->p->server_timeout_s,
+                           k->curve ? " our CURVE key refused?" : "");
         if (rc || reply->type == SW_MSG_WELCOME ||
             (reply->type == SW_MSG_ERROR && !(reply->flags & SW_FLAG_UNKNOWN)))
             return rc;
@@ -476,52 +477,5 @@ int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err)
         zmq_ctx_term(k->zctx);
     unload(k);
     free(k);
-    return rc;
-}
-
-int sw_ctl(const char *connect, const char *command, double timeout_s, const char *curve_key,
-           const char *curve_server, char *reply, size_t reply_cap, char *err)
-{
-    void *ctx = zmq_ctx_new(), *sock = ctx ? zmq_socket(ctx, ZMQ_DEALER) : NULL;
-    int linger = 0, rc = sock ? 0 : sw_fail(err, SW_EIO, "cannot create a ZeroMQ socket");
-    size_t len = strlen(command);
-    uint8_t *buf = malloc(sw_msg_size(len));
-    if (!rc && !buf)
-        rc = sw_fail(err, SW_ENOMEM, "out of memory");
-    if (!rc && curve_key) {
-        sw_curve_keys mine, theirs;
-        if (!curve_server)
-            rc = sw_fail(err, SW_EINVAL, "CURVE needs the server's public key");
-        if (!rc && !(rc = sw_curve_read(curve_key, 1, &mine, err)) &&
-            !(rc = sw_curve_read(curve_server, 0, &theirs, err)))
-            rc = sw_curve_client(sock, &mine, theirs.pub, err);
-    }
-    if (!rc) {
-        zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
-        rc = zmq_connect(sock, connect) ? sw_fail(err, SW_EIO, "cannot connect to %s", connect) : 0;
-    }
-    if (!rc) {
-        sw_msg m = {.type = SW_MSG_CTL, .worker = SW_NO_WORKER, .payload = (const uint8_t *)command,
-                    .payload_len = len};
-        sw_msg_encode(&m, buf);
-        zmq_send(sock, buf, sw_msg_size(len), 0);
-        zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
-        zmq_msg_t frame;
-        zmq_msg_init(&frame);
-        sw_msg r;
-        if (zmq_poll(&item, 1, (long)(timeout_s * 1000)) <= 0 ||
-            zmq_msg_recv(&frame, sock, 0) < 0)
-            rc = sw_fail(err, SW_EIO, "no answer from %s within %.0f s", connect, timeout_s);
-        else if (sw_msg_decode(zmq_msg_data(&frame), zmq_msg_size(&frame), 1 << 20, &r, err) == 0)
-            snprintf(reply, reply_cap, "%.*s", (int)r.payload_len, (const char *)r.payload);
-        else
-            rc = SW_EFORMAT;
-        zmq_msg_close(&frame);
-    }
-    free(buf);
-    if (sock)
-        zmq_close(sock);
-    if (ctx)
-        zmq_ctx_term(ctx);
     return rc;
 }
