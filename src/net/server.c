@@ -1,9 +1,8 @@
-/* The server: setup, the poll loop, sending, heartbeats, evaluations and checkpoints.
+/* The server: setup, the poll loop, heartbeats, evaluations and checkpoints.
  *
  * One thread, one ROUTER socket, one linear loop: wait for a message or the next deadline (the
- * policy's wake-up, a heartbeat check, an evaluation, a checkpoint), handle it, repeat. Nothing
- * is allocated per message: gradients are decoded into one buffer and every message is built in
- * one send buffer sized for the parameters.
+ * policy's wake-up, a heartbeat check, an evaluation, a checkpoint), handle it, repeat.
+ * Gradients are read where ZeroMQ received them; what the server sends is in outbox.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -37,115 +36,6 @@ double sw__server_now(const server *s) { return sw_clock_now_s() - s->t0; }
 const float *sw__server_params(server *s)
 {
     return s->threaded ? sw__pool_snapshot(&s->pool) : sw_engine_params_ptr(s->engine);
-}
-
-/* Builds the frame of message m (payload copied from m->payload, or the parameters when it is
- * NULL and m->payload_len is not zero). The parameters are lent to ZeroMQ as they are when
- * nothing else reads them (lend.h): the cost is their checksum. Otherwise the message is written
- * straight into ZeroMQ's own buffer, which the socket then sends without another copy: for a
- * model that is one pass over the parameters, with its checksum. */
-static bool build_frame(server *s, sw_msg *m, zmq_msg_t *frame)
-{
-    bool parameters = !m->payload && m->payload_len;
-    if (parameters && s->lending &&
-        sw__lender_frame(&s->lender, sw_engine_params_ptr(s->engine), m, frame))
-        return true;
-    if (zmq_msg_init_size(frame, sw_msg_size(m->payload_len)) != 0) {
-        sw_log(SW_LOG_WARN, "no memory for a %zu-byte message", sw_msg_size(m->payload_len));
-        return false;
-    }
-    uint8_t *buf = zmq_msg_data(frame);
-    if (parameters)
-        sw_msg_encode_floats(m, sw__server_params(s), buf);
-    else
-        sw_msg_encode(m, buf);
-    return true;
-}
-
-/* Sends a frame to a peer, and gives it up. */
-static void send_frame(server *s, const peer *to, zmq_msg_t *frame)
-{
-    s->r->bytes_out += zmq_msg_size(frame);
-    /* A full peer queue or a vanished peer only loses this message; the heartbeat decides. */
-    zmq_send(s->sock, to->route, to->route_len, ZMQ_SNDMORE | ZMQ_DONTWAIT);
-    if (zmq_msg_send(frame, s->sock, ZMQ_DONTWAIT) < 0)
-        zmq_msg_close(frame);
-}
-
-void sw__server_send_at(server *s, const peer *to, sw_msg_type type, uint32_t worker,
-                        uint32_t flags, uint64_t version, const void *payload, size_t len)
-{
-    sw_msg m = {.type = type, .worker = worker, .flags = flags, .version = version,
-                .payload = payload, .payload_len = len};
-    zmq_msg_t frame;
-    if (build_frame(s, &m, &frame))
-        send_frame(s, to, &frame);
-}
-
-void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worker,
-                     uint32_t flags, const void *payload, size_t len)
-{
-    sw__server_send_at(s, to, type, worker, flags, sw_engine_version(s->engine), payload, len);
-}
-
-void sw__server_refuse_echo(server *s, const peer *to, const sw_msg *m, uint32_t flags,
-                            const char *why)
-{
-    s->r->refused++;
-    sw_log(SW_LOG_DEBUG, "refused a message: %s", why);
-    sw__server_send_at(s, to, SW_MSG_ERROR, m->worker, flags, m->version, why, strlen(why));
-}
-
-void sw__server_refuse(server *s, const peer *to, uint32_t worker, uint32_t flags,
-                       const char *why)
-{
-    sw_msg m = {.worker = worker, .version = sw_engine_version(s->engine)};
-    sw__server_refuse_echo(s, to, &m, flags, why);
-}
-
-/* Sends a RELEASE with the parameters to `to`. Every worker released by one engine result gets
- * the same bytes, so they share one frame per value of the flags (ZeroMQ counts the references
- * to its buffer), with SW_NO_WORKER for the worker id: a bsp barrier of N workers costs one
- * checksum of the parameters and no copy, not N of each. */
-static void release_with_model(server *s, const peer *to, uint32_t flags, zmq_msg_t *shared,
-                               bool *built)
-{
-    if (!*built) {
-        sw_msg m = {.type = SW_MSG_RELEASE, .worker = SW_NO_WORKER, .flags = flags,
-                    .version = sw_engine_version(s->engine), .payload_len = 4 * s->n};
-        if (!build_frame(s, &m, shared))
-            return;
-        *built = true;
-    }
-    zmq_msg_t frame;
-    zmq_msg_init(&frame);
-    if (zmq_msg_copy(&frame, shared) == 0)
-        send_frame(s, to, &frame);
-    else
-        zmq_msg_close(&frame);
-}
-
-void sw__server_follow(server *s, const sw_engine_result *res)
-{
-    zmq_msg_t shared[2]; /* by SW_FLAG_DROPPED */
-    bool built[2] = {false, false};
-    for (uint32_t i = 0; i < res->n_released; i++) {
-        uint32_t w = res->released[i];
-        conn *c = &s->conns[w];
-        if (!c->live)
-            continue;
-        peer to = {c->route, c->route_len};
-        uint32_t flags = (c->wants_model ? SW_FLAG_MODEL : 0) | (c->dropped ? SW_FLAG_DROPPED : 0);
-        if (c->wants_model)
-            release_with_model(s, &to, flags, &shared[c->dropped], &built[c->dropped]);
-        else
-            sw__server_send(s, &to, SW_MSG_RELEASE, w, flags, NULL, 0);
-        c->dropped = false;
-    }
-    for (int d = 0; d < 2; d++)
-        if (built[d])
-            zmq_msg_close(&shared[d]);
-    s->wake_at = res->wake_at;
 }
 
 void sw__server_drop_worker(server *s, uint32_t w, bool crashed)
