@@ -243,14 +243,27 @@ typedef struct zmq_echo {
     int rounds, bound; /* bound: set once ep holds the endpoint */
 } zmq_echo;
 
-static void *zmq_echo_server(void *arg)
+/* The echo's ROUTER, bound to a free loopback port that e->ep then names. */
+static void *echo_socket(zmq_echo *e)
 {
-    zmq_echo *e = arg;
     void *s = zmq_socket(e->ctx, ZMQ_ROUTER);
     zmq_bind(s, "tcp://127.0.0.1:*");
     size_t len = sizeof e->ep;
     zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, e->ep, &len);
     __atomic_store_n(&e->bound, 1, __ATOMIC_RELEASE);
+    return s;
+}
+
+static void await_bound(const zmq_echo *e)
+{
+    while (!__atomic_load_n(&e->bound, __ATOMIC_ACQUIRE))
+        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+}
+
+static void *zmq_echo_server(void *arg)
+{
+    zmq_echo *e = arg;
+    void *s = echo_socket(e);
     for (int i = 0; i < e->rounds; i++) {
         zmq_msg_t id, m;
         zmq_msg_init(&id);
@@ -269,8 +282,7 @@ static double zmq_echo_mbps(size_t bytes, int rounds)
     zmq_echo e = {.ctx = zmq_ctx_new(), .rounds = rounds};
     pthread_t th;
     pthread_create(&th, NULL, zmq_echo_server, &e);
-    while (!__atomic_load_n(&e.bound, __ATOMIC_ACQUIRE))
-        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+    await_bound(&e);
     void *ctx = zmq_ctx_new(), *sock = zmq_socket(ctx, ZMQ_DEALER);
     zmq_connect(sock, e.ep);
     char *buf = calloc(1, bytes);
@@ -361,11 +373,7 @@ static void *bsp_worker(void *arg)
 static void *zmq_fan_server(void *arg)
 {
     zmq_echo *e = arg;
-    void *s = zmq_socket(e->ctx, ZMQ_ROUTER);
-    zmq_bind(s, "tcp://127.0.0.1:*");
-    size_t len = sizeof e->ep;
-    zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, e->ep, &len);
-    __atomic_store_n(&e->bound, 1, __ATOMIC_RELEASE);
+    void *s = echo_socket(e);
     for (int i = 0; i < e->rounds; i++) {
         zmq_msg_t id[W], m, back;
         for (int w = 0; w < W; w++) {
@@ -431,8 +439,7 @@ static double barriers_per_s(bool ours, size_t n, int rounds, double *cpu_us)
     } else {
         e.ctx = zmq_ctx_new();
         pthread_create(&srv, NULL, zmq_fan_server, &e);
-        while (!__atomic_load_n(&e.bound, __ATOMIC_ACQUIRE))
-            nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+        await_bound(&e);
         ep = e.ep;
     }
     pthread_barrier_t go;
