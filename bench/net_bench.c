@@ -148,6 +148,15 @@ static void close_client(client *c)
     sw__lender_free(&c->lender);
 }
 
+/* Says LEAVE, then closes the client. */
+static void leave(client *c)
+{
+    sw_msg l = {.type = SW_MSG_LEAVE, .worker = c->id};
+    sw_msg_encode(&l, c->buf);
+    zmq_send(c->sock, c->buf, SW_PROTO_HEADER, 0);
+    close_client(c);
+}
+
 /* One push of a zero gradient and the release that answers it (with the parameters). The push
  * is sent as syncwise's worker sends it: from a buffer lent to ZeroMQ, checksummed, not copied
  * (or copied into ZeroMQ's buffer with its checksum when that buffer is still in flight). */
@@ -160,11 +169,8 @@ static void round_trip(client *c)
     c->grad = sw__lender_writable(&c->lender, c->grad, false); /* where a worker computes */
     if (c->grad != g)
         memset(c->grad, 0, 4 * c->n);
-    if (!sw__lender_frame(&c->lender, c->grad, &p, &frame)) {
-        zmq_msg_init_size(&frame, sw_msg_size(p.payload_len));
-        sw_msg_encode_floats(&p, c->grad, zmq_msg_data(&frame));
-    }
-    zmq_msg_send(&frame, c->sock, 0);
+    if (sw__frame_build(&c->lender, &p, c->grad, &frame))
+        zmq_msg_send(&frame, c->sock, 0);
     for (;;) {
         sw_msg m;
         zmq_msg_t f;
@@ -277,6 +283,17 @@ static void *zmq_echo_server(void *arg)
     return NULL;
 }
 
+/* Sends `bytes` from buf without a copy and waits for the echo. */
+static void echo_round(void *sock, char *buf, size_t bytes)
+{
+    zmq_msg_t m;
+    zmq_msg_init_data(&m, buf, bytes, NULL, NULL);
+    zmq_msg_send(&m, sock, 0);
+    zmq_msg_init(&m);
+    zmq_msg_recv(&m, sock, 0);
+    zmq_msg_close(&m);
+}
+
 static double zmq_echo_mbps(size_t bytes, int rounds)
 {
     zmq_echo e = {.ctx = zmq_ctx_new(), .rounds = rounds};
@@ -287,14 +304,8 @@ static double zmq_echo_mbps(size_t bytes, int rounds)
     zmq_connect(sock, e.ep);
     char *buf = calloc(1, bytes);
     double t0 = sw_clock_now_s();
-    for (int i = 0; i < rounds; i++) {
-        zmq_msg_t m;
-        zmq_msg_init_data(&m, buf, bytes, NULL, NULL);
-        zmq_msg_send(&m, sock, 0);
-        zmq_msg_init(&m);
-        zmq_msg_recv(&m, sock, 0);
-        zmq_msg_close(&m);
-    }
+    for (int i = 0; i < rounds; i++)
+        echo_round(sock, buf, bytes);
     double dt = sw_clock_now_s() - t0;
     pthread_join(th, NULL);
     zmq_close(sock);
@@ -335,10 +346,7 @@ static void *race(void *arg)
         round_trip(&c);
         r->trips++;
     }
-    sw_msg l = {.type = SW_MSG_LEAVE, .worker = c.id};
-    sw_msg_encode(&l, c.buf);
-    zmq_send(c.sock, c.buf, SW_PROTO_HEADER, 0);
-    close_client(&c);
+    leave(&c);
     return NULL;
 }
 
@@ -346,7 +354,7 @@ static void *race(void *arg)
  * the same 4 MB of parameters back. */
 enum { W = 4 };
 
-typedef struct barrier_client {
+typedef struct barrier_client { /* what every client thread of a barrier reads */
     const char *ep;
     size_t n;
     int rounds;
@@ -361,10 +369,7 @@ static void *bsp_worker(void *arg)
     pthread_barrier_wait(b->go);
     for (int i = 0; i < b->rounds; i++)
         round_trip(&c);
-    sw_msg l = {.type = SW_MSG_LEAVE, .worker = c.id};
-    sw_msg_encode(&l, c.buf);
-    zmq_send(c.sock, c.buf, SW_PROTO_HEADER, 0);
-    close_client(&c);
+    leave(&c);
     return NULL;
 }
 
@@ -381,8 +386,10 @@ static void *zmq_fan_server(void *arg)
             zmq_msg_init(&m);
             zmq_msg_recv(&id[w], s, 0);
             zmq_msg_recv(&m, s, 0);
-            if (w == 0)
-                zmq_msg_init(&back), zmq_msg_move(&back, &m);
+            if (w == 0) { /* the one reply all get */
+                zmq_msg_init(&back);
+                zmq_msg_move(&back, &m);
+            }
             zmq_msg_close(&m);
         }
         for (int w = 0; w < W; w++) {
@@ -397,28 +404,15 @@ static void *zmq_fan_server(void *arg)
     return NULL;
 }
 
-typedef struct fan_client {
-    const char *ep;
-    size_t bytes;
-    int rounds;
-    pthread_barrier_t *go;
-} fan_client;
-
 static void *zmq_fan_worker(void *arg)
 {
-    fan_client *f = arg;
+    barrier_client *b = arg;
     void *ctx = zmq_ctx_new(), *sock = zmq_socket(ctx, ZMQ_DEALER);
-    zmq_connect(sock, f->ep);
-    char *buf = calloc(1, f->bytes);
-    pthread_barrier_wait(f->go);
-    for (int i = 0; i < f->rounds; i++) {
-        zmq_msg_t m;
-        zmq_msg_init_data(&m, buf, f->bytes, NULL, NULL);
-        zmq_msg_send(&m, sock, 0);
-        zmq_msg_init(&m);
-        zmq_msg_recv(&m, sock, 0);
-        zmq_msg_close(&m);
-    }
+    zmq_connect(sock, b->ep);
+    char *buf = calloc(1, 4 * b->n);
+    pthread_barrier_wait(b->go);
+    for (int i = 0; i < b->rounds; i++)
+        echo_round(sock, buf, 4 * b->n);
     zmq_close(sock);
     zmq_ctx_term(ctx);
     free(buf);
@@ -444,14 +438,9 @@ static double barriers_per_s(bool ours, size_t n, int rounds, double *cpu_us)
     }
     pthread_barrier_t go;
     pthread_barrier_init(&go, NULL, W + 1);
-    barrier_client b[W];
-    fan_client f[W];
-    for (int w = 0; w < W; w++) {
-        b[w] = (barrier_client){.ep = ep, .n = n, .rounds = rounds, .go = &go};
-        f[w] = (fan_client){.ep = ep, .bytes = 4 * n, .rounds = rounds, .go = &go};
-        pthread_create(&th[w], NULL, ours ? bsp_worker : zmq_fan_worker,
-                       ours ? (void *)&b[w] : (void *)&f[w]);
-    }
+    barrier_client b = {.ep = ep, .n = n, .rounds = rounds, .go = &go};
+    for (int w = 0; w < W; w++)
+        pthread_create(&th[w], NULL, ours ? bsp_worker : zmq_fan_worker, &b);
     pthread_barrier_wait(&go);
     double t0 = sw_clock_now_s(), c0 = cpu_s();
     for (int w = 0; w < W; w++)
@@ -471,50 +460,51 @@ static double barriers_per_s(bool ours, size_t n, int rounds, double *cpu_us)
 enum { TRIALS = 5 };
 static const size_t big = 1 << 20;
 
-/* Median microseconds of fn over REPS runs. */
-typedef void (*step_fn)(float *a, float *b, uint8_t *frame);
-static double step_us(step_fn fn, float *a, float *b, uint8_t *frame)
+/* What a round trip's steps work on: the parameters, a gradient, a frame holding a push. */
+typedef struct trip_bufs {
+    float *theta, *grad;
+    uint8_t *frame;
+} trip_bufs;
+
+/* Median microseconds of step over REPS runs. */
+static double step_us(void (*step)(const trip_bufs *), const trip_bufs *t)
 {
     enum { REPS = 41 };
-    double t[REPS];
+    double us[REPS];
     for (int r = 0; r < REPS; r++) {
         double t0 = sw_clock_now_s();
-        fn(a, b, frame);
-        t[r] = (sw_clock_now_s() - t0) * 1e6;
+        step(t);
+        us[r] = (sw_clock_now_s() - t0) * 1e6;
     }
-    qsort(t, REPS, sizeof *t, cmp);
-    return t[REPS / 2];
+    qsort(us, REPS, sizeof *us, cmp);
+    return us[REPS / 2];
 }
 
-static void checksum_step(float *a, float *b, uint8_t *frame)
+static void checksum_step(const trip_bufs *t)
 {
-    (void)a, (void)b;
     sw_msg m = {.type = SW_MSG_PUSH, .payload_len = 4 * big}; /* payload in place */
-    sw_msg_encode(&m, frame);
+    sw_msg_encode(&m, t->frame);
 }
 
-static void verify_step(float *a, float *b, uint8_t *frame)
+static void verify_step(const trip_bufs *t)
 {
-    (void)a, (void)b;
     sw_msg m;
-    if (sw_msg_decode(frame, sw_msg_size(4 * big), (uint64_t)1 << 31, &m, NULL) != 0)
+    if (sw_msg_decode(t->frame, sw_msg_size(4 * big), (uint64_t)1 << 31, &m, NULL) != 0)
         abort();
 }
 
-static void finite_step(float *a, float *b, uint8_t *frame)
+/* Decoding and the finiteness check: verify_step's time is taken off. */
+static void finite_step(const trip_bufs *t)
 {
-    (void)a, (void)b;
     sw_msg m;
-    sw_msg_decode(frame, sw_msg_size(4 * big), (uint64_t)1 << 31, &m, NULL);
-    char err[256];
-    if (!sw_msg_floats_in_place(&m, big, err))
+    sw_msg_decode(t->frame, sw_msg_size(4 * big), (uint64_t)1 << 31, &m, NULL);
+    if (!sw_msg_floats_in_place(&m, big, NULL))
         abort();
 }
 
-static void apply_step(float *a, float *b, uint8_t *frame)
+static void apply_step(const trip_bufs *t)
 {
-    (void)frame;
-    cblas_saxpy((int)big, -0.01f, b, 1, a, 1);
+    cblas_saxpy((int)big, -0.01f, t->grad, 1, t->theta, 1);
 }
 
 /* The work a push + pull round trip requires besides moving bytes, each step timed alone on
@@ -522,18 +512,19 @@ static void apply_step(float *a, float *b, uint8_t *frame)
  * finiteness check; the apply. In a ping-pong every step waits for the one before. */
 static double trip_work_us(void)
 {
-    uint8_t *frame = aligned_alloc(64, sw_msg_size(4 * big));
-    float *a = calloc(big, sizeof *a), *b = calloc(big, sizeof *b);
-    memset(frame, 0, sw_msg_size(4 * big));
-    double crc = step_us(checksum_step, a, b, frame), check = step_us(verify_step, a, b, frame);
-    double finite = step_us(finite_step, a, b, frame) - check, apply = step_us(apply_step, a, b, frame);
-    printf("   a round trip's own work, each step alone on 4 MB: checksum %.0f us, its check %.0f,\n"
-           "   finiteness %.0f, apply %.0f; in all (two checksums and two checks) %.0f us\n",
-           crc, check, finite, apply, 2 * crc + 2 * check + finite + apply);
-    free(frame);
-    free(a);
-    free(b);
-    return 2 * crc + 2 * check + finite + apply;
+    trip_bufs t = {.theta = calloc(big, sizeof(float)), .grad = calloc(big, sizeof(float)),
+                   .frame = calloc(1, sw_msg_size(4 * big))};
+    checksum_step(&t); /* a valid frame for the others */
+    double crc = step_us(checksum_step, &t), check = step_us(verify_step, &t);
+    double finite = step_us(finite_step, &t) - check, apply = step_us(apply_step, &t);
+    double all = 2 * crc + 2 * check + finite + apply;
+    printf("   a round trip's own work, each step alone on 4 MB: checksum %.0f us, its check "
+           "%.0f,\n   finiteness %.0f, apply %.0f; in all (two checksums and two checks) %.0f us\n",
+           crc, check, finite, apply, all);
+    free(t.theta);
+    free(t.grad);
+    free(t.frame);
+    return all;
 }
 
 static void throughput(int rounds)

@@ -139,6 +139,19 @@ bool sw__lender_frame(sw__lender *l, const float *floats, const sw_msg *m, zmq_m
     return true;
 }
 
+bool sw__frame_build(sw__lender *l, const sw_msg *m, const float *floats, zmq_msg_t *frame)
+{
+    if (l && floats && sw__lender_frame(l, floats, m, frame))
+        return true;
+    if (zmq_msg_init_size(frame, sw_msg_size(m->payload_len)) != 0)
+        return false;
+    if (floats)
+        sw_msg_encode_floats(m, floats, zmq_msg_data(frame));
+    else
+        sw_msg_encode(m, zmq_msg_data(frame));
+    return true;
+}
+
 float *sw__lender_engine_hook(void *ctx, float *theta)
 {
     return sw__lender_writable(ctx, theta, true);

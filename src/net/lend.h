@@ -44,6 +44,11 @@ float *sw__lender_writable(sw__lender *l, float *cur, bool keep);
  * otherwise: the caller copies. */
 bool sw__lender_frame(sw__lender *l, const float *floats, const sw_msg *m, zmq_msg_t *frame);
 
+/* Builds `frame` as message m, always: lent as sw__lender_frame does when l is not NULL and can
+ * lend `floats`, else written into ZeroMQ's own buffer (which the socket then sends without
+ * another copy) from `floats` when given, m->payload otherwise. False when memory ran out. */
+bool sw__frame_build(sw__lender *l, const sw_msg *m, const float *floats, zmq_msg_t *frame);
+
 /* The engine's sw_engine_params.writable hook: ctx is a lender. */
 float *sw__lender_engine_hook(void *ctx, float *theta);
 

@@ -11,25 +11,15 @@
 
 /* Builds the frame of message m (payload copied from m->payload, or the parameters when it is
  * NULL and m->payload_len is not zero). The parameters are lent to ZeroMQ as they are when
- * nothing else reads them (lend.h): the cost is their checksum. Otherwise the message is written
- * straight into ZeroMQ's own buffer, which the socket then sends without another copy: for a
- * model that is one pass over the parameters, with its checksum. */
-static bool build_frame(server *s, sw_msg *m, zmq_msg_t *frame)
+ * nothing else reads them (lend.h): the cost is their checksum. Otherwise they are written
+ * straight into ZeroMQ's own buffer with their checksum, in one pass. */
+static bool build_frame(server *s, const sw_msg *m, zmq_msg_t *frame)
 {
-    bool parameters = !m->payload && m->payload_len;
-    if (parameters && s->lending &&
-        sw__lender_frame(&s->lender, sw_engine_params_ptr(s->engine), m, frame))
+    const float *params = !m->payload && m->payload_len ? sw__server_params(s) : NULL;
+    if (sw__frame_build(s->lending ? &s->lender : NULL, m, params, frame))
         return true;
-    if (zmq_msg_init_size(frame, sw_msg_size(m->payload_len)) != 0) {
-        sw_log(SW_LOG_WARN, "no memory for a %zu-byte message", sw_msg_size(m->payload_len));
-        return false;
-    }
-    uint8_t *buf = zmq_msg_data(frame);
-    if (parameters)
-        sw_msg_encode_floats(m, sw__server_params(s), buf);
-    else
-        sw_msg_encode(m, buf);
-    return true;
+    sw_log(SW_LOG_WARN, "no memory for a %zu-byte message", sw_msg_size(m->payload_len));
+    return false;
 }
 
 /* Sends a frame to a peer, and gives it up. */
@@ -117,4 +107,3 @@ void sw__server_follow(server *s, const sw_engine_result *res)
             zmq_msg_close(&shared[d]);
     s->wake_at = res->wake_at;
 }
-

@@ -1,6 +1,7 @@
 /* A worker process: join, learn the run's configuration, then loop on RELEASE -> gradient ->
- * PUSH (worker_sparse.c: RELEASE -> PULL_SPARSE -> gradient -> PUSH_SPARSE). A second thread with its own socket sends heartbeats, so a long step never looks like a
- * crash. When the server answers "unknown worker" (it restarted), the worker joins again. */
+ * PUSH (worker_sparse.c: RELEASE -> PULL_SPARSE -> gradient -> PUSH_SPARSE). A second thread
+ * with its own socket sends heartbeats, so a long step never looks like a crash. When the server
+ * answers "unknown worker" (it restarted), the worker joins again. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <pthread.h>
@@ -37,15 +38,8 @@ void sw__worker_send(worker *k, void *sock, sw_msg_type type, uint32_t flags, ui
                 .payload = floats ? NULL : payload, .payload_len = len};
     zmq_msg_t frame;
     k->held = false; /* an answer is due */
-    if (!(floats && sw__lender_frame(&k->lender, floats, &m, &frame))) {
-        if (zmq_msg_init_size(&frame, sw_msg_size(len)) != 0)
-            return; /* no memory: the server's silence or ours decides what happens next */
-        uint8_t *buf = zmq_msg_data(&frame);
-        if (floats)
-            sw_msg_encode_floats(&m, floats, buf);
-        else
-            sw_msg_encode(&m, buf);
-    }
+    if (!sw__frame_build(&k->lender, &m, floats, &frame))
+        return; /* no memory: the server's silence or ours decides what happens next */
     if (zmq_msg_send(&frame, sock, 0) < 0)
         zmq_msg_close(&frame);
 }
