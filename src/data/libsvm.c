@@ -206,14 +206,20 @@ static int densify(sw_dataset **out, const pairs *s, size_t dim, sw_task task, c
     return rc;
 }
 
+/* Parses path's lines into s (freed by the caller, also on failure). */
+static int parse(pairs *s, const char *path, size_t dim, char *err)
+{
+    if (dim > LIBSVM_MAX_DIM)
+        return sw_fail(err, SW_ERANGE, "dimension %zu above %u", dim, LIBSVM_MAX_DIM);
+    reading r = {s, path};
+    return sw_read_lines(path, on_line, &r, err);
+}
+
 int sw_libsvm_read(sw_dataset **out, const char *path, size_t dim, sw_task task, char *err)
 {
     *out = NULL;
-    if (dim > LIBSVM_MAX_DIM)
-        return sw_fail(err, SW_ERANGE, "dimension %zu above %u", dim, LIBSVM_MAX_DIM);
     pairs s = {0};
-    reading r = {&s, path};
-    int rc = sw_read_lines(path, on_line, &r, err);
+    int rc = parse(&s, path, dim, err);
     if (!rc)
         rc = densify(out, &s, dim, task, path, err);
     pairs_free(&s);
@@ -244,11 +250,8 @@ static int to_sparse(sw_sparse_data **out, const pairs *s, size_t dim, const cha
 int sw_sparse_read_libsvm(sw_sparse_data **out, const char *path, size_t dim, char *err)
 {
     *out = NULL;
-    if (dim > LIBSVM_MAX_DIM)
-        return sw_fail(err, SW_ERANGE, "dimension %zu above %u", dim, LIBSVM_MAX_DIM);
     pairs s = {0};
-    reading r = {&s, path};
-    int rc = sw_read_lines(path, on_line, &r, err);
+    int rc = parse(&s, path, dim, err);
     if (!rc)
         rc = to_sparse(out, &s, dim, path, err);
     pairs_free(&s);
