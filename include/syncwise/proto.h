@@ -15,10 +15,11 @@
  *
  * Payloads: float vectors (MODEL, PUSH, RELEASE with a model, MODEL_SPARSE) are raw IEEE-754
  * binary32 values, little-endian; index lists (PULL_SPARSE) are u32 values and sparse gradients
- * (PUSH_SPARSE) (u32 index, f32 value) pairs, little-endian, indices strictly ascending; text payloads (WELCOME's configuration, CTL requests and replies, ERROR) are
- * UTF-8 without a terminating zero. The decoder checks every field before anything else reads
- * the message: size, magic, version, type, reserved bits, payload length against the frame and
- * the limit, checksum, and for float payloads their count and finiteness.
+ * (PUSH_SPARSE) (u32 index, f32 value) pairs, little-endian, indices strictly ascending; text
+ * payloads (WELCOME's configuration, CTL requests and replies, ERROR) are UTF-8 without a
+ * terminating zero. The decoder checks every field before anything else reads the message: size,
+ * magic, version, type, reserved bits, payload length against the frame and the limit, checksum,
+ * and for float payloads their count and finiteness.
  */
 #ifndef SYNCWISE_PROTO_H
 #define SYNCWISE_PROTO_H

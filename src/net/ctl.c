@@ -52,7 +52,9 @@ static int ask(void *sock, const char *connect, const char *command, double time
     int rc = 0;
     if (zmq_poll(&item, 1, (long)(timeout_s * 1000)) <= 0 || zmq_msg_recv(&frame, sock, 0) < 0)
         rc = sw_fail(err, SW_EIO, "no answer from %s within %.0f s", connect, timeout_s);
-    else if ((rc = sw_msg_decode(zmq_msg_data(&frame), zmq_msg_size(&frame), 1 << 20, &r, err)) == 0)
+    else
+        rc = sw_msg_decode(zmq_msg_data(&frame), zmq_msg_size(&frame), 1 << 20, &r, err);
+    if (!rc)
         snprintf(reply, reply_cap, "%.*s", (int)r.payload_len, (const char *)r.payload);
     zmq_msg_close(&frame);
     return rc;

@@ -18,7 +18,8 @@ static bool same_route(const conn *c, const peer *from)
 
 static bool is_worker(const server *s, const peer *from, const sw_msg *m)
 {
-    return m->worker < s->slots && s->conns[m->worker].live && same_route(&s->conns[m->worker], from);
+    return m->worker < s->slots && s->conns[m->worker].live &&
+           same_route(&s->conns[m->worker], from);
 }
 
 static void refuse_unknown(server *s, const peer *from, const sw_msg *m)

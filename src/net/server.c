@@ -368,7 +368,8 @@ int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err)
     out->started_s = -1;
     server s = {.p = p, .r = out, .wake_at = -1};
     /* Tokens differ from one server run to the next: the clock and the process id seed them. */
-    sw_rng_seed(&s.tokens, (uint64_t)(sw_clock_now_s() * 1e9) ^ (uint64_t)getpid(), 0x746f6b656eULL);
+    uint64_t now_ns = (uint64_t)(sw_clock_now_s() * 1e9);
+    sw_rng_seed(&s.tokens, now_ns ^ (uint64_t)getpid(), 0x746f6b656eULL);
     int rc = setup(&s, err);
     if (!rc)
         rc = bind_socket(&s, err);
