@@ -6,7 +6,6 @@
  */
 #include "syncwise/engine.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

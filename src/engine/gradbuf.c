@@ -1,24 +1,21 @@
-/* The aggregation buffer (see gradbuf.h). Dense sums go through BLAS; a lone sparse gradient is
- * applied by gathering its coordinates of θ, one saxpy, and scattering them back, so that every
- * coordinate gets exactly the arithmetic the dense path gives it (tested). */
+/* The aggregation buffer (see gradbuf.h). Its arithmetic is syncwise/optim.h's, so a lone
+ * sparse gradient, applied in O(nonzeros), gives every coordinate exactly the bits the dense path
+ * gives it (tested), on any BLAS kernel. */
 #include "gradbuf.h"
 
-#include <cblas.h>
 #include <string.h>
 
 #include "syncwise/optim.h"
 
 double sw__grad_sq_norm(const sw__grad *g, size_t n)
 {
-    if (g->dense)
-        return n ? cblas_sdot((int)n, g->dense, 1, g->dense, 1) : 0;
-    return g->nnz ? cblas_sdot((int)g->nnz, g->val, 1, g->val, 1) : 0;
+    return g->dense ? sw_sq_norm(g->dense, n) : sw_sq_norm_sparse(g->idx, g->val, g->nnz);
 }
 
 static void add_into(float *sum, const sw__grad *g, size_t n)
 {
     if (g->dense) {
-        cblas_saxpy((int)n, 1.0f, g->dense, 1, sum, 1);
+        sw_vec_add(sum, g->dense, n);
         return;
     }
     for (size_t k = 0; k < g->nnz; k++)
@@ -51,34 +48,21 @@ void sw__gradbuf_add(sw__gradbuf *b, const sw__grad *g, bool empty)
     add_into(b->sum, g, b->n);
 }
 
-/* θ_j -= lr v_k on the gradient's coordinates only; sum is free scratch here. */
-static void apply_sparse(sw__gradbuf *b, float *theta, float lr)
-{
-    const sw__grad *g = &b->first;
-    for (size_t k = 0; k < g->nnz; k++)
-        b->sum[k] = theta[g->idx[k]];
-    if (g->nnz)
-        cblas_saxpy((int)g->nnz, -lr, g->val, 1, b->sum, 1);
-    for (size_t k = 0; k < g->nnz; k++)
-        theta[g->idx[k]] = b->sum[k];
-}
-
 void sw__gradbuf_apply(sw__gradbuf *b, float *theta, float lr, float decay, double *sum_sq)
 {
     if (b->n == 0)
         return;
     if (b->has_first && !b->first.dense) {
+        const sw__grad *g = &b->first;
         if (sum_sq)
-            *sum_sq = sw__grad_sq_norm(&b->first, b->n);
-        if (decay != 0.0f)
-            cblas_sscal((int)b->n, 1.0f - lr * decay, theta, 1);
-        apply_sparse(b, theta, lr);
+            *sum_sq = sw__grad_sq_norm(g, b->n);
+        sw_sgd_step_sparse(theta, b->n, g->idx, g->val, g->nnz, lr, decay);
         b->has_first = false;
         return;
     }
     const float *sum = b->has_first ? b->first.dense : b->sum;
     b->has_first = false;
     if (sum_sq)
-        *sum_sq = cblas_sdot((int)b->n, sum, 1, sum, 1);
+        *sum_sq = sw_sq_norm(sum, b->n);
     sw_sgd_step(theta, sum, b->n, lr, decay);
 }

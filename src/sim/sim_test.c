@@ -224,7 +224,9 @@ static void asp_with_one_worker_is_sequential_sgd(void **state)
     }
     sw_eval e;
     sw_model_evaluate(m, p, data.val, &e);
-    assert_true(e.loss == res.final_loss); /* bit for bit */
+    /* Bit for bit: one process, one BLAS kernel, and the engine's apply is sw_sgd_step's
+     * arithmetic (syncwise/optim.h). */
+    assert_true(e.loss == res.final_loss);
     free(p), free(g);
     sw_batcher_free(b);
     sw_model_free(m);

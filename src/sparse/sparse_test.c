@@ -1,5 +1,6 @@
 /* Sparse data, models and pushes: the sparse and dense engine paths give the same parameters
- * bit for bit under every kind of policy; LIBSVM files round-trip; generated data has the
+ * bit for bit under every kind of policy (they run the same arithmetic, syncwise/optim.h's
+ * plain loops, never a BLAS kernel that differs from machine to machine); LIBSVM files round-trip; generated data has the
  * promised shape; gradients match finite differences; an SVM learns. */
 #include "testutil/testutil.h"
 
