@@ -79,21 +79,49 @@ typedef struct sw_push {
 } sw_push;
 
 /* What a policy decides. The engine resets it before each call: accept, no apply, lr_scale 1,
- * nobody released, no wake-up. Release with sw_decision_release (the storage is the engine's). */
+ * nobody released, no grant, no wake-up. Release with sw_decision_release and grant with
+ * sw_decision_grant (the storage is the engine's). */
 typedef struct sw_decision {
     bool drop;         /* refuse this push's gradient: the worker recomputes the same batch */
     bool apply;        /* apply the buffer now (after adding this gradient unless dropped) */
     float lr_scale;    /* multiplies the learning rate of this apply */
     double wake_at;    /* call on_tick at this time (< 0: no wake-up) */
-    uint32_t *release; /* workers to release; only waiting workers are released */
+    uint32_t *release; /* workers to release, each once; only waiting workers are released */
     uint32_t n_release;
-    uint32_t cap;
+    uint32_t cap;      /* the worker table's size */
+    uint8_t *chosen;   /* chosen[w]: w is in release already */
+    uint32_t *grant_w, *grant_steps; /* grants: worker grant_w[i] may run grant_steps[i] steps */
+    uint32_t n_grant;
+    uint32_t bad_worker; /* the first worker named outside the table, or UINT32_MAX */
 } sw_decision;
 
+/* Adds w to the workers to release (naming it twice releases it once). Naming a worker outside
+ * the table breaks the policy contract: the engine call that carries the decision out fails. */
 static inline void sw_decision_release(sw_decision *d, uint32_t w)
 {
-    if (d->n_release < d->cap)
+    if (w >= d->cap) {
+        if (d->bad_worker == UINT32_MAX)
+            d->bad_worker = w;
+        return;
+    }
+    if (!d->chosen[w]) {
+        d->chosen[w] = 1;
         d->release[d->n_release++] = w;
+    }
+}
+
+/* Records that worker w may run `steps` steps without waiting (a quota of DSSP or ElasticBSP):
+ * the policy keeps its own count; the grant is logged, so that a checker can hold the policy to
+ * it. At most one grant per worker and decision. */
+static inline void sw_decision_grant(sw_decision *d, uint32_t w, uint32_t steps)
+{
+    if (w >= d->cap || d->n_grant >= d->cap) {
+        if (d->bad_worker == UINT32_MAX)
+            d->bad_worker = w;
+        return;
+    }
+    d->grant_w[d->n_grant] = w;
+    d->grant_steps[d->n_grant++] = steps;
 }
 
 /* Log events, as the engine reports them to its sink. */
@@ -107,25 +135,36 @@ typedef enum sw_event_kind {
     SW_EV_CRASH,
     SW_EV_SWITCH,
     SW_EV_EVAL, /* reported by drivers, not by the engine */
+    SW_EV_GRANT, /* a policy granted a worker steps it may run without waiting */
+    SW_EV_WAKE,  /* a policy asked to be called back at `at` */
+    SW_EV_TICK,  /* that call-back happened */
 } sw_event_kind;
 
 typedef struct sw_event {
     sw_event_kind kind;
     double t;
-    uint32_t worker;       /* push, drop, release, join, leave, crash */
+    uint32_t worker;       /* push, drop, release, join, leave, crash, grant */
     uint64_t clock;        /* push: the worker's clock including it; release, join: its clock */
     uint64_t ver;          /* push, drop: version the gradient was computed at */
     uint64_t V;            /* server version: on arrival (push, drop), after (apply, release) */
-    uint32_t n;            /* apply: gradients applied */
+    uint32_t n;            /* apply: gradients applied; grant: steps granted */
     float lr_scale;        /* apply */
     const char *reason;    /* release: "policy" or "liveness"; switch: the new policy spec */
     double loss, accuracy; /* eval */
+    double at;             /* wake: when */
 } sw_event;
 
 typedef void (*sw_event_sink)(void *ctx, const sw_event *ev);
 
 /* Writes ev as one line of the JSONL event log (docs/log.md) to f. */
 void sw_event_write_jsonl(FILE *f, const sw_event *ev);
+
+/* Reads one parsed log line (syncwise/logread.h) back into *ev: the inverse of
+ * sw_event_write_jsonl, up to the evaluation's printed precision. Fails with SW_ENOTFOUND on a
+ * kind of line that is not an engine event (such as "start") and SW_EFORMAT on a missing or bad
+ * field, saying which. ev->reason of a switch points into l. */
+struct sw_log_line;
+int sw_event_from_log(const struct sw_log_line *l, sw_event *ev, char *err);
 
 typedef struct sw_engine sw_engine;
 
@@ -136,6 +175,9 @@ typedef struct sw_engine_params {
     uint32_t max_workers;     /* size of the worker table */
     uint64_t init_version;    /* V to start from (a resumed run), 0 otherwise */
     const char *policy;       /* policy spec, e.g. "ssp:s=3" */
+    /* A policy of the caller's own instead of a registered one (syncwise/policy.h); `policy`
+     * then gives its parameters as "name:key=value,...". NULL: look `policy` up by name. */
+    const struct sw_policy_ops *policy_ops;
     uint64_t seed;            /* seeds the policy's random stream */
     sw_event_sink sink;       /* may be NULL */
     void *sink_ctx;
@@ -163,7 +205,13 @@ void sw_engine_free(sw_engine *e);
 
 /* What the driver must do after an event: release these workers (each pulls θ and V now) and
  * call sw_engine_tick at wake_at if it is >= 0. `dropped` says the pushed gradient was refused,
- * `applied` that θ changed. */
+ * `applied` that θ changed.
+ *
+ * Every event call below returns 0, SW_ESTATE when the driver broke the call's contract (a push
+ * from a worker that is not running, a join of a live one; nothing changed), or SW_EBUG when
+ * the policy broke its contract (a decision naming a worker outside the table): the engine
+ * is then broken, every later call fails the same way, and sw_engine_error says what happened.
+ * A driver stops its run on any of them. */
 typedef struct sw_engine_result {
     const uint32_t *released;
     uint32_t n_released;
@@ -191,7 +239,7 @@ int sw_engine_push_sparse(sw_engine *e, uint32_t w, const uint32_t *idx, const f
                           size_t nnz, uint64_t version, double t, sw_engine_result *out);
 
 /* The wake-up a policy asked for. */
-void sw_engine_tick(sw_engine *e, double t, sw_engine_result *out);
+int sw_engine_tick(sw_engine *e, double t, sw_engine_result *out);
 
 /* Replaces the policy at a safe point (between events) without losing state: the new policy
  * starts from the current worker table and buffer, and gets one on_tick at once to release
@@ -204,6 +252,10 @@ float *sw_engine_params_mut(sw_engine *e); /* for restoring best weights; not du
 uint64_t sw_engine_version(const sw_engine *e);
 const sw_engine_view *sw_engine_get_view(const sw_engine *e);
 const char *sw_engine_policy_name(const sw_engine *e);
+/* The current policy's spec, as given to sw_engine_new or the last switch. */
+const char *sw_engine_policy_spec(const sw_engine *e);
+/* Why the engine is broken (see SW_EBUG above), or NULL while it is not. */
+const char *sw_engine_error(const sw_engine *e);
 
 /* Real time (seconds) spent inside policy calls so far: the "deciding" share of a run. */
 double sw_engine_decide_s(const sw_engine *e);

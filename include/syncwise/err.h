@@ -22,7 +22,9 @@
     X(SW_ENOTFOUND, -7, "not found")                                         \
     X(SW_ERANGE, -8, "value out of range")                                   \
     X(SW_EVERSION, -9, "unsupported format version")                         \
-    X(SW_ESTATE, -10, "operation not valid in the current state")
+    X(SW_ESTATE, -10, "operation not valid in the current state")            \
+    X(SW_EBUG, -11, "a broken internal contract (a bug)")                    \
+    X(SW_EPROMISE, -12, "a policy broke its promise")
 
 typedef enum sw_err {
     SW_OK = 0,

@@ -1,8 +1,9 @@
 /* The engine state machine: worker table, aggregation buffer, applies, and the policy calls.
  *
  * Every event follows one path: update the worker table, ask the policy (timed, for the
- * "deciding" share of a run), then carry out the decision in a fixed order — buffer the gradient
- * or drop it, apply, release, liveness — reporting each step to the event sink.
+ * "deciding" share of a run), check the decision against the policy contract, then carry it out
+ * in a fixed order — buffer the gradient or drop it, apply, grants, releases, liveness, wake-up —
+ * reporting each step to the event sink.
  */
 #include "syncwise/engine.h"
 
@@ -29,6 +30,8 @@ struct sw_engine {
     sw_engine_view view;
     uint32_t n_at_min;          /* live workers whose clock equals view.min_live_clock */
     uint32_t *decided, *released;
+    uint8_t *chosen;            /* a decision's release marks, all zero between calls */
+    uint32_t *grant_w, *grant_steps;
     const sw_policy_ops *ops;
     void *state;
     sw_rng rng;
@@ -38,6 +41,7 @@ struct sw_engine {
     double probe_s;             /* real time in the loss probe */
     double loss_now;            /* probe loss of θ as it is, NAN when unknown */
     char spec[SPEC_LEN];
+    char broken[SW_ERR_LEN + SPEC_LEN]; /* why a policy broke its contract; empty if none did */
 };
 
 sw_engine_params sw_engine_default_params(void)
@@ -71,14 +75,16 @@ static void recount_min(sw_engine *e)
     e->n_at_min = at;
 }
 
-static int make_policy(sw_engine *e, const char *text, const sw_policy_ops **ops, void **state,
-                       char *err)
+/* The policy of spec `text`: `own` when not NULL (the caller's own ops), else the registered
+ * one of that name. */
+static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
+                       const sw_policy_ops **ops, void **state, char *err)
 {
     sw_spec spec;
     int rc = sw_spec_parse(&spec, text, err);
     if (rc)
         return rc;
-    const sw_policy_ops *o = sw_policy_find(spec.name);
+    const sw_policy_ops *o = own ? own : sw_policy_find(spec.name);
     if (!o)
         return sw_fail(err, SW_ENOTFOUND, "unknown policy '%s' (known: %s)", spec.name,
                        sw_policy_names());
@@ -118,7 +124,11 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     e->workers = calloc(p->max_workers, sizeof *e->workers);
     e->decided = calloc(p->max_workers, sizeof *e->decided);
     e->released = calloc(p->max_workers, sizeof *e->released);
-    if (!e->theta || !e->buf.sum || !e->workers || !e->decided || !e->released) {
+    e->chosen = calloc(p->max_workers, sizeof *e->chosen);
+    e->grant_w = calloc(p->max_workers, sizeof *e->grant_w);
+    e->grant_steps = calloc(p->max_workers, sizeof *e->grant_steps);
+    if (!e->theta || !e->buf.sum || !e->workers || !e->decided || !e->released || !e->chosen ||
+        !e->grant_w || !e->grant_steps) {
         sw_engine_free(e);
         return sw_fail(err, SW_ENOMEM, "out of memory for an engine of %zu parameters",
                        p->n_params);
@@ -137,7 +147,7 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     e->env.chooser = p->chooser;
     e->env.chooser_ctx = p->chooser_ctx;
     e->wake_at = -1;
-    int rc = make_policy(e, p->policy, &e->ops, &e->state, err);
+    int rc = make_policy(e, p->policy, p->policy_ops, &e->ops, &e->state, err);
     if (rc) {
         sw_engine_free(e);
         return rc;
@@ -160,13 +170,17 @@ void sw_engine_free(sw_engine *e)
     free(e->workers);
     free(e->decided);
     free(e->released);
+    free(e->chosen);
+    free(e->grant_w);
+    free(e->grant_steps);
     free(e);
 }
 
 static void reset_decision(sw_engine *e, sw_decision *d)
 {
     *d = (sw_decision){.lr_scale = 1.0f, .wake_at = -1, .release = e->decided,
-                       .cap = e->view.n_slots};
+                       .cap = e->view.n_slots, .chosen = e->chosen, .grant_w = e->grant_w,
+                       .grant_steps = e->grant_steps, .bad_worker = UINT32_MAX};
 }
 
 static bool probing(const sw_engine *e)
@@ -254,36 +268,65 @@ static void release(sw_engine *e, uint32_t w, double t, const char *reason, sw_e
                         .V = e->view.version, .reason = reason});
 }
 
-/* Carries out a decision: apply, release, then the liveness rule and the wake-up. */
-static void carry_out(sw_engine *e, const sw_decision *d, double t, sw_engine_result *out)
+/* A decision that names a worker outside the table breaks the policy contract: the engine
+ * stops deciding, and every call says why. */
+static bool check_decision(sw_engine *e, const sw_decision *d)
 {
+    if (d->bad_worker == UINT32_MAX)
+        return true;
+    snprintf(e->broken, sizeof e->broken,
+             "policy '%s' named worker %u in a decision, outside the table of %u slots", e->spec,
+             d->bad_worker, e->view.n_slots);
+    return false;
+}
+
+static void emit_grants(const sw_engine *e, const sw_decision *d, double t)
+{
+    for (uint32_t i = 0; i < d->n_grant; i++)
+        emit(e, &(sw_event){.kind = SW_EV_GRANT, .t = t, .worker = d->grant_w[i],
+                            .n = d->grant_steps[i], .V = e->view.version});
+}
+
+/* Carries out a decision: apply, grants, releases, then the liveness rule and the wake-up. */
+static int carry_out(sw_engine *e, const sw_decision *d, double t, sw_engine_result *out)
+{
+    for (uint32_t i = 0; i < d->n_release; i++)
+        e->chosen[d->release[i]] = 0; /* ready for the next decision */
+    if (!check_decision(e, d))
+        return SW_EBUG;
     if (d->apply && e->view.buffered > 0) {
         apply(e, d->lr_scale, t);
         out->applied = true;
     }
+    emit_grants(e, d, t);
     for (uint32_t i = 0; i < d->n_release; i++)
-        if (d->release[i] < e->view.n_slots)
-            release(e, d->release[i], t, "policy", out);
-    if (d->wake_at >= 0)
+        release(e, d->release[i], t, "policy", out);
+    if (d->wake_at >= 0) {
         e->wake_at = d->wake_at;
+        emit(e, &(sw_event){.kind = SW_EV_WAKE, .t = t, .at = d->wake_at, .V = e->view.version});
+    }
     if (e->view.n_live > 0 && e->view.n_waiting == e->view.n_live && e->wake_at < 0)
         for (uint32_t w = 0; w < e->view.n_slots; w++)
             release(e, w, t, "liveness", out);
     out->released = e->released;
     out->wake_at = e->wake_at;
+    return 0;
 }
 
-static void begin(sw_engine *e, double t, sw_engine_result *out, sw_decision *d)
+/* Starts an event call; SW_EBUG when the engine is broken already. */
+static int begin(sw_engine *e, double t, sw_engine_result *out, sw_decision *d)
 {
-    *out = (sw_engine_result){.wake_at = -1};
+    *out = (sw_engine_result){.wake_at = -1, .released = e->released};
     e->view.now = t;
     reset_decision(e, d);
+    return e->broken[0] ? SW_EBUG : 0;
 }
 
 int sw_engine_join(sw_engine *e, uint32_t w, double t, sw_engine_result *out)
 {
     sw_decision d;
-    begin(e, t, out, &d);
+    if (begin(e, t, out, &d))
+        return SW_EBUG;
     if (w >= e->view.n_slots || e->workers[w].state != SW_WORKER_ABSENT)
         return SW_ESTATE;
     sw_worker_info *k = &e->workers[w];
@@ -304,14 +347,14 @@ int sw_engine_join(sw_engine *e, uint32_t w, double t, sw_engine_result *out)
     else
         sw_decision_release(&d, w);
     e->decide_s += sw_clock_now_s() - t0;
-    carry_out(e, &d, t, out);
-    return 0;
+    return carry_out(e, &d, t, out);
 }
 
 int sw_engine_leave(sw_engine *e, uint32_t w, double t, bool crashed, sw_engine_result *out)
 {
     sw_decision d;
-    begin(e, t, out, &d);
+    if (begin(e, t, out, &d))
+        return SW_EBUG;
     if (w >= e->view.n_slots || e->workers[w].state == SW_WORKER_ABSENT)
         return SW_ESTATE;
     sw_worker_info *k = &e->workers[w];
@@ -327,8 +370,7 @@ int sw_engine_leave(sw_engine *e, uint32_t w, double t, bool crashed, sw_engine_
     if (e->ops->on_leave)
         e->ops->on_leave(e->state, &e->view, w, &d);
     e->decide_s += sw_clock_now_s() - t0;
-    carry_out(e, &d, t, out);
-    return 0;
+    return carry_out(e, &d, t, out);
 }
 
 /* A push, dense or sparse: the worker table, the policy, the buffer, the decision. */
@@ -336,7 +378,8 @@ static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version
                 sw_engine_result *out)
 {
     sw_decision d;
-    begin(e, t, out, &d);
+    if (begin(e, t, out, &d))
+        return SW_EBUG;
     if (w >= e->view.n_slots || e->workers[w].state != SW_WORKER_RUNNING)
         return SW_ESTATE;
     sw_worker_info *k = &e->workers[w];
@@ -379,9 +422,9 @@ static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version
         e->ops->on_applied(e->state, &e->view, &p, &d);
         e->decide_s += sw_clock_now_s() - t0;
     }
-    carry_out(e, &d, t, out);
+    int rc = carry_out(e, &d, t, out);
     sw__gradbuf_keep(&e->buf); /* the caller's gradient is gone after this call */
-    return 0;
+    return rc;
 }
 
 int sw_engine_push(sw_engine *e, uint32_t w, const float *grad, uint64_t version, double t,
@@ -403,29 +446,41 @@ int sw_engine_push_sparse(sw_engine *e, uint32_t w, const uint32_t *idx, const f
     return push(e, w, &g, version, t, out);
 }
 
-void sw_engine_tick(sw_engine *e, double t, sw_engine_result *out)
+/* on_tick and its decision: a wake-up, or the start of a switched-to policy. */
+static int tick(sw_engine *e, double t, sw_engine_result *out)
 {
     sw_decision d;
-    begin(e, t, out, &d);
-    if (e->wake_at >= 0 && t >= e->wake_at)
-        e->wake_at = -1;
+    if (begin(e, t, out, &d))
+        return SW_EBUG;
     double t0 = sw_clock_now_s();
     if (e->ops->on_tick)
         e->ops->on_tick(e->state, &e->view, &d);
     e->decide_s += sw_clock_now_s() - t0;
-    carry_out(e, &d, t, out);
+    return carry_out(e, &d, t, out);
+}
+
+int sw_engine_tick(sw_engine *e, double t, sw_engine_result *out)
+{
+    if (e->broken[0])
+        return tick(e, t, out);
+    if (e->wake_at >= 0 && t >= e->wake_at)
+        e->wake_at = -1;
+    emit(e, &(sw_event){.kind = SW_EV_TICK, .t = t, .V = e->view.version});
+    return tick(e, t, out);
 }
 
 int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engine_result *out,
                             char *err)
 {
     *out = (sw_engine_result){.wake_at = e->wake_at, .released = e->released};
+    if (e->broken[0])
+        return sw_fail(err, SW_EBUG, "%s", e->broken);
     if (strlen(policy) >= SPEC_LEN)
         return sw_fail(err, SW_EINVAL, "policy spec too long");
     const sw_policy_ops *ops;
     void *state;
     e->view.now = t;
-    int rc = make_policy(e, policy, &ops, &state, err);
+    int rc = make_policy(e, policy, NULL, &ops, &state, err);
     if (rc)
         return rc;
     if (e->ops->fini)
@@ -436,8 +491,8 @@ int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engin
     e->wake_at = -1; /* the old policy's wake-up means nothing to the new one */
     snprintf(e->spec, sizeof e->spec, "%s", policy);
     emit(e, &(sw_event){.kind = SW_EV_SWITCH, .t = t, .V = e->view.version, .reason = e->spec});
-    sw_engine_tick(e, t, out);
-    return 0;
+    rc = tick(e, t, out);
+    return rc ? sw_fail(err, rc, "%s", e->broken) : 0;
 }
 
 const float *sw_engine_params_ptr(const sw_engine *e) { return e->theta; }
@@ -449,5 +504,7 @@ float *sw_engine_params_mut(sw_engine *e)
 uint64_t sw_engine_version(const sw_engine *e) { return e->view.version; }
 const sw_engine_view *sw_engine_get_view(const sw_engine *e) { return &e->view; }
 const char *sw_engine_policy_name(const sw_engine *e) { return e->ops->name; }
+const char *sw_engine_policy_spec(const sw_engine *e) { return e->spec; }
+const char *sw_engine_error(const sw_engine *e) { return e->broken[0] ? e->broken : NULL; }
 double sw_engine_decide_s(const sw_engine *e) { return e->decide_s; }
 double sw_engine_probe_s(const sw_engine *e) { return e->probe_s; }

@@ -417,6 +417,67 @@ static void writes_go_where_the_hook_says_and_never_into_a_buffer_being_sent(voi
     sw_engine_free(e); /* frees only the engine's own buffer (ASan checks) */
 }
 
+/* A policy of the test's own: worker 0 waits after its pushes; worker 1's push releases worker
+ * 1 three times, then every waiting worker, and grants it 2 steps; a push of version 7 names
+ * worker 99. */
+static void sloppy_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
+{
+    (void)state;
+    d->apply = true;
+    if (p->worker == 0)
+        return;
+    for (int i = 0; i < 3; i++)
+        sw_decision_release(d, p->worker);
+    sw_policy_release_all(v, d);
+    sw_decision_grant(d, p->worker, 2);
+    if (p->version == 7)
+        sw_decision_release(d, 99);
+}
+
+static int sloppy_init(void *state, sw_spec *spec, const sw_engine_view *v,
+                       const sw_policy_env *env, char *err)
+{
+    (void)state, (void)spec, (void)v, (void)env, (void)err;
+    return 0;
+}
+
+static const sw_policy_ops sloppy = {
+    .name = "sloppy", .keys = "", .help = "", .init = sloppy_init, .on_push = sloppy_push,
+};
+
+static void a_decision_is_a_set_and_a_worker_outside_the_table_breaks_the_engine(void **state)
+{
+    (void)state;
+    memset(&rec, 0, sizeof rec);
+    sw_engine_params p = two_params("sloppy", 2);
+    p.policy_ops = &sloppy;
+    p.sink = record;
+    p.sink_ctx = &rec;
+    sw_engine *e;
+    sw_engine_result r;
+    assert_int_equal(sw_engine_new(&e, &p, NULL), 0);
+    assert_int_equal(sw_engine_join(e, 0, 0, &r), 0);
+    assert_int_equal(sw_engine_join(e, 1, 0, &r), 0);
+    r = push(e, 0, 1, 0, 1);
+    assert_int_equal(r.n_released, 0);
+    /* Four names in a table of two slots: each worker is released once, none is cut off. */
+    r = push(e, 1, 1, 0, 1);
+    assert_int_equal(r.n_released, 2);
+    assert_true(released(&r, 0) && released(&r, 1));
+    assert_int_equal(rec.ev[rec.n - 3].kind, SW_EV_GRANT);
+    assert_int_equal(rec.ev[rec.n - 3].n, 2);
+    assert_null(sw_engine_error(e));
+    float g[2] = {1, 1};
+    assert_int_equal(sw_engine_push(e, 1, g, 7, 2, &r), SW_EBUG);
+    assert_non_null(strstr(sw_engine_error(e), "worker 99"));
+    assert_int_equal(sw_engine_push(e, 0, g, 2, 3, &r), SW_EBUG); /* and stays broken */
+    assert_int_equal(sw_engine_tick(e, 4, &r), SW_EBUG);
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_engine_switch_policy(e, "asp", 5, &r, err), SW_EBUG);
+    assert_non_null(strstr(err, "worker 99"));
+    sw_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -434,6 +495,7 @@ int main(void)
         cmocka_unit_test(switch_keeps_state_and_releases_held_workers),
         cmocka_unit_test(bad_specs_and_states),
         cmocka_unit_test(writes_go_where_the_hook_says_and_never_into_a_buffer_being_sent),
+        cmocka_unit_test(a_decision_is_a_set_and_a_worker_outside_the_table_breaks_the_engine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,8 +67,9 @@ static void start_when_all_in(server *s)
         if (!s->conns[w].live)
             continue;
         sw_engine_result res;
-        sw_engine_join(s->engine, w, sw__server_now(s), &res);
-        sw__server_follow(s, &res);
+        if (sw__server_engine_ok(s, sw_engine_join(s->engine, w, sw__server_now(s), &res),
+                                 "join", w))
+            sw__server_follow(s, &res);
     }
 }
 
@@ -108,8 +109,9 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
         if (s->r->joins == 1)
             s->r->started_s = sw__server_now(s);
         sw_engine_result res;
-        sw_engine_join(s->engine, w, sw__server_now(s), &res);
-        sw__server_follow(s, &res);
+        if (sw__server_engine_ok(s, sw_engine_join(s->engine, w, sw__server_now(s), &res),
+                                 "join", w))
+            sw__server_follow(s, &res);
     } else {
         start_when_all_in(s);
     }
@@ -143,12 +145,16 @@ static void accept_push(server *s, const peer *from, const sw_msg *m, const floa
     s->r->pushes++;
     sw_engine_result res;
     double now = sw__server_now(s);
+    int rc;
     if (s->threaded) /* the pool applies it; the engine keeps the books */
-        sw_engine_push(s->engine, m->worker, NULL, m->version, now, &res);
+        rc = sw_engine_push(s->engine, m->worker, NULL, m->version, now, &res);
     else if (dense)
-        sw_engine_push(s->engine, m->worker, dense, m->version, now, &res);
+        rc = sw_engine_push(s->engine, m->worker, dense, m->version, now, &res);
     else
-        sw_engine_push_sparse(s->engine, m->worker, s->sidx, s->sval, nnz, m->version, now, &res);
+        rc = sw_engine_push_sparse(s->engine, m->worker, s->sidx, s->sval, nnz, m->version, now,
+                                   &res);
+    if (!sw__server_engine_ok(s, rc, "push", m->worker))
+        return;
     c->dropped = res.dropped;
     if (res.dropped)
         c->wants_model = !s->task.sparse; /* it recomputes the batch at the current parameters */
@@ -299,7 +305,10 @@ static void on_ctl(server *s, const peer *from, const sw_msg *m)
     } else if (strncmp(cmd, "policy ", 7) == 0) {
         char err[SW_ERR_LEN];
         sw_engine_result res;
-        if (sw_engine_switch_policy(s->engine, cmd + 7, sw__server_now(s), &res, err)) {
+        int rc = sw_engine_switch_policy(s->engine, cmd + 7, sw__server_now(s), &res, err);
+        if (rc == SW_EBUG)
+            sw__server_engine_ok(s, rc, "policy switch", SW_NO_WORKER);
+        if (rc) {
             snprintf(reply, sizeof reply, "error: %s\n", err);
         } else {
             snprintf(reply, sizeof reply, "policy switched to %s at version %llu\n", cmd + 7,

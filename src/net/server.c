@@ -38,12 +38,28 @@ const float *sw__server_params(server *s)
     return s->threaded ? sw__pool_snapshot(&s->pool) : sw_engine_params_ptr(s->engine);
 }
 
+bool sw__server_engine_ok(server *s, int rc, const char *what, uint32_t w)
+{
+    if (rc == 0)
+        return true;
+    if (!s->rc) {
+        const char *why = sw_engine_error(s->engine);
+        snprintf(s->msg, sizeof s->msg, "the engine refused the %s of worker %u: %s", what, w,
+                 why ? why : sw_strerror(rc));
+        sw_log(SW_LOG_ERROR, "%s", s->msg);
+        s->rc = rc;
+    }
+    s->done = true;
+    return false;
+}
+
 void sw__server_drop_worker(server *s, uint32_t w, bool crashed)
 {
     s->conns[w].live = false;
     s->r->crashes += crashed;
     sw_engine_result res;
-    if (sw_engine_leave(s->engine, w, sw__server_now(s), crashed, &res) == 0)
+    int rc = sw_engine_leave(s->engine, w, sw__server_now(s), crashed, &res);
+    if (sw__server_engine_ok(s, rc, crashed ? "crash" : "leave", w))
         sw__server_follow(s, &res);
     sw_log(SW_LOG_INFO, "worker %u %s", w, crashed ? "stopped answering: dropped" : "left");
 }
@@ -315,8 +331,9 @@ static int loop(server *s, char *err)
         check_heartbeats(s);
         if (s->wake_at >= 0 && now >= s->wake_at) {
             sw_engine_result res;
-            sw_engine_tick(s->engine, now, &res);
-            sw__server_follow(s, &res);
+            if (sw__server_engine_ok(s, sw_engine_tick(s->engine, now, &res), "wake-up",
+                                     SW_NO_WORKER))
+                sw__server_follow(s, &res);
         }
         uint64_t V = sw_engine_version(s->engine);
         if (now >= eval_due_at(s) && evaluate(s))
@@ -383,6 +400,8 @@ int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err)
         s.rate_applies = out->start_version;
         s.next_ckpt = p->checkpoint_s > 0 ? p->checkpoint_s : INFINITY;
         rc = loop(&s, err);
+        if (!rc && s.rc)
+            rc = sw_fail(err, s.rc, "%s", s.msg);
         if (!rc)
             evaluate(&s);
         if (!rc)

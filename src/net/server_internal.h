@@ -4,6 +4,7 @@
 
 #include "syncwise/data.h"
 #include "syncwise/engine.h"
+#include "syncwise/err.h"
 #include "syncwise/model.h"
 #include "syncwise/net.h"
 #include "apply_pool.h"
@@ -51,6 +52,8 @@ typedef struct server {
     double rate;            /* applies per second over the last window */
     bool started;           /* wait_workers have joined: the engine knows the live workers */
     bool done;
+    int rc;                 /* a failure that ends the run (0: none), and what it was */
+    char msg[SW_ERR_LEN];
     sw_server_result *r;
 } server;
 
@@ -74,6 +77,10 @@ void sw__server_refuse(server *s, const peer *to, uint32_t worker, uint32_t flag
  * previous membership from one about its current one. */
 void sw__server_refuse_echo(server *s, const peer *to, const sw_msg *m, uint32_t flags,
                             const char *why);
+
+/* An engine call's code: true when it succeeded; otherwise the run ends with that failure
+ * (which `what` of which worker it was, and the engine's own words). */
+bool sw__server_engine_ok(server *s, int rc, const char *what, uint32_t w);
 
 /* Carries out an engine result: RELEASE to every released worker, and the wake-up. */
 void sw__server_follow(server *s, const sw_engine_result *res);

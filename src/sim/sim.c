@@ -7,6 +7,8 @@
  * vanish.
  */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +35,35 @@ const char *sw_stop_reason_name(sw_stop_reason r)
                                         "apply limit", "push limit", "no improvement",
                                         "no workers left"};
     return r <= SW_STOP_NO_WORKERS ? names[r] : "?";
+}
+
+int sw__sim_fail(sim *s, int rc, const char *fmt, ...)
+{
+    if (s->rc)
+        return rc;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->msg, sizeof s->msg, fmt, ap);
+    va_end(ap);
+    s->rc = rc;
+    return rc;
+}
+
+/* An engine call's code: a failure ends the run, saying which event it was. */
+static bool engine_ok(sim *s, int rc, const char *what, uint32_t w, double t)
+{
+    if (rc == 0)
+        return true;
+    const char *why = sw_engine_error(s->engine);
+    sw__sim_fail(s, rc, "t=%.9g: the engine refused the %s of worker %u: %s", t, what, w,
+                 why ? why : sw_strerror(rc));
+    return false;
+}
+
+static void schedule(sim *s, sw__sim_event ev)
+{
+    if (sw__heap_push(&s->heap, ev))
+        sw__sim_fail(s, SW_ENOMEM, "out of memory for the event queue");
 }
 
 static int check_config(const sw_sim_config *c, char *err)
@@ -215,9 +246,7 @@ static void start_step(sim *s, uint32_t w, double t)
     }
     k->redo = false;
     double end = t + pull_s + sw_cluster_step_s(s->cluster, w) + s->transfer_s;
-    if (sw__heap_push(&s->heap, (sw__sim_event){.t = end, .kind = EV_ARRIVE, .worker = w,
-                                                 .epoch = k->epoch}))
-        s->sink_error = 1;
+    schedule(s, (sw__sim_event){.t = end, .kind = EV_ARRIVE, .worker = w, .epoch = k->epoch});
 }
 
 static void follow(sim *s, const sw_engine_result *res, double t)
@@ -227,8 +256,7 @@ static void follow(sim *s, const sw_engine_result *res, double t)
     if (res->wake_at >= 0 && res->wake_at != s->scheduled_wake) {
         s->scheduled_wake = res->wake_at;
         double at = res->wake_at > t ? res->wake_at : t;
-        if (sw__heap_push(&s->heap, (sw__sim_event){.t = at, .kind = EV_TICK}))
-            s->sink_error = 1;
+        schedule(s, (sw__sim_event){.t = at, .kind = EV_TICK});
     }
 }
 
@@ -242,12 +270,17 @@ static void on_membership(sim *s, const sw__sim_event *ev)
         k->epoch++;
         k->redo = false;
         k->since_pull = s->c->get_model_frequency; /* a joiner pulls first */
-        sw_engine_join(s->engine, ev->worker, ev->t, &res);
+        if (!engine_ok(s, sw_engine_join(s->engine, ev->worker, ev->t, &res), "join",
+                       ev->worker, ev->t))
+            return;
     } else {
         if (!k->live)
             return;
         k->epoch++; /* its step in flight is lost */
-        sw_engine_leave(s->engine, ev->worker, ev->t, ev->kind == EV_CRASH, &res);
+        bool crash = ev->kind == EV_CRASH;
+        if (!engine_ok(s, sw_engine_leave(s->engine, ev->worker, ev->t, crash, &res),
+                       crash ? "crash" : "leave", ev->worker, ev->t))
+            return;
     }
     follow(s, &res, ev->t);
 }
@@ -258,7 +291,9 @@ static void on_arrive(sim *s, const sw__sim_event *ev)
     if (ev->epoch != k->epoch || !k->live)
         return; /* the worker left while computing */
     sw_engine_result res;
-    sw_engine_push(s->engine, ev->worker, k->grad, k->version, ev->t, &res);
+    if (!engine_ok(s, sw_engine_push(s->engine, ev->worker, k->grad, k->version, ev->t, &res),
+                   "push", ev->worker, ev->t))
+        return;
     if (res.dropped)
         k->redo = true;
     follow(s, &res, ev->t);
@@ -270,7 +305,12 @@ static void on_tick(sim *s, const sw__sim_event *ev)
         return; /* superseded by a later wake-up */
     s->scheduled_wake = -1;
     sw_engine_result res;
-    sw_engine_tick(s->engine, ev->t, &res);
+    int rc = sw_engine_tick(s->engine, ev->t, &res);
+    if (rc) {
+        sw__sim_fail(s, rc, "t=%.9g: the engine failed a wake-up: %s", ev->t,
+                     sw_engine_error(s->engine));
+        return;
+    }
     follow(s, &res, ev->t);
 }
 
@@ -321,8 +361,7 @@ static sw_stop_reason on_eval(sim *s, const sw__sim_event *ev)
     }
     if (c->patience && s->evals_since_best >= c->patience)
         return SW_STOP_PATIENCE;
-    if (sw__heap_push(&s->heap, (sw__sim_event){.t = ev->t + c->eval_every, .kind = EV_EVAL}))
-        s->sink_error = 1;
+    schedule(s, (sw__sim_event){.t = ev->t + c->eval_every, .kind = EV_EVAL});
     return SW_STOP_NONE;
 }
 
@@ -330,9 +369,9 @@ static void on_switch(sim *s, const sw__sim_event *ev)
 {
     sw_engine_result res;
     char err[SW_ERR_LEN];
-    if (sw_engine_switch_policy(s->engine, s->switches[ev->worker], ev->t, &res, err)) {
-        s->switch_error = 1;
-        snprintf(s->switch_msg, sizeof s->switch_msg, "t=%g: %s", ev->t, err);
+    int rc = sw_engine_switch_policy(s->engine, s->switches[ev->worker], ev->t, &res, err);
+    if (rc) {
+        sw__sim_fail(s, rc, "policy switch at t=%.9g: %s", ev->t, err);
         return;
     }
     follow(s, &res, ev->t);
@@ -375,7 +414,7 @@ static sw_stop_reason loop(sim *s)
         case EV_SWITCH: on_switch(s, &ev); break;
         default: on_membership(s, &ev); break;
         }
-        if (s->sink_error || s->switch_error)
+        if (s->rc)
             return SW_STOP_NONE;
         if (stop || (stop = limits(s)))
             return stop;
@@ -460,6 +499,8 @@ static int start(sim *s, char *err)
         log_start(s);
     for (uint32_t w = 0; w < c->workers; w++)
         on_membership(s, &(sw__sim_event){.t = 0, .kind = EV_JOIN, .worker = w});
+    if (s->rc)
+        return sw_fail(err, s->rc, "%s", s->msg);
     if ((rc = sw__sim_schedule(s, c->events, c->workers, err)))
         return rc;
     if (s->model && sw__heap_push(&s->heap, (sw__sim_event){.t = 0, .kind = EV_EVAL}))
@@ -478,10 +519,8 @@ int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err)
     rc = start(&s, err);
     if (!rc) {
         out->stop = loop(&s);
-        if (s.sink_error)
-            rc = sw_fail(err, SW_ENOMEM, "out of memory during the run");
-        else if (s.switch_error)
-            rc = sw_fail(err, SW_EINVAL, "policy switch at %s", s.switch_msg);
+        if (s.rc)
+            rc = sw_fail(err, s.rc, "%s", s.msg);
         else
             finish(&s);
     }

@@ -44,13 +44,19 @@ typedef struct sim {
     uint32_t evals_since_best;
     uint64_t *pending_ver;   /* versions of the gradients in the buffer, for staleness */
     size_t n_pending, cap_pending;
-    int sink_error;
+    int rc;                  /* the run's first failure (0: none): it ends the run */
+    char msg[SW_ERR_LEN];    /* what it was */
     char **switches;         /* policy specs of scheduled switches; EV_SWITCH's worker indexes */
     uint32_t n_switches;
-    int switch_error;
-    char switch_msg[SW_ERR_LEN + 32];
     sw_sim_result *r;
 } sim;
+
+/* Records the run's first failure (later ones are consequences) and returns rc. */
+int sw__sim_fail(sim *s, int rc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /* The engine's event sink: statistics into s->r, and a JSONL line when a log is open. */
 void sw__sim_sink(void *ctx, const sw_event *ev);

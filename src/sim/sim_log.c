@@ -40,7 +40,7 @@ static void count(sim *s, const sw_event *ev)
         r->steps[ev->worker]++;
         k->wait_since = ev->t;
         if (remember_version(s, ev->ver))
-            s->sink_error = 1;
+            sw__sim_fail(s, SW_ENOMEM, "out of memory for the staleness statistics");
         break;
     case SW_EV_DROP:
         r->drops++;
