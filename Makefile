@@ -1,6 +1,8 @@
 # The two commands of the README, and a few more for developers.
 #   make run             install what is missing, build, run the main job
 #   make test            build and run every test (SANITIZE=1: under ASan+UBSan)
+#   make soak            every policy's promise on thousands of random scenarios
+#                        (SCENARIOS=5000, SEED=a new one each time; a failure prints its command)
 #   make bench           run the benchmarks (installs the peers they compare against)
 BUILD_TYPE ?= RelWithDebInfo
 ifeq ($(SANITIZE),1)
@@ -12,7 +14,7 @@ endif
 JOBS ?= $(shell nproc)
 SYNCWISE := $(BUILD)/syncwise
 
-.PHONY: all deps build run test bench install clean
+.PHONY: all deps build run test soak bench install clean
 PREFIX ?= /usr/local
 
 all: build
@@ -37,6 +39,11 @@ run: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+SCENARIOS ?= 5000
+SEED ?= $(shell date +%s)
+soak: build
+	@OPENBLAS_NUM_THREADS=1 $(BUILD)/tests/conformance $(SYNCWISE) $(SCENARIOS) $(SEED)
 
 bench: build
 	@scripts/deps.sh bench

@@ -21,6 +21,20 @@ checks=$((checks + 1)); [ "$OUT" -gt 10 ] || { echo "FAIL: too few pushes in the
   --max-time 2000 --seed 3 --log "$TMP/b.jsonl" -q >/dev/null
 checks=$((checks + 1)); cmp -s "$TMP/a.jsonl" "$TMP/b.jsonl" || { echo "FAIL: same seed, different logs"; failures=$((failures + 1)); }
 
+# The scenario where dssp once released worker 3 seven steps ahead with hi=6 (issue 16): the log
+# keeps every promise, and `check` says so; a bound broken in a log is caught with its line.
+expect_status 0 "dssp on the scenario that broke hi" -- "$SW" sim --policy dssp:lo=2,hi=6 \
+  --workers 9 --model mlp:h=1,u=64 --data fashion-mnist --target-acc 0.75 --cluster shexp:0.7 \
+  --seed 3 --log "$TMP/d.jsonl" -q
+expect_status 0 "check the dssp log" -- "$SW" check "$TMP/d.jsonl"
+expect_output "every promise kept" "dssp kept hi and spent its grants"
+grep -c '"ev":"grant"' "$TMP/d.jsonl" > /dev/null || { echo "FAIL: dssp logged no grant"; failures=$((failures + 1)); }
+sed 's/"policy":"dssp:lo=2,hi=6"/"policy":"ssp:s=2"/' "$TMP/d.jsonl" > "$TMP/e.jsonl"
+expect_status 1 "the same log held to ssp:s=2" -- "$SW" check "$TMP/e.jsonl"
+expect_output "BROKEN: $TMP/e.jsonl:" "names the line"
+expect_output "steps ahead of the slowest live worker (s=2)" "names the bound"
+expect_status 2 "check a file that is not a log" -- "$SW" check "$0"
+
 expect_status 0 "sim without a model" -- "$SW" sim --no-model --workers 50 --policy bsp --max-pushes 5000
 expect_output "applies 100, pushes 5000" "50 workers: 100 supersteps in 5000 pushes"
 expect_status 0 "crash and join" -- "$SW" sim --no-model --workers 3 --policy bsp --max-time 100 \

@@ -9,9 +9,11 @@
  * reports each step as an event to an optional sink, which is how both drivers write one log.
  *
  * Conventions: an apply is θ <- θ - lr * lr_scale * (buffer sum / buffer count), with optional
- * weight decay. A worker's clock counts the steps it has pushed; a worker that joins gets, when
- * it is first released, the clock of the slowest other live worker, so that staleness bounds
- * keep their meaning (a joiner held until a barrier starts in step with everyone). If a decision
+ * weight decay. A worker's clock counts the steps it has pushed; a worker that joins has no
+ * clock of its own until it is first released, when it gets the clock of the slowest started
+ * worker, so that staleness bounds keep their meaning (a joiner held until a barrier starts in
+ * step with everyone). Until then it holds a provisional clock, the slowest one when it joined,
+ * which counts in no minimum. If a decision
  * leaves every live worker waiting and asks for no wake-up, the engine releases them all (event
  * "release" with reason "liveness"): no policy can deadlock the run.
  *
@@ -38,13 +40,13 @@ typedef enum sw_worker_state {
 /* One slot of the worker table, as policies see it. */
 typedef struct sw_worker_info {
     sw_worker_state state;
-    uint64_t clock;          /* steps pushed (joiners start at the slowest live clock) */
+    uint64_t clock;          /* steps pushed (joiners start at the slowest started clock) */
     uint64_t pushes;         /* pushes received from this worker, dropped ones included */
     uint64_t version;        /* version of the parameters it pulled last */
     double joined_t;         /* when it joined */
     double released_t;       /* when it was last released */
     double push_t[2];        /* its last two push times, newest first (-1: none yet) */
-    bool fresh;              /* joined and not yet released */
+    bool fresh;              /* joined and not yet released: its clock is provisional */
 } sw_worker_info;
 
 /* A const view of the engine's state, handed to every policy call. */
@@ -59,7 +61,8 @@ typedef struct sw_engine_view {
     double buffered_sq_norm;      /* sum of their squared norms (if the policy asked for it) */
     const float *buffer_sum;      /* their sum, n_params floats */
     size_t n_params;
-    uint64_t min_live_clock;      /* smallest clock among live workers (0 if none) */
+    uint64_t min_live_clock;      /* smallest clock among started live workers (fresh joiners
+                                   * excluded); the last one seen while none is started */
     /* The last apply, when the policy asked for squared norms (SW_WANT_SQ_NORM): */
     double last_apply_t;          /* its time (-1 before the first) */
     uint32_t last_apply_n;        /* gradients it applied */

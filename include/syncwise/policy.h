@@ -63,6 +63,16 @@ typedef struct sw_policy_ops {
     void (*fini)(void *state);
 } sw_policy_ops;
 
+/* Parameter defaults: the one copy that the policies and the promise checker
+ * (syncwise/check.h) share. */
+enum {
+    SW_SSP_DEFAULT_S = 3,
+    SW_DSSP_DEFAULT_LO = 3,
+    SW_DSSP_DEFAULT_HI = 15,
+    SW_SYNC_DEFAULT_GRADS = 1,
+    SW_EBSP_DEFAULT_R = 15,
+};
+
 /* Looks a policy up by name; NULL if unknown. */
 const sw_policy_ops *sw_policy_find(const char *name);
 
@@ -76,8 +86,9 @@ const char *sw_policy_names(void);
 
 /* Releases every waiting worker. */
 void sw_policy_release_all(const sw_engine_view *v, sw_decision *d);
-/* Releases every waiting worker at most `bound` steps ahead of the slowest live worker (the
- * bounded-staleness rule of SSP and DSSP). */
+/* Releases every waiting worker at most `bound` steps ahead of the slowest started worker (the
+ * bounded-staleness rule of SSP and DSSP), and every waiting joiner, which starts at that
+ * slowest clock. */
 void sw_policy_release_within(const sw_engine_view *v, uint64_t bound, sw_decision *d);
 /* True when every live worker is waiting (a barrier is complete). */
 bool sw_policy_all_waiting(const sw_engine_view *v);

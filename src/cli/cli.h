@@ -25,6 +25,7 @@ int sw_cli_sim(int argc, char **argv);
 int sw_cli_compare(int argc, char **argv);
 int sw_cli_zipline(int argc, char **argv);
 int sw_cli_report(int argc, char **argv);
+int sw_cli_check(int argc, char **argv);
 int sw_cli_server(int argc, char **argv);
 int sw_cli_worker(int argc, char **argv);
 int sw_cli_ctl(int argc, char **argv);

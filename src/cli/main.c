@@ -16,6 +16,7 @@ static const sw_cli_cmd commands[] = {
     {"zipline", "find the next ElasticBSP barrier with the ZipLine family of searches",
      sw_cli_zipline},
     {"report", "CSV files and plots (gnuplot) from event logs and ZipLine traces", sw_cli_report},
+    {"check", "check that event logs keep the promises of the policies that ran", sw_cli_check},
     {"server", "run the parameter server for worker processes over the network", sw_cli_server},
     {"worker", "train as a worker of a syncwise server", sw_cli_worker},
     {"ctl", "ask a running server for its status, or switch its policy", sw_cli_ctl},

@@ -28,7 +28,7 @@ struct sw_engine {
     sw__gradbuf buf;            /* view.buffer_sum is buf.sum */
     sw_worker_info *workers;
     sw_engine_view view;
-    uint32_t n_at_min;          /* live workers whose clock equals view.min_live_clock */
+    uint32_t n_at_min;          /* started workers whose clock equals view.min_live_clock */
     uint32_t *decided, *released;
     uint8_t *chosen;            /* a decision's release marks, all zero between calls */
     uint32_t *grant_w, *grant_steps;
@@ -55,14 +55,19 @@ static void emit(const sw_engine *e, const sw_event *ev)
         e->p.sink(e->p.sink_ctx, ev);
 }
 
-/* Recounts the slowest live clock; called only when the last worker at the minimum moved. */
+/* Whether a worker's clock counts in view.min_live_clock: live and started (a joiner has no
+ * clock of its own until its first release). */
+static bool started(const sw_worker_info *k) { return k->state != SW_WORKER_ABSENT && !k->fresh; }
+
+/* Recounts the slowest started clock; called only when the last worker at the minimum moved.
+ * With no started worker the minimum stays the last one seen. */
 static void recount_min(sw_engine *e)
 {
     uint64_t min = UINT64_MAX;
     uint32_t at = 0;
     for (uint32_t w = 0; w < e->view.n_slots; w++) {
         const sw_worker_info *k = &e->workers[w];
-        if (k->state == SW_WORKER_ABSENT)
+        if (!started(k))
             continue;
         if (k->clock < min) {
             min = k->clock;
@@ -237,19 +242,19 @@ static void apply(sw_engine *e, float lr_scale, double t)
                         .lr_scale = lr_scale});
 }
 
-/* A joiner's clock becomes the slowest other live worker's at its first release. */
+/* A joiner's clock becomes the slowest started worker's at its first release (it keeps the
+ * one it joined with when nobody has started), and counts from then on. */
 static void align_joiner(sw_engine *e, uint32_t w)
 {
     sw_worker_info *k = &e->workers[w];
-    uint64_t min = UINT64_MAX;
-    for (uint32_t u = 0; u < e->view.n_slots; u++)
-        if (u != w && e->workers[u].state != SW_WORKER_ABSENT && e->workers[u].clock < min)
-            min = e->workers[u].clock;
     k->fresh = false;
-    if (min == UINT64_MAX || min == k->clock)
-        return;
-    k->clock = min;
-    recount_min(e);
+    if (e->n_at_min > 0) {
+        k->clock = e->view.min_live_clock;
+        e->n_at_min++;
+    } else {
+        e->view.min_live_clock = k->clock;
+        e->n_at_min = 1;
+    }
 }
 
 static void release(sw_engine *e, uint32_t w, double t, const char *reason, sw_engine_result *out)
@@ -330,13 +335,10 @@ int sw_engine_join(sw_engine *e, uint32_t w, double t, sw_engine_result *out)
     if (w >= e->view.n_slots || e->workers[w].state != SW_WORKER_ABSENT)
         return SW_ESTATE;
     sw_worker_info *k = &e->workers[w];
-    /* The slowest live clock (or the last one seen, when nobody is live). */
+    /* A provisional clock: the slowest started one (or the last one seen, when none is). */
     uint64_t clock = e->view.min_live_clock;
     *k = (sw_worker_info){.state = SW_WORKER_WAITING, .clock = clock, .version = e->view.version,
                           .joined_t = t, .released_t = t, .push_t = {-1, -1}, .fresh = true};
-    if (e->view.n_live == 0)
-        e->n_at_min = 0;
-    e->n_at_min++;
     e->view.n_live++;
     e->view.n_waiting++;
     emit(e, &(sw_event){.kind = SW_EV_JOIN, .t = t, .worker = w, .clock = clock,
@@ -358,11 +360,12 @@ int sw_engine_leave(sw_engine *e, uint32_t w, double t, bool crashed, sw_engine_
     if (w >= e->view.n_slots || e->workers[w].state == SW_WORKER_ABSENT)
         return SW_ESTATE;
     sw_worker_info *k = &e->workers[w];
+    bool counted = started(k);
     if (k->state == SW_WORKER_WAITING)
         e->view.n_waiting--;
     k->state = SW_WORKER_ABSENT;
     e->view.n_live--;
-    if (k->clock == e->view.min_live_clock && --e->n_at_min == 0)
+    if (counted && k->clock == e->view.min_live_clock && --e->n_at_min == 0)
         recount_min(e);
     emit(e, &(sw_event){.kind = crashed ? SW_EV_CRASH : SW_EV_LEAVE, .t = t, .worker = w,
                         .clock = k->clock, .V = e->view.version});

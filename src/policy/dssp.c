@@ -7,9 +7,15 @@
  * the two line up best; the worker then runs those r* steps without asking. Other workers beyond
  * `lo` wait until the slowest catches up.
  *
- * The thesis's Algorithm 1 releases the worker on the grant and then once per remaining quota,
- * which would run r* + 1 extra steps; we run exactly r*, as its Figure 5.1 describes ("allows
- * worker 1 to run 3 more iterations"), so that no worker ever starts a step more than `hi` ahead.
+ * As in the thesis's Algorithm 1, a grant is spent on every push of its worker (lines 3-5),
+ * whatever its lead, so that steps granted long ago cannot be spent later. Two choices where the
+ * thesis is loose, both so that no worker ever starts a step more than `hi` ahead:
+ * - Algorithm 1 releases the worker on the grant and then once per remaining quota, which would
+ *   run r* + 1 extra steps; we run exactly r*, as its Figure 5.1 describes ("allows worker 1 to
+ *   run 3 more iterations");
+ * - r* is capped at hi - lead + 1 for a worker `lead` steps ahead when it asks, since each
+ *   granted step may put it one step further ahead (r_max = hi - lo assumes it asks at lo + 1).
+ * Each grant is logged (sw_decision_grant), so that the checker holds the policy to it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -49,7 +55,7 @@ static int dssp_init(void *state, sw_spec *spec, const sw_engine_view *v,
 {
     (void)env;
     dssp_state *st = state;
-    long lo = 3, hi = 15;
+    long lo = SW_DSSP_DEFAULT_LO, hi = SW_DSSP_DEFAULT_HI;
     int rc;
     if ((rc = sw_spec_int(spec, "lo", 0, 1000000, &lo, err)) ||
         (rc = sw_spec_int(spec, "hi", 0, 1000000, &hi, err)))
@@ -66,14 +72,14 @@ static int dssp_init(void *state, sw_spec *spec, const sw_engine_view *v,
 
 static void dssp_fini(void *state) { free(((dssp_state *)state)->quota); }
 
-/* The slowest live worker: the smallest clock, the longest last interval among equals. */
+/* The slowest started worker: the smallest clock, the longest last interval among equals. */
 static uint32_t slowest(const sw_engine_view *v)
 {
     uint32_t best = UINT32_MAX;
     double best_iv = -1;
     for (uint32_t w = 0; w < v->n_slots; w++) {
         const sw_worker_info *k = &v->workers[w];
-        if (k->state == SW_WORKER_ABSENT || k->clock != v->min_live_clock)
+        if (k->state == SW_WORKER_ABSENT || k->fresh || k->clock != v->min_live_clock)
             continue;
         double iv = k->push_t[1] >= 0 ? k->push_t[0] - k->push_t[1] : 0;
         if (best == UINT32_MAX || iv > best_iv) {
@@ -100,26 +106,39 @@ static void release_within(dssp_state *st, const sw_engine_view *v, sw_decision 
     sw_policy_release_within(v, st->lo, d);
 }
 
+/* The extra steps the controller grants worker w, `lead` steps ahead, at most what keeps each
+ * of them within hi. */
+static uint32_t grant(const dssp_state *st, const sw_engine_view *v, uint32_t w, uint64_t lead)
+{
+    uint32_t sl = slowest(v);
+    if (lead > st->hi || sl == UINT32_MAX)
+        return 0;
+    const sw_worker_info *k = &v->workers[w], *s = &v->workers[sl];
+    uint32_t r = sw__dssp_controller(k->push_t[0], k->push_t[1], s->push_t[0], s->push_t[1],
+                                     (uint32_t)(st->hi - st->lo));
+    uint64_t cap = st->hi - lead + 1;
+    return r < cap ? r : (uint32_t)cap;
+}
+
 static void dssp_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
 {
     dssp_state *st = state;
-    const sw_worker_info *k = &v->workers[p->worker];
     int64_t *quota = &st->quota[p->worker];
     uint64_t lead = p->clock - v->min_live_clock;
     d->apply = true;
     if (v->min_live_clock != st->last_min)
         release_within(st, v, d);
-    if (lead <= st->lo)
-        sw_decision_release(d, p->worker);
-    else if (*quota > 0 && lead <= st->hi) {
+    if (*quota > 0) { /* a granted step, spent whatever the lead */
         --*quota;
+        if (lead <= st->hi)
+            sw_decision_release(d, p->worker);
+    } else if (lead <= st->lo) {
         sw_decision_release(d, p->worker);
-    } else if (*quota <= 0 && p->clock == max_live_clock(v)) {
-        uint32_t s = slowest(v);
-        uint32_t r = sw__dssp_controller(k->push_t[0], k->push_t[1], v->workers[s].push_t[0],
-                                         v->workers[s].push_t[1], (uint32_t)(st->hi - st->lo));
+    } else if (p->clock == max_live_clock(v)) {
+        uint32_t r = grant(st, v, p->worker, lead);
         if (r > 0) { /* r extra steps: this release is the first of them */
             *quota = (int64_t)r - 1;
+            sw_decision_grant(d, p->worker, r);
             sw_decision_release(d, p->worker);
         }
     }
@@ -134,7 +153,7 @@ static void dssp_join(void *state, const sw_engine_view *v, uint32_t w, sw_decis
 
 static void dssp_leave(void *state, const sw_engine_view *v, uint32_t w, sw_decision *d)
 {
-    (void)w;
+    ((dssp_state *)state)->quota[w] = 0; /* a grant is lost with its worker */
     release_within(state, v, d);
 }
 

@@ -31,7 +31,7 @@ static int ebsp_init(void *state, sw_spec *spec, const sw_engine_view *v,
 {
     (void)env;
     ebsp_state *st = state;
-    long R = 15;
+    long R = SW_EBSP_DEFAULT_R;
     const char *algo = sw_spec_str(spec, "algo", "sweep");
     int rc = sw_spec_int(spec, "R", 1, 100000, &R, err);
     if (rc)
@@ -80,8 +80,9 @@ static bool monitored(const ebsp_state *st, const sw_engine_view *v)
     return v->n_live > 0;
 }
 
-/* Predicts every live worker's next R pushes and sets the quotas from the barrier search. */
-static void predict(ebsp_state *st, const sw_engine_view *v)
+/* Predicts every live worker's next R pushes and sets the quotas from the barrier search; each
+ * quota is logged as a grant. */
+static void predict(ebsp_state *st, const sw_engine_view *v, sw_decision *d)
 {
     uint32_t n = 0;
     for (uint32_t w = 0; w < v->n_slots; w++) {
@@ -99,8 +100,10 @@ static void predict(ebsp_state *st, const sw_engine_view *v)
     if (st->algo->run(&p, st->ws, &r) != 0)
         for (uint32_t i = 0; i < n; i++) /* cannot happen with a sized workspace; be safe */
             st->pick[i] = 0;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
         st->quota[st->slot[i]] = st->pick[i] + 1;
+        sw_decision_grant(d, st->slot[i], st->pick[i] + 1);
+    }
     st->predicting = true;
 }
 
@@ -120,11 +123,8 @@ static void ebsp_push(void *state, const sw_engine_view *v, const sw_push *p, sw
     d->apply = true;
     st->since[w]++;
     if (!st->predicting) {
-        if (monitored(st, v)) {
-            predict(st, v); /* the pusher's next push is its first predicted one */
-            sw_decision_release(d, w);
-            return;
-        }
+        if (monitored(st, v))
+            predict(st, v, d); /* the pusher's next push is its first predicted one */
         sw_decision_release(d, w);
         return;
     }
@@ -151,7 +151,7 @@ static void ebsp_leave(void *state, const sw_engine_view *v, uint32_t w, sw_deci
     if (st->predicting)
         barrier(st, v, d);
     else if (monitored(st, v))
-        predict(st, v);
+        predict(st, v, d);
 }
 
 static void ebsp_tick(void *state, const sw_engine_view *v, sw_decision *d)

@@ -44,7 +44,8 @@ void sw_policy_release_within(const sw_engine_view *v, uint64_t bound, sw_decisi
 {
     for (uint32_t w = 0; w < v->n_slots; w++) {
         const sw_worker_info *k = &v->workers[w];
-        if (k->state == SW_WORKER_WAITING && k->clock - v->min_live_clock <= bound)
+        /* A joiner starts at the slowest clock: no step ahead. */
+        if (k->state == SW_WORKER_WAITING && (k->fresh || k->clock - v->min_live_clock <= bound))
             sw_decision_release(d, w);
     }
 }

@@ -17,7 +17,7 @@ static int ssp_init(void *state, sw_spec *spec, const sw_engine_view *v,
 {
     (void)env;
     ssp_state *st = state;
-    long s = 3;
+    long s = SW_SSP_DEFAULT_S;
     int rc = sw_spec_int(spec, "s", 0, 1000000, &s, err);
     st->s = (uint64_t)s;
     st->last_min = v->min_live_clock;

@@ -2,7 +2,12 @@
  * A gradient computed at a version older than V is rejected and its worker re-pulls and
  * recomputes the same mini-batch; accepted gradients are buffered, and when k have arrived their
  * mean is applied. Workers never wait: after every push they pull the current model. ElasticDL's
- * default is k = 1. */
+ * default is k = 1.
+ *
+ * k may exceed the live workers (a worker then contributes more than one gradient to an apply),
+ * but not the worker slots: ElasticDL waits for gradients from distinct pushes of a cluster of
+ * that size, and k = 1000000 with 4 workers would apply once a geological age. */
+#include "syncwise/err.h"
 #include "syncwise/policy.h"
 
 typedef struct sync_state {
@@ -12,10 +17,13 @@ typedef struct sync_state {
 static int sync_init(void *state, sw_spec *spec, const sw_engine_view *v,
                      const sw_policy_env *env, char *err)
 {
-    (void)v, (void)env;
+    (void)env;
     sync_state *st = state;
-    long k = 1;
+    long k = SW_SYNC_DEFAULT_GRADS;
     int rc = sw_spec_int(spec, "grads_to_wait", 1, 1 << 24, &k, err);
+    if (!rc && k > (long)v->n_slots)
+        return sw_fail(err, SW_EINVAL, "sync: grads_to_wait=%ld exceeds the %u worker slots of "
+                       "this run: give at most %u", k, v->n_slots, v->n_slots);
     st->k = (uint32_t)k;
     return rc;
 }
@@ -30,9 +38,12 @@ static void sync_push(void *state, const sw_engine_view *v, const sw_push *p, sw
     sw_decision_release(d, p->worker);
 }
 
+/* After a switch: gradients another policy left in the buffer are applied once k are in, and
+ * nobody waits. */
 static void sync_tick(void *state, const sw_engine_view *v, sw_decision *d)
 {
-    (void)state;
+    const sync_state *st = state;
+    d->apply = v->buffered >= st->k;
     sw_policy_release_all(v, d);
 }
 

@@ -216,35 +216,42 @@ static int setup_engine(sim *s, char *err)
     return rc;
 }
 
-/* Releases a worker into its next step: pull (or local update), compute, schedule its push. */
+/* A worker's gradient for its step, at the parameters it pulled, or between pulls at its local
+ * model after applying its own last gradient there. */
+static void compute_gradient(sim *s, sim_worker *k, bool pulled)
+{
+    const float *at = sw_engine_params_ptr(s->engine);
+    if (k->local) {
+        if (pulled)
+            memcpy(k->local, at, s->n_params * sizeof *at);
+        else
+            sw_sgd_step(k->local, k->grad, s->n_params, s->c->lr, s->c->weight_decay);
+        at = k->local;
+    }
+    sw_batch b;
+    if (k->redo)
+        sw_batcher_current(k->batcher, &b); /* a refused gradient: the same batch again */
+    else
+        sw_batcher_next(k->batcher, &b);
+    sw_model_grad(s->model, at, &b, k->grad);
+}
+
+/* Releases a worker into its next step: pull (or not, between pulls), compute, schedule its
+ * push. A step between pulls keeps the version it pulled last and skips the pull's transfer,
+ * with or without a model. */
 static void start_step(sim *s, uint32_t w, double t)
 {
     sim_worker *k = &s->w[w];
-    double pull_s = s->transfer_s;
-    if (s->model) {
-        const float *at = sw_engine_params_ptr(s->engine);
-        uint32_t f = s->c->get_model_frequency;
-        bool pull = !k->local || k->redo || k->since_pull >= f;
-        if (pull) {
-            k->version = sw_engine_version(s->engine);
-            if (k->local)
-                memcpy(k->local, at, s->n_params * sizeof *at);
-            k->since_pull = 0;
-        } else { /* between pulls: apply its own last gradient; the version stays the pulled one */
-            sw_sgd_step(k->local, k->grad, s->n_params, s->c->lr, s->c->weight_decay);
-            pull_s = 0;
-        }
-        k->since_pull++;
-        if (k->local)
-            at = k->local;
-        sw_batch b;
-        if (k->redo)
-            sw_batcher_current(k->batcher, &b); /* a refused gradient: the same batch again */
-        else
-            sw_batcher_next(k->batcher, &b);
-        sw_model_grad(s->model, at, &b, k->grad);
+    bool pull = k->redo || k->since_pull >= s->c->get_model_frequency;
+    if (pull) {
+        k->version = sw_engine_version(s->engine);
+        k->since_pull = 0;
     }
+    k->since_pull++;
+    if (s->model)
+        compute_gradient(s, k, pull);
     k->redo = false;
+    double pull_s = pull ? s->transfer_s : 0;
     double end = t + pull_s + sw_cluster_step_s(s->cluster, w) + s->transfer_s;
     schedule(s, (sw__sim_event){.t = end, .kind = EV_ARRIVE, .worker = w, .epoch = k->epoch});
 }

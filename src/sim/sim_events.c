@@ -1,5 +1,6 @@
 /* Scheduled events for a simulation: "crash:w=3,t=50;leave:w=1,t=80;join:t=100" and
- * "switch:t=200,policy=asp" (a policy spec with at most one parameter, as commas separate).
+ * "switch:t=200,policy=dssp:lo=2,hi=6" (policy= comes last and takes the rest of the event, so
+ * that the spec may have commas of its own).
  *
  * crash and leave name a worker; join without w brings a new worker into the next free slot
  * (slots after the initial workers, in the order the joins are written), join with w=K brings
@@ -49,15 +50,27 @@ static int add_switch(sim *s, const char *policy, sw__sim_event *ev, char *err)
     return 0;
 }
 
+/* Cuts "policy=SPEC" off the end of an event's text; returns SPEC or NULL. */
+static const char *cut_policy(char *text)
+{
+    char *at = strstr(text, "policy=");
+    if (!at || (at > text && at[-1] != ',' && at[-1] != ':'))
+        return NULL;
+    *at = '\0';
+    if (at > text && at[-1] == ',')
+        at[-1] = '\0';
+    return at + strlen("policy=");
+}
+
 static int schedule_one(sim *s, char *text, uint32_t *next_new, char *err)
 {
+    const char *policy = cut_policy(text);
     sw_spec sp;
     int rc = sw_spec_parse(&sp, text, err);
     if (rc)
         return rc;
     double t = -1;
     long w = -1;
-    const char *policy = sw_spec_str(&sp, "policy", NULL);
     if ((rc = sw_spec_double(&sp, "t", 0, 1e15, &t, err)) ||
         (rc = sw_spec_int(&sp, "w", 0, (long)s->n_slots - 1, &w, err)) ||
         (rc = sw_spec_finish(&sp, "w, t, policy", err)))

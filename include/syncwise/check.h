@@ -1,0 +1,57 @@
+/* The promise checker: what each synchronization policy promises, written as predicates on its
+ * event stream (docs/promises.md), in one implementation that the tests, `syncwise check`, the
+ * simulator and the server share.
+ *
+ * The checker replays events as the engine reports them (syncwise/engine.h), live or read back
+ * from a JSONL log: membership, clocks, the version, the aggregation buffer (which gradients
+ * each apply holds, pushed at which version and under which policy), grants and wake-ups. On
+ * every event it checks the rules every run keeps (the version counts applies, nothing dropped
+ * is applied, releases only of waiting workers, no stall while a live worker waits and nothing is
+ * in flight) and the promise of the policy in force (ssp never releases a worker more than s
+ * steps ahead of the slowest live worker, bsp applies one gradient per live worker, ...). After a
+ * switch the new policy's promise holds for what happens under it; gradients and waits carried
+ * over from the old policy are judged by the rules docs/promises.md gives for switches.
+ *
+ * A policy the checker does not know (one of a caller's own) is held to the rules every run
+ * keeps.
+ */
+#ifndef SYNCWISE_CHECK_H
+#define SYNCWISE_CHECK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncwise/engine.h"
+
+typedef struct sw_check sw_check;
+
+/* A checker for a run that starts under `policy` (a spec, "ssp:s=2") with `slots` worker slots.
+ * Fails with SW_EINVAL on a bad spec or slot count. */
+int sw_check_new(sw_check **out, const char *policy, uint32_t slots, char *err);
+void sw_check_free(sw_check *c);
+
+/* Replays one event. Returns 0, or SW_EPROMISE with the broken promise in err (which event, what
+ * was promised, what happened); the checker then stays broken and refuses every later event. */
+int sw_check_event(sw_check *c, const sw_event *ev, char *err);
+
+/* The stream ended: checks the last engine call as complete. Same returns as sw_check_event. */
+int sw_check_end(sw_check *c, char *err);
+
+/* Events replayed so far, and whether the policies in force were all known (else only the
+ * rules every run keeps were checked). */
+uint64_t sw_check_count(const sw_check *c);
+bool sw_check_knew_policies(const sw_check *c);
+
+/* What checking a log file found. */
+typedef struct sw_check_summary {
+    uint64_t events, applies, pushes, switches;
+    char policy[256]; /* the policy at the start */
+    bool knew_policies;
+} sw_check_summary;
+
+/* Checks a JSONL event log (docs/log.md), whose first line is the "start" line naming the
+ * policy and the slots. Fails with "PATH:LINE: ..." in err: SW_EPROMISE on a broken promise,
+ * SW_EFORMAT on a line that is not a log line, SW_EIO when the file cannot be read. */
+int sw_check_log(const char *path, sw_check_summary *out, char *err);
+
+#endif

@@ -1,0 +1,469 @@
+/* The promise checker's core: the replay of engine events, the rules every run keeps, and the
+ * hand-over to the promise of the policy in force (see syncwise/check.h, docs/promises.md).
+ *
+ * Events come in engine calls: a push, join, departure, switch or tick starts one, and the drop,
+ * apply, grants, releases and wake-up its decision made follow it. The checker judges a call
+ * when the next one starts (or the stream ends), when the decision is known whole.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_internal.h"
+
+static const char *const kind_names[] = {
+    [SW_EV_PUSH] = "push",       [SW_EV_APPLY] = "apply", [SW_EV_DROP] = "drop",
+    [SW_EV_RELEASE] = "release", [SW_EV_JOIN] = "join",   [SW_EV_LEAVE] = "leave",
+    [SW_EV_CRASH] = "crash",     [SW_EV_SWITCH] = "switch", [SW_EV_EVAL] = "eval",
+    [SW_EV_GRANT] = "grant",     [SW_EV_WAKE] = "wake",   [SW_EV_TICK] = "tick",
+};
+
+int ck_broken(const sw_check *c, char *err, const char *fmt, ...)
+{
+    char what[SW_ERR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return sw_fail(err, SW_EPROMISE, "%s: %s", c->spec, what);
+}
+
+/* A rule every run keeps, whatever the policy. */
+static int engine_broke(char *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static int engine_broke(char *err, const char *fmt, ...)
+{
+    char what[SW_ERR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return sw_fail(err, SW_EPROMISE, "every run: %s", what);
+}
+
+uint64_t ck_min_clock(const sw_check *c) { return c->min_clock; }
+
+uint64_t ck_max_clock(const sw_check *c)
+{
+    uint64_t max = 0;
+    for (uint32_t w = 0; w < c->slots; w++)
+        if (c->w[w].state != SW_WORKER_ABSENT && c->w[w].clock > max)
+            max = c->w[w].clock;
+    return max;
+}
+
+uint64_t ck_lead(const sw_check *c, uint32_t w)
+{
+    return c->w[w].fresh ? 0 : c->w[w].clock - c->min_clock;
+}
+
+static bool started(const ck_worker *k) { return k->state != SW_WORKER_ABSENT && !k->fresh; }
+
+/* The engine's recount: the smallest started clock, or the last one while none is started. */
+static void recount_min(sw_check *c)
+{
+    uint64_t min = UINT64_MAX;
+    uint32_t at = 0;
+    for (uint32_t w = 0; w < c->slots; w++) {
+        if (!started(&c->w[w]))
+            continue;
+        if (c->w[w].clock < min) {
+            min = c->w[w].clock;
+            at = 0;
+        }
+        at += c->w[w].clock == min;
+    }
+    if (at > 0)
+        c->min_clock = min;
+    c->n_at_min = at;
+}
+
+/* Whether k counts at the minimum now; after it moved up or left, left_min updates the count. */
+static bool at_min(const sw_check *c, const ck_worker *k)
+{
+    return started(k) && k->clock == c->min_clock;
+}
+
+static void left_min(sw_check *c)
+{
+    if (--c->n_at_min == 0)
+        recount_min(c);
+}
+
+static void stop_promise(sw_check *c)
+{
+    if (c->promise && c->promise->fini && c->pstate)
+        c->promise->fini(c->pstate);
+    free(c->pstate);
+    c->pstate = NULL;
+    c->promise = NULL;
+}
+
+static int start_promise(sw_check *c, const char *spec_text, char *err)
+{
+    sw_spec spec;
+    int rc = sw_spec_parse(&spec, spec_text, err);
+    if (rc)
+        return rc;
+    stop_promise(c);
+    snprintf(c->spec, sizeof c->spec, "%s", spec_text);
+    for (int i = 0; sw__promises[i]; i++)
+        if (strcmp(sw__promises[i]->policy, spec.name) == 0)
+            c->promise = sw__promises[i];
+    if (!c->promise) {
+        c->knew_all = false;
+        return 0;
+    }
+    if (!(c->pstate = calloc(1, c->promise->state_size ? c->promise->state_size : 1)))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    return c->promise->init ? c->promise->init(c->pstate, &spec, c, err) : 0;
+}
+
+int sw_check_new(sw_check **out, const char *policy, uint32_t slots, char *err)
+{
+    *out = NULL;
+    if (slots == 0 || slots > (1u << 24))
+        return sw_fail(err, SW_EINVAL, "check: %u worker slots is not in [1, %u]", slots,
+                       1u << 24);
+    sw_check *c = calloc(1, sizeof *c);
+    if (!c || !(c->w = calloc(slots, sizeof *c->w)) ||
+        !(c->buf = malloc(64 * sizeof *c->buf))) {
+        sw_check_free(c);
+        return sw_fail(err, SW_ENOMEM, "out of memory for a checker of %u workers", slots);
+    }
+    c->slots = slots;
+    c->cap_buf = 64;
+    c->wake_at = -1;
+    c->knew_all = true;
+    int rc = start_promise(c, policy, err);
+    if (rc) {
+        sw_check_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void sw_check_free(sw_check *c)
+{
+    if (!c)
+        return;
+    stop_promise(c);
+    free(c->w);
+    free(c->buf);
+    free(c);
+}
+
+/* The decision starts releasing (or ends without releases): what it saw is fixed. */
+static void decide(sw_check *c)
+{
+    if (c->g.decided)
+        return;
+    c->g.decided = true;
+    c->g.waiting_at_decision = c->n_waiting;
+    c->g.live_at_decision = c->n_live;
+}
+
+/* The engine call is over: nobody may be left waiting with nothing in flight, unless a wake-up
+ * is due; then the promise judges the whole decision. */
+static int end_group(sw_check *c, char *err)
+{
+    decide(c);
+    int rc = 0;
+    if (c->n_live > 0 && c->n_waiting == c->n_live && c->wake_at < 0)
+        rc = engine_broke(err, "stalled: all %u live workers wait, none computes, and no "
+                          "wake-up is due", c->n_live);
+    if (!rc && c->promise && c->promise->on_end)
+        rc = c->promise->on_end(c->pstate, c, err);
+    c->g = (ck_group){0};
+    return rc;
+}
+
+static bool starts_call(sw_event_kind k)
+{
+    return k == SW_EV_PUSH || k == SW_EV_JOIN || k == SW_EV_LEAVE || k == SW_EV_CRASH ||
+           k == SW_EV_SWITCH || k == SW_EV_TICK;
+}
+
+static int live_worker(const sw_check *c, uint32_t w, char *err)
+{
+    if (w >= c->slots)
+        return engine_broke(err, "worker %u is outside the table of %u slots", w, c->slots);
+    if (c->w[w].state == SW_WORKER_ABSENT)
+        return engine_broke(err, "worker %u is not live", w);
+    return 0;
+}
+
+static int on_push(sw_check *c, const sw_event *ev, char *err)
+{
+    ck_worker *k = &c->w[ev->worker];
+    int rc = live_worker(c, ev->worker, err);
+    if (rc)
+        return rc;
+    if (k->state != SW_WORKER_RUNNING)
+        return engine_broke(err, "worker %u pushed while waiting: it was not released", ev->worker);
+    if (ev->clock != k->clock + 1)
+        return engine_broke(err, "worker %u pushed step %llu after step %llu", ev->worker,
+                            (unsigned long long)ev->clock, (unsigned long long)k->clock);
+    if (ev->ver > c->V)
+        return engine_broke(err, "a gradient of version %llu reached a server at version %llu",
+                            (unsigned long long)ev->ver, (unsigned long long)c->V);
+    if (c->n_buf == c->cap_buf) {
+        ck_grad *grown = realloc(c->buf, 2 * (size_t)c->cap_buf * sizeof *grown);
+        if (!grown)
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+        c->buf = grown;
+        c->cap_buf *= 2;
+    }
+    c->buf[c->n_buf++] = (ck_grad){.worker = ev->worker, .ver = ev->ver, .epoch = c->epoch};
+    k->own_in_buffer++;
+    bool was_at_min = at_min(c, k);
+    k->clock = ev->clock;
+    if (was_at_min)
+        left_min(c);
+    k->state = SW_WORKER_WAITING;
+    c->n_waiting++;
+    c->pushes++;
+    c->g.worker = ev->worker;
+    c->g.push_ver = ev->ver;
+    c->g.push_V = c->V;
+    return 0;
+}
+
+static int on_drop(sw_check *c, const sw_event *ev, char *err)
+{
+    if (c->g.start != SW_EV_PUSH || c->g.worker != ev->worker || c->g.dropped || c->g.applied ||
+        c->g.decided || ev->ver != c->g.push_ver)
+        return engine_broke(err, "a drop of worker %u that does not follow its push", ev->worker);
+    ck_worker *k = &c->w[ev->worker];
+    c->n_buf--;
+    k->own_in_buffer--;
+    k->clock--; /* a refused gradient is not a step */
+    if (k->clock < c->min_clock)
+        recount_min(c);
+    else
+        c->n_at_min += k->clock == c->min_clock;
+    c->g.dropped = true;
+    return 0;
+}
+
+/* What the buffer holds, as the promises judge an apply. */
+static ck_apply describe_apply(sw_check *c, const sw_event *ev)
+{
+    ck_apply a = {.n = c->n_buf, .twice = UINT32_MAX, .missing = UINT32_MAX,
+                  .all_waiting = c->n_waiting == c->n_live, .lr_scale = ev->lr_scale};
+    for (uint32_t i = 0; i < c->n_buf; i++) {
+        const ck_grad *g = &c->buf[i];
+        a.carried += g->epoch != c->epoch;
+        a.stale += g->epoch == c->epoch && g->ver < c->V; /* the old policy accepted the rest */
+    }
+    for (uint32_t w = 0; w < c->slots; w++) {
+        const ck_worker *k = &c->w[w];
+        if (k->own_in_buffer > 1 && a.twice == UINT32_MAX)
+            a.twice = w;
+        if (k->state != SW_WORKER_ABSENT && !k->fresh && k->released_epoch == c->epoch &&
+            k->released_at == c->applies && k->own_in_buffer == 0 && a.missing == UINT32_MAX)
+            a.missing = w;
+    }
+    return a;
+}
+
+static int on_apply(sw_check *c, const sw_event *ev, char *err)
+{
+    if (ev->V != c->V + 1)
+        return engine_broke(err, "an apply took the version from %llu to %llu",
+                            (unsigned long long)c->V, (unsigned long long)ev->V);
+    if (ev->n == 0 || ev->n != c->n_buf)
+        return engine_broke(err, "an apply of %u gradients with %u accepted since the last one",
+                            ev->n, c->n_buf);
+    if (c->g.applied || c->g.decided)
+        return engine_broke(err, "an apply after the decision's releases");
+    c->g.apply = describe_apply(c, ev);
+    c->g.applied = true;
+    for (uint32_t i = 0; i < c->n_buf; i++)
+        c->w[c->buf[i].worker].own_in_buffer = 0;
+    c->n_buf = 0;
+    c->V++;
+    c->applies++;
+    return 0;
+}
+
+static int on_release(sw_check *c, const sw_event *ev, char *err)
+{
+    int rc = live_worker(c, ev->worker, err);
+    if (rc)
+        return rc;
+    ck_worker *k = &c->w[ev->worker];
+    if (k->state != SW_WORKER_WAITING)
+        return engine_broke(err, "worker %u was released while not waiting", ev->worker);
+    /* A joiner starts at the slowest started clock (its own when none has started). */
+    uint64_t want = k->fresh && c->n_at_min > 0 ? c->min_clock : k->clock;
+    if (ev->clock != want)
+        return engine_broke(err, "worker %u was released at step %llu, not %llu", ev->worker,
+                            (unsigned long long)ev->clock, (unsigned long long)want);
+    bool liveness = ev->reason && strcmp(ev->reason, "liveness") == 0;
+    decide(c);
+    if (liveness && (c->g.waiting_at_decision != c->g.live_at_decision || c->wake_at >= 0))
+        return engine_broke(err, "a liveness release of worker %u while some worker computed "
+                            "or a wake-up was due", ev->worker);
+    if (!liveness && c->g.liveness)
+        return engine_broke(err, "a policy release after the liveness rule's");
+    if (k->fresh) {
+        k->clock = ev->clock;
+        if (c->n_at_min++ == 0)
+            c->min_clock = k->clock;
+    }
+    k->state = SW_WORKER_RUNNING;
+    k->fresh = false;
+    k->released_epoch = c->epoch;
+    k->released_at = c->applies;
+    c->n_waiting--;
+    if (liveness)
+        c->g.liveness++;
+    else
+        c->g.released++;
+    if (c->g.start == SW_EV_PUSH && ev->worker == c->g.worker)
+        c->g.pusher_released = true;
+    return 0;
+}
+
+static int on_join(sw_check *c, const sw_event *ev, char *err)
+{
+    if (ev->worker >= c->slots)
+        return engine_broke(err, "worker %u is outside the table of %u slots", ev->worker,
+                            c->slots);
+    ck_worker *k = &c->w[ev->worker];
+    if (k->state != SW_WORKER_ABSENT)
+        return engine_broke(err, "worker %u joined while live", ev->worker);
+    if (ev->clock != c->min_clock)
+        return engine_broke(err, "worker %u joined at step %llu, not the slowest started step "
+                            "%llu", ev->worker, (unsigned long long)ev->clock,
+                            (unsigned long long)c->min_clock);
+    *k = (ck_worker){.state = SW_WORKER_WAITING, .clock = ev->clock, .fresh = true};
+    c->n_live++;
+    c->n_waiting++;
+    c->g.worker = ev->worker;
+    return 0;
+}
+
+static int on_leave(sw_check *c, const sw_event *ev, char *err)
+{
+    int rc = live_worker(c, ev->worker, err);
+    if (rc)
+        return rc;
+    ck_worker *k = &c->w[ev->worker];
+    if (ev->clock != k->clock)
+        return engine_broke(err, "worker %u left at step %llu, not %llu", ev->worker,
+                            (unsigned long long)ev->clock, (unsigned long long)k->clock);
+    bool was_at_min = at_min(c, k);
+    if (k->state == SW_WORKER_WAITING)
+        c->n_waiting--;
+    k->state = SW_WORKER_ABSENT;
+    c->n_live--;
+    if (was_at_min)
+        left_min(c);
+    c->g.worker = ev->worker;
+    return 0;
+}
+
+static int on_switch(sw_check *c, const sw_event *ev, char *err)
+{
+    c->switches++;
+    c->epoch++;
+    c->wake_at = -1; /* the engine forgets the old policy's wake-up */
+    for (uint32_t w = 0; w < c->slots; w++)
+        c->w[w].own_in_buffer = 0; /* what is buffered now was pushed under the old policy */
+    int rc = start_promise(c, ev->reason, err);
+    return rc == SW_EINVAL ? engine_broke(err, "a switch to a bad spec '%s'", ev->reason) : rc;
+}
+
+/* Replays ev into the state, checking the rules every run keeps. */
+static int replay(sw_check *c, const sw_event *ev, char *err)
+{
+    uint64_t V = ev->kind == SW_EV_APPLY ? c->V + 1 : c->V;
+    if (ev->V != V)
+        return engine_broke(err, "the %s says version %llu, the version is %llu",
+                            kind_names[ev->kind], (unsigned long long)ev->V,
+                            (unsigned long long)V);
+    switch (ev->kind) {
+    case SW_EV_PUSH: return on_push(c, ev, err);
+    case SW_EV_DROP: return on_drop(c, ev, err);
+    case SW_EV_APPLY: return on_apply(c, ev, err);
+    case SW_EV_RELEASE: return on_release(c, ev, err);
+    case SW_EV_JOIN: return on_join(c, ev, err);
+    case SW_EV_LEAVE:
+    case SW_EV_CRASH: return on_leave(c, ev, err);
+    case SW_EV_SWITCH: return on_switch(c, ev, err);
+    case SW_EV_GRANT:
+        c->g.granted = true;
+        return live_worker(c, ev->worker, err);
+    case SW_EV_WAKE:
+        c->wake_at = ev->at;
+        return 0;
+    case SW_EV_TICK:
+        if (c->wake_at >= 0 && ev->t >= c->wake_at)
+            c->wake_at = -1;
+        return 0;
+    case SW_EV_EVAL: return 0;
+    }
+    return engine_broke(err, "an event of unknown kind %d", (int)ev->kind);
+}
+
+/* Where a broken promise shows: an event, or a whole engine call (its starting event). */
+static int broken_at(sw_check *c, int rc, double t, sw_event_kind kind, uint32_t w,
+                     const char *scope, const char *why, char *err)
+{
+    const char *name = (unsigned)kind < sizeof kind_names / sizeof kind_names[0]
+                           ? kind_names[kind] : "?";
+    snprintf(c->broken, sizeof c->broken, "t=%.9g, %s of worker %u%s: %s", t, name, w, scope,
+             why);
+    return sw_fail(err, rc, "%s", c->broken);
+}
+
+static int judge_group(sw_check *c, char *err)
+{
+    char why[SW_ERR_LEN];
+    ck_group g = c->g; /* end_group clears it */
+    int rc = end_group(c, why);
+    return rc ? broken_at(c, rc, g.t, g.start, g.worker, " (its decision as a whole)", why, err)
+              : 0;
+}
+
+int sw_check_event(sw_check *c, const sw_event *ev, char *err)
+{
+    if (c->broken[0])
+        return sw_fail(err, SW_EPROMISE, "%s", c->broken);
+    c->events++;
+    char why[SW_ERR_LEN];
+    int rc = 0;
+    if ((unsigned)ev->kind >= sizeof kind_names / sizeof kind_names[0])
+        rc = engine_broke(why, "an event of unknown kind %d", (int)ev->kind);
+    else if (ev->t < c->last_t)
+        rc = engine_broke(why, "time went back from %.9g", c->last_t);
+    if (rc)
+        return broken_at(c, rc, ev->t, ev->kind, ev->worker, "", why, err);
+    c->last_t = ev->t;
+    if (starts_call(ev->kind)) {
+        if (c->g.started && (rc = judge_group(c, err)))
+            return rc;
+        c->g = (ck_group){.started = true, .start = ev->kind, .t = ev->t, .worker = ev->worker};
+    }
+    rc = replay(c, ev, why);
+    if (!rc && ev->kind != SW_EV_EVAL && c->promise && c->promise->on_event)
+        rc = c->promise->on_event(c->pstate, c, ev, why);
+    return rc ? broken_at(c, rc, ev->t, ev->kind, ev->worker, "", why, err) : 0;
+}
+
+int sw_check_end(sw_check *c, char *err)
+{
+    if (c->broken[0])
+        return sw_fail(err, SW_EPROMISE, "%s", c->broken);
+    return c->g.started ? judge_group(c, err) : 0;
+}
+
+uint64_t sw_check_count(const sw_check *c) { return c->events; }
+bool sw_check_knew_policies(const sw_check *c) { return c->knew_all; }

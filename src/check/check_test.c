@@ -1,0 +1,454 @@
+/* The promise checker catches each broken promise in a hand-made event stream, names it, and
+ * passes the same streams unbroken; log files are read through the same checker. */
+#include "testutil/testutil.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "syncwise/check.h"
+#include "syncwise/err.h"
+
+/* A stream being written: the checker, the time and version it has reached, its first failure. */
+typedef struct script {
+    sw_check *c;
+    double t;
+    uint64_t V;
+    int rc;
+    char err[SW_ERR_LEN];
+} script;
+
+static script *open_script(const char *policy, uint32_t slots)
+{
+    static script s;
+    memset(&s, 0, sizeof s);
+    char err[SW_ERR_LEN];
+    if (sw_check_new(&s.c, policy, slots, err))
+        fail_msg("%s: %s", policy, err);
+    return &s;
+}
+
+static void feed(script *s, sw_event ev)
+{
+    ev.t = s->t;
+    if (!ev.V)
+        ev.V = s->V;
+    if (!s->rc)
+        s->rc = sw_check_event(s->c, &ev, s->err);
+}
+
+static void join(script *s, uint32_t w, uint64_t step)
+{
+    feed(s, (sw_event){.kind = SW_EV_JOIN, .worker = w, .clock = step});
+}
+static void push(script *s, uint32_t w, uint64_t step, uint64_t ver)
+{
+    s->t += 1;
+    feed(s, (sw_event){.kind = SW_EV_PUSH, .worker = w, .clock = step, .ver = ver});
+}
+static void drop(script *s, uint32_t w, uint64_t ver)
+{
+    feed(s, (sw_event){.kind = SW_EV_DROP, .worker = w, .ver = ver});
+}
+static void apply_scaled(script *s, uint32_t n, float lr_scale)
+{
+    s->V++;
+    feed(s, (sw_event){.kind = SW_EV_APPLY, .n = n, .lr_scale = lr_scale});
+}
+static void apply(script *s, uint32_t n) { apply_scaled(s, n, (float)n); }
+static void release(script *s, uint32_t w, uint64_t step)
+{
+    feed(s, (sw_event){.kind = SW_EV_RELEASE, .worker = w, .clock = step, .reason = "policy"});
+}
+static void grant(script *s, uint32_t w, uint32_t steps)
+{
+    feed(s, (sw_event){.kind = SW_EV_GRANT, .worker = w, .n = steps});
+}
+static void leave(script *s, uint32_t w, uint64_t step)
+{
+    s->t += 1;
+    feed(s, (sw_event){.kind = SW_EV_CRASH, .worker = w, .clock = step});
+}
+
+/* Joins workers 0..n-1 at step 0, each released at once. */
+static void start_all(script *s, uint32_t n)
+{
+    for (uint32_t w = 0; w < n; w++) {
+        join(s, w, 0);
+        release(s, w, 0);
+    }
+}
+
+/* Ends the stream: kept (want == NULL) or broken with `want` in the message. */
+static void expect(script *s, const char *want)
+{
+    if (!s->rc)
+        s->rc = sw_check_end(s->c, s->err);
+    sw_check_free(s->c);
+    if (!want && s->rc)
+        fail_msg("a kept promise was reported broken: %s", s->err);
+    if (want && s->rc != SW_EPROMISE)
+        fail_msg("a broken promise went unseen (wanted '%s')", want);
+    if (want && !strstr(s->err, want))
+        fail_msg("'%s' does not say '%s'", s->err, want);
+}
+
+static void every_run_counts_versions_and_never_stalls(void **state)
+{
+    (void)state;
+    script *s = open_script("asp", 2);
+    start_all(s, 1);
+    push(s, 0, 1, 0);
+    s->V++; /* an apply skipped */
+    apply_scaled(s, 1, 1);
+    expect(s, "the apply says version 2, the version is 1");
+
+    s = open_script("mystery", 2); /* unknown: only the rules of every run */
+    start_all(s, 1);
+    push(s, 0, 1, 0);
+    expect(s, "stalled");
+
+    s = open_script("mystery", 2);
+    start_all(s, 1);
+    push(s, 0, 1, 0);
+    drop(s, 0, 0);
+    apply_scaled(s, 1, 1);
+    expect(s, "1 gradients with 0 accepted");
+
+    s = open_script("mystery", 2);
+    start_all(s, 1);
+    release(s, 0, 0);
+    expect(s, "released while not waiting");
+
+    s = open_script("mystery", 2);
+    start_all(s, 1);
+    push(s, 0, 2, 0);
+    expect(s, "pushed step 2 after step 0");
+
+    s = open_script("mystery", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1);
+    release(s, 0, 1);
+    s->t -= 5;
+    push(s, 1, 1, 0);
+    expect(s, "time went back");
+}
+
+static void asp_applies_at_once_and_never_holds_anyone(void **state)
+{
+    (void)state;
+    script *s = open_script("asp", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1);
+    release(s, 0, 1);
+    expect(s, NULL);
+
+    s = open_script("asp", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1);
+    expect(s, "left worker 0 waiting");
+
+    s = open_script("asp:lr_mod=staleness", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1);
+    release(s, 0, 1);
+    push(s, 1, 1, 0); /* one version stale: scale 1 */
+    apply_scaled(s, 1, 1);
+    release(s, 1, 1);
+    push(s, 0, 2, 1);
+    apply_scaled(s, 1, 1);
+    release(s, 0, 2);
+    push(s, 1, 2, 1); /* two stale: scale 1/2 */
+    apply_scaled(s, 1, 1);
+    expect(s, "2 versions stale, not 0.5");
+}
+
+/* Worker 0 runs `steps` steps alone in a 2-worker ssp or dssp run, applied at once. */
+static void run_ahead(script *s, uint64_t steps)
+{
+    for (uint64_t k = 1; k <= steps; k++) {
+        push(s, 0, k, s->V);
+        apply_scaled(s, 1, 1);
+        release(s, 0, k);
+    }
+}
+
+static void ssp_bounds_the_lead_both_ways(void **state)
+{
+    (void)state;
+    script *s = open_script("ssp:s=2", 2);
+    start_all(s, 2);
+    run_ahead(s, 2);
+    push(s, 0, 3, s->V); /* 3 ahead: must wait */
+    apply_scaled(s, 1, 1);
+    expect(s, NULL);
+
+    s = open_script("ssp:s=2", 2);
+    start_all(s, 2);
+    run_ahead(s, 3);
+    expect(s, "released worker 0 3 steps ahead of the slowest live worker (s=2)");
+
+    s = open_script("ssp:s=2", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1);
+    expect(s, "left worker 0 waiting 1 steps ahead");
+}
+
+static void dssp_keeps_hi_and_spends_grants_on_every_push(void **state)
+{
+    (void)state;
+    /* The scenario in small: a release 7 ahead with hi=6. */
+    script *s = open_script("dssp:lo=2,hi=6", 2);
+    start_all(s, 2);
+    run_ahead(s, 2);
+    push(s, 0, 3, s->V);
+    apply_scaled(s, 1, 1);
+    grant(s, 0, 4);
+    release(s, 0, 3);
+    run_ahead(s, 0);
+    for (uint64_t k = 4; k <= 7; k++) {
+        push(s, 0, k, s->V);
+        apply_scaled(s, 1, 1);
+        release(s, 0, k);
+    }
+    expect(s, "released worker 0 7 steps ahead of the slowest live worker (hi=6)");
+
+    s = open_script("dssp:lo=2,hi=6", 2);
+    start_all(s, 2);
+    run_ahead(s, 2);
+    push(s, 0, 3, s->V);
+    apply_scaled(s, 1, 1);
+    grant(s, 0, 5); /* 3 ahead: at most hi - 3 + 1 = 4 keep every granted step within hi */
+    expect(s, "at most 4 keep it within hi=6");
+
+    s = open_script("dssp:lo=2,hi=6", 2);
+    start_all(s, 2);
+    run_ahead(s, 3);
+    expect(s, "beyond lo=2, without a granted step");
+
+    /* A grant is spent on every push, even within lo: a step granted at 3 ahead cannot be
+     * spent after the slowest caught up and ran away again. */
+    s = open_script("dssp:lo=2,hi=6", 2);
+    start_all(s, 2);
+    run_ahead(s, 2);
+    push(s, 0, 3, s->V);
+    apply_scaled(s, 1, 1);
+    grant(s, 0, 2);
+    release(s, 0, 3); /* one granted step left */
+    for (uint64_t k = 1; k <= 3; k++) { /* worker 1 catches up; 0's push then spends it */
+        push(s, 1, k, s->V);
+        apply_scaled(s, 1, 1);
+        release(s, 1, k);
+    }
+    push(s, 0, 4, s->V);
+    apply_scaled(s, 1, 1);
+    release(s, 0, 4); /* 1 ahead: within lo anyway; the grant is now spent */
+    run_ahead(s, 0);
+    for (uint64_t k = 5; k <= 7; k++) {
+        push(s, 0, k, s->V);
+        apply_scaled(s, 1, 1);
+        release(s, 0, k);
+    }
+    expect(s, "released worker 0 3 steps ahead, beyond lo=2, without a granted step");
+}
+
+static void bsp_waits_for_everyone(void **state)
+{
+    (void)state;
+    script *s = open_script("bsp", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    push(s, 1, 1, 0);
+    apply(s, 2);
+    release(s, 0, 1);
+    release(s, 1, 1);
+    expect(s, NULL);
+
+    s = open_script("bsp", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply(s, 1);
+    expect(s, "applied before the barrier");
+
+    s = open_script("bsp", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    release(s, 0, 1);
+    expect(s, "only a barrier releases");
+
+    s = open_script("bsp:agg=mean", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    push(s, 1, 1, 0);
+    apply(s, 2);
+    release(s, 0, 1);
+    release(s, 1, 1);
+    expect(s, "scaled by 2, not 1 (agg=mean)");
+
+    s = open_script("bsp", 3); /* worker 2 crashes after pushing: not waited for */
+    start_all(s, 3);
+    push(s, 2, 1, 0);
+    leave(s, 2, 1);
+    push(s, 0, 1, 0);
+    push(s, 1, 1, 0);
+    apply(s, 3);
+    release(s, 0, 1);
+    release(s, 1, 1);
+    expect(s, NULL);
+}
+
+static void backup_and_sync_drop_the_late_and_count_k(void **state)
+{
+    (void)state;
+    script *s = open_script("backup:k=1", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply(s, 1);
+    release(s, 0, 1);
+    push(s, 1, 1, 0); /* late */
+    drop(s, 1, 0);
+    release(s, 1, 0);
+    expect(s, NULL);
+
+    s = open_script("backup:k=1", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply(s, 1);
+    release(s, 0, 1);
+    push(s, 1, 1, 0);
+    apply(s, 1); /* a late gradient accepted */
+    expect(s, "of a version older than 1");
+
+    s = open_script("backup:k=2", 3);
+    start_all(s, 3);
+    push(s, 0, 1, 0);
+    apply(s, 1);
+    expect(s, "not k = 2");
+
+    s = open_script("dbw", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    drop(s, 0, 0);
+    release(s, 0, 0);
+    expect(s, "dropped a gradient of the current version");
+
+    s = open_script("sync:grads_to_wait=2", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    release(s, 0, 1);
+    push(s, 0, 2, 0); /* one worker twice: ElasticDL counts gradients */
+    apply_scaled(s, 2, 1);
+    release(s, 0, 2);
+    expect(s, NULL);
+
+    s = open_script("sync:grads_to_wait=2", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1);
+    release(s, 0, 1);
+    expect(s, "not grads_to_wait=2");
+}
+
+static void ebsp_stops_workers_at_the_searched_barrier(void **state)
+{
+    (void)state;
+    script *s = open_script("ebsp:R=4", 2);
+    start_all(s, 2);
+    for (uint64_t k = 1; k <= 2; k++)
+        for (uint32_t w = 0; w < 2; w++) {
+            push(s, w, k, s->V);
+            apply_scaled(s, 1, 1);
+            if (k == 2 && w == 1) { /* everyone pushed twice: the search's answer */
+                grant(s, 0, 1);
+                grant(s, 1, 2);
+            }
+            release(s, w, k);
+        }
+    push(s, 0, 3, s->V); /* its one step spent: waits */
+    apply_scaled(s, 1, 1);
+    push(s, 1, 3, s->V); /* one of two: goes on */
+    apply_scaled(s, 1, 1);
+    release(s, 1, 3);
+    push(s, 1, 4, s->V); /* the barrier */
+    apply_scaled(s, 1, 1);
+    release(s, 0, 3);
+    release(s, 1, 4);
+    expect(s, NULL);
+
+    s = open_script("ebsp:R=4", 2);
+    start_all(s, 2);
+    for (uint64_t k = 1; k <= 2; k++)
+        for (uint32_t w = 0; w < 2; w++) {
+            push(s, w, k, s->V);
+            apply_scaled(s, 1, 1);
+            if (k == 2 && w == 1) {
+                grant(s, 0, 1);
+                grant(s, 1, 2);
+            }
+            release(s, w, k);
+        }
+    push(s, 0, 3, s->V);
+    apply_scaled(s, 1, 1);
+    release(s, 0, 3); /* past its barrier */
+    expect(s, "released worker 0 before the barrier");
+}
+
+static void actions_release_nobody_the_pusher_or_all(void **state)
+{
+    (void)state;
+    script *s = open_script("actions", 3);
+    start_all(s, 3);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1); /* nobody */
+    push(s, 1, 1, 1);
+    apply_scaled(s, 1, 1);
+    release(s, 0, 1); /* one of two idle workers, not the pusher */
+    expect(s, "neither nobody, the pusher nor all");
+}
+
+static void a_log_file_is_checked_and_its_line_named(void **state)
+{
+    (void)state;
+    const char *path = sw_test_path("run.jsonl");
+    sw_test_write_text(path,
+                       "{\"t\":0,\"ev\":\"start\",\"policy\":\"ssp:s=0\",\"slots\":2}\n"
+                       "{\"t\":0,\"ev\":\"join\",\"w\":0,\"step\":0,\"V\":0}\n"
+                       "{\"t\":0,\"ev\":\"release\",\"w\":0,\"step\":0,\"V\":0}\n"
+                       "{\"t\":0,\"ev\":\"join\",\"w\":1,\"step\":0,\"V\":0}\n"
+                       "{\"t\":0,\"ev\":\"release\",\"w\":1,\"step\":0,\"V\":0}\n"
+                       "{\"t\":1,\"ev\":\"push\",\"w\":0,\"step\":1,\"ver\":0,\"V\":0}\n"
+                       "{\"t\":1,\"ev\":\"apply\",\"V\":1,\"n\":1}\n"
+                       "{\"t\":1,\"ev\":\"eval\",\"V\":1,\"loss\":1,\"acc\":0.5}\n"
+                       "{\"t\":1,\"ev\":\"release\",\"w\":0,\"step\":1,\"V\":1}\n");
+    sw_check_summary sum;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_check_log(path, &sum, err), SW_EPROMISE);
+    assert_non_null(strstr(err, "run.jsonl:9:"));
+    assert_non_null(strstr(err, "(s=0)"));
+    sw_test_write_text(path, "{\"t\":0,\"ev\":\"join\",\"w\":0,\"step\":0,\"V\":0}\n");
+    assert_int_equal(sw_check_log(path, &sum, err), SW_EFORMAT);
+    assert_non_null(strstr(err, "start"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_run_counts_versions_and_never_stalls),
+        cmocka_unit_test(asp_applies_at_once_and_never_holds_anyone),
+        cmocka_unit_test(ssp_bounds_the_lead_both_ways),
+        cmocka_unit_test(dssp_keeps_hi_and_spends_grants_on_every_push),
+        cmocka_unit_test(bsp_waits_for_everyone),
+        cmocka_unit_test(backup_and_sync_drop_the_late_and_count_k),
+        cmocka_unit_test(ebsp_stops_workers_at_the_searched_barrier),
+        cmocka_unit_test(actions_release_nobody_the_pusher_or_all),
+        cmocka_unit_test(a_log_file_is_checked_and_its_line_named),
+    };
+    return cmocka_run_group_tests(tests, NULL, sw_test_teardown);
+}
