@@ -6,7 +6,9 @@
  * parameters that worker pulled, so staleness is real and the loss curve is honest. Evaluations
  * on the validation set happen every eval_every virtual seconds and do not advance the clock, nor
  * does the loss probe (the first probe_batch validation examples) of policies that want losses.
- * The same configuration and seed give a bit-identical event log.
+ * The same configuration and seed give a bit-identical event log. Every event is held to the
+ * promise of the policy in force (syncwise/check.h): a broken promise ends the run with
+ * SW_EPROMISE and says where.
  */
 #ifndef SYNCWISE_SIM_H
 #define SYNCWISE_SIM_H
@@ -43,6 +45,8 @@ typedef struct sw_sim_config {
     uint32_t patience;            /* evaluations without improvement; keeps the best weights */
     double eval_every;            /* virtual seconds between evaluations */
     FILE *log;                    /* JSONL event log, or NULL */
+    bool no_check;                /* skip the promise checker (syncwise/check.h), which
+                                   * otherwise ends a run whose policy breaks its promise */
     uint32_t probe_batch;         /* examples of the loss probe (first of the validation set) */
     sw_action_fn chooser;         /* for the `actions` policy */
     void *chooser_ctx;

@@ -63,6 +63,62 @@ uint64_t ck_lead(const sw_check *c, uint32_t w)
 
 static bool started(const ck_worker *k) { return k->state != SW_WORKER_ABSENT && !k->fresh; }
 
+static bool wait_less(const ck_wait *a, const ck_wait *b) { return a->clock < b->clock; }
+
+/* Worker w starts waiting at its clock (or waits on at a new one). */
+static int wait_at(sw_check *c, uint32_t w)
+{
+    if (c->n_waits == c->cap_waits) {
+        uint32_t cap = c->cap_waits ? 2 * c->cap_waits : 64;
+        ck_wait *grown = realloc(c->waits, cap * sizeof *grown);
+        if (!grown)
+            return SW_ENOMEM;
+        c->waits = grown;
+        c->cap_waits = cap;
+    }
+    ck_worker *k = &c->w[w];
+    ck_wait e = {.clock = k->clock, .worker = w, .seq = ++k->wait_seq};
+    uint32_t i = c->n_waits++;
+    for (; i > 0 && wait_less(&e, &c->waits[(i - 1) / 2]); i = (i - 1) / 2)
+        c->waits[i] = c->waits[(i - 1) / 2];
+    c->waits[i] = e;
+    return 0;
+}
+
+static void pop_wait(sw_check *c)
+{
+    ck_wait last = c->waits[--c->n_waits];
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t l = 2 * i + 1, m = l;
+        if (l >= c->n_waits)
+            break;
+        if (l + 1 < c->n_waits && wait_less(&c->waits[l + 1], &c->waits[l]))
+            m = l + 1;
+        if (!wait_less(&c->waits[m], &last))
+            break;
+        c->waits[i] = c->waits[m];
+        i = m;
+    }
+    if (c->n_waits > 0)
+        c->waits[i] = last;
+}
+
+uint32_t ck_waiting_within(sw_check *c, uint64_t bound)
+{
+    for (uint32_t w = 0; c->fresh_waiting > 0 && w < c->slots; w++)
+        if (c->w[w].state == SW_WORKER_WAITING && c->w[w].fresh)
+            return w;
+    while (c->n_waits > 0) {
+        const ck_wait *top = &c->waits[0];
+        const ck_worker *k = &c->w[top->worker];
+        if (k->state == SW_WORKER_WAITING && !k->fresh && k->wait_seq == top->seq)
+            return top->clock - c->min_clock <= bound ? top->worker : UINT32_MAX;
+        pop_wait(c);
+    }
+    return UINT32_MAX;
+}
+
 /* The engine's recount: the smallest started clock, or the last one while none is started. */
 static void recount_min(sw_check *c)
 {
@@ -137,6 +193,7 @@ int sw_check_new(sw_check **out, const char *policy, uint32_t slots, char *err)
     }
     c->slots = slots;
     c->cap_buf = 64;
+    c->buf_twice = UINT32_MAX;
     c->wake_at = -1;
     c->knew_all = true;
     int rc = start_promise(c, policy, err);
@@ -155,6 +212,7 @@ void sw_check_free(sw_check *c)
     stop_promise(c);
     free(c->w);
     free(c->buf);
+    free(c->waits);
     free(c);
 }
 
@@ -220,7 +278,8 @@ static int on_push(sw_check *c, const sw_event *ev, char *err)
         c->cap_buf *= 2;
     }
     c->buf[c->n_buf++] = (ck_grad){.worker = ev->worker, .ver = ev->ver, .epoch = c->epoch};
-    k->own_in_buffer++;
+    if (++k->own_in_buffer == 2 && c->buf_twice == UINT32_MAX)
+        c->buf_twice = ev->worker;
     bool was_at_min = at_min(c, k);
     k->clock = ev->clock;
     if (was_at_min)
@@ -228,6 +287,8 @@ static int on_push(sw_check *c, const sw_event *ev, char *err)
     k->state = SW_WORKER_WAITING;
     c->n_waiting++;
     c->pushes++;
+    if (wait_at(c, ev->worker))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
     c->g.worker = ev->worker;
     c->g.push_ver = ev->ver;
     c->g.push_V = c->V;
@@ -241,34 +302,46 @@ static int on_drop(sw_check *c, const sw_event *ev, char *err)
         return engine_broke(err, "a drop of worker %u that does not follow its push", ev->worker);
     ck_worker *k = &c->w[ev->worker];
     c->n_buf--;
-    k->own_in_buffer--;
+    if (k->own_in_buffer-- == 2 && c->buf_twice == ev->worker) {
+        c->buf_twice = UINT32_MAX; /* another worker may hold two as well */
+        for (uint32_t i = 0; i < c->n_buf && c->buf_twice == UINT32_MAX; i++)
+            if (c->w[c->buf[i].worker].own_in_buffer >= 2)
+                c->buf_twice = c->buf[i].worker;
+    }
     k->clock--; /* a refused gradient is not a step */
     if (k->clock < c->min_clock)
         recount_min(c);
     else
         c->n_at_min += k->clock == c->min_clock;
     c->g.dropped = true;
-    return 0;
+    return wait_at(c, ev->worker) ? sw_fail(err, SW_ENOMEM, "out of memory") : 0;
+}
+
+/* The barrier roster: a live worker released under the policy in force since the last apply
+ * with no gradient in the buffer, or UINT32_MAX. */
+static uint32_t missing_from_buffer(const sw_check *c)
+{
+    for (uint32_t w = 0; w < c->slots; w++) {
+        const ck_worker *k = &c->w[w];
+        if (k->state != SW_WORKER_ABSENT && !k->fresh && k->released_epoch == c->epoch &&
+            k->released_at == c->applies && k->own_in_buffer == 0)
+            return w;
+    }
+    return UINT32_MAX;
 }
 
 /* What the buffer holds, as the promises judge an apply. */
-static ck_apply describe_apply(sw_check *c, const sw_event *ev)
+static ck_apply describe_apply(const sw_check *c, const sw_event *ev)
 {
-    ck_apply a = {.n = c->n_buf, .twice = UINT32_MAX, .missing = UINT32_MAX,
+    ck_apply a = {.n = c->n_buf, .twice = c->buf_twice, .missing = UINT32_MAX,
                   .all_waiting = c->n_waiting == c->n_live, .lr_scale = ev->lr_scale};
     for (uint32_t i = 0; i < c->n_buf; i++) {
         const ck_grad *g = &c->buf[i];
         a.carried += g->epoch != c->epoch;
         a.stale += g->epoch == c->epoch && g->ver < c->V; /* the old policy accepted the rest */
     }
-    for (uint32_t w = 0; w < c->slots; w++) {
-        const ck_worker *k = &c->w[w];
-        if (k->own_in_buffer > 1 && a.twice == UINT32_MAX)
-            a.twice = w;
-        if (k->state != SW_WORKER_ABSENT && !k->fresh && k->released_epoch == c->epoch &&
-            k->released_at == c->applies && k->own_in_buffer == 0 && a.missing == UINT32_MAX)
-            a.missing = w;
-    }
+    if (c->promise && c->promise->judges_barriers)
+        a.missing = missing_from_buffer(c);
     return a;
 }
 
@@ -287,6 +360,7 @@ static int on_apply(sw_check *c, const sw_event *ev, char *err)
     for (uint32_t i = 0; i < c->n_buf; i++)
         c->w[c->buf[i].worker].own_in_buffer = 0;
     c->n_buf = 0;
+    c->buf_twice = UINT32_MAX;
     c->V++;
     c->applies++;
     return 0;
@@ -316,6 +390,7 @@ static int on_release(sw_check *c, const sw_event *ev, char *err)
         k->clock = ev->clock;
         if (c->n_at_min++ == 0)
             c->min_clock = k->clock;
+        c->fresh_waiting--;
     }
     k->state = SW_WORKER_RUNNING;
     k->fresh = false;
@@ -343,7 +418,9 @@ static int on_join(sw_check *c, const sw_event *ev, char *err)
         return engine_broke(err, "worker %u joined at step %llu, not the slowest started step "
                             "%llu", ev->worker, (unsigned long long)ev->clock,
                             (unsigned long long)c->min_clock);
-    *k = (ck_worker){.state = SW_WORKER_WAITING, .clock = ev->clock, .fresh = true};
+    *k = (ck_worker){.state = SW_WORKER_WAITING, .clock = ev->clock, .fresh = true,
+                     .wait_seq = k->wait_seq};
+    c->fresh_waiting++;
     c->n_live++;
     c->n_waiting++;
     c->g.worker = ev->worker;
@@ -362,6 +439,8 @@ static int on_leave(sw_check *c, const sw_event *ev, char *err)
     bool was_at_min = at_min(c, k);
     if (k->state == SW_WORKER_WAITING)
         c->n_waiting--;
+    if (k->state == SW_WORKER_WAITING && k->fresh)
+        c->fresh_waiting--;
     k->state = SW_WORKER_ABSENT;
     c->n_live--;
     if (was_at_min)
@@ -377,6 +456,7 @@ static int on_switch(sw_check *c, const sw_event *ev, char *err)
     c->wake_at = -1; /* the engine forgets the old policy's wake-up */
     for (uint32_t w = 0; w < c->slots; w++)
         c->w[w].own_in_buffer = 0; /* what is buffered now was pushed under the old policy */
+    c->buf_twice = UINT32_MAX;
     int rc = start_promise(c, ev->reason, err);
     return rc == SW_EINVAL ? engine_broke(err, "a switch to a bad spec '%s'", ev->reason) : rc;
 }

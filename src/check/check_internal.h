@@ -20,7 +20,15 @@ typedef struct ck_worker {
     uint32_t released_epoch; /* the policy epoch of its last release */
     uint64_t released_at;    /* applies done when it was last released */
     uint32_t own_in_buffer;  /* its gradients in the buffer pushed under the policy in force */
+    uint32_t wait_seq;       /* counts its waits (and drops), to tell stale heap entries */
 } ck_worker;
+
+/* A started worker waiting at a clock, in the heap of waiting clocks; stale once the worker
+ * waited again, moved, or stopped waiting. */
+typedef struct ck_wait {
+    uint64_t clock;
+    uint32_t worker, seq;
+} ck_wait;
 
 /* A gradient in the aggregation buffer. */
 typedef struct ck_grad {
@@ -35,8 +43,8 @@ typedef struct ck_apply {
     uint32_t stale;      /* pushed under this policy and computed at a version older than the
                           * one they were applied to */
     uint32_t twice;      /* a worker with two gradients pushed under this policy, or UINT32_MAX */
-    uint32_t missing;    /* a live worker released under this policy since the last apply,
-                          * with no gradient in it, or UINT32_MAX */
+    uint32_t missing;    /* for promises that judge barriers: a live worker released under this
+                          * policy since the last apply, with no gradient in it, or UINT32_MAX */
     bool all_waiting;    /* every live worker was waiting */
     float lr_scale;
 } ck_apply;
@@ -68,11 +76,15 @@ struct sw_check {
     uint32_t n_live, n_waiting;
     ck_grad *buf;
     uint32_t n_buf, cap_buf;
+    uint32_t buf_twice;     /* a worker with two own gradients in the buffer, or UINT32_MAX */
     uint32_t epoch;         /* counts switches */
     double wake_at;         /* a pending wake-up, < 0 when none */
     double last_t;          /* the time of the last event: it never goes back */
     uint64_t min_clock;     /* the slowest started clock, kept as the engine keeps it */
     uint32_t n_at_min;      /* started workers at min_clock */
+    ck_wait *waits;         /* min-heap by clock of started waiting workers, with stale entries */
+    uint32_t n_waits, cap_waits;
+    uint32_t fresh_waiting; /* joiners waiting for their first release */
     ck_group g;
     const ck_promise *promise; /* NULL: a policy the checker does not know */
     void *pstate;
@@ -86,6 +98,7 @@ struct sw_check {
 struct ck_promise {
     const char *policy; /* the policy's registered name */
     size_t state_size;
+    bool judges_barriers; /* the core works out ck_apply.missing (a scan of every slot) */
     /* Reads the policy's parameters (defaults as in syncwise/policy.h); the spec was accepted
      * by the engine, so unknown keys are ignored. */
     int (*init)(void *state, sw_spec *spec, sw_check *c, char *err);
@@ -115,6 +128,8 @@ uint64_t ck_max_clock(const sw_check *c);
 /* How many steps worker w is ahead of the slowest started worker (0 for a fresh joiner, which
  * starts at that clock). */
 uint64_t ck_lead(const sw_check *c, uint32_t w);
+/* A waiting worker at most `bound` steps ahead (joiners count as 0 ahead), or UINT32_MAX. */
+uint32_t ck_waiting_within(sw_check *c, uint64_t bound);
 
 /* Shared rules of the promises (promise_common.c). */
 

@@ -63,12 +63,12 @@ static int lead_within(sw_check *c, uint32_t w, uint64_t bound, const char *name
 
 static int none_waits_within(sw_check *c, uint64_t bound, const char *name, char *err)
 {
-    for (uint32_t w = 0; c->n_waiting > 0 && w < c->slots; w++)
-        if (c->w[w].state == SW_WORKER_WAITING && ck_lead(c, w) <= bound)
-            return ck_broken(c, err, "left worker %u waiting %llu steps ahead of the slowest "
-                             "live worker, within %s=%llu", w, (unsigned long long)ck_lead(c, w),
-                             name, (unsigned long long)bound);
-    return 0;
+    uint32_t w = ck_waiting_within(c, bound);
+    if (w == UINT32_MAX)
+        return 0;
+    return ck_broken(c, err, "left worker %u waiting %llu steps ahead of the slowest live "
+                     "worker, within %s=%llu", w, (unsigned long long)ck_lead(c, w), name,
+                     (unsigned long long)bound);
 }
 
 typedef struct ssp_promise {

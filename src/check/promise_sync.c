@@ -76,7 +76,7 @@ static int bsp_end(void *state, sw_check *c, char *err)
 }
 
 const ck_promise sw__promise_bsp = {
-    .policy = "bsp", .state_size = sizeof(bsp_promise), .init = bsp_init,
+    .policy = "bsp", .state_size = sizeof(bsp_promise), .judges_barriers = true, .init = bsp_init,
     .on_event = bsp_event, .on_end = bsp_end,
 };
 

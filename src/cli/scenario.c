@@ -12,6 +12,7 @@ enum {
     O_WORKERS = SW_CLI_SCENARIO_BASE, O_CLUSTER, O_NET, O_EVENTS, O_DATA, O_MODEL, O_BATCH, O_LR,
     O_WD, O_BATCH_MODE, O_GMF, O_TARGET_ACC, O_TARGET_LOSS, O_MAX_TIME, O_MAX_APPLIES,
     O_MAX_PUSHES, O_PATIENCE, O_EVAL_EVERY, O_NO_MODEL, O_THREADS, O_QUIET, O_VERBOSE,
+    O_NO_CHECK,
 };
 
 const struct option sw_cli_scenario_options[] = {
@@ -26,7 +27,7 @@ const struct option sw_cli_scenario_options[] = {
     {"patience", 1, 0, O_PATIENCE},       {"eval-every", 1, 0, O_EVAL_EVERY},
     {"no-model", 0, 0, O_NO_MODEL},       {"threads", 1, 0, O_THREADS},
     {"quiet", 0, 0, O_QUIET},             {"verbose", 0, 0, O_VERBOSE},
-    {0, 0, 0, 0},
+    {"no-check", 0, 0, O_NO_CHECK},       {0, 0, 0, 0},
 };
 
 void sw_cli_scenario_defaults(sw_cli_scenario *s)
@@ -120,6 +121,7 @@ int sw_cli_scenario_option(sw_cli_scenario *s, const char *cmd, int code, const 
         c->model = arg;
         return 1;
     case O_NO_MODEL: s->data_spec = NULL; return 1;
+    case O_NO_CHECK: c->no_check = true; return 1;
     case O_QUIET: s->quiet = true; return 1;
     case O_VERBOSE: s->verbose = true; return 1;
     case O_BATCH_MODE:
@@ -177,6 +179,8 @@ void sw_cli_scenario_help(void)
            "  --eval-every S         virtual seconds between evaluations (default 20)\n"
            "other:\n"
            "  --threads N            OpenBLAS threads (default: OpenBLAS's own choice)\n"
+           "  --no-check             do not hold the run to its policy's promise\n"
+           "                         (docs/promises.md; a broken one ends a run)\n"
            "  -q, --quiet            print only the results\n"
            "  -v, --verbose          a progress line per evaluation, and debug messages\n");
 }

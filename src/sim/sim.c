@@ -211,7 +211,9 @@ static int setup_engine(sim *s, char *err)
     ep.chooser_ctx = c->chooser_ctx;
     if (s->model)
         setup_probe(s, &ep);
-    int rc = sw_engine_new(&s->engine, &ep, err);
+    int rc = c->no_check ? 0 : sw_check_new(&s->check, c->policy, s->n_slots, err);
+    if (!rc)
+        rc = sw_engine_new(&s->engine, &ep, err);
     free(init);
     return rc;
 }
@@ -435,6 +437,11 @@ static sw_stop_reason loop(sim *s)
 static void finish(sim *s)
 {
     sw_sim_result *r = s->r;
+    char why[SW_ERR_LEN];
+    if (s->check && sw_check_end(s->check, why)) {
+        sw__sim_fail(s, SW_EPROMISE, "%s", why);
+        return;
+    }
     for (uint32_t w = 0; w < s->n_slots; w++) {
         sim_worker *k = &s->w[w];
         if (!k->live)
@@ -472,6 +479,7 @@ static void teardown(sim *s)
     sw_dataset_free(s->probe_owned);
     sw__heap_free(&s->heap);
     sw_engine_free(s->engine);
+    sw_check_free(s->check);
     sw_cluster_free(s->cluster);
     sw_model_free(s->model);
 }
@@ -526,10 +534,10 @@ int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err)
     rc = start(&s, err);
     if (!rc) {
         out->stop = loop(&s);
+        if (!s.rc)
+            finish(&s);
         if (s.rc)
             rc = sw_fail(err, s.rc, "%s", s.msg);
-        else
-            finish(&s);
     }
     teardown(&s);
     out->wall_s = sw_clock_now_s() - t0;

@@ -4,6 +4,7 @@
 #define SW_SIM_INTERNAL_H
 
 #include "heap.h"
+#include "syncwise/check.h"
 #include "syncwise/cluster.h"
 #include "syncwise/err.h"
 #include "syncwise/model.h"
@@ -28,6 +29,7 @@ typedef struct sim_worker {
 typedef struct sim {
     const sw_sim_config *c;
     sw_engine *engine;
+    sw_check *check;         /* the policy's promise, held on every event (NULL: not asked) */
     sw_cluster *cluster;
     sw_model *model;
     sw__heap heap;

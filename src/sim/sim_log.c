@@ -1,4 +1,5 @@
-/* The simulator's event sink: per-worker statistics and the JSONL event log (docs/log.md).
+/* The simulator's event sink: per-worker statistics, the JSONL event log (docs/log.md), and the
+ * promise checker, which ends the run on a broken promise.
  *
  * Statistics follow the events rather than the engine's internals, so the same sink would serve
  * any driver: idle time runs from a worker's push (or join) to its release; the staleness of a
@@ -80,4 +81,7 @@ void sw__sim_sink(void *ctx, const sw_event *ev)
     count(s, ev);
     if (s->c->log)
         sw_event_write_jsonl(s->c->log, ev);
+    char why[SW_ERR_LEN];
+    if (s->check && !s->rc && sw_check_event(s->check, ev, why))
+        sw__sim_fail(s, SW_EPROMISE, "%s", why);
 }
