@@ -8,11 +8,15 @@ HOSTILE=${2:?usage: $0 SYNCWISE NET_HOSTILE}
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 DATA="synthetic:task=logistic,d=50,n=20000"
 
-start_server() { # policy, then extra server options; sets SPID and EP (BIND: where to listen)
+runs=0
+start_server() { # policy, then extra server options; sets SPID, EP and LOG, the server's event
+  # log (BIND: where to listen; KEEP_LOG=1: append to the last run's log, as a resumed run does)
   local policy=$1
   shift
   rm -f "$TMP/ep"
+  [ "${KEEP_LOG:-0}" = 1 ] || { runs=$((runs + 1)); LOG="$TMP/server-$runs.jsonl"; }
   "$SW" server --bind "${BIND:-tcp://127.0.0.1:*}" --endpoint-file "$TMP/ep" --policy "$policy" \
+    --log "$LOG" \
     --data "$DATA" --model mlp:h=1,u=32 --lr 0.05 --heartbeat-timeout 1 --eval-every 0.2 \
     --max-time 60 --threads 1 "$@" > "$TMP/server.out" 2> "$TMP/server.err" &
   SPID=$!
@@ -34,7 +38,8 @@ wait_for() { # seconds, then a command: polls until the command succeeds (1 if i
   done
 }
 
-expect_server() { # description: waits for the server, which must succeed; OUT = its output
+expect_server() { # description: waits for the server, which must succeed and keep its
+  # policy's promise on every event of its log (docs/promises.md); OUT = its output
   wait "$SPID"
   local rc=$?
   OUT=$(cat "$TMP/server.out" "$TMP/server.err")
@@ -44,6 +49,13 @@ expect_server() { # description: waits for the server, which must succeed; OUT =
     echo "$OUT" | tail -5 | sed 's/^/    /'
     failures=$((failures + 1))
   fi
+  local said
+  said=$("$SW" check "$LOG" 2>&1)
+  checks=$((checks + 1))
+  case "$said" in
+    *"every promise kept"*) ;;
+    *) echo "FAIL: $1: the server's log: $said"; failures=$((failures + 1)) ;;
+  esac
 }
 
 for policy in bsp ssp:s=2 asp rlp; do
@@ -96,8 +108,8 @@ kill -9 "$SPID"
 wait "$SPID" 2>/dev/null
 checks=$((checks + 1))
 [ -s "$TMP/server.ckpt" ] || { echo "FAIL: no checkpoint"; failures=$((failures + 1)); }
-BIND=$EP start_server bsp --target-acc 0.92 --checkpoint "$TMP/server.ckpt" --resume \
-  --wait-workers 3
+BIND=$EP KEEP_LOG=1 start_server bsp --target-acc 0.92 --checkpoint "$TMP/server.ckpt" \
+  --resume --wait-workers 3
 expect_server "resumed server"
 expect_output "target reached" "the resumed run completes"
 from=$(sed -n 's/.*(from \([0-9]*\)).*/\1/p' "$TMP/server.out")
@@ -105,6 +117,8 @@ checks=$((checks + 1))
 [ "${from:-0}" -gt 0 ] || { echo "FAIL: resumed from version ${from:-?}"; failures=$((failures + 1)); }
 expect_output "version $from)" "the server says where it resumed"
 expect_output "3 joins" "the workers rejoined the new server by themselves"
+expect_status 0 "the log of both runs" -- "$SW" check "$LOG"
+expect_output "in 2 runs (restarts)" "the resumed run appended to the killed one's log"
 wait "${WPIDS[@]}"
 
 # A worker joining mid-run, a hostile client, ctl status and a policy switch.

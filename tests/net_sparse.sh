@@ -12,16 +12,19 @@ expect_output "12000 rows, 2000 features" "gen says what it wrote"
 OUT=$(head -1 "$TMP/text.svm")
 expect_output ":" "the file is LIBSVM text"
 
-run() { # policy, then server options: server + 3 workers; OUT = the server's output
+run() { # policy, then server options: server + 3 workers; OUT = the server's output, and its
+  # event log keeps the policy's promise
   rm -f "$TMP/ep"
   "$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/ep" --policy "$1" "${@:2}" \
     --model svm --data "libsvm:train=$TMP/text.svm" --lr 0.35 --batch 16 --target-acc 0.75 \
-    --eval-every 0.2 --max-time 60 --threads 1 > "$TMP/server.out" 2>&1 &
+    --eval-every 0.2 --max-time 60 --threads 1 --log "$TMP/run.jsonl" > "$TMP/server.out" 2>&1 &
   local server=$!
   for _ in $(seq 100); do [ -s "$TMP/ep" ] && break; sleep 0.05; done
   for i in 1 2 3; do "$SW" worker --connect "$(cat "$TMP/ep")" --threads 1 -q & done
   expect_exit "$server" "$1: the server"
   wait
+  expect_status 0 "$1 ${*:2}: the server's log" -- "$SW" check "$TMP/run.jsonl"
+  expect_output "every promise kept" "$1 ${*:2} kept its promise"
   OUT=$(cat "$TMP/server.out")
 }
 

@@ -25,9 +25,11 @@
 
 typedef struct sw_check sw_check;
 
-/* A checker for a run that starts under `policy` (a spec, "ssp:s=2") with `slots` worker slots.
- * Fails with SW_EINVAL on a bad spec or slot count. */
-int sw_check_new(sw_check **out, const char *policy, uint32_t slots, char *err);
+/* A checker for a run that starts under `policy` (a spec, "ssp:s=2") with `slots` worker slots
+ * at version `version` (0, or a resumed checkpoint's). Fails with SW_EINVAL on a bad spec or
+ * slot count. */
+int sw_check_new(sw_check **out, const char *policy, uint32_t slots, uint64_t version,
+                 char *err);
 void sw_check_free(sw_check *c);
 
 /* Replays one event. Returns 0, or SW_EPROMISE with the broken promise in err (which event, what
@@ -45,13 +47,18 @@ bool sw_check_knew_policies(const sw_check *c);
 /* What checking a log file found. */
 typedef struct sw_check_summary {
     uint64_t events, applies, pushes, switches;
-    char policy[256]; /* the policy at the start */
+    uint32_t segments; /* runs in the file: a server that restarted appends a new one */
+    char policy[256];  /* the policy at the start */
     bool knew_policies;
+    bool cut;          /* the last run has no "end" line: killed, or still running; its last
+                        * engine call was not judged */
 } sw_check_summary;
 
 /* Checks a JSONL event log (docs/log.md), whose first line is the "start" line naming the
- * policy and the slots. Fails with "PATH:LINE: ..." in err: SW_EPROMISE on a broken promise,
- * SW_EFORMAT on a line that is not a log line, SW_EIO when the file cannot be read. */
+ * policy, the slots and the version it starts at; an "end" line closes a run, and a later
+ * "start" line begins the next (a restarted server). Fails with "PATH:LINE: ..." in err:
+ * SW_EPROMISE on a broken promise, SW_EFORMAT on a line that is not a log line, SW_EIO when
+ * the file cannot be read. */
 int sw_check_log(const char *path, sw_check_summary *out, char *err);
 
 #endif

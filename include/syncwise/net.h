@@ -63,10 +63,15 @@ typedef struct sw_server_result {
                             * were in; elapsed_s includes it. Negative: it never started */
     uint64_t start_version, version, applies, pushes, refused, joins, crashes;
     uint64_t bytes_in, bytes_out; /* message bytes received and sent (headers included) */
+    char broken[256];      /* the first promise the policy broke (syncwise/check.h), or "" */
 } sw_server_result;
 
 /* Runs the server until a stopping condition or *stop. Fails with a message on a bad
- * configuration, a bind failure or a checkpoint that cannot be read or written. */
+ * configuration, a bind failure or a checkpoint that cannot be read or written. Every event is
+ * held to the policy's promise (syncwise/check.h): a broken one is logged at once and shown by
+ * ctl status, training goes on (a real run is worth more than its promise), and the finished
+ * run then fails with SW_EPROMISE, the result filled in as for a success. The log, when given,
+ * opens with its "start" line and, when the run finishes, closes with an "end" line. */
 int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err);
 
 typedef struct sw_worker_params {

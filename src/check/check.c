@@ -179,7 +179,8 @@ static int start_promise(sw_check *c, const char *spec_text, char *err)
     return c->promise->init ? c->promise->init(c->pstate, &spec, c, err) : 0;
 }
 
-int sw_check_new(sw_check **out, const char *policy, uint32_t slots, char *err)
+int sw_check_new(sw_check **out, const char *policy, uint32_t slots, uint64_t version,
+                 char *err)
 {
     *out = NULL;
     if (slots == 0 || slots > (1u << 24))
@@ -192,6 +193,7 @@ int sw_check_new(sw_check **out, const char *policy, uint32_t slots, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory for a checker of %u workers", slots);
     }
     c->slots = slots;
+    c->V = version;
     c->cap_buf = 64;
     c->buf_twice = UINT32_MAX;
     c->wake_at = -1;

@@ -25,7 +25,7 @@ static script *open_script(const char *policy, uint32_t slots)
     static script s;
     memset(&s, 0, sizeof s);
     char err[SW_ERR_LEN];
-    if (sw_check_new(&s.c, policy, slots, err))
+    if (sw_check_new(&s.c, policy, slots, 0, err))
         fail_msg("%s: %s", policy, err);
     return &s;
 }

@@ -37,13 +37,20 @@ static int check_one(const char *path, bool quiet)
         printf("%s: BROKEN: %s\n", path, err);
         return 1;
     }
-    if (!quiet)
-        printf("%s: %s: %llu events (%llu pushes, %llu applies, %llu switches): %s\n", path,
-               s.policy, (unsigned long long)s.events, (unsigned long long)s.pushes,
-               (unsigned long long)s.applies, (unsigned long long)s.switches,
-               s.knew_policies ? "every promise kept"
-                               : "the rules every run keeps hold (a policy the checker does "
-                                 "not know ran too)");
+    if (quiet)
+        return 0;
+    char runs[48] = "";
+    if (s.segments > 1)
+        snprintf(runs, sizeof runs, " in %u runs (restarts)", s.segments);
+    printf("%s: %s: %llu events%s (%llu pushes, %llu applies, %llu switches): %s%s\n", path,
+           s.policy, (unsigned long long)s.events, runs, (unsigned long long)s.pushes,
+           (unsigned long long)s.applies, (unsigned long long)s.switches,
+           s.knew_policies ? "every promise kept"
+                           : "the rules every run keeps hold (a policy the checker does not "
+                             "know ran too)",
+           s.cut ? "; the log stops without its end line (killed, or still running), so its "
+                   "last engine call was not judged"
+                 : "");
     return 0;
 }
 

@@ -152,14 +152,16 @@ int sw_cli_server(int argc, char **argv)
     FILE *log = log_path ? fopen(log_path, p.resume ? "a" : "w") : NULL;
     if (log_path && !log)
         return sw_cli_error("server", "%s: cannot create the log", log_path);
+    if (log) /* whole lines only, even when the server is killed: a resumed run appends */
+        setvbuf(log, NULL, _IOLBF, 0);
     p.log = log;
     sw_server_result r;
     int rc = sw_server_run(&p, &r, err);
     if (p.on_eval && isatty(STDERR_FILENO))
         fputc('\n', stderr);
-    if (log)
-        fclose(log);
-    if (rc)
+    if (log && fclose(log) != 0 && !rc)
+        rc = sw_fail(err, SW_EIO, "%s: write error", log_path);
+    if (rc && rc != SW_EPROMISE)
         return sw_cli_error("server", "%s", err);
     char took[96];
     if (r.started_s >= 0)
@@ -177,7 +179,7 @@ int sw_cli_server(int argc, char **argv)
     printf("traffic: %.1f MB in, %.1f MB out, %.0f bytes per push and its answers\n",
            (double)r.bytes_in / 1e6, (double)r.bytes_out / 1e6,
            r.pushes ? (double)(r.bytes_in + r.bytes_out) / (double)r.pushes : 0.0);
-    return 0;
+    return rc ? sw_cli_error("server", "%s", err) : 0;
 }
 
 static void worker_help(void)

@@ -281,6 +281,10 @@ static void status(server *s, char *text, size_t cap)
     if (!s->started && len > 0 && (size_t)len < cap)
         len += snprintf(text + len, cap - (size_t)len, "not started: %u of %u workers in\n",
                         live_conns(s), s->p->wait_workers);
+    if (len > 0 && (size_t)len < cap)
+        len += snprintf(text + len, cap - (size_t)len, "promise: %s%s\n",
+                        s->r->broken[0] ? "BROKEN: " : "kept so far (docs/promises.md)",
+                        s->r->broken);
     if (s->threaded && len > 0 && (size_t)len < cap)
         len += snprintf(text + len, cap - (size_t)len,
                         "concurrent applies: %u threads (%s), %llu applied, %llu refused\n",

@@ -12,6 +12,7 @@
 #include <zmq.h>
 
 #include "server_internal.h"
+#include "syncwise/check.h"
 #include "syncwise/ckpt.h"
 #include "syncwise/clock.h"
 #include "syncwise/curve.h"
@@ -64,11 +65,22 @@ void sw__server_drop_worker(server *s, uint32_t w, bool crashed)
     sw_log(SW_LOG_INFO, "worker %u %s", w, crashed ? "stopped answering: dropped" : "left");
 }
 
+/* A broken promise is a bug worth stopping a comparison for, not a real run: say so loudly and
+ * go on; the run fails when it is over. */
+static void promise_broken(server *s, const char *why)
+{
+    snprintf(s->r->broken, sizeof s->r->broken, "%s", why);
+    sw_log(SW_LOG_ERROR, "the policy broke its promise: %s", why);
+}
+
 static void sink(void *ctx, const sw_event *ev)
 {
-    const server *s = ctx;
+    server *s = ctx;
     if (s->p->log)
         sw_event_write_jsonl(s->p->log, ev);
+    char why[SW_ERR_LEN];
+    if (s->check && !s->r->broken[0] && sw_check_event(s->check, ev, why))
+        promise_broken(s, why);
 }
 
 static int load_resume(server *s, float *init, uint64_t *version, char *err)
@@ -127,6 +139,8 @@ static int setup_engine(server *s, char *err)
         ep.writable = sw__lender_engine_hook;
         ep.writable_ctx = &s->lender;
     }
+    if (!rc)
+        rc = sw_check_new(&s->check, p->policy, s->slots, version, err);
     if (!rc)
         rc = sw_engine_new(&s->engine, &ep, err);
     if (!rc && s->lending)
@@ -371,12 +385,34 @@ static void teardown(server *s)
     if (s->zctx)
         zmq_ctx_term(s->zctx); /* after it, ZeroMQ holds no lent buffer */
     sw_engine_free(s->engine);
+    sw_check_free(s->check);
     sw__lender_free(&s->lender);
     sw__task_close(&s->task);
     free(s->sidx);
     free(s->sval);
     free(s->grad);
     free(s->conns);
+}
+
+/* The log's first line, the same "start" line the simulator writes. */
+static void log_start(const server *s)
+{
+    const sw_server_params *p = s->p;
+    sw_event_write_start(p->log, &(sw_log_start){
+        .driver = "server", .policy = p->policy, .workers = p->wait_workers, .slots = s->slots,
+        .seed = p->seed, .version = s->r->start_version, .model = sw__task_spec(&s->task),
+        .params = s->n, .batch = p->batch, .lr = p->lr, .cluster = "real"});
+}
+
+/* The run is over: the last engine call is judged, and the log closed with its end line. */
+static void log_end(server *s)
+{
+    char why[SW_ERR_LEN];
+    if (!s->r->broken[0] && sw_check_end(s->check, why))
+        promise_broken(s, why);
+    if (s->p->log)
+        sw_event_write_end(s->p->log, sw__server_now(s), sw_engine_version(s->engine),
+                           s->r->reached ? "target accuracy" : "stopped");
 }
 
 int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err)
@@ -399,6 +435,8 @@ int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err)
         s.last_ckpt_applies = out->start_version;
         s.rate_applies = out->start_version;
         s.next_ckpt = p->checkpoint_s > 0 ? p->checkpoint_s : INFINITY;
+        if (p->log)
+            log_start(&s);
         rc = loop(&s, err);
         if (!rc && s.rc)
             rc = sw_fail(err, s.rc, "%s", s.msg);
@@ -407,6 +445,10 @@ int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err)
         if (!rc)
             rc = checkpoint(&s, err);
         finish(&s);
+        if (!rc)
+            log_end(&s);
+        if (!rc && out->broken[0])
+            rc = sw_fail(err, SW_EPROMISE, "the policy broke its promise: %s", out->broken);
         out->elapsed_s = sw__server_now(&s);
         out->version = sw_engine_version(s.engine);
         out->applies = out->version - out->start_version;

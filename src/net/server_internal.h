@@ -33,6 +33,7 @@ typedef struct server {
     void *zctx, *sock;
     struct sw_zap *zap; /* CURVE's client check, or NULL */
     sw_engine *engine;
+    struct sw_check *check; /* the policy's promise, held on every event */
     sw__task task;          /* the model and data, dense or sparse */
     bool threaded;          /* --apply-threads > 1: pushes go to the pool, not the engine */
     sw__apply_pool pool;

@@ -1,5 +1,6 @@
-/* A strict reader for flat JSON objects, one per line: {"key":number|"string",...}. Escapes,
- * nesting, arrays, true/false/null are refused, since our logs never hold them. */
+/* A strict reader for flat JSON objects, one per line: {"key":number|"string",...}. Strings may
+ * hold JSON's escapes (\u only below 0x80, as our writer makes them); nesting, arrays and
+ * true/false/null are refused, since our logs never hold them. */
 #include "syncwise/logread.h"
 
 #include <errno.h>
@@ -18,16 +19,46 @@ static const char *skip_ws(const char *p)
     return p;
 }
 
+/* The character an escape after a backslash at p stands for; 0 for a bad one. *p moves past it. */
+static char unescape(const char **p)
+{
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    const char *at = strchr(from, **p);
+    if (**p && at) {
+        (*p)++;
+        return to[at - from];
+    }
+    if (**p != 'u')
+        return 0;
+    unsigned v = 0;
+    for (int i = 1; i <= 4; i++) {
+        char h = (*p)[i];
+        int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
+              : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+        if (d < 0)
+            return 0;
+        v = v * 16 + (unsigned)d;
+    }
+    *p += 5;
+    return v > 0 && v < 0x80 ? (char)v : 0;
+}
+
 /* Reads "..." at p into dst; returns the position after it or NULL. */
 static const char *read_string(const char *p, char *dst, size_t cap)
 {
     if (*p++ != '"')
         return NULL;
     size_t n = 0;
-    for (; *p && *p != '"'; p++) {
-        if (*p == '\\' || (unsigned char)*p < 0x20 || n + 1 >= cap)
+    while (*p && *p != '"') {
+        if ((unsigned char)*p < 0x20 || n + 1 >= cap)
             return NULL;
-        dst[n++] = *p;
+        if (*p != '\\') {
+            dst[n++] = *p++;
+            continue;
+        }
+        p++;
+        if (!(dst[n++] = unescape(&p)))
+            return NULL;
     }
     dst[n] = '\0';
     return *p == '"' ? p + 1 : NULL;

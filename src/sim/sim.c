@@ -211,7 +211,7 @@ static int setup_engine(sim *s, char *err)
     ep.chooser_ctx = c->chooser_ctx;
     if (s->model)
         setup_probe(s, &ep);
-    int rc = c->no_check ? 0 : sw_check_new(&s->check, c->policy, s->n_slots, err);
+    int rc = c->no_check ? 0 : sw_check_new(&s->check, c->policy, s->n_slots, 0, err);
     if (!rc)
         rc = sw_engine_new(&s->engine, &ep, err);
     free(init);
@@ -488,13 +488,10 @@ static void teardown(sim *s)
 static void log_start(const sim *s)
 {
     const sw_sim_config *c = s->c;
-    fprintf(c->log,
-            "{\"t\":0,\"ev\":\"start\",\"policy\":\"%s\",\"workers\":%u,\"slots\":%u,"
-            "\"seed\":%llu,\"model\":\"%s\",\"params\":%zu,\"batch\":%u,\"lr\":%.6g,"
-            "\"cluster\":\"%s\"}\n",
-            c->policy, c->workers, s->n_slots, (unsigned long long)c->seed,
-            s->model ? sw_model_get_desc(s->model)->spec : "none", s->n_params, c->batch,
-            (double)c->lr, c->cluster);
+    sw_event_write_start(c->log, &(sw_log_start){
+        .driver = "sim", .policy = c->policy, .workers = c->workers, .slots = s->n_slots,
+        .seed = c->seed, .model = s->model ? sw_model_get_desc(s->model)->spec : "none",
+        .params = s->n_params, .batch = c->batch, .lr = c->lr, .cluster = c->cluster});
 }
 
 static int start(sim *s, char *err)
@@ -536,6 +533,9 @@ int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err)
         out->stop = loop(&s);
         if (!s.rc)
             finish(&s);
+        if (!s.rc && c->log)
+            sw_event_write_end(c->log, out->end_t, sw_engine_version(s.engine),
+                               sw_stop_reason_name(out->stop));
         if (s.rc)
             rc = sw_fail(err, s.rc, "%s", s.msg);
     }
