@@ -30,7 +30,7 @@ static void *work(void *arg)
     for (int k = 0; k < NNZ; k++)
         val[k] = -1.0f;
     for (int i = 0; i < PUSHES; i++)
-        sw_shared_apply_sparse(j->p, j->idx + (size_t)(i % BATCHES) * NNZ, val, NNZ, 1.0f);
+        sw_shared_apply_sparse(j->p, j->idx + (size_t)(i % BATCHES) * NNZ, val, NNZ, 1.0f, 0);
     return NULL;
 }
 

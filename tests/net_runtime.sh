@@ -144,4 +144,18 @@ expect_output "unknown policy" "explains"
 expect_server "the server finishes"
 expect_output "5 joins" "four workers and the hostile one joined"
 wait "${WPIDS[@]}"
+# Concurrent applies: the main thread checks every push before the engine counts it, so the
+# hostile client's NaN and wrong-size gradients leave the version where it was; the threads apply
+# only what the engine accepted, and a policy that drops or aggregates gradients is refused.
+start_server asp --apply-threads 2 --max-time 4 --wd 0.01
+expect_status 0 "a hostile client of a threaded server" -- "$HOSTILE" "$EP"
+expect_output "14 of 14 hostile messages refused" "every hostile message, threads or not"
+expect_status 0 "ctl status of the threaded server" -- "$SW" ctl --connect "$EP" status
+expect_output "version 0 (" "refused pushes were never counted"
+expect_output "0 applied of 0 decided" "nor applied"
+expect_status 1 "a switch to a policy that drops gradients" -- "$SW" ctl --connect "$EP" policy \
+  backup:k=2
+expect_output "cannot run with concurrent applies" "the refusal says why"
+expect_status 0 "a switch to ssp" -- "$SW" ctl --connect "$EP" policy ssp:s=2
+expect_server "the threaded server finishes"
 finish

@@ -34,15 +34,17 @@ for policy in ssp:s=2 asp; do
   expect_output "0 refused messages" "$policy: every sparse message was valid"
 done
 
-# Concurrent applies: asp with two apply threads, lock-free both ways.
+# Concurrent applies: two apply threads, lock-free both ways, under asp and ssp.
 for mode in hogwild atomic; do
   run asp --apply-threads 2 --apply-mode "$mode"
   expect_output "target reached" "asp with 2 $mode apply threads reaches 0.75"
   expect_output "0 refused messages" "$mode: every push was applied"
 done
-expect_status 1 "threads need asp" -- "$SW" server --policy bsp --apply-threads 2 --model svm \
-  --data "sparse:n=100,test=10,dim=50" --max-time 1
-expect_output "needs --policy asp" "the refusal says why"
+run ssp:s=2 --apply-threads 2
+expect_output "target reached" "ssp with 2 locked apply threads reaches 0.75"
+expect_status 1 "threads need a policy that applies on arrival" -- "$SW" server --policy bsp \
+  --apply-threads 2 --model svm --data "sparse:n=100,test=10,dim=50" --max-time 1
+expect_output "cannot run with concurrent applies" "the refusal says why"
 expect_status 1 "unknown apply mode" -- "$SW" server --apply-threads 2 --apply-mode lockless \
   --model svm --data "sparse:n=100,test=10,dim=50" --max-time 1
 expect_output "lockless" "the bad mode is named"

@@ -12,7 +12,9 @@
  *                     is lost, but an apply is still not atomic as a whole (a reader may see it
  *                     half done), and contended coordinates retry
  *
- * Gradients are sparse (index, value) pairs or dense arrays; θ_j -= lr g_j.
+ * Gradients are sparse (index, value) pairs or dense arrays. Every coordinate is updated with the
+ * optimizer's own expression (sw_sgd_coord of syncwise/optim.h), so that an apply here, with
+ * weight decay and all, gives the bits the engine's serial apply gives (tested).
  */
 #ifndef SYNCWISE_CONCURRENT_H
 #define SYNCWISE_CONCURRENT_H
@@ -33,10 +35,11 @@ int sw_shared_new(sw_shared_params **out, size_t n, const float *init, sw_apply_
                   char *err);
 void sw_shared_free(sw_shared_params *p);
 
-/* Safe to call from any number of threads at once. */
+/* One SGD step, θ <- θ (1 - lr weight_decay) - lr g, safe to call from any number of threads at
+ * once. A sparse gradient still decays every coordinate when weight_decay is not 0. */
 void sw_shared_apply_sparse(sw_shared_params *p, const uint32_t *idx, const float *val, size_t nnz,
-                            float lr);
-void sw_shared_apply_dense(sw_shared_params *p, const float *grad, float lr);
+                            float lr, float weight_decay);
+void sw_shared_apply_dense(sw_shared_params *p, const float *grad, float lr, float weight_decay);
 
 /* Copies the parameters out (each coordinate read atomically), or those at idx[0..k). */
 void sw_shared_read(sw_shared_params *p, float *out);

@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "syncwise/concurrent.h"
 #include "syncwise/rng.h"
 
 typedef enum sw_worker_state {
@@ -219,7 +220,23 @@ typedef struct sw_engine_params {
      * only the one it allocated. NULL: θ is always written in place. */
     float *(*writable)(void *ctx, float *theta);
     void *writable_ctx;
+    /* Concurrent applies (the server's --apply-threads): the engine decides every event in its
+     * caller's thread as always, but applies nothing itself. Each gradient a decision applies
+     * becomes a job in the result (sw_engine_result.job), which the caller runs on any thread,
+     * in any number at once, with sw_engine_run_job, while the engine goes on deciding; θ then
+     * lives in a store safe for that (syncwise/concurrent.h) in `concurrent_mode`, and is read
+     * with sw_engine_read_params or sw_engine_gather. Only policies whose ops say `concurrent`
+     * can run so (sw_engine_new and switches refuse the others, saying why); the version counts
+     * decided applies, and θ catches up as the jobs run. */
+    bool concurrent;
+    sw_apply_mode concurrent_mode;
 } sw_engine_params;
+
+/* One apply a concurrent engine decided: the gradient of the push it came from, to be applied
+ * alone with this learning rate (the policy's scale included) and weight decay. */
+typedef struct sw_apply_job {
+    float lr, weight_decay;
+} sw_apply_job;
 
 sw_engine_params sw_engine_default_params(void);
 
@@ -241,6 +258,10 @@ typedef struct sw_engine_result {
     uint32_t n_released;
     bool dropped, applied;
     double wake_at;
+    /* A concurrent engine's push that was applied: the job the caller must run, with the
+     * pushed gradient, through sw_engine_run_job (has_job is false otherwise). */
+    bool has_job;
+    sw_apply_job job;
 } sw_engine_result;
 
 /* Worker w (< max_workers, not live) joins at time t. Unless the policy says otherwise it is
@@ -271,6 +292,18 @@ int sw_engine_tick(sw_engine *e, double t, sw_engine_result *out);
 int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engine_result *out,
                             char *err);
 
+/* Runs a job of a concurrent engine (see sw_engine_params.concurrent) with its push's gradient:
+ * dense (n_params floats) when `dense` is not NULL, else nnz (index, value) pairs as the push
+ * gave them. Safe from any thread, in any number at once, also while the engine decides. */
+void sw_engine_run_job(sw_engine *e, const sw_apply_job *job, const float *dense,
+                       const uint32_t *idx, const float *val, size_t nnz);
+
+/* θ copied into out (n_params floats), or its values at idx[0..k): on a concurrent engine a
+ * coordinate at a time, as the jobs leave it (an apply may show half done). */
+void sw_engine_read_params(const sw_engine *e, float *out);
+void sw_engine_gather(const sw_engine *e, const uint32_t *idx, size_t k, float *out);
+
+/* θ itself, on an engine that is not concurrent (NULL on one that is). */
 const float *sw_engine_params_ptr(const sw_engine *e);
 float *sw_engine_params_mut(sw_engine *e); /* for restoring best weights; not during a run */
 uint64_t sw_engine_version(const sw_engine *e);

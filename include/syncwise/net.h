@@ -42,10 +42,12 @@ typedef struct sw_server_params {
     volatile sig_atomic_t *stop; /* set from a signal handler to stop cleanly; may be NULL */
     const char *curve_key;       /* CURVE: the server's key pair file, or NULL for none */
     const char *curve_clients;   /* CURVE: the authorised clients' public keys (required) */
-    /* Concurrent applies (asp only): pushes are applied by this many threads (1: by the main
-     * thread through the engine) in apply_mode "locked", "hogwild" or "atomic"
-     * (syncwise/concurrent.h). The version then counts accepted pushes; the parameters may lag
-     * it by the pushes still queued for the threads. */
+    /* Concurrent applies: the engine decides every push in the main thread, after its checks,
+     * and this many threads (1: the main thread itself) apply what it accepted, in apply_mode
+     * "locked", "hogwild" or "atomic" (syncwise/concurrent.h), with the engine's optimizer.
+     * Only policies that apply each gradient alone on arrival can run so (asp, ssp, dssp,
+     * ebsp; a switch to another is refused). The version counts decided applies; the
+     * parameters may lag it by the jobs still queued for the threads. */
     uint32_t apply_threads;
     const char *apply_mode;
     /* Progress after each evaluation; may be NULL. */

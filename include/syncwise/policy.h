@@ -42,6 +42,10 @@ typedef struct sw_policy_ops {
     const char *help; /* one line for --help */
     size_t state_size;
     unsigned wants;   /* SW_WANT_* flags */
+    /* Its applies may run on other threads, after its decisions (sw_engine_params.concurrent):
+     * it applies each accepted gradient alone, on arrival, drops none and reads nothing of θ
+     * or of the gradients. */
+    bool concurrent;
     /* Reads parameters from spec (never NULL) and starts from the current view, which is not
      * empty when the policy replaces another. Must leave state safe for fini even on failure.
      * May fail with SW_EINVAL and a message. */

@@ -116,6 +116,15 @@ int sw_msg_get_indices(const sw_msg *m, uint32_t limit, uint32_t *idx, size_t ca
  * payload is bad (wrong count, NaN/Inf) and left alone when only a copy can read it. */
 const float *sw_msg_floats_in_place(const sw_msg *m, size_t n, char *err);
 
+/* Readings of a frame that sw_msg_decode and the checked readers above accepted already (the
+ * server hands checked gradients to its apply threads): the same results, with no check done
+ * twice. sw_msg_view decodes the header; sw_msg_floats_accepted gives the n floats where they
+ * lie when the host allows it, else copied into `copy` (room for n); sw_msg_pairs_accepted
+ * reads the (index, value) pairs and returns how many. */
+void sw_msg_view(const uint8_t *buf, size_t len, sw_msg *out);
+const float *sw_msg_floats_accepted(const sw_msg *m, size_t n, float *copy);
+size_t sw_msg_pairs_accepted(const sw_msg *m, uint32_t *idx, float *val);
+
 const char *sw_msg_type_name(int type);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "syncwise/err.h"
+#include "syncwise/optim.h"
 
 struct sw_shared_params {
     _Atomic uint32_t *bits;
@@ -59,40 +60,46 @@ void sw_shared_free(sw_shared_params *p)
     free(p);
 }
 
-/* θ_j -= lr v under the mode's rule for one coordinate. */
-static void update(sw_shared_params *p, size_t j, float step)
+/* θ_j <- θ_j keep - lr g under the mode's rule for one coordinate. */
+static void update(sw_shared_params *p, size_t j, float g, float lr, float keep)
 {
     _Atomic uint32_t *c = &p->bits[j];
     if (p->mode == SW_APPLY_ATOMIC) {
         uint32_t old = atomic_load_explicit(c, memory_order_relaxed);
-        while (!atomic_compare_exchange_weak_explicit(c, &old, to_bits(from_bits(old) - step),
-                                                      memory_order_relaxed, memory_order_relaxed))
+        while (!atomic_compare_exchange_weak_explicit(
+            c, &old, to_bits(sw_sgd_coord(from_bits(old), g, lr, keep)), memory_order_relaxed,
+            memory_order_relaxed))
             ;
         return;
     }
     /* locked (the mutex orders it) or hogwild (a racing update may be overwritten) */
     float v = from_bits(atomic_load_explicit(c, memory_order_relaxed));
-    atomic_store_explicit(c, to_bits(v - step), memory_order_relaxed);
+    atomic_store_explicit(c, to_bits(sw_sgd_coord(v, g, lr, keep)), memory_order_relaxed);
 }
 
 void sw_shared_apply_sparse(sw_shared_params *p, const uint32_t *idx, const float *val, size_t nnz,
-                            float lr)
+                            float lr, float weight_decay)
 {
+    float keep = sw_sgd_keep(lr, weight_decay);
     if (p->mode == SW_APPLY_LOCKED)
         pthread_mutex_lock(&p->lock);
+    if (keep != 1.0f) /* what sw_sgd_step_sparse does: decay everywhere, then the pairs */
+        for (size_t j = 0; j < p->n; j++)
+            update(p, j, 0.0f, lr, keep);
     for (size_t k = 0; k < nnz; k++)
         if (idx[k] < p->n)
-            update(p, idx[k], lr * val[k]);
+            update(p, idx[k], val[k], lr, 1.0f);
     if (p->mode == SW_APPLY_LOCKED)
         pthread_mutex_unlock(&p->lock);
 }
 
-void sw_shared_apply_dense(sw_shared_params *p, const float *grad, float lr)
+void sw_shared_apply_dense(sw_shared_params *p, const float *grad, float lr, float weight_decay)
 {
+    float keep = sw_sgd_keep(lr, weight_decay);
     if (p->mode == SW_APPLY_LOCKED)
         pthread_mutex_lock(&p->lock);
     for (size_t j = 0; j < p->n; j++)
-        update(p, j, lr * grad[j]);
+        update(p, j, grad[j], lr, keep);
     if (p->mode == SW_APPLY_LOCKED)
         pthread_mutex_unlock(&p->lock);
 }

@@ -26,7 +26,7 @@ static void *hammer(void *arg)
         val[k] = -1.0f;
     }
     for (int i = 0; i < PUSHES; i++)
-        sw_shared_apply_sparse(p, idx, val, N, 1.0f);
+        sw_shared_apply_sparse(p, idx, val, N, 1.0f, 0);
     return NULL;
 }
 

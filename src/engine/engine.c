@@ -25,6 +25,7 @@ struct sw_engine {
     sw_engine_params p;
     float *theta;
     float *own; /* the θ buffer the engine allocated, until a writable hook replaces it */
+    sw_shared_params *shared;   /* θ of a concurrent engine, instead of theta */
     sw__gradbuf buf;            /* view.buffer_sum is buf.sum */
     sw_worker_info *workers;
     sw_engine_view view;
@@ -93,6 +94,13 @@ static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
     if (!o)
         return sw_fail(err, SW_ENOTFOUND, "unknown policy '%s' (known: %s)", spec.name,
                        sw_policy_names());
+    if (e->p.concurrent && !o->concurrent)
+        return sw_fail(err, SW_EINVAL, "policy '%s' cannot run with concurrent applies "
+                       "(--apply-threads): it %s, while concurrent applies need each gradient "
+                       "applied alone on arrival, unseen by the policy (asp, ssp, dssp, ebsp)",
+                       spec.name, (o->wants & SW_WANT_LOSS) ? "decides from the loss after each "
+                       "apply" : (o->wants & SW_WANT_SQ_NORM) ? "reads the gradients' norms"
+                       : "aggregates or drops gradients");
     void *st = calloc(1, o->state_size ? o->state_size : 1);
     if (!st)
         return sw_fail(err, SW_ENOMEM, "out of memory for policy state");
@@ -122,10 +130,10 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     if (!e)
         return sw_fail(err, SW_ENOMEM, "out of memory for an engine");
     e->p = *p;
-    size_t n = p->n_params ? p->n_params : 1;
+    size_t n = p->n_params && !p->concurrent ? p->n_params : 1;
     e->theta = e->own = calloc(n, sizeof *e->theta);
     e->buf.sum = calloc(n, sizeof *e->buf.sum);
-    e->buf.n = p->n_params;
+    e->buf.n = p->concurrent ? 0 : p->n_params;
     e->workers = calloc(p->max_workers, sizeof *e->workers);
     e->decided = calloc(p->max_workers, sizeof *e->decided);
     e->released = calloc(p->max_workers, sizeof *e->released);
@@ -138,7 +146,13 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory for an engine of %zu parameters",
                        p->n_params);
     }
-    if (p->init && p->n_params)
+    int rc = p->concurrent ? sw_shared_new(&e->shared, p->n_params, p->init,
+                                           p->concurrent_mode, err) : 0;
+    if (rc) {
+        sw_engine_free(e);
+        return rc;
+    }
+    if (p->init && p->n_params && !p->concurrent)
         memcpy(e->theta, p->init, p->n_params * sizeof *e->theta);
     for (uint32_t w = 0; w < p->max_workers; w++)
         e->workers[w].push_t[0] = e->workers[w].push_t[1] = -1;
@@ -152,7 +166,7 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     e->env.chooser = p->chooser;
     e->env.chooser_ctx = p->chooser_ctx;
     e->wake_at = -1;
-    int rc = make_policy(e, p->policy, p->policy_ops, &e->ops, &e->state, err);
+    rc = make_policy(e, p->policy, p->policy_ops, &e->ops, &e->state, err);
     if (rc) {
         sw_engine_free(e);
         return rc;
@@ -171,6 +185,7 @@ void sw_engine_free(sw_engine *e)
         e->ops->fini(e->state);
     free(e->state);
     free(e->own);
+    sw_shared_free(e->shared);
     free(e->buf.sum);
     free(e->workers);
     free(e->decided);
@@ -292,11 +307,17 @@ static void emit_grants(const sw_engine *e, const sw_decision *d, double t)
                             .n = d->grant_steps[i], .V = e->view.version});
 }
 
+/* Clears a decision's release marks, ready for the next one. */
+static void forget_marks(sw_engine *e, const sw_decision *d)
+{
+    for (uint32_t i = 0; i < d->n_release; i++)
+        e->chosen[d->release[i]] = 0;
+}
+
 /* Carries out a decision: apply, grants, releases, then the liveness rule and the wake-up. */
 static int carry_out(sw_engine *e, const sw_decision *d, double t, sw_engine_result *out)
 {
-    for (uint32_t i = 0; i < d->n_release; i++)
-        e->chosen[d->release[i]] = 0; /* ready for the next decision */
+    forget_marks(e, d);
     if (!check_decision(e, d))
         return SW_EBUG;
     if (d->apply && e->view.buffered > 0) {
@@ -376,6 +397,29 @@ int sw_engine_leave(sw_engine *e, uint32_t w, double t, bool crashed, sw_engine_
     return carry_out(e, &d, t, out);
 }
 
+/* A concurrent engine's push: the decision must apply the gradient alone, at once (what the
+ * policy's `concurrent` promised); the apply is counted and logged now and handed to the caller
+ * as a job. */
+static int push_concurrent(sw_engine *e, sw_decision *d, double t, sw_engine_result *out)
+{
+    if (d->drop || !d->apply) {
+        forget_marks(e, d);
+        snprintf(e->broken, sizeof e->broken, "policy '%s' %s a gradient, which concurrent "
+                 "applies cannot follow", e->spec, d->drop ? "dropped" : "did not apply");
+        return SW_EBUG;
+    }
+    out->has_job = true;
+    out->job = (sw_apply_job){.lr = e->p.lr * d->lr_scale, .weight_decay = e->p.weight_decay};
+    out->applied = true;
+    e->view.last_apply_t = t;
+    e->view.last_apply_n = 1;
+    e->view.version++;
+    emit(e, &(sw_event){.kind = SW_EV_APPLY, .t = t, .V = e->view.version, .n = 1,
+                        .lr_scale = d->lr_scale});
+    d->apply = false;
+    return carry_out(e, d, t, out);
+}
+
 /* A push, dense or sparse: the worker table, the policy, the buffer, the decision. */
 static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version, double t,
                 sw_engine_result *out)
@@ -401,6 +445,8 @@ static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version
     double t0 = sw_clock_now_s();
     e->ops->on_push(e->state, &e->view, &p, &d);
     e->decide_s += sw_clock_now_s() - t0;
+    if (e->p.concurrent)
+        return push_concurrent(e, &d, t, out);
     if (d.drop) {
         /* A refused gradient is not a step: the worker redoes the same batch. */
         k->clock--;
@@ -498,9 +544,38 @@ int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engin
     return rc ? sw_fail(err, rc, "%s", e->broken) : 0;
 }
 
-const float *sw_engine_params_ptr(const sw_engine *e) { return e->theta; }
+void sw_engine_run_job(sw_engine *e, const sw_apply_job *job, const float *dense,
+                       const uint32_t *idx, const float *val, size_t nnz)
+{
+    if (dense)
+        sw_shared_apply_dense(e->shared, dense, job->lr, job->weight_decay);
+    else
+        sw_shared_apply_sparse(e->shared, idx, val, nnz, job->lr, job->weight_decay);
+}
+
+void sw_engine_read_params(const sw_engine *e, float *out)
+{
+    if (e->shared)
+        sw_shared_read(e->shared, out);
+    else if (e->p.n_params)
+        memcpy(out, e->theta, e->p.n_params * sizeof *out);
+}
+
+void sw_engine_gather(const sw_engine *e, const uint32_t *idx, size_t k, float *out)
+{
+    if (e->shared) {
+        sw_shared_gather(e->shared, idx, k, out);
+        return;
+    }
+    for (size_t i = 0; i < k; i++)
+        out[i] = e->theta[idx[i]];
+}
+
+const float *sw_engine_params_ptr(const sw_engine *e) { return e->shared ? NULL : e->theta; }
 float *sw_engine_params_mut(sw_engine *e)
 {
+    if (e->shared)
+        return NULL;
     e->loss_now = NAN; /* the caller may change θ behind the probe's back */
     return writable_theta(e);
 }

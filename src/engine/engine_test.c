@@ -478,6 +478,61 @@ static void a_decision_is_a_set_and_a_worker_outside_the_table_breaks_the_engine
     sw_engine_free(e);
 }
 
+/* The same pushes through a serial engine and a concurrent one whose jobs run in order: the same
+ * decisions, and θ bit for bit (one optimizer: sw_sgd_coord on both paths), weight decay and
+ * staleness modulation included. */
+static void concurrent_jobs_apply_what_the_serial_engine_applies(void **state)
+{
+    (void)state;
+    sw_engine *e[2];
+    for (int c = 0; c < 2; c++) {
+        sw_engine_params p = two_params("asp:lr_mod=staleness", 3);
+        p.weight_decay = 0.1f;
+        p.concurrent = c == 1;
+        p.concurrent_mode = SW_APPLY_LOCKED;
+        assert_int_equal(sw_engine_new(&e[c], &p, NULL), 0);
+        sw_engine_result r;
+        for (uint32_t w = 0; w < 3; w++)
+            assert_int_equal(sw_engine_join(e[c], w, 0, &r), 0);
+    }
+    assert_null(sw_engine_params_ptr(e[1])); /* θ is read, not pointed at */
+    uint64_t ver[3] = {0, 0, 0};
+    for (int i = 0; i < 30; i++) {
+        uint32_t w = (uint32_t)(i * 7 % 3);
+        float g[2] = {(float)i / 7 - 1, 0.5f - (float)(i % 5) / 3};
+        sw_engine_result r[2];
+        for (int c = 0; c < 2; c++)
+            assert_int_equal(sw_engine_push(e[c], w, g, ver[w], i, &r[c]), 0);
+        assert_false(r[0].has_job);
+        assert_true(r[1].has_job && r[1].applied);
+        sw_engine_run_job(e[1], &r[1].job, g, NULL, NULL, 0);
+        assert_int_equal(r[0].n_released, r[1].n_released);
+        assert_int_equal(sw_engine_version(e[0]), sw_engine_version(e[1]));
+        ver[w] = sw_engine_version(e[0]);
+    }
+    float a[2], b[2];
+    sw_engine_read_params(e[0], a);
+    sw_engine_read_params(e[1], b);
+    assert_memory_equal(a, b, sizeof a);
+    assert_true(a[0] != 1.0f); /* something was applied */
+    /* A policy that aggregates, drops or reads the loss cannot run so, and says why. */
+    char err[SW_ERR_LEN];
+    sw_engine_result r;
+    assert_int_equal(sw_engine_switch_policy(e[1], "sync:grads_to_wait=2", 31, &r, err),
+                     SW_EINVAL);
+    assert_non_null(strstr(err, "aggregates or drops gradients"));
+    assert_int_equal(sw_engine_switch_policy(e[1], "rlp", 31, &r, err), SW_EINVAL);
+    assert_non_null(strstr(err, "loss"));
+    assert_int_equal(sw_engine_switch_policy(e[1], "ssp:s=1", 31, &r, err), 0);
+    sw_engine_params p = two_params("bsp", 3);
+    p.concurrent = true;
+    sw_engine *bad;
+    assert_int_equal(sw_engine_new(&bad, &p, err), SW_EINVAL);
+    assert_non_null(strstr(err, "--apply-threads"));
+    sw_engine_free(e[0]);
+    sw_engine_free(e[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -496,6 +551,7 @@ int main(void)
         cmocka_unit_test(bad_specs_and_states),
         cmocka_unit_test(writes_go_where_the_hook_says_and_never_into_a_buffer_being_sent),
         cmocka_unit_test(a_decision_is_a_set_and_a_worker_outside_the_table_breaks_the_engine),
+        cmocka_unit_test(concurrent_jobs_apply_what_the_serial_engine_applies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -145,16 +145,13 @@ static void accept_push(server *s, const peer *from, const sw_msg *m, const floa
     s->r->pushes++;
     sw_engine_result res;
     double now = sw__server_now(s);
-    int rc;
-    if (s->threaded) /* the pool applies it; the engine keeps the books */
-        rc = sw_engine_push(s->engine, m->worker, NULL, m->version, now, &res);
-    else if (dense)
-        rc = sw_engine_push(s->engine, m->worker, dense, m->version, now, &res);
-    else
-        rc = sw_engine_push_sparse(s->engine, m->worker, s->sidx, s->sval, nnz, m->version, now,
-                                   &res);
+    int rc = dense ? sw_engine_push(s->engine, m->worker, dense, m->version, now, &res)
+                   : sw_engine_push_sparse(s->engine, m->worker, s->sidx, s->sval, nnz,
+                                           m->version, now, &res);
     if (!sw__server_engine_ok(s, rc, "push", m->worker))
         return;
+    if (res.has_job) /* a concurrent engine: one of the threads applies the checked frame */
+        sw__pool_run(&s->pool, s->body, &res.job);
     c->dropped = res.dropped;
     if (res.dropped)
         c->wants_model = !s->task.sparse; /* it recomputes the batch at the current parameters */
@@ -167,21 +164,9 @@ static void accept_push(server *s, const peer *from, const sw_msg *m, const floa
     sw__server_follow(s, &res);
 }
 
-/* True when a push needs no decoding here: refused, or handed to the apply threads. */
-static bool push_done(server *s, const peer *from, const sw_msg *m)
-{
-    if (!push_allowed(s, from, m))
-        return true;
-    if (!s->threaded)
-        return false;
-    sw__pool_feed(&s->pool, s->body);
-    accept_push(s, from, m, NULL, 0);
-    return true;
-}
-
 static void on_push(server *s, const peer *from, const sw_msg *m)
 {
-    if (push_done(s, from, m))
+    if (!push_allowed(s, from, m))
         return;
     char why[SW_ERR_LEN] = "";
     const float *grad = sw_msg_floats_in_place(m, s->n, why);
@@ -197,7 +182,7 @@ static void on_push(server *s, const peer *from, const sw_msg *m)
 /* A sparse gradient: (index, value) pairs, indices ascending below the model's size. */
 static void on_push_sparse(server *s, const peer *from, const sw_msg *m)
 {
-    if (push_done(s, from, m))
+    if (!push_allowed(s, from, m))
         return;
     char why[SW_ERR_LEN];
     size_t nnz;
@@ -221,13 +206,7 @@ static void on_pull_sparse(server *s, const peer *from, const sw_msg *m)
         sw__server_refuse(s, from, m->worker, 0, why);
         return;
     }
-    if (s->threaded) {
-        sw__pool_gather(&s->pool, s->sidx, k, s->sval);
-    } else {
-        const float *theta = sw_engine_params_ptr(s->engine);
-        for (size_t i = 0; i < k; i++)
-            s->sval[i] = theta[s->sidx[i]];
-    }
+    sw_engine_gather(s->engine, s->sidx, k, s->sval);
     sw_msg_put_floats((uint8_t *)s->grad, s->sval, k);
     sw__server_send(s, from, SW_MSG_MODEL_SPARSE, m->worker, 0, s->grad, 4 * k);
 }
@@ -287,10 +266,10 @@ static void status(server *s, char *text, size_t cap)
                         s->r->broken);
     if (s->threaded && len > 0 && (size_t)len < cap)
         len += snprintf(text + len, cap - (size_t)len,
-                        "concurrent applies: %u threads (%s), %llu applied, %llu refused\n",
+                        "concurrent applies: %u threads (%s), %llu applied of %llu decided\n",
                         s->p->apply_threads, s->p->apply_mode,
                         (unsigned long long)atomic_load(&s->pool.applied),
-                        (unsigned long long)atomic_load(&s->pool.refused));
+                        (unsigned long long)(v->version - s->r->start_version));
     for (uint32_t w = 0; w < v->n_slots && len > 0 && (size_t)len < cap; w++)
         if (v->workers[w].state != SW_WORKER_ABSENT)
             len += snprintf(text + len, cap - (size_t)len, "  worker %u: %s, step %llu\n", w,

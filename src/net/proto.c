@@ -104,6 +104,17 @@ VECTOR_CLONES static size_t first_non_finite(const float *v, size_t n)
     return i;
 }
 
+/* The header's fields; the checks are sw_msg_decode's. */
+static sw_msg header(const uint8_t *buf, size_t len)
+{
+    return (sw_msg){.type = (sw_msg_type)(buf[6] | (unsigned)buf[7] << 8),
+                    .worker = sw_get_u32(buf + 8), .flags = sw_get_u32(buf + 12),
+                    .version = sw_get_u64(buf + 16), .payload = buf + SW_PROTO_HEADER,
+                    .payload_len = len - SW_PROTO_HEADER};
+}
+
+void sw_msg_view(const uint8_t *buf, size_t len, sw_msg *out) { *out = header(buf, len); }
+
 int sw_msg_decode(const uint8_t *buf, size_t len, uint64_t max_payload, sw_msg *out, char *err)
 {
     if (len < SW_PROTO_HEADER)
@@ -130,9 +141,7 @@ int sw_msg_decode(const uint8_t *buf, size_t len, uint64_t max_payload, sw_msg *
                        (unsigned long long)plen, len - SW_PROTO_HEADER);
     if (sw_crc32c(0, buf + SW_PROTO_HEADER, (size_t)plen) != sw_get_u32(buf + 32))
         return sw_fail(err, SW_ECHECKSUM, "payload checksum mismatch");
-    *out = (sw_msg){.type = (sw_msg_type)type, .worker = sw_get_u32(buf + 8), .flags = flags,
-                    .version = sw_get_u64(buf + 16), .payload = buf + SW_PROTO_HEADER,
-                    .payload_len = (size_t)plen};
+    *out = header(buf, len);
     return 0;
 }
 
@@ -217,4 +226,23 @@ int sw_msg_get_floats(const sw_msg *m, float *dst, size_t n, char *err)
         return sw_fail(err, SW_EFORMAT, "%s value %zu is not finite", sw_msg_type_name(m->type),
                        bad);
     return 0;
+}
+
+const float *sw_msg_floats_accepted(const sw_msg *m, size_t n, float *copy)
+{
+    if (SW_LITTLE_ENDIAN && (uintptr_t)m->payload % _Alignof(float) == 0)
+        return (const float *)(const void *)m->payload;
+    for (size_t i = 0; i < n; i++)
+        copy[i] = sw_get_f32(m->payload + 4 * i);
+    return copy;
+}
+
+size_t sw_msg_pairs_accepted(const sw_msg *m, uint32_t *idx, float *val)
+{
+    size_t nnz = m->payload_len / 8;
+    for (size_t k = 0; k < nnz; k++) {
+        idx[k] = sw_get_u32(m->payload + 8 * k);
+        val[k] = sw_get_f32(m->payload + 8 * k + 4);
+    }
+    return nnz;
 }

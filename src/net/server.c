@@ -36,7 +36,10 @@ double sw__server_now(const server *s) { return sw_clock_now_s() - s->t0; }
 
 const float *sw__server_params(server *s)
 {
-    return s->threaded ? sw__pool_snapshot(&s->pool) : sw_engine_params_ptr(s->engine);
+    if (!s->threaded)
+        return sw_engine_params_ptr(s->engine);
+    sw_engine_read_params(s->engine, s->snapshot);
+    return s->snapshot;
 }
 
 bool sw__server_engine_ok(server *s, int rc, const char *what, uint32_t w)
@@ -119,7 +122,9 @@ static int setup_engine(server *s, char *err)
     else
         sw__task_init(&s->task, init, p->seed);
     sw_engine_params ep = sw_engine_default_params();
-    ep.n_params = s->threaded ? 0 : s->n; /* threaded: the pool holds the parameters */
+    ep.n_params = s->n;
+    ep.concurrent = s->threaded; /* the engine decides, the pool's threads apply */
+    ep.concurrent_mode = (sw_apply_mode)sw_apply_mode_parse(p->apply_mode ? p->apply_mode : "");
     ep.init = init;
     ep.init_version = version;
     ep.lr = p->lr;
@@ -145,10 +150,7 @@ static int setup_engine(server *s, char *err)
         rc = sw_engine_new(&s->engine, &ep, err);
     if (!rc && s->lending)
         sw_engine_params_mut(s->engine); /* θ moves into a buffer that can be lent */
-    if (s->threaded)
-        s->pending_init = init;
-    else
-        free(init);
+    free(init);
     s->r->start_version = version;
     return rc;
 }
@@ -166,9 +168,6 @@ static int setup(server *s, char *err)
     if (rc)
         return rc;
     s->threaded = p->apply_threads > 1;
-    if (s->threaded && strcmp(p->policy, "asp") != 0)
-        return sw_fail(err, SW_EINVAL, "--apply-threads needs --policy asp: other policies "
-                       "decide on every push, in order, in one thread");
     if (s->threaded && sw_apply_mode_parse(p->apply_mode ? p->apply_mode : "") < 0)
         return sw_fail(err, SW_EINVAL, "apply mode '%s' is not locked, hogwild or atomic",
                        p->apply_mode ? p->apply_mode : "");
@@ -178,7 +177,8 @@ static int setup(server *s, char *err)
     s->sidx = malloc(s->n * sizeof *s->sidx);
     s->sval = malloc(s->n * sizeof *s->sval);
     s->conns = calloc(s->slots, sizeof *s->conns);
-    if (!s->grad || !s->sidx || !s->sval || !s->conns)
+    s->snapshot = s->threaded ? malloc(s->n * sizeof *s->snapshot) : NULL;
+    if (!s->grad || !s->sidx || !s->sval || !s->conns || (s->threaded && !s->snapshot))
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);
     return setup_engine(s, err);
 }
@@ -375,10 +375,9 @@ static void finish(server *s)
 
 static void teardown(server *s)
 {
-    if (s->pool.started)
-        s->r->refused += atomic_load(&s->pool.refused);
-    sw__pool_stop(&s->pool); /* its threads' sockets close before the context ends */
-    free(s->pending_init);
+    sw__pool_stop(&s->pool); /* its threads' sockets close before the context ends, and its
+                              * jobs are done before the engine goes */
+    free(s->snapshot);
     if (s->sock)
         zmq_close(s->sock);
     sw_zap_free(s->zap);
@@ -427,8 +426,7 @@ int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err)
     if (!rc)
         rc = bind_socket(&s, err);
     if (!rc && s.threaded)
-        rc = sw__pool_start(&s.pool, s.zctx, s.n, s.pending_init, p->lr, p->apply_threads,
-                            (sw_apply_mode)sw_apply_mode_parse(p->apply_mode), err);
+        rc = sw__pool_start(&s.pool, s.zctx, s.engine, s.n, p->apply_threads, err);
     if (!rc) {
         s.t0 = sw_clock_now_s();
         s.next_eval = 0;

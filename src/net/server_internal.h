@@ -35,9 +35,9 @@ typedef struct server {
     sw_engine *engine;
     struct sw_check *check; /* the policy's promise, held on every event */
     sw__task task;          /* the model and data, dense or sparse */
-    bool threaded;          /* --apply-threads > 1: pushes go to the pool, not the engine */
+    bool threaded;          /* --apply-threads > 1: a concurrent engine, its jobs in the pool */
     sw__apply_pool pool;
-    float *pending_init;    /* the pool's initial parameters, until it starts */
+    float *snapshot;        /* threaded: the parameters as last read from the engine */
     sw__lender lender;      /* dense and not threaded: θ is sent without a copy (lend.h) */
     bool lending;
     zmq_msg_t *body;        /* the frame being handled (for handing it to the pool) */
@@ -59,7 +59,7 @@ typedef struct server {
 } server;
 
 double sw__server_now(const server *s);
-/* The parameters now: the engine's, or a snapshot of the pool's. */
+/* The parameters now: the engine's own, or a snapshot of a concurrent engine's. */
 const float *sw__server_params(server *s);
 
 /* Sends a message to a peer (payload copied from `payload`, or the parameters for a MODEL or

@@ -46,6 +46,7 @@ const sw_policy_ops sw_policy_asp = {
     .help = "asynchronous: apply every gradient at once, never wait (lr_mod=staleness divides "
             "the learning rate by the staleness)",
     .state_size = sizeof(asp_state),
+    .concurrent = true,
     .init = asp_init,
     .on_push = asp_push,
     .on_tick = asp_tick,

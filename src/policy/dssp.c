@@ -168,6 +168,7 @@ const sw_policy_ops sw_policy_dssp = {
     .help = "dynamic SSP: ssp with s=lo, and the fastest worker may run up to hi - lo extra "
             "steps where its predicted pushes meet the slowest worker's (lo=3, hi=15)",
     .state_size = sizeof(dssp_state),
+    .concurrent = true,
     .init = dssp_init,
     .on_push = dssp_push,
     .on_join = dssp_join,

@@ -169,6 +169,7 @@ const sw_policy_ops sw_policy_ebsp = {
     .help = "ElasticBSP: after two pushes from everyone, predict R=15 pushes each, put the "
             "barrier where the search (algo=sweep) says, give each worker its quota",
     .state_size = sizeof(ebsp_state),
+    .concurrent = true,
     .init = ebsp_init,
     .on_push = ebsp_push,
     .on_join = ebsp_join,

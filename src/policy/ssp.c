@@ -60,6 +60,7 @@ const sw_policy_ops sw_policy_ssp = {
     .help = "stale synchronous: apply on arrival, no worker more than s=3 steps ahead of the "
             "slowest (s=0 is BSP's schedule)",
     .state_size = sizeof(ssp_state),
+    .concurrent = true,
     .init = ssp_init,
     .on_push = ssp_push,
     .on_leave = ssp_leave,
