@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # CURVE: a server with keys admits only the workers and operators whose public keys it was given;
-# a worker without keys, or with a key the server does not know, cannot join or push.
+# a worker without keys, or with a key the server does not know, cannot join or push; only an
+# operator's key may switch the policy from afar, and status counts the refused connections.
 . "$(dirname "$0")/lib.sh"
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 1
 for who in server w1 ops intruder; do "$SW" keygen "$who" >/dev/null; done
 OUT=$(stat -c %a w1.key)
 expect_output "600" "secret keys are private"
-cat w1.pub ops.pub > clients
+cp w1.pub clients
 "$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file ep --policy asp \
   --data synthetic:task=logistic,d=20,n=5000 --model softmax --lr 0.1 --target-acc 0.85 \
   --eval-every 0.2 --max-time 30 --curve-key server.key --curve-clients clients \
-  > server.out 2> server.err &
+  --curve-operators ops.pub --ctl-bind none > server.out 2> server.err &
 server=$!
 for _ in $(seq 100); do [ -s ep ] && break; sleep 0.05; done
 EP=$(cat ep)
@@ -23,11 +24,21 @@ expect_status 1 "ctl without keys" -- "$SW" ctl --connect "$EP" status
 expect_status 0 "ctl with a known key" -- "$SW" ctl --connect "$EP" --curve-key ops.key \
   --curve-server server.pub status
 expect_output "workers live 0" "nobody got in"
+checks=$((checks + 1))
+grep -Eq "refused connections \(unknown CURVE keys\) [1-9]" <<< "$OUT" ||
+  { echo "FAIL: the intruder's key was not counted"; failures=$((failures + 1)); }
+expect_status 1 "a worker's key cannot switch the policy" -- "$SW" ctl --connect "$EP" \
+  --curve-key w1.key --curve-server server.pub policy ssp:s=1
+expect_output "operator commands are taken" "the refusal says who may"
+expect_status 0 "an operator's key can" -- "$SW" ctl --connect "$EP" --curve-key ops.key \
+  --curve-server server.pub policy ssp:s=1
+expect_output "policy switched to ssp:s=1" "the switch is confirmed"
 expect_status 0 "a worker with a known key" -- "$SW" worker --connect "$EP" --curve-key w1.key \
   --curve-server server.pub -q
 wait "$server"
 OUT=$(cat server.out server.err)
 expect_output "target reached" "the admitted worker trained"
+expect_output "policy switched to ssp:s=1" "the server logged the operator's switch"
 expect_output "1 joins" "only it joined"
 expect_output "unknown client key" "the server logged the refusal"
 expect_status 1 "a server without the clients file" -- "$SW" server --curve-key server.key

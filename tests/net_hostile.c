@@ -1,9 +1,16 @@
 /* A hostile client for the server tests: it sends malformed, oversized, wrong-version and
  * wrong-dimension frames, a NaN gradient, pushes under another worker's id, a heartbeat without
- * its membership's token and multi-frame
- * messages, and checks that each is answered with ERROR (the server stays up for the others).
- *   net_hostile ENDPOINT      exit 0 when every hostile message was refused */
+ * its membership's token, multi-frame messages and an operator command from a stranger, and
+ * checks that each is answered with ERROR (the server stays up for the others).
+ *   net_hostile ENDPOINT               exit 0 when every hostile message was refused
+ *   net_hostile ENDPOINT haunt SECONDS  never joins; every 0.2 s for SECONDS names workers 0-7
+ *                                      in heartbeats (without their tokens), pulls and leaves,
+ *                                      which must neither keep a dead worker alive nor drop a
+ *                                      live one
+ *   net_hostile ENDPOINT peer          to a decentralized peer, as a non-member: STOP ("target
+ *                                      reached") and MEMBERS naming fake peers, 5 times each */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,17 +65,63 @@ static size_t make(uint8_t *buf, int type, uint32_t worker, const void *payload,
     return sw_msg_size(len);
 }
 
+/* Messages naming workers 0-7 that are not ours, for `seconds`; the answers are not read. */
+static int haunt(double seconds)
+{
+    uint8_t buf[SW_PROTO_HEADER];
+    static const sw_msg_type types[] = {SW_MSG_HEARTBEAT, SW_MSG_PULL, SW_MSG_LEAVE};
+    for (int round = 0; round < (int)(seconds * 5); round++) {
+        for (uint32_t w = 0; w < 8; w++)
+            for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+                send_raw(buf, make(buf, types[t], w, NULL, 0));
+        zmq_msg_t f;
+        zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
+        while (zmq_poll(&item, 1, 0) > 0) { /* drop the refusals */
+            zmq_msg_init(&f);
+            zmq_msg_recv(&f, sock, 0);
+            zmq_msg_close(&f);
+        }
+        zmq_poll(NULL, 0, 200);
+    }
+    printf("haunted workers 0-7 for %.1f s\n", seconds);
+    return 0;
+}
+
+/* A non-member's STOP and MEMBERS to a peer (the peer decides; nothing comes back). */
+static int false_peer(void)
+{
+    uint8_t buf[SW_PROTO_HEADER + 64];
+    const char *fake = "tcp://127.0.0.1:9\ntcp://127.0.0.1:10\n";
+    for (int i = 0; i < 5; i++) {
+        send_raw(buf, make(buf, SW_MSG_PEER_STOP, SW_NO_WORKER, "reached", 7));
+        send_raw(buf, make(buf, SW_MSG_PEER_MEMBERS, SW_NO_WORKER, fake, strlen(fake)));
+        zmq_poll(NULL, 0, 100);
+    }
+    printf("sent 5 stops and 5 member lists as a non-member\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: net_hostile ENDPOINT\n");
+    bool haunting = argc == 4 && !strcmp(argv[2], "haunt");
+    bool peer = argc == 3 && !strcmp(argv[2], "peer");
+    if (argc != 2 && !haunting && !peer) {
+        fprintf(stderr, "usage: net_hostile ENDPOINT [haunt SECONDS | peer]\n");
         return 2;
     }
     void *ctx = zmq_ctx_new();
     sock = zmq_socket(ctx, ZMQ_DEALER);
-    int linger = 0;
+    int linger = 500;
     zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+    if (peer) /* a peer sees a sender's routing id as its endpoint: claim one nobody has */
+        zmq_setsockopt(sock, ZMQ_ROUTING_ID, "tcp://127.0.0.1:9", 17);
     zmq_connect(sock, argv[1]);
+    if (haunting || peer) {
+        int rc = haunting ? haunt(atof(argv[3])) : false_peer();
+        zmq_close(sock);
+        zmq_ctx_term(ctx);
+        return rc;
+    }
     static uint8_t buf[SW_PROTO_HEADER + 4 * 65536];
 
     send_raw("garbage!", 8);
@@ -98,6 +151,9 @@ int main(int argc, char **argv)
     zmq_send(sock, buf, n, ZMQ_SNDMORE);
     zmq_send(sock, buf, n, 0);
     expect_error("a two-frame message");
+    n = make(buf, SW_MSG_CTL, SW_NO_WORKER, "policy asp", 10);
+    send_raw(buf, n);
+    expect_error("a stranger's operator command");
 
     /* Join properly, then push wrong-dimension and non-finite gradients. */
     n = make(buf, SW_MSG_JOIN, SW_NO_WORKER, "hostile", 7);

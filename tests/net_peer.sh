@@ -2,6 +2,7 @@
 # The decentralized mode with real processes: 4 peers reach a target loss with no server; one
 # peer killed mid-run is dropped by the others, who finish; a peer joining mid-run receives the
 # current weights (its first loss is far below the untrained 1.0).
+HOSTILE=${2:?usage: $0 SYNCWISE NET_HOSTILE}
 . "$(dirname "$0")/lib.sh"
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 DATA="sparse:n=20000,test=2000,dim=2000,density=0.01"
@@ -37,6 +38,17 @@ checks=$((checks + 1))
 expect_output "4 members at the end" "the group had 4 members"
 OUT=$(cat "$TMP"/best*.txt 2>/dev/null | wc -l)
 expect_output "2001" "the judge wrote its best weights (2000 features and the bias)"
+rm -f "$TMP"/p*.out
+
+# 1b. A non-member's STOP and member list change nothing: the lone peer runs to its time limit
+# with itself as the only member, and says what it ignored.
+start_first --target-loss 0.01 --delay-ms 2 --max-time 3
+expect_status 0 "a false peer" -- "$HOSTILE" "$EP" peer
+expect_exit "$P1" "the peer a stranger tried to stop"
+OUT=$(cat "$TMP/p1.out")
+expect_output "stopped after" "it ran to its time limit"
+expect_output "1 members at the end" "no fake member was added"
+expect_output "messages from non-members ignored" "the strangers' messages were counted"
 rm -f "$TMP"/p*.out
 
 # 2. A peer killed mid-run: the others drop it after the timeout and finish.

@@ -87,15 +87,25 @@ expect_exit "${WPIDS[0]}" "the held worker stayed"
 wait "${WPIDS[@]}"
 
 # A worker killed mid-run: its heartbeats stop, the engine drops it, the barrier goes on (bsp
-# cannot pass a barrier without it until then, so the crash is noticed before the target).
+# cannot pass a barrier without it until then, so the crash is noticed before the target). A
+# stranger that never joined keeps naming every worker id in heartbeats, pulls and leaves the
+# whole time: it neither keeps the dead worker alive (the crash is noticed within the heartbeat
+# timeout of 1 s) nor drops a live one.
 WPIDS=()
 start_server bsp --target-acc 0.92 --wait-workers 4
 for i in 1 2 3 4; do start_worker --delay-ms 20; done
 wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 4'"
+"$HOSTILE" "$EP" haunt 12 > /dev/null &
+haunter=$!
 kill -9 "${WPIDS[0]}"
-expect_server "bsp with a worker killed"
+checks=$((checks + 1))
+wait_for 6 sh -c "'$SW' ctl --connect '$EP' status | tr '\n' ' ' |
+  grep -q 'workers live 3 .*crashed 1'" ||
+  { echo "FAIL: a stranger's messages kept the dead worker alive"; failures=$((failures + 1)); }
+expect_server "bsp with a worker killed and a stranger naming it"
 expect_output "target reached" "the run completes without it"
-expect_output "1 crashed" "the dead worker was noticed"
+expect_output "1 crashed" "the dead worker was noticed, and only it"
+kill "$haunter" 2>/dev/null
 wait "${WPIDS[@]:1}"
 
 # The server killed and restarted from its checkpoint: the version carries on.
@@ -130,7 +140,7 @@ wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 3'"
 start_worker --delay-ms 5
 wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 4'"
 expect_status 0 "a hostile client is refused" -- "$HOSTILE" "$EP"
-expect_output "14 of 14 hostile messages refused" "every hostile message"
+expect_output "15 of 15 hostile messages refused" "every hostile message"
 expect_status 0 "ctl status" -- "$SW" ctl --connect "$EP" status
 expect_output "policy bsp" "status names the policy"
 expect_output "refused messages" "status counts refused messages"
@@ -149,7 +159,7 @@ wait "${WPIDS[@]}"
 # only what the engine accepted, and a policy that drops or aggregates gradients is refused.
 start_server asp --apply-threads 2 --max-time 4 --wd 0.01
 expect_status 0 "a hostile client of a threaded server" -- "$HOSTILE" "$EP"
-expect_output "14 of 14 hostile messages refused" "every hostile message, threads or not"
+expect_output "15 of 15 hostile messages refused" "every hostile message, threads or not"
 expect_status 0 "ctl status of the threaded server" -- "$SW" ctl --connect "$EP" status
 expect_output "version 0 (" "refused pushes were never counted"
 expect_output "0 applied of 0 decided" "nor applied"

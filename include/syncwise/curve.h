@@ -32,12 +32,19 @@ int sw_curve_server(void *sock, const sw_curve_keys *server, char *err);
 int sw_curve_client(void *sock, const sw_curve_keys *client, const char *server_pub, char *err);
 
 /* The ZAP handler: a REP socket in ctx answering authentication requests, admitting the
- * public keys of `clients_path`. Poll sw_zap_socket and call sw_zap_handle when readable. */
+ * public keys of `clients_path` (workers) and of `operators_path` (may be NULL: operators, who
+ * may also switch the policy). The ZAP user id of an admitted connection is "worker" or
+ * "operator" (SW_ZAP_OPERATOR): each message it sends carries it as its "User-Id" property.
+ * Poll sw_zap_socket and call sw_zap_handle when readable. */
+#define SW_ZAP_OPERATOR "operator"
 typedef struct sw_zap sw_zap;
-int sw_zap_new(sw_zap **out, void *ctx, const char *clients_path, char *err);
+int sw_zap_new(sw_zap **out, void *ctx, const char *clients_path, const char *operators_path,
+               char *err);
 void sw_zap_free(sw_zap *z);
 void *sw_zap_socket(const sw_zap *z);
 /* Answers one request; returns 1 if it admitted the client, 0 if it refused it. */
 int sw_zap_handle(sw_zap *z);
+/* Connections refused so far. */
+unsigned long long sw_zap_refused(const sw_zap *z);
 
 #endif

@@ -41,7 +41,14 @@ typedef struct sw_server_params {
     FILE *log;                   /* JSONL event log, or NULL */
     volatile sig_atomic_t *stop; /* set from a signal handler to stop cleanly; may be NULL */
     const char *curve_key;       /* CURVE: the server's key pair file, or NULL for none */
-    const char *curve_clients;   /* CURVE: the authorised clients' public keys (required) */
+    const char *curve_clients;   /* CURVE: the authorised workers' public keys (required) */
+    const char *curve_operators; /* CURVE: the operators' public keys, who may also switch the
+                                  * policy from afar; may be NULL */
+    /* Where operator commands (ctl policy) are taken: NULL for this host's private operator
+     * socket (sw_ctl_endpoint of the bound endpoint, in a directory only its owner can enter),
+     * "none" for nowhere but CURVE operators, or an endpoint of the caller's choice (anyone who
+     * reaches it may then switch the policy). ctl status is answered everywhere. */
+    const char *ctl_bind;
     /* Concurrent applies: the engine decides every push in the main thread, after its checks,
      * and this many threads (1: the main thread itself) apply what it accepted, in apply_mode
      * "locked", "hogwild" or "atomic" (syncwise/concurrent.h), with the engine's optimizer.
@@ -96,6 +103,12 @@ typedef struct sw_worker_result {
 } sw_worker_result;
 
 int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err);
+
+/* The private operator endpoint of a server bound at server_endpoint (tcp://HOST:PORT or
+ * ipc://PATH), on this host: ipc://DIR/syncwise-HOST-PORT.ctl with DIR $XDG_RUNTIME_DIR/syncwise,
+ * or /tmp/syncwise-UID, or ipc://PATH.ctl. Fails on other transports or a path too long for a
+ * socket. */
+int sw_ctl_endpoint(const char *server_endpoint, char *out, size_t cap, char *err);
 
 /* Sends one operator command ("status", "policy SPEC") and stores the reply (NUL-terminated)
  * in reply. With CURVE, curve_key and curve_server name the key files (else NULL). */

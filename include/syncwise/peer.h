@@ -6,7 +6,7 @@
  * changed in its slice every round, so the replicas are eventually consistent.
  *
  * A new peer says HELLO to any member, which answers with the member list (to everyone) and its
- * whole replica. A peer silent for longer than the timeout (every peer broadcasts each round) is
+ * whole replica. A message from anyone else who is not a member is ignored and counted. A peer silent for longer than the timeout (every peer broadcasts each round) is
  * dropped and the slices are reassigned. Only the first member computes the loss (on the test
  * set, each round); it stops everyone at the target loss or after `patience` rounds without
  * improvement, keeping the best weights it saw.
@@ -44,6 +44,7 @@ typedef struct sw_peer_result {
     bool loss_peer;                         /* this peer was the judge at the end */
     double best_loss, elapsed_s, join_loss; /* join_loss: of the weights received on joining */
     uint64_t steps, rounds, deltas_sent, bytes_sent, dropped_peers;
+    uint64_t refused;                       /* messages from non-members, ignored */
     uint32_t members; /* at the end */
 } sw_peer_result;
 

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -46,7 +47,15 @@ static void server_help(void)
            "  --log FILE             JSONL event log\n"
            "  --curve-key FILE       encrypt and authenticate with CURVE: the server's key pair\n"
            "                         (syncwise keygen); needs --curve-clients FILE, the public\n"
-           "                         keys of the workers and operators it admits\n"
+           "                         keys of the workers it admits\n"
+           "  --curve-operators FILE with CURVE: the public keys of operators, who may also\n"
+           "                         switch the policy from afar (ctl policy)\n"
+           "  --ctl-bind ENDPOINT    where operator commands (ctl policy) are taken: by default\n"
+           "                         a socket in a directory of the server's user alone\n"
+           "                         ($XDG_RUNTIME_DIR/syncwise or /tmp/syncwise-UID), which ctl\n"
+           "                         finds by itself on this host; 'none' for nowhere (but\n"
+           "                         CURVE operators); another endpoint opens them to anyone\n"
+           "                         who reaches it. ctl status is answered on every endpoint\n"
            "  --threads N            OpenBLAS threads (default 1: applies are memory-bound,\n"
            "                         and idle OpenBLAS threads spin on the cores the network\n"
            "                         needs; 0 leaves OpenBLAS its own default)\n"
@@ -70,7 +79,7 @@ static int server_opts(int argc, char **argv, sw_server_params *p, const char **
                        long *threads)
 {
     enum { BIND = 1000, EPF, POL, MOD, DAT, BAT, LR, WD, SEED, BM, MAXW, HB, CK, CKA, CKS, RES,
-           TACC, MAXT, MAXA, EVAL, LOG, THR, CKEY, CCLI, ATHR, AMODE, WAITW };
+           TACC, MAXT, MAXA, EVAL, LOG, THR, CKEY, CCLI, ATHR, AMODE, WAITW, COPS, CTLB };
     static const struct option longs[] = {
         {"bind", 1, 0, BIND}, {"endpoint-file", 1, 0, EPF}, {"policy", 1, 0, POL},
         {"model", 1, 0, MOD}, {"data", 1, 0, DAT}, {"batch", 1, 0, BAT}, {"lr", 1, 0, LR},
@@ -82,7 +91,8 @@ static int server_opts(int argc, char **argv, sw_server_params *p, const char **
         {"threads", 1, 0, THR}, {"quiet", 0, 0, 'q'}, {"verbose", 0, 0, 'v'},
         {"curve-key", 1, 0, CKEY}, {"curve-clients", 1, 0, CCLI}, {"help", 0, 0, 'h'},
         {"apply-threads", 1, 0, ATHR}, {"apply-mode", 1, 0, AMODE},
-        {"wait-workers", 1, 0, WAITW},
+        {"wait-workers", 1, 0, WAITW}, {"curve-operators", 1, 0, COPS},
+        {"ctl-bind", 1, 0, CTLB},
         {0, 0, 0, 0},
     };
     const char *C = "server";
@@ -104,6 +114,8 @@ static int server_opts(int argc, char **argv, sw_server_params *p, const char **
         case LOG: *log_path = optarg; break;
         case CKEY: p->curve_key = optarg; break;
         case CCLI: p->curve_clients = optarg; break;
+        case COPS: p->curve_operators = optarg; break;
+        case CTLB: p->ctl_bind = optarg; break;
         case AMODE: p->apply_mode = optarg; break;
         case ATHR: if ((ok = sw_cli_long(C, "--apply-threads", optarg, 1, 64, &l))) p->apply_threads = (uint32_t)l; break;
         case 'q': sw_log_set_level(SW_LOG_WARN); p->on_eval = NULL; break;
@@ -265,7 +277,12 @@ int sw_cli_ctl(int argc, char **argv)
                "                    status | policy SPEC\n\n"
                "  status        live workers, version, policy, applies per second, refused\n"
                "                messages\n"
-               "  policy SPEC   switch the running server's policy at a safe point\n");
+               "  policy SPEC   switch the running server's policy at a safe point: an\n"
+               "                operator's command. On the server's host it goes to the\n"
+               "                server's private operator socket by itself (its user's\n"
+               "                alone); from afar it needs an operator's CURVE key\n"
+               "                (--curve-operators on the server), or --connect to the\n"
+               "                endpoint the server's --ctl-bind chose\n");
         return 0;
     }
     for (; i + 1 < argc && !strncmp(argv[i], "--", 2); i += 2) {
@@ -286,7 +303,15 @@ int sw_cli_ctl(int argc, char **argv)
     }
     if (strcmp(cmd, "status") && strncmp(cmd, "policy ", 7))
         return sw_cli_error("ctl", "give 'status' or 'policy SPEC' (see --help)") + 1;
-    char reply[8192], err[SW_ERR_LEN];
+    /* An operator command goes to the server's private operator socket when it is on this
+     * host and no CURVE key says who we are. */
+    char ops[256], err[SW_ERR_LEN];
+    struct stat st;
+    if (!strncmp(cmd, "policy ", 7) && !key &&
+        sw_ctl_endpoint(connect, ops, sizeof ops, err) == 0 && stat(ops + 6, &st) == 0 &&
+        S_ISSOCK(st.st_mode))
+        connect = ops;
+    char reply[8192];
     if (sw_ctl(connect, cmd, 5, key, server, reply, sizeof reply, err))
         return sw_cli_error("ctl", "%s", err);
     fputs(reply, stdout);

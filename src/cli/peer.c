@@ -129,6 +129,8 @@ int sw_cli_peer(int argc, char **argv)
         printf("; best test loss %.4f", r.best_loss);
     if (p.join)
         printf("; joined with weights at loss %.4f", r.join_loss);
+    if (r.refused)
+        printf("; %llu messages from non-members ignored", (unsigned long long)r.refused);
     printf("\n");
     return 0;
 }

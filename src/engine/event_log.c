@@ -18,7 +18,7 @@ static const char *const names[] = {
 
 /* The fields each kind carries besides "t" and "ev", in the order they are written. */
 enum { F_W = 1 << 0, F_STEP = 1 << 1, F_VER = 1 << 2, F_N = 1 << 3 };
-static const unsigned fields[] = {
+static const unsigned fields[N_KINDS] = {
     [SW_EV_PUSH] = F_W | F_STEP | F_VER, [SW_EV_APPLY] = F_N,  [SW_EV_DROP] = F_W | F_VER,
     [SW_EV_RELEASE] = F_W | F_STEP,      [SW_EV_JOIN] = F_W | F_STEP,
     [SW_EV_LEAVE] = F_W | F_STEP,        [SW_EV_CRASH] = F_W | F_STEP,

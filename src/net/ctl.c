@@ -1,13 +1,49 @@
-/* The operator's client (`syncwise ctl`): one CTL request to a running server, one answer. */
+/* The operator's client (`syncwise ctl`): one CTL request to a running server, one answer; and
+ * where a server takes operator commands on this host. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "syncwise/curve.h"
 #include "syncwise/err.h"
 #include "syncwise/net.h"
 #include "syncwise/proto.h"
+
+int sw_ctl_endpoint(const char *server_endpoint, char *out, size_t cap, char *err)
+{
+    const char *ep = server_endpoint;
+    char path[512];
+    if (!strncmp(ep, "ipc://", 6)) {
+        snprintf(path, sizeof path, "%s.ctl", ep + 6);
+    } else if (!strncmp(ep, "tcp://", 6) && strrchr(ep + 6, ':')) {
+        const char *colon = strrchr(ep + 6, ':'), *rt = getenv("XDG_RUNTIME_DIR");
+        char host[128];
+        size_t len = (size_t)(colon - (ep + 6));
+        snprintf(host, sizeof host, "%.*s", (int)(len < sizeof host ? len : sizeof host - 1),
+                 ep + 6);
+        for (char *c = host; *c; c++) /* no slashes or brackets in a file name */
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                  (*c >= '0' && *c <= '9') || *c == '.' || *c == '-'))
+                *c = '_';
+        if (rt && *rt)
+            snprintf(path, sizeof path, "%s/syncwise/syncwise-%s-%s.ctl", rt, host, colon + 1);
+        else
+            snprintf(path, sizeof path, "/tmp/syncwise-%u/syncwise-%s-%s.ctl",
+                     (unsigned)getuid(), host, colon + 1);
+    } else {
+        return sw_fail(err, SW_EINVAL, "no operator endpoint for %s: give one with --ctl-bind",
+                       ep);
+    }
+    if (strlen(path) >= sizeof ((struct sockaddr_un *)0)->sun_path || strlen(path) + 7 > cap)
+        return sw_fail(err, SW_EINVAL, "the operator socket %s is too long a path: give "
+                       "--ctl-bind", path);
+    snprintf(out, cap, "ipc://%s", path);
+    return 0;
+}
 
 /* Sets up sock to talk to the server at `connect`, with CURVE when curve_key is given. */
 static int open_line(void *sock, const char *connect, const char *curve_key,
@@ -54,7 +90,9 @@ static int ask(void *sock, const char *connect, const char *command, double time
         rc = sw_fail(err, SW_EIO, "no answer from %s within %.0f s", connect, timeout_s);
     else
         rc = sw_msg_decode(zmq_msg_data(&frame), zmq_msg_size(&frame), 1 << 20, &r, err);
-    if (!rc)
+    if (!rc && r.type == SW_MSG_ERROR) /* refused: the reply says why, as an error */
+        snprintf(reply, reply_cap, "error: %.*s\n", (int)r.payload_len, (const char *)r.payload);
+    else if (!rc)
         snprintf(reply, reply_cap, "%.*s", (int)r.payload_len, (const char *)r.payload);
     zmq_msg_close(&frame);
     return rc;

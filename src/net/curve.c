@@ -102,8 +102,9 @@ int sw_curve_client(void *sock, const sw_curve_keys *client, const char *server_
 
 struct sw_zap {
     void *sock;
-    uint8_t (*keys)[32];
-    size_t n;
+    uint8_t (*keys)[32]; /* workers' keys, then operators' */
+    size_t n, n_workers;
+    unsigned long long refused;
 };
 
 typedef struct clients_reading {
@@ -128,7 +129,8 @@ static int client_line(void *ctx, char *line, size_t lineno, char *err)
     return 0;
 }
 
-int sw_zap_new(sw_zap **out, void *ctx, const char *clients_path, char *err)
+int sw_zap_new(sw_zap **out, void *ctx, const char *clients_path, const char *operators_path,
+               char *err)
 {
     *out = NULL;
     sw_zap *z = calloc(1, sizeof *z);
@@ -136,6 +138,13 @@ int sw_zap_new(sw_zap **out, void *ctx, const char *clients_path, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     clients_reading r = {z, clients_path};
     int rc = sw_read_lines(clients_path, client_line, &r, err);
+    z->n_workers = z->n;
+    if (!rc && operators_path) {
+        r.path = operators_path;
+        rc = sw_read_lines(operators_path, client_line, &r, err);
+        if (!rc && z->n == z->n_workers)
+            rc = sw_fail(err, SW_EFORMAT, "%s: no operator keys", operators_path);
+    }
     if (!rc && z->n == 0)
         rc = sw_fail(err, SW_EFORMAT, "%s: no client keys", clients_path);
     if (!rc && (!(z->sock = zmq_socket(ctx, ZMQ_REP)) ||
@@ -160,6 +169,7 @@ void sw_zap_free(sw_zap *z)
 }
 
 void *sw_zap_socket(const sw_zap *z) { return z->sock; }
+unsigned long long sw_zap_refused(const sw_zap *z) { return z->refused; }
 
 /* ZAP (RFC 27): request frames version, request id, domain, address, identity, mechanism,
  * credentials; the reply is version, request id, status code, status text, user id, metadata. */
@@ -180,12 +190,14 @@ int sw_zap_handle(sw_zap *z)
         more = zmq_msg_more(&extra);
         zmq_msg_close(&extra);
     }
-    int ok = 0;
+    size_t at = z->n; /* the key's index, z->n when unknown */
     if (n == 7 && zmq_msg_size(&f[5]) == 5 && !memcmp(zmq_msg_data(&f[5]), "CURVE", 5) &&
         zmq_msg_size(&f[6]) == 32)
-        for (size_t i = 0; i < z->n && !ok; i++)
-            ok = !memcmp(zmq_msg_data(&f[6]), z->keys[i], 32);
+        for (size_t i = 0; i < z->n && at == z->n; i++)
+            at = !memcmp(zmq_msg_data(&f[6]), z->keys[i], 32) ? i : z->n;
+    int ok = at < z->n;
     const char *code = ok ? "200" : "400", *text = ok ? "OK" : "unknown client key";
+    const char *user = !ok ? "" : at < z->n_workers ? "worker" : SW_ZAP_OPERATOR;
     zmq_send(z->sock, "1.0", 3, ZMQ_SNDMORE);
     if (n >= 2)
         zmq_send(z->sock, zmq_msg_data(&f[1]), zmq_msg_size(&f[1]), ZMQ_SNDMORE);
@@ -193,11 +205,13 @@ int sw_zap_handle(sw_zap *z)
         zmq_send(z->sock, "", 0, ZMQ_SNDMORE);
     zmq_send(z->sock, code, 3, ZMQ_SNDMORE);
     zmq_send(z->sock, text, strlen(text), ZMQ_SNDMORE);
-    zmq_send(z->sock, "", 0, ZMQ_SNDMORE);
+    zmq_send(z->sock, user, strlen(user), ZMQ_SNDMORE);
     zmq_send(z->sock, "", 0, 0);
     for (int i = 0; i < n; i++)
         zmq_msg_close(&f[i]);
-    if (!ok)
+    if (!ok) {
+        z->refused++;
         sw_log(SW_LOG_WARN, "refused a connection with an unknown client key");
+    }
     return ok;
 }

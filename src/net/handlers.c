@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "server_internal.h"
+#include "syncwise/curve.h"
 #include "syncwise/err.h"
 #include "syncwise/log.h"
 
@@ -16,10 +17,16 @@ static bool same_route(const conn *c, const peer *from)
     return c->route_len == from->route_len && !memcmp(c->route, from->route, c->route_len);
 }
 
-static bool is_worker(const server *s, const peer *from, const sw_msg *m)
+/* The sender is the live worker it claims to be, on the connection it joined from; only then is
+ * its message a sign of life (a stranger naming a dead worker's id keeps nothing alive). */
+static bool is_worker(server *s, const peer *from, const sw_msg *m)
 {
-    return m->worker < s->slots && s->conns[m->worker].live &&
-           same_route(&s->conns[m->worker], from);
+    if ((from->sock && from->sock != s->sock) || m->worker >= s->slots ||
+        !s->conns[m->worker].live ||
+        !same_route(&s->conns[m->worker], from))
+        return false;
+    s->conns[m->worker].last_seen = sw__server_now(s);
+    return true;
 }
 
 static void refuse_unknown(server *s, const peer *from, const sw_msg *m)
@@ -228,10 +235,12 @@ static void on_pull(server *s, const peer *from, const sw_msg *m)
 static void on_heartbeat(server *s, const peer *from, const sw_msg *m)
 {
     if (m->worker >= s->slots || !s->conns[m->worker].live ||
-        s->conns[m->worker].token != m->version)
+        s->conns[m->worker].token != m->version) {
         refuse_unknown(s, from, m);
-    else
-        sw__server_send_at(s, from, SW_MSG_HEARTBEAT, m->worker, 0, m->version, "", 0);
+        return;
+    }
+    s->conns[m->worker].last_seen = sw__server_now(s); /* its token: a sign of life */
+    sw__server_send_at(s, from, SW_MSG_HEARTBEAT, m->worker, 0, m->version, "", 0);
 }
 
 static void on_leave(server *s, const peer *from, const sw_msg *m)
@@ -260,6 +269,9 @@ static void status(server *s, char *text, size_t cap)
     if (!s->started && len > 0 && (size_t)len < cap)
         len += snprintf(text + len, cap - (size_t)len, "not started: %u of %u workers in\n",
                         live_conns(s), s->p->wait_workers);
+    if (s->zap && len > 0 && (size_t)len < cap)
+        len += snprintf(text + len, cap - (size_t)len, "refused connections (unknown CURVE "
+                        "keys) %llu\n", sw_zap_refused(s->zap));
     if (len > 0 && (size_t)len < cap)
         len += snprintf(text + len, cap - (size_t)len, "promise: %s%s\n",
                         s->r->broken[0] ? "BROKEN: " : "kept so far (docs/promises.md)",
@@ -285,6 +297,14 @@ static void on_ctl(server *s, const peer *from, const sw_msg *m)
     cmd[len] = '\0';
     if (strcmp(cmd, "status") == 0) {
         status(s, reply, sizeof reply);
+    } else if (strncmp(cmd, "policy ", 7) == 0 && !from->operator) {
+        char why[512];
+        snprintf(why, sizeof why, "operator commands are taken on the operator socket %s "
+                 "(ctl finds it by itself on the server's host)%s",
+                 s->ops ? s->ops_ep : "(none: --ctl-bind none)",
+                 s->zap ? ", or from afar with an operator's CURVE key (--curve-operators)" : "");
+        sw__server_refuse(s, from, SW_NO_WORKER, 0, why);
+        return;
     } else if (strncmp(cmd, "policy ", 7) == 0) {
         char err[SW_ERR_LEN];
         sw_engine_result res;
@@ -314,8 +334,10 @@ static const handler handlers[SW_MSG_TYPE_MAX + 1] = {
 
 void sw__server_handle(server *s, const peer *from, const sw_msg *m)
 {
-    if (m->worker < s->slots && s->conns[m->worker].live)
-        s->conns[m->worker].last_seen = sw__server_now(s);
+    if (from->sock == s->ops && m->type != SW_MSG_CTL) {
+        sw__server_refuse(s, from, m->worker, 0, "the operator socket takes ctl commands only");
+        return;
+    }
     if (s->done && m->type != SW_MSG_CTL) {
         sw__server_send(s, from, SW_MSG_RELEASE, m->worker, SW_FLAG_DONE, "", 0);
         return;

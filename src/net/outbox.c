@@ -22,13 +22,14 @@ static bool build_frame(server *s, const sw_msg *m, zmq_msg_t *frame)
     return false;
 }
 
-/* Sends a frame to a peer, and gives it up. */
+/* Sends a frame to a peer, on the socket it came from, and gives it up. */
 static void send_frame(server *s, const peer *to, zmq_msg_t *frame)
 {
+    void *sock = to->sock ? to->sock : s->sock;
     s->r->bytes_out += zmq_msg_size(frame);
     /* A full peer queue or a vanished peer only loses this message; the heartbeat decides. */
-    zmq_send(s->sock, to->route, to->route_len, ZMQ_SNDMORE | ZMQ_DONTWAIT);
-    if (zmq_msg_send(frame, s->sock, ZMQ_DONTWAIT) < 0)
+    zmq_send(sock, to->route, to->route_len, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+    if (zmq_msg_send(frame, sock, ZMQ_DONTWAIT) < 0)
         zmq_msg_close(frame);
 }
 
@@ -94,7 +95,7 @@ void sw__server_follow(server *s, const sw_engine_result *res)
         conn *c = &s->conns[w];
         if (!c->live)
             continue;
-        peer to = {c->route, c->route_len};
+        peer to = {.route = c->route, .route_len = c->route_len};
         uint32_t flags = (c->wants_model ? SW_FLAG_MODEL : 0) | (c->dropped ? SW_FLAG_DROPPED : 0);
         if (c->wants_model)
             release_with_model(s, &to, flags, &shared[c->dropped], &built[c->dropped]);

@@ -5,9 +5,11 @@
  * Gradients are read where ZeroMQ received them; what the server sends is in outbox.c.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -183,6 +185,53 @@ static int setup(server *s, char *err)
     return setup_engine(s, err);
 }
 
+/* The directory of this host's operator sockets: ours alone (0700), or the operator socket
+ * would be open to every local user. */
+static int private_dir(const char *ipc_path, char *err)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", ipc_path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return sw_fail(err, SW_EIO, "cannot create %s: %s", dir, strerror(errno));
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+        (st.st_mode & 077))
+        return sw_fail(err, SW_EIO, "%s is not a private directory of ours (mode 0700): the "
+                       "operator socket would be open to others; give --ctl-bind", dir);
+    return 0;
+}
+
+/* The operator socket: on this host's private ipc socket by default, or where --ctl-bind says
+ * (then open to anyone who reaches it, as its owner chose). */
+static int bind_operators(server *s, const char *bound, char *err)
+{
+    const char *want = s->p->ctl_bind;
+    if (want && !strcmp(want, "none"))
+        return 0;
+    int rc = want ? 0 : sw_ctl_endpoint(bound, s->ops_ep, sizeof s->ops_ep, err);
+    if (want)
+        snprintf(s->ops_ep, sizeof s->ops_ep, "%s", want);
+    bool private_ipc = !want && !strncmp(s->ops_ep, "ipc://", 6);
+    if (!rc && private_ipc && (rc = private_dir(s->ops_ep + 6, err)))
+        return rc;
+    if (!rc && private_ipc)
+        unlink(s->ops_ep + 6); /* a socket a killed server left behind */
+    s->ops = rc ? NULL : zmq_socket(s->zctx, ZMQ_ROUTER);
+    if (!rc && (!s->ops || zmq_bind(s->ops, s->ops_ep) != 0))
+        return sw_fail(err, SW_EIO, "cannot bind the operator socket %s: %s", s->ops_ep,
+                       zmq_strerror(errno));
+    if (!rc && !strncmp(s->ops_ep, "ipc://", 6))
+        chmod(s->ops_ep + 6, 0600);
+    if (!rc)
+        sw_log(want ? SW_LOG_WARN : SW_LOG_INFO, "operator commands on %s%s", s->ops_ep,
+               want ? " (open to anyone who reaches it)" : "");
+    return rc;
+}
+
 static int bind_socket(server *s, char *err)
 {
     s->zctx = zmq_ctx_new();
@@ -202,7 +251,8 @@ static int bind_socket(server *s, char *err)
         if (!s->p->curve_clients)
             return sw_fail(err, SW_EINVAL, "CURVE needs the authorised clients' keys");
         if ((rc = sw_curve_read(s->p->curve_key, 1, &keys, err)) ||
-            (rc = sw_zap_new(&s->zap, s->zctx, s->p->curve_clients, err)) ||
+            (rc = sw_zap_new(&s->zap, s->zctx, s->p->curve_clients, s->p->curve_operators,
+                             err)) ||
             (rc = sw_curve_server(s->sock, &keys, err)))
             return rc;
     }
@@ -218,33 +268,37 @@ static int bind_socket(server *s, char *err)
         if (!f || fprintf(f, "%s\n", ep) < 0 || fclose(f) != 0)
             return sw_fail(err, SW_EIO, "%s: cannot write the endpoint", s->p->endpoint_file);
     }
-    return 0;
+    return bind_operators(s, ep, err);
 }
 
 /* Discards the rest of a multi-frame message; returns how many frames it had beyond the first. */
-static int drain(server *s, zmq_msg_t *last)
+static int drain(void *sock, zmq_msg_t *last)
 {
     int extra = 0;
     while (zmq_msg_more(last)) {
         zmq_msg_close(last);
         zmq_msg_init(last);
-        if (zmq_msg_recv(last, s->sock, 0) < 0)
+        if (zmq_msg_recv(last, sock, 0) < 0)
             break;
         extra++;
     }
     return extra;
 }
 
-/* Receives and handles one message: the routing id frame, then exactly one message frame. */
-static void receive(server *s)
+/* Receives and handles one message: the routing id frame, then exactly one message frame. A
+ * sender may switch the policy when it came on the operator socket or holds an operator's
+ * CURVE key. */
+static void receive(server *s, void *sock)
 {
     zmq_msg_t id, body, tail;
     zmq_msg_init(&id);
     zmq_msg_init(&body);
     zmq_msg_init(&tail);
-    if (zmq_msg_recv(&id, s->sock, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&id) &&
-        zmq_msg_recv(&body, s->sock, 0) >= 0) {
-        peer from = {zmq_msg_data(&id), zmq_msg_size(&id)};
+    if (zmq_msg_recv(&id, sock, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&id) &&
+        zmq_msg_recv(&body, sock, 0) >= 0) {
+        const char *user = sock == s->sock ? zmq_msg_gets(&body, "User-Id") : NULL;
+        peer from = {.route = zmq_msg_data(&id), .route_len = zmq_msg_size(&id), .sock = sock,
+                     .operator = sock == s->ops || (user && !strcmp(user, SW_ZAP_OPERATOR))};
         sw_msg m;
         char why[SW_ERR_LEN];
         /* A sparse push may name every weight: 8 bytes each. */
@@ -252,7 +306,7 @@ static void receive(server *s)
         s->r->bytes_in += zmq_msg_size(&body);
         if (zmq_msg_more(&body)) {
             zmq_msg_copy(&tail, &body);
-            drain(s, &tail);
+            drain(sock, &tail);
             sw__server_refuse(s, &from, SW_NO_WORKER, 0, "a message must be a single frame");
         } else if (sw_msg_decode(zmq_msg_data(&body), zmq_msg_size(&body), limit, &m, why) == 0) {
             s->body = &body;
@@ -324,23 +378,36 @@ static long timeout_ms(const server *s)
     return next > now ? (long)ceil((next - now) * 1000) : 0;
 }
 
+/* Handles a burst from one socket (at most 64 messages), then returns to the deadlines. */
+static void drain_socket(server *s, void *sock)
+{
+    for (int k = 0; k < 64 && !s->done; k++) {
+        zmq_pollitem_t again = {.socket = sock, .events = ZMQ_POLLIN};
+        if (k > 0 && zmq_poll(&again, 1, 0) <= 0)
+            break;
+        receive(s, sock);
+    }
+}
+
 static int loop(server *s, char *err)
 {
     const sw_server_params *p = s->p;
     while (!s->done && !(p->stop && *p->stop)) {
-        zmq_pollitem_t items[2] = {{.socket = s->sock, .events = ZMQ_POLLIN},
-                                   {.socket = s->zap ? sw_zap_socket(s->zap) : NULL,
-                                    .events = ZMQ_POLLIN}};
-        int ready = zmq_poll(items, s->zap ? 2 : 1, timeout_ms(s));
-        if (ready > 0 && s->zap && (items[1].revents & ZMQ_POLLIN))
-            sw_zap_handle(s->zap);
-        if (ready > 0 && (items[0].revents & ZMQ_POLLIN))
-            for (int k = 0; k < 64 && !s->done; k++) { /* drain a burst, then check deadlines */
-                zmq_pollitem_t again = {.socket = s->sock, .events = ZMQ_POLLIN};
-                if (k > 0 && zmq_poll(&again, 1, 0) <= 0)
-                    break;
-                receive(s);
-            }
+        zmq_pollitem_t items[3] = {{.socket = s->sock, .events = ZMQ_POLLIN}};
+        int n = 1, ops = -1, zap = -1;
+        if (s->ops)
+            items[ops = n++] = (zmq_pollitem_t){.socket = s->ops, .events = ZMQ_POLLIN};
+        if (s->zap)
+            items[zap = n++] = (zmq_pollitem_t){.socket = sw_zap_socket(s->zap),
+                                                .events = ZMQ_POLLIN};
+        if (zmq_poll(items, n, timeout_ms(s)) > 0) {
+            if (zap >= 0 && (items[zap].revents & ZMQ_POLLIN))
+                sw_zap_handle(s->zap);
+            if (ops >= 0 && (items[ops].revents & ZMQ_POLLIN))
+                drain_socket(s, s->ops);
+            if (items[0].revents & ZMQ_POLLIN)
+                drain_socket(s, s->sock);
+        }
         double now = sw__server_now(s);
         check_heartbeats(s);
         if (s->wake_at >= 0 && now >= s->wake_at) {
@@ -368,7 +435,7 @@ static void finish(server *s)
 {
     for (uint32_t w = 0; w < s->slots; w++)
         if (s->conns[w].live) {
-            peer to = {s->conns[w].route, s->conns[w].route_len};
+            peer to = {.route = s->conns[w].route, .route_len = s->conns[w].route_len};
             sw__server_send(s, &to, SW_MSG_RELEASE, w, SW_FLAG_DONE, "", 0);
         }
 }
@@ -380,6 +447,8 @@ static void teardown(server *s)
     free(s->snapshot);
     if (s->sock)
         zmq_close(s->sock);
+    if (s->ops)
+        zmq_close(s->ops);
     sw_zap_free(s->zap);
     if (s->zctx)
         zmq_ctx_term(s->zctx); /* after it, ZeroMQ holds no lent buffer */

@@ -26,11 +26,15 @@ typedef struct conn {
 typedef struct peer {
     const uint8_t *route;
     size_t route_len;
+    void *sock;    /* the socket it came on; NULL: the main one */
+    bool operator; /* it may switch the policy: on the operator socket, or a CURVE operator */
 } peer;
 
 typedef struct server {
     const sw_server_params *p;
     void *zctx, *sock;
+    void *ops;              /* the operator socket (ctl_bind), or NULL */
+    char ops_ep[256];
     struct sw_zap *zap; /* CURVE's client check, or NULL */
     sw_engine *engine;
     struct sw_check *check; /* the policy's promise, held on every event */

@@ -82,9 +82,17 @@ static void on_hello(sw__peer *pe, const sw_msg *m)
     send_replica(pe, sw__peer_rank(pe, ep));
 }
 
+/* Only members speak for the group: a stranger may say HELLO to join, and nothing else counts
+ * (a non-member's STOP would end the run, its MEMBERS add fake peers). */
 static void handle(sw__peer *pe, const char *from, const sw_msg *m)
 {
     int rank = sw__peer_rank(pe, from);
+    if (rank < 0 && m->type != SW_MSG_PEER_HELLO) {
+        pe->r->refused++;
+        sw_log(SW_LOG_WARN, "ignoring a '%s' message from %s, who is not a member",
+               sw_msg_type_name(m->type), from);
+        return;
+    }
     if (rank >= 0)
         pe->m[rank].last_seen = sw__peer_now(pe);
     switch (m->type) {
