@@ -4,12 +4,12 @@
  * a header. Quoted fields are not supported: a numeric table has no use for them.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sw_data_internal.h"
 #include "syncwise/data.h"
 #include "syncwise/err.h"
 #include "syncwise/lines.h"
@@ -19,29 +19,32 @@
 typedef struct table {
     float *v; /* rows * cols */
     size_t rows, cols, cap;
+    size_t *lineno, line_cap; /* row i's line in the file, for messages */
     int saw_header;
 } table;
 
-/* Splits line in place and parses every field; returns the field count or a negative code with
- * *bad_col set to the 1-based field that did not parse. */
+enum { TOO_MANY = -100, TOO_BIG = -101 };
+
+/* Splits line in place and parses every field; returns the field count, or SW_EFORMAT (a field
+ * that is not a number), TOO_BIG (one that does not fit a float) or TOO_MANY (more than max
+ * fields) with *bad_col set to the 1-based field. */
 static long parse_row(char *line, float *out, size_t max, size_t *bad_col)
 {
     size_t n = 0;
     char *p = line;
     for (;;) {
         char *end;
-        errno = 0;
-        double v = strtod(p, &end);
+        double v = 0;
+        int bad = sw__parse_float(p, &end, &v);
         while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
             end++;
-        if (end == p || errno == ERANGE || !isfinite(v) || (*end != ',' && *end != '\0')) {
-            *bad_col = n + 1;
+        *bad_col = n + 1;
+        if (bad == SW_ERANGE)
+            return TOO_BIG;
+        if (bad || (*end != ',' && *end != '\0'))
             return SW_EFORMAT;
-        }
-        if (n == max) {
-            *bad_col = n + 1;
-            return SW_ERANGE;
-        }
+        if (n == max)
+            return TOO_MANY;
         out[n++] = (float)v;
         if (*end == '\0')
             return (long)n;
@@ -73,6 +76,14 @@ static int add_row(table *t, char *line, const char *path, size_t lineno, char *
         t->v = v;
         t->cap = cap;
     }
+    if (t->rows == t->line_cap) {
+        size_t cap = t->line_cap ? 2 * t->line_cap : 256;
+        size_t *l = realloc(t->lineno, cap * sizeof *l);
+        if (!l)
+            return sw_fail(err, SW_ENOMEM, "%s:%zu: out of memory", path, lineno);
+        t->lineno = l;
+        t->line_cap = cap;
+    }
     size_t bad = 0;
     long n = parse_row(line, t->v + t->rows * t->cols, t->cols, &bad);
     if (n < 0 || (size_t)n != t->cols) {
@@ -80,12 +91,15 @@ static int add_row(table *t, char *line, const char *path, size_t lineno, char *
             t->saw_header = 1;
             return 1; /* a header: the caller skips it */
         }
-        if (n >= 0 || n == SW_ERANGE)
+        if (n >= 0 || n == TOO_MANY)
             return sw_fail(err, SW_EFORMAT, "%s:%zu: %s fields where the first row has %zu",
                            path, lineno, n >= 0 ? "fewer" : "more", t->cols);
+        if (n == TOO_BIG)
+            return sw_fail(err, SW_ERANGE, "%s:%zu: field %zu does not fit a float", path,
+                           lineno, bad);
         return sw_fail(err, SW_EFORMAT, "%s:%zu: field %zu is not a number", path, lineno, bad);
     }
-    t->rows++;
+    t->lineno[t->rows++] = lineno;
     return 0;
 }
 
@@ -129,8 +143,8 @@ static int fill(sw_dataset *ds, const table *t, size_t lc, const char *path, cha
             continue;
         }
         if (l != floorf(l) || l < 0 || l >= 1000)
-            return sw_fail(err, SW_ERANGE, "%s: example %zu: label %g is not a class in [0, 1000)",
-                           path, i + 1, (double)l);
+            return sw_fail(err, SW_ERANGE, "%s:%zu: label %g (column %zu) is not a class in "
+                           "[0, 1000)", path, t->lineno[i], (double)l, lc);
         ds->label[i] = (int32_t)l;
         if (ds->label[i] > max)
             max = ds->label[i];
@@ -160,5 +174,6 @@ int sw_csv_read(sw_dataset **out, const char *path, int label_col, sw_task task,
         *out = NULL;
     }
     free(t.v);
+    free(t.lineno);
     return rc;
 }

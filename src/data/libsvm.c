@@ -7,10 +7,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sw_data_internal.h"
 #include "syncwise/data.h"
 #include "syncwise/err.h"
 #include "syncwise/lines.h"
@@ -25,6 +27,7 @@ typedef struct pairs {
     size_t n, cap;
     size_t *row_end; /* pairs of row i end at row_end[i] */
     double *label;
+    size_t *lineno;  /* row i's line in the file, for messages */
     size_t rows, row_cap;
     uint32_t max_col;
 } pairs;
@@ -50,6 +53,7 @@ static void pairs_free(pairs *s)
     free(s->val);
     free(s->row_end);
     free(s->label);
+    free(s->lineno);
 }
 
 static int push_pair(pairs *s, uint32_t col, float v)
@@ -90,10 +94,12 @@ static int parse_pairs(pairs *s, char *p, const char *path, size_t lineno, const
             return sw_fail(err, SW_EFORMAT, "%s:%zu:%zu: index %ld is not above the previous %ld",
                            path, lineno, col, idx, prev);
         p = end + 1;
-        errno = 0;
-        double v = strtod(p, &end);
-        if (end == p || errno == ERANGE || !isfinite(v) ||
-            (*end && *end != ' ' && *end != '\t' && *end != '\n' && *end != '\r'))
+        double v = 0;
+        int bad = sw__parse_float(p, &end, &v);
+        if (bad == SW_ERANGE)
+            return sw_fail(err, SW_ERANGE, "%s:%zu:%zu: value %.*s of index %ld does not fit a "
+                           "float", path, lineno, (size_t)(p - line) + 1, (int)(end - p), p, idx);
+        if (bad || (*end && *end != ' ' && *end != '\t' && *end != '\n' && *end != '\r'))
             return sw_fail(err, SW_EFORMAT, "%s:%zu:%zu: bad value after index %ld", path, lineno,
                            (size_t)(p - line) + 1, idx);
         if (push_pair(s, (uint32_t)(idx - 1), (float)v))
@@ -111,20 +117,24 @@ static int parse_line(pairs *s, char *line, const char *path, size_t lineno, cha
     if (*p == '\0' || *p == '\n' || *p == '\r' || *p == '#')
         return 0;
     char *end;
-    errno = 0;
-    double label = strtod(p, &end);
-    if (end == p || errno == ERANGE || !isfinite(label) || (*end != ' ' && *end != '\t' &&
-                                                            *end != '\n' && *end != '\0'))
+    double label = 0;
+    int bad = sw__parse_float(p, &end, &label);
+    if (bad == SW_ERANGE)
+        return sw_fail(err, SW_ERANGE, "%s:%zu:%zu: label %.*s does not fit a float", path,
+                       lineno, (size_t)(p - line) + 1, (int)(end - p), p);
+    if (bad || (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r' && *end != '\0'))
         return sw_fail(err, SW_EFORMAT, "%s:%zu:%zu: expected a numeric label", path, lineno,
                        (size_t)(p - line) + 1);
-    size_t rcap = s->row_cap;
+    size_t rcap = s->row_cap, lcap = s->row_cap;
     if (grow((void **)&s->row_end, &rcap, s->rows + 1, sizeof *s->row_end) ||
+        grow((void **)&s->lineno, &lcap, s->rows + 1, sizeof *s->lineno) ||
         grow((void **)&s->label, &s->row_cap, s->rows + 1, sizeof *s->label))
         return sw_fail(err, SW_ENOMEM, "%s:%zu: out of memory", path, lineno);
     int rc = parse_pairs(s, end, path, lineno, line, err);
     if (rc)
         return rc;
     s->label[s->rows] = label;
+    s->lineno[s->rows] = lineno;
     s->row_end[s->rows++] = s->n;
     return 0;
 }
@@ -140,6 +150,21 @@ static int on_line(void *ctx, char *line, size_t lineno, char *err)
     return parse_line(r->s, line, r->path, lineno, err);
 }
 
+static bool is_class(double l) { return l == floor(l) && l >= 0 && l < LIBSVM_MAX_CLASSES; }
+
+/* The row whose label is to blame when the labels are not classes: the first one that is
+ * neither -1/+1 nor a class, else (a mixture such as -1 with 2) the first -1. */
+static size_t culprit(const pairs *s)
+{
+    for (size_t i = 0; i < s->rows; i++)
+        if (s->label[i] != -1.0 && s->label[i] != 1.0 && !is_class(s->label[i]))
+            return i;
+    for (size_t i = 0; i < s->rows; i++)
+        if (s->label[i] == -1.0)
+            return i;
+    return 0;
+}
+
 /* Maps raw labels to class indices: {-1, +1} to {0, 1}; otherwise integers in range as is. */
 static int class_labels(const pairs *s, int32_t *out, uint32_t *n_classes, const char *path,
                         char *err)
@@ -153,11 +178,12 @@ static int class_labels(const pairs *s, int32_t *out, uint32_t *n_classes, const
         double l = s->label[i];
         if (pm_one)
             l = l > 0 ? 1 : 0;
-        if (l != floor(l) || l < 0 || l >= LIBSVM_MAX_CLASSES)
-            return sw_fail(err, SW_ERANGE,
-                           "%s: example %zu: label %g is not a class (an integer in [0, %d) or "
-                           "-1/+1)",
-                           path, i + 1, s->label[i], LIBSVM_MAX_CLASSES);
+        if (!is_class(l)) {
+            size_t c = culprit(s);
+            return sw_fail(err, SW_ERANGE, "%s:%zu: label %g is not a class (labels are -1/+1, "
+                           "or integers in [0, %d))", path, s->lineno[c], s->label[c],
+                           LIBSVM_MAX_CLASSES);
+        }
         out[i] = (int32_t)l;
         if (out[i] > max)
             max = out[i];

@@ -12,4 +12,8 @@ typedef int (*sw__data_loader)(sw_spec *s, uint64_t seed, sw_dataset **train, sw
 int sw__synthetic_load(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset **test,
                        char *err);
 
+/* Parses a number at p (strtod's syntax), setting *end past it: 0 with the value in *out,
+ * SW_EFORMAT when p holds no number (or NaN), SW_ERANGE when it does not fit a float (inf, 1e39). */
+int sw__parse_float(const char *p, char **end, double *out);
+
 #endif

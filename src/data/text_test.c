@@ -9,6 +9,7 @@
 
 #include "syncwise/data.h"
 #include "syncwise/err.h"
+#include "syncwise/lines.h"
 
 static void libsvm_reads_sparse_rows(void **state)
 {
@@ -68,9 +69,16 @@ static void libsvm_refuses_bad_input(void **state)
     expect_libsvm_error("1 3:1 2:1\n", SW_EFORMAT, "not above");
     expect_libsvm_error("1 2:1 2:1\n", SW_EFORMAT, "not above");
     expect_libsvm_error("1 2:abc\n", SW_EFORMAT, "bad value");
-    expect_libsvm_error("1 2:1e999\n", SW_EFORMAT, "bad value");
+    expect_libsvm_error("1 2:1e999\n", SW_ERANGE, "value 1e999 of index 2 does not fit a float");
+    expect_libsvm_error("1 2:1e39\n", SW_ERANGE, "bad.svm:1:5: value 1e39 of index 2");
+    expect_libsvm_error("1e39 2:1\n", SW_ERANGE, "bad.svm:1:1: label 1e39 does not fit");
+    expect_libsvm_error("1 2:nan\n", SW_EFORMAT, "bad value");
     expect_libsvm_error("1.5 2:1\n", SW_ERANGE, "label 1.5");
     expect_libsvm_error("-3 2:1\n", SW_ERANGE, "label -3");
+    /* The label to blame, on its own line, not the first -1 of a +1/-1 file. */
+    expect_libsvm_error("-1 1:1\n+1 1:1\n-1 1:1\n1e10 2:1\n", SW_ERANGE,
+                        "bad.svm:4: label 1e+10 is not a class");
+    expect_libsvm_error("-1 1:1\n2 1:1\n", SW_ERANGE, "bad.svm:1: label -1 is not a class");
     expect_libsvm_error("", SW_EFORMAT, "no examples");
     expect_libsvm_error("1 99999999999:1\n", SW_ERANGE, "index");
     sw_dataset *ds;
@@ -118,8 +126,34 @@ static void csv_refuses_bad_input(void **state)
     expect_csv_error("1,2,3\n1,x,3\n", "bad.csv:2: field 2");
     expect_csv_error("a,b\nc,d\n", "bad.csv:2: field 1"); /* only one header allowed */
     expect_csv_error("a,b\n", "no examples");
-    expect_csv_error("2.5,1\n", "label 2.5");
+    expect_csv_error("2.5,1\n", "bad.csv:1: label 2.5");
+    expect_csv_error("1,2\n1,1e39\n", "bad.csv:2: field 2 does not fit a float");
     expect_csv_error("1\n", "columns");
+}
+
+/* Files that are not text: a NUL byte, or a line without end, are refused at the line, not read
+ * to the end of memory. */
+static void lines_are_text_and_bounded(void **state)
+{
+    (void)state;
+    const char *p = sw_test_path("nul.svm");
+    static const char nul[] = "1 1:1\n1 2:\0001\n";
+    sw_test_write(p, nul, sizeof nul - 1);
+    sw_dataset *ds;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_libsvm_read(&ds, p, 0, SW_TASK_CLASSIFY, err), SW_EFORMAT);
+    assert_non_null(strstr(err, "nul.svm:2: a NUL byte"));
+    p = sw_test_path("long.svm");
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    static char chunk[1 << 16];
+    memset(chunk, '1', sizeof chunk);
+    for (size_t n = 0; n <= SW_LINE_MAX; n += sizeof chunk)
+        assert_int_equal(fwrite(chunk, 1, sizeof chunk, f), sizeof chunk);
+    fclose(f);
+    assert_int_equal(sw_libsvm_read(&ds, p, 0, SW_TASK_CLASSIFY, err), SW_EFORMAT);
+    assert_non_null(strstr(err, "long.svm:1: a line longer than 64 MiB"));
+    remove(p);
 }
 
 int main(void)
@@ -130,6 +164,7 @@ int main(void)
         cmocka_unit_test(libsvm_refuses_bad_input),
         cmocka_unit_test(csv_reads_with_header_and_label_column),
         cmocka_unit_test(csv_refuses_bad_input),
+        cmocka_unit_test(lines_are_text_and_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, sw_test_teardown);
 }
