@@ -9,10 +9,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Replaces path with the n bytes at b. `what` names the file in errors ("checkpoint"). */
+/* Replaces path with the n bytes at b. `what` names the file in errors ("checkpoint"). The
+ * temporary file is PATH.tmp.PID; first, those that processes no longer running left behind
+ * (killed mid-write) are removed. */
 int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err);
 
-/* Reads all of path into a new buffer (the caller frees *out). Fails on files over max bytes. */
+/* Removes PATH.tmp.PID files whose process is gone; returns how many. */
+int sw_file_remove_stale(const char *path);
+
+/* Reads all of path into a new buffer (the caller frees *out). Fails on files over max bytes and
+ * on anything but a regular file (a FIFO would block, a device never end). */
 int sw_file_read_all(const char *path, size_t max, uint8_t **out, size_t *len, char *err);
 
 #endif

@@ -2,12 +2,15 @@
 #define _POSIX_C_SOURCE 200809L
 #include "syncwise/file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "syncwise/err.h"
@@ -38,8 +41,35 @@ static void sync_dir_of(const char *path)
     }
 }
 
+int sw_file_remove_stale(const char *path)
+{
+    char copy[4096], dir_copy[4096];
+    snprintf(copy, sizeof copy, "%s", path);
+    snprintf(dir_copy, sizeof dir_copy, "%s", path);
+    const char *base = basename(copy), *dir = dirname(dir_copy);
+    size_t blen = strlen(base);
+    DIR *d = opendir(dir);
+    int removed = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        const char *name = e->d_name, *pid_text = name + blen + 5;
+        if (strncmp(name, base, blen) || strncmp(name + blen, ".tmp.", 5) || !*pid_text ||
+            pid_text[strspn(pid_text, "0123456789")])
+            continue;
+        long pid = strtol(pid_text, NULL, 10);
+        if (pid > 0 && pid <= INT32_MAX && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+            char stale[8192];
+            snprintf(stale, sizeof stale, "%s/%s", dir, name);
+            removed += unlink(stale) == 0;
+        }
+    }
+    if (d)
+        closedir(d);
+    return removed;
+}
+
 int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err)
 {
+    sw_file_remove_stale(path);
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
         return sw_fail(err, SW_EINVAL, "%s path too long", what);
@@ -60,29 +90,36 @@ int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const cha
 
 int sw_file_read_all(const char *path, size_t max, uint8_t **out, size_t *len, char *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* Non-blocking, so that a FIFO does not hang the open; only regular files are read. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return sw_fail(err, SW_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
     int rc = 0;
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0)
-        size = ftell(f);
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0)
-        rc = sw_fail(err, SW_EIO, "%s: cannot determine the size (not a regular file?)", path);
-    else if ((size_t)size > max)
-        rc = sw_fail(err, SW_EFORMAT, "%s: %ld bytes is larger than any valid file (%zu)", path,
-                     size, max);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = sw_fail(err, SW_EIO, "%s: not a regular file", path);
+    else if ((uint64_t)st.st_size > max)
+        rc = sw_fail(err, SW_EFORMAT, "%s: %lld bytes is larger than any valid file (%zu)", path,
+                     (long long)st.st_size, max);
+    size_t size = rc ? 0 : (size_t)st.st_size;
     uint8_t *b = NULL;
-    if (!rc && !(b = malloc(size ? (size_t)size : 1)))
-        rc = sw_fail(err, SW_ENOMEM, "%s: out of memory for %ld bytes", path, size);
-    if (!rc && fread(b, 1, (size_t)size, f) != (size_t)size)
-        rc = sw_fail(err, SW_EIO, "%s: read error", path);
-    fclose(f);
+    if (!rc && !(b = malloc(size ? size : 1)))
+        rc = sw_fail(err, SW_ENOMEM, "%s: out of memory for %zu bytes", path, size);
+    for (size_t got = 0; !rc && got < size;) {
+        ssize_t r = read(fd, b + got, size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            rc = sw_fail(err, SW_EIO, "%s: read error%s", path, r == 0 ? " (it shrank)" : "");
+        else
+            got += (size_t)r;
+    }
+    close(fd);
     if (rc) {
         free(b);
         return rc;
     }
     *out = b;
-    *len = (size_t)size;
+    *len = size;
     return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "syncwise/data.h"
 #include "syncwise/err.h"
+#include "syncwise/sparse.h"
 
 static sw_dataset *make(size_t n, uint32_t dim)
 {
@@ -49,11 +50,28 @@ static void standardising_by_other_features_is_refused(void **state)
     sw_dataset_free(other);
 }
 
+/* A generated data set is bounded: a spec from an untrusted place (a crafted checkpoint's record
+ * of its data, as `eval` reads it) cannot make the program allocate gigabytes. */
+static void generated_data_is_bounded(void **state)
+{
+    (void)state;
+    sw_data d;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_data_load(&d, "synthetic:task=logistic,d=1024,n=1048576", 1, err),
+                     SW_ERANGE);
+    assert_non_null(strstr(err, "over the 1 GiB a generator makes"));
+    sw_sparse_set sp;
+    assert_int_equal(sw_sparse_load(&sp, "sparse:n=268435456,dim=16777216,density=0.01", 1, err),
+                     SW_ERANGE);
+    assert_non_null(strstr(err, "use a LIBSVM file"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_subset_takes_the_named_rows_and_refuses_others),
         cmocka_unit_test(standardising_by_other_features_is_refused),
+        cmocka_unit_test(generated_data_is_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

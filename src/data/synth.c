@@ -49,6 +49,11 @@ int sw__synthetic_load(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset
         (rc = sw_spec_int(s, "test", 0, 1 << 26, &n_test, err)) ||
         (rc = sw_spec_double(s, "noise", 0, 1e6, &noise, err)))
         return rc;
+    uint64_t bytes = (uint64_t)(n + n_test) * (uint64_t)d * sizeof(float);
+    if (bytes > SW_DATA_MAX_GENERATED)
+        return sw_fail(err, SW_ERANGE, "synthetic: (n + test) x d = %ld x %ld floats is %.1f GiB, "
+                       "over the %.0f GiB a generator makes: use a data file", n + n_test, d,
+                       (double)bytes / 0x1p30, (double)SW_DATA_MAX_GENERATED / 0x1p30);
     sw_task t;
     if (strcmp(task, "lsq") == 0)
         t = SW_TASK_REGRESS;

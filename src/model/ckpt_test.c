@@ -200,6 +200,33 @@ static void unwritable_place_is_an_error(void **state)
     assert_int_equal(sw_ckpt_load("/nonexistent-dir/m.ckpt", &d, err), SW_EIO);
 }
 
+/* What a writer killed mid-write left (PATH.tmp.PID of a process that is gone) is removed by the
+ * next save; a live writer's file is left alone. Something not a regular file is refused at
+ * once, not waited on. */
+static void stale_temporaries_go_and_fifos_are_refused(void **state)
+{
+    (void)state;
+    float params[23];
+    sw_ckpt c = sample(params);
+    const char *path = sw_test_path("s.ckpt");
+    char dead[700], alive[700], err[SW_ERR_LEN];
+    snprintf(dead, sizeof dead, "%s.tmp.2147483646", path); /* above any pid_max */
+    snprintf(alive, sizeof alive, "%s.tmp.%ld", path, (long)getppid());
+    sw_test_write_text(dead, "half a checkpoint");
+    sw_test_write_text(alive, "another writer's work");
+    assert_int_equal(sw_ckpt_save(path, &c, err), 0);
+    assert_int_equal(access(dead, F_OK), -1);
+    assert_int_equal(access(alive, F_OK), 0);
+    unlink(alive);
+    unlink(path);
+    const char *fifo = sw_test_path("fifo.ckpt");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    sw_ckpt back;
+    assert_int_equal(sw_ckpt_load(fifo, &back, err), SW_EIO);
+    assert_non_null(strstr(err, "not a regular file"));
+    unlink(fifo);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +235,7 @@ int main(void)
         cmocka_unit_test(mismatched_architecture_is_refused),
         cmocka_unit_test(sparse_models_round_trip_and_are_checked),
         cmocka_unit_test(unwritable_place_is_an_error),
+        cmocka_unit_test(stale_temporaries_go_and_fifos_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, sw_test_teardown);
 }

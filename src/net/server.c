@@ -19,6 +19,7 @@
 #include "syncwise/clock.h"
 #include "syncwise/curve.h"
 #include "syncwise/err.h"
+#include "syncwise/file.h"
 #include "syncwise/log.h"
 
 #define HEARTBEAT_CHECK_S 0.2
@@ -162,6 +163,9 @@ static int setup(server *s, char *err)
     const sw_server_params *p = s->p;
     if (p->max_workers == 0 || p->batch == 0 || !(p->heartbeat_timeout_s > 0))
         return sw_fail(err, SW_EINVAL, "workers, batch and heartbeat timeout must be positive");
+    if (p->checkpoint && sw_file_remove_stale(p->checkpoint) > 0)
+        sw_log(SW_LOG_INFO, "removed what a killed server left half-written beside %s",
+               p->checkpoint);
     if (p->wait_workers > p->max_workers)
         return sw_fail(err, SW_EINVAL, "cannot wait for %u workers with %u slots",
                        p->wait_workers, p->max_workers);
