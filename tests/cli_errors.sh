@@ -58,5 +58,30 @@ expect_status 1 "wrong data for the model" -- "$SW" eval --model-file "$TMP/m.ck
   --data synthetic:task=logistic,d=9
 expect_output "shape" "explains the mismatch"
 [ -z "$(ls "$TMP" | grep tmp)" ] || { echo "FAIL: temporary checkpoint files left"; failures=$((failures+1)); }
+mkfifo "$TMP/fifo.ckpt"
+expect_status 1 "a FIFO as a checkpoint is refused, not waited on" -- timeout 10 "$SW" eval \
+  --model-file "$TMP/fifo.ckpt"
+expect_output "not a regular file" "says why"
+expect_status 1 "a data set too large to generate" -- "$SW" eval --model-file "$TMP/m.ckpt" \
+  --data synthetic:task=logistic,d=1024,n=1048576
+expect_output "over the 1 GiB a generator makes" "says so before allocating it"
+
+# Endpoints: ports in range, and host names where ZeroMQ takes only addresses.
+expect_status 1 "a port out of range" -- "$SW" server --bind tcp://127.0.0.1:99999 --max-time 1
+expect_output "port '99999' is not a number in [1, 65535]" "names the port"
+expect_status 1 "a worker's port out of range" -- "$SW" worker --connect tcp://127.0.0.1:70000
+expect_output "port '70000'" "names it"
+expect_status 0 "a server bound by host name" -- "$SW" server --bind "tcp://localhost:*" \
+  --endpoint-file "$TMP/ep" --data synthetic:d=5,n=100 --model softmax --max-time 0.3 -q
+OUT=$(cat "$TMP/ep")
+expect_output "tcp://127.0.0.1:" "localhost was resolved to its address"
+
+# A resumed checkpoint of another shape: the refusal names both shapes.
+"$SW" server --bind "tcp://127.0.0.1:*" --data synthetic:task=logistic,d=50,n=200 \
+  --model softmax --checkpoint "$TMP/r.ckpt" --max-time 0.3 -q > /dev/null 2>&1
+expect_status 1 "resume another shape" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --data synthetic:task=logistic,d=20,n=200 --model softmax --checkpoint "$TMP/r.ckpt" --resume
+expect_output "holds 'softmax' on 1x1x50 inputs, 2 classes, 102 parameters; the server runs \
+'softmax' on 1x1x20 inputs" "names both shapes"
 
 finish

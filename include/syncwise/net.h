@@ -104,10 +104,16 @@ typedef struct sw_worker_result {
 
 int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err);
 
+/* Checks an endpoint a user gave and writes the one to use into out: tcp://HOST:PORT with PORT
+ * in [1, 65535] (or * when binding), HOST an address, or, when binding, a host name (resolved to
+ * its first IPv4 address) or a network interface; ipc:// and inproc:// as they are. Fails with
+ * a message naming what is wrong. */
+int sw_endpoint_check(const char *ep, bool bind, char *out, size_t cap, char *err);
+
 /* The private operator endpoint of a server bound at server_endpoint (tcp://HOST:PORT or
- * ipc://PATH), on this host: ipc://DIR/syncwise-HOST-PORT.ctl with DIR $XDG_RUNTIME_DIR/syncwise,
- * or /tmp/syncwise-UID, or ipc://PATH.ctl. Fails on other transports or a path too long for a
- * socket. */
+ * ipc://PATH), on this host: ipc://DIR/syncwise-PORT.ctl with DIR $XDG_RUNTIME_DIR/syncwise, or
+ * /tmp/syncwise-UID, or ipc://PATH.ctl. Fails on other transports, a port that is not a number
+ * (not bound yet) or a path too long for a socket. */
 int sw_ctl_endpoint(const char *server_endpoint, char *out, size_t cap, char *err);
 
 /* Sends one operator command ("status", "policy SPEC") and stores the reply (NUL-terminated)

@@ -20,20 +20,17 @@ int sw_ctl_endpoint(const char *server_endpoint, char *out, size_t cap, char *er
     if (!strncmp(ep, "ipc://", 6)) {
         snprintf(path, sizeof path, "%s.ctl", ep + 6);
     } else if (!strncmp(ep, "tcp://", 6) && strrchr(ep + 6, ':')) {
-        const char *colon = strrchr(ep + 6, ':'), *rt = getenv("XDG_RUNTIME_DIR");
-        char host[128];
-        size_t len = (size_t)(colon - (ep + 6));
-        snprintf(host, sizeof host, "%.*s", (int)(len < sizeof host ? len : sizeof host - 1),
-                 ep + 6);
-        for (char *c = host; *c; c++) /* no slashes or brackets in a file name */
-            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                  (*c >= '0' && *c <= '9') || *c == '.' || *c == '-'))
-                *c = '_';
+        /* By port alone: the same server whether reached as localhost, 127.0.0.1 or bound to
+         * every interface. */
+        const char *port = strrchr(ep + 6, ':') + 1, *rt = getenv("XDG_RUNTIME_DIR");
+        if (!*port || port[strspn(port, "0123456789")])
+            return sw_fail(err, SW_EINVAL, "no operator endpoint for %s: give one with "
+                           "--ctl-bind", ep);
         if (rt && *rt)
-            snprintf(path, sizeof path, "%s/syncwise/syncwise-%s-%s.ctl", rt, host, colon + 1);
+            snprintf(path, sizeof path, "%s/syncwise/syncwise-%s.ctl", rt, port);
         else
-            snprintf(path, sizeof path, "/tmp/syncwise-%u/syncwise-%s-%s.ctl",
-                     (unsigned)getuid(), host, colon + 1);
+            snprintf(path, sizeof path, "/tmp/syncwise-%u/syncwise-%s.ctl", (unsigned)getuid(),
+                     port);
     } else {
         return sw_fail(err, SW_EINVAL, "no operator endpoint for %s: give one with --ctl-bind",
                        ep);
@@ -62,6 +59,10 @@ static int open_line(void *sock, const char *connect, const char *curve_key,
             return rc;
     }
     int linger = 0;
+    char checked[300];
+    int rc = sw_endpoint_check(connect, false, checked, sizeof checked, err);
+    if (rc)
+        return rc;
     zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
     if (zmq_connect(sock, connect))
         return sw_fail(err, SW_EIO, "cannot connect to %s", connect);

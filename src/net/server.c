@@ -89,16 +89,30 @@ static void sink(void *ctx, const sw_event *ev)
         promise_broken(s, why);
 }
 
+/* A model's shape in words, for a mismatch: "softmax on 1x1x50 inputs, 2 classes, 102
+ * parameters". */
+static void describe(const sw_model_desc *d, size_t n_params, char *out, size_t cap)
+{
+    snprintf(out, cap, "'%s' on %ux%ux%u inputs, %u classes, %zu parameters", d->spec,
+             d->in_shape[0], d->in_shape[1], d->in_shape[2], d->n_classes, n_params);
+}
+
 static int load_resume(server *s, float *init, uint64_t *version, char *err)
 {
     sw_ckpt ck;
     int rc = sw_ckpt_load(s->p->checkpoint, &ck, err);
     if (rc)
         return rc;
-    if (ck.n_params != s->n || strcmp(ck.desc.spec, sw__task_spec(&s->task)) != 0)
-        rc = sw_fail(err, SW_EMISMATCH, "%s holds '%s', the server runs '%s'", s->p->checkpoint,
-                     ck.desc.spec, sw__task_spec(&s->task));
-    else {
+    sw_model_desc run = sw__task_desc(&s->task);
+    if (ck.n_params != s->n || strcmp(ck.desc.spec, run.spec) != 0 ||
+        memcmp(ck.desc.in_shape, run.in_shape, sizeof run.in_shape) != 0 ||
+        ck.desc.n_classes != run.n_classes) {
+        char held[200], runs[200];
+        describe(&ck.desc, ck.n_params, held, sizeof held);
+        describe(&run, s->n, runs, sizeof runs);
+        rc = sw_fail(err, SW_EMISMATCH, "%s holds %s; the server runs %s", s->p->checkpoint,
+                     held, runs);
+    } else {
         memcpy(init, ck.params, s->n * sizeof *init);
         *version = ck.model_version;
     }
@@ -260,8 +274,13 @@ static int bind_socket(server *s, char *err)
             (rc = sw_curve_server(s->sock, &keys, err)))
             return rc;
     }
-    if (zmq_bind(s->sock, s->p->bind) != 0)
-        return sw_fail(err, SW_EIO, "cannot bind %s: %s", s->p->bind, zmq_strerror(errno));
+    char bind[300];
+    int rc = sw_endpoint_check(s->p->bind, true, bind, sizeof bind, err);
+    if (rc)
+        return rc;
+    if (zmq_bind(s->sock, bind) != 0)
+        return sw_fail(err, SW_EIO, "cannot bind %s: %s%s", s->p->bind, zmq_strerror(errno),
+                       errno == ENODEV ? " (give an address, a host name or an interface)" : "");
     char ep[256];
     size_t len = sizeof ep;
     zmq_getsockopt(s->sock, ZMQ_LAST_ENDPOINT, ep, &len);

@@ -452,6 +452,9 @@ int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err)
             !(rc = sw_curve_read(p->curve_server, 0, &k->server_keys, err)))
             rc = sw_curve_client(k->sock, &k->keys, k->server_keys.pub, err);
     }
+    char checked[300];
+    if (!rc)
+        rc = sw_endpoint_check(p->connect, false, checked, sizeof checked, err);
     if (!rc) {
         zmq_setsockopt(k->sock, ZMQ_LINGER, &linger, sizeof linger);
         if (zmq_connect(k->sock, p->connect) != 0)

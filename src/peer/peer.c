@@ -13,6 +13,7 @@
 #include "syncwise/err.h"
 #include "syncwise/file.h"
 #include "syncwise/log.h"
+#include "syncwise/net.h"
 
 sw_peer_params sw_peer_default_params(void)
 {
@@ -230,10 +231,16 @@ static int setup(sw__peer *pe, char *err)
     pe->in = pe->zctx ? zmq_socket(pe->zctx, ZMQ_ROUTER) : NULL;
     int linger = 0;
     size_t len = sizeof pe->me;
+    char bind[300], join[300];
+    int rc = sw_endpoint_check(p->bind, true, bind, sizeof bind, err);
+    if (!rc && p->join)
+        rc = sw_endpoint_check(p->join, false, join, sizeof join, err);
+    if (rc)
+        return rc;
     if (!pe->in || zmq_setsockopt(pe->in, ZMQ_LINGER, &linger, sizeof linger) ||
-        zmq_bind(pe->in, p->bind) != 0 || zmq_getsockopt(pe->in, ZMQ_LAST_ENDPOINT, pe->me, &len))
+        zmq_bind(pe->in, bind) != 0 || zmq_getsockopt(pe->in, ZMQ_LAST_ENDPOINT, pe->me, &len))
         return sw_fail(err, SW_EIO, "cannot bind %s: %s", p->bind, zmq_strerror(zmq_errno()));
-    int rc = sw_sparse_load(&pe->data, p->data, p->seed, err);
+    rc = sw_sparse_load(&pe->data, p->data, p->seed, err);
     if (!rc)
         rc = sw_sparse_model_new(&pe->model, p->model, pe->data.train->dim, err);
     if (rc)

@@ -1,0 +1,78 @@
+/* Endpoints as users write them (see sw_endpoint_check in syncwise/net.h). ZeroMQ takes a port
+ * above 65535 modulo 65536 (tcp://127.0.0.1:99999 serves on 34463) and binds only to addresses
+ * and interface names ("localhost" fails with "No such device"), so both are settled here. */
+#define _POSIX_C_SOURCE 200809L
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "syncwise/err.h"
+#include "syncwise/net.h"
+
+/* A port: "*" (binding only: any free one) or a number in [1, 65535]. */
+static int check_port(const char *ep, const char *port, bool bind, char *err)
+{
+    if (bind && !strcmp(port, "*"))
+        return 0;
+    char *end;
+    long v = strtol(port, &end, 10);
+    if (end == port || *end || v < 1 || v > 65535)
+        return sw_fail(err, SW_EINVAL, "%s: port '%s' is not a number in [1, 65535]%s", ep, port,
+                       bind ? " or *" : "");
+    return 0;
+}
+
+/* Whether host is written as an address (or *, any interface): ZeroMQ takes it as it is. */
+static bool is_address(const char *host)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+    char bare[128];
+    size_t len = strlen(host);
+    if (!strcmp(host, "*") || inet_pton(AF_INET, host, buf) == 1)
+        return true;
+    if (len >= 2 && host[0] == '[' && host[len - 1] == ']' && len - 2 < sizeof bare) {
+        memcpy(bare, host + 1, len - 2);
+        bare[len - 2] = '\0';
+        return inet_pton(AF_INET6, bare, buf) == 1;
+    }
+    return false;
+}
+
+int sw_endpoint_check(const char *ep, bool bind, char *out, size_t cap, char *err)
+{
+    if (strncmp(ep, "tcp://", 6) != 0) {
+        if (strncmp(ep, "ipc://", 6) && strncmp(ep, "inproc://", 9))
+            return sw_fail(err, SW_EINVAL, "%s: not an endpoint (tcp://HOST:PORT, ipc://PATH)",
+                           ep);
+        return snprintf(out, cap, "%s", ep) < (int)cap ? 0
+                   : sw_fail(err, SW_EINVAL, "%s: endpoint too long", ep);
+    }
+    const char *colon = strrchr(ep + 6, ':');
+    char host[256];
+    size_t hlen = colon ? (size_t)(colon - (ep + 6)) : 0;
+    if (!colon || hlen == 0 || hlen >= sizeof host)
+        return sw_fail(err, SW_EINVAL, "%s: expected tcp://HOST:PORT", ep);
+    memcpy(host, ep + 6, hlen);
+    host[hlen] = '\0';
+    int rc = check_port(ep, colon + 1, bind, err);
+    if (rc)
+        return rc;
+    if (is_address(host) || !bind) /* ZeroMQ resolves names it connects to */
+        return snprintf(out, cap, "%s", ep) < (int)cap ? 0
+                   : sw_fail(err, SW_EINVAL, "%s: endpoint too long", ep);
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res) /* maybe an interface, as eth0 */
+        return snprintf(out, cap, "%s", ep) < (int)cap ? 0
+                   : sw_fail(err, SW_EINVAL, "%s: endpoint too long", ep);
+    char addr[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr, addr,
+              sizeof addr);
+    freeaddrinfo(res);
+    if (snprintf(out, cap, "tcp://%s:%s", addr, colon + 1) >= (int)cap)
+        return sw_fail(err, SW_EINVAL, "%s: endpoint too long", ep);
+    return 0;
+}
