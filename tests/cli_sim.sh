@@ -47,6 +47,9 @@ expect_status 1 "unknown policy" -- "$SW" sim --no-model --policy fastest --max-
 expect_output "unknown policy 'fastest' (known: bsp, asp, ssp" "lists the policies"
 expect_status 1 "unknown policy key" -- "$SW" sim --no-model --policy ssp:x=1 --max-pushes 10
 expect_output "known: s" "lists the keys"
+expect_status 1 "grads_to_wait beyond the workers" -- "$SW" sim --no-model --workers 4 \
+  --policy sync:grads_to_wait=1000000 --max-applies 10
+expect_output "exceeds the 4 worker slots" "refused, saying why, instead of never applying"
 expect_status 1 "no stopping rule" -- "$SW" sim --no-model
 expect_output "no stopping condition" "explains"
 expect_status 1 "bad cluster" -- "$SW" sim --no-model --cluster "uniform:2" --max-pushes 10
