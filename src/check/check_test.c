@@ -356,9 +356,10 @@ static void backup_and_sync_drop_the_late_and_count_k(void **state)
     expect(s, "not grads_to_wait=2");
 }
 
-static void ebsp_stops_workers_at_the_searched_barrier(void **state)
+/* Two workers under ebsp:R=4 push twice each (monitoring), and the search grants worker 0 one
+ * step and worker 1 two, counting the steps in flight. */
+static script *ebsp_predicting(void)
 {
-    (void)state;
     script *s = open_script("ebsp:R=4", 2);
     start_all(s, 2);
     for (uint64_t k = 1; k <= 2; k++)
@@ -371,6 +372,13 @@ static void ebsp_stops_workers_at_the_searched_barrier(void **state)
             }
             release(s, w, k);
         }
+    return s;
+}
+
+static void ebsp_stops_workers_at_the_searched_barrier(void **state)
+{
+    (void)state;
+    script *s = ebsp_predicting();
     push(s, 0, 3, s->V); /* its one step spent: waits */
     apply_scaled(s, 1, 1);
     push(s, 1, 3, s->V); /* one of two: goes on */
@@ -382,18 +390,7 @@ static void ebsp_stops_workers_at_the_searched_barrier(void **state)
     release(s, 1, 4);
     expect(s, NULL);
 
-    s = open_script("ebsp:R=4", 2);
-    start_all(s, 2);
-    for (uint64_t k = 1; k <= 2; k++)
-        for (uint32_t w = 0; w < 2; w++) {
-            push(s, w, k, s->V);
-            apply_scaled(s, 1, 1);
-            if (k == 2 && w == 1) {
-                grant(s, 0, 1);
-                grant(s, 1, 2);
-            }
-            release(s, w, k);
-        }
+    s = ebsp_predicting();
     push(s, 0, 3, s->V);
     apply_scaled(s, 1, 1);
     release(s, 0, 3); /* past its barrier */
