@@ -131,6 +131,14 @@ uint64_t ck_lead(const sw_check *c, uint32_t w);
 /* A waiting worker at most `bound` steps ahead (joiners count as 0 ahead), or UINT32_MAX. */
 uint32_t ck_waiting_within(sw_check *c, uint64_t bound);
 
+/* The replay's side of the clocks (clocks.c): the engine's recount of the minimum; whether k
+ * counts at the minimum now, and after it moved up or left, ck_left_min; worker w starts waiting
+ * at its clock (0, or SW_ENOMEM). */
+void ck_recount_min(sw_check *c);
+bool ck_at_min(const sw_check *c, const ck_worker *k);
+void ck_left_min(sw_check *c);
+int ck_wait_at(sw_check *c, uint32_t w);
+
 /* Shared rules of the promises (promise_common.c). */
 
 /* The policy itself never leaves every live worker waiting: no release by the liveness rule. */

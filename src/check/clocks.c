@@ -1,0 +1,112 @@
+/* The promise checker's clocks: the slowest started clock, kept exactly as the engine keeps its
+ * min_live_clock (a count of workers at the minimum, a recount only when the last of them
+ * moves), and a lazy min-heap of the clocks of waiting workers, so that "is anyone waiting
+ * within the bound" costs O(log n) and not a scan of every slot. */
+#include <stdlib.h>
+
+#include "check_internal.h"
+
+uint64_t ck_min_clock(const sw_check *c) { return c->min_clock; }
+
+uint64_t ck_max_clock(const sw_check *c)
+{
+    uint64_t max = 0;
+    for (uint32_t w = 0; w < c->slots; w++)
+        if (c->w[w].state != SW_WORKER_ABSENT && c->w[w].clock > max)
+            max = c->w[w].clock;
+    return max;
+}
+
+uint64_t ck_lead(const sw_check *c, uint32_t w)
+{
+    return c->w[w].fresh ? 0 : c->w[w].clock - c->min_clock;
+}
+
+static bool started(const ck_worker *k) { return k->state != SW_WORKER_ABSENT && !k->fresh; }
+
+static bool wait_less(const ck_wait *a, const ck_wait *b) { return a->clock < b->clock; }
+
+/* Worker w starts waiting at its clock (or waits on at a new one). */
+int ck_wait_at(sw_check *c, uint32_t w)
+{
+    if (c->n_waits == c->cap_waits) {
+        uint32_t cap = c->cap_waits ? 2 * c->cap_waits : 64;
+        ck_wait *grown = realloc(c->waits, cap * sizeof *grown);
+        if (!grown)
+            return SW_ENOMEM;
+        c->waits = grown;
+        c->cap_waits = cap;
+    }
+    ck_worker *k = &c->w[w];
+    ck_wait e = {.clock = k->clock, .worker = w, .seq = ++k->wait_seq};
+    uint32_t i = c->n_waits++;
+    for (; i > 0 && wait_less(&e, &c->waits[(i - 1) / 2]); i = (i - 1) / 2)
+        c->waits[i] = c->waits[(i - 1) / 2];
+    c->waits[i] = e;
+    return 0;
+}
+
+static void pop_wait(sw_check *c)
+{
+    ck_wait last = c->waits[--c->n_waits];
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t l = 2 * i + 1, m = l;
+        if (l >= c->n_waits)
+            break;
+        if (l + 1 < c->n_waits && wait_less(&c->waits[l + 1], &c->waits[l]))
+            m = l + 1;
+        if (!wait_less(&c->waits[m], &last))
+            break;
+        c->waits[i] = c->waits[m];
+        i = m;
+    }
+    if (c->n_waits > 0)
+        c->waits[i] = last;
+}
+
+uint32_t ck_waiting_within(sw_check *c, uint64_t bound)
+{
+    for (uint32_t w = 0; c->fresh_waiting > 0 && w < c->slots; w++)
+        if (c->w[w].state == SW_WORKER_WAITING && c->w[w].fresh)
+            return w;
+    while (c->n_waits > 0) {
+        const ck_wait *top = &c->waits[0];
+        const ck_worker *k = &c->w[top->worker];
+        if (k->state == SW_WORKER_WAITING && !k->fresh && k->wait_seq == top->seq)
+            return top->clock - c->min_clock <= bound ? top->worker : UINT32_MAX;
+        pop_wait(c);
+    }
+    return UINT32_MAX;
+}
+
+/* The engine's recount: the smallest started clock, or the last one while none is started. */
+void ck_recount_min(sw_check *c)
+{
+    uint64_t min = UINT64_MAX;
+    uint32_t at = 0;
+    for (uint32_t w = 0; w < c->slots; w++) {
+        if (!started(&c->w[w]))
+            continue;
+        if (c->w[w].clock < min) {
+            min = c->w[w].clock;
+            at = 0;
+        }
+        at += c->w[w].clock == min;
+    }
+    if (at > 0)
+        c->min_clock = min;
+    c->n_at_min = at;
+}
+
+/* Whether k counts at the minimum now; after it moved up or left, left_min updates the count. */
+bool ck_at_min(const sw_check *c, const ck_worker *k)
+{
+    return started(k) && k->clock == c->min_clock;
+}
+
+void ck_left_min(sw_check *c)
+{
+    if (--c->n_at_min == 0)
+        ck_recount_min(c);
+}
