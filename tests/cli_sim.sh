@@ -34,6 +34,11 @@ expect_status 1 "the same log held to ssp:s=2" -- "$SW" check "$TMP/e.jsonl"
 expect_output "BROKEN: $TMP/e.jsonl:" "names the line"
 expect_output "steps ahead of the slowest live worker (s=2)" "names the bound"
 expect_status 2 "check a file that is not a log" -- "$SW" check "$0"
+# Found by make soak: ebsp's only worker left during a prediction, and the superstep never
+# ended, so the next joiner waited for a barrier nobody could complete.
+expect_status 0 "ebsp when the last worker leaves mid-prediction" -- "$SW" sim --no-model \
+  --policy ebsp:R=3 --workers 1 --cluster shexp:0.01,base=2.79 \
+  --events "leave:w=0,t=41.035;join:t=114.127" --seed 597 --max-time 200 -q
 
 expect_status 0 "sim without a model" -- "$SW" sim --no-model --workers 50 --policy bsp --max-pushes 5000
 expect_output "applies 100, pushes 5000" "50 workers: 100 supersteps in 5000 pushes"

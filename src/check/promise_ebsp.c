@@ -116,7 +116,7 @@ static int ebsp_end(void *state, sw_check *c, char *err)
         rc = ck_nobody_waits(c, err);
     if (st->grants > 0)
         st->predicting = true;
-    else if (barrier) {
+    else if (barrier || (st->predicting && c->n_live == 0)) { /* nobody left: over too */
         if (g->released != g->waiting_at_decision)
             rc = rc ? rc : ck_broken(c, err, "released %u of %u at the barrier", g->released,
                                      g->waiting_at_decision);

@@ -107,9 +107,11 @@ static void predict(ebsp_state *st, const sw_engine_view *v, sw_decision *d)
     st->predicting = true;
 }
 
+/* Every live worker waits: release them all and monitor again. With nobody left (the last
+ * worker went during a prediction) the superstep is over too, or a joiner would wait for it. */
 static void barrier(ebsp_state *st, const sw_engine_view *v, sw_decision *d)
 {
-    if (!sw_policy_all_waiting(v))
+    if (v->n_live > 0 && !sw_policy_all_waiting(v))
         return;
     sw_policy_release_all(v, d);
     memset(st->since, 0, v->n_slots * sizeof *st->since);
