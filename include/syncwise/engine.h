@@ -201,14 +201,13 @@ typedef struct sw_engine_params {
     uint64_t init_version;    /* V to start from (a resumed run), 0 otherwise */
     const char *policy;       /* policy spec, e.g. "ssp:s=3" */
     /* A policy of the caller's own instead of a registered one (syncwise/policy.h); `policy`
-     * then gives its parameters as "name:key=value,...". NULL: look `policy` up by name. */
+     * then gives its parameters as "name:key=value,...", and policy_ctx is handed to its init
+     * (sw_policy_env.ctx). NULL: look `policy` up by name. */
     const struct sw_policy_ops *policy_ops;
+    void *policy_ctx;
     uint64_t seed;            /* seeds the policy's random stream */
     sw_event_sink sink;       /* may be NULL */
     void *sink_ctx;
-    /* The chooser of the `actions` policy (see syncwise/policy.h); NULL draws at random. */
-    int (*chooser)(void *ctx, const sw_engine_view *v, const struct sw_push *p);
-    void *chooser_ctx;
     /* The loss of parameters on a fixed small held-out batch, for policies that ask for it
      * (the RLP state); called once per apply, only for them. NULL: no losses. */
     double (*loss_probe)(void *ctx, const float *params);

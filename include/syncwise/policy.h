@@ -26,14 +26,10 @@ typedef enum sw_action {
     SW_ACTION_ALL = 2,    /* every idle worker runs */
 } sw_action;
 
-/* Chooses an action (an sw_action) for the `actions` policy: a learned policy plugs in here. */
-typedef int (*sw_action_fn)(void *ctx, const sw_engine_view *v, const sw_push *p);
-
 /* What the engine hands a policy besides its parameters. */
 typedef struct sw_policy_env {
-    sw_rng *rng;             /* the policy's own random stream */
-    sw_action_fn chooser;    /* for `actions`; NULL elsewhere */
-    void *chooser_ctx;
+    sw_rng *rng; /* the policy's own random stream */
+    void *ctx;   /* a caller's own policy: sw_engine_params.policy_ctx; NULL for registered ones */
 } sw_policy_env;
 
 typedef struct sw_policy_ops {
@@ -90,6 +86,8 @@ const char *sw_policy_names(void);
 
 /* Releases every waiting worker. */
 void sw_policy_release_all(const sw_engine_view *v, sw_decision *d);
+/* Carries out an action of the RLP action space (an sw_action) after a push of `pusher`. */
+void sw_policy_act(const sw_engine_view *v, uint32_t pusher, int action, sw_decision *d);
 /* Releases every waiting worker at most `bound` steps ahead of the slowest started worker (the
  * bounded-staleness rule of SSP and DSSP), and every waiting joiner, which starts at that
  * slowest clock. */

@@ -100,51 +100,6 @@ double sw_rl_agent_learn(sw_rl_agent *a);
 double sw_rl_agent_regress(sw_rl_agent *a, const float *states, const int *actions,
                            const float *targets, size_t n);
 
-/* ---- Training and evaluation on simulated instances ------------------------------------- */
-
-/* An instance of the RLP paper's section 4: a cluster of `workers` with its stragglers drawn from
- * its seed, an MLP with a random number of hidden layers, and a random share of the training
- * data. Instances are numbered; the same number and base seed give the same instance. */
-typedef struct sw_rl_scenario {
-    const sw_data *data; /* loaded once, borrowed */
-    double data_frac;    /* share of the training set each instance draws (0.5) */
-    uint32_t workers;    /* 10 */
-    const char *cluster; /* syncwise/cluster.h spec (the paper's stragglers) */
-    const char *models;  /* '|'-separated model specs to draw from */
-    uint32_t batch;      /* 16 */
-    float lr;            /* 0.01 */
-    double target_acc;   /* each episode ends at this validation accuracy */
-    double eval_every;   /* virtual seconds between evaluations */
-    uint64_t max_pushes; /* a cap for episodes that never reach the target */
-    double reward_unit;  /* seconds a reward of -1 stands for; 0: base step / workers */
-} sw_rl_scenario;
-
-sw_rl_scenario sw_rl_default_scenario(void);
-
-/* One simulated run (repeat: which of several seeds; 0 is the instance's own) of an instance
- * under a policy spec; with an agent the `actions` policy is
- * driven by it: learning with exploration eps when learn is set, greedy otherwise. */
-typedef struct sw_rl_run {
-    double time; /* virtual time to the target, or to the end when not reached */
-    bool reached;
-    uint64_t iterations, applies;
-    double steps_per_worker, idle_share;
-    double decide_share, probe_share; /* of real time: inference (deciding) and loss probe */
-    double td_loss;                   /* mean learning loss (learning runs) */
-    char model[SW_MODEL_SPEC_LEN];
-} sw_rl_run;
-
-typedef enum sw_rl_mode {
-    SW_RL_PLAIN,   /* run `policy` as it is */
-    SW_RL_EMULATE, /* record states of an `actions` run whose choices copy a classic policy
-                    * ("bsp", "asp", "ssp:s=S" in our convention), then regress on returns */
-    SW_RL_LEARN,   /* double DQN while acting eps-greedily */
-} sw_rl_mode;
-
-int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instance, uint32_t repeat,
-                       const char *policy, sw_rl_mode mode, sw_rl_agent *agent, double eps,
-                       sw_rl_run *out, char *err);
-
 /* ---- Policy files ------------------------------------------------------------------------ */
 
 /* A trained policy: hyperparameters, feature layout and target-network weights (format in

@@ -48,8 +48,10 @@ typedef struct sw_sim_config {
     bool no_check;                /* skip the promise checker (syncwise/check.h), which
                                    * otherwise ends a run whose policy breaks its promise */
     uint32_t probe_batch;         /* examples of the loss probe (first of the validation set) */
-    sw_action_fn chooser;         /* for the `actions` policy */
-    void *chooser_ctx;
+    /* A policy of the caller's own (sw_engine_params.policy_ops): `policy` gives its name and
+     * parameters, policy_ctx reaches its init. NULL: the registered policy `policy` names. */
+    const sw_policy_ops *policy_ops;
+    void *policy_ctx;
     /* Called after every evaluation (progress display); may be NULL. */
     void (*on_eval)(void *ctx, double t, uint64_t version, double loss, double acc);
     void *on_eval_ctx;

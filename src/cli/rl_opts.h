@@ -6,7 +6,7 @@
 #include <getopt.h>
 
 #include "cli.h"
-#include "syncwise/rl.h"
+#include "syncwise/rl_train.h"
 
 typedef struct sw_cli_rl {
     sw_rl_scenario sc;

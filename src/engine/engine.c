@@ -163,8 +163,7 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     e->loss_now = NAN;
     sw_rng_seed(&e->rng, p->seed, 0x706f6c6963ULL /* "policy" */);
     e->env.rng = &e->rng;
-    e->env.chooser = p->chooser;
-    e->env.chooser_ctx = p->chooser_ctx;
+    e->env.ctx = p->policy_ops ? p->policy_ctx : NULL;
     e->wake_at = -1;
     rc = make_policy(e, p->policy, p->policy_ops, &e->ops, &e->state, err);
     if (rc) {

@@ -173,6 +173,40 @@ static void sync_drops_stale_gradients(void **state)
     sw_engine_free(e);
 }
 
+/* A policy of the test's own in the RLP action space: after each applied push, the action a
+ * function of the test's chooses (sw_engine_params.policy_ctx carries it). */
+typedef struct chooser {
+    int (*choose)(void *arg, const sw_engine_view *v, const sw_push *p);
+    void *arg;
+} chooser;
+
+static int acting_init(void *state, sw_spec *spec, const sw_engine_view *v,
+                       const sw_policy_env *env, char *err)
+{
+    (void)spec, (void)v, (void)err;
+    *(chooser **)state = env->ctx;
+    return 0;
+}
+
+static void acting_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
+{
+    (void)state, (void)v, (void)p;
+    d->apply = true;
+}
+
+static void acting_applied(void *state, const sw_engine_view *v, const sw_push *p,
+                           sw_decision *d)
+{
+    chooser *c = *(chooser **)state;
+    sw_policy_act(v, p->worker, c->choose(c->arg, v, p), d);
+}
+
+static const sw_policy_ops acting = {
+    .name = "acting", .keys = "", .help = "", .state_size = sizeof(chooser *),
+    .wants = SW_WANT_LOSS, .init = acting_init, .on_push = acting_push,
+    .on_applied = acting_applied,
+};
+
 static int always_none(void *ctx, const sw_engine_view *v, const sw_push *p)
 {
     (void)v, (void)p;
@@ -187,11 +221,12 @@ static void liveness_rule_prevents_deadlock(void **state)
     int calls = 0;
     sw_engine_params p = sw_engine_default_params();
     p.max_workers = 2;
-    p.policy = "actions";
+    p.policy = "acting";
     p.sink = record;
     p.sink_ctx = &rec;
-    p.chooser = always_none;
-    p.chooser_ctx = &calls;
+    chooser c = {always_none, &calls};
+    p.policy_ops = &acting;
+    p.policy_ctx = &c;
     sw_engine *e;
     assert_int_equal(sw_engine_new(&e, &p, NULL), 0);
     sw_engine_result r;
@@ -209,7 +244,7 @@ static void liveness_rule_prevents_deadlock(void **state)
     sw_engine_free(e);
 }
 
-static void actions_without_chooser_draws_every_action(void **state)
+static void actions_draws_every_action(void **state)
 {
     (void)state;
     sw_engine *e = start("actions", 3, 3);
@@ -227,7 +262,7 @@ static void actions_without_chooser_draws_every_action(void **state)
     sw_engine_free(e);
 }
 
-/* The probe reports θ[0] and counts its calls; the chooser records what it saw. */
+/* The probe reports θ[0] and counts its calls; the policy's choice records what it saw. */
 typedef struct probe_log {
     int probes, choices;
     double before[8], after[8];
@@ -253,13 +288,14 @@ static int record_losses(void *ctx, const sw_engine_view *v, const sw_push *p)
     return SW_ACTION_PUSHER;
 }
 
-static void chooser_sees_the_loss_before_and_after_each_apply(void **state)
+static void a_choice_after_the_apply_sees_the_loss_before_and_after_it(void **state)
 {
     (void)state;
     probe_log log = {0};
-    sw_engine_params p = two_params("actions", 1);
-    p.chooser = record_losses;
-    p.chooser_ctx = &log;
+    sw_engine_params p = two_params("acting", 1);
+    chooser c = {record_losses, &log};
+    p.policy_ops = &acting;
+    p.policy_ctx = &c;
     p.loss_probe = theta0_probe;
     p.loss_probe_ctx = &log;
     sw_engine *e;
@@ -543,8 +579,8 @@ int main(void)
         cmocka_unit_test(ssp_zero_has_bsp_schedule),
         cmocka_unit_test(sync_drops_stale_gradients),
         cmocka_unit_test(liveness_rule_prevents_deadlock),
-        cmocka_unit_test(actions_without_chooser_draws_every_action),
-        cmocka_unit_test(chooser_sees_the_loss_before_and_after_each_apply),
+        cmocka_unit_test(actions_draws_every_action),
+        cmocka_unit_test(a_choice_after_the_apply_sees_the_loss_before_and_after_it),
         cmocka_unit_test(policies_without_losses_never_probe),
         cmocka_unit_test(joiner_starts_at_the_slowest_clock),
         cmocka_unit_test(switch_keeps_state_and_releases_held_workers),

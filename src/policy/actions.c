@@ -1,15 +1,12 @@
 /* actions — the action space of the RLP paper (000, section 3.2): after every push, whose
  * gradient is applied at once (Algorithm 1 updates ω on each push), one of three actions is
  * taken: none (every idle worker stays idle), the pusher (it runs again) or all idle workers.
- * The action comes from the chooser the driver plugs in (a learned policy); without one it is
- * drawn uniformly from the policy's random stream, which makes a baseline for learned policies.
- * The choice is made after the apply (on_applied), when the view holds the loss before and after
- * it: the RLP state needs both. */
+ * Here the action is drawn uniformly from the policy's random stream: a baseline for learned
+ * policies (rlp, and the learning policy of `syncwise rl train`, which act in the same space
+ * through sw_policy_act). */
 #include "syncwise/policy.h"
 
 typedef struct actions_state {
-    sw_action_fn choose;
-    void *ctx;
     sw_rng *rng;
 } actions_state;
 
@@ -17,10 +14,7 @@ static int actions_init(void *state, sw_spec *spec, const sw_engine_view *v,
                         const sw_policy_env *env, char *err)
 {
     (void)spec, (void)v, (void)err;
-    actions_state *st = state;
-    st->choose = env->chooser;
-    st->ctx = env->chooser_ctx;
-    st->rng = env->rng;
+    ((actions_state *)state)->rng = env->rng;
     return 0;
 }
 
@@ -30,23 +24,18 @@ static void actions_push(void *state, const sw_engine_view *v, const sw_push *p,
     d->apply = true;
 }
 
-/* The choice comes after the apply, so that the chooser sees the loss it caused. */
 static void actions_applied(void *state, const sw_engine_view *v, const sw_push *p,
                             sw_decision *d)
 {
     const actions_state *st = state;
-    int a = st->choose ? st->choose(st->ctx, v, p) : (int)sw_rng_below(st->rng, 3);
-    if (a == SW_ACTION_PUSHER)
-        sw_decision_release(d, p->worker);
-    else if (a == SW_ACTION_ALL)
-        sw_policy_release_all(v, d);
+    sw_policy_act(v, p->worker, (int)sw_rng_below(st->rng, 3), d);
 }
 
 const sw_policy_ops sw_policy_actions = {
     .name = "actions",
     .keys = "",
-    .help = "RLP action space: after each applied push, release nobody, the pusher or all idle "
-            "workers, as a plugged-in chooser says (uniformly random without one)",
+    .help = "RLP action space at random: after each applied push, release nobody, the pusher "
+            "or all idle workers, each with probability 1/3 (a baseline for learned policies)",
     .state_size = sizeof(actions_state),
     .wants = SW_WANT_LOSS,
     .init = actions_init,

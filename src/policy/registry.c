@@ -40,6 +40,14 @@ void sw_policy_release_all(const sw_engine_view *v, sw_decision *d)
             sw_decision_release(d, w);
 }
 
+void sw_policy_act(const sw_engine_view *v, uint32_t pusher, int action, sw_decision *d)
+{
+    if (action == SW_ACTION_PUSHER)
+        sw_decision_release(d, pusher);
+    else if (action == SW_ACTION_ALL)
+        sw_policy_release_all(v, d);
+}
+
 void sw_policy_release_within(const sw_engine_view *v, uint64_t bound, sw_decision *d)
 {
     for (uint32_t w = 0; w < v->n_slots; w++) {

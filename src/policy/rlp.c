@@ -47,10 +47,7 @@ static void rlp_applied(void *state, const sw_engine_view *v, const sw_push *p, 
     int a = st->eps > 0 && sw_rng_uniform(st->rng) < st->eps
                 ? (int)sw_rng_below(st->rng, SW_RL_ACTIONS)
                 : sw_rl_agent_act(st->agent, st->features.state, 0);
-    if (a == SW_ACTION_PUSHER)
-        sw_decision_release(d, p->worker);
-    else if (a == SW_ACTION_ALL)
-        sw_policy_release_all(v, d);
+    sw_policy_act(v, p->worker, a, d);
 }
 
 static void rlp_fini(void *state)

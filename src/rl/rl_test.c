@@ -17,7 +17,7 @@
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
 #include "syncwise/policy.h"
-#include "syncwise/rl.h"
+#include "syncwise/rl_train.h"
 
 /* A small agent: history 1 (4 features), the paper's network shape. */
 static sw_rl_agent *small_agent(float lr, uint32_t replay, uint64_t seed)

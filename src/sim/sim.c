@@ -207,8 +207,8 @@ static int setup_engine(sim *s, char *err)
     ep.seed = c->seed;
     ep.sink = sw__sim_sink;
     ep.sink_ctx = s;
-    ep.chooser = c->chooser;
-    ep.chooser_ctx = c->chooser_ctx;
+    ep.policy_ops = c->policy_ops;
+    ep.policy_ctx = c->policy_ctx;
     if (s->model)
         setup_probe(s, &ep);
     int rc = c->no_check ? 0 : sw_check_new(&s->check, c->policy, s->n_slots, 0, err);

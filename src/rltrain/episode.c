@@ -1,5 +1,6 @@
-/* Episodes: one simulated run of an RLP instance, plain, copying a classic policy through the
- * `actions` chooser (pre-training records), or driven by a learning agent. */
+/* Episodes: one simulated run of an RLP instance, plain, or under the episode's own policy in the
+ * RLP action space whose choices copy a classic policy (pre-training records) or come from a
+ * learning agent. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +8,7 @@
 
 #include "syncwise/err.h"
 #include "syncwise/policy.h"
-#include "syncwise/rl.h"
+#include "syncwise/rl_train.h"
 #include "syncwise/rng.h"
 #include "syncwise/sim.h"
 
@@ -113,9 +114,8 @@ static int learn_and_act(episode *e, double t)
     return a;
 }
 
-static int choose(void *ctx, const sw_engine_view *v, const sw_push *p)
+static int choose(episode *e, const sw_engine_view *v, const sw_push *p)
 {
-    episode *e = ctx;
     sw_rl_features_update(&e->f, v, p->version);
     if (e->mode == SW_RL_LEARN)
         return learn_and_act(e, v->now);
@@ -123,6 +123,42 @@ static int choose(void *ctx, const sw_engine_view *v, const sw_push *p)
     record(e, a, v->now);
     return a;
 }
+
+/* The policy an episode that records or learns runs (a policy of its own, sw_sim_config's
+ * policy_ops): the RLP action space, each action chosen by the episode after the apply, when the
+ * view holds the loss it caused. It is named "actions", so that the promise checker holds it to
+ * the action space's promise. */
+static int learner_init(void *state, sw_spec *spec, const sw_engine_view *v,
+                        const sw_policy_env *env, char *err)
+{
+    (void)spec, (void)v, (void)err;
+    *(episode **)state = env->ctx;
+    return 0;
+}
+
+static void learner_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
+{
+    (void)state, (void)v, (void)p;
+    d->apply = true;
+}
+
+static void learner_applied(void *state, const sw_engine_view *v, const sw_push *p,
+                            sw_decision *d)
+{
+    episode *e = *(episode **)state;
+    sw_policy_act(v, p->worker, choose(e, v, p), d);
+}
+
+static const sw_policy_ops learner = {
+    .name = "actions",
+    .keys = "",
+    .help = "the RLP action space, each action chosen by an episode of rl train",
+    .state_size = sizeof(episode *),
+    .wants = SW_WANT_LOSS,
+    .init = learner_init,
+    .on_push = learner_push,
+    .on_applied = learner_applied,
+};
 
 /* Pre-training: Q(s_i, a_i) regressed on the discounted return that followed, in shuffled
  * mini-batches (with gamma = 1 the return is minus the time to the end, as in the paper). */
@@ -251,8 +287,8 @@ static int run_sim(const sw_rl_scenario *sc, const sw_data *view, const char *mo
     c.eval_every = sc->eval_every;
     c.max_pushes = sc->max_pushes;
     if (e->mode != SW_RL_PLAIN) {
-        c.chooser = choose;
-        c.chooser_ctx = e;
+        c.policy_ops = &learner;
+        c.policy_ctx = e;
     }
     return sw_sim_run(&c, r, err);
 }
