@@ -29,7 +29,7 @@ static double pushes_per_s(const char *policy, uint32_t workers, const sw_data *
         fprintf(stderr, "bench: %s\n", err);
         exit(1);
     }
-    double rate = (double)r.pushes / r.wall_s;
+    double rate = (double)r.stats.pushes / r.wall_s;
     sw_sim_result_free(&r);
     return rate;
 }

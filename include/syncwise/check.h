@@ -39,6 +39,13 @@ int sw_check_event(sw_check *c, const sw_event *ev, char *err);
 /* The stream ended: checks the last engine call as complete. Same returns as sw_check_event. */
 int sw_check_end(sw_check *c, char *err);
 
+/* The replay as it stands after the events fed so far, for callers that want the figures the
+ * promises are made of: worker w's state and clock (its provisional one while it has not
+ * started), and how many steps it is ahead of the slowest started worker (0 for a joiner not
+ * yet started). w must be below the slot count. */
+sw_worker_state sw_check_worker(const sw_check *c, uint32_t w, uint64_t *clock);
+uint64_t sw_check_lead(const sw_check *c, uint32_t w);
+
 /* Events replayed so far, and whether the policies in force were all known (else only the
  * rules every run keeps were checked). */
 uint64_t sw_check_count(const sw_check *c);

@@ -163,27 +163,6 @@ typedef void (*sw_event_sink)(void *ctx, const sw_event *ev);
 /* Writes ev as one line of the JSONL event log (docs/log.md) to f. */
 void sw_event_write_jsonl(FILE *f, const sw_event *ev);
 
-/* What a run is, for the "start" line that opens its log: the same line from every driver. */
-typedef struct sw_log_start {
-    const char *driver;   /* "sim" or "server" */
-    const char *policy;   /* the spec at the start */
-    uint32_t workers;     /* at the start (the server: the workers it waits for) */
-    uint32_t slots;       /* the worker table's size */
-    uint64_t seed;
-    uint64_t version;     /* V at the start: 0, or a resumed checkpoint's */
-    const char *model;    /* its spec, or "none" */
-    size_t params;
-    uint32_t batch;
-    float lr;
-    const char *cluster;  /* the simulated cluster's spec, or "real" */
-} sw_log_start;
-
-void sw_event_write_start(FILE *f, const sw_log_start *s);
-
-/* The "end" line a run writes when it finishes (not when it is killed): at time t, at version
- * V, for `why` (the stopping rule, in words). A log without one was cut short. */
-void sw_event_write_end(FILE *f, double t, uint64_t V, const char *why);
-
 /* Reads one parsed log line (syncwise/logread.h) back into *ev: the inverse of
  * sw_event_write_jsonl, up to the evaluation's printed precision. Fails with SW_ENOTFOUND on a
  * kind of line that is not an engine event (such as "start") and SW_EFORMAT on a missing or bad

@@ -1,10 +1,12 @@
 /* Reading syncwise's JSONL event logs (docs/log.md) back: each line is one flat JSON object of
- * numbers and strings. The parser accepts exactly that and says where a line goes wrong. */
+ * numbers and strings. The parser accepts exactly that and says where a line goes wrong; the
+ * writers of those lines put their strings through sw_log_put_string. */
 #ifndef SYNCWISE_LOGREAD_H
 #define SYNCWISE_LOGREAD_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define SW_LOG_MAX_FIELDS 24
 
@@ -19,6 +21,10 @@ typedef struct sw_log_line {
     int n;
     sw_log_field f[SW_LOG_MAX_FIELDS];
 } sw_log_line;
+
+/* Writes text as a JSON string, quotes, backslashes and control characters escaped (what
+ * sw_log_parse_line reads back). */
+void sw_log_put_string(FILE *f, const char *text);
 
 /* Parses one line; on failure fills err with "column C: what" and returns SW_EFORMAT. */
 int sw_log_parse_line(const char *text, sw_log_line *out, char *err);

@@ -20,8 +20,7 @@
 #include "syncwise/data.h"
 #include "syncwise/engine.h"
 #include "syncwise/policy.h"
-
-#define SW_STALE_BINS 17 /* staleness 0..15, and 16 or more */
+#include "syncwise/run.h"
 
 typedef struct sw_sim_config {
     const char *policy;           /* e.g. "ssp:s=3" */
@@ -59,30 +58,15 @@ typedef struct sw_sim_config {
 
 sw_sim_config sw_sim_default_config(void);
 
-typedef enum sw_stop_reason {
-    SW_STOP_NONE = 0,
-    SW_STOP_TARGET_ACC,
-    SW_STOP_TARGET_LOSS,
-    SW_STOP_MAX_TIME,
-    SW_STOP_MAX_APPLIES,
-    SW_STOP_MAX_PUSHES,
-    SW_STOP_PATIENCE,
-    SW_STOP_NO_WORKERS,
-} sw_stop_reason;
-
-const char *sw_stop_reason_name(sw_stop_reason r);
-
 typedef struct sw_sim_result {
     sw_stop_reason stop;
     double end_t;               /* virtual time the run ended */
     double target_t;            /* virtual time the target was first met, < 0 if never */
-    uint64_t applies, pushes, drops, evals;
+    uint64_t evals;
     double final_loss, final_acc; /* at the end (the best weights under patience) */
     double best_acc;
-    uint32_t n_slots;           /* workers that ever took part */
-    uint64_t *steps;            /* per worker: accepted pushes */
-    double *idle_s, *live_s;    /* per worker: time waiting, time live */
-    uint64_t stale_hist[SW_STALE_BINS];
+    sw_run_stats stats;         /* applies, pushes, drops; per worker steps, idle and live time,
+                                 * staleness (syncwise/run.h) */
     double decide_s, wall_s;    /* real time deciding, real time in all */
     double probe_s;             /* real time in the loss probe (policies that want losses) */
     size_t n_params;

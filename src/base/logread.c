@@ -12,6 +12,20 @@
 #include "syncwise/err.h"
 #include "syncwise/lines.h"
 
+void sw_log_put_string(FILE *f, const char *text)
+{
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)(text ? text : ""); *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(f, "\\u%04x", *c);
+        else
+            fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
 static const char *skip_ws(const char *p)
 {
     while (*p == ' ' || *p == '\t')

@@ -442,5 +442,13 @@ int sw_check_end(sw_check *c, char *err)
     return c->g.started ? judge_group(c, err) : 0;
 }
 
+sw_worker_state sw_check_worker(const sw_check *c, uint32_t w, uint64_t *clock)
+{
+    *clock = c->w[w].clock;
+    return c->w[w].state;
+}
+
+uint64_t sw_check_lead(const sw_check *c, uint32_t w) { return ck_lead(c, w); }
+
 uint64_t sw_check_count(const sw_check *c) { return c->events; }
 bool sw_check_knew_policies(const sw_check *c) { return c->knew_all; }

@@ -246,15 +246,11 @@ static summary summarize(const plan *p, int policy)
         const job *j = &p->runs[i];
         if (j->policy != policy || j->rc)
             continue;
-        double t = run_time(&j->r), idle = 0, live = 0;
-        for (uint32_t w = 0; w < j->r.n_slots; w++) {
-            idle += j->r.idle_s[w];
-            live += j->r.live_s[w];
-        }
+        double t = run_time(&j->r);
         sum += t;
         sum2 += t * t;
-        s.applies += (double)j->r.applies;
-        s.idle += live > 0 ? idle / live : 0;
+        s.applies += (double)j->r.stats.applies;
+        s.idle += sw_run_stats_idle_share(&j->r.stats);
         s.reached += j->r.target_t >= 0;
         s.n++;
     }
@@ -326,16 +322,12 @@ static int write_results(const plan *p, char *err)
         const job *j = &p->runs[i];
         if (j->rc)
             continue;
-        double idle = 0, live = 0;
-        for (uint32_t w = 0; w < j->r.n_slots; w++) {
-            idle += j->r.idle_s[w];
-            live += j->r.live_s[w];
-        }
+        const sw_run_stats *st = &j->r.stats;
         fprintf(f, "\"%s\",%llu,%d,%.9g,%.9g,%llu,%llu,%llu,%.6f,%.6g,%.6g,%.6g\n",
                 p->policies[j->policy], (unsigned long long)j->seed, j->r.target_t >= 0,
-                run_time(&j->r), j->r.end_t, (unsigned long long)j->r.applies,
-                (unsigned long long)j->r.pushes, (unsigned long long)j->r.drops,
-                live > 0 ? idle / live : 0, j->r.final_loss, j->r.final_acc,
+                run_time(&j->r), j->r.end_t, (unsigned long long)st->applies,
+                (unsigned long long)st->pushes, (unsigned long long)st->drops,
+                sw_run_stats_idle_share(st), j->r.final_loss, j->r.final_acc,
                 j->r.decide_s / (j->r.wall_s + 1e-12));
     }
     return fclose(f) == 0 ? 0 : sw_fail(err, SW_EIO, "%s: write error", path);

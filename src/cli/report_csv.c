@@ -9,9 +9,7 @@
 
 #include "syncwise/err.h"
 #include "syncwise/lines.h"
-#include "syncwise/logread.h"
-
-#define STALE_BINS 64
+#include "syncwise/run.h"
 
 static const char *const headers[SW_CSV_COUNT] = {
     [SW_CSV_RUNS] = "run,policy,workers,seed,model,events",
@@ -52,17 +50,16 @@ int sw_report_close(sw_report *r, char *err)
     return rc;
 }
 
-/* What one log's replay keeps. */
+/* What one log's replay keeps: the run's statistics (syncwise/run.h) and each worker's state
+ * since when, for the timeline. */
 typedef struct run_state {
     sw_report *r;
     char name[256], policy[256], model[256];
     double workers, seed;
-    uint32_t n;           /* worker slots seen */
-    int state[4096];      /* per worker: 0 absent, 1 waiting, 2 running */
-    double since[4096];
-    uint64_t *pending;    /* versions of gradients waiting for an apply */
-    size_t n_pending, cap_pending;
-    uint64_t stale[STALE_BINS];
+    uint32_t n;           /* worker slots */
+    int *state;           /* per worker: 0 absent, 1 waiting, 2 running */
+    double *since;
+    sw_run_stats stats;
     uint64_t events;
     double last_t;
 } run_state;
@@ -76,74 +73,67 @@ static void close_interval(run_state *s, uint32_t w, double t)
 
 static void set_state(run_state *s, uint32_t w, int state, double t)
 {
-    if (w >= 4096)
+    if (w >= s->n)
         return;
     close_interval(s, w, t);
     s->state[w] = state;
     s->since[w] = t;
-    s->n = w + 1 > s->n ? w + 1 : s->n;
 }
 
-static int remember(run_state *s, uint64_t ver)
+static int on_start(void *ctx, const sw_run_info *info, char *err)
 {
-    if (s->n_pending == s->cap_pending) {
-        size_t cap = s->cap_pending ? 2 * s->cap_pending : 256;
-        uint64_t *g = realloc(s->pending, cap * sizeof *g);
-        if (!g)
-            return SW_ENOMEM;
-        s->pending = g;
-        s->cap_pending = cap;
+    run_state *s = ctx;
+    if (s->state)
+        return sw_fail(err, SW_EFORMAT, "a second run in one log (report one log per run)");
+    snprintf(s->policy, sizeof s->policy, "%s", info->policy);
+    /* The policy is a label in the tidy CSV files: commas would split its column. */
+    for (char *c = s->policy; *c; c++)
+        *c = *c == ',' ? ' ' : *c;
+    snprintf(s->model, sizeof s->model, "%s", info->model);
+    s->workers = info->workers;
+    s->seed = (double)info->seed;
+    s->n = info->slots;
+    s->events++; /* the column counts the log's lines */
+    s->state = calloc(s->n, sizeof *s->state);
+    s->since = calloc(s->n, sizeof *s->since);
+    if (!s->state || !s->since)
+        return sw_fail(err, SW_ENOMEM, "out of memory for %u workers", s->n);
+    return sw_run_stats_init(&s->stats, s->n, err);
+}
+
+static int on_event(void *ctx, const sw_event *ev, char *err)
+{
+    run_state *s = ctx;
+    s->events++;
+    s->last_t = ev->t;
+    if (sw_run_stats_event(&s->stats, ev))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    switch (ev->kind) {
+    case SW_EV_EVAL:
+        fprintf(s->r->csv[SW_CSV_EVALS], "%s,%s,%.9g,%llu,%.6g,%.6g\n", s->name, s->policy,
+                ev->t, (unsigned long long)ev->V, ev->loss, ev->accuracy);
+        break;
+    case SW_EV_APPLY:
+        fprintf(s->r->csv[SW_CSV_APPLIES], "%s,%s,%.9g,%llu,%u\n", s->name, s->policy, ev->t,
+                (unsigned long long)ev->V, ev->n);
+        break;
+    case SW_EV_PUSH:
+    case SW_EV_JOIN: set_state(s, ev->worker, 1, ev->t); break;
+    case SW_EV_RELEASE: set_state(s, ev->worker, 2, ev->t); break;
+    case SW_EV_LEAVE:
+    case SW_EV_CRASH: set_state(s, ev->worker, 0, ev->t); break;
+    default: break;
     }
-    s->pending[s->n_pending++] = ver;
     return 0;
 }
 
-static void on_apply(run_state *s, double t, uint64_t V, double n)
+/* The end line: the run's last moment, where the timeline's open intervals close. */
+static int on_end(void *ctx, double t, uint64_t V, const char *why, char *err)
 {
-    fprintf(s->r->csv[SW_CSV_APPLIES], "%s,%s,%.9g,%llu,%g\n", s->name, s->policy, t,
-            (unsigned long long)V, n);
-    for (size_t i = 0; i < s->n_pending; i++) {
-        uint64_t st = V - 1 - s->pending[i];
-        s->stale[st < STALE_BINS ? st : STALE_BINS - 1]++;
-    }
-    s->n_pending = 0;
-}
-
-static int on_event(void *ctx, const sw_log_line *l, char *err)
-{
+    (void)V, (void)why, (void)err;
     run_state *s = ctx;
-    const char *ev = sw_log_str(l, "ev");
-    double t = sw_log_num(l, "t", 0);
-    uint32_t w = (uint32_t)sw_log_num(l, "w", 0);
     s->events++;
     s->last_t = t;
-    if (!strcmp(ev, "start")) {
-        const char *p = sw_log_str(l, "policy"), *m = sw_log_str(l, "model");
-        snprintf(s->policy, sizeof s->policy, "%s", p ? p : "?");
-        /* The policy is a label in the tidy CSV files: commas would split its column. */
-        for (char *c = s->policy; *c; c++)
-            *c = *c == ',' ? ' ' : *c;
-        snprintf(s->model, sizeof s->model, "%s", m ? m : "?");
-        s->workers = sw_log_num(l, "workers", 0);
-        s->seed = sw_log_num(l, "seed", 0);
-    } else if (!strcmp(ev, "eval")) {
-        fprintf(s->r->csv[SW_CSV_EVALS], "%s,%s,%.9g,%g,%.6g,%.6g\n", s->name, s->policy, t,
-                sw_log_num(l, "V", 0), sw_log_num(l, "loss", 0), sw_log_num(l, "acc", 0));
-    } else if (!strcmp(ev, "push")) {
-        set_state(s, w, 1, t);
-        if (remember(s, (uint64_t)sw_log_num(l, "ver", 0)))
-            return sw_fail(err, SW_ENOMEM, "out of memory");
-    } else if (!strcmp(ev, "drop")) {
-        s->n_pending -= s->n_pending > 0;
-    } else if (!strcmp(ev, "apply")) {
-        on_apply(s, t, (uint64_t)sw_log_num(l, "V", 0), sw_log_num(l, "n", 0));
-    } else if (!strcmp(ev, "release")) {
-        set_state(s, w, 2, t);
-    } else if (!strcmp(ev, "join")) {
-        set_state(s, w, 1, t);
-    } else if (!strcmp(ev, "leave") || !strcmp(ev, "crash")) {
-        set_state(s, w, 0, t);
-    }
     return 0;
 }
 
@@ -161,6 +151,29 @@ static void run_name(const char *path, char *out, size_t cap)
             *c = '_';
 }
 
+/* The run's rows once its log is read: timeline intervals still open, staleness, the run. */
+static void write_run(sw_report *r, run_state *s)
+{
+    for (uint32_t w = 0; w < s->n; w++)
+        close_interval(s, w, s->last_t);
+    uint64_t total = 0;
+    for (int b = 0; b < SW_STALE_BINS; b++)
+        total += s->stats.stale_hist[b];
+    for (int b = 0; b < SW_STALE_BINS; b++)
+        if (s->stats.stale_hist[b])
+            fprintf(r->csv[SW_CSV_STALENESS], "%s,%s,%d,%llu,%.6f\n", s->name, s->policy, b,
+                    (unsigned long long)s->stats.stale_hist[b],
+                    (double)s->stats.stale_hist[b] / (double)total);
+    fprintf(r->csv[SW_CSV_RUNS], "%s,\"%s\",%g,%g,\"%s\",%llu\n", s->name, s->policy, s->workers,
+            s->seed, s->model, (unsigned long long)s->events);
+    if (r->n_runs < SW_REPORT_MAX_RUNS) {
+        snprintf(r->run[r->n_runs], sizeof r->run[0], "%s", s->name);
+        snprintf(r->policy[r->n_runs], sizeof r->policy[0], "%s", s->policy);
+    }
+    r->n_runs++;
+    r->workers = s->n > r->workers ? s->n : r->workers;
+}
+
 int sw_report_add_log(sw_report *r, const char *path, char *err)
 {
     run_state *s = calloc(1, sizeof *s);
@@ -168,31 +181,15 @@ int sw_report_add_log(sw_report *r, const char *path, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     s->r = r;
     run_name(path, s->name, sizeof s->name);
-    snprintf(s->policy, sizeof s->policy, "%s", s->name); /* until a start line says */
-    snprintf(s->model, sizeof s->model, "?");
-    int rc = sw_log_read(path, on_event, s, err);
+    sw_run_reader reader = {.start = on_start, .event = on_event, .end = on_end, .ctx = s};
+    int rc = sw_run_read_log(path, &reader, err);
     if (!rc && s->events == 0)
         rc = sw_fail(err, SW_EFORMAT, "%s: no events", path);
-    if (!rc) {
-        for (uint32_t w = 0; w < s->n; w++)
-            close_interval(s, w, s->last_t);
-        uint64_t total = 0;
-        for (int b = 0; b < STALE_BINS; b++)
-            total += s->stale[b];
-        for (int b = 0; b < STALE_BINS; b++)
-            if (s->stale[b])
-                fprintf(r->csv[SW_CSV_STALENESS], "%s,%s,%d,%llu,%.6f\n", s->name, s->policy, b,
-                        (unsigned long long)s->stale[b], (double)s->stale[b] / (double)total);
-        fprintf(r->csv[SW_CSV_RUNS], "%s,\"%s\",%g,%g,\"%s\",%llu\n", s->name, s->policy,
-                s->workers, s->seed, s->model, (unsigned long long)s->events);
-        if (r->n_runs < SW_REPORT_MAX_RUNS) {
-            snprintf(r->run[r->n_runs], sizeof r->run[0], "%s", s->name);
-            snprintf(r->policy[r->n_runs], sizeof r->policy[0], "%s", s->policy);
-        }
-        r->n_runs++;
-        r->workers = s->n > r->workers ? s->n : r->workers;
-    }
-    free(s->pending);
+    if (!rc)
+        write_run(r, s);
+    sw_run_stats_free(&s->stats);
+    free(s->state);
+    free(s->since);
     free(s);
     return rc;
 }

@@ -12,65 +12,63 @@ static void row_u64(FILE *f, const char *label, const uint64_t *v, uint32_t n)
     fputc('\n', f);
 }
 
-static void per_worker(FILE *f, const sw_sim_result *r)
+static void per_worker(FILE *f, const sw_run_stats *st)
 {
-    uint32_t n = r->n_slots;
+    uint32_t n = st->n_slots;
     fprintf(f, "  %-12s", "worker");
     for (uint32_t w = 0; w < n; w++)
         fprintf(f, " %7u", w);
     fputc('\n', f);
-    row_u64(f, "steps", r->steps, n);
+    row_u64(f, "steps", st->steps, n);
     fprintf(f, "  %-12s", "step time s");
     for (uint32_t w = 0; w < n; w++) {
-        double busy = r->live_s[w] - r->idle_s[w];
-        if (r->steps[w])
-            fprintf(f, " %7.2f", busy / (double)r->steps[w]);
+        double busy = st->live_s[w] - st->idle_s[w];
+        if (st->steps[w])
+            fprintf(f, " %7.2f", busy / (double)st->steps[w]);
         else
             fprintf(f, " %7s", "-");
     }
     fprintf(f, "\n  %-12s", "idle %");
     for (uint32_t w = 0; w < n; w++)
-        fprintf(f, " %7.1f", r->live_s[w] > 0 ? 100 * r->idle_s[w] / r->live_s[w] : 0.0);
+        fprintf(f, " %7.1f", st->live_s[w] > 0 ? 100 * st->idle_s[w] / st->live_s[w] : 0.0);
     fputc('\n', f);
 }
 
-static void staleness(FILE *f, const sw_sim_result *r)
+/* Staleness 0 to 15, and 16 or more together. */
+#define SHOWN 16
+
+static void staleness(FILE *f, const sw_run_stats *st)
 {
-    uint64_t total = 0;
-    double mean = 0;
+    uint64_t total = 0, shown[SHOWN + 1] = {0};
     for (int i = 0; i < SW_STALE_BINS; i++) {
-        total += r->stale_hist[i];
-        mean += (double)i * (double)r->stale_hist[i];
+        total += st->stale_hist[i];
+        shown[i < SHOWN ? i : SHOWN] += st->stale_hist[i];
     }
     fprintf(f, "  staleness   ");
     if (!total) {
         fprintf(f, " (no gradients applied)\n");
         return;
     }
-    for (int i = 0; i < SW_STALE_BINS; i++)
-        if (r->stale_hist[i])
-            fprintf(f, " %d%s:%.1f%%", i, i == SW_STALE_BINS - 1 ? "+" : "",
-                    100.0 * (double)r->stale_hist[i] / (double)total);
-    fprintf(f, "  (mean %.2f)\n", mean / (double)total);
+    for (int i = 0; i <= SHOWN; i++)
+        if (shown[i])
+            fprintf(f, " %d%s:%.1f%%", i, i == SHOWN ? "+" : "",
+                    100.0 * (double)shown[i] / (double)total);
+    fprintf(f, "  (mean %.2f)\n", sw_run_stats_mean_staleness(st));
 }
 
 void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r)
 {
-    double idle = 0, live = 0;
-    for (uint32_t w = 0; w < r->n_slots; w++) {
-        idle += r->idle_s[w];
-        live += r->live_s[w];
-    }
+    const sw_run_stats *st = &r->stats;
     fprintf(f, "policy %s: stopped by %s at t=%.1f s", policy, sw_stop_reason_name(r->stop),
             r->end_t);
     if (r->target_t >= 0)
         fprintf(f, "; target reached at t=%.1f s", r->target_t);
     fputc('\n', f);
-    per_worker(f, r);
+    per_worker(f, st);
     fprintf(f, "  applies %llu, pushes %llu, dropped %llu, idle %.1f%% of worker time\n",
-            (unsigned long long)r->applies, (unsigned long long)r->pushes,
-            (unsigned long long)r->drops, live > 0 ? 100 * idle / live : 0.0);
-    staleness(f, r);
+            (unsigned long long)st->applies, (unsigned long long)st->pushes,
+            (unsigned long long)st->drops, 100 * sw_run_stats_idle_share(st));
+    staleness(f, st);
     fprintf(f, "  deciding %.3f%% of %.2f s real time", 100 * r->decide_s / (r->wall_s + 1e-12),
             r->wall_s);
     if (r->probe_s > 0)

@@ -27,36 +27,6 @@ static const unsigned fields[N_KINDS] = {
 
 static unsigned long long ull(uint64_t v) { return (unsigned long long)v; }
 
-/* A JSON string: quotes, backslashes and control characters escaped. */
-static void put_string(FILE *f, const char *text)
-{
-    fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)(text ? text : ""); *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(f, "\\u%04x", *c);
-        else
-            fputc(*c, f);
-    }
-    fputc('"', f);
-}
-
-void sw_event_write_start(FILE *f, const sw_log_start *s)
-{
-    fputs("{\"t\":0,\"ev\":\"start\",\"policy\":", f);
-    put_string(f, s->policy);
-    fprintf(f, ",\"workers\":%u,\"slots\":%u,\"seed\":%llu,\"V\":%llu,\"model\":", s->workers,
-            s->slots, ull(s->seed), ull(s->version));
-    put_string(f, s->model);
-    fprintf(f, ",\"params\":%zu,\"batch\":%u,\"lr\":%.6g,\"cluster\":", s->params, s->batch,
-            (double)s->lr);
-    put_string(f, s->cluster);
-    fputs(",\"driver\":", f);
-    put_string(f, s->driver);
-    fputs("}\n", f);
-}
-
 void sw_event_write_jsonl(FILE *f, const sw_event *ev)
 {
     unsigned has = fields[ev->kind];
@@ -81,7 +51,7 @@ void sw_event_write_jsonl(FILE *f, const sw_event *ev)
         break;
     case SW_EV_SWITCH:
         fputs(",\"policy\":", f);
-        put_string(f, ev->reason);
+        sw_log_put_string(f, ev->reason);
         break;
     case SW_EV_EVAL:
         fprintf(f, ",\"loss\":%.6g,\"acc\":%.6g", ev->loss, ev->accuracy);
@@ -92,13 +62,6 @@ void sw_event_write_jsonl(FILE *f, const sw_event *ev)
     default:
         break;
     }
-    fputs("}\n", f);
-}
-
-void sw_event_write_end(FILE *f, double t, uint64_t V, const char *why)
-{
-    fprintf(f, "{\"t\":%.9g,\"ev\":\"end\",\"V\":%llu,\"why\":", t, ull(V));
-    put_string(f, why);
     fputs("}\n", f);
 }
 

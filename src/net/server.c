@@ -82,6 +82,8 @@ static void promise_broken(server *s, const char *why)
 static void sink(void *ctx, const sw_event *ev)
 {
     server *s = ctx;
+    if (sw_run_stats_event(&s->stats, ev))
+        sw_log(SW_LOG_WARN, "out of memory for the statistics");
     if (s->p->log)
         sw_event_write_jsonl(s->p->log, ev);
     char why[SW_ERR_LEN];
@@ -197,6 +199,12 @@ static int setup(server *s, char *err)
     s->sidx = malloc(s->n * sizeof *s->sidx);
     s->sval = malloc(s->n * sizeof *s->sval);
     s->conns = calloc(s->slots, sizeof *s->conns);
+    int rc_stats = sw_run_stats_init(&s->stats, s->slots, err);
+    if (rc_stats)
+        return rc_stats;
+    sw_stopper_init(&s->stopper, &(sw_stop_rules){.target_acc = p->target_acc,
+                                                  .max_time = p->max_time_s,
+                                                  .max_applies = p->max_applies});
     s->snapshot = s->threaded ? malloc(s->n * sizeof *s->snapshot) : NULL;
     if (!s->grad || !s->sidx || !s->sval || !s->conns || (s->threaded && !s->snapshot))
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);
@@ -377,14 +385,18 @@ static bool evaluate(server *s)
     s->last_rate_t = now;
     s->r->final_acc = e.accuracy;
     s->r->final_loss = e.loss;
+    sw_event ev = {.kind = SW_EV_EVAL, .t = now, .V = V, .loss = e.loss, .accuracy = e.accuracy};
     if (s->p->log)
-        sw_event_write_jsonl(s->p->log, &(sw_event){.kind = SW_EV_EVAL, .t = now, .V = V,
-                                                     .loss = e.loss, .accuracy = e.accuracy});
+        sw_event_write_jsonl(s->p->log, &ev);
     if (s->p->on_eval)
         s->p->on_eval(s->p->on_eval_ctx, now, V, e.loss, e.accuracy,
                       sw_engine_get_view(s->engine)->n_live);
     s->next_eval = now + s->p->eval_every_s;
-    return s->p->target_acc > 0 && e.accuracy >= s->p->target_acc;
+    bool improved;
+    return sw_stopper_eval(&s->stopper,
+                           &(sw_stop_eval){.accuracy = e.accuracy, .loss = e.loss,
+                                           .train_loss = NAN, .classify = true},
+                           &improved) == SW_STOP_TARGET_ACC;
 }
 
 /* The next evaluation; once before the start (the initial model), then none until it. */
@@ -442,8 +454,7 @@ static int loop(server *s, char *err)
         uint64_t V = sw_engine_version(s->engine);
         if (now >= eval_due_at(s) && evaluate(s))
             s->r->reached = s->done = true;
-        if ((p->max_time_s > 0 && now >= p->max_time_s) ||
-            (p->max_applies && V - s->r->start_version >= p->max_applies))
+        if (sw_stopper_limits(&s->stopper, now, V - s->r->start_version, 0))
             s->done = true;
         bool due = (p->checkpoint_applies && V - s->last_ckpt_applies >= p->checkpoint_applies) ||
                    now >= s->next_ckpt;
@@ -477,6 +488,7 @@ static void teardown(server *s)
         zmq_ctx_term(s->zctx); /* after it, ZeroMQ holds no lent buffer */
     sw_engine_free(s->engine);
     sw_check_free(s->check);
+    sw_run_stats_free(&s->stats);
     sw__lender_free(&s->lender);
     sw__task_close(&s->task);
     free(s->sidx);
@@ -489,10 +501,12 @@ static void teardown(server *s)
 static void log_start(const server *s)
 {
     const sw_server_params *p = s->p;
-    sw_event_write_start(p->log, &(sw_log_start){
-        .driver = "server", .policy = p->policy, .workers = p->wait_workers, .slots = s->slots,
-        .seed = p->seed, .version = s->r->start_version, .model = sw__task_spec(&s->task),
-        .params = s->n, .batch = p->batch, .lr = p->lr, .cluster = "real"});
+    sw_run_info info = {.driver = "server", .workers = p->wait_workers, .slots = s->slots,
+                        .seed = p->seed, .version = s->r->start_version, .params = s->n,
+                        .batch = p->batch, .lr = p->lr, .cluster = "real"};
+    snprintf(info.policy, sizeof info.policy, "%s", p->policy);
+    snprintf(info.model, sizeof info.model, "%s", sw__task_spec(&s->task));
+    sw_run_write_start(p->log, &info);
 }
 
 /* The run is over: the last engine call is judged, and the log closed with its end line. */
@@ -502,8 +516,8 @@ static void log_end(server *s)
     if (!s->r->broken[0] && sw_check_end(s->check, why))
         promise_broken(s, why);
     if (s->p->log)
-        sw_event_write_end(s->p->log, sw__server_now(s), sw_engine_version(s->engine),
-                           s->r->reached ? "target accuracy" : "stopped");
+        sw_run_write_end(s->p->log, sw__server_now(s), sw_engine_version(s->engine),
+                         s->r->reached ? "target accuracy" : "stopped");
 }
 
 int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err)

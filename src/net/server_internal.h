@@ -12,6 +12,7 @@
 #include "task.h"
 #include "syncwise/proto.h"
 #include "syncwise/rng.h"
+#include "syncwise/run.h"
 
 /* One worker slot's connection. */
 typedef struct conn {
@@ -38,6 +39,8 @@ typedef struct server {
     struct sw_zap *zap; /* CURVE's client check, or NULL */
     sw_engine *engine;
     struct sw_check *check; /* the policy's promise, held on every event */
+    sw_run_stats stats;     /* fed by every event: per worker steps, last push, staleness */
+    sw_stopper stopper;
     sw__task task;          /* the model and data, dense or sparse */
     bool threaded;          /* --apply-threads > 1: a concurrent engine, its jobs in the pool */
     sw__apply_pool pool;

@@ -243,16 +243,14 @@ static void fill_run(const sw_sim_result *r, const episode *e, sw_rl_run *out)
 {
     out->reached = r->target_t >= 0;
     out->time = out->reached ? r->target_t : r->end_t;
-    out->iterations = r->pushes;
-    out->applies = r->applies;
-    double steps = 0, idle = 0, live = 0;
-    for (uint32_t w = 0; w < r->n_slots; w++) {
-        steps += (double)r->steps[w];
-        idle += r->idle_s[w];
-        live += r->live_s[w];
-    }
-    out->steps_per_worker = r->n_slots ? steps / r->n_slots : 0;
-    out->idle_share = live > 0 ? idle / live : 0;
+    const sw_run_stats *st = &r->stats;
+    out->iterations = st->pushes;
+    out->applies = st->applies;
+    double steps = 0;
+    for (uint32_t w = 0; w < st->n_slots; w++)
+        steps += (double)st->steps[w];
+    out->steps_per_worker = st->n_slots ? steps / st->n_slots : 0;
+    out->idle_share = sw_run_stats_idle_share(st);
     out->decide_share = r->decide_s / (r->wall_s + 1e-12);
     out->probe_share = r->probe_s / (r->wall_s + 1e-12);
     out->td_loss = e->loss_n ? e->loss_sum / (double)e->loss_n : 0;

@@ -29,14 +29,6 @@ sw_sim_config sw_sim_default_config(void)
     };
 }
 
-const char *sw_stop_reason_name(sw_stop_reason r)
-{
-    static const char *const names[] = {"none", "target accuracy", "target loss", "time limit",
-                                        "apply limit", "push limit", "no improvement",
-                                        "no workers left"};
-    return r <= SW_STOP_NO_WORKERS ? names[r] : "?";
-}
-
 int sw__sim_fail(sim *s, int rc, const char *fmt, ...)
 {
     if (s->rc)
@@ -129,7 +121,6 @@ static int setup_workers(sim *s, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory for %u workers", s->n_slots);
     for (uint32_t w = 0; w < s->n_slots; w++) {
         sim_worker *k = &s->w[w];
-        k->wait_since = -1;
         if (!s->model)
             continue;
         int rc = sw_batcher_new(&k->batcher, c->data->train, c->batch, c->batch_mode, w,
@@ -147,16 +138,14 @@ static int setup_workers(sim *s, char *err)
 
 static int setup_result(sim *s, char *err)
 {
+    const sw_sim_config *c = s->c;
     sw_sim_result *r = s->r;
     memset(r, 0, sizeof *r);
     r->target_t = -1;
-    r->n_slots = s->n_slots;
-    r->steps = calloc(s->n_slots, sizeof *r->steps);
-    r->idle_s = calloc(s->n_slots, sizeof *r->idle_s);
-    r->live_s = calloc(s->n_slots, sizeof *r->live_s);
-    if (!r->steps || !r->idle_s || !r->live_s)
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    return 0;
+    sw_stopper_init(&s->stopper, &(sw_stop_rules){
+        .target_acc = c->target_acc, .target_loss = c->target_loss, .max_time = c->max_time,
+        .max_applies = c->max_applies, .max_pushes = c->max_pushes, .patience = c->patience});
+    return sw_run_stats_init(&r->stats, s->n_slots, err);
 }
 
 static const sw_dataset *held_out(const sim *s)
@@ -279,6 +268,7 @@ static void on_membership(sim *s, const sw__sim_event *ev)
         k->epoch++;
         k->redo = false;
         k->since_pull = s->c->get_model_frequency; /* a joiner pulls first */
+        k->live = true;
         if (!engine_ok(s, sw_engine_join(s->engine, ev->worker, ev->t, &res), "join",
                        ev->worker, ev->t))
             return;
@@ -286,6 +276,7 @@ static void on_membership(sim *s, const sw__sim_event *ev)
         if (!k->live)
             return;
         k->epoch++; /* its step in flight is lost */
+        k->live = false;
         bool crash = ev->kind == EV_CRASH;
         if (!engine_ok(s, sw_engine_leave(s->engine, ev->worker, ev->t, crash, &res),
                        crash ? "crash" : "leave", ev->worker, ev->t))
@@ -329,16 +320,14 @@ static void evaluate(sim *s, sw_eval *e)
     sw_model_evaluate(s->model, sw_engine_params_ptr(s->engine), held_out(s), e);
 }
 
-/* Early stopping keeps the best weights: higher accuracy, or lower loss for regression. */
-static bool improves(sim *s, const sw_eval *e)
+/* The training loss on the fixed sample, for a target loss (NAN without one). */
+static double train_loss(sim *s)
 {
-    double metric = s->c->data->train->task == SW_TASK_CLASSIFY ? e->accuracy : -e->loss;
-    if (s->r->evals > 1 && metric <= s->best_metric)
-        return false;
-    s->best_metric = metric;
-    if (s->best)
-        memcpy(s->best, sw_engine_params_ptr(s->engine), s->n_params * sizeof *s->best);
-    return true;
+    if (!(s->c->target_loss > 0))
+        return NAN;
+    sw_eval tl;
+    sw_model_evaluate(s->model, sw_engine_params_ptr(s->engine), s->train_probe, &tl);
+    return tl.loss;
 }
 
 static sw_stop_reason on_eval(sim *s, const sw__sim_event *ev)
@@ -354,24 +343,19 @@ static sw_stop_reason on_eval(sim *s, const sw__sim_event *ev)
     if (c->on_eval)
         c->on_eval(c->on_eval_ctx, ev->t, V, e.loss, e.accuracy);
     r->best_acc = e.accuracy > r->best_acc ? e.accuracy : r->best_acc;
-    s->evals_since_best = improves(s, &e) ? 0 : s->evals_since_best + 1;
-    sw_stop_reason hit = SW_STOP_NONE;
-    if (c->target_acc > 0 && e.accuracy >= c->target_acc)
-        hit = SW_STOP_TARGET_ACC;
-    if (!hit && c->target_loss > 0) {
-        sw_eval tl;
-        sw_model_evaluate(s->model, sw_engine_params_ptr(s->engine), s->train_probe, &tl);
-        if (tl.loss <= c->target_loss)
-            hit = SW_STOP_TARGET_LOSS;
-    }
-    if (hit) {
+    bool improved;
+    sw_stop_reason hit = sw_stopper_eval(
+        &s->stopper,
+        &(sw_stop_eval){.accuracy = e.accuracy, .loss = e.loss, .train_loss = train_loss(s),
+                        .classify = c->data->train->task == SW_TASK_CLASSIFY},
+        &improved);
+    if (improved && s->best) /* early stopping keeps the best weights */
+        memcpy(s->best, sw_engine_params_ptr(s->engine), s->n_params * sizeof *s->best);
+    if (hit == SW_STOP_TARGET_ACC || hit == SW_STOP_TARGET_LOSS)
         r->target_t = ev->t;
-        return hit;
-    }
-    if (c->patience && s->evals_since_best >= c->patience)
-        return SW_STOP_PATIENCE;
-    schedule(s, (sw__sim_event){.t = ev->t + c->eval_every, .kind = EV_EVAL});
-    return SW_STOP_NONE;
+    if (!hit)
+        schedule(s, (sw__sim_event){.t = ev->t + c->eval_every, .kind = EV_EVAL});
+    return hit;
 }
 
 static void on_switch(sim *s, const sw__sim_event *ev)
@@ -386,16 +370,6 @@ static void on_switch(sim *s, const sw__sim_event *ev)
     follow(s, &res, ev->t);
 }
 
-static sw_stop_reason limits(const sim *s)
-{
-    const sw_sim_config *c = s->c;
-    if (c->max_applies && s->r->applies >= c->max_applies)
-        return SW_STOP_MAX_APPLIES;
-    if (c->max_pushes && s->r->pushes >= c->max_pushes)
-        return SW_STOP_MAX_PUSHES;
-    return SW_STOP_NONE;
-}
-
 static bool joins_pending(const sim *s)
 {
     for (size_t i = 0; i < s->heap.n; i++)
@@ -408,9 +382,10 @@ static sw_stop_reason loop(sim *s)
 {
     sw__sim_event ev;
     double now = 0;
+    const sw_run_stats *st = &s->r->stats;
     while (sw__heap_pop(&s->heap, &ev)) {
-        if (s->c->max_time > 0 && ev.t > s->c->max_time) {
-            s->r->end_t = s->c->max_time;
+        if (sw_stopper_limits(&s->stopper, ev.t, 0, 0) == SW_STOP_MAX_TIME) {
+            s->r->end_t = s->c->max_time; /* the run covers [0, max_time] */
             return SW_STOP_MAX_TIME;
         }
         now = ev.t;
@@ -425,7 +400,7 @@ static sw_stop_reason loop(sim *s)
         }
         if (s->rc)
             return SW_STOP_NONE;
-        if (stop || (stop = limits(s)))
+        if (stop || (stop = sw_stopper_limits(&s->stopper, 0, st->applies, st->pushes)))
             return stop;
         if (sw_engine_get_view(s->engine)->n_live == 0 && ev.kind != EV_EVAL &&
             !joins_pending(s))
@@ -442,14 +417,7 @@ static void finish(sim *s)
         sw__sim_fail(s, SW_EPROMISE, "%s", why);
         return;
     }
-    for (uint32_t w = 0; w < s->n_slots; w++) {
-        sim_worker *k = &s->w[w];
-        if (!k->live)
-            continue;
-        r->live_s[w] += r->end_t - k->joined_t;
-        if (k->wait_since >= 0)
-            r->idle_s[w] += r->end_t - k->wait_since;
-    }
+    sw_run_stats_close(&r->stats, r->end_t);
     if (s->model) {
         if (s->c->patience && s->best) /* keep the best weights, as early stopping promises */
             memcpy(sw_engine_params_mut(s->engine), s->best, s->n_params * sizeof *s->best);
@@ -472,7 +440,6 @@ static void teardown(sim *s)
     }
     free(s->w);
     free(s->best);
-    free(s->pending_ver);
     for (uint32_t i = 0; i < s->n_switches; i++)
         free(s->switches[i]);
     free(s->switches);
@@ -488,10 +455,13 @@ static void teardown(sim *s)
 static void log_start(const sim *s)
 {
     const sw_sim_config *c = s->c;
-    sw_event_write_start(c->log, &(sw_log_start){
-        .driver = "sim", .policy = c->policy, .workers = c->workers, .slots = s->n_slots,
-        .seed = c->seed, .model = s->model ? sw_model_get_desc(s->model)->spec : "none",
-        .params = s->n_params, .batch = c->batch, .lr = c->lr, .cluster = c->cluster});
+    sw_run_info info = {.driver = "sim", .workers = c->workers, .slots = s->n_slots,
+                        .seed = c->seed, .params = s->n_params, .batch = c->batch, .lr = c->lr};
+    snprintf(info.policy, sizeof info.policy, "%s", c->policy);
+    snprintf(info.model, sizeof info.model, "%s",
+             s->model ? sw_model_get_desc(s->model)->spec : "none");
+    snprintf(info.cluster, sizeof info.cluster, "%s", c->cluster);
+    sw_run_write_start(c->log, &info);
 }
 
 static int start(sim *s, char *err)
@@ -534,8 +504,8 @@ int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err)
         if (!s.rc)
             finish(&s);
         if (!s.rc && c->log)
-            sw_event_write_end(c->log, out->end_t, sw_engine_version(s.engine),
-                               sw_stop_reason_name(out->stop));
+            sw_run_write_end(c->log, out->end_t, sw_engine_version(s.engine),
+                             sw_stop_reason_name(out->stop));
         if (s.rc)
             rc = sw_fail(err, s.rc, "%s", s.msg);
     }
@@ -546,11 +516,4 @@ int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err)
     return rc;
 }
 
-void sw_sim_result_free(sw_sim_result *r)
-{
-    free(r->steps);
-    free(r->idle_s);
-    free(r->live_s);
-    r->steps = NULL;
-    r->idle_s = r->live_s = NULL;
-}
+void sw_sim_result_free(sw_sim_result *r) { sw_run_stats_free(&r->stats); }

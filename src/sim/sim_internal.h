@@ -21,8 +21,6 @@ typedef struct sim_worker {
     uint64_t version;      /* version its current gradient was computed at */
     uint32_t since_pull;   /* steps since its last pull */
     bool redo;             /* its last gradient was dropped: recompute the same batch */
-    double wait_since;     /* statistics: when it began waiting (< 0: not waiting) */
-    double joined_t;
     bool live;
 } sim_worker;
 
@@ -42,10 +40,7 @@ typedef struct sim {
     sw_dataset *probe_owned;
     sw_batch loss_probe;     /* the engine's loss probe: first examples of the validation set */
     float *best;             /* best weights so far (patience) */
-    double best_metric;
-    uint32_t evals_since_best;
-    uint64_t *pending_ver;   /* versions of the gradients in the buffer, for staleness */
-    size_t n_pending, cap_pending;
+    sw_stopper stopper;
     int rc;                  /* the run's first failure (0: none): it ends the run */
     char msg[SW_ERR_LEN];    /* what it was */
     char **switches;         /* policy specs of scheduled switches; EV_SWITCH's worker indexes */
@@ -60,7 +55,8 @@ int sw__sim_fail(sim *s, int rc, const char *fmt, ...)
 #endif
     ;
 
-/* The engine's event sink: statistics into s->r, and a JSONL line when a log is open. */
+/* The engine's event sink: statistics into s->r->stats, a JSONL line when a log is open, and
+ * the promise checker. */
 void sw__sim_sink(void *ctx, const sw_event *ev);
 
 /* Parses the scheduled events of c->events into the heap, checking worker ids. Returns the

@@ -52,24 +52,29 @@ static void bsp_releases_only_when_clocks_agree(void **state)
     sw_sim_config c = base("bsp");
     c.events = "crash:w=2,t=40;join:t=70;leave:w=4,t=90";
     sw_sim_result res;
-    char *log = run_log(c, &res), *cur = log;
-    replay rp = {0};
-    line l;
+    char *log = run_log(c, &res);
+    events es = read_events(log);
+    sw_check *rp = replay_of(&es);
     long releases = 0, applies_after_crash = 0;
-    while (next_line(&cur, &l)) {
-        track(&rp, &l);
-        if (!strcmp(l.ev, "release")) {
+    for (size_t i = 0; i < es.n; i++) {
+        const sw_event *e = &es.e[i].ev;
+        replay(rp, e);
+        if (e->kind == SW_EV_RELEASE) { /* every started worker at the same clock */
             releases++;
-            for (int w = 0; w < MAXW; w++)
-                if (rp.live[w] && !rp.fresh[w] && rp.clock[w] != rp.clock[l.w])
-                    fail_msg("t=%g: release of %ld while worker %d is at %ld, not %ld", l.t, l.w,
-                             w, rp.clock[w], rp.clock[l.w]);
+            for (uint32_t w = 0; w < es.info.slots; w++) {
+                uint64_t cw;
+                if (sw_check_worker(rp, w, &cw) != SW_WORKER_ABSENT && sw_check_lead(rp, w))
+                    fail_msg("t=%g: release of %u while worker %u is %llu steps ahead", e->t,
+                             e->worker, w, (unsigned long long)sw_check_lead(rp, w));
+            }
         }
-        applies_after_crash += !strcmp(l.ev, "apply") && l.t > 40;
+        applies_after_crash += e->kind == SW_EV_APPLY && e->t > 40;
     }
     assert_true(releases > 100);
     assert_true(applies_after_crash > 10); /* the crash never hung the barrier */
     assert_int_equal(res.stop, SW_STOP_MAX_TIME);
+    sw_check_free(rp);
+    free(es.e);
     free(log);
     sw_sim_result_free(&res);
 }
@@ -84,20 +89,20 @@ static void ssp_never_lets_a_worker_run_too_far_ahead(void **state)
         c.cluster = "const:1;const:3@0"; /* one worker three times slower */
         c.events = "crash:w=0,t=100";
         sw_sim_result res;
-        char *log = run_log(c, &res), *cur = log;
-        replay rp = {0};
-        line l;
-        long max_lead = 0;
-        while (next_line(&cur, &l)) {
-            track(&rp, &l);
-            if (!strcmp(l.ev, "release")) {
-                long lead = rp.clock[l.w] - min_live(&rp);
-                if (lead > s)
-                    fail_msg("%s: t=%g worker %ld starts %ld steps ahead", policy, l.t, l.w, lead);
+        char *log = run_log(c, &res);
+        events es = read_events(log);
+        sw_check *rp = replay_of(&es); /* it fails the test on a release beyond s */
+        uint64_t max_lead = 0;
+        for (size_t i = 0; i < es.n; i++) {
+            replay(rp, &es.e[i].ev);
+            if (es.e[i].ev.kind == SW_EV_RELEASE) {
+                uint64_t lead = sw_check_lead(rp, es.e[i].ev.worker);
                 max_lead = lead > max_lead ? lead : max_lead;
             }
         }
         assert_int_equal(max_lead, s); /* the bound is used, not just respected */
+        sw_check_free(rp);
+        free(es.e);
         free(log);
         sw_sim_result_free(&res);
     }
@@ -107,23 +112,22 @@ static void asp_releases_every_pusher_at_once(void **state)
 {
     (void)state;
     sw_sim_result res;
-    char *log = run_log(base("asp"), &res), *cur = log;
-    line l, prev = {0};
+    char *log = run_log(base("asp"), &res);
+    events es = read_events(log);
     long pushes = 0;
-    while (next_line(&cur, &l)) {
-        if (!strcmp(prev.ev, "push")) {
-            pushes++;
-            assert_string_equal(l.ev, "apply"); /* applied on arrival, then released */
-            line rel;
-            assert_true(next_line(&cur, &rel));
-            assert_string_equal(rel.ev, "release");
-            assert_int_equal(rel.w, prev.w);
-            assert_true(rel.t == prev.t);
-            l = rel;
-        }
-        prev = l;
+    for (size_t i = 0; i + 2 < es.n; i++) {
+        const sw_event *e = &es.e[i].ev;
+        if (e->kind != SW_EV_PUSH)
+            continue;
+        pushes++;
+        assert_int_equal(es.e[i + 1].ev.kind, SW_EV_APPLY); /* applied on arrival, released */
+        const sw_event *rel = &es.e[i + 2].ev;
+        assert_int_equal(rel->kind, SW_EV_RELEASE);
+        assert_int_equal(rel->worker, e->worker);
+        assert_true(rel->t == e->t);
     }
     assert_true(pushes > 200);
+    free(es.e);
     free(log);
     sw_sim_result_free(&res);
 }
@@ -133,19 +137,21 @@ static void sync_never_applies_an_old_gradient(void **state)
     (void)state;
     sw_sim_config c = base("sync:grads_to_wait=2");
     sw_sim_result res;
-    char *log = run_log(c, &res), *cur = log;
-    line l;
+    char *log = run_log(c, &res);
+    events es = read_events(log);
     long drops = 0, pending_old = 0;
-    while (next_line(&cur, &l)) {
-        if (!strcmp(l.ev, "push"))
-            pending_old = l.ver < l.V;
-        else if (!strcmp(l.ev, "drop"))
+    for (size_t i = 0; i < es.n; i++) {
+        const sw_event *e = &es.e[i].ev;
+        if (e->kind == SW_EV_PUSH)
+            pending_old = e->ver < e->V;
+        else if (e->kind == SW_EV_DROP)
             drops++, pending_old = 0;
-        else if (!strcmp(l.ev, "apply") || !strcmp(l.ev, "release"))
+        else if (e->kind == SW_EV_APPLY || e->kind == SW_EV_RELEASE)
             assert_int_equal(pending_old, 0); /* an old gradient is dropped before anything */
     }
     assert_true(drops > 10);
-    assert_int_equal((long)res.drops, drops);
+    assert_int_equal((long)res.stats.drops, drops);
+    free(es.e);
     free(log);
     sw_sim_result_free(&res);
 }
@@ -173,13 +179,17 @@ static void same_seed_same_log(void **state)
 }
 
 /* The (time, event, worker) sequence of pushes and releases: a run's schedule. */
-static char *schedule_of(char *log)
+static char *schedule_of(const char *log)
 {
-    char *out = calloc(strlen(log) + 1, 1), *cur = log, *o = out;
-    line l;
-    while (next_line(&cur, &l))
-        if (!strcmp(l.ev, "push") || !strcmp(l.ev, "release"))
-            o += sprintf(o, "%.9g %s %ld\n", l.t, l.ev, l.w);
+    events es = read_events(log);
+    char *out = calloc(64 * es.n + 1, 1), *o = out;
+    for (size_t i = 0; i < es.n; i++) {
+        const sw_event *e = &es.e[i].ev;
+        if (e->kind == SW_EV_PUSH || e->kind == SW_EV_RELEASE)
+            o += sprintf(o, "%.9g %s %u\n", e->t, e->kind == SW_EV_PUSH ? "push" : "release",
+                         e->worker);
+    }
+    free(es.e);
     return out;
 }
 
@@ -205,7 +215,7 @@ static void asp_with_one_worker_is_sequential_sgd(void **state)
     sw_sim_result res;
     char err[SW_ERR_LEN];
     assert_int_equal(sw_sim_run(&c, &res, err), 0);
-    assert_int_equal(res.pushes, 300);
+    assert_int_equal(res.stats.pushes, 300);
     /* The same steps by hand: same initialisation, the same batches, the same updates. */
     sw_model_desc d = {.spec = "mlp:h=1,u=16", .in_shape = {1, 1, 20},
                        .task = SW_TASK_CLASSIFY, .n_classes = 2};
@@ -239,23 +249,24 @@ static void a_scheduled_switch_changes_the_behaviour(void **state)
     sw_sim_config c = base("bsp");
     c.events = "switch:t=60,policy=asp";
     sw_sim_result res;
-    char *log = run_log(c, &res), *cur = log;
-    line l, prev = {0};
+    char *log = run_log(c, &res);
+    events es = read_events(log);
     long switches = 0, waits_before = 0, waits_after = 0;
-    while (next_line(&cur, &l)) {
-        switches += !strcmp(l.ev, "switch");
+    for (size_t i = 0; i + 1 < es.n; i++) {
+        const sw_event *e = &es.e[i].ev;
+        switches += e->kind == SW_EV_SWITCH;
         /* A push not followed by an apply means its worker waits at a barrier. */
-        if (!strcmp(prev.ev, "push") && strcmp(l.ev, "apply")) {
-            if (prev.t < 60)
+        if (e->kind == SW_EV_PUSH && es.e[i + 1].ev.kind != SW_EV_APPLY) {
+            if (e->t < 60)
                 waits_before++;
             else
                 waits_after++;
         }
-        prev = l;
     }
     assert_int_equal(switches, 1);
     assert_true(waits_before > 10);
     assert_int_equal(waits_after, 0);
+    free(es.e);
     free(log);
     sw_sim_result_free(&res);
     c.events = "switch:t=60,policy=fastest";
@@ -270,20 +281,23 @@ static void get_model_frequency_pulls_every_f_steps(void **state)
     sw_sim_config c = base("asp");
     c.get_model_frequency = 3;
     sw_sim_result res;
-    char *log = run_log(c, &res), *cur = log;
-    line l;
-    long last_ver[MAXW], run[MAXW], longest = 0;
+    char *log = run_log(c, &res);
+    events es = read_events(log);
+    long last_ver[16], run[16], longest = 0;
     memset(last_ver, -1, sizeof last_ver);
     memset(run, 0, sizeof run);
-    while (next_line(&cur, &l)) {
-        if (strcmp(l.ev, "push"))
+    for (size_t i = 0; i < es.n; i++) {
+        const sw_event *e = &es.e[i].ev;
+        if (e->kind != SW_EV_PUSH)
             continue;
         /* Between pulls a worker's pushes carry the version it pulled last. */
-        run[l.w] = l.ver == last_ver[l.w] ? run[l.w] + 1 : 1;
-        last_ver[l.w] = l.ver;
-        longest = run[l.w] > longest ? run[l.w] : longest;
+        long ver = (long)e->ver;
+        run[e->worker] = ver == last_ver[e->worker] ? run[e->worker] + 1 : 1;
+        last_ver[e->worker] = ver;
+        longest = run[e->worker] > longest ? run[e->worker] : longest;
     }
     assert_int_equal(longest, 3);
+    free(es.e);
     free(log);
     sw_sim_result_free(&res);
 }

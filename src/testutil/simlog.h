@@ -1,5 +1,6 @@
-/* Helpers for tests that check policies on simulator event logs: run a simulation into a
- * string, read its JSONL lines, and replay membership and clocks. */
+/* Helpers for tests that look at simulator event logs: a run written into a string, and its
+ * events read back through the library's own log reader (syncwise/run.h), with the promise
+ * checker's replay (syncwise/check.h) for clocks and leads. */
 #ifndef SW_TESTUTIL_SIMLOG_H
 #define SW_TESTUTIL_SIMLOG_H
 
@@ -13,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "syncwise/check.h"
 #include "syncwise/err.h"
+#include "syncwise/run.h"
 #include "syncwise/sim.h"
 
 /* Runs a simulation and returns its log as one string (the caller frees it). */
@@ -31,74 +34,72 @@ static inline char *run_log(sw_sim_config c, sw_sim_result *r)
     return buf;
 }
 
-/* One log line, parsed into the fields the invariants read. */
-typedef struct line {
-    char ev[16];
-    double t;
-    long w, step, ver, V;
-} line;
+/* A log's events, in order, with what its start line said. A switch's policy is kept in
+ * `policy` (ev.reason is NULL there: the reader's line is gone). */
+typedef struct logged {
+    sw_event ev;
+    char policy[64];
+} logged;
 
-static inline long field(const char *s, const char *key)
+typedef struct events {
+    logged *e;
+    size_t n, cap;
+    sw_run_info info;
+} events;
+
+static inline int events_start(void *ctx, const sw_run_info *info, char *err)
 {
-    const char *p = strstr(s, key);
-    return p ? strtol(p + strlen(key), NULL, 10) : -1;
+    (void)err;
+    ((events *)ctx)->info = *info;
+    return 0;
 }
 
-static inline int next_line(char **cursor, line *out)
+static inline int events_add(void *ctx, const sw_event *ev, char *err)
 {
-    char *s = *cursor;
-    if (!s || !*s)
-        return 0;
-    char *nl = strchr(s, '\n');
-    assert_non_null(nl); /* every line ends */
-    *nl = '\0';
-    *cursor = nl + 1;
-    const char *ev = strstr(s, "\"ev\":\"");
-    assert_non_null(ev);
-    sscanf(ev + 6, "%15[a-z]", out->ev);
-    out->t = strtod(strstr(s, "\"t\":") + 4, NULL);
-    out->w = field(s, "\"w\":");
-    out->step = field(s, "\"step\":");
-    out->ver = field(s, "\"ver\":");
-    out->V = field(s, "\"V\":");
-    return 1;
-}
-
-#define MAXW 16
-
-/* Replays a log's membership and clocks; calls check at every release. */
-typedef struct replay {
-    long clock[MAXW];
-    int live[MAXW];
-    int fresh[MAXW]; /* joined, not yet started: no clock yet */
-} replay;
-
-static inline void track(replay *r, const line *l)
-{
-    if (!strcmp(l->ev, "join")) {
-        r->live[l->w] = 1;
-        r->fresh[l->w] = 1;
-        r->clock[l->w] = l->step;
-    } else if (!strcmp(l->ev, "leave") || !strcmp(l->ev, "crash")) {
-        r->live[l->w] = 0;
-    } else if (!strcmp(l->ev, "push")) {
-        assert_int_equal(l->step, r->clock[l->w] + 1);
-        r->clock[l->w] = l->step;
-    } else if (!strcmp(l->ev, "drop")) {
-        r->clock[l->w]--;
-    } else if (!strcmp(l->ev, "release")) {
-        r->clock[l->w] = l->step; /* a joiner's clock is fixed at its first release */
-        r->fresh[l->w] = 0;
+    events *es = ctx;
+    if (es->n == es->cap) {
+        es->cap = es->cap ? 2 * es->cap : 1024;
+        es->e = realloc(es->e, es->cap * sizeof *es->e);
+        if (!es->e)
+            return sw_fail(err, SW_ENOMEM, "out of memory");
     }
+    logged *l = &es->e[es->n++];
+    l->ev = *ev;
+    l->policy[0] = '\0';
+    if (ev->kind == SW_EV_SWITCH) {
+        snprintf(l->policy, sizeof l->policy, "%s", ev->reason);
+        l->ev.reason = NULL;
+    }
+    return 0;
 }
 
-static inline long min_live(const replay *r)
+/* Reads every event of a log string (the caller frees es.e). */
+static inline events read_events(const char *log)
 {
-    long m = -1;
-    for (int w = 0; w < MAXW; w++)
-        if (r->live[w] && !r->fresh[w] && (m < 0 || r->clock[w] < m))
-            m = r->clock[w];
-    return m;
+    events es = {0};
+    sw_run_reader r = {.start = events_start, .event = events_add, .ctx = &es};
+    char err[SW_ERR_LEN];
+    if (sw_run_read_text(log, &r, err))
+        fail_msg("%s", err);
+    return es;
+}
+
+/* A checker over a log's events, fed one at a time: sw_check_lead and sw_check_worker give the
+ * clocks after each. */
+static inline sw_check *replay_of(const events *es)
+{
+    sw_check *c;
+    char err[SW_ERR_LEN];
+    if (sw_check_new(&c, es->info.policy, es->info.slots, es->info.version, err))
+        fail_msg("%s", err);
+    return c;
+}
+
+static inline void replay(sw_check *c, const sw_event *ev)
+{
+    char err[SW_ERR_LEN];
+    if (sw_check_event(c, ev, err))
+        fail_msg("%s", err);
 }
 
 #endif

@@ -1,0 +1,137 @@
+/* What every driver of the engine shares: a run's statistics, fed by its events; the rules that
+ * stop it; and its log file, written and read the same way for the simulator and the server.
+ *
+ * Statistics follow the events alone (syncwise/engine.h), so a live run and a log read back give
+ * the same figures: idle time runs from a worker's push (or join) to its release; the staleness
+ * of a gradient is the version it is applied at minus the version it was computed at. A log is a
+ * "start" line (sw_run_info), the engine's events (docs/log.md) and, when the run finished, an
+ * "end" line; a server that restarts appends a new start line.
+ */
+#ifndef SYNCWISE_RUN_H
+#define SYNCWISE_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "syncwise/engine.h"
+
+/* ---- Statistics -------------------------------------------------------------------------- */
+
+#define SW_STALE_BINS 64 /* staleness 0..62, and 63 or more */
+
+typedef struct sw_run_stats {
+    uint32_t n_slots;
+    uint64_t applies, pushes, drops;
+    uint64_t *steps;                /* per worker: accepted pushes */
+    double *idle_s, *live_s;        /* per worker: time waiting, time live (see sw_run_stats_close) */
+    double *last_push_t;            /* per worker: its last push (< 0: none) */
+    double *stale_sum;              /* per worker: staleness of its applied gradients, summed */
+    uint64_t *stale_n;              /* ... and counted */
+    uint64_t stale_hist[SW_STALE_BINS];
+    /* Private: what an interval or an apply still waits for. */
+    double *wait_since, *joined_t;  /* < 0: not waiting, not live */
+    uint32_t *pending_w;            /* buffered gradients: their workers and versions */
+    uint64_t *pending_ver;
+    size_t n_pending, cap_pending;
+} sw_run_stats;
+
+/* Statistics for `slots` workers, all zero. Fails with SW_ENOMEM. */
+int sw_run_stats_init(sw_run_stats *s, uint32_t slots, char *err);
+void sw_run_stats_free(sw_run_stats *s);
+/* One event (an evaluation or tick changes nothing). Fails with SW_ENOMEM only. */
+int sw_run_stats_event(sw_run_stats *s, const sw_event *ev);
+/* The run ends at t: live workers' open intervals are closed there. */
+void sw_run_stats_close(sw_run_stats *s, double t);
+/* Idle time over live time, all workers together (0 with no live time). */
+double sw_run_stats_idle_share(const sw_run_stats *s);
+/* Mean staleness of every applied gradient, or of worker w's (0 when none). */
+double sw_run_stats_mean_staleness(const sw_run_stats *s);
+double sw_run_stats_worker_staleness(const sw_run_stats *s, uint32_t w);
+
+/* ---- Stopping ---------------------------------------------------------------------------- */
+
+typedef enum sw_stop_reason {
+    SW_STOP_NONE = 0,
+    SW_STOP_TARGET_ACC,
+    SW_STOP_TARGET_LOSS,
+    SW_STOP_MAX_TIME,
+    SW_STOP_MAX_APPLIES,
+    SW_STOP_MAX_PUSHES,
+    SW_STOP_PATIENCE,
+    SW_STOP_NO_WORKERS,
+} sw_stop_reason;
+
+/* "target accuracy", "time limit", ... */
+const char *sw_stop_reason_name(sw_stop_reason r);
+
+/* The rules: the first that holds ends a run; 0 disables one. */
+typedef struct sw_stop_rules {
+    double target_acc;   /* validation accuracy */
+    double target_loss;  /* training loss (on a fixed sample the driver measures) */
+    double max_time;     /* seconds (virtual or real, as the driver's clock) */
+    uint64_t max_applies, max_pushes;
+    uint32_t patience;   /* evaluations without improvement */
+} sw_stop_rules;
+
+typedef struct sw_stopper {
+    sw_stop_rules rules;
+    double best;         /* the best metric so far */
+    uint32_t evals, since_best;
+} sw_stopper;
+
+/* One evaluation, as a driver measured it. */
+typedef struct sw_stop_eval {
+    double accuracy, loss; /* on the validation set */
+    double train_loss;     /* NAN unless a target loss is set */
+    bool classify;         /* improvement is in accuracy, else in loss */
+} sw_stop_eval;
+
+void sw_stopper_init(sw_stopper *st, const sw_stop_rules *rules);
+/* After an evaluation: a target met, patience run out, or SW_STOP_NONE. *improved says it was
+ * the best so far (the weights early stopping keeps). */
+sw_stop_reason sw_stopper_eval(sw_stopper *st, const sw_stop_eval *e, bool *improved);
+/* The limits at time t after `applies` applies and `pushes` pushes. */
+sw_stop_reason sw_stopper_limits(const sw_stopper *st, double t, uint64_t applies,
+                                 uint64_t pushes);
+
+/* ---- The log file ------------------------------------------------------------------------ */
+
+/* What a run is: its log's "start" line. */
+typedef struct sw_run_info {
+    char driver[16];     /* "sim" or "server" */
+    char policy[256];    /* the spec at the start */
+    uint32_t workers;    /* at the start (the server: the workers it waits for) */
+    uint32_t slots;      /* the worker table's size */
+    uint64_t seed;
+    uint64_t version;    /* V at the start: 0, or a resumed checkpoint's */
+    char model[128];     /* its spec, or "none" */
+    size_t params;
+    uint32_t batch;
+    float lr;
+    char cluster[1024];  /* the simulated cluster's spec, or "real" */
+} sw_run_info;
+
+void sw_run_write_start(FILE *f, const sw_run_info *info);
+/* The "end" line a run writes when it finishes (not when it is killed): at time t, at version
+ * V, for `why`. A log without one was cut short. */
+void sw_run_write_end(FILE *f, double t, uint64_t V, const char *why);
+
+/* What reading a log hands out, in order. Any callback may be NULL; one that fails stops the
+ * reading with its code and message. Strings in an event (a switch's policy) live until the
+ * next callback. */
+typedef struct sw_run_reader {
+    int (*start)(void *ctx, const sw_run_info *info, char *err);
+    int (*event)(void *ctx, const sw_event *ev, char *err);
+    int (*end)(void *ctx, double t, uint64_t V, const char *why, char *err);
+    void *ctx;
+} sw_run_reader;
+
+/* Reads a log from a file ("PATH:LINE: ..." in errors) or from a string ("line N: ..."). A log
+ * begins with a start line; evaluations are events too (SW_EV_EVAL). Fails with SW_EFORMAT on a
+ * line that is not a log line, SW_EIO when the file cannot be read. */
+int sw_run_read_log(const char *path, const sw_run_reader *r, char *err);
+int sw_run_read_text(const char *text, const sw_run_reader *r, char *err);
+
+#endif

@@ -1,0 +1,156 @@
+/* A run's log file (see syncwise/run.h): its start and end lines, and the one reader of logs,
+ * which `check`, `report` and the tests share. Event lines are the engine's own
+ * (sw_event_write_jsonl, sw_event_from_log). */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncwise/err.h"
+#include "syncwise/logread.h"
+#include "syncwise/run.h"
+
+void sw_run_write_start(FILE *f, const sw_run_info *s)
+{
+    fputs("{\"t\":0,\"ev\":\"start\",\"policy\":", f);
+    sw_log_put_string(f, s->policy);
+    fprintf(f, ",\"workers\":%u,\"slots\":%u,\"seed\":%llu,\"V\":%llu,\"model\":", s->workers,
+            s->slots, (unsigned long long)s->seed, (unsigned long long)s->version);
+    sw_log_put_string(f, s->model);
+    fprintf(f, ",\"params\":%zu,\"batch\":%u,\"lr\":%.6g,\"cluster\":", s->params, s->batch,
+            (double)s->lr);
+    sw_log_put_string(f, s->cluster);
+    fputs(",\"driver\":", f);
+    sw_log_put_string(f, s->driver);
+    fputs("}\n", f);
+}
+
+void sw_run_write_end(FILE *f, double t, uint64_t V, const char *why)
+{
+    fprintf(f, "{\"t\":%.9g,\"ev\":\"end\",\"V\":%llu,\"why\":", t, (unsigned long long)V);
+    sw_log_put_string(f, why);
+    fputs("}\n", f);
+}
+
+/* A whole number in [0, max] under key, or dflt when the key is absent. */
+static int whole(const sw_log_line *l, const char *key, double max, double dflt, double *out,
+                 char *err)
+{
+    double v = sw_log_num(l, key, dflt);
+    if (!(v >= 0 && v <= max && v == floor(v)))
+        return sw_fail(err, SW_EFORMAT, "the start line's \"%s\" is missing or not a whole "
+                       "number in [0, %.0f]", key, max);
+    *out = v;
+    return 0;
+}
+
+static void copy(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static int read_start(const sw_log_line *l, sw_run_info *s, char *err)
+{
+    memset(s, 0, sizeof *s);
+    double slots = 0, workers = 0, seed = 0, V = 0, params = 0, batch = 0;
+    int rc;
+    if (!sw_log_str(l, "policy"))
+        return sw_fail(err, SW_EFORMAT, "the start line names no \"policy\"");
+    if ((rc = whole(l, "slots", 1u << 24, NAN, &slots, err)) ||
+        (rc = whole(l, "workers", 1u << 24, 0, &workers, err)) ||
+        (rc = whole(l, "seed", 0x1p63, 0, &seed, err)) ||
+        (rc = whole(l, "V", 0x1p53, 0, &V, err)) ||
+        (rc = whole(l, "params", 0x1p53, 0, &params, err)) ||
+        (rc = whole(l, "batch", 1u << 30, 0, &batch, err)))
+        return rc;
+    if (slots < 1)
+        return sw_fail(err, SW_EFORMAT, "the start line's \"slots\" is 0");
+    copy(s->policy, sizeof s->policy, sw_log_str(l, "policy"));
+    copy(s->model, sizeof s->model, sw_log_str(l, "model"));
+    copy(s->cluster, sizeof s->cluster, sw_log_str(l, "cluster"));
+    copy(s->driver, sizeof s->driver, sw_log_str(l, "driver"));
+    s->slots = (uint32_t)slots;
+    s->workers = (uint32_t)workers;
+    s->seed = (uint64_t)seed;
+    s->version = (uint64_t)V;
+    s->params = (size_t)params;
+    s->batch = (uint32_t)batch;
+    s->lr = (float)sw_log_num(l, "lr", 0);
+    return 0;
+}
+
+typedef struct reading {
+    const sw_run_reader *r;
+    uint64_t lines;
+    sw_run_info info;
+} reading;
+
+/* One parsed line: the start of a run, its end, or one of its events. */
+static int take(reading *rd, const sw_log_line *l, char *err)
+{
+    const sw_run_reader *r = rd->r;
+    const char *kind = sw_log_str(l, "ev");
+    if (!kind || isnan(sw_log_num(l, "t", NAN)))
+        return sw_fail(err, SW_EFORMAT, "a log line needs \"t\" and \"ev\"");
+    bool start = strcmp(kind, "start") == 0;
+    if (rd->lines++ == 0 && !start)
+        return sw_fail(err, SW_EFORMAT, "a log begins with its \"start\" line, not \"%s\"", kind);
+    int rc;
+    if (start) {
+        if ((rc = read_start(l, &rd->info, err)))
+            return rc;
+        return r->start ? r->start(r->ctx, &rd->info, err) : 0;
+    }
+    if (strcmp(kind, "end") == 0) {
+        const char *why = sw_log_str(l, "why");
+        return r->end ? r->end(r->ctx, sw_log_num(l, "t", 0), (uint64_t)sw_log_num(l, "V", 0),
+                               why ? why : "", err)
+                      : 0;
+    }
+    sw_event ev;
+    if ((rc = sw_event_from_log(l, &ev, err)))
+        return rc == SW_ENOTFOUND ? SW_EFORMAT : rc;
+    return r->event ? r->event(r->ctx, &ev, err) : 0;
+}
+
+static int on_file_line(void *ctx, const sw_log_line *l, char *err)
+{
+    return take(ctx, l, err);
+}
+
+int sw_run_read_log(const char *path, const sw_run_reader *r, char *err)
+{
+    reading rd = {.r = r};
+    int rc = sw_log_read(path, on_file_line, &rd, err);
+    if (!rc && rd.lines == 0)
+        rc = sw_fail(err, SW_EFORMAT, "%s: an empty log", path);
+    return rc;
+}
+
+int sw_run_read_text(const char *text, const sw_run_reader *r, char *err)
+{
+    reading rd = {.r = r};
+    sw_log_line *l = malloc(sizeof *l); /* about 7 KiB: off the stack */
+    if (!l)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    int rc = 0;
+    size_t lineno = 0;
+    char why[SW_ERR_LEN], buf[8192];
+    for (const char *p = text; !rc && *p;) {
+        size_t len = strcspn(p, "\n");
+        lineno++;
+        if (len >= sizeof buf)
+            rc = sw_fail(err, SW_EFORMAT, "line %zu: longer than %zu bytes", lineno, sizeof buf);
+        if (!rc && len > 0) {
+            memcpy(buf, p, len);
+            buf[len] = '\0';
+            if ((rc = sw_log_parse_line(buf, l, why)) || (rc = take(&rd, l, why)))
+                rc = sw_fail(err, rc, "line %zu: %s", lineno, why);
+        }
+        p += len + (p[len] == '\n');
+    }
+    free(l);
+    if (!rc && rd.lines == 0)
+        rc = sw_fail(err, SW_EFORMAT, "an empty log");
+    return rc;
+}

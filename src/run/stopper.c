@@ -1,0 +1,51 @@
+/* The stopping rules of a run (see syncwise/run.h): one copy for the simulator and the server. */
+#include <math.h>
+
+#include "syncwise/run.h"
+
+const char *sw_stop_reason_name(sw_stop_reason r)
+{
+    static const char *const names[] = {"none", "target accuracy", "target loss", "time limit",
+                                        "apply limit", "push limit", "no improvement",
+                                        "no workers left"};
+    return r <= SW_STOP_NO_WORKERS ? names[r] : "?";
+}
+
+void sw_stopper_init(sw_stopper *st, const sw_stop_rules *rules)
+{
+    *st = (sw_stopper){.rules = *rules};
+}
+
+sw_stop_reason sw_stopper_eval(sw_stopper *st, const sw_stop_eval *e, bool *improved)
+{
+    const sw_stop_rules *r = &st->rules;
+    /* Early stopping keeps the best weights: higher accuracy, or lower loss for regression. */
+    double metric = e->classify ? e->accuracy : -e->loss;
+    *improved = st->evals++ == 0 || metric > st->best;
+    if (*improved) {
+        st->best = metric;
+        st->since_best = 0;
+    } else {
+        st->since_best++;
+    }
+    if (r->target_acc > 0 && e->accuracy >= r->target_acc)
+        return SW_STOP_TARGET_ACC;
+    if (r->target_loss > 0 && e->train_loss <= r->target_loss)
+        return SW_STOP_TARGET_LOSS;
+    if (r->patience && st->since_best >= r->patience)
+        return SW_STOP_PATIENCE;
+    return SW_STOP_NONE;
+}
+
+sw_stop_reason sw_stopper_limits(const sw_stopper *st, double t, uint64_t applies,
+                                 uint64_t pushes)
+{
+    const sw_stop_rules *r = &st->rules;
+    if (r->max_time > 0 && t >= r->max_time)
+        return SW_STOP_MAX_TIME;
+    if (r->max_applies && applies >= r->max_applies)
+        return SW_STOP_MAX_APPLIES;
+    if (r->max_pushes && pushes >= r->max_pushes)
+        return SW_STOP_MAX_PUSHES;
+    return SW_STOP_NONE;
+}
