@@ -33,8 +33,13 @@ int sw_check_new(sw_check **out, const char *policy, uint32_t slots, uint64_t ve
 void sw_check_free(sw_check *c);
 
 /* Replays one event. Returns 0, or SW_EPROMISE with the broken promise in err (which event, what
- * was promised, what happened); the checker then stays broken and refuses every later event. */
+ * was promised, what happened); the checker then stays broken and refuses every later event.
+ * sw_check_event_at also says where the event is (a log line's number), so that
+ * sw_check_where can place a broken promise: at its event, or, for an engine call's decision
+ * as a whole, at the event that began the call. sw_check_event counts events instead. */
 int sw_check_event(sw_check *c, const sw_event *ev, char *err);
+int sw_check_event_at(sw_check *c, const sw_event *ev, uint64_t where, char *err);
+uint64_t sw_check_where(const sw_check *c);
 
 /* The stream ended: checks the last engine call as complete. Same returns as sw_check_event. */
 int sw_check_end(sw_check *c, char *err);

@@ -118,19 +118,20 @@ void sw_run_write_start(FILE *f, const sw_run_info *info);
  * V, for `why`. A log without one was cut short. */
 void sw_run_write_end(FILE *f, double t, uint64_t V, const char *why);
 
-/* What reading a log hands out, in order. Any callback may be NULL; one that fails stops the
- * reading with its code and message. Strings in an event (a switch's policy) live until the
- * next callback. */
+/* What reading a log hands out, in order, each with its line's number. Any callback may be
+ * NULL; one that fails stops the reading with its code and message, which should say where
+ * (the reader adds the file's name only). Strings in an event (a switch's policy) live until
+ * the next callback. */
 typedef struct sw_run_reader {
-    int (*start)(void *ctx, const sw_run_info *info, char *err);
-    int (*event)(void *ctx, const sw_event *ev, char *err);
-    int (*end)(void *ctx, double t, uint64_t V, const char *why, char *err);
+    int (*start)(void *ctx, const sw_run_info *info, size_t line, char *err);
+    int (*event)(void *ctx, const sw_event *ev, size_t line, char *err);
+    int (*end)(void *ctx, double t, uint64_t V, const char *why, size_t line, char *err);
     void *ctx;
 } sw_run_reader;
 
-/* Reads a log from a file ("PATH:LINE: ..." in errors) or from a string ("line N: ..."). A log
- * begins with a start line; evaluations are events too (SW_EV_EVAL). Fails with SW_EFORMAT on a
- * line that is not a log line, SW_EIO when the file cannot be read. */
+/* Reads a log from a file (errors begin "PATH:") or from a string. A log begins with a start
+ * line; evaluations are events too (SW_EV_EVAL). Fails with SW_EFORMAT on a line that is not a
+ * log line ("PATH:LINE: ..."), SW_EIO when the file cannot be read. */
 int sw_run_read_log(const char *path, const sw_run_reader *r, char *err);
 int sw_run_read_text(const char *text, const sw_run_reader *r, char *err);
 

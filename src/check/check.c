@@ -5,12 +5,14 @@
  * apply, grants, releases and wake-up its decision made follow it. The checker judges a call
  * when the next one starts (or the stream ends), when the decision is known whole.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check_internal.h"
+#include "syncwise/policy.h"
 
 static const char *const kind_names[] = {
     [SW_EV_PUSH] = "push",       [SW_EV_APPLY] = "apply", [SW_EV_DROP] = "drop",
@@ -45,6 +47,21 @@ static int engine_broke(char *err, const char *fmt, ...)
     return sw_fail(err, SW_EPROMISE, "every run: %s", what);
 }
 
+/* A spec with a key its policy does not take was never accepted by an engine. */
+static int known_keys_only(sw_spec *spec, char *err)
+{
+    const sw_policy_ops *ops = sw_policy_find(spec->name);
+    if (!ops)
+        return 0;
+    char keys[256];
+    snprintf(keys, sizeof keys, "%s", ops->keys);
+    for (char *save = NULL, *k = strtok_r(keys, ", ", &save); k; k = strtok_r(NULL, ", ", &save))
+        (void)sw_spec_str(spec, k, NULL); /* the policy's own keys count as read */
+    char why[SW_ERR_LEN];
+    int rc = sw_spec_finish(spec, ops->keys, why);
+    return rc ? engine_broke(err, "a spec no engine takes: %s", why) : 0;
+}
+
 static void stop_promise(sw_check *c)
 {
     if (c->promise && c->promise->fini && c->pstate)
@@ -71,7 +88,8 @@ static int start_promise(sw_check *c, const char *spec_text, char *err)
     }
     if (!(c->pstate = calloc(1, c->promise->state_size ? c->promise->state_size : 1)))
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    return c->promise->init ? c->promise->init(c->pstate, &spec, c, err) : 0;
+    rc = c->promise->init ? c->promise->init(c->pstate, &spec, c, err) : 0;
+    return rc ? rc : known_keys_only(&spec, err);
 }
 
 int sw_check_new(sw_check **out, const char *policy, uint32_t slots, uint64_t version,
@@ -377,27 +395,39 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
     case SW_EV_SWITCH: return on_switch(c, ev, err);
     case SW_EV_GRANT:
         c->g.granted = true;
+        if (c->promise && !c->promise->grants)
+            return ck_broken(c, err, "granted worker %u steps, which it never does", ev->worker);
         return live_worker(c, ev->worker, err);
     case SW_EV_WAKE:
         c->wake_at = ev->at;
         return 0;
     case SW_EV_TICK:
-        if (c->wake_at >= 0 && ev->t >= c->wake_at)
-            c->wake_at = -1;
+        if (c->wake_at < 0 || ev->t < c->wake_at)
+            return engine_broke(err, "a tick with no wake-up due");
+        c->wake_at = -1;
         return 0;
     case SW_EV_EVAL: return 0;
     }
     return engine_broke(err, "an event of unknown kind %d", (int)ev->kind);
 }
 
+static bool names_a_worker(sw_event_kind k)
+{
+    return k == SW_EV_PUSH || k == SW_EV_DROP || k == SW_EV_RELEASE || k == SW_EV_JOIN ||
+           k == SW_EV_LEAVE || k == SW_EV_CRASH || k == SW_EV_GRANT;
+}
+
 /* Where a broken promise shows: an event, or a whole engine call (its starting event). */
 static int broken_at(sw_check *c, int rc, double t, sw_event_kind kind, uint32_t w,
-                     const char *scope, const char *why, char *err)
+                     uint64_t where, const char *scope, const char *why, char *err)
 {
     const char *name = (unsigned)kind < sizeof kind_names / sizeof kind_names[0]
                            ? kind_names[kind] : "?";
-    snprintf(c->broken, sizeof c->broken, "t=%.9g, %s of worker %u%s: %s", t, name, w, scope,
-             why);
+    char who[32] = "";
+    if (names_a_worker(kind))
+        snprintf(who, sizeof who, " of worker %u", w);
+    snprintf(c->broken, sizeof c->broken, "t=%.9g, %s%s%s: %s", t, name, who, scope, why);
+    c->broken_where = where;
     return sw_fail(err, rc, "%s", c->broken);
 }
 
@@ -406,11 +436,19 @@ static int judge_group(sw_check *c, char *err)
     char why[SW_ERR_LEN];
     ck_group g = c->g; /* end_group clears it */
     int rc = end_group(c, why);
-    return rc ? broken_at(c, rc, g.t, g.start, g.worker, " (its decision as a whole)", why, err)
+    return rc ? broken_at(c, rc, g.t, g.start, g.worker, g.where,
+                          " (its decision as a whole)", why, err)
               : 0;
 }
 
 int sw_check_event(sw_check *c, const sw_event *ev, char *err)
+{
+    return sw_check_event_at(c, ev, c->events + 1, err);
+}
+
+uint64_t sw_check_where(const sw_check *c) { return c->broken_where; }
+
+int sw_check_event_at(sw_check *c, const sw_event *ev, uint64_t where, char *err)
 {
     if (c->broken[0])
         return sw_fail(err, SW_EPROMISE, "%s", c->broken);
@@ -422,24 +460,31 @@ int sw_check_event(sw_check *c, const sw_event *ev, char *err)
     else if (ev->t < c->last_t)
         rc = engine_broke(why, "time went back from %.9g", c->last_t);
     if (rc)
-        return broken_at(c, rc, ev->t, ev->kind, ev->worker, "", why, err);
+        return broken_at(c, rc, ev->t, ev->kind, ev->worker, where, "", why, err);
     c->last_t = ev->t;
     if (starts_call(ev->kind)) {
         if (c->g.started && (rc = judge_group(c, err)))
             return rc;
-        c->g = (ck_group){.started = true, .start = ev->kind, .t = ev->t, .worker = ev->worker};
+        c->g = (ck_group){.started = true, .start = ev->kind, .t = ev->t, .worker = ev->worker,
+                          .where = where};
     }
     rc = replay(c, ev, why);
     if (!rc && ev->kind != SW_EV_EVAL && c->promise && c->promise->on_event)
         rc = c->promise->on_event(c->pstate, c, ev, why);
-    return rc ? broken_at(c, rc, ev->t, ev->kind, ev->worker, "", why, err) : 0;
+    return rc ? broken_at(c, rc, ev->t, ev->kind, ev->worker, where, "", why, err) : 0;
 }
 
 int sw_check_end(sw_check *c, char *err)
 {
     if (c->broken[0])
         return sw_fail(err, SW_EPROMISE, "%s", c->broken);
-    return c->g.started ? judge_group(c, err) : 0;
+    int rc = c->g.started ? judge_group(c, err) : 0;
+    if (!rc && c->wake_at >= 0 && c->wake_at < c->last_t) {
+        char why[SW_ERR_LEN];
+        engine_broke(why, "a wake-up due at t=%.9g never came", c->wake_at);
+        rc = broken_at(c, SW_EPROMISE, c->last_t, SW_EV_WAKE, 0, c->events, "", why, err);
+    }
+    return rc;
 }
 
 sw_worker_state sw_check_worker(const sw_check *c, uint32_t w, uint64_t *clock)

@@ -55,6 +55,7 @@ typedef struct ck_group {
     sw_event_kind start;
     bool started;
     double t;               /* when it started */
+    uint64_t where;         /* where its first event is (sw_check_event_at) */
     uint32_t worker;        /* the starting event's worker */
     uint64_t push_ver, push_V; /* a push: its version, and V when it arrived */
     bool dropped, applied, granted;
@@ -91,6 +92,7 @@ struct sw_check {
     bool knew_all;
     char spec[SW_SPEC_VAL_LEN];
     char broken[2 * SW_ERR_LEN]; /* the first broken promise, with where it showed */
+    uint64_t broken_where;
 };
 
 /* A policy's promise. Every callback returns 0 or a broken promise through ck_broken; it reads
@@ -99,6 +101,7 @@ struct ck_promise {
     const char *policy; /* the policy's registered name */
     size_t state_size;
     bool judges_barriers; /* the core works out ck_apply.missing (a scan of every slot) */
+    bool grants;          /* the policy logs grants; from any other a grant breaks a promise */
     /* Reads the policy's parameters (defaults as in syncwise/policy.h); the spec was accepted
      * by the engine, so unknown keys are ignored. */
     int (*init)(void *state, sw_spec *spec, sw_check *c, char *err);
@@ -149,8 +152,10 @@ int ck_push_applied_at_once(const sw_check *c, char *err);
 int ck_nobody_waits(const sw_check *c, char *err);
 /* A push is dropped exactly when its version is older than the server's. */
 int ck_drops_exactly_late(const sw_check *c, char *err);
-/* An apply's learning-rate scale is n (agg=sum) or 1 (agg=mean). */
+/* An apply's learning-rate scale is n (agg=sum) or 1 (agg=mean); or 1, for the policies that
+ * never scale it. */
 int ck_agg_scale(const sw_check *c, bool mean, char *err);
+int ck_unit_scale(const sw_check *c, const sw_event *ev, char *err);
 /* Reads agg=sum|mean. */
 bool ck_agg_mean(sw_spec *spec);
 

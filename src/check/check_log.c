@@ -27,35 +27,45 @@ static void close_segment(reading *r)
     r->c = NULL;
 }
 
-static int on_start(void *ctx, const sw_run_info *info, char *err)
+/* A checker's verdict, placed at the line where the broken promise showed. */
+static int placed(const reading *r, int rc, const char *why, char *err)
+{
+    return rc ? sw_fail(err, rc, "%llu: %s", (unsigned long long)sw_check_where(r->c), why) : 0;
+}
+
+static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
 {
     reading *r = ctx;
     close_segment(r);
     if (r->out->segments++ == 0)
         snprintf(r->out->policy, sizeof r->out->policy, "%s", info->policy);
     r->ended = false;
-    return sw_check_new(&r->c, info->policy, info->slots, info->version, err);
+    char why[SW_ERR_LEN];
+    int rc = sw_check_new(&r->c, info->policy, info->slots, info->version, why);
+    return rc ? sw_fail(err, rc, "%zu: %s", line, why) : 0;
 }
 
-static int on_event(void *ctx, const sw_event *ev, char *err)
+static int on_event(void *ctx, const sw_event *ev, size_t line, char *err)
 {
     reading *r = ctx;
     if (r->ended)
-        return sw_fail(err, SW_EFORMAT, "an event after the run's \"end\" line");
+        return sw_fail(err, SW_EFORMAT, "%zu: an event after the run's \"end\" line", line);
     r->out->applies += ev->kind == SW_EV_APPLY;
     r->out->pushes += ev->kind == SW_EV_PUSH;
     r->out->switches += ev->kind == SW_EV_SWITCH;
-    return sw_check_event(r->c, ev, err);
+    char why[SW_ERR_LEN];
+    return placed(r, sw_check_event_at(r->c, ev, line, why), why, err);
 }
 
-static int on_end(void *ctx, double t, uint64_t V, const char *why, char *err)
+static int on_end(void *ctx, double t, uint64_t V, const char *why, size_t line, char *err)
 {
     (void)t, (void)V, (void)why;
     reading *r = ctx;
     if (r->ended)
-        return sw_fail(err, SW_EFORMAT, "a second \"end\" line");
+        return sw_fail(err, SW_EFORMAT, "%zu: a second \"end\" line", line);
     r->ended = true;
-    return sw_check_end(r->c, err);
+    char whyc[SW_ERR_LEN];
+    return placed(r, sw_check_end(r->c, whyc), whyc, err);
 }
 
 int sw_check_log(const char *path, sw_check_summary *out, char *err)

@@ -410,6 +410,75 @@ static void actions_release_nobody_the_pusher_or_all(void **state)
     expect(s, "neither nobody, the pusher nor all");
 }
 
+/* Rules the independent review found loose: placement, grants, wake-ups, specs, scales, and the
+ * backup workers' departures. */
+static void what_no_policy_does_and_where_it_shows(void **state)
+{
+    (void)state;
+    script *s = open_script("ssp:s=2", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1);
+    grant(s, 0, 2);
+    expect(s, "granted worker 0 steps, which it never does");
+
+    s = open_script("ssp:s=2", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 2);
+    expect(s, "scaled the learning rate by 2, which it never does");
+
+    s = open_script("mystery", 2);
+    start_all(s, 1);
+    feed(s, (sw_event){.kind = SW_EV_TICK});
+    expect(s, "a tick with no wake-up due");
+
+    s = open_script("mystery", 2);
+    start_all(s, 1);
+    push(s, 0, 1, 0);
+    feed(s, (sw_event){.kind = SW_EV_WAKE, .at = 1.5});
+    s->t = 9;
+    feed(s, (sw_event){.kind = SW_EV_EVAL});
+    expect(s, "a wake-up due at t=1.5 never came");
+
+    sw_check *c;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_check_new(&c, "sync:grads_to_wait=4", 3, 0, err), SW_EPROMISE);
+    assert_non_null(strstr(err, "exceeds the 3 worker slots"));
+    assert_int_equal(sw_check_new(&c, "ssp:x=1", 3, 0, err), SW_EPROMISE);
+    assert_non_null(strstr(err, "a spec no engine takes"));
+    assert_int_equal(sw_check_new(&c, "backup:k=2,b=1", 3, 0, err), SW_EPROMISE);
+
+    /* The decision as a whole shows where its call began. */
+    s = open_script("ssp:s=1", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    uint64_t began = sw_check_count(s->c);
+    apply_scaled(s, 1, 1);
+    expect(s, "(its decision as a whole)");
+    (void)began;
+}
+
+static void backup_settles_departures_and_never_sits_on_k(void **state)
+{
+    (void)state;
+    /* k=2 of 3: worker 2 leaves with one gradient in; two still compute: wait. */
+    script *s = open_script("backup:k=2", 3);
+    start_all(s, 3);
+    push(s, 0, 1, 0);
+    leave(s, 2, 0);
+    apply(s, 1);
+    release(s, 0, 1);
+    expect(s, "on a departure, fewer than k = 2");
+
+    /* Two current gradients in with k=2, and no apply. */
+    s = open_script("backup:k=2", 3);
+    start_all(s, 3);
+    push(s, 0, 1, 0);
+    push(s, 1, 1, 0);
+    expect(s, "kept 2 current gradients unapplied with k = 2");
+}
+
 static void a_log_file_is_checked_and_its_line_named(void **state)
 {
     (void)state;
@@ -429,6 +498,20 @@ static void a_log_file_is_checked_and_its_line_named(void **state)
     assert_int_equal(sw_check_log(path, &sum, err), SW_EPROMISE);
     assert_non_null(strstr(err, "run.jsonl:9:"));
     assert_non_null(strstr(err, "(s=0)"));
+    /* Without the release, worker 0 waits within s=1: the decision of its push, on line 6, is
+     * at fault, though it shows only when the run's end judges that call. */
+    sw_test_write_text(path,
+                       "{\"t\":0,\"ev\":\"start\",\"policy\":\"ssp:s=1\",\"slots\":2}\n"
+                       "{\"t\":0,\"ev\":\"join\",\"w\":0,\"step\":0,\"V\":0}\n"
+                       "{\"t\":0,\"ev\":\"release\",\"w\":0,\"step\":0,\"V\":0}\n"
+                       "{\"t\":0,\"ev\":\"join\",\"w\":1,\"step\":0,\"V\":0}\n"
+                       "{\"t\":0,\"ev\":\"release\",\"w\":1,\"step\":0,\"V\":0}\n"
+                       "{\"t\":1,\"ev\":\"push\",\"w\":0,\"step\":1,\"ver\":0,\"V\":0}\n"
+                       "{\"t\":1,\"ev\":\"apply\",\"V\":1,\"n\":1}\n"
+                       "{\"t\":1,\"ev\":\"eval\",\"V\":1,\"loss\":1,\"acc\":0.5}\n"
+                       "{\"t\":2,\"ev\":\"end\",\"V\":1,\"why\":\"time limit\"}\n");
+    assert_int_equal(sw_check_log(path, &sum, err), SW_EPROMISE);
+    assert_non_null(strstr(err, "run.jsonl:6: t=1, push of worker 0 (its decision as a whole)"));
     sw_test_write_text(path, "{\"t\":0,\"ev\":\"join\",\"w\":0,\"step\":0,\"V\":0}\n");
     assert_int_equal(sw_check_log(path, &sum, err), SW_EFORMAT);
     assert_non_null(strstr(err, "start"));
@@ -445,6 +528,8 @@ int main(void)
         cmocka_unit_test(backup_and_sync_drop_the_late_and_count_k),
         cmocka_unit_test(ebsp_stops_workers_at_the_searched_barrier),
         cmocka_unit_test(actions_release_nobody_the_pusher_or_all),
+        cmocka_unit_test(what_no_policy_does_and_where_it_shows),
+        cmocka_unit_test(backup_settles_departures_and_never_sits_on_k),
         cmocka_unit_test(a_log_file_is_checked_and_its_line_named),
     };
     return cmocka_run_group_tests(tests, NULL, sw_test_teardown);

@@ -88,6 +88,8 @@ static int ssp_event(void *state, sw_check *c, const sw_event *ev, char *err)
 {
     const ssp_promise *st = state;
     int rc = ck_no_liveness(c, ev, err);
+    if (!rc)
+        rc = ck_unit_scale(c, ev, err);
     if (!rc && ev->kind == SW_EV_RELEASE)
         rc = lead_within(c, ev->worker, st->s, "s", err);
     return rc;
@@ -165,6 +167,8 @@ static int dssp_event(void *state, sw_check *c, const sw_event *ev, char *err)
 {
     dssp_promise *st = state;
     int rc = ck_no_liveness(c, ev, err);
+    if (!rc)
+        rc = ck_unit_scale(c, ev, err);
     if (rc)
         return rc;
     switch (ev->kind) {
@@ -195,7 +199,7 @@ static int dssp_end(void *state, sw_check *c, char *err)
 static void dssp_free(void *state) { free(((dssp_promise *)state)->quota); }
 
 const ck_promise sw__promise_dssp = {
-    .policy = "dssp", .state_size = sizeof(dssp_promise), .init = dssp_init,
+    .policy = "dssp", .state_size = sizeof(dssp_promise), .grants = true, .init = dssp_init,
     .on_event = dssp_event, .on_end = dssp_end, .fini = dssp_free,
 };
 
@@ -232,10 +236,16 @@ static int actions_join(void *state, sw_check *c, char *err)
     return rc;
 }
 
+static int actions_event(void *state, sw_check *c, const sw_event *ev, char *err)
+{
+    (void)state;
+    return ck_unit_scale(c, ev, err);
+}
+
 const ck_promise sw__promise_actions = {
-    .policy = "actions", .on_end = actions_join,
+    .policy = "actions", .on_event = actions_event, .on_end = actions_join,
 };
 
 const ck_promise sw__promise_rlp = {
-    .policy = "rlp", .on_end = actions_join,
+    .policy = "rlp", .on_event = actions_event, .on_end = actions_join,
 };

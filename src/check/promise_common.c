@@ -69,4 +69,12 @@ int ck_agg_scale(const sw_check *c, bool mean, char *err)
     return 0;
 }
 
+int ck_unit_scale(const sw_check *c, const sw_event *ev, char *err)
+{
+    if (ev->kind == SW_EV_APPLY && ev->lr_scale != 1.0f)
+        return ck_broken(c, err, "scaled the learning rate by %g, which it never does",
+                         (double)ev->lr_scale);
+    return 0;
+}
+
 bool ck_agg_mean(sw_spec *spec) { return strcmp(sw_spec_str(spec, "agg", "sum"), "mean") == 0; }

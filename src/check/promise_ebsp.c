@@ -83,6 +83,8 @@ static int ebsp_event(void *state, sw_check *c, const sw_event *ev, char *err)
 {
     ebsp_promise *st = state;
     int rc = ck_no_liveness(c, ev, err);
+    if (!rc)
+        rc = ck_unit_scale(c, ev, err);
     if (rc)
         return rc;
     uint32_t w = ev->worker;
@@ -130,6 +132,6 @@ static int ebsp_end(void *state, sw_check *c, char *err)
 }
 
 const ck_promise sw__promise_ebsp = {
-    .policy = "ebsp", .state_size = sizeof(ebsp_promise), .init = ebsp_init,
+    .policy = "ebsp", .state_size = sizeof(ebsp_promise), .grants = true, .init = ebsp_init,
     .on_event = ebsp_event, .on_end = ebsp_end, .fini = ebsp_free,
 };

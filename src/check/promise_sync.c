@@ -41,9 +41,9 @@ static int bsp_init(void *state, sw_spec *spec, sw_check *c, char *err)
 
 static int bsp_event(void *state, sw_check *c, const sw_event *ev, char *err)
 {
-    (void)state;
+    const bsp_promise *st = state;
     int rc = ck_no_liveness(c, ev, err);
-    if (rc || ev->kind != SW_EV_APPLY)
+    if (rc || ev->kind != SW_EV_APPLY || (rc = ck_agg_scale(c, st->mean, err)))
         return rc;
     const ck_apply *a = &c->g.apply;
     if (!a->all_waiting)
@@ -59,11 +59,10 @@ static int bsp_event(void *state, sw_check *c, const sw_event *ev, char *err)
 
 static int bsp_end(void *state, sw_check *c, char *err)
 {
-    const bsp_promise *st = state;
+    (void)state;
     const ck_group *g = &c->g;
-    int rc = ck_agg_scale(c, st->mean, err);
-    if (rc || g->released == 0)
-        return rc;
+    if (g->released == 0)
+        return 0;
     if (g->start == SW_EV_JOIN && g->released == 1 && g->waiting_at_decision == 1)
         return 0; /* a joiner at a superstep's start */
     if (g->waiting_at_decision != g->live_at_decision || g->released != g->waiting_at_decision)
@@ -93,12 +92,15 @@ typedef struct kofn_promise {
 
 static int backup_init(void *state, sw_spec *spec, sw_check *c, char *err)
 {
-    (void)c;
     kofn_promise *st = state;
     st->k = st->b = -1;
     st->mean = ck_agg_mean(spec);
     int rc = sw_spec_int(spec, "k", 1, 1 << 24, &st->k, err);
-    return rc ? rc : sw_spec_int(spec, "b", 0, 1 << 24, &st->b, err);
+    if (!rc)
+        rc = sw_spec_int(spec, "b", 0, 1 << 24, &st->b, err);
+    if (!rc && (st->k < 0) == (st->b < 0))
+        rc = ck_broken(c, err, "a spec no engine takes: give exactly one of k and b");
+    return rc;
 }
 
 static int dbw_init(void *state, sw_spec *spec, sw_check *c, char *err)
@@ -124,8 +126,14 @@ static int kofn_count(const kofn_promise *st, const sw_check *c, char *err)
 {
     const ck_apply *a = &c->g.apply;
     uint32_t live = c->n_live, need = kofn_need(st, live);
-    if (c->g.start != SW_EV_PUSH || a->carried > 0)
-        return a->n > 0 ? 0 : ck_broken(c, err, "applied nothing");
+    if (a->carried > 0)
+        return 0; /* the first apply after a switch: its count is the old policy's doing */
+    if (c->g.start != SW_EV_PUSH) { /* a departure: apply once k are in, or nobody computes */
+        if (need == 0 || a->n >= need || a->all_waiting)
+            return 0;
+        return ck_broken(c, err, "applied %u gradients on a departure, fewer than k = %u, while "
+                         "workers still computed", a->n, need);
+    }
     if (need == 0 ? a->n <= live : a->n == need || (a->n < need && a->all_waiting))
         return 0;
     if (need == 0)
@@ -159,17 +167,30 @@ static int kofn_event(void *state, sw_check *c, const sw_event *ev, char *err)
         return kofn_release(c, ev, err);
     if (ev->kind != SW_EV_APPLY)
         return 0;
-    rc = current_and_once(c, err);
-    return rc ? rc : kofn_count(st, c, err);
+    if ((rc = current_and_once(c, err)) || (rc = ck_agg_scale(c, st->mean, err)))
+        return rc;
+    return kofn_count(st, c, err);
+}
+
+/* Gradients pushed under this policy still in the buffer. */
+static uint32_t own_buffered(const sw_check *c)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->n_buf; i++)
+        n += c->buf[i].epoch == c->epoch;
+    return n;
 }
 
 static int kofn_end(void *state, sw_check *c, char *err)
 {
     const kofn_promise *st = state;
     const ck_group *g = &c->g;
-    int rc;
-    if ((rc = ck_drops_exactly_late(c, err)) || (rc = ck_agg_scale(c, st->mean, err)))
+    int rc = ck_drops_exactly_late(c, err);
+    if (rc)
         return rc;
+    uint32_t need = kofn_need(st, c->n_live), held = own_buffered(c);
+    if (need > 0 && held >= need)
+        return ck_broken(c, err, "kept %u current gradients unapplied with k = %u", held, need);
     if (g->dropped && !g->pusher_released)
         return ck_broken(c, err, "kept worker %u waiting after dropping its gradient", g->worker);
     if (g->applied && g->released != g->waiting_at_decision)
@@ -202,10 +223,12 @@ typedef struct sync_promise {
 
 static int sync_init(void *state, sw_spec *spec, sw_check *c, char *err)
 {
-    (void)c;
     long k = SW_SYNC_DEFAULT_GRADS;
     int rc = sw_spec_int(spec, "grads_to_wait", 1, 1 << 24, &k, err);
     ((sync_promise *)state)->k = (uint32_t)k;
+    if (!rc && k > (long)c->slots)
+        rc = ck_broken(c, err, "grads_to_wait=%ld exceeds the %u worker slots, which the policy "
+                       "refuses", k, c->slots);
     return rc;
 }
 

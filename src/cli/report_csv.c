@@ -80,11 +80,13 @@ static void set_state(run_state *s, uint32_t w, int state, double t)
     s->since[w] = t;
 }
 
-static int on_start(void *ctx, const sw_run_info *info, char *err)
+static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
 {
+    (void)line;
     run_state *s = ctx;
     if (s->state)
-        return sw_fail(err, SW_EFORMAT, "a second run in one log (report one log per run)");
+        return sw_fail(err, SW_EFORMAT, "%zu: a second run in one log (report one log per "
+                       "run)", line);
     snprintf(s->policy, sizeof s->policy, "%s", info->policy);
     /* The policy is a label in the tidy CSV files: commas would split its column. */
     for (char *c = s->policy; *c; c++)
@@ -101,13 +103,14 @@ static int on_start(void *ctx, const sw_run_info *info, char *err)
     return sw_run_stats_init(&s->stats, s->n, err);
 }
 
-static int on_event(void *ctx, const sw_event *ev, char *err)
+static int on_event(void *ctx, const sw_event *ev, size_t line, char *err)
 {
+    (void)line;
     run_state *s = ctx;
     s->events++;
     s->last_t = ev->t;
     if (sw_run_stats_event(&s->stats, ev))
-        return sw_fail(err, SW_ENOMEM, "out of memory");
+        return sw_fail(err, SW_ENOMEM, "%zu: out of memory", line);
     switch (ev->kind) {
     case SW_EV_EVAL:
         fprintf(s->r->csv[SW_CSV_EVALS], "%s,%s,%.9g,%llu,%.6g,%.6g\n", s->name, s->policy,
@@ -128,9 +131,9 @@ static int on_event(void *ctx, const sw_event *ev, char *err)
 }
 
 /* The end line: the run's last moment, where the timeline's open intervals close. */
-static int on_end(void *ctx, double t, uint64_t V, const char *why, char *err)
+static int on_end(void *ctx, double t, uint64_t V, const char *why, size_t line, char *err)
 {
-    (void)V, (void)why, (void)err;
+    (void)V, (void)why, (void)line, (void)err;
     run_state *s = ctx;
     s->events++;
     s->last_t = t;

@@ -1,12 +1,14 @@
 /* A run's log file (see syncwise/run.h): its start and end lines, and the one reader of logs,
  * which `check`, `report` and the tests share. Event lines are the engine's own
  * (sw_event_write_jsonl, sw_event_from_log). */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "syncwise/err.h"
+#include "syncwise/lines.h"
 #include "syncwise/logread.h"
 #include "syncwise/run.h"
 
@@ -81,14 +83,18 @@ static int read_start(const sw_log_line *l, sw_run_info *s, char *err)
 
 typedef struct reading {
     const sw_run_reader *r;
+    const char *path; /* "" when reading a string */
     uint64_t lines;
     sw_run_info info;
+    sw_log_line line; /* about 7 KiB: readings live on the heap */
 } reading;
 
-/* One parsed line: the start of a run, its end, or one of its events. */
-static int take(reading *rd, const sw_log_line *l, char *err)
+/* One parsed line: the start of a run, its end, or one of its events. A fault of the line is
+ * the reader's to place; a callback's failure says its own where. */
+static int take(reading *rd, size_t lineno, bool *callback_failed, char *err)
 {
     const sw_run_reader *r = rd->r;
+    const sw_log_line *l = &rd->line;
     const char *kind = sw_log_str(l, "ev");
     if (!kind || isnan(sw_log_num(l, "t", NAN)))
         return sw_fail(err, SW_EFORMAT, "a log line needs \"t\" and \"ev\"");
@@ -96,61 +102,82 @@ static int take(reading *rd, const sw_log_line *l, char *err)
     if (rd->lines++ == 0 && !start)
         return sw_fail(err, SW_EFORMAT, "a log begins with its \"start\" line, not \"%s\"", kind);
     int rc;
-    if (start) {
-        if ((rc = read_start(l, &rd->info, err)))
-            return rc;
-        return r->start ? r->start(r->ctx, &rd->info, err) : 0;
-    }
+    sw_event ev;
+    if (start && (rc = read_start(l, &rd->info, err)))
+        return rc;
+    if (!start && strcmp(kind, "end") != 0 && (rc = sw_event_from_log(l, &ev, err)))
+        return rc == SW_ENOTFOUND ? SW_EFORMAT : rc;
+    *callback_failed = true;
+    if (start)
+        return r->start ? r->start(r->ctx, &rd->info, lineno, err) : 0;
     if (strcmp(kind, "end") == 0) {
         const char *why = sw_log_str(l, "why");
         return r->end ? r->end(r->ctx, sw_log_num(l, "t", 0), (uint64_t)sw_log_num(l, "V", 0),
-                               why ? why : "", err)
+                               why ? why : "", lineno, err)
                       : 0;
     }
-    sw_event ev;
-    if ((rc = sw_event_from_log(l, &ev, err)))
-        return rc == SW_ENOTFOUND ? SW_EFORMAT : rc;
-    return r->event ? r->event(r->ctx, &ev, err) : 0;
+    return r->event ? r->event(r->ctx, &ev, lineno, err) : 0;
 }
 
-static int on_file_line(void *ctx, const sw_log_line *l, char *err)
+/* One line of text, blank ones skipped; errors placed as the reader's or the callback's. */
+static int one_line(reading *rd, char *text, size_t lineno, char *err)
 {
-    return take(ctx, l, err);
+    if (text[strspn(text, " \t\r\n")] == '\0')
+        return 0;
+    char why[SW_ERR_LEN];
+    bool callback_failed = false;
+    int rc = sw_log_parse_line(text, &rd->line, why);
+    if (!rc)
+        rc = take(rd, lineno, &callback_failed, why);
+    if (!rc)
+        return 0;
+    if (callback_failed)
+        return sw_fail(err, rc, "%s%s%s", rd->path, *rd->path ? ":" : "", why);
+    return sw_fail(err, rc, "%s%s%zu: %s", rd->path, *rd->path ? ":" : "line ", lineno, why);
+}
+
+static int on_file_line(void *ctx, char *text, size_t lineno, char *err)
+{
+    return one_line(ctx, text, lineno, err);
 }
 
 int sw_run_read_log(const char *path, const sw_run_reader *r, char *err)
 {
-    reading rd = {.r = r};
-    int rc = sw_log_read(path, on_file_line, &rd, err);
-    if (!rc && rd.lines == 0)
+    reading *rd = calloc(1, sizeof *rd);
+    if (!rd)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    rd->r = r;
+    rd->path = path;
+    int rc = sw_read_lines(path, on_file_line, rd, err);
+    if (!rc && rd->lines == 0)
         rc = sw_fail(err, SW_EFORMAT, "%s: an empty log", path);
+    free(rd);
     return rc;
 }
 
 int sw_run_read_text(const char *text, const sw_run_reader *r, char *err)
 {
-    reading rd = {.r = r};
-    sw_log_line *l = malloc(sizeof *l); /* about 7 KiB: off the stack */
-    if (!l)
+    reading *rd = calloc(1, sizeof *rd);
+    char *copy = strdup(text);
+    if (!rd || !copy) {
+        free(rd);
+        free(copy);
         return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    rd->r = r;
+    rd->path = "";
     int rc = 0;
     size_t lineno = 0;
-    char why[SW_ERR_LEN], buf[8192];
-    for (const char *p = text; !rc && *p;) {
+    for (char *p = copy; !rc && *p;) {
         size_t len = strcspn(p, "\n");
-        lineno++;
-        if (len >= sizeof buf)
-            rc = sw_fail(err, SW_EFORMAT, "line %zu: longer than %zu bytes", lineno, sizeof buf);
-        if (!rc && len > 0) {
-            memcpy(buf, p, len);
-            buf[len] = '\0';
-            if ((rc = sw_log_parse_line(buf, l, why)) || (rc = take(&rd, l, why)))
-                rc = sw_fail(err, rc, "line %zu: %s", lineno, why);
-        }
-        p += len + (p[len] == '\n');
+        bool more = p[len] == '\n';
+        p[len] = '\0';
+        rc = one_line(rd, p, ++lineno, err);
+        p += len + more;
     }
-    free(l);
-    if (!rc && rd.lines == 0)
+    if (!rc && rd->lines == 0)
         rc = sw_fail(err, SW_EFORMAT, "an empty log");
+    free(copy);
+    free(rd);
     return rc;
 }

@@ -251,7 +251,10 @@ static void follow(sim *s, const sw_engine_result *res, double t)
 {
     for (uint32_t i = 0; i < res->n_released; i++)
         start_step(s, res->released[i], t);
-    if (res->wake_at >= 0 && res->wake_at != s->scheduled_wake) {
+    if (res->wake_at < 0) { /* none due (a switch forgets the old policy's): ticks in the heap
+                             * are stale */
+        s->scheduled_wake = -1;
+    } else if (res->wake_at != s->scheduled_wake) {
         s->scheduled_wake = res->wake_at;
         double at = res->wake_at > t ? res->wake_at : t;
         schedule(s, (sw__sim_event){.t = at, .kind = EV_TICK});
@@ -301,8 +304,8 @@ static void on_arrive(sim *s, const sw__sim_event *ev)
 
 static void on_tick(sim *s, const sw__sim_event *ev)
 {
-    if (ev->t < s->scheduled_wake)
-        return; /* superseded by a later wake-up */
+    if (s->scheduled_wake < 0 || ev->t < s->scheduled_wake)
+        return; /* superseded by a later wake-up, or by none */
     s->scheduled_wake = -1;
     sw_engine_result res;
     int rc = sw_engine_tick(s->engine, ev->t, &res);

@@ -47,15 +47,16 @@ typedef struct events {
     sw_run_info info;
 } events;
 
-static inline int events_start(void *ctx, const sw_run_info *info, char *err)
+static inline int events_start(void *ctx, const sw_run_info *info, size_t line, char *err)
 {
-    (void)err;
+    (void)line, (void)err;
     ((events *)ctx)->info = *info;
     return 0;
 }
 
-static inline int events_add(void *ctx, const sw_event *ev, char *err)
+static inline int events_add(void *ctx, const sw_event *ev, size_t line, char *err)
 {
+    (void)line;
     events *es = ctx;
     if (es->n == es->cap) {
         es->cap = es->cap ? 2 * es->cap : 1024;
