@@ -12,7 +12,7 @@
 
 #include "syncwise/sim.h"
 
-static double pushes_per_s(const char *policy, uint32_t workers, const sw_data *data,
+static double pushes_per_s(const char *policy, uint32_t workers, const sw_task_data *data,
                            uint64_t pushes)
 {
     sw_sim_config c = sw_sim_default_config();
@@ -53,9 +53,10 @@ int main(int argc, char **argv)
         printf("  %-22s %14.0f %11.2fx %11.2fx\n", policies[i], best, best / base, best / 1e6);
         fflush(stdout);
     }
-    sw_data data;
+    sw_task_data data;
     char err[256];
-    if (sw_data_load(&data, "synthetic:task=lsq,d=100,n=100000,test=1000,val=1000", 1, err)) {
+    if (sw_task_data_load(&data, "softmax", "synthetic:task=lsq,d=100,n=100000,test=1000,val=1000",
+                          1, err)) {
         fprintf(stderr, "bench: %s\n", err);
         return 1;
     }
@@ -63,6 +64,6 @@ int main(int argc, char **argv)
     const char *scale[] = {"asp", "bsp", "ssp:s=3"};
     for (int i = 0; i < 3; i++)
         printf("  %-22s %14.0f pushes/s\n", scale[i], pushes_per_s(scale[i], 1000, &data, 500000));
-    sw_data_free(&data);
+    sw_task_data_free(&data);
     return 0;
 }

@@ -45,7 +45,7 @@ static sw_dataset *images(size_t n)
 {
     sw_dataset *ds;
     uint32_t shape[3] = {28, 28, 1};
-    if (sw_dataset_new(&ds, n, shape, SW_TASK_CLASSIFY, 10, NULL))
+    if (sw_dataset_new(&ds, n, shape, SW_CLASSIFY, 10, NULL))
         return NULL;
     sw_rng r;
     sw_rng_seed(&r, 1, 0);
@@ -58,7 +58,7 @@ static sw_dataset *images(size_t n)
 
 static double step_us(const workload *w, const sw_dataset *ds, double seconds)
 {
-    sw_model_desc d = {.in_shape = {28, 28, 1}, .task = SW_TASK_CLASSIFY, .n_classes = 10};
+    sw_model_desc d = {.in_shape = {28, 28, 1}, .objective = SW_CLASSIFY, .n_classes = 10};
     snprintf(d.spec, sizeof d.spec, "%s", w->spec);
     sw_model *m;
     sw_batcher *b;

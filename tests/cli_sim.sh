@@ -47,8 +47,15 @@ expect_status 0 "crash and join" -- "$SW" sim --no-model --workers 3 --policy bs
   --cluster const:1 --events "crash:w=1,t=10.5;join:t=20.5"
 expect_output "stopped by time limit" "the run goes on to its limit"
 
-expect_status 2 "sparse models are not simulated" -- "$SW" sim --model svm --max-pushes 10
-expect_output "syncwise peer" "the refusal says where sparse models run"
+expect_status 0 "a sparse model is simulated" -- "$SW" sim --model svm --lr 0.35 \
+  --data sparse:n=3000,test=300,dim=1000 --policy ssp:s=2 --max-time 300 --log "$TMP/svm.jsonl"
+expect_output "final validation loss" "the sparse run reports its loss"
+expect_status 0 "the sparse run kept its promise" -- "$SW" check "$TMP/svm.jsonl"
+expect_status 1 "a sparse model on dense data" -- "$SW" sim --model svm --max-pushes 10
+expect_output "model 'svm' reads sparse rows" "the refusal says which data it reads"
+expect_status 1 "a sparse model pulls every step" -- "$SW" sim --model svm --max-pushes 10 \
+  --data sparse:n=300,test=30,dim=100 --get-model-frequency 2
+expect_output "get_model_frequency must be 1" "the refusal says why"
 expect_status 1 "unknown policy" -- "$SW" sim --no-model --policy fastest --max-pushes 10
 expect_output "unknown policy 'fastest' (known: bsp, asp, ssp" "lists the policies"
 expect_status 1 "unknown policy key" -- "$SW" sim --no-model --policy ssp:x=1 --max-pushes 10

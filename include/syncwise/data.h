@@ -22,17 +22,17 @@
 
 #define SW_DATA_MAX_GENERATED ((uint64_t)1 << 30) /* bytes of examples a generator makes */
 
-typedef enum sw_task {
-    SW_TASK_CLASSIFY = 0, /* label[i] in [0, n_classes) */
-    SW_TASK_REGRESS = 1,  /* target[i], any finite float */
-} sw_task;
+typedef enum sw_objective {
+    SW_CLASSIFY = 0, /* label[i] in [0, n_classes) */
+    SW_REGRESS = 1,  /* target[i], any finite float */
+} sw_objective;
 
 typedef struct sw_dataset {
     size_t n;           /* examples */
     size_t dim;         /* features per example = shape[0] * shape[1] * shape[2] */
     uint32_t shape[3];  /* height, width, channels, which is also the order of x within an
                          * example (channels last); flat data is 1 x 1 x dim */
-    sw_task task;
+    sw_objective objective;
     uint32_t n_classes; /* classification only */
     float *x;           /* n * dim, owned */
     int32_t *label;     /* n, owned; NULL for regression */
@@ -40,7 +40,7 @@ typedef struct sw_dataset {
 } sw_dataset;
 
 /* Allocates an all-zero data set of n examples shaped h x w x c. The caller frees it. */
-int sw_dataset_new(sw_dataset **out, size_t n, const uint32_t shape[3], sw_task task,
+int sw_dataset_new(sw_dataset **out, size_t n, const uint32_t shape[3], sw_objective task,
                    uint32_t n_classes, char *err);
 void sw_dataset_free(sw_dataset *ds);
 
@@ -56,11 +56,11 @@ int sw_idx_read(sw_dataset **out, const char *images_path, const char *labels_pa
 /* Reads a LIBSVM file ("label index:value ..." per line, indices from 1). dim = 0 takes the
  * largest index seen. For classification, labels -1/+1 become 0/1 and other labels must be
  * integers in [0, 1000); n_classes becomes the largest label plus one. */
-int sw_libsvm_read(sw_dataset **out, const char *path, size_t dim, sw_task task, char *err);
+int sw_libsvm_read(sw_dataset **out, const char *path, size_t dim, sw_objective task, char *err);
 
 /* Reads a CSV file of numbers, one example per row, the label in column label_col (0-based;
  * -1 for the last). A first row that is not numeric is taken as a header and skipped. */
-int sw_csv_read(sw_dataset **out, const char *path, int label_col, sw_task task, char *err);
+int sw_csv_read(sw_dataset **out, const char *path, int label_col, sw_objective task, char *err);
 
 /* Per-feature standardisation: mean and standard deviation measured on `fit`, then applied to
  * every non-NULL data set in `apply` (count of them: n_apply), `fit` included if listed.
@@ -93,6 +93,25 @@ typedef enum sw_batch_mode {
     SW_BATCH_SAMPLE = 1, /* the whole set in a worker-own order: workers may come and go */
 } sw_batch_mode;
 
+/* Which examples a worker's mini-batches hold: row indices of the training set in a seeded
+ * order, from the worker's shard or from the whole set. Batches always have exactly `batch`
+ * rows: an epoch's tail continues into the next epoch's fresh order. Everything is allocated
+ * here; sw_sampler_next allocates nothing. */
+typedef struct sw_sampler sw_sampler;
+
+int sw_sampler_new(sw_sampler **out, size_t n_examples, size_t batch, sw_batch_mode mode,
+                   uint32_t rank, uint32_t n_ranks, uint64_t seed, char *err);
+void sw_sampler_free(sw_sampler *s);
+/* The next batch's rows (batch of them), valid until the next call. */
+const uint32_t *sw_sampler_next(sw_sampler *s);
+/* The rows sw_sampler_next returned last (to recompute a refused gradient). */
+const uint32_t *sw_sampler_current(const sw_sampler *s);
+size_t sw_sampler_batch(const sw_sampler *s);
+/* Completed passes over this worker's examples, and examples in one pass (its shard size). */
+uint64_t sw_sampler_epoch(const sw_sampler *s);
+size_t sw_sampler_epoch_size(const sw_sampler *s);
+
+/* Dense mini-batches: the rows a sampler picks, copied into one contiguous batch. */
 typedef struct sw_batcher sw_batcher;
 
 /* A batcher of `batch` examples for worker `rank` of `n_ranks`. Batches always have exactly

@@ -36,7 +36,7 @@ typedef struct sw_model sw_model;
 typedef struct sw_model_desc {
     char spec[SW_MODEL_SPEC_LEN]; /* canonical: every parameter written out */
     uint32_t in_shape[3];         /* height, width, channels */
-    sw_task task;
+    sw_objective objective;
     uint32_t n_classes; /* classes; for regression, outputs (0 or 1: one) */
 } sw_model_desc;
 

@@ -1,11 +1,14 @@
 /* The simulator: n workers in one process on a virtual clock, driving the engine.
  *
  * Each step of a worker takes pull transfer + compute + push transfer virtual seconds (compute
- * from the cluster model, transfers from model size, bandwidth and latency; a step that reuses a
- * local model per get_model_frequency skips the pull). The gradient is really computed, at the
- * parameters that worker pulled, so staleness is real and the loss curve is honest. Evaluations
- * on the validation set happen every eval_every virtual seconds and do not advance the clock, nor
- * does the loss probe (the first probe_batch validation examples) of policies that want losses.
+ * from the cluster model; a transfer costs the latency plus its bytes over the bandwidth: the
+ * whole model each way for a dense task, for a sparse one the touched weights' indices and
+ * values on the pull and (index, value) pairs on the push; a step that reuses a local model per
+ * get_model_frequency skips the pull). The gradient is really computed (syncwise/task.h), at
+ * the parameters that worker pulled, so staleness is real and the loss curve is honest.
+ * Evaluations on the held-out set happen every eval_every virtual seconds and do not advance the
+ * clock, nor does the loss probe (the first probe_batch held-out examples) of policies that
+ * want losses.
  * The same configuration and seed give a bit-identical event log. Every event is held to the
  * promise of the policy in force (syncwise/check.h): a broken promise ends the run with
  * SW_EPROMISE and says where.
@@ -17,10 +20,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "syncwise/data.h"
 #include "syncwise/engine.h"
 #include "syncwise/policy.h"
 #include "syncwise/run.h"
+#include "syncwise/task.h"
 
 typedef struct sw_sim_config {
     const char *policy;           /* e.g. "ssp:s=3" */
@@ -28,12 +31,13 @@ typedef struct sw_sim_config {
     const char *cluster;          /* syncwise/cluster.h */
     const char *net;              /* "bw=BYTES_PER_S,lat=S" */
     const char *events;           /* "crash:w=3,t=50;leave:w=1,t=80;join:t=100" or NULL */
-    const sw_data *data;          /* borrowed; NULL runs without a model (timing only) */
-    const char *model;            /* model spec */
+    const sw_task_data *data;     /* borrowed; NULL runs without a model (timing only) */
+    const char *model;            /* model spec: dense or sparse (syncwise/task.h) */
     uint32_t batch;
     float lr, weight_decay;
     sw_batch_mode batch_mode;
-    uint32_t get_model_frequency; /* pull every f steps, apply own gradients between (>= 1) */
+    uint32_t get_model_frequency; /* pull every f steps, apply own gradients between (>= 1;
+                                   * 1 for a sparse model, which pulls what each batch reads) */
     uint64_t seed;
     /* Stopping: the first condition met ends the run. 0 disables a condition. */
     double target_acc;            /* validation accuracy */

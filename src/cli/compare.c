@@ -40,7 +40,7 @@ typedef struct plan {
     long seeds, jobs;
     const char *baselines; /* policy-spec prefixes that count as baselines; NULL: classic */
     const char *log_dir;   /* keep every run's event log and results.csv here */
-    const sw_data *data;
+    const sw_task_data *data;
     job *runs;
     size_t n_runs, next;
     size_t done;
@@ -369,7 +369,7 @@ int sw_cli_compare(int argc, char **argv)
     sw_cli_scenario_defaults(&p.sc);
     int rc = parse(argc, argv, &p);
     char err[SW_ERR_LEN];
-    sw_data data = {0};
+    sw_task_data data = {0};
     if (rc == 0) {
         if (p.sc.quiet)
             sw_log_set_level(SW_LOG_WARN);
@@ -377,7 +377,8 @@ int sw_cli_compare(int argc, char **argv)
         sw_cli_set_threads(p.sc.threads ? p.sc.threads : 1);
         /* One data split for every scenario: seeds vary the cluster, initialisation and batch
          * order, not which examples are held out. */
-        if (p.sc.data_spec && (rc = sw_data_load(&data, p.sc.data_spec, 1, err)))
+        if (p.sc.data_spec &&
+            (rc = sw_task_data_load(&data, p.sc.cfg.model, p.sc.data_spec, 1, err)))
             rc = sw_cli_error(CMD, "%s", err);
         p.data = p.sc.data_spec ? &data : NULL;
         if (!rc && p.log_dir && sw_cli_mkdirs(p.log_dir) != 0)
@@ -394,6 +395,6 @@ int sw_cli_compare(int argc, char **argv)
     free(p.runs);
     for (int i = 0; i < p.n_policies; i++)
         free(p.policies[i]);
-    sw_data_free(&data);
+    sw_task_data_free(&data);
     return rc < 0 ? 0 : rc;
 }

@@ -90,9 +90,10 @@ static int parse(int argc, char **argv, sw_cli_scenario *sc, const char **log_pa
 
 static int run(sw_cli_scenario *sc, const char *log_path, char *err)
 {
-    sw_data data = {0};
+    sw_task_data data = {0};
     int rc = 0;
-    if (sc->data_spec && (rc = sw_data_load(&data, sc->data_spec, sc->cfg.seed, err)))
+    if (sc->data_spec &&
+        (rc = sw_task_data_load(&data, sc->cfg.model, sc->data_spec, sc->cfg.seed, err)))
         return rc;
     sc->cfg.data = sc->data_spec ? &data : NULL;
     FILE *log = NULL;
@@ -112,7 +113,7 @@ static int run(sw_cli_scenario *sc, const char *log_path, char *err)
     }
     if (log && fclose(log) != 0 && !rc)
         rc = sw_fail(err, SW_EIO, "%s: write error", log_path);
-    sw_data_free(&data);
+    sw_task_data_free(&data);
     return rc;
 }
 

@@ -16,7 +16,7 @@ static sw_dataset *numbered(size_t n)
 {
     sw_dataset *ds;
     uint32_t shape[3] = {1, 1, 1};
-    assert_int_equal(sw_dataset_new(&ds, n, shape, SW_TASK_CLASSIFY, 2, NULL), 0);
+    assert_int_equal(sw_dataset_new(&ds, n, shape, SW_CLASSIFY, 2, NULL), 0);
     for (size_t i = 0; i < n; i++) {
         ds->x[i] = (float)i;
         ds->label[i] = (int32_t)(i % 2);
@@ -51,6 +51,32 @@ static void shards_are_disjoint_and_cover(void **state)
     for (size_t i = 0; i < n; i++)
         assert_int_equal(seen[i], 1);
     free(seen);
+    sw_dataset_free(ds);
+}
+
+/* A dense batch holds the rows a sampler of the same rank and seed picks, in its order: dense
+ * and sparse models read the same examples. */
+static void batches_are_the_samplers_rows(void **state)
+{
+    (void)state;
+    sw_dataset *ds = numbered(103);
+    for (int mode = 0; mode < 2; mode++) {
+        sw_batcher *b;
+        sw_sampler *s;
+        assert_int_equal(sw_batcher_new(&b, ds, 7, (sw_batch_mode)mode, 2, 4, 11, NULL), 0);
+        assert_int_equal(sw_sampler_new(&s, ds->n, 7, (sw_batch_mode)mode, 2, 4, 11, NULL), 0);
+        assert_int_equal(sw_batcher_epoch_size(b), sw_sampler_epoch_size(s));
+        for (int step = 0; step < 40; step++) {
+            sw_batch bt;
+            sw_batcher_next(b, &bt);
+            const uint32_t *rows = sw_sampler_next(s);
+            for (int i = 0; i < 7; i++)
+                assert_int_equal((uint32_t)bt.x[i], rows[i]);
+            assert_int_equal(sw_batcher_epoch(b), sw_sampler_epoch(s));
+        }
+        sw_batcher_free(b);
+        sw_sampler_free(s);
+    }
     sw_dataset_free(ds);
 }
 
@@ -127,7 +153,7 @@ static void load_synthetic_with_split(void **state)
     assert_int_equal(d.train->n, 900); /* val defaults to a tenth, at most 5000 */
     assert_int_equal(d.val->n, 100);
     assert_int_equal(d.test->n, 100);
-    assert_int_equal(d.train->task, SW_TASK_REGRESS);
+    assert_int_equal(d.train->objective, SW_REGRESS);
     assert_int_equal(sw_data_load(&e, "synthetic:task=lsq,d=5,n=1000,test=100", 1, err), 0);
     assert_memory_equal(d.train->x, e.train->x, 900 * 5 * sizeof(float));
     sw_data_free(&e);
@@ -187,6 +213,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shards_are_disjoint_and_cover),
+        cmocka_unit_test(batches_are_the_samplers_rows),
         cmocka_unit_test(epochs_reshuffle_and_count),
         cmocka_unit_test(same_seed_same_batches_other_rank_other_order),
         cmocka_unit_test(batcher_refuses_bad_arguments),

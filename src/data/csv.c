@@ -138,7 +138,7 @@ static int fill(sw_dataset *ds, const table *t, size_t lc, const char *path, cha
             if (j != lc)
                 x[k++] = row[j];
         float l = row[lc];
-        if (ds->task == SW_TASK_REGRESS) {
+        if (ds->objective == SW_REGRESS) {
             ds->target[i] = l;
             continue;
         }
@@ -149,12 +149,12 @@ static int fill(sw_dataset *ds, const table *t, size_t lc, const char *path, cha
         if (ds->label[i] > max)
             max = ds->label[i];
     }
-    if (ds->task == SW_TASK_CLASSIFY)
+    if (ds->objective == SW_CLASSIFY)
         ds->n_classes = (uint32_t)max + 1 < 2 ? 2 : (uint32_t)max + 1;
     return 0;
 }
 
-int sw_csv_read(sw_dataset **out, const char *path, int label_col, sw_task task, char *err)
+int sw_csv_read(sw_dataset **out, const char *path, int label_col, sw_objective task, char *err)
 {
     *out = NULL;
     table t = {0};

@@ -9,7 +9,7 @@
 /* Keeps a hostile header from asking for an absurd allocation: 2^31 floats is 8 GiB. */
 #define SW_DATASET_MAX_FLOATS ((size_t)1 << 31)
 
-int sw_dataset_new(sw_dataset **out, size_t n, const uint32_t shape[3], sw_task task,
+int sw_dataset_new(sw_dataset **out, size_t n, const uint32_t shape[3], sw_objective task,
                    uint32_t n_classes, char *err)
 {
     *out = NULL;
@@ -24,11 +24,11 @@ int sw_dataset_new(sw_dataset **out, size_t n, const uint32_t shape[3], sw_task 
     ds->n = n;
     ds->dim = dim;
     memcpy(ds->shape, shape, sizeof ds->shape);
-    ds->task = task;
-    ds->n_classes = task == SW_TASK_CLASSIFY ? n_classes : 0;
+    ds->objective = task;
+    ds->n_classes = task == SW_CLASSIFY ? n_classes : 0;
     size_t rows = n ? n : 1; /* calloc(0) may return NULL, which is not a failure */
     ds->x = calloc(rows * dim, sizeof *ds->x);
-    if (task == SW_TASK_CLASSIFY)
+    if (task == SW_CLASSIFY)
         ds->label = calloc(rows, sizeof *ds->label);
     else
         ds->target = calloc(rows, sizeof *ds->target);
@@ -53,7 +53,7 @@ void sw_dataset_free(sw_dataset *ds)
 int sw_dataset_subset(sw_dataset **out, const sw_dataset *ds, const uint32_t *idx, size_t n,
                       char *err)
 {
-    int rc = sw_dataset_new(out, n, ds->shape, ds->task, ds->n_classes, err);
+    int rc = sw_dataset_new(out, n, ds->shape, ds->objective, ds->n_classes, err);
     if (rc)
         return rc;
     sw_dataset *s = *out;

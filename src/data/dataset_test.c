@@ -14,7 +14,7 @@ static sw_dataset *make(size_t n, uint32_t dim)
 {
     uint32_t shape[3] = {1, 1, dim};
     sw_dataset *ds;
-    assert_int_equal(sw_dataset_new(&ds, n, shape, SW_TASK_CLASSIFY, 2, NULL), 0);
+    assert_int_equal(sw_dataset_new(&ds, n, shape, SW_CLASSIFY, 2, NULL), 0);
     for (size_t i = 0; i < n * dim; i++)
         ds->x[i] = (float)i;
     return ds;

@@ -107,7 +107,7 @@ static int read_images(sw_dataset **out, const char *path, uint32_t n_classes, c
     if (!rc) {
         uint32_t shape[3] = {f.dims[1], f.dims[2], 1};
         char why[SW_ERR_LEN];
-        if ((rc = sw_dataset_new(out, f.dims[0], shape, SW_TASK_CLASSIFY, n_classes, why)))
+        if ((rc = sw_dataset_new(out, f.dims[0], shape, SW_CLASSIFY, n_classes, why)))
             sw_fail(err, rc, "%s: %s", path, why);
     }
     if (!rc) {

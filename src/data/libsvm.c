@@ -205,7 +205,7 @@ static int check_dim(const pairs *s, size_t *dim, const char *path, char *err)
     return 0;
 }
 
-static int densify(sw_dataset **out, const pairs *s, size_t dim, sw_task task, const char *path,
+static int densify(sw_dataset **out, const pairs *s, size_t dim, sw_objective task, const char *path,
                    char *err)
 {
     int rc = check_dim(s, &dim, path, err);
@@ -220,7 +220,7 @@ static int densify(sw_dataset **out, const pairs *s, size_t dim, sw_task task, c
     for (size_t i = 0; i < s->rows; i++)
         for (; k < s->row_end[i]; k++)
             ds->x[i * dim + s->col[k]] = s->val[k];
-    if (task == SW_TASK_CLASSIFY)
+    if (task == SW_CLASSIFY)
         rc = class_labels(s, ds->label, &ds->n_classes, path, err);
     else
         for (size_t i = 0; i < s->rows; i++)
@@ -241,7 +241,7 @@ static int parse(pairs *s, const char *path, size_t dim, char *err)
     return sw_read_lines(path, on_line, &r, err);
 }
 
-int sw_libsvm_read(sw_dataset **out, const char *path, size_t dim, sw_task task, char *err)
+int sw_libsvm_read(sw_dataset **out, const char *path, size_t dim, sw_objective task, char *err)
 {
     *out = NULL;
     pairs s = {0};

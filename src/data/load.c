@@ -71,13 +71,13 @@ static int load_idx(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset **
     return load_idx_dir(dir, (uint32_t)classes, train, test, err);
 }
 
-static int parse_task(sw_spec *s, sw_task *task, char *err)
+static int parse_task(sw_spec *s, sw_objective *task, char *err)
 {
     const char *t = sw_spec_str(s, "task", "classify");
     if (strcmp(t, "classify") == 0)
-        *task = SW_TASK_CLASSIFY;
+        *task = SW_CLASSIFY;
     else if (strcmp(t, "regress") == 0)
-        *task = SW_TASK_REGRESS;
+        *task = SW_REGRESS;
     else
         return sw_fail(err, SW_EINVAL, "%s: task='%s' is not classify or regress", s->name, t);
     return 0;
@@ -88,7 +88,7 @@ static int parse_task(sw_spec *s, sw_task *task, char *err)
 static int same_classes(const sw_dataset *train, sw_dataset *test, const char *tr, const char *te,
                         char *err)
 {
-    if (train->task != SW_TASK_CLASSIFY)
+    if (train->objective != SW_CLASSIFY)
         return 0;
     if (test->n_classes > train->n_classes)
         return sw_fail(err, SW_EMISMATCH, "%s: class %u does not occur in %s", te,
@@ -102,7 +102,7 @@ static int load_libsvm(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset
 {
     (void)seed;
     long dim = 0;
-    sw_task task = SW_TASK_CLASSIFY;
+    sw_objective task = SW_CLASSIFY;
     const char *tr = sw_spec_str(s, "train", NULL), *te = sw_spec_str(s, "test", NULL);
     int rc;
     if ((rc = sw_spec_int(s, "dim", 0, 1 << 24, &dim, err)) || (rc = parse_task(s, &task, err)))
@@ -120,7 +120,7 @@ static int load_libsvm(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset
 static int load_csv(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset **test, char *err)
 {
     (void)seed;
-    sw_task task = SW_TASK_CLASSIFY;
+    sw_objective task = SW_CLASSIFY;
     long col = 0;
     const char *tr = sw_spec_str(s, "train", NULL), *te = sw_spec_str(s, "test", NULL);
     const char *label = sw_spec_str(s, "label", "first");

@@ -45,7 +45,7 @@ void sw_sparse_free(sw_sparse_data *d)
 
 int sw_sparse_from_dense(sw_sparse_data **out, const sw_dataset *ds, char *err)
 {
-    if (ds->task != SW_TASK_CLASSIFY)
+    if (ds->objective != SW_CLASSIFY)
         return sw_fail(err, SW_EINVAL, "only classification data converts to sparse rows");
     size_t nnz = 0;
     for (size_t i = 0; i < ds->n * ds->dim; i++)

@@ -13,7 +13,7 @@
 #include "sw_data_internal.h"
 #include "syncwise/err.h"
 
-static int synthetic_make(sw_dataset **out, size_t n, size_t d, sw_task task, double noise,
+static int synthetic_make(sw_dataset **out, size_t n, size_t d, sw_objective task, double noise,
                        const float *w_star, sw_rng *rng, char *err)
 {
     uint32_t shape[3] = {1, 1, (uint32_t)d};
@@ -29,7 +29,7 @@ static int synthetic_make(sw_dataset **out, size_t n, size_t d, sw_task task, do
             dot += (double)x[j] * w_star[j];
         }
         double y = dot + noise * sw_rng_normal(rng);
-        if (task == SW_TASK_REGRESS)
+        if (task == SW_REGRESS)
             ds->target[i] = (float)y;
         else
             ds->label[i] = y > 0;
@@ -54,11 +54,11 @@ int sw__synthetic_load(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset
         return sw_fail(err, SW_ERANGE, "synthetic: (n + test) x d = %ld x %ld floats is %.1f GiB, "
                        "over the %.0f GiB a generator makes: use a data file", n + n_test, d,
                        (double)bytes / 0x1p30, (double)SW_DATA_MAX_GENERATED / 0x1p30);
-    sw_task t;
+    sw_objective t;
     if (strcmp(task, "lsq") == 0)
-        t = SW_TASK_REGRESS;
+        t = SW_REGRESS;
     else if (strcmp(task, "logistic") == 0)
-        t = SW_TASK_CLASSIFY;
+        t = SW_CLASSIFY;
     else
         return sw_fail(err, SW_EINVAL, "synthetic: task='%s' is not lsq or logistic", task);
     float *w = malloc((size_t)d * sizeof *w);

@@ -18,7 +18,7 @@ static void libsvm_reads_sparse_rows(void **state)
     sw_test_write_text(p, "# a comment\n+1 1:0.5 3:2\n-1 2:1.5  # trailing comment\n\n-1\n");
     sw_dataset *ds;
     char err[SW_ERR_LEN];
-    assert_int_equal(sw_libsvm_read(&ds, p, 0, SW_TASK_CLASSIFY, err), 0);
+    assert_int_equal(sw_libsvm_read(&ds, p, 0, SW_CLASSIFY, err), 0);
     assert_int_equal(ds->n, 3);
     assert_int_equal(ds->dim, 3);
     assert_int_equal(ds->n_classes, 2);
@@ -29,11 +29,11 @@ static void libsvm_reads_sparse_rows(void **state)
     assert_int_equal(ds->label[1], 0);
     sw_dataset_free(ds);
     /* An explicit dimension pads; regression keeps raw targets. */
-    assert_int_equal(sw_libsvm_read(&ds, p, 5, SW_TASK_REGRESS, err), 0);
+    assert_int_equal(sw_libsvm_read(&ds, p, 5, SW_REGRESS, err), 0);
     assert_int_equal(ds->dim, 5);
     assert_float_equal(ds->target[1], -1.0f, 0);
     sw_dataset_free(ds);
-    assert_int_equal(sw_libsvm_read(&ds, p, 2, SW_TASK_CLASSIFY, err), SW_EMISMATCH);
+    assert_int_equal(sw_libsvm_read(&ds, p, 2, SW_CLASSIFY, err), SW_EMISMATCH);
 }
 
 static void libsvm_multiclass(void **state)
@@ -42,7 +42,7 @@ static void libsvm_multiclass(void **state)
     const char *p = sw_test_path("m.svm");
     sw_test_write_text(p, "0 1:1\n4 2:1\n2 1:3\n");
     sw_dataset *ds;
-    assert_int_equal(sw_libsvm_read(&ds, p, 0, SW_TASK_CLASSIFY, NULL), 0);
+    assert_int_equal(sw_libsvm_read(&ds, p, 0, SW_CLASSIFY, NULL), 0);
     assert_int_equal(ds->n_classes, 5);
     assert_int_equal(ds->label[1], 4);
     sw_dataset_free(ds);
@@ -54,7 +54,7 @@ static void expect_libsvm_error(const char *text, int code, const char *where)
     sw_test_write_text(p, text);
     sw_dataset *ds = (sw_dataset *)1;
     char err[SW_ERR_LEN] = "";
-    assert_int_equal(sw_libsvm_read(&ds, p, 0, SW_TASK_CLASSIFY, err), code);
+    assert_int_equal(sw_libsvm_read(&ds, p, 0, SW_CLASSIFY, err), code);
     assert_null(ds);
     if (!strstr(err, where))
         fail_msg("message '%s' lacks '%s'", err, where);
@@ -83,7 +83,7 @@ static void libsvm_refuses_bad_input(void **state)
     expect_libsvm_error("1 99999999999:1\n", SW_ERANGE, "index");
     sw_dataset *ds;
     char err[SW_ERR_LEN];
-    assert_int_equal(sw_libsvm_read(&ds, sw_test_path("nope"), 0, SW_TASK_CLASSIFY, err), SW_EIO);
+    assert_int_equal(sw_libsvm_read(&ds, sw_test_path("nope"), 0, SW_CLASSIFY, err), SW_EIO);
 }
 
 static void csv_reads_with_header_and_label_column(void **state)
@@ -93,17 +93,17 @@ static void csv_reads_with_header_and_label_column(void **state)
     sw_test_write_text(p, "label,a,b\n1,0.5,2\n\n0, -1 ,3e1\n");
     sw_dataset *ds;
     char err[SW_ERR_LEN];
-    assert_int_equal(sw_csv_read(&ds, p, 0, SW_TASK_CLASSIFY, err), 0);
+    assert_int_equal(sw_csv_read(&ds, p, 0, SW_CLASSIFY, err), 0);
     assert_int_equal(ds->n, 2);
     assert_int_equal(ds->dim, 2);
     assert_int_equal(ds->label[0], 1);
     assert_float_equal(ds->x[3], 30.0f, 0);
     sw_dataset_free(ds);
-    assert_int_equal(sw_csv_read(&ds, p, -1, SW_TASK_REGRESS, err), 0);
+    assert_int_equal(sw_csv_read(&ds, p, -1, SW_REGRESS, err), 0);
     assert_float_equal(ds->target[1], 30.0f, 0);
     assert_float_equal(ds->x[0], 1.0f, 0);
     sw_dataset_free(ds);
-    assert_int_equal(sw_csv_read(&ds, p, 3, SW_TASK_CLASSIFY, err), SW_EINVAL);
+    assert_int_equal(sw_csv_read(&ds, p, 3, SW_CLASSIFY, err), SW_EINVAL);
 }
 
 static void expect_csv_error(const char *text, const char *where)
@@ -112,7 +112,7 @@ static void expect_csv_error(const char *text, const char *where)
     sw_test_write_text(p, text);
     sw_dataset *ds = (sw_dataset *)1;
     char err[SW_ERR_LEN] = "";
-    assert_true(sw_csv_read(&ds, p, 0, SW_TASK_CLASSIFY, err) < 0);
+    assert_true(sw_csv_read(&ds, p, 0, SW_CLASSIFY, err) < 0);
     assert_null(ds);
     if (!strstr(err, where))
         fail_msg("message '%s' lacks '%s'", err, where);
@@ -141,7 +141,7 @@ static void lines_are_text_and_bounded(void **state)
     sw_test_write(p, nul, sizeof nul - 1);
     sw_dataset *ds;
     char err[SW_ERR_LEN];
-    assert_int_equal(sw_libsvm_read(&ds, p, 0, SW_TASK_CLASSIFY, err), SW_EFORMAT);
+    assert_int_equal(sw_libsvm_read(&ds, p, 0, SW_CLASSIFY, err), SW_EFORMAT);
     assert_non_null(strstr(err, "nul.svm:2: a NUL byte"));
     p = sw_test_path("long.svm");
     FILE *f = fopen(p, "w");
@@ -151,7 +151,7 @@ static void lines_are_text_and_bounded(void **state)
     for (size_t n = 0; n <= SW_LINE_MAX; n += sizeof chunk)
         assert_int_equal(fwrite(chunk, 1, sizeof chunk, f), sizeof chunk);
     fclose(f);
-    assert_int_equal(sw_libsvm_read(&ds, p, 0, SW_TASK_CLASSIFY, err), SW_EFORMAT);
+    assert_int_equal(sw_libsvm_read(&ds, p, 0, SW_CLASSIFY, err), SW_EFORMAT);
     assert_non_null(strstr(err, "long.svm:1: a line longer than 64 MiB"));
     remove(p);
 }

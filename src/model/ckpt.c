@@ -29,7 +29,7 @@ static int encode(const sw_ckpt *c, uint8_t **out, size_t *len, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory for a %zu-byte checkpoint", n);
     memcpy(p, MAGIC, 4);
     sw_put_u32(p + 4, SW_CKPT_VERSION);
-    sw_put_u32(p + 8, (uint32_t)c->desc.task);
+    sw_put_u32(p + 8, (uint32_t)c->desc.objective);
     sw_put_u32(p + 12, c->desc.n_classes);
     for (int i = 0; i < 3; i++)
         sw_put_u32(p + 16 + 4 * i, c->desc.in_shape[i]);
@@ -82,9 +82,9 @@ static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, 
                        "%s: checksum mismatch (stored %08x, computed %08x): the file is corrupt",
                        path, stored, actual);
     uint32_t task = sw_get_u32(b + 8);
-    if (task > SW_TASK_REGRESS)
+    if (task > SW_REGRESS)
         return sw_fail(err, SW_EFORMAT, "%s: byte 8: unknown task %u", path, task);
-    c->desc.task = (sw_task)task;
+    c->desc.objective = (sw_objective)task;
     c->desc.n_classes = sw_get_u32(b + 12);
     for (int i = 0; i < 3; i++)
         c->desc.in_shape[i] = sw_get_u32(b + 16 + 4 * i);
@@ -110,7 +110,7 @@ static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, 
 static int check_sparse(const sw_ckpt *c, const char *path, char *err)
 {
     const sw_model_desc *d = &c->desc;
-    if (d->task != SW_TASK_CLASSIFY || d->n_classes != 2 || d->in_shape[1] != 1 ||
+    if (d->objective != SW_CLASSIFY || d->n_classes != 2 || d->in_shape[1] != 1 ||
         d->in_shape[2] != 1 || d->in_shape[0] == 0)
         return sw_fail(err, SW_EMISMATCH, "%s: '%s' is a binary classifier of 1-row inputs, "
                        "not %u classes of %ux%ux%u", path, d->spec, d->n_classes, d->in_shape[0],

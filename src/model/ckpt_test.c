@@ -16,7 +16,7 @@
 static sw_ckpt sample(float *params)
 {
     sw_ckpt c = {.desc = {.spec = "mlp:h=1,u=3", .in_shape = {1, 1, 4},
-                          .task = SW_TASK_CLASSIFY, .n_classes = 2},
+                          .objective = SW_CLASSIFY, .n_classes = 2},
                  .model_version = 1234567890123ULL, .seed = 99, .n_params = 23,
                  .params = params, .data_spec = "synthetic:task=logistic,d=4",
                  .note = "policy=ssp:s=3\nstarted=1"};
@@ -48,7 +48,7 @@ static void round_trip_is_exact(void **state)
     assert_int_equal(sw_ckpt_load(path, &back, err), 0);
     assert_string_equal(back.desc.spec, c.desc.spec);
     assert_memory_equal(back.desc.in_shape, c.desc.in_shape, sizeof c.desc.in_shape);
-    assert_int_equal(back.desc.task, c.desc.task);
+    assert_int_equal(back.desc.objective, c.desc.objective);
     assert_int_equal(back.desc.n_classes, 2);
     assert_true(back.model_version == c.model_version);
     assert_true(back.seed == 99);
@@ -159,7 +159,7 @@ static void sparse_models_round_trip_and_are_checked(void **state)
     for (int i = 0; i < 11; i++)
         params[i] = (float)i - 5.5f;
     sw_ckpt c = {.desc = {.spec = "svm:lambda=0.0001", .in_shape = {10, 1, 1},
-                          .task = SW_TASK_CLASSIFY, .n_classes = 2},
+                          .objective = SW_CLASSIFY, .n_classes = 2},
                  .model_version = 77, .n_params = 11, .params = params,
                  .data_spec = "sparse:n=100,dim=10"};
     const char *path = sw_test_path("sparse.ckpt");

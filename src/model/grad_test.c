@@ -20,11 +20,11 @@ typedef struct problem {
     size_t n_params;
 } problem;
 
-static void make_problem(problem *p, const char *spec, const uint32_t shape[3], sw_task task,
+static void make_problem(problem *p, const char *spec, const uint32_t shape[3], sw_objective task,
                          uint32_t classes, size_t batch)
 {
     memset(p, 0, sizeof *p);
-    sw_model_desc d = {.task = task, .n_classes = classes};
+    sw_model_desc d = {.objective = task, .n_classes = classes};
     strcpy(d.spec, spec);
     memcpy(d.in_shape, shape, sizeof d.in_shape);
     char err[256];
@@ -38,7 +38,7 @@ static void make_problem(problem *p, const char *spec, const uint32_t shape[3], 
     size_t dim = (size_t)shape[0] * shape[1] * shape[2];
     p->x = malloc(batch * dim * sizeof(float));
     p->label = malloc(batch * sizeof(int32_t));
-    size_t outputs = task == SW_TASK_REGRESS && classes > 1 ? classes : 1;
+    size_t outputs = task == SW_REGRESS && classes > 1 ? classes : 1;
     p->target = malloc(batch * outputs * sizeof(float));
     sw_rng r;
     sw_rng_seed(&r, 77, 0);
@@ -53,8 +53,8 @@ static void make_problem(problem *p, const char *spec, const uint32_t shape[3], 
         if (p->params[i] == 0.0f)
             p->params[i] = (float)(0.1 * sw_rng_normal(&r));
     p->batch = (sw_batch){.x = p->x, .n = batch,
-                          .label = task == SW_TASK_CLASSIFY ? p->label : NULL,
-                          .target = task == SW_TASK_REGRESS ? p->target : NULL};
+                          .label = task == SW_CLASSIFY ? p->label : NULL,
+                          .target = task == SW_REGRESS ? p->target : NULL};
 }
 
 static void free_problem(problem *p)
@@ -91,7 +91,7 @@ static double gradient_disagreement(problem *p)
     return (double)bad / (double)checked;
 }
 
-static void check(const char *spec, const uint32_t shape[3], sw_task task, uint32_t classes)
+static void check(const char *spec, const uint32_t shape[3], sw_objective task, uint32_t classes)
 {
     problem p;
     make_problem(&p, spec, shape, task, classes, 6);
@@ -105,30 +105,30 @@ static void check(const char *spec, const uint32_t shape[3], sw_task task, uint3
 static void softmax_gradient(void **state)
 {
     (void)state;
-    check("softmax", (uint32_t[3]){1, 1, 12}, SW_TASK_CLASSIFY, 4);
+    check("softmax", (uint32_t[3]){1, 1, 12}, SW_CLASSIFY, 4);
 }
 
 static void least_squares_gradient(void **state)
 {
     (void)state;
-    check("softmax", (uint32_t[3]){1, 1, 9}, SW_TASK_REGRESS, 0);
-    check("mlp:h=1,u=7", (uint32_t[3]){1, 1, 9}, SW_TASK_REGRESS, 0);
+    check("softmax", (uint32_t[3]){1, 1, 9}, SW_REGRESS, 0);
+    check("mlp:h=1,u=7", (uint32_t[3]){1, 1, 9}, SW_REGRESS, 0);
 }
 
 /* The RLP Q-network's shape: several regression outputs, leaky ReLU, one width per layer. */
 static void multi_output_leaky_gradient(void **state)
 {
     (void)state;
-    check("mlp:u=12/6,act=leaky", (uint32_t[3]){1, 1, 8}, SW_TASK_REGRESS, 3);
-    check("mlp:h=2,u=9,act=leaky", (uint32_t[3]){1, 1, 8}, SW_TASK_CLASSIFY, 3);
+    check("mlp:u=12/6,act=leaky", (uint32_t[3]){1, 1, 8}, SW_REGRESS, 3);
+    check("mlp:h=2,u=9,act=leaky", (uint32_t[3]){1, 1, 8}, SW_CLASSIFY, 3);
 }
 
 static void mlp_gradient(void **state)
 {
     (void)state;
-    check("mlp:h=1,u=16", (uint32_t[3]){1, 1, 20}, SW_TASK_CLASSIFY, 5);
-    check("mlp:h=3,u=8", (uint32_t[3]){1, 1, 10}, SW_TASK_CLASSIFY, 3);
-    check("mlp:h=0", (uint32_t[3]){1, 1, 10}, SW_TASK_CLASSIFY, 3);
+    check("mlp:h=1,u=16", (uint32_t[3]){1, 1, 20}, SW_CLASSIFY, 5);
+    check("mlp:h=3,u=8", (uint32_t[3]){1, 1, 10}, SW_CLASSIFY, 3);
+    check("mlp:h=0", (uint32_t[3]){1, 1, 10}, SW_CLASSIFY, 3);
 }
 
 static void cnn_gradient(void **state)
@@ -136,9 +136,9 @@ static void cnn_gradient(void **state)
     (void)state;
     /* 16x16x2: conv 12x12x3, pool 6x6, conv 2x2x4, pool 1x1, dense 8, dense 3. Two input
      * channels exercise the channels-last im2col runs. */
-    check("cnn:c1=3,c2=4,f=8", (uint32_t[3]){16, 16, 2}, SW_TASK_CLASSIFY, 3);
+    check("cnn:c1=3,c2=4,f=8", (uint32_t[3]){16, 16, 2}, SW_CLASSIFY, 3);
     /* Odd sides: pooling drops the last row and column. */
-    check("cnn:c1=2,c2=2,f=5", (uint32_t[3]){19, 17, 1}, SW_TASK_CLASSIFY, 4);
+    check("cnn:c1=2,c2=2,f=5", (uint32_t[3]){19, 17, 1}, SW_CLASSIFY, 4);
 }
 
 static void conv_matches_naive_loops(void **state)

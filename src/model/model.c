@@ -26,14 +26,14 @@ static int check_desc(const sw_model_desc *d, size_t max_batch, char *err)
     if (!d->in_shape[0] || !d->in_shape[1] || !d->in_shape[2])
         return sw_fail(err, SW_EINVAL, "model input shape %ux%ux%u has a zero side",
                        d->in_shape[0], d->in_shape[1], d->in_shape[2]);
-    if (d->task == SW_TASK_CLASSIFY && (d->n_classes < 2 || d->n_classes > 100000))
+    if (d->objective == SW_CLASSIFY && (d->n_classes < 2 || d->n_classes > 100000))
         return sw_fail(err, SW_EINVAL, "a classifier needs 2 to 100000 classes, not %u",
                        d->n_classes);
-    if (d->task == SW_TASK_REGRESS && d->n_classes > 1024)
+    if (d->objective == SW_REGRESS && d->n_classes > 1024)
         return sw_fail(err, SW_EINVAL, "a regression model has 1 to 1024 outputs, not %u",
                        d->n_classes);
-    if (d->task != SW_TASK_CLASSIFY && d->task != SW_TASK_REGRESS)
-        return sw_fail(err, SW_EINVAL, "unknown task %d", (int)d->task);
+    if (d->objective != SW_CLASSIFY && d->objective != SW_REGRESS)
+        return sw_fail(err, SW_EINVAL, "unknown task %d", (int)d->objective);
     if (max_batch == 0 || max_batch > (1u << 20))
         return sw_fail(err, SW_EINVAL, "batch size %zu outside [1, %u]", max_batch, 1u << 20);
     return 0;
@@ -95,7 +95,7 @@ int sw_model_new(sw_model **out, const sw_model_desc *desc, size_t max_batch, ch
 int sw_model_new_for_data(sw_model **out, const char *spec, const sw_dataset *ds,
                           size_t max_batch, char *err)
 {
-    sw_model_desc d = {.task = ds->task, .n_classes = ds->n_classes};
+    sw_model_desc d = {.objective = ds->objective, .n_classes = ds->n_classes};
     if (strlen(spec) >= sizeof d.spec)
         return sw_fail(err, SW_EINVAL, "model spec '%s' is too long", spec);
     strcpy(d.spec, spec);
@@ -119,7 +119,7 @@ size_t sw_model_max_batch(const sw_model *m) { return m->max_batch; }
 
 uint32_t sw_model_desc_outputs(const sw_model_desc *d)
 {
-    return d->task == SW_TASK_CLASSIFY || d->n_classes > 1 ? d->n_classes : 1;
+    return d->objective == SW_CLASSIFY || d->n_classes > 1 ? d->n_classes : 1;
 }
 
 size_t sw_model_n_outputs(const sw_model *m) { return m->arch.n_out; }
@@ -154,7 +154,7 @@ static const float *forward(sw_model *m, const float *params, const float *x, si
 static double head(const sw_model *m, const float *y, const sw_batch *b, float *dout,
                    size_t *correct)
 {
-    if (m->desc.task == SW_TASK_CLASSIFY)
+    if (m->desc.objective == SW_CLASSIFY)
         return sw__xent(y, b->label, b->n, m->desc.n_classes, dout, correct);
     if (correct)
         *correct = 0;
@@ -220,7 +220,7 @@ void sw_model_evaluate(sw_model *m, const float *params, const sw_dataset *ds, s
     }
     out->n = ds->n;
     out->loss = ds->n ? loss / (double)ds->n : 0;
-    out->accuracy = ds->n && ds->task == SW_TASK_CLASSIFY ? (double)correct / (double)ds->n : 0;
+    out->accuracy = ds->n && ds->objective == SW_CLASSIFY ? (double)correct / (double)ds->n : 0;
 }
 
 int sw_model_check_data(const sw_model *m, const sw_dataset *ds, char *err)
@@ -230,11 +230,11 @@ int sw_model_check_data(const sw_model *m, const sw_dataset *ds, char *err)
         return sw_fail(err, SW_EMISMATCH, "data of shape %ux%ux%u for a model of input %ux%ux%u",
                        ds->shape[0], ds->shape[1], ds->shape[2], d->in_shape[0], d->in_shape[1],
                        d->in_shape[2]);
-    if (ds->task != d->task)
+    if (ds->objective != d->objective)
         return sw_fail(err, SW_EMISMATCH, "a %s data set for a %s model",
-                       ds->task == SW_TASK_CLASSIFY ? "classification" : "regression",
-                       d->task == SW_TASK_CLASSIFY ? "classification" : "regression");
-    if (ds->task == SW_TASK_CLASSIFY && ds->n_classes > d->n_classes)
+                       ds->objective == SW_CLASSIFY ? "classification" : "regression",
+                       d->objective == SW_CLASSIFY ? "classification" : "regression");
+    if (ds->objective == SW_CLASSIFY && ds->n_classes > d->n_classes)
         return sw_fail(err, SW_EMISMATCH, "data with %u classes for a model of %u",
                        ds->n_classes, d->n_classes);
     return 0;

@@ -14,7 +14,7 @@
 
 static sw_model *make(const char *spec, const sw_dataset *ds, size_t batch)
 {
-    sw_model_desc d = {.task = ds->task, .n_classes = ds->n_classes};
+    sw_model_desc d = {.objective = ds->objective, .n_classes = ds->n_classes};
     strcpy(d.spec, spec);
     memcpy(d.in_shape, ds->shape, sizeof d.in_shape);
     sw_model *m;
@@ -88,7 +88,7 @@ static void evaluate_counts_across_chunks(void **state)
     /* One-hot inputs and a scaled identity softmax layer classify perfectly. */
     sw_dataset *ds;
     uint32_t shape[3] = {1, 1, 3};
-    assert_int_equal(sw_dataset_new(&ds, 10, shape, SW_TASK_CLASSIFY, 3, NULL), 0);
+    assert_int_equal(sw_dataset_new(&ds, 10, shape, SW_CLASSIFY, 3, NULL), 0);
     for (int i = 0; i < 10; i++) {
         ds->label[i] = i % 3;
         ds->x[i * 3 + i % 3] = 1.0f;
@@ -113,7 +113,7 @@ static void a_batch_that_does_not_fit_is_refused(void **state)
     (void)state;
     sw_dataset *ds;
     uint32_t shape[3] = {1, 1, 3};
-    assert_int_equal(sw_dataset_new(&ds, 10, shape, SW_TASK_CLASSIFY, 3, NULL), 0);
+    assert_int_equal(sw_dataset_new(&ds, 10, shape, SW_CLASSIFY, 3, NULL), 0);
     sw_model *m = make("softmax", ds, 4);
     float p[12] = {0}, g[12];
     for (int i = 0; i < 12; i++)
@@ -136,7 +136,7 @@ static void construction_errors(void **state)
     (void)state;
     sw_model *m = (sw_model *)1;
     char err[SW_ERR_LEN];
-    sw_model_desc d = {.spec = "mlp:h=1,u=8", .in_shape = {1, 1, 4}, .task = SW_TASK_CLASSIFY,
+    sw_model_desc d = {.spec = "mlp:h=1,u=8", .in_shape = {1, 1, 4}, .objective = SW_CLASSIFY,
                        .n_classes = 3};
     strcpy(d.spec, "resnet");
     assert_int_equal(sw_model_new(&m, &d, 8, err), SW_ENOTFOUND);
@@ -168,7 +168,7 @@ static void construction_errors(void **state)
 static void canonical_spec_and_sizes(void **state)
 {
     (void)state;
-    sw_model_desc d = {.spec = "mlp", .in_shape = {28, 28, 1}, .task = SW_TASK_CLASSIFY,
+    sw_model_desc d = {.spec = "mlp", .in_shape = {28, 28, 1}, .objective = SW_CLASSIFY,
                        .n_classes = 10};
     sw_model *m;
     assert_int_equal(sw_model_new(&m, &d, 16, NULL), 0);
@@ -183,7 +183,7 @@ static void canonical_spec_and_sizes(void **state)
     sw_model_free(m);
     /* The RLP Q-network: 40 features, 64 and 32 leaky units, 3 regression outputs. */
     sw_model_desc q = {.spec = "mlp:u=64/32,act=leaky", .in_shape = {1, 1, 40},
-                       .task = SW_TASK_REGRESS, .n_classes = 3};
+                       .objective = SW_REGRESS, .n_classes = 3};
     assert_int_equal(sw_model_new(&m, &q, 4, NULL), 0);
     assert_string_equal(sw_model_get_desc(m)->spec, "mlp:h=2,u=64/32,act=leaky");
     assert_int_equal(sw_model_n_params(m), 40 * 64 + 64 + 64 * 32 + 32 + 32 * 3 + 3);
@@ -200,14 +200,14 @@ static void data_fit_is_checked(void **state)
     (void)state;
     sw_data d;
     assert_int_equal(sw_data_load(&d, "synthetic:task=lsq,d=5,n=100", 1, NULL), 0);
-    sw_model_desc desc = {.spec = "softmax", .in_shape = {1, 1, 6}, .task = SW_TASK_REGRESS};
+    sw_model_desc desc = {.spec = "softmax", .in_shape = {1, 1, 6}, .objective = SW_REGRESS};
     sw_model *m;
     char err[SW_ERR_LEN];
     assert_int_equal(sw_model_new(&m, &desc, 4, NULL), 0);
     assert_int_equal(sw_model_check_data(m, d.train, err), SW_EMISMATCH);
     sw_model_free(m);
     desc.in_shape[2] = 5;
-    desc.task = SW_TASK_CLASSIFY;
+    desc.objective = SW_CLASSIFY;
     desc.n_classes = 2;
     assert_int_equal(sw_model_new(&m, &desc, 4, NULL), 0);
     assert_int_equal(sw_model_check_data(m, d.train, err), SW_EMISMATCH);

@@ -169,7 +169,7 @@ static void dense_data_exports_its_nonzeros(void **state)
     (void)state;
     sw_dataset *ds;
     uint32_t shape[3] = {1, 1, 4};
-    assert_int_equal(sw_dataset_new(&ds, 2, shape, SW_TASK_CLASSIFY, 10, NULL), 0);
+    assert_int_equal(sw_dataset_new(&ds, 2, shape, SW_CLASSIFY, 10, NULL), 0);
     float x[8] = {0, 0.5f, 0, 1, 0, 0, 0, 0};
     memcpy(ds->x, x, sizeof x);
     ds->label[0] = 7;

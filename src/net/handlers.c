@@ -43,7 +43,7 @@ static void welcome(server *s, const peer *to, uint32_t w)
     int len = snprintf(text, sizeof text,
                        "worker=%u\nslots=%u\ndata=%s\nmodel=%s\nbatch=%u\nlr=%.9g\nwd=%.9g\n"
                        "seed=%llu\nparams=%zu\nbatch_mode=%s\ntoken=%llu\n",
-                       w, s->slots, p->data, sw__task_spec(&s->task), p->batch,
+                       w, s->slots, p->data, sw_task_spec(s->task), p->batch,
                        (double)p->lr, (double)p->weight_decay, (unsigned long long)p->seed, s->n,
                        p->batch_mode, (unsigned long long)s->conns[w].token);
     sw__server_send(s, to, SW_MSG_WELCOME, w, 0, text, (size_t)len);
@@ -161,7 +161,7 @@ static void accept_push(server *s, const peer *from, const sw_msg *m, const floa
         sw__pool_run(&s->pool, s->body, &res.job);
     c->dropped = res.dropped;
     if (res.dropped)
-        c->wants_model = !s->task.sparse; /* it recomputes the batch at the current parameters */
+        c->wants_model = !sw_task_is_sparse(s->task); /* it recomputes the batch at the current parameters */
     bool released = false;
     for (uint32_t i = 0; i < res.n_released; i++)
         released |= res.released[i] == m->worker;

@@ -105,7 +105,7 @@ static int load_resume(server *s, float *init, uint64_t *version, char *err)
     int rc = sw_ckpt_load(s->p->checkpoint, &ck, err);
     if (rc)
         return rc;
-    sw_model_desc run = sw__task_desc(&s->task);
+    sw_model_desc run = sw_task_desc(s->task);
     if (ck.n_params != s->n || strcmp(ck.desc.spec, run.spec) != 0 ||
         memcmp(ck.desc.in_shape, run.in_shape, sizeof run.in_shape) != 0 ||
         ck.desc.n_classes != run.n_classes) {
@@ -125,7 +125,7 @@ static int load_resume(server *s, float *init, uint64_t *version, char *err)
 static double probe_loss(void *ctx, const float *params)
 {
     server *s = ctx;
-    return sw__task_probe(&s->task, params);
+    return sw_task_probe_loss(s->task, params);
 }
 
 static int setup_engine(server *s, char *err)
@@ -139,7 +139,7 @@ static int setup_engine(server *s, char *err)
     if (p->resume)
         rc = load_resume(s, init, &version, err);
     else
-        sw__task_init(&s->task, init, p->seed);
+        sw_task_init_params(s->task, init, p->seed);
     sw_engine_params ep = sw_engine_default_params();
     ep.n_params = s->n;
     ep.concurrent = s->threaded; /* the engine decides, the pool's threads apply */
@@ -153,11 +153,13 @@ static int setup_engine(server *s, char *err)
     ep.seed = p->seed;
     ep.sink = sink;
     ep.sink_ctx = s;
-    /* The loss probe of policies that want losses: the same 32 held-out examples as the
-     * simulator. */
-    ep.loss_probe = probe_loss;
-    ep.loss_probe_ctx = s;
-    s->lending = !s->threaded && !s->task.sparse;
+    /* The loss probe of policies that want losses: the same held-out examples as the
+     * simulator's (syncwise/task.h). */
+    if (sw_task_has_probe(s->task)) {
+        ep.loss_probe = probe_loss;
+        ep.loss_probe_ctx = s;
+    }
+    s->lending = !s->threaded && !sw_task_is_sparse(s->task);
     sw__lender_init(&s->lender, s->n);
     if (s->lending) {
         ep.writable = sw__lender_engine_hook;
@@ -186,14 +188,16 @@ static int setup(server *s, char *err)
         return sw_fail(err, SW_EINVAL, "cannot wait for %u workers with %u slots",
                        p->wait_workers, p->max_workers);
     s->started = p->wait_workers <= 1;
-    int rc = sw__task_open(&s->task, p->model, p->data, p->seed, err);
+    int rc = sw_task_data_load(&s->data, p->model, p->data, p->seed, err);
+    if (!rc)
+        rc = sw_task_new(&s->task, p->model, &s->data, 256, SW_TASK_PROBE_EXAMPLES, err);
     if (rc)
         return rc;
     s->threaded = p->apply_threads > 1;
     if (s->threaded && sw_apply_mode_parse(p->apply_mode ? p->apply_mode : "") < 0)
         return sw_fail(err, SW_EINVAL, "apply mode '%s' is not locked, hogwild or atomic",
                        p->apply_mode ? p->apply_mode : "");
-    s->n = s->task.n;
+    s->n = sw_task_n_params(s->task);
     s->slots = p->max_workers;
     s->grad = malloc(s->n * sizeof *s->grad);
     s->sidx = malloc(s->n * sizeof *s->sidx);
@@ -266,7 +270,7 @@ static int bind_socket(server *s, char *err)
         return sw_fail(err, SW_EIO, "cannot create a ZeroMQ socket: %s", zmq_strerror(errno));
     int linger = 1000;
     /* A sparse push may name every weight: 8 bytes each. */
-    int64_t max = (int64_t)sw_msg_size((s->task.sparse ? 8 : 4) * s->n + 8192);
+    int64_t max = (int64_t)sw_msg_size((sw_task_is_sparse(s->task) ? 8 : 4) * s->n + 8192);
     zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
     zmq_setsockopt(s->sock, ZMQ_MAXMSGSIZE, &max, sizeof max); /* oversized frames never land */
     if (s->p->curve_key) {
@@ -333,7 +337,7 @@ static void receive(server *s, void *sock)
         sw_msg m;
         char why[SW_ERR_LEN];
         /* A sparse push may name every weight: 8 bytes each. */
-        uint64_t limit = (s->task.sparse ? 8 : 4) * (uint64_t)s->n + 8192;
+        uint64_t limit = (sw_task_is_sparse(s->task) ? 8 : 4) * (uint64_t)s->n + 8192;
         s->r->bytes_in += zmq_msg_size(&body);
         if (zmq_msg_more(&body)) {
             zmq_msg_copy(&tail, &body);
@@ -364,7 +368,7 @@ static int checkpoint(server *s, char *err)
 {
     if (!s->p->checkpoint)
         return 0;
-    sw_ckpt c = {.desc = sw__task_desc(&s->task),
+    sw_ckpt c = {.desc = sw_task_desc(s->task),
                  .model_version = sw_engine_version(s->engine), .seed = s->p->seed,
                  .n_params = s->n, .params = (float *)sw__server_params(s)};
     snprintf(c.data_spec, sizeof c.data_spec, "%s", s->p->data);
@@ -377,7 +381,7 @@ static int checkpoint(server *s, char *err)
 static bool evaluate(server *s)
 {
     sw_eval e;
-    sw__task_evaluate(&s->task, sw__server_params(s), &e);
+    sw_task_evaluate(s->task, sw__server_params(s), &e);
     double now = sw__server_now(s);
     uint64_t V = sw_engine_version(s->engine);
     s->rate = now > s->last_rate_t ? (double)(V - s->rate_applies) / (now - s->last_rate_t) : 0;
@@ -490,7 +494,8 @@ static void teardown(server *s)
     sw_check_free(s->check);
     sw_run_stats_free(&s->stats);
     sw__lender_free(&s->lender);
-    sw__task_close(&s->task);
+    sw_task_free(s->task);
+    sw_task_data_free(&s->data);
     free(s->sidx);
     free(s->sval);
     free(s->grad);
@@ -505,7 +510,7 @@ static void log_start(const server *s)
                         .seed = p->seed, .version = s->r->start_version, .params = s->n,
                         .batch = p->batch, .lr = p->lr, .cluster = "real"};
     snprintf(info.policy, sizeof info.policy, "%s", p->policy);
-    snprintf(info.model, sizeof info.model, "%s", sw__task_spec(&s->task));
+    snprintf(info.model, sizeof info.model, "%s", sw_task_spec(s->task));
     sw_run_write_start(p->log, &info);
 }
 

@@ -9,10 +9,10 @@
 #include "syncwise/net.h"
 #include "apply_pool.h"
 #include "lend.h"
-#include "task.h"
 #include "syncwise/proto.h"
 #include "syncwise/rng.h"
 #include "syncwise/run.h"
+#include "syncwise/task.h"
 
 /* One worker slot's connection. */
 typedef struct conn {
@@ -41,7 +41,8 @@ typedef struct server {
     struct sw_check *check; /* the policy's promise, held on every event */
     sw_run_stats stats;     /* fed by every event: per worker steps, last push, staleness */
     sw_stopper stopper;
-    sw__task task;          /* the model and data, dense or sparse */
+    sw_task_data data;
+    sw_task *task;          /* the model and its data, dense or sparse */
     bool threaded;          /* --apply-threads > 1: a concurrent engine, its jobs in the pool */
     sw__apply_pool pool;
     float *snapshot;        /* threaded: the parameters as last read from the engine */

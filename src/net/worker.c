@@ -13,10 +13,8 @@
 
 #include "syncwise/clock.h"
 #include "syncwise/curve.h"
-#include "syncwise/data.h"
 #include "syncwise/err.h"
 #include "syncwise/log.h"
-#include "syncwise/model.h"
 #include "syncwise/net.h"
 #include "syncwise/optim.h"
 #include "syncwise/proto.h"
@@ -131,52 +129,77 @@ static void let_go_of_model(worker *k)
 static void unload(worker *k)
 {
     let_go_of_model(k);
-    sw_batcher_free(k->batcher);
-    sw_model_free(k->model);
-    sw_data_free(&k->data);
+    sw_learner_free(k->learner);
+    if (k->task && sw_task_is_sparse(k->task))
+        sw_grad_free(&k->grad); /* a dense one is the lender's */
+    sw_task_free(k->task);
+    sw_task_data_free(&k->data);
     free(k->params);
+    free(k->pulled);
+    free(k->scratch);
     sw__lender_free(&k->lender);
-    k->batcher = NULL;
-    k->model = NULL;
-    k->params = k->grad = NULL;
+    k->learner = NULL;
+    k->task = NULL;
+    k->grad = (sw_grad){0};
+    k->params = k->pulled = NULL;
+    k->scratch = NULL;
     k->theta = NULL;
-    sw__worker_sparse_unload(k);
     k->loaded = false;
 }
 
-/* Loads the data, model and batcher a configuration names (again when it changed). */
+/* The data, model and buffers a configuration names (the data again only when it changed). */
+static int load_task(worker *k, const config *c, char *err)
+{
+    int rc = sw_task_data_load(&k->data, c->model, c->data, c->seed, err);
+    if (!rc)
+        rc = sw_task_new(&k->task, c->model, &k->data, c->batch, 0, err);
+    if (rc)
+        return rc;
+    size_t n = sw_task_n_params(k->task);
+    if (n != c->params)
+        return sw_fail(err, SW_EMISMATCH, "the server's model has %zu parameters, ours %zu",
+                       c->params, n);
+    bool sparse = sw_task_is_sparse(k->task);
+    if (sparse && k->p->get_model_frequency > 1)
+        return sw_fail(err, SW_EINVAL, "a sparse model pulls the weights of each batch: "
+                                       "--get-model-frequency must be 1");
+    k->theta = k->params = calloc(n, sizeof *k->params);
+    sw__lender_init(&k->lender, n);
+    if (sparse) {
+        k->pulled = malloc(n * sizeof *k->pulled);
+        k->scratch = malloc(8 * n);
+    } else {
+        k->grad.dense = sw__lender_writable(&k->lender, NULL, false);
+    }
+    if (!k->params || (sparse ? !k->pulled || !k->scratch : !k->grad.dense))
+        return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", n);
+    k->loaded = true;
+    return 0;
+}
+
+/* Loads the data, model and learner a configuration names (again when it changed). */
 static int load(worker *k, const config *c, char *err)
 {
     bool same = k->loaded && !strcmp(c->data, k->cfg.data) && !strcmp(c->model, k->cfg.model) &&
                 c->params == k->cfg.params && c->batch == k->cfg.batch && c->seed == k->cfg.seed;
-    uint32_t old_id = k->cfg.worker;
+    uint32_t old_id = k->cfg.worker, old_slots = k->cfg.slots;
     k->cfg = *c;
-    if (same && old_id == c->worker)
+    if (same && old_id == c->worker && old_slots == c->slots)
         return 0;
-    if (!same)
-        unload(k);
     int rc = 0;
-    if (sw_sparse_is_model(c->model))
-        return sw__worker_sparse_load(k, err);
-    if (!k->loaded) {
-        if ((rc = sw_data_load(&k->data, c->data, c->seed, err)))
-            return rc;
-        if ((rc = sw_model_new_for_data(&k->model, c->model, k->data.train, c->batch, err)))
-            return rc;
-        if (sw_model_n_params(k->model) != c->params)
-            return sw_fail(err, SW_EMISMATCH, "the server's model has %zu parameters, ours %zu",
-                           c->params, sw_model_n_params(k->model));
-        k->theta = k->params = malloc(c->params * sizeof *k->params);
-        sw__lender_init(&k->lender, c->params);
-        k->grad = sw__lender_writable(&k->lender, NULL, false);
-        if (!k->params || !k->grad)
-            return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", c->params);
-        k->loaded = true;
+    if (!same) {
+        unload(k);
+        rc = load_task(k, c, err);
     }
-    sw_batcher_free(k->batcher);
-    sw_batch_mode mode = strcmp(c->batch_mode, "sample") ? SW_BATCH_SHARD : SW_BATCH_SAMPLE;
-    return sw_batcher_new(&k->batcher, k->data.train, c->batch, mode, c->worker, c->slots,
-                          c->seed, err);
+    sw_learner_free(k->learner);
+    k->learner = NULL;
+    if (!rc)
+        rc = sw_learner_new(&k->learner, k->task, &(sw_learner_params){
+            .batch = c->batch, .rank = c->worker, .ranks = c->slots, .seed = c->seed,
+            .mode = strcmp(c->batch_mode, "sample") ? SW_BATCH_SHARD : SW_BATCH_SAMPLE}, err);
+    if (!rc && sw_task_is_sparse(k->task) && !k->grad.idx)
+        rc = sw_grad_alloc(&k->grad, k->learner, err);
+    return rc;
 }
 
 static void send_join(worker *k)
@@ -294,7 +317,7 @@ static float *own_params(worker *k)
  * compute, push. */
 static int step(worker *k, const sw_msg *rel, zmq_msg_t *frame, char *err)
 {
-    if (k->sparse)
+    if (sw_task_is_sparse(k->task))
         return sw__worker_sparse_step(k, rel, err);
     if (rel->flags & SW_FLAG_MODEL) {
         int rc = take_model(k, rel, frame, err);
@@ -303,22 +326,20 @@ static int step(worker *k, const sw_msg *rel, zmq_msg_t *frame, char *err)
         k->version = rel->version;
         k->since_pull = 0;
     } else if (!k->redo) {
-        sw_sgd_step(own_params(k), k->grad, k->cfg.params, k->cfg.lr, k->cfg.wd);
+        sw_sgd_step(own_params(k), k->grad.dense, k->cfg.params, k->cfg.lr, k->cfg.wd);
     }
-    sw_batch b;
-    if (k->redo || (rel->flags & SW_FLAG_DROPPED))
-        sw_batcher_current(k->batcher, &b);
-    else
-        sw_batcher_next(k->batcher, &b);
+    if (!k->redo && !(rel->flags & SW_FLAG_DROPPED)) /* a refused gradient: the same batch */
+        sw_learner_next(k->learner);
     k->r->drops += (rel->flags & SW_FLAG_DROPPED) != 0;
     k->redo = false;
-    k->grad = sw__lender_writable(&k->lender, k->grad, false); /* the last push may be in flight */
-    sw_model_grad(k->model, k->theta, &b, k->grad);
+    /* the last push may be in flight */
+    k->grad.dense = sw__lender_writable(&k->lender, k->grad.dense, false);
+    sw_learner_grad(k->learner, k->theta, &k->grad);
     sw__worker_straggle(k);
     k->since_pull++;
     bool want = k->since_pull >= k->p->get_model_frequency;
     sw__worker_send(k, k->sock, SW_MSG_PUSH, want ? SW_FLAG_WANT_MODEL : 0, k->version, NULL,
-               4 * k->cfg.params, k->grad);
+               4 * k->cfg.params, k->grad.dense);
     k->r->steps++;
     return 0;
 }

@@ -8,11 +8,9 @@
 #include <zmq.h>
 
 #include "syncwise/curve.h"
-#include "syncwise/data.h"
-#include "syncwise/model.h"
 #include "syncwise/net.h"
 #include "syncwise/proto.h"
-#include "syncwise/sparse.h"
+#include "syncwise/task.h"
 #include "lend.h"
 
 /* The run's configuration, as WELCOME states it. */
@@ -30,9 +28,10 @@ typedef struct worker {
     void *zctx, *sock;
     config cfg;
     bool loaded;
-    sw_data data;
-    sw_model *model;
-    sw_batcher *batcher;
+    sw_task_data data;
+    sw_task *task;
+    sw_learner *learner;
+    sw_grad grad;  /* dense: one of the lender's buffers, sent without a copy (lend.h) */
     float *params;
     /* The parameters the next gradient is computed at: params, or read in place from the last
      * release's frame, held until they are replaced or must be written (a 4 MB copy a step
@@ -40,18 +39,9 @@ typedef struct worker {
     const float *theta;
     zmq_msg_t model_frame;
     bool holding; /* model_frame holds them */
-    float *grad;  /* one of the lender's: a push sends it without a copy (lend.h) */
     sw__lender lender;
-    /* The sparse path (a linear model on sparse rows): */
-    bool sparse;
-    sw_sparse_set sdata;
-    sw_sparse_model *smodel;
-    uint32_t *shard, *rows; /* this worker's rows; the current batch */
-    size_t n_shard, next_row;
-    uint64_t epoch;
-    uint32_t *idx; /* touched indices, then the gradient's */
-    float *val, *pulled;
-    uint8_t *scratch; /* an encoded sparse payload */
+    float *pulled;    /* sparse: the weights a pull brought */
+    uint8_t *scratch; /* sparse: an encoded payload */
     uint64_t version;
     uint32_t since_pull;
     bool redo;
@@ -78,10 +68,8 @@ int sw__worker_receive(worker *k, zmq_msg_t *frame, sw_msg *m, char *err);
 /* Sleeps the injected straggler delay, if any. */
 void sw__worker_straggle(const worker *k);
 
-/* The sparse path: load the rows and model a configuration names; one step after a release
- * (pull the touched weights, compute, push the pairs); free it all. */
-int sw__worker_sparse_load(worker *k, char *err);
+/* The sparse path: one step after a release (pull the weights the batch touches, compute, push
+ * the pairs). */
 int sw__worker_sparse_step(worker *k, const sw_msg *rel, char *err);
-void sw__worker_sparse_unload(worker *k);
 
 #endif

@@ -7,18 +7,19 @@
 
 #include "syncwise/zipline.h"
 
-static sw_data data;
+static sw_task_data data;
 
 static int setup(void **state)
 {
     (void)state;
-    return sw_data_load(&data, "synthetic:task=logistic,d=20,n=3000,test=500", 1, NULL);
+    return sw_task_data_load(&data, "mlp", "synthetic:task=logistic,d=20,n=3000,test=500", 1,
+                             NULL);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    sw_data_free(&data);
+    sw_task_data_free(&data);
     return 0;
 }
 

@@ -96,7 +96,7 @@ int sw_rl_agent_new(sw_rl_agent **out, const sw_rl_hparams *hp, const float *ini
     a->hp = *hp;
     a->dim = (size_t)hp->history * SW_RL_TUPLE;
     sw_model_desc d = {
-        .in_shape = {1, 1, (uint32_t)a->dim}, .task = SW_TASK_REGRESS, .n_classes = SW_RL_ACTIONS};
+        .in_shape = {1, 1, (uint32_t)a->dim}, .objective = SW_REGRESS, .n_classes = SW_RL_ACTIONS};
     strcpy(d.spec, hp->qnet);
     if ((rc = sw_model_new(&a->net, &d, hp->minibatch, err))) {
         free(a);

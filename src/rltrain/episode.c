@@ -269,7 +269,7 @@ static int parse_classic(episode *e, const char *policy, char *err)
     return 0;
 }
 
-static int run_sim(const sw_rl_scenario *sc, const sw_data *view, const char *model,
+static int run_sim(const sw_rl_scenario *sc, const sw_task_data *view, const char *model,
                    uint64_t sim_seed, const char *policy, episode *e, sw_sim_result *r, char *err)
 {
     sw_sim_config c = sw_sim_default_config();
@@ -313,7 +313,7 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
     if ((rc = make_instance(sc, seed, instance, &train, out->model, &sim_seed, err)))
         return rc;
     sim_seed += repeat * 0x2545f4914f6cdd1dULL; /* another run of the same instance */
-    sw_data view = {.train = train, .val = sc->data->val, .test = sc->data->test};
+    sw_task_data view = {.dense = {.train = train, .val = sc->data->val, .test = sc->data->test}};
     sw_sim_result r;
     rc = run_sim(sc, &view, out->model, sim_seed, policy, &e, &r, err);
     if (!rc) {

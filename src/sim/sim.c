@@ -18,8 +18,6 @@
 #include "syncwise/optim.h"
 #include "syncwise/spec.h"
 
-#define PROBE_EXAMPLES 2000
-
 sw_sim_config sw_sim_default_config(void)
 {
     return (sw_sim_config){
@@ -69,6 +67,9 @@ static int check_config(const sw_sim_config *c, char *err)
     bool has_target = c->target_acc > 0 || c->target_loss > 0 || c->patience > 0;
     if (!c->data && has_target)
         return sw_fail(err, SW_EINVAL, "targets and patience need data and a model");
+    if (c->data && sw_task_data_is_sparse(c->data) && c->get_model_frequency > 1)
+        return sw_fail(err, SW_EINVAL, "a sparse model pulls the weights of each batch: "
+                                       "get_model_frequency must be 1");
     if (!has_target && !(c->max_time > 0) && !c->max_applies && !c->max_pushes)
         return sw_fail(err, SW_EINVAL, "no stopping condition: give a target accuracy or loss, "
                                        "patience, a time, apply or push limit");
@@ -85,31 +86,21 @@ static int parse_net(sim *s, char *err)
     if (!rc && !(rc = sw_spec_double(&sp, "bw", 1, 1e15, &bw, err)) &&
         !(rc = sw_spec_double(&sp, "lat", 0, 1e6, &lat, err)))
         rc = sw_spec_finish(&sp, "bw, lat", err);
+    s->bw = bw;
+    s->lat = lat;
     s->transfer_s = lat + 4.0 * (double)s->n_params / bw;
     return rc;
 }
 
-static int setup_model(sim *s, char *err)
+static int setup_task(sim *s, char *err)
 {
     const sw_sim_config *c = s->c;
     if (!c->data)
         return 0;
-    const sw_dataset *tr = c->data->train;
-    int rc = sw_model_new_for_data(&s->model, c->model, tr, c->batch > 256 ? c->batch : 256, err);
-    if (rc)
-        return rc;
-    s->n_params = sw_model_n_params(s->model);
-    if (c->target_loss > 0) {
-        size_t n = tr->n < PROBE_EXAMPLES ? tr->n : PROBE_EXAMPLES;
-        uint32_t *idx = malloc(n * sizeof *idx);
-        if (!idx)
-            return sw_fail(err, SW_ENOMEM, "out of memory");
-        for (size_t i = 0; i < n; i++)
-            idx[i] = (uint32_t)i; /* the training set is already in a random order */
-        rc = sw_dataset_subset(&s->probe_owned, tr, idx, n, err);
-        free(idx);
-        s->train_probe = s->probe_owned;
-    }
+    int rc = sw_task_new(&s->task, c->model, c->data, c->batch > 256 ? c->batch : 256,
+                         c->probe_batch, err);
+    if (!rc)
+        s->n_params = sw_task_n_params(s->task);
     return rc;
 }
 
@@ -121,16 +112,16 @@ static int setup_workers(sim *s, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory for %u workers", s->n_slots);
     for (uint32_t w = 0; w < s->n_slots; w++) {
         sim_worker *k = &s->w[w];
-        if (!s->model)
+        if (!s->task)
             continue;
-        int rc = sw_batcher_new(&k->batcher, c->data->train, c->batch, c->batch_mode, w,
-                                s->n_slots, c->seed, err);
+        sw_learner_params lp = {.batch = c->batch, .mode = c->batch_mode, .rank = w,
+                                .ranks = s->n_slots, .seed = c->seed};
+        int rc = sw_learner_new(&k->learner, s->task, &lp, err);
+        if (!rc)
+            rc = sw_grad_alloc(&k->grad, k->learner, err);
         if (rc)
             return rc;
-        k->grad = malloc(s->n_params * sizeof *k->grad);
-        if (c->get_model_frequency > 1)
-            k->local = malloc(s->n_params * sizeof *k->local);
-        if (!k->grad || (c->get_model_frequency > 1 && !k->local))
+        if (c->get_model_frequency > 1 && !(k->local = malloc(s->n_params * sizeof *k->local)))
             return sw_fail(err, SW_ENOMEM, "out of memory for worker %u", w);
     }
     return 0;
@@ -148,43 +139,20 @@ static int setup_result(sim *s, char *err)
     return sw_run_stats_init(&r->stats, s->n_slots, err);
 }
 
-static const sw_dataset *held_out(const sim *s)
-{
-    const sw_dataset *ds = s->c->data->val ? s->c->data->val : s->c->data->test;
-    return ds ? ds : s->c->data->train;
-}
-
 static double probe_loss(void *ctx, const float *params)
 {
-    sim *s = ctx;
-    return sw_model_loss(s->model, params, &s->loss_probe);
-}
-
-/* The loss probe: a fixed batch of held-out examples, so that its losses compare over a run. */
-static void setup_probe(sim *s, sw_engine_params *ep)
-{
-    const sw_dataset *ds = held_out(s);
-    size_t n = s->c->probe_batch;
-    if (n > ds->n)
-        n = ds->n;
-    if (n > sw_model_max_batch(s->model))
-        n = sw_model_max_batch(s->model);
-    if (n == 0)
-        return;
-    s->loss_probe = (sw_batch){.x = ds->x, .label = ds->label, .target = ds->target, .n = n};
-    ep->loss_probe = probe_loss;
-    ep->loss_probe_ctx = s;
+    return sw_task_probe_loss(((sim *)ctx)->task, params);
 }
 
 static int setup_engine(sim *s, char *err)
 {
     const sw_sim_config *c = s->c;
     float *init = NULL;
-    if (s->model) {
+    if (s->task) {
         init = malloc(s->n_params * sizeof *init);
         if (!init)
             return sw_fail(err, SW_ENOMEM, "out of memory");
-        sw_model_init_params(s->model, init, c->seed);
+        sw_task_init_params(s->task, init, c->seed);
     }
     sw_engine_params ep = sw_engine_default_params();
     ep.n_params = s->n_params;
@@ -198,8 +166,10 @@ static int setup_engine(sim *s, char *err)
     ep.sink_ctx = s;
     ep.policy_ops = c->policy_ops;
     ep.policy_ctx = c->policy_ctx;
-    if (s->model)
-        setup_probe(s, &ep);
+    if (s->task && sw_task_has_probe(s->task)) {
+        ep.loss_probe = probe_loss;
+        ep.loss_probe_ctx = s;
+    }
     int rc = c->no_check ? 0 : sw_check_new(&s->check, c->policy, s->n_slots, 0, err);
     if (!rc)
         rc = sw_engine_new(&s->engine, &ep, err);
@@ -207,8 +177,9 @@ static int setup_engine(sim *s, char *err)
     return rc;
 }
 
-/* A worker's gradient for its step, at the parameters it pulled, or between pulls at its local
- * model after applying its own last gradient there. */
+/* A worker's gradient for its step, at the parameters it pulled (a sparse task reads only those
+ * its batch touches, as a sparse pull brings), or between pulls at its local model after
+ * applying its own last gradient there. */
 static void compute_gradient(sim *s, sim_worker *k, bool pulled)
 {
     const float *at = sw_engine_params_ptr(s->engine);
@@ -216,15 +187,22 @@ static void compute_gradient(sim *s, sim_worker *k, bool pulled)
         if (pulled)
             memcpy(k->local, at, s->n_params * sizeof *at);
         else
-            sw_sgd_step(k->local, k->grad, s->n_params, s->c->lr, s->c->weight_decay);
+            sw_sgd_step(k->local, k->grad.dense, s->n_params, s->c->lr, s->c->weight_decay);
         at = k->local;
     }
-    sw_batch b;
-    if (k->redo)
-        sw_batcher_current(k->batcher, &b); /* a refused gradient: the same batch again */
-    else
-        sw_batcher_next(k->batcher, &b);
-    sw_model_grad(s->model, at, &b, k->grad);
+    if (!k->redo) /* a refused gradient is computed again on the same batch */
+        sw_learner_next(k->learner);
+    sw_learner_grad(k->learner, at, &k->grad);
+}
+
+/* One transfer of a step: the whole model, or for a sparse task the weights its batch touches,
+ * which its gradient's pairs name: their indices up and values down on the pull, (index, value)
+ * pairs on the push, 8 bytes a weight either way. */
+static double transfer_s(const sim *s, const sim_worker *k)
+{
+    if (!s->task || !sw_task_is_sparse(s->task))
+        return s->transfer_s;
+    return s->lat + 8.0 * (double)k->grad.nnz / s->bw;
 }
 
 /* Releases a worker into its next step: pull (or not, between pulls), compute, schedule its
@@ -239,11 +217,11 @@ static void start_step(sim *s, uint32_t w, double t)
         k->since_pull = 0;
     }
     k->since_pull++;
-    if (s->model)
+    if (s->task)
         compute_gradient(s, k, pull);
     k->redo = false;
-    double pull_s = pull ? s->transfer_s : 0;
-    double end = t + pull_s + sw_cluster_step_s(s->cluster, w) + s->transfer_s;
+    double transfer = transfer_s(s, k);
+    double end = t + (pull ? transfer : 0) + sw_cluster_step_s(s->cluster, w) + transfer;
     schedule(s, (sw__sim_event){.t = end, .kind = EV_ARRIVE, .worker = w, .epoch = k->epoch});
 }
 
@@ -294,8 +272,11 @@ static void on_arrive(sim *s, const sw__sim_event *ev)
     if (ev->epoch != k->epoch || !k->live)
         return; /* the worker left while computing */
     sw_engine_result res;
-    if (!engine_ok(s, sw_engine_push(s->engine, ev->worker, k->grad, k->version, ev->t, &res),
-                   "push", ev->worker, ev->t))
+    int rc = s->task && sw_task_is_sparse(s->task)
+                 ? sw_engine_push_sparse(s->engine, ev->worker, k->grad.idx, k->grad.val,
+                                         k->grad.nnz, k->version, ev->t, &res)
+                 : sw_engine_push(s->engine, ev->worker, k->grad.dense, k->version, ev->t, &res);
+    if (!engine_ok(s, rc, "push", ev->worker, ev->t))
         return;
     if (res.dropped)
         k->redo = true;
@@ -317,10 +298,10 @@ static void on_tick(sim *s, const sw__sim_event *ev)
     follow(s, &res, ev->t);
 }
 
-/* Loss and accuracy on the validation set (the test set when there is none). */
+/* Loss and accuracy on the held-out set. */
 static void evaluate(sim *s, sw_eval *e)
 {
-    sw_model_evaluate(s->model, sw_engine_params_ptr(s->engine), held_out(s), e);
+    sw_task_evaluate(s->task, sw_engine_params_ptr(s->engine), e);
 }
 
 /* The training loss on the fixed sample, for a target loss (NAN without one). */
@@ -328,9 +309,7 @@ static double train_loss(sim *s)
 {
     if (!(s->c->target_loss > 0))
         return NAN;
-    sw_eval tl;
-    sw_model_evaluate(s->model, sw_engine_params_ptr(s->engine), s->train_probe, &tl);
-    return tl.loss;
+    return sw_task_train_loss(s->task, sw_engine_params_ptr(s->engine));
 }
 
 static sw_stop_reason on_eval(sim *s, const sw__sim_event *ev)
@@ -350,7 +329,7 @@ static sw_stop_reason on_eval(sim *s, const sw__sim_event *ev)
     sw_stop_reason hit = sw_stopper_eval(
         &s->stopper,
         &(sw_stop_eval){.accuracy = e.accuracy, .loss = e.loss, .train_loss = train_loss(s),
-                        .classify = c->data->train->task == SW_TASK_CLASSIFY},
+                        .classify = sw_task_classifies(s->task)},
         &improved);
     if (improved && s->best) /* early stopping keeps the best weights */
         memcpy(s->best, sw_engine_params_ptr(s->engine), s->n_params * sizeof *s->best);
@@ -421,7 +400,7 @@ static void finish(sim *s)
         return;
     }
     sw_run_stats_close(&r->stats, r->end_t);
-    if (s->model) {
+    if (s->task) {
         if (s->c->patience && s->best) /* keep the best weights, as early stopping promises */
             memcpy(sw_engine_params_mut(s->engine), s->best, s->n_params * sizeof *s->best);
         sw_eval e;
@@ -437,8 +416,8 @@ static void finish(sim *s)
 static void teardown(sim *s)
 {
     for (uint32_t w = 0; s->w && w < s->n_slots; w++) {
-        sw_batcher_free(s->w[w].batcher);
-        free(s->w[w].grad);
+        sw_learner_free(s->w[w].learner);
+        sw_grad_free(&s->w[w].grad);
         free(s->w[w].local);
     }
     free(s->w);
@@ -446,12 +425,11 @@ static void teardown(sim *s)
     for (uint32_t i = 0; i < s->n_switches; i++)
         free(s->switches[i]);
     free(s->switches);
-    sw_dataset_free(s->probe_owned);
     sw__heap_free(&s->heap);
     sw_engine_free(s->engine);
     sw_check_free(s->check);
     sw_cluster_free(s->cluster);
-    sw_model_free(s->model);
+    sw_task_free(s->task);
 }
 
 /* The first log line says what ran, so that a log describes itself. */
@@ -462,7 +440,7 @@ static void log_start(const sim *s)
                         .seed = c->seed, .params = s->n_params, .batch = c->batch, .lr = c->lr};
     snprintf(info.policy, sizeof info.policy, "%s", c->policy);
     snprintf(info.model, sizeof info.model, "%s",
-             s->model ? sw_model_get_desc(s->model)->spec : "none");
+             s->task ? sw_task_spec(s->task) : "none");
     snprintf(info.cluster, sizeof info.cluster, "%s", c->cluster);
     sw_run_write_start(c->log, &info);
 }
@@ -472,11 +450,11 @@ static int start(sim *s, char *err)
     const sw_sim_config *c = s->c;
     int rc;
     s->n_slots = c->workers + sw__sim_count_joins(c->events);
-    if ((rc = setup_result(s, err)) || (rc = setup_model(s, err)) || (rc = parse_net(s, err)) ||
+    if ((rc = setup_result(s, err)) || (rc = setup_task(s, err)) || (rc = parse_net(s, err)) ||
         (rc = sw_cluster_new(&s->cluster, c->cluster, s->n_slots, c->seed, err)) ||
         (rc = setup_workers(s, err)) || (rc = setup_engine(s, err)))
         return rc;
-    if (c->patience && s->model && !(s->best = malloc(s->n_params * sizeof *s->best)))
+    if (c->patience && s->task && !(s->best = malloc(s->n_params * sizeof *s->best)))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     if (sw__heap_init(&s->heap, 4 * (size_t)s->n_slots + 16))
         return sw_fail(err, SW_ENOMEM, "out of memory");
@@ -488,7 +466,7 @@ static int start(sim *s, char *err)
         return sw_fail(err, s->rc, "%s", s->msg);
     if ((rc = sw__sim_schedule(s, c->events, c->workers, err)))
         return rc;
-    if (s->model && sw__heap_push(&s->heap, (sw__sim_event){.t = 0, .kind = EV_EVAL}))
+    if (s->task && sw__heap_push(&s->heap, (sw__sim_event){.t = 0, .kind = EV_EVAL}))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     return 0;
 }

@@ -7,16 +7,16 @@
 #include "syncwise/check.h"
 #include "syncwise/cluster.h"
 #include "syncwise/err.h"
-#include "syncwise/model.h"
 #include "syncwise/sim.h"
+#include "syncwise/task.h"
 
 enum { EV_ARRIVE, EV_TICK, EV_JOIN, EV_LEAVE, EV_CRASH, EV_EVAL, EV_SWITCH };
 
 /* A simulated worker's own side of the protocol. */
 typedef struct sim_worker {
     uint64_t epoch;        /* bumped when it leaves: its in-flight push is lost */
-    sw_batcher *batcher;
-    float *grad;           /* the gradient of its current step */
+    sw_learner *learner;
+    sw_grad grad;          /* the gradient of its current step */
     float *local;          /* its local model when get_model_frequency > 1, else NULL */
     uint64_t version;      /* version its current gradient was computed at */
     uint32_t since_pull;   /* steps since its last pull */
@@ -29,16 +29,14 @@ typedef struct sim {
     sw_engine *engine;
     sw_check *check;         /* the policy's promise, held on every event (NULL: not asked) */
     sw_cluster *cluster;
-    sw_model *model;
+    sw_task *task;                /* NULL: a run without a model (timing only) */
     sw__heap heap;
     sim_worker *w;
     uint32_t n_slots;
     size_t n_params;
-    double transfer_s;       /* one transfer of the model */
+    double bw, lat;          /* the network: bytes per second, seconds per message */
+    double transfer_s;       /* one transfer of the whole model */
     double scheduled_wake;   /* the tick already in the heap, < 0 if none */
-    const sw_dataset *train_probe; /* fixed sample of the training set for target_loss */
-    sw_dataset *probe_owned;
-    sw_batch loss_probe;     /* the engine's loss probe: first examples of the validation set */
     float *best;             /* best weights so far (patience) */
     sw_stopper stopper;
     int rc;                  /* the run's first failure (0: none): it ends the run */

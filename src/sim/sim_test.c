@@ -17,18 +17,19 @@
 #include "syncwise/sim.h"
 #include "testutil/simlog.h"
 
-static sw_data data;
+static sw_task_data data;
 
 static int setup(void **state)
 {
     (void)state;
-    return sw_data_load(&data, "synthetic:task=logistic,d=20,n=3000,test=500", 1, NULL);
+    return sw_task_data_load(&data, "mlp", "synthetic:task=logistic,d=20,n=3000,test=500", 1,
+                             NULL);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    sw_data_free(&data);
+    sw_task_data_free(&data);
     return 0;
 }
 
@@ -218,11 +219,11 @@ static void asp_with_one_worker_is_sequential_sgd(void **state)
     assert_int_equal(res.stats.pushes, 300);
     /* The same steps by hand: same initialisation, the same batches, the same updates. */
     sw_model_desc d = {.spec = "mlp:h=1,u=16", .in_shape = {1, 1, 20},
-                       .task = SW_TASK_CLASSIFY, .n_classes = 2};
+                       .objective = SW_CLASSIFY, .n_classes = 2};
     sw_model *m;
     sw_batcher *b;
     assert_int_equal(sw_model_new(&m, &d, 256, NULL), 0);
-    assert_int_equal(sw_batcher_new(&b, data.train, 16, SW_BATCH_SHARD, 0, 1, 1, NULL), 0);
+    assert_int_equal(sw_batcher_new(&b, data.dense.train, 16, SW_BATCH_SHARD, 0, 1, 1, NULL), 0);
     size_t n = sw_model_n_params(m);
     float *p = malloc(n * sizeof *p), *g = malloc(n * sizeof *g);
     sw_model_init_params(m, p, 1);
@@ -233,7 +234,7 @@ static void asp_with_one_worker_is_sequential_sgd(void **state)
         sw_sgd_step(p, g, n, c.lr, 0);
     }
     sw_eval e;
-    sw_model_evaluate(m, p, data.val, &e);
+    sw_model_evaluate(m, p, data.dense.val, &e);
     /* Bit for bit: one process, one BLAS kernel, and the engine's apply is sw_sgd_step's
      * arithmetic (syncwise/optim.h). */
     assert_true(e.loss == res.final_loss);
@@ -335,6 +336,59 @@ static void everyone_gone_ends_the_run(void **state)
     sw_sim_result_free(&res);
 }
 
+/* A sparse linear model runs in the simulator under every kind of policy (the run checks its
+ * promise), learns, and its transfers carry only the weights a batch touches. */
+static void a_sparse_model_runs_under_every_policy(void **state)
+{
+    (void)state;
+    sw_task_data sparse;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_task_data_load(&sparse, "svm", "sparse:n=6000,test=600,dim=3000", 1, err),
+                     0);
+    const char *policies[] = {"asp", "bsp", "ssp:s=2", "dssp:lo=1,hi=4", "backup:b=1",
+                              "sync:grads_to_wait=3", "ebsp:R=20"};
+    for (size_t i = 0; i < sizeof policies / sizeof *policies; i++) {
+        sw_sim_config c = base(policies[i]);
+        c.data = &sparse;
+        c.model = "svm";
+        c.lr = 0.35f;
+        c.max_time = 200;
+        c.net = "bw=1e5,lat=0"; /* slow enough that the size of a transfer shows */
+        c.events = "crash:w=2,t=40;join:t=70";
+        sw_sim_result res;
+        if (sw_sim_run(&c, &res, err))
+            fail_msg("%s: %s", policies[i], err);
+        assert_true(res.stats.applies > 50);
+        assert_true(res.final_acc > 0.7);
+        sw_sim_result_free(&res);
+    }
+    /* Steps of 1 s of compute: a whole model each way would add 2 * 4 * 3001 / 1e5 = 0.24 s;
+     * the weights a batch of 16 touches (a few hundred) add a fraction of that. */
+    sw_sim_config c = base("asp");
+    c.data = &sparse;
+    c.model = "svm";
+    c.cluster = "const:1";
+    c.net = "bw=1e5,lat=0";
+    c.max_time = 100;
+    sw_sim_result res;
+    assert_int_equal(sw_sim_run(&c, &res, err), 0);
+    for (uint32_t w = 0; w < c.workers; w++) {
+        double step_s = (res.stats.live_s[w] - res.stats.idle_s[w]) / (double)res.stats.steps[w];
+        assert_true(step_s > 1.01 && step_s < 1.12);
+    }
+    sw_sim_result_free(&res);
+    c = base("asp");
+    c.data = &sparse;
+    c.model = "svm";
+    c.get_model_frequency = 2;
+    assert_int_equal(sw_sim_run(&c, &res, err), SW_EINVAL);
+    assert_non_null(strstr(err, "sparse"));
+    c.model = "mlp"; /* a dense model on sparse rows */
+    c.get_model_frequency = 1;
+    assert_int_equal(sw_sim_run(&c, &res, err), SW_EINVAL);
+    sw_task_data_free(&sparse);
+}
+
 static void bad_configurations(void **state)
 {
     (void)state;
@@ -377,6 +431,7 @@ int main(void)
         cmocka_unit_test(get_model_frequency_pulls_every_f_steps),
         cmocka_unit_test(targets_and_patience_stop_runs),
         cmocka_unit_test(everyone_gone_ends_the_run),
+        cmocka_unit_test(a_sparse_model_runs_under_every_policy),
         cmocka_unit_test(bad_configurations),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
