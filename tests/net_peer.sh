@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The decentralized mode with real processes: 4 peers reach a target loss with no server; one
 # peer killed mid-run is dropped by the others, who finish; a peer joining mid-run receives the
-# current weights (its first loss is far below the untrained 1.0).
+# current weights (its first loss is far below the untrained 1.0); two peers train a dense MLP.
 HOSTILE=${2:?usage: $0 SYNCWISE NET_HOSTILE}
 . "$(dirname "$0")/lib.sh"
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
@@ -31,7 +31,7 @@ done
 expect_exit "$P1" "the first peer"
 wait "${PIDS[@]}"
 all_out
-expect_output "best test loss 0.2" "one peer judged the loss"
+expect_output "best held-out loss 0.2" "one peer judged the loss"
 checks=$((checks + 1))
 [ "$(grep -c "target loss reached" <<< "$OUT")" -eq 4 ] ||
   { echo "FAIL: every peer should stop at the target"; echo "$OUT" | tail -8; failures=$((failures + 1)); }
@@ -80,6 +80,24 @@ awk -v l="${loss:-9}" 'BEGIN { exit !(l < 0.5) }' ||
 
 expect_status 1 "joining nobody" -- "$SW" peer --join tcp://127.0.0.1:1 --data "$DATA" --timeout 0.2
 expect_output "did not answer" "a failed join says why"
-expect_status 1 "dense data" -- "$SW" peer --data fashion-mnist --max-time 1
-expect_output "unknown sparse data" "peers need sparse data"
+expect_status 1 "dense data for a sparse model" -- "$SW" peer --data fashion-mnist --max-time 1
+expect_output "model 'svm' reads sparse rows" "the refusal says which data the model reads"
+
+# 4. A dense model: two peers train an MLP on Fashion-MNIST, every step's update split among
+# the owners of the weights.
+rm -f "$TMP"/p*.out
+PIDS=()
+MLP=(--model mlp:h=1,u=32 --data fashion-mnist --lr 0.05 --batch 32 --delay-ms 5 --max-time 60)
+start_first "${MLP[@]}" --target-loss 0.45
+"$SW" peer --join "$EP" "${MLP[@]}" --target-loss 0.45 > "$TMP/p2.out" 2>&1 &
+PIDS+=($!)
+wait "$P1" "${PIDS[@]}"
+all_out
+checks=$((checks + 1))
+[ "$(grep -c "target loss reached" <<< "$OUT")" -eq 2 ] ||
+  { echo "FAIL: both MLP peers should stop at the target"; echo "$OUT" | tail -8; failures=$((failures + 1)); }
+loss=$(sed -n 's/.*best held-out loss \([0-9.]*\).*/\1/p' <<< "$OUT")
+checks=$((checks + 1))
+awk -v l="${loss:-9}" 'BEGIN { exit !(l <= 0.45) }' ||
+  { echo "FAIL: the MLP's judged loss is '${loss}', not below the target"; failures=$((failures + 1)); }
 finish

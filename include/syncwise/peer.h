@@ -1,15 +1,17 @@
-/* The decentralized mode (paper 003, milestone 2): peers train a sparse linear model with no
+/* The decentralized mode (paper 003, milestone 2): peers train a model (syncwise/task.h: a sparse
+ * linear one, whose steps change the weights their batches touch, or a dense one) with no
  * server. Every peer keeps a replica of all the weights and owns a slice of them: with M members
- * sorted by endpoint, member k owns indices [k n / M, (k + 1) n / M). A peer computes sparse
- * gradients on its own batches, applies them to its replica and sends each owner the deltas of
- * its slice; an owner adds the deltas it receives and broadcasts the current values of what
- * changed in its slice every round, so the replicas are eventually consistent.
+ * sorted by endpoint, member k owns indices [k n / M, (k + 1) n / M). A peer computes gradients
+ * on its own batches, applies them to its replica and sends each owner the deltas of its slice;
+ * an owner adds the deltas it receives and broadcasts the current values of what changed in its
+ * slice every round, so the replicas are eventually consistent.
  *
- * A new peer says HELLO to any member, which answers with the member list (to everyone) and its
- * whole replica. A message from anyone else who is not a member is ignored and counted. A peer silent for longer than the timeout (every peer broadcasts each round) is
- * dropped and the slices are reassigned. Only the first member computes the loss (on the test
- * set, each round); it stops everyone at the target loss or after `patience` rounds without
- * improvement, keeping the best weights it saw.
+ * The first peer (no join) initialises the weights; a new peer says HELLO to any member, which
+ * answers with the member list (to everyone) and its whole replica. A message from anyone else
+ * who is not a member is ignored and counted. A peer silent for longer than the timeout (every
+ * peer broadcasts each round) is dropped and the slices are reassigned. Only the first member
+ * computes the loss (on the held-out set, each round); it stops everyone at the target loss or
+ * after `patience` rounds without improvement, keeping the best weights it saw.
  */
 #ifndef SYNCWISE_PEER_H
 #define SYNCWISE_PEER_H
@@ -22,7 +24,7 @@ typedef struct sw_peer_params {
     const char *bind;          /* e.g. "tcp://127.0.0.1:*" */
     const char *endpoint_file; /* the bound endpoint is written there when set */
     const char *join;          /* a member's endpoint, or NULL to start a group */
-    const char *model, *data;  /* a sparse model (svm, logistic) and sparse data spec */
+    const char *model, *data;  /* a model and its data (syncwise/task.h) */
     uint32_t batch;
     float lr;
     uint64_t seed;        /* of the data; each peer's batch order also hashes its endpoint */
@@ -32,8 +34,8 @@ typedef struct sw_peer_params {
     uint32_t patience;    /* rounds without improvement (0: none) */
     double max_time_s;    /* 0: none */
     double delay_s;       /* injected slowness per step */
-    const char *out;      /* the judge writes its best weights there (text, one per line: the
-                           * features' weights, then the bias); may be NULL */
+    const char *out;      /* the judge writes its best weights there (text, one per line; a
+                           * linear model's features' weights, then the bias); may be NULL */
     volatile sig_atomic_t *stop;
 } sw_peer_params;
 

@@ -14,26 +14,29 @@
 static void help(void)
 {
     printf("usage: syncwise peer [--join ENDPOINT] [OPTIONS]\n\n"
-           "Trains a sparse linear model with other peers and no server. Each peer keeps all\n"
-           "the weights and owns a slice of them; it sends each owner the changes to its slice\n"
-           "and broadcasts the changes to its own every round. Start the first peer without\n"
-           "--join; others join through any member. Members silent for --timeout seconds are\n"
-           "dropped. The first member (in endpoint order) computes the test loss each round and\n"
-           "stops everyone at --target-loss or after --patience rounds without improvement.\n\n"
+           "Trains a model with other peers and no server. Each peer keeps all the weights and\n"
+           "owns a slice of them; it sends each owner the changes to its slice and broadcasts\n"
+           "the changes to its own every round. Start the first peer without --join (it starts\n"
+           "the weights); others join through any member and take its copy. Members silent for\n"
+           "--timeout seconds are dropped. The first member (in endpoint order) computes the\n"
+           "held-out loss each round and stops everyone at --target-loss or after --patience\n"
+           "rounds without improvement.\n\n"
            "options:\n"
            "  --bind ENDPOINT        where to listen (default tcp://127.0.0.1:*, a free port)\n"
            "  --endpoint-file FILE   write the bound endpoint there\n"
            "  --join ENDPOINT        a member of the group to join\n"
-           "  --model SPEC           svm:lambda=1e-4 (default) or logistic:lambda=0\n"
-           "  --data SPEC            sparse data: libsvm:train=PATH,... or sparse:n=,dim=,...\n"
-           "                         (default sparse:n=20000,test=2000,dim=10000)\n"
+           "  --model SPEC           svm:lambda=1e-4 (default), logistic:lambda=0, or a dense\n"
+           "                         model (mlp:h=1,u=256, ...: its changes are every weight)\n"
+           "  --data SPEC            sparse rows for svm and logistic: libsvm:train=PATH,... or\n"
+           "                         sparse:n=,dim=,... (default sparse:n=20000,test=2000,\n"
+           "                         dim=10000); dense examples otherwise (fashion-mnist, ...)\n"
            "  --batch N --lr X --seed N   (16, 0.35, 1; all peers must agree on data and seed)\n"
            "  --round N              steps between broadcasts and loss checks (50)\n"
            "  --timeout S            drop a member silent this long (2)\n"
            "  --target-loss X  --patience N  --max-time S   stopping rules\n"
            "  --delay-ms MS          injected slowness per step\n"
            "  --out FILE             the judge writes its best weights there, one per line\n"
-           "                         (the features' weights, then the bias)\n"
+           "                         (a linear model's: the features' weights, then the bias)\n"
            "  -q, --quiet  -v, --verbose\n");
 }
 
@@ -126,7 +129,7 @@ int sw_cli_peer(int argc, char **argv)
            (unsigned long long)r.rounds, r.members, (unsigned long long)r.dropped_peers,
            (double)r.bytes_sent / 1e6);
     if (r.loss_peer)
-        printf("; best test loss %.4f", r.best_loss);
+        printf("; best held-out loss %.4f", r.best_loss);
     if (p.join)
         printf("; joined with weights at loss %.4f", r.join_loss);
     if (r.refused)

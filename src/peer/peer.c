@@ -144,18 +144,20 @@ static void receive_all(sw__peer *pe, long wait_ms)
     }
 }
 
-/* One SGD step on our own batch: apply it to our replica, send each owner its slice's part. */
+/* One SGD step on our own batch: apply it to our replica, send each owner its slice's part
+ * (the pairs of a sparse gradient, or of a dense one every weight). */
 static void step(sw__peer *pe)
 {
-    const sw_sparse_data *d = pe->data.train;
-    for (uint32_t b = 0; b < pe->p->batch; b++)
-        pe->rows[b] = (uint32_t)sw_rng_below(&pe->rng, d->n);
-    size_t nnz = sw_sparse_model_grad(pe->model, pe->theta, d, pe->rows, pe->p->batch, pe->idx,
-                                      pe->val, NULL);
+    sw_learner_next(pe->learner);
+    sw_learner_grad(pe->learner, pe->theta, &pe->grad);
+    size_t nnz = pe->grad.nnz;
+    const uint32_t *idx = pe->grad.dense ? pe->all : pe->grad.idx;
+    const float *g = pe->grad.dense ? pe->grad.dense : pe->grad.val;
     int me = sw__peer_my_rank(pe);
     for (size_t k = 0; k < nnz; k++) {
-        pe->val[k] *= -pe->p->lr;
-        pe->theta[pe->idx[k]] += pe->val[k];
+        pe->idx[k] = idx[k];
+        pe->val[k] = -pe->p->lr * g[k];
+        pe->theta[idx[k]] += pe->val[k];
     }
     for (size_t a = 0, b; a < nnz; a = b) { /* indices ascend, slices are ranges: runs */
         int owner = sw__peer_owner(pe, pe->idx[a]);
@@ -180,7 +182,7 @@ static void step(sw__peer *pe)
 static void judge(sw__peer *pe, uint32_t *since_best)
 {
     sw_eval e;
-    sw_sparse_model_evaluate(pe->model, pe->theta, pe->data.test, &e);
+    sw_task_evaluate(pe->task, pe->theta, &e);
     pe->r->loss_peer = true;
     if (e.loss < pe->r->best_loss) {
         pe->r->best_loss = e.loss;
@@ -224,6 +226,28 @@ static void round_end(sw__peer *pe, uint32_t *since_best)
         judge(pe, since_best);
 }
 
+/* The model, its data, and our batches: in an order of our own (the hash of our endpoint seeds
+ * it), over the whole training set. */
+static int setup_task(sw__peer *pe, char *err)
+{
+    const sw_peer_params *p = pe->p;
+    int rc = sw_task_data_load(&pe->data, p->model, p->data, p->seed, err);
+    if (!rc)
+        rc = sw_task_new(&pe->task, p->model, &pe->data, p->batch > 256 ? p->batch : 256, 0, err);
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *c = pe->me; *c; c++)
+        h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+    sw_learner_params lp = {.batch = p->batch, .mode = SW_BATCH_SAMPLE, .ranks = 1,
+                            .seed = p->seed ^ h};
+    if (!rc)
+        rc = sw_learner_new(&pe->learner, pe->task, &lp, err);
+    if (!rc)
+        rc = sw_grad_alloc(&pe->grad, pe->learner, err);
+    if (!rc)
+        pe->n = sw_task_n_params(pe->task);
+    return rc;
+}
+
 static int setup(sw__peer *pe, char *err)
 {
     const sw_peer_params *p = pe->p;
@@ -240,27 +264,24 @@ static int setup(sw__peer *pe, char *err)
     if (!pe->in || zmq_setsockopt(pe->in, ZMQ_LINGER, &linger, sizeof linger) ||
         zmq_bind(pe->in, bind) != 0 || zmq_getsockopt(pe->in, ZMQ_LAST_ENDPOINT, pe->me, &len))
         return sw_fail(err, SW_EIO, "cannot bind %s: %s", p->bind, zmq_strerror(zmq_errno()));
-    rc = sw_sparse_load(&pe->data, p->data, p->seed, err);
-    if (!rc)
-        rc = sw_sparse_model_new(&pe->model, p->model, pe->data.train->dim, err);
-    if (rc)
+    if ((rc = setup_task(pe, err)))
         return rc;
-    size_t n = pe->n = sw_sparse_model_n_params(pe->model);
+    size_t n = pe->n;
     pe->theta = calloc(n, sizeof *pe->theta);
     pe->best = calloc(n, sizeof *pe->best);
     pe->changed = calloc(n, 1);
     pe->changed_list = malloc(n * sizeof *pe->changed_list);
-    pe->rows = malloc(p->batch * sizeof *pe->rows);
+    pe->all = malloc(n * sizeof *pe->all);
     pe->idx = malloc(n * sizeof *pe->idx);
     pe->val = malloc(n * sizeof *pe->val);
     pe->pay = malloc(8 * n);
-    if (!pe->theta || !pe->best || !pe->changed || !pe->changed_list || !pe->rows || !pe->idx ||
+    if (!pe->theta || !pe->best || !pe->changed || !pe->changed_list || !pe->all || !pe->idx ||
         !pe->val || !pe->pay)
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu weights", n);
-    uint64_t h = 1469598103934665603ULL; /* each peer its own batch order: hash its endpoint */
-    for (const char *c = pe->me; *c; c++)
-        h = (h ^ (uint8_t)*c) * 1099511628211ULL;
-    sw_rng_seed(&pe->rng, p->seed ^ h, SW_STREAM_BATCH);
+    for (size_t j = 0; j < n; j++)
+        pe->all[j] = (uint32_t)j;
+    if (!p->join) /* the group's first member starts the weights; joiners take its replica */
+        sw_task_init_params(pe->task, pe->theta, p->seed);
     sw__peer_add(pe, pe->me);
     if (p->endpoint_file) {
         FILE *f = fopen(p->endpoint_file, "w");
@@ -282,7 +303,7 @@ static int join(sw__peer *pe, char *err)
     if (!pe->have_replica)
         return sw_fail(err, SW_EIO, "%s did not answer our hello", pe->p->join);
     sw_eval e;
-    sw_sparse_model_evaluate(pe->model, pe->theta, pe->data.test, &e);
+    sw_task_evaluate(pe->task, pe->theta, &e);
     pe->r->join_loss = e.loss;
     sw_log(SW_LOG_INFO, "joined through %s: %d members, weights at loss %.4f", pe->p->join,
            pe->n_members, e.loss);
@@ -316,13 +337,15 @@ static void cleanup(sw__peer *pe)
         zmq_close(pe->in);
     if (pe->zctx)
         zmq_ctx_term(pe->zctx);
-    sw_sparse_set_free(&pe->data);
-    sw_sparse_model_free(pe->model);
+    sw_grad_free(&pe->grad);
+    sw_learner_free(pe->learner);
+    sw_task_free(pe->task);
+    sw_task_data_free(&pe->data);
     free(pe->theta);
     free(pe->best);
     free(pe->changed);
     free(pe->changed_list);
-    free(pe->rows);
+    free(pe->all);
     free(pe->idx);
     free(pe->val);
     free(pe->pay);

@@ -9,8 +9,7 @@
 
 #include "syncwise/peer.h"
 #include "syncwise/proto.h"
-#include "syncwise/rng.h"
-#include "syncwise/sparse.h"
+#include "syncwise/task.h"
 
 #define SW_PEER_MAX_MEMBERS 64
 #define SW_PEER_EP_LEN 128
@@ -28,17 +27,19 @@ typedef struct sw__peer {
     char me[SW_PEER_EP_LEN];
     sw__member m[SW_PEER_MAX_MEMBERS]; /* sorted by endpoint, ourselves included */
     int n_members;
-    sw_sparse_set data;
-    sw_sparse_model *model;
-    size_t n; /* weights: dim + 1 */
+    sw_task_data data;
+    sw_task *task;
+    sw_learner *learner;
+    sw_grad grad;
+    uint32_t *all; /* 0 .. n-1: the indices of a dense gradient */
+    size_t n;      /* weights */
     float *theta, *best;
     uint8_t *changed; /* per weight of our slice: changed since our last SLICE */
     uint32_t *changed_list;
     size_t n_changed;
-    uint32_t *rows, *idx;
+    uint32_t *idx;
     float *val;
     uint8_t *pay; /* an encoded payload: up to n pairs */
-    sw_rng rng;
     double t0;
     bool done, have_replica;
 } sw__peer;
