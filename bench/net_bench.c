@@ -157,6 +157,12 @@ static void leave(client *c)
     close_client(c);
 }
 
+static void unref_frame(void *data, void *hint)
+{
+    (void)data;
+    sw_frame_unref(hint);
+}
+
 /* One push of a zero gradient and the release that answers it (with the parameters). The push
  * is sent as syncwise's worker sends it: from a buffer lent to ZeroMQ, checksummed, not copied
  * (or copied into ZeroMQ's buffer with its checksum when that buffer is still in flight). */
@@ -164,12 +170,14 @@ static void round_trip(client *c)
 {
     sw_msg p = {.type = SW_MSG_PUSH, .worker = c->id, .flags = SW_FLAG_WANT_MODEL,
                 .version = c->version, .payload_len = 4 * c->n};
-    zmq_msg_t frame;
     float *g = c->grad;
     c->grad = sw__lender_writable(&c->lender, c->grad, false); /* where a worker computes */
     if (c->grad != g)
         memset(c->grad, 0, 4 * c->n);
-    if (sw__frame_build(&c->lender, &p, c->grad, &frame))
+    sw_frame *push = sw__frame_build(&c->lender, &p, c->grad);
+    zmq_msg_t frame;
+    if (push && zmq_msg_init_data(&frame, sw_frame_data(push), sw_frame_size(push), unref_frame,
+                                  push) == 0)
         zmq_msg_send(&frame, c->sock, 0);
     for (;;) {
         sw_msg m;

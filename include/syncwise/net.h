@@ -1,17 +1,23 @@
-/* The networked runtime: the engine behind a ZeroMQ server on the real clock, and the worker
- * processes that train against it (protocol: syncwise/proto.h, docs/protocol.md).
+/* The networked runtime: the engine behind a server, and the workers that train against it
+ * (protocol: syncwise/proto.h, docs/protocol.md), on either network of syncwise/transport.h:
+ * ZeroMQ between real processes on the real clock, or in one process on a fake clock.
  *
- * The server is one poll loop over one ROUTER socket with a handler per message type. It assigns
- * worker ids on JOIN, carries out the engine's releases (RELEASE with the parameters), notices a
- * dead worker when its heartbeats stop (the engine then removes it from every wait), evaluates on
- * the validation set, checkpoints atomically, and answers operator commands (CTL: "status",
- * "policy SPEC"). Every message is checked; a refused one is counted and answered with ERROR, and
- * the server goes on serving everyone else.
+ * The server is an agent of the loop with one listener and a handler per message type. It
+ * assigns worker ids on JOIN, carries out the engine's releases (RELEASE with the parameters),
+ * notices a dead worker when its heartbeats stop or its connection closes (the engine then
+ * removes it from every wait), evaluates on the held-out set, checkpoints atomically, and
+ * answers operator commands (CTL: "status", "policy SPEC"). Every message is checked; a refused
+ * one is counted and answered with ERROR, and the server goes on serving everyone else.
  *
- * A worker joins, learns the run's configuration from WELCOME, loads the same data set itself,
- * and loops: wait for RELEASE, compute a gradient on its next mini-batch, PUSH it. A separate
- * thread sends heartbeats. When the server restarts (from its checkpoint) the worker's next
+ * A worker is an agent too: it joins, learns the run's configuration from WELCOME, loads the
+ * same data set itself, and then on each RELEASE computes a gradient on its next mini-batch
+ * (syncwise/task.h) and PUSHes it when its step is over. A worker process also sends heartbeats
+ * from a thread of its own. When the server restarts (from its checkpoint) the worker's next
  * message is answered "unknown worker" and it joins again by itself.
+ *
+ * sw_server_run and sw_worker_run run one of them on ZeroMQ until it is done; sw_server_new and
+ * sw_worker_new make agents for a loop of the caller's (tests run a server and its workers in
+ * process so).
  */
 #ifndef SYNCWISE_NET_H
 #define SYNCWISE_NET_H
@@ -20,6 +26,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "syncwise/transport.h"
 
 typedef struct sw_server_params {
     const char *bind;            /* e.g. "tcp://127.0.0.1:5555"; port "*" picks a free one */
@@ -83,13 +91,28 @@ typedef struct sw_server_result {
  * opens with its "start" line and, when the run finishes, closes with an "end" line. */
 int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err);
 
+/* The same server as an agent of the caller's loop on `net` (borrowed, as are p and out, until
+ * sw_server_end): set up, bound, its log started. sw_server_end ends the run as sw_server_run
+ * does (a last evaluation and checkpoint, DONE to the live workers, the log's end line), frees
+ * the server and returns the run's code. */
+typedef struct sw_server sw_server;
+int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_server_result *r,
+                  char *err);
+sw_agent *sw_server_agent(sw_server *s);
+const char *sw_server_endpoint(const sw_server *s); /* where it listens */
+int sw_server_end(sw_server *s, char *err);
+
 typedef struct sw_worker_params {
     const char *connect;          /* e.g. "tcp://127.0.0.1:5555" */
     const char *name;             /* for logs; may be NULL */
     uint32_t get_model_frequency; /* pull every f steps, apply own gradients in between */
     double heartbeat_s, server_timeout_s;
     uint64_t max_steps;           /* 0: until the server says the run is done */
-    double delay_s;               /* injected slowness: sleep this long in every step */
+    double delay_s;               /* injected slowness: a step's push waits this long */
+    /* Or a step's time after its gradient, asked for each step of the worker with this id (a
+     * scripted cluster, in process); NULL: delay_s. */
+    double (*step_s)(void *ctx, uint32_t worker);
+    void *step_ctx;
     volatile sig_atomic_t *stop;
     const char *curve_key;        /* CURVE: this worker's key pair file, or NULL for none */
     const char *curve_server;     /* CURVE: the server's public key file */
@@ -102,13 +125,22 @@ typedef struct sw_worker_result {
     bool done; /* the server ended the run */
 } sw_worker_result;
 
+/* Runs a worker on ZeroMQ, with its heartbeat thread, until the server ends the run, max_steps
+ * or *stop. Fails with a message on a bad configuration, a server silent too long, or a refusal
+ * it cannot recover from. */
 int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err);
 
-/* Checks an endpoint a user gave and writes the one to use into out: tcp://HOST:PORT with PORT
- * in [1, 65535] (or * when binding), HOST an address, or, when binding, a host name (resolved to
- * its first IPv4 address) or a network interface; ipc:// and inproc:// as they are. Fails with
- * a message naming what is wrong. */
-int sw_endpoint_check(const char *ep, bool bind, char *out, size_t cap, char *err);
+/* The same worker as an agent of the caller's loop on `net` (p, out and net borrowed until
+ * sw_worker_end), without heartbeats. sw_worker_end closes its connection (in process, the
+ * server hears it close: a crash, unless it left), frees it and returns its run's code. */
+typedef struct sw_worker sw_worker;
+int sw_worker_new(sw_worker **out, sw_net *net, const sw_worker_params *p, sw_worker_result *r,
+                  char *err);
+sw_agent *sw_worker_agent(sw_worker *k);
+/* Leaves the run now (LEAVE to the server when it has joined); its agent is done. A worker
+ * stopped by *stop leaves so too. */
+void sw_worker_leave(sw_worker *k);
+int sw_worker_end(sw_worker *k, char *err);
 
 /* The private operator endpoint of a server bound at server_endpoint (tcp://HOST:PORT or
  * ipc://PATH), on this host: ipc://DIR/syncwise-PORT.ctl with DIR $XDG_RUNTIME_DIR/syncwise, or

@@ -11,26 +11,36 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <zmq.h>
 
 #include "syncwise/engine.h"
+#include "syncwise/transport.h"
+
+typedef struct sw__pool_job sw__pool_job;
 
 typedef struct sw__apply_pool {
     sw_engine *engine; /* borrowed; outlives the pool */
-    void *zctx, *feed; /* inproc PUSH to the threads, used by the main thread only */
-    char endpoint[64];
+    size_t n;          /* parameters */
     pthread_t *threads;
     uint32_t n_threads, started;
-    size_t n;          /* parameters */
+    /* The jobs handed over and not yet taken, oldest first; at most `limit` of them, so that
+     * the main thread slows down to the threads' pace instead of queuing without end. */
+    pthread_mutex_t lock;
+    pthread_cond_t more, room;
+    sw__pool_job *head, *tail;
+    size_t queued, limit;
+    bool stopping, ready;
+    /* The main thread's buffers, for a job it applies itself when memory for queuing runs out. */
+    uint32_t *own_idx;
+    float *own_val, *own_dense;
     atomic_ullong applied;
 } sw__apply_pool;
 
-int sw__pool_start(sw__apply_pool *pool, void *zctx, sw_engine *engine, size_t n,
-                   uint32_t threads, char *err);
+int sw__pool_start(sw__apply_pool *pool, sw_engine *engine, size_t n, uint32_t threads,
+                   char *err);
 /* Stops the threads after the jobs already handed over; frees everything. */
 void sw__pool_stop(sw__apply_pool *pool);
 /* Hands a job and the checked PUSH or PUSH_SPARSE frame it came from to a thread (the frame is
  * shared, not copied). */
-void sw__pool_run(sw__apply_pool *pool, zmq_msg_t *frame, const sw_apply_job *job);
+void sw__pool_run(sw__apply_pool *pool, sw_frame *frame, const sw_apply_job *job);
 
 #endif

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "server_internal.h"
-#include "syncwise/curve.h"
 #include "syncwise/err.h"
 #include "syncwise/log.h"
 
@@ -21,7 +20,7 @@ static bool same_route(const conn *c, const peer *from)
  * its message a sign of life (a stranger naming a dead worker's id keeps nothing alive). */
 static bool is_worker(server *s, const peer *from, const sw_msg *m)
 {
-    if ((from->sock && from->sock != s->sock) || m->worker >= s->slots ||
+    if (from->sock != s->sock || m->worker >= s->slots ||
         !s->conns[m->worker].live ||
         !same_route(&s->conns[m->worker], from))
         return false;
@@ -89,6 +88,23 @@ static uint32_t joined_from(const server *s, const peer *from)
     return s->slots;
 }
 
+/* A slot for a new worker: one never used, so that a newcomer is not taken for a worker that
+ * left (its statistics, its shard); when every slot was used, the first free one; s->slots when
+ * the server is full. */
+static uint32_t free_slot(const server *s)
+{
+    const sw_engine_view *v = sw_engine_get_view(s->engine);
+    uint32_t first_free = s->slots;
+    for (uint32_t w = 0; w < s->slots; w++) {
+        if (s->conns[w].live || v->workers[w].state != SW_WORKER_ABSENT)
+            continue;
+        if (!s->conns[w].used)
+            return w;
+        first_free = first_free < s->slots ? first_free : w;
+    }
+    return first_free;
+}
+
 static void on_join(server *s, const peer *from, const sw_msg *m)
 {
     (void)m;
@@ -98,17 +114,14 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
         welcome(s, from, again);
         return;
     }
-    const sw_engine_view *v = sw_engine_get_view(s->engine);
-    uint32_t w = 0;
-    while (w < s->slots && (s->conns[w].live || v->workers[w].state != SW_WORKER_ABSENT))
-        w++;
+    uint32_t w = free_slot(s);
     if (w == s->slots || from->route_len > sizeof s->conns[w].route) {
         sw__server_refuse(s, from, m->worker, 0, "the server is full");
         return;
     }
     conn *c = &s->conns[w];
     *c = (conn){.route_len = from->route_len, .last_seen = sw__server_now(s), .live = true,
-                .wants_model = true, .token = sw_rng_u64(&s->tokens)};
+                .used = true, .wants_model = true, .token = sw_rng_u64(&s->tokens)};
     memcpy(c->route, from->route, from->route_len);
     s->r->joins++;
     welcome(s, from, w);
@@ -269,9 +282,9 @@ static void status(server *s, char *text, size_t cap)
     if (!s->started && len > 0 && (size_t)len < cap)
         len += snprintf(text + len, cap - (size_t)len, "not started: %u of %u workers in\n",
                         live_conns(s), s->p->wait_workers);
-    if (s->zap && len > 0 && (size_t)len < cap)
+    if (s->p->curve_key && len > 0 && (size_t)len < cap)
         len += snprintf(text + len, cap - (size_t)len, "refused connections (unknown CURVE "
-                        "keys) %llu\n", sw_zap_refused(s->zap));
+                        "keys) %llu\n", sw_net_refused(s->net));
     if (len > 0 && (size_t)len < cap)
         len += snprintf(text + len, cap - (size_t)len, "promise: %s%s\n",
                         s->r->broken[0] ? "BROKEN: " : "kept so far (docs/promises.md)",
@@ -302,7 +315,7 @@ static void on_ctl(server *s, const peer *from, const sw_msg *m)
         snprintf(why, sizeof why, "operator commands are taken on the operator socket %s "
                  "(ctl finds it by itself on the server's host)%s",
                  s->ops ? s->ops_ep : "(none: --ctl-bind none)",
-                 s->zap ? ", or from afar with an operator's CURVE key (--curve-operators)" : "");
+                 s->p->curve_key ? ", or from afar with an operator's CURVE key (--curve-operators)" : "");
         sw__server_refuse(s, from, SW_NO_WORKER, 0, why);
         return;
     } else if (strncmp(cmd, "policy ", 7) == 0) {

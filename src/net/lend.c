@@ -1,4 +1,4 @@
-/* Float buffers lent to ZeroMQ without a copy (see lend.h). */
+/* Float buffers lent to the network without a copy (see lend.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "lend.h"
 
@@ -13,12 +13,12 @@
 #define SPARE 2 /* idle buffers kept for reuse; more are freed */
 _Static_assert(HEADROOM >= SW_PROTO_HEADER, "the header must fit in front of the floats");
 
-enum { IDLE, BUSY, ORPHAN }; /* ORPHAN: busy, and freed by ZeroMQ's callback when it is done */
+enum { IDLE, BUSY, ORPHAN }; /* ORPHAN: busy, and freed when its frame goes */
 
 struct sw__lent {
     uint8_t *base;
     float *floats;
-    atomic_int state; /* BUSY while a frame reads it: set here, cleared on ZeroMQ's I/O thread */
+    atomic_int state; /* BUSY while a frame reads it: set here, cleared where the frame goes */
 };
 
 void sw__lender_init(sw__lender *l, size_t n) { *l = (sw__lender){.n = n}; }
@@ -114,42 +114,39 @@ float *sw__lender_writable(sw__lender *l, float *cur, bool keep)
     return w->floats;
 }
 
-static void returned(void *data, void *hint)
+static void returned(void *ctx)
 {
-    (void)data;
-    sw__lent *b = hint;
+    sw__lent *b = ctx;
     if (atomic_exchange_explicit(&b->state, IDLE, memory_order_acq_rel) == ORPHAN)
         drop(b);
 }
 
-bool sw__lender_frame(sw__lender *l, const float *floats, const sw_msg *m, zmq_msg_t *frame)
+sw_frame *sw__lender_frame(sw__lender *l, const float *floats, const sw_msg *m)
 {
     sw__lent *b = find(l, floats);
     if (!b || !idle(b) || m->payload_len != 4 * l->n)
-        return false;
+        return NULL;
     uint8_t *at = (uint8_t *)b->floats - SW_PROTO_HEADER;
     sw_msg header = *m;
     header.payload = NULL; /* already in place: only checksummed */
     sw_msg_encode(&header, at);
     atomic_store_explicit(&b->state, BUSY, memory_order_relaxed);
-    if (zmq_msg_init_data(frame, at, sw_msg_size(m->payload_len), returned, b) != 0) {
+    sw_frame *f = sw_frame_lend(at, sw_msg_size(m->payload_len), returned, b);
+    if (!f)
         atomic_store_explicit(&b->state, IDLE, memory_order_relaxed);
-        return false;
-    }
-    return true;
+    return f;
 }
 
-bool sw__frame_build(sw__lender *l, const sw_msg *m, const float *floats, zmq_msg_t *frame)
+sw_frame *sw__frame_build(sw__lender *l, const sw_msg *m, const float *floats)
 {
-    if (l && floats && sw__lender_frame(l, floats, m, frame))
-        return true;
-    if (zmq_msg_init_size(frame, sw_msg_size(m->payload_len)) != 0)
-        return false;
+    sw_frame *f = l && floats ? sw__lender_frame(l, floats, m) : NULL;
+    if (f || !(f = sw_frame_new(sw_msg_size(m->payload_len))))
+        return f;
     if (floats)
-        sw_msg_encode_floats(m, floats, zmq_msg_data(frame));
+        sw_msg_encode_floats(m, floats, sw_frame_data(f));
     else
-        sw_msg_encode(m, zmq_msg_data(frame));
-    return true;
+        sw_msg_encode(m, sw_frame_data(f));
+    return f;
 }
 
 float *sw__lender_engine_hook(void *ctx, float *theta)

@@ -1,15 +1,15 @@
-/* Float buffers lent to ZeroMQ without a copy.
+/* Float buffers lent to the network without a copy.
  *
  * A message travels as one frame: its 40-byte header, then its payload. A buffer of floats with
- * room for a header in front of them can therefore be sent as it is: ZeroMQ's I/O thread reads
- * it straight into the socket and says when it is done (the frame's free callback). Until then
- * the floats must not change, so whoever writes them first asks for a writable buffer: the same
- * one when nothing is reading it, otherwise another (copying the values when they must be kept).
- * Sending 4 MB of parameters this way costs their checksum instead of a copy and a checksum:
- * docs/results/net.md.
+ * room for a header in front of them can therefore be sent as it is, in a frame lent over it
+ * (syncwise/transport.h): ZeroMQ's I/O thread reads it straight into the socket, and the last
+ * reference to the frame gives the buffer back. Until then the floats must not change, so
+ * whoever writes them first asks for a writable buffer: the same one when nothing is reading
+ * it, otherwise another (copying the values when they must be kept). Sending 4 MB of parameters
+ * this way costs their checksum instead of a copy and a checksum: docs/results/net.md.
  *
- * One lender serves one thread (the server's loop, or a worker's); only the count of frames in
- * flight is shared with ZeroMQ's I/O thread.
+ * One lender serves one thread (the server's loop, or a worker's); only whether a buffer is in
+ * a frame is shared with the thread that drops the frame's last reference.
  */
 #ifndef SW_NET_LEND_H
 #define SW_NET_LEND_H
@@ -17,9 +17,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <zmq.h>
-
 #include "syncwise/proto.h"
+#include "syncwise/transport.h"
 
 typedef struct sw__lent sw__lent;
 
@@ -30,7 +29,7 @@ typedef struct sw__lender {
 } sw__lender;
 
 void sw__lender_init(sw__lender *l, size_t n);
-/* Frees every buffer, at once or, for one a frame still holds, when ZeroMQ releases it. */
+/* Frees every buffer, at once or, for one a frame still holds, when the frame goes. */
 void sw__lender_free(sw__lender *l);
 
 /* A buffer of n floats that no frame is reading, for writing: `cur` itself when it is one of
@@ -38,16 +37,15 @@ void sw__lender_free(sw__lender *l);
  * (with keep false) or a buffer from elsewhere. Returns cur itself when memory runs out. */
 float *sw__lender_writable(sw__lender *l, float *cur, bool keep);
 
-/* Builds `frame` as message m whose payload is the n floats at `floats` (m->payload_len must be
- * 4n), without copying them, when floats is one of this lender's idle buffers, and returns
- * true; the buffer is busy until ZeroMQ releases the frame. Returns false, and does nothing,
- * otherwise: the caller copies. */
-bool sw__lender_frame(sw__lender *l, const float *floats, const sw_msg *m, zmq_msg_t *frame);
+/* The frame of message m whose payload is the n floats at `floats` (m->payload_len must be 4n),
+ * lent over them, when floats is one of this lender's idle buffers; the buffer is busy until
+ * the frame's last reference goes. NULL, having done nothing, otherwise: the caller copies. */
+sw_frame *sw__lender_frame(sw__lender *l, const float *floats, const sw_msg *m);
 
-/* Builds `frame` as message m, always: lent as sw__lender_frame does when l is not NULL and can
- * lend `floats`, else written into ZeroMQ's own buffer (which the socket then sends without
- * another copy) from `floats` when given, m->payload otherwise. False when memory ran out. */
-bool sw__frame_build(sw__lender *l, const sw_msg *m, const float *floats, zmq_msg_t *frame);
+/* The frame of message m, always: lent as sw__lender_frame does when l is not NULL and can lend
+ * `floats`, else a frame of its own written from `floats` when given, m->payload otherwise.
+ * NULL when memory ran out. */
+sw_frame *sw__frame_build(sw__lender *l, const sw_msg *m, const float *floats);
 
 /* The engine's sw_engine_params.writable hook: ctx is a lender. */
 float *sw__lender_engine_hook(void *ctx, float *theta);

@@ -1,13 +1,12 @@
-/* Buffers lent to ZeroMQ: a lent buffer is never handed out for writing until ZeroMQ releases
- * it, its frame is a valid message, and freeing the lender while a frame holds a buffer is safe
- * (AddressSanitizer checks the last). */
+/* Buffers lent to the network: a lent buffer is never handed out for writing until its frame's
+ * last reference goes, its frame is a valid message, and freeing the lender while a frame holds a
+ * buffer is safe (AddressSanitizer checks the last). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <string.h>
-#include <zmq.h>
 
 #include "lend.h"
 #include "syncwise/proto.h"
@@ -34,11 +33,11 @@ static void a_lent_frame_is_the_message_without_a_copy(void **state)
     assert_non_null(g);
     fill(g, 1);
     sw_msg m = push_of(3);
-    zmq_msg_t frame;
-    assert_true(sw__lender_frame(&l, g, &m, &frame));
-    assert_ptr_equal((uint8_t *)zmq_msg_data(&frame) + SW_PROTO_HEADER, (uint8_t *)g);
+    sw_frame *frame = sw__lender_frame(&l, g, &m);
+    assert_non_null(frame);
+    assert_ptr_equal(sw_frame_data(frame) + SW_PROTO_HEADER, (uint8_t *)g);
     sw_msg got;
-    assert_int_equal(sw_msg_decode(zmq_msg_data(&frame), zmq_msg_size(&frame), 4 * N, &got, NULL),
+    assert_int_equal(sw_msg_decode(sw_frame_data(frame), sw_frame_size(frame), 4 * N, &got, NULL),
                      0);
     assert_int_equal(got.type, SW_MSG_PUSH);
     assert_int_equal(got.worker, 3);
@@ -46,7 +45,7 @@ static void a_lent_frame_is_the_message_without_a_copy(void **state)
     float back[N];
     assert_int_equal(sw_msg_get_floats(&got, back, N, NULL), 0); /* the checksum holds */
     assert_memory_equal(back, g, sizeof back);
-    zmq_msg_close(&frame);
+    sw_frame_unref(frame);
     sw__lender_free(&l);
 }
 
@@ -59,17 +58,20 @@ static void a_buffer_in_flight_is_never_written(void **state)
     fill(g, 1);
     assert_ptr_equal(sw__lender_writable(&l, g, true), g); /* idle: itself */
     sw_msg m = push_of(1);
-    zmq_msg_t frame;
-    assert_true(sw__lender_frame(&l, g, &m, &frame));
-    assert_false(sw__lender_frame(&l, g, &m, &frame)); /* one frame at a time: its header */
+    sw_frame *frame = sw__lender_frame(&l, g, &m);
+    assert_non_null(frame);
+    assert_null(sw__lender_frame(&l, g, &m)); /* one frame at a time: its header */
+    sw_frame *shared = sw_frame_ref(frame); /* sent to two receivers */
     float *w = sw__lender_writable(&l, g, true);
     assert_ptr_not_equal(w, g);
     assert_memory_equal(w, g, 4 * N); /* kept */
     fill(w, 100);
     float sent[N];
     fill(sent, 1);
-    assert_memory_equal((uint8_t *)zmq_msg_data(&frame) + SW_PROTO_HEADER, sent, sizeof sent);
-    zmq_msg_close(&frame); /* ZeroMQ is done: g is free again */
+    assert_memory_equal(sw_frame_data(frame) + SW_PROTO_HEADER, sent, sizeof sent);
+    sw_frame_unref(frame);
+    assert_ptr_not_equal(sw__lender_writable(&l, g, false), g); /* the other still reads it */
+    sw_frame_unref(shared); /* both are done: g is free again */
     assert_ptr_equal(sw__lender_writable(&l, g, false), g);
     sw__lender_free(&l);
 }
@@ -80,13 +82,12 @@ static void foreign_buffers_and_wrong_sizes_are_not_lent(void **state)
     sw__lender l;
     sw__lender_init(&l, N);
     static float mine[N];
-    zmq_msg_t frame;
     sw_msg m = push_of(1);
-    assert_false(sw__lender_frame(&l, mine, &m, &frame));
+    assert_null(sw__lender_frame(&l, mine, &m));
     float *g = sw__lender_writable(&l, mine, true); /* a foreign buffer is copied in */
     assert_ptr_not_equal(g, mine);
     m.payload_len = 4 * N - 4;
-    assert_false(sw__lender_frame(&l, g, &m, &frame));
+    assert_null(sw__lender_frame(&l, g, &m));
     sw__lender_free(&l);
 }
 
@@ -95,16 +96,16 @@ static void a_burst_of_frames_leaves_few_buffers_behind(void **state)
     (void)state;
     sw__lender l;
     sw__lender_init(&l, N);
-    zmq_msg_t frames[10];
+    sw_frame *frames[10];
     float *g = NULL;
     sw_msg m = push_of(1);
     for (int i = 0; i < 10; i++) {
         g = sw__lender_writable(&l, g, false);
-        assert_true(sw__lender_frame(&l, g, &m, &frames[i]));
+        assert_non_null(frames[i] = sw__lender_frame(&l, g, &m));
     }
     assert_int_equal(l.count, 10);
     for (int i = 0; i < 10; i++)
-        zmq_msg_close(&frames[i]);
+        sw_frame_unref(frames[i]);
     g = sw__lender_writable(&l, g, false);
     assert_true(l.count <= 3);
     sw__lender_free(&l);
@@ -118,13 +119,13 @@ static void freeing_the_lender_leaves_frames_readable(void **state)
     float *g = sw__lender_writable(&l, NULL, false);
     fill(g, 7);
     sw_msg m = push_of(1);
-    zmq_msg_t frame;
-    assert_true(sw__lender_frame(&l, g, &m, &frame));
+    sw_frame *frame = sw__lender_frame(&l, g, &m);
+    assert_non_null(frame);
     sw__lender_free(&l); /* a frame queued for a server that is down, say */
     sw_msg got;
-    assert_int_equal(sw_msg_decode(zmq_msg_data(&frame), zmq_msg_size(&frame), 4 * N, &got, NULL),
+    assert_int_equal(sw_msg_decode(sw_frame_data(frame), sw_frame_size(frame), 4 * N, &got, NULL),
                      0);
-    zmq_msg_close(&frame); /* frees the buffer now */
+    sw_frame_unref(frame); /* frees the buffer now */
 }
 
 int main(void)

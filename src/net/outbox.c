@@ -1,36 +1,32 @@
 /* What the server sends: answers, refusals, and the releases an engine decision calls for.
  *
- * Every message is built in a ZeroMQ frame that the socket then sends without another copy, and
- * the parameters are lent to ZeroMQ as they are when nothing else reads them (lend.h).
+ * Every message is built in a frame that the network then sends without another copy, and the
+ * parameters are lent to it as they are when nothing else reads them (lend.h).
  */
 #include <string.h>
-#include <zmq.h>
 
 #include "server_internal.h"
 #include "syncwise/log.h"
 
-/* Builds the frame of message m (payload copied from m->payload, or the parameters when it is
- * NULL and m->payload_len is not zero). The parameters are lent to ZeroMQ as they are when
- * nothing else reads them (lend.h): the cost is their checksum. Otherwise they are written
- * straight into ZeroMQ's own buffer with their checksum, in one pass. */
-static bool build_frame(server *s, const sw_msg *m, zmq_msg_t *frame)
+/* The frame of message m (payload copied from m->payload, or the parameters when it is NULL
+ * and m->payload_len is not zero). The parameters are lent as they are when nothing else reads
+ * them (lend.h): the cost is their checksum. Otherwise they are written straight into the frame
+ * with their checksum, in one pass. NULL when memory ran out. */
+static sw_frame *build_frame(server *s, const sw_msg *m)
 {
     const float *params = !m->payload && m->payload_len ? sw__server_params(s) : NULL;
-    if (sw__frame_build(s->lending ? &s->lender : NULL, m, params, frame))
-        return true;
-    sw_log(SW_LOG_WARN, "no memory for a %zu-byte message", sw_msg_size(m->payload_len));
-    return false;
+    sw_frame *f = sw__frame_build(s->lending ? &s->lender : NULL, m, params);
+    if (!f)
+        sw_log(SW_LOG_WARN, "no memory for a %zu-byte message", sw_msg_size(m->payload_len));
+    return f;
 }
 
-/* Sends a frame to a peer, on the socket it came from, and gives it up. */
-static void send_frame(server *s, const peer *to, zmq_msg_t *frame)
+/* Sends a frame to a peer, on the socket it came from, and gives it up. A full peer queue or
+ * a vanished peer only loses it; the heartbeat decides. */
+static void send_frame(server *s, const peer *to, sw_frame *f)
 {
-    void *sock = to->sock ? to->sock : s->sock;
-    s->r->bytes_out += zmq_msg_size(frame);
-    /* A full peer queue or a vanished peer only loses this message; the heartbeat decides. */
-    zmq_send(sock, to->route, to->route_len, ZMQ_SNDMORE | ZMQ_DONTWAIT);
-    if (zmq_msg_send(frame, sock, ZMQ_DONTWAIT) < 0)
-        zmq_msg_close(frame);
+    s->r->bytes_out += sw_frame_size(f);
+    sw_send(to->sock ? to->sock : s->sock, to->route, to->route_len, f);
 }
 
 void sw__server_send_at(server *s, const peer *to, sw_msg_type type, uint32_t worker,
@@ -38,9 +34,9 @@ void sw__server_send_at(server *s, const peer *to, sw_msg_type type, uint32_t wo
 {
     sw_msg m = {.type = type, .worker = worker, .flags = flags, .version = version,
                 .payload = payload, .payload_len = len};
-    zmq_msg_t frame;
-    if (build_frame(s, &m, &frame))
-        send_frame(s, to, &frame);
+    sw_frame *f = build_frame(s, &m);
+    if (f)
+        send_frame(s, to, f);
 }
 
 void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worker,
@@ -65,46 +61,37 @@ void sw__server_refuse(server *s, const peer *to, uint32_t worker, uint32_t flag
 }
 
 /* Sends a RELEASE with the parameters to `to`. Every worker released by one engine result gets
- * the same bytes, so they share one frame per value of the flags (ZeroMQ counts the references
- * to its buffer), with SW_NO_WORKER for the worker id: a bsp barrier of N workers costs one
- * checksum of the parameters and no copy, not N of each. */
-static void release_with_model(server *s, const peer *to, uint32_t flags, zmq_msg_t *shared,
-                               bool *built)
+ * the same bytes, so they share one frame per value of the flags (references to one buffer),
+ * with SW_NO_WORKER for the worker id: a bsp barrier of N workers costs one checksum of the
+ * parameters and no copy, not N of each. */
+static void release_with_model(server *s, const peer *to, uint32_t flags, sw_frame **shared)
 {
-    if (!*built) {
+    if (!*shared) {
         sw_msg m = {.type = SW_MSG_RELEASE, .worker = SW_NO_WORKER, .flags = flags,
                     .version = sw_engine_version(s->engine), .payload_len = 4 * s->n};
-        if (!build_frame(s, &m, shared))
+        if (!(*shared = build_frame(s, &m)))
             return;
-        *built = true;
     }
-    zmq_msg_t frame;
-    zmq_msg_init(&frame);
-    if (zmq_msg_copy(&frame, shared) == 0)
-        send_frame(s, to, &frame);
-    else
-        zmq_msg_close(&frame);
+    send_frame(s, to, sw_frame_ref(*shared));
 }
 
 void sw__server_follow(server *s, const sw_engine_result *res)
 {
-    zmq_msg_t shared[2]; /* by SW_FLAG_DROPPED */
-    bool built[2] = {false, false};
+    sw_frame *shared[2] = {NULL, NULL}; /* by SW_FLAG_DROPPED */
     for (uint32_t i = 0; i < res->n_released; i++) {
         uint32_t w = res->released[i];
         conn *c = &s->conns[w];
         if (!c->live)
             continue;
-        peer to = {.route = c->route, .route_len = c->route_len};
+        peer to = {.route = c->route, .route_len = c->route_len, .sock = s->sock};
         uint32_t flags = (c->wants_model ? SW_FLAG_MODEL : 0) | (c->dropped ? SW_FLAG_DROPPED : 0);
         if (c->wants_model)
-            release_with_model(s, &to, flags, &shared[c->dropped], &built[c->dropped]);
+            release_with_model(s, &to, flags, &shared[c->dropped]);
         else
             sw__server_send(s, &to, SW_MSG_RELEASE, w, flags, NULL, 0);
         c->dropped = false;
     }
-    for (int d = 0; d < 2; d++)
-        if (built[d])
-            zmq_msg_close(&shared[d]);
+    sw_frame_unref(shared[0]);
+    sw_frame_unref(shared[1]);
     s->wake_at = res->wake_at;
 }

@@ -1,8 +1,8 @@
-/* The server: setup, the poll loop, heartbeats, evaluations and checkpoints.
+/* The server: its setup, its sockets, and the end of its run.
  *
- * One thread, one ROUTER socket, one linear loop: wait for a message or the next deadline (the
- * policy's wake-up, a heartbeat check, an evaluation, a checkpoint), handle it, repeat.
- * Gradients are read where ZeroMQ received them; what the server sends is in outbox.c.
+ * One thread, one listener, one agent of the loop (syncwise/transport.h): a turn handles what
+ * arrived and what is due (server_turn.c). Gradients are read where they landed; what the
+ * server sends is in outbox.c; its message handlers are in handlers.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -11,18 +11,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zmq.h>
 
 #include "server_internal.h"
 #include "syncwise/check.h"
 #include "syncwise/ckpt.h"
-#include "syncwise/clock.h"
-#include "syncwise/curve.h"
 #include "syncwise/err.h"
 #include "syncwise/file.h"
 #include "syncwise/log.h"
-
-#define HEARTBEAT_CHECK_S 0.2
 
 sw_server_params sw_server_default_params(void)
 {
@@ -35,7 +30,7 @@ sw_server_params sw_server_default_params(void)
     };
 }
 
-double sw__server_now(const server *s) { return sw_clock_now_s() - s->t0; }
+double sw__server_now(const server *s) { return sw_net_now(s->net) - s->t0; }
 
 const float *sw__server_params(server *s)
 {
@@ -45,18 +40,25 @@ const float *sw__server_params(server *s)
     return s->snapshot;
 }
 
-bool sw__server_engine_ok(server *s, int rc, const char *what, uint32_t w)
+void sw__server_fail(server *s, int rc, const char *why)
 {
-    if (rc == 0)
-        return true;
     if (!s->rc) {
-        const char *why = sw_engine_error(s->engine);
-        snprintf(s->msg, sizeof s->msg, "the engine refused the %s of worker %u: %s", what, w,
-                 why ? why : sw_strerror(rc));
+        snprintf(s->msg, sizeof s->msg, "%s", why);
         sw_log(SW_LOG_ERROR, "%s", s->msg);
         s->rc = rc;
     }
     s->done = true;
+}
+
+bool sw__server_engine_ok(server *s, int rc, const char *what, uint32_t w)
+{
+    if (rc == 0)
+        return true;
+    const char *why = sw_engine_error(s->engine);
+    char msg[SW_ERR_LEN];
+    snprintf(msg, sizeof msg, "the engine refused the %s of worker %u: %s", what, w,
+             why ? why : sw_strerror(rc));
+    sw__server_fail(s, rc, msg);
     return false;
 }
 
@@ -250,10 +252,10 @@ static int bind_operators(server *s, const char *bound, char *err)
         return rc;
     if (!rc && private_ipc)
         unlink(s->ops_ep + 6); /* a socket a killed server left behind */
-    s->ops = rc ? NULL : zmq_socket(s->zctx, ZMQ_ROUTER);
-    if (!rc && (!s->ops || zmq_bind(s->ops, s->ops_ep) != 0))
-        return sw_fail(err, SW_EIO, "cannot bind the operator socket %s: %s", s->ops_ep,
-                       zmq_strerror(errno));
+    if (!rc && (rc = sw_listen(s->net, &s->ops, &(sw_listen_params){.endpoint = s->ops_ep,
+                                                                     .max_frame = 65536},
+                               err)))
+        return rc;
     if (!rc && !strncmp(s->ops_ep, "ipc://", 6))
         chmod(s->ops_ep + 6, 0600);
     if (!rc)
@@ -262,210 +264,33 @@ static int bind_operators(server *s, const char *bound, char *err)
     return rc;
 }
 
-static int bind_socket(server *s, char *err)
+static int write_endpoint(const char *path, const char *ep, char *err)
 {
-    s->zctx = zmq_ctx_new();
-    s->sock = s->zctx ? zmq_socket(s->zctx, ZMQ_ROUTER) : NULL;
-    if (!s->sock)
-        return sw_fail(err, SW_EIO, "cannot create a ZeroMQ socket: %s", zmq_strerror(errno));
-    int linger = 1000;
-    /* A sparse push may name every weight: 8 bytes each. */
-    int64_t max = (int64_t)sw_msg_size((sw_task_is_sparse(s->task) ? 8 : 4) * s->n + 8192);
-    zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_setsockopt(s->sock, ZMQ_MAXMSGSIZE, &max, sizeof max); /* oversized frames never land */
-    if (s->p->curve_key) {
-        sw_curve_keys keys;
-        int rc;
-        if (!sw_curve_available())
-            return sw_fail(err, SW_ENOTFOUND, "this libzmq has no CURVE support");
-        if (!s->p->curve_clients)
-            return sw_fail(err, SW_EINVAL, "CURVE needs the authorised clients' keys");
-        if ((rc = sw_curve_read(s->p->curve_key, 1, &keys, err)) ||
-            (rc = sw_zap_new(&s->zap, s->zctx, s->p->curve_clients, s->p->curve_operators,
-                             err)) ||
-            (rc = sw_curve_server(s->sock, &keys, err)))
-            return rc;
-    }
-    char bind[300];
-    int rc = sw_endpoint_check(s->p->bind, true, bind, sizeof bind, err);
-    if (rc)
-        return rc;
-    if (zmq_bind(s->sock, bind) != 0)
-        return sw_fail(err, SW_EIO, "cannot bind %s: %s%s", s->p->bind, zmq_strerror(errno),
-                       errno == ENODEV ? " (give an address, a host name or an interface)" : "");
-    char ep[256];
-    size_t len = sizeof ep;
-    zmq_getsockopt(s->sock, ZMQ_LAST_ENDPOINT, ep, &len);
-    sw_log(SW_LOG_INFO, "serving %s on %s (%zu parameters, version %llu)", s->p->policy, ep, s->n,
-           (unsigned long long)s->r->start_version);
-    if (s->p->endpoint_file) {
-        FILE *f = fopen(s->p->endpoint_file, "w");
-        if (!f || fprintf(f, "%s\n", ep) < 0 || fclose(f) != 0)
-            return sw_fail(err, SW_EIO, "%s: cannot write the endpoint", s->p->endpoint_file);
-    }
-    return bind_operators(s, ep, err);
+    FILE *f = fopen(path, "w");
+    if (!f || fprintf(f, "%s\n", ep) < 0 || fclose(f) != 0)
+        return sw_fail(err, SW_EIO, "%s: cannot write the endpoint", path);
+    return 0;
 }
 
-/* Discards the rest of a multi-frame message; returns how many frames it had beyond the first. */
-static int drain(void *sock, zmq_msg_t *last)
-{
-    int extra = 0;
-    while (zmq_msg_more(last)) {
-        zmq_msg_close(last);
-        zmq_msg_init(last);
-        if (zmq_msg_recv(last, sock, 0) < 0)
-            break;
-        extra++;
-    }
-    return extra;
-}
-
-/* Receives and handles one message: the routing id frame, then exactly one message frame. A
- * sender may switch the policy when it came on the operator socket or holds an operator's
- * CURVE key. */
-static void receive(server *s, void *sock)
-{
-    zmq_msg_t id, body, tail;
-    zmq_msg_init(&id);
-    zmq_msg_init(&body);
-    zmq_msg_init(&tail);
-    if (zmq_msg_recv(&id, sock, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&id) &&
-        zmq_msg_recv(&body, sock, 0) >= 0) {
-        const char *user = sock == s->sock ? zmq_msg_gets(&body, "User-Id") : NULL;
-        peer from = {.route = zmq_msg_data(&id), .route_len = zmq_msg_size(&id), .sock = sock,
-                     .operator = sock == s->ops || (user && !strcmp(user, SW_ZAP_OPERATOR))};
-        sw_msg m;
-        char why[SW_ERR_LEN];
-        /* A sparse push may name every weight: 8 bytes each. */
-        uint64_t limit = (sw_task_is_sparse(s->task) ? 8 : 4) * (uint64_t)s->n + 8192;
-        s->r->bytes_in += zmq_msg_size(&body);
-        if (zmq_msg_more(&body)) {
-            zmq_msg_copy(&tail, &body);
-            drain(sock, &tail);
-            sw__server_refuse(s, &from, SW_NO_WORKER, 0, "a message must be a single frame");
-        } else if (sw_msg_decode(zmq_msg_data(&body), zmq_msg_size(&body), limit, &m, why) == 0) {
-            s->body = &body;
-            sw__server_handle(s, &from, &m);
-            s->body = NULL;
-        } else {
-            sw__server_refuse(s, &from, SW_NO_WORKER, 0, why);
-        }
-    }
-    zmq_msg_close(&id);
-    zmq_msg_close(&body);
-    zmq_msg_close(&tail);
-}
-
-static void check_heartbeats(server *s)
-{
-    double now = sw__server_now(s);
-    for (uint32_t w = 0; w < s->slots; w++)
-        if (s->conns[w].live && now - s->conns[w].last_seen > s->p->heartbeat_timeout_s)
-            sw__server_drop_worker(s, w, true);
-}
-
-static int checkpoint(server *s, char *err)
-{
-    if (!s->p->checkpoint)
-        return 0;
-    sw_ckpt c = {.desc = sw_task_desc(s->task),
-                 .model_version = sw_engine_version(s->engine), .seed = s->p->seed,
-                 .n_params = s->n, .params = (float *)sw__server_params(s)};
-    snprintf(c.data_spec, sizeof c.data_spec, "%s", s->p->data);
-    snprintf(c.note, sizeof c.note, "policy=%s", sw_engine_policy_name(s->engine));
-    s->last_ckpt_applies = sw_engine_version(s->engine);
-    s->next_ckpt = sw__server_now(s) + (s->p->checkpoint_s > 0 ? s->p->checkpoint_s : INFINITY);
-    return sw_ckpt_save(s->p->checkpoint, &c, err);
-}
-
-static bool evaluate(server *s)
-{
-    sw_eval e;
-    sw_task_evaluate(s->task, sw__server_params(s), &e);
-    double now = sw__server_now(s);
-    uint64_t V = sw_engine_version(s->engine);
-    s->rate = now > s->last_rate_t ? (double)(V - s->rate_applies) / (now - s->last_rate_t) : 0;
-    s->rate_applies = V;
-    s->last_rate_t = now;
-    s->r->final_acc = e.accuracy;
-    s->r->final_loss = e.loss;
-    sw_event ev = {.kind = SW_EV_EVAL, .t = now, .V = V, .loss = e.loss, .accuracy = e.accuracy};
-    if (s->p->log)
-        sw_event_write_jsonl(s->p->log, &ev);
-    if (s->p->on_eval)
-        s->p->on_eval(s->p->on_eval_ctx, now, V, e.loss, e.accuracy,
-                      sw_engine_get_view(s->engine)->n_live);
-    s->next_eval = now + s->p->eval_every_s;
-    bool improved;
-    return sw_stopper_eval(&s->stopper,
-                           &(sw_stop_eval){.accuracy = e.accuracy, .loss = e.loss,
-                                           .train_loss = NAN, .classify = true},
-                           &improved) == SW_STOP_TARGET_ACC;
-}
-
-/* The next evaluation; once before the start (the initial model), then none until it. */
-static double eval_due_at(const server *s)
-{
-    return s->started || s->next_eval == 0 ? s->next_eval : INFINITY;
-}
-
-static long timeout_ms(const server *s)
-{
-    double now = sw__server_now(s), next = now + HEARTBEAT_CHECK_S;
-    next = eval_due_at(s) < next ? eval_due_at(s) : next;
-    next = s->wake_at >= 0 && s->wake_at < next ? s->wake_at : next;
-    return next > now ? (long)ceil((next - now) * 1000) : 0;
-}
-
-/* Handles a burst from one socket (at most 64 messages), then returns to the deadlines. */
-static void drain_socket(server *s, void *sock)
-{
-    for (int k = 0; k < 64 && !s->done; k++) {
-        zmq_pollitem_t again = {.socket = sock, .events = ZMQ_POLLIN};
-        if (k > 0 && zmq_poll(&again, 1, 0) <= 0)
-            break;
-        receive(s, sock);
-    }
-}
-
-static int loop(server *s, char *err)
+/* The listener workers reach (with CURVE when keys are given), and the operator socket. */
+static int bind_sockets(server *s, char *err)
 {
     const sw_server_params *p = s->p;
-    while (!s->done && !(p->stop && *p->stop)) {
-        zmq_pollitem_t items[3] = {{.socket = s->sock, .events = ZMQ_POLLIN}};
-        int n = 1, ops = -1, zap = -1;
-        if (s->ops)
-            items[ops = n++] = (zmq_pollitem_t){.socket = s->ops, .events = ZMQ_POLLIN};
-        if (s->zap)
-            items[zap = n++] = (zmq_pollitem_t){.socket = sw_zap_socket(s->zap),
-                                                .events = ZMQ_POLLIN};
-        if (zmq_poll(items, n, timeout_ms(s)) > 0) {
-            if (zap >= 0 && (items[zap].revents & ZMQ_POLLIN))
-                sw_zap_handle(s->zap);
-            if (ops >= 0 && (items[ops].revents & ZMQ_POLLIN))
-                drain_socket(s, s->ops);
-            if (items[0].revents & ZMQ_POLLIN)
-                drain_socket(s, s->sock);
-        }
-        double now = sw__server_now(s);
-        check_heartbeats(s);
-        if (s->wake_at >= 0 && now >= s->wake_at) {
-            sw_engine_result res;
-            if (sw__server_engine_ok(s, sw_engine_tick(s->engine, now, &res), "wake-up",
-                                     SW_NO_WORKER))
-                sw__server_follow(s, &res);
-        }
-        uint64_t V = sw_engine_version(s->engine);
-        if (now >= eval_due_at(s) && evaluate(s))
-            s->r->reached = s->done = true;
-        if (sw_stopper_limits(&s->stopper, now, V - s->r->start_version, 0))
-            s->done = true;
-        bool due = (p->checkpoint_applies && V - s->last_ckpt_applies >= p->checkpoint_applies) ||
-                   now >= s->next_ckpt;
-        if (due && checkpoint(s, err))
-            return SW_EIO;
-    }
-    return 0;
+    sw_listen_params lp = {
+        .endpoint = p->bind, .linger_s = 1,
+        /* A sparse push may name every weight: 8 bytes each. Longer frames never land. */
+        .max_frame = sw_msg_size((sw_task_is_sparse(s->task) ? 8 : 4) * s->n + 8192),
+        .curve_key = p->curve_key, .curve_clients = p->curve_clients,
+        .curve_operators = p->curve_operators};
+    int rc = sw_listen(s->net, &s->sock, &lp, err);
+    if (rc)
+        return rc;
+    const char *ep = sw_sock_endpoint(s->sock);
+    sw_log(SW_LOG_INFO, "serving %s on %s (%zu parameters, version %llu)", p->policy, ep, s->n,
+           (unsigned long long)s->r->start_version);
+    if (p->endpoint_file && (rc = write_endpoint(p->endpoint_file, ep, err)))
+        return rc;
+    return bind_operators(s, ep, err);
 }
 
 /* Tells every live worker the run is over, so that none waits for a reply that never comes. */
@@ -480,16 +305,10 @@ static void finish(server *s)
 
 static void teardown(server *s)
 {
-    sw__pool_stop(&s->pool); /* its threads' sockets close before the context ends, and its
-                              * jobs are done before the engine goes */
+    sw__pool_stop(&s->pool); /* its jobs are done before the engine goes */
     free(s->snapshot);
-    if (s->sock)
-        zmq_close(s->sock);
-    if (s->ops)
-        zmq_close(s->ops);
-    sw_zap_free(s->zap);
-    if (s->zctx)
-        zmq_ctx_term(s->zctx); /* after it, ZeroMQ holds no lent buffer */
+    sw_sock_close(s->sock);
+    sw_sock_close(s->ops);
     sw_engine_free(s->engine);
     sw_check_free(s->check);
     sw_run_stats_free(&s->stats);
@@ -500,6 +319,7 @@ static void teardown(server *s)
     free(s->sval);
     free(s->grad);
     free(s->conns);
+    free(s);
 }
 
 /* The log's first line, the same "start" line the simulator writes. */
@@ -525,43 +345,85 @@ static void log_end(server *s)
                          s->r->reached ? "target accuracy" : "stopped");
 }
 
-int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err)
+int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p,
+                  sw_server_result *r, char *err)
 {
-    memset(out, 0, sizeof *out);
-    out->started_s = -1;
-    server s = {.p = p, .r = out, .wake_at = -1};
+    *out = NULL;
+    memset(r, 0, sizeof *r);
+    r->started_s = -1;
+    server *s = calloc(1, sizeof *s);
+    if (!s)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    *s = (server){.p = p, .r = r, .net = net, .wake_at = -1};
     /* Tokens differ from one server run to the next: the clock and the process id seed them. */
-    uint64_t now_ns = (uint64_t)(sw_clock_now_s() * 1e9);
-    sw_rng_seed(&s.tokens, now_ns ^ (uint64_t)getpid(), 0x746f6b656eULL);
-    int rc = setup(&s, err);
+    uint64_t now_ns = (uint64_t)(sw_net_now(net) * 1e9);
+    sw_rng_seed(&s->tokens, now_ns ^ (uint64_t)getpid(), 0x746f6b656eULL);
+    int rc = setup(s, err);
     if (!rc)
-        rc = bind_socket(&s, err);
-    if (!rc && s.threaded)
-        rc = sw__pool_start(&s.pool, s.zctx, s.engine, s.n, p->apply_threads, err);
-    if (!rc) {
-        s.t0 = sw_clock_now_s();
-        s.next_eval = 0;
-        s.last_ckpt_applies = out->start_version;
-        s.rate_applies = out->start_version;
-        s.next_ckpt = p->checkpoint_s > 0 ? p->checkpoint_s : INFINITY;
-        if (p->log)
-            log_start(&s);
-        rc = loop(&s, err);
-        if (!rc && s.rc)
-            rc = sw_fail(err, s.rc, "%s", s.msg);
-        if (!rc)
-            evaluate(&s);
-        if (!rc)
-            rc = checkpoint(&s, err);
-        finish(&s);
-        if (!rc)
-            log_end(&s);
-        if (!rc && out->broken[0])
-            rc = sw_fail(err, SW_EPROMISE, "the policy broke its promise: %s", out->broken);
-        out->elapsed_s = sw__server_now(&s);
-        out->version = sw_engine_version(s.engine);
-        out->applies = out->version - out->start_version;
+        rc = bind_sockets(s, err);
+    if (!rc && s->threaded)
+        rc = sw__pool_start(&s->pool, s->engine, s->n, p->apply_threads, err);
+    if (rc) {
+        teardown(s);
+        return rc;
     }
-    teardown(&s);
+    s->t0 = sw_net_now(net);
+    s->next_eval = 0;
+    s->last_ckpt_applies = r->start_version;
+    s->rate_applies = r->start_version;
+    s->next_ckpt = p->checkpoint_s > 0 ? p->checkpoint_s : INFINITY;
+    s->agent = (sw_agent){.turn = sw__server_turn, .ctx = s, .socks = {s->sock}, .n_socks = 1};
+    if (s->ops)
+        s->agent.socks[s->agent.n_socks++] = s->ops;
+    if (p->log)
+        log_start(s);
+    *out = s;
+    return 0;
+}
+
+sw_agent *sw_server_agent(sw_server *s) { return &s->agent; }
+
+const char *sw_server_endpoint(const sw_server *s) { return sw_sock_endpoint(s->sock); }
+
+int sw_server_end(sw_server *s, char *err)
+{
+    sw_server_result *out = s->r;
+    int rc = s->rc ? sw_fail(err, s->rc, "%s", s->msg) : 0;
+    if (!rc)
+        sw__server_evaluate(s);
+    if (!rc)
+        rc = sw__server_checkpoint(s, err);
+    finish(s);
+    if (!rc)
+        log_end(s);
+    if (!rc && out->broken[0])
+        rc = sw_fail(err, SW_EPROMISE, "the policy broke its promise: %s", out->broken);
+    out->elapsed_s = sw__server_now(s);
+    out->version = sw_engine_version(s->engine);
+    out->applies = out->version - out->start_version;
+    teardown(s);
     return rc;
 }
+
+int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err)
+{
+    sw_net *net;
+    sw_server *s = NULL;
+    sw_loop *loop = NULL;
+    int rc = sw_net_zmq_new(&net, err);
+    if (rc) {
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
+    if (!(rc = sw_server_new(&s, net, p, out, err)) && !(rc = sw_loop_new(&loop, net, err)) &&
+        !(rc = sw_loop_add(loop, sw_server_agent(s), err)))
+        rc = sw_loop_run(loop, p->stop, INFINITY, err);
+    if (s && rc)
+        sw__server_fail(s, rc, err);
+    if (s)
+        rc = sw_server_end(s, err);
+    sw_loop_free(loop);
+    sw_net_free(net);
+    return rc;
+}
+

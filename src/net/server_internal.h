@@ -1,11 +1,10 @@
-/* The server's state, shared by its loop (server.c) and its message handlers (handlers.c). */
+/* The server's state, shared by its setup (server.c), its turns (server_turn.c), its message
+ * handlers (handlers.c) and what it sends (outbox.c). */
 #ifndef SW_SERVER_INTERNAL_H
 #define SW_SERVER_INTERNAL_H
 
-#include "syncwise/data.h"
 #include "syncwise/engine.h"
 #include "syncwise/err.h"
-#include "syncwise/model.h"
 #include "syncwise/net.h"
 #include "apply_pool.h"
 #include "lend.h"
@@ -13,13 +12,15 @@
 #include "syncwise/rng.h"
 #include "syncwise/run.h"
 #include "syncwise/task.h"
+#include "syncwise/transport.h"
 
 /* One worker slot's connection. */
 typedef struct conn {
-    uint8_t route[256]; /* the ZeroMQ routing id of its socket */
+    uint8_t route[SW_ROUTE_MAX]; /* the route of the connection it joined from */
     size_t route_len;
     double last_seen;
     bool live, wants_model, dropped;
+    bool used; /* a worker held this slot once */
     uint64_t token; /* this membership's, from WELCOME: a worker's heartbeats carry it */
 } conn;
 
@@ -27,16 +28,17 @@ typedef struct conn {
 typedef struct peer {
     const uint8_t *route;
     size_t route_len;
-    void *sock;    /* the socket it came on; NULL: the main one */
+    sw_sock *sock; /* the socket it came on */
     bool operator; /* it may switch the policy: on the operator socket, or a CURVE operator */
 } peer;
 
-typedef struct server {
+struct sw_server {
     const sw_server_params *p;
-    void *zctx, *sock;
-    void *ops;              /* the operator socket (ctl_bind), or NULL */
+    sw_net *net;
+    sw_sock *sock;
+    sw_sock *ops;           /* the operator socket (ctl_bind), or NULL */
     char ops_ep[256];
-    struct sw_zap *zap; /* CURVE's client check, or NULL */
+    sw_agent agent;         /* its turns (server_turn.c) */
     sw_engine *engine;
     struct sw_check *check; /* the policy's promise, held on every event */
     sw_run_stats stats;     /* fed by every event: per worker steps, last push, staleness */
@@ -48,7 +50,7 @@ typedef struct server {
     float *snapshot;        /* threaded: the parameters as last read from the engine */
     sw__lender lender;      /* dense and not threaded: θ is sent without a copy (lend.h) */
     bool lending;
-    zmq_msg_t *body;        /* the frame being handled (for handing it to the pool) */
+    sw_frame *body;         /* the frame being handled (for handing it to the pool) */
     size_t n;               /* parameters */
     float *grad;            /* a decoded gradient */
     uint32_t *sidx;         /* a decoded sparse gradient or index list (n entries) */
@@ -61,10 +63,12 @@ typedef struct server {
     double rate;            /* applies per second over the last window */
     bool started;           /* wait_workers have joined: the engine knows the live workers */
     bool done;
+    bool ended;             /* sw_server_end ran the end of the run */
     int rc;                 /* a failure that ends the run (0: none), and what it was */
     char msg[SW_ERR_LEN];
     sw_server_result *r;
-} server;
+};
+typedef struct sw_server server;
 
 double sw__server_now(const server *s);
 /* The parameters now: the engine's own, or a snapshot of a concurrent engine's. */
@@ -99,5 +103,15 @@ void sw__server_handle(server *s, const peer *from, const sw_msg *m);
 
 /* Removes worker w (crashed or leaving) from the engine and forgets its connection. */
 void sw__server_drop_worker(server *s, uint32_t w, bool crashed);
+
+/* Records the failure that ends the run (the first one) and stops it. */
+void sw__server_fail(server *s, int rc, const char *why);
+
+/* One turn (sw_agent.turn): what arrived, then what is due; the next turn's time. */
+double sw__server_turn(void *ctx, double now);
+/* An evaluation on the held-out set, logged; whether it met the target accuracy. */
+bool sw__server_evaluate(server *s);
+/* A checkpoint, when the run keeps one. */
+int sw__server_checkpoint(server *s, char *err);
 
 #endif

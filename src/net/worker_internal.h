@@ -1,16 +1,17 @@
-/* The worker process's state, shared by its dense path (worker.c) and its sparse path
- * (worker_sparse.c). */
+/* The worker's state, shared by its turns and handlers (worker.c), its joining (worker_join.c),
+ * its steps (worker_step.c) and its heartbeat thread (worker_heartbeat.c). */
 #ifndef SW_NET_WORKER_INTERNAL_H
 #define SW_NET_WORKER_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <zmq.h>
 
-#include "syncwise/curve.h"
+#include "syncwise/err.h"
 #include "syncwise/net.h"
 #include "syncwise/proto.h"
 #include "syncwise/task.h"
+#include "syncwise/transport.h"
 #include "lend.h"
 
 /* The run's configuration, as WELCOME states it. */
@@ -23,53 +24,87 @@ typedef struct config {
     char data[512], model[128], batch_mode[16];
 } config;
 
-typedef struct worker {
+/* Where the worker is in the protocol. */
+typedef enum worker_state {
+    JOINING,  /* JOIN sent, WELCOME due (sent again every JOIN_RETRY_S) */
+    HELD,     /* the server holds us (WELCOME before the first RELEASE, or WAIT): it may be
+               * silent as long as it echoes our heartbeats */
+    ANSWER,   /* we pushed: WAIT or RELEASE due */
+    PULLING,  /* a sparse step asked for its weights: MODEL_SPARSE due */
+    COMPUTED, /* the gradient is ready: it goes at push_at */
+    OVER,     /* done: the run is over, max_steps, or a failure */
+} worker_state;
+
+struct sw_worker {
     const sw_worker_params *p;
-    void *zctx, *sock;
+    sw_worker_result *r;
+    sw_net *net;
+    sw_sock *sock;
+    sw_agent agent;
+    worker_state state;
+    double since;   /* when the state began (JOINING: the first JOIN) */
+    double sent_at; /* JOINING: the last JOIN */
+    double push_at; /* COMPUTED */
+    int rc;         /* the failure that ended the run (0: none), and what it was */
+    char msg[SW_ERR_LEN];
     config cfg;
     bool loaded;
     sw_task_data data;
     sw_task *task;
     sw_learner *learner;
-    sw_grad grad;  /* dense: one of the lender's buffers, sent without a copy (lend.h) */
+    sw_grad grad; /* dense: one of the lender's buffers, sent without a copy (lend.h) */
     float *params;
     /* The parameters the next gradient is computed at: params, or read in place from the last
      * release's frame, held until they are replaced or must be written (a 4 MB copy a step
      * saved on a 1M-float model). */
     const float *theta;
-    zmq_msg_t model_frame;
-    bool holding; /* model_frame holds them */
+    sw_frame *model_frame;
     sw__lender lender;
-    float *pulled;    /* sparse: the weights a pull brought */
-    uint8_t *scratch; /* sparse: an encoded payload */
+    float *pulled; /* sparse: the weights a pull brought */
     uint64_t version;
     uint32_t since_pull;
-    bool redo;
-    atomic_uint id; /* read by the heartbeat thread */
-    atomic_bool quit;
-    atomic_bool rejoin; /* set by the heartbeat thread when the server no longer knows us */
-    atomic_ullong token; /* the membership's token (WELCOME): heartbeats carry it as their version */
+    bool redo; /* the last gradient was refused: the same batch again */
+    /* Shared with the heartbeat thread. */
+    atomic_uint id;
+    atomic_bool rejoin; /* the server no longer knows us */
+    atomic_ullong token; /* the membership's token (WELCOME): heartbeats carry it */
     atomic_ullong heard_us; /* when the heartbeat socket last heard the server (clock, us) */
-    /* The server answered and holds us (WAIT, or WELCOME before the first RELEASE): its silence
-     * may last, as long as it echoes our heartbeats. Otherwise an answer is due at once, and
-     * silence means a lost message or a dead server. */
-    bool held;
-    bool curve;
-    sw_curve_keys keys, server_keys;
-    sw_worker_result *r;
-} worker;
+    bool beating;           /* a heartbeat thread runs */
+    pthread_t heartbeat;
+    atomic_bool quit;
+};
+typedef struct sw_worker worker;
 
-/* Sends a message, encoded in ZeroMQ's own buffer; with floats, they are the payload. */
-void sw__worker_send(worker *k, void *sock, sw_msg_type type, uint32_t flags, uint64_t version,
+/* Sends a message in a frame of its own, or with floats (the payload) lent when they are one of
+ * the lender's buffers. An answer is due unless the message is LEAVE. */
+void sw__worker_send(worker *k, sw_msg_type type, uint32_t flags, uint64_t version,
                      const void *payload, size_t len, const float *floats);
-/* Waits for one message; 0 and the frame, SW_ENOTFOUND when the server forgot us, SW_EIO on
- * silence or a stop. */
-int sw__worker_receive(worker *k, zmq_msg_t *frame, sw_msg *m, char *err);
-/* Sleeps the injected straggler delay, if any. */
-void sw__worker_straggle(const worker *k);
+/* Ends the run with a failure (the first one counts). */
+void sw__worker_fail(worker *k, int rc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
-/* The sparse path: one step after a release (pull the weights the batch touches, compute, push
- * the pairs). */
-int sw__worker_sparse_step(worker *k, const sw_msg *rel, char *err);
+/* Until we have an id we send no heartbeats, so a JOIN lost with a server that died would never
+ * be noticed: it is sent again every SW_JOIN_RETRY_S (the server answers a repeat from the same
+ * connection with the same id). */
+#define SW_JOIN_RETRY_S 1.0
+
+/* Joining: JOIN now (and again when it is not answered); WELCOME's configuration, loaded. */
+void sw__worker_join(worker *k, double now);
+void sw__worker_rejoin_due(worker *k, double now);
+void sw__worker_welcome(worker *k, const sw_msg *m, double now);
+void sw__worker_unload(worker *k);
+
+/* A step: RELEASE starts it (the parameters taken, the batch chosen; a sparse step pulls its
+ * weights first, MODEL_SPARSE brings them); the gradient goes at push_at. */
+void sw__worker_release(worker *k, const sw_msg *m, sw_frame *frame, double now);
+void sw__worker_pulled(worker *k, const sw_msg *m, double now);
+void sw__worker_push(worker *k, double now);
+
+/* The heartbeat thread of a worker process (ZeroMQ). */
+int sw__worker_heartbeat_start(worker *k, char *err);
+void sw__worker_heartbeat_stop(worker *k);
 
 #endif

@@ -1,17 +1,15 @@
-/* A peer's member table: sorted endpoints (which decide who owns which slice), a DEALER socket
- * to each, and when each was last heard from. */
+/* A peer's member table: sorted endpoints (which decide who owns which slice), a dialer to
+ * each, and when each was last heard from. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <string.h>
-#include <zmq.h>
 
 #include "peer_internal.h"
-#include "syncwise/clock.h"
 #include "syncwise/log.h"
 
 double sw__peer_now(const sw__peer *pe)
 {
-    return sw_clock_now_s() - pe->t0;
+    return sw_net_now(pe->net) - pe->t0;
 }
 
 int sw__peer_rank(const sw__peer *pe, const char *ep)
@@ -32,20 +30,12 @@ int sw__peer_owner(const sw__peer *pe, uint32_t j)
     return (int)((uint64_t)j * (uint64_t)pe->n_members / pe->n);
 }
 
-static void *connect_to(sw__peer *pe, const char *ep)
+/* A dialer to a member, named by our endpoint: receivers see who we are. */
+static sw_sock *connect_to(sw__peer *pe, const char *ep)
 {
-    void *s = zmq_socket(pe->zctx, ZMQ_DEALER);
-    if (!s)
-        return NULL;
-    int linger = 0, hwm = 10000;
-    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm);
-    zmq_setsockopt(s, ZMQ_ROUTING_ID, pe->me, strlen(pe->me)); /* receivers see who we are */
-    if (zmq_connect(s, ep) != 0) {
-        zmq_close(s);
-        return NULL;
-    }
-    return s;
+    sw_sock *s = NULL;
+    sw_dial_params dp = {.endpoint = ep, .identity = pe->me, .queue = 10000};
+    return sw_dial(pe->net, &s, &dp, NULL) ? NULL : s;
 }
 
 int sw__peer_add(sw__peer *pe, const char *ep)
@@ -77,7 +67,7 @@ void sw__peer_remove(sw__peer *pe, int rank, const char *why)
     if (rank < 0 || rank >= pe->n_members || !pe->m[rank].out)
         return;
     sw_log(SW_LOG_INFO, "dropped peer %s (%s): %d members", pe->m[rank].ep, why, pe->n_members - 1);
-    zmq_close(pe->m[rank].out);
+    sw_sock_close(pe->m[rank].out);
     memmove(&pe->m[rank], &pe->m[rank + 1], (size_t)(pe->n_members - rank - 1) * sizeof pe->m[0]);
     pe->n_members--;
     pe->r->dropped_peers++;
@@ -95,14 +85,12 @@ void sw__peer_send(sw__peer *pe, int rank, sw_msg_type type, const void *payload
 {
     if (rank < 0 || rank >= pe->n_members || !pe->m[rank].out)
         return;
-    zmq_msg_t frame;
-    if (zmq_msg_init_size(&frame, sw_msg_size(len)) != 0)
+    sw_frame *f = sw_frame_new(sw_msg_size(len));
+    if (!f)
         return;
     sw_msg m = {.type = type, .worker = SW_NO_WORKER, .payload = payload, .payload_len = len};
-    sw_msg_encode(&m, zmq_msg_data(&frame));
-    if (zmq_msg_send(&frame, pe->m[rank].out, ZMQ_DONTWAIT) < 0)
-        zmq_msg_close(&frame);
-    else
+    sw_msg_encode(&m, sw_frame_data(f));
+    if (sw_send(pe->m[rank].out, NULL, 0, f))
         pe->r->bytes_sent += sw_msg_size(len);
 }
 

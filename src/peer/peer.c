@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zmq.h>
 
 #include "peer_internal.h"
 #include "syncwise/clock.h"
@@ -113,34 +112,35 @@ static void handle(sw__peer *pe, const char *from, const sw_msg *m)
     }
 }
 
-/* Handles everything waiting, or waits up to wait_ms for the first message. */
-static void receive_all(sw__peer *pe, long wait_ms)
+/* One delivery: a single frame, from the member its route names. */
+static void take(sw__peer *pe, const sw_delivery *d)
 {
-    for (;;) {
-        zmq_pollitem_t item = {.socket = pe->in, .events = ZMQ_POLLIN};
-        if (zmq_poll(&item, 1, wait_ms) <= 0)
-            return;
-        wait_ms = 0;
-        zmq_msg_t id, body;
-        zmq_msg_init(&id);
-        zmq_msg_init(&body);
-        if (zmq_msg_recv(&id, pe->in, 0) >= 0 && zmq_msg_more(&id) &&
-            zmq_msg_recv(&body, pe->in, 0) >= 0 && !zmq_msg_more(&body)) {
-            char from[SW_PEER_EP_LEN];
-            size_t len = zmq_msg_size(&id) < sizeof from - 1 ? zmq_msg_size(&id) : sizeof from - 1;
-            memcpy(from, zmq_msg_data(&id), len);
-            from[len] = '\0';
-            sw_msg m;
-            char why[SW_ERR_LEN];
-            if (sw_msg_decode(zmq_msg_data(&body), zmq_msg_size(&body),
-                              8 * (uint64_t)pe->n + SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN, &m,
-                              why) == 0)
-                handle(pe, from, &m);
-            else
-                sw_log(SW_LOG_WARN, "ignoring a malformed message from %s: %s", from, why);
-        }
-        zmq_msg_close(&id);
-        zmq_msg_close(&body);
+    char from[SW_PEER_EP_LEN];
+    size_t len = d->route_len < sizeof from - 1 ? d->route_len : sizeof from - 1;
+    memcpy(from, d->route, len);
+    from[len] = '\0';
+    if (d->gone || d->multipart)
+        return;
+    sw_msg m;
+    char why[SW_ERR_LEN];
+    if (sw_msg_decode(sw_frame_data(d->frame), sw_frame_size(d->frame),
+                      8 * (uint64_t)pe->n + SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN, &m, why) == 0)
+        handle(pe, from, &m);
+    else
+        sw_log(SW_LOG_WARN, "ignoring a malformed message from %s: %s", from, why);
+}
+
+/* Handles everything waiting, or waits up to wait_s for the first message. */
+static void receive_all(sw__peer *pe, double wait_s)
+{
+    bool ready;
+    if (wait_s > 0 && sw_net_wait(pe->net, &pe->in, 1, sw_net_now(pe->net) + wait_s, &ready,
+                                  NULL))
+        return;
+    sw_delivery d;
+    while (sw_recv(pe->in, &d) == 0) {
+        take(pe, &d);
+        sw_frame_unref(d.frame);
     }
 }
 
@@ -251,19 +251,16 @@ static int setup_task(sw__peer *pe, char *err)
 static int setup(sw__peer *pe, char *err)
 {
     const sw_peer_params *p = pe->p;
-    pe->zctx = zmq_ctx_new();
-    pe->in = pe->zctx ? zmq_socket(pe->zctx, ZMQ_ROUTER) : NULL;
-    int linger = 0;
-    size_t len = sizeof pe->me;
-    char bind[300], join[300];
-    int rc = sw_endpoint_check(p->bind, true, bind, sizeof bind, err);
-    if (!rc && p->join)
-        rc = sw_endpoint_check(p->join, false, join, sizeof join, err);
+    char join[300];
+    int rc = p->join ? sw_endpoint_check(p->join, false, join, sizeof join, err) : 0;
+    if (!rc)
+        rc = sw_net_zmq_new(&pe->net, err);
+    if (!rc)
+        rc = sw_listen(pe->net, &pe->in, &(sw_listen_params){.endpoint = p->bind}, err);
     if (rc)
         return rc;
-    if (!pe->in || zmq_setsockopt(pe->in, ZMQ_LINGER, &linger, sizeof linger) ||
-        zmq_bind(pe->in, bind) != 0 || zmq_getsockopt(pe->in, ZMQ_LAST_ENDPOINT, pe->me, &len))
-        return sw_fail(err, SW_EIO, "cannot bind %s: %s", p->bind, zmq_strerror(zmq_errno()));
+    snprintf(pe->me, sizeof pe->me, "%s", sw_sock_endpoint(pe->in));
+    pe->t0 = sw_net_now(pe->net);
     if ((rc = setup_task(pe, err)))
         return rc;
     size_t n = pe->n;
@@ -299,7 +296,7 @@ static int join(sw__peer *pe, char *err)
     sw__peer_send(pe, sw__peer_rank(pe, pe->p->join), SW_MSG_PEER_HELLO, pe->me, strlen(pe->me));
     double deadline = sw__peer_now(pe) + pe->p->timeout_s * 5;
     while (!pe->have_replica && sw__peer_now(pe) < deadline && !(pe->p->stop && *pe->p->stop))
-        receive_all(pe, 100);
+        receive_all(pe, 0.1);
     if (!pe->have_replica)
         return sw_fail(err, SW_EIO, "%s did not answer our hello", pe->p->join);
     sw_eval e;
@@ -331,12 +328,9 @@ static int write_best(const sw__peer *pe, char *err)
 static void cleanup(sw__peer *pe)
 {
     for (int k = 0; k < pe->n_members; k++)
-        if (pe->m[k].out)
-            zmq_close(pe->m[k].out);
-    if (pe->in)
-        zmq_close(pe->in);
-    if (pe->zctx)
-        zmq_ctx_term(pe->zctx);
+        sw_sock_close(pe->m[k].out);
+    sw_sock_close(pe->in);
+    sw_net_free(pe->net);
     sw_grad_free(&pe->grad);
     sw_learner_free(pe->learner);
     sw_task_free(pe->task);
@@ -369,7 +363,6 @@ int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     pe->p = p;
     pe->r = out;
-    pe->t0 = sw_clock_now_s();
     int rc = setup(pe, err);
     if (!rc && p->join)
         rc = join(pe, err);
@@ -392,7 +385,7 @@ int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
     out->loss_peer = out->loss_peer && sw__peer_my_rank(pe) == 0;
     if (!rc && p->out && out->loss_peer)
         rc = write_best(pe, err);
-    out->elapsed_s = sw__peer_now(pe);
+    out->elapsed_s = pe->net ? sw__peer_now(pe) : 0;
     out->members = (uint32_t)pe->n_members;
     cleanup(pe);
     free(pe);

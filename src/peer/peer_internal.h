@@ -10,20 +10,22 @@
 #include "syncwise/peer.h"
 #include "syncwise/proto.h"
 #include "syncwise/task.h"
+#include "syncwise/transport.h"
 
 #define SW_PEER_MAX_MEMBERS 64
 #define SW_PEER_EP_LEN 128
 
 typedef struct sw__member {
     char ep[SW_PEER_EP_LEN];
-    void *out; /* a DEALER connected to it; NULL for ourselves */
+    sw_sock *out; /* a dialer connected to it; NULL for ourselves */
     double last_seen;
 } sw__member;
 
 typedef struct sw__peer {
     const sw_peer_params *p;
     sw_peer_result *r;
-    void *zctx, *in; /* our ROUTER: everyone sends here */
+    sw_net *net;
+    sw_sock *in; /* our listener: everyone sends here */
     char me[SW_PEER_EP_LEN];
     sw__member m[SW_PEER_MAX_MEMBERS]; /* sorted by endpoint, ourselves included */
     int n_members;

@@ -1,4 +1,4 @@
-/* Endpoints as users write them (see sw_endpoint_check in syncwise/net.h). ZeroMQ takes a port
+/* Endpoints as users write them (see sw_endpoint_check in syncwise/transport.h). ZeroMQ takes a port
  * above 65535 modulo 65536 (tcp://127.0.0.1:99999 serves on 34463) and binds only to addresses
  * and interface names ("localhost" fails with "No such device"), so both are settled here. */
 #define _POSIX_C_SOURCE 200809L
@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 
 #include "syncwise/err.h"
-#include "syncwise/net.h"
+#include "syncwise/transport.h"
 
 /* A port: "*" (binding only: any free one) or a number in [1, 65535]. */
 static int check_port(const char *ep, const char *port, bool bind, char *err)

@@ -1,6 +1,7 @@
-/* CURVE key files and the ZAP handler (see syncwise/curve.h). */
+/* CURVE key files (syncwise/curve.h), and for the ZeroMQ network the socket options and the ZAP
+ * handler (curve_internal.h). */
 #define _POSIX_C_SOURCE 200809L
-#include "syncwise/curve.h"
+#include "curve_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,7 +83,7 @@ int sw_curve_read(const char *path, int need_secret, sw_curve_keys *out, char *e
     return rc;
 }
 
-int sw_curve_server(void *sock, const sw_curve_keys *server, char *err)
+int sw__curve_server(void *sock, const sw_curve_keys *server, char *err)
 {
     int one = 1;
     if (zmq_setsockopt(sock, ZMQ_CURVE_SERVER, &one, sizeof one) ||
@@ -91,7 +92,7 @@ int sw_curve_server(void *sock, const sw_curve_keys *server, char *err)
     return 0;
 }
 
-int sw_curve_client(void *sock, const sw_curve_keys *client, const char *server_pub, char *err)
+int sw__curve_client(void *sock, const sw_curve_keys *client, const char *server_pub, char *err)
 {
     if (zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, server_pub, 40) ||
         zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, client->pub, 40) ||
@@ -100,7 +101,7 @@ int sw_curve_client(void *sock, const sw_curve_keys *client, const char *server_
     return 0;
 }
 
-struct sw_zap {
+struct sw__zap {
     void *sock;
     uint8_t (*keys)[32]; /* workers' keys, then operators' */
     size_t n, n_workers;
@@ -108,7 +109,7 @@ struct sw_zap {
 };
 
 typedef struct clients_reading {
-    sw_zap *z;
+    sw__zap *z;
     const char *path;
 } clients_reading;
 
@@ -129,11 +130,11 @@ static int client_line(void *ctx, char *line, size_t lineno, char *err)
     return 0;
 }
 
-int sw_zap_new(sw_zap **out, void *ctx, const char *clients_path, const char *operators_path,
+int sw__zap_new(sw__zap **out, void *ctx, const char *clients_path, const char *operators_path,
                char *err)
 {
     *out = NULL;
-    sw_zap *z = calloc(1, sizeof *z);
+    sw__zap *z = calloc(1, sizeof *z);
     if (!z)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     clients_reading r = {z, clients_path};
@@ -151,14 +152,14 @@ int sw_zap_new(sw_zap **out, void *ctx, const char *clients_path, const char *op
                 zmq_bind(z->sock, "inproc://zeromq.zap.01") != 0))
         rc = sw_fail(err, SW_EIO, "cannot start the ZAP handler: %s", zmq_strerror(errno));
     if (rc) {
-        sw_zap_free(z);
+        sw__zap_free(z);
         return rc;
     }
     *out = z;
     return 0;
 }
 
-void sw_zap_free(sw_zap *z)
+void sw__zap_free(sw__zap *z)
 {
     if (!z)
         return;
@@ -168,12 +169,12 @@ void sw_zap_free(sw_zap *z)
     free(z);
 }
 
-void *sw_zap_socket(const sw_zap *z) { return z->sock; }
-unsigned long long sw_zap_refused(const sw_zap *z) { return z->refused; }
+void *sw__zap_socket(const sw__zap *z) { return z->sock; }
+unsigned long long sw__zap_refused(const sw__zap *z) { return z->refused; }
 
 /* ZAP (RFC 27): request frames version, request id, domain, address, identity, mechanism,
  * credentials; the reply is version, request id, status code, status text, user id, metadata. */
-int sw_zap_handle(sw_zap *z)
+int sw__zap_handle(sw__zap *z)
 {
     zmq_msg_t f[8];
     int n = 0, more = 1;

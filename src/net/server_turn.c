@@ -1,0 +1,170 @@
+/* The server's turns: what arrived on its sockets, then what is due (a dead worker, the
+ * policy's wake-up, an evaluation, the stopping rules, a checkpoint). The loop of
+ * syncwise/transport.h gives them, on the real clock or a fake one. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "server_internal.h"
+#include "syncwise/check.h"
+#include "syncwise/ckpt.h"
+#include "syncwise/log.h"
+
+#define HEARTBEAT_CHECK_S 0.2
+#define BURST 64 /* messages handled from one socket before the deadlines get a look */
+
+/* The live worker that joined from this route, or s->slots. */
+static uint32_t worker_at(const server *s, const uint8_t *route, size_t len)
+{
+    for (uint32_t w = 0; w < s->slots; w++) {
+        const conn *c = &s->conns[w];
+        if (c->live && c->route_len == len && !memcmp(c->route, route, len))
+            return w;
+    }
+    return s->slots;
+}
+
+/* One delivery: exactly one well-formed frame, handled; a worker's closed connection (in
+ * process) is its crash. A sender may switch the policy when it came on the operator socket or
+ * holds an operator's CURVE key. */
+static void take(server *s, sw_sock *sock, sw_delivery *d)
+{
+    peer from = {.route = d->route, .route_len = d->route_len, .sock = sock,
+                 .operator = sock == s->ops || d->operator};
+    if (d->gone) {
+        uint32_t w = sock == s->sock ? worker_at(s, d->route, d->route_len) : s->slots;
+        if (w < s->slots)
+            sw__server_drop_worker(s, w, true);
+        return;
+    }
+    const uint8_t *bytes = sw_frame_data(d->frame);
+    size_t len = sw_frame_size(d->frame);
+    s->r->bytes_in += len;
+    /* A sparse push may name every weight: 8 bytes each. */
+    uint64_t limit = (sw_task_is_sparse(s->task) ? 8 : 4) * (uint64_t)s->n + 8192;
+    sw_msg m;
+    char why[SW_ERR_LEN];
+    if (d->multipart) {
+        sw__server_refuse(s, &from, SW_NO_WORKER, 0, "a message must be a single frame");
+    } else if (sw_msg_decode(bytes, len, limit, &m, why) == 0) {
+        s->body = d->frame;
+        sw__server_handle(s, &from, &m);
+        s->body = NULL;
+    } else {
+        sw__server_refuse(s, &from, SW_NO_WORKER, 0, why);
+    }
+}
+
+/* Handles a burst from one socket, then returns to the deadlines. */
+static void drain(server *s, sw_sock *sock)
+{
+    sw_delivery d;
+    for (int k = 0; k < BURST && !s->done && sw_recv(sock, &d) == 0; k++) {
+        take(s, sock, &d);
+        sw_frame_unref(d.frame);
+    }
+}
+
+static void check_heartbeats(server *s)
+{
+    double now = sw__server_now(s);
+    for (uint32_t w = 0; w < s->slots; w++)
+        if (s->conns[w].live && now - s->conns[w].last_seen > s->p->heartbeat_timeout_s)
+            sw__server_drop_worker(s, w, true);
+}
+
+int sw__server_checkpoint(server *s, char *err)
+{
+    if (!s->p->checkpoint)
+        return 0;
+    sw_ckpt c = {.desc = sw_task_desc(s->task),
+                 .model_version = sw_engine_version(s->engine), .seed = s->p->seed,
+                 .n_params = s->n, .params = (float *)sw__server_params(s)};
+    snprintf(c.data_spec, sizeof c.data_spec, "%s", s->p->data);
+    snprintf(c.note, sizeof c.note, "policy=%s", sw_engine_policy_name(s->engine));
+    s->last_ckpt_applies = sw_engine_version(s->engine);
+    s->next_ckpt = sw__server_now(s) + (s->p->checkpoint_s > 0 ? s->p->checkpoint_s : INFINITY);
+    return sw_ckpt_save(s->p->checkpoint, &c, err);
+}
+
+bool sw__server_evaluate(server *s)
+{
+    sw_eval e;
+    sw_task_evaluate(s->task, sw__server_params(s), &e);
+    double now = sw__server_now(s);
+    uint64_t V = sw_engine_version(s->engine);
+    s->rate = now > s->last_rate_t ? (double)(V - s->rate_applies) / (now - s->last_rate_t) : 0;
+    s->rate_applies = V;
+    s->last_rate_t = now;
+    s->r->final_acc = e.accuracy;
+    s->r->final_loss = e.loss;
+    sw_event ev = {.kind = SW_EV_EVAL, .t = now, .V = V, .loss = e.loss, .accuracy = e.accuracy};
+    if (s->p->log)
+        sw_event_write_jsonl(s->p->log, &ev);
+    if (s->p->on_eval)
+        s->p->on_eval(s->p->on_eval_ctx, now, V, e.loss, e.accuracy,
+                      sw_engine_get_view(s->engine)->n_live);
+    s->next_eval = now + s->p->eval_every_s;
+    bool improved;
+    return sw_stopper_eval(&s->stopper,
+                           &(sw_stop_eval){.accuracy = e.accuracy, .loss = e.loss,
+                                           .train_loss = NAN,
+                                           .classify = sw_task_classifies(s->task)},
+                           &improved) == SW_STOP_TARGET_ACC;
+}
+
+/* The next evaluation; once before the start (the initial model), then none until it. */
+static double eval_due_at(const server *s)
+{
+    return s->started || s->next_eval == 0 ? s->next_eval : INFINITY;
+}
+
+/* What is due now: a dead worker, the policy's wake-up, an evaluation, a stopping rule, a
+ * checkpoint. */
+static void deadlines(server *s)
+{
+    double now = sw__server_now(s);
+    check_heartbeats(s);
+    if (s->wake_at >= 0 && now >= s->wake_at) {
+        sw_engine_result res;
+        if (sw__server_engine_ok(s, sw_engine_tick(s->engine, now, &res), "wake-up",
+                                 SW_NO_WORKER))
+            sw__server_follow(s, &res);
+    }
+    uint64_t V = sw_engine_version(s->engine);
+    if (now >= eval_due_at(s) && sw__server_evaluate(s))
+        s->r->reached = s->done = true;
+    if (sw_stopper_limits(&s->stopper, now, V - s->r->start_version, 0))
+        s->done = true;
+    const sw_server_params *p = s->p;
+    bool due = (p->checkpoint_applies && V - s->last_ckpt_applies >= p->checkpoint_applies) ||
+               now >= s->next_ckpt;
+    char err[SW_ERR_LEN];
+    if (due && sw__server_checkpoint(s, err))
+        sw__server_fail(s, SW_EIO, err);
+}
+
+/* The next deadline, on the network's clock. */
+static double next_due(const server *s)
+{
+    double now = sw__server_now(s), next = now + HEARTBEAT_CHECK_S;
+    next = eval_due_at(s) < next ? eval_due_at(s) : next;
+    next = s->wake_at >= 0 && s->wake_at < next ? s->wake_at : next;
+    return s->t0 + next;
+}
+
+double sw__server_turn(void *ctx, double now)
+{
+    (void)now;
+    server *s = ctx;
+    const sw_server_params *p = s->p;
+    if (s->ops && !s->done)
+        drain(s, s->ops);
+    if (!s->done)
+        drain(s, s->sock);
+    if (!s->done)
+        deadlines(s);
+    if (s->done || (p->stop && *p->stop))
+        return SW_AGENT_DONE;
+    return next_due(s);
+}

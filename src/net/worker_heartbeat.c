@@ -1,0 +1,81 @@
+/* A worker process's heartbeats: a thread with a socket of its own sends one every heartbeat_s
+ * while the worker has an id, so that a long step never looks like a crash, and reads the
+ * server's echoes: when the server heard from last, and whether it still knows us. */
+#include <math.h>
+
+#include "syncwise/clock.h"
+#include "worker_internal.h"
+
+/* Our heartbeat: the token read between two equal reads of the id belongs to that membership
+ * (joining clears the id before it stores the token and sets the new id after). */
+static void beat(worker *k, sw_sock *hb)
+{
+    uint32_t id = atomic_load(&k->id);
+    uint64_t token = atomic_load(&k->token);
+    if (id == SW_NO_WORKER || id != atomic_load(&k->id))
+        return;
+    sw_frame *f = sw_frame_new(SW_PROTO_HEADER);
+    if (!f)
+        return;
+    sw_msg m = {.type = SW_MSG_HEARTBEAT, .worker = id, .version = token};
+    sw_msg_encode(&m, sw_frame_data(f));
+    sw_send(hb, NULL, 0, f);
+}
+
+/* An answer on the heartbeat socket: the server lives. "Unknown worker" means it restarted,
+ * unless it answers a heartbeat of our previous membership, sent before we joined again (the
+ * new server may give us the same id). */
+static void heard(worker *k, sw_frame *f)
+{
+    sw_msg m;
+    if (sw_msg_decode(sw_frame_data(f), sw_frame_size(f), 1 << 16, &m, NULL) != 0)
+        return;
+    atomic_store(&k->heard_us, (unsigned long long)(sw_clock_now_s() * 1e6));
+    if (m.type == SW_MSG_ERROR && (m.flags & SW_FLAG_UNKNOWN) &&
+        m.worker == atomic_load(&k->id) && m.worker != SW_NO_WORKER &&
+        m.version == atomic_load(&k->token))
+        atomic_store(&k->rejoin, true);
+}
+
+static void *heartbeats(void *arg)
+{
+    worker *k = arg;
+    sw_sock *hb = NULL;
+    sw_dial_params dp = {.endpoint = k->p->connect, .max_frame = 1 << 16,
+                         .curve_key = k->p->curve_key, .curve_server = k->p->curve_server};
+    if (sw_dial(k->net, &hb, &dp, NULL))
+        return NULL; /* the main socket dialled the same: this cannot fail but for memory */
+    while (!atomic_load(&k->quit)) {
+        beat(k, hb);
+        double until = sw_net_now(k->net) + k->p->heartbeat_s;
+        while (!atomic_load(&k->quit) && sw_net_now(k->net) < until) {
+            bool ready;
+            sw_delivery d;
+            if (sw_net_wait(k->net, &hb, 1, until, &ready, NULL))
+                break;
+            while (sw_recv(hb, &d) == 0) {
+                heard(k, d.frame);
+                sw_frame_unref(d.frame);
+            }
+        }
+    }
+    sw_sock_close(hb);
+    return NULL;
+}
+
+int sw__worker_heartbeat_start(worker *k, char *err)
+{
+    if (pthread_create(&k->heartbeat, NULL, heartbeats, k) != 0)
+        return sw_fail(err, SW_ENOMEM, "cannot start the heartbeat thread");
+    k->beating = true;
+    return 0;
+}
+
+void sw__worker_heartbeat_stop(worker *k)
+{
+    if (!k->beating)
+        return;
+    atomic_store(&k->quit, true);
+    pthread_join(k->heartbeat, NULL);
+    k->beating = false;
+}

@@ -1,0 +1,173 @@
+/* A worker's joining: JOIN, sent again while unanswered; WELCOME's configuration; the data,
+ * model and learner it names, loaded (again only when they changed). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncwise/log.h"
+#include "worker_internal.h"
+
+static void send_join(worker *k, double now)
+{
+    const char *name = k->p->name ? k->p->name : "worker";
+    size_t len = strlen(name) < 64 ? strlen(name) : 64;
+    sw__worker_send(k, SW_MSG_JOIN, 0, 0, name, len, NULL);
+    k->sent_at = now;
+}
+
+void sw__worker_join(worker *k, double now)
+{
+    atomic_store(&k->id, SW_NO_WORKER);
+    atomic_store(&k->rejoin, false);
+    k->state = JOINING;
+    k->since = now;
+    send_join(k, now);
+}
+
+/* No WELCOME yet: JOIN again, or give up after server_timeout_s. */
+void sw__worker_rejoin_due(worker *k, double now)
+{
+    if (now - k->sent_at < SW_JOIN_RETRY_S)
+        return;
+    if (now - k->since < k->p->server_timeout_s) {
+        send_join(k, now);
+        return;
+    }
+    sw__worker_fail(k, SW_EIO,
+                    "no server answered at %s within %.0f s (not started yet? the run over?%s "
+                    "--server-timeout waits longer)",
+                    k->p->connect, k->p->server_timeout_s,
+                    k->p->curve_key ? " our CURVE key refused?" : "");
+}
+
+static int parse_config(const sw_msg *m, config *c, char *err)
+{
+    char text[2048];
+    size_t len = m->payload_len < sizeof text - 1 ? m->payload_len : sizeof text - 1;
+    memcpy(text, m->payload, len);
+    text[len] = '\0';
+    memset(c, 0, sizeof *c);
+    unsigned long long seed = 0, token = 0;
+    double lr = 0, wd = 0;
+    int found = 0;
+    for (char *save, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        found += sscanf(line, "worker=%u", &c->worker) + sscanf(line, "slots=%u", &c->slots) +
+                 sscanf(line, "batch=%u", &c->batch) + sscanf(line, "params=%zu", &c->params) +
+                 sscanf(line, "lr=%lf", &lr) + sscanf(line, "wd=%lf", &wd) +
+                 sscanf(line, "seed=%llu", &seed) + sscanf(line, "data=%511s", c->data) +
+                 sscanf(line, "model=%127s", c->model) +
+                 sscanf(line, "batch_mode=%15s", c->batch_mode) +
+                 sscanf(line, "token=%llu", &token);
+    c->lr = (float)lr;
+    c->wd = (float)wd;
+    c->seed = seed;
+    c->token = token;
+    if (found < 11 || c->worker >= c->slots || !c->batch || !c->params)
+        return sw_fail(err, SW_EFORMAT, "the server's welcome is incomplete");
+    return 0;
+}
+
+static void let_go_of_model(worker *k)
+{
+    sw_frame_unref(k->model_frame);
+    k->model_frame = NULL;
+    k->theta = k->params;
+}
+
+void sw__worker_unload(worker *k)
+{
+    let_go_of_model(k);
+    sw_learner_free(k->learner);
+    if (k->task && sw_task_is_sparse(k->task))
+        sw_grad_free(&k->grad); /* a dense one is the lender's */
+    sw_task_free(k->task);
+    sw_task_data_free(&k->data);
+    free(k->params);
+    free(k->pulled);
+    sw__lender_free(&k->lender);
+    k->learner = NULL;
+    k->task = NULL;
+    k->grad = (sw_grad){0};
+    k->params = k->pulled = NULL;
+    k->theta = NULL;
+    k->loaded = false;
+}
+
+/* The data, model and buffers a configuration names. */
+static int load_task(worker *k, const config *c, char *err)
+{
+    int rc = sw_task_data_load(&k->data, c->model, c->data, c->seed, err);
+    if (!rc)
+        rc = sw_task_new(&k->task, c->model, &k->data, c->batch, 0, err);
+    if (rc)
+        return rc;
+    size_t n = sw_task_n_params(k->task);
+    if (n != c->params)
+        return sw_fail(err, SW_EMISMATCH, "the server's model has %zu parameters, ours %zu",
+                       c->params, n);
+    bool sparse = sw_task_is_sparse(k->task);
+    if (sparse && k->p->get_model_frequency > 1)
+        return sw_fail(err, SW_EINVAL, "a sparse model pulls the weights of each batch: "
+                                       "--get-model-frequency must be 1");
+    k->theta = k->params = calloc(n, sizeof *k->params);
+    sw__lender_init(&k->lender, n);
+    if (sparse)
+        k->pulled = malloc(n * sizeof *k->pulled);
+    else
+        k->grad.dense = sw__lender_writable(&k->lender, NULL, false);
+    if (!k->params || (sparse ? !k->pulled : !k->grad.dense))
+        return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", n);
+    k->loaded = true;
+    return 0;
+}
+
+/* Loads the data, model and learner a configuration names (the data again only when it
+ * changed; the learner when our id or the slots did). */
+static int load(worker *k, const config *c, char *err)
+{
+    bool same = k->loaded && !strcmp(c->data, k->cfg.data) && !strcmp(c->model, k->cfg.model) &&
+                c->params == k->cfg.params && c->batch == k->cfg.batch && c->seed == k->cfg.seed;
+    uint32_t old_id = k->cfg.worker, old_slots = k->cfg.slots;
+    bool same_mode = !strcmp(c->batch_mode, k->cfg.batch_mode);
+    k->cfg = *c;
+    if (same && old_id == c->worker && old_slots == c->slots && same_mode)
+        return 0;
+    int rc = 0;
+    if (!same) {
+        sw__worker_unload(k);
+        rc = load_task(k, c, err);
+    }
+    sw_learner_free(k->learner);
+    k->learner = NULL;
+    sw_learner_params lp = {.batch = c->batch, .rank = c->worker, .ranks = c->slots,
+                            .seed = c->seed,
+                            .mode = strcmp(c->batch_mode, "sample") ? SW_BATCH_SHARD
+                                                                    : SW_BATCH_SAMPLE};
+    if (!rc)
+        rc = sw_learner_new(&k->learner, k->task, &lp, err);
+    if (!rc && sw_task_is_sparse(k->task) && !k->grad.idx)
+        rc = sw_grad_alloc(&k->grad, k->learner, err);
+    return rc;
+}
+
+void sw__worker_welcome(worker *k, const sw_msg *m, double now)
+{
+    config c;
+    char err[SW_ERR_LEN];
+    int rc = parse_config(m, &c, err);
+    if (!rc)
+        rc = load(k, &c, err);
+    if (rc) {
+        sw__worker_fail(k, rc, "%s", err);
+        return;
+    }
+    atomic_store(&k->token, c.token);
+    atomic_store(&k->id, c.worker);
+    k->since_pull = UINT32_MAX; /* the first release carries the parameters */
+    k->redo = false;
+    k->r->joins++;
+    k->state = HELD;
+    k->since = now;
+    sw_log(SW_LOG_INFO, "joined %s as worker %u", k->p->connect, c.worker);
+}

@@ -1,0 +1,267 @@
+/* The in-process network (syncwise/transport.h): sockets are queues of arrivals ordered by the
+ * fake time they land, then by when they were sent; a wait moves the clock to the first arrival
+ * its sockets have. One thread: nothing here locks. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncwise/err.h"
+#include "transport_internal.h"
+
+typedef struct arrival {
+    double at;
+    uint64_t seq;
+    sw_frame *frame; /* NULL: the sender is gone */
+    uint8_t route[SW_ROUTE_MAX];
+    size_t route_len;
+    struct arrival *next;
+} arrival;
+
+typedef struct isock isock;
+struct isock {
+    sw_sock base;
+    bool listener;
+    size_t max_frame;
+    arrival *queue; /* by (at, seq) */
+    isock *next;    /* a listener: the next one of the network; a dialer: of its listener */
+    /* A listener's dialers; a dialer's listener (NULL once it closed), route and the last
+     * arrival time each way, so that no frame overtakes an earlier one. */
+    isock *dialers, *peer;
+    uint8_t route[SW_ROUTE_MAX];
+    size_t route_len;
+    double last_up, last_down;
+};
+
+typedef struct inet {
+    sw_net base;
+    sw_inproc_params p;
+    double now;
+    uint64_t seq;
+    uint32_t routes; /* made-up routes so far */
+    isock *listeners;
+} inet;
+
+int sw_net_inproc_new(sw_net **out, const sw_inproc_params *p, char *err)
+{
+    *out = NULL;
+    if (!(p->latency_s >= 0) || !(p->bandwidth >= 0) || isinf(p->latency_s))
+        return sw_fail(err, SW_EINVAL, "latency and bandwidth must be finite and not negative");
+    inet *n = calloc(1, sizeof *n);
+    if (!n)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    n->base.ops = &sw__net_inproc;
+    n->p = *p;
+    *out = &n->base;
+    return 0;
+}
+
+static void free_net(sw_net *n) { free(n); }
+
+static inet *net_of(const isock *s) { return (inet *)s->base.net; }
+
+/* Queues an arrival at the latest of `at` and the connection's last one (*last). */
+static bool deliver(isock *to, double at, double *last, sw_frame *f, const uint8_t *route,
+                    size_t route_len)
+{
+    inet *n = net_of(to);
+    arrival *a = calloc(1, sizeof *a);
+    if (!a) {
+        sw_frame_unref(f); /* lost, as a full queue loses it */
+        return false;
+    }
+    a->at = *last = at > *last ? at : *last;
+    a->seq = n->seq++;
+    a->frame = f;
+    a->route_len = route_len;
+    if (route_len)
+        memcpy(a->route, route, route_len);
+    arrival **p = &to->queue;
+    while (*p && ((*p)->at < a->at || ((*p)->at == a->at && (*p)->seq < a->seq)))
+        p = &(*p)->next;
+    a->next = *p;
+    *p = a;
+    return true;
+}
+
+static double arrives_at(const inet *n, size_t bytes)
+{
+    return n->now + n->p.latency_s + (n->p.bandwidth > 0 ? (double)bytes / n->p.bandwidth : 0);
+}
+
+static isock *new_sock(inet *n, bool listener, const char *endpoint, size_t max_frame)
+{
+    isock *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->base.net = &n->base;
+    s->listener = listener;
+    s->max_frame = max_frame;
+    snprintf(s->base.endpoint, sizeof s->base.endpoint, "%s", endpoint);
+    return s;
+}
+
+static isock *listener_at(const inet *n, const char *endpoint)
+{
+    for (isock *l = n->listeners; l; l = l->next)
+        if (!strcmp(l->base.endpoint, endpoint))
+            return l;
+    return NULL;
+}
+
+static int listen_inproc(sw_net *net, sw_sock **out, const sw_listen_params *p, char *err)
+{
+    inet *n = (inet *)net;
+    if (p->curve_key)
+        return sw_fail(err, SW_EINVAL, "CURVE needs ZeroMQ: the in-process network has none");
+    if (listener_at(n, p->endpoint))
+        return sw_fail(err, SW_EIO, "cannot bind %s: in use", p->endpoint);
+    isock *s = new_sock(n, true, p->endpoint, p->max_frame);
+    if (!s)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    s->next = n->listeners;
+    n->listeners = s;
+    *out = &s->base;
+    return 0;
+}
+
+static int dial_inproc(sw_net *net, sw_sock **out, const sw_dial_params *p, char *err)
+{
+    inet *n = (inet *)net;
+    if (p->curve_key)
+        return sw_fail(err, SW_EINVAL, "CURVE needs ZeroMQ: the in-process network has none");
+    isock *l = listener_at(n, p->endpoint);
+    if (!l)
+        return sw_fail(err, SW_ENOTFOUND, "cannot connect to %s: nobody listens there",
+                       p->endpoint);
+    isock *s = new_sock(n, false, p->endpoint, p->max_frame);
+    if (!s)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    if (p->identity) {
+        s->route_len = strlen(p->identity) < SW_ROUTE_MAX ? strlen(p->identity) : SW_ROUTE_MAX;
+        memcpy(s->route, p->identity, s->route_len);
+    } else { /* as ZeroMQ makes them up: a zero byte, then a count */
+        uint32_t id = ++n->routes;
+        s->route_len = 5;
+        for (int i = 0; i < 4; i++)
+            s->route[1 + i] = (uint8_t)(id >> (24 - 8 * i));
+    }
+    s->peer = l;
+    s->next = l->dialers;
+    l->dialers = s;
+    *out = &s->base;
+    return 0;
+}
+
+static void drop_queue(isock *s)
+{
+    while (s->queue) {
+        arrival *a = s->queue;
+        s->queue = a->next;
+        sw_frame_unref(a->frame);
+        free(a);
+    }
+}
+
+static void unlink_sock(isock **list, isock *s)
+{
+    for (isock **p = list; *p; p = &(*p)->next)
+        if (*p == s) {
+            *p = s->next;
+            return;
+        }
+}
+
+static void close_sock(sw_sock *sock)
+{
+    isock *s = (isock *)sock;
+    inet *n = net_of(s);
+    if (s->listener) {
+        for (isock *d = s->dialers; d; d = d->next)
+            d->peer = NULL;
+        unlink_sock(&n->listeners, s);
+    } else if (s->peer) { /* the listener hears that this connection closed */
+        deliver(s->peer, arrives_at(n, 0), &s->last_up, NULL, s->route, s->route_len);
+        unlink_sock(&s->peer->dialers, s);
+    }
+    drop_queue(s);
+    free(s);
+}
+
+static isock *dialer_of(const isock *l, const uint8_t *route, size_t len)
+{
+    for (isock *d = l->dialers; d; d = d->next)
+        if (d->route_len == len && !memcmp(d->route, route, len))
+            return d;
+    return NULL;
+}
+
+static bool send_inproc(sw_sock *sock, const uint8_t *route, size_t route_len, sw_frame *f)
+{
+    isock *s = (isock *)sock;
+    inet *n = net_of(s);
+    isock *to = s->listener ? dialer_of(s, route, route_len) : s->peer;
+    size_t size = sw_frame_size(f);
+    if (!to || (to->max_frame && size > to->max_frame)) {
+        sw_frame_unref(f); /* nobody there, or too long: lost */
+        return false;
+    }
+    double at = arrives_at(n, size);
+    if (s->listener)
+        return deliver(to, at, &to->last_down, f, NULL, 0);
+    return deliver(to, at, &s->last_up, f, s->route, s->route_len);
+}
+
+static int recv_inproc(sw_sock *sock, sw_delivery *d)
+{
+    isock *s = (isock *)sock;
+    memset(d, 0, sizeof *d);
+    arrival *a = s->queue;
+    if (!a || a->at > net_of(s)->now)
+        return 1;
+    s->queue = a->next;
+    d->frame = a->frame;
+    d->gone = !a->frame;
+    d->route_len = a->route_len;
+    if (a->route_len)
+        memcpy(d->route, a->route, a->route_len);
+    free(a);
+    return 0;
+}
+
+static int wait_inproc(sw_net *net, sw_sock **socks, size_t k, double until, bool *ready,
+                       char *err)
+{
+    inet *n = (inet *)net;
+    double first = INFINITY;
+    for (size_t i = 0; i < k; i++) {
+        const arrival *a = ((isock *)socks[i])->queue;
+        if (a && a->at < first)
+            first = a->at;
+    }
+    double t = first < until ? first : until;
+    if (isinf(t))
+        return sw_fail(err, SW_ESTATE, "nothing left to happen: every party waits for a "
+                                       "message that nobody will send");
+    if (t > n->now)
+        n->now = t;
+    for (size_t i = 0; i < k; i++) {
+        const arrival *a = ((isock *)socks[i])->queue;
+        ready[i] = a && a->at <= n->now;
+    }
+    return 0;
+}
+
+static double now_inproc(const sw_net *n) { return ((const inet *)n)->now; }
+
+static unsigned long long refused_inproc(const sw_net *n)
+{
+    (void)n;
+    return 0;
+}
+
+const sw__net_ops sw__net_inproc = {
+    .listen = listen_inproc, .dial = dial_inproc, .close = close_sock, .send = send_inproc,
+    .recv = recv_inproc, .wait = wait_inproc, .now = now_inproc, .refused = refused_inproc,
+    .free = free_net,
+};

@@ -1,0 +1,312 @@
+/* The ZeroMQ network (syncwise/transport.h): a listener is a ROUTER, a dialer a DEALER; frames
+ * travel without copies both ways (a large frame is lent to ZeroMQ, a received one is read in
+ * ZeroMQ's buffer), and CURVE listeners admit clients through the network's ZAP handler, which
+ * every wait serves. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "curve_internal.h"
+#include "syncwise/clock.h"
+#include "syncwise/err.h"
+#include "transport_internal.h"
+
+/* Frames this short are copied into ZeroMQ's own message: lending them costs more. */
+#define COPY_BELOW 1024
+
+typedef struct znet {
+    sw_net base;
+    void *ctx;
+    sw__zap *zap; /* the CURVE listener's client check, or NULL */
+} znet;
+
+typedef struct zsock {
+    sw_sock base;
+    void *sock;
+    bool listener;
+} zsock;
+
+int sw_net_zmq_new(sw_net **out, char *err)
+{
+    *out = NULL;
+    znet *n = calloc(1, sizeof *n);
+    if (!n)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    n->base.ops = &sw__net_zmq;
+    if (!(n->ctx = zmq_ctx_new())) {
+        free(n);
+        return sw_fail(err, SW_EIO, "cannot create a ZeroMQ context: %s", zmq_strerror(errno));
+    }
+    *out = &n->base;
+    return 0;
+}
+
+static void free_net(sw_net *net)
+{
+    znet *n = (znet *)net;
+    sw__zap_free(n->zap);
+    zmq_ctx_term(n->ctx); /* after it, ZeroMQ holds no lent frame */
+    free(n);
+}
+
+static zsock *new_sock(znet *n, int type, double linger_s, size_t max_frame, char *err)
+{
+    zsock *z = calloc(1, sizeof *z);
+    if (!z) {
+        sw_fail(err, SW_ENOMEM, "out of memory");
+        return NULL;
+    }
+    z->base.net = &n->base;
+    z->listener = type == ZMQ_ROUTER;
+    if (!(z->sock = zmq_socket(n->ctx, type))) {
+        sw_fail(err, SW_EIO, "cannot create a ZeroMQ socket: %s", zmq_strerror(errno));
+        free(z);
+        return NULL;
+    }
+    int linger = (int)(linger_s * 1000);
+    zmq_setsockopt(z->sock, ZMQ_LINGER, &linger, sizeof linger);
+    if (max_frame) { /* oversized frames never land */
+        int64_t max = (int64_t)max_frame;
+        zmq_setsockopt(z->sock, ZMQ_MAXMSGSIZE, &max, sizeof max);
+    }
+    return z;
+}
+
+static void close_sock(sw_sock *s)
+{
+    zsock *z = (zsock *)s;
+    zmq_close(z->sock);
+    free(z);
+}
+
+/* CURVE on a listener: our key pair, and the ZAP handler admitting the listed clients. */
+static int curve_listener(znet *n, zsock *z, const sw_listen_params *p, char *err)
+{
+    if (!sw_curve_available())
+        return sw_fail(err, SW_ENOTFOUND, "this libzmq has no CURVE support");
+    if (!p->curve_clients)
+        return sw_fail(err, SW_EINVAL, "CURVE needs the authorised clients' keys");
+    if (n->zap)
+        return sw_fail(err, SW_ESTATE, "one CURVE listener per network");
+    sw_curve_keys keys;
+    int rc = sw_curve_read(p->curve_key, 1, &keys, err);
+    if (!rc)
+        rc = sw__zap_new(&n->zap, n->ctx, p->curve_clients, p->curve_operators, err);
+    return rc ? rc : sw__curve_server(z->sock, &keys, err);
+}
+
+static int listen_zmq(sw_net *net, sw_sock **out, const sw_listen_params *p, char *err)
+{
+    znet *n = (znet *)net;
+    char bind[300];
+    int rc = sw_endpoint_check(p->endpoint, true, bind, sizeof bind, err);
+    if (rc)
+        return rc;
+    zsock *z = new_sock(n, ZMQ_ROUTER, p->linger_s, p->max_frame, err);
+    if (!z)
+        return SW_EIO;
+    if (p->curve_key && (rc = curve_listener(n, z, p, err))) {
+        close_sock(&z->base);
+        return rc;
+    }
+    if (zmq_bind(z->sock, bind) != 0) {
+        rc = sw_fail(err, SW_EIO, "cannot bind %s: %s%s", p->endpoint, zmq_strerror(errno),
+                     errno == ENODEV ? " (give an address, a host name or an interface)" : "");
+        close_sock(&z->base);
+        return rc;
+    }
+    size_t len = sizeof z->base.endpoint;
+    zmq_getsockopt(z->sock, ZMQ_LAST_ENDPOINT, z->base.endpoint, &len);
+    *out = &z->base;
+    return 0;
+}
+
+static int curve_dialer(zsock *z, const sw_dial_params *p, char *err)
+{
+    if (!p->curve_server)
+        return sw_fail(err, SW_EINVAL, "CURVE needs the server's public key");
+    sw_curve_keys mine, theirs;
+    int rc = sw_curve_read(p->curve_key, 1, &mine, err);
+    if (!rc)
+        rc = sw_curve_read(p->curve_server, 0, &theirs, err);
+    return rc ? rc : sw__curve_client(z->sock, &mine, theirs.pub, err);
+}
+
+static int dial_zmq(sw_net *net, sw_sock **out, const sw_dial_params *p, char *err)
+{
+    char connect[300];
+    int rc = sw_endpoint_check(p->endpoint, false, connect, sizeof connect, err);
+    if (rc)
+        return rc;
+    zsock *z = new_sock((znet *)net, ZMQ_DEALER, p->linger_s, p->max_frame, err);
+    if (!z)
+        return SW_EIO;
+    if (p->identity)
+        zmq_setsockopt(z->sock, ZMQ_ROUTING_ID, p->identity, strlen(p->identity));
+    if (p->queue) {
+        int hwm = p->queue > INT32_MAX ? INT32_MAX : (int)p->queue;
+        zmq_setsockopt(z->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+    }
+    if (p->curve_key)
+        rc = curve_dialer(z, p, err);
+    if (!rc && zmq_connect(z->sock, connect) != 0)
+        rc = sw_fail(err, SW_EIO, "cannot connect to %s: %s", p->endpoint, zmq_strerror(errno));
+    if (rc) {
+        close_sock(&z->base);
+        return rc;
+    }
+    size_t len = strlen(connect) < sizeof z->base.endpoint ? strlen(connect)
+                                                           : sizeof z->base.endpoint - 1;
+    memcpy(z->base.endpoint, connect, len);
+    z->base.endpoint[len] = '\0';
+    *out = &z->base;
+    return 0;
+}
+
+static void unref_frame(void *data, void *hint)
+{
+    (void)data;
+    sw_frame_unref(hint);
+}
+
+/* The frame as a ZeroMQ message: lent as it is, or for a short one copied. */
+static int message_of(sw_frame *f, zmq_msg_t *m)
+{
+    size_t size = sw_frame_size(f);
+    if (size < COPY_BELOW) {
+        if (zmq_msg_init_size(m, size) != 0)
+            return -1;
+        memcpy(zmq_msg_data(m), sw_frame_data(f), size);
+        sw_frame_unref(f);
+        return 0;
+    }
+    return zmq_msg_init_data(m, sw_frame_data(f), size, unref_frame, f);
+}
+
+static bool send_zmq(sw_sock *s, const uint8_t *route, size_t route_len, sw_frame *f)
+{
+    zsock *z = (zsock *)s;
+    zmq_msg_t m;
+    if (message_of(f, &m) != 0) {
+        sw_frame_unref(f);
+        return false;
+    }
+    /* A full queue or a vanished peer only loses this frame. */
+    if (z->listener && zmq_send(z->sock, route, route_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&m);
+        return false;
+    }
+    if (zmq_msg_send(&m, z->sock, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&m);
+        return false;
+    }
+    return true;
+}
+
+static void close_message(void *ctx)
+{
+    zmq_msg_close(ctx);
+    free(ctx);
+}
+
+/* Discards the rest of a multi-frame message; whether there was any. */
+static bool drain(void *sock, zmq_msg_t *first)
+{
+    bool more = zmq_msg_more(first), extra = more;
+    while (more) {
+        zmq_msg_t next;
+        zmq_msg_init(&next);
+        int got = zmq_msg_recv(&next, sock, 0);
+        more = got >= 0 && zmq_msg_more(&next);
+        zmq_msg_close(&next);
+    }
+    return extra;
+}
+
+/* The next message's body, kept in a frame over ZeroMQ's own buffer. */
+static int take_body(zsock *z, sw_delivery *d, int flags)
+{
+    zmq_msg_t *m = malloc(sizeof *m);
+    if (!m)
+        return 1;
+    zmq_msg_init(m);
+    if (zmq_msg_recv(m, z->sock, flags) < 0) {
+        close_message(m);
+        return 1;
+    }
+    const char *user = z->listener ? zmq_msg_gets(m, "User-Id") : NULL;
+    d->operator = user && !strcmp(user, SW_ZAP_OPERATOR);
+    d->multipart = drain(z->sock, m);
+    d->frame = sw_frame_lend(zmq_msg_data(m), zmq_msg_size(m), close_message, m);
+    if (!d->frame) {
+        close_message(m);
+        return 1;
+    }
+    return 0;
+}
+
+static int recv_zmq(sw_sock *s, sw_delivery *d)
+{
+    zsock *z = (zsock *)s;
+    memset(d, 0, sizeof *d);
+    if (!z->listener)
+        return take_body(z, d, ZMQ_DONTWAIT);
+    zmq_msg_t id;
+    zmq_msg_init(&id);
+    int rc = 1;
+    if (zmq_msg_recv(&id, z->sock, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&id)) {
+        d->route_len = zmq_msg_size(&id) < SW_ROUTE_MAX ? zmq_msg_size(&id) : SW_ROUTE_MAX;
+        memcpy(d->route, zmq_msg_data(&id), d->route_len);
+        rc = take_body(z, d, 0); /* the rest of a message is there with its first frame */
+    }
+    zmq_msg_close(&id);
+    return rc;
+}
+
+static int wait_zmq(sw_net *net, sw_sock **socks, size_t k, double until, bool *ready, char *err)
+{
+    znet *n = (znet *)net;
+    zmq_pollitem_t few[8], *items = k < 8 ? few : malloc((k + 1) * sizeof *items);
+    if (!items)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    for (size_t i = 0; i < k; i++)
+        items[i] = (zmq_pollitem_t){.socket = ((zsock *)socks[i])->sock, .events = ZMQ_POLLIN};
+    size_t total = k;
+    if (n->zap)
+        items[total++] = (zmq_pollitem_t){.socket = sw__zap_socket(n->zap), .events = ZMQ_POLLIN};
+    double left = until - sw_clock_now_s();
+    long ms = isinf(until) ? -1 : left <= 0 ? 0 : left > 3600 ? 3600000 : (long)ceil(left * 1000);
+    int got = zmq_poll(items, (int)total, ms);
+    int rc = got < 0 && zmq_errno() != EINTR /* a signal: the caller looks at its stop flag */
+                 ? sw_fail(err, SW_EIO, "poll: %s", zmq_strerror(zmq_errno()))
+                 : 0;
+    for (size_t i = 0; i < k; i++)
+        ready[i] = got > 0 && (items[i].revents & ZMQ_POLLIN);
+    if (got > 0 && n->zap && (items[k].revents & ZMQ_POLLIN))
+        sw__zap_handle(n->zap);
+    if (items != few)
+        free(items);
+    return rc;
+}
+
+static double now_zmq(const sw_net *n)
+{
+    (void)n;
+    return sw_clock_now_s();
+}
+
+static unsigned long long refused_zmq(const sw_net *net)
+{
+    const znet *n = (const znet *)net;
+    return n->zap ? sw__zap_refused(n->zap) : 0;
+}
+
+const sw__net_ops sw__net_zmq = {
+    .listen = listen_zmq, .dial = dial_zmq, .close = close_sock, .send = send_zmq,
+    .recv = recv_zmq, .wait = wait_zmq, .now = now_zmq, .refused = refused_zmq,
+    .free = free_net,
+};
