@@ -14,6 +14,28 @@ for cmd in train eval; do
   expect_status 0 "$cmd --help" -- "$SW" $cmd --help
   expect_output "usage: syncwise $cmd" "$cmd help has a usage line"
 done
+# Every command's options come from one table: --help lists each of them within 100
+# columns, and an unknown option, a missing value or a bad one is a usage error (2) naming it.
+for cmd in train eval sim compare zipline report check "data gen" peer server worker ctl launch \
+  keygen "rl train" "rl eval"; do
+  # shellcheck disable=SC2086
+  expect_status 0 "$cmd --help" -- "$SW" $cmd --help
+  expect_output "usage: syncwise $cmd" "$cmd help has a usage line"
+  checks=$((checks + 1))
+  wide=$(printf '%s\n' "$OUT" | awk 'length($0) > 100' | head -1)
+  [ -z "$wide" ] || { echo "FAIL: $cmd --help has a line over 100 columns: $wide"; failures=$((failures + 1)); }
+  first=$(printf '%s\n' "$OUT" | sed -n 's/^  \(-., \)\?--\([a-z-]*\) [A-Z].*/\2/p' | head -1)
+  if [ -n "$first" ]; then
+    # shellcheck disable=SC2086
+    expect_status 2 "$cmd --$first without its value" -- "$SW" $cmd --$first
+    expect_output "--$first needs a value" "$cmd says which option lacks its value"
+  fi
+  # shellcheck disable=SC2086
+  expect_status 2 "$cmd with an unknown option" -- "$SW" $cmd --no-such-option
+  expect_output "unknown option '--no-such-option'" "$cmd names the unknown option"
+done
+expect_status 2 "a choice out of its list" -- "$SW" sim --batch-mode random
+expect_output "--batch-mode: 'random' is not one of shard, sample" "lists the choices"
 expect_status 0 "train --help lists data sets" -- "$SW" train --help
 expect_output "synthetic" "train help lists the synthetic data"
 expect_output "cnn" "train help lists the cnn"

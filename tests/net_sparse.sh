@@ -45,7 +45,7 @@ expect_output "target reached" "ssp with 2 locked apply threads reaches 0.75"
 expect_status 1 "threads need a policy that applies on arrival" -- "$SW" server --policy bsp \
   --apply-threads 2 --model svm --data "sparse:n=100,test=10,dim=50" --max-time 1
 expect_output "cannot run with concurrent applies" "the refusal says why"
-expect_status 1 "unknown apply mode" -- "$SW" server --apply-threads 2 --apply-mode lockless \
+expect_status 2 "unknown apply mode" -- "$SW" server --apply-threads 2 --apply-mode lockless \
   --model svm --data "sparse:n=100,test=10,dim=50" --max-time 1
 expect_output "lockless" "the bad mode is named"
 

@@ -1,27 +1,37 @@
 /* `syncwise check LOG...`: holds event logs (the simulator's or a server's) to the promises of
  * the policies that ran (syncwise/check.h, docs/promises.md). */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "syncwise/check.h"
 #include "syncwise/err.h"
 
 #define CMD "check"
 
-static void help(void)
-{
-    printf("usage: syncwise check [OPTIONS] LOG...\n\n"
-           "Replays JSONL event logs (written by 'syncwise sim --log' or 'syncwise server\n"
-           "--log') and checks that every policy that ran kept its promise: ssp never let a\n"
-           "worker more than s steps ahead of the slowest, bsp applied one gradient per live\n"
-           "worker, every run's version counts its applies, and so on (docs/promises.md).\n"
-           "Prints one line per log; exits 1 if any promise was broken, 2 on a log it cannot\n"
-           "read.\n\n"
-           "options:\n"
-           "  -q, --quiet  print only the broken promises\n"
-           "  -h, --help   this text\n");
-}
+typedef struct check_opts {
+    bool quiet;
+} check_opts;
+
+static const sw_opt table[] = {
+    {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', offsetof(check_opts, quiet), 0, 0, NULL,
+                "print only the broken promises")},
+    SW_OPT_END_ROW,
+};
+
+static const sw_cmd_opts command = {
+    .cmd = CMD,
+    .usage = "[OPTIONS] LOG...",
+    .about = "Replays JSONL event logs (written by 'syncwise sim --log' or 'syncwise server\n"
+             "--log') and checks that every policy that ran kept its promise: ssp never let a\n"
+             "worker more than s steps ahead of the slowest, bsp applied one gradient per live\n"
+             "worker, every run's version counts its applies, and so on (docs/promises.md).\n"
+             "Prints one line per log; exits 1 if any promise was broken, 2 on a log it cannot\n"
+             "read.",
+    .tables = {table},
+    .max_args = -1,
+};
 
 /* 0: kept; 1: broken; 2: not a log. */
 static int check_one(const char *path, bool quiet)
@@ -56,21 +66,12 @@ static int check_one(const char *path, bool quiet)
 
 int sw_cli_check(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"quiet", 0, 0, 'q'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
-    };
-    bool quiet = false;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-        if (c == 'q')
-            quiet = true;
-        else if (c == 'h') {
-            help();
-            return 0;
-        } else
-            return 2;
-    }
+    check_opts o = {0};
+    int optind;
+    int prc = sw_cli_parse(&command, argc, argv, &o, &optind);
+    if (prc)
+        return prc == 1 ? 0 : prc;
+    bool quiet = o.quiet;
     if (optind == argc) {
         sw_cli_error(CMD, "name at least one log to check");
         return 2;

@@ -50,10 +50,6 @@ int sw_cli_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
-/* After getopt: 0 when no argument is left over, else names the first and returns 2, the exit
- * status of a usage error. */
-int sw_cli_stray(const char *cmd, int argc, char **argv);
-
 /* Creates a directory and its missing parents (mkdir -p); -1 with errno on failure. */
 int sw_cli_mkdirs(const char *path);
 
@@ -70,6 +66,7 @@ void sw_cli_set_threads(long threads);
 void sw_cli_print_data_help(void);
 void sw_cli_print_model_help(void);
 void sw_cli_print_policy_help(void);
+void sw_cli_print_data_and_models(void); /* both lists, a blank line apart */
 
 /* The run summary of one simulation (src/cli/summary.c). */
 void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r);

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <sys/stat.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 
 #include "scenario.h"
 #include "syncwise/clock.h"
+#include "syncwise/compare.h"
 #include "syncwise/err.h"
 #include "syncwise/log.h"
 
@@ -34,7 +36,8 @@ typedef struct job {
 } job;
 
 typedef struct plan {
-    sw_cli_scenario sc;
+    sw_cli_scenario sc; /* first: the shared table's offsets are into it */
+    const char *list;   /* --policies, as given */
     char *policies[MAX_POLICIES];
     int n_policies;
     long seeds, jobs;
@@ -47,28 +50,6 @@ typedef struct plan {
     double t0;
     pthread_mutex_t lock;
 } plan;
-
-static void help(void)
-{
-    printf("usage: syncwise compare --policies LIST [OPTIONS]\n\n"
-           "Runs every policy on the same simulated scenarios, one per seed, and prints the\n"
-           "mean virtual time to the target with a 95%% confidence interval (Student's t) and\n"
-           "each policy's speedup over the best classic baseline (bsp, asp, ssp).\n\n"
-           "options:\n"
-           "  --policies LIST        policies separated by ';' or ',' (a ','-part without ':'\n"
-           "                         but with '=' continues the policy before it), e.g.\n"
-           "                         bsp,asp,ssp:s=2,ssp:s=5\n"
-           "  --seeds N              scenarios per policy, seeds 1..N (default 10)\n"
-           "  --jobs N               runs at once (default: the number of cores)\n"
-           "  --log-dir DIR          keep every run's JSONL event log there, and results.csv\n"
-           "                         with one row per run (for syncwise report)\n"
-           "  --baselines LIST       which of the policies are baselines for the speedup\n"
-           "                         (';'-separated specs; default: every bsp, asp and ssp)\n"
-           "  -h, --help             this text\n");
-    sw_cli_scenario_help();
-    printf("\n");
-    sw_cli_print_policy_help();
-}
 
 /* Splits the policy list; "ssp:s=2,lr_mod=x" style continuations stay with their policy. */
 static int split_policies(plan *p, char *list)
@@ -101,40 +82,38 @@ static int split_policies(plan *p, char *list)
     return 0;
 }
 
+#define AT(field) offsetof(plan, field)
+static const sw_opt own[] = {
+    {SW_OPT_ROW(SW_OPT_STR, "policies", 0, AT(list), 0, 0, "LIST", "policies separated by ';' or ',' (a ','-part without ':'\n"
+     "but with '=' continues the policy before it), e.g.\nbsp,asp,ssp:s=2,ssp:s=5 (required)")},
+    {SW_OPT_ROW(SW_OPT_LONG, "seeds", 0, AT(seeds), 1, 100000, "N", "scenarios per policy, seeds 1..N")},
+    {SW_OPT_ROW(SW_OPT_LONG, "jobs", 0, AT(jobs), 1, 256, "N", "runs at once"), .shown = "the cores"},
+    {SW_OPT_ROW(SW_OPT_STR, "log-dir", 0, AT(log_dir), 0, 0, "DIR", "keep every run's JSONL event log there, and results.csv\n"
+     "with one row per run (for syncwise report)")},
+    {SW_OPT_ROW(SW_OPT_STR, "baselines", 0, AT(baselines), 0, 0, "LIST", "which of the policies are baselines for the speedup\n(';'-separated specs)"), .shown = "every bsp, asp and ssp"},
+    SW_OPT_END_ROW,
+};
+#undef AT
+
+static const sw_cmd_opts command = {
+    .cmd = CMD,
+    .usage = "--policies LIST [OPTIONS]",
+    .about = "Runs every policy on the same simulated scenarios, one per seed, and prints the\n"
+             "mean virtual time to the target with a 95% confidence interval (Student's t) and\n"
+             "each policy's speedup over the best classic baseline (bsp, asp, ssp).",
+    .tables = {own, sw_cli_scenario_opts},
+    .epilog = sw_cli_print_policy_help,
+};
+
 static int parse(int argc, char **argv, plan *p)
 {
-    static const struct option own[] = {
-        {"policies", 1, 0, 'p'}, {"seeds", 1, 0, 's'}, {"jobs", 1, 0, 'j'},
-        {"baselines", 1, 0, 'b'}, {"log-dir", 1, 0, 'L'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
-    };
-    const struct option *opts = sw_cli_options(own);
-    char *list = NULL;
-    int c, bad = 0;
-    optind = 1;
-    while (!bad && (c = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
-        int r = sw_cli_scenario_option(&p->sc, CMD, c, optarg);
-        if (r != 0) {
-            bad = r < 0;
-            continue;
-        }
-        switch (c) {
-        case 'p': list = optarg; break;
-        case 'b': p->baselines = optarg; break;
-        case 'L': p->log_dir = optarg; break;
-        case 'q': p->sc.quiet = true; break;
-        case 'v': p->sc.verbose = true; break;
-        case 's': bad = !sw_cli_long(CMD, "--seeds", optarg, 1, 100000, &p->seeds); break;
-        case 'j': bad = !sw_cli_long(CMD, "--jobs", optarg, 1, 256, &p->jobs); break;
-        case 'h': help(); return -1;
-        default: bad = 1;
-        }
-    }
-    if (bad || sw_cli_stray(CMD, argc, argv))
-        return 2;
-    if (!list)
+    int rc = sw_cli_parse(&command, argc, argv, p, NULL);
+    if (rc)
+        return rc == 1 ? -1 : rc;
+    if (!p->list)
         return sw_cli_error(CMD, "--policies LIST is required (see --help)") + 1;
-    char *copy = strdup(list);
-    int rc = copy ? split_policies(p, copy) : -1;
+    char *copy = strdup(p->list);
+    rc = copy ? split_policies(p, copy) : -1;
     free(copy);
     return rc ? 2 : 0;
 }
@@ -169,7 +148,7 @@ static void run_job(plan *p, job *j)
         j->rc = sw_fail(j->err, SW_EIO, "%s: write error", path);
 }
 
-static double run_time(const sw_sim_result *r);
+static double run_time(const sw_sim_result *r) { return r->target_t >= 0 ? r->target_t : r->end_t; }
 
 /* The policy with the lowest mean time among finished runs, for the progress line. */
 static void best_so_far(const plan *p, char *out, size_t cap)
@@ -221,70 +200,31 @@ static void *worker(void *arg)
     }
 }
 
-/* Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom; 1.96 beyond. */
-static double t95(long df)
+
+/* The runs of one policy that did not fail. */
+static sw_trials summarize(const plan *p, int policy)
 {
-    static const double q[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
-                               2.228,  2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
-                               2.093,  2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052,
-                               2.048,  2.045, 2.042};
-    return df >= 1 && df <= 30 ? q[df - 1] : 1.96;
-}
-
-typedef struct summary {
-    double mean, half, applies, idle;
-    long reached, n;
-} summary;
-
-static double run_time(const sw_sim_result *r) { return r->target_t >= 0 ? r->target_t : r->end_t; }
-
-static summary summarize(const plan *p, int policy)
-{
-    summary s = {0};
-    double sum = 0, sum2 = 0;
-    for (size_t i = 0; i < p->n_runs; i++) {
+    sw_trial *t = malloc((size_t)p->seeds * sizeof *t);
+    size_t n = 0;
+    for (size_t i = 0; t && i < p->n_runs; i++) {
         const job *j = &p->runs[i];
-        if (j->policy != policy || j->rc)
-            continue;
-        double t = run_time(&j->r);
-        sum += t;
-        sum2 += t * t;
-        s.applies += (double)j->r.stats.applies;
-        s.idle += sw_run_stats_idle_share(&j->r.stats);
-        s.reached += j->r.target_t >= 0;
-        s.n++;
+        if (j->policy == policy && !j->rc)
+            t[n++] = (sw_trial){.time = run_time(&j->r), .reached = j->r.target_t >= 0,
+                                .applies = (double)j->r.stats.applies,
+                                .idle = sw_run_stats_idle_share(&j->r.stats)};
     }
-    if (s.n == 0)
-        return s;
-    s.mean = sum / (double)s.n;
-    double var = s.n > 1 ? (sum2 - sum * sum / (double)s.n) / (double)(s.n - 1) : 0;
-    s.half = s.n > 1 ? t95(s.n - 1) * sqrt(var > 0 ? var : 0) / sqrt((double)s.n) : 0;
-    s.applies /= (double)s.n;
-    s.idle /= (double)s.n;
+    sw_trials s = sw_trials_summarize(t, n);
+    free(t);
     return s;
-}
-
-static bool is_baseline(const plan *p, const char *policy)
-{
-    if (!p->baselines)
-        return !strncmp(policy, "bsp", 3) || !strncmp(policy, "asp", 3) ||
-               !strncmp(policy, "ssp", 3);
-    size_t len = strlen(policy);
-    for (const char *b = p->baselines; (b = strstr(b, policy)); b += len)
-        if ((b == p->baselines || b[-1] == ';') && (b[len] == ';' || b[len] == '\0'))
-            return true;
-    return false;
 }
 
 static void report(const plan *p)
 {
-    summary s[MAX_POLICIES];
-    int best = -1;
-    for (int i = 0; i < p->n_policies; i++) {
+    sw_trials s[MAX_POLICIES];
+    for (int i = 0; i < p->n_policies; i++)
         s[i] = summarize(p, i);
-        if (is_baseline(p, p->policies[i]) && s[i].n && (best < 0 || s[i].mean < s[best].mean))
-            best = i;
-    }
+    int best = sw_best_baseline((const char *const *)p->policies, s, p->n_policies,
+                                p->baselines);
     printf("\n%-22s %8s %26s %9s %9s %7s\n", "policy", "reached", "time to target (virtual s)",
            "speedup", "applies", "idle %");
     for (int i = 0; i < p->n_policies; i++) {
@@ -293,7 +233,7 @@ static void report(const plan *p)
                  s[i].reached < s[i].n ? " (>=)" : "");
         printf("%-22s %3ld/%-4ld %26s", p->policies[i], s[i].reached, s[i].n, cell);
         if (best >= 0 && s[i].mean > 0)
-            printf(" %8.2fx", s[best].mean / s[i].mean);
+            printf(" %8.2fx", sw_speedup(&s[best], &s[i]));
         else
             printf(" %9s", "-");
         printf(" %9.0f %7.1f\n", s[i].applies, 100 * s[i].idle);
@@ -367,14 +307,14 @@ int sw_cli_compare(int argc, char **argv)
 {
     plan p = {.seeds = 10};
     sw_cli_scenario_defaults(&p.sc);
+    p.sc.threads = 1; /* parallel runs each take one core: OpenBLAS threads would fight */
     int rc = parse(argc, argv, &p);
     char err[SW_ERR_LEN];
     sw_task_data data = {0};
     if (rc == 0) {
         if (p.sc.quiet)
             sw_log_set_level(SW_LOG_WARN);
-        /* Parallel runs each take one core; OpenBLAS threads would only fight over them. */
-        sw_cli_set_threads(p.sc.threads ? p.sc.threads : 1);
+        sw_cli_set_threads(p.sc.threads);
         /* One data split for every scenario: seeds vary the cluster, initialisation and batch
          * order, not which examples are held out. */
         if (p.sc.data_spec &&

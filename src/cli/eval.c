@@ -1,28 +1,45 @@
 /* `syncwise eval`: loss and accuracy of a checkpoint on a data set. The data set defaults to the
  * one the checkpoint records, so `syncwise eval --model-file model.ckpt` just works. */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "syncwise/ckpt.h"
 #include "syncwise/err.h"
 #include "syncwise/sparse.h"
 
 #define CMD "eval"
 
-static void help(void)
-{
-    printf("usage: syncwise eval --model-file FILE [OPTIONS]\n\n"
-           "Reports the loss and accuracy of a checkpoint on a data set.\n\n"
-           "options:\n"
-           "  --model-file FILE  checkpoint written by 'syncwise train' or a server's\n"
-           "                     --checkpoint (required)\n"
-           "  --data SPEC        data set (default: the one the checkpoint was trained on)\n"
-           "  --split NAME       test, val or train (default test; sparse data: test or train)\n"
-           "  --threads N        OpenBLAS threads (default: OpenBLAS's own choice)\n"
-           "  -h, --help         this text\n");
-}
+typedef struct eval_opts {
+    const char *file, *data;
+    int split; /* in splits[] */
+    long threads;
+} eval_opts;
+
+static const char *const splits[] = {"test", "val", "train", NULL};
+
+#define AT(field) offsetof(eval_opts, field)
+static const sw_opt table[] = {
+    {SW_OPT_ROW(SW_OPT_STR, "model-file", 0, AT(file), 0, 0, "FILE",
+                "checkpoint written by 'syncwise train' or a server's\n--checkpoint (required)")},
+    {SW_OPT_ROW(SW_OPT_STR, "data", 0, AT(data), 0, 0, "SPEC", "data set"),
+     .shown = "the one the checkpoint was trained on"},
+    {SW_OPT_ROW(SW_OPT_CHOICE, "split", 0, AT(split), 0, 0, "NAME",
+                "test, val or train (sparse data: test or train)"), .choices = splits},
+    {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 256, "N",
+                "OpenBLAS threads (0: its own choice)")},
+    SW_OPT_END_ROW,
+};
+#undef AT
+
+static const sw_cmd_opts command = {
+    .cmd = CMD,
+    .usage = "--model-file FILE [OPTIONS]",
+    .about = "Reports the loss and accuracy of a checkpoint on a data set.",
+    .tables = {table},
+};
 
 static void report(const char *split, const sw_eval *r, const sw_ckpt *c)
 {
@@ -85,33 +102,14 @@ static int evaluate(const sw_ckpt *c, const char *data, const char *split, char 
 
 int sw_cli_eval(int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"model-file", 1, 0, 'f'}, {"data", 1, 0, 'd'}, {"split", 1, 0, 's'},
-        {"threads", 1, 0, 't'},    {"help", 0, 0, 'h'}, {0, 0, 0, 0},
-    };
-    const char *file = NULL, *data = NULL, *split = "test";
-    long threads = 0;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        switch (c) {
-        case 'f': file = optarg; break;
-        case 'd': data = optarg; break;
-        case 's': split = optarg; break;
-        case 't':
-            if (!sw_cli_long(CMD, "--threads", optarg, 0, 256, &threads))
-                return 2;
-            break;
-        case 'h': help(); return 0;
-        default: return 2;
-        }
-    }
-    if (sw_cli_stray(CMD, argc, argv))
-        return 2;
-    if (!file)
+    eval_opts o = {0};
+    int prc = sw_cli_parse(&command, argc, argv, &o, NULL);
+    if (prc)
+        return prc == 1 ? 0 : prc;
+    if (!o.file)
         return sw_cli_error(CMD, "--model-file FILE is required (see --help)") + 1;
-    if (strcmp(split, "test") && strcmp(split, "val") && strcmp(split, "train"))
-        return sw_cli_error(CMD, "--split: '%s' is not test, val or train", split) + 1;
+    const char *file = o.file, *data = o.data, *split = splits[o.split];
+    long threads = o.threads;
     sw_cli_set_threads(threads);
     char err[SW_ERR_LEN];
     sw_ckpt ck;

@@ -7,33 +7,55 @@
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "opts.h"
 
 #define CMD "launch"
 
-static void help(void)
+static void examples(void)
 {
-    printf("usage: syncwise launch [--port P] [--server HOST] [-- SERVER-OPTIONS...]\n\n"
-           "Run the same command in every process of a launcher: rank 0 becomes the server\n"
-           "(bound to every interface on port P, with SERVER-OPTIONS), every other rank a\n"
-           "worker connected to tcp://HOST:P.\n\n"
-           "rank, from the first of: SYNCWISE_RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,\n"
-           "SLURM_PROCID, or the ordinal ending a StatefulSet pod's host name (syncwise-3)\n"
-           "server host, from the first of: --server, SYNCWISE_SERVER, the first node of\n"
-           "SLURM_JOB_NODELIST (through scontrol), or POD-0.SYNCWISE_SERVICE in a StatefulSet\n"
-           "process count, from the first of: SYNCWISE_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE,\n"
-           "SLURM_NTASKS; when known, the server waits for all the others to join before it\n"
-           "starts (--wait-workers COUNT-1, unless SERVER-OPTIONS say otherwise)\n\n"
-           "examples:\n"
+    printf("examples:\n"
            "  mpirun -np 5 -x SYNCWISE_SERVER=node1 syncwise launch -- --policy ssp:s=3\n"
            "  srun -N 5 syncwise launch -- --policy dbw --target-acc 0.85\n"
            "  examples/kubernetes/statefulset.yaml, examples/slurm/train.sbatch\n");
 }
+
+typedef struct launch_opts {
+    long port;
+    const char *server;
+} launch_opts;
+
+static const sw_opt table[] = {
+    {SW_OPT_ROW(SW_OPT_LONG, "port", 0, offsetof(launch_opts, port), 1, 65535, "P",
+                "the server's port")},
+    {SW_OPT_ROW(SW_OPT_STR, "server", 0, offsetof(launch_opts, server), 0, 0, "HOST",
+                "the server's host"), .shown = "found as below"},
+    SW_OPT_END_ROW,
+};
+
+static const sw_cmd_opts command = {
+    .cmd = CMD,
+    .usage = "[--port P] [--server HOST] [-- SERVER-OPTIONS...]",
+    .about = "Run the same command in every process of a launcher: rank 0 becomes the server\n"
+             "(bound to every interface on port P, with SERVER-OPTIONS), every other rank a\n"
+             "worker connected to tcp://HOST:P.\n\n"
+             "rank, from the first of: SYNCWISE_RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,\n"
+             "SLURM_PROCID, or the ordinal ending a StatefulSet pod's host name (syncwise-3)\n"
+             "server host, from the first of: --server, SYNCWISE_SERVER, the first node of\n"
+             "SLURM_JOB_NODELIST (through scontrol), or POD-0.SYNCWISE_SERVICE in a StatefulSet\n"
+             "process count, from the first of: SYNCWISE_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE,\n"
+             "SLURM_NTASKS; when known, the server waits for all the others to join before it\n"
+             "starts (--wait-workers COUNT-1, unless SERVER-OPTIONS say otherwise)",
+    .tables = {table},
+    .epilog = examples,
+    .max_args = -1,
+};
 
 /* The first of these variables that holds a number >= 0, or -1. */
 static long first_number(const char *const *vars, size_t n)
@@ -105,23 +127,17 @@ static int server_host(const char *given, char *out, size_t cap)
 
 int sw_cli_launch(int argc, char **argv)
 {
-    long port = 5555;
-    const char *server = NULL;
-    int i = 1;
-    for (; i < argc && strcmp(argv[i], "--"); i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            help();
-            return 0;
-        } else if (!strcmp(argv[i], "--port") && i + 1 < argc) {
-            if (!sw_cli_long(CMD, "--port", argv[++i], 1, 65535, &port))
-                return 2;
-        } else if (!strcmp(argv[i], "--server") && i + 1 < argc) {
-            server = argv[++i];
-        } else {
-            return sw_cli_error(CMD, "unknown option '%s' (see --help)", argv[i]) + 1;
-        }
-    }
-    int rest = i < argc ? i + 1 : argc; /* the server's options follow "--" */
+    launch_opts o = {.port = 5555};
+    int rest;
+    int prc = sw_cli_parse(&command, argc, argv, &o, &rest);
+    if (prc)
+        return prc == 1 ? 0 : prc;
+    if (rest < argc && strcmp(argv[rest - 1], "--") != 0)
+        return sw_cli_error(CMD, "unexpected argument '%s': the server's options follow '--' "
+                                 "(see --help)",
+                            argv[rest]) + 1;
+    long port = o.port;
+    const char *server = o.server;
     long rank = rank_from_env();
     if (rank < 0)
         return sw_cli_error(CMD, "cannot tell this process's rank: set SYNCWISE_RANK, or run "

@@ -1,66 +1,18 @@
 /* `syncwise server`, `syncwise worker` and `syncwise ctl`: the networked runtime's commands. */
 #define _POSIX_C_SOURCE 200809L
-#include <getopt.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "syncwise/curve.h"
 #include "syncwise/err.h"
 #include "syncwise/log.h"
 #include "syncwise/net.h"
-
-static void server_help(void)
-{
-    printf("usage: syncwise server [OPTIONS]\n\n"
-           "Runs the parameter server: workers connect with 'syncwise worker', operators with\n"
-           "'syncwise ctl'. Stops at the target accuracy, a time or apply limit, or on SIGINT or\n"
-           "SIGTERM, after a last checkpoint; workers are told the run is over.\n\n"
-           "options:\n"
-           "  --bind ENDPOINT        where to listen (default tcp://127.0.0.1:5555; loopback\n"
-           "                         unless told otherwise; port * picks a free one)\n"
-           "  --endpoint-file FILE   write the bound endpoint there\n"
-           "  --policy SPEC          synchronization policy (default asp)\n"
-           "  --model SPEC --data SPEC --batch N --lr X --wd X --seed N\n"
-           "                         the run, as for sim (workers learn it on joining)\n"
-           "  --batch-mode M         sample (default): each worker reads the whole training\n"
-           "                         set in its own order, right when workers come and go;\n"
-           "                         shard: worker i reads rows i, i + N, ... for N =\n"
-           "                         --max-workers (set it to the worker count)\n"
-           "  --max-workers N        worker slots (default 64)\n"
-           "  --wait-workers N       release no worker until N have joined, so that the run\n"
-           "                         starts with its whole cluster (also after --resume;\n"
-           "                         default 1: start with the first)\n"
-           "  --apply-threads N      N threads apply the pushes the policy accepted (default\n"
-           "                         1); for policies that apply each gradient alone on\n"
-           "                         arrival: asp, ssp, dssp, ebsp\n"
-           "  --apply-mode M         locked (default), hogwild (no lock; racing updates of\n"
-           "                         one weight can be lost) or atomic (compare-and-swap)\n"
-           "  --heartbeat-timeout S  a worker silent this long is dead (default 5)\n"
-           "  --checkpoint FILE      checkpoint there every --checkpoint-applies N (1000) and\n"
-           "                         --checkpoint-every S (30) seconds, and at the end\n"
-           "  --resume               start from the checkpoint (its parameters and version)\n"
-           "  --target-acc X  --max-time S  --max-applies N  --eval-every S (5)\n"
-           "  --log FILE             JSONL event log\n"
-           "  --curve-key FILE       encrypt and authenticate with CURVE: the server's key pair\n"
-           "                         (syncwise keygen); needs --curve-clients FILE, the public\n"
-           "                         keys of the workers it admits\n"
-           "  --curve-operators FILE with CURVE: the public keys of operators, who may also\n"
-           "                         switch the policy from afar (ctl policy)\n"
-           "  --ctl-bind ENDPOINT    where operator commands (ctl policy) are taken: by default\n"
-           "                         a socket in a directory of the server's user alone\n"
-           "                         ($XDG_RUNTIME_DIR/syncwise or /tmp/syncwise-UID), which ctl\n"
-           "                         finds by itself on this host; 'none' for nowhere (but\n"
-           "                         CURVE operators); another endpoint opens them to anyone\n"
-           "                         who reaches it. ctl status is answered on every endpoint\n"
-           "  --threads N            OpenBLAS threads (default 1: applies are memory-bound,\n"
-           "                         and idle OpenBLAS threads spin on the cores the network\n"
-           "                         needs; 0 leaves OpenBLAS its own default)\n"
-           "  -q, --quiet  -v, --verbose\n");
-}
 
 /* One updating line on a terminal (with the best accuracy so far), a line per evaluation
  * otherwise. */
@@ -75,92 +27,135 @@ static void show_eval(void *ctx, double t, uint64_t version, double loss, double
             tty ? "" : "\n");
 }
 
-static int server_opts(int argc, char **argv, sw_server_params *p, const char **log_path,
-                       long *threads)
+typedef struct server_cli {
+    sw_server_params p;
+    const char *log_path;
+    long threads;
+    int batch_mode, apply_mode; /* in batch_modes[], apply_modes[] */
+    bool quiet, verbose;
+} server_cli;
+
+static const char *const batch_modes[] = {"sample", "shard", NULL};
+static const char *const apply_modes[] = {"locked", "hogwild", "atomic", NULL};
+
+#define AT(field) offsetof(server_cli, field)
+static const sw_opt server_table[] = {
+    {SW_OPT_ROW(SW_OPT_STR, "bind", 0, AT(p.bind), 0, 0, "ENDPOINT",
+                "where to listen (loopback unless told otherwise; port *\npicks a free one)")},
+    {SW_OPT_ROW(SW_OPT_STR, "endpoint-file", 0, AT(p.endpoint_file), 0, 0, "FILE",
+                "write the bound endpoint there")},
+    {SW_OPT_ROW(SW_OPT_STR, "policy", 0, AT(p.policy), 0, 0, "SPEC", "synchronization policy")},
+    SW_OPT_HEADING("the run, as for sim (workers learn it on joining)"),
+    {SW_OPT_ROW(SW_OPT_STR, "model", 0, AT(p.model), 0, 0, "SPEC", "model")},
+    {SW_OPT_ROW(SW_OPT_STR, "data", 0, AT(p.data), 0, 0, "SPEC", "data set")},
+    {SW_OPT_ROW(SW_OPT_U32, "batch", 0, AT(p.batch), 1, 1 << 16, "N", "mini-batch")},
+    {SW_OPT_ROW(SW_OPT_F32, "lr", 0, AT(p.lr), 0, 1e6, "X", "learning rate")},
+    {SW_OPT_ROW(SW_OPT_F32, "wd", 0, AT(p.weight_decay), 0, 1e6, "X", "weight decay")},
+    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(p.seed), 0, 0, "N", "seed")},
+    {SW_OPT_ROW(SW_OPT_CHOICE, "batch-mode", 0, AT(batch_mode), 0, 0, "M",
+                "sample: each worker reads the whole training set in its\n"
+                "own order, right when workers come and go; shard:\n"
+                "worker i reads rows i, i + N, ... for N = --max-workers\n"
+                "(set it to the worker count)"), .choices = batch_modes},
+    SW_OPT_HEADING("workers"),
+    {SW_OPT_ROW(SW_OPT_U32, "max-workers", 0, AT(p.max_workers), 1, 1 << 16, "N",
+                "worker slots")},
+    {SW_OPT_ROW(SW_OPT_U32, "wait-workers", 0, AT(p.wait_workers), 0, 1 << 16, "N",
+                "release no worker until N have joined, so that the run\n"
+                "starts with its whole cluster (also after --resume; 0\nor 1: start with the first)")},
+    {SW_OPT_ROW(SW_OPT_F64, "heartbeat-timeout", 0, AT(p.heartbeat_timeout_s), 0.01, 1e6, "S",
+                "a worker silent this long is dead")},
+    {SW_OPT_ROW(SW_OPT_U32, "apply-threads", 0, AT(p.apply_threads), 1, 64, "N",
+                "N threads apply the pushes the policy accepted; for\n"
+                "policies that apply each gradient alone on arrival: asp,\nssp, dssp, ebsp")},
+    {SW_OPT_ROW(SW_OPT_CHOICE, "apply-mode", 0, AT(apply_mode), 0, 0, "M",
+                "locked, hogwild (no lock; racing updates of one weight\n"
+                "can be lost) or atomic (compare-and-swap)"), .choices = apply_modes},
+    SW_OPT_HEADING("checkpoints and stopping"),
+    {SW_OPT_ROW(SW_OPT_STR, "checkpoint", 0, AT(p.checkpoint), 0, 0, "FILE",
+                "checkpoint there every --checkpoint-applies and\n"
+                "--checkpoint-every, and at the end")},
+    {SW_OPT_ROW(SW_OPT_U64, "checkpoint-applies", 0, AT(p.checkpoint_applies), 0, 0, "N",
+                "applies between checkpoints (0: not by count)")},
+    {SW_OPT_ROW(SW_OPT_F64, "checkpoint-every", 0, AT(p.checkpoint_s), 0, 1e9, "S",
+                "seconds between checkpoints (0: not by time)")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "resume", 0, AT(p.resume), 0, 0, NULL,
+                "start from the checkpoint (its parameters and version)")},
+    {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(p.target_acc), 0, 1, "X",
+                "stop at this validation accuracy")},
+    {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(p.max_time_s), 0, 1e9, "S", "stop after S seconds")},
+    {SW_OPT_ROW(SW_OPT_U64, "max-applies", 0, AT(p.max_applies), 0, 0, "N",
+                "stop after N applies")},
+    {SW_OPT_ROW(SW_OPT_F64, "eval-every", 0, AT(p.eval_every_s), 0.01, 1e9, "S",
+                "seconds between evaluations")},
+    {SW_OPT_ROW(SW_OPT_STR, "log", 0, AT(log_path), 0, 0, "FILE",
+                "JSONL event log (appended to with --resume)")},
+    SW_OPT_HEADING("security"),
+    {SW_OPT_ROW(SW_OPT_STR, "curve-key", 0, AT(p.curve_key), 0, 0, "FILE",
+                "encrypt and authenticate with CURVE: the server's key\n"
+                "pair (syncwise keygen); needs --curve-clients")},
+    {SW_OPT_ROW(SW_OPT_STR, "curve-clients", 0, AT(p.curve_clients), 0, 0, "FILE",
+                "with CURVE: the public keys of the workers it admits")},
+    {SW_OPT_ROW(SW_OPT_STR, "curve-operators", 0, AT(p.curve_operators), 0, 0, "FILE",
+                "with CURVE: the public keys of operators, who may also\n"
+                "switch the policy from afar (ctl policy)")},
+    {SW_OPT_ROW(SW_OPT_STR, "ctl-bind", 0, AT(p.ctl_bind), 0, 0, "ENDPOINT",
+                "where operator commands (ctl policy) are taken: by\n"
+                "default a socket in a directory of the server's user\n"
+                "alone ($XDG_RUNTIME_DIR/syncwise or /tmp/syncwise-UID),\n"
+                "which ctl finds by itself on this host; 'none' for\n"
+                "nowhere (but CURVE operators); another endpoint opens\n"
+                "them to anyone who reaches it. ctl status is answered\non every endpoint")},
+    SW_OPT_HEADING("other"),
+    {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 256, "N",
+                "OpenBLAS threads (applies are memory-bound, and idle\n"
+                "OpenBLAS threads spin on the cores the network needs;\n"
+                "0 leaves OpenBLAS its own default)")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(quiet), 0, 0, NULL,
+                "warnings and errors only, no progress")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "verbose", 'v', AT(verbose), 0, 0, NULL, "debug messages too")},
+    SW_OPT_END_ROW,
+};
+#undef AT
+
+static const sw_cmd_opts server_command = {
+    .cmd = "server",
+    .about = "Runs the parameter server: workers connect with 'syncwise worker', operators with\n"
+             "'syncwise ctl'. Stops at the target accuracy, a time or apply limit, or on SIGINT or\n"
+             "SIGTERM, after a last checkpoint; workers are told the run is over.",
+    .tables = {server_table},
+};
+
+static int server_opts(int argc, char **argv, server_cli *o)
 {
-    enum { BIND = 1000, EPF, POL, MOD, DAT, BAT, LR, WD, SEED, BM, MAXW, HB, CK, CKA, CKS, RES,
-           TACC, MAXT, MAXA, EVAL, LOG, THR, CKEY, CCLI, ATHR, AMODE, WAITW, COPS, CTLB };
-    static const struct option longs[] = {
-        {"bind", 1, 0, BIND}, {"endpoint-file", 1, 0, EPF}, {"policy", 1, 0, POL},
-        {"model", 1, 0, MOD}, {"data", 1, 0, DAT}, {"batch", 1, 0, BAT}, {"lr", 1, 0, LR},
-        {"wd", 1, 0, WD}, {"seed", 1, 0, SEED}, {"batch-mode", 1, 0, BM},
-        {"max-workers", 1, 0, MAXW}, {"heartbeat-timeout", 1, 0, HB}, {"checkpoint", 1, 0, CK},
-        {"checkpoint-applies", 1, 0, CKA}, {"checkpoint-every", 1, 0, CKS},
-        {"resume", 0, 0, RES}, {"target-acc", 1, 0, TACC}, {"max-time", 1, 0, MAXT},
-        {"max-applies", 1, 0, MAXA}, {"eval-every", 1, 0, EVAL}, {"log", 1, 0, LOG},
-        {"threads", 1, 0, THR}, {"quiet", 0, 0, 'q'}, {"verbose", 0, 0, 'v'},
-        {"curve-key", 1, 0, CKEY}, {"curve-clients", 1, 0, CCLI}, {"help", 0, 0, 'h'},
-        {"apply-threads", 1, 0, ATHR}, {"apply-mode", 1, 0, AMODE},
-        {"wait-workers", 1, 0, WAITW}, {"curve-operators", 1, 0, COPS},
-        {"ctl-bind", 1, 0, CTLB},
-        {0, 0, 0, 0},
-    };
-    const char *C = "server";
-    long l;
-    double d;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "qvh", longs, NULL)) != -1) {
-        bool ok = true;
-        switch (c) {
-        case BIND: p->bind = optarg; break;
-        case EPF: p->endpoint_file = optarg; break;
-        case POL: p->policy = optarg; break;
-        case MOD: p->model = optarg; break;
-        case DAT: p->data = optarg; break;
-        case BM: p->batch_mode = optarg; break;
-        case CK: p->checkpoint = optarg; break;
-        case RES: p->resume = true; break;
-        case LOG: *log_path = optarg; break;
-        case CKEY: p->curve_key = optarg; break;
-        case CCLI: p->curve_clients = optarg; break;
-        case COPS: p->curve_operators = optarg; break;
-        case CTLB: p->ctl_bind = optarg; break;
-        case AMODE: p->apply_mode = optarg; break;
-        case ATHR: if ((ok = sw_cli_long(C, "--apply-threads", optarg, 1, 64, &l))) p->apply_threads = (uint32_t)l; break;
-        case 'q': sw_log_set_level(SW_LOG_WARN); p->on_eval = NULL; break;
-        case 'v': sw_log_set_level(SW_LOG_DEBUG); break;
-        case 'h': server_help(); return -1;
-        case BAT: if ((ok = sw_cli_long(C, "--batch", optarg, 1, 1 << 16, &l))) p->batch = (uint32_t)l; break;
-        case MAXW: if ((ok = sw_cli_long(C, "--max-workers", optarg, 1, 1 << 16, &l))) p->max_workers = (uint32_t)l; break;
-        case WAITW: if ((ok = sw_cli_long(C, "--wait-workers", optarg, 0, 1 << 16, &l))) p->wait_workers = (uint32_t)l; break;
-        case THR: ok = sw_cli_long(C, "--threads", optarg, 0, 256, threads); break;
-        case LR: if ((ok = sw_cli_double(C, "--lr", optarg, 0, 1e6, &d))) p->lr = (float)d; break;
-        case WD: if ((ok = sw_cli_double(C, "--wd", optarg, 0, 1e6, &d))) p->weight_decay = (float)d; break;
-        case SEED: ok = sw_cli_u64(C, "--seed", optarg, &p->seed); break;
-        case HB: ok = sw_cli_double(C, "--heartbeat-timeout", optarg, 0.01, 1e6, &p->heartbeat_timeout_s); break;
-        case CKA: ok = sw_cli_u64(C, "--checkpoint-applies", optarg, &p->checkpoint_applies); break;
-        case CKS: ok = sw_cli_double(C, "--checkpoint-every", optarg, 0, 1e9, &p->checkpoint_s); break;
-        case TACC: ok = sw_cli_double(C, "--target-acc", optarg, 0, 1, &p->target_acc); break;
-        case MAXT: ok = sw_cli_double(C, "--max-time", optarg, 0, 1e9, &p->max_time_s); break;
-        case MAXA: ok = sw_cli_u64(C, "--max-applies", optarg, &p->max_applies); break;
-        case EVAL: ok = sw_cli_double(C, "--eval-every", optarg, 0.01, 1e9, &p->eval_every_s); break;
-        default: return 2;
-        }
-        if (!ok)
-            return 2;
+    int rc = sw_cli_parse(&server_command, argc, argv, o, NULL);
+    if (rc)
+        return rc == 1 ? -1 : rc;
+    o->p.batch_mode = batch_modes[o->batch_mode];
+    o->p.apply_mode = apply_modes[o->apply_mode];
+    if (o->quiet) {
+        sw_log_set_level(SW_LOG_WARN);
+        o->p.on_eval = NULL;
     }
-    if (sw_cli_stray(C, argc, argv))
-        return 2;
-    if (strcmp(p->batch_mode, "shard") && strcmp(p->batch_mode, "sample"))
-        return sw_cli_error(C, "--batch-mode: '%s' is not shard or sample", p->batch_mode) + 1;
-    if (p->resume && !p->checkpoint)
-        return sw_cli_error(C, "--resume needs --checkpoint FILE") + 1;
+    if (o->verbose)
+        sw_log_set_level(SW_LOG_DEBUG);
+    if (o->p.resume && !o->p.checkpoint)
+        return sw_cli_error("server", "--resume needs --checkpoint FILE") + 1;
     return 0;
 }
 
 int sw_cli_server(int argc, char **argv)
 {
-    sw_server_params p = sw_server_default_params();
     double best = 0;
-    p.on_eval = show_eval;
-    p.on_eval_ctx = &best;
-    const char *log_path = NULL;
-    long threads = 1;
-    int prc = server_opts(argc, argv, &p, &log_path, &threads);
+    server_cli o = {.p = sw_server_default_params(), .threads = 1};
+    o.p.on_eval = show_eval;
+    o.p.on_eval_ctx = &best;
+    int prc = server_opts(argc, argv, &o);
     if (prc)
         return prc < 0 ? 0 : prc;
-    sw_cli_set_threads(threads);
+    sw_server_params p = o.p;
+    const char *log_path = o.log_path;
+    sw_cli_set_threads(o.threads);
     p.stop = sw_cli_catch_signals();
     char err[SW_ERR_LEN];
     FILE *log = log_path ? fopen(log_path, p.resume ? "a" : "w") : NULL;
@@ -196,71 +191,65 @@ int sw_cli_server(int argc, char **argv)
     return rc ? sw_cli_error("server", "%s", err) : 0;
 }
 
-static void worker_help(void)
-{
-    printf("usage: syncwise worker --connect ENDPOINT [OPTIONS]\n\n"
-           "Joins a syncwise server, loads the data set it names, and computes gradients until\n"
-           "the server ends the run. Rejoins by itself when the server restarts.\n\n"
-           "options:\n"
-           "  --connect ENDPOINT       the server (default tcp://127.0.0.1:5555)\n"
-           "  --name NAME              shown in the server's log\n"
-           "  --get-model-frequency F  pull every F steps, applying own gradients in between\n"
-           "  --heartbeat S            seconds between heartbeats (default 0.5)\n"
-           "  --server-timeout S       give up when the server is silent this long (default\n"
-           "                           30; a worker held at a barrier hears its heartbeats\n"
-           "                           echoed and waits as long as they come back)\n"
-           "  --max-steps N            leave after N steps\n"
-           "  --delay-ms MS            sleep this long in every step (a straggler on purpose)\n"
-           "  --curve-key FILE         CURVE: this worker's key pair (syncwise keygen), with\n"
-           "  --curve-server FILE      the server's public key\n"
-           "  --threads N              OpenBLAS threads\n"
-           "  -q, --quiet  -v, --verbose\n");
-}
+typedef struct worker_cli {
+    sw_worker_params p;
+    long threads;
+    bool quiet, verbose;
+} worker_cli;
+
+#define AT(field) offsetof(worker_cli, field)
+static const sw_opt worker_table[] = {
+    {SW_OPT_ROW(SW_OPT_STR, "connect", 0, AT(p.connect), 0, 0, "ENDPOINT", "the server")},
+    {SW_OPT_ROW(SW_OPT_STR, "name", 0, AT(p.name), 0, 0, "NAME", "shown in the server's log")},
+    {SW_OPT_ROW(SW_OPT_U32, "get-model-frequency", 0, AT(p.get_model_frequency), 1, 1 << 20, "F",
+                "pull every F steps, applying own gradients in between\n(dense models)")},
+    {SW_OPT_ROW(SW_OPT_F64, "heartbeat", 0, AT(p.heartbeat_s), 0.01, 1e4, "S",
+                "seconds between heartbeats")},
+    {SW_OPT_ROW(SW_OPT_F64, "server-timeout", 0, AT(p.server_timeout_s), 0.1, 1e9, "S",
+                "give up when the server is silent this long (a worker\n"
+                "held at a barrier hears its heartbeats echoed and waits\n"
+                "as long as they come back)")},
+    {SW_OPT_ROW(SW_OPT_U64, "max-steps", 0, AT(p.max_steps), 0, 0, "N", "leave after N steps")},
+    {SW_OPT_ROW(SW_OPT_MS, "delay-ms", 0, AT(p.delay_s), 0, 1e7, "MS",
+                "each step's push waits this long (a straggler on purpose)")},
+    {SW_OPT_ROW(SW_OPT_STR, "curve-key", 0, AT(p.curve_key), 0, 0, "FILE",
+                "CURVE: this worker's key pair (syncwise keygen), with")},
+    {SW_OPT_ROW(SW_OPT_STR, "curve-server", 0, AT(p.curve_server), 0, 0, "FILE",
+                "the server's public key")},
+    {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 256, "N",
+                "OpenBLAS threads (0: its own choice)")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(quiet), 0, 0, NULL, "warnings and errors only")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "verbose", 'v', AT(verbose), 0, 0, NULL, "debug messages too")},
+    SW_OPT_END_ROW,
+};
+#undef AT
+
+static const sw_cmd_opts worker_command = {
+    .cmd = "worker",
+    .usage = "--connect ENDPOINT [OPTIONS]",
+    .about = "Joins a syncwise server, loads the data set it names, and computes gradients until\n"
+             "the server ends the run. Rejoins by itself when the server restarts; leaves (says\n"
+             "LEAVE) on SIGINT or SIGTERM.",
+    .tables = {worker_table},
+};
 
 int sw_cli_worker(int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"connect", 1, 0, 'c'}, {"name", 1, 0, 'n'}, {"get-model-frequency", 1, 0, 'f'},
-        {"heartbeat", 1, 0, 'b'}, {"server-timeout", 1, 0, 't'}, {"max-steps", 1, 0, 'm'},
-        {"threads", 1, 0, 'T'}, {"quiet", 0, 0, 'q'}, {"verbose", 0, 0, 'v'},
-        {"delay-ms", 1, 0, 'd'}, {"curve-key", 1, 0, 'K'}, {"curve-server", 1, 0, 'S'},
-        {"help", 0, 0, 'h'}, {0, 0, 0, 0},
-    };
-    sw_worker_params p = sw_worker_default_params();
-    double delay_ms = 0;
-    long l, threads = 0;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "qvh", longs, NULL)) != -1) {
-        bool ok = true;
-        switch (c) {
-        case 'c': p.connect = optarg; break;
-        case 'n': p.name = optarg; break;
-        case 'f': if ((ok = sw_cli_long("worker", "--get-model-frequency", optarg, 1, 1 << 20, &l))) p.get_model_frequency = (uint32_t)l; break;
-        case 'b': ok = sw_cli_double("worker", "--heartbeat", optarg, 0.01, 1e4, &p.heartbeat_s); break;
-        case 't': ok = sw_cli_double("worker", "--server-timeout", optarg, 0.1, 1e9, &p.server_timeout_s); break;
-        case 'm': ok = sw_cli_u64("worker", "--max-steps", optarg, &p.max_steps); break;
-        case 'T': ok = sw_cli_long("worker", "--threads", optarg, 0, 256, &threads); break;
-        case 'd': ok = sw_cli_double("worker", "--delay-ms", optarg, 0, 1e7, &delay_ms); break;
-        case 'K': p.curve_key = optarg; break;
-        case 'S': p.curve_server = optarg; break;
-        case 'q': sw_log_set_level(SW_LOG_WARN); break;
-        case 'v': sw_log_set_level(SW_LOG_DEBUG); break;
-        case 'h': worker_help(); return 0;
-        default: return 2;
-        }
-        if (!ok)
-            return 2;
-    }
-    if (sw_cli_stray("worker", argc, argv))
-        return 2;
-    sw_cli_set_threads(threads);
+    worker_cli o = {.p = sw_worker_default_params()};
+    int prc = sw_cli_parse(&worker_command, argc, argv, &o, NULL);
+    if (prc)
+        return prc == 1 ? 0 : prc;
+    if (o.quiet)
+        sw_log_set_level(SW_LOG_WARN);
+    if (o.verbose)
+        sw_log_set_level(SW_LOG_DEBUG);
+    sw_cli_set_threads(o.threads);
+    sw_worker_params p = o.p;
     p.stop = sw_cli_catch_signals();
-    p.delay_s = delay_ms / 1000;
     char err[SW_ERR_LEN];
     sw_worker_result r;
     int rc = sw_worker_run(&p, &r, err);
-    if (rc && !(*p.stop && rc == SW_ESTATE))
+    if (rc)
         return sw_cli_error("worker", "%s", err);
     sw_log(SW_LOG_INFO, "%llu steps, %llu recomputed, %llu joins%s",
            (unsigned long long)r.steps, (unsigned long long)r.drops,
@@ -268,33 +257,44 @@ int sw_cli_worker(int argc, char **argv)
     return 0;
 }
 
+typedef struct ctl_cli {
+    const char *connect, *key, *server;
+} ctl_cli;
+
+#define AT(field) offsetof(ctl_cli, field)
+static const sw_opt ctl_table[] = {
+    {SW_OPT_ROW(SW_OPT_STR, "connect", 0, AT(connect), 0, 0, "ENDPOINT", "the server")},
+    {SW_OPT_ROW(SW_OPT_STR, "curve-key", 0, AT(key), 0, 0, "FILE",
+                "CURVE: the operator's key pair, with")},
+    {SW_OPT_ROW(SW_OPT_STR, "curve-server", 0, AT(server), 0, 0, "FILE",
+                "the server's public key")},
+    SW_OPT_END_ROW,
+};
+#undef AT
+
+static const sw_cmd_opts ctl_command = {
+    .cmd = "ctl",
+    .usage = "[OPTIONS] status | policy SPEC",
+    .about = "  status        live workers, version, policy, applies per second, refused\n"
+             "                messages, whether the policy kept its promise so far\n"
+             "  policy SPEC   switch the running server's policy at a safe point: an\n"
+             "                operator's command. On the server's host it goes to the\n"
+             "                server's private operator socket by itself (its user's\n"
+             "                alone); from afar it needs an operator's CURVE key\n"
+             "                (--curve-operators on the server), or --connect to the\n"
+             "                endpoint the server's --ctl-bind chose",
+    .tables = {ctl_table},
+    .max_args = -1,
+};
+
 int sw_cli_ctl(int argc, char **argv)
 {
-    const char *connect = "tcp://127.0.0.1:5555", *key = NULL, *server = NULL;
-    int i = 1;
-    if (i < argc && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
-        printf("usage: syncwise ctl [--connect ENDPOINT] [--curve-key FILE --curve-server FILE]\n"
-               "                    status | policy SPEC\n\n"
-               "  status        live workers, version, policy, applies per second, refused\n"
-               "                messages\n"
-               "  policy SPEC   switch the running server's policy at a safe point: an\n"
-               "                operator's command. On the server's host it goes to the\n"
-               "                server's private operator socket by itself (its user's\n"
-               "                alone); from afar it needs an operator's CURVE key\n"
-               "                (--curve-operators on the server), or --connect to the\n"
-               "                endpoint the server's --ctl-bind chose\n");
-        return 0;
-    }
-    for (; i + 1 < argc && !strncmp(argv[i], "--", 2); i += 2) {
-        if (!strcmp(argv[i], "--connect"))
-            connect = argv[i + 1];
-        else if (!strcmp(argv[i], "--curve-key"))
-            key = argv[i + 1];
-        else if (!strcmp(argv[i], "--curve-server"))
-            server = argv[i + 1];
-        else
-            return sw_cli_error("ctl", "unknown option '%s' (see --help)", argv[i]) + 1;
-    }
+    ctl_cli o = {.connect = "tcp://127.0.0.1:5555"};
+    int i;
+    int prc = sw_cli_parse(&ctl_command, argc, argv, &o, &i);
+    if (prc)
+        return prc == 1 ? 0 : prc;
+    const char *connect = o.connect, *key = o.key, *server = o.server;
     char cmd[512] = "";
     for (; i < argc; i++) {
         strncat(cmd, argv[i], sizeof cmd - strlen(cmd) - 2);
@@ -318,18 +318,30 @@ int sw_cli_ctl(int argc, char **argv)
     return strncmp(reply, "error", 5) == 0;
 }
 
+static const sw_opt keygen_table[] = {SW_OPT_END_ROW};
+
+static const sw_cmd_opts keygen_command = {
+    .cmd = "keygen",
+    .usage = "NAME",
+    .about = "Makes a CURVE key pair: NAME.key (public and secret, mode 0600) for the one who\n"
+             "owns it, NAME.pub (public only) for the others. A server admits the workers and\n"
+             "operators whose .pub lines are in its --curve-clients file.",
+    .tables = {keygen_table},
+    .max_args = 1,
+};
+
 int sw_cli_keygen(int argc, char **argv)
 {
-    if (argc != 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        printf("usage: syncwise keygen NAME\n\n"
-               "Makes a CURVE key pair: NAME.key (public and secret, mode 0600) for the one who\n"
-               "owns it, NAME.pub (public only) for the others. A server admits the workers and\n"
-               "operators whose .pub lines are in its --curve-clients file.\n");
-        return argc == 2 ? 0 : 2;
-    }
+    int first;
+    int prc = sw_cli_parse(&keygen_command, argc, argv, NULL, &first);
+    if (prc)
+        return prc == 1 ? 0 : prc;
+    if (first == argc)
+        return sw_cli_error("keygen", "give the NAME of the key pair (see --help)") + 1;
+    const char *name = argv[first];
     char err[SW_ERR_LEN];
-    if (sw_curve_keygen(argv[1], err))
+    if (sw_curve_keygen(name, err))
         return sw_cli_error("keygen", "%s", err);
-    printf("wrote %s.key and %s.pub\n", argv[1], argv[1]);
+    printf("wrote %s.key and %s.pub\n", name, name);
     return 0;
 }

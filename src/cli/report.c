@@ -6,37 +6,48 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "report.h"
+#include "opts.h"
+#include "syncwise/report.h"
 #include "syncwise/err.h"
 
 #define CMD "report"
 #define MAX_CURVES 12
 
-static void help(void)
-{
-    printf("usage: syncwise report FILE... -o DIR\n\n"
-           "Reads JSONL event logs (from sim --log or compare --log-dir) and ZipLine traces\n"
-           "(from zipline --trace, recognised by their .csv ending) and writes to DIR:\n"
-           "  runs.csv, evals.csv, applies.csv, timeline.csv, staleness.csv, zipline.csv\n"
-           "    tidy tables with a run column, useful without syncwise or gnuplot\n"
-           "  accuracy, loss        validation accuracy and loss against virtual time\n"
-           "  timeline-N            running and waiting per worker (the RLP paper's Figure 4)\n"
-           "  k                     gradients per apply against time (k_t of backup and DBW)\n"
-           "  staleness             staleness histogram\n"
-           "  zipline               candidate d along the scan (the thesis's Figures 6.5, 6.8)\n"
-           "each as .svg and .png, rendered by gnuplot (Debian package gnuplot-nox).\n"
-           "With several runs of one policy, the first stands for it in the plots.\n\n"
-           "options:\n"
-           "  -o, --out DIR    where to write (created if missing; required)\n"
-           "  -h, --help       this text\n");
-}
+typedef struct report_opts {
+    const char *out;
+} report_opts;
+
+static const sw_opt table[] = {
+    {SW_OPT_ROW(SW_OPT_STR, "out", 'o', offsetof(report_opts, out), 0, 0, "DIR",
+                "where to write (created if missing; required)")},
+    SW_OPT_END_ROW,
+};
+
+static const sw_cmd_opts command = {
+    .cmd = CMD,
+    .usage = "FILE... -o DIR",
+    .about = "Reads JSONL event logs (from sim --log, compare --log-dir or server --log) and\n"
+             "ZipLine traces (from zipline --trace, recognised by their .csv ending) and\n"
+             "writes to DIR:\n"
+             "  runs.csv, evals.csv, applies.csv, timeline.csv, staleness.csv, zipline.csv\n"
+             "    tidy tables with a run column, useful without syncwise or gnuplot\n"
+             "  accuracy, loss        validation accuracy and loss against time\n"
+             "  timeline-N            running and waiting per worker (the RLP paper's Figure 4)\n"
+             "  k                     gradients per apply against time (k_t of backup and DBW)\n"
+             "  staleness             staleness histogram\n"
+             "  zipline               candidate d along the scan (the thesis's Figures 6.5, 6.8)\n"
+             "each as .svg and .png, rendered by gnuplot (Debian package gnuplot-nox).\n"
+             "With several runs of one policy, the first stands for it in the plots.",
+    .tables = {table},
+    .max_args = -1,
+};
 
 /* The first run of each policy, at most MAX_CURVES of them. */
 static int curves(const sw_report *r, int *pick)
@@ -166,22 +177,12 @@ static int ends_with(const char *s, const char *suffix)
 
 int sw_cli_report(int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"out", 1, 0, 'o'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
-    };
-    const char *out = NULL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
-        if (c == 'o') {
-            out = optarg;
-        } else if (c == 'h') {
-            help();
-            return 0;
-        } else {
-            return 2;
-        }
-    }
+    report_opts o = {0};
+    int optind;
+    int prc = sw_cli_parse(&command, argc, argv, &o, &optind);
+    if (prc)
+        return prc == 1 ? 0 : prc;
+    const char *out = o.out;
     if (!out || optind >= argc)
         return sw_cli_error(CMD, "give log files and -o DIR (see --help)") + 1;
     if (sw_cli_mkdirs(out) != 0)

@@ -2,14 +2,15 @@
  * target with confidence intervals, the per-instance speedup, and the statistics of the RLP
  * paper's Table 1 (steps per worker, applies, idle share, inference share). */
 #define _POSIX_C_SOURCE 200809L
-#include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "rl_opts.h"
+#include "syncwise/compare.h"
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
 
@@ -33,28 +34,29 @@ typedef struct plan {
     FILE *csv;
 } plan;
 
-static void help(void)
-{
-    printf("usage: syncwise rl eval [OPTIONS]\n\n"
-           "Runs a learned policy and baselines on the same fresh instances (never used in\n"
-           "training), several seeds each, and prints the mean time to target with a 95%%\n"
-           "confidence interval, the speedup of the learned policy per instance, and steps per\n"
-           "worker, applies, idle share and the share of real time spent deciding (inference)\n"
-           "and in the loss probe.\n\n"
-           "options:\n"
-           "  --policy FILE        learned policy (default: the shipped one)\n"
-           "  --baselines LIST     policies to compare with (bsp,asp,ssp:s=1,ssp:s=4,ssp:s=7)\n"
-           "  --instances N        test instances (100)\n"
-           "  --seeds K            runs of each instance with other seeds (3)\n"
-           "  --csv FILE           one row per run\n"
-           "  -q, --quiet          no progress lines\n"
-           "  -h, --help           this text\n");
-    sw_cli_rl_help();
-}
+#define AT(field) offsetof(plan, field)
+static const sw_opt own[] = {
+    {SW_OPT_ROW(SW_OPT_STR, "policy", 0, AT(policy_file), 0, 0, "FILE", "learned policy"),
+     .shown = "the shipped one"},
+    {SW_OPT_ROW(SW_OPT_STR, "baselines", 0, AT(baselines), 0, 0, "LIST",
+                "policies to compare with")},
+    {SW_OPT_ROW(SW_OPT_LONG, "instances", 0, AT(instances), 1, 1000000, "N", "test instances")},
+    {SW_OPT_ROW(SW_OPT_LONG, "seeds", 0, AT(seeds), 1, 10000, "K",
+                "runs of each instance with other seeds")},
+    {SW_OPT_ROW(SW_OPT_STR, "csv", 0, AT(csv_path), 0, 0, "FILE", "one row per run")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(rl.quiet), 0, 0, NULL, "no progress lines")},
+    SW_OPT_END_ROW,
+};
+#undef AT
 
-static const struct option own[] = {
-    {"policy", 1, 0, 'p'}, {"baselines", 1, 0, 'b'}, {"instances", 1, 0, 'i'}, {"seeds", 1, 0, 's'},
-    {"csv", 1, 0, 'c'},    {"quiet", 0, 0, 'q'},     {"help", 0, 0, 'h'},      {0, 0, 0, 0},
+static const sw_cmd_opts command = {
+    .cmd = CMD,
+    .about = "Runs a learned policy and baselines on the same fresh instances (never used in\n"
+             "training), several seeds each, and prints the mean time to target with a 95%\n"
+             "confidence interval, the speedup of the learned policy per instance, and steps per\n"
+             "worker, applies, idle share and the share of real time spent deciding (inference)\n"
+             "and in the loss probe.",
+    .tables = {own, sw_cli_rl_opts_table},
 };
 
 static int add_policy(plan *p, const char *spec)
@@ -86,28 +88,9 @@ static int make_policies(plan *p)
 
 static int parse(int argc, char **argv, plan *p)
 {
-    const struct option *opts = sw_cli_rl_table(own);
-    int c, bad = 0;
-    optind = 1;
-    while (!bad && (c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
-        int r = sw_cli_rl_option(&p->rl, CMD, c, optarg);
-        if (r != 0) {
-            bad = r < 0;
-            continue;
-        }
-        switch (c) {
-        case 'p': p->policy_file = optarg; break;
-        case 'b': p->baselines = optarg; break;
-        case 'c': p->csv_path = optarg; break;
-        case 'q': p->rl.quiet = true; break;
-        case 'i': bad = !sw_cli_long(CMD, "--instances", optarg, 1, 1000000, &p->instances); break;
-        case 's': bad = !sw_cli_long(CMD, "--seeds", optarg, 1, 10000, &p->seeds); break;
-        case 'h': help(); return -1;
-        default: bad = 1;
-        }
-    }
-    if (bad || sw_cli_stray(CMD, argc, argv))
-        return 2;
+    int rc = sw_cli_parse(&command, argc, argv, p, NULL);
+    if (rc)
+        return rc == 1 ? -1 : rc;
     return make_policies(p) ? 1 : 0;
 }
 
@@ -156,18 +139,6 @@ static int run_all(plan *p)
     return 0;
 }
 
-/* Mean and 95% half-width (normal approximation) of n values. */
-static void mean_ci(const double *x, long n, double *mean, double *half)
-{
-    double s = 0, ss = 0;
-    for (long i = 0; i < n; i++)
-        s += x[i];
-    *mean = s / (double)n;
-    for (long i = 0; i < n; i++)
-        ss += (x[i] - *mean) * (x[i] - *mean);
-    *half = n > 1 ? 1.96 * sqrt(ss / (double)(n - 1) / (double)n) : 0;
-}
-
 static void print_table(const plan *p)
 {
     printf("%-32s %20s %8s %12s %9s %6s %9s %7s\n", "policy", "time to target (s)", "reached",
@@ -175,7 +146,7 @@ static void print_table(const plan *p)
     for (int k = 0; k < p->n; k++) {
         const stats *s = &p->p[k];
         double m, h, n = (double)s->runs;
-        mean_ci(s->time, p->instances, &m, &h);
+        sw_mean_ci(s->time, (size_t)p->instances, sizeof *s->time, &m, &h);
         printf("%-32s %11.0f +- %5.0f %7.1f%% %12.1f %9.0f %5.1f%% %8.3f%% %6.1f%%\n", s->spec, m,
                h, 100.0 * (double)s->reached / n, s->sum_steps / n, s->sum_applies / n,
                100 * s->sum_idle / n, 100 * s->sum_decide / n, 100 * s->sum_probe / n);
@@ -190,7 +161,7 @@ static void print_speedup(const plan *p, int k, const char *label)
         return;
     for (long i = 0; i < p->instances; i++)
         ratio[i] = p->p[k].time[i] / p->p[0].time[i];
-    mean_ci(ratio, p->instances, &m, &h);
+    sw_mean_ci(ratio, (size_t)p->instances, sizeof *ratio, &m, &h);
     printf("speedup over %-22s %.2fx +- %.2f (95%% CI over %ld instances)\n", label, m, h,
            p->instances);
     free(ratio);
@@ -202,7 +173,7 @@ static void print_speedups(const plan *p)
     double best = INFINITY, m, h;
     for (int k = 1; k < p->n; k++) {
         print_speedup(p, k, p->p[k].spec);
-        mean_ci(p->p[k].time, p->instances, &m, &h);
+        sw_mean_ci(p->p[k].time, (size_t)p->instances, sizeof(double), &m, &h);
         if (strncmp(p->p[k].spec, "ssp", 3) == 0 && m < best) {
             best = m;
             best_ssp = k;

@@ -1,41 +1,41 @@
 /* The instance options of `syncwise rl`: one table, parsed in one place. */
 #include "rl_opts.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "syncwise/err.h"
 
-enum {
-    O_DATA = SW_CLI_RL_BASE,
-    O_FRAC,
-    O_WORKERS,
-    O_CLUSTER,
-    O_MODELS,
-    O_BATCH,
-    O_LR,
-    O_TARGET,
-    O_MAX_PUSHES,
-    O_SEED,
-    O_THREADS,
-    O_UNIT,
+#define AT(field) offsetof(sw_cli_rl_opts, field)
+const sw_opt sw_cli_rl_opts_table[] = {
+    SW_OPT_HEADING("instances (the RLP paper's section 4; each numbered instance draws its\n"
+                   "model, its share of the data and its stragglers from the seed)"),
+    {SW_OPT_ROW(SW_OPT_STR, "data", 0, AT(data_spec), 0, 0, "SPEC", "data set")},
+    {SW_OPT_ROW(SW_OPT_F64, "data-frac", 0, AT(sc.data_frac), 1e-6, 1, "F",
+                "random share of the training set per instance")},
+    {SW_OPT_ROW(SW_OPT_U32, "workers", 0, AT(sc.workers), 1, 100000, "N", "simulated workers")},
+    {SW_OPT_ROW(SW_OPT_STR, "cluster", 0, AT(sc.cluster), 0, 0, "SPEC", "step times")},
+    {SW_OPT_ROW(SW_OPT_STR, "models", 0, AT(sc.models), 0, 0, "'A|B|...'",
+                "models to draw from")},
+    {SW_OPT_ROW(SW_OPT_U32, "batch", 0, AT(sc.batch), 1, 65536, "N",
+                "mini-batch of the trained model")},
+    {SW_OPT_ROW(SW_OPT_F32, "lr", 0, AT(sc.lr), 1e-9, 100, "X",
+                "learning rate of the trained model")},
+    {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(sc.target_acc), 1e-6, 1, "X",
+                "an episode ends at this validation accuracy")},
+    {SW_OPT_ROW(SW_OPT_U64, "max-pushes", 0, AT(sc.max_pushes), 0, 0, "N",
+                "and at the latest after N pushes")},
+    {SW_OPT_ROW(SW_OPT_F64, "reward-unit", 0, AT(sc.reward_unit), 0, 1e9, "S",
+                "seconds a reward of -1 stands for"),
+     .shown = "4.5 s / workers, the push interval of ASP on the default cluster"},
+    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(seed), 0, 0, "N",
+                "seed of instances, weights and exploration")},
+    {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 1024, "N",
+                "OpenBLAS threads (0: its own choice)")},
+    SW_OPT_END_ROW,
 };
-
-const struct option sw_cli_rl_options[] = {
-    {"data", 1, 0, O_DATA},
-    {"data-frac", 1, 0, O_FRAC},
-    {"workers", 1, 0, O_WORKERS},
-    {"cluster", 1, 0, O_CLUSTER},
-    {"models", 1, 0, O_MODELS},
-    {"batch", 1, 0, O_BATCH},
-    {"lr", 1, 0, O_LR},
-    {"target-acc", 1, 0, O_TARGET},
-    {"max-pushes", 1, 0, O_MAX_PUSHES},
-    {"seed", 1, 0, O_SEED},
-    {"threads", 1, 0, O_THREADS},
-    {"reward-unit", 1, 0, O_UNIT},
-    {0, 0, 0, 0},
-};
+#undef AT
 
 void sw_cli_rl_defaults(sw_cli_rl_opts *r)
 {
@@ -44,72 +44,6 @@ void sw_cli_rl_defaults(sw_cli_rl_opts *r)
     r->data_spec = "fashion-mnist:val=1000";
     r->seed = 1;
     r->threads = 1;
-}
-
-int sw_cli_rl_option(sw_cli_rl_opts *r, const char *cmd, int code, const char *arg)
-{
-    long v;
-    double d;
-    switch (code) {
-    case O_DATA: r->data_spec = arg; return 1;
-    case O_CLUSTER: r->sc.cluster = arg; return 1;
-    case O_MODELS: r->sc.models = arg; return 1;
-    case O_FRAC: return sw_cli_double(cmd, "--data-frac", arg, 1e-6, 1, &r->sc.data_frac) ? 1 : -1;
-    case O_WORKERS:
-        if (!sw_cli_long(cmd, "--workers", arg, 1, 100000, &v))
-            return -1;
-        r->sc.workers = (uint32_t)v;
-        return 1;
-    case O_BATCH:
-        if (!sw_cli_long(cmd, "--batch", arg, 1, 65536, &v))
-            return -1;
-        r->sc.batch = (uint32_t)v;
-        return 1;
-    case O_LR:
-        if (!sw_cli_double(cmd, "--lr", arg, 1e-9, 100, &d))
-            return -1;
-        r->sc.lr = (float)d;
-        return 1;
-    case O_TARGET:
-        return sw_cli_double(cmd, "--target-acc", arg, 1e-6, 1, &r->sc.target_acc) ? 1 : -1;
-    case O_UNIT:
-        return sw_cli_double(cmd, "--reward-unit", arg, 0, 1e9, &r->sc.reward_unit) ? 1 : -1;
-    case O_MAX_PUSHES: return sw_cli_u64(cmd, "--max-pushes", arg, &r->sc.max_pushes) ? 1 : -1;
-    case O_SEED: return sw_cli_u64(cmd, "--seed", arg, &r->seed) ? 1 : -1;
-    case O_THREADS: return sw_cli_long(cmd, "--threads", arg, 0, 1024, &r->threads) ? 1 : -1;
-    default: return 0;
-    }
-}
-
-void sw_cli_rl_help(void)
-{
-    printf("instances (the RLP paper's section 4; each numbered instance draws its model,\n"
-           "its share of the data and its stragglers from the seed):\n"
-           "  --data SPEC          data set (default fashion-mnist:val=1000)\n"
-           "  --data-frac F        random share of the training set per instance (0.5)\n"
-           "  --workers N          simulated workers (10)\n"
-           "  --cluster SPEC       step times (default straggle:p=0.3,mean=10,sd=4,base=4.5)\n"
-           "  --models 'A|B|...'   models to draw from (default mlp:h=0|mlp:h=1,u=256|\n"
-           "                       mlp:h=2,u=256|mlp:h=3,u=256)\n"
-           "  --batch N  --lr X    mini-batch and learning rate of the trained model (16, 0.01)\n"
-           "  --target-acc X       an episode ends at this validation accuracy (0.80)\n"
-           "  --max-pushes N       and at the latest after N pushes (20000)\n"
-           "  --reward-unit S      seconds a reward of -1 stands for (default: 4.5 s / workers,\n"
-           "                       the push interval of ASP on the default cluster)\n"
-           "  --seed N             seed of instances, weights and exploration (1)\n"
-           "  --threads N          OpenBLAS threads (1)\n");
-}
-
-const struct option *sw_cli_rl_table(const struct option *own)
-{
-    static struct option all[64];
-    size_t n = 0;
-    for (const struct option *o = own; o->name && n < 40; o++)
-        all[n++] = *o;
-    for (const struct option *o = sw_cli_rl_options; o->name && n < 63; o++)
-        all[n++] = *o;
-    all[n] = (struct option){0, 0, 0, 0};
-    return all;
 }
 
 int sw_cli_rl_load(sw_cli_rl_opts *r, const char *cmd)

@@ -3,9 +3,8 @@
 #ifndef SW_CLI_RL_OPTS_H
 #define SW_CLI_RL_OPTS_H
 
-#include <getopt.h>
-
 #include "cli.h"
+#include "opts.h"
 #include "syncwise/rl_train.h"
 
 typedef struct sw_cli_rl {
@@ -19,16 +18,9 @@ typedef struct sw_cli_rl {
 
 void sw_cli_rl_defaults(sw_cli_rl_opts *r);
 
-/* getopt_long codes of the shared options start here. */
-#define SW_CLI_RL_BASE 2000
-extern const struct option sw_cli_rl_options[];
-
-/* 1 if handled, 0 if not a shared option, -1 on a bad value (after printing why). */
-int sw_cli_rl_option(sw_cli_rl_opts *r, const char *cmd, int code, const char *arg);
-void sw_cli_rl_help(void);
-
-/* Own options followed by the shared ones, for getopt_long (static storage). */
-const struct option *sw_cli_rl_table(const struct option *own);
+/* The shared options (opts.h): offsets into sw_cli_rl_opts, which must therefore be the first
+ * member of a command's options struct. */
+extern const sw_opt sw_cli_rl_opts_table[];
 
 /* Loads the data once; prints why and returns nonzero on failure. */
 int sw_cli_rl_load(sw_cli_rl_opts *r, const char *cmd);

@@ -1,7 +1,7 @@
 /* `syncwise rl train`: pre-training on copies of the classic policies, then double DQN over
  * random instances (the RLP paper's Algorithm 2), saving the policy as it goes. */
 #define _POSIX_C_SOURCE 200809L
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,108 +22,44 @@ typedef struct plan {
     char note[256];
 } plan;
 
-static void help(void)
-{
-    printf("usage: syncwise rl train [OPTIONS]\n\n"
-           "Learns a synchronization policy by deep Q-learning on simulated instances: first\n"
-           "regresses Q(S, a) on the discounted return that followed in runs copying classic\n"
-           "policies (pre-training), then runs double DQN episodes, each training one model\n"
-           "to the target accuracy. Writes the policy file (atomically) after pre-training\n"
-           "and every --save-every episodes, for `--policy rlp:file=FILE`.\n\n"
-           "options:\n"
-           "  --out FILE            policy file to write (default rlp.swrl)\n"
-           "  --pre-instances N     pre-training instances (100; 0 skips pre-training)\n"
-           "  --pre-policies LIST   classic policies copied on each (default\n"
-           "                        bsp,asp,ssp:s=1,ssp:s=4,ssp:s=7: the paper's SSP s=2,5,8)\n"
-           "  --episodes N          DQN episodes (1000)\n"
-           "  --save-every N        episodes between saves (25)\n"
-           "  -q, --quiet           no progress lines\n"
-           "  -h, --help            this text\n"
-           "learning (defaults from the paper):\n"
-           "  --history H (10)  --replay N (50)  --minibatch B (32)  --copy-every C (5)\n"
-           "  --gamma G (0.8)  --epsilon E (0.1)  --rl-lr X (0.01)\n"
-           "  --qnet SPEC           Q-network (mlp:u=64/32,act=leaky)\n");
-    sw_cli_rl_help();
-}
-
-enum {
-    O_OUT = 1,
-    O_PRE,
-    O_PRE_POL,
-    O_EPISODES,
-    O_SAVE,
-    O_HIST,
-    O_REPLAY,
-    O_MB,
-    O_COPY,
-    O_GAMMA,
-    O_EPS,
-    O_RLLR,
-    O_QNET
+#define AT(field) offsetof(plan, field)
+static const sw_opt own[] = {
+    {SW_OPT_ROW(SW_OPT_STR, "out", 0, AT(out), 0, 0, "FILE", "policy file to write")},
+    {SW_OPT_ROW(SW_OPT_LONG, "pre-instances", 0, AT(pre_instances), 0, 1000000, "N",
+                "pre-training instances (0 skips pre-training)")},
+    {SW_OPT_ROW(SW_OPT_STR, "pre-policies", 0, AT(pre_policies), 0, 0, "LIST",
+                "classic policies copied on each (the paper's SSP s=2,5,8\nare ssp:s=1,4,7)")},
+    {SW_OPT_ROW(SW_OPT_LONG, "episodes", 0, AT(episodes), 0, 10000000, "N", "DQN episodes")},
+    {SW_OPT_ROW(SW_OPT_LONG, "save-every", 0, AT(save_every), 1, 10000000, "N",
+                "episodes between saves")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(rl.quiet), 0, 0, NULL, "no progress lines")},
+    SW_OPT_HEADING("learning (defaults from the paper)"),
+    {SW_OPT_ROW(SW_OPT_U32, "history", 0, AT(hp.history), 1, SW_RL_MAX_HISTORY, "H",
+                "pushes of history in the state")},
+    {SW_OPT_ROW(SW_OPT_U32, "replay", 0, AT(hp.replay), 1, 1 << 24, "N", "replay pool")},
+    {SW_OPT_ROW(SW_OPT_U32, "minibatch", 0, AT(hp.minibatch), 1, 4096, "B",
+                "learning minibatch")},
+    {SW_OPT_ROW(SW_OPT_U32, "copy-every", 0, AT(hp.copy_every), 1, 1 << 30, "C",
+                "iterations between copies to the target network")},
+    {SW_OPT_ROW(SW_OPT_F32, "gamma", 0, AT(hp.gamma), 0, 1, "G", "discount")},
+    {SW_OPT_ROW(SW_OPT_F32, "epsilon", 0, AT(hp.epsilon), 0, 1, "E", "exploration")},
+    {SW_OPT_ROW(SW_OPT_F32, "rl-lr", 0, AT(hp.lr), 1e-9, 9.99, "X",
+                "learning rate of the Q-network")},
+    {SW_OPT_ROW(SW_OPT_TEXT, "qnet", 0, AT(hp.qnet), 0, SW_MODEL_SPEC_LEN, "SPEC",
+                "Q-network")},
+    SW_OPT_END_ROW,
 };
+#undef AT
 
-static const struct option own[] = {
-    {"out", 1, 0, O_OUT},
-    {"pre-instances", 1, 0, O_PRE},
-    {"pre-policies", 1, 0, O_PRE_POL},
-    {"episodes", 1, 0, O_EPISODES},
-    {"save-every", 1, 0, O_SAVE},
-    {"history", 1, 0, O_HIST},
-    {"replay", 1, 0, O_REPLAY},
-    {"minibatch", 1, 0, O_MB},
-    {"copy-every", 1, 0, O_COPY},
-    {"gamma", 1, 0, O_GAMMA},
-    {"epsilon", 1, 0, O_EPS},
-    {"rl-lr", 1, 0, O_RLLR},
-    {"qnet", 1, 0, O_QNET},
-    {"quiet", 0, 0, 'q'},
-    {"help", 0, 0, 'h'},
-    {0, 0, 0, 0},
+static const sw_cmd_opts command = {
+    .cmd = CMD,
+    .about = "Learns a synchronization policy by deep Q-learning on simulated instances: first\n"
+             "regresses Q(S, a) on the discounted return that followed in runs copying classic\n"
+             "policies (pre-training), then runs double DQN episodes, each training one model\n"
+             "to the target accuracy. Writes the policy file (atomically) after pre-training\n"
+             "and every --save-every episodes, for `--policy rlp:file=FILE`.",
+    .tables = {own, sw_cli_rl_opts_table},
 };
-
-static bool set_u32(const char *opt, const char *arg, long lo, long hi, uint32_t *out)
-{
-    long v;
-    if (!sw_cli_long(CMD, opt, arg, lo, hi, &v))
-        return false;
-    *out = (uint32_t)v;
-    return true;
-}
-
-static bool set_f32(const char *opt, const char *arg, double lo, double hi, float *out)
-{
-    double v;
-    if (!sw_cli_double(CMD, opt, arg, lo, hi, &v))
-        return false;
-    *out = (float)v;
-    return true;
-}
-
-static bool own_option(plan *p, int c, const char *arg)
-{
-    sw_rl_hparams *hp = &p->hp;
-    switch (c) {
-    case O_OUT: p->out = arg; return true;
-    case O_PRE_POL: p->pre_policies = arg; return true;
-    case O_PRE: return sw_cli_long(CMD, "--pre-instances", arg, 0, 1000000, &p->pre_instances);
-    case O_EPISODES: return sw_cli_long(CMD, "--episodes", arg, 0, 10000000, &p->episodes);
-    case O_SAVE: return sw_cli_long(CMD, "--save-every", arg, 1, 10000000, &p->save_every);
-    case O_HIST: return set_u32("--history", arg, 1, SW_RL_MAX_HISTORY, &hp->history);
-    case O_REPLAY: return set_u32("--replay", arg, 1, 1 << 24, &hp->replay);
-    case O_MB: return set_u32("--minibatch", arg, 1, 4096, &hp->minibatch);
-    case O_COPY: return set_u32("--copy-every", arg, 1, 1 << 30, &hp->copy_every);
-    case O_GAMMA: return set_f32("--gamma", arg, 0, 1, &hp->gamma);
-    case O_EPS: return set_f32("--epsilon", arg, 0, 1, &hp->epsilon);
-    case O_RLLR: return set_f32("--rl-lr", arg, 1e-9, 9.99, &hp->lr);
-    case O_QNET:
-        if (strlen(arg) >= sizeof hp->qnet)
-            return sw_cli_error(CMD, "--qnet: spec too long") == 0;
-        strcpy(hp->qnet, arg);
-        return true;
-    case 'q': p->rl.quiet = true; return true;
-    default: return false;
-    }
-}
 
 /* The command line, kept in the policy file so that it can be made again. */
 static void make_note(plan *p, int argc, char **argv)
@@ -135,24 +71,9 @@ static void make_note(plan *p, int argc, char **argv)
 
 static int parse(int argc, char **argv, plan *p)
 {
-    const struct option *opts = sw_cli_rl_table(own);
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
-        int r = sw_cli_rl_option(&p->rl, CMD, c, optarg);
-        if (r < 0)
-            return 2;
-        if (r > 0)
-            continue;
-        if (c == 'h') {
-            help();
-            return -1;
-        }
-        if (!own_option(p, c, optarg))
-            return 2;
-    }
-    if (sw_cli_stray(CMD, argc, argv))
-        return 2;
+    int rc = sw_cli_parse(&command, argc, argv, p, NULL);
+    if (rc)
+        return rc == 1 ? -1 : rc;
     char err[SW_ERR_LEN];
     if (sw_rl_check_hparams(&p->hp, err))
         return sw_cli_error(CMD, "%s", err) + 1;

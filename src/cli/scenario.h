@@ -1,11 +1,10 @@
 /* The options `sim` and `compare` share: the scenario (cluster, data, model, training) and the
- * stopping rules. */
+ * stopping rules, as one option table (opts.h) over sw_cli_scenario. */
 #ifndef SW_CLI_SCENARIO_H
 #define SW_CLI_SCENARIO_H
 
-#include <getopt.h>
-
 #include "cli.h"
+#include "opts.h"
 
 #define SW_CLI_DEFAULT_CLUSTER "straggle:p=0.3,mean=10,sd=4,base=4.5"
 
@@ -18,18 +17,8 @@ typedef struct sw_cli_scenario {
 
 void sw_cli_scenario_defaults(sw_cli_scenario *s);
 
-/* getopt_long codes of the shared options start here; commands use codes below it. */
-#define SW_CLI_SCENARIO_BASE 1000
-extern const struct option sw_cli_scenario_options[];
-
-/* Handles one shared option; returns 1 if handled, 0 if not a shared option, -1 on a bad value
- * (after printing why). */
-int sw_cli_scenario_option(sw_cli_scenario *s, const char *cmd, int code, const char *arg);
-
-/* Prints the shared options for --help. */
-void sw_cli_scenario_help(void);
-
-/* Builds a getopt_long table of own options followed by the shared ones (static storage). */
-const struct option *sw_cli_options(const struct option *own);
+/* The shared table: its offsets are into sw_cli_scenario, which must therefore be the first
+ * member of a command's options struct. */
+extern const sw_opt sw_cli_scenario_opts[];
 
 #endif

@@ -1,4 +1,5 @@
 /* `syncwise sim`: one policy on one simulated cluster, with a JSONL event log and a summary. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -10,26 +11,36 @@
 
 #define CMD "sim"
 
-static void help(void)
+typedef struct sim_opts {
+    sw_cli_scenario sc; /* first: the shared table's offsets are into it */
+    const char *log_path;
+} sim_opts;
+
+#define AT(field) offsetof(sim_opts, field)
+static const sw_opt own[] = {
+    {SW_OPT_ROW(SW_OPT_STR, "policy", 0, AT(sc.cfg.policy), 0, 0, "SPEC", "synchronization policy")},
+    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(sc.cfg.seed), 0, 0, "N", "seed of every random choice")},
+    {SW_OPT_ROW(SW_OPT_STR, "log", 0, AT(log_path), 0, 0, "FILE", "JSONL event log (see docs/log.md)")},
+    SW_OPT_END_ROW,
+};
+#undef AT
+
+static void lists(void)
 {
-    printf("usage: syncwise sim [OPTIONS]\n\n"
-           "Runs one synchronization policy on a simulated cluster on a virtual clock: the\n"
-           "gradients are really computed, at the parameters each worker pulled. Prints a\n"
-           "summary (steps, step time and idle share per worker, applies, staleness, time\n"
-           "spent deciding); --log writes every event as one JSON object per line.\n\n"
-           "options:\n"
-           "  --policy SPEC          synchronization policy (default asp)\n"
-           "  --seed N               seed of every random choice (default 1)\n"
-           "  --log FILE             JSONL event log (see docs/log.md)\n"
-           "  -h, --help             this text\n");
-    sw_cli_scenario_help();
-    printf("\n");
     sw_cli_print_policy_help();
     printf("\n");
-    sw_cli_print_data_help();
-    printf("\n");
-    sw_cli_print_model_help();
+    sw_cli_print_data_and_models();
 }
+
+static const sw_cmd_opts command = {
+    .cmd = CMD,
+    .about = "Runs one synchronization policy on a simulated cluster on a virtual clock: the\n"
+             "gradients are really computed, at the parameters each worker pulled. Prints a\n"
+             "summary (steps, step time and idle share per worker, applies, staleness, time\n"
+             "spent deciding); --log writes every event as one JSON object per line.",
+    .tables = {own, sw_cli_scenario_opts},
+    .epilog = lists,
+};
 
 typedef struct progress {
     bool live, quiet, verbose;
@@ -53,39 +64,6 @@ static void show_eval(void *ctx, double t, uint64_t version, double loss, double
     fprintf(stderr, "%st=%.1f s  V=%llu  val_loss %.4f  val_acc %.4f (best %.4f)  %.0f s%s%s",
             p->live && !p->verbose ? "\r\033[K" : "", t, (unsigned long long)version, loss, acc,
             p->best, el, left, p->live && !p->verbose ? "" : "\n");
-}
-
-static int parse(int argc, char **argv, sw_cli_scenario *sc, const char **log_path)
-{
-    static const struct option own[] = {
-        {"policy", 1, 0, 'p'}, {"seed", 1, 0, 's'}, {"log", 1, 0, 'l'}, {"help", 0, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    const struct option *opts = sw_cli_options(own);
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
-        int r = sw_cli_scenario_option(sc, CMD, c, optarg);
-        if (r < 0)
-            return 2;
-        if (r > 0)
-            continue;
-        switch (c) {
-        case 'p': sc->cfg.policy = optarg; break;
-        case 'l': *log_path = optarg; break;
-        case 'q': sc->quiet = true; break;
-        case 'v': sc->verbose = true; break;
-        case 's':
-            if (!sw_cli_u64(CMD, "--seed", optarg, &sc->cfg.seed))
-                return 2;
-            break;
-        case 'h': help(); return -1;
-        default: return 2;
-        }
-    }
-    if (sw_cli_stray(CMD, argc, argv))
-        return 2;
-    return 0;
 }
 
 static int run(sw_cli_scenario *sc, const char *log_path, char *err)
@@ -119,19 +97,19 @@ static int run(sw_cli_scenario *sc, const char *log_path, char *err)
 
 int sw_cli_sim(int argc, char **argv)
 {
-    sw_cli_scenario sc;
-    sw_cli_scenario_defaults(&sc);
-    const char *log_path = NULL;
-    int prc = parse(argc, argv, &sc, &log_path);
+    sim_opts o = {0};
+    sw_cli_scenario_defaults(&o.sc);
+    int prc = sw_cli_parse(&command, argc, argv, &o, NULL);
     if (prc)
-        return prc < 0 ? 0 : prc;
-    if (sc.quiet)
+        return prc == 1 ? 0 : prc;
+    sw_cli_scenario *sc = &o.sc;
+    if (sc->quiet)
         sw_log_set_level(SW_LOG_WARN);
-    if (sc.verbose)
+    if (sc->verbose)
         sw_log_set_level(SW_LOG_DEBUG);
-    sw_cli_set_threads(sc.threads);
+    sw_cli_set_threads(sc->threads);
     char err[SW_ERR_LEN];
-    int rc = run(&sc, log_path, err);
+    int rc = run(sc, o.log_path, err);
     if (rc)
         sw_cli_error(CMD, "%s", err);
     return rc ? 1 : 0;

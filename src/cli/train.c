@@ -4,13 +4,14 @@
  * the command prints a progress line with the validation figures and, with --out, saves a
  * checkpoint atomically, so an interrupted run loses at most one epoch.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "syncwise/ckpt.h"
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
@@ -36,64 +37,32 @@ typedef struct trainer {
     double t0;
 } trainer;
 
-static void help(void)
-{
-    printf("usage: syncwise train [OPTIONS]\n\n"
-           "Trains a model with sequential mini-batch SGD, printing one line per epoch\n"
-           "(training loss, validation loss and accuracy, elapsed time), then reports the\n"
-           "test set. With --out the checkpoint is rewritten after every epoch.\n\n"
-           "options:\n"
-           "  --data SPEC      data set (default fashion-mnist)\n"
-           "  --model SPEC     architecture (default mlp:h=1,u=256)\n"
-           "  --batch N        mini-batch size (default 16)\n"
-           "  --lr X           learning rate (default 0.01)\n"
-           "  --wd X           L2 weight decay (default 0)\n"
-           "  --epochs N       passes over the training set (default 3)\n"
-           "  --seed N         seed of every random choice (default 1)\n"
-           "  --out FILE       checkpoint to write\n"
-           "  --threads N      OpenBLAS threads (default: OpenBLAS's own choice)\n"
-           "  -q, --quiet      print only the final result\n"
-           "  -h, --help       this text\n\n");
-    sw_cli_print_data_help();
-    printf("\n");
-    sw_cli_print_model_help();
-}
+#define AT(field) offsetof(train_opts, field)
+static const sw_opt table[] = {
+    {SW_OPT_ROW(SW_OPT_STR, "data", 0, AT(data), 0, 0, "SPEC", "data set")},
+    {SW_OPT_ROW(SW_OPT_STR, "model", 0, AT(model), 0, 0, "SPEC", "architecture")},
+    {SW_OPT_ROW(SW_OPT_LONG, "batch", 0, AT(batch), 1, 1 << 16, "N", "mini-batch size")},
+    {SW_OPT_ROW(SW_OPT_F64, "lr", 0, AT(lr), 0, 1e6, "X", "learning rate")},
+    {SW_OPT_ROW(SW_OPT_F64, "wd", 0, AT(wd), 0, 1e6, "X", "L2 weight decay")},
+    {SW_OPT_ROW(SW_OPT_LONG, "epochs", 0, AT(epochs), 1, 1000000, "N",
+                "passes over the training set")},
+    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(seed), 0, 0, "N", "seed of every random choice")},
+    {SW_OPT_ROW(SW_OPT_STR, "out", 0, AT(out), 0, 0, "FILE", "checkpoint to write")},
+    {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 256, "N",
+                "OpenBLAS threads (0: its own choice)")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(quiet), 0, 0, NULL, "print only the final result")},
+    SW_OPT_END_ROW,
+};
+#undef AT
 
-/* Returns 0 to go on, 1 on a bad option, -1 after --help. */
-static int parse(int argc, char **argv, train_opts *o)
-{
-    static const struct option longs[] = {
-        {"data", 1, 0, 'd'},  {"model", 1, 0, 'm'},   {"batch", 1, 0, 'b'}, {"lr", 1, 0, 'l'},
-        {"wd", 1, 0, 'w'},    {"epochs", 1, 0, 'e'},  {"seed", 1, 0, 's'},  {"out", 1, 0, 'o'},
-        {"threads", 1, 0, 't'}, {"quiet", 0, 0, 'q'}, {"help", 0, 0, 'h'},  {0, 0, 0, 0},
-    };
-    *o = (train_opts){.data = "fashion-mnist", .model = "mlp:h=1,u=256", .batch = 16,
-                      .epochs = 3, .lr = 0.01, .seed = 1};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "qh", longs, NULL)) != -1) {
-        bool ok = true;
-        switch (c) {
-        case 'd': o->data = optarg; break;
-        case 'm': o->model = optarg; break;
-        case 'o': o->out = optarg; break;
-        case 'q': o->quiet = true; break;
-        case 'b': ok = sw_cli_long(CMD, "--batch", optarg, 1, 1 << 16, &o->batch); break;
-        case 'e': ok = sw_cli_long(CMD, "--epochs", optarg, 1, 1000000, &o->epochs); break;
-        case 't': ok = sw_cli_long(CMD, "--threads", optarg, 0, 256, &o->threads); break;
-        case 'l': ok = sw_cli_double(CMD, "--lr", optarg, 0, 1e6, &o->lr); break;
-        case 'w': ok = sw_cli_double(CMD, "--wd", optarg, 0, 1e6, &o->wd); break;
-        case 's': ok = sw_cli_u64(CMD, "--seed", optarg, &o->seed); break;
-        case 'h': help(); return -1;
-        default: return 1;
-        }
-        if (!ok)
-            return 1;
-    }
-    if (sw_cli_stray(CMD, argc, argv))
-        return 2;
-    return 0;
-}
+static const sw_cmd_opts command = {
+    .cmd = CMD,
+    .about = "Trains a model with sequential mini-batch SGD, printing one line per epoch\n"
+             "(training loss, validation loss and accuracy, elapsed time), then reports the\n"
+             "test set. With --out the checkpoint is rewritten after every epoch.",
+    .tables = {table},
+    .epilog = sw_cli_print_data_and_models,
+};
 
 static int setup(trainer *t, char *err)
 {
@@ -186,10 +155,11 @@ static void finish(trainer *t)
 
 int sw_cli_train(int argc, char **argv)
 {
-    trainer t = {0};
-    int prc = parse(argc, argv, &t.o);
+    trainer t = {.o = {.data = "fashion-mnist", .model = "mlp:h=1,u=256", .batch = 16,
+                       .epochs = 3, .lr = 0.01, .seed = 1}};
+    int prc = sw_cli_parse(&command, argc, argv, &t.o, NULL);
     if (prc)
-        return prc < 0 ? 0 : 2;
+        return prc == 1 ? 0 : prc;
     if (t.o.quiet)
         sw_log_set_level(SW_LOG_WARN);
     sw_cli_set_threads(t.o.threads);

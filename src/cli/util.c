@@ -25,14 +25,6 @@ int sw_cli_error(const char *cmd, const char *fmt, ...)
     return 1;
 }
 
-int sw_cli_stray(const char *cmd, int argc, char **argv)
-{
-    if (optind >= argc)
-        return 0;
-    sw_cli_error(cmd, "unexpected argument '%s' (see --help)", argv[optind]);
-    return 2;
-}
-
 bool sw_cli_long(const char *cmd, const char *opt, const char *arg, long lo, long hi, long *out)
 {
     char *end;
@@ -87,25 +79,60 @@ void sw_cli_set_threads(long threads)
         openblas_set_num_threads((int)threads);
 }
 
+/* "  name            help", the help wrapped at 100 columns under itself. */
+static void print_item(const char *name, const char *help)
+{
+    enum { INDENT = 18, WIDTH = 100 };
+    printf("  %-15s ", name);
+    int col = INDENT;
+    for (const char *w = help; *w;) {
+        size_t len = strcspn(w, " ");
+        if (col > INDENT && col + 1 + (int)len > WIDTH) {
+            printf("\n%*s", INDENT, "");
+            col = INDENT;
+        } else if (col > INDENT) {
+            putchar(' ');
+            col++;
+        }
+        printf("%.*s", (int)len, w);
+        col += (int)len;
+        w += len;
+        w += strspn(w, " ");
+    }
+    putchar('\n');
+}
+
 void sw_cli_print_data_help(void)
 {
     printf("data sets (--data NAME:key=value,...):\n");
     for (const sw_data_source_info *s = sw_data_sources; s->name; s++)
-        printf("  %-15s %s\n", s->name, s->help);
+        print_item(s->name, s->help);
+    print_item("sparse", "sparse rows like bag-of-words text, for svm and logistic: n=20000, "
+                         "test=2000, dim=10000, density=0.005, zipf=1.1, noise=0.02 "
+                         "(libsvm:train=PATH,test=PATH,dim=D too stays sparse for them)");
 }
 
 void sw_cli_print_model_help(void)
 {
     printf("models (--model NAME:key=value,...):\n");
     for (const sw_model_arch_info *a = sw_model_archs; a->name; a++)
-        printf("  %-15s %s\n", a->name, a->help);
+        print_item(a->name, a->help);
+    print_item("svm", "linear SVM (hinge loss, lambda=1e-4 L2) on sparse rows");
+    print_item("logistic", "logistic regression (lambda=0 L2) on sparse rows");
+}
+
+void sw_cli_print_data_and_models(void)
+{
+    sw_cli_print_data_help();
+    printf("\n");
+    sw_cli_print_model_help();
 }
 
 void sw_cli_print_policy_help(void)
 {
     printf("policies (--policy NAME:key=value,...):\n");
     for (int i = 0; sw_policies[i]; i++)
-        printf("  %-15s %s\n", sw_policies[i]->name, sw_policies[i]->help);
+        print_item(sw_policies[i]->name, sw_policies[i]->help);
 }
 
 int sw_cli_mkdirs(const char *path)

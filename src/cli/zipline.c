@@ -1,12 +1,13 @@
 /* `syncwise zipline`: the ElasticBSP barrier search on synthetic or recorded push times, with
  * every algorithm timed side by side. */
 #define _POSIX_C_SOURCE 200809L
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
 #include "syncwise/lines.h"
@@ -14,26 +15,40 @@
 
 #define CMD "zipline"
 
-static void help(void)
-{
-    printf("usage: syncwise zipline [OPTIONS]\n\n"
-           "Finds when to impose the next ElasticBSP barrier: one predicted push per worker\n"
-           "with the smallest spread d = max - min (the fastest worker's wait), the earliest\n"
-           "such barrier on ties. Prints d*, the barrier time t_sync, the steps each worker\n"
-           "runs before it, and the time each algorithm took.\n\n"
-           "options:\n"
-           "  --workers N      workers of the synthetic data (default 10)\n"
-           "  --R R            predicted pushes per worker (default 15)\n"
-           "  --seed S         seed of the synthetic data (default 1): intervals uniform in\n"
-           "                   1000-1500 ms as in the thesis's Table 6.2\n"
-           "  --input FILE     CSV of 'worker,time' rows instead (any order; lists may differ\n"
-           "                   in length)\n"
-           "  --algo NAME      one of zipline, ziplineopt, ziplineoptbs, fullgridscan,\n"
-           "                   gridscan, naive, sweep, or all (default all)\n"
-           "  --trace FILE     write every candidate d in scan order as CSV (of --algo, or of\n"
-           "                   zipline with all): the data of the thesis's Figures 6.5 and 6.8\n"
-           "  -h, --help       this text\n");
-}
+typedef struct zipline_opts {
+    long n, R;
+    uint64_t seed;
+    const char *path, *algo, *trace;
+} zipline_opts;
+
+#define AT(field) offsetof(zipline_opts, field)
+static const sw_opt table[] = {
+    {SW_OPT_ROW(SW_OPT_LONG, "workers", 0, AT(n), 1, 1 << 20, "N",
+                "workers of the synthetic data")},
+    {SW_OPT_ROW(SW_OPT_LONG, "R", 0, AT(R), 1, 1 << 20, "R", "predicted pushes per worker")},
+    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(seed), 0, 0, "S",
+                "seed of the synthetic data: intervals uniform in\n"
+                "1000-1500 ms as in the thesis's Table 6.2")},
+    {SW_OPT_ROW(SW_OPT_STR, "input", 0, AT(path), 0, 0, "FILE",
+                "CSV of 'worker,time' rows instead (any order; lists may\ndiffer in length)")},
+    {SW_OPT_ROW(SW_OPT_STR, "algo", 0, AT(algo), 0, 0, "NAME",
+                "one of zipline, ziplineopt, ziplineoptbs, fullgridscan,\n"
+                "gridscan, naive, sweep, or all")},
+    {SW_OPT_ROW(SW_OPT_STR, "trace", 0, AT(trace), 0, 0, "FILE",
+                "write every candidate d in scan order as CSV (of --algo,\n"
+                "or of zipline with all): the data of the thesis's Figures\n6.5 and 6.8")},
+    SW_OPT_END_ROW,
+};
+#undef AT
+
+static const sw_cmd_opts command = {
+    .cmd = CMD,
+    .about = "Finds when to impose the next ElasticBSP barrier: one predicted push per worker\n"
+             "with the smallest spread d = max - min (the fastest worker's wait), the earliest\n"
+             "such barrier on ties. Prints d*, the barrier time t_sync, the steps each worker\n"
+             "runs before it, and the time each algorithm took.",
+    .tables = {table},
+};
 
 typedef struct input {
     double *t;
@@ -203,32 +218,13 @@ static int run(const sw_zl_problem *p, const char *algo, const char *trace_path,
 
 int sw_cli_zipline(int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"workers", 1, 0, 'n'}, {"R", 1, 0, 'R'},     {"seed", 1, 0, 's'}, {"input", 1, 0, 'i'},
-        {"algo", 1, 0, 'a'},    {"trace", 1, 0, 't'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
-    };
-    long n = 10, R = 15;
-    uint64_t seed = 1;
-    const char *path = NULL, *algo = "all", *trace = NULL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        bool ok = true;
-        switch (c) {
-        case 'n': ok = sw_cli_long(CMD, "--workers", optarg, 1, 1 << 20, &n); break;
-        case 'R': ok = sw_cli_long(CMD, "--R", optarg, 1, 1 << 20, &R); break;
-        case 's': ok = sw_cli_u64(CMD, "--seed", optarg, &seed); break;
-        case 'i': path = optarg; break;
-        case 'a': algo = optarg; break;
-        case 't': trace = optarg; break;
-        case 'h': help(); return 0;
-        default: return 2;
-        }
-        if (!ok)
-            return 2;
-    }
-    if (sw_cli_stray(CMD, argc, argv))
-        return 2;
+    zipline_opts o = {.n = 10, .R = 15, .seed = 1, .algo = "all"};
+    int prc = sw_cli_parse(&command, argc, argv, &o, NULL);
+    if (prc)
+        return prc == 1 ? 0 : prc;
+    long n = o.n, R = o.R;
+    uint64_t seed = o.seed;
+    const char *path = o.path, *algo = o.algo, *trace = o.trace;
     if (strcmp(algo, "all") && !sw_zl_find(algo))
         return sw_cli_error(CMD, "--algo: unknown '%s' (known: zipline, ziplineopt, "
                                  "ziplineoptbs, fullgridscan, gridscan, naive, sweep, all)",

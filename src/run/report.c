@@ -1,7 +1,6 @@
-/* The tidy CSV files of `syncwise report`: one row per observation, a `run` column naming the
- * log it came from, so that any tool can group and plot them without syncwise. */
+/* The tidy CSV files of a report (syncwise/report.h). */
 #define _POSIX_C_SOURCE 200809L
-#include "report.h"
+#include "syncwise/report.h"
 
 #include <libgen.h>
 #include <stdlib.h>

@@ -1,0 +1,50 @@
+/* The statistics of a comparison of policies (`syncwise compare`, `syncwise rl eval`): each
+ * policy's runs (one per seed) summarised as a mean time to target with a 95% confidence
+ * interval, and its speedup over the best baseline.
+ *
+ * A run that missed its target counts with the time it ended at: the mean is then a lower bound
+ * (censored), and the summary says how many runs reached the target.
+ */
+#ifndef SYNCWISE_COMPARE_H
+#define SYNCWISE_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One run of a policy. */
+typedef struct sw_trial {
+    double time;    /* to the target, or to the end when it was not reached */
+    bool reached;
+    double applies; /* figures averaged alongside */
+    double idle;    /* share of worker time spent waiting */
+} sw_trial;
+
+typedef struct sw_trials {
+    long n, reached;
+    double mean, half; /* mean time, and the half-width of its 95% interval (0 for one run) */
+    double applies, idle;
+} sw_trials;
+
+/* The two-sided 95% quantile of Student's t with df degrees of freedom (1.96 above 30). */
+double sw_t95(long df);
+
+/* The mean of n values and the half-width of its 95% interval (Student's t; 0 for one value;
+ * both 0 for none). The values are `stride` bytes apart (sizeof(double) for an array; the size
+ * of a struct for one of its fields). */
+void sw_mean_ci(const double *x, size_t n, size_t stride, double *mean, double *half);
+
+/* Summarises n runs (n may be 0: an empty summary). */
+sw_trials sw_trials_summarize(const sw_trial *runs, size_t n);
+
+/* Whether a policy spec is a baseline: with baselines NULL every bsp, asp and ssp (any
+ * parameters); else exactly one of the ';'-separated specs of baselines. */
+bool sw_is_baseline(const char *policy, const char *baselines);
+
+/* The baseline with the smallest mean time among n policies with at least one run, or -1. */
+int sw_best_baseline(const char *const *policies, const sw_trials *s, int n,
+                     const char *baselines);
+
+/* The speedup of s over the baseline b: b's mean time over s's (0 when s has no time). */
+double sw_speedup(const sw_trials *b, const sw_trials *s);
+
+#endif

@@ -1,0 +1,266 @@
+/* Option tables (opts.h): the parser, --help and the errors all read the same rows. */
+#define _POSIX_C_SOURCE 200809L
+#include "opts.h"
+
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAX_OPTS 96
+#define HELP_COLUMN 25
+
+static bool takes_arg(const sw_opt *o)
+{
+    return o->type == SW_OPT_CALL ? o->has_arg : o->type != SW_OPT_FLAG;
+}
+
+static bool is_option(const sw_opt *o)
+{
+    return o->type != SW_OPT_SECTION && o->type != SW_OPT_END;
+}
+
+/* Every option row of the command's tables, in order; how many. */
+static size_t rows_of(const sw_cmd_opts *c, const sw_opt **rows, size_t cap)
+{
+    size_t n = 0;
+    for (size_t t = 0; t < 4 && c->tables[t]; t++)
+        for (const sw_opt *o = c->tables[t]; o->type != SW_OPT_END; o++)
+            if (n < cap)
+                rows[n++] = o;
+    return n;
+}
+
+static bool choose(const sw_opt *o, const char *cmd, const char *arg, int *out)
+{
+    for (int i = 0; o->choices[i]; i++)
+        if (!strcmp(arg, o->choices[i])) {
+            *out = i;
+            return true;
+        }
+    char known[256] = "";
+    size_t len = 0;
+    for (int i = 0; o->choices[i] && len < sizeof known; i++)
+        len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "",
+                                o->choices[i]);
+    sw_cli_error(cmd, "--%s: '%s' is not one of %s", o->name, arg, known);
+    return false;
+}
+
+/* Stores one option's value into its field; false after printing why it is refused. */
+static bool apply(const sw_opt *o, const char *cmd, const char *arg, void *opts)
+{
+    char *at = (char *)opts + o->at, name[64];
+    snprintf(name, sizeof name, "--%s", o->name);
+    long l;
+    double d;
+    uint64_t u;
+    switch (o->type) {
+    case SW_OPT_FLAG: *(bool *)at = true; return true;
+    case SW_OPT_STR: *(const char **)at = arg; return true;
+    case SW_OPT_TEXT:
+        if (strlen(arg) >= (size_t)o->hi) {
+            sw_cli_error(cmd, "%s: longer than %.0f characters", name, o->hi - 1);
+            return false;
+        }
+        strcpy(at, arg);
+        return true;
+    case SW_OPT_CHOICE: return choose(o, cmd, arg, (int *)at);
+    case SW_OPT_CALL: return o->call(opts, cmd, arg);
+    case SW_OPT_U32:
+    case SW_OPT_LONG:
+    case SW_OPT_SIZE:
+        if (!sw_cli_long(cmd, name, arg, (long)o->lo, (long)o->hi, &l))
+            return false;
+        if (o->type == SW_OPT_U32)
+            *(uint32_t *)at = (uint32_t)l;
+        else if (o->type == SW_OPT_SIZE)
+            *(size_t *)at = (size_t)l;
+        else
+            *(long *)at = l;
+        return true;
+    case SW_OPT_U64:
+        if (!sw_cli_u64(cmd, name, arg, &u))
+            return false;
+        if (o->hi > 0 && (double)u > o->hi) {
+            sw_cli_error(cmd, "%s: %llu is above %.0f", name, (unsigned long long)u, o->hi);
+            return false;
+        }
+        *(uint64_t *)at = u;
+        return true;
+    default: /* F32, F64, MS */
+        if (!sw_cli_double(cmd, name, arg, o->lo, o->hi, &d))
+            return false;
+        if (o->type == SW_OPT_F32)
+            *(float *)at = (float)d;
+        else
+            *(double *)at = o->type == SW_OPT_MS ? d / 1000 : d;
+        return true;
+    }
+}
+
+/* getopt_long's view of the rows: each option's code is its row's index + 256. */
+static void getopt_tables(const sw_opt **rows, size_t n, struct option *longs, char *shorts)
+{
+    size_t k = 0, s = 0;
+    shorts[s++] = ':'; /* a missing value is told apart from an unknown option */
+    for (size_t i = 0; i < n; i++) {
+        if (!is_option(rows[i]))
+            continue;
+        longs[k++] = (struct option){rows[i]->name, takes_arg(rows[i]), 0, (int)i + 256};
+        if (rows[i]->short_name) {
+            shorts[s++] = rows[i]->short_name;
+            if (takes_arg(rows[i]))
+                shorts[s++] = ':';
+        }
+    }
+    longs[k++] = (struct option){"help", 0, 0, 'h'};
+    longs[k] = (struct option){0, 0, 0, 0};
+    shorts[s++] = 'h';
+    shorts[s] = '\0';
+}
+
+static const sw_opt *by_short(const sw_opt **rows, size_t n, int c)
+{
+    for (size_t i = 0; i < n; i++)
+        if (is_option(rows[i]) && rows[i]->short_name == c)
+            return rows[i];
+    return NULL;
+}
+
+static int usage_error(const sw_cmd_opts *c, char **argv, int c_opt)
+{
+    const char *what = argv[optind - 1];
+    if (c_opt == ':')
+        sw_cli_error(c->cmd, "%s needs a value (see --help)", what);
+    else if (optopt && optopt < 256)
+        sw_cli_error(c->cmd, "unknown option '-%c' (see --help)", optopt);
+    else
+        sw_cli_error(c->cmd, "unknown option '%s' (see --help)", what);
+    return 2;
+}
+
+int sw_cli_parse(const sw_cmd_opts *c, int argc, char **argv, void *opts, int *first)
+{
+    const sw_opt *rows[MAX_OPTS];
+    size_t n = rows_of(c, rows, MAX_OPTS);
+    struct option longs[MAX_OPTS + 2];
+    char shorts[2 * MAX_OPTS + 3];
+    getopt_tables(rows, n, longs, shorts);
+    optind = 1;
+    opterr = 0;
+    int code;
+    while ((code = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        const sw_opt *o = code >= 256 ? rows[code - 256] : by_short(rows, n, code);
+        if (code == 'h' && !o) {
+            sw_cli_help(c, opts);
+            return 1;
+        }
+        if (!o)
+            return usage_error(c, argv, code);
+        if (!apply(o, c->cmd, optarg, opts))
+            return 2;
+    }
+    int left = argc - optind;
+    if (c->max_args >= 0 && left > c->max_args) {
+        sw_cli_error(c->cmd, "unexpected argument '%s' (see --help)", argv[optind + c->max_args]);
+        return 2;
+    }
+    if (first)
+        *first = optind;
+    return 0;
+}
+
+/* ---- --help -------------------------------------------------------------------------------- */
+
+/* The default of an option as its field holds it, or nothing worth showing. */
+static void shown_default(const sw_opt *o, const void *opts, char *out, size_t cap)
+{
+    const char *at = (const char *)opts + o->at;
+    out[0] = '\0';
+    if (o->shown) {
+        snprintf(out, cap, "%s", o->shown);
+        return;
+    }
+    switch (o->type) {
+    case SW_OPT_STR:
+        if (*(const char *const *)at)
+            snprintf(out, cap, "%s", *(const char *const *)at);
+        break;
+    case SW_OPT_TEXT: snprintf(out, cap, "%s", at); break;
+    case SW_OPT_U32: snprintf(out, cap, "%u", *(const uint32_t *)at); break;
+    case SW_OPT_LONG: snprintf(out, cap, "%ld", *(const long *)at); break;
+    case SW_OPT_SIZE: snprintf(out, cap, "%zu", *(const size_t *)at); break;
+    case SW_OPT_U64: snprintf(out, cap, "%llu", *(const unsigned long long *)at); break;
+    case SW_OPT_F32: snprintf(out, cap, "%g", (double)*(const float *)at); break;
+    case SW_OPT_F64: snprintf(out, cap, "%g", *(const double *)at); break;
+    case SW_OPT_MS: snprintf(out, cap, "%g", *(const double *)at * 1000); break;
+    case SW_OPT_CHOICE: snprintf(out, cap, "%s", o->choices[*(const int *)at]); break;
+    default: break;
+    }
+    if (!strcmp(out, "0") && o->type != SW_OPT_CHOICE)
+        out[0] = '\0'; /* a limit or target that is off */
+}
+
+/* "  -q, --quiet" or "  --lr X", padded to the help column (or on a line of its own). */
+static void print_name(const sw_opt *o)
+{
+    char head[96], shortform[8] = "";
+    if (o->short_name)
+        snprintf(shortform, sizeof shortform, "-%c, ", o->short_name);
+    bool arg = takes_arg(o) && o->arg;
+    int len = snprintf(head, sizeof head, "  %s--%s%s%s", shortform, o->name, arg ? " " : "",
+                       arg ? o->arg : "");
+    if (len >= HELP_COLUMN - 1)
+        printf("%s\n%*s", head, HELP_COLUMN, "");
+    else
+        printf("%-*s", HELP_COLUMN, head);
+}
+
+static void print_option(const sw_opt *o, const void *opts)
+{
+    print_name(o);
+    char dflt[128];
+    shown_default(o, opts, dflt, sizeof dflt);
+    const char *h = o->help ? o->help : "";
+    for (const char *line = h;;) {
+        const char *nl = strchr(line, '\n');
+        int len = nl ? (int)(nl - line) : (int)strlen(line);
+        bool last = !nl;
+        printf("%.*s", len, line);
+        bool fits = HELP_COLUMN + len + 11 + (int)strlen(dflt) < 100;
+        if (last && dflt[0] && fits)
+            printf(" (default %s)", dflt);
+        else if (last && dflt[0]) /* on a line of its own: 100 columns at most */
+            printf("\n%*s(default %s)", HELP_COLUMN, "", dflt);
+        putchar('\n');
+        if (last)
+            break;
+        line = nl + 1;
+        printf("%*s", HELP_COLUMN, "");
+    }
+}
+
+void sw_cli_help(const sw_cmd_opts *c, const void *opts)
+{
+    printf("usage: syncwise %s %s\n\n", c->cmd, c->usage ? c->usage : "[OPTIONS]");
+    if (c->about)
+        printf("%s\n\n", c->about);
+    const sw_opt *rows[MAX_OPTS];
+    size_t n = rows_of(c, rows, MAX_OPTS);
+    printf("options:\n");
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i]->type == SW_OPT_SECTION)
+            printf("%s:\n", rows[i]->name);
+        else
+            print_option(rows[i], opts);
+    }
+    printf("  -h, --help             this text\n");
+    if (c->epilog) {
+        printf("\n");
+        c->epilog();
+    }
+}

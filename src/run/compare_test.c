@@ -1,0 +1,111 @@
+/* The statistics of a comparison: Student's t, a mean and its interval, censored runs, which
+ * policies are baselines, the best of them and the speedup over it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+
+#include "syncwise/compare.h"
+
+static void student_t_quantiles(void **state)
+{
+    (void)state;
+    assert_float_equal(sw_t95(1), 12.706, 1e-9);
+    assert_float_equal(sw_t95(9), 2.262, 1e-9);
+    assert_float_equal(sw_t95(30), 2.042, 1e-9);
+    assert_float_equal(sw_t95(31), 1.96, 1e-9);
+    for (long df = 1; df < 30; df++) /* the quantile falls as the sample grows */
+        assert_true(sw_t95(df) > sw_t95(df + 1));
+}
+
+static void a_mean_and_its_interval(void **state)
+{
+    (void)state;
+    /* 10, 12, 14, 16, 18: mean 14, sample sd sqrt(10), half-width t(4) sd / sqrt(5). */
+    sw_trial runs[5];
+    for (int i = 0; i < 5; i++)
+        runs[i] = (sw_trial){.time = 10 + 2 * i, .reached = i != 4, .applies = 100 * i,
+                             .idle = 0.1 * i};
+    sw_trials s = sw_trials_summarize(runs, 5);
+    assert_int_equal(s.n, 5);
+    assert_int_equal(s.reached, 4); /* one censored run */
+    assert_float_equal(s.mean, 14, 1e-12);
+    assert_float_equal(s.half, 2.776 * sqrt(10.0) / sqrt(5.0), 1e-9);
+    assert_float_equal(s.applies, 200, 1e-12);
+    assert_float_equal(s.idle, 0.2, 1e-12);
+    /* Far from zero, a spread of 1 s is still measured (no cancellation). */
+    sw_trial far[2] = {{.time = 1e9}, {.time = 1e9 + 2}};
+    s = sw_trials_summarize(far, 2);
+    assert_float_equal(s.half, 12.706 * sqrt(2.0) / sqrt(2.0), 1e-6);
+}
+
+static void an_interval_of_plain_values(void **state)
+{
+    (void)state;
+    double x[3] = {1, 2, 3}, mean, half;
+    sw_mean_ci(x, 3, sizeof *x, &mean, &half);
+    assert_float_equal(mean, 2, 1e-12);
+    assert_float_equal(half, 4.303 * 1.0 / sqrt(3.0), 1e-9);
+    sw_mean_ci(x, 0, sizeof *x, &mean, &half);
+    assert_float_equal(mean, 0, 0);
+}
+
+static void one_run_or_none(void **state)
+{
+    (void)state;
+    sw_trial one = {.time = 7, .reached = true};
+    sw_trials s = sw_trials_summarize(&one, 1);
+    assert_float_equal(s.mean, 7, 0);
+    assert_float_equal(s.half, 0, 0);
+    s = sw_trials_summarize(NULL, 0);
+    assert_int_equal(s.n, 0);
+    assert_float_equal(s.mean, 0, 0);
+}
+
+static void which_policies_are_baselines(void **state)
+{
+    (void)state;
+    assert_true(sw_is_baseline("bsp", NULL));
+    assert_true(sw_is_baseline("ssp:s=4", NULL));
+    assert_true(sw_is_baseline("asp:lr_mod=staleness", NULL));
+    assert_false(sw_is_baseline("dssp:lo=1,hi=4", NULL));
+    assert_false(sw_is_baseline("rlp", NULL));
+    const char *list = "dbw;ssp:s=4";
+    assert_true(sw_is_baseline("dbw", list));
+    assert_true(sw_is_baseline("ssp:s=4", list));
+    assert_false(sw_is_baseline("ssp:s=40", list)); /* whole specs only */
+    assert_false(sw_is_baseline("ssp", list));
+    assert_false(sw_is_baseline("bsp", list));
+}
+
+static void the_best_baseline_and_speedups(void **state)
+{
+    (void)state;
+    const char *policies[] = {"bsp", "asp", "dssp:lo=1,hi=4", "ssp:s=2"};
+    sw_trials s[4] = {{.n = 3, .mean = 100}, {.n = 3, .mean = 60}, {.n = 3, .mean = 30},
+                      {.n = 0, .mean = 0}};
+    int best = sw_best_baseline(policies, s, 4, NULL);
+    assert_int_equal(best, 1); /* asp: dssp is faster but no baseline; ssp has no runs */
+    assert_float_equal(sw_speedup(&s[best], &s[2]), 2.0, 1e-12);
+    assert_float_equal(sw_speedup(&s[best], &s[0]), 0.6, 1e-12);
+    assert_float_equal(sw_speedup(&s[best], &s[3]), 0, 0);
+    assert_int_equal(sw_best_baseline(policies, s, 4, "bsp"), 0);
+    assert_int_equal(sw_best_baseline(policies, s, 4, "rlp"), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(student_t_quantiles),
+        cmocka_unit_test(a_mean_and_its_interval),
+        cmocka_unit_test(an_interval_of_plain_values),
+        cmocka_unit_test(one_run_or_none),
+        cmocka_unit_test(which_policies_are_baselines),
+        cmocka_unit_test(the_best_baseline_and_speedups),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
