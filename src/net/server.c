@@ -389,7 +389,10 @@ int sw_server_end(sw_server *s, char *err)
 {
     sw_server_result *out = s->r;
     int rc = s->rc ? sw_fail(err, s->rc, "%s", s->msg) : 0;
-    if (!rc)
+    /* The final evaluation, unless the last one already saw this version (a run that never
+     * started would print the same line twice). */
+    bool evaluated = s->next_eval > 0 && s->rate_applies == sw_engine_version(s->engine);
+    if (!rc && !evaluated)
         sw__server_evaluate(s);
     if (!rc)
         rc = sw__server_checkpoint(s, err);
