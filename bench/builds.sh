@@ -25,7 +25,8 @@ served() {
   local sw=$1 model=$2 data=$3 applies=$4
   rm -f "$tmp/ep"
   "$sw" server --bind "tcp://127.0.0.1:*" --endpoint-file "$tmp/ep" --policy asp \
-    --model "$model" --data "$data" --max-applies "$applies" --eval-every 1e6 \
+    --model "$model" --data "$data" --lr 1e-6 --max-applies "$applies" --max-time 300 \
+    --eval-every 1e6 \
     --checkpoint-applies 0 --wait-workers 3 -q > /dev/null 2>&1 &
   local server=$!
   for _ in $(seq 200); do [ -s "$tmp/ep" ] && break; sleep 0.02; done
@@ -44,7 +45,7 @@ workload() { # name, then the command with SW for the build
       [ "$b" = new ] && sw=$new/syncwise
       local t0 t1
       t0=$(date +%s.%N)
-      SW=$sw eval "$@" > /dev/null 2>&1
+      SW=$sw eval "$@" > "$tmp/out" 2>&1 || { echo "$name failed under $sw:"; tail -3 "$tmp/out"; exit 1; }
       t1=$(date +%s.%N)
       awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }' >> "$tmp/$name.$b"
     done
@@ -59,6 +60,6 @@ printf "\n%-16s %10s %10s %8s\n" "workload" "old s" "new s" "old/new"
 workload engine '$SW sim --no-model --policy ssp:s=3 --workers 1000 --max-pushes 2000000 -q'
 workload sim-mlp '$SW sim --policy asp --model mlp:h=1,u=256 --max-pushes 3000 -q'
 workload compare '$SW compare --policies "bsp,asp,ssp:s=2,dbw" --seeds 2 --jobs 2 -q \
-  --data synthetic:task=logistic,d=50,n=5000 --model softmax --target-acc 0.8 --max-time 5000'
+  --data fashion-mnist --model mlp:h=1,u=32 --workers 8 --target-acc 0.75 --max-time 20000'
 workload server-small 'served $SW softmax synthetic:task=logistic,d=20,n=200,test=20,val=20 20000'
-workload server-1M 'served $SW softmax synthetic:task=lsq,d=1000000,n=16,test=4,val=4 1500'
+workload server-1M 'served $SW softmax synthetic:task=lsq,d=1000000,n=16,test=4,val=4 600'

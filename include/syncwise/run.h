@@ -46,6 +46,8 @@ int sw_run_stats_event(sw_run_stats *s, const sw_event *ev);
 void sw_run_stats_close(sw_run_stats *s, double t);
 /* Idle time over live time, all workers together (0 with no live time). */
 double sw_run_stats_idle_share(const sw_run_stats *s);
+/* Worker w's share of its live time spent waiting for a release (0 if it never lived). */
+double sw_run_stats_worker_idle_share(const sw_run_stats *s, uint32_t w);
 /* Mean staleness of every applied gradient, or of worker w's (0 when none). */
 double sw_run_stats_mean_staleness(const sw_run_stats *s);
 double sw_run_stats_worker_staleness(const sw_run_stats *s, uint32_t w);

@@ -30,7 +30,7 @@ static void per_worker(FILE *f, const sw_run_stats *st)
     }
     fprintf(f, "\n  %-12s", "idle %");
     for (uint32_t w = 0; w < n; w++)
-        fprintf(f, " %7.1f", st->live_s[w] > 0 ? 100 * st->idle_s[w] / st->live_s[w] : 0.0);
+        fprintf(f, " %7.1f", 100 * sw_run_stats_worker_idle_share(st, w));
     fputc('\n', f);
 }
 

@@ -143,6 +143,11 @@ double sw_run_stats_idle_share(const sw_run_stats *s)
     return live > 0 ? idle / live : 0;
 }
 
+double sw_run_stats_worker_idle_share(const sw_run_stats *s, uint32_t w)
+{
+    return w < s->n_slots && s->live_s[w] > 0 ? s->idle_s[w] / s->live_s[w] : 0;
+}
+
 double sw_run_stats_mean_staleness(const sw_run_stats *s)
 {
     double sum = 0;
