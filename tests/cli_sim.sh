@@ -56,16 +56,17 @@ expect_output "model 'svm' reads sparse rows" "the refusal says which data it re
 expect_status 1 "a sparse model pulls every step" -- "$SW" sim --model svm --max-pushes 10 \
   --data sparse:n=300,test=30,dim=100 --get-model-frequency 2
 expect_output "get_model_frequency must be 1" "the refusal says why"
-expect_status 1 "unknown policy" -- "$SW" sim --no-model --policy fastest --max-pushes 10
+expect_status 2 "unknown policy" -- "$SW" sim --no-model --policy fastest --max-pushes 10
 expect_output "unknown policy 'fastest' (known: bsp, asp, ssp" "lists the policies"
-expect_status 1 "unknown policy key" -- "$SW" sim --no-model --policy ssp:x=1 --max-pushes 10
+expect_status 2 "unknown policy key" -- "$SW" sim --no-model --policy ssp:x=1 --max-pushes 10
 expect_output "known: s" "lists the keys"
-expect_status 1 "grads_to_wait beyond the workers" -- "$SW" sim --no-model --workers 4 \
+expect_status 2 "grads_to_wait beyond the workers" -- "$SW" sim --no-model --workers 4 \
   --policy sync:grads_to_wait=1000000 --max-applies 10
 expect_output "exceeds the 4 worker slots" "refused, saying why, instead of never applying"
-expect_status 1 "no stopping rule" -- "$SW" sim --no-model
-expect_output "no stopping condition" "explains"
-expect_status 1 "bad cluster" -- "$SW" sim --no-model --cluster "uniform:2" --max-pushes 10
+expect_status 0 "no limit given: a stated default" -- "$SW" sim --no-model --cluster const:10
+expect_output "stops at 50000 virtual s at the latest" "says which limit it took"
+expect_output "stopped by time limit at t=50000.0 s" "and stops there"
+expect_status 2 "bad cluster" -- "$SW" sim --no-model --cluster "uniform:2" --max-pushes 10
 expect_output "LO,HI" "explains the cluster spec"
 expect_status 1 "unwritable log" -- "$SW" sim --no-model --max-pushes 10 --log /nonexistent/x.jsonl
 expect_status 2 "bad option value" -- "$SW" sim --workers 0
@@ -76,4 +77,16 @@ expect_output "time to target" "compare prints its table"
 expect_output "3/3" "every run reached the target"
 expect_output "speedup: mean time of the best baseline" "compare explains the speedup"
 expect_status 2 "compare without policies" -- "$SW" compare --seeds 2
+# Every spec is tried before anything runs: no table of zeros, exit 2.
+for bad in "bsp,aps" "bsp,ssp:t=1" "bsp,sync:grads_to_wait=99"; do
+  expect_status 2 "compare refuses $bad" -- "$SW" compare --policies "$bad" --seeds 1 --no-model \
+    --workers 4 --max-time 100
+  expect_no_output "reached" "$bad: nothing ran"
+done
+expect_output "grads_to_wait" "the refusal names the parameter"
+expect_status 2 "compare refuses a switch to a bad spec" -- "$SW" compare --policies bsp,asp \
+  --seeds 1 --no-model --max-time 100 --events "switch:t=10,policy=ssp:t=1"
+expect_output "switch to ssp:t=1" "the refusal names the event"
+expect_status 2 "a bad spec in sim's events too" -- "$SW" sim --no-model --max-time 100 \
+  --events "switch:t=10,policy=dssp:lo=5,hi=2"
 finish

@@ -31,6 +31,16 @@ expect_output() {
   fi
 }
 
+# expect_no_output TEXT DESCRIPTION: the last command's output does not contain TEXT.
+expect_no_output() {
+  checks=$((checks + 1))
+  if printf '%s' "$OUT" | grep -qF -- "$1"; then
+    echo "FAIL: $2: output has '$1'"
+    echo "$OUT" | sed 's/^/    /' | head -20
+    failures=$((failures + 1))
+  fi
+}
+
 # expect_exit PID DESCRIPTION: the background process PID exits with status 0.
 expect_exit() {
   wait "$1"

@@ -115,7 +115,9 @@ static int parse(int argc, char **argv, plan *p)
     char *copy = strdup(p->list);
     rc = copy ? split_policies(p, copy) : -1;
     free(copy);
-    return rc ? 2 : 0;
+    if (rc)
+        return 2;
+    return sw_cli_scenario_finish(&p->sc, CMD, (const char *const *)p->policies, p->n_policies);
 }
 
 /* DIR/POLICY-seedN.jsonl, with the spec's ':' and ',' made file-name friendly. */
@@ -329,6 +331,9 @@ int sw_cli_compare(int argc, char **argv)
             rc = sw_cli_error(CMD, "%s", err);
         if (!rc)
             report(&p);
+        for (size_t i = 0; !rc && i < p.n_runs; i++)
+            if (p.runs[i].rc) /* the table stands, but the comparison is not whole */
+                rc = sw_cli_error(CMD, "%s", "some runs failed (listed above)");
     }
     for (size_t i = 0; p.runs && i < p.n_runs; i++)
         sw_sim_result_free(&p.runs[i].r);

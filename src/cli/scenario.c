@@ -3,12 +3,38 @@
 
 #include <stddef.h>
 
+#include "syncwise/err.h"
+#include "syncwise/log.h"
+
 _Static_assert(sizeof(sw_batch_mode) == sizeof(int), "--batch-mode stores an int");
 
 void sw_cli_scenario_defaults(sw_cli_scenario *s)
 {
     *s = (sw_cli_scenario){.cfg = sw_sim_default_config(), .data_spec = "fashion-mnist"};
     s->cfg.cluster = SW_CLI_DEFAULT_CLUSTER;
+}
+
+int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *const *policies,
+                           int n)
+{
+    sw_sim_config *c = &s->cfg;
+    for (int i = 0; i < n; i++) { /* before data are loaded or any run starts */
+        sw_sim_config one = *c;
+        one.policy = policies[i];
+        char err[SW_ERR_LEN];
+        int rc = sw_sim_check_config(&one, err);
+        if (rc) { /* a bad spec is a usage error; a file it names that cannot be read is not */
+            sw_cli_error(cmd, "%s", err);
+            return rc == SW_EINVAL || rc == SW_ENOTFOUND || rc == SW_ERANGE ? 2 : 1;
+        }
+    }
+    if (!(c->max_time > 0) && !c->max_applies && !c->max_pushes) {
+        c->max_time = SW_CLI_DEFAULT_MAX_TIME;
+        if (!s->quiet)
+            sw_log(SW_LOG_INFO, "no time, apply or push limit given: a run stops at %.0f virtual s "
+                                "at the latest (--max-time)", c->max_time);
+    }
+    return 0;
 }
 
 static bool no_model(void *opts, const char *cmd, const char *arg)
@@ -44,7 +70,7 @@ const sw_opt sw_cli_scenario_opts[] = {
     SW_OPT_HEADING("stopping (the first that holds ends a run)"),
     {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(cfg.target_acc), 0, 1, "X", "validation accuracy")},
     {SW_OPT_ROW(SW_OPT_F64, "target-loss", 0, AT(cfg.target_loss), 0, 1e9, "X", "training loss (on a fixed sample of 2000 examples)")},
-    {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(cfg.max_time), 0, 1e15, "S", "virtual seconds")},
+    {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(cfg.max_time), 0, 1e15, "S", "virtual seconds"), .shown = "50000 if no limit is given"},
     {SW_OPT_ROW(SW_OPT_U64, "max-applies", 0, AT(cfg.max_applies), 0, 0, "N", "applies")},
     {SW_OPT_ROW(SW_OPT_U64, "max-pushes", 0, AT(cfg.max_pushes), 0, 0, "N", "pushes")},
     {SW_OPT_ROW(SW_OPT_U32, "patience", 0, AT(cfg.patience), 0, 1 << 20, "N", "evaluations without improvement, keeping the best weights")},

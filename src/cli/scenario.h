@@ -15,7 +15,16 @@ typedef struct sw_cli_scenario {
     bool quiet, verbose;
 } sw_cli_scenario;
 
+/* The virtual-time limit of a run given no time, apply or push limit (a target that is never
+ * reached must not run forever). */
+#define SW_CLI_DEFAULT_MAX_TIME 50000.0
+
 void sw_cli_scenario_defaults(sw_cli_scenario *s);
+/* After parsing: the scenario checked with each of the n policies (sw_sim_check_config) before
+ * anything runs, and the default time limit where no limit was given (said unless quiet). 0, or
+ * after saying what is wrong 2 (a bad spec: a usage error) or 1 (a file it names is unusable). */
+int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *const *policies,
+                           int n);
 
 /* The shared table: its offsets are into sw_cli_scenario, which must therefore be the first
  * member of a command's options struct. */

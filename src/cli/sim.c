@@ -103,6 +103,8 @@ int sw_cli_sim(int argc, char **argv)
     if (prc)
         return prc == 1 ? 0 : prc;
     sw_cli_scenario *sc = &o.sc;
+    if ((prc = sw_cli_scenario_finish(sc, CMD, &sc->cfg.policy, 1)))
+        return prc;
     if (sc->quiet)
         sw_log_set_level(SW_LOG_WARN);
     if (sc->verbose)

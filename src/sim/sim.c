@@ -56,7 +56,8 @@ static void schedule(sim *s, sw__sim_event ev)
         sw__sim_fail(s, SW_ENOMEM, "out of memory for the event queue");
 }
 
-static int check_config(const sw_sim_config *c, char *err)
+/* The sizes of a run, which need no data. */
+static int check_sizes(const sw_sim_config *c, char *err)
 {
     if (c->workers == 0 || c->workers > (1u << 20))
         return sw_fail(err, SW_EINVAL, "--workers must be in [1, %u]", 1u << 20);
@@ -64,6 +65,14 @@ static int check_config(const sw_sim_config *c, char *err)
         return sw_fail(err, SW_EINVAL, "batch and get_model_frequency must be at least 1");
     if (!(c->eval_every > 0))
         return sw_fail(err, SW_EINVAL, "the evaluation interval must be positive");
+    return 0;
+}
+
+static int check_config(const sw_sim_config *c, char *err)
+{
+    int rc = check_sizes(c, err);
+    if (rc)
+        return rc;
     bool has_target = c->target_acc > 0 || c->target_loss > 0 || c->patience > 0;
     if (!c->data && has_target)
         return sw_fail(err, SW_EINVAL, "targets and patience need data and a model");
@@ -469,6 +478,24 @@ static int start(sim *s, char *err)
     if (s->task && sw__heap_push(&s->heap, (sw__sim_event){.t = 0, .kind = EV_EVAL}))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     return 0;
+}
+
+int sw_sim_check_config(const sw_sim_config *c, char *err)
+{
+    sim s = {.c = c, .n_slots = c->workers + sw__sim_count_joins(c->events)};
+    int rc = check_sizes(c, err);
+    if (!rc && !c->policy_ops) /* a caller's own policy is its caller's to check */
+        rc = sw__sim_try_policy(c->policy, s.n_slots, err);
+    if (!rc)
+        rc = parse_net(&s, err);
+    if (!rc)
+        rc = sw_cluster_new(&s.cluster, c->cluster, s.n_slots, c->seed, err);
+    if (!rc && sw__heap_init(&s.heap, 16))
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+    if (!rc)
+        rc = sw__sim_schedule(&s, c->events, c->workers, err);
+    teardown(&s);
+    return rc;
 }
 
 int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sim_internal.h"
+#include "syncwise/engine.h"
 #include "syncwise/err.h"
 #include "syncwise/policy.h"
 #include "syncwise/spec.h"
@@ -28,6 +29,17 @@ uint32_t sw__sim_count_joins(const char *events)
     return n;
 }
 
+int sw__sim_try_policy(const char *policy, uint32_t slots, char *err)
+{
+    sw_engine_params p = sw_engine_default_params();
+    p.policy = policy;
+    p.max_workers = slots;
+    sw_engine *e = NULL;
+    int rc = sw_engine_new(&e, &p, err);
+    sw_engine_free(e);
+    return rc;
+}
+
 static int add_switch(sim *s, const char *policy, sw__sim_event *ev, char *err)
 {
     if (!policy)
@@ -39,6 +51,9 @@ static int add_switch(sim *s, const char *policy, sw__sim_event *ev, char *err)
     if (!sw_policy_find(ps.name))
         return sw_fail(err, SW_ENOTFOUND, "switch: unknown policy '%s' (known: %s)", ps.name,
                        sw_policy_names());
+    char why[SW_ERR_LEN];
+    if (sw__sim_try_policy(policy, s->n_slots, why))
+        return sw_fail(err, SW_EINVAL, "switch to %s: %s", policy, why);
     char **grown = realloc(s->switches, (s->n_switches + 1) * sizeof *grown);
     if (!grown || !(grown[s->n_switches] = strdup(policy))) {
         if (grown)
