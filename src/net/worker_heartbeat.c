@@ -37,6 +37,10 @@ static void heard(worker *k, sw_frame *f)
         atomic_store(&k->rejoin, true);
 }
 
+/* How soon the thread sees that the worker is done: the transport cannot wake one thread from
+ * another, so it waits in slices this long (a worker's exit waited up to a heartbeat period). */
+#define QUIT_CHECK_S 0.02
+
 static void *heartbeats(void *arg)
 {
     worker *k = arg;
@@ -51,7 +55,8 @@ static void *heartbeats(void *arg)
         while (!atomic_load(&k->quit) && sw_net_now(k->net) < until) {
             bool ready;
             sw_delivery d;
-            if (sw_net_wait(k->net, &hb, 1, until, &ready, NULL))
+            double slice = sw_net_now(k->net) + QUIT_CHECK_S;
+            if (sw_net_wait(k->net, &hb, 1, slice < until ? slice : until, &ready, NULL))
                 break;
             while (sw_recv(hb, &d) == 0) {
                 heard(k, d.frame);
