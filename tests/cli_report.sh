@@ -26,7 +26,8 @@ done
 OUT=$(awk -F, '$1 == "backup" && $5 != 2' "$TMP/out/applies.csv" | wc -l)
 expect_output "0" "every backup:k=2 apply has n = 2"
 if command -v gnuplot >/dev/null; then
-  for plot in accuracy loss timeline-1 timeline-2 timeline-3 k staleness zipline; do
+  for plot in accuracy loss timeline-bsp timeline-backup-k=2 timeline-dssp-lo=1_hi=3 k staleness \
+      zipline; do
     for ext in svg png; do
       checks=$((checks + 1))
       [ -s "$TMP/out/$plot.$ext" ] || { echo "FAIL: $plot.$ext missing or empty"; failures=$((failures + 1)); }
@@ -35,6 +36,17 @@ if command -v gnuplot >/dev/null; then
   OUT=$(cat "$TMP/out/accuracy.svg")
   expect_output "Validation accuracy against virtual time" "the plot has its title"
   expect_output "virtual time (s)" "the plot labels its axis with units"
+fi
+
+# A directory whose name has a quote and a space: no shell and no gnuplot string breaks on it.
+expect_status 0 "report into a directory named with a quote" -- "$SW" report "$TMP/bsp.jsonl" \
+  -o "$TMP/it's report"
+checks=$((checks + 1))
+[ -s "$TMP/it's report/evals.csv" ] || { echo "FAIL: no CSV in a quoted directory"; failures=$((failures + 1)); }
+if command -v gnuplot >/dev/null; then
+  checks=$((checks + 1))
+  [ -s "$TMP/it's report/accuracy.png" ] ||
+    { echo "FAIL: no plot in a quoted directory"; failures=$((failures + 1)); }
 fi
 
 # Without gnuplot the CSV files are still written, and the command says how to get the plots.

@@ -52,6 +52,8 @@ int sw_cli_error(const char *cmd, const char *fmt, ...)
 
 /* Creates a directory and its missing parents (mkdir -p); -1 with errno on failure. */
 int sw_cli_mkdirs(const char *path);
+/* A policy spec as a file-name part: "ssp:s=2,x=1" -> "ssp-s=2_x=1" (no '/', ':' or ','). */
+void sw_cli_file_part(const char *spec, char *out, size_t cap);
 
 /* The train, val or test set of d by name; NULL for another name or a missing split. */
 const sw_dataset *sw_cli_split(const sw_data *d, const char *name);

@@ -124,10 +124,7 @@ static int parse(int argc, char **argv, plan *p)
 static void log_path(const plan *p, const job *j, char *out, size_t cap)
 {
     char name[256];
-    snprintf(name, sizeof name, "%s", p->policies[j->policy]);
-    for (char *c = name; *c; c++)
-        if (*c == ':' || *c == ',' || *c == '/')
-            *c = *c == ':' ? '-' : '_';
+    sw_cli_file_part(p->policies[j->policy], name, sizeof name);
     snprintf(out, cap, "%s/%s-seed%llu.jsonl", p->log_dir, name, (unsigned long long)j->seed);
 }
 

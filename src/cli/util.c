@@ -153,6 +153,14 @@ int sw_cli_mkdirs(const char *path)
     return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+void sw_cli_file_part(const char *spec, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", spec);
+    for (char *c = out; *c; c++)
+        if (*c == ':' || *c == ',' || *c == '/' || *c == ' ')
+            *c = *c == ':' ? '-' : '_';
+}
+
 const sw_dataset *sw_cli_split(const sw_data *d, const char *name)
 {
     if (strcmp(name, "train") == 0)
