@@ -168,7 +168,8 @@ static void best_so_far(const plan *p, char *out, size_t cap)
         }
     }
     if (who >= 0)
-        snprintf(out, cap, ", best so far %s at %.0f s", p->policies[who], best);
+        snprintf(out, cap, "; fastest so far %s, a mean %.0f virtual s", p->policies[who],
+                 best);
     else
         out[0] = '\0';
 }
@@ -190,8 +191,10 @@ static void *worker(void *arg)
             double el = sw_clock_now_s() - p->t0;
             char best[300];
             best_so_far(p, best, sizeof best);
-            fprintf(stderr, isatty(STDERR_FILENO) ? "\r\033[K%zu/%zu runs, %.0f s, about %.0f s left%s"
-                                                  : "%zu/%zu runs, %.0f s, about %.0f s left%s\n",
+            fprintf(stderr,
+                    isatty(STDERR_FILENO)
+                        ? "\r\033[K%zu/%zu runs in %.0f s of wall time, about %.0f s left%s"
+                        : "%zu/%zu runs in %.0f s of wall time, about %.0f s left%s\n",
                     p->done, p->n_runs, el, el / (double)p->done * (double)(p->n_runs - p->done),
                     best);
         }

@@ -61,7 +61,8 @@ static void show_eval(void *ctx, double t, uint64_t version, double loss, double
     if (p->max_time > 0 && t > 0)
         snprintf(left, sizeof left, ", %.0f%% of the time limit, about %.0f s left",
                  100 * t / p->max_time, el * (p->max_time - t) / t);
-    fprintf(stderr, "%st=%.1f s  V=%llu  val_loss %.4f  val_acc %.4f (best %.4f)  %.0f s%s%s",
+    fprintf(stderr, "%svirtual t=%.1f s  V=%llu  val_loss %.4f  val_acc %.4f (best %.4f)  "
+                    "wall %.0f s%s%s",
             p->live && !p->verbose ? "\r\033[K" : "", t, (unsigned long long)version, loss, acc,
             p->best, el, left, p->live && !p->verbose ? "" : "\n");
 }
