@@ -10,10 +10,14 @@
  *   68  u32 length + Q-network spec, u32 length + note, weights as f32
  *   end u32 CRC-32 (zlib) of every byte before it
  */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
@@ -162,14 +166,48 @@ void sw_rl_policy_free(sw_rl_policy *p)
     p->n_weights = 0;
 }
 
+static bool readable(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f)
+        fclose(f);
+    return f != NULL;
+}
+
+#ifdef SW_RLP_FROM_BIN
+static char beside_program[4096];
+
+/* The installed copy relative to the running program (bin/../share/syncwise/rlp.swrl), so that
+ * an install under any prefix finds its own copy; empty when there is none. */
+static void find_beside_program(void)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return;
+    *slash = '\0';
+    char path[sizeof beside_program];
+    if (snprintf(path, sizeof path, "%s/%s", exe, SW_RLP_FROM_BIN) < (int)sizeof path &&
+        readable(path))
+        memcpy(beside_program, path, sizeof path);
+}
+#endif
+
 const char *sw_rl_default_policy_path(void)
 {
+#ifdef SW_RLP_FROM_BIN
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, find_beside_program);
+    if (beside_program[0])
+        return beside_program;
+#endif
 #ifdef SW_RLP_INSTALLED
-    FILE *f = fopen(SW_RLP_INSTALLED, "rb");
-    if (f) {
-        fclose(f);
+    if (readable(SW_RLP_INSTALLED))
         return SW_RLP_INSTALLED;
-    }
 #endif
 #ifdef SW_RLP_SOURCE
     return SW_RLP_SOURCE;
