@@ -22,18 +22,28 @@ all: build
 deps:
 	@scripts/deps.sh
 
+# Quiet unless V=1: one line per phase, the compiler's output in $(BUILD)/build.log (its tail
+# is shown when the build fails).
+ifeq ($(V),1)
+  QUIET :=
+else
+  QUIET := >> $(BUILD)/build.log 2>&1 || { tail -40 $(BUILD)/build.log; exit 1; }
+endif
+
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS)
+	@mkdir -p $(BUILD) && : > $(BUILD)/build.log
+	@echo "building in $(BUILD)/ (V=1 shows the compiler)"
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) $(QUIET)
+	@cmake --build $(BUILD) -j $(JOBS) $(QUIET)
 
 # The main job: the classic policies and the shipped learned one on the default straggling
-# cluster (Fashion-MNIST, MLP 784-256-10, 10 workers), 3 seeds each, then the report of that
-# comparison;
-# bench/compare.sh runs the full 10-seed comparison.
+# cluster (Fashion-MNIST, MLP 784-128-10, 10 workers), 3 seeds each, then the report of that
+# comparison; bench/compare.sh runs the full 10-seed comparison.
 run: build
 	@rm -rf $(BUILD)/run
-	OPENBLAS_NUM_THREADS=1 $(SYNCWISE) compare --policies "bsp,asp,ssp:s=1,ssp:s=4,rlp" --seeds 3 \
-	    --data fashion-mnist --model mlp:h=1,u=256 --workers 10 --target-acc 0.85 --max-time 40000 \
+	@echo "comparing bsp, asp, ssp:s=1, ssp:s=4 and rlp on 3 simulated clusters each"
+	@OPENBLAS_NUM_THREADS=1 $(SYNCWISE) compare --policies "bsp,asp,ssp:s=1,ssp:s=4,rlp" --seeds 3 \
+	    --data fashion-mnist --model mlp:h=1,u=128 --workers 10 --target-acc 0.85 --max-time 40000 \
 	    --log-dir $(BUILD)/run
 	@$(SYNCWISE) report $(BUILD)/run/*.jsonl -o $(BUILD)/report
 

@@ -9,12 +9,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
-#include <sys/stat.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "scenario.h"
@@ -84,13 +84,20 @@ static int split_policies(plan *p, char *list)
 
 #define AT(field) offsetof(plan, field)
 static const sw_opt own[] = {
-    {SW_OPT_ROW(SW_OPT_STR, "policies", 0, AT(list), 0, 0, "LIST", "policies separated by ';' or ',' (a ','-part without ':'\n"
-     "but with '=' continues the policy before it), e.g.\nbsp,asp,ssp:s=2,ssp:s=5 (required)")},
-    {SW_OPT_ROW(SW_OPT_LONG, "seeds", 0, AT(seeds), 1, 100000, "N", "scenarios per policy, seeds 1..N")},
-    {SW_OPT_ROW(SW_OPT_LONG, "jobs", 0, AT(jobs), 1, 256, "N", "runs at once"), .shown = "the cores"},
-    {SW_OPT_ROW(SW_OPT_STR, "log-dir", 0, AT(log_dir), 0, 0, "DIR", "keep every run's JSONL event log there, and results.csv\n"
-     "with one row per run (for syncwise report)")},
-    {SW_OPT_ROW(SW_OPT_STR, "baselines", 0, AT(baselines), 0, 0, "LIST", "which of the policies are baselines for the speedup\n(';'-separated specs)"), .shown = "every bsp, asp and ssp"},
+    {SW_OPT_ROW(
+        SW_OPT_STR, "policies", 0, AT(list), 0, 0, "LIST",
+        "policies separated by ';' or ',' (a ','-part without ':'\n"
+        "but with '=' continues the policy before it), e.g.\nbsp,asp,ssp:s=2,ssp:s=5 (required)")},
+    {SW_OPT_ROW(SW_OPT_LONG, "seeds", 0, AT(seeds), 1, 100000, "N",
+                "scenarios per policy, seeds 1..N")},
+    {SW_OPT_ROW(SW_OPT_LONG, "jobs", 0, AT(jobs), 1, 256, "N", "runs at once"),
+     .shown = "the cores"},
+    {SW_OPT_ROW(SW_OPT_STR, "log-dir", 0, AT(log_dir), 0, 0, "DIR",
+                "keep every run's JSONL event log there, and results.csv\n"
+                "with one row per run (for syncwise report)")},
+    {SW_OPT_ROW(SW_OPT_STR, "baselines", 0, AT(baselines), 0, 0, "LIST",
+                "which of the policies are baselines for the speedup\n(';'-separated specs)"),
+     .shown = "every bsp, asp and ssp"},
     SW_OPT_END_ROW,
 };
 #undef AT
@@ -147,7 +154,10 @@ static void run_job(plan *p, job *j)
         j->rc = sw_fail(j->err, SW_EIO, "%s: write error", path);
 }
 
-static double run_time(const sw_sim_result *r) { return r->target_t >= 0 ? r->target_t : r->end_t; }
+static double run_time(const sw_sim_result *r)
+{
+    return r->target_t >= 0 ? r->target_t : r->end_t;
+}
 
 /* The policy with the lowest mean time among finished runs, for the progress line. */
 static void best_so_far(const plan *p, char *out, size_t cap)
@@ -168,8 +178,7 @@ static void best_so_far(const plan *p, char *out, size_t cap)
         }
     }
     if (who >= 0)
-        snprintf(out, cap, "; fastest so far %s, a mean %.0f virtual s", p->policies[who],
-                 best);
+        snprintf(out, cap, "; fastest so far %s, a mean %.0f virtual s", p->policies[who], best);
     else
         out[0] = '\0';
 }
@@ -202,7 +211,6 @@ static void *worker(void *arg)
     }
 }
 
-
 /* The runs of one policy that did not fail. */
 static sw_trials summarize(const plan *p, int policy)
 {
@@ -211,7 +219,8 @@ static sw_trials summarize(const plan *p, int policy)
     for (size_t i = 0; t && i < p->n_runs; i++) {
         const job *j = &p->runs[i];
         if (j->policy == policy && !j->rc)
-            t[n++] = (sw_trial){.time = run_time(&j->r), .reached = j->r.target_t >= 0,
+            t[n++] = (sw_trial){.time = run_time(&j->r),
+                                .reached = j->r.target_t >= 0,
                                 .applies = (double)j->r.stats.applies,
                                 .idle = sw_run_stats_idle_share(&j->r.stats)};
     }
@@ -220,13 +229,31 @@ static sw_trials summarize(const plan *p, int policy)
     return s;
 }
 
+/* The answer in one line: the fastest policy, and by how much it beats the best baseline. */
+static void print_answer(const plan *p, const sw_trials *s, int best)
+{
+    int fastest = -1;
+    for (int i = 0; i < p->n_policies; i++)
+        if (s[i].n > 0 && s[i].mean > 0 && (fastest < 0 || s[i].mean < s[fastest].mean))
+            fastest = i;
+    if (fastest < 0 || best < 0)
+        return;
+    const char *censored =
+        s[fastest].reached < s[fastest].n ? " (not every run reached the target)" : "";
+    if (fastest == best)
+        printf("fastest: %s, the best baseline, at %.1f virtual s%s\n", p->policies[best],
+               s[best].mean, censored);
+    else
+        printf("fastest: %s, %.2fx the best baseline (%s)%s\n", p->policies[fastest],
+               sw_speedup(&s[best], &s[fastest]), p->policies[best], censored);
+}
+
 static void report(const plan *p)
 {
     sw_trials s[MAX_POLICIES];
     for (int i = 0; i < p->n_policies; i++)
         s[i] = summarize(p, i);
-    int best = sw_best_baseline((const char *const *)p->policies, s, p->n_policies,
-                                p->baselines);
+    int best = sw_best_baseline((const char *const *)p->policies, s, p->n_policies, p->baselines);
     printf("\n%-22s %8s %26s %9s %9s %7s\n", "policy", "reached", "time to target (virtual s)",
            "speedup", "applies", "idle %");
     for (int i = 0; i < p->n_policies; i++) {
@@ -244,6 +271,7 @@ static void report(const plan *p)
         printf("\nspeedup: mean time of the best baseline (%s) over each policy's; "
                "+- is the 95%% confidence half-width over %ld seeds.\n",
                p->policies[best], p->seeds);
+    print_answer(p, s, best);
     for (size_t i = 0; i < p->n_runs; i++)
         if (p->runs[i].rc)
             printf("run %s seed %llu failed: %s\n", p->policies[p->runs[i].policy],

@@ -16,8 +16,8 @@
 
 #include "cli.h"
 #include "opts.h"
-#include "syncwise/report.h"
 #include "syncwise/err.h"
+#include "syncwise/report.h"
 
 #define CMD "report"
 #define MAX_CURVES 12
@@ -110,8 +110,9 @@ static void curves_plot(FILE *g, const sw_report *r, const int *pick, int n, int
                         const char *name, const char *ylabel, const char *y)
 {
     terminal(g, name, png);
-    fprintf(g, "set title 'Validation %s against virtual time'\nset xlabel 'virtual time (s)'\n"
-               "set ylabel '%s'\nset key bottom right\n",
+    fprintf(g,
+            "set title 'Validation %s against virtual time'\nset xlabel 'virtual time (s)'\n"
+            "set ylabel '%s'\nset key bottom right\n",
             ylabel, ylabel);
     plot_by_run(g, r, pick, n, "evals.csv", "3", y, "with lines lw 2");
 }
@@ -128,16 +129,18 @@ static void timeline_plot(FILE *g, const sw_report *r, int run, int png)
              r->policy[run]);
     fprintf(g, "set title ");
     gp_str(g, title);
-    fprintf(g, "\nset xlabel 'virtual time (s)'\nset ylabel 'worker'\nset key outside top center "
-               "horizontal\nset yrange [-0.5:%u.5]\nset ytics 1\n",
+    fprintf(g,
+            "\nset xlabel 'virtual time (s)'\nset ylabel 'worker'\nset key outside top center "
+            "horizontal\nset yrange [-0.5:%u.5]\nset ytics 1\n",
             r->workers ? r->workers - 1 : 0);
     static const char *const states[][2] = {{"running", "#1f77b4"}, {"waiting", "#bbbbbb"}};
     fprintf(g, "plot ");
     for (int i = 0; i < 2; i++) {
         fprintf(g, "%s'timeline.csv' every ::1 using (strcol(1) eq ", i ? ", \\\n     " : "");
         gp_str(g, r->run[run]);
-        fprintf(g, " && strcol(4) eq '%s' ? $5 : NaN):3:($6-$5):(0) with vectors nohead lw 8 "
-                   "lc rgb '%s' title '%s'",
+        fprintf(g,
+                " && strcol(4) eq '%s' ? $5 : NaN):3:($6-$5):(0) with vectors nohead lw 8 "
+                "lc rgb '%s' title '%s'",
                 states[i][0], states[i][1], states[i][0]);
     }
     fprintf(g, "\nset yrange [*:*]\nset ytics autofreq\nset key default\n");
@@ -247,8 +250,7 @@ int sw_cli_report(int argc, char **argv)
         rc = render(&r, err);
     if (rc)
         return sw_cli_error(CMD, "%s", err);
-    printf("report of %u run%s and %s written to %s/ (CSV files; plots as SVG and PNG)\n",
-           r.n_runs, r.n_runs == 1 ? "" : "s", r.zipline_rows ? "a zipline trace" : "no trace",
-           out);
+    printf("report of %u run%s and %s written to %s/ (CSV files; plots as SVG and PNG)\n", r.n_runs,
+           r.n_runs == 1 ? "" : "s", r.zipline_rows ? "a zipline trace" : "no trace", out);
     return 0;
 }

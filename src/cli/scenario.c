@@ -14,8 +14,7 @@ void sw_cli_scenario_defaults(sw_cli_scenario *s)
     s->cfg.cluster = SW_CLI_DEFAULT_CLUSTER;
 }
 
-int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *const *policies,
-                           int n)
+int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *const *policies, int n)
 {
     sw_sim_config *c = &s->cfg;
     for (int i = 0; i < n; i++) { /* before data are loaded or any run starts */
@@ -31,8 +30,10 @@ int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *cons
     if (!(c->max_time > 0) && !c->max_applies && !c->max_pushes) {
         c->max_time = SW_CLI_DEFAULT_MAX_TIME;
         if (!s->quiet)
-            sw_log(SW_LOG_INFO, "no time, apply or push limit given: a run stops at %.0f virtual s "
-                                "at the latest (--max-time)", c->max_time);
+            sw_log(SW_LOG_INFO,
+                   "no time, apply or push limit given: a run stops at %.0f virtual s "
+                   "at the latest (--max-time)",
+                   c->max_time);
     }
     return 0;
 }
@@ -49,38 +50,57 @@ static const char *const batch_modes[] = {"shard", "sample", NULL};
 #define AT(field) offsetof(sw_cli_scenario, field)
 const sw_opt sw_cli_scenario_opts[] = {
     SW_OPT_HEADING("scenario"),
-    {SW_OPT_ROW(SW_OPT_U32, "workers", 0, AT(cfg.workers), 1, 1 << 20, "N", "simulated workers at the start")},
-    {SW_OPT_ROW(SW_OPT_STR, "cluster", 0, AT(cfg.cluster), 0, 0, "SPEC", "step times: const:T, uniform:LO,HI, shexp:A,base=B,\n"
-     "pareto:SHAPE,SCALE, straggle:p,mean,sd,base,jitter,\n"
-     "mode=worker|step, trace:FILE; speed=F on any; groups of\n"
-     "workers 'SPEC@0-4;SPEC@5-9'")},
-    {SW_OPT_ROW(SW_OPT_STR, "net", 0, AT(cfg.net), 0, 0, "bw=B,lat=S", "transfers: bytes per second and latency")},
-    {SW_OPT_ROW(SW_OPT_STR, "events", 0, AT(cfg.events), 0, 0, "LIST", "crash:w=3,t=50;leave:w=1,t=80;join:t=100;\n"
-     "switch:t=200,policy=dssp:lo=2,hi=6 (a join without w adds\n"
-     "a worker; policy= comes last and takes the rest)")},
-    {SW_OPT_ROW(SW_OPT_STR, "data", 0, AT(data_spec), 0, 0, "SPEC", "data set (sparse:... or libsvm:train=... for svm and\nlogistic)")},
-    {SW_OPT_ROW(SW_OPT_STR, "model", 0, AT(cfg.model), 0, 0, "SPEC", "model (svm and logistic are sparse linear models, whose\n"
-     "workers pull and push only the weights their batches\ntouch)")},
-    {SW_OPT_ROW(SW_OPT_CALL, "no-model", 0, 0, 0, 0, NULL, "no data and no gradients: time the engine alone"), .call = no_model},
+    {SW_OPT_ROW(SW_OPT_U32, "workers", 0, AT(cfg.workers), 1, 1 << 20, "N",
+                "simulated workers at the start")},
+    {SW_OPT_ROW(SW_OPT_STR, "cluster", 0, AT(cfg.cluster), 0, 0, "SPEC",
+                "step times: const:T, uniform:LO,HI, shexp:A,base=B,\n"
+                "pareto:SHAPE,SCALE, straggle:p,mean,sd,base,jitter,\n"
+                "mode=worker|step, trace:FILE; speed=F on any; groups of\n"
+                "workers 'SPEC@0-4;SPEC@5-9'")},
+    {SW_OPT_ROW(SW_OPT_STR, "net", 0, AT(cfg.net), 0, 0, "bw=B,lat=S",
+                "transfers: bytes per second and latency")},
+    {SW_OPT_ROW(SW_OPT_STR, "events", 0, AT(cfg.events), 0, 0, "LIST",
+                "crash:w=3,t=50;leave:w=1,t=80;join:t=100;\n"
+                "switch:t=200,policy=dssp:lo=2,hi=6 (a join without w adds\n"
+                "a worker; policy= comes last and takes the rest)")},
+    {SW_OPT_ROW(SW_OPT_STR, "data", 0, AT(data_spec), 0, 0, "SPEC",
+                "data set (sparse:... or libsvm:train=... for svm and\nlogistic)")},
+    {SW_OPT_ROW(SW_OPT_STR, "model", 0, AT(cfg.model), 0, 0, "SPEC",
+                "model (svm and logistic are sparse linear models, whose\n"
+                "workers pull and push only the weights their batches\ntouch)")},
+    {SW_OPT_ROW(SW_OPT_CALL, "no-model", 0, 0, 0, 0, NULL,
+                "no data and no gradients: time the engine alone"),
+     .call = no_model},
     {SW_OPT_ROW(SW_OPT_U32, "batch", 0, AT(cfg.batch), 1, 1 << 16, "N", "mini-batch")},
     {SW_OPT_ROW(SW_OPT_F32, "lr", 0, AT(cfg.lr), 0, 1e6, "X", "learning rate")},
     {SW_OPT_ROW(SW_OPT_F32, "wd", 0, AT(cfg.weight_decay), 0, 1e6, "X", "weight decay")},
-    {SW_OPT_ROW(SW_OPT_CHOICE, "batch-mode", 0, AT(cfg.batch_mode), 0, 0, "M", "shard (each worker its own shard) or sample (the whole\nset in each worker's order)"), .choices = batch_modes},
-    {SW_OPT_ROW(SW_OPT_U32, "get-model-frequency", 0, AT(cfg.get_model_frequency), 1, 1 << 20, "F", "workers pull every F steps, applying their own gradients\nlocally between pulls")},
+    {SW_OPT_ROW(
+         SW_OPT_CHOICE, "batch-mode", 0, AT(cfg.batch_mode), 0, 0, "M",
+         "shard (each worker its own shard) or sample (the whole\nset in each worker's order)"),
+     .choices = batch_modes},
+    {SW_OPT_ROW(SW_OPT_U32, "get-model-frequency", 0, AT(cfg.get_model_frequency), 1, 1 << 20, "F",
+                "workers pull every F steps, applying their own gradients\nlocally between pulls")},
     SW_OPT_HEADING("stopping (the first that holds ends a run)"),
     {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(cfg.target_acc), 0, 1, "X", "validation accuracy")},
-    {SW_OPT_ROW(SW_OPT_F64, "target-loss", 0, AT(cfg.target_loss), 0, 1e9, "X", "training loss (on a fixed sample of 2000 examples)")},
-    {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(cfg.max_time), 0, 1e15, "S", "virtual seconds"), .shown = "50000 if no limit is given"},
+    {SW_OPT_ROW(SW_OPT_F64, "target-loss", 0, AT(cfg.target_loss), 0, 1e9, "X",
+                "training loss (on a fixed sample of 2000 examples)")},
+    {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(cfg.max_time), 0, 1e15, "S", "virtual seconds"),
+     .shown = "50000 if no limit is given"},
     {SW_OPT_ROW(SW_OPT_U64, "max-applies", 0, AT(cfg.max_applies), 0, 0, "N", "applies")},
     {SW_OPT_ROW(SW_OPT_U64, "max-pushes", 0, AT(cfg.max_pushes), 0, 0, "N", "pushes")},
-    {SW_OPT_ROW(SW_OPT_U32, "patience", 0, AT(cfg.patience), 0, 1 << 20, "N", "evaluations without improvement, keeping the best weights")},
-    {SW_OPT_ROW(SW_OPT_F64, "eval-every", 0, AT(cfg.eval_every), 1e-9, 1e15, "S", "virtual seconds between evaluations")},
+    {SW_OPT_ROW(SW_OPT_U32, "patience", 0, AT(cfg.patience), 0, 1 << 20, "N",
+                "evaluations without improvement, keeping the best weights")},
+    {SW_OPT_ROW(SW_OPT_F64, "eval-every", 0, AT(cfg.eval_every), 1e-9, 1e15, "S",
+                "virtual seconds between evaluations")},
     SW_OPT_HEADING("other"),
-    {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 256, "N", "OpenBLAS threads (0: its own choice)")},
-    {SW_OPT_ROW(SW_OPT_FLAG, "no-check", 0, AT(cfg.no_check), 0, 0, NULL, "do not hold the run to its policy's promise\n"
-     "(docs/promises.md; a broken one ends a run)")},
+    {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 256, "N",
+                "OpenBLAS threads (0: its own choice)")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "no-check", 0, AT(cfg.no_check), 0, 0, NULL,
+                "do not hold the run to its policy's promise\n"
+                "(docs/promises.md; a broken one ends a run)")},
     {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(quiet), 0, 0, NULL, "print only the results")},
-    {SW_OPT_ROW(SW_OPT_FLAG, "verbose", 'v', AT(verbose), 0, 0, NULL, "a progress line per evaluation, and debug messages")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "verbose", 'v', AT(verbose), 0, 0, NULL,
+                "a progress line per evaluation, and debug messages")},
     SW_OPT_END_ROW,
 };
 #undef AT

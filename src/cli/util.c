@@ -2,14 +2,14 @@
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
 #include <errno.h>
-#include <signal.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "syncwise/policy.h"

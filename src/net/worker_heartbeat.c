@@ -31,9 +31,8 @@ static void heard(worker *k, sw_frame *f)
     if (sw_msg_decode(sw_frame_data(f), sw_frame_size(f), 1 << 16, &m, NULL) != 0)
         return;
     atomic_store(&k->heard_us, (unsigned long long)(sw_clock_now_s() * 1e6));
-    if (m.type == SW_MSG_ERROR && (m.flags & SW_FLAG_UNKNOWN) &&
-        m.worker == atomic_load(&k->id) && m.worker != SW_NO_WORKER &&
-        m.version == atomic_load(&k->token))
+    if (m.type == SW_MSG_ERROR && (m.flags & SW_FLAG_UNKNOWN) && m.worker == atomic_load(&k->id) &&
+        m.worker != SW_NO_WORKER && m.version == atomic_load(&k->token))
         atomic_store(&k->rejoin, true);
 }
 
@@ -45,8 +44,10 @@ static void *heartbeats(void *arg)
 {
     worker *k = arg;
     sw_sock *hb = NULL;
-    sw_dial_params dp = {.endpoint = k->p->connect, .max_frame = 1 << 16,
-                         .curve_key = k->p->curve_key, .curve_server = k->p->curve_server};
+    sw_dial_params dp = {.endpoint = k->p->connect,
+                         .max_frame = 1 << 16,
+                         .curve_key = k->p->curve_key,
+                         .curve_server = k->p->curve_server};
     if (sw_dial(k->net, &hb, &dp, NULL))
         return NULL; /* the main socket dialled the same: this cannot fail but for memory */
     while (!atomic_load(&k->quit)) {

@@ -18,8 +18,8 @@ int sw_run_stats_init(sw_run_stats *s, uint32_t slots, char *err)
     s->stale_n = calloc(n, sizeof *s->stale_n);
     s->wait_since = malloc(n * sizeof *s->wait_since);
     s->joined_t = malloc(n * sizeof *s->joined_t);
-    if (!s->steps || !s->idle_s || !s->live_s || !s->last_push_t || !s->stale_sum ||
-        !s->stale_n || !s->wait_since || !s->joined_t) {
+    if (!s->steps || !s->idle_s || !s->live_s || !s->last_push_t || !s->stale_sum || !s->stale_n ||
+        !s->wait_since || !s->joined_t) {
         sw_run_stats_free(s);
         return sw_fail(err, SW_ENOMEM, "out of memory for the statistics of %u workers", slots);
     }

@@ -10,7 +10,10 @@
 #include "syncwise/err.h"
 #include "syncwise/run.h"
 
-static void feed(sw_run_stats *s, sw_event ev) { assert_int_equal(sw_run_stats_event(s, &ev), 0); }
+static void feed(sw_run_stats *s, sw_event ev)
+{
+    assert_int_equal(sw_run_stats_event(s, &ev), 0);
+}
 
 static void join(sw_run_stats *s, uint32_t w, double t)
 {

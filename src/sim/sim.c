@@ -21,9 +21,18 @@
 sw_sim_config sw_sim_default_config(void)
 {
     return (sw_sim_config){
-        .policy = "asp", .workers = 10, .cluster = "straggle", .net = "bw=1.25e9,lat=5e-5",
-        .model = "mlp:h=1,u=256", .batch = 16, .lr = 0.01f, .batch_mode = SW_BATCH_SHARD,
-        .get_model_frequency = 1, .seed = 1, .eval_every = 20, .probe_batch = 32,
+        .policy = "asp",
+        .workers = 10,
+        .cluster = "straggle",
+        .net = "bw=1.25e9,lat=5e-5",
+        .model = "mlp:h=1,u=256",
+        .batch = 16,
+        .lr = 0.01f,
+        .batch_mode = SW_BATCH_SHARD,
+        .get_model_frequency = 1,
+        .seed = 1,
+        .eval_every = 20,
+        .probe_batch = 32,
     };
 }
 
@@ -77,11 +86,13 @@ static int check_config(const sw_sim_config *c, char *err)
     if (!c->data && has_target)
         return sw_fail(err, SW_EINVAL, "targets and patience need data and a model");
     if (c->data && sw_task_data_is_sparse(c->data) && c->get_model_frequency > 1)
-        return sw_fail(err, SW_EINVAL, "a sparse model pulls the weights of each batch: "
-                                       "get_model_frequency must be 1");
+        return sw_fail(err, SW_EINVAL,
+                       "a sparse model pulls the weights of each batch: "
+                       "get_model_frequency must be 1");
     if (!has_target && !(c->max_time > 0) && !c->max_applies && !c->max_pushes)
-        return sw_fail(err, SW_EINVAL, "no stopping condition: give a target accuracy or loss, "
-                                       "patience, a time, apply or push limit");
+        return sw_fail(err, SW_EINVAL,
+                       "no stopping condition: give a target accuracy or loss, "
+                       "patience, a time, apply or push limit");
     return 0;
 }
 
@@ -123,8 +134,11 @@ static int setup_workers(sim *s, char *err)
         sim_worker *k = &s->w[w];
         if (!s->task)
             continue;
-        sw_learner_params lp = {.batch = c->batch, .mode = c->batch_mode, .rank = w,
-                                .ranks = s->n_slots, .seed = c->seed};
+        sw_learner_params lp = {.batch = c->batch,
+                                .mode = c->batch_mode,
+                                .rank = w,
+                                .ranks = s->n_slots,
+                                .seed = c->seed};
         int rc = sw_learner_new(&k->learner, s->task, &lp, err);
         if (!rc)
             rc = sw_grad_alloc(&k->grad, k->learner, err);
@@ -142,9 +156,12 @@ static int setup_result(sim *s, char *err)
     sw_sim_result *r = s->r;
     memset(r, 0, sizeof *r);
     r->target_t = -1;
-    sw_stopper_init(&s->stopper, &(sw_stop_rules){
-        .target_acc = c->target_acc, .target_loss = c->target_loss, .max_time = c->max_time,
-        .max_applies = c->max_applies, .max_pushes = c->max_pushes, .patience = c->patience});
+    sw_stopper_init(&s->stopper, &(sw_stop_rules){.target_acc = c->target_acc,
+                                                  .target_loss = c->target_loss,
+                                                  .max_time = c->max_time,
+                                                  .max_applies = c->max_applies,
+                                                  .max_pushes = c->max_pushes,
+                                                  .patience = c->patience});
     return sw_run_stats_init(&r->stats, s->n_slots, err);
 }
 
@@ -259,8 +276,8 @@ static void on_membership(sim *s, const sw__sim_event *ev)
         k->redo = false;
         k->since_pull = s->c->get_model_frequency; /* a joiner pulls first */
         k->live = true;
-        if (!engine_ok(s, sw_engine_join(s->engine, ev->worker, ev->t, &res), "join",
-                       ev->worker, ev->t))
+        if (!engine_ok(s, sw_engine_join(s->engine, ev->worker, ev->t, &res), "join", ev->worker,
+                       ev->t))
             return;
     } else {
         if (!k->live)
@@ -329,17 +346,19 @@ static sw_stop_reason on_eval(sim *s, const sw__sim_event *ev)
     evaluate(s, &e);
     r->evals++;
     uint64_t V = sw_engine_version(s->engine);
-    sw__sim_sink(s, &(sw_event){.kind = SW_EV_EVAL, .t = ev->t, .V = V, .loss = e.loss,
-                                .accuracy = e.accuracy});
+    sw__sim_sink(
+        s, &(sw_event){
+               .kind = SW_EV_EVAL, .t = ev->t, .V = V, .loss = e.loss, .accuracy = e.accuracy});
     if (c->on_eval)
         c->on_eval(c->on_eval_ctx, ev->t, V, e.loss, e.accuracy);
     r->best_acc = e.accuracy > r->best_acc ? e.accuracy : r->best_acc;
     bool improved;
-    sw_stop_reason hit = sw_stopper_eval(
-        &s->stopper,
-        &(sw_stop_eval){.accuracy = e.accuracy, .loss = e.loss, .train_loss = train_loss(s),
-                        .classify = sw_task_classifies(s->task)},
-        &improved);
+    sw_stop_reason hit = sw_stopper_eval(&s->stopper,
+                                         &(sw_stop_eval){.accuracy = e.accuracy,
+                                                         .loss = e.loss,
+                                                         .train_loss = train_loss(s),
+                                                         .classify = sw_task_classifies(s->task)},
+                                         &improved);
     if (improved && s->best) /* early stopping keeps the best weights */
         memcpy(s->best, sw_engine_params_ptr(s->engine), s->n_params * sizeof *s->best);
     if (hit == SW_STOP_TARGET_ACC || hit == SW_STOP_TARGET_LOSS)
@@ -393,8 +412,7 @@ static sw_stop_reason loop(sim *s)
             return SW_STOP_NONE;
         if (stop || (stop = sw_stopper_limits(&s->stopper, 0, st->applies, st->pushes)))
             return stop;
-        if (sw_engine_get_view(s->engine)->n_live == 0 && ev.kind != EV_EVAL &&
-            !joins_pending(s))
+        if (sw_engine_get_view(s->engine)->n_live == 0 && ev.kind != EV_EVAL && !joins_pending(s))
             return SW_STOP_NO_WORKERS;
     }
     return SW_STOP_NO_WORKERS;
@@ -445,11 +463,15 @@ static void teardown(sim *s)
 static void log_start(const sim *s)
 {
     const sw_sim_config *c = s->c;
-    sw_run_info info = {.driver = "sim", .workers = c->workers, .slots = s->n_slots,
-                        .seed = c->seed, .params = s->n_params, .batch = c->batch, .lr = c->lr};
+    sw_run_info info = {.driver = "sim",
+                        .workers = c->workers,
+                        .slots = s->n_slots,
+                        .seed = c->seed,
+                        .params = s->n_params,
+                        .batch = c->batch,
+                        .lr = c->lr};
     snprintf(info.policy, sizeof info.policy, "%s", c->policy);
-    snprintf(info.model, sizeof info.model, "%s",
-             s->task ? sw_task_spec(s->task) : "none");
+    snprintf(info.model, sizeof info.model, "%s", s->task ? sw_task_spec(s->task) : "none");
     snprintf(info.cluster, sizeof info.cluster, "%s", c->cluster);
     sw_run_write_start(c->log, &info);
 }
@@ -524,4 +546,7 @@ int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err)
     return rc;
 }
 
-void sw_sim_result_free(sw_sim_result *r) { sw_run_stats_free(&r->stats); }
+void sw_sim_result_free(sw_sim_result *r)
+{
+    sw_run_stats_free(&r->stats);
+}

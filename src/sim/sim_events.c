@@ -95,7 +95,8 @@ static int schedule_one(sim *s, char *text, uint32_t *next_new, char *err)
     static const struct {
         const char *name;
         uint32_t kind;
-    } kinds[] = {{"crash", EV_CRASH}, {"leave", EV_LEAVE}, {"join", EV_JOIN}, {"switch", EV_SWITCH}};
+    } kinds[] = {
+        {"crash", EV_CRASH}, {"leave", EV_LEAVE}, {"join", EV_JOIN}, {"switch", EV_SWITCH}};
     uint32_t kind = UINT32_MAX;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (strcmp(sp.name, kinds[i].name) == 0)
