@@ -50,6 +50,9 @@ int sw_cli_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* The log level of -q (warnings and errors only) and -v (debug messages too). */
+void sw_cli_set_verbosity(bool quiet, bool verbose);
+
 /* Creates a directory and its missing parents (mkdir -p); -1 with errno on failure. */
 int sw_cli_mkdirs(const char *path);
 /* A policy spec as a file-name part: "ssp:s=2,x=1" -> "ssp-s=2_x=1" (no '/', ':' or ','). */

@@ -342,8 +342,6 @@ int sw_cli_compare(int argc, char **argv)
     char err[SW_ERR_LEN];
     sw_task_data data = {0};
     if (rc == 0) {
-        if (p.sc.quiet)
-            sw_log_set_level(SW_LOG_WARN);
         sw_cli_set_threads(p.sc.threads);
         /* One data split for every scenario: seeds vary the cluster, initialisation and batch
          * order, not which examples are held out. */

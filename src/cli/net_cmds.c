@@ -16,8 +16,7 @@
 
 /* One updating line on a terminal (with the best accuracy so far), a line per evaluation
  * otherwise. */
-static void show_eval(void *ctx, double t, uint64_t version, double loss, double acc,
-                      uint32_t live)
+static void show_eval(void *ctx, double t, uint64_t version, double loss, double acc, uint32_t live)
 {
     double *best = ctx;
     *best = acc > *best ? acc : *best;
@@ -56,13 +55,14 @@ static const sw_opt server_table[] = {
                 "sample: each worker reads the whole training set in its\n"
                 "own order, right when workers come and go; shard:\n"
                 "worker i reads rows i, i + N, ... for N = --max-workers\n"
-                "(set it to the worker count)"), .choices = batch_modes},
+                "(set it to the worker count)"),
+     .choices = batch_modes},
     SW_OPT_HEADING("workers"),
-    {SW_OPT_ROW(SW_OPT_U32, "max-workers", 0, AT(p.max_workers), 1, 1 << 16, "N",
-                "worker slots")},
-    {SW_OPT_ROW(SW_OPT_U32, "wait-workers", 0, AT(p.wait_workers), 0, 1 << 16, "N",
-                "release no worker until N have joined, so that the run\n"
-                "starts with its whole cluster (also after --resume; 0\nor 1: start with the first)")},
+    {SW_OPT_ROW(SW_OPT_U32, "max-workers", 0, AT(p.max_workers), 1, 1 << 16, "N", "worker slots")},
+    {SW_OPT_ROW(
+        SW_OPT_U32, "wait-workers", 0, AT(p.wait_workers), 0, 1 << 16, "N",
+        "release no worker until N have joined, so that the run\n"
+        "starts with its whole cluster (also after --resume; 0\nor 1: start with the first)")},
     {SW_OPT_ROW(SW_OPT_F64, "heartbeat-timeout", 0, AT(p.heartbeat_timeout_s), 0.01, 1e6, "S",
                 "a worker silent this long is dead")},
     {SW_OPT_ROW(SW_OPT_U32, "apply-threads", 0, AT(p.apply_threads), 1, 64, "N",
@@ -70,7 +70,8 @@ static const sw_opt server_table[] = {
                 "policies that apply each gradient alone on arrival: asp,\nssp, dssp, ebsp")},
     {SW_OPT_ROW(SW_OPT_CHOICE, "apply-mode", 0, AT(apply_mode), 0, 0, "M",
                 "locked, hogwild (no lock; racing updates of one weight\n"
-                "can be lost) or atomic (compare-and-swap)"), .choices = apply_modes},
+                "can be lost) or atomic (compare-and-swap)"),
+     .choices = apply_modes},
     SW_OPT_HEADING("checkpoints and stopping"),
     {SW_OPT_ROW(SW_OPT_STR, "checkpoint", 0, AT(p.checkpoint), 0, 0, "FILE",
                 "checkpoint there every --checkpoint-applies and\n"
@@ -120,9 +121,10 @@ static const sw_opt server_table[] = {
 
 static const sw_cmd_opts server_command = {
     .cmd = "server",
-    .about = "Runs the parameter server: workers connect with 'syncwise worker', operators with\n"
-             "'syncwise ctl'. Stops at the target accuracy, a time or apply limit, or on SIGINT or\n"
-             "SIGTERM, after a last checkpoint; workers are told the run is over.",
+    .about =
+        "Runs the parameter server: workers connect with 'syncwise worker', operators with\n"
+        "'syncwise ctl'. Stops at the target accuracy, a time or apply limit, or on SIGINT or\n"
+        "SIGTERM, after a last checkpoint; workers are told the run is over.",
     .tables = {server_table},
 };
 
@@ -133,12 +135,9 @@ static int server_opts(int argc, char **argv, server_cli *o)
         return rc == 1 ? -1 : rc;
     o->p.batch_mode = batch_modes[o->batch_mode];
     o->p.apply_mode = apply_modes[o->apply_mode];
-    if (o->quiet) {
-        sw_log_set_level(SW_LOG_WARN);
+    sw_cli_set_verbosity(o->quiet, o->verbose);
+    if (o->quiet)
         o->p.on_eval = NULL;
-    }
-    if (o->verbose)
-        sw_log_set_level(SW_LOG_DEBUG);
     if (o->p.resume && !o->p.checkpoint)
         return sw_cli_error("server", "--resume needs --checkpoint FILE") + 1;
     return 0;
@@ -177,8 +176,7 @@ int sw_cli_server(int argc, char **argv)
         snprintf(took, sizeof took, "trained %.1f s after %.1f s waiting for workers",
                  r.elapsed_s - r.started_s, r.started_s);
     else
-        snprintf(took, sizeof took, "%.1f s, never started (too few workers joined)",
-                 r.elapsed_s);
+        snprintf(took, sizeof took, "%.1f s, never started (too few workers joined)", r.elapsed_s);
     printf("%s: version %llu (from %llu), %llu pushes, %llu joins, %llu crashed, %llu refused "
            "messages, %s; validation accuracy %.4f\n",
            r.reached ? "target reached" : "stopped", (unsigned long long)r.version,
@@ -239,10 +237,7 @@ int sw_cli_worker(int argc, char **argv)
     int prc = sw_cli_parse(&worker_command, argc, argv, &o, NULL);
     if (prc)
         return prc == 1 ? 0 : prc;
-    if (o.quiet)
-        sw_log_set_level(SW_LOG_WARN);
-    if (o.verbose)
-        sw_log_set_level(SW_LOG_DEBUG);
+    sw_cli_set_verbosity(o.quiet, o.verbose);
     sw_cli_set_threads(o.threads);
     sw_worker_params p = o.p;
     p.stop = sw_cli_catch_signals();
@@ -251,9 +246,9 @@ int sw_cli_worker(int argc, char **argv)
     int rc = sw_worker_run(&p, &r, err);
     if (rc)
         return sw_cli_error("worker", "%s", err);
-    sw_log(SW_LOG_INFO, "%llu steps, %llu recomputed, %llu joins%s",
-           (unsigned long long)r.steps, (unsigned long long)r.drops,
-           (unsigned long long)r.joins, r.done ? "; the run is over" : "");
+    sw_log(SW_LOG_INFO, "%llu steps, %llu recomputed, %llu joins%s", (unsigned long long)r.steps,
+           (unsigned long long)r.drops, (unsigned long long)r.joins,
+           r.done ? "; the run is over" : "");
     return 0;
 }
 

@@ -40,8 +40,7 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "timeout", 0, AT(p.timeout_s), 0.01, 3600, "S",
                 "drop a member silent this long")},
     SW_OPT_HEADING("stopping (the first member in endpoint order judges)"),
-    {SW_OPT_ROW(SW_OPT_F64, "target-loss", 0, AT(p.target_loss), 0, 1e9, "X",
-                "held-out loss")},
+    {SW_OPT_ROW(SW_OPT_F64, "target-loss", 0, AT(p.target_loss), 0, 1e9, "X", "held-out loss")},
     {SW_OPT_ROW(SW_OPT_U32, "patience", 0, AT(p.patience), 0, 1 << 30, "N",
                 "rounds without improvement")},
     {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(p.max_time_s), 0, 1e9, "S", "seconds")},
@@ -77,10 +76,7 @@ int sw_cli_peer(int argc, char **argv)
     int rc = sw_cli_parse(&command, argc, argv, &o, NULL);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if (o.quiet)
-        sw_log_set_level(SW_LOG_WARN);
-    if (o.verbose)
-        sw_log_set_level(SW_LOG_DEBUG);
+    sw_cli_set_verbosity(o.quiet, o.verbose);
     sw_peer_params p = o.p;
     p.stop = sw_cli_catch_signals();
     sw_peer_result r;

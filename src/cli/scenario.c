@@ -16,6 +16,7 @@ void sw_cli_scenario_defaults(sw_cli_scenario *s)
 
 int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *const *policies, int n)
 {
+    sw_cli_set_verbosity(s->quiet, s->verbose);
     sw_sim_config *c = &s->cfg;
     for (int i = 0; i < n; i++) { /* before data are loaded or any run starts */
         sw_sim_config one = *c;
@@ -29,11 +30,10 @@ int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *cons
     }
     if (!(c->max_time > 0) && !c->max_applies && !c->max_pushes) {
         c->max_time = SW_CLI_DEFAULT_MAX_TIME;
-        if (!s->quiet)
-            sw_log(SW_LOG_INFO,
-                   "no time, apply or push limit given: a run stops at %.0f virtual s "
-                   "at the latest (--max-time)",
-                   c->max_time);
+        sw_log(SW_LOG_INFO,
+               "no time, apply or push limit given: a run stops at %.0f virtual s "
+               "at the latest (--max-time)",
+               c->max_time);
     }
     return 0;
 }

@@ -21,7 +21,8 @@ typedef struct sw_cli_scenario {
 
 void sw_cli_scenario_defaults(sw_cli_scenario *s);
 /* After parsing: the scenario checked with each of the n policies (sw_sim_check_config) before
- * anything runs, and the default time limit where no limit was given (said unless quiet). 0, or
+ * anything runs, and the default time limit where no limit was given (said unless -q, whose log
+ * level, like -v's, is set here). 0, or
  * after saying what is wrong 2 (a bad spec: a usage error) or 1 (a file it names is unusable). */
 int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *const *policies,
                            int n);

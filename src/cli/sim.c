@@ -18,9 +18,11 @@ typedef struct sim_opts {
 
 #define AT(field) offsetof(sim_opts, field)
 static const sw_opt own[] = {
-    {SW_OPT_ROW(SW_OPT_STR, "policy", 0, AT(sc.cfg.policy), 0, 0, "SPEC", "synchronization policy")},
+    {SW_OPT_ROW(SW_OPT_STR, "policy", 0, AT(sc.cfg.policy), 0, 0, "SPEC",
+                "synchronization policy")},
     {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(sc.cfg.seed), 0, 0, "N", "seed of every random choice")},
-    {SW_OPT_ROW(SW_OPT_STR, "log", 0, AT(log_path), 0, 0, "FILE", "JSONL event log (see docs/log.md)")},
+    {SW_OPT_ROW(SW_OPT_STR, "log", 0, AT(log_path), 0, 0, "FILE",
+                "JSONL event log (see docs/log.md)")},
     SW_OPT_END_ROW,
 };
 #undef AT
@@ -61,8 +63,9 @@ static void show_eval(void *ctx, double t, uint64_t version, double loss, double
     if (p->max_time > 0 && t > 0)
         snprintf(left, sizeof left, ", %.0f%% of the time limit, about %.0f s left",
                  100 * t / p->max_time, el * (p->max_time - t) / t);
-    fprintf(stderr, "%svirtual t=%.1f s  V=%llu  val_loss %.4f  val_acc %.4f (best %.4f)  "
-                    "wall %.0f s%s%s",
+    fprintf(stderr,
+            "%svirtual t=%.1f s  V=%llu  val_loss %.4f  val_acc %.4f (best %.4f)  "
+            "wall %.0f s%s%s",
             p->live && !p->verbose ? "\r\033[K" : "", t, (unsigned long long)version, loss, acc,
             p->best, el, left, p->live && !p->verbose ? "" : "\n");
 }
@@ -79,8 +82,11 @@ static int run(sw_cli_scenario *sc, const char *log_path, char *err)
     if (log_path && !(log = fopen(log_path, "w")))
         rc = sw_fail(err, SW_EIO, "%s: cannot create the log", log_path);
     sc->cfg.log = log;
-    progress pr = {.live = isatty(STDERR_FILENO), .quiet = sc->quiet, .verbose = sc->verbose,
-                   .max_time = sc->cfg.max_time, .t0 = sw_clock_now_s()};
+    progress pr = {.live = isatty(STDERR_FILENO),
+                   .quiet = sc->quiet,
+                   .verbose = sc->verbose,
+                   .max_time = sc->cfg.max_time,
+                   .t0 = sw_clock_now_s()};
     sc->cfg.on_eval = show_eval;
     sc->cfg.on_eval_ctx = &pr;
     sw_sim_result r;
@@ -106,10 +112,6 @@ int sw_cli_sim(int argc, char **argv)
     sw_cli_scenario *sc = &o.sc;
     if ((prc = sw_cli_scenario_finish(sc, CMD, &sc->cfg.policy, 1)))
         return prc;
-    if (sc->quiet)
-        sw_log_set_level(SW_LOG_WARN);
-    if (sc->verbose)
-        sw_log_set_level(SW_LOG_DEBUG);
     sw_cli_set_threads(sc->threads);
     char err[SW_ERR_LEN];
     int rc = run(sc, o.log_path, err);

@@ -88,8 +88,11 @@ static int save(trainer *t, uint64_t steps, char *err)
 {
     if (!t->o.out)
         return 0;
-    sw_ckpt c = {.desc = *sw_model_get_desc(t->model), .model_version = steps, .seed = t->o.seed,
-                 .n_params = sw_model_n_params(t->model), .params = t->params};
+    sw_ckpt c = {.desc = *sw_model_get_desc(t->model),
+                 .model_version = steps,
+                 .seed = t->o.seed,
+                 .n_params = sw_model_n_params(t->model),
+                 .params = t->params};
     snprintf(c.data_spec, sizeof c.data_spec, "%s", t->o.data);
     return sw_ckpt_save(t->o.out, &c, err);
 }
@@ -116,7 +119,8 @@ static void report_step(trainer *t, long epoch, size_t step, size_t steps, doubl
 static int run(trainer *t, char *err)
 {
     size_t n_params = sw_model_n_params(t->model);
-    size_t steps = (sw_batcher_epoch_size(t->batcher) + (size_t)t->o.batch - 1) / (size_t)t->o.batch;
+    size_t steps =
+        (sw_batcher_epoch_size(t->batcher) + (size_t)t->o.batch - 1) / (size_t)t->o.batch;
     bool live = !t->o.quiet && isatty(STDERR_FILENO);
     double next_draw = 0;
     uint64_t total = 0;
@@ -149,19 +153,21 @@ static void finish(trainer *t)
     sw_eval r;
     sw_model_evaluate(t->model, t->params, ds, &r);
     printf("%s: loss %.4f  accuracy %.4f  (%zu examples, %.1f s)\n",
-           t->data.test ? "test" : "validation", r.loss, r.accuracy, r.n,
-           sw_clock_now_s() - t->t0);
+           t->data.test ? "test" : "validation", r.loss, r.accuracy, r.n, sw_clock_now_s() - t->t0);
 }
 
 int sw_cli_train(int argc, char **argv)
 {
-    trainer t = {.o = {.data = "fashion-mnist", .model = "mlp:h=1,u=256", .batch = 16,
-                       .epochs = 3, .lr = 0.01, .seed = 1}};
+    trainer t = {.o = {.data = "fashion-mnist",
+                       .model = "mlp:h=1,u=256",
+                       .batch = 16,
+                       .epochs = 3,
+                       .lr = 0.01,
+                       .seed = 1}};
     int prc = sw_cli_parse(&command, argc, argv, &t.o, NULL);
     if (prc)
         return prc == 1 ? 0 : prc;
-    if (t.o.quiet)
-        sw_log_set_level(SW_LOG_WARN);
+    sw_cli_set_verbosity(t.o.quiet, false);
     sw_cli_set_threads(t.o.threads);
     char err[SW_ERR_LEN];
     int rc = setup(&t, err);

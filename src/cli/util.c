@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "syncwise/log.h"
 #include "syncwise/policy.h"
 
 int sw_cli_error(const char *cmd, const char *fmt, ...)
@@ -133,6 +134,14 @@ void sw_cli_print_policy_help(void)
     printf("policies (--policy NAME:key=value,...):\n");
     for (int i = 0; sw_policies[i]; i++)
         print_item(sw_policies[i]->name, sw_policies[i]->help);
+}
+
+void sw_cli_set_verbosity(bool quiet, bool verbose)
+{
+    if (quiet)
+        sw_log_set_level(SW_LOG_WARN);
+    if (verbose)
+        sw_log_set_level(SW_LOG_DEBUG);
 }
 
 int sw_cli_mkdirs(const char *path)

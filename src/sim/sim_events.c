@@ -44,16 +44,10 @@ static int add_switch(sim *s, const char *policy, sw__sim_event *ev, char *err)
 {
     if (!policy)
         return sw_fail(err, SW_EINVAL, "switch: policy=SPEC is required");
-    sw_spec ps; /* catch an unknown name now rather than in the middle of the run */
-    int rc = sw_spec_parse(&ps, policy, err);
+    char why[SW_ERR_LEN]; /* a bad spec is caught now rather than in the middle of the run */
+    int rc = sw__sim_try_policy(policy, s->n_slots, why);
     if (rc)
-        return rc;
-    if (!sw_policy_find(ps.name))
-        return sw_fail(err, SW_ENOTFOUND, "switch: unknown policy '%s' (known: %s)", ps.name,
-                       sw_policy_names());
-    char why[SW_ERR_LEN];
-    if (sw__sim_try_policy(policy, s->n_slots, why))
-        return sw_fail(err, SW_EINVAL, "switch to %s: %s", policy, why);
+        return sw_fail(err, rc, "switch to %s: %s", policy, why);
     char **grown = realloc(s->switches, (s->n_switches + 1) * sizeof *grown);
     if (!grown || !(grown[s->n_switches] = strdup(policy))) {
         if (grown)
