@@ -110,9 +110,10 @@ wait "${WPIDS[@]:1}"
 
 # The server killed and restarted from its checkpoint: the version carries on. No target on
 # either side: the first could reach it before the kill, the resumed one on its first evaluation,
-# before any worker rejoined; 40 applies of its own need the workers back.
+# before any worker rejoined; 40 applies of its own need the workers back. With momentum, whose
+# state the checkpoint keeps and the resumed server takes up.
 WPIDS=()
-start_server bsp --checkpoint "$TMP/server.ckpt" --checkpoint-applies 20
+start_server bsp --checkpoint "$TMP/server.ckpt" --checkpoint-applies 20 --lr 0.01 --momentum 0.9
 for i in 1 2 3; do start_worker --delay-ms 20; done
 wait_for 20 test -s "$TMP/server.ckpt"
 sleep 0.5
@@ -121,8 +122,15 @@ wait "$SPID" 2>/dev/null
 checks=$((checks + 1))
 [ -s "$TMP/server.ckpt" ] || { echo "FAIL: no checkpoint"; failures=$((failures + 1)); }
 BIND=$EP KEEP_LOG=1 start_server bsp --checkpoint "$TMP/server.ckpt" --resume --wait-workers 3 \
-  --max-applies 40
+  --max-applies 40 --lr 0.01 --momentum 0.9
 expect_server "resumed server"
+checks=$((checks + 1))
+case "$OUT" in
+  *"no state"*) echo "FAIL: the momentum state was not resumed"; failures=$((failures + 1)) ;;
+esac
+checks=$((checks + 1))
+[ "$(grep -c '"optimizer":"sgd:momentum=0.9"' "$LOG")" = 2 ] ||
+  { echo "FAIL: both start lines name the optimizer"; failures=$((failures + 1)); }
 expect_output "stopped: version" "the resumed run completes"
 from=$(sed -n 's/.*(from \([0-9]*\)).*/\1/p' "$TMP/server.out")
 checks=$((checks + 1))

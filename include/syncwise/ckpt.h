@@ -1,6 +1,6 @@
 /* Checkpoints: a model's description and parameters in one self-checking file.
  *
- * Format (version 1), all integers little-endian:
+ * Format (version 2), all integers little-endian:
  *
  *   offset  size  field
  *   0       4     magic "SWCK"
@@ -16,7 +16,14 @@
  *   ...     4     note length N (0..1023), then N bytes of text: "key=value" lines, such as the
  *                 server's policy ("policy=ssp:s=3")
  *   ...     4P    parameters, IEEE-754 binary32
+ *   ...     4     optimizer spec length O (0..95), then O bytes (syncwise/optim.h: "sgd",
+ *                 "sgd:momentum=0.9", "adam:beta1=...")
+ *   ...     8     optimizer steps taken
+ *   ...     4     optimizer state arrays A (0: plain SGD, 1: momentum, 2: Adam's moments)
+ *   ...     4AP   the state, array after array, binary32
  *   end-4   4     CRC-32 of every byte before it
+ *
+ * Version 1 ended after the parameters; it is still read, as a checkpoint of plain SGD's.
  *
  * A sparse linear model (svm, logistic: syncwise/sparse.h) is stored as a binary classifier
  * (task 0, 2 classes) of D x 1 x 1 inputs for D features, with D + 1 parameters (the bias last).
@@ -33,8 +40,9 @@
 #include <stdint.h>
 
 #include "syncwise/model.h"
+#include "syncwise/optim.h"
 
-#define SW_CKPT_VERSION 1
+#define SW_CKPT_VERSION 2
 #define SW_CKPT_DATA_SPEC_LEN 1024
 
 typedef struct sw_ckpt {
@@ -45,9 +53,16 @@ typedef struct sw_ckpt {
     char note[SW_CKPT_DATA_SPEC_LEN];      /* may be empty */
     size_t n_params;
     float *params; /* owned; freed by sw_ckpt_free */
+    /* The optimizer that made these parameters and its state, so that a resumed run goes on
+     * with the same momentum. optimizer "" or "sgd" with no arrays: plain SGD. */
+    char optimizer[SW_OPTIM_SPEC_LEN];
+    uint64_t optim_steps;
+    unsigned optim_arrays; /* 0..2 */
+    float *optim_state;    /* optim_arrays x n_params floats, owned; NULL when none */
 } sw_ckpt;
 
-/* Writes c (with c->params holding c->n_params floats) to path atomically. */
+/* Writes c (with c->params holding c->n_params floats, and optim_state its arrays) to path
+ * atomically. */
 int sw_ckpt_save(const char *path, const sw_ckpt *c, char *err);
 
 /* Reads and validates path into out; the caller frees it with sw_ckpt_free. */

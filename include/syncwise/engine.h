@@ -9,7 +9,9 @@
  * reports each step as an event to an optional sink, which is how both drivers write one log.
  *
  * Conventions: an apply is θ <- θ - lr * lr_scale * (buffer sum / buffer count), with optional
- * weight decay. A worker's clock counts the steps it has pushed; a worker that joins has no
+ * weight decay, or with momentum or Adam (syncwise/optim.h) a step of that optimizer on the mean
+ * gradient at the rate lr * lr_scale. lr is the run's, or the policy spec's own "lr=X" (any
+ * policy takes it) while that policy is in force. A worker's clock counts the steps it has pushed; a worker that joins has no
  * clock of its own until it is first released, when it gets the clock of the slowest started
  * worker, so that staleness bounds keep their meaning (a joiner held until a barrier starts in
  * step with everyone). Until then it holds a provisional clock, the slowest one when it joined,
@@ -30,6 +32,7 @@
 #include <stdio.h>
 
 #include "syncwise/concurrent.h"
+#include "syncwise/optim.h"
 #include "syncwise/rng.h"
 
 typedef enum sw_worker_state {
@@ -176,6 +179,8 @@ typedef struct sw_engine_params {
     size_t n_params;          /* may be 0: an engine without a model, for timing studies */
     const float *init;        /* n_params initial values, copied; NULL means zeros */
     float lr, weight_decay;
+    sw_optim_params optim;    /* plain SGD (zeros), momentum or Adam; not with `concurrent` */
+    const sw_optim *optim_init; /* the optimizer state to resume from, copied; NULL: zeros */
     uint32_t max_workers;     /* size of the worker table */
     uint64_t init_version;    /* V to start from (a resumed run), 0 otherwise */
     const char *policy;       /* policy spec, e.g. "ssp:s=3" */
@@ -289,6 +294,8 @@ const sw_engine_view *sw_engine_get_view(const sw_engine *e);
 const char *sw_engine_policy_name(const sw_engine *e);
 /* The current policy's spec, as given to sw_engine_new or the last switch. */
 const char *sw_engine_policy_spec(const sw_engine *e);
+/* The optimizer's state, for a checkpoint (arrays NULL for plain SGD). */
+const sw_optim *sw_engine_optim(const sw_engine *e);
 /* Why the engine is broken (see SW_EBUG above), or NULL while it is not. */
 const char *sw_engine_error(const sw_engine *e);
 

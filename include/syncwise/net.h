@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "syncwise/optim.h"
 #include "syncwise/transport.h"
 
 typedef struct sw_server_params {
@@ -37,6 +38,7 @@ typedef struct sw_server_params {
     uint32_t wait_workers;       /* release no one until this many workers have joined (also
                                   * after --resume); 0 or 1: start with the first */
     float lr, weight_decay;
+    sw_optim_params optim;       /* the engine's update; kept in checkpoints and resumed */
     uint64_t seed;
     const char *batch_mode;      /* "shard" or "sample", told to the workers */
     double heartbeat_timeout_s;  /* a worker silent this long is dead */

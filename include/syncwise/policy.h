@@ -13,6 +13,11 @@
 #include "syncwise/engine.h"
 #include "syncwise/spec.h"
 
+/* The key every policy spec takes besides its own: "lr=X" sets the learning rate while that
+ * policy is in force, overriding the run's (so one comparison can run each policy at its
+ * paper's rate). The engine reads it; policies never see it. */
+#define SW_POLICY_LR_KEY "lr"
+
 /* What a policy asks the engine to compute for it; the others cost nothing. */
 enum {
     SW_WANT_SQ_NORM = 1 << 0, /* squared norm of each push, and the buffer's running sum */

@@ -112,6 +112,7 @@ typedef struct sw_run_info {
     size_t params;
     uint32_t batch;
     float lr;
+    char optimizer[SW_OPTIM_SPEC_LEN]; /* its spec (syncwise/optim.h); "sgd" in older logs */
     char cluster[1024];  /* the simulated cluster's spec, or "real" */
 } sw_run_info;
 

@@ -35,6 +35,8 @@ typedef struct sw_sim_config {
     const char *model;            /* model spec: dense or sparse (syncwise/task.h) */
     uint32_t batch;
     float lr, weight_decay;
+    sw_optim_params optim;        /* the engine's update (syncwise/optim.h); a worker's local
+                                   * steps between pulls stay plain SGD */
     sw_batch_mode batch_mode;
     uint32_t get_model_frequency; /* pull every f steps, apply own gradients between (>= 1;
                                    * 1 for a sparse model, which pulls what each batch reads) */

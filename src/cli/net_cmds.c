@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "optim_opts.h"
 #include "opts.h"
 #include "syncwise/curve.h"
 #include "syncwise/err.h"
@@ -31,6 +32,7 @@ typedef struct server_cli {
     const char *log_path;
     long threads;
     int batch_mode, apply_mode; /* in batch_modes[], apply_modes[] */
+    sw_cli_optim optim;
     bool quiet, verbose;
 } server_cli;
 
@@ -50,6 +52,7 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_U32, "batch", 0, AT(p.batch), 1, 1 << 16, "N", "mini-batch")},
     {SW_OPT_ROW(SW_OPT_F32, "lr", 0, AT(p.lr), 0, 1e6, "X", "learning rate")},
     {SW_OPT_ROW(SW_OPT_F32, "wd", 0, AT(p.weight_decay), 0, 1e6, "X", "weight decay")},
+    SW_CLI_OPTIM_ROWS(AT(optim)),
     {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(p.seed), 0, 0, "N", "seed")},
     {SW_OPT_ROW(SW_OPT_CHOICE, "batch-mode", 0, AT(batch_mode), 0, 0, "M",
                 "sample: each worker reads the whole training set in its\n"
@@ -140,13 +143,16 @@ static int server_opts(int argc, char **argv, server_cli *o)
         o->p.on_eval = NULL;
     if (o->p.resume && !o->p.checkpoint)
         return sw_cli_error("server", "--resume needs --checkpoint FILE") + 1;
+    char err[SW_ERR_LEN];
+    if (sw_cli_optim_resolve(&o->optim, &o->p.optim, err))
+        return sw_cli_error("server", "%s", err) + 1;
     return 0;
 }
 
 int sw_cli_server(int argc, char **argv)
 {
     double best = 0;
-    server_cli o = {.p = sw_server_default_params(), .threads = 1};
+    server_cli o = {.p = sw_server_default_params(), .threads = 1, .optim.spec = "sgd"};
     o.p.on_eval = show_eval;
     o.p.on_eval_ctx = &best;
     int prc = server_opts(argc, argv, &o);

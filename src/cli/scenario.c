@@ -10,7 +10,8 @@ _Static_assert(sizeof(sw_batch_mode) == sizeof(int), "--batch-mode stores an int
 
 void sw_cli_scenario_defaults(sw_cli_scenario *s)
 {
-    *s = (sw_cli_scenario){.cfg = sw_sim_default_config(), .data_spec = "fashion-mnist"};
+    *s = (sw_cli_scenario){.cfg = sw_sim_default_config(), .data_spec = "fashion-mnist",
+                           .optim.spec = "sgd"};
     s->cfg.cluster = SW_CLI_DEFAULT_CLUSTER;
 }
 
@@ -18,10 +19,14 @@ int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *cons
 {
     sw_cli_set_verbosity(s->quiet, s->verbose);
     sw_sim_config *c = &s->cfg;
+    char err[SW_ERR_LEN];
+    if (sw_cli_optim_resolve(&s->optim, &c->optim, err)) {
+        sw_cli_error(cmd, "%s", err);
+        return 2;
+    }
     for (int i = 0; i < n; i++) { /* before data are loaded or any run starts */
         sw_sim_config one = *c;
         one.policy = policies[i];
-        char err[SW_ERR_LEN];
         int rc = sw_sim_check_config(&one, err);
         if (rc) { /* a bad spec is a usage error; a file it names that cannot be read is not */
             sw_cli_error(cmd, "%s", err);
@@ -72,8 +77,10 @@ const sw_opt sw_cli_scenario_opts[] = {
                 "no data and no gradients: time the engine alone"),
      .call = no_model},
     {SW_OPT_ROW(SW_OPT_U32, "batch", 0, AT(cfg.batch), 1, 1 << 16, "N", "mini-batch")},
-    {SW_OPT_ROW(SW_OPT_F32, "lr", 0, AT(cfg.lr), 0, 1e6, "X", "learning rate")},
+    {SW_OPT_ROW(SW_OPT_F32, "lr", 0, AT(cfg.lr), 0, 1e6, "X",
+                "learning rate (a policy's own lr=X overrides it)")},
     {SW_OPT_ROW(SW_OPT_F32, "wd", 0, AT(cfg.weight_decay), 0, 1e6, "X", "weight decay")},
+    SW_CLI_OPTIM_ROWS(AT(optim)),
     {SW_OPT_ROW(
          SW_OPT_CHOICE, "batch-mode", 0, AT(cfg.batch_mode), 0, 0, "M",
          "shard (each worker its own shard) or sample (the whole\nset in each worker's order)"),

@@ -4,6 +4,7 @@
 #define SW_CLI_SCENARIO_H
 
 #include "cli.h"
+#include "optim_opts.h"
 #include "opts.h"
 
 #define SW_CLI_DEFAULT_CLUSTER "straggle:p=0.3,mean=10,sd=4,base=4.5"
@@ -11,6 +12,7 @@
 typedef struct sw_cli_scenario {
     sw_sim_config cfg;
     const char *data_spec; /* NULL: timing only, no model */
+    sw_cli_optim optim;    /* into cfg.optim */
     long threads;
     bool quiet, verbose;
 } sw_cli_scenario;

@@ -27,6 +27,8 @@ struct sw_engine {
     float *own; /* the θ buffer the engine allocated, until a writable hook replaces it */
     sw_shared_params *shared;   /* θ of a concurrent engine, instead of theta */
     sw__gradbuf buf;            /* view.buffer_sum is buf.sum */
+    sw_optim opt;               /* the optimizer's state (none for plain SGD) */
+    float policy_lr;            /* the policy spec's own lr=X, NAN when it sets none */
     sw_worker_info *workers;
     sw_engine_view view;
     uint32_t n_at_min;          /* started workers whose clock equals view.min_live_clock */
@@ -47,7 +49,14 @@ struct sw_engine {
 
 sw_engine_params sw_engine_default_params(void)
 {
-    return (sw_engine_params){.lr = 0.01f, .max_workers = 1, .policy = "asp", .seed = 1};
+    return (sw_engine_params){.lr = 0.01f, .optim = sw_optim_default(), .max_workers = 1,
+                              .policy = "asp", .seed = 1};
+}
+
+/* The learning rate in force: the policy spec's lr=X, or the run's. */
+static float base_lr(const sw_engine *e)
+{
+    return isnan(e->policy_lr) ? e->p.lr : e->policy_lr;
 }
 
 static void emit(const sw_engine *e, const sw_event *ev)
@@ -81,14 +90,25 @@ static void recount_min(sw_engine *e)
     e->n_at_min = at;
 }
 
+/* Refuses a key that neither the policy nor every spec (lr) takes, listing both. */
+static int finish_spec(const sw_spec *spec, const sw_policy_ops *o, char *err)
+{
+    char known[SPEC_LEN];
+    snprintf(known, sizeof known, "%s%s%s", o->keys, o->keys[0] ? ", " : "", SW_POLICY_LR_KEY);
+    return sw_spec_finish(spec, known, err);
+}
+
 /* The policy of spec `text`: `own` when not NULL (the caller's own ops), else the registered
- * one of that name. */
+ * one of that name; *lr gets the spec's own learning rate (NAN when it sets none). */
 static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
-                       const sw_policy_ops **ops, void **state, char *err)
+                       const sw_policy_ops **ops, void **state, float *lr, char *err)
 {
     sw_spec spec;
     int rc = sw_spec_parse(&spec, text, err);
     if (rc)
+        return rc;
+    double spec_lr = NAN;
+    if ((rc = sw_spec_double(&spec, SW_POLICY_LR_KEY, 0, 1e6, &spec_lr, err)))
         return rc;
     const sw_policy_ops *o = own ? own : sw_policy_find(spec.name);
     if (!o)
@@ -106,7 +126,7 @@ static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
         return sw_fail(err, SW_ENOMEM, "out of memory for policy state");
     rc = o->init(st, &spec, &e->view, &e->env, err);
     if (!rc)
-        rc = sw_spec_finish(&spec, o->keys, err);
+        rc = finish_spec(&spec, o, err);
     if (rc) {
         if (o->fini)
             o->fini(st);
@@ -115,6 +135,27 @@ static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
     }
     *ops = o;
     *state = st;
+    *lr = (float)spec_lr;
+    return 0;
+}
+
+/* The optimizer's state: zeros, or a resumed run's (p->optim_init). */
+static int make_optim(sw_engine *e, const sw_engine_params *p, char *err)
+{
+    if (!sw_optim_stateful(&p->optim))
+        return 0;
+    if (p->concurrent)
+        return sw_fail(err, SW_EINVAL, "concurrent applies (--apply-threads) take plain SGD "
+                       "only: momentum and Adam keep a state that applies must update one at "
+                       "a time");
+    int rc = sw_optim_init(&e->opt, &p->optim, p->n_params, err);
+    if (rc || !p->optim_init)
+        return rc;
+    if (p->optim_init->n != p->n_params ||
+        sw_optim_arrays(&p->optim_init->p) != sw_optim_arrays(&p->optim))
+        return sw_fail(err, SW_EMISMATCH, "the optimizer state to resume from does not fit "
+                       "this run's optimizer and %zu parameters", p->n_params);
+    sw_optim_copy_state(&e->opt, p->optim_init);
     return 0;
 }
 
@@ -165,7 +206,9 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     e->env.rng = &e->rng;
     e->env.ctx = p->policy_ops ? p->policy_ctx : NULL;
     e->wake_at = -1;
-    rc = make_policy(e, p->policy, p->policy_ops, &e->ops, &e->state, err);
+    rc = make_optim(e, p, err);
+    if (!rc)
+        rc = make_policy(e, p->policy, p->policy_ops, &e->ops, &e->state, &e->policy_lr, err);
     if (rc) {
         sw_engine_free(e);
         return rc;
@@ -184,6 +227,7 @@ void sw_engine_free(sw_engine *e)
         e->ops->fini(e->state);
     free(e->state);
     free(e->own);
+    sw_optim_free(&e->opt);
     sw_shared_free(e->shared);
     free(e->buf.sum);
     free(e->workers);
@@ -236,11 +280,16 @@ static void apply(sw_engine *e, float lr_scale, double t)
     bool probe_loss = probing(e);
     if (probe_loss && isnan(e->loss_now))
         e->loss_now = probe(e);
-    /* θ - lr s (sum / count + wd θ), written as one SGD step on the sum. */
-    float lr = e->p.lr * lr_scale / (float)count;
     double sum_sq = 0;
-    sw__gradbuf_apply(&e->buf, writable_theta(e), lr, e->p.weight_decay * (float)count,
-                      (e->ops->wants & SW_WANT_SQ_NORM) ? &sum_sq : NULL);
+    double *want_sq = (e->ops->wants & SW_WANT_SQ_NORM) ? &sum_sq : NULL;
+    if (e->opt.m) { /* momentum or Adam on the mean gradient, sum / count */
+        sw__gradbuf_apply_optim(&e->buf, &e->opt, writable_theta(e), 1.0f / (float)count,
+                                base_lr(e) * lr_scale, e->p.weight_decay, want_sq);
+    } else { /* θ - lr s (sum / count + wd θ), written as one SGD step on the sum */
+        float lr = base_lr(e) * lr_scale / (float)count;
+        sw__gradbuf_apply(&e->buf, writable_theta(e), lr, e->p.weight_decay * (float)count,
+                          want_sq);
+    }
     if (e->ops->wants & SW_WANT_SQ_NORM) {
         e->view.last_apply_sq_norms = e->view.buffered_sq_norm;
         e->view.last_apply_sum_sq = sum_sq;
@@ -408,7 +457,7 @@ static int push_concurrent(sw_engine *e, sw_decision *d, double t, sw_engine_res
         return SW_EBUG;
     }
     out->has_job = true;
-    out->job = (sw_apply_job){.lr = e->p.lr * d->lr_scale, .weight_decay = e->p.weight_decay};
+    out->job = (sw_apply_job){.lr = base_lr(e) * d->lr_scale, .weight_decay = e->p.weight_decay};
     out->applied = true;
     e->view.last_apply_t = t;
     e->view.last_apply_n = 1;
@@ -527,8 +576,9 @@ int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engin
         return sw_fail(err, SW_EINVAL, "policy spec too long");
     const sw_policy_ops *ops;
     void *state;
+    float lr;
     e->view.now = t;
-    int rc = make_policy(e, policy, NULL, &ops, &state, err);
+    int rc = make_policy(e, policy, NULL, &ops, &state, &lr, err);
     if (rc)
         return rc;
     if (e->ops->fini)
@@ -536,6 +586,7 @@ int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engin
     free(e->state);
     e->ops = ops;
     e->state = state;
+    e->policy_lr = lr;
     e->wake_at = -1; /* the old policy's wake-up means nothing to the new one */
     snprintf(e->spec, sizeof e->spec, "%s", policy);
     emit(e, &(sw_event){.kind = SW_EV_SWITCH, .t = t, .V = e->view.version, .reason = e->spec});
@@ -581,6 +632,7 @@ float *sw_engine_params_mut(sw_engine *e)
 uint64_t sw_engine_version(const sw_engine *e) { return e->view.version; }
 const sw_engine_view *sw_engine_get_view(const sw_engine *e) { return &e->view; }
 const char *sw_engine_policy_name(const sw_engine *e) { return e->ops->name; }
+const sw_optim *sw_engine_optim(const sw_engine *e) { return &e->opt; }
 const char *sw_engine_policy_spec(const sw_engine *e) { return e->spec; }
 const char *sw_engine_error(const sw_engine *e) { return e->broken[0] ? e->broken : NULL; }
 double sw_engine_decide_s(const sw_engine *e) { return e->decide_s; }

@@ -48,21 +48,35 @@ void sw__gradbuf_add(sw__gradbuf *b, const sw__grad *g, bool empty)
     add_into(b->sum, g, b->n);
 }
 
+/* The buffer's content as one gradient (a lone sparse one stays sparse), emptying it. */
+static sw__grad take(sw__gradbuf *b, double *sum_sq)
+{
+    sw__grad g = b->has_first ? b->first : (sw__grad){.dense = b->sum};
+    b->has_first = false;
+    if (sum_sq)
+        *sum_sq = sw__grad_sq_norm(&g, b->n);
+    return g;
+}
+
 void sw__gradbuf_apply(sw__gradbuf *b, float *theta, float lr, float decay, double *sum_sq)
 {
     if (b->n == 0)
         return;
-    if (b->has_first && !b->first.dense) {
-        const sw__grad *g = &b->first;
-        if (sum_sq)
-            *sum_sq = sw__grad_sq_norm(g, b->n);
-        sw_sgd_step_sparse(theta, b->n, g->idx, g->val, g->nnz, lr, decay);
-        b->has_first = false;
+    sw__grad g = take(b, sum_sq);
+    if (g.dense)
+        sw_sgd_step(theta, g.dense, b->n, lr, decay);
+    else
+        sw_sgd_step_sparse(theta, b->n, g.idx, g.val, g.nnz, lr, decay);
+}
+
+void sw__gradbuf_apply_optim(sw__gradbuf *b, struct sw_optim *o, float *theta, float scale,
+                             float lr, float wd, double *sum_sq)
+{
+    if (b->n == 0)
         return;
-    }
-    const float *sum = b->has_first ? b->first.dense : b->sum;
-    b->has_first = false;
-    if (sum_sq)
-        *sum_sq = sw_sq_norm(sum, b->n);
-    sw_sgd_step(theta, sum, b->n, lr, decay);
+    sw__grad g = take(b, sum_sq);
+    if (g.dense)
+        sw_optim_step(o, theta, g.dense, scale, lr, wd);
+    else
+        sw_optim_step_sparse(o, theta, g.idx, g.val, g.nnz, scale, lr, wd);
 }

@@ -39,4 +39,9 @@ void sw__gradbuf_keep(sw__gradbuf *b);
  * when it is not NULL. */
 void sw__gradbuf_apply(sw__gradbuf *b, float *theta, float lr, float decay, double *sum_sq);
 
+/* The same apply through a stateful optimizer (syncwise/optim.h): one step on scale * sum. */
+struct sw_optim;
+void sw__gradbuf_apply_optim(sw__gradbuf *b, struct sw_optim *o, float *theta, float scale,
+                             float lr, float wd, double *sum_sq);
+
 #endif

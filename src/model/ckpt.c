@@ -23,7 +23,13 @@ static int encode(const sw_ckpt *c, uint8_t **out, size_t *len, char *err)
         t >= SW_CKPT_DATA_SPEC_LEN)
         return sw_fail(err, SW_EINVAL, "checkpoint: text lengths %zu, %zu, %zu out of range", s,
                        d, t);
-    size_t n = FIXED_BYTES + 4 + s + 4 + d + 4 + t + 4 * c->n_params + 4;
+    size_t o = strlen(c->optimizer);
+    if (o >= SW_OPTIM_SPEC_LEN || c->optim_arrays > 2 || (c->optim_arrays && !c->optim_state))
+        return sw_fail(err, SW_EINVAL, "checkpoint: optimizer '%s' with %u state arrays",
+                       c->optimizer, c->optim_arrays);
+    size_t state = (size_t)c->optim_arrays * c->n_params;
+    size_t n = FIXED_BYTES + 4 + s + 4 + d + 4 + t + 4 * c->n_params + 4 + o + 8 + 4 +
+               4 * state + 4;
     uint8_t *b = malloc(n), *p = b;
     if (!b)
         return sw_fail(err, SW_ENOMEM, "out of memory for a %zu-byte checkpoint", n);
@@ -48,6 +54,14 @@ static int encode(const sw_ckpt *c, uint8_t **out, size_t *len, char *err)
     p += 4 + t;
     for (size_t i = 0; i < c->n_params; i++, p += 4)
         sw_put_f32(p, c->params[i]);
+    sw_put_u32(p, (uint32_t)o);
+    memcpy(p + 4, c->optimizer, o);
+    p += 4 + o;
+    sw_put_u64(p, c->optim_steps);
+    sw_put_u32(p + 8, c->optim_arrays);
+    p += 12;
+    for (size_t i = 0; i < state; i++, p += 4)
+        sw_put_f32(p, c->optim_state[i]);
     sw_put_u32(p, sw_crc32(0, b, (size_t)(p - b)));
     *out = b;
     *len = n;
@@ -66,16 +80,16 @@ int sw_ckpt_save(const char *path, const sw_ckpt *c, char *err)
     return rc;
 }
 
-static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, const char *path,
-                         char *err)
+static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, uint32_t *version,
+                         const char *path, char *err)
 {
     if (len < FIXED_BYTES + 4 || memcmp(b, MAGIC, 4) != 0)
         return sw_fail(err, SW_EFORMAT, "%s: not a syncwise checkpoint (bad magic or too short)",
                        path);
-    uint32_t version = sw_get_u32(b + 4);
-    if (version != SW_CKPT_VERSION)
-        return sw_fail(err, SW_EVERSION, "%s: checkpoint format version %u (this build reads %d)",
-                       path, version, SW_CKPT_VERSION);
+    *version = sw_get_u32(b + 4);
+    if (*version != 1 && *version != SW_CKPT_VERSION)
+        return sw_fail(err, SW_EVERSION, "%s: checkpoint format version %u (this build reads 1 "
+                       "to %d)", path, *version, SW_CKPT_VERSION);
     uint32_t stored = sw_get_u32(b + len - 4), actual = sw_crc32(0, b, len - 4);
     if (stored != actual)
         return sw_fail(err, SW_ECHECKSUM,
@@ -98,11 +112,54 @@ static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, 
         rc = sw_get_text(b, len, off, c->data_spec, sizeof c->data_spec, 0, "data spec", path, err);
     if (!rc)
         rc = sw_get_text(b, len, off, c->note, sizeof c->note, 0, "note", path, err);
-    if (!rc && (p > (len - *off) / 4 || *off + 4 * p + 4 != len))
+    /* version 1 ends with the parameters; version 2 has at least an empty optimizer after */
+    size_t after = *version == 1 ? 4 : 4 + 8 + 4 + 4;
+    if (!rc && (len - *off < after || p > (len - *off - after) / 4 ||
+                (*version == 1 && *off + 4 * p + 4 != len)))
         rc = sw_fail(err, SW_EFORMAT, "%s: %llu parameters do not match the file size %zu", path,
                      (unsigned long long)p, len);
     c->n_params = (size_t)p;
     return rc;
+}
+
+/* Version 2's optimizer section, after the parameters: its spec, steps and state arrays, which
+ * must end the file exactly. */
+static int decode_optimizer(const uint8_t *b, size_t len, sw_ckpt *c, size_t off,
+                            const char *path, char *err)
+{
+    int rc = sw_get_text(b, len, &off, c->optimizer, sizeof c->optimizer, 0, "optimizer spec",
+                         path, err);
+    if (rc)
+        return rc;
+    sw_optim_params op;
+    char why[SW_ERR_LEN];
+    if (c->optimizer[0] && sw_optim_parse(&op, c->optimizer, why))
+        return sw_fail(err, SW_EFORMAT, "%s: the optimizer '%s' is not valid: %s", path,
+                       c->optimizer, why);
+    if (len - off < 16)
+        return sw_fail(err, SW_EFORMAT, "%s: the optimizer section is cut short", path);
+    c->optim_steps = sw_get_u64(b + off);
+    c->optim_arrays = sw_get_u32(b + off + 8);
+    off += 12;
+    unsigned want = c->optimizer[0] ? sw_optim_arrays(&op) : 0;
+    if (c->optim_arrays != want)
+        return sw_fail(err, SW_EFORMAT, "%s: %u optimizer state arrays for '%s', which keeps %u",
+                       path, c->optim_arrays, c->optimizer[0] ? c->optimizer : "sgd", want);
+    size_t cells = (size_t)c->optim_arrays * c->n_params;
+    if ((len - off - 4) / 4 != cells || (len - off - 4) % 4)
+        return sw_fail(err, SW_EFORMAT, "%s: %zu optimizer state values do not match the file "
+                       "size %zu", path, cells, len);
+    if (!cells)
+        return 0;
+    if (!(c->optim_state = malloc(cells * sizeof *c->optim_state)))
+        return sw_fail(err, SW_ENOMEM, "%s: out of memory for the optimizer's state", path);
+    for (size_t i = 0; i < cells; i++) {
+        c->optim_state[i] = sw_get_f32(b + off + 4 * i);
+        if (!isfinite(c->optim_state[i]))
+            return sw_fail(err, SW_EFORMAT, "%s: optimizer state value %zu is not finite", path,
+                           i);
+    }
+    return 0;
 }
 
 /* A sparse linear model is described as a binary classifier of dim x 1 x 1 inputs; it has a
@@ -153,11 +210,14 @@ int sw_ckpt_load(const char *path, sw_ckpt *out, char *err)
     memset(out, 0, sizeof *out);
     uint8_t *b = NULL;
     size_t len = 0, off = 0;
+    uint32_t version = 0;
     int rc = sw_file_read_all(path, (size_t)1 << 40, &b, &len, err);
     if (rc)
         return rc;
-    if (!(rc = decode_header(b, len, out, &off, path, err)))
+    if (!(rc = decode_header(b, len, out, &off, &version, path, err)))
         rc = check_arch(out, path, err);
+    if (!rc && version >= 2)
+        rc = decode_optimizer(b, len, out, off + 4 * out->n_params, path, err);
     if (!rc && !(out->params = malloc((out->n_params ? out->n_params : 1) * sizeof(float))))
         rc = sw_fail(err, SW_ENOMEM, "%s: out of memory for parameters", path);
     for (size_t i = 0; !rc && i < out->n_params; i++) {
@@ -174,6 +234,9 @@ int sw_ckpt_load(const char *path, sw_ckpt *out, char *err)
 void sw_ckpt_free(sw_ckpt *c)
 {
     free(c->params);
+    free(c->optim_state);
     c->params = NULL;
+    c->optim_state = NULL;
     c->n_params = 0;
+    c->optim_arrays = 0;
 }

@@ -113,9 +113,9 @@ static void damaged_files_are_refused(void **state)
     b[0] = 'X';
     expect_refused(b, n, SW_EFORMAT, "magic");
     memcpy(b, good, n);
-    sw_put_u32(b + 4, 2);
+    sw_put_u32(b + 4, 3);
     reseal(b, n);
-    expect_refused(b, n, SW_EVERSION, "version 2");
+    expect_refused(b, n, SW_EVERSION, "version 3");
     memcpy(b, good, n);
     sw_put_u64(b + 44, 24); /* claims one more parameter than the file holds */
     reseal(b, n);
@@ -124,6 +124,63 @@ static void damaged_files_are_refused(void **state)
     sw_put_u32(b + 52, 500); /* spec length beyond the limit */
     reseal(b, n);
     expect_refused(b, n, SW_EFORMAT, "model spec length");
+}
+
+/* Momentum's state comes back bit for bit; a version-1 file (no optimizer section) still reads,
+ * as plain SGD's; a damaged optimizer section is refused. */
+static void optimizer_state_round_trips(void **state)
+{
+    (void)state;
+    float params[23], mom[46];
+    sw_ckpt c = sample(params), back;
+    for (int i = 0; i < 46; i++)
+        mom[i] = (float)i / 7.0f - 3.0f;
+    snprintf(c.optimizer, sizeof c.optimizer, "adam:beta1=0.9,beta2=0.999,eps=1e-08");
+    c.optim_steps = 777;
+    c.optim_arrays = 2;
+    c.optim_state = mom;
+    const char *path = sw_test_path("o.ckpt");
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_ckpt_save(path, &c, err), 0);
+    assert_int_equal(sw_ckpt_load(path, &back, err), 0);
+    assert_string_equal(back.optimizer, c.optimizer);
+    assert_true(back.optim_steps == 777);
+    assert_int_equal(back.optim_arrays, 2);
+    assert_memory_equal(back.optim_state, mom, sizeof mom);
+    sw_ckpt_free(&back);
+    size_t n;
+    uint8_t good[4096], b[4096];
+    memcpy(good, slurp(path, &n), sizeof good);
+    size_t state_at = n - 4 - sizeof mom;
+    memcpy(b, good, n);
+    sw_put_u32(b + state_at - 4, 1); /* one array where adam keeps two */
+    reseal(b, n);
+    expect_refused(b, n, SW_EFORMAT, "state arrays");
+    memcpy(b, good, n);
+    sw_put_f32(b + state_at + 8, NAN);
+    reseal(b, n);
+    expect_refused(b, n, SW_EFORMAT, "not finite");
+    expect_refused(good, n - 8, SW_ECHECKSUM, "checksum");
+    memcpy(b, good, n - 8);
+    reseal(b, n - 8);
+    expect_refused(b, n - 8, SW_EFORMAT, "file size");
+
+    /* plain SGD: an empty optimizer section (4 + 8 + 4 bytes) that version 1 did not have */
+    c = sample(params);
+    assert_int_equal(sw_ckpt_save(path, &c, err), 0);
+    memcpy(good, slurp(path, &n), sizeof good);
+    size_t v1 = n - 16;
+    memcpy(b, good, v1 - 4);
+    sw_put_u32(b + 4, 1);
+    reseal(b, v1);
+    sw_test_write(path, b, v1);
+    assert_int_equal(sw_ckpt_load(path, &back, err), 0);
+    assert_memory_equal(back.params, params, sizeof params);
+    assert_string_equal(back.optimizer, "");
+    assert_int_equal(back.optim_arrays, 0);
+    assert_null(back.optim_state);
+    sw_ckpt_free(&back);
+    unlink(path);
 }
 
 static void mismatched_architecture_is_refused(void **state)
@@ -232,6 +289,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip_is_exact),
         cmocka_unit_test(damaged_files_are_refused),
+        cmocka_unit_test(optimizer_state_round_trips),
         cmocka_unit_test(mismatched_architecture_is_refused),
         cmocka_unit_test(sparse_models_round_trip_and_are_checked),
         cmocka_unit_test(unwritable_place_is_an_error),

@@ -23,7 +23,8 @@ sw_server_params sw_server_default_params(void)
 {
     return (sw_server_params){
         .bind = "tcp://127.0.0.1:5555", .policy = "asp", .model = "mlp:h=1,u=256",
-        .data = "fashion-mnist", .batch = 16, .max_workers = 64, .lr = 0.01f, .seed = 1,
+        .data = "fashion-mnist", .batch = 16, .max_workers = 64, .lr = 0.01f,
+        .optim = sw_optim_default(), .seed = 1,
         .batch_mode = "sample", .heartbeat_timeout_s = 5, .eval_every_s = 5,
         .checkpoint_applies = 1000, .checkpoint_s = 30, .apply_threads = 1,
         .apply_mode = "locked",
@@ -101,7 +102,31 @@ static void describe(const sw_model_desc *d, size_t n_params, char *out, size_t 
              d->in_shape[0], d->in_shape[1], d->in_shape[2], d->n_classes, n_params);
 }
 
-static int load_resume(server *s, float *init, uint64_t *version, char *err)
+/* The optimizer state a checkpoint holds, into *o when it was made by this run's optimizer;
+ * with another one (or none: plain SGD) the state starts at zero, as the log says. */
+static int resume_optim(server *s, const sw_ckpt *ck, sw_optim *o, char *err)
+{
+    char run[SW_OPTIM_SPEC_LEN];
+    sw_optim_format(&s->p->optim, run);
+    const char *held = ck->optimizer[0] ? ck->optimizer : "sgd";
+    if (!sw_optim_stateful(&s->p->optim))
+        return 0;
+    if (strcmp(held, run) != 0) {
+        sw_log(SW_LOG_WARN, "%s was trained with the optimizer %s; this run's %s starts with "
+               "no state", s->p->checkpoint, held, run);
+        return 0;
+    }
+    int rc = sw_optim_init(o, &s->p->optim, s->n, err);
+    if (rc)
+        return rc;
+    memcpy(o->m, ck->optim_state, s->n * sizeof *o->m);
+    if (o->u)
+        memcpy(o->u, ck->optim_state + s->n, s->n * sizeof *o->u);
+    o->steps = ck->optim_steps;
+    return 0;
+}
+
+static int load_resume(server *s, float *init, uint64_t *version, sw_optim *o, char *err)
 {
     sw_ckpt ck;
     int rc = sw_ckpt_load(s->p->checkpoint, &ck, err);
@@ -119,6 +144,7 @@ static int load_resume(server *s, float *init, uint64_t *version, char *err)
     } else {
         memcpy(init, ck.params, s->n * sizeof *init);
         *version = ck.model_version;
+        rc = resume_optim(s, &ck, o, err);
     }
     sw_ckpt_free(&ck);
     return rc;
@@ -137,9 +163,10 @@ static int setup_engine(server *s, char *err)
     if (!init)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     uint64_t version = 0;
+    sw_optim resumed = {0};
     int rc = 0;
     if (p->resume)
-        rc = load_resume(s, init, &version, err);
+        rc = load_resume(s, init, &version, &resumed, err);
     else
         sw_task_init_params(s->task, init, p->seed);
     sw_engine_params ep = sw_engine_default_params();
@@ -150,6 +177,8 @@ static int setup_engine(server *s, char *err)
     ep.init_version = version;
     ep.lr = p->lr;
     ep.weight_decay = p->weight_decay;
+    ep.optim = p->optim;
+    ep.optim_init = resumed.m ? &resumed : NULL;
     ep.max_workers = s->slots;
     ep.policy = p->policy;
     ep.seed = p->seed;
@@ -174,6 +203,7 @@ static int setup_engine(server *s, char *err)
     if (!rc && s->lending)
         sw_engine_params_mut(s->engine); /* θ moves into a buffer that can be lent */
     free(init);
+    sw_optim_free(&resumed);
     s->r->start_version = version;
     return rc;
 }
@@ -331,6 +361,7 @@ static void log_start(const server *s)
                         .batch = p->batch, .lr = p->lr, .cluster = "real"};
     snprintf(info.policy, sizeof info.policy, "%s", p->policy);
     snprintf(info.model, sizeof info.model, "%s", sw_task_spec(s->task));
+    sw_optim_format(&p->optim, info.optimizer);
     sw_run_write_start(p->log, &info);
 }
 

@@ -22,6 +22,8 @@ void sw_run_write_start(FILE *f, const sw_run_info *s)
     fprintf(f, ",\"params\":%zu,\"batch\":%u,\"lr\":%.6g,\"cluster\":", s->params, s->batch,
             (double)s->lr);
     sw_log_put_string(f, s->cluster);
+    fputs(",\"optimizer\":", f);
+    sw_log_put_string(f, s->optimizer[0] ? s->optimizer : "sgd");
     fputs(",\"driver\":", f);
     sw_log_put_string(f, s->driver);
     fputs("}\n", f);
@@ -71,6 +73,8 @@ static int read_start(const sw_log_line *l, sw_run_info *s, char *err)
     copy(s->model, sizeof s->model, sw_log_str(l, "model"));
     copy(s->cluster, sizeof s->cluster, sw_log_str(l, "cluster"));
     copy(s->driver, sizeof s->driver, sw_log_str(l, "driver"));
+    copy(s->optimizer, sizeof s->optimizer,
+         sw_log_str(l, "optimizer") ? sw_log_str(l, "optimizer") : "sgd");
     s->slots = (uint32_t)slots;
     s->workers = (uint32_t)workers;
     s->seed = (uint64_t)seed;

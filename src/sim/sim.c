@@ -28,6 +28,7 @@ sw_sim_config sw_sim_default_config(void)
         .model = "mlp:h=1,u=256",
         .batch = 16,
         .lr = 0.01f,
+        .optim = sw_optim_default(),
         .batch_mode = SW_BATCH_SHARD,
         .get_model_frequency = 1,
         .seed = 1,
@@ -185,6 +186,7 @@ static int setup_engine(sim *s, char *err)
     ep.init = init;
     ep.lr = c->lr;
     ep.weight_decay = c->weight_decay;
+    ep.optim = c->optim;
     ep.max_workers = s->n_slots;
     ep.policy = c->policy;
     ep.seed = c->seed;
@@ -473,6 +475,7 @@ static void log_start(const sim *s)
     snprintf(info.policy, sizeof info.policy, "%s", c->policy);
     snprintf(info.model, sizeof info.model, "%s", s->task ? sw_task_spec(s->task) : "none");
     snprintf(info.cluster, sizeof info.cluster, "%s", c->cluster);
+    sw_optim_format(&c->optim, info.optimizer);
     sw_run_write_start(c->log, &info);
 }
 
