@@ -45,7 +45,7 @@ run: build
 	@OPENBLAS_NUM_THREADS=1 $(SYNCWISE) compare --policies "bsp,asp,ssp:s=1,ssp:s=4,rlp" --seeds 3 \
 	    --data fashion-mnist --model mlp:h=1,u=128 --workers 10 --target-acc 0.85 --max-time 40000 \
 	    --log-dir $(BUILD)/run
-	@$(SYNCWISE) report $(BUILD)/run/*.jsonl -o $(BUILD)/report
+	@$(SYNCWISE) report -q $(BUILD)/run/*.jsonl -o $(BUILD)/report
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

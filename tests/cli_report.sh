@@ -16,7 +16,8 @@ OUT=$(grep -c '^dssp,dssp:lo=1 hi=3,[0-9]*,running,' "$TMP/out/timeline.csv")
 checks=$((checks + 1)); [ "$OUT" -gt 0 ] || { echo "FAIL: a policy with a comma breaks the CSV"; failures=$((failures + 1)); }
 for f in runs:run,policy,workers,seed,model,events evals:run,policy,t,V,loss,acc \
          applies:run,policy,t,V,n timeline:run,policy,worker,state,start,end \
-         staleness:run,policy,staleness,count,share zipline:trace,candidate,d; do
+         staleness:run,policy,staleness,count,share zipline:trace,candidate,d \
+         targets:run,policy,seed,reached,time,end accuracy_mean:policy,t,mean,lo,hi,runs; do
   name=${f%%:*} header=${f#*:}
   OUT=$(head -1 "$TMP/out/$name.csv")
   expect_output "$header" "$name.csv has its columns"
@@ -34,9 +35,42 @@ if command -v gnuplot >/dev/null; then
     done
   done
   OUT=$(cat "$TMP/out/accuracy.svg")
-  expect_output "Validation accuracy against virtual time" "the plot has its title"
+  expect_output "Validation accuracy against virtual time: mean over" "the plot has its title"
   expect_output "virtual time (s)" "the plot labels its axis with units"
 fi
+
+# Seeds of a comparison with a target: report.md leads with the time-to-target table, the
+# accuracy plot is a mean over seeds with the target drawn, the timelines take a window.
+mkdir -p "$TMP/seeds"
+for seed in 1 2; do
+  for policy in bsp asp; do
+    "$SW" sim --policy $policy --workers 3 --data synthetic:task=logistic,d=8,n=1000 --model softmax \
+      --lr 0.1 --max-time 400 --eval-every 5 --target-acc 0.6 --seed $seed \
+      --log "$TMP/seeds/$policy-seed$seed.jsonl" -q >/dev/null
+  done
+done
+expect_status 0 "report of seeds" -- "$SW" report "$TMP"/seeds/*.jsonl -o "$TMP/seeds-out" \
+  --window 0:20
+expect_output "| \`asp\` | 2/2 |" "prints the table: asp reached the target in both seeds"
+expect_output "Time to a validation accuracy of 0.6" "the target comes from the logs"
+OUT=$(head -3 "$TMP/seeds-out/report.md")
+expect_output "**Fastest: " "report.md answers first"
+OUT=$(awk -F, '$1 == "bsp" && $6 == 2' "$TMP/seeds-out/accuracy_mean.csv" | wc -l)
+checks=$((checks + 1))
+[ "$OUT" -gt 100 ] || { echo "FAIL: the mean accuracy is over both seeds"; failures=$((failures + 1)); }
+OUT=$(awk -F, 'NR > 1 && ($4 > $3 || $3 > $5)' "$TMP/seeds-out/accuracy_mean.csv" | wc -l)
+expect_output "0" "the mean lies between the lowest and the highest run"
+if command -v gnuplot >/dev/null; then
+  OUT=$(cat "$TMP/seeds-out/accuracy.svg")
+  expect_output "target 0.6" "the accuracy plot draws the target"
+  OUT=$(cat "$TMP/seeds-out/timeline-bsp.svg")
+  expect_output "0 to 20 s" "the timeline shows the window asked for"
+  OUT=$(cat "$TMP/seeds-out/report.md")
+  expect_output "![accuracy](accuracy.png)" "report.md shows the plots"
+fi
+expect_status 2 "a window that ends before it starts" -- "$SW" report "$TMP/bsp.jsonl" \
+  -o "$TMP/w" --window 5:1
+expect_output "START < END" "says what a window is"
 
 # A directory whose name has a quote and a space: no shell and no gnuplot string breaks on it.
 expect_status 0 "report into a directory named with a quote" -- "$SW" report "$TMP/bsp.jsonl" \

@@ -9,12 +9,23 @@
  *   timeline.csv   run, policy, worker, state (running or waiting), start, end
  *   staleness.csv  run, policy, staleness, count, share (of the run's applied gradients)
  *   zipline.csv    trace, candidate, d
+ *   targets.csv    run, policy, seed, reached, time (to the target, or to the end when it was
+ *                  not reached), end
+ *   accuracy_mean.csv  policy, t, mean, lo, hi, runs: each policy's validation accuracy over
+ *                  its runs (seeds) on a grid of virtual times, lo and hi the lowest and
+ *                  highest run; a run holds its last evaluation after it ended
+ *
+ * A run reached its target when its log ended on it ("target accuracy" or "target loss"), or,
+ * given a target accuracy here, at its first evaluation at or above it.
  */
 #ifndef SYNCWISE_REPORT_H
 #define SYNCWISE_REPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "syncwise/compare.h"
 
 enum {
     SW_CSV_RUNS,
@@ -23,10 +34,32 @@ enum {
     SW_CSV_TIMELINE,
     SW_CSV_STALENESS,
     SW_CSV_ZIPLINE,
+    SW_CSV_TARGETS,
+    SW_CSV_ACCURACY,
     SW_CSV_COUNT
 };
 
 #define SW_REPORT_MAX_RUNS 64 /* runs named for the per-run plots */
+#define SW_REPORT_GRID 200    /* points of accuracy_mean.csv per policy */
+
+/* What the summary keeps of each run. */
+typedef struct sw_report_run {
+    char policy[256];
+    double seed;
+    double end_t;
+    bool ended_on_target; /* its end line says so */
+    double target_acc;    /* from its start line, 0 for none */
+    double idle;          /* share of worker time spent waiting */
+    uint64_t applies;
+    size_t n_evals;
+    double *eval_t, *eval_acc;
+} sw_report_run;
+
+/* One policy's line of the summary. */
+typedef struct sw_report_policy {
+    char policy[256];
+    sw_trials trials;
+} sw_report_policy;
 
 typedef struct sw_report {
     const char *dir;
@@ -35,6 +68,12 @@ typedef struct sw_report {
     char policy[SW_REPORT_MAX_RUNS][256]; /* of each named run */
     uint32_t n_runs, workers;
     uint64_t zipline_rows;
+    double target_acc;       /* given, or the runs' own (0: each run's end line decides) */
+    double longest;          /* the latest end of any run */
+    bool real_time;          /* a run's clock was real (a server's), not virtual */
+    sw_report_run *runs;     /* n_runs of them */
+    sw_report_policy *policies;
+    int n_policies, best;    /* best: the best baseline (syncwise/compare.h), or -1 */
 } sw_report;
 
 /* The file name of one of the tables (SW_CSV_RUNS, ...). */
@@ -45,7 +84,17 @@ int sw_report_open(sw_report *r, const char *dir, char *err);
  * trace ("candidate,d" rows after a header). Fails with the file and line at fault. */
 int sw_report_add_log(sw_report *r, const char *path, char *err);
 int sw_report_add_trace(sw_report *r, const char *path, char *err);
-/* Closes the tables; fails when one could not be written in full. */
+/* Writes targets.csv and accuracy_mean.csv and summarises each policy (r->policies); with
+ * target_acc > 0 a run reached its target at its first evaluation at or above it. Call after
+ * the last log, before sw_report_close. */
+int sw_report_summarize(sw_report *r, double target_acc, char *err);
+
+/* The summary as a Markdown table, with the answer in a sentence before it. */
+void sw_report_write_table(const sw_report *r, FILE *md);
+
+/* Closes the tables; fails when one could not be written in full. The summary stays until
+ * sw_report_free. */
 int sw_report_close(sw_report *r, char *err);
+void sw_report_free(sw_report *r);
 
 #endif

@@ -113,6 +113,7 @@ typedef struct sw_run_info {
     uint32_t batch;
     float lr;
     char optimizer[SW_OPTIM_SPEC_LEN]; /* its spec (syncwise/optim.h); "sgd" in older logs */
+    double target_acc;   /* the run's target validation accuracy, 0 for none */
     char cluster[1024];  /* the simulated cluster's spec, or "real" */
 } sw_run_info;
 

@@ -21,16 +21,47 @@
 
 #define CMD "report"
 #define MAX_CURVES 12
+#define MAX_TIMELINES 6
 
 typedef struct report_opts {
     const char *out;
+    double target_acc;
+    const char *window;
+    double from, to; /* the timelines' window; to <= 0: the default */
+    bool quiet;
 } report_opts;
 
+static bool parse_window(void *opts, const char *cmd, const char *arg)
+{
+    report_opts *o = opts;
+    char *end;
+    o->from = strtod(arg, &end);
+    if (*end == ':')
+        o->to = strtod(end + 1, &end);
+    if (*end || !(o->from >= 0) || !(o->to > o->from)) {
+        sw_cli_error(cmd, "--window %s: give START:END in seconds, START < END", arg);
+        return false;
+    }
+    o->window = arg;
+    return true;
+}
+
+#define AT(field) offsetof(report_opts, field)
 static const sw_opt table[] = {
-    {SW_OPT_ROW(SW_OPT_STR, "out", 'o', offsetof(report_opts, out), 0, 0, "DIR",
+    {SW_OPT_ROW(SW_OPT_STR, "out", 'o', AT(out), 0, 0, "DIR",
                 "where to write (created if missing; required)")},
+    {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(target_acc), 0, 1, "X",
+                "time to this validation accuracy (default: each run's\n"
+                "own target: it reached it if its log ended on it)")},
+    {SW_OPT_ROW(SW_OPT_CALL, "window", 0, 0, 0, 0, "START:END",
+                "the timelines' stretch of time, in seconds (default:\n"
+                "the first 5% of the longest run)"),
+     .call = parse_window, .has_arg = true},
+    {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(quiet), 0, 0, NULL,
+                "print only where the report is, not its table")},
     SW_OPT_END_ROW,
 };
+#undef AT
 
 static const sw_cmd_opts command = {
     .cmd = CMD,
@@ -38,15 +69,23 @@ static const sw_cmd_opts command = {
     .about = "Reads JSONL event logs (from sim --log, compare --log-dir or server --log) and\n"
              "ZipLine traces (from zipline --trace, recognised by their .csv ending) and\n"
              "writes to DIR:\n"
-             "  runs.csv, evals.csv, applies.csv, timeline.csv, staleness.csv, zipline.csv\n"
+             "  report.md             the answer first: time to target per policy (mean +-\n"
+             "                        95% interval over seeds, speedup over the best\n"
+             "                        baseline), then the plots\n"
+             "  runs.csv, evals.csv, applies.csv, timeline.csv, staleness.csv, zipline.csv,\n"
+             "  targets.csv, accuracy_mean.csv\n"
              "    tidy tables with a run column, useful without syncwise or gnuplot\n"
-             "  accuracy, loss        validation accuracy and loss against time\n"
+             "  accuracy              validation accuracy against time: each policy's mean\n"
+             "                        over its runs, a band from the lowest to the highest\n"
+             "                        run, and the target\n"
+             "  loss                  validation loss against time (the first run of each)\n"
              "  timeline-POLICY       running and waiting per worker (the RLP paper's Figure 4)\n"
              "  k                     gradients per apply against time (k_t of backup and DBW)\n"
              "  staleness             staleness histogram\n"
              "  zipline               candidate d along the scan (the thesis's Figures 6.5, 6.8)\n"
              "each as .svg and .png, rendered by gnuplot (Debian package gnuplot-nox).\n"
-             "With several runs of one policy, the first stands for it in the plots.",
+             "With several runs of one policy, the first stands for it in the plots other\n"
+             "than accuracy.",
     .tables = {table},
     .max_args = -1,
 };
@@ -78,6 +117,12 @@ static void gp_str(FILE *g, const char *text)
     fputc('\'', g);
 }
 
+/* What the runs' seconds are. */
+static const char *clock_name(const sw_report *r)
+{
+    return r->real_time ? "time" : "virtual time";
+}
+
 /* The script runs in the report's directory, so it names files without a path. */
 static void terminal(FILE *g, const char *name, int png)
 {
@@ -106,33 +151,72 @@ static void plot_by_run(FILE *g, const sw_report *r, const int *pick, int n, con
     fprintf(g, "\n");
 }
 
-static void curves_plot(FILE *g, const sw_report *r, const int *pick, int n, int png,
-                        const char *name, const char *ylabel, const char *y)
+static void loss_plot(FILE *g, const sw_report *r, const int *pick, int n, int png)
 {
-    terminal(g, name, png);
+    terminal(g, "loss", png);
     fprintf(g,
-            "set title 'Validation %s against virtual time'\nset xlabel 'virtual time (s)'\n"
-            "set ylabel '%s'\nset key bottom right\n",
-            ylabel, ylabel);
-    plot_by_run(g, r, pick, n, "evals.csv", "3", y, "with lines lw 2");
+            "set title 'Validation loss against %s (the first run of each policy)'\n"
+            "set xlabel '%s (s)'\nset ylabel 'loss'\nset key top right\n",
+            clock_name(r), clock_name(r));
+    plot_by_run(g, r, pick, n, "evals.csv", "3", "$5", "with lines lw 2");
 }
 
-/* Running and waiting intervals of one run's workers, in a file named by its policy. */
-static void timeline_plot(FILE *g, const sw_report *r, int run, int png)
+/* Each policy's mean accuracy over its runs with a band from the lowest to the highest run,
+ * and the target as a dashed line. */
+static void accuracy_plot(FILE *g, const sw_report *r, int png)
+{
+    terminal(g, "accuracy", png);
+    fprintf(g,
+            "set title 'Validation accuracy against %s: mean over each policy''s runs, "
+            "band from lowest to highest'\nset xlabel '%s (s)'\n"
+            "set ylabel 'accuracy'\nset key bottom right\nset style fill transparent solid "
+            "0.18 noborder\n",
+            clock_name(r), clock_name(r));
+    if (r->target_acc > 0)
+        fprintf(g,
+                "set arrow 1 from graph 0, first %.6g to graph 1, first %.6g nohead dt 2 "
+                "lw 1.5 lc rgb '#444444' front\nset label 1 'target %.4g' at graph 0.01, "
+                "first %.6g offset 0,0.6 front\n",
+                r->target_acc, r->target_acc, r->target_acc, r->target_acc);
+    fprintf(g, "plot ");
+    int n = r->n_policies < MAX_CURVES ? r->n_policies : MAX_CURVES;
+    for (int i = 0; i < n; i++) {
+        const char *sep = i ? ", \\\n     " : "";
+        fprintf(g, "%s'accuracy_mean.csv' every ::1 using 2:(strcol(1) eq ", sep);
+        gp_str(g, r->policies[i].policy);
+        fprintf(g,
+                " ? $4 : NaN):5 with filledcurves lc %d notitle, \\\n     "
+                "'accuracy_mean.csv' every ::1 using 2:(strcol(1) eq ",
+                i + 1);
+        gp_str(g, r->policies[i].policy);
+        fprintf(g, " ? $3 : NaN) with lines lw 2 lc %d title ", i + 1);
+        char title[300];
+        snprintf(title, sizeof title, "%s (%ld runs)", r->policies[i].policy,
+                 r->policies[i].trials.n);
+        gp_str(g, title);
+    }
+    fprintf(g, "\nunset arrow 1\nunset label 1\nset style fill solid\n");
+}
+
+/* Running and waiting intervals of one run's workers over [from, to], in a file named by its
+ * policy. */
+static void timeline_plot(FILE *g, const sw_report *r, int run, int png, double from, double to)
 {
     char part[200], name[220];
     sw_cli_file_part(r->policy[run], part, sizeof part);
     snprintf(name, sizeof name, "timeline-%s", part);
     terminal(g, name, png);
     char title[400];
-    snprintf(title, sizeof title, "Workers over time: %s (running in colour, waiting in grey)",
-             r->policy[run]);
+    snprintf(title, sizeof title,
+             "Workers over time: %s, %.6g to %.6g s (running in colour, "
+             "waiting in grey)",
+             r->policy[run], from, to);
     fprintf(g, "set title ");
     gp_str(g, title);
     fprintf(g,
-            "\nset xlabel 'virtual time (s)'\nset ylabel 'worker'\nset key outside top center "
-            "horizontal\nset yrange [-0.5:%u.5]\nset ytics 1\n",
-            r->workers ? r->workers - 1 : 0);
+            "\nset xlabel '%s (s)'\nset ylabel 'worker'\nset key outside top center "
+            "horizontal\nset yrange [-0.5:%u.5]\nset ytics 1\nset xrange [%.9g:%.9g]\n",
+            clock_name(r), r->workers ? r->workers - 1 : 0, from, to);
     static const char *const states[][2] = {{"running", "#1f77b4"}, {"waiting", "#bbbbbb"}};
     fprintf(g, "plot ");
     for (int i = 0; i < 2; i++) {
@@ -143,23 +227,26 @@ static void timeline_plot(FILE *g, const sw_report *r, int run, int png)
                 "lc rgb '%s' title '%s'",
                 states[i][0], states[i][1], states[i][0]);
     }
-    fprintf(g, "\nset yrange [*:*]\nset ytics autofreq\nset key default\n");
+    fprintf(g, "\nset yrange [*:*]\nset xrange [*:*]\nset ytics autofreq\nset key default\n");
 }
 
-static void write_script(FILE *g, const sw_report *r)
+static void write_script(FILE *g, const sw_report *r, const report_opts *o)
 {
     int pick[MAX_CURVES], n = curves(r, pick);
+    double to = o->to > 0 ? o->to : r->longest / 20;
     fprintf(g, "set datafile separator ','\nset termoption noenhanced\nset grid\n");
     for (int png = 0; png < 2; png++) {
         if (n > 0) {
-            curves_plot(g, r, pick, n, png, "accuracy", "accuracy", "$6");
-            curves_plot(g, r, pick, n, png, "loss", "loss", "$5");
-            for (int i = 0; i < n && i < 6; i++)
-                timeline_plot(g, r, pick[i], png);
+            accuracy_plot(g, r, png);
+            loss_plot(g, r, pick, n, png);
+            for (int i = 0; i < n && i < MAX_TIMELINES; i++)
+                timeline_plot(g, r, pick[i], png, o->from, to > o->from ? to : o->from + 1);
             terminal(g, "k", png);
-            fprintf(g, "set title 'Gradients per apply (k_t) against virtual time'\n"
-                       "set xlabel 'virtual time (s)'\nset ylabel 'gradients applied'\n"
-                       "set key top right\nset yrange [0:*]\nset offsets 0, 0, 1, 0\n");
+            fprintf(g,
+                    "set title 'Gradients per apply (k_t) against %s'\n"
+                    "set xlabel '%s (s)'\nset ylabel 'gradients applied'\n",
+                    clock_name(r), clock_name(r));
+            fprintf(g, "set key top right\nset yrange [0:*]\nset offsets 0, 0, 1, 0\n");
             plot_by_run(g, r, pick, n, "applies.csv", "3", "$5", "with steps lw 1.5");
             fprintf(g, "set yrange [*:*]\nset offsets 0, 0, 0, 0\n"); /* no line on the frame */
             terminal(g, "staleness", png);
@@ -202,14 +289,14 @@ static int run_gnuplot(const char *dir, char *err)
     return 0;
 }
 
-static int render(const sw_report *r, char *err)
+static int render(const sw_report *r, const report_opts *o, char *err)
 {
     char script[4096];
     snprintf(script, sizeof script, "%s/plots.gp", r->dir);
     FILE *g = fopen(script, "w");
     if (!g)
         return sw_fail(err, SW_EIO, "%s: cannot create", script);
-    write_script(g, r);
+    write_script(g, r, o);
     if (fclose(g) != 0)
         return sw_fail(err, SW_EIO, "%s: write error", script);
     int rc = run_gnuplot(r->dir, err);
@@ -224,6 +311,48 @@ static int ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
     return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* report.md: the answer and its table first, then every plot gnuplot drew. */
+static int write_markdown(const sw_report *r, char *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/report.md", r->dir);
+    FILE *md = fopen(path, "w");
+    if (!md)
+        return sw_fail(err, SW_EIO, "%s: cannot create", path);
+    fprintf(md, "# syncwise report: %u run%s\n\n", r->n_runs, r->n_runs == 1 ? "" : "s");
+    if (r->n_runs)
+        sw_report_write_table(r, md);
+    static const char *const plots[][2] = {
+        {"accuracy", "Validation accuracy: mean over each policy's runs, band from lowest to "
+                     "highest"},
+        {"loss", "Validation loss (the first run of each policy)"},
+        {"k", "Gradients per apply"},
+        {"staleness", "Staleness of applied gradients"},
+        {"zipline", "ZipLine: candidate d along the scan"},
+    };
+    for (size_t i = 0; i < sizeof plots / sizeof *plots; i++) {
+        char png[4200];
+        snprintf(png, sizeof png, "%s/%s.png", r->dir, plots[i][0]);
+        if (access(png, R_OK) == 0)
+            fprintf(md, "\n## %s\n\n![%s](%s.png)\n", plots[i][1], plots[i][0], plots[i][0]);
+    }
+    int pick[MAX_CURVES], n = curves(r, pick);
+    for (int i = 0; i < n && i < MAX_TIMELINES; i++) {
+        char part[200], png[4400];
+        sw_cli_file_part(r->policy[pick[i]], part, sizeof part);
+        snprintf(png, sizeof png, "%s/timeline-%s.png", r->dir, part);
+        if (access(png, R_OK) == 0)
+            fprintf(md, "\n## Workers over time: %s\n\n![timeline](timeline-%s.png)\n",
+                    r->policy[pick[i]], part);
+    }
+    fprintf(md, "\nThe data: runs.csv, targets.csv, evals.csv, accuracy_mean.csv, applies.csv, "
+                "timeline.csv, staleness.csv, zipline.csv (tidy tables, a row per observation; "
+                "plots.gp draws the plots).\n");
+    if (fclose(md) != 0)
+        return sw_fail(err, SW_EIO, "%s: write error", path);
+    return 0;
 }
 
 int sw_cli_report(int argc, char **argv)
@@ -244,13 +373,22 @@ int sw_cli_report(int argc, char **argv)
     for (int i = optind; !rc && i < argc; i++)
         rc = ends_with(argv[i], ".csv") ? sw_report_add_trace(&r, argv[i], err)
                                         : sw_report_add_log(&r, argv[i], err);
+    if (!rc)
+        rc = sw_report_summarize(&r, o.target_acc, err);
     int crc = sw_report_close(&r, rc ? NULL : err);
     rc = rc ? rc : crc;
     if (!rc)
-        rc = render(&r, err);
+        rc = render(&r, &o, err);
+    if (!rc)
+        rc = write_markdown(&r, err);
+    if (!rc && r.n_runs && !o.quiet)
+        sw_report_write_table(&r, stdout);
+    sw_report_free(&r);
     if (rc)
         return sw_cli_error(CMD, "%s", err);
-    printf("report of %u run%s and %s written to %s/ (CSV files; plots as SVG and PNG)\n", r.n_runs,
-           r.n_runs == 1 ? "" : "s", r.zipline_rows ? "a zipline trace" : "no trace", out);
+    printf("\nreport of %u run%s and %s written to %s/report.md (with CSV files; plots as SVG "
+           "and PNG)\n",
+           r.n_runs, r.n_runs == 1 ? "" : "s", r.zipline_rows ? "a zipline trace" : "no trace",
+           out);
     return 0;
 }

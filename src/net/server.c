@@ -358,7 +358,8 @@ static void log_start(const server *s)
     const sw_server_params *p = s->p;
     sw_run_info info = {.driver = "server", .workers = p->wait_workers, .slots = s->slots,
                         .seed = p->seed, .version = s->r->start_version, .params = s->n,
-                        .batch = p->batch, .lr = p->lr, .cluster = "real"};
+                        .batch = p->batch, .lr = p->lr, .cluster = "real",
+                        .target_acc = p->target_acc};
     snprintf(info.policy, sizeof info.policy, "%s", p->policy);
     snprintf(info.model, sizeof info.model, "%s", sw_task_spec(s->task));
     sw_optim_format(&p->optim, info.optimizer);

@@ -17,19 +17,26 @@ static const char *const headers[SW_CSV_COUNT] = {
     [SW_CSV_TIMELINE] = "run,policy,worker,state,start,end",
     [SW_CSV_STALENESS] = "run,policy,staleness,count,share",
     [SW_CSV_ZIPLINE] = "trace,candidate,d",
+    [SW_CSV_TARGETS] = "run,policy,seed,reached,time,end",
+    [SW_CSV_ACCURACY] = "policy,t,mean,lo,hi,runs",
 };
 static const char *const names[SW_CSV_COUNT] = {
     [SW_CSV_RUNS] = "runs.csv",           [SW_CSV_EVALS] = "evals.csv",
     [SW_CSV_APPLIES] = "applies.csv",     [SW_CSV_TIMELINE] = "timeline.csv",
     [SW_CSV_STALENESS] = "staleness.csv", [SW_CSV_ZIPLINE] = "zipline.csv",
+    [SW_CSV_TARGETS] = "targets.csv",     [SW_CSV_ACCURACY] = "accuracy_mean.csv",
 };
 
-const char *sw_report_csv_name(int which) { return names[which]; }
+const char *sw_report_csv_name(int which)
+{
+    return names[which];
+}
 
 int sw_report_open(sw_report *r, const char *dir, char *err)
 {
     memset(r, 0, sizeof *r);
     r->dir = dir;
+    r->best = -1;
     for (int i = 0; i < SW_CSV_COUNT; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -46,7 +53,20 @@ int sw_report_close(sw_report *r, char *err)
     for (int i = 0; i < SW_CSV_COUNT; i++)
         if (r->csv[i] && fclose(r->csv[i]) != 0 && !rc)
             rc = sw_fail(err, SW_EIO, "%s/%s: write error", r->dir, names[i]);
+    memset(r->csv, 0, sizeof r->csv);
     return rc;
+}
+
+void sw_report_free(sw_report *r)
+{
+    for (uint32_t i = 0; r->runs && i < r->n_runs; i++) {
+        free(r->runs[i].eval_t);
+        free(r->runs[i].eval_acc);
+    }
+    free(r->runs);
+    free(r->policies);
+    r->runs = NULL;
+    r->policies = NULL;
 }
 
 /* What one log's replay keeps: the run's statistics (syncwise/run.h) and each worker's state
@@ -55,12 +75,14 @@ typedef struct run_state {
     sw_report *r;
     char name[256], policy[256], model[256];
     double workers, seed;
-    uint32_t n;           /* worker slots */
-    int *state;           /* per worker: 0 absent, 1 waiting, 2 running */
+    uint32_t n; /* worker slots */
+    int *state; /* per worker: 0 absent, 1 waiting, 2 running */
     double *since;
     sw_run_stats stats;
     uint64_t events;
     double last_t;
+    sw_report_run run; /* what the summary keeps */
+    size_t cap_evals;
 } run_state;
 
 static void close_interval(run_state *s, uint32_t w, double t)
@@ -84,15 +106,21 @@ static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
     (void)line;
     run_state *s = ctx;
     if (s->state)
-        return sw_fail(err, SW_EFORMAT, "%zu: a second run in one log (report one log per "
-                       "run)", line);
+        return sw_fail(err, SW_EFORMAT,
+                       "%zu: a second run in one log (report one log per "
+                       "run)",
+                       line);
     snprintf(s->policy, sizeof s->policy, "%s", info->policy);
     /* The policy is a label in the tidy CSV files: commas would split its column. */
     for (char *c = s->policy; *c; c++)
         *c = *c == ',' ? ' ' : *c;
     snprintf(s->model, sizeof s->model, "%s", info->model);
+    s->r->real_time |= strcmp(info->driver, "sim") != 0;
     s->workers = info->workers;
     s->seed = (double)info->seed;
+    snprintf(s->run.policy, sizeof s->run.policy, "%s", s->policy);
+    s->run.seed = s->seed;
+    s->run.target_acc = info->target_acc;
     s->n = info->slots;
     s->events++; /* the column counts the log's lines */
     s->state = calloc(s->n, sizeof *s->state);
@@ -100,6 +128,27 @@ static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
     if (!s->state || !s->since)
         return sw_fail(err, SW_ENOMEM, "out of memory for %u workers", s->n);
     return sw_run_stats_init(&s->stats, s->n, err);
+}
+
+/* An evaluation, for the time to a target and the mean accuracy curve. */
+static int keep_eval(run_state *s, double t, double acc)
+{
+    sw_report_run *run = &s->run;
+    if (run->n_evals == s->cap_evals) {
+        size_t cap = s->cap_evals ? 2 * s->cap_evals : 64;
+        double *nt = realloc(run->eval_t, cap * sizeof *nt);
+        if (nt)
+            run->eval_t = nt;
+        double *na = realloc(run->eval_acc, cap * sizeof *na);
+        if (na)
+            run->eval_acc = na;
+        if (!nt || !na)
+            return SW_ENOMEM;
+        s->cap_evals = cap;
+    }
+    run->eval_t[run->n_evals] = t;
+    run->eval_acc[run->n_evals++] = acc;
+    return 0;
 }
 
 static int on_event(void *ctx, const sw_event *ev, size_t line, char *err)
@@ -112,8 +161,10 @@ static int on_event(void *ctx, const sw_event *ev, size_t line, char *err)
         return sw_fail(err, SW_ENOMEM, "%zu: out of memory", line);
     switch (ev->kind) {
     case SW_EV_EVAL:
-        fprintf(s->r->csv[SW_CSV_EVALS], "%s,%s,%.9g,%llu,%.6g,%.6g\n", s->name, s->policy,
-                ev->t, (unsigned long long)ev->V, ev->loss, ev->accuracy);
+        fprintf(s->r->csv[SW_CSV_EVALS], "%s,%s,%.9g,%llu,%.6g,%.6g\n", s->name, s->policy, ev->t,
+                (unsigned long long)ev->V, ev->loss, ev->accuracy);
+        if (keep_eval(s, ev->t, ev->accuracy))
+            return sw_fail(err, SW_ENOMEM, "%zu: out of memory", line);
         break;
     case SW_EV_APPLY:
         fprintf(s->r->csv[SW_CSV_APPLIES], "%s,%s,%.9g,%llu,%u\n", s->name, s->policy, ev->t,
@@ -132,10 +183,11 @@ static int on_event(void *ctx, const sw_event *ev, size_t line, char *err)
 /* The end line: the run's last moment, where the timeline's open intervals close. */
 static int on_end(void *ctx, double t, uint64_t V, const char *why, size_t line, char *err)
 {
-    (void)V, (void)why, (void)line, (void)err;
+    (void)V, (void)line, (void)err;
     run_state *s = ctx;
     s->events++;
     s->last_t = t;
+    s->run.ended_on_target = strncmp(why, "target", 6) == 0;
     return 0;
 }
 
@@ -153,9 +205,28 @@ static void run_name(const char *path, char *out, size_t cap)
             *c = '_';
 }
 
-/* The run's rows once its log is read: timeline intervals still open, staleness, the run. */
-static void write_run(sw_report *r, run_state *s)
+/* The run's summary joins the report's, which then owns its evaluations. */
+static int keep_run(sw_report *r, run_state *s)
 {
+    sw_report_run *runs = realloc(r->runs, (r->n_runs + 1) * sizeof *runs);
+    if (!runs)
+        return SW_ENOMEM;
+    r->runs = runs;
+    s->run.end_t = s->last_t;
+    sw_run_stats_close(&s->stats, s->last_t);
+    s->run.idle = sw_run_stats_idle_share(&s->stats);
+    s->run.applies = s->stats.applies;
+    runs[r->n_runs] = s->run;
+    memset(&s->run, 0, sizeof s->run);
+    r->longest = s->last_t > r->longest ? s->last_t : r->longest;
+    return 0;
+}
+
+/* The run's rows once its log is read: timeline intervals still open, staleness, the run. */
+static int write_run(sw_report *r, run_state *s)
+{
+    if (keep_run(r, s))
+        return SW_ENOMEM;
     for (uint32_t w = 0; w < s->n; w++)
         close_interval(s, w, s->last_t);
     uint64_t total = 0;
@@ -174,6 +245,7 @@ static void write_run(sw_report *r, run_state *s)
     }
     r->n_runs++;
     r->workers = s->n > r->workers ? s->n : r->workers;
+    return 0;
 }
 
 int sw_report_add_log(sw_report *r, const char *path, char *err)
@@ -187,9 +259,11 @@ int sw_report_add_log(sw_report *r, const char *path, char *err)
     int rc = sw_run_read_log(path, &reader, err);
     if (!rc && s->events == 0)
         rc = sw_fail(err, SW_EFORMAT, "%s: no events", path);
-    if (!rc)
-        write_run(r, s);
+    if (!rc && write_run(r, s))
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
     sw_run_stats_free(&s->stats);
+    free(s->run.eval_t);
+    free(s->run.eval_acc);
     free(s->state);
     free(s->since);
     free(s);

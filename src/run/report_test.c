@@ -6,6 +6,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -108,11 +111,81 @@ static void bad_inputs_are_named(void **state)
     sw_report_close(&r, NULL);
 }
 
+/* A one-worker run of `policy` with evaluations (t, acc) and an end line saying why. */
+static const char *one_run(const char *name, const char *policy, const double *t,
+                           const double *acc, int n, double end, const char *why)
+{
+    static char text[4096];
+    int len = snprintf(text, sizeof text,
+                       "{\"t\":0,\"ev\":\"start\",\"policy\":\"%s\",\"workers\":1,"
+                       "\"slots\":1,\"seed\":1,\"V\":0,\"model\":\"m\",\"params\":1,"
+                       "\"batch\":1,\"lr\":0.1,\"cluster\":\"c\",\"driver\":\"sim\"}\n",
+                       policy);
+    for (int i = 0; i < n; i++)
+        len += snprintf(text + len, sizeof text - (size_t)len,
+                        "{\"t\":%g,\"ev\":\"eval\",\"V\":0,\"loss\":1,\"acc\":%g}\n", t[i],
+                        acc[i]);
+    snprintf(text + len, sizeof text - (size_t)len,
+             "{\"t\":%g,\"ev\":\"end\",\"V\":0,\"why\":\"%s\"}\n", end, why);
+    const char *path = sw_test_path(name);
+    sw_test_write_text(path, text);
+    return path;
+}
+
+/* Times to target from the end lines or from a given accuracy; the mean curve over seeds; the
+ * table with the answer. */
+static void runs_summarize_into_times_and_a_mean_curve(void **state)
+{
+    (void)state;
+    const double t[] = {10, 20, 30}, a1[] = {0.5, 0.7, 0.9}, a2[] = {0.3, 0.5, 0.8};
+    const double b[] = {0.2, 0.4, 0.6};
+    const char *dir = sw_test_path("summary");
+    mkdir(dir, 0755);
+    const char *logs[] = {one_run("fast1.jsonl", "fast", t, a1, 3, 30, "target accuracy"),
+                          one_run("fast2.jsonl", "fast", t, a2, 3, 30, "target accuracy"),
+                          one_run("bsp1.jsonl", "bsp", t, b, 3, 40, "time limit")};
+    for (int given = 0; given < 2; given++) {
+        sw_report r;
+        char err[SW_ERR_LEN];
+        assert_int_equal(sw_report_open(&r, dir, err), 0);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(sw_report_add_log(&r, logs[i], err), 0);
+        assert_int_equal(sw_report_summarize(&r, given ? 0.7 : 0, err), 0);
+        assert_int_equal(r.n_policies, 2);
+        const sw_trials *fast = &r.policies[0].trials, *bsp = &r.policies[1].trials;
+        assert_int_equal(fast->n, 2);
+        assert_int_equal(fast->reached, 2);
+        /* ended on target at 30 and 30, or first at 0.7 at 20 and 30 */
+        assert_true(fabs(fast->mean - (given ? 25 : 30)) < 1e-9);
+        assert_int_equal(bsp->reached, 0);
+        assert_true(fabs(bsp->mean - 40) < 1e-9); /* censored at its end */
+        assert_int_equal(r.best, 1);               /* the only baseline */
+        FILE *md = tmpfile();
+        sw_report_write_table(&r, md);
+        rewind(md);
+        char text[2048] = "";
+        assert_true(fread(text, 1, sizeof text - 1, md) > 0);
+        fclose(md);
+        assert_non_null(strstr(text, given ? "**Fastest: `fast`, 1.60x the best baseline (`bsp`)"
+                                           : "**Fastest: `fast`, 1.33x the best baseline (`bsp`)"));
+        assert_non_null(strstr(text, "| `bsp` | 0/1 | 40.0 +- 0.0 (>=) |"));
+        assert_int_equal(sw_report_close(&r, err), 0);
+        sw_report_free(&r);
+    }
+    /* Nothing before the first evaluation; at t = 21 (a grid point of 30 s in 200 steps) fast's
+     * runs hold 0.7 and 0.5: mean 0.6 between them. */
+    const char *mean = table(dir, SW_CSV_ACCURACY);
+    assert_null(strstr(mean, "fast,0,"));
+    assert_non_null(strstr(mean, "\nfast,21,0.6,0.5,0.7,2\n"));
+    assert_non_null(strstr(mean, "\nbsp,40,0.6,0.6,0.6,1\n"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_log_becomes_tidy_rows),
         cmocka_unit_test(bad_inputs_are_named),
+        cmocka_unit_test(runs_summarize_into_times_and_a_mean_curve),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sw_test_cleanup();

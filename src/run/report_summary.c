@@ -1,0 +1,202 @@
+/* The answer of a report (syncwise/report.h): each run's time to its target, each policy's
+ * mean with its 95% interval and speedup over the best baseline, and each policy's accuracy
+ * over its seeds as a mean with the lowest and highest run around it. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncwise/err.h"
+#include "syncwise/report.h"
+
+/* The time run i reached the target, or -1. */
+static double reached_at(const sw_report_run *run, double target)
+{
+    if (target <= 0)
+        return run->ended_on_target ? run->end_t : -1;
+    for (size_t k = 0; k < run->n_evals; k++)
+        if (run->eval_acc[k] >= target)
+            return run->eval_t[k];
+    return -1;
+}
+
+/* The index of policy among the first n, or n. */
+static int find_policy(const sw_report_policy *p, int n, const char *policy)
+{
+    int i = 0;
+    while (i < n && strcmp(p[i].policy, policy) != 0)
+        i++;
+    return i;
+}
+
+/* One policy's trials, in the order its runs came. */
+static sw_trials policy_trials(const sw_report *r, const char *policy, double target)
+{
+    sw_trial *t = calloc(r->n_runs ? r->n_runs : 1, sizeof *t);
+    if (!t)
+        return (sw_trials){0};
+    size_t n = 0;
+    for (uint32_t i = 0; i < r->n_runs; i++) {
+        const sw_report_run *run = &r->runs[i];
+        if (strcmp(run->policy, policy) != 0)
+            continue;
+        double at = reached_at(run, target);
+        t[n++] = (sw_trial){.time = at >= 0 ? at : run->end_t,
+                            .reached = at >= 0,
+                            .applies = (double)run->applies,
+                            .idle = run->idle};
+    }
+    sw_trials s = sw_trials_summarize(t, n);
+    free(t);
+    return s;
+}
+
+/* A run's accuracy at time t: its last evaluation at or before t (NAN before the first). */
+static double accuracy_at(const sw_report_run *run, double t, size_t *cursor)
+{
+    while (*cursor < run->n_evals && run->eval_t[*cursor] <= t)
+        (*cursor)++;
+    return *cursor ? run->eval_acc[*cursor - 1] : NAN;
+}
+
+static int mean_curve(const sw_report *r, const char *policy, FILE *out)
+{
+    size_t *cursor = calloc(r->n_runs ? r->n_runs : 1, sizeof *cursor);
+    if (!cursor)
+        return SW_ENOMEM;
+    double end = 0;
+    for (uint32_t i = 0; i < r->n_runs; i++)
+        if (!strcmp(r->runs[i].policy, policy) && r->runs[i].end_t > end)
+            end = r->runs[i].end_t;
+    for (int g = 0; g <= SW_REPORT_GRID; g++) {
+        double t = end * g / SW_REPORT_GRID, sum = 0, lo = INFINITY, hi = -INFINITY;
+        int n = 0;
+        for (uint32_t i = 0; i < r->n_runs; i++) {
+            if (strcmp(r->runs[i].policy, policy) != 0)
+                continue;
+            double a = accuracy_at(&r->runs[i], t, &cursor[i]);
+            if (isnan(a))
+                continue;
+            sum += a, n++;
+            lo = a < lo ? a : lo;
+            hi = a > hi ? a : hi;
+        }
+        if (n)
+            fprintf(out, "%s,%.9g,%.6g,%.6g,%.6g,%d\n", policy, t, sum / n, lo, hi, n);
+    }
+    free(cursor);
+    return 0;
+}
+
+/* The target the runs share: the one given, else the runs' own when they agree, else 0. */
+static double shared_target(const sw_report *r, double given)
+{
+    if (given > 0)
+        return given;
+    double t = r->n_runs ? r->runs[0].target_acc : 0;
+    for (uint32_t i = 1; i < r->n_runs; i++)
+        if (r->runs[i].target_acc != t)
+            return 0;
+    return t;
+}
+
+int sw_report_summarize(sw_report *r, double target_acc, char *err)
+{
+    r->target_acc = shared_target(r, target_acc);
+    free(r->policies);
+    r->n_policies = 0;
+    r->best = -1;
+    if (!(r->policies = calloc(r->n_runs ? r->n_runs : 1, sizeof *r->policies)))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < r->n_runs; i++) {
+        const sw_report_run *run = &r->runs[i];
+        double at = reached_at(run, target_acc);
+        fprintf(r->csv[SW_CSV_TARGETS], "%s,%s,%g,%d,%.9g,%.9g\n",
+                i < SW_REPORT_MAX_RUNS ? r->run[i] : "", run->policy, run->seed, at >= 0,
+                at >= 0 ? at : run->end_t, run->end_t);
+        int p = find_policy(r->policies, r->n_policies, run->policy);
+        if (p < r->n_policies)
+            continue;
+        snprintf(r->policies[p].policy, sizeof r->policies[p].policy, "%s", run->policy);
+        r->policies[p].trials = policy_trials(r, run->policy, target_acc);
+        r->n_policies++;
+        if (mean_curve(r, run->policy, r->csv[SW_CSV_ACCURACY]))
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    const char **names = calloc((size_t)r->n_policies + 1, sizeof *names);
+    sw_trials *s = calloc((size_t)r->n_policies + 1, sizeof *s);
+    if (!names || !s) {
+        free(names);
+        free(s);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < r->n_policies; i++)
+        names[i] = r->policies[i].policy, s[i] = r->policies[i].trials;
+    r->best = sw_best_baseline(names, s, r->n_policies, NULL);
+    free(names);
+    free(s);
+    return 0;
+}
+
+/* The policy with the smallest mean time among those whose every run reached the target, or
+ * among all when none did; -1 without policies. */
+static int fastest(const sw_report *r)
+{
+    int best = -1;
+    for (int pass = 0; pass < 2 && best < 0; pass++)
+        for (int i = 0; i < r->n_policies; i++) {
+            const sw_trials *t = &r->policies[i].trials;
+            if ((pass == 0 && t->reached < t->n) || t->n == 0)
+                continue;
+            if (best < 0 || t->mean < r->policies[best].trials.mean)
+                best = i;
+        }
+    return best;
+}
+
+static void write_answer(const sw_report *r, FILE *md)
+{
+    int f = fastest(r), b = r->best;
+    if (f < 0)
+        return;
+    const sw_report_policy *p = &r->policies[f];
+    const char *all = p->trials.reached == p->trials.n ? "" : " (not every run reached it)";
+    if (b >= 0 && b != f)
+        fprintf(md, "**Fastest: `%s`, %.2fx the best baseline (`%s`)**%s.\n\n", p->policy,
+                sw_speedup(&r->policies[b].trials, &p->trials), r->policies[b].policy, all);
+    else
+        fprintf(md, "**Fastest: `%s`, at %.1f s on average**%s.\n\n", p->policy, p->trials.mean,
+                all);
+}
+
+void sw_report_write_table(const sw_report *r, FILE *md)
+{
+    write_answer(r, md);
+    if (r->target_acc > 0)
+        fprintf(md,
+                "Time to a validation accuracy of %.4g (seconds of each run's clock: virtual "
+                "for the simulator):\n\n",
+                r->target_acc);
+    else
+        fprintf(md, "Time to each run's target (seconds of each run's clock: virtual for the "
+                    "simulator):\n\n");
+    fprintf(md, "| policy | reached | time to target | speedup | applies | idle %% |\n"
+                "| --- | --- | --- | --- | --- | --- |\n");
+    for (int i = 0; i < r->n_policies; i++) {
+        const sw_trials *t = &r->policies[i].trials;
+        fprintf(md, "| `%s` | %ld/%ld | %.1f +- %.1f%s | ", r->policies[i].policy, t->reached, t->n,
+                t->mean, t->half, t->reached < t->n ? " (>=)" : "");
+        if (r->best >= 0 && t->mean > 0)
+            fprintf(md, "%.2fx", sw_speedup(&r->policies[r->best].trials, t));
+        else
+            fputs("-", md);
+        fprintf(md, " | %.0f | %.1f |\n", t->applies, 100 * t->idle);
+    }
+    fputs("\n+- is the half-width of the 95% confidence interval over the runs (Student's t); "
+          "(>=) marks a mean that counts runs which missed the target at their end time, a lower "
+          "bound.",
+          md);
+    if (r->best >= 0)
+        fprintf(md, " Speedup: the mean time of the best baseline (`%s`) over each policy's.",
+                r->policies[r->best].policy);
+    fputs("\n", md);
+}
