@@ -15,6 +15,7 @@
 #ifndef SYNCWISE_DATA_H
 #define SYNCWISE_DATA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,9 +59,25 @@ int sw_idx_read(sw_dataset **out, const char *images_path, const char *labels_pa
  * integers in [0, 1000); n_classes becomes the largest label plus one. */
 int sw_libsvm_read(sw_dataset **out, const char *path, size_t dim, sw_objective task, char *err);
 
-/* Reads a CSV file of numbers, one example per row, the label in column label_col (0-based;
- * -1 for the last). A first row that is not numeric is taken as a header and skipped. */
-int sw_csv_read(sw_dataset **out, const char *path, int label_col, sw_objective task, char *err);
+/* A CSV file's label column, and the classes of text labels. */
+typedef struct sw_csv_labels {
+    const char *column; /* "first" (NULL too), "last", a 0-based number, or a header's name */
+    char **names;       /* text labels' classes: class c is names[c]; set by the first file
+                         * with text labels (the training set), used by the next (its test
+                         * set); freed by sw_csv_labels_free */
+    size_t n;
+    bool numeric;       /* the first file's labels were numbers */
+} sw_csv_labels;
+
+/* Reads a CSV file, one example per row, the label in the column `labels` names and numbers in
+ * every other. A first row with fewer numbers than the second is a header (whose names
+ * label=NAME may use). Classification labels are integers in [0, 1000), or texts: the
+ * distinct texts in byte order become classes 0, 1, ..., logged (as info), and a later file
+ * read with the same labels must use the same texts. A numeric label that is no class says the
+ * label is probably another column. */
+int sw_csv_read(sw_dataset **out, const char *path, sw_csv_labels *labels, sw_objective task,
+                char *err);
+void sw_csv_labels_free(sw_csv_labels *l);
 
 /* Per-feature standardisation: mean and standard deviation measured on `fit`, then applied to
  * every non-NULL data set in `apply` (count of them: n_apply), `fit` included if listed.

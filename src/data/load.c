@@ -121,31 +121,23 @@ static int load_csv(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset **
 {
     (void)seed;
     sw_objective task = SW_CLASSIFY;
-    long col = 0;
     const char *tr = sw_spec_str(s, "train", NULL), *te = sw_spec_str(s, "test", NULL);
-    const char *label = sw_spec_str(s, "label", "first");
+    sw_csv_labels labels = {.column = sw_spec_str(s, "label", "first")};
     int rc = parse_task(s, &task, err);
     if (rc)
         return rc;
-    if (strcmp(label, "last") == 0)
-        col = -1;
-    else if (strcmp(label, "first") != 0) {
-        char *end;
-        col = strtol(label, &end, 10);
-        if (*end || end == label || col < 0)
-            return sw_fail(err, SW_EINVAL, "csv: label='%s' is not first, last or a column number",
-                           label);
-    }
     if (!tr)
         return sw_fail(err, SW_EINVAL, "csv: train=PATH is required");
-    if ((rc = sw_csv_read(train, tr, (int)col, task, err)))
+    rc = sw_csv_read(train, tr, &labels, task, err);
+    if (!rc && te)
+        rc = sw_csv_read(test, te, &labels, task, err);
+    sw_csv_labels_free(&labels);
+    if (rc || !te)
         return rc;
-    if (te && (rc = sw_csv_read(test, te, (int)col, task, err)))
-        return rc;
-    if (te && (*test)->dim != (*train)->dim)
+    if ((*test)->dim != (*train)->dim)
         return sw_fail(err, SW_EMISMATCH, "%s: %zu features where %s has %zu", te, (*test)->dim,
                        tr, (*train)->dim);
-    return te ? same_classes(*train, *test, tr, te, err) : 0;
+    return same_classes(*train, *test, tr, te, err);
 }
 
 typedef struct source {
@@ -166,7 +158,8 @@ const sw_data_source_info sw_data_sources[] = {
     {"fashion-mnist", "Fashion-MNIST from the Debian package (dir=PATH to use another copy)"},
     {"idx", "an MNIST-style IDX directory: dir=PATH, classes=10"},
     {"libsvm", "LIBSVM text: train=PATH, test=PATH, dim=D, task=classify|regress"},
-    {"csv", "CSV of numbers: train=PATH, test=PATH, label=first|last|COLUMN, task=..."},
+    {"csv", "CSV: train=PATH, test=PATH, label=first|last|COLUMN|NAME (a header's), "
+            "task=...; text labels become classes"},
     {"synthetic", "a hidden linear model: task=lsq|logistic, d=100, n=10000, test=2000, "
                   "noise=0.1"},
     {"(every source)", "val=N validation examples split off training (default: min(5000, "

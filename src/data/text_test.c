@@ -86,6 +86,16 @@ static void libsvm_refuses_bad_input(void **state)
     assert_int_equal(sw_libsvm_read(&ds, sw_test_path("nope"), 0, SW_CLASSIFY, err), SW_EIO);
 }
 
+/* Reads path with the label in `column`. */
+static int read_csv(sw_dataset **ds, const char *path, const char *column, sw_objective task,
+                    char *err)
+{
+    sw_csv_labels labels = {.column = column};
+    int rc = sw_csv_read(ds, path, &labels, task, err);
+    sw_csv_labels_free(&labels);
+    return rc;
+}
+
 static void csv_reads_with_header_and_label_column(void **state)
 {
     (void)state;
@@ -93,17 +103,57 @@ static void csv_reads_with_header_and_label_column(void **state)
     sw_test_write_text(p, "label,a,b\n1,0.5,2\n\n0, -1 ,3e1\n");
     sw_dataset *ds;
     char err[SW_ERR_LEN];
-    assert_int_equal(sw_csv_read(&ds, p, 0, SW_CLASSIFY, err), 0);
+    assert_int_equal(read_csv(&ds, p, "first", SW_CLASSIFY, err), 0);
     assert_int_equal(ds->n, 2);
     assert_int_equal(ds->dim, 2);
     assert_int_equal(ds->label[0], 1);
     assert_float_equal(ds->x[3], 30.0f, 0);
     sw_dataset_free(ds);
-    assert_int_equal(sw_csv_read(&ds, p, -1, SW_REGRESS, err), 0);
+    assert_int_equal(read_csv(&ds, p, "last", SW_REGRESS, err), 0);
     assert_float_equal(ds->target[1], 30.0f, 0);
     assert_float_equal(ds->x[0], 1.0f, 0);
     sw_dataset_free(ds);
-    assert_int_equal(sw_csv_read(&ds, p, 3, SW_CLASSIFY, err), SW_EINVAL);
+    assert_int_equal(read_csv(&ds, p, "b", SW_REGRESS, err), 0); /* by the header's name */
+    assert_float_equal(ds->target[0], 2.0f, 0);
+    sw_dataset_free(ds);
+    assert_int_equal(read_csv(&ds, p, "3", SW_CLASSIFY, err), SW_EINVAL);
+    assert_int_equal(read_csv(&ds, p, "c", SW_CLASSIFY, err), SW_EINVAL);
+    assert_non_null(strstr(err, "no column named 'c' (the header has: label, a, b)"));
+}
+
+/* Text labels become classes in byte order, the same for the test file; a test label the
+ * training set lacks is refused. */
+static void csv_maps_text_labels_to_classes(void **state)
+{
+    (void)state;
+    const char *tr = sw_test_path("tr.csv"), *te = sw_test_path("te.csv");
+    sw_test_write_text(tr, "x,y,species\n1,2,versicolor\n3,4,setosa\n5,6,virginica\n"
+                           "7,8,setosa\n");
+    sw_test_write_text(te, "x,y,species\n1,1,virginica\n2,2,setosa\n");
+    sw_csv_labels labels = {.column = "species"};
+    sw_dataset *train, *test;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_csv_read(&train, tr, &labels, SW_CLASSIFY, err), 0);
+    assert_int_equal(train->n_classes, 3);
+    assert_int_equal(labels.n, 3);
+    assert_string_equal(labels.names[0], "setosa");
+    const int32_t want[] = {1, 0, 2, 0};
+    assert_memory_equal(train->label, want, sizeof want);
+    assert_int_equal(sw_csv_read(&test, te, &labels, SW_CLASSIFY, err), 0);
+    assert_int_equal(test->label[0], 2);
+    assert_int_equal(test->label[1], 0);
+    sw_dataset_free(test);
+    sw_test_write_text(te, "x,y,species\n1,1,virginica\n2,2,daisy\n");
+    assert_int_equal(sw_csv_read(&test, te, &labels, SW_CLASSIFY, err), SW_EFORMAT);
+    assert_non_null(strstr(err, "te.csv:3: label 'daisy' is not a class of the training set"));
+    sw_dataset_free(train);
+    sw_csv_labels_free(&labels);
+    /* one row of data with a text label, no header */
+    sw_test_write_text(tr, "1,2,yes\n");
+    assert_int_equal(read_csv(&train, tr, "last", SW_CLASSIFY, err), 0);
+    assert_int_equal(train->n, 1);
+    sw_dataset_free(train);
+    assert_int_equal(read_csv(&train, tr, "last", SW_REGRESS, err), SW_EFORMAT);
 }
 
 static void expect_csv_error(const char *text, const char *where)
@@ -112,7 +162,7 @@ static void expect_csv_error(const char *text, const char *where)
     sw_test_write_text(p, text);
     sw_dataset *ds = (sw_dataset *)1;
     char err[SW_ERR_LEN] = "";
-    assert_true(sw_csv_read(&ds, p, 0, SW_CLASSIFY, err) < 0);
+    assert_true(read_csv(&ds, p, "first", SW_CLASSIFY, err) < 0);
     assert_null(ds);
     if (!strstr(err, where))
         fail_msg("message '%s' lacks '%s'", err, where);
@@ -124,9 +174,11 @@ static void csv_refuses_bad_input(void **state)
     expect_csv_error("1,2,3\n1,2\n", "bad.csv:2: fewer");
     expect_csv_error("1,2,3\n1,2,3,4\n", "bad.csv:2: more");
     expect_csv_error("1,2,3\n1,x,3\n", "bad.csv:2: field 2");
-    expect_csv_error("a,b\nc,d\n", "bad.csv:2: field 1"); /* only one header allowed */
+    expect_csv_error("a,b\nc,d\n", "bad.csv:1: field 2 is not a number"); /* text everywhere */
     expect_csv_error("a,b\n", "no examples");
-    expect_csv_error("2.5,1\n", "bad.csv:1: label 2.5");
+    expect_csv_error("2.5,1\n", "bad.csv:1: label 2.5 (column 0) is not a class");
+    expect_csv_error("2.5,1\n", "say label=last");
+    expect_csv_error("price,kind\n3.0522,1\n", "label 3.0522 (column 0, 'price')");
     expect_csv_error("1,2\n1,1e39\n", "bad.csv:2: field 2 does not fit a float");
     expect_csv_error("1\n", "columns");
 }
@@ -163,6 +215,7 @@ int main(void)
         cmocka_unit_test(libsvm_multiclass),
         cmocka_unit_test(libsvm_refuses_bad_input),
         cmocka_unit_test(csv_reads_with_header_and_label_column),
+        cmocka_unit_test(csv_maps_text_labels_to_classes),
         cmocka_unit_test(csv_refuses_bad_input),
         cmocka_unit_test(lines_are_text_and_bounded),
     };
