@@ -147,8 +147,13 @@ WPIDS=()
 start_server bsp --max-time 10
 for i in 1 2 3; do start_worker --delay-ms 5; done
 wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 3'"
-start_worker --delay-ms 5
+start_worker --delay-ms 5 --name late-one
 wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 4'"
+expect_status 0 "ctl status lists the workers" -- "$SW" ctl --connect "$EP" status
+expect_output "late-one" "by the name they joined with"
+expect_output "127.0.0.1" "and the address they joined from"
+expect_output "over the last 5 s" "with the recent apply rate"
+expect_output "mean staleness" "and the staleness"
 expect_status 0 "a hostile client is refused" -- "$HOSTILE" "$EP"
 expect_output "15 of 15 hostile messages refused" "every hostile message"
 expect_status 0 "ctl status" -- "$SW" ctl --connect "$EP" status

@@ -52,6 +52,24 @@ double sw_run_stats_worker_idle_share(const sw_run_stats *s, uint32_t w);
 double sw_run_stats_mean_staleness(const sw_run_stats *s);
 double sw_run_stats_worker_staleness(const sw_run_stats *s, uint32_t w);
 
+/* A rate over the last `window` seconds of a count that only grows (applies, pushes): samples
+ * at most every window / 8, in a ring that reaches back more than a window. */
+#define SW_RATE_SAMPLES 24
+typedef struct sw_rate {
+    double window;
+    double t[SW_RATE_SAMPLES];
+    uint64_t count[SW_RATE_SAMPLES];
+    unsigned head, n;
+    double last_t;       /* the latest count, sampled or not */
+    uint64_t last_count;
+} sw_rate;
+
+void sw_rate_init(sw_rate *r, double window);
+/* The count is `count` at time t (times do not go back). */
+void sw_rate_add(sw_rate *r, double t, uint64_t count);
+/* Per second over about the last window, given the count now; 0 before two moments apart. */
+double sw_rate_get(const sw_rate *r, double now, uint64_t count);
+
 /* ---- Stopping ---------------------------------------------------------------------------- */
 
 typedef enum sw_stop_reason {

@@ -111,6 +111,7 @@ typedef struct sw_delivery {
     bool operator;  /* the sender proved an operator's CURVE key */
     bool multipart; /* it came in several frames (ZeroMQ): only the first is kept */
     bool gone;      /* the sender's connection closed (in process; ZeroMQ cannot tell) */
+    char address[48]; /* a listener's: where the sender is ("127.0.0.1", "inproc"); may be "" */
 } sw_delivery;
 
 /* Takes what arrived first: 0 and a delivery, 1 when nothing has. */

@@ -1,6 +1,7 @@
 /* The server's message handlers, one per message type, and the operator commands. Every handler
  * trusts nothing about the sender: ids, states and payloads are checked, and a refused message
  * is counted and answered with ERROR. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,8 +21,7 @@ static bool same_route(const conn *c, const peer *from)
  * its message a sign of life (a stranger naming a dead worker's id keeps nothing alive). */
 static bool is_worker(server *s, const peer *from, const sw_msg *m)
 {
-    if (from->sock != s->sock || m->worker >= s->slots ||
-        !s->conns[m->worker].live ||
+    if (from->sock != s->sock || m->worker >= s->slots || !s->conns[m->worker].live ||
         !same_route(&s->conns[m->worker], from))
         return false;
     s->conns[m->worker].last_seen = sw__server_now(s);
@@ -42,9 +42,9 @@ static void welcome(server *s, const peer *to, uint32_t w)
     int len = snprintf(text, sizeof text,
                        "worker=%u\nslots=%u\ndata=%s\nmodel=%s\nbatch=%u\nlr=%.9g\nwd=%.9g\n"
                        "seed=%llu\nparams=%zu\nbatch_mode=%s\ntoken=%llu\n",
-                       w, s->slots, p->data, sw_task_spec(s->task), p->batch,
-                       (double)p->lr, (double)p->weight_decay, (unsigned long long)p->seed, s->n,
-                       p->batch_mode, (unsigned long long)s->conns[w].token);
+                       w, s->slots, p->data, sw_task_spec(s->task), p->batch, (double)p->lr,
+                       (double)p->weight_decay, (unsigned long long)p->seed, s->n, p->batch_mode,
+                       (unsigned long long)s->conns[w].token);
     sw__server_send(s, to, SW_MSG_WELCOME, w, 0, text, (size_t)len);
 }
 
@@ -73,8 +73,8 @@ static void start_when_all_in(server *s)
         if (!s->conns[w].live)
             continue;
         sw_engine_result res;
-        if (sw__server_engine_ok(s, sw_engine_join(s->engine, w, sw__server_now(s), &res),
-                                 "join", w))
+        if (sw__server_engine_ok(s, sw_engine_join(s->engine, w, sw__server_now(s), &res), "join",
+                                 w))
             sw__server_follow(s, &res);
     }
 }
@@ -105,9 +105,19 @@ static uint32_t free_slot(const server *s)
     return first_free;
 }
 
+/* A name from the wire, for the status: printable ASCII without blanks, "-" when empty. */
+static void printable(char *out, size_t cap, const uint8_t *bytes, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len && n + 1 < cap; i++)
+        out[n++] = bytes[i] > ' ' && bytes[i] < 127 ? (char)bytes[i] : '?';
+    if (n == 0)
+        out[n++] = '-';
+    out[n] = '\0';
+}
+
 static void on_join(server *s, const peer *from, const sw_msg *m)
 {
-    (void)m;
     /* A worker repeats JOIN until it hears WELCOME: a repeat gets the same id again. */
     uint32_t again = joined_from(s, from);
     if (again < s->slots) {
@@ -120,17 +130,24 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
         return;
     }
     conn *c = &s->conns[w];
-    *c = (conn){.route_len = from->route_len, .last_seen = sw__server_now(s), .live = true,
-                .used = true, .wants_model = true, .token = sw_rng_u64(&s->tokens)};
+    *c = (conn){.route_len = from->route_len,
+                .last_seen = sw__server_now(s),
+                .live = true,
+                .used = true,
+                .wants_model = true,
+                .token = sw_rng_u64(&s->tokens)};
     memcpy(c->route, from->route, from->route_len);
+    printable(c->name, sizeof c->name, m->payload, m->payload_len);
+    snprintf(c->address, sizeof c->address, "%s",
+             from->address && from->address[0] ? from->address : "-");
     s->r->joins++;
     welcome(s, from, w);
     if (s->started) {
         if (s->r->joins == 1)
             s->r->started_s = sw__server_now(s);
         sw_engine_result res;
-        if (sw__server_engine_ok(s, sw_engine_join(s->engine, w, sw__server_now(s), &res),
-                                 "join", w))
+        if (sw__server_engine_ok(s, sw_engine_join(s->engine, w, sw__server_now(s), &res), "join",
+                                 w))
             sw__server_follow(s, &res);
     } else {
         start_when_all_in(s);
@@ -166,21 +183,21 @@ static void accept_push(server *s, const peer *from, const sw_msg *m, const floa
     sw_engine_result res;
     double now = sw__server_now(s);
     int rc = dense ? sw_engine_push(s->engine, m->worker, dense, m->version, now, &res)
-                   : sw_engine_push_sparse(s->engine, m->worker, s->sidx, s->sval, nnz,
-                                           m->version, now, &res);
+                   : sw_engine_push_sparse(s->engine, m->worker, s->sidx, s->sval, nnz, m->version,
+                                           now, &res);
     if (!sw__server_engine_ok(s, rc, "push", m->worker))
         return;
     if (res.has_job) /* a concurrent engine: one of the threads applies the checked frame */
         sw__pool_run(&s->pool, s->body, &res.job);
     c->dropped = res.dropped;
     if (res.dropped)
-        c->wants_model = !sw_task_is_sparse(s->task); /* it recomputes the batch at the current parameters */
+        c->wants_model =
+            !sw_task_is_sparse(s->task); /* it recomputes the batch at the current parameters */
     bool released = false;
     for (uint32_t i = 0; i < res.n_released; i++)
         released |= res.released[i] == m->worker;
     if (!released)
-        sw__server_send(s, from, SW_MSG_WAIT, m->worker, res.dropped ? SW_FLAG_DROPPED : 0, "",
-                        0);
+        sw__server_send(s, from, SW_MSG_WAIT, m->worker, res.dropped ? SW_FLAG_DROPPED : 0, "", 0);
     sw__server_follow(s, &res);
 }
 
@@ -265,41 +282,79 @@ static void on_leave(server *s, const peer *from, const sw_msg *m)
     sw__server_drop_worker(s, m->worker, false);
 }
 
+/* Appends to text (of cap bytes, len used so far); the new length. */
+static int append(char *text, size_t cap, int len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int append(char *text, size_t cap, int len, const char *fmt, ...)
+{
+    if (len < 0 || (size_t)len >= cap)
+        return len;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(text + len, cap - (size_t)len, fmt, ap);
+    va_end(ap);
+    return n < 0 ? len : len + n;
+}
+
+/* One line per live worker: name, address, state, steps, age of its last push, mean
+ * staleness of its applied gradients. */
+static int worker_lines(server *s, char *text, size_t cap, int len)
+{
+    const sw_engine_view *v = sw_engine_get_view(s->engine);
+    double now = sw__server_now(s);
+    len = append(text, cap, len, "%6s  %-16s %-22s %-8s %8s %10s %9s\n", "worker", "name",
+                 "address", "state", "steps", "last push", "staleness");
+    for (uint32_t w = 0; w < v->n_slots; w++) {
+        if (v->workers[w].state == SW_WORKER_ABSENT && !s->conns[w].live)
+            continue;
+        const conn *c = &s->conns[w];
+        const char *state = v->workers[w].state == SW_WORKER_RUNNING   ? "running"
+                            : v->workers[w].state == SW_WORKER_WAITING ? "waiting"
+                                                                       : "joined";
+        char age[24] = "-";
+        if (s->stats.last_push_t[w] >= 0)
+            snprintf(age, sizeof age, "%.1f s ago", now - s->stats.last_push_t[w]);
+        len = append(text, cap, len, "%6u  %-16s %-22s %-8s %8llu %10s %9.2f\n", w, c->name,
+                     c->address, state, (unsigned long long)s->stats.steps[w], age,
+                     sw_run_stats_worker_staleness(&s->stats, w));
+    }
+    return len;
+}
+
 static void status(server *s, char *text, size_t cap)
 {
     const sw_engine_view *v = sw_engine_get_view(s->engine);
-    int len = snprintf(text, cap,
-                       "policy %s\nversion %llu (started at %llu)\napplies per second %.1f\n"
-                       "workers live %u (running %u, waiting %u) of %u slots\n"
-                       "pushes %llu, joins %llu, crashed %llu\nrefused messages %llu\n"
-                       "uptime %.1f s\n",
-                       sw_engine_policy_name(s->engine), (unsigned long long)v->version,
-                       (unsigned long long)s->r->start_version, s->rate, v->n_live,
-                       v->n_live - v->n_waiting, v->n_waiting, s->slots,
-                       (unsigned long long)s->r->pushes, (unsigned long long)s->r->joins,
-                       (unsigned long long)s->r->crashes, (unsigned long long)s->r->refused,
-                       sw__server_now(s));
-    if (!s->started && len > 0 && (size_t)len < cap)
-        len += snprintf(text + len, cap - (size_t)len, "not started: %u of %u workers in\n",
-                        live_conns(s), s->p->wait_workers);
-    if (s->p->curve_key && len > 0 && (size_t)len < cap)
-        len += snprintf(text + len, cap - (size_t)len, "refused connections (unknown CURVE "
-                        "keys) %llu\n", sw_net_refused(s->net));
-    if (len > 0 && (size_t)len < cap)
-        len += snprintf(text + len, cap - (size_t)len, "promise: %s%s\n",
-                        s->r->broken[0] ? "BROKEN: " : "kept so far (docs/promises.md)",
-                        s->r->broken);
-    if (s->threaded && len > 0 && (size_t)len < cap)
-        len += snprintf(text + len, cap - (size_t)len,
-                        "concurrent applies: %u threads (%s), %llu applied of %llu decided\n",
-                        s->p->apply_threads, s->p->apply_mode,
-                        (unsigned long long)atomic_load(&s->pool.applied),
-                        (unsigned long long)(v->version - s->r->start_version));
-    for (uint32_t w = 0; w < v->n_slots && len > 0 && (size_t)len < cap; w++)
-        if (v->workers[w].state != SW_WORKER_ABSENT)
-            len += snprintf(text + len, cap - (size_t)len, "  worker %u: %s, step %llu\n", w,
-                            v->workers[w].state == SW_WORKER_RUNNING ? "running" : "waiting",
-                            (unsigned long long)v->workers[w].clock);
+    double now = sw__server_now(s);
+    uint64_t done = v->version - s->r->start_version;
+    int len = append(text, cap, 0, "policy %s\nversion %llu (started at %llu)\n",
+                     sw_engine_policy_spec(s->engine), (unsigned long long)v->version,
+                     (unsigned long long)s->r->start_version);
+    len = append(text, cap, len,
+                 "applies %llu in %.1f s: %.1f per second overall, %.1f over the last 5 s\n",
+                 (unsigned long long)done, now, now > 0 ? (double)done / now : 0,
+                 sw_rate_get(&s->recent, now, v->version));
+    len = append(text, cap, len,
+                 "workers live %u (running %u, waiting %u) of %u slots\n"
+                 "pushes %llu, joins %llu, crashed %llu\nrefused messages %llu\n"
+                 "mean staleness %.2f\nuptime %.1f s\n",
+                 v->n_live, v->n_live - v->n_waiting, v->n_waiting, s->slots,
+                 (unsigned long long)s->r->pushes, (unsigned long long)s->r->joins,
+                 (unsigned long long)s->r->crashes, (unsigned long long)s->r->refused,
+                 sw_run_stats_mean_staleness(&s->stats), now);
+    if (!s->started)
+        len = append(text, cap, len, "not started: %u of %u workers in\n", live_conns(s),
+                     s->p->wait_workers);
+    if (s->p->curve_key)
+        len = append(text, cap, len, "refused connections (unknown CURVE keys) %llu\n",
+                     (unsigned long long)sw_net_refused(s->net));
+    len = append(text, cap, len, "promise: %s%s\n",
+                 s->r->broken[0] ? "BROKEN: " : "kept so far (docs/promises.md)", s->r->broken);
+    if (s->threaded)
+        len = append(text, cap, len,
+                     "concurrent applies: %u threads (%s), %llu applied of %llu decided\n",
+                     s->p->apply_threads, s->p->apply_mode,
+                     (unsigned long long)atomic_load(&s->pool.applied), (unsigned long long)done);
+    worker_lines(s, text, cap, len);
 }
 
 static void on_ctl(server *s, const peer *from, const sw_msg *m)
@@ -312,10 +367,12 @@ static void on_ctl(server *s, const peer *from, const sw_msg *m)
         status(s, reply, sizeof reply);
     } else if (strncmp(cmd, "policy ", 7) == 0 && !from->operator) {
         char why[512];
-        snprintf(why, sizeof why, "operator commands are taken on the operator socket %s "
+        snprintf(why, sizeof why,
+                 "operator commands are taken on the operator socket %s "
                  "(ctl finds it by itself on the server's host)%s",
                  s->ops ? s->ops_ep : "(none: --ctl-bind none)",
-                 s->p->curve_key ? ", or from afar with an operator's CURVE key (--curve-operators)" : "");
+                 s->p->curve_key ? ", or from afar with an operator's CURVE key (--curve-operators)"
+                                 : "");
         sw__server_refuse(s, from, SW_NO_WORKER, 0, why);
         return;
     } else if (strncmp(cmd, "policy ", 7) == 0) {
@@ -340,9 +397,14 @@ static void on_ctl(server *s, const peer *from, const sw_msg *m)
 }
 
 static const handler handlers[SW_MSG_TYPE_MAX + 1] = {
-    [SW_MSG_JOIN] = on_join,           [SW_MSG_PULL] = on_pull,   [SW_MSG_PUSH] = on_push,
-    [SW_MSG_HEARTBEAT] = on_heartbeat, [SW_MSG_LEAVE] = on_leave, [SW_MSG_CTL] = on_ctl,
-    [SW_MSG_PUSH_SPARSE] = on_push_sparse, [SW_MSG_PULL_SPARSE] = on_pull_sparse,
+    [SW_MSG_JOIN] = on_join,
+    [SW_MSG_PULL] = on_pull,
+    [SW_MSG_PUSH] = on_push,
+    [SW_MSG_HEARTBEAT] = on_heartbeat,
+    [SW_MSG_LEAVE] = on_leave,
+    [SW_MSG_CTL] = on_ctl,
+    [SW_MSG_PUSH_SPARSE] = on_push_sparse,
+    [SW_MSG_PULL_SPARSE] = on_pull_sparse,
 };
 
 void sw__server_handle(server *s, const peer *from, const sw_msg *m)

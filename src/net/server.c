@@ -85,6 +85,8 @@ static void promise_broken(server *s, const char *why)
 static void sink(void *ctx, const sw_event *ev)
 {
     server *s = ctx;
+    if (ev->kind == SW_EV_APPLY)
+        sw_rate_add(&s->recent, ev->t, ev->V);
     if (sw_run_stats_event(&s->stats, ev))
         sw_log(SW_LOG_WARN, "out of memory for the statistics");
     if (s->p->log)
@@ -402,7 +404,9 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p,
     s->t0 = sw_net_now(net);
     s->next_eval = 0;
     s->last_ckpt_applies = r->start_version;
-    s->rate_applies = r->start_version;
+    s->eval_version = r->start_version;
+    sw_rate_init(&s->recent, 5);
+    sw_rate_add(&s->recent, 0, r->start_version);
     s->next_ckpt = p->checkpoint_s > 0 ? p->checkpoint_s : INFINITY;
     s->agent = (sw_agent){.turn = sw__server_turn, .ctx = s, .socks = {s->sock}, .n_socks = 1};
     if (s->ops)
@@ -423,7 +427,7 @@ int sw_server_end(sw_server *s, char *err)
     int rc = s->rc ? sw_fail(err, s->rc, "%s", s->msg) : 0;
     /* The final evaluation, unless the last one already saw this version (a run that never
      * started would print the same line twice). */
-    bool evaluated = s->next_eval > 0 && s->rate_applies == sw_engine_version(s->engine);
+    bool evaluated = s->next_eval > 0 && s->eval_version == sw_engine_version(s->engine);
     if (!rc && !evaluated)
         sw__server_evaluate(s);
     if (!rc)

@@ -22,6 +22,8 @@ typedef struct conn {
     bool live, wants_model, dropped;
     bool used; /* a worker held this slot once */
     uint64_t token; /* this membership's, from WELCOME: a worker's heartbeats carry it */
+    char name[65];    /* the --name it joined with */
+    char address[48]; /* where it joined from */
 } conn;
 
 /* The sender of the message being handled. */
@@ -30,6 +32,7 @@ typedef struct peer {
     size_t route_len;
     sw_sock *sock; /* the socket it came on */
     bool operator; /* it may switch the policy: on the operator socket, or a CURVE operator */
+    const char *address; /* where it is, as the transport says ("" when it cannot) */
 } peer;
 
 struct sw_server {
@@ -58,9 +61,10 @@ struct sw_server {
     conn *conns;
     sw_rng tokens; /* membership tokens, seeded from the clock: unlike ids, never reused */
     uint32_t slots;
-    double t0, wake_at, next_eval, next_ckpt, last_rate_t;
-    uint64_t last_ckpt_applies, rate_applies;
-    double rate;            /* applies per second over the last window */
+    double t0, wake_at, next_eval, next_ckpt;
+    uint64_t last_ckpt_applies;
+    uint64_t eval_version;  /* the version the last evaluation saw */
+    sw_rate recent;         /* applies per second over the last seconds, for ctl status */
     bool started;           /* wait_workers have joined: the engine knows the live workers */
     bool done;
     bool ended;             /* sw_server_end ran the end of the run */

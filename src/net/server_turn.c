@@ -31,7 +31,7 @@ static uint32_t worker_at(const server *s, const uint8_t *route, size_t len)
 static void take(server *s, sw_sock *sock, sw_delivery *d)
 {
     peer from = {.route = d->route, .route_len = d->route_len, .sock = sock,
-                 .operator = sock == s->ops || d->operator};
+                 .operator = sock == s->ops || d->operator, .address = d->address};
     if (d->gone) {
         uint32_t w = sock == s->sock ? worker_at(s, d->route, d->route_len) : s->slots;
         if (w < s->slots)
@@ -115,9 +115,7 @@ bool sw__server_evaluate(server *s)
     sw_task_evaluate(s->task, sw__server_params(s), &e);
     double now = sw__server_now(s);
     uint64_t V = sw_engine_version(s->engine);
-    s->rate = now > s->last_rate_t ? (double)(V - s->rate_applies) / (now - s->last_rate_t) : 0;
-    s->rate_applies = V;
-    s->last_rate_t = now;
+    s->eval_version = V;
     s->r->final_acc = e.accuracy;
     s->r->final_loss = e.loss;
     sw_event ev = {.kind = SW_EV_EVAL, .t = now, .V = V, .loss = e.loss, .accuracy = e.accuracy};

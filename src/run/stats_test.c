@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <math.h>
 
 #include "syncwise/err.h"
 #include "syncwise/run.h"
@@ -95,12 +96,30 @@ static void staleness_of_applied_gradients_and_drops(void **state)
     sw_run_stats_free(&s);
 }
 
+/* A steady 100 per second, then a stop: the rate follows the last window, not the whole run. */
+static void a_rate_over_the_last_seconds(void **state)
+{
+    (void)state;
+    sw_rate r;
+    sw_rate_init(&r, 5);
+    assert_true(sw_rate_get(&r, 0, 0) == 0);
+    for (int i = 0; i <= 2000; i++) /* 20 s at 100 per second */
+        sw_rate_add(&r, i * 0.01, (uint64_t)i);
+    assert_true(fabs(sw_rate_get(&r, 20, 2000) - 100) < 1);
+    /* 5 s later without a single new count the rate is near 0 */
+    assert_true(sw_rate_get(&r, 25.7, 2000) < 5);
+    /* a burst of 500 in the last second reads as about 100 per second over 5 */
+    sw_rate_add(&r, 26, 2500);
+    assert_true(fabs(sw_rate_get(&r, 26, 2500) - 500.0 / 6.0) < 25);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(idle_time_per_worker_and_overall),
         cmocka_unit_test(a_wait_still_open_at_the_end_counts),
         cmocka_unit_test(staleness_of_applied_gradients_and_drops),
+        cmocka_unit_test(a_rate_over_the_last_seconds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -225,6 +225,8 @@ static int recv_inproc(sw_sock *sock, sw_delivery *d)
     d->route_len = a->route_len;
     if (a->route_len)
         memcpy(d->route, a->route, a->route_len);
+    if (s->listener)
+        snprintf(d->address, sizeof d->address, "inproc");
     free(a);
     return 0;
 }

@@ -240,6 +240,9 @@ static int take_body(zsock *z, sw_delivery *d, int flags)
     }
     const char *user = z->listener ? zmq_msg_gets(m, "User-Id") : NULL;
     d->operator = user && !strcmp(user, SW_ZAP_OPERATOR);
+    const char *where = z->listener ? zmq_msg_gets(m, "Peer-Address") : NULL;
+    if (where)
+        snprintf(d->address, sizeof d->address, "%s", where);
     d->multipart = drain(z->sock, m);
     d->frame = sw_frame_lend(zmq_msg_data(m), zmq_msg_size(m), close_message, m);
     if (!d->frame) {
