@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # An install under a prefix of the user's choice: the program, the man page and the shipped
 # learned policy land there, and `--policy rlp` reads the installed copy wherever the tree is
-# moved (not the source tree's, nor one at the prefix the build was configured with).
+# moved (not the source tree's, nor one at the prefix the build was configured with). The
+# library, its headers and syncwise.pc too: the example policy builds with pkg-config alone and
+# runs against the installed library.
 . "$(dirname "$0")/lib.sh"
 BUILD=${2:?usage: $0 SYNCWISE BUILD_DIR}
 
@@ -10,7 +12,28 @@ for f in bin/syncwise share/man/man1/syncwise.1 share/syncwise/rlp.swrl; do
   checks=$((checks + 1))
   [ -s "$TMP/prefix/$f" ] || { echo "FAIL: $f was not installed"; failures=$((failures + 1)); }
 done
+LIBDIR=$(dirname "$(find "$TMP/prefix" -name syncwise.pc)")/..
+for f in include/syncwise/engine.h include/syncwise/policy.h include/syncwise/sim.h; do
+  checks=$((checks + 1))
+  [ -s "$TMP/prefix/$f" ] || { echo "FAIL: $f was not installed"; failures=$((failures + 1)); }
+done
+checks=$((checks + 1))
+[ -e "$LIBDIR/libsyncwise.so" ] || { echo "FAIL: no libsyncwise.so"; failures=$((failures + 1)); }
+# The library carries the build's sanitizers: so must a program linked with it.
+SAN=$(grep -q '^SW_SANITIZE:BOOL=ON' "$BUILD/CMakeCache.txt" && echo "-fsanitize=address,undefined")
+EXAMPLE=$(dirname "$0")/../examples/custom_policy/half_barrier.c
+build_example() { # the prefix the .pc lies under
+  cc -std=c11 -Wall -Werror $SAN "$EXAMPLE" \
+    $(PKG_CONFIG_PATH=$(dirname "$(find "$1" -name syncwise.pc)") pkg-config --cflags --libs syncwise) \
+    -o "$TMP/half_barrier"
+}
+expect_status 0 "the example builds with pkg-config --cflags --libs syncwise" -- build_example "$TMP/prefix"
+expect_status 0 "and runs against the installed library" -- \
+  env LD_LIBRARY_PATH="$LIBDIR" "$TMP/half_barrier" 8 5000
+expect_output "policy half: 5000 pushes" "the simulator ran the example's own policy"
 mv "$TMP/prefix" "$TMP/moved"
+rm "$TMP/half_barrier"
+expect_status 0 "a moved install still builds the example" -- build_example "$TMP/moved"
 expect_status 0 "the moved install runs the shipped policy" -- "$TMP/moved/bin/syncwise" sim \
   --policy rlp --no-model --max-pushes 20 -q
 expect_output "policy rlp" "it ran"

@@ -1,0 +1,8 @@
+/* The version of syncwise a program was built against and the one it runs with. */
+#ifndef SYNCWISE_VERSION_H
+#define SYNCWISE_VERSION_H
+
+/* "MAJOR.MINOR.PATCH" of the library in use. */
+const char *sw_version(void);
+
+#endif
