@@ -18,6 +18,7 @@ expect_status 0 "rl train" -- "$SW" rl train "${inst[@]}" --pre-instances 2 --ep
 expect_output "wrote $TMP/p.swrl" "train says what it wrote"
 expect_output "episode 3/3" "train reports progress per episode"
 expect_output "pre-training 10/10" "train reports pre-training (2 instances x 5 policies)"
+expect_output "left in all" "the time left covers both phases"
 checks=$((checks + 1)); [ -s "$TMP/p.swrl" ] || { echo "FAIL: no policy file"; failures=$((failures + 1)); }
 
 # The same command and seed make the same policy, byte for byte (the shipped one depends on it).

@@ -93,20 +93,23 @@ static int save(const plan *p, const sw_rl_agent *a)
     return 0;
 }
 
-static void progress(const plan *p, const char *phase, long done, long total, double t0,
-                     const char *detail)
+/* A line of progress: `done` of the phase's `total` runs, and the time left in all, the runs
+ * of the phases still to come (`later`) counted at this phase's pace (a pre-training run and an
+ * episode each simulate one instance). */
+static void progress(const plan *p, const char *phase, long done, long total, long later,
+                     double t0, const char *detail)
 {
     if (p->rl.quiet)
         return;
     double spent = sw_clock_now_s() - t0,
-           left = done ? spent / (double)done * (double)(total - done) : 0;
+           left = done ? spent / (double)done * (double)(total - done + later) : 0;
     char a[32], b[32];
     sw_cli_rl_duration(a, sizeof a, spent);
     sw_cli_rl_duration(b, sizeof b, left);
     bool tty = isatty(STDERR_FILENO);
     fprintf(stderr,
-            tty ? "\r\033[K%s %ld/%ld, %s, about %s left; %s"
-                : "%s %ld/%ld, %s, about %s left; %s\n",
+            tty ? "\r\033[K%s %ld/%ld, %s, about %s left in all; %s"
+                : "%s %ld/%ld, %s, about %s left in all; %s\n",
             phase, done, total, a, b, detail);
     if (tty && done == total)
         fputc('\n', stderr);
@@ -138,7 +141,7 @@ static int pretrain(const plan *p, sw_rl_agent *a)
             loss = done ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
             snprintf(detail, sizeof detail, "%s on %s: %.0f s to target, regression loss %.3g",
                      names[k], run.model, run.time, loss);
-            progress(p, "pre-training", done + 1, total, t0, detail);
+            progress(p, "pre-training", done + 1, total, p->episodes, t0, detail);
         }
     free(list);
     return rc;
@@ -157,7 +160,7 @@ static int train_episodes(const plan *p, sw_rl_agent *a)
         loss = e ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
         snprintf(detail, sizeof detail, "%s: %.0f s%s (average %.0f s), TD loss %.3g", run.model,
                  run.time, run.reached ? "" : " (target not reached)", avg, loss);
-        progress(p, "episode", e + 1, p->episodes, t0, detail);
+        progress(p, "episode", e + 1, p->episodes, 0, t0, detail);
         if (((e + 1) % p->save_every == 0 || e + 1 == p->episodes) && save(p, a))
             return 1;
     }
