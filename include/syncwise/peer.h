@@ -30,6 +30,8 @@ typedef struct sw_peer_params {
     uint64_t seed;        /* of the data; each peer's batch order also hashes its endpoint */
     uint32_t round_steps; /* steps between broadcasts and loss evaluations */
     double timeout_s;     /* a member silent this long is dropped */
+    uint32_t wait_peers;  /* train only once this many members are in (0 or 1: at once), so a
+                           * group starts whole rather than its first peer finishing alone */
     double target_loss;   /* 0: none */
     uint32_t patience;    /* rounds without improvement (0: none) */
     double max_time_s;    /* 0: none */

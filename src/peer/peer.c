@@ -366,6 +366,8 @@ int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
     int rc = setup(pe, err);
     if (!rc && p->join)
         rc = join(pe, err);
+    while (!rc && pe->n_members < (int)p->wait_peers && !should_stop(pe))
+        receive_all(pe, 0.05); /* nobody trains before the group is whole */
     uint32_t since_best = 0;
     while (!rc && !should_stop(pe)) {
         step(pe);
