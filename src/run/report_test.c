@@ -64,6 +64,7 @@ static void a_log_becomes_tidy_rows(void **state)
     assert_int_equal(sw_report_add_log(&r, sw_test_path("a-run.jsonl"), err), 0);
     assert_int_equal(sw_report_add_trace(&r, sw_test_path("z.csv"), err), 0);
     assert_int_equal(sw_report_close(&r, err), 0);
+    sw_report_free(&r);
     assert_int_equal(r.n_runs, 1);
     assert_int_equal(r.workers, 2);
     assert_int_equal(r.zipline_rows, 2);
@@ -107,8 +108,10 @@ static void bad_inputs_are_named(void **state)
     sw_test_write_text(sw_test_path("junk.jsonl"), "not a log\n");
     assert_int_equal(sw_report_add_log(&r, sw_test_path("junk.jsonl"), err), SW_EFORMAT);
     assert_int_equal(sw_report_close(&r, err), 0);
+    sw_report_free(&r);
     assert_int_equal(sw_report_open(&r, sw_test_path("missing/dir"), err), SW_EIO);
     sw_report_close(&r, NULL);
+    sw_report_free(&r);
 }
 
 /* A one-worker run of `policy` with evaluations (t, acc) and an end line saying why. */
