@@ -20,7 +20,7 @@ static const sw_cli_cmd commands[] = {
     {"server", "run the parameter server for worker processes over the network", sw_cli_server},
     {"worker", "train as a worker of a syncwise server", sw_cli_worker},
     {"ctl", "ask a running server for its status, or switch its policy", sw_cli_ctl},
-    {"peer", "train a sparse model with other peers and no server (decentralized)",
+    {"peer", "train a model with other peers and no server (decentralized)",
      sw_cli_peer},
     {"launch", "under mpirun, srun or a StatefulSet: rank 0 serves, the others work",
      sw_cli_launch},
