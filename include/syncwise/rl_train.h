@@ -10,6 +10,7 @@
 
 #include "syncwise/data.h"
 #include "syncwise/model.h"
+#include "syncwise/optim.h"
 #include "syncwise/rl.h"
 
 /* An instance of the RLP paper's section 4: a cluster of `workers` with its stragglers drawn from
@@ -23,6 +24,8 @@ typedef struct sw_rl_scenario {
     const char *models;  /* '|'-separated model specs to draw from */
     uint32_t batch;      /* 16 */
     float lr;            /* 0.01 */
+    sw_optim_params optim; /* the server's update: plain SGD as in the paper, or momentum, Adam
+                            * (a regime where staleness costs more; syncwise/optim.h) */
     double target_acc;   /* each episode ends at this validation accuracy */
     double eval_every;   /* virtual seconds between evaluations */
     uint64_t max_pushes; /* a cap for episodes that never reach the target */

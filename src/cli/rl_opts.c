@@ -22,6 +22,7 @@ const sw_opt sw_cli_rl_opts_table[] = {
                 "mini-batch of the trained model")},
     {SW_OPT_ROW(SW_OPT_F32, "lr", 0, AT(sc.lr), 1e-9, 100, "X",
                 "learning rate of the trained model")},
+    SW_CLI_OPTIM_ROWS(AT(optim)),
     {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(sc.target_acc), 1e-6, 1, "X",
                 "an episode ends at this validation accuracy")},
     {SW_OPT_ROW(SW_OPT_U64, "max-pushes", 0, AT(sc.max_pushes), 0, 0, "N",
@@ -44,12 +45,15 @@ void sw_cli_rl_defaults(sw_cli_rl_opts *r)
     r->data_spec = "fashion-mnist:val=1000";
     r->seed = 1;
     r->threads = 1;
+    r->optim.spec = "sgd";
 }
 
 int sw_cli_rl_load(sw_cli_rl_opts *r, const char *cmd)
 {
     sw_cli_set_threads(r->threads);
     char err[SW_ERR_LEN];
+    if (sw_cli_optim_resolve(&r->optim, &r->sc.optim, err))
+        return sw_cli_error(cmd, "%s", err) + 1;
     if (sw_data_load(&r->data, r->data_spec, r->seed, err))
         return sw_cli_error(cmd, "%s", err);
     r->sc.data = &r->data;

@@ -4,6 +4,7 @@
 #define SW_CLI_RL_OPTS_H
 
 #include "cli.h"
+#include "optim_opts.h"
 #include "opts.h"
 #include "syncwise/rl_train.h"
 
@@ -14,6 +15,7 @@ typedef struct sw_cli_rl {
     long threads;
     bool quiet;
     sw_data data;
+    sw_cli_optim optim; /* into sc.optim */
 } sw_cli_rl_opts;
 
 void sw_cli_rl_defaults(sw_cli_rl_opts *r);
@@ -22,7 +24,8 @@ void sw_cli_rl_defaults(sw_cli_rl_opts *r);
  * member of a command's options struct. */
 extern const sw_opt sw_cli_rl_opts_table[];
 
-/* Loads the data once; prints why and returns nonzero on failure. */
+/* Takes the optimizer options and loads the data once; prints why and returns nonzero (2 for
+ * contradictory options) on failure. */
 int sw_cli_rl_load(sw_cli_rl_opts *r, const char *cmd);
 
 /* "12.3 s" or "4 min 05 s", for progress lines. */

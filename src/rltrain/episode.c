@@ -23,6 +23,7 @@ sw_rl_scenario sw_rl_default_scenario(void)
         .models = "mlp:h=0|mlp:h=1,u=256|mlp:h=2,u=256|mlp:h=3,u=256",
         .batch = 16,
         .lr = 0.01f,
+        .optim = sw_optim_default(),
         .target_acc = 0.80,
         .eval_every = 20,
         .max_pushes = 20000,
@@ -280,6 +281,7 @@ static int run_sim(const sw_rl_scenario *sc, const sw_task_data *view, const cha
     c.model = model;
     c.batch = sc->batch;
     c.lr = sc->lr;
+    c.optim = sc->optim;
     c.seed = sim_seed;
     c.target_acc = sc->target_acc;
     c.eval_every = sc->eval_every;
