@@ -56,7 +56,18 @@ typedef struct scenario {
     const char *policy, *switch_to;
     const char *model, *data;
     float lr;
+    const char *optim; /* syncwise/optim.h; NULL: plain SGD */
 } scenario;
+
+/* The scenario's optimizer, or plain SGD. */
+static sw_optim_params optimizer(const scenario *sc)
+{
+    sw_optim_params o = sw_optim_default();
+    char err[SW_ERR_LEN];
+    if (sc->optim && sw_optim_parse(&o, sc->optim, err))
+        fail_msg("%s", err);
+    return o;
+}
 
 /* ---- The events of a log, as the comparison sees them ------------------------------------ */
 
@@ -171,6 +182,7 @@ static char *sim_log(const scenario *sc, const sw_task_data *data)
     c.data = data;
     c.model = sc->model;
     c.lr = sc->lr;
+    c.optim = optimizer(sc);
     c.seed = SEED;
     c.max_time = END_S;
     c.eval_every = 1e9;
@@ -276,6 +288,7 @@ static char *net_log(const scenario *sc)
     p.model = sc->model;
     p.data = sc->data;
     p.lr = sc->lr;
+    p.optim = optimizer(sc);
     p.seed = SEED;
     p.batch_mode = "shard"; /* the simulator's */
     p.max_workers = SLOTS;
@@ -372,11 +385,34 @@ static void a_sparse_model(void **state)
     }
 }
 
+/* Momentum and Adam: the server's engine steps as the simulator's, so the policies that read
+ * the parameters' loss (rlp) or the gradients' norms (dbw) decide the same. */
+static void stateful_optimizers(void **state)
+{
+    (void)state;
+    static char rlp[600];
+    snprintf(rlp, sizeof rlp, "rlp:file=%s", SW_RLP_SOURCE);
+    const scenario dense[] = {
+        {.policy = rlp, .switch_to = "asp", .optim = "sgd:momentum=0.9"},
+        {.policy = "dbw", .switch_to = "bsp", .optim = "adam"},
+        {.policy = "bsp:lr=0.02", .switch_to = "asp", .optim = "sgd:momentum=0.5,nesterov=1"},
+    };
+    for (size_t i = 0; i < sizeof dense / sizeof *dense; i++) {
+        scenario sc = dense[i];
+        sc.model = DENSE_MODEL, sc.data = DENSE_DATA, sc.lr = 0.01f;
+        same_decisions(&sc);
+    }
+    scenario sparse = {.policy = "asp", .switch_to = "ssp:s=1", .model = SPARSE_MODEL,
+                       .data = SPARSE_DATA, .lr = 0.05f, .optim = "sgd:momentum=0.9"};
+    same_decisions(&sparse);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_policy),
         cmocka_unit_test(a_sparse_model),
+        cmocka_unit_test(stateful_optimizers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
