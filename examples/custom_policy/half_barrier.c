@@ -21,8 +21,8 @@ typedef struct half {
     double share; /* of the live workers whose pushes make an apply */
 } half;
 
-static int half_init(void *state, sw_spec *spec, const sw_engine_view *v,
-                     const sw_policy_env *env, char *err)
+static int half_init(void *state, sw_spec *spec, const sw_engine_view *v, const sw_policy_env *env,
+                     char *err)
 {
     (void)v, (void)env;
     half *h = state;

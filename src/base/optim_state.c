@@ -96,7 +96,10 @@ unsigned sw_optim_arrays(const sw_optim_params *p)
     return p->kind == SW_OPTIM_ADAM ? 2 : p->momentum > 0 ? 1 : 0;
 }
 
-bool sw_optim_stateful(const sw_optim_params *p) { return sw_optim_arrays(p) > 0; }
+bool sw_optim_stateful(const sw_optim_params *p)
+{
+    return sw_optim_arrays(p) > 0;
+}
 
 int sw_optim_init(sw_optim *o, const sw_optim_params *p, size_t n, char *err)
 {
@@ -132,10 +135,10 @@ void sw_optim_copy_state(sw_optim *o, const sw_optim *src)
 /* The constants of one step. */
 typedef struct step_consts {
     float scale, lr, wd;
-    float mu;                       /* sgd */
+    float mu; /* sgd */
     bool nesterov;
-    float b1, c1, b2, c2, eps;      /* adam: beta, 1 - beta */
-    float step_size, inv_sqrt_bc2;  /* adam: lr / (1 - b1^t), 1 / sqrt(1 - b2^t) */
+    float b1, c1, b2, c2, eps;     /* adam: beta, 1 - beta */
+    float step_size, inv_sqrt_bc2; /* adam: lr / (1 - b1^t), 1 / sqrt(1 - b2^t) */
 } step_consts;
 
 static inline void sgd_coord(const step_consts *k, float *theta, float *v, float g)
@@ -159,8 +162,8 @@ static inline void adam_coord(const step_consts *k, float *theta, float *m, floa
 static step_consts consts(sw_optim *o, float scale, float lr, float wd)
 {
     const sw_optim_params *p = &o->p;
-    step_consts k = {.scale = scale, .lr = lr, .wd = wd, .mu = p->momentum,
-                     .nesterov = p->nesterov};
+    step_consts k = {
+        .scale = scale, .lr = lr, .wd = wd, .mu = p->momentum, .nesterov = p->nesterov};
     o->steps++;
     if (p->kind == SW_OPTIM_ADAM) {
         double bc1 = 1 - pow(p->beta1, (double)o->steps);
@@ -175,8 +178,7 @@ static step_consts consts(sw_optim *o, float scale, float lr, float wd)
 }
 
 /* Coordinate j with gradient g, whichever optimizer. */
-static inline void coord(const sw_optim *o, const step_consts *k, float *theta, size_t j,
-                         float g)
+static inline void coord(const sw_optim *o, const step_consts *k, float *theta, size_t j, float g)
 {
     if (o->p.kind == SW_OPTIM_ADAM)
         adam_coord(k, &theta[j], &o->m[j], &o->u[j], g);

@@ -10,7 +10,8 @@ int sw_cli_optim_resolve(const sw_cli_optim *o, sw_optim_params *out, char *err)
     if (rc)
         return rc;
     if ((o->momentum > 0 || o->nesterov) && p.kind != SW_OPTIM_SGD)
-        return sw_fail(err, SW_EINVAL, "--momentum and --nesterov go with sgd; adam takes "
+        return sw_fail(err, SW_EINVAL,
+                       "--momentum and --nesterov go with sgd; adam takes "
                        "beta1 (--optimizer adam:beta1=B1)");
     if (o->momentum > 0)
         p.momentum = o->momentum;

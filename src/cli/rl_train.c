@@ -37,16 +37,14 @@ static const sw_opt own[] = {
     {SW_OPT_ROW(SW_OPT_U32, "history", 0, AT(hp.history), 1, SW_RL_MAX_HISTORY, "H",
                 "pushes of history in the state")},
     {SW_OPT_ROW(SW_OPT_U32, "replay", 0, AT(hp.replay), 1, 1 << 24, "N", "replay pool")},
-    {SW_OPT_ROW(SW_OPT_U32, "minibatch", 0, AT(hp.minibatch), 1, 4096, "B",
-                "learning minibatch")},
+    {SW_OPT_ROW(SW_OPT_U32, "minibatch", 0, AT(hp.minibatch), 1, 4096, "B", "learning minibatch")},
     {SW_OPT_ROW(SW_OPT_U32, "copy-every", 0, AT(hp.copy_every), 1, 1 << 30, "C",
                 "iterations between copies to the target network")},
     {SW_OPT_ROW(SW_OPT_F32, "gamma", 0, AT(hp.gamma), 0, 1, "G", "discount")},
     {SW_OPT_ROW(SW_OPT_F32, "epsilon", 0, AT(hp.epsilon), 0, 1, "E", "exploration")},
     {SW_OPT_ROW(SW_OPT_F32, "rl-lr", 0, AT(hp.lr), 1e-9, 9.99, "X",
                 "learning rate of the Q-network")},
-    {SW_OPT_ROW(SW_OPT_TEXT, "qnet", 0, AT(hp.qnet), 0, SW_MODEL_SPEC_LEN, "SPEC",
-                "Q-network")},
+    {SW_OPT_ROW(SW_OPT_TEXT, "qnet", 0, AT(hp.qnet), 0, SW_MODEL_SPEC_LEN, "SPEC", "Q-network")},
     SW_OPT_END_ROW,
 };
 #undef AT
@@ -96,8 +94,8 @@ static int save(const plan *p, const sw_rl_agent *a)
 /* A line of progress: `done` of the phase's `total` runs, and the time left in all, the runs
  * of the phases still to come (`later`) counted at this phase's pace (a pre-training run and an
  * episode each simulate one instance). */
-static void progress(const plan *p, const char *phase, long done, long total, long later,
-                     double t0, const char *detail)
+static void progress(const plan *p, const char *phase, long done, long total, long later, double t0,
+                     const char *detail)
 {
     if (p->rl.quiet)
         return;

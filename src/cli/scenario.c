@@ -10,8 +10,8 @@ _Static_assert(sizeof(sw_batch_mode) == sizeof(int), "--batch-mode stores an int
 
 void sw_cli_scenario_defaults(sw_cli_scenario *s)
 {
-    *s = (sw_cli_scenario){.cfg = sw_sim_default_config(), .data_spec = "fashion-mnist",
-                           .optim.spec = "sgd"};
+    *s = (sw_cli_scenario){
+        .cfg = sw_sim_default_config(), .data_spec = "fashion-mnist", .optim.spec = "sgd"};
     s->cfg.cluster = SW_CLI_DEFAULT_CLUSTER;
 }
 

@@ -24,18 +24,18 @@ typedef struct table {
     const char *path;
     sw_csv_labels *labels;
     sw_objective task;
-    float *x;                 /* rows * (cols - 1) features */
-    double *y;                /* rows labels, NAN where a label is text */
-    size_t *text;             /* rows offsets into pool of each label's text */
+    float *x;     /* rows * (cols - 1) features */
+    double *y;    /* rows labels, NAN where a label is text */
+    size_t *text; /* rows offsets into pool of each label's text */
     char *pool;
     size_t pool_len, pool_cap;
     size_t rows, cols, cap, lc; /* lc: the label column, once cols is known */
-    size_t *lineno;           /* row i's line in the file, for messages */
-    char **field;             /* cols + 1 pointers, for splitting */
-    char *pending;            /* the first row until the second says whether it is a header */
+    size_t *lineno;             /* row i's line in the file, for messages */
+    char **field;               /* cols + 1 pointers, for splitting */
+    char *pending;              /* the first row until the second says whether it is a header */
     size_t pending_line;
-    char **names;             /* the header's names, or NULL */
-    char *header;             /* the storage of names */
+    char **names; /* the header's names, or NULL */
+    char *header; /* the storage of names */
 } table;
 
 /* Splits line at commas in place, trimming blanks; returns the field count (up to max + 1). */
@@ -47,8 +47,8 @@ static size_t split(char *line, char **field, size_t max)
             p++;
         char *end = strchr(p, ',');
         char *stop = end ? end : p + strlen(p);
-        while (stop > p && (stop[-1] == ' ' || stop[-1] == '\t' || stop[-1] == '\r' ||
-                            stop[-1] == '\n'))
+        while (stop > p &&
+               (stop[-1] == ' ' || stop[-1] == '\t' || stop[-1] == '\r' || stop[-1] == '\n'))
             stop--;
         if (n <= max)
             field[n] = p;
@@ -131,8 +131,8 @@ static int resolve_label(table *t, char *err)
 static int start_table(table *t, size_t cols, size_t lineno, char *err)
 {
     if (cols < 2 || cols > CSV_MAX_COLS)
-        return sw_fail(err, SW_EFORMAT, "%s:%zu: %zu columns (need 2 to %u)", t->path, lineno,
-                       cols, CSV_MAX_COLS);
+        return sw_fail(err, SW_EFORMAT, "%s:%zu: %zu columns (need 2 to %u)", t->path, lineno, cols,
+                       CSV_MAX_COLS);
     t->cols = cols;
     if (!(t->field = malloc((cols + 1) * sizeof *t->field)))
         return sw_fail(err, SW_ENOMEM, "out of memory");
@@ -276,8 +276,7 @@ static int map_texts(table *t, char *err)
         if (i && !strcmp(all[i], all[i - 1]))
             continue;
         if (l->n == MAX_CLASSES)
-            rc = sw_fail(err, SW_ERANGE, "%s: more than %d distinct labels", t->path,
-                         MAX_CLASSES);
+            rc = sw_fail(err, SW_ERANGE, "%s: more than %d distinct labels", t->path, MAX_CLASSES);
         else if (!(l->names[l->n++] = strdup(all[i])))
             rc = sw_fail(err, SW_ENOMEM, "out of memory");
     }
@@ -300,8 +299,8 @@ static int class_of_text(const table *t, size_t i, int32_t *out, char *err)
             *out = (int32_t)c;
             return 0;
         }
-    return sw_fail(err, SW_EFORMAT, "%s:%zu: label '%s' is not a class of the training set", t->path,
-                   t->lineno[i], s);
+    return sw_fail(err, SW_EFORMAT, "%s:%zu: label '%s' is not a class of the training set",
+                   t->path, t->lineno[i], s);
 }
 
 /* Numeric labels must be classes; a column of other numbers is likely the wrong column. */
@@ -310,10 +309,12 @@ static int class_of_number(const table *t, size_t i, int32_t *out, char *err)
     double l = t->y[i];
     if (l != floor(l) || l < 0 || l >= MAX_CLASSES) {
         const char *name = t->names ? t->names[t->lc] : NULL;
-        return sw_fail(err, SW_ERANGE, "%s:%zu: label %g (column %zu%s%s%s) is not a class in "
+        return sw_fail(err, SW_ERANGE,
+                       "%s:%zu: label %g (column %zu%s%s%s) is not a class in "
                        "[0, %d): is the label another column? say label=last, label=COLUMN or "
-                       "label=NAME", t->path, t->lineno[i], l, t->lc, name ? ", '" : "",
-                       name ? name : "", name ? "'" : "", MAX_CLASSES);
+                       "label=NAME",
+                       t->path, t->lineno[i], l, t->lc, name ? ", '" : "", name ? name : "",
+                       name ? "'" : "", MAX_CLASSES);
     }
     *out = (int32_t)l;
     return 0;

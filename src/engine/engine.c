@@ -25,32 +25,32 @@ struct sw_engine {
     sw_engine_params p;
     float *theta;
     float *own; /* the θ buffer the engine allocated, until a writable hook replaces it */
-    sw_shared_params *shared;   /* θ of a concurrent engine, instead of theta */
-    sw__gradbuf buf;            /* view.buffer_sum is buf.sum */
-    sw_optim opt;               /* the optimizer's state (none for plain SGD) */
-    float policy_lr;            /* the policy spec's own lr=X, NAN when it sets none */
+    sw_shared_params *shared; /* θ of a concurrent engine, instead of theta */
+    sw__gradbuf buf;          /* view.buffer_sum is buf.sum */
+    sw_optim opt;             /* the optimizer's state (none for plain SGD) */
+    float policy_lr;          /* the policy spec's own lr=X, NAN when it sets none */
     sw_worker_info *workers;
     sw_engine_view view;
-    uint32_t n_at_min;          /* started workers whose clock equals view.min_live_clock */
+    uint32_t n_at_min; /* started workers whose clock equals view.min_live_clock */
     uint32_t *decided, *released;
-    uint8_t *chosen;            /* a decision's release marks, all zero between calls */
+    uint8_t *chosen; /* a decision's release marks, all zero between calls */
     uint32_t *grant_w, *grant_steps;
     const sw_policy_ops *ops;
     void *state;
     sw_rng rng;
     sw_policy_env env;
-    double wake_at;             /* pending wake-up, < 0 when none */
+    double wake_at; /* pending wake-up, < 0 when none */
     double decide_s;
-    double probe_s;             /* real time in the loss probe */
-    double loss_now;            /* probe loss of θ as it is, NAN when unknown */
+    double probe_s;  /* real time in the loss probe */
+    double loss_now; /* probe loss of θ as it is, NAN when unknown */
     char spec[SPEC_LEN];
     char broken[SW_ERR_LEN + SPEC_LEN]; /* why a policy broke its contract; empty if none did */
 };
 
 sw_engine_params sw_engine_default_params(void)
 {
-    return (sw_engine_params){.lr = 0.01f, .optim = sw_optim_default(), .max_workers = 1,
-                              .policy = "asp", .seed = 1};
+    return (sw_engine_params){
+        .lr = 0.01f, .optim = sw_optim_default(), .max_workers = 1, .policy = "asp", .seed = 1};
 }
 
 /* The learning rate in force: the policy spec's lr=X, or the run's. */
@@ -67,7 +67,10 @@ static void emit(const sw_engine *e, const sw_event *ev)
 
 /* Whether a worker's clock counts in view.min_live_clock: live and started (a joiner has no
  * clock of its own until its first release). */
-static bool started(const sw_worker_info *k) { return k->state != SW_WORKER_ABSENT && !k->fresh; }
+static bool started(const sw_worker_info *k)
+{
+    return k->state != SW_WORKER_ABSENT && !k->fresh;
+}
 
 /* Recounts the slowest started clock; called only when the last worker at the minimum moved.
  * With no started worker the minimum stays the last one seen. */
@@ -115,12 +118,15 @@ static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
         return sw_fail(err, SW_ENOTFOUND, "unknown policy '%s' (known: %s)", spec.name,
                        sw_policy_names());
     if (e->p.concurrent && !o->concurrent)
-        return sw_fail(err, SW_EINVAL, "policy '%s' cannot run with concurrent applies "
+        return sw_fail(err, SW_EINVAL,
+                       "policy '%s' cannot run with concurrent applies "
                        "(--apply-threads): it %s, while concurrent applies need each gradient "
                        "applied alone on arrival, unseen by the policy (asp, ssp, dssp, ebsp)",
-                       spec.name, (o->wants & SW_WANT_LOSS) ? "decides from the loss after each "
-                       "apply" : (o->wants & SW_WANT_SQ_NORM) ? "reads the gradients' norms"
-                       : "aggregates or drops gradients");
+                       spec.name,
+                       (o->wants & SW_WANT_LOSS)      ? "decides from the loss after each "
+                                                        "apply"
+                       : (o->wants & SW_WANT_SQ_NORM) ? "reads the gradients' norms"
+                                                      : "aggregates or drops gradients");
     void *st = calloc(1, o->state_size ? o->state_size : 1);
     if (!st)
         return sw_fail(err, SW_ENOMEM, "out of memory for policy state");
@@ -145,7 +151,8 @@ static int make_optim(sw_engine *e, const sw_engine_params *p, char *err)
     if (!sw_optim_stateful(&p->optim))
         return 0;
     if (p->concurrent)
-        return sw_fail(err, SW_EINVAL, "concurrent applies (--apply-threads) take plain SGD "
+        return sw_fail(err, SW_EINVAL,
+                       "concurrent applies (--apply-threads) take plain SGD "
                        "only: momentum and Adam keep a state that applies must update one at "
                        "a time");
     int rc = sw_optim_init(&e->opt, &p->optim, p->n_params, err);
@@ -153,8 +160,10 @@ static int make_optim(sw_engine *e, const sw_engine_params *p, char *err)
         return rc;
     if (p->optim_init->n != p->n_params ||
         sw_optim_arrays(&p->optim_init->p) != sw_optim_arrays(&p->optim))
-        return sw_fail(err, SW_EMISMATCH, "the optimizer state to resume from does not fit "
-                       "this run's optimizer and %zu parameters", p->n_params);
+        return sw_fail(err, SW_EMISMATCH,
+                       "the optimizer state to resume from does not fit "
+                       "this run's optimizer and %zu parameters",
+                       p->n_params);
     sw_optim_copy_state(&e->opt, p->optim_init);
     return 0;
 }
@@ -163,8 +172,8 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
 {
     *out = NULL;
     if (p->max_workers == 0 || p->max_workers > (1u << 24))
-        return sw_fail(err, SW_EINVAL, "engine: %u worker slots is not in [1, %u]",
-                       p->max_workers, 1u << 24);
+        return sw_fail(err, SW_EINVAL, "engine: %u worker slots is not in [1, %u]", p->max_workers,
+                       1u << 24);
     if (!p->policy || strlen(p->policy) >= SPEC_LEN)
         return sw_fail(err, SW_EINVAL, "engine: missing or too long policy spec");
     sw_engine *e = calloc(1, sizeof *e);
@@ -187,8 +196,9 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory for an engine of %zu parameters",
                        p->n_params);
     }
-    int rc = p->concurrent ? sw_shared_new(&e->shared, p->n_params, p->init,
-                                           p->concurrent_mode, err) : 0;
+    int rc = p->concurrent
+                 ? sw_shared_new(&e->shared, p->n_params, p->init, p->concurrent_mode, err)
+                 : 0;
     if (rc) {
         sw_engine_free(e);
         return rc;
@@ -197,10 +207,14 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
         memcpy(e->theta, p->init, p->n_params * sizeof *e->theta);
     for (uint32_t w = 0; w < p->max_workers; w++)
         e->workers[w].push_t[0] = e->workers[w].push_t[1] = -1;
-    e->view = (sw_engine_view){.n_slots = p->max_workers, .workers = e->workers,
-                               .buffer_sum = e->buf.sum, .n_params = p->n_params,
-                               .last_apply_t = -1, .version = p->init_version,
-                               .loss_before = NAN, .loss_after = NAN};
+    e->view = (sw_engine_view){.n_slots = p->max_workers,
+                               .workers = e->workers,
+                               .buffer_sum = e->buf.sum,
+                               .n_params = p->n_params,
+                               .last_apply_t = -1,
+                               .version = p->init_version,
+                               .loss_before = NAN,
+                               .loss_after = NAN};
     e->loss_now = NAN;
     sw_rng_seed(&e->rng, p->seed, 0x706f6c6963ULL /* "policy" */);
     e->env.rng = &e->rng;
@@ -241,9 +255,14 @@ void sw_engine_free(sw_engine *e)
 
 static void reset_decision(sw_engine *e, sw_decision *d)
 {
-    *d = (sw_decision){.lr_scale = 1.0f, .wake_at = -1, .release = e->decided,
-                       .cap = e->view.n_slots, .chosen = e->chosen, .grant_w = e->grant_w,
-                       .grant_steps = e->grant_steps, .bad_worker = UINT32_MAX};
+    *d = (sw_decision){.lr_scale = 1.0f,
+                       .wake_at = -1,
+                       .release = e->decided,
+                       .cap = e->view.n_slots,
+                       .chosen = e->chosen,
+                       .grant_w = e->grant_w,
+                       .grant_steps = e->grant_steps,
+                       .bad_worker = UINT32_MAX};
 }
 
 static bool probing(const sw_engine *e)
@@ -301,8 +320,9 @@ static void apply(sw_engine *e, float lr_scale, double t)
     e->view.version++;
     e->view.buffered = 0;
     e->view.buffered_sq_norm = 0;
-    emit(e, &(sw_event){.kind = SW_EV_APPLY, .t = t, .V = e->view.version, .n = count,
-                        .lr_scale = lr_scale});
+    emit(e,
+         &(sw_event){
+             .kind = SW_EV_APPLY, .t = t, .V = e->view.version, .n = count, .lr_scale = lr_scale});
 }
 
 /* A joiner's clock becomes the slowest started worker's at its first release (it keeps the
@@ -332,8 +352,12 @@ static void release(sw_engine *e, uint32_t w, double t, const char *reason, sw_e
     k->released_t = t;
     e->view.n_waiting--;
     e->released[out->n_released++] = w;
-    emit(e, &(sw_event){.kind = SW_EV_RELEASE, .t = t, .worker = w, .clock = k->clock,
-                        .V = e->view.version, .reason = reason});
+    emit(e, &(sw_event){.kind = SW_EV_RELEASE,
+                        .t = t,
+                        .worker = w,
+                        .clock = k->clock,
+                        .V = e->view.version,
+                        .reason = reason});
 }
 
 /* A decision that names a worker outside the table breaks the policy contract: the engine
@@ -351,8 +375,11 @@ static bool check_decision(sw_engine *e, const sw_decision *d)
 static void emit_grants(const sw_engine *e, const sw_decision *d, double t)
 {
     for (uint32_t i = 0; i < d->n_grant; i++)
-        emit(e, &(sw_event){.kind = SW_EV_GRANT, .t = t, .worker = d->grant_w[i],
-                            .n = d->grant_steps[i], .V = e->view.version});
+        emit(e, &(sw_event){.kind = SW_EV_GRANT,
+                            .t = t,
+                            .worker = d->grant_w[i],
+                            .n = d->grant_steps[i],
+                            .V = e->view.version});
 }
 
 /* Clears a decision's release marks, ready for the next one. */
@@ -406,12 +433,17 @@ int sw_engine_join(sw_engine *e, uint32_t w, double t, sw_engine_result *out)
     sw_worker_info *k = &e->workers[w];
     /* A provisional clock: the slowest started one (or the last one seen, when none is). */
     uint64_t clock = e->view.min_live_clock;
-    *k = (sw_worker_info){.state = SW_WORKER_WAITING, .clock = clock, .version = e->view.version,
-                          .joined_t = t, .released_t = t, .push_t = {-1, -1}, .fresh = true};
+    *k = (sw_worker_info){.state = SW_WORKER_WAITING,
+                          .clock = clock,
+                          .version = e->view.version,
+                          .joined_t = t,
+                          .released_t = t,
+                          .push_t = {-1, -1},
+                          .fresh = true};
     e->view.n_live++;
     e->view.n_waiting++;
-    emit(e, &(sw_event){.kind = SW_EV_JOIN, .t = t, .worker = w, .clock = clock,
-                        .V = e->view.version});
+    emit(e, &(sw_event){
+                .kind = SW_EV_JOIN, .t = t, .worker = w, .clock = clock, .V = e->view.version});
     double t0 = sw_clock_now_s();
     if (e->ops->on_join)
         e->ops->on_join(e->state, &e->view, w, &d);
@@ -436,8 +468,11 @@ int sw_engine_leave(sw_engine *e, uint32_t w, double t, bool crashed, sw_engine_
     e->view.n_live--;
     if (counted && k->clock == e->view.min_live_clock && --e->n_at_min == 0)
         recount_min(e);
-    emit(e, &(sw_event){.kind = crashed ? SW_EV_CRASH : SW_EV_LEAVE, .t = t, .worker = w,
-                        .clock = k->clock, .V = e->view.version});
+    emit(e, &(sw_event){.kind = crashed ? SW_EV_CRASH : SW_EV_LEAVE,
+                        .t = t,
+                        .worker = w,
+                        .clock = k->clock,
+                        .V = e->view.version});
     double t0 = sw_clock_now_s();
     if (e->ops->on_leave)
         e->ops->on_leave(e->state, &e->view, w, &d);
@@ -452,8 +487,10 @@ static int push_concurrent(sw_engine *e, sw_decision *d, double t, sw_engine_res
 {
     if (d->drop || !d->apply) {
         forget_marks(e, d);
-        snprintf(e->broken, sizeof e->broken, "policy '%s' %s a gradient, which concurrent "
-                 "applies cannot follow", e->spec, d->drop ? "dropped" : "did not apply");
+        snprintf(e->broken, sizeof e->broken,
+                 "policy '%s' %s a gradient, which concurrent "
+                 "applies cannot follow",
+                 e->spec, d->drop ? "dropped" : "did not apply");
         return SW_EBUG;
     }
     out->has_job = true;
@@ -462,8 +499,9 @@ static int push_concurrent(sw_engine *e, sw_decision *d, double t, sw_engine_res
     e->view.last_apply_t = t;
     e->view.last_apply_n = 1;
     e->view.version++;
-    emit(e, &(sw_event){.kind = SW_EV_APPLY, .t = t, .V = e->view.version, .n = 1,
-                        .lr_scale = d->lr_scale});
+    emit(e,
+         &(sw_event){
+             .kind = SW_EV_APPLY, .t = t, .V = e->view.version, .n = 1, .lr_scale = d->lr_scale});
     d->apply = false;
     return carry_out(e, d, t, out);
 }
@@ -485,8 +523,12 @@ static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version
     k->push_t[0] = t;
     k->state = SW_WORKER_WAITING;
     e->view.n_waiting++;
-    emit(e, &(sw_event){.kind = SW_EV_PUSH, .t = t, .worker = w, .clock = k->clock,
-                        .ver = version, .V = e->view.version});
+    emit(e, &(sw_event){.kind = SW_EV_PUSH,
+                        .t = t,
+                        .worker = w,
+                        .clock = k->clock,
+                        .ver = version,
+                        .V = e->view.version});
     sw_push p = {.worker = w, .version = version, .clock = k->clock};
     if ((e->ops->wants & SW_WANT_SQ_NORM) && e->p.n_params)
         p.sq_norm = sw__grad_sq_norm(grad, e->p.n_params);
@@ -503,8 +545,8 @@ static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version
         else
             e->n_at_min += k->clock == e->view.min_live_clock;
         out->dropped = true;
-        emit(e, &(sw_event){.kind = SW_EV_DROP, .t = t, .worker = w, .ver = version,
-                            .V = e->view.version});
+        emit(e, &(sw_event){
+                    .kind = SW_EV_DROP, .t = t, .worker = w, .ver = version, .V = e->view.version});
     } else {
         sw__gradbuf_add(&e->buf, grad, e->view.buffered == 0);
         e->view.buffered++;
@@ -621,7 +663,10 @@ void sw_engine_gather(const sw_engine *e, const uint32_t *idx, size_t k, float *
         out[i] = e->theta[idx[i]];
 }
 
-const float *sw_engine_params_ptr(const sw_engine *e) { return e->shared ? NULL : e->theta; }
+const float *sw_engine_params_ptr(const sw_engine *e)
+{
+    return e->shared ? NULL : e->theta;
+}
 float *sw_engine_params_mut(sw_engine *e)
 {
     if (e->shared)
@@ -629,11 +674,35 @@ float *sw_engine_params_mut(sw_engine *e)
     e->loss_now = NAN; /* the caller may change θ behind the probe's back */
     return writable_theta(e);
 }
-uint64_t sw_engine_version(const sw_engine *e) { return e->view.version; }
-const sw_engine_view *sw_engine_get_view(const sw_engine *e) { return &e->view; }
-const char *sw_engine_policy_name(const sw_engine *e) { return e->ops->name; }
-const sw_optim *sw_engine_optim(const sw_engine *e) { return &e->opt; }
-const char *sw_engine_policy_spec(const sw_engine *e) { return e->spec; }
-const char *sw_engine_error(const sw_engine *e) { return e->broken[0] ? e->broken : NULL; }
-double sw_engine_decide_s(const sw_engine *e) { return e->decide_s; }
-double sw_engine_probe_s(const sw_engine *e) { return e->probe_s; }
+uint64_t sw_engine_version(const sw_engine *e)
+{
+    return e->view.version;
+}
+const sw_engine_view *sw_engine_get_view(const sw_engine *e)
+{
+    return &e->view;
+}
+const char *sw_engine_policy_name(const sw_engine *e)
+{
+    return e->ops->name;
+}
+const sw_optim *sw_engine_optim(const sw_engine *e)
+{
+    return &e->opt;
+}
+const char *sw_engine_policy_spec(const sw_engine *e)
+{
+    return e->spec;
+}
+const char *sw_engine_error(const sw_engine *e)
+{
+    return e->broken[0] ? e->broken : NULL;
+}
+double sw_engine_decide_s(const sw_engine *e)
+{
+    return e->decide_s;
+}
+double sw_engine_probe_s(const sw_engine *e)
+{
+    return e->probe_s;
+}

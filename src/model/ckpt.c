@@ -21,15 +21,15 @@ static int encode(const sw_ckpt *c, uint8_t **out, size_t *len, char *err)
     size_t s = strlen(c->desc.spec), d = strlen(c->data_spec), t = strlen(c->note);
     if (s == 0 || s >= SW_MODEL_SPEC_LEN || d >= SW_CKPT_DATA_SPEC_LEN ||
         t >= SW_CKPT_DATA_SPEC_LEN)
-        return sw_fail(err, SW_EINVAL, "checkpoint: text lengths %zu, %zu, %zu out of range", s,
-                       d, t);
+        return sw_fail(err, SW_EINVAL, "checkpoint: text lengths %zu, %zu, %zu out of range", s, d,
+                       t);
     size_t o = strlen(c->optimizer);
     if (o >= SW_OPTIM_SPEC_LEN || c->optim_arrays > 2 || (c->optim_arrays && !c->optim_state))
         return sw_fail(err, SW_EINVAL, "checkpoint: optimizer '%s' with %u state arrays",
                        c->optimizer, c->optim_arrays);
     size_t state = (size_t)c->optim_arrays * c->n_params;
-    size_t n = FIXED_BYTES + 4 + s + 4 + d + 4 + t + 4 * c->n_params + 4 + o + 8 + 4 +
-               4 * state + 4;
+    size_t n =
+        FIXED_BYTES + 4 + s + 4 + d + 4 + t + 4 * c->n_params + 4 + o + 8 + 4 + 4 * state + 4;
     uint8_t *b = malloc(n), *p = b;
     if (!b)
         return sw_fail(err, SW_ENOMEM, "out of memory for a %zu-byte checkpoint", n);
@@ -88,8 +88,10 @@ static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, 
                        path);
     *version = sw_get_u32(b + 4);
     if (*version != 1 && *version != SW_CKPT_VERSION)
-        return sw_fail(err, SW_EVERSION, "%s: checkpoint format version %u (this build reads 1 "
-                       "to %d)", path, *version, SW_CKPT_VERSION);
+        return sw_fail(err, SW_EVERSION,
+                       "%s: checkpoint format version %u (this build reads 1 "
+                       "to %d)",
+                       path, *version, SW_CKPT_VERSION);
     uint32_t stored = sw_get_u32(b + len - 4), actual = sw_crc32(0, b, len - 4);
     if (stored != actual)
         return sw_fail(err, SW_ECHECKSUM,
@@ -106,8 +108,8 @@ static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, 
     c->seed = sw_get_u64(b + 36);
     uint64_t p = sw_get_u64(b + 44);
     *off = FIXED_BYTES;
-    int rc = sw_get_text(b, len, off, c->desc.spec, sizeof c->desc.spec, 1, "model spec", path,
-                        err);
+    int rc =
+        sw_get_text(b, len, off, c->desc.spec, sizeof c->desc.spec, 1, "model spec", path, err);
     if (!rc)
         rc = sw_get_text(b, len, off, c->data_spec, sizeof c->data_spec, 0, "data spec", path, err);
     if (!rc)
@@ -124,11 +126,11 @@ static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, 
 
 /* Version 2's optimizer section, after the parameters: its spec, steps and state arrays, which
  * must end the file exactly. */
-static int decode_optimizer(const uint8_t *b, size_t len, sw_ckpt *c, size_t off,
-                            const char *path, char *err)
+static int decode_optimizer(const uint8_t *b, size_t len, sw_ckpt *c, size_t off, const char *path,
+                            char *err)
 {
-    int rc = sw_get_text(b, len, &off, c->optimizer, sizeof c->optimizer, 0, "optimizer spec",
-                         path, err);
+    int rc = sw_get_text(b, len, &off, c->optimizer, sizeof c->optimizer, 0, "optimizer spec", path,
+                         err);
     if (rc)
         return rc;
     sw_optim_params op;
@@ -147,8 +149,10 @@ static int decode_optimizer(const uint8_t *b, size_t len, sw_ckpt *c, size_t off
                        path, c->optim_arrays, c->optimizer[0] ? c->optimizer : "sgd", want);
     size_t cells = (size_t)c->optim_arrays * c->n_params;
     if ((len - off - 4) / 4 != cells || (len - off - 4) % 4)
-        return sw_fail(err, SW_EFORMAT, "%s: %zu optimizer state values do not match the file "
-                       "size %zu", path, cells, len);
+        return sw_fail(err, SW_EFORMAT,
+                       "%s: %zu optimizer state values do not match the file "
+                       "size %zu",
+                       path, cells, len);
     if (!cells)
         return 0;
     if (!(c->optim_state = malloc(cells * sizeof *c->optim_state)))
@@ -156,8 +160,7 @@ static int decode_optimizer(const uint8_t *b, size_t len, sw_ckpt *c, size_t off
     for (size_t i = 0; i < cells; i++) {
         c->optim_state[i] = sw_get_f32(b + off + 4 * i);
         if (!isfinite(c->optim_state[i]))
-            return sw_fail(err, SW_EFORMAT, "%s: optimizer state value %zu is not finite", path,
-                           i);
+            return sw_fail(err, SW_EFORMAT, "%s: optimizer state value %zu is not finite", path, i);
     }
     return 0;
 }
@@ -169,18 +172,20 @@ static int check_sparse(const sw_ckpt *c, const char *path, char *err)
     const sw_model_desc *d = &c->desc;
     if (d->objective != SW_CLASSIFY || d->n_classes != 2 || d->in_shape[1] != 1 ||
         d->in_shape[2] != 1 || d->in_shape[0] == 0)
-        return sw_fail(err, SW_EMISMATCH, "%s: '%s' is a binary classifier of 1-row inputs, "
-                       "not %u classes of %ux%ux%u", path, d->spec, d->n_classes, d->in_shape[0],
-                       d->in_shape[1], d->in_shape[2]);
+        return sw_fail(err, SW_EMISMATCH,
+                       "%s: '%s' is a binary classifier of 1-row inputs, "
+                       "not %u classes of %ux%ux%u",
+                       path, d->spec, d->n_classes, d->in_shape[0], d->in_shape[1], d->in_shape[2]);
     sw_sparse_model *m = NULL;
     char why[SW_ERR_LEN];
     int rc = sw_sparse_model_new(&m, d->spec, d->in_shape[0], why);
     if (rc)
         rc = sw_fail(err, SW_EMISMATCH, "%s: the stored model is not valid: %s", path, why);
     else if (sw_sparse_model_n_params(m) != c->n_params)
-        rc = sw_fail(err, SW_EMISMATCH, "%s: %zu parameters stored for '%s' on %u features, "
-                     "which has %zu", path, c->n_params, d->spec, d->in_shape[0],
-                     sw_sparse_model_n_params(m));
+        rc = sw_fail(err, SW_EMISMATCH,
+                     "%s: %zu parameters stored for '%s' on %u features, "
+                     "which has %zu",
+                     path, c->n_params, d->spec, d->in_shape[0], sw_sparse_model_n_params(m));
     sw_sparse_model_free(m);
     return rc;
 }
@@ -194,8 +199,8 @@ static int check_arch(const sw_ckpt *c, const char *path, char *err)
     if (!a)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     char why[SW_ERR_LEN];
-    int rc = sw__arch_build(a, c->desc.spec, c->desc.in_shape, sw_model_desc_outputs(&c->desc),
-                            why);
+    int rc =
+        sw__arch_build(a, c->desc.spec, c->desc.in_shape, sw_model_desc_outputs(&c->desc), why);
     if (rc)
         rc = sw_fail(err, SW_EMISMATCH, "%s: the stored model is not valid: %s", path, why);
     else if (a->n_params != c->n_params)

@@ -22,16 +22,29 @@
 sw_server_params sw_server_default_params(void)
 {
     return (sw_server_params){
-        .bind = "tcp://127.0.0.1:5555", .policy = "asp", .model = "mlp:h=1,u=256",
-        .data = "fashion-mnist", .batch = 16, .max_workers = 64, .lr = 0.01f,
-        .optim = sw_optim_default(), .seed = 1,
-        .batch_mode = "sample", .heartbeat_timeout_s = 5, .eval_every_s = 5,
-        .checkpoint_applies = 1000, .checkpoint_s = 30, .apply_threads = 1,
+        .bind = "tcp://127.0.0.1:5555",
+        .policy = "asp",
+        .model = "mlp:h=1,u=256",
+        .data = "fashion-mnist",
+        .batch = 16,
+        .max_workers = 64,
+        .lr = 0.01f,
+        .optim = sw_optim_default(),
+        .seed = 1,
+        .batch_mode = "sample",
+        .heartbeat_timeout_s = 5,
+        .eval_every_s = 5,
+        .checkpoint_applies = 1000,
+        .checkpoint_s = 30,
+        .apply_threads = 1,
         .apply_mode = "locked",
     };
 }
 
-double sw__server_now(const server *s) { return sw_net_now(s->net) - s->t0; }
+double sw__server_now(const server *s)
+{
+    return sw_net_now(s->net) - s->t0;
+}
 
 const float *sw__server_params(server *s)
 {
@@ -114,8 +127,10 @@ static int resume_optim(server *s, const sw_ckpt *ck, sw_optim *o, char *err)
     if (!sw_optim_stateful(&s->p->optim))
         return 0;
     if (strcmp(held, run) != 0) {
-        sw_log(SW_LOG_WARN, "%s was trained with the optimizer %s; this run's %s starts with "
-               "no state", s->p->checkpoint, held, run);
+        sw_log(SW_LOG_WARN,
+               "%s was trained with the optimizer %s; this run's %s starts with "
+               "no state",
+               s->p->checkpoint, held, run);
         return 0;
     }
     int rc = sw_optim_init(o, &s->p->optim, s->n, err);
@@ -141,8 +156,8 @@ static int load_resume(server *s, float *init, uint64_t *version, sw_optim *o, c
         char held[200], runs[200];
         describe(&ck.desc, ck.n_params, held, sizeof held);
         describe(&run, s->n, runs, sizeof runs);
-        rc = sw_fail(err, SW_EMISMATCH, "%s holds %s; the server runs %s", s->p->checkpoint,
-                     held, runs);
+        rc = sw_fail(err, SW_EMISMATCH, "%s holds %s; the server runs %s", s->p->checkpoint, held,
+                     runs);
     } else {
         memcpy(init, ck.params, s->n * sizeof *init);
         *version = ck.model_version;
@@ -219,8 +234,8 @@ static int setup(server *s, char *err)
         sw_log(SW_LOG_INFO, "removed what a killed server left half-written beside %s",
                p->checkpoint);
     if (p->wait_workers > p->max_workers)
-        return sw_fail(err, SW_EINVAL, "cannot wait for %u workers with %u slots",
-                       p->wait_workers, p->max_workers);
+        return sw_fail(err, SW_EINVAL, "cannot wait for %u workers with %u slots", p->wait_workers,
+                       p->max_workers);
     s->started = p->wait_workers <= 1;
     int rc = sw_task_data_load(&s->data, p->model, p->data, p->seed, err);
     if (!rc)
@@ -262,10 +277,11 @@ static int private_dir(const char *ipc_path, char *err)
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)
         return sw_fail(err, SW_EIO, "cannot create %s: %s", dir, strerror(errno));
     struct stat st;
-    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-        (st.st_mode & 077))
-        return sw_fail(err, SW_EIO, "%s is not a private directory of ours (mode 0700): the "
-                       "operator socket would be open to others; give --ctl-bind", dir);
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+        return sw_fail(err, SW_EIO,
+                       "%s is not a private directory of ours (mode 0700): the "
+                       "operator socket would be open to others; give --ctl-bind",
+                       dir);
     return 0;
 }
 
@@ -284,9 +300,9 @@ static int bind_operators(server *s, const char *bound, char *err)
         return rc;
     if (!rc && private_ipc)
         unlink(s->ops_ep + 6); /* a socket a killed server left behind */
-    if (!rc && (rc = sw_listen(s->net, &s->ops, &(sw_listen_params){.endpoint = s->ops_ep,
-                                                                     .max_frame = 65536},
-                               err)))
+    if (!rc &&
+        (rc = sw_listen(s->net, &s->ops,
+                        &(sw_listen_params){.endpoint = s->ops_ep, .max_frame = 65536}, err)))
         return rc;
     if (!rc && !strncmp(s->ops_ep, "ipc://", 6))
         chmod(s->ops_ep + 6, 0600);
@@ -309,10 +325,12 @@ static int bind_sockets(server *s, char *err)
 {
     const sw_server_params *p = s->p;
     sw_listen_params lp = {
-        .endpoint = p->bind, .linger_s = 1,
+        .endpoint = p->bind,
+        .linger_s = 1,
         /* A sparse push may name every weight: 8 bytes each. Longer frames never land. */
         .max_frame = sw_msg_size((sw_task_is_sparse(s->task) ? 8 : 4) * s->n + 8192),
-        .curve_key = p->curve_key, .curve_clients = p->curve_clients,
+        .curve_key = p->curve_key,
+        .curve_clients = p->curve_clients,
         .curve_operators = p->curve_operators};
     int rc = sw_listen(s->net, &s->sock, &lp, err);
     if (rc)
@@ -358,9 +376,15 @@ static void teardown(server *s)
 static void log_start(const server *s)
 {
     const sw_server_params *p = s->p;
-    sw_run_info info = {.driver = "server", .workers = p->wait_workers, .slots = s->slots,
-                        .seed = p->seed, .version = s->r->start_version, .params = s->n,
-                        .batch = p->batch, .lr = p->lr, .cluster = "real",
+    sw_run_info info = {.driver = "server",
+                        .workers = p->wait_workers,
+                        .slots = s->slots,
+                        .seed = p->seed,
+                        .version = s->r->start_version,
+                        .params = s->n,
+                        .batch = p->batch,
+                        .lr = p->lr,
+                        .cluster = "real",
                         .target_acc = p->target_acc};
     snprintf(info.policy, sizeof info.policy, "%s", p->policy);
     snprintf(info.model, sizeof info.model, "%s", sw_task_spec(s->task));
@@ -379,8 +403,8 @@ static void log_end(server *s)
                          s->r->reached ? "target accuracy" : "stopped");
 }
 
-int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p,
-                  sw_server_result *r, char *err)
+int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_server_result *r,
+                  char *err)
 {
     *out = NULL;
     memset(r, 0, sizeof *r);
@@ -417,9 +441,15 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p,
     return 0;
 }
 
-sw_agent *sw_server_agent(sw_server *s) { return &s->agent; }
+sw_agent *sw_server_agent(sw_server *s)
+{
+    return &s->agent;
+}
 
-const char *sw_server_endpoint(const sw_server *s) { return sw_sock_endpoint(s->sock); }
+const char *sw_server_endpoint(const sw_server *s)
+{
+    return sw_sock_endpoint(s->sock);
+}
 
 int sw_server_end(sw_server *s, char *err)
 {
@@ -465,4 +495,3 @@ int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err)
     sw_net_free(net);
     return rc;
 }
-

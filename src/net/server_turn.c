@@ -30,8 +30,11 @@ static uint32_t worker_at(const server *s, const uint8_t *route, size_t len)
  * holds an operator's CURVE key. */
 static void take(server *s, sw_sock *sock, sw_delivery *d)
 {
-    peer from = {.route = d->route, .route_len = d->route_len, .sock = sock,
-                 .operator = sock == s->ops || d->operator, .address = d->address};
+    peer from = {.route = d->route,
+                 .route_len = d->route_len,
+                 .sock = sock,
+                 .operator= sock == s->ops || d->operator,
+                 .address = d->address };
     if (d->gone) {
         uint32_t w = sock == s->sock ? worker_at(s, d->route, d->route_len) : s->slots;
         if (w < s->slots)
@@ -96,8 +99,10 @@ int sw__server_checkpoint(server *s, char *err)
     if (!s->p->checkpoint)
         return 0;
     sw_ckpt c = {.desc = sw_task_desc(s->task),
-                 .model_version = sw_engine_version(s->engine), .seed = s->p->seed,
-                 .n_params = s->n, .params = (float *)sw__server_params(s)};
+                 .model_version = sw_engine_version(s->engine),
+                 .seed = s->p->seed,
+                 .n_params = s->n,
+                 .params = (float *)sw__server_params(s)};
     snprintf(c.data_spec, sizeof c.data_spec, "%s", s->p->data);
     snprintf(c.note, sizeof c.note, "policy=%s", sw_engine_policy_name(s->engine));
     int rc = optim_state(s, &c, err);
@@ -127,7 +132,8 @@ bool sw__server_evaluate(server *s)
     s->next_eval = now + s->p->eval_every_s;
     bool improved;
     return sw_stopper_eval(&s->stopper,
-                           &(sw_stop_eval){.accuracy = e.accuracy, .loss = e.loss,
+                           &(sw_stop_eval){.accuracy = e.accuracy,
+                                           .loss = e.loss,
                                            .train_loss = NAN,
                                            .classify = sw_task_classifies(s->task)},
                            &improved) == SW_STOP_TARGET_ACC;
@@ -147,8 +153,7 @@ static void deadlines(server *s)
     check_heartbeats(s);
     if (s->wake_at >= 0 && now >= s->wake_at) {
         sw_engine_result res;
-        if (sw__server_engine_ok(s, sw_engine_tick(s->engine, now, &res), "wake-up",
-                                 SW_NO_WORKER))
+        if (sw__server_engine_ok(s, sw_engine_tick(s->engine, now, &res), "wake-up", SW_NO_WORKER))
             sw__server_follow(s, &res);
     }
     uint64_t V = sw_engine_version(s->engine);

@@ -134,8 +134,7 @@ static void take(sw__peer *pe, const sw_delivery *d)
 static void receive_all(sw__peer *pe, double wait_s)
 {
     bool ready;
-    if (wait_s > 0 && sw_net_wait(pe->net, &pe->in, 1, sw_net_now(pe->net) + wait_s, &ready,
-                                  NULL))
+    if (wait_s > 0 && sw_net_wait(pe->net, &pe->in, 1, sw_net_now(pe->net) + wait_s, &ready, NULL))
         return;
     sw_delivery d;
     while (sw_recv(pe->in, &d) == 0) {
@@ -237,8 +236,8 @@ static int setup_task(sw__peer *pe, char *err)
     uint64_t h = 1469598103934665603ULL;
     for (const char *c = pe->me; *c; c++)
         h = (h ^ (uint8_t)*c) * 1099511628211ULL;
-    sw_learner_params lp = {.batch = p->batch, .mode = SW_BATCH_SAMPLE, .ranks = 1,
-                            .seed = p->seed ^ h};
+    sw_learner_params lp = {
+        .batch = p->batch, .mode = SW_BATCH_SAMPLE, .ranks = 1, .seed = p->seed ^ h};
     if (!rc)
         rc = sw_learner_new(&pe->learner, pe->task, &lp, err);
     if (!rc)

@@ -44,8 +44,10 @@ static int whole(const sw_log_line *l, const char *key, double max, double dflt,
 {
     double v = sw_log_num(l, key, dflt);
     if (!(v >= 0 && v <= max && v == floor(v)))
-        return sw_fail(err, SW_EFORMAT, "the start line's \"%s\" is missing or not a whole "
-                       "number in [0, %.0f]", key, max);
+        return sw_fail(err, SW_EFORMAT,
+                       "the start line's \"%s\" is missing or not a whole "
+                       "number in [0, %.0f]",
+                       key, max);
     *out = v;
     return 0;
 }

@@ -56,9 +56,15 @@ int sw_net_inproc_new(sw_net **out, const sw_inproc_params *p, char *err)
     return 0;
 }
 
-static void free_net(sw_net *n) { free(n); }
+static void free_net(sw_net *n)
+{
+    free(n);
+}
 
-static inet *net_of(const isock *s) { return (inet *)s->base.net; }
+static inet *net_of(const isock *s)
+{
+    return (inet *)s->base.net;
+}
 
 /* Queues an arrival at the latest of `at` and the connection's last one (*last). */
 static bool deliver(isock *to, double at, double *last, sw_frame *f, const uint8_t *route,
@@ -231,8 +237,7 @@ static int recv_inproc(sw_sock *sock, sw_delivery *d)
     return 0;
 }
 
-static int wait_inproc(sw_net *net, sw_sock **socks, size_t k, double until, bool *ready,
-                       char *err)
+static int wait_inproc(sw_net *net, sw_sock **socks, size_t k, double until, bool *ready, char *err)
 {
     inet *n = (inet *)net;
     double first = INFINITY;
@@ -243,8 +248,9 @@ static int wait_inproc(sw_net *net, sw_sock **socks, size_t k, double until, boo
     }
     double t = first < until ? first : until;
     if (isinf(t))
-        return sw_fail(err, SW_ESTATE, "nothing left to happen: every party waits for a "
-                                       "message that nobody will send");
+        return sw_fail(err, SW_ESTATE,
+                       "nothing left to happen: every party waits for a "
+                       "message that nobody will send");
     if (t > n->now)
         n->now = t;
     for (size_t i = 0; i < k; i++) {
@@ -254,7 +260,10 @@ static int wait_inproc(sw_net *net, sw_sock **socks, size_t k, double until, boo
     return 0;
 }
 
-static double now_inproc(const sw_net *n) { return ((const inet *)n)->now; }
+static double now_inproc(const sw_net *n)
+{
+    return ((const inet *)n)->now;
+}
 
 static unsigned long long refused_inproc(const sw_net *n)
 {
@@ -263,7 +272,13 @@ static unsigned long long refused_inproc(const sw_net *n)
 }
 
 const sw__net_ops sw__net_inproc = {
-    .listen = listen_inproc, .dial = dial_inproc, .close = close_sock, .send = send_inproc,
-    .recv = recv_inproc, .wait = wait_inproc, .now = now_inproc, .refused = refused_inproc,
+    .listen = listen_inproc,
+    .dial = dial_inproc,
+    .close = close_sock,
+    .send = send_inproc,
+    .recv = recv_inproc,
+    .wait = wait_inproc,
+    .now = now_inproc,
+    .refused = refused_inproc,
     .free = free_net,
 };

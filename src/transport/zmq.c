@@ -159,8 +159,8 @@ static int dial_zmq(sw_net *net, sw_sock **out, const sw_dial_params *p, char *e
         close_sock(&z->base);
         return rc;
     }
-    size_t len = strlen(connect) < sizeof z->base.endpoint ? strlen(connect)
-                                                           : sizeof z->base.endpoint - 1;
+    size_t len =
+        strlen(connect) < sizeof z->base.endpoint ? strlen(connect) : sizeof z->base.endpoint - 1;
     memcpy(z->base.endpoint, connect, len);
     z->base.endpoint[len] = '\0';
     *out = &z->base;
@@ -239,7 +239,7 @@ static int take_body(zsock *z, sw_delivery *d, int flags)
         return 1;
     }
     const char *user = z->listener ? zmq_msg_gets(m, "User-Id") : NULL;
-    d->operator = user && !strcmp(user, SW_ZAP_OPERATOR);
+    d->operator= user && !strcmp(user, SW_ZAP_OPERATOR);
     const char *where = z->listener ? zmq_msg_gets(m, "Peer-Address") : NULL;
     if (where)
         snprintf(d->address, sizeof d->address, "%s", where);
@@ -309,7 +309,13 @@ static unsigned long long refused_zmq(const sw_net *net)
 }
 
 const sw__net_ops sw__net_zmq = {
-    .listen = listen_zmq, .dial = dial_zmq, .close = close_sock, .send = send_zmq,
-    .recv = recv_zmq, .wait = wait_zmq, .now = now_zmq, .refused = refused_zmq,
+    .listen = listen_zmq,
+    .dial = dial_zmq,
+    .close = close_sock,
+    .send = send_zmq,
+    .recv = recv_zmq,
+    .wait = wait_zmq,
+    .now = now_zmq,
+    .refused = refused_zmq,
     .free = free_net,
 };
