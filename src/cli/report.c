@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,8 +177,9 @@ static void accuracy_plot(FILE *g, const sw_report *r, int png)
         fprintf(g,
                 "set arrow 1 from graph 0, first %.6g to graph 1, first %.6g nohead dt 2 "
                 "lw 1.5 lc rgb '#444444' front\nset label 1 'target %.4g' at graph 0.01, "
-                "first %.6g offset 0,0.6 front\n",
-                r->target_acc, r->target_acc, r->target_acc, r->target_acc);
+                "first %.6g offset 0,0.6 front\nset yrange [%.3g:%.3g]\n",
+                r->target_acc, r->target_acc, r->target_acc, r->target_acc,
+                fmax(0, r->target_acc - 0.35), fmin(1, r->target_acc + 0.05));
     fprintf(g, "plot ");
     int n = r->n_policies < MAX_CURVES ? r->n_policies : MAX_CURVES;
     for (int i = 0; i < n; i++) {
@@ -195,7 +197,7 @@ static void accuracy_plot(FILE *g, const sw_report *r, int png)
                  r->policies[i].trials.n);
         gp_str(g, title);
     }
-    fprintf(g, "\nunset arrow 1\nunset label 1\nset style fill solid\n");
+    fprintf(g, "\nunset arrow 1\nunset label 1\nset yrange [*:*]\nset style fill solid\n");
 }
 
 /* Running and waiting intervals of one run's workers over [from, to], in a file named by its
