@@ -1,4 +1,5 @@
-/* The engine state machine: worker table, aggregation buffer, applies, and the policy calls.
+/* The engine state machine: worker table, aggregation buffer and the policy calls (what an
+ * apply does to θ is apply.c's).
  *
  * Every event follows one path: update the worker table, ask the policy (timed, for the
  * "deciding" share of a run), check the decision against the policy contract, then carry it out
@@ -17,52 +18,12 @@
 #include "syncwise/optim.h"
 #include "syncwise/policy.h"
 
-#include "gradbuf.h"
-
-#define SPEC_LEN 256
-
-struct sw_engine {
-    sw_engine_params p;
-    float *theta;
-    float *own; /* the θ buffer the engine allocated, until a writable hook replaces it */
-    sw_shared_params *shared; /* θ of a concurrent engine, instead of theta */
-    sw__gradbuf buf;          /* view.buffer_sum is buf.sum */
-    sw_optim opt;             /* the optimizer's state (none for plain SGD) */
-    float policy_lr;          /* the policy spec's own lr=X, NAN when it sets none */
-    sw_worker_info *workers;
-    sw_engine_view view;
-    uint32_t n_at_min; /* started workers whose clock equals view.min_live_clock */
-    uint32_t *decided, *released;
-    uint8_t *chosen; /* a decision's release marks, all zero between calls */
-    uint32_t *grant_w, *grant_steps;
-    const sw_policy_ops *ops;
-    void *state;
-    sw_rng rng;
-    sw_policy_env env;
-    double wake_at; /* pending wake-up, < 0 when none */
-    double decide_s;
-    double probe_s;  /* real time in the loss probe */
-    double loss_now; /* probe loss of θ as it is, NAN when unknown */
-    char spec[SPEC_LEN];
-    char broken[SW_ERR_LEN + SPEC_LEN]; /* why a policy broke its contract; empty if none did */
-};
+#include "engine_internal.h"
 
 sw_engine_params sw_engine_default_params(void)
 {
     return (sw_engine_params){
         .lr = 0.01f, .optim = sw_optim_default(), .max_workers = 1, .policy = "asp", .seed = 1};
-}
-
-/* The learning rate in force: the policy spec's lr=X, or the run's. */
-static float base_lr(const sw_engine *e)
-{
-    return isnan(e->policy_lr) ? e->p.lr : e->policy_lr;
-}
-
-static void emit(const sw_engine *e, const sw_event *ev)
-{
-    if (e->p.sink)
-        e->p.sink(e->p.sink_ctx, ev);
 }
 
 /* Whether a worker's clock counts in view.min_live_clock: live and started (a joiner has no
@@ -145,29 +106,6 @@ static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
     return 0;
 }
 
-/* The optimizer's state: zeros, or a resumed run's (p->optim_init). */
-static int make_optim(sw_engine *e, const sw_engine_params *p, char *err)
-{
-    if (!sw_optim_stateful(&p->optim))
-        return 0;
-    if (p->concurrent)
-        return sw_fail(err, SW_EINVAL,
-                       "concurrent applies (--apply-threads) take plain SGD "
-                       "only: momentum and Adam keep a state that applies must update one at "
-                       "a time");
-    int rc = sw_optim_init(&e->opt, &p->optim, p->n_params, err);
-    if (rc || !p->optim_init)
-        return rc;
-    if (p->optim_init->n != p->n_params ||
-        sw_optim_arrays(&p->optim_init->p) != sw_optim_arrays(&p->optim))
-        return sw_fail(err, SW_EMISMATCH,
-                       "the optimizer state to resume from does not fit "
-                       "this run's optimizer and %zu parameters",
-                       p->n_params);
-    sw_optim_copy_state(&e->opt, p->optim_init);
-    return 0;
-}
-
 int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
 {
     *out = NULL;
@@ -220,7 +158,7 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     e->env.rng = &e->rng;
     e->env.ctx = p->policy_ops ? p->policy_ctx : NULL;
     e->wake_at = -1;
-    rc = make_optim(e, p, err);
+    rc = sw__engine_optim_new(e, p, err);
     if (!rc)
         rc = make_policy(e, p->policy, p->policy_ops, &e->ops, &e->state, &e->policy_lr, err);
     if (rc) {
@@ -265,66 +203,6 @@ static void reset_decision(sw_engine *e, sw_decision *d)
                        .bad_worker = UINT32_MAX};
 }
 
-static bool probing(const sw_engine *e)
-{
-    return (e->ops->wants & SW_WANT_LOSS) && e->p.loss_probe && e->p.n_params;
-}
-
-static double probe(sw_engine *e)
-{
-    double t0 = sw_clock_now_s();
-    double loss = e->p.loss_probe(e->p.loss_probe_ctx, e->theta);
-    e->probe_s += sw_clock_now_s() - t0;
-    return loss;
-}
-
-/* θ, ready to be written (see sw_engine_params.writable). */
-static float *writable_theta(sw_engine *e)
-{
-    if (!e->p.writable)
-        return e->theta;
-    float *w = e->p.writable(e->p.writable_ctx, e->theta);
-    if (w != e->theta && e->theta == e->own) { /* the hook copied it: ours is no longer used */
-        free(e->own);
-        e->own = NULL;
-    }
-    return e->theta = w;
-}
-
-static void apply(sw_engine *e, float lr_scale, double t)
-{
-    uint32_t count = e->view.buffered;
-    e->view.last_apply_t = t;
-    e->view.last_apply_n = count;
-    bool probe_loss = probing(e);
-    if (probe_loss && isnan(e->loss_now))
-        e->loss_now = probe(e);
-    double sum_sq = 0;
-    double *want_sq = (e->ops->wants & SW_WANT_SQ_NORM) ? &sum_sq : NULL;
-    if (e->opt.m) { /* momentum or Adam on the mean gradient, sum / count */
-        sw__gradbuf_apply_optim(&e->buf, &e->opt, writable_theta(e), 1.0f / (float)count,
-                                base_lr(e) * lr_scale, e->p.weight_decay, want_sq);
-    } else { /* θ - lr s (sum / count + wd θ), written as one SGD step on the sum */
-        float lr = base_lr(e) * lr_scale / (float)count;
-        sw__gradbuf_apply(&e->buf, writable_theta(e), lr, e->p.weight_decay * (float)count,
-                          want_sq);
-    }
-    if (e->ops->wants & SW_WANT_SQ_NORM) {
-        e->view.last_apply_sq_norms = e->view.buffered_sq_norm;
-        e->view.last_apply_sum_sq = sum_sq;
-    }
-    /* One probe per apply: the loss after this apply is the loss before the next one. */
-    e->view.loss_before = probe_loss ? e->loss_now : NAN;
-    e->loss_now = probe_loss ? probe(e) : NAN;
-    e->view.loss_after = e->loss_now;
-    e->view.version++;
-    e->view.buffered = 0;
-    e->view.buffered_sq_norm = 0;
-    emit(e,
-         &(sw_event){
-             .kind = SW_EV_APPLY, .t = t, .V = e->view.version, .n = count, .lr_scale = lr_scale});
-}
-
 /* A joiner's clock becomes the slowest started worker's at its first release (it keeps the
  * one it joined with when nobody has started), and counts from then on. */
 static void align_joiner(sw_engine *e, uint32_t w)
@@ -352,7 +230,7 @@ static void release(sw_engine *e, uint32_t w, double t, const char *reason, sw_e
     k->released_t = t;
     e->view.n_waiting--;
     e->released[out->n_released++] = w;
-    emit(e, &(sw_event){.kind = SW_EV_RELEASE,
+    sw__engine_emit(e, &(sw_event){.kind = SW_EV_RELEASE,
                         .t = t,
                         .worker = w,
                         .clock = k->clock,
@@ -375,7 +253,7 @@ static bool check_decision(sw_engine *e, const sw_decision *d)
 static void emit_grants(const sw_engine *e, const sw_decision *d, double t)
 {
     for (uint32_t i = 0; i < d->n_grant; i++)
-        emit(e, &(sw_event){.kind = SW_EV_GRANT,
+        sw__engine_emit(e, &(sw_event){.kind = SW_EV_GRANT,
                             .t = t,
                             .worker = d->grant_w[i],
                             .n = d->grant_steps[i],
@@ -396,7 +274,7 @@ static int carry_out(sw_engine *e, const sw_decision *d, double t, sw_engine_res
     if (!check_decision(e, d))
         return SW_EBUG;
     if (d->apply && e->view.buffered > 0) {
-        apply(e, d->lr_scale, t);
+        sw__engine_apply(e, d->lr_scale, t);
         out->applied = true;
     }
     emit_grants(e, d, t);
@@ -404,7 +282,7 @@ static int carry_out(sw_engine *e, const sw_decision *d, double t, sw_engine_res
         release(e, d->release[i], t, "policy", out);
     if (d->wake_at >= 0) {
         e->wake_at = d->wake_at;
-        emit(e, &(sw_event){.kind = SW_EV_WAKE, .t = t, .at = d->wake_at, .V = e->view.version});
+        sw__engine_emit(e, &(sw_event){.kind = SW_EV_WAKE, .t = t, .at = d->wake_at, .V = e->view.version});
     }
     if (e->view.n_live > 0 && e->view.n_waiting == e->view.n_live && e->wake_at < 0)
         for (uint32_t w = 0; w < e->view.n_slots; w++)
@@ -442,7 +320,7 @@ int sw_engine_join(sw_engine *e, uint32_t w, double t, sw_engine_result *out)
                           .fresh = true};
     e->view.n_live++;
     e->view.n_waiting++;
-    emit(e, &(sw_event){
+    sw__engine_emit(e, &(sw_event){
                 .kind = SW_EV_JOIN, .t = t, .worker = w, .clock = clock, .V = e->view.version});
     double t0 = sw_clock_now_s();
     if (e->ops->on_join)
@@ -468,7 +346,7 @@ int sw_engine_leave(sw_engine *e, uint32_t w, double t, bool crashed, sw_engine_
     e->view.n_live--;
     if (counted && k->clock == e->view.min_live_clock && --e->n_at_min == 0)
         recount_min(e);
-    emit(e, &(sw_event){.kind = crashed ? SW_EV_CRASH : SW_EV_LEAVE,
+    sw__engine_emit(e, &(sw_event){.kind = crashed ? SW_EV_CRASH : SW_EV_LEAVE,
                         .t = t,
                         .worker = w,
                         .clock = k->clock,
@@ -494,12 +372,12 @@ static int push_concurrent(sw_engine *e, sw_decision *d, double t, sw_engine_res
         return SW_EBUG;
     }
     out->has_job = true;
-    out->job = (sw_apply_job){.lr = base_lr(e) * d->lr_scale, .weight_decay = e->p.weight_decay};
+    out->job = (sw_apply_job){.lr = sw__engine_lr(e) * d->lr_scale, .weight_decay = e->p.weight_decay};
     out->applied = true;
     e->view.last_apply_t = t;
     e->view.last_apply_n = 1;
     e->view.version++;
-    emit(e,
+    sw__engine_emit(e,
          &(sw_event){
              .kind = SW_EV_APPLY, .t = t, .V = e->view.version, .n = 1, .lr_scale = d->lr_scale});
     d->apply = false;
@@ -523,7 +401,7 @@ static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version
     k->push_t[0] = t;
     k->state = SW_WORKER_WAITING;
     e->view.n_waiting++;
-    emit(e, &(sw_event){.kind = SW_EV_PUSH,
+    sw__engine_emit(e, &(sw_event){.kind = SW_EV_PUSH,
                         .t = t,
                         .worker = w,
                         .clock = k->clock,
@@ -545,7 +423,7 @@ static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version
         else
             e->n_at_min += k->clock == e->view.min_live_clock;
         out->dropped = true;
-        emit(e, &(sw_event){
+        sw__engine_emit(e, &(sw_event){
                     .kind = SW_EV_DROP, .t = t, .worker = w, .ver = version, .V = e->view.version});
     } else {
         sw__gradbuf_add(&e->buf, grad, e->view.buffered == 0);
@@ -554,7 +432,7 @@ static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version
     }
     if (d.apply && e->ops->on_applied && e->view.buffered > 0) {
         /* Decisions that depend on the new parameters are made after the apply. */
-        apply(e, d.lr_scale, t);
+        sw__engine_apply(e, d.lr_scale, t);
         out->applied = true;
         d.apply = false;
         t0 = sw_clock_now_s();
@@ -604,7 +482,7 @@ int sw_engine_tick(sw_engine *e, double t, sw_engine_result *out)
         return tick(e, t, out);
     if (e->wake_at >= 0 && t >= e->wake_at)
         e->wake_at = -1;
-    emit(e, &(sw_event){.kind = SW_EV_TICK, .t = t, .V = e->view.version});
+    sw__engine_emit(e, &(sw_event){.kind = SW_EV_TICK, .t = t, .V = e->view.version});
     return tick(e, t, out);
 }
 
@@ -631,7 +509,7 @@ int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engin
     e->policy_lr = lr;
     e->wake_at = -1; /* the old policy's wake-up means nothing to the new one */
     snprintf(e->spec, sizeof e->spec, "%s", policy);
-    emit(e, &(sw_event){.kind = SW_EV_SWITCH, .t = t, .V = e->view.version, .reason = e->spec});
+    sw__engine_emit(e, &(sw_event){.kind = SW_EV_SWITCH, .t = t, .V = e->view.version, .reason = e->spec});
     rc = tick(e, t, out);
     return rc ? sw_fail(err, rc, "%s", e->broken) : 0;
 }
@@ -672,7 +550,7 @@ float *sw_engine_params_mut(sw_engine *e)
     if (e->shared)
         return NULL;
     e->loss_now = NAN; /* the caller may change θ behind the probe's back */
-    return writable_theta(e);
+    return sw__engine_writable_theta(e);
 }
 uint64_t sw_engine_version(const sw_engine *e)
 {
