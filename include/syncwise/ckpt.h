@@ -69,4 +69,12 @@ int sw_ckpt_save(const char *path, const sw_ckpt *c, char *err);
 int sw_ckpt_load(const char *path, sw_ckpt *out, char *err);
 void sw_ckpt_free(sw_ckpt *c);
 
+/* The optimizer o (spec, steps, state) into c, for saving: c->optim_state is allocated, its
+ * caller's to free (sw_ckpt_free frees it with the rest). */
+int sw_ckpt_put_optim(sw_ckpt *c, const sw_optim *o, char *err);
+
+/* The state c holds, into o initialised for p over c->n_params: 0 when taken, 1 when c was made
+ * by another optimizer than p (o left empty: a fresh start), < 0 on failure. */
+int sw_ckpt_take_optim(const sw_ckpt *c, const sw_optim_params *p, sw_optim *o, char *err);
+
 #endif

@@ -236,6 +236,41 @@ int sw_ckpt_load(const char *path, sw_ckpt *out, char *err)
     return rc;
 }
 
+/* The state arrays lie one after the other, n_params floats each: m, then u. */
+int sw_ckpt_put_optim(sw_ckpt *c, const sw_optim *o, char *err)
+{
+    sw_optim_format(&o->p, c->optimizer);
+    c->optim_steps = o->steps;
+    c->optim_arrays = o->m ? sw_optim_arrays(&o->p) : 0;
+    c->optim_state = NULL;
+    if (!c->optim_arrays)
+        return 0;
+    size_t n = c->n_params;
+    if (!(c->optim_state = malloc(c->optim_arrays * (n ? n : 1) * sizeof *c->optim_state)))
+        return sw_fail(err, SW_ENOMEM, "out of memory for a checkpoint of the optimizer");
+    memcpy(c->optim_state, o->m, n * sizeof *o->m);
+    if (o->u)
+        memcpy(c->optim_state + n, o->u, n * sizeof *o->u);
+    return 0;
+}
+
+int sw_ckpt_take_optim(const sw_ckpt *c, const sw_optim_params *p, sw_optim *o, char *err)
+{
+    char want[SW_OPTIM_SPEC_LEN];
+    sw_optim_format(p, want);
+    if (strcmp(c->optimizer[0] ? c->optimizer : "sgd", want) != 0 ||
+        c->optim_arrays != sw_optim_arrays(p))
+        return 1;
+    int rc = sw_optim_init(o, p, c->n_params, err);
+    if (rc || !o->m)
+        return rc;
+    memcpy(o->m, c->optim_state, c->n_params * sizeof *o->m);
+    if (o->u)
+        memcpy(o->u, c->optim_state + c->n_params, c->n_params * sizeof *o->u);
+    o->steps = c->optim_steps;
+    return 0;
+}
+
 void sw_ckpt_free(sw_ckpt *c)
 {
     free(c->params);

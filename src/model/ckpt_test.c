@@ -183,6 +183,39 @@ static void optimizer_state_round_trips(void **state)
     unlink(path);
 }
 
+/* An optimizer goes into a checkpoint and comes back the same; another optimizer's state is
+ * not taken. */
+static void optimizer_put_and_take(void **state)
+{
+    (void)state;
+    float params[23];
+    sw_ckpt c = sample(params), back;
+    sw_optim_params p;
+    sw_optim o, again = {0};
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_optim_parse(&p, "sgd:momentum=0.9", err), 0);
+    assert_int_equal(sw_optim_init(&o, &p, 23, err), 0);
+    for (int i = 0; i < 23; i++)
+        o.m[i] = (float)i - 11.5f;
+    o.steps = 42;
+    assert_int_equal(sw_ckpt_put_optim(&c, &o, err), 0);
+    const char *path = sw_test_path("p.ckpt");
+    assert_int_equal(sw_ckpt_save(path, &c, err), 0);
+    free(c.optim_state);
+    assert_int_equal(sw_ckpt_load(path, &back, err), 0);
+    assert_int_equal(sw_ckpt_take_optim(&back, &p, &again, err), 0);
+    assert_memory_equal(again.m, o.m, 23 * sizeof *o.m);
+    assert_true(again.steps == 42);
+    sw_optim_free(&again);
+    sw_optim_params adam;
+    assert_int_equal(sw_optim_parse(&adam, "adam", err), 0);
+    assert_int_equal(sw_ckpt_take_optim(&back, &adam, &again, err), 1);
+    assert_null(again.m);
+    sw_ckpt_free(&back);
+    sw_optim_free(&o);
+    unlink(path);
+}
+
 static void mismatched_architecture_is_refused(void **state)
 {
     (void)state;
@@ -290,6 +323,7 @@ int main(void)
         cmocka_unit_test(round_trip_is_exact),
         cmocka_unit_test(damaged_files_are_refused),
         cmocka_unit_test(optimizer_state_round_trips),
+        cmocka_unit_test(optimizer_put_and_take),
         cmocka_unit_test(mismatched_architecture_is_refused),
         cmocka_unit_test(sparse_models_round_trip_and_are_checked),
         cmocka_unit_test(unwritable_place_is_an_error),

@@ -121,26 +121,19 @@ static void describe(const sw_model_desc *d, size_t n_params, char *out, size_t 
  * with another one (or none: plain SGD) the state starts at zero, as the log says. */
 static int resume_optim(server *s, const sw_ckpt *ck, sw_optim *o, char *err)
 {
-    char run[SW_OPTIM_SPEC_LEN];
-    sw_optim_format(&s->p->optim, run);
-    const char *held = ck->optimizer[0] ? ck->optimizer : "sgd";
     if (!sw_optim_stateful(&s->p->optim))
         return 0;
-    if (strcmp(held, run) != 0) {
+    int rc = sw_ckpt_take_optim(ck, &s->p->optim, o, err);
+    if (rc == 1) {
+        char run[SW_OPTIM_SPEC_LEN];
+        sw_optim_format(&s->p->optim, run);
         sw_log(SW_LOG_WARN,
-               "%s was trained with the optimizer %s; this run's %s starts with "
-               "no state",
-               s->p->checkpoint, held, run);
+               "%s was trained with the optimizer %s; this run's %s starts with no "
+               "state",
+               s->p->checkpoint, ck->optimizer[0] ? ck->optimizer : "sgd", run);
         return 0;
     }
-    int rc = sw_optim_init(o, &s->p->optim, s->n, err);
-    if (rc)
-        return rc;
-    memcpy(o->m, ck->optim_state, s->n * sizeof *o->m);
-    if (o->u)
-        memcpy(o->u, ck->optim_state + s->n, s->n * sizeof *o->u);
-    o->steps = ck->optim_steps;
-    return 0;
+    return rc;
 }
 
 static int load_resume(server *s, float *init, uint64_t *version, sw_optim *o, char *err)

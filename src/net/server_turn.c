@@ -77,23 +77,6 @@ static void check_heartbeats(server *s)
             sw__server_drop_worker(s, w, true);
 }
 
-/* The optimizer's spec and state into a checkpoint: its arrays one after the other. */
-static int optim_state(server *s, sw_ckpt *c, char *err)
-{
-    const sw_optim *o = sw_engine_optim(s->engine);
-    sw_optim_format(&s->p->optim, c->optimizer);
-    c->optim_steps = o->steps;
-    c->optim_arrays = o->m ? sw_optim_arrays(&o->p) : 0;
-    if (!c->optim_arrays)
-        return 0;
-    if (!(c->optim_state = malloc(c->optim_arrays * s->n * sizeof *c->optim_state)))
-        return sw_fail(err, SW_ENOMEM, "out of memory for a checkpoint of the optimizer");
-    memcpy(c->optim_state, o->m, s->n * sizeof *o->m);
-    if (o->u)
-        memcpy(c->optim_state + s->n, o->u, s->n * sizeof *o->u);
-    return 0;
-}
-
 int sw__server_checkpoint(server *s, char *err)
 {
     if (!s->p->checkpoint)
@@ -105,7 +88,7 @@ int sw__server_checkpoint(server *s, char *err)
                  .params = (float *)sw__server_params(s)};
     snprintf(c.data_spec, sizeof c.data_spec, "%s", s->p->data);
     snprintf(c.note, sizeof c.note, "policy=%s", sw_engine_policy_name(s->engine));
-    int rc = optim_state(s, &c, err);
+    int rc = sw_ckpt_put_optim(&c, sw_engine_optim(s->engine), err);
     s->last_ckpt_applies = sw_engine_version(s->engine);
     s->next_ckpt = sw__server_now(s) + (s->p->checkpoint_s > 0 ? s->p->checkpoint_s : INFINITY);
     if (!rc)
