@@ -3,8 +3,9 @@
  * 1. Push + pull throughput of a 1M-float model: a client pushes a gradient (4 MB) and gets the
  *    parameters back with its release (4 MB), in a loop against the real server (asp), beside raw
  *    TCP on loopback moving the same bytes the same way (4 MB one way, 4 MB back), and ZeroMQ
- *    alone doing the same; five interleaved trials, so that the machine's drift hits all three
- *    alike, and their median. Goal: 80% of raw TCP. Beside each, the CPU time the whole process
+ *    alone doing the same; syncwise twice, with payload checksums and without (--checksum off);
+ *    five interleaved trials, so that the machine's drift hits them all alike, and their median.
+ *    Goals: 70% of raw TCP with checksums, 80% without. Beside each, the CPU time the process
  *    spent per round trip (every thread, user and kernel): on two cores the copies and checks
  *    of both ends share the cores the transfer needs, so CPU per trip bounds the rate.
  * 2. Small-message round trip: push and release of an 8-float model, p50 and p99.
@@ -51,8 +52,9 @@ static void *serve(void *arg)
     return NULL;
 }
 
-/* Starts a server on a free loopback port with a linear model of about `params` parameters. */
-static void start(served *s, size_t params, const char *policy)
+/* Starts a server on a free loopback port with a linear model of about `params` parameters,
+ * payload checksums as `checksum` says. */
+static void start_checked(served *s, size_t params, const char *policy, sw_checksum_mode checksum)
 {
     memset(s, 0, sizeof *s);
     snprintf(s->data, sizeof s->data, "synthetic:task=lsq,d=%zu,n=32,test=8,val=8", params - 1);
@@ -69,6 +71,7 @@ static void start(served *s, size_t params, const char *policy)
     s->p.checkpoint_s = 0;
     s->p.heartbeat_timeout_s = 1e6;
     s->p.stop = &stop_server;
+    s->p.checksum = checksum;
     stop_server = 0;
     pthread_create(&s->th, NULL, serve, s);
     for (int i = 0; i < 2000; i++) {
@@ -86,6 +89,11 @@ static void start(served *s, size_t params, const char *policy)
     exit(1);
 }
 
+static void start(served *s, size_t params, const char *policy)
+{
+    start_checked(s, params, policy, SW_CHECKSUM_AUTO);
+}
+
 static void finish(served *s)
 {
     stop_server = 1;
@@ -96,7 +104,7 @@ static void finish(served *s)
 /* A raw client: joins, then push (zero gradient) / release round trips. */
 typedef struct client {
     void *ctx, *sock;
-    uint32_t id;
+    uint32_t id, flags; /* flags: SW_FLAG_UNCHECKED when WELCOME said checksum=off */
     size_t n;
     uint64_t version;
     uint8_t *buf;
@@ -127,8 +135,13 @@ static void open_client(client *c, const char *ep, size_t n)
         sw_msg m;
         zmq_msg_t f;
         if (recv_msg(c, &m, &f) == 0) {
-            if (m.type == SW_MSG_WELCOME)
+            if (m.type == SW_MSG_WELCOME) {
                 c->id = m.worker;
+                char text[2048];
+                snprintf(text, sizeof text, "%.*s", (int)m.payload_len, (const char *)m.payload);
+                bool off = strstr(text, "checksum=off") != NULL;
+                c->flags = off ? SW_FLAG_UNCHECKED : 0;
+            }
             c->version = m.version;
             int released = m.type == SW_MSG_RELEASE;
             zmq_msg_close(&f);
@@ -168,7 +181,7 @@ static void unref_frame(void *data, void *hint)
  * (or copied into ZeroMQ's buffer with its checksum when that buffer is still in flight). */
 static void round_trip(client *c)
 {
-    sw_msg p = {.type = SW_MSG_PUSH, .worker = c->id, .flags = SW_FLAG_WANT_MODEL,
+    sw_msg p = {.type = SW_MSG_PUSH, .worker = c->id, .flags = SW_FLAG_WANT_MODEL | c->flags,
                 .version = c->version, .payload_len = 4 * c->n};
     float *g = c->grad;
     c->grad = sw__lender_writable(&c->lender, c->grad, false); /* where a worker computes */
@@ -535,53 +548,81 @@ static double trip_work_us(void)
     return all;
 }
 
+/* MB/s of `rounds` round trips of client c, and the CPU they took per trip (us). */
+static double trips_mbps(client *c, int rounds, double *cpu_us)
+{
+    double t0 = sw_clock_now_s(), c0 = cpu_s();
+    for (int i = 0; i < rounds; i++)
+        round_trip(c);
+    *cpu_us = (cpu_s() - c0) / rounds * 1e6;
+    return 2.0 * 4 * (double)big * rounds / (sw_clock_now_s() - t0) / 1e6;
+}
+
+static double median(double *v)
+{
+    qsort(v, TRIALS, sizeof *v, cmp);
+    return v[TRIALS / 2];
+}
+
+/* Two servers side by side, with payload checksums and without (--checksum off), each ratio
+ * taken against the raw TCP of its own trial. */
 static void throughput(int rounds)
 {
-    served s;
-    start(&s, big, "asp");
-    client c;
-    open_client(&c, s.ep, big);
-    for (int i = 0; i < 3; i++) /* warm up */
-        round_trip(&c);
-    double ours[TRIALS], zmq[TRIALS], raw[TRIALS], ratio[TRIALS];
-    double cpu[3][TRIALS]; /* CPU us per round trip: syncwise, ZeroMQ alone, raw TCP */
-    printf("\n1. push + pull of a %zu-float model (4 MB each way), %d round trips a trial;\n"
-           "   the same bytes moved the same way by ZeroMQ alone and by raw TCP, interleaved\n",
-           big, rounds);
-    for (int t = 0; t < TRIALS; t++) {
-        double t0 = sw_clock_now_s(), c0 = cpu_s();
-        for (int i = 0; i < rounds; i++)
-            round_trip(&c);
-        ours[t] = 2.0 * 4 * (double)big * rounds / (sw_clock_now_s() - t0) / 1e6;
-        double c1 = cpu_s();
-        zmq[t] = zmq_echo_mbps(4 * big, rounds);
-        double c2 = cpu_s();
-        raw[t] = raw_tcp_mbps(4 * big, rounds);
-        double c3 = cpu_s();
-        cpu[0][t] = (c1 - c0) / rounds * 1e6;
-        cpu[1][t] = (c2 - c1) / rounds * 1e6;
-        cpu[2][t] = (c3 - c2) / rounds * 1e6;
-        ratio[t] = ours[t] / raw[t];
-        printf("   trial %d: syncwise %5.0f MB/s   ZeroMQ alone %5.0f   raw TCP %5.0f   "
-               "ratio %.2f   CPU us/trip %4.0f %4.0f %4.0f\n", t + 1, ours[t], zmq[t], raw[t],
-               ratio[t], cpu[0][t], cpu[1][t], cpu[2][t]);
+    enum { ON, OFF, ZMQ, RAW, KINDS };
+    static const char *const names[KINDS] = {"syncwise", "checksum off", "ZeroMQ alone",
+                                             "raw TCP"};
+    served s[2];
+    client c[2];
+    start_checked(&s[ON], big, "asp", SW_CHECKSUM_ON);
+    start_checked(&s[OFF], big, "asp", SW_CHECKSUM_OFF);
+    for (int k = ON; k <= OFF; k++) {
+        open_client(&c[k], s[k].ep, big);
+        for (int i = 0; i < 3; i++) /* warm up */
+            round_trip(&c[k]);
     }
-    close_client(&c);
-    finish(&s);
-    qsort(ratio, TRIALS, sizeof *ratio, cmp);
-    qsort(ours, TRIALS, sizeof *ours, cmp);
-    qsort(zmq, TRIALS, sizeof *zmq, cmp);
-    qsort(raw, TRIALS, sizeof *raw, cmp);
-    for (int k = 0; k < 3; k++)
-        qsort(cpu[k], TRIALS, sizeof *cpu[k], cmp);
-    printf("   median: syncwise %.0f MB/s   ZeroMQ alone %.0f   raw TCP %.0f   syncwise/raw %.2f "
-           "(range %.2f-%.2f; goal 0.80)   ZeroMQ alone/raw %.2f\n", ours[TRIALS / 2],
-           zmq[TRIALS / 2], raw[TRIALS / 2], ratio[TRIALS / 2], ratio[0], ratio[TRIALS - 1],
-           zmq[TRIALS / 2] / raw[TRIALS / 2]);
-    printf("   CPU per round trip (median, all threads): syncwise %.0f us   ZeroMQ alone %.0f   "
-           "raw TCP %.0f\n", cpu[0][TRIALS / 2], cpu[1][TRIALS / 2], cpu[2][TRIALS / 2]);
+    double mbps[KINDS][TRIALS], cpu[KINDS][TRIALS], ratio[2][TRIALS];
+    printf("\n1. push + pull of a %zu-float model (4 MB each way), %d round trips a trial;\n"
+           "   syncwise with payload checksums and without (--checksum off), and the same bytes\n"
+           "   moved the same way by ZeroMQ alone and by raw TCP, interleaved\n", big, rounds);
+    for (int t = 0; t < TRIALS; t++) {
+        for (int k = ON; k <= OFF; k++)
+            mbps[k][t] = trips_mbps(&c[k], rounds, &cpu[k][t]);
+        double c0 = cpu_s();
+        mbps[ZMQ][t] = zmq_echo_mbps(4 * big, rounds);
+        double c1 = cpu_s();
+        mbps[RAW][t] = raw_tcp_mbps(4 * big, rounds);
+        cpu[ZMQ][t] = (c1 - c0) / rounds * 1e6;
+        cpu[RAW][t] = (cpu_s() - c1) / rounds * 1e6;
+        for (int k = ON; k <= OFF; k++)
+            ratio[k][t] = mbps[k][t] / mbps[RAW][t];
+        printf("   trial %d: syncwise %5.0f MB/s   checksum off %5.0f   ZeroMQ alone %5.0f   "
+               "raw TCP %5.0f   ratios %.2f %.2f\n", t + 1, mbps[ON][t], mbps[OFF][t],
+               mbps[ZMQ][t], mbps[RAW][t], ratio[ON][t], ratio[OFF][t]);
+    }
+    for (int k = ON; k <= OFF; k++) {
+        close_client(&c[k]);
+        finish(&s[k]);
+    }
+    double med[KINDS], med_cpu[KINDS];
+    for (int k = 0; k < KINDS; k++) {
+        med[k] = median(mbps[k]);
+        med_cpu[k] = median(cpu[k]);
+    }
+    printf("   median MB/s:");
+    for (int k = 0; k < KINDS; k++)
+        printf("  %s %.0f", names[k], med[k]);
+    printf("\n   CPU per round trip (median, all threads, us):");
+    for (int k = 0; k < KINDS; k++)
+        printf("  %s %.0f", names[k], med_cpu[k]);
+    static const double goal[2] = {0.70, 0.80};
+    for (int k = ON; k <= OFF; k++) {
+        double mid = median(ratio[k]);
+        printf("\n   %s / raw TCP: %.2f (range %.2f-%.2f; goal %.2f: %s)", names[k], mid,
+               ratio[k][0], ratio[k][TRIALS - 1], goal[k], mid >= goal[k] ? "met" : "NOT met");
+    }
+    printf("\n   ZeroMQ alone / raw TCP: %.2f\n", med[ZMQ] / med[RAW]);
     double work = trip_work_us(), bytes = 2.0 * 4 * (double)big;
-    double zmq_us = bytes / zmq[TRIALS / 2], raw_us = bytes / raw[TRIALS / 2];
+    double zmq_us = bytes / med[ZMQ], raw_us = bytes / med[RAW];
     printf("   a ZeroMQ round trip (%.0f us) followed by that work: at best %.2f of raw TCP (%.0f "
            "us)\n", zmq_us, raw_us / (zmq_us + work), raw_us);
 }

@@ -41,6 +41,7 @@ expect_output "target reached" "the admitted worker trained"
 expect_output "policy switched to ssp:s=1" "the server logged the operator's switch"
 expect_output "1 joins" "only it joined"
 expect_output "unknown client key" "the server logged the refusal"
+expect_output "payload checksums off" "under CURVE, payloads go without checksums by default"
 expect_status 1 "a server without the clients file" -- "$SW" server --curve-key server.key
 expect_output "authorised clients" "says what is missing"
 echo "garbage" > bad.key

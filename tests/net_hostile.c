@@ -141,6 +141,11 @@ int main(int argc, char **argv)
     buf[n - 1] ^= 0xff;
     send_raw(buf, n);
     expect_error("a damaged payload");
+    sw_msg unchecked = {.type = SW_MSG_PUSH, .worker = 0, .flags = SW_FLAG_UNCHECKED,
+                        .payload = (const uint8_t *)"abcd", .payload_len = 4};
+    sw_msg_encode(&unchecked, buf);
+    send_raw(buf, sw_msg_size(4));
+    expect_error("no checksum, on a checked run");
     n = make(buf, SW_MSG_MODEL, 0, NULL, 0);
     send_raw(buf, n);
     expect_error("a server-only message type");

@@ -62,13 +62,17 @@ for policy in bsp ssp:s=2 asp rlp; do
   WPIDS=()
   # Under asp the workers pull every third step and apply their own gradients in between
   # (ElasticDL's get_model_frequency): they must still reach the target.
-  pull=()
+  # Under ssp the payloads go without checksums (--checksum off, agreed at join).
+  pull=() checksum=on
   [ "$policy" = asp ] && pull=(--get-model-frequency 3)
-  start_server "$policy" --target-acc 0.9 --wait-workers 4
+  [ "$policy" = ssp:s=2 ] && checksum=off
+  start_server "$policy" --target-acc 0.9 --wait-workers 4 --checksum "$checksum"
   for i in 1 2 3 4; do start_worker --delay-ms 2 "${pull[@]}"; done
   expect_server "$policy: 4 workers train to the target"
   expect_output "target reached" "$policy reaches 0.9"
   expect_output "4 joins" "$policy had 4 workers"
+  expect_output "payload checksums $checksum" "$policy runs with checksums $checksum"
+  expect_output " 0 refused" "$policy refused none of its workers' messages"
   wait "${WPIDS[@]}"
 done
 
@@ -155,7 +159,7 @@ expect_output "127.0.0.1" "and the address they joined from"
 expect_output "over the last 5 s" "with the recent apply rate"
 expect_output "mean staleness" "and the staleness"
 expect_status 0 "a hostile client is refused" -- "$HOSTILE" "$EP"
-expect_output "15 of 15 hostile messages refused" "every hostile message"
+expect_output "16 of 16 hostile messages refused" "every hostile message"
 expect_status 0 "ctl status" -- "$SW" ctl --connect "$EP" status
 expect_output "policy bsp" "status names the policy"
 expect_output "refused messages" "status counts refused messages"
@@ -174,7 +178,7 @@ wait "${WPIDS[@]}"
 # only what the engine accepted, and a policy that drops or aggregates gradients is refused.
 start_server asp --apply-threads 2 --max-time 4 --wd 0.01
 expect_status 0 "a hostile client of a threaded server" -- "$HOSTILE" "$EP"
-expect_output "15 of 15 hostile messages refused" "every hostile message, threads or not"
+expect_output "16 of 16 hostile messages refused" "every hostile message, threads or not"
 expect_status 0 "ctl status of the threaded server" -- "$SW" ctl --connect "$EP" status
 expect_output "version 0 (" "refused pushes were never counted"
 expect_output "0 applied of 0 decided" "nor applied"

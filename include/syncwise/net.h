@@ -30,6 +30,14 @@
 #include "syncwise/optim.h"
 #include "syncwise/transport.h"
 
+/* Whether payloads carry a checksum (CRC-32C), agreed at join: WELCOME says it. */
+typedef enum sw_checksum_mode {
+    SW_CHECKSUM_AUTO = 0, /* on over plain TCP; off under CURVE, whose authenticator covers
+                           * every byte already */
+    SW_CHECKSUM_ON,
+    SW_CHECKSUM_OFF,      /* for trusted links; values are still checked to be finite */
+} sw_checksum_mode;
+
 typedef struct sw_server_params {
     const char *bind;            /* e.g. "tcp://127.0.0.1:5555"; port "*" picks a free one */
     const char *endpoint_file;   /* when set, the bound endpoint is written there */
@@ -59,6 +67,7 @@ typedef struct sw_server_params {
      * "none" for nowhere but CURVE operators, or an endpoint of the caller's choice (anyone who
      * reaches it may then switch the policy). ctl status is answered everywhere. */
     const char *ctl_bind;
+    sw_checksum_mode checksum;
     /* Concurrent applies: the engine decides every push in the main thread, after its checks,
      * and this many threads (1: the main thread itself) apply what it accepted, in apply_mode
      * "locked", "hogwild" or "atomic" (syncwise/concurrent.h), with the engine's optimizer.

@@ -10,7 +10,7 @@
  *   12      4     flags (sw_msg_flag)
  *   16      8     model version: the version a gradient was computed at, or of the parameters
  *   24      8     payload length in bytes
- *   32      4     CRC-32C (Castagnoli) of the payload
+ *   32      4     CRC-32C (Castagnoli) of the payload; zero with SW_FLAG_UNCHECKED
  *   36      4     reserved, zero
  *
  * Payloads: float vectors (MODEL, PUSH, RELEASE with a model, MODEL_SPARSE) are raw IEEE-754
@@ -65,7 +65,11 @@ typedef enum sw_msg_flag {
     SW_FLAG_WANT_MODEL = 1u << 2, /* PUSH: send the parameters with my release */
     SW_FLAG_UNKNOWN = 1u << 3, /* ERROR: the server does not know you: join again */
     SW_FLAG_DONE = 1u << 4,    /* RELEASE, ERROR: the run is over: stop */
-    SW_FLAG_ALL = (1u << 5) - 1,
+    /* Any message: the payload carries no checksum (the field is zero). Only on a link whose
+     * ends agreed at join to go without (WELCOME's checksum=off): its receiver refuses it
+     * otherwise, so a flipped bit cannot switch the check off. */
+    SW_FLAG_UNCHECKED = 1u << 5,
+    SW_FLAG_ALL = (1u << 6) - 1,
 } sw_msg_flag;
 
 typedef struct sw_msg {
@@ -80,7 +84,8 @@ typedef struct sw_msg {
 static inline size_t sw_msg_size(size_t payload_len) { return SW_PROTO_HEADER + payload_len; }
 
 /* Writes m's header and payload into buf (sw_msg_size(m->payload_len) bytes); m->payload may be
- * NULL when the payload is already in place at buf + SW_PROTO_HEADER. */
+ * NULL when the payload is already in place at buf + SW_PROTO_HEADER. With SW_FLAG_UNCHECKED in
+ * m->flags the checksum is not computed (the field is zero). */
 void sw_msg_encode(const sw_msg *m, uint8_t *buf);
 
 /* Writes n floats little-endian at dst (a payload). */
@@ -92,7 +97,9 @@ void sw_msg_encode_floats(const sw_msg *m, const float *src, uint8_t *buf);
 
 /* Checks and decodes a frame. max_payload bounds what a sender may ask us to hold. Fails with
  * SW_EFORMAT (and why in err) on anything malformed, SW_EVERSION on another protocol version,
- * SW_ECHECKSUM on a damaged payload. */
+ * SW_ECHECKSUM on a damaged payload. A frame flagged SW_FLAG_UNCHECKED is decoded without the
+ * payload check (its checksum field must be zero): whether the link allows that is the
+ * receiver's to check. */
 int sw_msg_decode(const uint8_t *buf, size_t len, uint64_t max_payload, sw_msg *out, char *err);
 
 /* Reads a float payload of exactly n values into dst; fails on a wrong count or a NaN/Inf. */

@@ -31,13 +31,15 @@ typedef struct server_cli {
     sw_server_params p;
     const char *log_path;
     long threads;
-    int batch_mode, apply_mode; /* in batch_modes[], apply_modes[] */
+    int batch_mode, apply_mode, checksum; /* in batch_modes[], apply_modes[], checksums[] */
     sw_cli_optim optim;
     bool quiet, verbose;
 } server_cli;
 
 static const char *const batch_modes[] = {"sample", "shard", NULL};
 static const char *const apply_modes[] = {"locked", "hogwild", "atomic", NULL};
+/* In the order of sw_checksum_mode. */
+static const char *const checksums[] = {"auto", "on", "off", NULL};
 
 #define AT(field) offsetof(server_cli, field)
 static const sw_opt server_table[] = {
@@ -110,6 +112,12 @@ static const sw_opt server_table[] = {
                 "which ctl finds by itself on this host; 'none' for\n"
                 "nowhere (but CURVE operators); another endpoint opens\n"
                 "them to anyone who reaches it. ctl status is answered\non every endpoint")},
+    {SW_OPT_ROW(SW_OPT_CHOICE, "checksum", 0, AT(checksum), 0, 0, "M",
+                "a CRC-32C on every payload, agreed with each worker at\n"
+                "join: on, off (trusted links; values are still checked\n"
+                "to be finite) or auto: on over plain TCP, off under\n"
+                "CURVE, whose authenticator covers every byte"),
+     .choices = checksums},
     SW_OPT_HEADING("other"),
     {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 256, "N",
                 "OpenBLAS threads (applies are memory-bound, and idle\n"
@@ -138,6 +146,7 @@ static int server_opts(int argc, char **argv, server_cli *o)
         return rc == 1 ? -1 : rc;
     o->p.batch_mode = batch_modes[o->batch_mode];
     o->p.apply_mode = apply_modes[o->apply_mode];
+    o->p.checksum = (sw_checksum_mode)o->checksum;
     sw_cli_set_verbosity(o->quiet, o->verbose);
     if (o->quiet)
         o->p.on_eval = NULL;

@@ -41,10 +41,10 @@ static void welcome(server *s, const peer *to, uint32_t w)
     char text[2048];
     int len = snprintf(text, sizeof text,
                        "worker=%u\nslots=%u\ndata=%s\nmodel=%s\nbatch=%u\nlr=%.9g\nwd=%.9g\n"
-                       "seed=%llu\nparams=%zu\nbatch_mode=%s\ntoken=%llu\n",
+                       "seed=%llu\nparams=%zu\nbatch_mode=%s\ntoken=%llu\nchecksum=%s\n",
                        w, s->slots, p->data, sw_task_spec(s->task), p->batch, (double)p->lr,
                        (double)p->weight_decay, (unsigned long long)p->seed, s->n, p->batch_mode,
-                       (unsigned long long)s->conns[w].token);
+                       (unsigned long long)s->conns[w].token, s->unchecked ? "off" : "on");
     sw__server_send(s, to, SW_MSG_WELCOME, w, 0, text, (size_t)len);
 }
 

@@ -32,8 +32,8 @@ static void send_frame(server *s, const peer *to, sw_frame *f)
 void sw__server_send_at(server *s, const peer *to, sw_msg_type type, uint32_t worker,
                         uint32_t flags, uint64_t version, const void *payload, size_t len)
 {
-    sw_msg m = {.type = type, .worker = worker, .flags = flags, .version = version,
-                .payload = payload, .payload_len = len};
+    sw_msg m = {.type = type, .worker = worker, .flags = flags | sw__server_link_flags(s),
+                .version = version, .payload = payload, .payload_len = len};
     sw_frame *f = build_frame(s, &m);
     if (f)
         send_frame(s, to, f);
@@ -67,7 +67,8 @@ void sw__server_refuse(server *s, const peer *to, uint32_t worker, uint32_t flag
 static void release_with_model(server *s, const peer *to, uint32_t flags, sw_frame **shared)
 {
     if (!*shared) {
-        sw_msg m = {.type = SW_MSG_RELEASE, .worker = SW_NO_WORKER, .flags = flags,
+        sw_msg m = {.type = SW_MSG_RELEASE, .worker = SW_NO_WORKER,
+                    .flags = flags | sw__server_link_flags(s),
                     .version = sw_engine_version(s->engine), .payload_len = 4 * s->n};
         if (!(*shared = build_frame(s, &m)))
             return;

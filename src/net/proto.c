@@ -40,7 +40,7 @@ void sw_msg_encode(const sw_msg *m, uint8_t *buf)
     uint8_t *pay = buf + SW_PROTO_HEADER;
     if (m->payload && m->payload_len)
         memmove(pay, m->payload, m->payload_len);
-    write_header(m, buf, sw_crc32c(0, pay, m->payload_len));
+    write_header(m, buf, m->flags & SW_FLAG_UNCHECKED ? 0 : sw_crc32c(0, pay, m->payload_len));
 }
 
 /* On a little-endian host the wire layout is the memory layout: one copy does it. */
@@ -69,6 +69,11 @@ void sw_msg_encode_floats(const sw_msg *m, const float *src, uint8_t *buf)
     size_t n = m->payload_len / 4;
     uint8_t *pay = buf + SW_PROTO_HEADER;
     uint32_t crc = 0;
+    if (m->flags & SW_FLAG_UNCHECKED) {
+        sw_msg_put_floats(pay, src, n);
+        write_header(m, buf, 0);
+        return;
+    }
     for (size_t i = 0; i < n; i += ENCODE_BLOCK) {
         size_t k = n - i < ENCODE_BLOCK ? n - i : ENCODE_BLOCK;
         sw_msg_put_floats(pay + 4 * i, src + i, k);
@@ -139,8 +144,12 @@ int sw_msg_decode(const uint8_t *buf, size_t len, uint64_t max_payload, sw_msg *
     if (plen != len - SW_PROTO_HEADER)
         return sw_fail(err, SW_EFORMAT, "payload length %llu but %zu bytes follow the header",
                        (unsigned long long)plen, len - SW_PROTO_HEADER);
-    if (sw_crc32c(0, buf + SW_PROTO_HEADER, (size_t)plen) != sw_get_u32(buf + 32))
+    if (flags & SW_FLAG_UNCHECKED) {
+        if (sw_get_u32(buf + 32) != 0)
+            return sw_fail(err, SW_EFORMAT, "a checksum on a message flagged unchecked");
+    } else if (sw_crc32c(0, buf + SW_PROTO_HEADER, (size_t)plen) != sw_get_u32(buf + 32)) {
         return sw_fail(err, SW_ECHECKSUM, "payload checksum mismatch");
+    }
     *out = header(buf, len);
     return 0;
 }

@@ -329,8 +329,10 @@ static int bind_sockets(server *s, char *err)
     if (rc)
         return rc;
     const char *ep = sw_sock_endpoint(s->sock);
-    sw_log(SW_LOG_INFO, "serving %s on %s (%zu parameters, version %llu)", p->policy, ep, s->n,
-           (unsigned long long)s->r->start_version);
+    s->unchecked = p->checksum == SW_CHECKSUM_OFF || (p->checksum == SW_CHECKSUM_AUTO && p->curve_key);
+    sw_log(SW_LOG_INFO, "serving %s on %s (%zu parameters, version %llu); payload checksums %s",
+           p->policy, ep, s->n, (unsigned long long)s->r->start_version,
+           s->unchecked ? "off" : "on");
     if (p->endpoint_file && (rc = write_endpoint(p->endpoint_file, ep, err)))
         return rc;
     return bind_operators(s, ep, err);

@@ -65,6 +65,7 @@ struct sw_server {
     uint64_t last_ckpt_applies;
     uint64_t eval_version;  /* the version the last evaluation saw */
     sw_rate recent;         /* applies per second over the last seconds, for ctl status */
+    bool unchecked;         /* payloads go without checksums, and may come so (WELCOME says) */
     bool started;           /* wait_workers have joined: the engine knows the live workers */
     bool done;
     bool ended;             /* sw_server_end ran the end of the run */
@@ -75,6 +76,12 @@ struct sw_server {
 typedef struct sw_server server;
 
 double sw__server_now(const server *s);
+/* The flags every message the server sends carries: SW_FLAG_UNCHECKED on a run without
+ * checksums. */
+static inline uint32_t sw__server_link_flags(const server *s)
+{
+    return s->unchecked ? SW_FLAG_UNCHECKED : 0;
+}
 /* The parameters now: the engine's own, or a snapshot of a concurrent engine's. */
 const float *sw__server_params(server *s);
 

@@ -50,12 +50,15 @@ static void take(server *s, sw_sock *sock, sw_delivery *d)
     char why[SW_ERR_LEN];
     if (d->multipart) {
         sw__server_refuse(s, &from, SW_NO_WORKER, 0, "a message must be a single frame");
-    } else if (sw_msg_decode(bytes, len, limit, &m, why) == 0) {
+    } else if (sw_msg_decode(bytes, len, limit, &m, why) != 0) {
+        sw__server_refuse(s, &from, SW_NO_WORKER, 0, why);
+    } else if ((m.flags & SW_FLAG_UNCHECKED) && !s->unchecked) {
+        sw__server_refuse(s, &from, SW_NO_WORKER, 0,
+                          "a message without a checksum: this server checks them (checksum=on)");
+    } else {
         s->body = d->frame;
         sw__server_handle(s, &from, &m);
         s->body = NULL;
-    } else {
-        sw__server_refuse(s, &from, SW_NO_WORKER, 0, why);
     }
 }
 

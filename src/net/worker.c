@@ -33,7 +33,8 @@ void sw__worker_fail(worker *k, int rc, const char *fmt, ...)
 void sw__worker_send(worker *k, sw_msg_type type, uint32_t flags, uint64_t version,
                      const void *payload, size_t len, const float *floats)
 {
-    sw_msg m = {.type = type, .worker = atomic_load(&k->id), .flags = flags, .version = version,
+    sw_msg m = {.type = type, .worker = atomic_load(&k->id),
+                .flags = flags | sw__worker_link_flags(k), .version = version,
                 .payload = floats ? NULL : payload, .payload_len = len};
     /* No memory: the server's silence or ours decides what happens next. */
     sw_send(k->sock, NULL, 0, sw__frame_build(&k->lender, &m, floats));
@@ -106,6 +107,11 @@ static void take(worker *k, sw_frame *frame, double now)
     if (sw_msg_decode(sw_frame_data(frame), sw_frame_size(frame),
                       4 * (uint64_t)k->cfg.params + 8192, &m, why) != 0) {
         sw_log(SW_LOG_WARN, "ignoring a malformed message from the server: %s", why);
+        return;
+    }
+    /* Until WELCOME we cannot know what the server agreed to (its WELCOME says). */
+    if ((m.flags & SW_FLAG_UNCHECKED) && !k->cfg.unchecked && k->state != JOINING) {
+        sw_log(SW_LOG_WARN, "ignoring a message without a checksum (the run checks them)");
         return;
     }
     if (m.flags & SW_FLAG_DONE) {

@@ -21,6 +21,7 @@ typedef struct config {
     float lr, wd;
     uint64_t seed;
     uint64_t token; /* this membership's: heartbeats carry it */
+    bool unchecked; /* checksum=off: payloads go without checksums, and may come so */
     char data[512], model[128], batch_mode[16];
 } config;
 
@@ -74,6 +75,13 @@ struct sw_worker {
     atomic_bool quit;
 };
 typedef struct sw_worker worker;
+
+/* The flags every message the worker sends carries: SW_FLAG_UNCHECKED when WELCOME said
+ * checksum=off. */
+static inline uint32_t sw__worker_link_flags(const worker *k)
+{
+    return k->cfg.unchecked ? SW_FLAG_UNCHECKED : 0;
+}
 
 /* Sends a message in a frame of its own, or with floats (the payload) lent when they are one of
  * the lender's buffers. An answer is due unless the message is LEAVE. */

@@ -49,9 +49,12 @@ static int parse_config(const sw_msg *m, config *c, char *err)
     text[len] = '\0';
     memset(c, 0, sizeof *c);
     unsigned long long seed = 0, token = 0;
+    char checksum[8] = "on";
     double lr = 0, wd = 0;
     int found = 0;
-    for (char *save, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+    for (char *save, *line = strtok_r(text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        sscanf(line, "checksum=%7s", checksum); /* absent (an older server): on */
         found += sscanf(line, "worker=%u", &c->worker) + sscanf(line, "slots=%u", &c->slots) +
                  sscanf(line, "batch=%u", &c->batch) + sscanf(line, "params=%zu", &c->params) +
                  sscanf(line, "lr=%lf", &lr) + sscanf(line, "wd=%lf", &wd) +
@@ -59,6 +62,8 @@ static int parse_config(const sw_msg *m, config *c, char *err)
                  sscanf(line, "model=%127s", c->model) +
                  sscanf(line, "batch_mode=%15s", c->batch_mode) +
                  sscanf(line, "token=%llu", &token);
+    }
+    c->unchecked = !strcmp(checksum, "off");
     c->lr = (float)lr;
     c->wd = (float)wd;
     c->seed = seed;

@@ -77,7 +77,8 @@ static void sparse_step(worker *k, double now)
     sw_frame *f = sw_frame_new(sw_msg_size(4 * n));
     if (f) {
         sw_msg m = {.type = SW_MSG_PULL_SPARSE, .worker = atomic_load(&k->id),
-                    .version = k->version, .payload_len = 4 * n};
+                    .flags = sw__worker_link_flags(k), .version = k->version,
+                    .payload_len = 4 * n};
         sw_msg_put_indices(sw_frame_data(f) + SW_PROTO_HEADER, idx, n);
         sw_msg_encode(&m, sw_frame_data(f)); /* the payload is in place */
         sw_send(k->sock, NULL, 0, f);
@@ -124,7 +125,8 @@ static void push_sparse(worker *k)
     if (!f)
         return; /* lost, as on a network: the server's silence decides */
     sw_msg m = {.type = SW_MSG_PUSH_SPARSE, .worker = atomic_load(&k->id),
-                .version = k->version, .payload_len = 8 * nnz};
+                .flags = sw__worker_link_flags(k), .version = k->version,
+                .payload_len = 8 * nnz};
     sw_msg_put_pairs(sw_frame_data(f) + SW_PROTO_HEADER, k->grad.idx, k->grad.val, nnz);
     sw_msg_encode(&m, sw_frame_data(f)); /* the payload is in place */
     sw_send(k->sock, NULL, 0, f);
