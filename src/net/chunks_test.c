@@ -1,0 +1,124 @@
+/* The chunk table: every parameter on exactly one shard, for sizes chunks do not divide; the
+ * text form read back; tables that break a rule refused. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncwise/err.h"
+#include "syncwise/shard.h"
+
+/* Walks the parameters in order: each shard's slice starts where the last ended, the slices
+ * cover everything, and sw_chunk_shard_of agrees with them. */
+static void assert_covers_once(const sw_chunk_table *t)
+{
+    size_t next = 0, smallest = SIZE_MAX, largest = 0;
+    for (uint32_t j = 0; j < t->n_shards; j++) {
+        size_t at = sw_chunk_slice_at(t, j), len = sw_chunk_slice_len(t, j);
+        assert_int_equal(at, next);
+        assert_true(len > 0);
+        assert_int_equal(sw_chunk_shard_of(t, at), j);
+        assert_int_equal(sw_chunk_shard_of(t, at + len - 1), j);
+        next = at + len;
+        smallest = len < smallest ? len : smallest;
+        largest = len > largest ? len : largest;
+    }
+    assert_int_equal(next, t->n_params);
+    /* balanced to within a chunk, and the short last chunk */
+    assert_true(largest - smallest <= 2 * t->chunk);
+}
+
+static void every_parameter_is_on_exactly_one_shard(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {1, 2, 7, 100, 262143, 262144, 262145, 1048576, 1000003, 3 * 262144 + 1};
+    const size_t chunks[] = {0, 1, 3, 1000};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++)
+            for (uint32_t s = 1; s <= 5 && s <= sizes[i]; s++) {
+                sw_chunk_table t;
+                assert_int_equal(sw_chunk_table_init(&t, sizes[i], chunks[c], s, NULL), 0);
+                assert_true(t.chunk >= 1);
+                assert_true(!chunks[c] || t.chunk <= chunks[c]);
+                assert_covers_once(&t);
+            }
+}
+
+static void many_chunks_and_the_default_size(void **state)
+{
+    (void)state;
+    sw_chunk_table t;
+    assert_int_equal(sw_chunk_table_init(&t, 10 * (size_t)SW_CHUNK_FLOATS + 5, 0, 3, NULL), 0);
+    assert_int_equal(t.chunk, SW_CHUNK_FLOATS);
+    assert_int_equal(t.n_chunks, 11);
+    assert_covers_once(&t);
+}
+
+static void bad_sizes_are_refused(void **state)
+{
+    (void)state;
+    sw_chunk_table t;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_chunk_table_init(&t, 0, 0, 1, err), SW_EINVAL);
+    assert_int_equal(sw_chunk_table_init(&t, 10, 0, 0, err), SW_EINVAL);
+    assert_int_equal(sw_chunk_table_init(&t, 3, 0, 4, err), SW_EINVAL);
+    assert_int_equal(sw_chunk_table_init(&t, 1000, 0, SW_SHARDS_MAX + 1, err), SW_EINVAL);
+    assert_non_null(strstr(err, "shards"));
+}
+
+static void the_text_form_reads_back(void **state)
+{
+    (void)state;
+    sw_chunk_table t, back;
+    char text[1024];
+    assert_int_equal(sw_chunk_table_init(&t, 1000003, 4096, 3, NULL), 0);
+    int len = sw_chunk_table_format(&t, text, sizeof text);
+    assert_true(len > 0);
+    assert_int_equal(sw_chunk_table_parse(&back, text, 1000003, 3, NULL), 0);
+    assert_memory_equal(&t, &back, sizeof t);
+    char small[8];
+    assert_int_equal(sw_chunk_table_format(&t, small, sizeof small), -1);
+}
+
+static void expect_refused(const char *text, size_t n, uint32_t shards, const char *why)
+{
+    sw_chunk_table t;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_chunk_table_parse(&t, text, n, shards, err), SW_EFORMAT);
+    if (!strstr(err, why))
+        fail_msg("'%s' lacks '%s'", err, why);
+}
+
+static void broken_tables_are_refused(void **state)
+{
+    (void)state;
+    expect_refused("first=0,2\n", 100, 2, "no chunk=");
+    expect_refused("chunk=0\nfirst=0,2\n", 100, 2, "chunks of 0");
+    expect_refused("chunk=500\nfirst=0,2\n", 100, 2, "chunks of 500");
+    expect_refused("chunk=10\nfirst=1,2\n", 100, 2, "shard 0");      /* a gap at the start */
+    expect_refused("chunk=10\nfirst=0,0\n", 100, 2, "shard 1");      /* a shard with nothing */
+    expect_refused("chunk=10\nfirst=0,5,3\n", 100, 3, "shard 2");    /* out of order */
+    expect_refused("chunk=10\nfirst=0,10\n", 100, 2, "shard 1");     /* past the last chunk */
+    expect_refused("chunk=10\nfirst=0,5\n", 100, 3, "3 shards");      /* too few */
+    expect_refused("chunk=10\nfirst=0,5,7\n", 100, 2, "2 shards");   /* too many */
+    expect_refused("chunk=10\nfirst=0,x\n", 100, 2, "shard 1");
+    sw_chunk_table t;
+    assert_int_equal(sw_chunk_table_parse(&t, "x=1\nchunk=10\nfirst=0,5", 95, 2, NULL), 0);
+    assert_int_equal(sw_chunk_slice_len(&t, 1), 45);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_parameter_is_on_exactly_one_shard),
+        cmocka_unit_test(many_chunks_and_the_default_size),
+        cmocka_unit_test(bad_sizes_are_refused),
+        cmocka_unit_test(the_text_form_reads_back),
+        cmocka_unit_test(broken_tables_are_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
