@@ -49,6 +49,21 @@ static inline float sw_get_f32(const uint8_t *p)
     return f;
 }
 
+static inline void sw_put_f64(uint8_t *p, double d)
+{
+    uint64_t v;
+    memcpy(&v, &d, sizeof v);
+    sw_put_u64(p, v);
+}
+
+static inline double sw_get_f64(const uint8_t *p)
+{
+    uint64_t v = sw_get_u64(p);
+    double d;
+    memcpy(&d, &v, sizeof d);
+    return d;
+}
+
 /* CRC-32 (the zlib/PNG polynomial) of n bytes, continuing from crc (start with 0). Files use it. */
 uint32_t sw_crc32(uint32_t crc, const void *data, size_t n);
 

@@ -56,7 +56,21 @@ typedef enum sw_msg_type {
     SW_MSG_PEER_SLICE = 19,   /* the sender's current values of those weights (pairs) */
     SW_MSG_PEER_STOP = 20,    /* the run is over */
     SW_MSG_PEER_BYE = 21,     /* the sender leaves */
-    SW_MSG_TYPE_MAX = 21,
+    /* Server shards (syncwise/shard.h, docs/protocol.md). */
+    SW_MSG_SHARD_INIT = 22,   /* server -> shard: the run and the shard's place in it (text) */
+    SW_MSG_SHARD_SET = 23,    /* server -> shard: its slice of θ at `version` (floats) */
+    SW_MSG_SHARD_MEMBER = 24, /* server -> shard: worker `worker` joined with token `version`;
+                               * with SW_FLAG_DONE it is gone (SW_NO_WORKER: the run is over) */
+    SW_MSG_SHARD_APPLY = 25,  /* server -> shard: apply to reach `version`: f32 lr, u32 n, n
+                               * (u32 worker, u64 seq) pushes in order; SW_FLAG_DROPPED: forget
+                               * them instead */
+    SW_MSG_SHARD_PUSH = 26,   /* worker -> shard: u64 token, u64 seq, its slice of a gradient
+                               * computed at `version` (floats) */
+    SW_MSG_SHARD_PUSHED = 27, /* shard -> server: u64 seq, f64 squared norm of the slice */
+    SW_MSG_SHARD_PULL = 28,   /* worker or server -> shard: the slice at `version` or later;
+                               * a worker's payload: u64 token */
+    SW_MSG_SHARD_SLICE = 29,  /* shard -> puller: its slice of θ at `version` (floats) */
+    SW_MSG_TYPE_MAX = 29,
 } sw_msg_type;
 
 typedef enum sw_msg_flag {

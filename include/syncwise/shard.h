@@ -12,8 +12,12 @@
 #ifndef SYNCWISE_SHARD_H
 #define SYNCWISE_SHARD_H
 
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "syncwise/transport.h"
 
 #define SW_SHARDS_MAX 60
 #define SW_CHUNK_FLOATS 262144 /* 1 MiB of floats */
@@ -44,5 +48,42 @@ int sw_chunk_table_format(const sw_chunk_table *t, char *out, size_t cap);
  * n_params floats over n_shards: fails (SW_EFORMAT) saying which rule a table breaks. */
 int sw_chunk_table_parse(sw_chunk_table *t, const char *text, size_t n_params, uint32_t n_shards,
                          char *err);
+
+/* ---- A shard ---------------------------------------------------------------------------
+ *
+ * A shard holds one slice of θ and applies to it what the server's engine decided, so that
+ * every shard holds the same version. It learns the run from the first server that sends it
+ * SHARD_INIT (whose connection alone may then send server messages), then its slice (SET), the
+ * members and their tokens (MEMBER). A worker pushes its slice of each gradient (PUSH, with its
+ * token and a sequence number); the shard keeps it and tells the server it has it (PUSHED, with
+ * the slice's squared norm). The server's APPLY names which kept gradients form the next
+ * version, in the order the engine added them, so every shard sums the same gradients in the
+ * same order and steps the same optimizer; DROPPED orders forget gradients the policy refused.
+ * A PULL is answered with the slice as soon as the shard holds the version it asks for. Every
+ * frame is checked as the server checks its own; a refused one is counted and answered with
+ * ERROR, and the shard serves everyone else. */
+typedef struct sw_shard_params {
+    const char *bind;          /* e.g. "tcp://127.0.0.1:5600"; port "*" picks a free one */
+    const char *endpoint_file; /* when set, the bound endpoint is written there */
+    volatile sig_atomic_t *stop;
+} sw_shard_params;
+
+typedef struct sw_shard_result {
+    uint64_t version, applies, pushes, pulls, refused;
+    uint64_t bytes_in, bytes_out;
+    bool done; /* the server ended the run */
+} sw_shard_result;
+
+typedef struct sw_shard sw_shard;
+
+/* A shard as an agent of the caller's loop on `net` (p, r and net borrowed until sw_shard_end),
+ * bound to p->bind. Fails with a message when it cannot bind. */
+int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard_result *r,
+                 char *err);
+sw_agent *sw_shard_agent(sw_shard *h);
+const char *sw_shard_endpoint(const sw_shard *h);
+void sw_shard_end(sw_shard *h); /* closes and frees it */
+/* Runs a shard on ZeroMQ until the server ends the run or *stop. */
+int sw_shard_run(const sw_shard_params *p, sw_shard_result *r, char *err);
 
 #endif

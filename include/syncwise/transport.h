@@ -125,7 +125,7 @@ int sw_net_wait(sw_net *n, sw_sock **socks, size_t k, double until, bool *ready,
 
 /* ---- Agents and the loop ------------------------------------------------------------------- */
 
-#define SW_AGENT_SOCKS 4
+#define SW_AGENT_SOCKS 64 /* a sharded server: its listener, operators and a dialer per shard */
 #define SW_AGENT_DONE (-1.0)
 
 typedef struct sw_agent {

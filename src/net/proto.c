@@ -16,7 +16,9 @@ const char *sw_msg_type_name(int type)
                                         "error",     "ctl",   "ctl-reply", "push-sparse",
                                         "pull-sparse", "model-sparse", "peer-hello",
                                         "peer-members", "peer-delta", "peer-slice", "peer-stop",
-                                        "peer-bye"};
+                                        "peer-bye", "shard-init", "shard-set", "shard-member",
+                                        "shard-apply", "shard-push", "shard-pushed",
+                                        "shard-pull", "shard-slice"};
     return type >= 1 && type <= SW_MSG_TYPE_MAX ? names[type] : "?";
 }
 

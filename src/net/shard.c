@@ -1,0 +1,465 @@
+/* A server shard (syncwise/shard.h): one slice of θ, the gradients' slices the workers pushed,
+ * and the applies the server's engine ordered. An agent of the loop, with a handler per
+ * message type; every frame checked before anything reads it. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncwise/bytes.h"
+#include "syncwise/err.h"
+#include "syncwise/log.h"
+#include "syncwise/optim.h"
+#include "syncwise/proto.h"
+#include "syncwise/shard.h"
+
+#define BURST 64
+
+/* A gradient slice a worker pushed, kept until an APPLY uses it or a DROPPED order forgets it. */
+typedef struct held {
+    uint32_t worker;
+    uint64_t seq;
+    float *g; /* NULL: a free entry */
+} held;
+
+/* A PULL of a version the shard does not hold yet. */
+typedef struct waiting {
+    uint8_t route[SW_ROUTE_MAX];
+    size_t route_len;
+    uint32_t worker;
+    uint64_t min;
+} waiting;
+
+struct sw_shard {
+    const sw_shard_params *p;
+    sw_shard_result *r;
+    sw_net *net;
+    sw_sock *sock;
+    sw_agent agent;
+    /* The server: the route of the first SHARD_INIT. */
+    uint8_t server[SW_ROUTE_MAX];
+    size_t server_len;
+    bool configured, ready; /* INIT came; SET came (θ holds the run's values) */
+    bool unchecked;         /* payloads without checksums, as the run agreed */
+    uint32_t index, slots;
+    sw_chunk_table table;
+    size_t len;             /* floats in the slice */
+    float *theta, *sum;
+    sw_optim opt;           /* momentum or Adam on the slice; opt.m NULL for plain SGD */
+    float wd;
+    uint64_t version;
+    uint64_t *tokens;       /* per worker slot: its membership's token, 0 when not a member */
+    held *held;
+    size_t n_held;
+    waiting *pulls;
+    size_t n_pulls;
+};
+typedef struct sw_shard shard;
+
+typedef struct from {
+    const uint8_t *route;
+    size_t route_len;
+} from;
+
+/* ---- Sending -------------------------------------------------------------------------------- */
+
+static void send_msg(shard *h, const from *to, sw_msg_type type, uint32_t worker, uint32_t flags,
+                     uint64_t version, const void *payload, size_t len, const float *floats)
+{
+    sw_msg m = {.type = type, .worker = worker,
+                .flags = flags | (h->unchecked ? SW_FLAG_UNCHECKED : 0), .version = version,
+                .payload = payload, .payload_len = len};
+    sw_frame *f = sw_frame_new(sw_msg_size(len));
+    if (!f)
+        return; /* lost, as on a network: the other side's timeout decides */
+    if (floats)
+        sw_msg_encode_floats(&m, floats, sw_frame_data(f));
+    else
+        sw_msg_encode(&m, sw_frame_data(f));
+    h->r->bytes_out += sw_frame_size(f);
+    sw_send(h->sock, to->route, to->route_len, f);
+}
+
+static void refuse(shard *h, const from *to, const sw_msg *m, const char *why)
+{
+    h->r->refused++;
+    sw_log(SW_LOG_DEBUG, "shard %u refused a message: %s", h->index, why);
+    send_msg(h, to, SW_MSG_ERROR, m ? m->worker : SW_NO_WORKER, 0, m ? m->version : 0, why,
+             strlen(why), NULL);
+}
+
+static void send_slice(shard *h, const from *to, uint32_t worker)
+{
+    h->r->pulls++;
+    send_msg(h, to, SW_MSG_SHARD_SLICE, worker, 0, h->version, NULL, 4 * h->len, h->theta);
+}
+
+/* Answers the pulls waiting for the version the shard now holds. */
+static void answer_waiting(shard *h)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < h->n_pulls; i++) {
+        waiting *w = &h->pulls[i];
+        if (w->min <= h->version)
+            send_slice(h, &(from){w->route, w->route_len}, w->worker);
+        else
+            h->pulls[kept++] = *w;
+    }
+    h->n_pulls = kept;
+}
+
+/* ---- Who may say what ----------------------------------------------------------------------- */
+
+static bool is_server(const shard *h, const from *f)
+{
+    return h->configured && f->route_len == h->server_len &&
+           !memcmp(f->route, h->server, f->route_len);
+}
+
+/* A worker's message: a member's id and its token, read from the payload's first 8 bytes. */
+static bool is_member(const shard *h, const sw_msg *m)
+{
+    return h->ready && m->worker < h->slots && m->payload_len >= 8 &&
+           h->tokens[m->worker] != 0 && sw_get_u64(m->payload) == h->tokens[m->worker];
+}
+
+/* ---- The run: INIT and SET ------------------------------------------------------------------ */
+
+static int config_value(const char *text, const char *key, unsigned long long *v)
+{
+    char pat[32];
+    snprintf(pat, sizeof pat, "%s=%%llu", key);
+    for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line)
+        if (sscanf(line, pat, v) == 1)
+            return 0;
+    return -1;
+}
+
+static int take_config(shard *h, const char *text, char *err)
+{
+    unsigned long long index, shards, params, slots;
+    if (config_value(text, "shard", &index) || config_value(text, "shards", &shards) ||
+        config_value(text, "params", &params) || config_value(text, "slots", &slots) ||
+        index >= shards || !slots || slots > (1u << 16) || shards > SW_SHARDS_MAX)
+        return sw_fail(err, SW_EFORMAT, "an incomplete or impossible shard configuration");
+    int rc = sw_chunk_table_parse(&h->table, text, (size_t)params, (uint32_t)shards, err);
+    if (rc)
+        return rc;
+    const char *opt = strstr(text, "optimizer="), *wd = strstr(text, "wd=");
+    char spec[SW_OPTIM_SPEC_LEN] = "sgd";
+    if (opt)
+        sscanf(opt, "optimizer=%95s", spec);
+    sw_optim_params op = sw_optim_default();
+    if ((rc = sw_optim_parse(&op, spec, err)))
+        return rc;
+    h->wd = wd ? strtof(wd + 3, NULL) : 0;
+    h->unchecked = strstr(text, "checksum=off") != NULL;
+    h->index = (uint32_t)index;
+    h->slots = (uint32_t)slots;
+    h->len = sw_chunk_slice_len(&h->table, h->index);
+    h->theta = calloc(h->len, sizeof *h->theta);
+    h->sum = calloc(h->len, sizeof *h->sum);
+    h->tokens = calloc(slots, sizeof *h->tokens);
+    if (!h->theta || !h->sum || !h->tokens)
+        return sw_fail(err, SW_ENOMEM, "no memory for a slice of %zu floats", h->len);
+    if (sw_optim_stateful(&op) && (rc = sw_optim_init(&h->opt, &op, h->len, err)))
+        return rc;
+    return 0;
+}
+
+static void on_init(shard *h, const from *f, const sw_msg *m)
+{
+    if (h->configured) { /* one run per shard process: a restarted server needs a new shard */
+        refuse(h, f, m, is_server(h, f) ? "this shard is configured already"
+                                        : "this shard serves another server");
+        return;
+    }
+    char text[8192], err[SW_ERR_LEN];
+    snprintf(text, sizeof text, "%.*s", (int)m->payload_len, (const char *)m->payload);
+    if (take_config(h, text, err)) {
+        refuse(h, f, m, err);
+        return;
+    }
+    memcpy(h->server, f->route, f->route_len);
+    h->server_len = f->route_len;
+    h->configured = true;
+    h->version = m->version;
+    sw_log(SW_LOG_INFO, "shard %u of %u: parameters [%zu, %zu) of %zu", h->index,
+           h->table.n_shards, sw_chunk_slice_at(&h->table, h->index),
+           sw_chunk_slice_at(&h->table, h->index) + h->len, h->table.n_params);
+}
+
+static void on_set(shard *h, const from *f, const sw_msg *m)
+{
+    char why[SW_ERR_LEN];
+    if (!is_server(h, f))
+        refuse(h, f, m, "only the server sets the parameters");
+    else if (sw_msg_get_floats(m, h->theta, h->len, why))
+        refuse(h, f, m, why);
+    else {
+        h->version = m->version;
+        h->ready = true;
+        answer_waiting(h);
+    }
+}
+
+/* ---- Members and gradients ------------------------------------------------------------------ */
+
+static void forget(shard *h, uint32_t worker, bool all, uint64_t seq)
+{
+    for (size_t i = 0; i < h->n_held; i++)
+        if (h->held[i].g && h->held[i].worker == worker && (all || h->held[i].seq == seq)) {
+            free(h->held[i].g);
+            h->held[i].g = NULL;
+        }
+}
+
+static void on_member(shard *h, const from *f, const sw_msg *m)
+{
+    if (!is_server(h, f)) {
+        refuse(h, f, m, "only the server names members");
+    } else if (m->worker == SW_NO_WORKER && (m->flags & SW_FLAG_DONE)) {
+        h->r->done = true;
+    } else if (m->worker >= h->slots || (!(m->flags & SW_FLAG_DONE) && m->version == 0)) {
+        refuse(h, f, m, "no such worker slot, or no token");
+    } else {
+        h->tokens[m->worker] = m->flags & SW_FLAG_DONE ? 0 : m->version;
+        forget(h, m->worker, true, 0); /* a new membership starts with nothing kept */
+    }
+}
+
+static held *free_entry(shard *h)
+{
+    for (size_t i = 0; i < h->n_held; i++)
+        if (!h->held[i].g)
+            return &h->held[i];
+    held *more = realloc(h->held, (h->n_held + 1) * sizeof *more);
+    if (!more)
+        return NULL;
+    h->held = more;
+    h->held[h->n_held] = (held){.g = NULL};
+    return &h->held[h->n_held++];
+}
+
+static held *find(shard *h, uint32_t worker, uint64_t seq)
+{
+    for (size_t i = 0; i < h->n_held; i++)
+        if (h->held[i].g && h->held[i].worker == worker && h->held[i].seq == seq)
+            return &h->held[i];
+    return NULL;
+}
+
+static void on_push(shard *h, const from *f, const sw_msg *m)
+{
+    char why[SW_ERR_LEN] = "";
+    if (!is_member(h, m) || m->payload_len < 16) {
+        refuse(h, f, m, "a push from no member of the run (id and token)");
+        return;
+    }
+    uint64_t seq = sw_get_u64(m->payload + 8);
+    sw_msg g = *m;
+    g.payload += 16;
+    g.payload_len -= 16;
+    float *copy = malloc(4 * h->len);
+    held *e = find(h, m->worker, seq) ? NULL : free_entry(h);
+    if (!e || !copy || m->version > h->version || sw_msg_get_floats(&g, copy, h->len, why)) {
+        free(copy);
+        refuse(h, f, m, why[0] ? why : "a push repeated, of a version to come, or no memory");
+        return;
+    }
+    *e = (held){.worker = m->worker, .seq = seq, .g = copy};
+    h->r->pushes++;
+    uint8_t facts[16];
+    sw_put_u64(facts, seq);
+    sw_put_f64(facts + 8, sw_sq_norm(copy, h->len));
+    send_msg(h, &(from){h->server, h->server_len}, SW_MSG_SHARD_PUSHED, m->worker, 0, m->version,
+             facts, sizeof facts, NULL);
+}
+
+/* The sum of the named gradients, in order, as the engine's buffer adds them; false when one
+ * is missing (the server ordered what it was never told of: a broken server). */
+static bool sum_of(shard *h, const uint8_t *entries, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        held *e = find(h, sw_get_u32(entries + 12 * k), sw_get_u64(entries + 12 * k + 4));
+        if (!e)
+            return false;
+        if (k == 0)
+            memcpy(h->sum, e->g, 4 * h->len);
+        else
+            sw_vec_add(h->sum, e->g, h->len);
+    }
+    return true;
+}
+
+static void forget_entries(shard *h, const uint8_t *entries, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++)
+        forget(h, sw_get_u32(entries + 12 * k), false, sw_get_u64(entries + 12 * k + 4));
+}
+
+/* θ <- one step on the mean of the named gradients, with the engine's arithmetic (apply.c). */
+static void on_apply(shard *h, const from *f, const sw_msg *m)
+{
+    if (!is_server(h, f) || !h->ready || m->payload_len < 8) {
+        refuse(h, f, m, "only the server orders applies");
+        return;
+    }
+    float lr = sw_get_f32(m->payload);
+    uint32_t n = sw_get_u32(m->payload + 4);
+    const uint8_t *entries = m->payload + 8;
+    bool dropped = (m->flags & SW_FLAG_DROPPED) != 0;
+    if (m->payload_len != 8 + 12 * (uint64_t)n || (!dropped && (n == 0 || !isfinite(lr) ||
+                                                                m->version != h->version + 1))) {
+        refuse(h, f, m, "a malformed apply, or not the next version");
+        return;
+    }
+    if (!dropped && !sum_of(h, entries, n)) {
+        refuse(h, f, m, "an apply of a gradient this shard does not hold");
+        return;
+    }
+    if (!dropped) {
+        if (h->opt.m)
+            sw_optim_step(&h->opt, h->theta, h->sum, 1.0f / (float)n, lr, h->wd);
+        else
+            sw_sgd_step(h->theta, h->sum, h->len, lr / (float)n, h->wd * (float)n);
+        h->version = m->version;
+        h->r->applies++;
+    }
+    forget_entries(h, entries, n);
+    answer_waiting(h);
+}
+
+static void on_pull(shard *h, const from *f, const sw_msg *m)
+{
+    if (!is_server(h, f) && !is_member(h, m)) {
+        refuse(h, f, m, "a pull from no member of the run (id and token)");
+        return;
+    }
+    if (h->ready && m->version <= h->version) {
+        send_slice(h, f, m->worker);
+        return;
+    }
+    waiting *more = realloc(h->pulls, (h->n_pulls + 1) * sizeof *more);
+    if (!more || f->route_len > SW_ROUTE_MAX)
+        return; /* no memory: the puller's timeout decides */
+    h->pulls = more;
+    waiting *w = &h->pulls[h->n_pulls++];
+    memcpy(w->route, f->route, f->route_len);
+    w->route_len = f->route_len;
+    w->worker = m->worker;
+    w->min = m->version;
+}
+
+/* ---- Turns ---------------------------------------------------------------------------------- */
+
+typedef void (*handler)(shard *h, const from *f, const sw_msg *m);
+
+static const handler handlers[SW_MSG_TYPE_MAX + 1] = {
+    [SW_MSG_SHARD_INIT] = on_init,     [SW_MSG_SHARD_SET] = on_set,
+    [SW_MSG_SHARD_MEMBER] = on_member, [SW_MSG_SHARD_APPLY] = on_apply,
+    [SW_MSG_SHARD_PUSH] = on_push,     [SW_MSG_SHARD_PULL] = on_pull,
+};
+
+static void take(shard *h, const sw_delivery *d)
+{
+    from f = {d->route, d->route_len};
+    sw_msg m;
+    char why[SW_ERR_LEN];
+    size_t len = sw_frame_size(d->frame);
+    h->r->bytes_in += len;
+    uint64_t limit = h->configured ? 4 * (uint64_t)h->len + 16 + 8192 : 8192;
+    if (d->multipart)
+        refuse(h, &f, NULL, "a message must be a single frame");
+    else if (sw_msg_decode(sw_frame_data(d->frame), len, limit, &m, why))
+        refuse(h, &f, NULL, why);
+    else if ((m.flags & SW_FLAG_UNCHECKED) && (!h->configured || !h->unchecked))
+        refuse(h, &f, &m, "a message without a checksum: this run checks them");
+    else if (!handlers[m.type])
+        refuse(h, &f, &m, "not a message for a shard");
+    else
+        handlers[m.type](h, &f, &m);
+}
+
+static double turn(void *ctx, double now)
+{
+    (void)now;
+    shard *h = ctx;
+    sw_delivery d;
+    for (int k = 0; k < BURST && !h->r->done && sw_recv(h->sock, &d) == 0; k++) {
+        if (!d.gone)
+            take(h, &d);
+        sw_frame_unref(d.frame);
+    }
+    h->r->version = h->version;
+    return h->r->done ? SW_AGENT_DONE : INFINITY;
+}
+
+/* ---- Life ----------------------------------------------------------------------------------- */
+
+static int write_endpoint(const char *path, const char *ep, char *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fprintf(f, "%s\n", ep) < 0 || fclose(f) != 0)
+        return sw_fail(err, SW_EIO, "%s: cannot write the endpoint", path);
+    return 0;
+}
+
+int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard_result *r,
+                 char *err)
+{
+    shard *h = calloc(1, sizeof *h);
+    if (!h)
+        return sw_fail(err, SW_ENOMEM, "no memory for a shard");
+    memset(r, 0, sizeof *r);
+    *h = (shard){.p = p, .r = r, .net = net};
+    sw_listen_params lp = {.endpoint = p->bind, .linger_s = 1};
+    int rc = sw_listen(net, &h->sock, &lp, err);
+    if (!rc && p->endpoint_file)
+        rc = write_endpoint(p->endpoint_file, sw_sock_endpoint(h->sock), err);
+    if (rc) {
+        sw_shard_end(h);
+        return rc;
+    }
+    sw_log(SW_LOG_INFO, "shard on %s, waiting for its server", sw_sock_endpoint(h->sock));
+    h->agent = (sw_agent){.turn = turn, .ctx = h, .socks = {h->sock}, .n_socks = 1};
+    *out = h;
+    return 0;
+}
+
+sw_agent *sw_shard_agent(sw_shard *h) { return &h->agent; }
+
+const char *sw_shard_endpoint(const sw_shard *h) { return sw_sock_endpoint(h->sock); }
+
+void sw_shard_end(sw_shard *h)
+{
+    sw_sock_close(h->sock);
+    for (size_t i = 0; i < h->n_held; i++)
+        free(h->held[i].g);
+    free(h->held);
+    free(h->pulls);
+    free(h->theta);
+    free(h->sum);
+    free(h->tokens);
+    sw_optim_free(&h->opt);
+    free(h);
+}
+
+int sw_shard_run(const sw_shard_params *p, sw_shard_result *r, char *err)
+{
+    sw_net *net;
+    sw_shard *h = NULL;
+    sw_loop *loop = NULL;
+    int rc = sw_net_zmq_new(&net, err);
+    if (rc)
+        return rc;
+    if (!(rc = sw_shard_new(&h, net, p, r, err)) && !(rc = sw_loop_new(&loop, net, err)) &&
+        !(rc = sw_loop_add(loop, sw_shard_agent(h), err)))
+        rc = sw_loop_run(loop, p->stop, INFINITY, err);
+    if (h)
+        sw_shard_end(h);
+    sw_loop_free(loop);
+    sw_net_free(net);
+    return rc;
+}
