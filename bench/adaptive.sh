@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The adaptive-policy experiments (issue: adaptive policies), each a `syncwise compare` run on
 # the simulator; tables go to stdout and to docs/results/adaptive-*.txt.
-#   bench/adaptive.sh [BUILD_DIR] [SEEDS]      (defaults: build, 20 / 10 / 10 seeds)
+#   bench/adaptive.sh [BUILD_DIR] [SEEDS] [NAMES]   (defaults: build, 20 / 10 / 10 seeds, all;
+#   NAMES, space-separated, runs only those experiments: dbw-a1 dssp-momentum ...)
 # 1. DBW vs blind DBW vs static k in {16, 12, 8}: 16 workers, round trips 1 - a + a Exp(1) for a
 #    in {0, 0.2, 1}, softmax regression on Fashion-MNIST with batch 500 and one learning rate for
 #    every policy, lr 0.01 (with agg=sum, 0.01 k per apply; the DBW paper's batch, but not its
@@ -13,9 +14,14 @@
 #    classes (4 workers, two of them 2.5 times slower), MLP 784-256-10 to 0.84 accuracy.
 # 3. ElasticBSP (R = 15, 60, 240) vs BSP, SSP (s=3) and ASP on the default straggling cluster
 #    (10 workers, p = 0.3), MLP 784-256-10 to 0.85 accuracy.
+# 4. Both again where staleness costs something: server-side heavy-ball momentum (mu 0.9, lr
+#    0.003 as in the RLP regime: a deviation from the papers, which use plain SGD), and for DSSP
+#    heterogeneous speeds that change (the thesis's motivation): two workers that straggle step
+#    by step (p 0.5, mode=step) beside two steady ones.
 set -euo pipefail
 build=${1:-build}
 seeds=${2:-}
+only=${3:-}
 sw="$build/syncwise"
 out=docs/results
 mkdir -p "$out"
@@ -24,6 +30,7 @@ export OPENBLAS_NUM_THREADS=1
 run() { # name, then compare arguments
   local name=$1
   shift
+  [ -z "$only" ] || [[ " $only " == *" $name "* ]] || return 0
   echo "== $name: syncwise compare $*" | tee "$out/adaptive-$name.txt"
   local start=$SECONDS
   "$sw" compare -q "$@" | tee -a "$out/adaptive-$name.txt"
@@ -48,3 +55,16 @@ run dssp --policies "dssp:lo=3,hi=15;${ssp%;}" --baselines "${ssp%;}" --seeds "$
   --workers 4 --cluster "shexp:0.2;shexp:0.2,speed=2.5@2-3" --target-acc 0.84 --max-time 40000
 run ebsp --policies "ebsp:R=15;ebsp:R=60;ebsp:R=240;bsp;ssp:s=3;asp" --seeds "${seeds:-10}" \
   --target-acc 0.85 --max-time 40000
+momentum=(--momentum 0.9 --lr 0.003)
+ssp_few="ssp:s=3;ssp:s=6;ssp:s=9;ssp:s=12;ssp:s=15"
+run dssp-momentum --policies "dssp:lo=3,hi=15;$ssp_few" --baselines "$ssp_few" \
+  --seeds "${seeds:-10}" --workers 4 --cluster "shexp:0.2;shexp:0.2,speed=2.5@2-3" \
+  --target-acc 0.84 --max-time 40000 "${momentum[@]}"
+changing="straggle:p=0.5,mean=10,sd=4,base=4.5,mode=step@0-1;const:4.5@2-3"
+run dssp-changing --policies "dssp:lo=3,hi=15;$ssp_few" --baselines "$ssp_few" \
+  --seeds "${seeds:-10}" --workers 4 --cluster "$changing" --target-acc 0.84 --max-time 40000
+run dssp-changing-momentum --policies "dssp:lo=3,hi=15;$ssp_few" --baselines "$ssp_few" \
+  --seeds "${seeds:-10}" --workers 4 --cluster "$changing" --target-acc 0.84 --max-time 40000 \
+  "${momentum[@]}"
+run ebsp-momentum --policies "ebsp:R=15;ebsp:R=60;ebsp:R=240;bsp;ssp:s=3;asp" \
+  --seeds "${seeds:-10}" --target-acc 0.85 --max-time 40000 "${momentum[@]}"
