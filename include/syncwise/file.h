@@ -14,6 +14,10 @@
  * (killed mid-write) are removed. */
 int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err);
 
+/* sw_file_write_atomic of one line of text (its newline added): written whole or not at all, so
+ * that whoever waits for the file (an endpoint a server bound) never reads half of it. */
+int sw_file_write_line(const char *path, const char *text, const char *what, char *err);
+
 /* Removes PATH.tmp.PID files whose process is gone; returns how many. */
 int sw_file_remove_stale(const char *path);
 

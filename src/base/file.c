@@ -123,3 +123,16 @@ int sw_file_read_all(const char *path, size_t max, uint8_t **out, size_t *len, c
     *len = size;
     return 0;
 }
+
+int sw_file_write_line(const char *path, const char *text, const char *what, char *err)
+{
+    size_t n = strlen(text);
+    uint8_t *b = malloc(n + 1);
+    if (!b)
+        return sw_fail(err, SW_ENOMEM, "no memory to write %s", what);
+    memcpy(b, text, n);
+    b[n] = '\n';
+    int rc = sw_file_write_atomic(path, b, n + 1, what, err);
+    free(b);
+    return rc;
+}

@@ -305,14 +305,6 @@ static int bind_operators(server *s, const char *bound, char *err)
     return rc;
 }
 
-static int write_endpoint(const char *path, const char *ep, char *err)
-{
-    FILE *f = fopen(path, "w");
-    if (!f || fprintf(f, "%s\n", ep) < 0 || fclose(f) != 0)
-        return sw_fail(err, SW_EIO, "%s: cannot write the endpoint", path);
-    return 0;
-}
-
 /* The listener workers reach (with CURVE when keys are given), and the operator socket. */
 static int bind_sockets(server *s, char *err)
 {
@@ -333,7 +325,7 @@ static int bind_sockets(server *s, char *err)
     sw_log(SW_LOG_INFO, "serving %s on %s (%zu parameters, version %llu); payload checksums %s",
            p->policy, ep, s->n, (unsigned long long)s->r->start_version,
            s->unchecked ? "off" : "on");
-    if (p->endpoint_file && (rc = write_endpoint(p->endpoint_file, ep, err)))
+    if (p->endpoint_file && (rc = sw_file_write_line(p->endpoint_file, ep, "the endpoint file", err)))
         return rc;
     return bind_operators(s, ep, err);
 }

@@ -9,6 +9,7 @@
 
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
+#include "syncwise/file.h"
 #include "syncwise/log.h"
 #include "syncwise/optim.h"
 #include "syncwise/proto.h"
@@ -398,14 +399,6 @@ static double turn(void *ctx, double now)
 
 /* ---- Life ----------------------------------------------------------------------------------- */
 
-static int write_endpoint(const char *path, const char *ep, char *err)
-{
-    FILE *f = fopen(path, "w");
-    if (!f || fprintf(f, "%s\n", ep) < 0 || fclose(f) != 0)
-        return sw_fail(err, SW_EIO, "%s: cannot write the endpoint", path);
-    return 0;
-}
-
 int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard_result *r,
                  char *err)
 {
@@ -417,7 +410,7 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     sw_listen_params lp = {.endpoint = p->bind, .linger_s = 1};
     int rc = sw_listen(net, &h->sock, &lp, err);
     if (!rc && p->endpoint_file)
-        rc = write_endpoint(p->endpoint_file, sw_sock_endpoint(h->sock), err);
+        rc = sw_file_write_line(p->endpoint_file, sw_sock_endpoint(h->sock), "the endpoint file", err);
     if (rc) {
         sw_shard_end(h);
         return rc;

@@ -279,11 +279,8 @@ static int setup(sw__peer *pe, char *err)
     if (!p->join) /* the group's first member starts the weights; joiners take its replica */
         sw_task_init_params(pe->task, pe->theta, p->seed);
     sw__peer_add(pe, pe->me);
-    if (p->endpoint_file) {
-        FILE *f = fopen(p->endpoint_file, "w");
-        if (!f || fprintf(f, "%s\n", pe->me) < 0 || fclose(f) != 0)
-            return sw_fail(err, SW_EIO, "%s: cannot write the endpoint", p->endpoint_file);
-    }
+    if (p->endpoint_file)
+        return sw_file_write_line(p->endpoint_file, pe->me, "the endpoint file", err);
     return 0;
 }
 
