@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv_text.h"
 #include "syncwise/err.h"
 #include "syncwise/shard.h"
 
@@ -62,16 +63,6 @@ int sw_chunk_table_format(const sw_chunk_table *t, char *out, size_t cap)
     return len >= 0 && (size_t)len < cap ? len : -1;
 }
 
-/* The value of line "key=..." in text, or NULL. */
-static const char *value_of(const char *text, const char *key)
-{
-    size_t k = strlen(key);
-    for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line)
-        if (!strncmp(line, key, k) && line[k] == '=')
-            return line + k + 1;
-    return NULL;
-}
-
 /* The shards' first chunks, "F0,F1,..." up to the end of the line: each strictly after the one
  * before (every shard holds a chunk), the first 0, all below n_chunks. */
 static int parse_firsts(sw_chunk_table *t, const char *at, char *err)
@@ -97,7 +88,7 @@ static int parse_firsts(sw_chunk_table *t, const char *at, char *err)
 int sw_chunk_table_parse(sw_chunk_table *t, const char *text, size_t n_params, uint32_t n_shards,
                          char *err)
 {
-    const char *chunk = value_of(text, "chunk"), *first = value_of(text, "first");
+    const char *chunk = sw__text_value(text, "chunk"), *first = sw__text_value(text, "first");
     if (!chunk || !first)
         return sw_fail(err, SW_EFORMAT, "chunk table: no chunk= or first= line");
     char *end;

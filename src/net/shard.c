@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv_text.h"
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
 #include "syncwise/file.h"
@@ -127,14 +128,15 @@ static bool is_member(const shard *h, const sw_msg *m)
 
 /* ---- The run: INIT and SET ------------------------------------------------------------------ */
 
+/* The number on line "key=N" of text; -1 when there is none. */
 static int config_value(const char *text, const char *key, unsigned long long *v)
 {
-    char pat[32];
-    snprintf(pat, sizeof pat, "%s=%%llu", key);
-    for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line)
-        if (sscanf(line, pat, v) == 1)
-            return 0;
-    return -1;
+    const char *at = sw__text_value(text, key);
+    char *end;
+    if (!at)
+        return -1;
+    *v = strtoull(at, &end, 10);
+    return end == at || (*end && *end != '\n') ? -1 : 0;
 }
 
 static int take_config(shard *h, const char *text, char *err)
@@ -147,15 +149,16 @@ static int take_config(shard *h, const char *text, char *err)
     int rc = sw_chunk_table_parse(&h->table, text, (size_t)params, (uint32_t)shards, err);
     if (rc)
         return rc;
-    const char *opt = strstr(text, "optimizer="), *wd = strstr(text, "wd=");
+    const char *opt = sw__text_value(text, "optimizer"), *wd = sw__text_value(text, "wd"),
+               *checksum = sw__text_value(text, "checksum");
     char spec[SW_OPTIM_SPEC_LEN] = "sgd";
     if (opt)
-        sscanf(opt, "optimizer=%95s", spec);
+        snprintf(spec, sizeof spec, "%.*s", (int)strcspn(opt, "\n"), opt);
     sw_optim_params op = sw_optim_default();
     if ((rc = sw_optim_parse(&op, spec, err)))
         return rc;
-    h->wd = wd ? strtof(wd + 3, NULL) : 0;
-    h->unchecked = strstr(text, "checksum=off") != NULL;
+    h->wd = wd ? strtof(wd, NULL) : 0;
+    h->unchecked = checksum && !strncmp(checksum, "off", 3);
     h->index = (uint32_t)index;
     h->slots = (uint32_t)slots;
     h->len = sw_chunk_slice_len(&h->table, h->index);
