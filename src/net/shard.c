@@ -18,11 +18,15 @@
 
 #define BURST 64
 
-/* A gradient slice a worker pushed, kept until an APPLY uses it or a DROPPED order forgets it. */
+/* A gradient slice a worker pushed, kept until an APPLY uses it or a DROPPED order forgets it:
+ * read where it landed, in the frame that brought it (held by reference), or copied out when
+ * the host cannot read it in place. */
 typedef struct held {
     uint32_t worker;
     uint64_t seq;
-    float *g; /* NULL: a free entry */
+    const float *g; /* NULL: a free entry */
+    sw_frame *frame;
+    float *copy;
 } held;
 
 /* A PULL of a version the shard does not hold yet. */
@@ -56,6 +60,7 @@ struct sw_shard {
     size_t n_held;
     waiting *pulls;
     size_t n_pulls;
+    sw_frame *body; /* the frame being handled */
 };
 typedef struct sw_shard shard;
 
@@ -210,13 +215,18 @@ static void on_set(shard *h, const from *f, const sw_msg *m)
 
 /* ---- Members and gradients ------------------------------------------------------------------ */
 
+static void let_go(held *e)
+{
+    sw_frame_unref(e->frame);
+    free(e->copy);
+    *e = (held){.g = NULL};
+}
+
 static void forget(shard *h, uint32_t worker, bool all, uint64_t seq)
 {
     for (size_t i = 0; i < h->n_held; i++)
-        if (h->held[i].g && h->held[i].worker == worker && (all || h->held[i].seq == seq)) {
-            free(h->held[i].g);
-            h->held[i].g = NULL;
-        }
+        if (h->held[i].g && h->held[i].worker == worker && (all || h->held[i].seq == seq))
+            let_go(&h->held[i]);
 }
 
 static void on_member(shard *h, const from *f, const sw_msg *m)
@@ -265,36 +275,48 @@ static void on_push(shard *h, const from *f, const sw_msg *m)
     sw_msg g = *m;
     g.payload += 16;
     g.payload_len -= 16;
-    float *copy = malloc(4 * h->len);
     held *e = find(h, m->worker, seq) ? NULL : free_entry(h);
-    if (!e || !copy || m->version > h->version || sw_msg_get_floats(&g, copy, h->len, why)) {
-        free(copy);
-        refuse(h, f, m, why[0] ? why : "a push repeated, of a version to come, or no memory");
+    if (!e || m->version > h->version) {
+        refuse(h, f, m, "a push repeated, of a version to come, or no memory");
         return;
     }
-    *e = (held){.worker = m->worker, .seq = seq, .g = copy};
+    held k = {.worker = m->worker, .seq = seq, .g = sw_msg_floats_in_place(&g, h->len, why)};
+    if (!k.g && !why[0] && (k.copy = malloc(4 * h->len)) &&
+        sw_msg_get_floats(&g, k.copy, h->len, why) == 0)
+        k.g = k.copy;
+    if (!k.g) {
+        free(k.copy);
+        refuse(h, f, m, why[0] ? why : "no memory for a push");
+        return;
+    }
+    if (!k.copy)
+        k.frame = sw_frame_ref(h->body);
+    *e = k;
     h->r->pushes++;
     uint8_t facts[16];
     sw_put_u64(facts, seq);
-    sw_put_f64(facts + 8, sw_sq_norm(copy, h->len));
+    sw_put_f64(facts + 8, sw_sq_norm(k.g, h->len));
     send_msg(h, &(from){h->server, h->server_len}, SW_MSG_SHARD_PUSHED, m->worker, 0, m->version,
              facts, sizeof facts, NULL);
 }
 
-/* The sum of the named gradients, in order, as the engine's buffer adds them; false when one
- * is missing (the server ordered what it was never told of: a broken server). */
-static bool sum_of(shard *h, const uint8_t *entries, uint32_t n)
+/* The sum of the named gradients, in order, as the engine's buffer adds them (a lone one as
+ * it is, uncopied); NULL when one is missing (the server ordered what it was never told of: a
+ * broken server). */
+static const float *sum_of(shard *h, const uint8_t *entries, uint32_t n)
 {
     for (uint32_t k = 0; k < n; k++) {
         held *e = find(h, sw_get_u32(entries + 12 * k), sw_get_u64(entries + 12 * k + 4));
         if (!e)
-            return false;
+            return NULL;
+        if (n == 1)
+            return e->g;
         if (k == 0)
             memcpy(h->sum, e->g, 4 * h->len);
         else
             sw_vec_add(h->sum, e->g, h->len);
     }
-    return true;
+    return h->sum;
 }
 
 static void forget_entries(shard *h, const uint8_t *entries, uint32_t n)
@@ -319,15 +341,16 @@ static void on_apply(shard *h, const from *f, const sw_msg *m)
         refuse(h, f, m, "a malformed apply, or not the next version");
         return;
     }
-    if (!dropped && !sum_of(h, entries, n)) {
+    const float *sum = dropped ? NULL : sum_of(h, entries, n);
+    if (!dropped && !sum) {
         refuse(h, f, m, "an apply of a gradient this shard does not hold");
         return;
     }
-    if (!dropped) {
+    if (sum) {
         if (h->opt.m)
-            sw_optim_step(&h->opt, h->theta, h->sum, 1.0f / (float)n, lr, h->wd);
+            sw_optim_step(&h->opt, h->theta, sum, 1.0f / (float)n, lr, h->wd);
         else
-            sw_sgd_step(h->theta, h->sum, h->len, lr / (float)n, h->wd * (float)n);
+            sw_sgd_step(h->theta, sum, h->len, lr / (float)n, h->wd * (float)n);
         h->version = m->version;
         h->r->applies++;
     }
@@ -382,8 +405,11 @@ static void take(shard *h, const sw_delivery *d)
         refuse(h, &f, &m, "a message without a checksum: this run checks them");
     else if (!handlers[m.type])
         refuse(h, &f, &m, "not a message for a shard");
-    else
+    else {
+        h->body = d->frame;
         handlers[m.type](h, &f, &m);
+        h->body = NULL;
+    }
 }
 
 static double turn(void *ctx, double now)
@@ -432,7 +458,7 @@ void sw_shard_end(sw_shard *h)
 {
     sw_sock_close(h->sock);
     for (size_t i = 0; i < h->n_held; i++)
-        free(h->held[i].g);
+        let_go(&h->held[i]);
     free(h->held);
     free(h->pulls);
     free(h->theta);

@@ -193,8 +193,20 @@ static void pushes_applies_and_pulls(void **state)
     for (int i = 0; i < LEN; i++)
         assert_true(fabsf(got[i] - want[i]) <= 1e-6f * (1 + fabsf(want[i])));
     assert_int_equal(g->r.applies, 1);
+    /* A lone gradient is applied as it is (the engine's arithmetic with a count of one). */
+    push(g, 1, 200, 2, 8, g1, LEN);
+    settle(g);
+    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    apply(g, 0, 9, 0.5f, (uint32_t[]){1}, (uint64_t[]){2}, 1);
+    send_raw(g->w[1], SW_MSG_SHARD_PULL, 1, 0, 9, (uint8_t[]){200, 0, 0, 0, 0, 0, 0, 0}, 8);
+    settle(g);
+    assert_int_equal(expect_one(g->w[1], &m, pay, sizeof pay), SW_MSG_SHARD_SLICE);
+    assert_int_equal(sw_msg_get_floats(&m, got, LEN, NULL), 0);
+    sw_sgd_step(want, g1, LEN, 0.5f, 0);
+    for (int i = 0; i < LEN; i++)
+        assert_true(fabsf(got[i] - want[i]) <= 1e-6f * (1 + fabsf(want[i])));
     /* Applied gradients are gone: naming them again is refused. */
-    apply(g, 0, 9, 0.1f, (uint32_t[]){0}, (uint64_t[]){1}, 1);
+    apply(g, 0, 10, 0.1f, (uint32_t[]){0}, (uint64_t[]){1}, 1);
     expect_refused(g, g->server, "does not hold");
 }
 
