@@ -26,6 +26,7 @@
 #include "syncwise/net.h"
 #include "syncwise/proto.h"
 #include "syncwise/run.h"
+#include "syncwise/shard.h"
 #include "syncwise/sim.h"
 #include "syncwise/transport.h"
 
@@ -57,6 +58,8 @@ typedef struct scenario {
     const char *model, *data;
     float lr;
     const char *optim; /* syncwise/optim.h; NULL: plain SGD */
+    uint32_t shards;   /* > 0: a sharded server, its θ on this many shards */
+    double eval_every_s; /* the server's evaluations (0: none) */
 } scenario;
 
 /* The scenario's optimizer, or plain SGD. */
@@ -198,6 +201,57 @@ static char *sim_log(const scenario *sc, const sw_task_data *data)
     return text;
 }
 
+/* ---- The evaluations of a log: (version, loss) -------------------------------------------- */
+
+typedef struct evals {
+    uint64_t V[256];
+    double loss[256];
+    size_t n;
+} evals;
+
+static int keep_eval(void *ctx, const sw_event *ev, size_t line, char *err)
+{
+    (void)line, (void)err;
+    evals *e = ctx;
+    if (ev->kind == SW_EV_EVAL && e->n < 256) {
+        e->V[e->n] = ev->V;
+        e->loss[e->n++] = ev->loss;
+    }
+    return 0;
+}
+
+static evals read_evals(const char *log)
+{
+    evals e = {.n = 0};
+    sw_run_reader r = {.event = keep_eval, .ctx = &e};
+    char err[SW_ERR_LEN];
+    if (sw_run_read_text(log, &r, err))
+        fail_msg("%s", err);
+    return e;
+}
+
+/* The model the shards hold is the model the server holds: every evaluation both made at one
+ * version sees the same loss (to rounding: a slice may take another kernel path than the whole
+ * vector), and there are enough of them to mean something. */
+static void assert_same_models(const scenario *sc, const char *plain_log, const char *sharded_log)
+{
+    evals a = read_evals(plain_log), b = read_evals(sharded_log);
+    size_t common = 0;
+    for (size_t i = 0; i < a.n; i++)
+        for (size_t k = 0; k < b.n; k++)
+            if (a.V[i] == b.V[k]) {
+                common++;
+                if (fabs(a.loss[i] - b.loss[k]) > 1e-4 * (1 + fabs(a.loss[i])))
+                    fail_msg("%s on %u shards: at version %llu the server's model has loss %.9g, "
+                             "the shards' %.9g", sc->policy, sc->shards,
+                             (unsigned long long)a.V[i], a.loss[i], b.loss[k]);
+                break;
+            }
+    if (common < 5)
+        fail_msg("%s on %u shards: only %zu evaluations at a version both runs evaluated",
+                 sc->policy, sc->shards, common);
+}
+
 /* ---- The server and its workers, in process ------------------------------------------------ */
 
 typedef struct in_process {
@@ -210,6 +264,10 @@ typedef struct in_process {
     sw_worker_result results[SLOTS];
     uint32_t n_workers;
     sw_sock *ctl; /* the operator's line to the server */
+    sw_shard *shards[SW_SHARDS_MAX];
+    sw_shard_params shard_p[SW_SHARDS_MAX];
+    sw_shard_result shard_r[SW_SHARDS_MAX];
+    char shard_eps[SW_SHARDS_MAX * 16];
     size_t next;  /* the next scripted event */
     sw_agent agent;
 } in_process;
@@ -271,6 +329,38 @@ static double script_turn(void *ctx, double now)
     return ip->next < N_SCRIPT ? script[ip->next].t : INFINITY;
 }
 
+/* The scenario's shards, listening before the server dials them; their endpoints. */
+static const char *start_shards(in_process *ip)
+{
+    size_t len = 0;
+    for (uint32_t j = 0; j < ip->sc->shards; j++) {
+        char *ep = ip->shard_eps + len;
+        len += (size_t)snprintf(ep, sizeof ip->shard_eps - len, "shard%u", j) + 1;
+        ip->shard_p[j] = (sw_shard_params){.bind = ep};
+        char err[SW_ERR_LEN];
+        if (sw_shard_new(&ip->shards[j], ip->net, &ip->shard_p[j], &ip->shard_r[j], err) ||
+            sw_loop_add(ip->loop, sw_shard_agent(ip->shards[j]), err))
+            fail_msg("shard %u: %s", j, err);
+    }
+    static char list[SW_SHARDS_MAX * 16];
+    list[0] = '\0';
+    for (uint32_t j = 0; j < ip->sc->shards; j++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), j ? ",shard%u" : "shard%u", j);
+    return list;
+}
+
+/* The shards applied what the server decided (the last order may still be on its way when the
+ * loop stops), and refused nothing. */
+static void end_shards(in_process *ip, uint64_t version)
+{
+    for (uint32_t j = 0; j < ip->sc->shards; j++) {
+        assert_int_equal(ip->shard_r[j].refused, 0);
+        assert_true(ip->shard_r[j].applies <= version && ip->shard_r[j].applies + 1 >= version);
+        assert_true(ip->shard_r[j].pushes > 100);
+        sw_shard_end(ip->shards[j]);
+    }
+}
+
 static char *net_log(const scenario *sc)
 {
     in_process ip = {.sc = sc};
@@ -279,6 +369,7 @@ static char *net_log(const scenario *sc)
     if (sw_net_inproc_new(&ip.net, &np, err) || sw_loop_new(&ip.loop, ip.net, err) ||
         sw_cluster_new(&ip.cluster, CLUSTER, SLOTS, SEED, err))
         fail_msg("%s", err);
+    const char *shards = sc->shards ? start_shards(&ip) : NULL;
     char *text = NULL;
     size_t size = 0;
     sw_server_params p = sw_server_default_params();
@@ -293,7 +384,8 @@ static char *net_log(const scenario *sc)
     p.batch_mode = "shard"; /* the simulator's */
     p.max_workers = SLOTS;
     p.heartbeat_timeout_s = 1e9; /* a crash is a closed connection here */
-    p.eval_every_s = 1e9;
+    p.eval_every_s = sc->eval_every_s ? sc->eval_every_s : 1e9;
+    p.shards = shards;
     p.checkpoint_applies = 0;
     p.checkpoint_s = 0;
     p.log = open_memstream(&text, &size);
@@ -320,6 +412,7 @@ static char *net_log(const scenario *sc)
         fail_msg("%s: the server's run: %s", sc->policy, err);
     fclose(p.log);
     sw_sock_close(ip.ctl);
+    end_shards(&ip, r.version);
     sw_loop_free(ip.loop);
     sw_cluster_free(ip.cluster);
     sw_net_free(ip.net);
@@ -407,12 +500,50 @@ static void stateful_optimizers(void **state)
     same_decisions(&sparse);
 }
 
+/* A sharded server: its engine decides as the simulator's on the facts the shards report,
+ * and the shards hold the model an unsharded server would. */
+static void sharded(void **state)
+{
+    (void)state;
+    const scenario policies[] = {
+        {.policy = "bsp", .switch_to = "asp"},
+        {.policy = "asp", .switch_to = "bsp"},
+        {.policy = "ssp:s=2", .switch_to = "dssp:lo=1,hi=4"},
+        {.policy = "backup:b=1", .switch_to = "bsp"},
+        {.policy = "backup:k=2,agg=sum", .switch_to = "asp"},
+        {.policy = "sync:grads_to_wait=3", .switch_to = "backup:k=2"},
+        {.policy = "ebsp:R=20", .switch_to = "ssp:s=2"},
+        {.policy = "bsp:lr=0.02", .switch_to = "asp", .optim = "sgd:momentum=0.5,nesterov=1"},
+        {.policy = "asp", .switch_to = "ssp:s=1", .optim = "adam"},
+    };
+    sw_task_data data;
+    char err[SW_ERR_LEN];
+    if (sw_task_data_load(&data, DENSE_MODEL, DENSE_DATA, SEED, err))
+        fail_msg("%s", err);
+    for (size_t i = 0; i < sizeof policies / sizeof *policies; i++)
+        for (uint32_t shards = 2; shards <= 3; shards++) {
+            scenario sc = policies[i];
+            sc.model = DENSE_MODEL, sc.data = DENSE_DATA, sc.lr = sc.optim ? 0.01f : 0.05f;
+            sc.eval_every_s = 10;
+            char *a = sim_log(&sc, &data), *plain = net_log(&sc);
+            sc.shards = shards;
+            char *b = net_log(&sc);
+            assert_same_decisions(&sc, a, b);
+            assert_same_models(&sc, plain, b);
+            free(a);
+            free(plain);
+            free(b);
+        }
+    sw_task_data_free(&data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_policy),
         cmocka_unit_test(a_sparse_model),
         cmocka_unit_test(stateful_optimizers),
+        cmocka_unit_test(sharded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -290,6 +290,9 @@ void sw_engine_gather(const sw_engine *e, const uint32_t *idx, size_t k, float *
 const float *sw_engine_params_ptr(const sw_engine *e);
 float *sw_engine_params_mut(sw_engine *e); /* for restoring best weights; not during a run */
 uint64_t sw_engine_version(const sw_engine *e);
+/* The learning rate in force: the policy spec's own lr=X, or the run's (an apply's rate is
+ * this times its lr_scale). */
+float sw_engine_lr(const sw_engine *e);
 const sw_engine_view *sw_engine_get_view(const sw_engine *e);
 const char *sw_engine_policy_name(const sw_engine *e);
 /* The current policy's spec, as given to sw_engine_new or the last switch. */

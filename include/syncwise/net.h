@@ -68,6 +68,10 @@ typedef struct sw_server_params {
      * reaches it may then switch the policy). ctl status is answered everywhere. */
     const char *ctl_bind;
     sw_checksum_mode checksum;
+    /* A sharded run (syncwise/shard.h): the shards' endpoints, comma-separated; the server
+     * then holds no parameters but runs the one engine on each push's facts, and workers push
+     * and pull at the shards. NULL: the server holds θ. */
+    const char *shards;
     /* Concurrent applies: the engine decides every push in the main thread, after its checks,
      * and this many threads (1: the main thread itself) apply what it accepted, in apply_mode
      * "locked", "hogwild" or "atomic" (syncwise/concurrent.h), with the engine's optimizer.

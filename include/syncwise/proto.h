@@ -31,6 +31,7 @@
 #define SW_PROTO_HEADER 40
 #define SW_NO_WORKER 0xffffffffu
 #define SW_PROTO_MAX_PAYLOAD ((uint64_t)1 << 31) /* 2 GiB: 512M floats */
+#define SW_WELCOME_MAX 20480 /* the longest WELCOME text (a sharded run lists every shard) */
 
 typedef enum sw_msg_type {
     SW_MSG_JOIN = 1,      /* worker -> server: a new worker; payload: its name (text) */
@@ -62,11 +63,12 @@ typedef enum sw_msg_type {
     SW_MSG_SHARD_MEMBER = 24, /* server -> shard: worker `worker` joined with token `version`;
                                * with SW_FLAG_DONE it is gone (SW_NO_WORKER: the run is over) */
     SW_MSG_SHARD_APPLY = 25,  /* server -> shard: apply to reach `version`: f32 lr, u32 n, n
-                               * (u32 worker, u64 seq) pushes in order; SW_FLAG_DROPPED: forget
-                               * them instead */
+                               * (u32 worker, u64 token, u64 seq) pushes in order;
+                               * SW_FLAG_DROPPED: forget them instead */
     SW_MSG_SHARD_PUSH = 26,   /* worker -> shard: u64 token, u64 seq, its slice of a gradient
                                * computed at `version` (floats) */
-    SW_MSG_SHARD_PUSHED = 27, /* shard -> server: u64 seq, f64 squared norm of the slice */
+    SW_MSG_SHARD_PUSHED = 27, /* shard -> server: u64 token, u64 seq, f64 squared norm of the
+                               * slice; the push's SW_FLAG_WANT_MODEL */
     SW_MSG_SHARD_PULL = 28,   /* worker or server -> shard: the slice at `version` or later;
                                * a worker's payload: u64 token */
     SW_MSG_SHARD_SLICE = 29,  /* shard -> puller: its slice of θ at `version` (floats) */

@@ -49,6 +49,12 @@ int sw_chunk_table_format(const sw_chunk_table *t, char *out, size_t cap);
 int sw_chunk_table_parse(sw_chunk_table *t, const char *text, size_t n_params, uint32_t n_shards,
                          char *err);
 
+/* The shards' endpoints, a comma-separated list ending at the string's end or a newline (as
+ * `--shards` and WELCOME's shards= line give it), into eps: fails (SW_EINVAL) on an empty item,
+ * one longer than SW_SHARD_EP_LEN - 1, or more than SW_SHARDS_MAX. */
+#define SW_SHARD_EP_LEN 256
+int sw_shard_list_parse(const char *list, char (*eps)[SW_SHARD_EP_LEN], uint32_t *n, char *err);
+
 /* ---- A shard ---------------------------------------------------------------------------
  *
  * A shard holds one slice of θ and applies to it what the server's engine decided, so that

@@ -7,7 +7,7 @@
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
 
-float sw__engine_lr(const sw_engine *e)
+float sw_engine_lr(const sw_engine *e)
 {
     return isnan(e->policy_lr) ? e->p.lr : e->policy_lr;
 }
@@ -71,9 +71,9 @@ void sw__engine_apply(sw_engine *e, float lr_scale, double t)
     double *want_sq = (e->ops->wants & SW_WANT_SQ_NORM) ? &sum_sq : NULL;
     if (e->opt.m) { /* momentum or Adam on the mean gradient, sum / count */
         sw__gradbuf_apply_optim(&e->buf, &e->opt, sw__engine_writable_theta(e), 1.0f / (float)count,
-                                sw__engine_lr(e) * lr_scale, e->p.weight_decay, want_sq);
+                                sw_engine_lr(e) * lr_scale, e->p.weight_decay, want_sq);
     } else { /* θ - lr s (sum / count + wd θ), written as one SGD step on the sum */
-        float lr = sw__engine_lr(e) * lr_scale / (float)count;
+        float lr = sw_engine_lr(e) * lr_scale / (float)count;
         sw__gradbuf_apply(&e->buf, sw__engine_writable_theta(e), lr, e->p.weight_decay * (float)count,
                           want_sq);
     }

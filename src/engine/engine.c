@@ -372,7 +372,7 @@ static int push_concurrent(sw_engine *e, sw_decision *d, double t, sw_engine_res
         return SW_EBUG;
     }
     out->has_job = true;
-    out->job = (sw_apply_job){.lr = sw__engine_lr(e) * d->lr_scale, .weight_decay = e->p.weight_decay};
+    out->job = (sw_apply_job){.lr = sw_engine_lr(e) * d->lr_scale, .weight_decay = e->p.weight_decay};
     out->applied = true;
     e->view.last_apply_t = t;
     e->view.last_apply_n = 1;

@@ -46,9 +46,6 @@ static inline void sw__engine_emit(const sw_engine *e, const sw_event *ev)
 /* The optimizer's state for p: none for plain SGD, zeros, or a resumed run's (optim_init). */
 int sw__engine_optim_new(sw_engine *e, const sw_engine_params *p, char *err);
 
-/* The learning rate in force: the policy spec's lr=X, or the run's. */
-float sw__engine_lr(const sw_engine *e);
-
 /* θ, ready to be written (see sw_engine_params.writable). */
 float *sw__engine_writable_theta(sw_engine *e);
 

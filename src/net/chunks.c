@@ -1,4 +1,5 @@
-/* The chunk table (syncwise/shard.h): which shard holds which parameters. */
+/* The chunk table (syncwise/shard.h): which shard holds which parameters; and the list of
+ * the shards' endpoints. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,4 +104,22 @@ int sw_chunk_table_parse(sw_chunk_table *t, const char *text, size_t n_params, u
     t->n_chunks = (uint32_t)((n_params + c - 1) / c);
     t->n_shards = n_shards;
     return parse_firsts(t, first, err);
+}
+
+int sw_shard_list_parse(const char *list, char (*eps)[SW_SHARD_EP_LEN], uint32_t *n, char *err)
+{
+    *n = 0;
+    for (const char *at = list;; at++) {
+        size_t len = strcspn(at, ",\n");
+        if (len == 0 || len >= SW_SHARD_EP_LEN || *n == SW_SHARDS_MAX)
+            return sw_fail(err, SW_EINVAL,
+                           "a shard list is endpoints separated by commas, each shorter than %d "
+                           "characters, at most %d of them: '%.*s'",
+                           SW_SHARD_EP_LEN, SW_SHARDS_MAX, (int)strcspn(list, "\n"), list);
+        memcpy(eps[*n], at, len);
+        eps[(*n)++][len] = '\0';
+        at += len;
+        if (*at != ',')
+            return 0;
+    }
 }

@@ -111,6 +111,30 @@ static void broken_tables_are_refused(void **state)
     assert_int_equal(sw_chunk_slice_len(&t, 1), 45);
 }
 
+static void shard_lists_read_back_and_bad_ones_are_refused(void **state)
+{
+    (void)state;
+    char eps[SW_SHARDS_MAX][SW_SHARD_EP_LEN];
+    uint32_t n;
+    assert_int_equal(sw_shard_list_parse("tcp://a:1,tcp://b:2\nchunk=5", eps, &n, NULL), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(eps[0], "tcp://a:1");
+    assert_string_equal(eps[1], "tcp://b:2");
+    assert_int_equal(sw_shard_list_parse("one", eps, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    const char *bad[] = {"", "a,,b", "a,", ",a", "\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(sw_shard_list_parse(bad[i], eps, &n, NULL), SW_EINVAL);
+    char many[SW_SHARDS_MAX * 3 + 8] = "";
+    for (int j = 0; j <= SW_SHARDS_MAX; j++)
+        strcat(many, j ? ",e" : "e");
+    assert_int_equal(sw_shard_list_parse(many, eps, &n, NULL), SW_EINVAL);
+    char long_ep[SW_SHARD_EP_LEN + 2];
+    memset(long_ep, 'x', sizeof long_ep - 1);
+    long_ep[sizeof long_ep - 1] = '\0';
+    assert_int_equal(sw_shard_list_parse(long_ep, eps, &n, NULL), SW_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -119,6 +143,7 @@ int main(void)
         cmocka_unit_test(bad_sizes_are_refused),
         cmocka_unit_test(the_text_form_reads_back),
         cmocka_unit_test(broken_tables_are_refused),
+        cmocka_unit_test(shard_lists_read_back_and_bad_ones_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,17 +35,20 @@ static void refuse_unknown(server *s, const peer *from, const sw_msg *m)
     sw__server_refuse_echo(s, from, m, SW_FLAG_UNKNOWN, why);
 }
 
+/* The run's configuration; a sharded run's adds where the shards are and what each holds. */
 static void welcome(server *s, const peer *to, uint32_t w)
 {
     const sw_server_params *p = s->p;
-    char text[2048];
+    char text[SW_WELCOME_MAX];
     int len = snprintf(text, sizeof text,
                        "worker=%u\nslots=%u\ndata=%s\nmodel=%s\nbatch=%u\nlr=%.9g\nwd=%.9g\n"
-                       "seed=%llu\nparams=%zu\nbatch_mode=%s\ntoken=%llu\nchecksum=%s\n",
+                       "seed=%llu\nparams=%zu\nbatch_mode=%s\ntoken=%llu\nchecksum=%s\n%s",
                        w, s->slots, p->data, sw_task_spec(s->task), p->batch, (double)p->lr,
                        (double)p->weight_decay, (unsigned long long)p->seed, s->n, p->batch_mode,
-                       (unsigned long long)s->conns[w].token, s->unchecked ? "off" : "on");
-    sw__server_send(s, to, SW_MSG_WELCOME, w, 0, text, (size_t)len);
+                       (unsigned long long)s->conns[w].token, s->unchecked ? "off" : "on",
+                       s->shards.n ? s->shards.welcome : "");
+    size_t size = len < 0 ? 0 : (size_t)len < sizeof text ? (size_t)len : sizeof text - 1;
+    sw__server_send(s, to, SW_MSG_WELCOME, w, 0, text, size);
 }
 
 static uint32_t live_conns(const server *s)
@@ -141,6 +144,8 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
     snprintf(c->address, sizeof c->address, "%s",
              from->address && from->address[0] ? from->address : "-");
     s->r->joins++;
+    if (s->shards.n) /* before the worker can reach a shard with its token */
+        sw__shards_member(s, w, c->token);
     welcome(s, from, w);
     if (s->started) {
         if (s->r->joins == 1)
@@ -155,7 +160,7 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
 }
 
 /* A push must come from a released worker, of a version the server had. */
-static bool push_allowed(server *s, const peer *from, const sw_msg *m)
+bool sw__server_push_allowed(server *s, const peer *from, const sw_msg *m)
 {
     if (!is_worker(s, from, m)) {
         refuse_unknown(s, from, m);
@@ -172,19 +177,20 @@ static bool push_allowed(server *s, const peer *from, const sw_msg *m)
     return true;
 }
 
-/* A decoded gradient (dense, or nnz pairs in s->sidx/s->sval) into the engine, and the answer:
- * WAIT unless the policy released the pusher at once. */
-static void accept_push(server *s, const peer *from, const sw_msg *m, const float *dense,
-                        size_t nnz)
+/* A decoded gradient (dense, or nnz pairs in s->sidx/s->sval; neither when sharded) into the
+ * engine, and the answer: WAIT unless the policy released the pusher at once. */
+void sw__server_accept_push(server *s, const peer *from, const sw_msg *m, const float *dense,
+                            size_t nnz)
 {
     conn *c = &s->conns[m->worker];
     c->wants_model = (m->flags & SW_FLAG_WANT_MODEL) != 0;
     s->r->pushes++;
     sw_engine_result res;
     double now = sw__server_now(s);
-    int rc = dense ? sw_engine_push(s->engine, m->worker, dense, m->version, now, &res)
-                   : sw_engine_push_sparse(s->engine, m->worker, s->sidx, s->sval, nnz, m->version,
-                                           now, &res);
+    int rc = dense || s->shards.n
+                 ? sw_engine_push(s->engine, m->worker, dense, m->version, now, &res)
+                 : sw_engine_push_sparse(s->engine, m->worker, s->sidx, s->sval, nnz, m->version,
+                                         now, &res);
     if (!sw__server_engine_ok(s, rc, "push", m->worker))
         return;
     if (res.has_job) /* a concurrent engine: one of the threads applies the checked frame */
@@ -203,7 +209,7 @@ static void accept_push(server *s, const peer *from, const sw_msg *m, const floa
 
 static void on_push(server *s, const peer *from, const sw_msg *m)
 {
-    if (!push_allowed(s, from, m))
+    if (!sw__server_push_allowed(s, from, m))
         return;
     char why[SW_ERR_LEN] = "";
     const float *grad = sw_msg_floats_in_place(m, s->n, why);
@@ -213,13 +219,13 @@ static void on_push(server *s, const peer *from, const sw_msg *m)
         sw__server_refuse(s, from, m->worker, 0, why);
         return;
     }
-    accept_push(s, from, m, grad, 0);
+    sw__server_accept_push(s, from, m, grad, 0);
 }
 
 /* A sparse gradient: (index, value) pairs, indices ascending below the model's size. */
 static void on_push_sparse(server *s, const peer *from, const sw_msg *m)
 {
-    if (!push_allowed(s, from, m))
+    if (!sw__server_push_allowed(s, from, m))
         return;
     char why[SW_ERR_LEN];
     size_t nnz;
@@ -227,7 +233,7 @@ static void on_push_sparse(server *s, const peer *from, const sw_msg *m)
         sw__server_refuse(s, from, m->worker, 0, why);
         return;
     }
-    accept_push(s, from, m, NULL, nnz);
+    sw__server_accept_push(s, from, m, NULL, nnz);
 }
 
 /* The weights at the indices asked, in that order: what a sparse worker's next batch reads. */
@@ -378,7 +384,9 @@ static void on_ctl(server *s, const peer *from, const sw_msg *m)
     } else if (strncmp(cmd, "policy ", 7) == 0) {
         char err[SW_ERR_LEN];
         sw_engine_result res;
-        int rc = sw_engine_switch_policy(s->engine, cmd + 7, sw__server_now(s), &res, err);
+        int rc = s->shards.n ? sw__shards_policy_ok(cmd + 7, err) : 0;
+        if (!rc)
+            rc = sw_engine_switch_policy(s->engine, cmd + 7, sw__server_now(s), &res, err);
         if (rc == SW_EBUG)
             sw__server_engine_ok(s, rc, "policy switch", SW_NO_WORKER);
         if (rc) {
@@ -407,6 +415,13 @@ static const handler handlers[SW_MSG_TYPE_MAX + 1] = {
     [SW_MSG_PULL_SPARSE] = on_pull_sparse,
 };
 
+/* The data plane's messages, which a sharded run's workers send to the shards. */
+static bool to_the_shards(sw_msg_type type)
+{
+    return type == SW_MSG_PUSH || type == SW_MSG_PULL || type == SW_MSG_PUSH_SPARSE ||
+           type == SW_MSG_PULL_SPARSE;
+}
+
 void sw__server_handle(server *s, const peer *from, const sw_msg *m)
 {
     if (from->sock == s->ops && m->type != SW_MSG_CTL) {
@@ -415,6 +430,12 @@ void sw__server_handle(server *s, const peer *from, const sw_msg *m)
     }
     if (s->done && m->type != SW_MSG_CTL) {
         sw__server_send(s, from, SW_MSG_RELEASE, m->worker, SW_FLAG_DONE, "", 0);
+        return;
+    }
+    if (s->shards.n && to_the_shards(m->type)) {
+        sw__server_refuse(s, from, m->worker, 0,
+                          "this run is sharded: gradients and parameters go to the shards "
+                          "(WELCOME's shards=)");
         return;
     }
     if (!handlers[m->type]) {

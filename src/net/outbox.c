@@ -86,7 +86,8 @@ void sw__server_follow(server *s, const sw_engine_result *res)
             continue;
         peer to = {.route = c->route, .route_len = c->route_len, .sock = s->sock};
         uint32_t flags = (c->wants_model ? SW_FLAG_MODEL : 0) | (c->dropped ? SW_FLAG_DROPPED : 0);
-        if (c->wants_model)
+        /* Sharded: MODEL tells the worker to pull the version from the shards. */
+        if (c->wants_model && !s->shards.n)
             release_with_model(s, &to, flags, &shared[c->dropped]);
         else
             sw__server_send(s, &to, SW_MSG_RELEASE, w, flags, NULL, 0);

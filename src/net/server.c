@@ -46,12 +46,23 @@ double sw__server_now(const server *s)
     return sw_net_now(s->net) - s->t0;
 }
 
-const float *sw__server_params(server *s)
+const float *sw__server_params_at(server *s, uint64_t *version)
 {
+    *version = sw_engine_version(s->engine);
+    if (s->shards.n) {
+        *version = s->shards.theta_version;
+        return s->shards.have_theta ? s->shards.theta : NULL;
+    }
     if (!s->threaded)
         return sw_engine_params_ptr(s->engine);
     sw_engine_read_params(s->engine, s->snapshot);
     return s->snapshot;
+}
+
+const float *sw__server_params(server *s)
+{
+    uint64_t version;
+    return sw__server_params_at(s, &version);
 }
 
 void sw__server_fail(server *s, int rc, const char *why)
@@ -80,6 +91,8 @@ void sw__server_drop_worker(server *s, uint32_t w, bool crashed)
 {
     s->conns[w].live = false;
     s->r->crashes += crashed;
+    if (s->shards.n)
+        sw__shards_member(s, w, 0);
     sw_engine_result res;
     int rc = sw_engine_leave(s->engine, w, sw__server_now(s), crashed, &res);
     if (sw__server_engine_ok(s, rc, crashed ? "crash" : "leave", w))
@@ -98,6 +111,8 @@ static void promise_broken(server *s, const char *why)
 static void sink(void *ctx, const sw_event *ev)
 {
     server *s = ctx;
+    if (s->shards.n)
+        sw__shards_event(s, ev); /* the shards' orders first: the rest only reports */
     if (ev->kind == SW_EV_APPLY)
         sw_rate_add(&s->recent, ev->t, ev->V);
     if (sw_run_stats_event(&s->stats, ev))
@@ -180,14 +195,15 @@ static int setup_engine(server *s, char *err)
     else
         sw_task_init_params(s->task, init, p->seed);
     sw_engine_params ep = sw_engine_default_params();
-    ep.n_params = s->n;
+    bool sharded = p->shards != NULL;
+    ep.n_params = sharded ? 0 : s->n; /* sharded: the engine decides, the shards apply */
     ep.concurrent = s->threaded; /* the engine decides, the pool's threads apply */
     ep.concurrent_mode = (sw_apply_mode)sw_apply_mode_parse(p->apply_mode ? p->apply_mode : "");
     ep.init = init;
     ep.init_version = version;
     ep.lr = p->lr;
     ep.weight_decay = p->weight_decay;
-    ep.optim = p->optim;
+    ep.optim = sharded ? sw_optim_default() : p->optim;
     ep.optim_init = resumed.m ? &resumed : NULL;
     ep.max_workers = s->slots;
     ep.policy = p->policy;
@@ -196,11 +212,11 @@ static int setup_engine(server *s, char *err)
     ep.sink_ctx = s;
     /* The loss probe of policies that want losses: the same held-out examples as the
      * simulator's (syncwise/task.h). */
-    if (sw_task_has_probe(s->task)) {
+    if (sw_task_has_probe(s->task) && !sharded) {
         ep.loss_probe = probe_loss;
         ep.loss_probe_ctx = s;
     }
-    s->lending = !s->threaded && !sw_task_is_sparse(s->task);
+    s->lending = !s->threaded && !sw_task_is_sparse(s->task) && !sharded;
     sw__lender_init(&s->lender, s->n);
     if (s->lending) {
         ep.writable = sw__lender_engine_hook;
@@ -212,6 +228,8 @@ static int setup_engine(server *s, char *err)
         rc = sw_engine_new(&s->engine, &ep, err);
     if (!rc && s->lending)
         sw_engine_params_mut(s->engine); /* θ moves into a buffer that can be lent */
+    if (!rc && sharded)
+        rc = sw__shards_open(s, init, version, err);
     free(init);
     sw_optim_free(&resumed);
     s->r->start_version = version;
@@ -230,6 +248,10 @@ static int setup(server *s, char *err)
         return sw_fail(err, SW_EINVAL, "cannot wait for %u workers with %u slots", p->wait_workers,
                        p->max_workers);
     s->started = p->wait_workers <= 1;
+    s->unchecked =
+        p->checksum == SW_CHECKSUM_OFF || (p->checksum == SW_CHECKSUM_AUTO && p->curve_key);
+    if (p->shards && p->resume)
+        return sw_fail(err, SW_EINVAL, "a run with --shards does not resume yet");
     int rc = sw_task_data_load(&s->data, p->model, p->data, p->seed, err);
     if (!rc)
         rc = sw_task_new(&s->task, p->model, &s->data, 256, SW_TASK_PROBE_EXAMPLES, err);
@@ -241,9 +263,10 @@ static int setup(server *s, char *err)
                        p->apply_mode ? p->apply_mode : "");
     s->n = sw_task_n_params(s->task);
     s->slots = p->max_workers;
-    s->grad = malloc(s->n * sizeof *s->grad);
-    s->sidx = malloc(s->n * sizeof *s->sidx);
-    s->sval = malloc(s->n * sizeof *s->sval);
+    size_t room = p->shards ? 1 : s->n; /* sharded: gradients go to the shards */
+    s->grad = malloc(room * sizeof *s->grad);
+    s->sidx = malloc(room * sizeof *s->sidx);
+    s->sval = malloc(room * sizeof *s->sval);
     s->conns = calloc(s->slots, sizeof *s->conns);
     int rc_stats = sw_run_stats_init(&s->stats, s->slots, err);
     if (rc_stats)
@@ -321,7 +344,6 @@ static int bind_sockets(server *s, char *err)
     if (rc)
         return rc;
     const char *ep = sw_sock_endpoint(s->sock);
-    s->unchecked = p->checksum == SW_CHECKSUM_OFF || (p->checksum == SW_CHECKSUM_AUTO && p->curve_key);
     sw_log(SW_LOG_INFO, "serving %s on %s (%zu parameters, version %llu); payload checksums %s",
            p->policy, ep, s->n, (unsigned long long)s->r->start_version,
            s->unchecked ? "off" : "on");
@@ -344,6 +366,7 @@ static void teardown(server *s)
 {
     sw__pool_stop(&s->pool); /* its jobs are done before the engine goes */
     free(s->snapshot);
+    sw__shards_close(s); /* the run is over for them too */
     sw_sock_close(s->sock);
     sw_sock_close(s->ops);
     sw_engine_free(s->engine);
@@ -422,6 +445,8 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
     s->agent = (sw_agent){.turn = sw__server_turn, .ctx = s, .socks = {s->sock}, .n_socks = 1};
     if (s->ops)
         s->agent.socks[s->agent.n_socks++] = s->ops;
+    for (uint32_t j = 0; j < s->shards.n; j++)
+        s->agent.socks[s->agent.n_socks++] = s->shards.socks[j];
     if (p->log)
         log_start(s);
     *out = s;
@@ -443,8 +468,9 @@ int sw_server_end(sw_server *s, char *err)
     sw_server_result *out = s->r;
     int rc = s->rc ? sw_fail(err, s->rc, "%s", s->msg) : 0;
     /* The final evaluation, unless the last one already saw this version (a run that never
-     * started would print the same line twice). */
-    bool evaluated = s->next_eval > 0 && s->eval_version == sw_engine_version(s->engine);
+     * started would print the same line twice). A sharded run evaluated its last gather. */
+    bool evaluated = (s->next_eval > 0 && s->eval_version == sw_engine_version(s->engine)) ||
+                     s->shards.n;
     if (!rc && !evaluated)
         sw__server_evaluate(s);
     if (!rc)
@@ -474,6 +500,9 @@ int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err)
     if (!(rc = sw_server_new(&s, net, p, out, err)) && !(rc = sw_loop_new(&loop, net, err)) &&
         !(rc = sw_loop_add(loop, sw_server_agent(s), err)))
         rc = sw_loop_run(loop, p->stop, INFINITY, err);
+    /* Stopped: a sharded run still gathers θ for its last evaluation (the turn sees *stop). */
+    if (s && !rc && p->shards)
+        rc = sw_loop_run(loop, NULL, sw_net_now(net) + SW_SHARDS_LAST_GATHER_S, err);
     if (s && rc)
         sw__server_fail(s, rc, err);
     if (s)

@@ -8,6 +8,7 @@
 #include "syncwise/net.h"
 #include "apply_pool.h"
 #include "lend.h"
+#include "server_shards.h"
 #include "syncwise/proto.h"
 #include "syncwise/rng.h"
 #include "syncwise/run.h"
@@ -66,6 +67,8 @@ struct sw_server {
     uint64_t eval_version;  /* the version the last evaluation saw */
     sw_rate recent;         /* applies per second over the last seconds, for ctl status */
     bool unchecked;         /* payloads go without checksums, and may come so (WELCOME says) */
+    sw__shards shards;      /* --shards: the shards hold θ, the engine none (server_shards.h) */
+    bool finished;          /* done, and a sharded run's last gather and evaluation are over */
     bool started;           /* wait_workers have joined: the engine knows the live workers */
     bool done;
     bool ended;             /* sw_server_end ran the end of the run */
@@ -82,7 +85,9 @@ static inline uint32_t sw__server_link_flags(const server *s)
 {
     return s->unchecked ? SW_FLAG_UNCHECKED : 0;
 }
-/* The parameters now: the engine's own, or a snapshot of a concurrent engine's. */
+/* The parameters now: the engine's own, or a snapshot of a concurrent engine's; in a sharded
+ * run the last gathered ones (NULL: none). Their version into *version. */
+const float *sw__server_params_at(server *s, uint64_t *version);
 const float *sw__server_params(server *s);
 
 /* Sends a message to a peer (payload copied from `payload`, or the parameters for a MODEL or
@@ -109,6 +114,13 @@ bool sw__server_engine_ok(server *s, int rc, const char *what, uint32_t w);
 /* Carries out an engine result: RELEASE to every released worker, and the wake-up. */
 void sw__server_follow(server *s, const sw_engine_result *res);
 
+/* A push's checks (a released worker, a version the server had; refused with ERROR
+ * otherwise), and the push into the engine: dense, or nnz pairs in s->sidx/s->sval, or with
+ * neither in a sharded run (the shards hold the gradient); the answer to the worker. */
+bool sw__server_push_allowed(server *s, const peer *from, const sw_msg *m);
+void sw__server_accept_push(server *s, const peer *from, const sw_msg *m, const float *dense,
+                            size_t nnz);
+
 /* Handles one decoded message from `from`. */
 void sw__server_handle(server *s, const peer *from, const sw_msg *m);
 
@@ -120,8 +132,11 @@ void sw__server_fail(server *s, int rc, const char *why);
 
 /* One turn (sw_agent.turn): what arrived, then what is due; the next turn's time. */
 double sw__server_turn(void *ctx, double now);
-/* An evaluation on the held-out set, logged; whether it met the target accuracy. */
+/* An evaluation on the held-out set, logged; whether it met the target accuracy. It reads
+ * the engine's θ, or in a sharded run the last gathered one (none: no evaluation, false). */
 bool sw__server_evaluate(server *s);
+/* A sharded run's gather is in: its evaluation (which may end the run). */
+void sw__server_gathered(server *s);
 /* A checkpoint, when the run keeps one. */
 int sw__server_checkpoint(server *s, char *err);
 

@@ -72,6 +72,17 @@ static void drain(server *s, sw_sock *sock)
     }
 }
 
+/* What the shards said: also once the run is done, for its last gather. */
+static void drain_shards(server *s)
+{
+    sw_delivery d;
+    for (uint32_t j = 0; j < s->shards.n; j++)
+        for (int k = 0; k < BURST && !s->finished && sw_recv(s->shards.socks[j], &d) == 0; k++) {
+            sw__shards_take(s, j, &d);
+            sw_frame_unref(d.frame);
+        }
+}
+
 static void check_heartbeats(server *s)
 {
     double now = sw__server_now(s);
@@ -102,10 +113,13 @@ int sw__server_checkpoint(server *s, char *err)
 
 bool sw__server_evaluate(server *s)
 {
+    uint64_t V;
+    const float *theta = sw__server_params_at(s, &V);
+    if (!theta)
+        return false;
     sw_eval e;
-    sw_task_evaluate(s->task, sw__server_params(s), &e);
+    sw_task_evaluate(s->task, theta, &e);
     double now = sw__server_now(s);
-    uint64_t V = sw_engine_version(s->engine);
     s->eval_version = V;
     s->r->final_acc = e.accuracy;
     s->r->final_loss = e.loss;
@@ -123,6 +137,24 @@ bool sw__server_evaluate(server *s)
                                            .train_loss = NAN,
                                            .classify = sw_task_classifies(s->task)},
                            &improved) == SW_STOP_TARGET_ACC;
+}
+
+void sw__server_gathered(server *s)
+{
+    if (sw__server_evaluate(s))
+        s->r->reached = s->done = true;
+}
+
+/* An evaluation is due: now, or in a sharded run once the shards' slices are in. */
+static void evaluation_due(server *s)
+{
+    if (!s->shards.n) {
+        if (sw__server_evaluate(s))
+            s->r->reached = s->done = true;
+        return;
+    }
+    s->next_eval = sw__server_now(s) + s->p->eval_every_s;
+    sw__shards_gather(s);
 }
 
 /* The next evaluation; once before the start (the initial model), then none until it. */
@@ -143,8 +175,8 @@ static void deadlines(server *s)
             sw__server_follow(s, &res);
     }
     uint64_t V = sw_engine_version(s->engine);
-    if (now >= eval_due_at(s) && sw__server_evaluate(s))
-        s->r->reached = s->done = true;
+    if (now >= eval_due_at(s))
+        evaluation_due(s);
     if (sw_stopper_limits(&s->stopper, now, V - s->r->start_version, 0))
         s->done = true;
     const sw_server_params *p = s->p;
@@ -155,10 +187,30 @@ static void deadlines(server *s)
         sw__server_fail(s, SW_EIO, err);
 }
 
+/* A gather unanswered this long ends the run. */
+static double gather_timeout_s(const server *s)
+{
+    return 2 * s->p->heartbeat_timeout_s;
+}
+
+/* A done run is over at once; a sharded one once a gather at its last version is evaluated
+ * (or a failure ends it). */
+static void finish_when_over(server *s)
+{
+    sw__shards *h = &s->shards;
+    uint64_t V = sw_engine_version(s->engine);
+    if (!h->n || s->rc || (h->have_theta && h->theta_version == V && s->eval_version == V))
+        s->finished = true;
+    else if (!h->gathering)
+        sw__shards_gather(s);
+}
+
 /* The next deadline, on the network's clock. */
 static double next_due(const server *s)
 {
     double now = sw__server_now(s), next = now + HEARTBEAT_CHECK_S;
+    if (s->shards.gathering && s->shards.gather_since + gather_timeout_s(s) < next)
+        next = s->shards.gather_since + gather_timeout_s(s);
     next = eval_due_at(s) < next ? eval_due_at(s) : next;
     next = s->wake_at >= 0 && s->wake_at < next ? s->wake_at : next;
     return s->t0 + next;
@@ -171,11 +223,16 @@ double sw__server_turn(void *ctx, double now)
     const sw_server_params *p = s->p;
     if (s->ops && !s->done)
         drain(s, s->ops);
+    drain_shards(s);
     if (!s->done)
         drain(s, s->sock);
     if (!s->done)
         deadlines(s);
-    if (s->done || (p->stop && *p->stop))
-        return SW_AGENT_DONE;
-    return next_due(s);
+    if (s->shards.n)
+        sw__shards_check_gather(s, gather_timeout_s(s));
+    if (p->stop && *p->stop)
+        s->done = true;
+    if (s->done)
+        finish_when_over(s);
+    return s->finished ? SW_AGENT_DONE : next_due(s);
 }

@@ -23,7 +23,7 @@
  * the host cannot read it in place. */
 typedef struct held {
     uint32_t worker;
-    uint64_t seq;
+    uint64_t token, seq; /* the membership it came from, and its number there */
     const float *g; /* NULL: a free entry */
     sw_frame *frame;
     float *copy;
@@ -88,12 +88,20 @@ static void send_msg(shard *h, const from *to, sw_msg_type type, uint32_t worker
     sw_send(h->sock, to->route, to->route_len, f);
 }
 
-static void refuse(shard *h, const from *to, const sw_msg *m, const char *why)
+/* ERROR to the sender; SW_FLAG_UNKNOWN in `flags` says it is no member (yet: a worker's first
+ * pull may overtake the server's MEMBER, and is sent again). */
+static void refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_t flags,
+                           const char *why)
 {
     h->r->refused++;
     sw_log(SW_LOG_DEBUG, "shard %u refused a message: %s", h->index, why);
-    send_msg(h, to, SW_MSG_ERROR, m ? m->worker : SW_NO_WORKER, 0, m ? m->version : 0, why,
+    send_msg(h, to, SW_MSG_ERROR, m ? m->worker : SW_NO_WORKER, flags, m ? m->version : 0, why,
              strlen(why), NULL);
+}
+
+static void refuse(shard *h, const from *to, const sw_msg *m, const char *why)
+{
+    refuse_flagged(h, to, m, 0, why);
 }
 
 static void send_slice(shard *h, const from *to, uint32_t worker)
@@ -222,12 +230,6 @@ static void let_go(held *e)
     *e = (held){.g = NULL};
 }
 
-static void forget(shard *h, uint32_t worker, bool all, uint64_t seq)
-{
-    for (size_t i = 0; i < h->n_held; i++)
-        if (h->held[i].g && h->held[i].worker == worker && (all || h->held[i].seq == seq))
-            let_go(&h->held[i]);
-}
 
 static void on_member(shard *h, const from *f, const sw_msg *m)
 {
@@ -238,8 +240,9 @@ static void on_member(shard *h, const from *f, const sw_msg *m)
     } else if (m->worker >= h->slots || (!(m->flags & SW_FLAG_DONE) && m->version == 0)) {
         refuse(h, f, m, "no such worker slot, or no token");
     } else {
+        /* What the old membership pushed stays: the engine may still hold it in its buffer
+         * (a worker that left), and the server orders it applied or dropped. */
         h->tokens[m->worker] = m->flags & SW_FLAG_DONE ? 0 : m->version;
-        forget(h, m->worker, true, 0); /* a new membership starts with nothing kept */
     }
 }
 
@@ -256,31 +259,42 @@ static held *free_entry(shard *h)
     return &h->held[h->n_held++];
 }
 
-static held *find(shard *h, uint32_t worker, uint64_t seq)
+static held *find(shard *h, uint32_t worker, uint64_t token, uint64_t seq)
 {
-    for (size_t i = 0; i < h->n_held; i++)
-        if (h->held[i].g && h->held[i].worker == worker && h->held[i].seq == seq)
-            return &h->held[i];
+    for (size_t i = 0; i < h->n_held; i++) {
+        held *e = &h->held[i];
+        if (e->g && e->worker == worker && e->token == token && e->seq == seq)
+            return e;
+    }
     return NULL;
+}
+
+/* An APPLY's k-th entry: (u32 worker, u64 token, u64 seq). */
+#define ENTRY 20
+static held *find_entry(shard *h, const uint8_t *entries, uint32_t k)
+{
+    const uint8_t *e = entries + ENTRY * k;
+    return find(h, sw_get_u32(e), sw_get_u64(e + 4), sw_get_u64(e + 12));
 }
 
 static void on_push(shard *h, const from *f, const sw_msg *m)
 {
     char why[SW_ERR_LEN] = "";
     if (!is_member(h, m) || m->payload_len < 16) {
-        refuse(h, f, m, "a push from no member of the run (id and token)");
+        refuse_flagged(h, f, m, SW_FLAG_UNKNOWN, "a push from no member of the run (id and token)");
         return;
     }
-    uint64_t seq = sw_get_u64(m->payload + 8);
+    uint64_t token = sw_get_u64(m->payload), seq = sw_get_u64(m->payload + 8);
     sw_msg g = *m;
     g.payload += 16;
     g.payload_len -= 16;
-    held *e = find(h, m->worker, seq) ? NULL : free_entry(h);
+    held *e = find(h, m->worker, token, seq) ? NULL : free_entry(h);
     if (!e || m->version > h->version) {
         refuse(h, f, m, "a push repeated, of a version to come, or no memory");
         return;
     }
-    held k = {.worker = m->worker, .seq = seq, .g = sw_msg_floats_in_place(&g, h->len, why)};
+    held k = {.worker = m->worker, .token = token, .seq = seq,
+              .g = sw_msg_floats_in_place(&g, h->len, why)};
     if (!k.g && !why[0] && (k.copy = malloc(4 * h->len)) &&
         sw_msg_get_floats(&g, k.copy, h->len, why) == 0)
         k.g = k.copy;
@@ -293,11 +307,12 @@ static void on_push(shard *h, const from *f, const sw_msg *m)
         k.frame = sw_frame_ref(h->body);
     *e = k;
     h->r->pushes++;
-    uint8_t facts[16];
-    sw_put_u64(facts, seq);
-    sw_put_f64(facts + 8, sw_sq_norm(k.g, h->len));
-    send_msg(h, &(from){h->server, h->server_len}, SW_MSG_SHARD_PUSHED, m->worker, 0, m->version,
-             facts, sizeof facts, NULL);
+    uint8_t facts[24];
+    sw_put_u64(facts, token);
+    sw_put_u64(facts + 8, seq);
+    sw_put_f64(facts + 16, sw_sq_norm(k.g, h->len));
+    send_msg(h, &(from){h->server, h->server_len}, SW_MSG_SHARD_PUSHED, m->worker,
+             m->flags & SW_FLAG_WANT_MODEL, m->version, facts, sizeof facts, NULL);
 }
 
 /* The sum of the named gradients, in order, as the engine's buffer adds them (a lone one as
@@ -306,7 +321,7 @@ static void on_push(shard *h, const from *f, const sw_msg *m)
 static const float *sum_of(shard *h, const uint8_t *entries, uint32_t n)
 {
     for (uint32_t k = 0; k < n; k++) {
-        held *e = find(h, sw_get_u32(entries + 12 * k), sw_get_u64(entries + 12 * k + 4));
+        held *e = find_entry(h, entries, k);
         if (!e)
             return NULL;
         if (n == 1)
@@ -319,10 +334,15 @@ static const float *sum_of(shard *h, const uint8_t *entries, uint32_t n)
     return h->sum;
 }
 
+/* Lets go of the named gradients; a name it does not hold is passed over (a drop may name a
+ * push that reached this shard after the worker was gone, and was refused). */
 static void forget_entries(shard *h, const uint8_t *entries, uint32_t n)
 {
-    for (uint32_t k = 0; k < n; k++)
-        forget(h, sw_get_u32(entries + 12 * k), false, sw_get_u64(entries + 12 * k + 4));
+    for (uint32_t k = 0; k < n; k++) {
+        held *e = find_entry(h, entries, k);
+        if (e)
+            let_go(e);
+    }
 }
 
 /* θ <- one step on the mean of the named gradients, with the engine's arithmetic (apply.c). */
@@ -336,7 +356,7 @@ static void on_apply(shard *h, const from *f, const sw_msg *m)
     uint32_t n = sw_get_u32(m->payload + 4);
     const uint8_t *entries = m->payload + 8;
     bool dropped = (m->flags & SW_FLAG_DROPPED) != 0;
-    if (m->payload_len != 8 + 12 * (uint64_t)n || (!dropped && (n == 0 || !isfinite(lr) ||
+    if (m->payload_len != 8 + ENTRY * (uint64_t)n || (!dropped && (n == 0 || !isfinite(lr) ||
                                                                 m->version != h->version + 1))) {
         refuse(h, f, m, "a malformed apply, or not the next version");
         return;
@@ -361,7 +381,7 @@ static void on_apply(shard *h, const from *f, const sw_msg *m)
 static void on_pull(shard *h, const from *f, const sw_msg *m)
 {
     if (!is_server(h, f) && !is_member(h, m)) {
-        refuse(h, f, m, "a pull from no member of the run (id and token)");
+        refuse_flagged(h, f, m, SW_FLAG_UNKNOWN, "a pull from no member of the run (id and token)");
         return;
     }
     if (h->ready && m->version <= h->version) {
@@ -396,7 +416,9 @@ static void take(shard *h, const sw_delivery *d)
     char why[SW_ERR_LEN];
     size_t len = sw_frame_size(d->frame);
     h->r->bytes_in += len;
-    uint64_t limit = h->configured ? 4 * (uint64_t)h->len + 16 + 8192 : 8192;
+    /* The largest a run's message may be: a pushed slice, or an apply naming every slot. */
+    uint64_t push = 16 + 4 * (uint64_t)h->len, apply = 8 + ENTRY * (uint64_t)h->slots;
+    uint64_t limit = h->configured ? (push > apply ? push : apply) + 8192 : 8192;
     if (d->multipart)
         refuse(h, &f, NULL, "a message must be a single frame");
     else if (sw_msg_decode(sw_frame_data(d->frame), len, limit, &m, why))

@@ -126,20 +126,24 @@ static void push(rig *g, uint32_t w, uint64_t token, uint64_t seq, uint64_t vers
     sw_put_u64(pay, token);
     sw_put_u64(pay + 8, seq);
     sw_msg_put_floats(pay + 16, slice, n);
-    send_raw(g->w[w], SW_MSG_SHARD_PUSH, w, 0, version, pay, 16 + 4 * n);
+    /* Worker 0 asks for the parameters with its release, worker 1 does not. */
+    uint32_t flags = w == 0 ? SW_FLAG_WANT_MODEL : 0;
+    send_raw(g->w[w], SW_MSG_SHARD_PUSH, w, flags, version, pay, 16 + 4 * n);
 }
 
 static void apply(rig *g, uint32_t flags, uint64_t version, float lr, const uint32_t *w,
                   const uint64_t *seq, uint32_t n)
 {
-    uint8_t pay[8 + 12 * 8];
+    static const uint64_t tokens[SLOTS] = {100, 200}; /* start_run's */
+    uint8_t pay[8 + 20 * 8];
     sw_put_f32(pay, lr);
     sw_put_u32(pay + 4, n);
     for (uint32_t k = 0; k < n; k++) {
-        sw_put_u32(pay + 8 + 12 * k, w[k]);
-        sw_put_u64(pay + 12 + 12 * k, seq[k]);
+        sw_put_u32(pay + 8 + 20 * k, w[k]);
+        sw_put_u64(pay + 12 + 20 * k, tokens[w[k] % SLOTS]);
+        sw_put_u64(pay + 20 + 20 * k, seq[k]);
     }
-    send_raw(g->server, SW_MSG_SHARD_APPLY, SW_NO_WORKER, flags, version, pay, 8 + 12 * n);
+    send_raw(g->server, SW_MSG_SHARD_APPLY, SW_NO_WORKER, flags, version, pay, 8 + 20 * n);
 }
 
 static void start_run(rig *g, const float *theta)
@@ -174,9 +178,11 @@ static void pushes_applies_and_pulls(void **state)
     for (int k = 0; k < 2; k++) { /* the server hears of both, with each slice's norm */
         assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
         const float *gk = m.worker == 0 ? g0 : g1;
-        assert_int_equal(sw_get_u64(pay), 1);
+        assert_int_equal(sw_get_u64(pay), m.worker == 0 ? 100 : 200); /* the token */
+        assert_int_equal(sw_get_u64(pay + 8), 1);
         assert_int_equal(m.version, 7);
-        assert_true(fabs(sw_get_f64(pay + 8) - sw_sq_norm(gk, LEN)) < 1e-9);
+        assert_int_equal(m.flags & SW_FLAG_WANT_MODEL, m.worker == 0 ? SW_FLAG_WANT_MODEL : 0);
+        assert_true(fabs(sw_get_f64(pay + 16) - sw_sq_norm(gk, LEN)) < 1e-9);
     }
     sw_frame *f = NULL;
     assert_false(next(g->w[0], &m, &f)); /* still waiting for version 8 */
@@ -226,6 +232,30 @@ static void dropped_gradients_are_forgotten(void **state)
     assert_int_equal(g->r.applies, 0);
 }
 
+/* A worker that leaves may have a gradient in the engine's buffer: the shard keeps it, under
+ * the membership it came from, even when the slot is given to a newcomer, until the server
+ * orders it applied. */
+static void a_gone_members_gradient_is_kept_until_ordered(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {0}, g0[LEN] = {1, 2, 3, 4, 5};
+    start_run(g, theta);
+    push(g, 0, 100, 3, 7, g0, LEN);
+    send_raw(g->server, SW_MSG_SHARD_MEMBER, 0, SW_FLAG_DONE, 0, NULL, 0);
+    send_raw(g->server, SW_MSG_SHARD_MEMBER, 0, 0, 300, NULL, 0); /* a newcomer in slot 0 */
+    push(g, 0, 100, 4, 7, g0, LEN); /* the old membership can push no more */
+    settle(g);
+    sw_msg m;
+    uint8_t pay[256];
+    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    assert_int_equal(expect_one(g->w[0], &m, pay, sizeof pay), SW_MSG_ERROR);
+    assert_true(m.flags & SW_FLAG_UNKNOWN); /* no member: a worker may ask again */
+    apply(g, 0, 8, 1.0f, (uint32_t[]){0}, (uint64_t[]){3}, 1); /* token 100: the old one */
+    settle(g);
+    assert_int_equal(g->r.applies, 1);
+    assert_int_equal(g->r.refused, 1);
+}
+
 static void hostile_messages_are_refused_and_counted(void **state)
 {
     rig *g = *state;
@@ -269,6 +299,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(pushes_applies_and_pulls, setup, teardown),
         cmocka_unit_test_setup_teardown(dropped_gradients_are_forgotten, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_gone_members_gradient_is_kept_until_ordered, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(hostile_messages_are_refused_and_counted, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -184,6 +184,12 @@ static double turn(void *ctx, double now)
             take(k, d.frame, now);
         sw_frame_unref(d.frame);
     }
+    for (uint32_t j = 0; j < k->n_shard_socks; j++)
+        while (k->state != OVER && sw_recv(k->shard_socks[j], &d) == 0) {
+            if (d.frame)
+                sw__worker_shards_take(k, j, d.frame, now);
+            sw_frame_unref(d.frame);
+        }
     if (k->state != OVER)
         deadlines(k, now);
     return k->state == OVER ? SW_AGENT_DONE : next_due(k, now);
@@ -230,6 +236,7 @@ int sw_worker_end(sw_worker *k, char *err)
 {
     int rc = k->rc ? sw_fail(err, k->rc, "%s", k->msg) : 0;
     sw__worker_heartbeat_stop(k);
+    sw__worker_shards_close(k);
     sw_sock_close(k->sock);
     sw__worker_unload(k);
     free(k);

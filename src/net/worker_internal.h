@@ -10,6 +10,7 @@
 #include "syncwise/err.h"
 #include "syncwise/net.h"
 #include "syncwise/proto.h"
+#include "syncwise/shard.h"
 #include "syncwise/task.h"
 #include "syncwise/transport.h"
 #include "lend.h"
@@ -23,6 +24,11 @@ typedef struct config {
     uint64_t token; /* this membership's: heartbeats carry it */
     bool unchecked; /* checksum=off: payloads go without checksums, and may come so */
     char data[512], model[128], batch_mode[16];
+    /* A sharded run's (WELCOME's shards=, chunk= and first=): where the shards are and which
+     * parameters each holds; n_shards 0 otherwise. */
+    uint32_t n_shards;
+    char shards[SW_SHARDS_MAX][SW_SHARD_EP_LEN];
+    sw_chunk_table table;
 } config;
 
 /* Where the worker is in the protocol. */
@@ -65,6 +71,15 @@ struct sw_worker {
     uint64_t version;
     uint32_t since_pull;
     bool redo; /* the last gradient was refused: the same batch again */
+    /* A sharded run: a connection per shard (also in the agent's sockets), and the slices a
+     * step waits for. */
+    sw_sock *shard_socks[SW_SHARDS_MAX];
+    uint32_t n_shard_socks;
+    uint64_t awaited;   /* bit j: shard j's slice is still due */
+    uint64_t pull_min;  /* the version the release named */
+    uint64_t slice_min; /* the lowest version among the slices in */
+    uint32_t retries;   /* pulls sent again this step (a shard not told of us yet) */
+    uint64_t seq;       /* the number of the next push */
     /* Shared with the heartbeat thread. */
     atomic_uint id;
     atomic_bool rejoin; /* the server no longer knows us */
@@ -110,6 +125,18 @@ void sw__worker_unload(worker *k);
 void sw__worker_release(worker *k, const sw_msg *m, sw_frame *frame, double now);
 void sw__worker_pulled(worker *k, const sw_msg *m, double now);
 void sw__worker_push(worker *k, double now);
+
+/* A sharded run (worker_shards.c): the connections WELCOME's shards call for (kept while
+ * they stay the same), a release's pull of every slice, what a shard sends, and a push of
+ * every slice. */
+int sw__worker_shards_connect(worker *k, const config *c, char *err);
+void sw__worker_shards_close(worker *k);
+void sw__worker_shards_pull(worker *k, uint64_t version, double now);
+void sw__worker_shards_take(worker *k, uint32_t j, sw_frame *frame, double now);
+void sw__worker_shards_push(worker *k, uint32_t flags);
+/* The gradient at the parameters now held (k->theta): computed, to be pushed when the step's
+ * time is over. */
+void sw__worker_compute(worker *k, double now);
 
 /* The heartbeat thread of a worker process (ZeroMQ). */
 int sw__worker_heartbeat_start(worker *k, char *err);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv_text.h"
 #include "syncwise/log.h"
 #include "worker_internal.h"
 
@@ -41,13 +42,28 @@ void sw__worker_rejoin_due(worker *k, double now)
                     k->p->curve_key ? " our CURVE key refused?" : "");
 }
 
+/* A sharded run's lines: the shards' endpoints and the chunk table, checked. */
+static int parse_shards(const char *text, config *c, char *err)
+{
+    const char *list = sw__text_value(text, "shards");
+    if (!list)
+        return 0; /* not sharded */
+    int rc = sw_shard_list_parse(list, c->shards, &c->n_shards, err);
+    if (!rc)
+        rc = sw_chunk_table_parse(&c->table, text, c->params, c->n_shards, err);
+    return rc ? sw_fail(err, SW_EFORMAT, "the server's welcome names its shards badly: %s", err)
+              : 0;
+}
+
 static int parse_config(const sw_msg *m, config *c, char *err)
 {
-    char text[2048];
+    char text[SW_WELCOME_MAX];
     size_t len = m->payload_len < sizeof text - 1 ? m->payload_len : sizeof text - 1;
     memcpy(text, m->payload, len);
     text[len] = '\0';
     memset(c, 0, sizeof *c);
+    char whole[SW_WELCOME_MAX]; /* strtok_r cuts `text` into lines */
+    memcpy(whole, text, len + 1);
     unsigned long long seed = 0, token = 0;
     char checksum[8] = "on";
     double lr = 0, wd = 0;
@@ -70,7 +86,7 @@ static int parse_config(const sw_msg *m, config *c, char *err)
     c->token = token;
     if (found < 11 || c->worker >= c->slots || !c->batch || !c->params)
         return sw_fail(err, SW_EFORMAT, "the server's welcome is incomplete");
-    return 0;
+    return parse_shards(whole, c, err);
 }
 
 static void let_go_of_model(worker *k)
@@ -135,6 +151,9 @@ static int load(worker *k, const config *c, char *err)
                 c->params == k->cfg.params && c->batch == k->cfg.batch && c->seed == k->cfg.seed;
     uint32_t old_id = k->cfg.worker, old_slots = k->cfg.slots;
     bool same_mode = !strcmp(c->batch_mode, k->cfg.batch_mode);
+    int rc_shards = sw__worker_shards_connect(k, c, err);
+    if (rc_shards)
+        return rc_shards;
     k->cfg = *c;
     if (same && old_id == c->worker && old_slots == c->slots && same_mode)
         return 0;

@@ -48,8 +48,24 @@ static void computed(worker *k, double now)
     k->push_at = now + (step > 0 ? step : 0);
 }
 
+void sw__worker_compute(worker *k, double now)
+{
+    /* the last push may be in flight */
+    k->grad.dense = sw__lender_writable(&k->lender, k->grad.dense, false);
+    sw_learner_grad(k->learner, k->theta, &k->grad);
+    k->since_pull++;
+    computed(k, now);
+}
+
 static void dense_step(worker *k, const sw_msg *rel, sw_frame *frame, double now)
 {
+    if ((rel->flags & SW_FLAG_MODEL) && k->cfg.n_shards) { /* the slices come from the shards */
+        sw_frame_unref(k->model_frame);
+        k->model_frame = NULL;
+        k->theta = k->params;
+        sw__worker_shards_pull(k, rel->version, now);
+        return;
+    }
     if (rel->flags & SW_FLAG_MODEL) {
         char err[SW_ERR_LEN];
         int rc = take_model(k, rel, frame, err);
@@ -62,11 +78,7 @@ static void dense_step(worker *k, const sw_msg *rel, sw_frame *frame, double now
     } else if (!k->redo) {
         sw_sgd_step(own_params(k), k->grad.dense, k->cfg.params, k->cfg.lr, k->cfg.wd);
     }
-    /* the last push may be in flight */
-    k->grad.dense = sw__lender_writable(&k->lender, k->grad.dense, false);
-    sw_learner_grad(k->learner, k->theta, &k->grad);
-    k->since_pull++;
-    computed(k, now);
+    sw__worker_compute(k, now);
 }
 
 /* A sparse step asks for the weights its batch touches. */
@@ -134,13 +146,14 @@ static void push_sparse(worker *k)
 
 void sw__worker_push(worker *k, double now)
 {
-    if (sw_task_is_sparse(k->task)) {
+    bool want = k->since_pull >= k->p->get_model_frequency;
+    if (sw_task_is_sparse(k->task))
         push_sparse(k);
-    } else {
-        bool want = k->since_pull >= k->p->get_model_frequency;
+    else if (k->cfg.n_shards)
+        sw__worker_shards_push(k, want ? SW_FLAG_WANT_MODEL : 0);
+    else
         sw__worker_send(k, SW_MSG_PUSH, want ? SW_FLAG_WANT_MODEL : 0, k->version, NULL,
                         4 * k->cfg.params, k->grad.dense);
-    }
     k->r->steps++;
     k->state = ANSWER;
     k->since = now;

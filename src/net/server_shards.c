@@ -1,0 +1,373 @@
+/* The server as the control plane of a sharded run (server_shards.h): its shards' connections,
+ * the orders its engine's events become, the facts the shards report, and the gathers that
+ * evaluations read. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server_internal.h"
+#include "syncwise/bytes.h"
+#include "syncwise/log.h"
+#include "syncwise/policy.h"
+
+#define ENTRY 20 /* an APPLY entry: u32 worker, u64 token, u64 seq */
+#define ORDERS_QUEUED 100000 /* frames a shard's connection queues before one is lost */
+
+static uint64_t all_shards(const sw__shards *h)
+{
+    return (1ULL << h->n) - 1; /* n <= SW_SHARDS_MAX < 64 */
+}
+
+/* ---- Sending ---------------------------------------------------------------------------- */
+
+/* One message to shard j (floats from `floats` when not NULL). A lost order would leave the
+ * shards at different versions: the run ends. */
+static void send_to(server *s, uint32_t j, const sw_msg *m, const float *floats)
+{
+    sw_msg out = *m;
+    out.flags |= sw__server_link_flags(s);
+    sw_frame *f = sw_frame_new(sw_msg_size(out.payload_len));
+    if (f && floats)
+        sw_msg_encode_floats(&out, floats, sw_frame_data(f));
+    else if (f)
+        sw_msg_encode(&out, sw_frame_data(f));
+    size_t size = sw_msg_size(out.payload_len);
+    if (!f || !sw_send(s->shards.socks[j], NULL, 0, f)) {
+        char why[SW_ERR_LEN];
+        snprintf(why, sizeof why, "a %s order to shard %u (%s) was lost (no memory, or its queue "
+                 "is full): the shards would part ways", sw_msg_type_name(m->type), j,
+                 s->shards.eps[j]);
+        sw__server_fail(s, SW_EIO, why);
+        return;
+    }
+    s->shards.bytes_out[j] += size;
+    s->r->bytes_out += size;
+}
+
+static void send_all(server *s, const sw_msg *m)
+{
+    for (uint32_t j = 0; j < s->shards.n; j++)
+        send_to(s, j, m, NULL);
+}
+
+static void put_entry(uint8_t *at, uint32_t w, uint64_t token, uint64_t seq)
+{
+    sw_put_u32(at, w);
+    sw_put_u64(at + 4, token);
+    sw_put_u64(at + 12, seq);
+}
+
+/* Every shard forgets the push (w, token, seq) (a shard that never had it passes it over). */
+static void drop_everywhere(server *s, uint32_t w, uint64_t token, uint64_t seq)
+{
+    uint8_t pay[8 + ENTRY];
+    sw_put_f32(pay, 0);
+    sw_put_u32(pay + 4, 1);
+    put_entry(pay + 8, w, token, seq);
+    sw_msg m = {.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER, .flags = SW_FLAG_DROPPED,
+                .payload = pay, .payload_len = sizeof pay};
+    send_all(s, &m);
+}
+
+/* ---- Opening ----------------------------------------------------------------------------- */
+
+int sw__shards_policy_ok(const char *spec, char *err)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":"), spec);
+    const sw_policy_ops *ops = sw_policy_find(name);
+    if (ops && (ops->wants & (SW_WANT_SQ_NORM | SW_WANT_LOSS)))
+        return sw_fail(err, SW_EINVAL,
+                       "policy '%s' decides on the gradients' norms or the model's loss, which a "
+                       "sharded run does not gather yet: run it without --shards",
+                       name);
+    return 0;
+}
+
+/* What a sharded run cannot do yet, said before anything starts. */
+static int supported(const server *s, char *err)
+{
+    const sw_server_params *p = s->p;
+    const char *no = sw_task_is_sparse(s->task) ? "a sparse model"
+                     : p->apply_threads > 1     ? "--apply-threads"
+                     : p->checkpoint            ? "--checkpoint (shards do not checkpoint yet)"
+                     : p->curve_key             ? "CURVE (shards listen in the clear)"
+                                                : NULL;
+    if (no)
+        return sw_fail(err, SW_EINVAL, "a run with --shards does not take %s yet", no);
+    return sw__shards_policy_ok(p->policy, err);
+}
+
+/* INIT: the run and shard j's place in it. */
+static void send_init(server *s, uint32_t j, uint64_t version)
+{
+    const sw__shards *h = &s->shards;
+    char table[1024], optim[SW_OPTIM_SPEC_LEN], text[2048];
+    sw_chunk_table_format(&h->table, table, sizeof table);
+    sw_optim_format(&s->p->optim, optim);
+    int len = snprintf(text, sizeof text,
+                       "shard=%u\nshards=%u\nparams=%zu\nslots=%u\n%soptimizer=%s\nwd=%.9g\n"
+                       "checksum=%s\n",
+                       j, h->n, s->n, s->slots, table, optim, (double)s->p->weight_decay,
+                       s->unchecked ? "off" : "on");
+    sw_msg m = {.type = SW_MSG_SHARD_INIT, .worker = SW_NO_WORKER, .version = version,
+                .payload = (const uint8_t *)text, .payload_len = (size_t)len};
+    send_to(s, j, &m, NULL);
+}
+
+static int dial(server *s, uint32_t j, char *err)
+{
+    sw__shards *h = &s->shards;
+    size_t slice = sw_chunk_slice_len(&h->table, j);
+    sw_dial_params dp = {.endpoint = h->eps[j], .linger_s = 1, .queue = ORDERS_QUEUED,
+                         .max_frame = sw_msg_size(4 * slice + 8192)};
+    return sw_dial(s->net, &h->socks[j], &dp, err);
+}
+
+/* The lines WELCOME adds: the shards' endpoints and the chunk table. */
+static void welcome_lines(sw__shards *h)
+{
+    size_t len = (size_t)snprintf(h->welcome, sizeof h->welcome, "shards=");
+    for (uint32_t j = 0; j < h->n; j++)
+        len += (size_t)snprintf(h->welcome + len, sizeof h->welcome - len, j ? ",%s" : "%s",
+                                h->eps[j]);
+    len += (size_t)snprintf(h->welcome + len, sizeof h->welcome - len, "\n");
+    sw_chunk_table_format(&h->table, h->welcome + len, sizeof h->welcome - len);
+}
+
+int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
+{
+    sw__shards *h = &s->shards;
+    int rc = sw_shard_list_parse(s->p->shards, h->eps, &h->n, err);
+    if (!rc)
+        rc = supported(s, err);
+    if (!rc)
+        rc = sw_chunk_table_init(&h->table, s->n, 0, h->n, err);
+    if (rc)
+        return rc;
+    h->reporting = calloc(s->slots, sizeof *h->reporting);
+    h->theta = malloc(s->n * sizeof *h->theta);
+    if (!h->reporting || !h->theta)
+        return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);
+    welcome_lines(h);
+    for (uint32_t j = 0; j < h->n && !rc; j++)
+        rc = dial(s, j, err);
+    for (uint32_t j = 0; j < h->n && !rc; j++) {
+        send_init(s, j, version);
+        sw_msg set = {.type = SW_MSG_SHARD_SET, .worker = SW_NO_WORKER, .version = version,
+                      .payload_len = 4 * sw_chunk_slice_len(&h->table, j)};
+        send_to(s, j, &set, theta0 + sw_chunk_slice_at(&h->table, j));
+    }
+    if (!rc)
+        sw_log(SW_LOG_INFO, "the parameters cut into %u chunks of %zu over %u shards",
+               h->table.n_chunks, h->table.chunk, h->n);
+    return rc;
+}
+
+void sw__shards_close(server *s)
+{
+    sw__shards *h = &s->shards;
+    sw_msg over = {.type = SW_MSG_SHARD_MEMBER, .worker = SW_NO_WORKER, .flags = SW_FLAG_DONE};
+    for (uint32_t j = 0; j < h->n; j++)
+        if (h->socks[j]) {
+            send_to(s, j, &over, NULL);
+            sw_sock_close(h->socks[j]);
+        }
+    free(h->reporting);
+    free(h->order);
+    free(h->theta);
+}
+
+/* ---- Members and the engine's events -------------------------------------------------------- */
+
+void sw__shards_member(server *s, uint32_t w, uint64_t token)
+{
+    sw__reporting *r = &s->shards.reporting[w];
+    if (!token && r->open) /* half reported: it will never be counted */
+        drop_everywhere(s, w, r->token, r->seq);
+    if (!token)
+        r->open = false;
+    sw_msg m = {.type = SW_MSG_SHARD_MEMBER, .worker = w, .flags = token ? 0 : SW_FLAG_DONE,
+                .version = token};
+    send_all(s, &m);
+}
+
+static bool order_add(sw__shards *h)
+{
+    uint8_t *more = realloc(h->order, (size_t)(h->n_order + 1) * ENTRY);
+    if (!more)
+        return false;
+    h->order = more;
+    memcpy(h->order + (size_t)ENTRY * h->n_order++, h->deciding, ENTRY);
+    return true;
+}
+
+static void send_apply(server *s, const sw_event *ev)
+{
+    sw__shards *h = &s->shards;
+    if (ev->n != h->n_order) {
+        char why[SW_ERR_LEN];
+        snprintf(why, sizeof why, "the engine applied %u gradients where the shards hold %u "
+                 "in order (a bug)", ev->n, h->n_order);
+        sw__server_fail(s, SW_EBUG, why);
+        return;
+    }
+    size_t len = 8 + (size_t)ENTRY * h->n_order;
+    uint8_t *pay = malloc(len);
+    if (!pay) {
+        sw__server_fail(s, SW_ENOMEM, "out of memory for an apply order");
+        return;
+    }
+    sw_put_f32(pay, sw_engine_lr(s->engine) * ev->lr_scale);
+    sw_put_u32(pay + 4, h->n_order);
+    memcpy(pay + 8, h->order, (size_t)ENTRY * h->n_order);
+    sw_msg m = {.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER, .version = ev->V,
+                .payload = pay, .payload_len = len};
+    send_all(s, &m);
+    free(pay);
+    h->n_order = 0;
+}
+
+void sw__shards_event(server *s, const sw_event *ev)
+{
+    sw__shards *h = &s->shards;
+    if (ev->kind == SW_EV_PUSH && !order_add(h)) {
+        sw__server_fail(s, SW_ENOMEM, "out of memory for an apply order");
+    } else if (ev->kind == SW_EV_DROP && h->n_order > 0) { /* the push just added */
+        const uint8_t *e = h->order + (size_t)ENTRY * --h->n_order;
+        drop_everywhere(s, sw_get_u32(e), sw_get_u64(e + 4), sw_get_u64(e + 12));
+    } else if (ev->kind == SW_EV_APPLY) {
+        send_apply(s, ev);
+    }
+}
+
+/* ---- What the shards say ---------------------------------------------------------------------- */
+
+static void shard_failed(server *s, uint32_t j, const char *what, int len, const char *detail)
+{
+    char why[SW_ERR_LEN];
+    snprintf(why, sizeof why, "shard %u (%s) %s%.*s", j, s->shards.eps[j], what, len, detail);
+    sw__server_fail(s, SW_EIO, why);
+}
+
+/* Every shard holds worker w's push: the engine decides on it, as on an unsharded push. */
+static void counted(server *s, uint32_t w, const sw__reporting *r)
+{
+    conn *c = &s->conns[w];
+    if (s->done || !c->live || c->token != r->token) { /* the run or the membership is over */
+        drop_everywhere(s, w, r->token, r->seq);
+        return;
+    }
+    peer from = {.route = c->route, .route_len = c->route_len, .sock = s->sock};
+    sw_msg m = {.type = SW_MSG_PUSH, .worker = w, .flags = r->flags, .version = r->version};
+    put_entry(s->shards.deciding, w, r->token, r->seq);
+    if (sw__server_push_allowed(s, &from, &m))
+        sw__server_accept_push(s, &from, &m, NULL, 0);
+    else
+        drop_everywhere(s, w, r->token, r->seq);
+}
+
+static void reported(server *s, uint32_t j, const sw_msg *m)
+{
+    if (m->payload_len != 24 || m->worker >= s->slots) {
+        shard_failed(s, j, "reported a push the protocol does not allow", 0, "");
+        return;
+    }
+    uint64_t token = sw_get_u64(m->payload), seq = sw_get_u64(m->payload + 8);
+    sw__reporting *r = &s->shards.reporting[m->worker];
+    if (!r->open || r->token != token || r->seq != seq) {
+        if (r->open) /* a push that never reached every shard, replaced by the next */
+            drop_everywhere(s, m->worker, r->token, r->seq);
+        *r = (sw__reporting){.token = token, .seq = seq, .version = m->version, .open = true,
+                             .flags = m->flags & SW_FLAG_WANT_MODEL};
+    }
+    if (m->version != r->version) { /* slices of one push at different versions */
+        drop_everywhere(s, m->worker, token, seq);
+        r->open = false;
+        return;
+    }
+    r->shards |= 1ULL << j;
+    if (r->shards == all_shards(&s->shards)) {
+        r->open = false;
+        counted(s, m->worker, r);
+    }
+}
+
+static void sliced(server *s, uint32_t j, const sw_msg *m)
+{
+    sw__shards *h = &s->shards;
+    if (!h->gathering || (h->gathered >> j & 1))
+        return; /* an answer to a gather given up */
+    char why[SW_ERR_LEN];
+    if (sw_msg_get_floats(m, h->theta + sw_chunk_slice_at(&h->table, j),
+                          sw_chunk_slice_len(&h->table, j), why)) {
+        shard_failed(s, j, "sent a bad slice: ", (int)strlen(why), why);
+        return;
+    }
+    h->gather_min = h->gathered && h->gather_min < m->version ? h->gather_min : m->version;
+    h->gathered |= 1ULL << j;
+    if (h->gathered != all_shards(h))
+        return;
+    h->gathering = false;
+    h->have_theta = true;
+    h->theta_version = h->gather_min;
+    sw__server_gathered(s);
+}
+
+void sw__shards_take(server *s, uint32_t j, const sw_delivery *d)
+{
+    if (d->gone) {
+        shard_failed(s, j, "closed its connection", 0, "");
+        return;
+    }
+    size_t len = sw_frame_size(d->frame);
+    s->shards.bytes_in[j] += len;
+    s->r->bytes_in += len;
+    sw_msg m;
+    char why[SW_ERR_LEN];
+    uint64_t limit = 4 * (uint64_t)sw_chunk_slice_len(&s->shards.table, j) + 8192;
+    if (d->multipart || sw_msg_decode(sw_frame_data(d->frame), len, limit, &m, why) ||
+        ((m.flags & SW_FLAG_UNCHECKED) && !s->unchecked)) {
+        shard_failed(s, j, "sent a message the server cannot read", 0, "");
+    } else if (m.type == SW_MSG_SHARD_PUSHED) {
+        reported(s, j, &m);
+    } else if (m.type == SW_MSG_SHARD_SLICE) {
+        sliced(s, j, &m);
+    } else if (m.type == SW_MSG_ERROR) {
+        shard_failed(s, j, "refused the server's order: ", (int)m.payload_len,
+                     (const char *)m.payload);
+    } else {
+        const char *type = sw_msg_type_name(m.type);
+        shard_failed(s, j, "sent a message meant for someone else: ", (int)strlen(type), type);
+    }
+}
+
+/* ---- Gathers ------------------------------------------------------------------------------- */
+
+void sw__shards_gather(server *s)
+{
+    sw__shards *h = &s->shards;
+    if (h->gathering)
+        return;
+    h->gathering = true;
+    h->have_theta = false; /* its buffer is being written */
+    h->gathered = 0;
+    h->gather_since = sw__server_now(s);
+    sw_msg m = {.type = SW_MSG_SHARD_PULL, .worker = SW_NO_WORKER,
+                .version = sw_engine_version(s->engine)};
+    send_all(s, &m);
+}
+
+void sw__shards_check_gather(server *s, double timeout_s)
+{
+    sw__shards *h = &s->shards;
+    if (!h->gathering || sw__server_now(s) - h->gather_since <= timeout_s)
+        return;
+    for (uint32_t j = 0; j < h->n; j++)
+        if (!(h->gathered >> j & 1)) {
+            char why[64];
+            snprintf(why, sizeof why, "%.0f s", timeout_s);
+            shard_failed(s, j, "has not sent its slice for ", (int)strlen(why), why);
+            return;
+        }
+}

@@ -1,0 +1,74 @@
+/* The server as the control plane of a sharded run (server --shards, syncwise/shard.h): its
+ * engine holds no parameters (n_params 0) and decides on facts; the shards hold θ.
+ *
+ * A push is counted once every shard has said it holds its slice (SHARD_PUSHED): then the
+ * engine decides, and what its log reports becomes orders to every shard, in the one order of
+ * the engine's events: a PUSH event puts the push in the order of the next apply, a DROP takes
+ * it out again (SHARD_APPLY with DROPPED: forget it), an APPLY sends the order (SHARD_APPLY,
+ * the learning rate in force times the apply's scale). Membership goes to the shards as it
+ * changes (SHARD_MEMBER), before the worker hears of it. Evaluations gather θ from the shards
+ * (SHARD_PULL from the server), and the run ends after a last gather at its final version. */
+#ifndef SW_NET_SERVER_SHARDS_H
+#define SW_NET_SERVER_SHARDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syncwise/engine.h"
+#include "syncwise/shard.h"
+#include "syncwise/transport.h"
+
+/* A push some shards have reported, per worker slot: a worker has one push in flight. */
+typedef struct sw__reporting {
+    uint64_t token, seq, version;
+    uint64_t shards; /* bit j: shard j reported it */
+    uint32_t flags;  /* SW_FLAG_WANT_MODEL, as the slices said */
+    bool open;
+} sw__reporting;
+
+typedef struct sw__shards {
+    uint32_t n; /* 0: not a sharded run */
+    sw_chunk_table table;
+    char eps[SW_SHARDS_MAX][SW_SHARD_EP_LEN];
+    char welcome[SW_SHARDS_MAX * SW_SHARD_EP_LEN + 1024]; /* shards=, chunk=, first= lines */
+    sw_sock *socks[SW_SHARDS_MAX];
+    uint64_t bytes_in[SW_SHARDS_MAX], bytes_out[SW_SHARDS_MAX];
+    sw__reporting *reporting; /* per slot */
+    uint8_t *order;           /* the next apply's pushes: 20-byte entries (worker, token, seq) */
+    uint32_t n_order;
+    uint8_t deciding[20];     /* the push the engine is deciding */
+    /* The gathered θ, for evaluations: the slices at the version each had. */
+    float *theta;
+    uint64_t theta_version;   /* the lowest of the slices' versions */
+    bool have_theta;
+    bool gathering;
+    uint64_t gathered;        /* bit j: shard j's slice is in */
+    uint64_t gather_min;      /* the lowest version among the slices in */
+    double gather_since;
+} sw__shards;
+
+/* How long a stopped sharded server waits for the last gather. */
+#define SW_SHARDS_LAST_GATHER_S 10.0
+
+struct sw_server;
+
+/* A sharded run's checks (what it cannot do yet), its table, its connections, and the shards
+ * set to θ0 at `version`. */
+int sw__shards_open(struct sw_server *s, const float *theta0, uint64_t version, char *err);
+void sw__shards_close(struct sw_server *s);
+/* Whether the policy spec can run sharded (the facts it wants are there); why not in err. */
+int sw__shards_policy_ok(const char *spec, char *err);
+
+/* Worker w's membership: joined with its token, or gone (token 0; its half-reported push
+ * dropped). */
+void sw__shards_member(struct sw_server *s, uint32_t w, uint64_t token);
+/* The orders an engine event calls for (the server's sink). */
+void sw__shards_event(struct sw_server *s, const sw_event *ev);
+/* What shard j sent. */
+void sw__shards_take(struct sw_server *s, uint32_t j, const sw_delivery *d);
+/* Asks every shard for its slice at the engine's version (one gather at a time); a gather
+ * unanswered after timeout_s ends the run. */
+void sw__shards_gather(struct sw_server *s);
+void sw__shards_check_gather(struct sw_server *s, double timeout_s);
+
+#endif

@@ -1,0 +1,147 @@
+/* A worker of a sharded run (syncwise/shard.h): it joins the server as always, and WELCOME
+ * names the shards and the chunk table. A release with SW_FLAG_MODEL pulls every shard's slice
+ * at the version it names or later (the step's version is the lowest the slices have, so its
+ * staleness is never understated); a push sends each shard its slice of the gradient, with the
+ * membership's token and a number of its own, and the server answers it (WAIT or RELEASE) once
+ * every shard has reported it. */
+#include <string.h>
+
+#include "syncwise/bytes.h"
+#include "syncwise/log.h"
+#include "worker_internal.h"
+
+/* Pulls sent again in one step when a shard does not know us yet: the server tells each shard
+ * of a member before it welcomes it, but a first pull may overtake that on another link. */
+#define MAX_RETRIES 1000
+
+static bool same_shards(const worker *k, const config *c)
+{
+    if (k->n_shard_socks != c->n_shards)
+        return false;
+    for (uint32_t j = 0; j < c->n_shards; j++)
+        if (strcmp(k->cfg.shards[j], c->shards[j]))
+            return false;
+    return true;
+}
+
+void sw__worker_shards_close(worker *k)
+{
+    for (uint32_t j = 0; j < k->n_shard_socks; j++)
+        sw_sock_close(k->shard_socks[j]);
+    k->n_shard_socks = 0;
+    k->agent.n_socks = 1; /* the server's connection alone */
+}
+
+/* Called before k->cfg takes c: the connections of c's shards. */
+int sw__worker_shards_connect(worker *k, const config *c, char *err)
+{
+    if (k->loaded && same_shards(k, c))
+        return 0;
+    sw__worker_shards_close(k);
+    for (uint32_t j = 0; j < c->n_shards; j++) {
+        size_t slice = sw_chunk_slice_len(&c->table, j);
+        sw_dial_params dp = {.endpoint = c->shards[j], .linger_s = 2,
+                             .max_frame = sw_msg_size(4 * slice + 8192)};
+        int rc = sw_dial(k->net, &k->shard_socks[j], &dp, err);
+        if (rc)
+            return rc;
+        k->n_shard_socks++;
+        k->agent.socks[k->agent.n_socks++] = k->shard_socks[j];
+    }
+    return 0;
+}
+
+static void pull_one(worker *k, uint32_t j)
+{
+    uint8_t token[8];
+    sw_put_u64(token, k->cfg.token);
+    sw_msg m = {.type = SW_MSG_SHARD_PULL, .worker = atomic_load(&k->id),
+                .flags = sw__worker_link_flags(k), .version = k->pull_min, .payload = token,
+                .payload_len = sizeof token};
+    sw_frame *f = sw_frame_new(sw_msg_size(sizeof token));
+    if (f)
+        sw_msg_encode(&m, sw_frame_data(f));
+    sw_send(k->shard_socks[j], NULL, 0, f); /* lost: the silence decides */
+}
+
+void sw__worker_shards_pull(worker *k, uint64_t version, double now)
+{
+    k->pull_min = version;
+    k->awaited = (1ULL << k->cfg.n_shards) - 1;
+    k->retries = 0;
+    for (uint32_t j = 0; j < k->cfg.n_shards; j++)
+        pull_one(k, j);
+    k->state = PULLING;
+    k->since = now;
+}
+
+static void sliced(worker *k, uint32_t j, const sw_msg *m, double now)
+{
+    if (!(k->awaited >> j & 1) || m->version < k->pull_min)
+        return; /* an answer to a pull sent again */
+    char err[SW_ERR_LEN];
+    const sw_chunk_table *t = &k->cfg.table;
+    if (sw_msg_get_floats(m, k->params + sw_chunk_slice_at(t, j), sw_chunk_slice_len(t, j),
+                          err)) {
+        sw__worker_fail(k, SW_EFORMAT, "shard %u sent a bad slice: %s", j, err);
+        return;
+    }
+    k->slice_min = k->awaited == (1ULL << k->cfg.n_shards) - 1 || m->version < k->slice_min
+                       ? m->version
+                       : k->slice_min;
+    k->awaited &= ~(1ULL << j);
+    if (k->awaited)
+        return;
+    k->version = k->slice_min;
+    k->since_pull = 0;
+    sw__worker_compute(k, now);
+}
+
+static void refused(worker *k, uint32_t j, const sw_msg *m)
+{
+    if ((m->flags & SW_FLAG_UNKNOWN) && k->state == PULLING && (k->awaited >> j & 1) &&
+        k->retries++ < MAX_RETRIES) {
+        pull_one(k, j);
+        return;
+    }
+    sw__worker_fail(k, SW_ESTATE, "shard %u (%s) refused our message: %.*s", j, k->cfg.shards[j],
+                    (int)m->payload_len, (const char *)m->payload);
+}
+
+void sw__worker_shards_take(worker *k, uint32_t j, sw_frame *frame, double now)
+{
+    sw_msg m;
+    char why[SW_ERR_LEN];
+    uint64_t limit = 4 * (uint64_t)sw_chunk_slice_len(&k->cfg.table, j) + 8192;
+    if (sw_msg_decode(sw_frame_data(frame), sw_frame_size(frame), limit, &m, why) ||
+        ((m.flags & SW_FLAG_UNCHECKED) && !k->cfg.unchecked)) {
+        sw_log(SW_LOG_WARN, "ignoring a message shard %u sent: %s", j,
+               why[0] ? why : "no checksum");
+        return;
+    }
+    if (m.type == SW_MSG_SHARD_SLICE && k->state == PULLING)
+        sliced(k, j, &m, now);
+    else if (m.type == SW_MSG_ERROR)
+        refused(k, j, &m);
+}
+
+void sw__worker_shards_push(worker *k, uint32_t flags)
+{
+    uint64_t seq = k->seq++;
+    const sw_chunk_table *t = &k->cfg.table;
+    for (uint32_t j = 0; j < k->cfg.n_shards; j++) {
+        size_t len = sw_chunk_slice_len(t, j);
+        sw_frame *f = sw_frame_new(sw_msg_size(16 + 4 * len));
+        if (!f)
+            continue; /* lost, as on a network: the server's silence decides */
+        uint8_t *pay = sw_frame_data(f) + SW_PROTO_HEADER;
+        sw_put_u64(pay, k->cfg.token);
+        sw_put_u64(pay + 8, seq);
+        sw_msg_put_floats(pay + 16, k->grad.dense + sw_chunk_slice_at(t, j), len);
+        sw_msg m = {.type = SW_MSG_SHARD_PUSH, .worker = atomic_load(&k->id),
+                    .flags = flags | sw__worker_link_flags(k), .version = k->version,
+                    .payload_len = 16 + 4 * len};
+        sw_msg_encode(&m, sw_frame_data(f)); /* the payload is in place */
+        sw_send(k->shard_socks[j], NULL, 0, f);
+    }
+}
