@@ -34,6 +34,7 @@ int sw_cli_keygen(int argc, char **argv);
 int sw_cli_rl(int argc, char **argv);
 int sw_cli_data(int argc, char **argv);
 int sw_cli_peer(int argc, char **argv);
+int sw_cli_shard(int argc, char **argv);
 int sw_cli_rl_train(int argc, char **argv);
 int sw_cli_rl_eval(int argc, char **argv);
 

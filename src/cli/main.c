@@ -18,6 +18,8 @@ static const sw_cli_cmd commands[] = {
     {"report", "CSV files and plots (gnuplot) from event logs and ZipLine traces", sw_cli_report},
     {"check", "check that event logs keep the promises of the policies that ran", sw_cli_check},
     {"server", "run the parameter server for worker processes over the network", sw_cli_server},
+    {"shard", "hold a slice of the parameters for a sharded server (server --shards)",
+     sw_cli_shard},
     {"worker", "train as a worker of a syncwise server", sw_cli_worker},
     {"ctl", "ask a running server for its status, or switch its policy", sw_cli_ctl},
     {"peer", "train a model with other peers and no server (decentralized)",

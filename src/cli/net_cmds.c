@@ -48,6 +48,12 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "endpoint-file", 0, AT(p.endpoint_file), 0, 0, "FILE",
                 "write the bound endpoint there")},
     {SW_OPT_ROW(SW_OPT_STR, "policy", 0, AT(p.policy), 0, 0, "SPEC", "synchronization policy")},
+    {SW_OPT_ROW(SW_OPT_STR, "shards", 0, AT(p.shards), 0, 0, "EP1,EP2,...",
+                "hold no parameters: the shards at these endpoints\n"
+                "(syncwise shard) do, and workers push and pull there;\n"
+                "the server decides on each push's facts. Not yet with\n"
+                "sparse models, --checkpoint, --apply-threads, CURVE, or\n"
+                "the policies that read gradients or losses (dbw, bdbw,\nrlp, actions)")},
     SW_OPT_HEADING("the run, as for sim (workers learn it on joining)"),
     {SW_OPT_ROW(SW_OPT_STR, "model", 0, AT(p.model), 0, 0, "SPEC", "model")},
     {SW_OPT_ROW(SW_OPT_STR, "data", 0, AT(p.data), 0, 0, "SPEC", "data set")},

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kv_text.h"
 #include "server_internal.h"
 #include "syncwise/err.h"
 #include "syncwise/log.h"
@@ -288,27 +289,13 @@ static void on_leave(server *s, const peer *from, const sw_msg *m)
     sw__server_drop_worker(s, m->worker, false);
 }
 
-/* Appends to text (of cap bytes, len used so far); the new length. */
-static int append(char *text, size_t cap, int len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int append(char *text, size_t cap, int len, const char *fmt, ...)
-{
-    if (len < 0 || (size_t)len >= cap)
-        return len;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(text + len, cap - (size_t)len, fmt, ap);
-    va_end(ap);
-    return n < 0 ? len : len + n;
-}
-
 /* One line per live worker: name, address, state, steps, age of its last push, mean
  * staleness of its applied gradients. */
 static int worker_lines(server *s, char *text, size_t cap, int len)
 {
     const sw_engine_view *v = sw_engine_get_view(s->engine);
     double now = sw__server_now(s);
-    len = append(text, cap, len, "%6s  %-16s %-22s %-8s %8s %10s %9s\n", "worker", "name",
+    len = sw__text_append(text, cap, len, "%6s  %-16s %-22s %-8s %8s %10s %9s\n", "worker", "name",
                  "address", "state", "steps", "last push", "staleness");
     for (uint32_t w = 0; w < v->n_slots; w++) {
         if (v->workers[w].state == SW_WORKER_ABSENT && !s->conns[w].live)
@@ -320,7 +307,7 @@ static int worker_lines(server *s, char *text, size_t cap, int len)
         char age[24] = "-";
         if (s->stats.last_push_t[w] >= 0)
             snprintf(age, sizeof age, "%.1f s ago", now - s->stats.last_push_t[w]);
-        len = append(text, cap, len, "%6u  %-16s %-22s %-8s %8llu %10s %9.2f\n", w, c->name,
+        len = sw__text_append(text, cap, len, "%6u  %-16s %-22s %-8s %8llu %10s %9.2f\n", w, c->name,
                      c->address, state, (unsigned long long)s->stats.steps[w], age,
                      sw_run_stats_worker_staleness(&s->stats, w));
     }
@@ -332,14 +319,14 @@ static void status(server *s, char *text, size_t cap)
     const sw_engine_view *v = sw_engine_get_view(s->engine);
     double now = sw__server_now(s);
     uint64_t done = v->version - s->r->start_version;
-    int len = append(text, cap, 0, "policy %s\nversion %llu (started at %llu)\n",
+    int len = sw__text_append(text, cap, 0, "policy %s\nversion %llu (started at %llu)\n",
                      sw_engine_policy_spec(s->engine), (unsigned long long)v->version,
                      (unsigned long long)s->r->start_version);
-    len = append(text, cap, len,
+    len = sw__text_append(text, cap, len,
                  "applies %llu in %.1f s: %.1f per second overall, %.1f over the last 5 s\n",
                  (unsigned long long)done, now, now > 0 ? (double)done / now : 0,
                  sw_rate_get(&s->recent, now, v->version));
-    len = append(text, cap, len,
+    len = sw__text_append(text, cap, len,
                  "workers live %u (running %u, waiting %u) of %u slots\n"
                  "pushes %llu, joins %llu, crashed %llu\nrefused messages %llu\n"
                  "mean staleness %.2f\nuptime %.1f s\n",
@@ -348,15 +335,17 @@ static void status(server *s, char *text, size_t cap)
                  (unsigned long long)s->r->crashes, (unsigned long long)s->r->refused,
                  sw_run_stats_mean_staleness(&s->stats), now);
     if (!s->started)
-        len = append(text, cap, len, "not started: %u of %u workers in\n", live_conns(s),
+        len = sw__text_append(text, cap, len, "not started: %u of %u workers in\n", live_conns(s),
                      s->p->wait_workers);
     if (s->p->curve_key)
-        len = append(text, cap, len, "refused connections (unknown CURVE keys) %llu\n",
+        len = sw__text_append(text, cap, len, "refused connections (unknown CURVE keys) %llu\n",
                      (unsigned long long)sw_net_refused(s->net));
-    len = append(text, cap, len, "promise: %s%s\n",
+    len = sw__text_append(text, cap, len, "promise: %s%s\n",
                  s->r->broken[0] ? "BROKEN: " : "kept so far (docs/promises.md)", s->r->broken);
+    if (s->shards.n)
+        len = sw__shards_status(s, text, cap, len);
     if (s->threaded)
-        len = append(text, cap, len,
+        len = sw__text_append(text, cap, len,
                      "concurrent applies: %u threads (%s), %llu applied of %llu decided\n",
                      s->p->apply_threads, s->p->apply_mode,
                      (unsigned long long)atomic_load(&s->pool.applied), (unsigned long long)done);

@@ -1,6 +1,8 @@
-/* The "key=value" lines of text payloads (kv_text.h). */
+/* Text payloads (kv_text.h). */
 #include "kv_text.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 const char *sw__text_value(const char *text, const char *key)
@@ -10,4 +12,15 @@ const char *sw__text_value(const char *text, const char *key)
         if (!strncmp(line, key, k) && line[k] == '=')
             return line + k + 1;
     return NULL;
+}
+
+int sw__text_append(char *text, size_t cap, int len, const char *fmt, ...)
+{
+    if (len < 0 || (size_t)len >= cap)
+        return len;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(text + len, cap - (size_t)len, fmt, ap);
+    va_end(ap);
+    return n < 0 ? len : len + n;
 }

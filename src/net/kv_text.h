@@ -1,9 +1,17 @@
-/* The "key=value" lines of the protocol's text payloads (a shard's INIT, the chunk table). */
+/* The protocol's text payloads: reading their "key=value" lines (a shard's INIT, the chunk
+ * table), and building text a piece at a time (ctl status). */
 #ifndef SW_NET_KV_TEXT_H
 #define SW_NET_KV_TEXT_H
+
+#include <stddef.h>
 
 /* The value of the line "key=..." in text (up to its newline, not included), or NULL when no
  * line starts with key=. */
 const char *sw__text_value(const char *text, const char *key);
+
+/* Appends printf-style to text (cap bytes, len used so far) and returns the new length; text
+ * already full stays as it is. */
+int sw__text_append(char *text, size_t cap, int len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv_text.h"
 #include "server_internal.h"
 #include "syncwise/bytes.h"
 #include "syncwise/log.h"
@@ -25,7 +26,8 @@ static uint64_t all_shards(const sw__shards *h)
 static void send_to(server *s, uint32_t j, const sw_msg *m, const float *floats)
 {
     sw_msg out = *m;
-    out.flags |= sw__server_link_flags(s);
+    if (m->type != SW_MSG_SHARD_INIT) /* INIT tells the shard whether the run checks them */
+        out.flags |= sw__server_link_flags(s);
     sw_frame *f = sw_frame_new(sw_msg_size(out.payload_len));
     if (f && floats)
         sw_msg_encode_floats(&out, floats, sw_frame_data(f));
@@ -370,4 +372,28 @@ void sw__shards_check_gather(server *s, double timeout_s)
             shard_failed(s, j, "has not sent its slice for ", (int)strlen(why), why);
             return;
         }
+}
+
+/* ---- Status --------------------------------------------------------------------------------- */
+
+int sw__shards_status(const server *s, char *text, size_t cap, int len)
+{
+    const sw__shards *h = &s->shards;
+    const sw_chunk_table *t = &h->table;
+    size_t largest = 0;
+    for (uint32_t j = 0; j < h->n; j++)
+        largest = sw_chunk_slice_len(t, j) > largest ? sw_chunk_slice_len(t, j) : largest;
+    len = sw__text_append(text, cap, len,
+                          "shards %u: %u chunks of %zu floats; load skew %.2f (the largest "
+                          "slice over the mean); the server's link to each:\n",
+                          h->n, t->n_chunks, t->chunk, (double)largest * h->n / (double)s->n);
+    for (uint32_t j = 0; j < h->n; j++)
+        len = sw__text_append(text, cap, len,
+                              "  shard %u  %-24s params [%zu, %zu)  chunks %u  in %.1f MB  "
+                              "out %.1f MB\n",
+                              j, h->eps[j], sw_chunk_slice_at(t, j),
+                              sw_chunk_slice_at(t, j) + sw_chunk_slice_len(t, j),
+                              t->first[j + 1] - t->first[j], (double)h->bytes_in[j] / 1e6,
+                              (double)h->bytes_out[j] / 1e6);
+    return len;
 }

@@ -70,5 +70,7 @@ void sw__shards_take(struct sw_server *s, uint32_t j, const sw_delivery *d);
  * unanswered after timeout_s ends the run. */
 void sw__shards_gather(struct sw_server *s);
 void sw__shards_check_gather(struct sw_server *s, double timeout_s);
+/* ctl status's lines on the shards, appended to text (cap bytes, len used); the new length. */
+int sw__shards_status(const struct sw_server *s, char *text, size_t cap, int len);
 
 #endif

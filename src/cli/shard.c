@@ -1,0 +1,65 @@
+/* `syncwise shard`: one server shard, holding a slice of the parameters of a sharded run
+ * (syncwise/shard.h) under the engine of `syncwise server --shards`. */
+#define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "opts.h"
+#include "syncwise/err.h"
+#include "syncwise/log.h"
+#include "syncwise/shard.h"
+
+#define CMD "shard"
+
+typedef struct shard_opts {
+    sw_shard_params p;
+    bool quiet, verbose;
+} shard_opts;
+
+#define AT(field) offsetof(shard_opts, field)
+static const sw_opt table[] = {
+    {SW_OPT_ROW(SW_OPT_STR, "bind", 0, AT(p.bind), 0, 0, "ENDPOINT",
+                "where to listen (loopback unless told otherwise; port *\npicks a free one)")},
+    {SW_OPT_ROW(SW_OPT_STR, "endpoint-file", 0, AT(p.endpoint_file), 0, 0, "FILE",
+                "write the bound endpoint there")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(quiet), 0, 0, NULL, "warnings and errors only")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "verbose", 'v', AT(verbose), 0, 0, NULL, "debug messages too")},
+    SW_OPT_END_ROW,
+};
+#undef AT
+
+static const sw_cmd_opts command = {
+    .cmd = CMD,
+    .usage = "--bind ENDPOINT [OPTIONS]",
+    .about = "Holds one slice of the parameters of a sharded run. Start the shards first, then\n"
+             "`syncwise server --shards EP1,EP2,... --policy ...`: the server tells each shard\n"
+             "its place in the run and its slice, and names the workers who may push and pull\n"
+             "there; workers learn the shards when they join the server. The shard applies what\n"
+             "the server's policy decides, so every shard holds the same version. It serves one\n"
+             "run and ends with it. Shards do not checkpoint yet: a shard that dies ends the run\n"
+             "(the server says which).",
+    .tables = {table},
+};
+
+int sw_cli_shard(int argc, char **argv)
+{
+    shard_opts o = {.p = {.bind = "tcp://127.0.0.1:5600"}};
+    int rc = sw_cli_parse(&command, argc, argv, &o, NULL);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    sw_cli_set_verbosity(o.quiet, o.verbose);
+    sw_shard_params p = o.p;
+    p.stop = sw_cli_catch_signals();
+    sw_shard_result r;
+    char err[SW_ERR_LEN];
+    if (sw_shard_run(&p, &r, err))
+        return sw_cli_error(CMD, "%s", err);
+    printf("%s: version %llu, %llu applies, %llu pushes, %llu pulls, %llu refused messages, "
+           "%.1f MB in, %.1f MB out\n",
+           r.done ? "run over" : "stopped", (unsigned long long)r.version,
+           (unsigned long long)r.applies, (unsigned long long)r.pushes,
+           (unsigned long long)r.pulls, (unsigned long long)r.refused, (double)r.bytes_in / 1e6,
+           (double)r.bytes_out / 1e6);
+    return 0;
+}
