@@ -52,6 +52,13 @@ expect_exit() {
   fi
 }
 
+# endpoint_of FILE: what a process that was just started writes to its --endpoint-file, once it
+# is there (empty after 5 s).
+endpoint_of() {
+  for _ in $(seq 100); do [ -s "$1" ] && break; sleep 0.05; done
+  cat "$1" 2>/dev/null
+}
+
 finish() {
   echo "$((checks - failures)) passed, $failures failed"
   [ "$failures" -eq 0 ]

@@ -14,8 +14,7 @@ cp w1.pub clients
   --eval-every 0.2 --max-time 30 --curve-key server.key --curve-clients clients \
   --curve-operators ops.pub --ctl-bind none > server.out 2> server.err &
 server=$!
-for _ in $(seq 100); do [ -s ep ] && break; sleep 0.05; done
-EP=$(cat ep)
+EP=$(endpoint_of ep)
 expect_status 1 "a worker with an unknown key" -- "$SW" worker --connect "$EP" \
   --curve-key intruder.key --curve-server server.pub --server-timeout 2
 expect_output "CURVE key refused" "gets nothing from the server, and is told why that may be"

@@ -11,8 +11,7 @@ start_first() { # options; sets EP
   rm -f "$TMP/ep"
   "$SW" peer --endpoint-file "$TMP/ep" --data "$DATA" "$@" > "$TMP/p1.out" 2>&1 &
   P1=$!
-  for _ in $(seq 100); do [ -s "$TMP/ep" ] && break; sleep 0.05; done
-  EP=$(cat "$TMP/ep")
+  EP=$(endpoint_of "$TMP/ep")
 }
 
 join_peer() { # name, then options; appends to PIDS

@@ -5,59 +5,8 @@
 # a hostile client; ctl status and a policy switch. Every process is reaped at the end.
 HOSTILE=${2:?usage: $0 SYNCWISE NET_HOSTILE}
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/net_lib.sh"
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
-DATA="synthetic:task=logistic,d=50,n=20000"
-
-runs=0
-start_server() { # policy, then extra server options; sets SPID, EP and LOG, the server's event
-  # log (BIND: where to listen; KEEP_LOG=1: append to the last run's log, as a resumed run does)
-  local policy=$1
-  shift
-  rm -f "$TMP/ep"
-  [ "${KEEP_LOG:-0}" = 1 ] || { runs=$((runs + 1)); LOG="$TMP/server-$runs.jsonl"; }
-  "$SW" server --bind "${BIND:-tcp://127.0.0.1:*}" --endpoint-file "$TMP/ep" --policy "$policy" \
-    --log "$LOG" \
-    --data "$DATA" --model mlp:h=1,u=32 --lr 0.05 --heartbeat-timeout 1 --eval-every 0.2 \
-    --max-time 60 --threads 1 "$@" > "$TMP/server.out" 2> "$TMP/server.err" &
-  SPID=$!
-  for _ in $(seq 100); do [ -s "$TMP/ep" ] && break; sleep 0.05; done
-  EP=$(cat "$TMP/ep")
-}
-
-start_worker() { # extra worker options; appends the pid to WPIDS
-  "$SW" worker --connect "$EP" --threads 1 --server-timeout 20 -q "$@" >> "$TMP/workers.out" 2>&1 &
-  WPIDS+=($!)
-}
-
-wait_for() { # seconds, then a command: polls until the command succeeds (1 if it never does)
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@" >/dev/null 2>&1; do
-    [ "$SECONDS" -lt "$deadline" ] || return 1
-    sleep 0.1
-  done
-}
-
-expect_server() { # description: waits for the server, which must succeed and keep its
-  # policy's promise on every event of its log (docs/promises.md); OUT = its output
-  wait "$SPID"
-  local rc=$?
-  OUT=$(cat "$TMP/server.out" "$TMP/server.err")
-  checks=$((checks + 1))
-  if [ "$rc" -ne 0 ]; then
-    echo "FAIL: $1: the server exited with $rc"
-    echo "$OUT" | tail -5 | sed 's/^/    /'
-    failures=$((failures + 1))
-  fi
-  local said
-  said=$("$SW" check "$LOG" 2>&1)
-  checks=$((checks + 1))
-  case "$said" in
-    *"every promise kept"*) ;;
-    *) echo "FAIL: $1: the server's log: $said"; failures=$((failures + 1)) ;;
-  esac
-}
-
 for policy in bsp ssp:s=2 asp rlp; do
   WPIDS=()
   # Under asp the workers pull every third step and apply their own gradients in between

@@ -5,9 +5,8 @@
 # joiner; ctl status on the shards; a shard killed ends the run with its name; what a sharded
 # run does not take yet is refused up front. Every process is reaped at the end.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/net_lib.sh"
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
-DATA="synthetic:task=logistic,d=50,n=20000"
-
 start_shards() { # count: starts the shards, sets SHPIDS and SHARDS (their endpoints)
   SHPIDS=() SHARDS=""
   local j
@@ -18,58 +17,8 @@ start_shards() { # count: starts the shards, sets SHPIDS and SHARDS (their endpo
     SHPIDS+=($!)
   done
   for j in $(seq 0 $(($1 - 1))); do
-    for _ in $(seq 100); do [ -s "$TMP/shard$j.ep" ] && break; sleep 0.05; done
-    SHARDS="$SHARDS${SHARDS:+,}$(cat "$TMP/shard$j.ep")"
+    SHARDS="$SHARDS${SHARDS:+,}$(endpoint_of "$TMP/shard$j.ep")"
   done
-}
-
-runs=0
-start_server() { # policy, then extra server options; sets SPID, EP and LOG
-  local policy=$1
-  shift
-  rm -f "$TMP/ep"
-  runs=$((runs + 1))
-  LOG="$TMP/server-$runs.jsonl"
-  "$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/ep" --shards "$SHARDS" \
-    --policy "$policy" --log "$LOG" --data "$DATA" --model mlp:h=1,u=32 --lr 0.05 \
-    --heartbeat-timeout 1 --eval-every 0.2 --max-time 60 --threads 1 "$@" \
-    > "$TMP/server.out" 2> "$TMP/server.err" &
-  SPID=$!
-  for _ in $(seq 100); do [ -s "$TMP/ep" ] && break; sleep 0.05; done
-  EP=$(cat "$TMP/ep")
-}
-
-start_worker() { # extra worker options; appends the pid to WPIDS
-  "$SW" worker --connect "$EP" --threads 1 --server-timeout 20 -q "$@" >> "$TMP/workers.out" 2>&1 &
-  WPIDS+=($!)
-}
-
-wait_for() { # seconds, then a command: polls until the command succeeds (1 if it never does)
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@" >/dev/null 2>&1; do
-    [ "$SECONDS" -lt "$deadline" ] || return 1
-    sleep 0.1
-  done
-}
-
-expect_server() { # description: the server succeeds and its log keeps the policy's promise
-  wait "$SPID"
-  local rc=$?
-  OUT=$(cat "$TMP/server.out" "$TMP/server.err")
-  checks=$((checks + 1))
-  if [ "$rc" -ne 0 ]; then
-    echo "FAIL: $1: the server exited with $rc"
-    echo "$OUT" | tail -5 | sed 's/^/    /'
-    failures=$((failures + 1))
-  fi
-  local said
-  said=$("$SW" check "$LOG" 2>&1)
-  checks=$((checks + 1))
-  case "$said" in
-    *"every promise kept"*) ;;
-    *) echo "FAIL: $1: the server's log: $said"; failures=$((failures + 1)) ;;
-  esac
 }
 
 expect_shards() { # description: every shard ended with the run, at the server's version, having

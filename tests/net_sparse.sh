@@ -19,8 +19,7 @@ run() { # policy, then server options: server + 3 workers; OUT = the server's ou
     --model svm --data "libsvm:train=$TMP/text.svm" --lr 0.35 --batch 16 --target-acc 0.75 \
     --eval-every 0.2 --max-time 60 --threads 1 --log "$TMP/run.jsonl" > "$TMP/server.out" 2>&1 &
   local server=$!
-  for _ in $(seq 100); do [ -s "$TMP/ep" ] && break; sleep 0.05; done
-  for i in 1 2 3; do "$SW" worker --connect "$(cat "$TMP/ep")" --threads 1 -q & done
+  for i in 1 2 3; do "$SW" worker --connect "$(endpoint_of "$TMP/ep")" --threads 1 -q & done
   expect_exit "$server" "$1: the server"
   wait
   expect_status 0 "$1 ${*:2}: the server's log" -- "$SW" check "$TMP/run.jsonl"
@@ -62,8 +61,7 @@ serve() { # extra server options
   SPID=$!
 }
 serve --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/ep" --checkpoint-applies 20
-for _ in $(seq 100); do [ -s "$TMP/ep" ] && break; sleep 0.05; done
-EP=$(cat "$TMP/ep")
+EP=$(endpoint_of "$TMP/ep")
 WPIDS=()
 for i in 1 2 3; do "$SW" worker --connect "$EP" --threads 1 --delay-ms 30 -q & WPIDS+=($!); done
 for _ in $(seq 200); do [ -s "$TMP/s.ckpt" ] && break; sleep 0.05; done

@@ -1,0 +1,54 @@
+# Helpers of the tests that run a server and worker processes (after lib.sh): a server and
+# workers started on a small synthetic task, a condition waited for, a server's exit and event
+# log judged.
+DATA="synthetic:task=logistic,d=50,n=20000"
+
+runs=0
+start_server() { # policy, then extra server options; sets SPID, EP and LOG, the server's event
+  # log (BIND: where to listen; KEEP_LOG=1: append to the last run's log, as a resumed run does;
+  # SHARDS: the shards' endpoints, for a sharded run)
+  local policy=$1
+  shift
+  rm -f "$TMP/ep"
+  [ "${KEEP_LOG:-0}" = 1 ] || { runs=$((runs + 1)); LOG="$TMP/server-$runs.jsonl"; }
+  "$SW" server --bind "${BIND:-tcp://127.0.0.1:*}" --endpoint-file "$TMP/ep" --policy "$policy" \
+    --log "$LOG" ${SHARDS:+--shards "$SHARDS"} \
+    --data "$DATA" --model mlp:h=1,u=32 --lr 0.05 --heartbeat-timeout 1 --eval-every 0.2 \
+    --max-time 60 --threads 1 "$@" > "$TMP/server.out" 2> "$TMP/server.err" &
+  SPID=$!
+  EP=$(endpoint_of "$TMP/ep")
+}
+
+start_worker() { # extra worker options; appends the pid to WPIDS
+  "$SW" worker --connect "$EP" --threads 1 --server-timeout 20 -q "$@" >> "$TMP/workers.out" 2>&1 &
+  WPIDS+=($!)
+}
+
+wait_for() { # seconds, then a command: polls until the command succeeds (1 if it never does)
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep 0.1
+  done
+}
+
+expect_server() { # description: waits for the server, which must succeed and keep its
+  # policy's promise on every event of its log (docs/promises.md); OUT = its output
+  wait "$SPID"
+  local rc=$?
+  OUT=$(cat "$TMP/server.out" "$TMP/server.err")
+  checks=$((checks + 1))
+  if [ "$rc" -ne 0 ]; then
+    echo "FAIL: $1: the server exited with $rc"
+    echo "$OUT" | tail -5 | sed 's/^/    /'
+    failures=$((failures + 1))
+  fi
+  local said
+  said=$("$SW" check "$LOG" 2>&1)
+  checks=$((checks + 1))
+  case "$said" in
+    *"every promise kept"*) ;;
+    *) echo "FAIL: $1: the server's log: $said"; failures=$((failures + 1)) ;;
+  esac
+}
