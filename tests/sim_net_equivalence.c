@@ -267,7 +267,7 @@ typedef struct in_process {
     sw_shard *shards[SW_SHARDS_MAX];
     sw_shard_params shard_p[SW_SHARDS_MAX];
     sw_shard_result shard_r[SW_SHARDS_MAX];
-    char shard_eps[SW_SHARDS_MAX * 16];
+    char shard_eps[SW_SHARDS_MAX][16];
     size_t next;  /* the next scripted event */
     sw_agent agent;
 } in_process;
@@ -332,20 +332,18 @@ static double script_turn(void *ctx, double now)
 /* The scenario's shards, listening before the server dials them; their endpoints. */
 static const char *start_shards(in_process *ip)
 {
-    size_t len = 0;
+    static char list[SW_SHARDS_MAX * 16];
+    list[0] = '\0';
     for (uint32_t j = 0; j < ip->sc->shards; j++) {
-        char *ep = ip->shard_eps + len;
-        len += (size_t)snprintf(ep, sizeof ip->shard_eps - len, "shard%u", j) + 1;
+        char *ep = ip->shard_eps[j];
+        snprintf(ep, sizeof ip->shard_eps[j], "shard%u", j);
+        snprintf(list + strlen(list), sizeof list - strlen(list), j ? ",%s" : "%s", ep);
         ip->shard_p[j] = (sw_shard_params){.bind = ep};
         char err[SW_ERR_LEN];
         if (sw_shard_new(&ip->shards[j], ip->net, &ip->shard_p[j], &ip->shard_r[j], err) ||
             sw_loop_add(ip->loop, sw_shard_agent(ip->shards[j]), err))
             fail_msg("shard %u: %s", j, err);
     }
-    static char list[SW_SHARDS_MAX * 16];
-    list[0] = '\0';
-    for (uint32_t j = 0; j < ip->sc->shards; j++)
-        snprintf(list + strlen(list), sizeof list - strlen(list), j ? ",shard%u" : "shard%u", j);
     return list;
 }
 

@@ -21,9 +21,9 @@ static uint64_t all_shards(const sw__shards *h)
 
 /* ---- Sending ---------------------------------------------------------------------------- */
 
-/* One message to shard j (floats from `floats` when not NULL). A lost order would leave the
- * shards at different versions: the run ends. */
-static void send_to(server *s, uint32_t j, const sw_msg *m, const float *floats)
+/* The frame of m (floats from `floats` when not NULL), with the run's link flags; NULL when
+ * memory ran out. */
+static sw_frame *build(const server *s, const sw_msg *m, const float *floats)
 {
     sw_msg out = *m;
     if (m->type != SW_MSG_SHARD_INIT) /* INIT tells the shard whether the run checks them */
@@ -33,11 +33,18 @@ static void send_to(server *s, uint32_t j, const sw_msg *m, const float *floats)
         sw_msg_encode_floats(&out, floats, sw_frame_data(f));
     else if (f)
         sw_msg_encode(&out, sw_frame_data(f));
-    size_t size = sw_msg_size(out.payload_len);
+    return f;
+}
+
+/* Sends f (the caller's reference) to shard j. A lost order would leave the shards at
+ * different versions: the run ends. */
+static void send_frame(server *s, uint32_t j, sw_msg_type type, sw_frame *f)
+{
+    size_t size = f ? sw_frame_size(f) : 0;
     if (!f || !sw_send(s->shards.socks[j], NULL, 0, f)) {
         char why[SW_ERR_LEN];
         snprintf(why, sizeof why, "a %s order to shard %u (%s) was lost (no memory, or its queue "
-                 "is full): the shards would part ways", sw_msg_type_name(m->type), j,
+                 "is full): the shards would part ways", sw_msg_type_name(type), j,
                  s->shards.eps[j]);
         sw__server_fail(s, SW_EIO, why);
         return;
@@ -46,10 +53,18 @@ static void send_to(server *s, uint32_t j, const sw_msg *m, const float *floats)
     s->r->bytes_out += size;
 }
 
+static void send_to(server *s, uint32_t j, const sw_msg *m, const float *floats)
+{
+    send_frame(s, j, m->type, build(s, m, floats));
+}
+
+/* The same message to every shard: one frame, referenced by each send. */
 static void send_all(server *s, const sw_msg *m)
 {
+    sw_frame *f = build(s, m, NULL);
     for (uint32_t j = 0; j < s->shards.n; j++)
-        send_to(s, j, m, NULL);
+        send_frame(s, j, m->type, f ? sw_frame_ref(f) : NULL);
+    sw_frame_unref(f);
 }
 
 static void put_entry(uint8_t *at, uint32_t w, uint64_t token, uint64_t seq)
@@ -185,48 +200,51 @@ void sw__shards_close(server *s)
 void sw__shards_member(server *s, uint32_t w, uint64_t token)
 {
     sw__reporting *r = &s->shards.reporting[w];
-    if (!token && r->open) /* half reported: it will never be counted */
+    if (!token && r->open) { /* half reported: it will never be counted */
         drop_everywhere(s, w, r->token, r->seq);
-    if (!token)
         r->open = false;
+    }
     sw_msg m = {.type = SW_MSG_SHARD_MEMBER, .worker = w, .flags = token ? 0 : SW_FLAG_DONE,
                 .version = token};
     send_all(s, &m);
 }
 
+/* The APPLY payload being built: f32 lr and u32 n are written when it goes, the entries as
+ * the pushes come (room doubling as needed). */
+static uint8_t *order_entry(const sw__shards *h, uint32_t k)
+{
+    return h->order + 8 + (size_t)ENTRY * k;
+}
+
 static bool order_add(sw__shards *h)
 {
-    uint8_t *more = realloc(h->order, (size_t)(h->n_order + 1) * ENTRY);
-    if (!more)
-        return false;
-    h->order = more;
-    memcpy(h->order + (size_t)ENTRY * h->n_order++, h->deciding, ENTRY);
+    if (h->n_order == h->cap_order) {
+        uint32_t cap = h->cap_order ? 2 * h->cap_order : 16;
+        uint8_t *more = realloc(h->order, 8 + (size_t)ENTRY * cap);
+        if (!more)
+            return false;
+        h->order = more;
+        h->cap_order = cap;
+    }
+    memcpy(order_entry(h, h->n_order++), h->deciding, ENTRY);
     return true;
 }
 
 static void send_apply(server *s, const sw_event *ev)
 {
     sw__shards *h = &s->shards;
-    if (ev->n != h->n_order) {
+    if (ev->n != h->n_order || h->n_order == 0) {
         char why[SW_ERR_LEN];
         snprintf(why, sizeof why, "the engine applied %u gradients where the shards hold %u "
                  "in order (a bug)", ev->n, h->n_order);
         sw__server_fail(s, SW_EBUG, why);
         return;
     }
-    size_t len = 8 + (size_t)ENTRY * h->n_order;
-    uint8_t *pay = malloc(len);
-    if (!pay) {
-        sw__server_fail(s, SW_ENOMEM, "out of memory for an apply order");
-        return;
-    }
-    sw_put_f32(pay, sw_engine_lr(s->engine) * ev->lr_scale);
-    sw_put_u32(pay + 4, h->n_order);
-    memcpy(pay + 8, h->order, (size_t)ENTRY * h->n_order);
+    sw_put_f32(h->order, sw_engine_lr(s->engine) * ev->lr_scale);
+    sw_put_u32(h->order + 4, h->n_order);
     sw_msg m = {.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER, .version = ev->V,
-                .payload = pay, .payload_len = len};
+                .payload = h->order, .payload_len = 8 + (size_t)ENTRY * h->n_order};
     send_all(s, &m);
-    free(pay);
     h->n_order = 0;
 }
 
@@ -236,7 +254,7 @@ void sw__shards_event(server *s, const sw_event *ev)
     if (ev->kind == SW_EV_PUSH && !order_add(h)) {
         sw__server_fail(s, SW_ENOMEM, "out of memory for an apply order");
     } else if (ev->kind == SW_EV_DROP && h->n_order > 0) { /* the push just added */
-        const uint8_t *e = h->order + (size_t)ENTRY * --h->n_order;
+        const uint8_t *e = order_entry(h, --h->n_order);
         drop_everywhere(s, sw_get_u32(e), sw_get_u64(e + 4), sw_get_u64(e + 12));
     } else if (ev->kind == SW_EV_APPLY) {
         send_apply(s, ev);

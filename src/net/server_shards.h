@@ -34,8 +34,10 @@ typedef struct sw__shards {
     sw_sock *socks[SW_SHARDS_MAX];
     uint64_t bytes_in[SW_SHARDS_MAX], bytes_out[SW_SHARDS_MAX];
     sw__reporting *reporting; /* per slot */
-    uint8_t *order;           /* the next apply's pushes: 20-byte entries (worker, token, seq) */
-    uint32_t n_order;
+    /* The next apply's SHARD_APPLY payload: 8 bytes (lr, n), then its pushes' 20-byte entries
+     * (worker, token, seq), n_order of them (room for cap_order). */
+    uint8_t *order;
+    uint32_t n_order, cap_order;
     uint8_t deciding[20];     /* the push the engine is deciding */
     /* The gathered θ, for evaluations: the slices at the version each had. */
     float *theta;

@@ -228,8 +228,7 @@ double sw__server_turn(void *ctx, double now)
         drain(s, s->sock);
     if (!s->done)
         deadlines(s);
-    if (s->shards.n)
-        sw__shards_check_gather(s, gather_timeout_s(s));
+    sw__shards_check_gather(s, gather_timeout_s(s));
     if (p->stop && *p->stop)
         s->done = true;
     if (s->done)

@@ -67,6 +67,7 @@ static void pull_one(worker *k, uint32_t j)
 void sw__worker_shards_pull(worker *k, uint64_t version, double now)
 {
     k->pull_min = version;
+    k->slice_min = UINT64_MAX;
     k->awaited = (1ULL << k->cfg.n_shards) - 1;
     k->retries = 0;
     for (uint32_t j = 0; j < k->cfg.n_shards; j++)
@@ -86,9 +87,7 @@ static void sliced(worker *k, uint32_t j, const sw_msg *m, double now)
         sw__worker_fail(k, SW_EFORMAT, "shard %u sent a bad slice: %s", j, err);
         return;
     }
-    k->slice_min = k->awaited == (1ULL << k->cfg.n_shards) - 1 || m->version < k->slice_min
-                       ? m->version
-                       : k->slice_min;
+    k->slice_min = m->version < k->slice_min ? m->version : k->slice_min;
     k->awaited &= ~(1ULL << j);
     if (k->awaited)
         return;
