@@ -2,21 +2,24 @@
 # A sharded run with real processes on loopback (syncwise shard, server --shards): policies on 2
 # and 3 shards train to a target and keep their promises on the server's log, the shards end
 # with the run at the server's version having refused nothing; a worker killed and a late
-# joiner; ctl status on the shards; a shard killed ends the run with its name; what a sharded
-# run does not take yet is refused up front. Every process is reaped at the end.
+# joiner; ctl status on the shards; a shard killed and resumed from its checkpoint rejoins the
+# run, one that stays dead ends it with its name; a server killed and resumed goes on from the
+# version every shard holds; what a sharded run does not take yet is refused up front. Every process is reaped at the end.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net_lib.sh"
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
-start_shards() { # count: starts the shards, sets SHPIDS and SHARDS (their endpoints)
+start_shards() { # count, then extra shard options: starts the shards, sets SHPIDS and
+  # SHARDS (their endpoints)
   SHPIDS=() SHARDS=""
-  local j
-  for j in $(seq 0 $(($1 - 1))); do
+  local j n=$1
+  shift
+  for j in $(seq 0 $((n - 1))); do
     rm -f "$TMP/shard$j.ep"
-    "$SW" shard --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/shard$j.ep" \
+    "$SW" shard --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/shard$j.ep" "${@//@J@/$j}" \
       > "$TMP/shard$j.out" 2> "$TMP/shard$j.err" &
     SHPIDS+=($!)
   done
-  for j in $(seq 0 $(($1 - 1))); do
+  for j in $(seq 0 $((n - 1))); do
     SHARDS="$SHARDS${SHARDS:+,}$(endpoint_of "$TMP/shard$j.ep")"
   done
 }
@@ -66,7 +69,8 @@ start_worker --delay-ms 20 --name late-one
 wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'late-one'"
 expect_status 0 "ctl status of a sharded run" -- "$SW" ctl --connect "$EP" status
 expect_output "shards 2:" "status counts the shards"
-expect_output "load skew" "and says how even their load is"
+expect_output "skew (the largest over the mean)" "and says how even their load is"
+expect_output "refused 0  heard" "and what each shard says of itself"
 expect_output "shard 1  tcp://127.0.0.1:" "and lists each with its endpoint"
 expect_server "bsp on 2 shards with a worker killed and a late joiner"
 expect_output "target reached" "the run completes without the killed worker"
@@ -75,10 +79,68 @@ expect_output "4 joins" "the late worker joined"
 wait "${WPIDS[@]:1}"
 expect_shards "with a worker killed"
 
-# A shard killed: the run cannot go on without its slice; the server ends it saying which.
+# A shard killed and started again from its checkpoint: every shard goes back to the last
+# checkpoint all of them hold, the version counter goes on, and the run completes.
+WPIDS=()
+rm -f "$TMP"/shard*.ckpt*
+start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
+start_server bsp --target-acc 0.95 --wait-workers 2 --checkpoint "$TMP/server.ckpt" \
+  --checkpoint-applies 10 --shard-wait 30
+for i in 1 2; do start_worker --delay-ms 10; done
+wait_for 20 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'every shard holds version [1-9]'"
+killed_at=$("$SW" ctl --connect "$EP" status | sed -n 's/^version \([0-9]*\).*/\1/p')
+kill -9 "${SHPIDS[1]}"
+wait "${SHPIDS[1]}" 2>/dev/null
+sleep 0.5
+SHARD1=$(cat "$TMP/shard1.ep")
+"$SW" shard --bind "$SHARD1" --checkpoint "$TMP/shard1.ckpt" --resume \
+  > "$TMP/shard1.out" 2> "$TMP/shard1.err" &
+SHPIDS[1]=$!
+wait_for 20 sh -c "'$SW' ctl --connect '$EP' status | grep -q '1 restores'"
+expect_status 0 "ctl status after a restore" -- "$SW" ctl --connect "$EP" status
+expect_output "1 restores undid" "status counts the restore and the applies it undid"
+expect_server "bsp on 2 shards, one killed and resumed"
+expect_output "target reached" "the run completes after the restore"
+version=$(sed -n 's/.*version \([0-9]*\) (from.*/\1/p' "$TMP/server.out")
+checks=$((checks + 1))
+[ "${version:-0}" -gt "${killed_at:-0}" ] ||
+  { echo "FAIL: versions did not carry on ($killed_at, then $version)"; failures=$((failures + 1)); }
+OUT=$(cat "$TMP/server.err")
+expect_output "came back from its checkpoint of version" "the server says what the restore undid"
+wait "${WPIDS[@]}"
+expect_shards "one shard killed and resumed"
+OUT=$(cat "$TMP/shard1.out")
+expect_output "1 restores" "the resumed shard was restored once"
+OUT=$(cat "$TMP/shard0.out")
+expect_output "1 restores" "and so was the one that lived"
+checks=$((checks + 1))
+[ -s "$TMP/shard0.ckpt" ] && [ -s "$TMP/shard0.ckpt.prev" ] && grep -q "^version=$version$" "$TMP/server.ckpt" ||
+  { echo "FAIL: the final checkpoint is not on every shard and in the server's record"; failures=$((failures + 1)); }
+
+# The server killed and started again with --resume: every shard goes back to the version the
+# server's record names, the workers join again by themselves, and the run goes on from there.
+WPIDS=()
+start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
+start_server bsp --target-acc 0.95 --wait-workers 2 --checkpoint "$TMP/server2.ckpt" \
+  --checkpoint-applies 10
+for i in 1 2; do start_worker --delay-ms 10; done
+wait_for 20 grep -q "^version=[1-9]" "$TMP/server2.ckpt"
+kill -9 "$SPID"
+wait "$SPID" 2>/dev/null
+from=$(sed -n 's/^version=//p' "$TMP/server2.ckpt")
+BIND=$EP KEEP_LOG=1 start_server bsp --target-acc 0.95 --wait-workers 2 \
+  --checkpoint "$TMP/server2.ckpt" --resume
+expect_server "a sharded server killed and resumed"
+expect_output "target reached" "the resumed sharded run completes"
+expect_output "(from $from)" "it goes on from the version every shard holds ($from)"
+wait "${WPIDS[@]}"
+expect_shards "a sharded server killed and resumed"
+
+# A shard killed and not started again: the run cannot go on without its slice; the server ends
+# it after --shard-wait, saying which.
 WPIDS=()
 start_shards 2
-start_server asp --wait-workers 2
+start_server asp --wait-workers 2 --shard-wait 1
 for i in 1 2; do start_worker --delay-ms 5; done
 wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 2'"
 kill -9 "${SHPIDS[1]}"
@@ -88,11 +150,19 @@ OUT=$(cat "$TMP/server.out" "$TMP/server.err")
 checks=$((checks + 1))
 [ "$rc" -ne 0 ] || { echo "FAIL: the server went on without a shard"; failures=$((failures + 1)); }
 expect_output "shard 1 (tcp://127.0.0.1:" "the server names the lost shard"
+expect_output "has been silent for" "and says why"
 wait "${WPIDS[@]}" "${SHPIDS[0]}" 2>/dev/null
+
+# A shard started with --resume and no checkpoint, or without --checkpoint, says so.
+expect_status 1 "shard --resume without --checkpoint" -- "$SW" shard --bind "tcp://127.0.0.1:*" --resume
+expect_output "--resume needs --checkpoint" "the error says what is missing"
+expect_status 1 "shard --resume from nothing" -- "$SW" shard --bind "tcp://127.0.0.1:*" \
+  --checkpoint "$TMP/none.ckpt" --resume
+expect_output "none.ckpt" "the error names the file"
 
 # What a sharded run does not take yet is refused before anything starts.
 SHARDS="tcp://127.0.0.1:1"
-for bad in "--policy dbw" "--checkpoint $TMP/c.ckpt" "--apply-threads 2 --policy asp" \
+for bad in "--policy dbw" "--apply-threads 2 --policy asp" \
   "--model svm --data sparse:n=100,dim=50"; do
   expect_status 1 "server --shards $bad" -- "$SW" server --shards "$SHARDS" $bad --max-time 1
   expect_output "shards" "server --shards $bad: the error names the shards"

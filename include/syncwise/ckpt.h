@@ -43,6 +43,10 @@
 #include "syncwise/optim.h"
 
 #define SW_CKPT_VERSION 2
+
+/* The model spec of a server shard's checkpoint (syncwise/shard.h): its slice of θ, which has
+ * no architecture to check; the note holds the shard's configuration, the seed the run's id. */
+#define SW_CKPT_SLICE "slice"
 #define SW_CKPT_DATA_SPEC_LEN 1024
 
 typedef struct sw_ckpt {

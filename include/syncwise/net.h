@@ -72,6 +72,9 @@ typedef struct sw_server_params {
      * then holds no parameters but runs the one engine on each push's facts, and workers push
      * and pull at the shards. NULL: the server holds θ. */
     const char *shards;
+    /* How long a sharded run waits for a silent shard (killed, or cut off) to come back,
+     * resumed from its checkpoint, before it ends. */
+    double shard_wait_s;
     /* Concurrent applies: the engine decides every push in the main thread, after its checks,
      * and this many threads (1: the main thread itself) apply what it accepted, in apply_mode
      * "locked", "hogwild" or "atomic" (syncwise/concurrent.h), with the engine's optimizer.

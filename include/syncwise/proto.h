@@ -72,7 +72,20 @@ typedef enum sw_msg_type {
     SW_MSG_SHARD_PULL = 28,   /* worker or server -> shard: the slice at `version` or later;
                                * a worker's payload: u64 token */
     SW_MSG_SHARD_SLICE = 29,  /* shard -> puller: its slice of θ at `version` (floats) */
-    SW_MSG_TYPE_MAX = 29,
+    SW_MSG_SHARD_PING = 30,   /* server -> shard: are you there? u64 run; answered by STATE */
+    SW_MSG_SHARD_SAVE = 31,   /* server -> shard: checkpoint the slice, which is at `version`;
+                               * answered by STATE */
+    SW_MSG_SHARD_STATE = 32,  /* shard -> server: at `version`; u64 run, u64 newest checkpoint
+                               * (SW_SHARD_NONE: none), u64 bytes in, u64 bytes out, u64
+                               * refused, u64 restores taken, u64 1 when it resumed from its
+                               * checkpoint and awaits RESTORE */
+    SW_MSG_SHARD_RESTORE = 33,/* server -> shard: θ back to the checkpoint of version `from`,
+                               * going on as `version`: u64 run, u64 from, u64 restore number,
+                               * u32 slots, their tokens (u64 each, 0: no member), u32 n, n
+                               * (u32 worker, u64 token, u64 seq) pushes whose slices may be
+                               * lost (they count as zero); SW_FLAG_DROPPED: forget every
+                               * gradient held (a restarted server) */
+    SW_MSG_TYPE_MAX = 33,
 } sw_msg_type;
 
 typedef enum sw_msg_flag {

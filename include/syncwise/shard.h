@@ -67,18 +67,36 @@ int sw_shard_list_parse(const char *list, char (*eps)[SW_SHARD_EP_LEN], uint32_t
  * same order and steps the same optimizer; DROPPED orders forget gradients the policy refused.
  * A PULL is answered with the slice as soon as the shard holds the version it asks for. Every
  * frame is checked as the server checks its own; a refused one is counted and answered with
- * ERROR, and the shard serves everyone else. */
+ * ERROR, and the shard serves everyone else.
+ *
+ * Recovery. The server pings every shard (PING, answered by STATE: version, newest
+ * checkpoint, byte counts), and orders them all to checkpoint at one version (SAVE), in the
+ * stream of its orders, so that every shard saves the same version. A shard killed and started
+ * again with --resume loads its checkpoint and answers the pings saying so; the server then
+ * rolls every shard back to that checkpoint (RESTORE: the version counter goes on, the applies
+ * since the checkpoint are lost) and names the pushes whose slices the dead shard held, which
+ * count as zero there. Workers' messages that reach a resumed shard before its RESTORE wait and
+ * are handled after it. */
 typedef struct sw_shard_params {
     const char *bind;          /* e.g. "tcp://127.0.0.1:5600"; port "*" picks a free one */
     const char *endpoint_file; /* when set, the bound endpoint is written there */
+    /* Where the slice is checkpointed when the server says (SHARD_SAVE; the one before is kept
+     * as FILE.prev), or NULL: the shard then refuses to save, and cannot be resumed. */
+    const char *checkpoint;
+    /* Start from the checkpoint (FILE, or FILE.prev when FILE is missing): the shard rejoins
+     * its run when the server, which pings it, answers with RESTORE. */
+    bool resume;
     volatile sig_atomic_t *stop;
 } sw_shard_params;
 
 typedef struct sw_shard_result {
-    uint64_t version, applies, pushes, pulls, refused;
+    uint64_t version, applies, pushes, pulls, refused, saves, restores;
     uint64_t bytes_in, bytes_out;
     bool done; /* the server ended the run */
 } sw_shard_result;
+
+/* No checkpoint yet (SHARD_STATE's newest checkpoint). */
+#define SW_SHARD_NONE UINT64_MAX
 
 typedef struct sw_shard sw_shard;
 

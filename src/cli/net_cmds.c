@@ -52,8 +52,11 @@ static const sw_opt server_table[] = {
                 "hold no parameters: the shards at these endpoints\n"
                 "(syncwise shard) do, and workers push and pull there;\n"
                 "the server decides on each push's facts. Not yet with\n"
-                "sparse models, --checkpoint, --apply-threads, CURVE, or\n"
+                "sparse models, --apply-threads, CURVE, or\n"
                 "the policies that read gradients or losses (dbw, bdbw,\nrlp, actions)")},
+    {SW_OPT_ROW(SW_OPT_F64, "shard-wait", 0, AT(p.shard_wait_s), 0.1, 1e6, "S",
+                "end the run when a shard has been silent S seconds\n"
+                "(one started again with --resume within S rejoins it)")},
     SW_OPT_HEADING("the run, as for sim (workers learn it on joining)"),
     {SW_OPT_ROW(SW_OPT_STR, "model", 0, AT(p.model), 0, 0, "SPEC", "model")},
     {SW_OPT_ROW(SW_OPT_STR, "data", 0, AT(p.data), 0, 0, "SPEC", "data set")},
@@ -86,7 +89,9 @@ static const sw_opt server_table[] = {
     SW_OPT_HEADING("checkpoints and stopping"),
     {SW_OPT_ROW(SW_OPT_STR, "checkpoint", 0, AT(p.checkpoint), 0, 0, "FILE",
                 "checkpoint there every --checkpoint-applies and\n"
-                "--checkpoint-every, and at the end")},
+                "--checkpoint-every, and at the end; with --shards each\n"
+                "shard checkpoints its slice at that version, and FILE\n"
+                "records the version all of them hold")},
     {SW_OPT_ROW(SW_OPT_U64, "checkpoint-applies", 0, AT(p.checkpoint_applies), 0, 0, "N",
                 "applies between checkpoints (0: not by count)")},
     {SW_OPT_ROW(SW_OPT_F64, "checkpoint-every", 0, AT(p.checkpoint_s), 0, 1e9, "S",

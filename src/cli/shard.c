@@ -23,6 +23,13 @@ static const sw_opt table[] = {
                 "where to listen (loopback unless told otherwise; port *\npicks a free one)")},
     {SW_OPT_ROW(SW_OPT_STR, "endpoint-file", 0, AT(p.endpoint_file), 0, 0, "FILE",
                 "write the bound endpoint there")},
+    {SW_OPT_ROW(SW_OPT_STR, "checkpoint", 0, AT(p.checkpoint), 0, 0, "FILE",
+                "checkpoint the slice there when the server says (it\n"
+                "does on its --checkpoint schedule); the one before is\n"
+                "kept as FILE.prev")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "resume", 0, AT(p.resume), 0, 0, NULL,
+                "start from the checkpoint and rejoin its run: every\n"
+                "shard goes back to that version, and the run goes on")},
     {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(quiet), 0, 0, NULL, "warnings and errors only")},
     {SW_OPT_ROW(SW_OPT_FLAG, "verbose", 'v', AT(verbose), 0, 0, NULL, "debug messages too")},
     SW_OPT_END_ROW,
@@ -37,8 +44,13 @@ static const sw_cmd_opts command = {
              "its place in the run and its slice, and names the workers who may push and pull\n"
              "there; workers learn the shards when they join the server. The shard applies what\n"
              "the server's policy decides, so every shard holds the same version. It serves one\n"
-             "run and ends with it. Shards do not checkpoint yet: a shard that dies ends the run\n"
-             "(the server says which).",
+             "run and ends with it.\n"
+             "\n"
+             "With --checkpoint on every shard and on the server, all shards checkpoint the same\n"
+             "version. A shard that dies can be started again with the same --bind, --checkpoint\n"
+             "and --resume within the server's --shard-wait: every shard goes back to the last\n"
+             "checkpoint, the applies since are lost, the version counter goes on, and so does the\n"
+             "run. A shard silent longer ends the run (the server says which).",
     .tables = {table},
 };
 
@@ -56,10 +68,11 @@ int sw_cli_shard(int argc, char **argv)
     if (sw_shard_run(&p, &r, err))
         return sw_cli_error(CMD, "%s", err);
     printf("%s: version %llu, %llu applies, %llu pushes, %llu pulls, %llu refused messages, "
-           "%.1f MB in, %.1f MB out\n",
+           "%llu checkpoints, %llu restores, %.1f MB in, %.1f MB out\n",
            r.done ? "run over" : "stopped", (unsigned long long)r.version,
            (unsigned long long)r.applies, (unsigned long long)r.pushes,
-           (unsigned long long)r.pulls, (unsigned long long)r.refused, (double)r.bytes_in / 1e6,
+           (unsigned long long)r.pulls, (unsigned long long)r.refused,
+           (unsigned long long)r.saves, (unsigned long long)r.restores, (double)r.bytes_in / 1e6,
            (double)r.bytes_out / 1e6);
     return 0;
 }

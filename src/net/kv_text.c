@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *sw__text_value(const char *text, const char *key)
@@ -12,6 +13,16 @@ const char *sw__text_value(const char *text, const char *key)
         if (!strncmp(line, key, k) && line[k] == '=')
             return line + k + 1;
     return NULL;
+}
+
+int sw__text_number(const char *text, const char *key, unsigned long long *v)
+{
+    const char *at = sw__text_value(text, key);
+    char *end;
+    if (!at || *at < '0' || *at > '9')
+        return -1;
+    *v = strtoull(at, &end, 10);
+    return *end && *end != '\n' ? -1 : 0;
 }
 
 int sw__text_append(char *text, size_t cap, int len, const char *fmt, ...)

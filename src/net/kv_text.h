@@ -8,6 +8,8 @@
 /* The value of the line "key=..." in text (up to its newline, not included), or NULL when no
  * line starts with key=. */
 const char *sw__text_value(const char *text, const char *key);
+/* The whole decimal number on line "key=N" of text into *v: 0, or -1 when there is none. */
+int sw__text_number(const char *text, const char *key, unsigned long long *v);
 
 /* Appends printf-style to text (cap bytes, len used so far) and returns the new length; text
  * already full stays as it is. */

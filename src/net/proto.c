@@ -18,7 +18,8 @@ const char *sw_msg_type_name(int type)
                                         "peer-members", "peer-delta", "peer-slice", "peer-stop",
                                         "peer-bye", "shard-init", "shard-set", "shard-member",
                                         "shard-apply", "shard-push", "shard-pushed",
-                                        "shard-pull", "shard-slice"};
+                                        "shard-pull", "shard-slice", "shard-ping",
+                                        "shard-save", "shard-state", "shard-restore"};
     return type >= 1 && type <= SW_MSG_TYPE_MAX ? names[type] : "?";
 }
 

@@ -33,6 +33,7 @@ sw_server_params sw_server_default_params(void)
         .seed = 1,
         .batch_mode = "sample",
         .heartbeat_timeout_s = 5,
+        .shard_wait_s = 60,
         .eval_every_s = 5,
         .checkpoint_applies = 1000,
         .checkpoint_s = 30,
@@ -190,12 +191,14 @@ static int setup_engine(server *s, char *err)
     uint64_t version = 0;
     sw_optim resumed = {0};
     int rc = 0;
-    if (p->resume)
+    bool sharded = p->shards != NULL;
+    if (p->resume && sharded) /* the shards hold θ: the server's record says which version */
+        rc = sw__shards_read_record(s, &version, err);
+    else if (p->resume)
         rc = load_resume(s, init, &version, &resumed, err);
     else
         sw_task_init_params(s->task, init, p->seed);
     sw_engine_params ep = sw_engine_default_params();
-    bool sharded = p->shards != NULL;
     ep.n_params = sharded ? 0 : s->n; /* sharded: the engine decides, the shards apply */
     ep.concurrent = s->threaded; /* the engine decides, the pool's threads apply */
     ep.concurrent_mode = (sw_apply_mode)sw_apply_mode_parse(p->apply_mode ? p->apply_mode : "");
@@ -250,8 +253,6 @@ static int setup(server *s, char *err)
     s->started = p->wait_workers <= 1;
     s->unchecked =
         p->checksum == SW_CHECKSUM_OFF || (p->checksum == SW_CHECKSUM_AUTO && p->curve_key);
-    if (p->shards && p->resume)
-        return sw_fail(err, SW_EINVAL, "a run with --shards does not resume yet");
     int rc = sw_task_data_load(&s->data, p->model, p->data, p->seed, err);
     if (!rc)
         rc = sw_task_new(&s->task, p->model, &s->data, 256, SW_TASK_PROBE_EXAMPLES, err);

@@ -14,7 +14,7 @@
 #define ENTRY 20 /* an APPLY entry: u32 worker, u64 token, u64 seq */
 #define ORDERS_QUEUED 100000 /* frames a shard's connection queues before one is lost */
 
-static uint64_t all_shards(const sw__shards *h)
+uint64_t sw__shards_all(const sw__shards *h)
 {
     return (1ULL << h->n) - 1; /* n <= SW_SHARDS_MAX < 64 */
 }
@@ -49,17 +49,16 @@ static void send_frame(server *s, uint32_t j, sw_msg_type type, sw_frame *f)
         sw__server_fail(s, SW_EIO, why);
         return;
     }
-    s->shards.bytes_out[j] += size;
     s->r->bytes_out += size;
 }
 
-static void send_to(server *s, uint32_t j, const sw_msg *m, const float *floats)
+void sw__shards_send_to(server *s, uint32_t j, const sw_msg *m, const float *floats)
 {
     send_frame(s, j, m->type, build(s, m, floats));
 }
 
 /* The same message to every shard: one frame, referenced by each send. */
-static void send_all(server *s, const sw_msg *m)
+void sw__shards_send_all(server *s, const sw_msg *m)
 {
     sw_frame *f = build(s, m, NULL);
     for (uint32_t j = 0; j < s->shards.n; j++)
@@ -67,7 +66,7 @@ static void send_all(server *s, const sw_msg *m)
     sw_frame_unref(f);
 }
 
-static void put_entry(uint8_t *at, uint32_t w, uint64_t token, uint64_t seq)
+void sw__shards_put_entry(uint8_t *at, uint32_t w, uint64_t token, uint64_t seq)
 {
     sw_put_u32(at, w);
     sw_put_u64(at + 4, token);
@@ -75,15 +74,15 @@ static void put_entry(uint8_t *at, uint32_t w, uint64_t token, uint64_t seq)
 }
 
 /* Every shard forgets the push (w, token, seq) (a shard that never had it passes it over). */
-static void drop_everywhere(server *s, uint32_t w, uint64_t token, uint64_t seq)
+void sw__shards_drop_everywhere(server *s, uint32_t w, uint64_t token, uint64_t seq)
 {
     uint8_t pay[8 + ENTRY];
     sw_put_f32(pay, 0);
     sw_put_u32(pay + 4, 1);
-    put_entry(pay + 8, w, token, seq);
+    sw__shards_put_entry(pay + 8, w, token, seq);
     sw_msg m = {.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER, .flags = SW_FLAG_DROPPED,
                 .payload = pay, .payload_len = sizeof pay};
-    send_all(s, &m);
+    sw__shards_send_all(s, &m);
 }
 
 /* ---- Opening ----------------------------------------------------------------------------- */
@@ -107,7 +106,6 @@ static int supported(const server *s, char *err)
     const sw_server_params *p = s->p;
     const char *no = sw_task_is_sparse(s->task) ? "a sparse model"
                      : p->apply_threads > 1     ? "--apply-threads"
-                     : p->checkpoint            ? "--checkpoint (shards do not checkpoint yet)"
                      : p->curve_key             ? "CURVE (shards listen in the clear)"
                                                 : NULL;
     if (no)
@@ -123,13 +121,13 @@ static void send_init(server *s, uint32_t j, uint64_t version)
     sw_chunk_table_format(&h->table, table, sizeof table);
     sw_optim_format(&s->p->optim, optim);
     int len = snprintf(text, sizeof text,
-                       "shard=%u\nshards=%u\nparams=%zu\nslots=%u\n%soptimizer=%s\nwd=%.9g\n"
-                       "checksum=%s\n",
-                       j, h->n, s->n, s->slots, table, optim, (double)s->p->weight_decay,
-                       s->unchecked ? "off" : "on");
+                       "run=%llu\nshard=%u\nshards=%u\nparams=%zu\nslots=%u\n%soptimizer=%s\n"
+                       "wd=%.9g\nchecksum=%s\n",
+                       (unsigned long long)h->run, j, h->n, s->n, s->slots, table, optim,
+                       (double)s->p->weight_decay, s->unchecked ? "off" : "on");
     sw_msg m = {.type = SW_MSG_SHARD_INIT, .worker = SW_NO_WORKER, .version = version,
                 .payload = (const uint8_t *)text, .payload_len = (size_t)len};
-    send_to(s, j, &m, NULL);
+    sw__shards_send_to(s, j, &m, NULL);
 }
 
 static int dial(server *s, uint32_t j, char *err)
@@ -167,13 +165,22 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
     if (!h->reporting || !h->theta)
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);
     welcome_lines(h);
+    if (!s->p->resume) /* a restarted server read it from its record */
+        h->run = sw_rng_u64(&s->tokens) | 1; /* never 0 */
+    h->saved = h->saving = SW_SHARD_NONE;
+    for (uint32_t j = 0; j < h->n; j++)
+        h->seen[j] = (sw__shard_seen){.saved = SW_SHARD_NONE}; /* heard at 0, the start */
     for (uint32_t j = 0; j < h->n && !rc; j++)
         rc = dial(s, j, err);
+    if (!rc && s->p->resume) {
+        sw__shards_restart(s, version);
+        return 0;
+    }
     for (uint32_t j = 0; j < h->n && !rc; j++) {
         send_init(s, j, version);
         sw_msg set = {.type = SW_MSG_SHARD_SET, .worker = SW_NO_WORKER, .version = version,
                       .payload_len = 4 * sw_chunk_slice_len(&h->table, j)};
-        send_to(s, j, &set, theta0 + sw_chunk_slice_at(&h->table, j));
+        sw__shards_send_to(s, j, &set, theta0 + sw_chunk_slice_at(&h->table, j));
     }
     if (!rc)
         sw_log(SW_LOG_INFO, "the parameters cut into %u chunks of %zu over %u shards",
@@ -187,7 +194,7 @@ void sw__shards_close(server *s)
     sw_msg over = {.type = SW_MSG_SHARD_MEMBER, .worker = SW_NO_WORKER, .flags = SW_FLAG_DONE};
     for (uint32_t j = 0; j < h->n; j++)
         if (h->socks[j]) {
-            send_to(s, j, &over, NULL);
+            sw__shards_send_to(s, j, &over, NULL);
             sw_sock_close(h->socks[j]);
         }
     free(h->reporting);
@@ -201,12 +208,12 @@ void sw__shards_member(server *s, uint32_t w, uint64_t token)
 {
     sw__reporting *r = &s->shards.reporting[w];
     if (!token && r->open) { /* half reported: it will never be counted */
-        drop_everywhere(s, w, r->token, r->seq);
+        sw__shards_drop_everywhere(s, w, r->token, r->seq);
         r->open = false;
     }
     sw_msg m = {.type = SW_MSG_SHARD_MEMBER, .worker = w, .flags = token ? 0 : SW_FLAG_DONE,
                 .version = token};
-    send_all(s, &m);
+    sw__shards_send_all(s, &m);
 }
 
 /* The APPLY payload being built: f32 lr and u32 n are written when it goes, the entries as
@@ -244,7 +251,7 @@ static void send_apply(server *s, const sw_event *ev)
     sw_put_u32(h->order + 4, h->n_order);
     sw_msg m = {.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER, .version = ev->V,
                 .payload = h->order, .payload_len = 8 + (size_t)ENTRY * h->n_order};
-    send_all(s, &m);
+    sw__shards_send_all(s, &m);
     h->n_order = 0;
 }
 
@@ -255,7 +262,7 @@ void sw__shards_event(server *s, const sw_event *ev)
         sw__server_fail(s, SW_ENOMEM, "out of memory for an apply order");
     } else if (ev->kind == SW_EV_DROP && h->n_order > 0) { /* the push just added */
         const uint8_t *e = order_entry(h, --h->n_order);
-        drop_everywhere(s, sw_get_u32(e), sw_get_u64(e + 4), sw_get_u64(e + 12));
+        sw__shards_drop_everywhere(s, sw_get_u32(e), sw_get_u64(e + 4), sw_get_u64(e + 12));
     } else if (ev->kind == SW_EV_APPLY) {
         send_apply(s, ev);
     }
@@ -263,7 +270,7 @@ void sw__shards_event(server *s, const sw_event *ev)
 
 /* ---- What the shards say ---------------------------------------------------------------------- */
 
-static void shard_failed(server *s, uint32_t j, const char *what, int len, const char *detail)
+void sw__shards_failed(server *s, uint32_t j, const char *what, int len, const char *detail)
 {
     char why[SW_ERR_LEN];
     snprintf(why, sizeof why, "shard %u (%s) %s%.*s", j, s->shards.eps[j], what, len, detail);
@@ -271,62 +278,62 @@ static void shard_failed(server *s, uint32_t j, const char *what, int len, const
 }
 
 /* Every shard holds worker w's push: the engine decides on it, as on an unsharded push. */
-static void counted(server *s, uint32_t w, const sw__reporting *r)
+void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
 {
     conn *c = &s->conns[w];
     if (s->done || !c->live || c->token != r->token) { /* the run or the membership is over */
-        drop_everywhere(s, w, r->token, r->seq);
+        sw__shards_drop_everywhere(s, w, r->token, r->seq);
         return;
     }
     peer from = {.route = c->route, .route_len = c->route_len, .sock = s->sock};
     sw_msg m = {.type = SW_MSG_PUSH, .worker = w, .flags = r->flags, .version = r->version};
-    put_entry(s->shards.deciding, w, r->token, r->seq);
+    sw__shards_put_entry(s->shards.deciding, w, r->token, r->seq);
     if (sw__server_push_allowed(s, &from, &m))
         sw__server_accept_push(s, &from, &m, NULL, 0);
     else
-        drop_everywhere(s, w, r->token, r->seq);
+        sw__shards_drop_everywhere(s, w, r->token, r->seq);
 }
 
 static void reported(server *s, uint32_t j, const sw_msg *m)
 {
     if (m->payload_len != 24 || m->worker >= s->slots) {
-        shard_failed(s, j, "reported a push the protocol does not allow", 0, "");
+        sw__shards_failed(s, j, "reported a push the protocol does not allow", 0, "");
         return;
     }
     uint64_t token = sw_get_u64(m->payload), seq = sw_get_u64(m->payload + 8);
     sw__reporting *r = &s->shards.reporting[m->worker];
     if (!r->open || r->token != token || r->seq != seq) {
         if (r->open) /* a push that never reached every shard, replaced by the next */
-            drop_everywhere(s, m->worker, r->token, r->seq);
+            sw__shards_drop_everywhere(s, m->worker, r->token, r->seq);
         *r = (sw__reporting){.token = token, .seq = seq, .version = m->version, .open = true,
                              .flags = m->flags & SW_FLAG_WANT_MODEL};
     }
     if (m->version != r->version) { /* slices of one push at different versions */
-        drop_everywhere(s, m->worker, token, seq);
+        sw__shards_drop_everywhere(s, m->worker, token, seq);
         r->open = false;
         return;
     }
     r->shards |= 1ULL << j;
-    if (r->shards == all_shards(&s->shards)) {
+    if (r->shards == sw__shards_all(&s->shards)) {
         r->open = false;
-        counted(s, m->worker, r);
+        sw__shards_counted(s, m->worker, r);
     }
 }
 
 static void sliced(server *s, uint32_t j, const sw_msg *m)
 {
     sw__shards *h = &s->shards;
-    if (!h->gathering || (h->gathered >> j & 1))
-        return; /* an answer to a gather given up */
+    if (!h->gathering || (h->gathered >> j & 1) || (h->restoring >> j & 1))
+        return; /* an answer to a gather given up (a restore abandons it) */
     char why[SW_ERR_LEN];
     if (sw_msg_get_floats(m, h->theta + sw_chunk_slice_at(&h->table, j),
                           sw_chunk_slice_len(&h->table, j), why)) {
-        shard_failed(s, j, "sent a bad slice: ", (int)strlen(why), why);
+        sw__shards_failed(s, j, "sent a bad slice: ", (int)strlen(why), why);
         return;
     }
     h->gather_min = h->gathered && h->gather_min < m->version ? h->gather_min : m->version;
     h->gathered |= 1ULL << j;
-    if (h->gathered != all_shards(h))
+    if (h->gathered != sw__shards_all(h))
         return;
     h->gathering = false;
     h->have_theta = true;
@@ -337,28 +344,34 @@ static void sliced(server *s, uint32_t j, const sw_msg *m)
 void sw__shards_take(server *s, uint32_t j, const sw_delivery *d)
 {
     if (d->gone) {
-        shard_failed(s, j, "closed its connection", 0, "");
+        sw__shards_failed(s, j, "closed its connection", 0, "");
         return;
     }
     size_t len = sw_frame_size(d->frame);
-    s->shards.bytes_in[j] += len;
     s->r->bytes_in += len;
     sw_msg m;
     char why[SW_ERR_LEN];
     uint64_t limit = 4 * (uint64_t)sw_chunk_slice_len(&s->shards.table, j) + 8192;
     if (d->multipart || sw_msg_decode(sw_frame_data(d->frame), len, limit, &m, why) ||
         ((m.flags & SW_FLAG_UNCHECKED) && !s->unchecked)) {
-        shard_failed(s, j, "sent a message the server cannot read", 0, "");
-    } else if (m.type == SW_MSG_SHARD_PUSHED) {
+        sw__shards_failed(s, j, "sent a message the server cannot read", 0, "");
+        return;
+    }
+    s->shards.seen[j].heard = sw__server_now(s);
+    s->shards.seen[j].answered = true;
+    if (m.type == SW_MSG_SHARD_PUSHED) {
         reported(s, j, &m);
     } else if (m.type == SW_MSG_SHARD_SLICE) {
         sliced(s, j, &m);
+    } else if (m.type == SW_MSG_SHARD_STATE) {
+        sw__shards_state(s, j, &m);
     } else if (m.type == SW_MSG_ERROR) {
-        shard_failed(s, j, "refused the server's order: ", (int)m.payload_len,
-                     (const char *)m.payload);
+        sw__shards_failed(s, j, "refused the server's order: ", (int)m.payload_len,
+                          (const char *)m.payload);
     } else {
         const char *type = sw_msg_type_name(m.type);
-        shard_failed(s, j, "sent a message meant for someone else: ", (int)strlen(type), type);
+        sw__shards_failed(s, j, "sent a message meant for someone else: ", (int)strlen(type),
+                          type);
     }
 }
 
@@ -372,46 +385,55 @@ void sw__shards_gather(server *s)
     h->gathering = true;
     h->have_theta = false; /* its buffer is being written */
     h->gathered = 0;
-    h->gather_since = sw__server_now(s);
     sw_msg m = {.type = SW_MSG_SHARD_PULL, .worker = SW_NO_WORKER,
                 .version = sw_engine_version(s->engine)};
-    send_all(s, &m);
-}
-
-void sw__shards_check_gather(server *s, double timeout_s)
-{
-    sw__shards *h = &s->shards;
-    if (!h->gathering || sw__server_now(s) - h->gather_since <= timeout_s)
-        return;
-    for (uint32_t j = 0; j < h->n; j++)
-        if (!(h->gathered >> j & 1)) {
-            char why[64];
-            snprintf(why, sizeof why, "%.0f s", timeout_s);
-            shard_failed(s, j, "has not sent its slice for ", (int)strlen(why), why);
-            return;
-        }
+    sw__shards_send_all(s, &m);
 }
 
 /* ---- Status --------------------------------------------------------------------------------- */
+
+/* The largest of n figures over their mean (1: balanced). */
+static double skew(const double *x, uint32_t n)
+{
+    double sum = 0, top = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        sum += x[j];
+        top = x[j] > top ? x[j] : top;
+    }
+    return sum > 0 ? top * n / sum : 1;
+}
 
 int sw__shards_status(const server *s, char *text, size_t cap, int len)
 {
     const sw__shards *h = &s->shards;
     const sw_chunk_table *t = &h->table;
-    size_t largest = 0;
-    for (uint32_t j = 0; j < h->n; j++)
-        largest = sw_chunk_slice_len(t, j) > largest ? sw_chunk_slice_len(t, j) : largest;
+    double params[SW_SHARDS_MAX], bytes[SW_SHARDS_MAX], now = sw__server_now(s);
+    for (uint32_t j = 0; j < h->n; j++) {
+        params[j] = (double)sw_chunk_slice_len(t, j);
+        bytes[j] = (double)(h->seen[j].bytes_in + h->seen[j].bytes_out);
+    }
     len = sw__text_append(text, cap, len,
-                          "shards %u: %u chunks of %zu floats; load skew %.2f (the largest "
-                          "slice over the mean); the server's link to each:\n",
-                          h->n, t->n_chunks, t->chunk, (double)largest * h->n / (double)s->n);
-    for (uint32_t j = 0; j < h->n; j++)
+                          "shards %u: %u chunks of %zu floats; skew (the largest over the mean) "
+                          "%.2f in parameters, %.2f in bytes moved\n",
+                          h->n, t->n_chunks, t->chunk, skew(params, h->n), skew(bytes, h->n));
+    if (h->saved != SW_SHARD_NONE || h->restores)
         len = sw__text_append(text, cap, len,
-                              "  shard %u  %-24s params [%zu, %zu)  chunks %u  in %.1f MB  "
-                              "out %.1f MB\n",
+                              "  checkpoint: every shard holds version %lld; %llu restores "
+                              "undid %llu applies\n",
+                              h->saved == SW_SHARD_NONE ? -1LL : (long long)h->saved,
+                              (unsigned long long)h->restores,
+                              (unsigned long long)h->lost_applies);
+    for (uint32_t j = 0; j < h->n; j++) {
+        const sw__shard_seen *v = &h->seen[j];
+        len = sw__text_append(text, cap, len,
+                              "  shard %u  %-24s params [%zu, %zu)  chunks %u  version %llu  "
+                              "in %.1f MB  out %.1f MB  refused %llu  heard %.1f s ago%s\n",
                               j, h->eps[j], sw_chunk_slice_at(t, j),
                               sw_chunk_slice_at(t, j) + sw_chunk_slice_len(t, j),
-                              t->first[j + 1] - t->first[j], (double)h->bytes_in[j] / 1e6,
-                              (double)h->bytes_out[j] / 1e6);
+                              t->first[j + 1] - t->first[j], (unsigned long long)v->version,
+                              (double)v->bytes_in / 1e6, (double)v->bytes_out / 1e6,
+                              (unsigned long long)v->refused, now - v->heard,
+                              v->awaiting ? "  (resumed: being restored)" : "");
+    }
     return len;
 }

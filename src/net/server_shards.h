@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "syncwise/engine.h"
+#include "syncwise/proto.h"
 #include "syncwise/shard.h"
 #include "syncwise/transport.h"
 
@@ -26,13 +27,20 @@ typedef struct sw__reporting {
     bool open;
 } sw__reporting;
 
+/* What a shard last said of itself (SHARD_STATE), and when the server last heard from it. */
+typedef struct sw__shard_seen {
+    double heard;
+    uint64_t version, saved, bytes_in, bytes_out, refused, restores;
+    bool answered; /* it has said something */
+    bool awaiting;
+} sw__shard_seen;
+
 typedef struct sw__shards {
     uint32_t n; /* 0: not a sharded run */
     sw_chunk_table table;
     char eps[SW_SHARDS_MAX][SW_SHARD_EP_LEN];
     char welcome[SW_SHARDS_MAX * SW_SHARD_EP_LEN + 1024]; /* shards=, chunk=, first= lines */
     sw_sock *socks[SW_SHARDS_MAX];
-    uint64_t bytes_in[SW_SHARDS_MAX], bytes_out[SW_SHARDS_MAX];
     sw__reporting *reporting; /* per slot */
     /* The next apply's SHARD_APPLY payload: 8 bytes (lr, n), then its pushes' 20-byte entries
      * (worker, token, seq), n_order of them (room for cap_order). */
@@ -46,11 +54,21 @@ typedef struct sw__shards {
     bool gathering;
     uint64_t gathered;        /* bit j: shard j's slice is in */
     uint64_t gather_min;      /* the lowest version among the slices in */
-    double gather_since;
+    /* Recovery (server_shards_recover.c). */
+    uint64_t run;             /* the run's id: INIT gives it, PING and RESTORE carry it */
+    sw__shard_seen seen[SW_SHARDS_MAX];
+    double next_ping;
+    uint64_t saved;           /* the newest version every shard checkpointed (SW_SHARD_NONE) */
+    uint64_t saving, saved_by; /* the version being checkpointed; bit j: shard j has */
+    uint64_t restores;        /* RESTOREs sent */
+    uint64_t restoring;       /* bit j: shard j has not yet taken the last RESTORE */
+    uint64_t lost_applies;    /* applies the restores undid */
 } sw__shards;
 
-/* How long a stopped sharded server waits for the last gather. */
+/* How long a stopped sharded server waits for the last gather and checkpoint. */
 #define SW_SHARDS_LAST_GATHER_S 10.0
+/* How often the server pings each shard. */
+#define SW_SHARDS_PING_S 0.25
 
 struct sw_server;
 
@@ -68,10 +86,38 @@ void sw__shards_member(struct sw_server *s, uint32_t w, uint64_t token);
 void sw__shards_event(struct sw_server *s, const sw_event *ev);
 /* What shard j sent. */
 void sw__shards_take(struct sw_server *s, uint32_t j, const sw_delivery *d);
-/* Asks every shard for its slice at the engine's version (one gather at a time); a gather
- * unanswered after timeout_s ends the run. */
+/* Asks every shard for its slice at the engine's version (one gather at a time). */
 void sw__shards_gather(struct sw_server *s);
-void sw__shards_check_gather(struct sw_server *s, double timeout_s);
+/* Shared by server_shards.c and server_shards_recover.c: a message to shard j or to all (one
+ * frame), an entry (worker, token, seq) of an APPLY or RESTORE, a push every shard forgets, a
+ * push the engine decides on, a shard's failure that ends the run. */
+void sw__shards_send_to(struct sw_server *s, uint32_t j, const sw_msg *m, const float *floats);
+void sw__shards_send_all(struct sw_server *s, const sw_msg *m);
+void sw__shards_put_entry(uint8_t *at, uint32_t w, uint64_t token, uint64_t seq);
+void sw__shards_drop_everywhere(struct sw_server *s, uint32_t w, uint64_t token, uint64_t seq);
+void sw__shards_counted(struct sw_server *s, uint32_t w, const sw__reporting *r);
+void sw__shards_failed(struct sw_server *s, uint32_t j, const char *what, int len,
+                       const char *detail);
+uint64_t sw__shards_all(const sw__shards *h);
+
+/* server_shards_recover.c: the pings (and a silent shard's end of the run), what a shard says
+ * of itself (SHARD_STATE: a resumed one is restored), and the checkpoints all shards take at
+ * one version. */
+void sw__shards_keep_alive(struct sw_server *s);
+double sw__shards_next_ping(const struct sw_server *s);
+void sw__shards_state(struct sw_server *s, uint32_t j, const sw_msg *m);
+/* Orders every shard to checkpoint the engine's version, unless one is under way; 0, or the
+ * failure of the server's own record of the last complete one. */
+void sw__shards_save(struct sw_server *s);
+/* A restarted server's start: the run's id and the version every shard checkpointed, from the
+ * record --checkpoint FILE holds. */
+int sw__shards_read_record(struct sw_server *s, uint64_t *version, char *err);
+/* RESTORE to every shard of a restarted server: back to `version`, forgetting every gradient
+ * held (no push from before counts), with no members. */
+void sw__shards_restart(struct sw_server *s, uint64_t version);
+/* Whether the shards' last checkpoint is of version V. */
+bool sw__shards_saved_at(const struct sw_server *s, uint64_t V);
+
 /* ctl status's lines on the shards, appended to text (cap bytes, len used); the new length. */
 int sw__shards_status(const struct sw_server *s, char *text, size_t cap, int len);
 

@@ -95,6 +95,12 @@ int sw__server_checkpoint(server *s, char *err)
 {
     if (!s->p->checkpoint)
         return 0;
+    if (s->shards.n) { /* the shards hold θ: each checkpoints its slice */
+        s->last_ckpt_applies = sw_engine_version(s->engine);
+        s->next_ckpt = sw__server_now(s) + (s->p->checkpoint_s > 0 ? s->p->checkpoint_s : INFINITY);
+        sw__shards_save(s);
+        return 0;
+    }
     sw_ckpt c = {.desc = sw_task_desc(s->task),
                  .model_version = sw_engine_version(s->engine),
                  .seed = s->p->seed,
@@ -169,6 +175,8 @@ static void deadlines(server *s)
 {
     double now = sw__server_now(s);
     check_heartbeats(s);
+    if (s->shards.n)
+        sw__shards_keep_alive(s);
     if (s->wake_at >= 0 && now >= s->wake_at) {
         sw_engine_result res;
         if (sw__server_engine_ok(s, sw_engine_tick(s->engine, now, &res), "wake-up", SW_NO_WORKER))
@@ -187,30 +195,32 @@ static void deadlines(server *s)
         sw__server_fail(s, SW_EIO, err);
 }
 
-/* A gather unanswered this long ends the run. */
-static double gather_timeout_s(const server *s)
-{
-    return 2 * s->p->heartbeat_timeout_s;
-}
-
 /* A done run is over at once; a sharded one once a gather at its last version is evaluated
- * (or a failure ends it). */
+ * and, with --checkpoint, every shard has checkpointed it (or a failure ends it). */
 static void finish_when_over(server *s)
 {
     sw__shards *h = &s->shards;
     uint64_t V = sw_engine_version(s->engine);
-    if (!h->n || s->rc || (h->have_theta && h->theta_version == V && s->eval_version == V))
+    bool evaluated = h->have_theta && h->theta_version == V && s->eval_version == V;
+    bool saved = !s->p->checkpoint || sw__shards_saved_at(s, V);
+    if (!h->n || s->rc || (evaluated && saved)) {
         s->finished = true;
-    else if (!h->gathering)
+        return;
+    }
+    if (h->restoring)
+        return; /* the shards are going back to their checkpoint */
+    if (!evaluated && !h->gathering)
         sw__shards_gather(s);
+    if (!saved)
+        sw__shards_save(s);
 }
 
 /* The next deadline, on the network's clock. */
 static double next_due(const server *s)
 {
     double now = sw__server_now(s), next = now + HEARTBEAT_CHECK_S;
-    if (s->shards.gathering && s->shards.gather_since + gather_timeout_s(s) < next)
-        next = s->shards.gather_since + gather_timeout_s(s);
+    if (s->shards.n && sw__shards_next_ping(s) < next)
+        next = sw__shards_next_ping(s);
     next = eval_due_at(s) < next ? eval_due_at(s) : next;
     next = s->wake_at >= 0 && s->wake_at < next ? s->wake_at : next;
     return s->t0 + next;
@@ -228,7 +238,8 @@ double sw__server_turn(void *ctx, double now)
         drain(s, s->sock);
     if (!s->done)
         deadlines(s);
-    sw__shards_check_gather(s, gather_timeout_s(s));
+    if (s->done && s->shards.n && !s->finished)
+        sw__shards_keep_alive(s); /* the last gather waits on live shards only */
     if (p->stop && *p->stop)
         s->done = true;
     if (s->done)

@@ -8,71 +8,23 @@
 #include <string.h>
 
 #include "kv_text.h"
+#include "shard_internal.h"
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
 #include "syncwise/file.h"
 #include "syncwise/log.h"
-#include "syncwise/optim.h"
-#include "syncwise/proto.h"
-#include "syncwise/shard.h"
 
 #define BURST 64
 
-/* A gradient slice a worker pushed, kept until an APPLY uses it or a DROPPED order forgets it:
- * read where it landed, in the frame that brought it (held by reference), or copied out when
- * the host cannot read it in place. */
-typedef struct held {
-    uint32_t worker;
-    uint64_t token, seq; /* the membership it came from, and its number there */
-    const float *g; /* NULL: a free entry */
-    sw_frame *frame;
-    float *copy;
-} held;
-
-/* A PULL of a version the shard does not hold yet. */
-typedef struct waiting {
-    uint8_t route[SW_ROUTE_MAX];
-    size_t route_len;
-    uint32_t worker;
-    uint64_t min;
-} waiting;
-
-struct sw_shard {
-    const sw_shard_params *p;
-    sw_shard_result *r;
-    sw_net *net;
-    sw_sock *sock;
-    sw_agent agent;
-    /* The server: the route of the first SHARD_INIT. */
-    uint8_t server[SW_ROUTE_MAX];
-    size_t server_len;
-    bool configured, ready; /* INIT came; SET came (θ holds the run's values) */
-    bool unchecked;         /* payloads without checksums, as the run agreed */
-    uint32_t index, slots;
-    sw_chunk_table table;
-    size_t len;             /* floats in the slice */
-    float *theta, *sum;
-    sw_optim opt;           /* momentum or Adam on the slice; opt.m NULL for plain SGD */
-    float wd;
-    uint64_t version;
-    uint64_t *tokens;       /* per worker slot: its membership's token, 0 when not a member */
-    held *held;
-    size_t n_held;
-    waiting *pulls;
-    size_t n_pulls;
-    sw_frame *body; /* the frame being handled */
-};
 typedef struct sw_shard shard;
-
-typedef struct from {
-    const uint8_t *route;
-    size_t route_len;
-} from;
+typedef sw__held held;
+typedef sw__waiting waiting;
+typedef sw__from from;
 
 /* ---- Sending -------------------------------------------------------------------------------- */
 
-static void send_msg(shard *h, const from *to, sw_msg_type type, uint32_t worker, uint32_t flags,
-                     uint64_t version, const void *payload, size_t len, const float *floats)
+void sw__shard_send(shard *h, const from *to, sw_msg_type type, uint32_t worker, uint32_t flags,
+                    uint64_t version, const void *payload, size_t len, const float *floats)
 {
     sw_msg m = {.type = type, .worker = worker,
                 .flags = flags | (h->unchecked ? SW_FLAG_UNCHECKED : 0), .version = version,
@@ -95,11 +47,11 @@ static void refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_t f
 {
     h->r->refused++;
     sw_log(SW_LOG_DEBUG, "shard %u refused a message: %s", h->index, why);
-    send_msg(h, to, SW_MSG_ERROR, m ? m->worker : SW_NO_WORKER, flags, m ? m->version : 0, why,
+    sw__shard_send(h, to, SW_MSG_ERROR, m ? m->worker : SW_NO_WORKER, flags, m ? m->version : 0, why,
              strlen(why), NULL);
 }
 
-static void refuse(shard *h, const from *to, const sw_msg *m, const char *why)
+void sw__shard_refuse(shard *h, const from *to, const sw_msg *m, const char *why)
 {
     refuse_flagged(h, to, m, 0, why);
 }
@@ -107,11 +59,11 @@ static void refuse(shard *h, const from *to, const sw_msg *m, const char *why)
 static void send_slice(shard *h, const from *to, uint32_t worker)
 {
     h->r->pulls++;
-    send_msg(h, to, SW_MSG_SHARD_SLICE, worker, 0, h->version, NULL, 4 * h->len, h->theta);
+    sw__shard_send(h, to, SW_MSG_SHARD_SLICE, worker, 0, h->version, NULL, 4 * h->len, h->theta);
 }
 
 /* Answers the pulls waiting for the version the shard now holds. */
-static void answer_waiting(shard *h)
+void sw__shard_answer_waiting(shard *h)
 {
     size_t kept = 0;
     for (size_t i = 0; i < h->n_pulls; i++) {
@@ -126,7 +78,7 @@ static void answer_waiting(shard *h)
 
 /* ---- Who may say what ----------------------------------------------------------------------- */
 
-static bool is_server(const shard *h, const from *f)
+bool sw__shard_is_server(const shard *h, const from *f)
 {
     return h->configured && f->route_len == h->server_len &&
            !memcmp(f->route, h->server, f->route_len);
@@ -141,24 +93,18 @@ static bool is_member(const shard *h, const sw_msg *m)
 
 /* ---- The run: INIT and SET ------------------------------------------------------------------ */
 
-/* The number on line "key=N" of text; -1 when there is none. */
-static int config_value(const char *text, const char *key, unsigned long long *v)
+/* The run INIT describes (or a checkpoint kept): the table, the optimizer, the slice's room. */
+int sw__shard_configure(shard *h, const char *text, char *err)
 {
-    const char *at = sw__text_value(text, key);
-    char *end;
-    if (!at)
-        return -1;
-    *v = strtoull(at, &end, 10);
-    return end == at || (*end && *end != '\n') ? -1 : 0;
-}
-
-static int take_config(shard *h, const char *text, char *err)
-{
-    unsigned long long index, shards, params, slots;
-    if (config_value(text, "shard", &index) || config_value(text, "shards", &shards) ||
-        config_value(text, "params", &params) || config_value(text, "slots", &slots) ||
-        index >= shards || !slots || slots > (1u << 16) || shards > SW_SHARDS_MAX)
+    unsigned long long index, shards, params, slots, run;
+    if (sw__text_number(text, "shard", &index) || sw__text_number(text, "shards", &shards) ||
+        sw__text_number(text, "params", &params) || sw__text_number(text, "slots", &slots) ||
+        sw__text_number(text, "run", &run) || index >= shards || !slots || slots > (1u << 16) ||
+        shards > SW_SHARDS_MAX)
         return sw_fail(err, SW_EFORMAT, "an incomplete or impossible shard configuration");
+    if (strlen(text) >= sizeof h->config)
+        return sw_fail(err, SW_EFORMAT, "a shard configuration of over %zu bytes",
+                       sizeof h->config - 1);
     int rc = sw_chunk_table_parse(&h->table, text, (size_t)params, (uint32_t)shards, err);
     if (rc)
         return rc;
@@ -167,9 +113,11 @@ static int take_config(shard *h, const char *text, char *err)
     char spec[SW_OPTIM_SPEC_LEN] = "sgd";
     if (opt)
         snprintf(spec, sizeof spec, "%.*s", (int)strcspn(opt, "\n"), opt);
-    sw_optim_params op = sw_optim_default();
-    if ((rc = sw_optim_parse(&op, spec, err)))
+    h->optim = sw_optim_default();
+    if ((rc = sw_optim_parse(&h->optim, spec, err)))
         return rc;
+    snprintf(h->config, sizeof h->config, "%s", text);
+    h->run = run;
     h->wd = wd ? strtof(wd, NULL) : 0;
     h->unchecked = checksum && !strncmp(checksum, "off", 3);
     h->index = (uint32_t)index;
@@ -180,27 +128,27 @@ static int take_config(shard *h, const char *text, char *err)
     h->tokens = calloc(slots, sizeof *h->tokens);
     if (!h->theta || !h->sum || !h->tokens)
         return sw_fail(err, SW_ENOMEM, "no memory for a slice of %zu floats", h->len);
-    if (sw_optim_stateful(&op) && (rc = sw_optim_init(&h->opt, &op, h->len, err)))
+    if (sw_optim_stateful(&h->optim) && (rc = sw_optim_init(&h->opt, &h->optim, h->len, err)))
         return rc;
+    h->configured = true;
     return 0;
 }
 
 static void on_init(shard *h, const from *f, const sw_msg *m)
 {
     if (h->configured) { /* one run per shard process: a restarted server needs a new shard */
-        refuse(h, f, m, is_server(h, f) ? "this shard is configured already"
+        sw__shard_refuse(h, f, m, sw__shard_is_server(h, f) ? "this shard is configured already"
                                         : "this shard serves another server");
         return;
     }
     char text[8192], err[SW_ERR_LEN];
     snprintf(text, sizeof text, "%.*s", (int)m->payload_len, (const char *)m->payload);
-    if (take_config(h, text, err)) {
-        refuse(h, f, m, err);
+    if (sw__shard_configure(h, text, err)) {
+        sw__shard_refuse(h, f, m, err);
         return;
     }
     memcpy(h->server, f->route, f->route_len);
     h->server_len = f->route_len;
-    h->configured = true;
     h->version = m->version;
     sw_log(SW_LOG_INFO, "shard %u of %u: parameters [%zu, %zu) of %zu", h->index,
            h->table.n_shards, sw_chunk_slice_at(&h->table, h->index),
@@ -210,20 +158,20 @@ static void on_init(shard *h, const from *f, const sw_msg *m)
 static void on_set(shard *h, const from *f, const sw_msg *m)
 {
     char why[SW_ERR_LEN];
-    if (!is_server(h, f))
-        refuse(h, f, m, "only the server sets the parameters");
+    if (!sw__shard_is_server(h, f))
+        sw__shard_refuse(h, f, m, "only the server sets the parameters");
     else if (sw_msg_get_floats(m, h->theta, h->len, why))
-        refuse(h, f, m, why);
+        sw__shard_refuse(h, f, m, why);
     else {
         h->version = m->version;
         h->ready = true;
-        answer_waiting(h);
+        sw__shard_answer_waiting(h);
     }
 }
 
 /* ---- Members and gradients ------------------------------------------------------------------ */
 
-static void let_go(held *e)
+void sw__shard_let_go(held *e)
 {
     sw_frame_unref(e->frame);
     free(e->copy);
@@ -233,12 +181,12 @@ static void let_go(held *e)
 
 static void on_member(shard *h, const from *f, const sw_msg *m)
 {
-    if (!is_server(h, f)) {
-        refuse(h, f, m, "only the server names members");
+    if (!sw__shard_is_server(h, f)) {
+        sw__shard_refuse(h, f, m, "only the server names members");
     } else if (m->worker == SW_NO_WORKER && (m->flags & SW_FLAG_DONE)) {
         h->r->done = true;
     } else if (m->worker >= h->slots || (!(m->flags & SW_FLAG_DONE) && m->version == 0)) {
-        refuse(h, f, m, "no such worker slot, or no token");
+        sw__shard_refuse(h, f, m, "no such worker slot, or no token");
     } else {
         /* What the old membership pushed stays: the engine may still hold it in its buffer
          * (a worker that left), and the server orders it applied or dropped. */
@@ -269,8 +217,8 @@ static held *find(shard *h, uint32_t worker, uint64_t token, uint64_t seq)
     return NULL;
 }
 
-/* An APPLY's k-th entry: (u32 worker, u64 token, u64 seq). */
-#define ENTRY 20
+/* An APPLY's k-th entry. */
+#define ENTRY SW_SHARD_ENTRY
 static held *find_entry(shard *h, const uint8_t *entries, uint32_t k)
 {
     const uint8_t *e = entries + ENTRY * k;
@@ -285,12 +233,14 @@ static void on_push(shard *h, const from *f, const sw_msg *m)
         return;
     }
     uint64_t token = sw_get_u64(m->payload), seq = sw_get_u64(m->payload + 8);
+    if (sw__shard_is_lost(h, m->worker, token, seq))
+        return; /* counted already, without this slice, when its shard was restored */
     sw_msg g = *m;
     g.payload += 16;
     g.payload_len -= 16;
     held *e = find(h, m->worker, token, seq) ? NULL : free_entry(h);
     if (!e || m->version > h->version) {
-        refuse(h, f, m, "a push repeated, of a version to come, or no memory");
+        sw__shard_refuse(h, f, m, "a push repeated, of a version to come, or no memory");
         return;
     }
     held k = {.worker = m->worker, .token = token, .seq = seq,
@@ -300,7 +250,7 @@ static void on_push(shard *h, const from *f, const sw_msg *m)
         k.g = k.copy;
     if (!k.g) {
         free(k.copy);
-        refuse(h, f, m, why[0] ? why : "no memory for a push");
+        sw__shard_refuse(h, f, m, why[0] ? why : "no memory for a push");
         return;
     }
     if (!k.copy)
@@ -311,26 +261,31 @@ static void on_push(shard *h, const from *f, const sw_msg *m)
     sw_put_u64(facts, token);
     sw_put_u64(facts + 8, seq);
     sw_put_f64(facts + 16, sw_sq_norm(k.g, h->len));
-    send_msg(h, &(from){h->server, h->server_len}, SW_MSG_SHARD_PUSHED, m->worker,
+    sw__shard_send(h, &(from){h->server, h->server_len}, SW_MSG_SHARD_PUSHED, m->worker,
              m->flags & SW_FLAG_WANT_MODEL, m->version, facts, sizeof facts, NULL);
 }
 
 /* The sum of the named gradients, in order, as the engine's buffer adds them (a lone one as
- * it is, uncopied); NULL when one is missing (the server ordered what it was never told of: a
- * broken server). */
+ * it is, uncopied); a slice lost with a shard that died counts as zero. NULL when one is
+ * neither held nor lost (the server ordered what it was never told of: a broken server). */
 static const float *sum_of(shard *h, const uint8_t *entries, uint32_t n)
 {
+    bool first = true;
     for (uint32_t k = 0; k < n; k++) {
+        const uint8_t *at = entries + SW_SHARD_ENTRY * k;
         held *e = find_entry(h, entries, k);
-        if (!e)
+        if (!e && !sw__shard_is_lost(h, sw_get_u32(at), sw_get_u64(at + 4), sw_get_u64(at + 12)))
             return NULL;
-        if (n == 1)
+        if (e && n == 1)
             return e->g;
-        if (k == 0)
+        if (e && first)
             memcpy(h->sum, e->g, 4 * h->len);
-        else
+        else if (e)
             sw_vec_add(h->sum, e->g, h->len);
+        first = first && !e;
     }
+    if (first) /* every slice lost */
+        memset(h->sum, 0, 4 * h->len);
     return h->sum;
 }
 
@@ -341,15 +296,15 @@ static void forget_entries(shard *h, const uint8_t *entries, uint32_t n)
     for (uint32_t k = 0; k < n; k++) {
         held *e = find_entry(h, entries, k);
         if (e)
-            let_go(e);
+            sw__shard_let_go(e);
     }
 }
 
 /* θ <- one step on the mean of the named gradients, with the engine's arithmetic (apply.c). */
 static void on_apply(shard *h, const from *f, const sw_msg *m)
 {
-    if (!is_server(h, f) || !h->ready || m->payload_len < 8) {
-        refuse(h, f, m, "only the server orders applies");
+    if (!sw__shard_is_server(h, f) || !h->ready || m->payload_len < 8) {
+        sw__shard_refuse(h, f, m, "only the server orders applies");
         return;
     }
     float lr = sw_get_f32(m->payload);
@@ -358,12 +313,12 @@ static void on_apply(shard *h, const from *f, const sw_msg *m)
     bool dropped = (m->flags & SW_FLAG_DROPPED) != 0;
     if (m->payload_len != 8 + ENTRY * (uint64_t)n || (!dropped && (n == 0 || !isfinite(lr) ||
                                                                 m->version != h->version + 1))) {
-        refuse(h, f, m, "a malformed apply, or not the next version");
+        sw__shard_refuse(h, f, m, "a malformed apply, or not the next version");
         return;
     }
     const float *sum = dropped ? NULL : sum_of(h, entries, n);
     if (!dropped && !sum) {
-        refuse(h, f, m, "an apply of a gradient this shard does not hold");
+        sw__shard_refuse(h, f, m, "an apply of a gradient this shard does not hold");
         return;
     }
     if (sum) {
@@ -375,12 +330,12 @@ static void on_apply(shard *h, const from *f, const sw_msg *m)
         h->r->applies++;
     }
     forget_entries(h, entries, n);
-    answer_waiting(h);
+    sw__shard_answer_waiting(h);
 }
 
 static void on_pull(shard *h, const from *f, const sw_msg *m)
 {
-    if (!is_server(h, f) && !is_member(h, m)) {
+    if (!sw__shard_is_server(h, f) && !is_member(h, m)) {
         refuse_flagged(h, f, m, SW_FLAG_UNKNOWN, "a pull from no member of the run (id and token)");
         return;
     }
@@ -407,26 +362,29 @@ static const handler handlers[SW_MSG_TYPE_MAX + 1] = {
     [SW_MSG_SHARD_INIT] = on_init,     [SW_MSG_SHARD_SET] = on_set,
     [SW_MSG_SHARD_MEMBER] = on_member, [SW_MSG_SHARD_APPLY] = on_apply,
     [SW_MSG_SHARD_PUSH] = on_push,     [SW_MSG_SHARD_PULL] = on_pull,
+    [SW_MSG_SHARD_PING] = sw__shard_on_ping, [SW_MSG_SHARD_SAVE] = sw__shard_on_save,
+    [SW_MSG_SHARD_RESTORE] = sw__shard_on_restore,
 };
 
-static void take(shard *h, const sw_delivery *d)
+void sw__shard_take(shard *h, const sw_delivery *d)
 {
     from f = {d->route, d->route_len};
     sw_msg m;
     char why[SW_ERR_LEN];
     size_t len = sw_frame_size(d->frame);
-    h->r->bytes_in += len;
     /* The largest a run's message may be: a pushed slice, or an apply naming every slot. */
     uint64_t push = 16 + 4 * (uint64_t)h->len, apply = 8 + ENTRY * (uint64_t)h->slots;
     uint64_t limit = h->configured ? (push > apply ? push : apply) + 8192 : 8192;
     if (d->multipart)
-        refuse(h, &f, NULL, "a message must be a single frame");
+        sw__shard_refuse(h, &f, NULL, "a message must be a single frame");
     else if (sw_msg_decode(sw_frame_data(d->frame), len, limit, &m, why))
-        refuse(h, &f, NULL, why);
+        sw__shard_refuse(h, &f, NULL, why);
     else if ((m.flags & SW_FLAG_UNCHECKED) && (!h->configured || !h->unchecked))
-        refuse(h, &f, &m, "a message without a checksum: this run checks them");
+        sw__shard_refuse(h, &f, &m, "a message without a checksum: this run checks them");
     else if (!handlers[m.type])
-        refuse(h, &f, &m, "not a message for a shard");
+        sw__shard_refuse(h, &f, &m, "not a message for a shard");
+    else if (h->awaiting && sw__shard_awaits(h, d, &m))
+        return;
     else {
         h->body = d->frame;
         handlers[m.type](h, &f, &m);
@@ -440,8 +398,9 @@ static double turn(void *ctx, double now)
     shard *h = ctx;
     sw_delivery d;
     for (int k = 0; k < BURST && !h->r->done && sw_recv(h->sock, &d) == 0; k++) {
+        h->r->bytes_in += d.frame ? sw_frame_size(d.frame) : 0;
         if (!d.gone)
-            take(h, &d);
+            sw__shard_take(h, &d);
         sw_frame_unref(d.frame);
     }
     h->r->version = h->version;
@@ -457,11 +416,13 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     if (!h)
         return sw_fail(err, SW_ENOMEM, "no memory for a shard");
     memset(r, 0, sizeof *r);
-    *h = (shard){.p = p, .r = r, .net = net};
+    *h = (shard){.p = p, .r = r, .net = net, .saved = SW_SHARD_NONE};
     sw_listen_params lp = {.endpoint = p->bind, .linger_s = 1};
     int rc = sw_listen(net, &h->sock, &lp, err);
     if (!rc && p->endpoint_file)
         rc = sw_file_write_line(p->endpoint_file, sw_sock_endpoint(h->sock), "the endpoint file", err);
+    if (!rc && p->resume)
+        rc = sw__shard_resume(h, err);
     if (rc) {
         sw_shard_end(h);
         return rc;
@@ -480,13 +441,14 @@ void sw_shard_end(sw_shard *h)
 {
     sw_sock_close(h->sock);
     for (size_t i = 0; i < h->n_held; i++)
-        let_go(&h->held[i]);
+        sw__shard_let_go(&h->held[i]);
     free(h->held);
     free(h->pulls);
     free(h->theta);
     free(h->sum);
     free(h->tokens);
     sw_optim_free(&h->opt);
+    sw__shard_free_recovery(h);
     free(h);
 }
 

@@ -125,11 +125,14 @@ static void take(worker *k, sw_frame *frame, double now)
 /* ---- Turns --------------------------------------------------------------------------------- */
 
 /* When the server's silence began to count: an answer is due from when we asked; while it
- * holds us, from the later of that and the last echo of our heartbeats. */
+ * holds us, from the later of that and the last echo of our heartbeats. In a sharded run the
+ * answer may wait on a shard that is being started again, the server's to judge: its echoes
+ * count in every state. */
 static double silent_since(const worker *k)
 {
     double heard = (double)atomic_load(&k->heard_us) / 1e6;
-    return k->state == HELD && heard > k->since ? heard : k->since;
+    bool echoes = k->state == HELD || k->cfg.n_shards;
+    return echoes && heard > k->since ? heard : k->since;
 }
 
 static void silent(worker *k, double now)
@@ -145,6 +148,8 @@ static void deadlines(worker *k, double now)
         sw__worker_rejoin_due(k, now);
     else if (k->state == COMPUTED && now >= k->push_at)
         sw__worker_push(k, now);
+    else if (now >= sw__worker_shards_repull_at(k))
+        sw__worker_shards_repull_due(k, now);
     else if (k->state != COMPUTED && k->state != OVER &&
              now - silent_since(k) > k->p->server_timeout_s)
         silent(k, now);
@@ -155,6 +160,7 @@ static double next_due(const worker *k, double now)
     double due = k->state == JOINING    ? k->sent_at + SW_JOIN_RETRY_S
                  : k->state == COMPUTED ? k->push_at
                                         : silent_since(k) + k->p->server_timeout_s;
+    due = sw__worker_shards_repull_at(k) < due ? sw__worker_shards_repull_at(k) : due;
     return k->beating && due > now + RECHECK_S ? now + RECHECK_S : due;
 }
 

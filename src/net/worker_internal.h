@@ -79,6 +79,7 @@ struct sw_worker {
     uint64_t pull_min;  /* the version the release named */
     uint64_t slice_min; /* the lowest version among the slices in */
     uint32_t retries;   /* pulls sent again this step (a shard not told of us yet) */
+    double pulled_at;   /* when the slices still due were last asked for */
     uint64_t seq;       /* the number of the next push */
     /* Shared with the heartbeat thread. */
     atomic_uint id;
@@ -134,6 +135,10 @@ void sw__worker_shards_close(worker *k);
 void sw__worker_shards_pull(worker *k, uint64_t version, double now);
 void sw__worker_shards_take(worker *k, uint32_t j, sw_frame *frame, double now);
 void sw__worker_shards_push(worker *k, uint32_t flags);
+/* When the slices still due are asked for again (a shard that died lost the pull; started
+ * again, it answers the next), and doing so when it is time. */
+double sw__worker_shards_repull_at(const worker *k);
+void sw__worker_shards_repull_due(worker *k, double now);
 /* The gradient at the parameters now held (k->theta): computed, to be pushed when the step's
  * time is over. */
 void sw__worker_compute(worker *k, double now);

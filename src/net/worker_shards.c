@@ -4,15 +4,20 @@
  * staleness is never understated); a push sends each shard its slice of the gradient, with the
  * membership's token and a number of its own, and the server answers it (WAIT or RELEASE) once
  * every shard has reported it. */
+#include <math.h>
 #include <string.h>
 
 #include "syncwise/bytes.h"
 #include "syncwise/log.h"
 #include "worker_internal.h"
 
-/* Pulls sent again in one step when a shard does not know us yet: the server tells each shard
- * of a member before it welcomes it, but a first pull may overtake that on another link. */
-#define MAX_RETRIES 1000
+/* Pulls sent again at once in one step when a shard does not know us yet: the server tells
+ * each shard of a member before it welcomes it, but a first pull may overtake that on another
+ * link. After these, the pull is asked again every REPULL_S: a restarted server's shards know
+ * no one until we join it again, which our heartbeats will tell us to do. */
+#define MAX_RETRIES 10
+/* Slices unanswered this long are asked for again. */
+#define REPULL_S 1.0
 
 static bool same_shards(const worker *k, const config *c)
 {
@@ -73,7 +78,22 @@ void sw__worker_shards_pull(worker *k, uint64_t version, double now)
     for (uint32_t j = 0; j < k->cfg.n_shards; j++)
         pull_one(k, j);
     k->state = PULLING;
-    k->since = now;
+    k->since = k->pulled_at = now;
+}
+
+double sw__worker_shards_repull_at(const worker *k)
+{
+    return k->state == PULLING && k->cfg.n_shards ? k->pulled_at + REPULL_S : INFINITY;
+}
+
+void sw__worker_shards_repull_due(worker *k, double now)
+{
+    if (now < sw__worker_shards_repull_at(k))
+        return;
+    for (uint32_t j = 0; j < k->cfg.n_shards; j++)
+        if (k->awaited >> j & 1)
+            pull_one(k, j);
+    k->pulled_at = now;
 }
 
 static void sliced(worker *k, uint32_t j, const sw_msg *m, double now)
@@ -98,9 +118,9 @@ static void sliced(worker *k, uint32_t j, const sw_msg *m, double now)
 
 static void refused(worker *k, uint32_t j, const sw_msg *m)
 {
-    if ((m->flags & SW_FLAG_UNKNOWN) && k->state == PULLING && (k->awaited >> j & 1) &&
-        k->retries++ < MAX_RETRIES) {
-        pull_one(k, j);
+    if (m->flags & SW_FLAG_UNKNOWN) { /* the server decides whether we are still members */
+        if (k->state == PULLING && (k->awaited >> j & 1) && k->retries++ < MAX_RETRIES)
+            pull_one(k, j);
         return;
     }
     sw__worker_fail(k, SW_ESTATE, "shard %u (%s) refused our message: %.*s", j, k->cfg.shards[j],

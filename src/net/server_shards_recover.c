@@ -1,0 +1,246 @@
+/* A sharded run's recovery, the server's side (server_shards.h): it pings every shard, so that
+ * a silent one ends the run and a resumed one is noticed; it orders checkpoints of one version
+ * on every shard; and when a shard comes back from its checkpoint, it rolls every shard back to
+ * that version (RESTORE) and counts the pushes whose slices the dead shard held. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv_text.h"
+#include "server_internal.h"
+#include "syncwise/bytes.h"
+#include "syncwise/file.h"
+#include "syncwise/log.h"
+
+#define STATE_BYTES 56
+
+/* ---- Pings and silence ------------------------------------------------------------------ */
+
+double sw__shards_next_ping(const server *s)
+{
+    return s->shards.next_ping;
+}
+
+/* How long a shard may be silent: --shard-wait, and no longer than the last gather may take
+ * once the run is over. */
+static double wait_limit(const server *s)
+{
+    double limit = s->p->shard_wait_s;
+    return s->done && limit > SW_SHARDS_LAST_GATHER_S ? SW_SHARDS_LAST_GATHER_S : limit;
+}
+
+void sw__shards_keep_alive(server *s)
+{
+    sw__shards *h = &s->shards;
+    double now = sw__server_now(s);
+    for (uint32_t j = 0; j < h->n; j++)
+        if (now - h->seen[j].heard > wait_limit(s)) {
+            char why[160];
+            snprintf(why, sizeof why, "%.0f s: %s (--shard-wait)", now - h->seen[j].heard,
+                     h->seen[j].answered ? "killed? one started again with --resume rejoins "
+                                           "the run"
+                                         : "is a shard running there?");
+            sw__shards_failed(s, j, "has been silent for ", (int)strlen(why), why);
+            return;
+        }
+    if (now < h->next_ping)
+        return;
+    uint8_t run[8];
+    sw_put_u64(run, h->run);
+    sw_msg m = {.type = SW_MSG_SHARD_PING, .worker = SW_NO_WORKER, .payload = run,
+                .payload_len = sizeof run};
+    sw__shards_send_all(s, &m);
+    h->next_ping = now + SW_SHARDS_PING_S;
+}
+
+/* ---- Checkpoints ---------------------------------------------------------------------------- */
+
+bool sw__shards_saved_at(const server *s, uint64_t V)
+{
+    return s->shards.saved == V;
+}
+
+void sw__shards_save(server *s)
+{
+    sw__shards *h = &s->shards;
+    uint64_t V = sw_engine_version(s->engine);
+    if (h->saving != SW_SHARD_NONE || h->saved == V || h->restoring)
+        return;
+    h->saving = V;
+    h->saved_by = 0;
+    sw_msg m = {.type = SW_MSG_SHARD_SAVE, .worker = SW_NO_WORKER, .version = V};
+    sw__shards_send_all(s, &m);
+}
+
+/* Every shard has checkpointed `saving`: the server's record says so (what a restarted server
+ * would restore from). */
+static void saved(server *s)
+{
+    sw__shards *h = &s->shards;
+    h->saved = h->saving;
+    h->saving = SW_SHARD_NONE;
+    char text[128], err[SW_ERR_LEN];
+    int len = snprintf(text, sizeof text, "run=%llu\nversion=%llu\nshards=%u\n",
+                       (unsigned long long)h->run, (unsigned long long)h->saved, h->n);
+    if (s->p->checkpoint &&
+        sw_file_write_atomic(s->p->checkpoint, (const uint8_t *)text, (size_t)len,
+                             "the shards' checkpoint record", err))
+        sw__server_fail(s, SW_EIO, err);
+}
+
+int sw__shards_read_record(server *s, uint64_t *version, char *err)
+{
+    uint8_t *b;
+    size_t len;
+    int rc = sw_file_read_all(s->p->checkpoint, 4096, &b, &len, err);
+    if (rc)
+        return rc;
+    char text[4096];
+    snprintf(text, sizeof text, "%.*s", (int)len, (const char *)b);
+    free(b);
+    unsigned long long run, v, n;
+    uint32_t listed;
+    char (*eps)[SW_SHARD_EP_LEN] = s->shards.eps; /* sw__shards_open parses them again */
+    if ((rc = sw_shard_list_parse(s->p->shards, eps, &listed, err)))
+        return rc;
+    if (sw__text_number(text, "run", &run) || sw__text_number(text, "version", &v) ||
+        sw__text_number(text, "shards", &n))
+        return sw_fail(err, SW_EFORMAT, "%s is not the record of a sharded run's checkpoint "
+                       "(run=, version=, shards=)", s->p->checkpoint);
+    if (n != listed)
+        return sw_fail(err, SW_EMISMATCH, "%s records a run on %llu shards; --shards lists %u",
+                       s->p->checkpoint, n, listed);
+    s->shards.run = run;
+    *version = v;
+    return 0;
+}
+
+/* ---- Restores -------------------------------------------------------------------------------- */
+
+/* The RESTORE payload: run, from, number, the slots' tokens, and the pushes that may have lost a
+ * slice: those in the next apply's order and those not every shard has reported. */
+static uint8_t *restore_payload(server *s, uint64_t from, size_t *len)
+{
+    sw__shards *h = &s->shards;
+    uint32_t open = 0;
+    for (uint32_t w = 0; w < s->slots; w++)
+        open += h->reporting[w].open;
+    uint32_t n = h->n_order + open;
+    size_t fixed = 28 + 8 * (size_t)s->slots;
+    uint8_t *b = malloc(fixed + 4 + 20 * (size_t)n);
+    if (!b)
+        return NULL;
+    sw_put_u64(b, h->run);
+    sw_put_u64(b + 8, from);
+    sw_put_u64(b + 16, h->restores);
+    sw_put_u32(b + 24, s->slots);
+    for (uint32_t w = 0; w < s->slots; w++)
+        sw_put_u64(b + 28 + 8 * (size_t)w, s->conns[w].live ? s->conns[w].token : 0);
+    sw_put_u32(b + fixed, n);
+    uint8_t *e = b + fixed + 4;
+    memcpy(e, h->order + 8, 20 * (size_t)h->n_order);
+    e += 20 * (size_t)h->n_order;
+    for (uint32_t w = 0; w < s->slots; w++) {
+        const sw__reporting *r = &h->reporting[w];
+        if (r->open) {
+            sw__shards_put_entry(e, w, r->token, r->seq);
+            e += 20;
+        }
+    }
+    *len = (size_t)(e - b);
+    return b;
+}
+
+void sw__shards_restart(server *s, uint64_t version)
+{
+    sw__shards *h = &s->shards;
+    h->restores = sw_rng_u64(&s->tokens); /* unlike any number a shard took before */
+    h->restoring = sw__shards_all(h);
+    h->saved = version;
+    size_t len;
+    uint8_t *pay = restore_payload(s, version, &len); /* no member and no push yet */
+    if (!pay) {
+        sw__server_fail(s, SW_ENOMEM, "out of memory for a restore");
+        return;
+    }
+    sw_msg m = {.type = SW_MSG_SHARD_RESTORE, .worker = SW_NO_WORKER, .flags = SW_FLAG_DROPPED,
+                .version = version, .payload = pay, .payload_len = len};
+    sw__shards_send_all(s, &m);
+    free(pay);
+    sw_log(SW_LOG_INFO, "the shards go back to their checkpoint of version %llu",
+           (unsigned long long)version);
+}
+
+/* The half-reported pushes, counted now: their missing slices count as zero. */
+static void count_open(server *s)
+{
+    sw__shards *h = &s->shards;
+    for (uint32_t w = 0; w < s->slots && !s->rc; w++) {
+        sw__reporting *r = &h->reporting[w];
+        if (r->open) {
+            r->open = false;
+            sw__shards_counted(s, w, r);
+        }
+    }
+}
+
+/* Shard j came back from its checkpoint of version `from`: every shard goes back to it. */
+static void restore(server *s, uint32_t j, uint64_t from)
+{
+    sw__shards *h = &s->shards;
+    bool pending = h->saving != SW_SHARD_NONE && h->saving == from;
+    if (from == SW_SHARD_NONE || (from != h->saved && !pending)) {
+        char why[160];
+        snprintf(why, sizeof why, "%llu, where the shards' common one is %lld: start the run "
+                 "again", (unsigned long long)from,
+                 h->saved == SW_SHARD_NONE ? -1LL : (long long)h->saved);
+        sw__shards_failed(s, j, "resumed from its checkpoint of version ", (int)strlen(why), why);
+        return;
+    }
+    h->saved = from;             /* a save under way: every live shard took it before this */
+    h->saving = SW_SHARD_NONE;   /* and the resumed one never will */
+    h->restores++;
+    h->restoring = sw__shards_all(h);
+    h->gathering = h->have_theta = false; /* what was or is being gathered predates it */
+    uint64_t V = sw_engine_version(s->engine);
+    h->lost_applies += V - from;
+    size_t len;
+    uint8_t *pay = restore_payload(s, from, &len);
+    if (!pay) {
+        sw__server_fail(s, SW_ENOMEM, "out of memory for a restore");
+        return;
+    }
+    sw_msg m = {.type = SW_MSG_SHARD_RESTORE, .worker = SW_NO_WORKER, .version = V,
+                .payload = pay, .payload_len = len};
+    sw__shards_send_all(s, &m);
+    free(pay);
+    sw_log(SW_LOG_WARN, "shard %u (%s) came back from its checkpoint of version %llu: every shard "
+           "goes back to it and the run goes on as version %llu (%llu applies lost)", j,
+           h->eps[j], (unsigned long long)from, (unsigned long long)V,
+           (unsigned long long)(V - from));
+    count_open(s);
+}
+
+void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
+{
+    sw__shards *h = &s->shards;
+    if (m->payload_len != STATE_BYTES || sw_get_u64(m->payload) != h->run) {
+        sw__shards_failed(s, j, "says it serves another run", 0, "");
+        return;
+    }
+    sw__shard_seen *v = &h->seen[j];
+    uint64_t *fields[] = {&v->saved, &v->bytes_in, &v->bytes_out, &v->refused, &v->restores};
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+        *fields[i] = sw_get_u64(m->payload + 8 + 8 * i);
+    v->awaiting = sw_get_u64(m->payload + 48) != 0;
+    v->version = m->version;
+    if (v->awaiting && !(h->restoring >> j & 1))
+        restore(s, j, v->saved);
+    else if (!v->awaiting && v->restores == h->restores)
+        h->restoring &= ~(1ULL << j);
+    if (h->saving != SW_SHARD_NONE && v->saved == h->saving && !v->awaiting) {
+        h->saved_by |= 1ULL << j;
+        if (h->saved_by == sw__shards_all(h))
+            saved(s);
+    }
+}

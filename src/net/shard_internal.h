@@ -1,0 +1,99 @@
+/* A server shard's state and the helpers its two halves share: shard.c serves the run (the
+ * data path: pushes, applies, pulls), shard_recover.c keeps it recoverable (checkpoints,
+ * pings, a resume from the checkpoint and the server's RESTORE). */
+#ifndef SW_NET_SHARD_INTERNAL_H
+#define SW_NET_SHARD_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "syncwise/optim.h"
+#include "syncwise/proto.h"
+#include "syncwise/shard.h"
+
+/* A gradient slice a worker pushed, kept until an APPLY uses it or a DROPPED order forgets it:
+ * read where it landed, in the frame that brought it (held by reference), or copied out when
+ * the host cannot read it in place. */
+typedef struct sw__held {
+    uint32_t worker;
+    uint64_t token, seq; /* the membership it came from, and its number there */
+    const float *g; /* NULL: a free entry */
+    sw_frame *frame;
+    float *copy;
+} sw__held;
+
+/* A PULL of a version the shard does not hold yet. */
+typedef struct sw__waiting {
+    uint8_t route[SW_ROUTE_MAX];
+    size_t route_len;
+    uint32_t worker;
+    uint64_t min;
+} sw__waiting;
+
+/* An APPLY or RESTORE entry: (u32 worker, u64 token, u64 seq). */
+#define SW_SHARD_ENTRY 20
+
+struct sw_shard {
+    const sw_shard_params *p;
+    sw_shard_result *r;
+    sw_net *net;
+    sw_sock *sock;
+    sw_agent agent;
+    /* The server: the route of the first SHARD_INIT (or of the RESTORE a resume awaited). */
+    uint8_t server[SW_ROUTE_MAX];
+    size_t server_len;
+    bool configured, ready; /* INIT came (or a checkpoint said it); θ holds the run's values */
+    bool awaiting;          /* resumed from its checkpoint: nothing is served until RESTORE */
+    bool unchecked;         /* payloads without checksums, as the run agreed */
+    char config[1024];      /* INIT's text, kept in checkpoints */
+    uint64_t run;           /* the run's id, from INIT */
+    uint32_t index, slots;
+    sw_chunk_table table;
+    size_t len;             /* floats in the slice */
+    float *theta, *sum;
+    sw_optim_params optim;
+    sw_optim opt;           /* momentum or Adam on the slice; opt.m NULL for plain SGD */
+    float wd;
+    uint64_t version;
+    uint64_t saved;         /* the newest checkpoint's version, SW_SHARD_NONE before one */
+    uint64_t restores;      /* RESTOREs taken */
+    uint64_t *tokens;       /* per worker slot: its membership's token, 0 when not a member */
+    sw__held *held;
+    size_t n_held;
+    uint8_t *lost;          /* the last RESTORE's entries: slices that may be gone */
+    uint32_t n_lost;
+    sw__waiting *pulls;
+    size_t n_pulls;
+    sw_delivery *stash;     /* workers' messages that came before a resumed shard's RESTORE */
+    size_t n_stash;
+    sw_frame *body; /* the frame being handled */
+};
+
+typedef struct sw__from {
+    const uint8_t *route;
+    size_t route_len;
+} sw__from;
+
+/* shard.c */
+void sw__shard_send(struct sw_shard *h, const sw__from *to, sw_msg_type type, uint32_t worker,
+                    uint32_t flags, uint64_t version, const void *payload, size_t len,
+                    const float *floats);
+void sw__shard_refuse(struct sw_shard *h, const sw__from *to, const sw_msg *m, const char *why);
+bool sw__shard_is_server(const struct sw_shard *h, const sw__from *f);
+int sw__shard_configure(struct sw_shard *h, const char *text, char *err);
+void sw__shard_answer_waiting(struct sw_shard *h);
+void sw__shard_let_go(sw__held *e);
+void sw__shard_take(struct sw_shard *h, const sw_delivery *d);
+
+/* shard_recover.c: the handlers of PING, SAVE and RESTORE; a resume at start; what a resumed
+ * shard does with messages before its RESTORE (true: taken care of). */
+void sw__shard_on_ping(struct sw_shard *h, const sw__from *f, const sw_msg *m);
+void sw__shard_on_save(struct sw_shard *h, const sw__from *f, const sw_msg *m);
+void sw__shard_on_restore(struct sw_shard *h, const sw__from *f, const sw_msg *m);
+int sw__shard_resume(struct sw_shard *h, char *err);
+bool sw__shard_awaits(struct sw_shard *h, const sw_delivery *d, const sw_msg *m);
+bool sw__shard_is_lost(const struct sw_shard *h, uint32_t worker, uint64_t token, uint64_t seq);
+void sw__shard_free_recovery(struct sw_shard *h);
+
+#endif

@@ -1,0 +1,283 @@
+/* A shard's recovery (shard_internal.h): the checkpoints the server orders at one version for
+ * every shard, the pings that tell the server the shard lives (and what it moved), a resume
+ * from the checkpoint, and the RESTORE that rolls every shard back to it. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shard_internal.h"
+#include "syncwise/bytes.h"
+#include "syncwise/ckpt.h"
+#include "syncwise/err.h"
+#include "syncwise/log.h"
+
+typedef struct sw_shard shard;
+typedef sw__from from;
+
+#define STATE_BYTES 56
+#define RESTORE_FIXED 28 /* u64 run, u64 from, u64 number, u32 slots */
+
+void sw__shard_free_recovery(shard *h)
+{
+    for (size_t i = 0; i < h->n_stash; i++)
+        sw_frame_unref(h->stash[i].frame);
+    free(h->stash);
+    free(h->lost);
+}
+
+bool sw__shard_is_lost(const shard *h, uint32_t worker, uint64_t token, uint64_t seq)
+{
+    for (uint32_t k = 0; k < h->n_lost; k++) {
+        const uint8_t *e = h->lost + SW_SHARD_ENTRY * k;
+        if (sw_get_u32(e) == worker && sw_get_u64(e + 4) == token && sw_get_u64(e + 12) == seq)
+            return true;
+    }
+    return false;
+}
+
+static void send_state(shard *h, const from *to)
+{
+    uint8_t b[STATE_BYTES];
+    const uint64_t fields[] = {h->run, h->saved, h->r->bytes_in, h->r->bytes_out,
+                               h->r->refused, h->restores, h->awaiting};
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+        sw_put_u64(b + 8 * i, fields[i]);
+    sw__shard_send(h, to, SW_MSG_SHARD_STATE, SW_NO_WORKER, 0, h->version, b, sizeof b, NULL);
+}
+
+void sw__shard_on_ping(shard *h, const from *f, const sw_msg *m)
+{
+    if (!h->configured)
+        sw__shard_refuse(h, f, m, "this shard holds no run: to rejoin one, start it with "
+                                  "--checkpoint FILE --resume");
+    else if (m->payload_len != 8 || sw_get_u64(m->payload) != h->run)
+        sw__shard_refuse(h, f, m, "a ping from another run");
+    else
+        send_state(h, f);
+}
+
+/* ---- Files: FILE holds the newest checkpoint, FILE.prev the one before ------------------- */
+
+static void prev_path(const shard *h, char out[PATH_MAX])
+{
+    snprintf(out, PATH_MAX, "%s.prev", h->p->checkpoint);
+}
+
+static int save(shard *h, char *err)
+{
+    sw_ckpt c = {.desc = {.spec = SW_CKPT_SLICE, .in_shape = {(uint32_t)h->len, 1, 1}},
+                 .model_version = h->version, .seed = h->run, .n_params = h->len,
+                 .params = h->theta};
+    snprintf(c.note, sizeof c.note, "%s", h->config);
+    int rc = 0;
+    if (h->opt.m)
+        rc = sw_ckpt_put_optim(&c, &h->opt, err);
+    else
+        snprintf(c.optimizer, sizeof c.optimizer, "sgd");
+    char prev[PATH_MAX];
+    prev_path(h, prev);
+    if (!rc && rename(h->p->checkpoint, prev) && errno != ENOENT)
+        rc = sw_fail(err, SW_EIO, "%s: cannot keep it as %s: %s", h->p->checkpoint, prev,
+                     strerror(errno));
+    if (!rc)
+        rc = sw_ckpt_save(h->p->checkpoint, &c, err);
+    free(c.optim_state);
+    return rc;
+}
+
+/* A checkpoint of this run's slice, from path; version: the one wanted, or SW_SHARD_NONE for
+ * any. */
+static int load_one(const shard *h, const char *path, uint64_t version, sw_ckpt *ck, char *err)
+{
+    int rc = sw_ckpt_load(path, ck, err);
+    if (rc)
+        return rc;
+    if (strcmp(ck->desc.spec, SW_CKPT_SLICE))
+        rc = sw_fail(err, SW_EMISMATCH, "%s holds a model, not a shard's slice", path);
+    else if (h->configured && (ck->seed != h->run || ck->n_params != h->len))
+        rc = sw_fail(err, SW_EMISMATCH, "%s holds another run's slice", path);
+    else if (version != SW_SHARD_NONE && ck->model_version != version)
+        rc = sw_fail(err, SW_EMISMATCH, "%s holds version %llu", path,
+                     (unsigned long long)ck->model_version);
+    if (rc)
+        sw_ckpt_free(ck);
+    return rc;
+}
+
+/* The checkpoint of `version` (SW_SHARD_NONE: the newest), from FILE or else FILE.prev. */
+static int load(const shard *h, uint64_t version, sw_ckpt *ck, char *err)
+{
+    char prev[PATH_MAX], why[SW_ERR_LEN];
+    prev_path(h, prev);
+    if (!load_one(h, h->p->checkpoint, version, ck, err))
+        return 0;
+    int rc = load_one(h, prev, version, ck, why);
+    if (rc && version != SW_SHARD_NONE)
+        return sw_fail(err, rc, "neither %s nor %s holds this run's version %llu", h->p->checkpoint,
+                       prev, (unsigned long long)version);
+    if (!rc)
+        sw_log(SW_LOG_WARN, "%s (%s): reading %s instead", h->p->checkpoint, err, prev);
+    return rc;
+}
+
+/* θ and the optimizer's state from ck, which holds this run's slice. */
+static int take(shard *h, const sw_ckpt *ck, char *err)
+{
+    if (ck->n_params != h->len)
+        return sw_fail(err, SW_EMISMATCH, "a checkpoint of %zu floats for a slice of %zu",
+                       ck->n_params, h->len);
+    if (sw_optim_stateful(&h->optim)) {
+        sw_optim o = {0};
+        int rc = sw_ckpt_take_optim(ck, &h->optim, &o, err);
+        if (rc == 1)
+            return sw_fail(err, SW_EMISMATCH, "the checkpoint was made by the optimizer %s",
+                           ck->optimizer);
+        if (rc)
+            return rc;
+        sw_optim_free(&h->opt);
+        h->opt = o;
+    }
+    memcpy(h->theta, ck->params, 4 * h->len);
+    h->version = h->saved = ck->model_version;
+    return 0;
+}
+
+void sw__shard_on_save(shard *h, const from *f, const sw_msg *m)
+{
+    char err[SW_ERR_LEN];
+    if (!sw__shard_is_server(h, f) || !h->ready)
+        sw__shard_refuse(h, f, m, "only the server orders checkpoints");
+    else if (!h->p->checkpoint)
+        sw__shard_refuse(h, f, m, "this shard keeps no checkpoint: start it with --checkpoint FILE");
+    else if (m->version != h->version)
+        sw__shard_refuse(h, f, m, "a checkpoint of a version this shard does not hold");
+    else if (save(h, err))
+        sw__shard_refuse(h, f, m, err);
+    else {
+        h->saved = h->version;
+        h->r->saves++;
+        send_state(h, f);
+    }
+}
+
+/* ---- Resuming ------------------------------------------------------------------------------ */
+
+int sw__shard_resume(shard *h, char *err)
+{
+    if (!h->p->checkpoint)
+        return sw_fail(err, SW_EINVAL, "--resume needs --checkpoint FILE");
+    sw_ckpt ck;
+    int rc = load(h, SW_SHARD_NONE, &ck, err);
+    if (rc)
+        return rc;
+    if (!(rc = sw__shard_configure(h, ck.note, err)))
+        rc = take(h, &ck, err);
+    sw_ckpt_free(&ck);
+    if (rc)
+        return rc;
+    h->awaiting = true;
+    sw_log(SW_LOG_INFO, "shard %u of %u resumed at version %llu: waiting for its server to "
+           "restore the run", h->index, h->table.n_shards, (unsigned long long)h->version);
+    return 0;
+}
+
+bool sw__shard_awaits(shard *h, const sw_delivery *d, const sw_msg *m)
+{
+    if (m->type == SW_MSG_SHARD_PING || m->type == SW_MSG_SHARD_RESTORE)
+        return false;
+    if (m->worker == SW_NO_WORKER)
+        return true; /* an order sent before the server knew: the RESTORE makes it moot */
+    size_t cap = 4 * (size_t)h->slots + 64; /* a member has a pull and a push in flight */
+    if (h->n_stash == 0 && !h->stash && !(h->stash = malloc(cap * sizeof *h->stash)))
+        return true; /* no memory: lost, as on a network */
+    if (h->n_stash < cap) {
+        h->stash[h->n_stash] = *d;
+        h->stash[h->n_stash++].frame = sw_frame_ref(d->frame);
+    }
+    return true;
+}
+
+/* The workers' messages that waited for the RESTORE, in the order they came. */
+static void replay(shard *h)
+{
+    size_t n = h->n_stash;
+    h->n_stash = 0;
+    for (size_t i = 0; i < n; i++) {
+        sw__shard_take(h, &h->stash[i]);
+        sw_frame_unref(h->stash[i].frame);
+    }
+}
+
+static void forget_held(shard *h)
+{
+    for (size_t i = 0; i < h->n_held; i++)
+        if (h->held[i].g)
+            sw__shard_let_go(&h->held[i]);
+}
+
+/* Keeps the RESTORE's tokens and lost entries; false when its payload is malformed. */
+static bool take_restore(shard *h, const sw_msg *m)
+{
+    const uint8_t *p = m->payload;
+    if (m->payload_len < RESTORE_FIXED || sw_get_u32(p + 24) != h->slots)
+        return false;
+    size_t at = RESTORE_FIXED + 8 * (size_t)h->slots;
+    if (m->payload_len < at + 4)
+        return false;
+    uint32_t n = sw_get_u32(p + at);
+    if (m->payload_len != at + 4 + (uint64_t)SW_SHARD_ENTRY * n)
+        return false;
+    uint8_t *lost = n ? malloc((size_t)SW_SHARD_ENTRY * n) : NULL;
+    if (n && !lost)
+        return false;
+    if (n)
+        memcpy(lost, p + at + 4, (size_t)SW_SHARD_ENTRY * n);
+    free(h->lost);
+    h->lost = lost;
+    h->n_lost = n;
+    for (uint32_t w = 0; w < h->slots; w++)
+        h->tokens[w] = sw_get_u64(p + RESTORE_FIXED + 8 * (size_t)w);
+    return true;
+}
+
+void sw__shard_on_restore(shard *h, const from *f, const sw_msg *m)
+{
+    char err[SW_ERR_LEN];
+    sw_ckpt ck;
+    if (!h->configured || m->payload_len < RESTORE_FIXED || sw_get_u64(m->payload) != h->run) {
+        sw__shard_refuse(h, f, m, "a restore of another run");
+        return;
+    }
+    if (!h->p->checkpoint) {
+        sw__shard_refuse(h, f, m, "this shard keeps no checkpoint to restore (--checkpoint)");
+        return;
+    }
+    uint64_t from_version = sw_get_u64(m->payload + 8);
+    if (load(h, from_version, &ck, err)) {
+        sw__shard_refuse(h, f, m, err);
+        return;
+    }
+    int rc = take(h, &ck, err);
+    sw_ckpt_free(&ck);
+    if (rc || !take_restore(h, m)) {
+        sw__shard_refuse(h, f, m, rc ? err : "a malformed restore");
+        return;
+    }
+    if (m->flags & SW_FLAG_DROPPED)
+        forget_held(h);
+    memcpy(h->server, f->route, f->route_len); /* a restarted server has a new route */
+    h->server_len = f->route_len;
+    h->version = m->version;
+    h->restores = sw_get_u64(m->payload + 16);
+    h->r->restores++;
+    h->awaiting = false;
+    h->ready = true;
+    sw_log(SW_LOG_INFO, "shard %u restored its checkpoint of version %llu, going on as %llu",
+           h->index, (unsigned long long)from_version, (unsigned long long)h->version);
+    send_state(h, f);
+    replay(h);
+    sw__shard_answer_waiting(h);
+}
