@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # syncwise launch: rank 0 serves, other ranks work, ranks and the server found from a launcher's
-# environment (SYNCWISE_RANK, OpenMPI, Slurm); and clear errors when they cannot be found.
+# environment (SYNCWISE_RANK, OpenMPI, Slurm); --servers S makes ranks 1..S shards; and clear
+# errors when they cannot be found.
 . "$(dirname "$0")/lib.sh"
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 port=$((20000 + RANDOM % 30000))
@@ -25,6 +26,32 @@ expect_output "2 joins" "ranks 1 and 2 worked"
 wait "$w1" "$w2"
 OUT=$(cat "$TMP/rank1.out" "$TMP/rank2.out")
 expect_output "as worker" "the workers joined"
+# --servers 2: ranks 1 and 2 are the shards (on ports P+1, P+2 of the hosts SYNCWISE_HOSTS
+# names), ranks 3 and 4 the workers; the server waits for the two workers.
+port=$((20000 + RANDOM % 30000))
+hosts=127.0.0.1,127.0.0.1,127.0.0.1
+pids=()
+mkdir -p "$TMP/state"
+for rank in 2 1 0 3 4; do
+  SYNCWISE_RANK=$rank SYNCWISE_SIZE=5 SYNCWISE_HOSTS=$hosts "$SW" launch --port "$port" --servers 2 \
+    --shard-state "$TMP/state" -- --data synthetic:task=logistic,d=20,n=5000 --model softmax \
+    --lr 0.1 --target-acc 0.85 --eval-every 0.2 --max-time 30 -q \
+    --checkpoint "$TMP/state/server.ckpt" > "$TMP/sharded$rank.out" 2>&1 &
+  pids[rank]=$!
+done
+wait "${pids[0]}"
+OUT=$(cat "$TMP/sharded0.out")
+expect_output "target reached" "rank 0 served a run on the shards of ranks 1 and 2"
+expect_output "2 joins" "ranks 3 and 4 worked"
+wait "${pids[1]}" "${pids[2]}" "${pids[3]}" "${pids[4]}"
+OUT=$(cat "$TMP/sharded1.out" "$TMP/sharded2.out")
+expect_output "run over: version" "ranks 1 and 2 held the shards to the end"
+checks=$((checks + 1))
+[ -s "$TMP/state/shard-1.ckpt" ] && [ -s "$TMP/state/shard-2.ckpt" ] ||
+  { echo "FAIL: --shard-state: no shard checkpoints"; failures=$((failures + 1)); }
+expect_status 1 "a shard's host unknown" -- env SYNCWISE_RANK=0 SYNCWISE_HOSTS=127.0.0.1 \
+  "$SW" launch --port "$port" --servers 2
+expect_output "cannot find the host of rank 1" "says which rank"
 expect_status 1 "no rank" -- env -u SYNCWISE_RANK HOSTNAME=x "$SW" launch --port "$port" --server nowhere
 expect_status 1 "no server for a worker" -- env SYNCWISE_RANK=3 "$SW" launch --port "$port"
 expect_output "cannot find the server" "says what is missing"

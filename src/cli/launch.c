@@ -1,8 +1,10 @@
 /* `syncwise launch`: one command for every process of a launcher (mpirun, srun, a Kubernetes
- * StatefulSet): rank 0 runs the server, every other rank a worker connected to it.
+ * StatefulSet): rank 0 runs the server, ranks 1..S the shards of a sharded run (--servers S),
+ * every other rank a worker connected to the server.
  *
- * The rank comes from the launcher's environment; the server's host from --server,
- * SYNCWISE_SERVER, Slurm's node list, or the StatefulSet's naming. No cluster manager of our own.
+ * The rank comes from the launcher's environment; a rank's host from SYNCWISE_HOSTS, Slurm's
+ * node list, or the StatefulSet's naming (the server's may also be given by --server or
+ * SYNCWISE_SERVER). No cluster manager of our own.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
@@ -15,6 +17,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "syncwise/shard.h"
 
 #define CMD "launch"
 
@@ -23,17 +26,23 @@ static void examples(void)
     printf("examples:\n"
            "  mpirun -np 5 -x SYNCWISE_SERVER=node1 syncwise launch -- --policy ssp:s=3\n"
            "  srun -N 5 syncwise launch -- --policy dbw --target-acc 0.85\n"
+           "  srun -N 7 syncwise launch --servers 2 -- --policy ssp:s=3   # 2 shards, 4 workers\n"
            "  examples/kubernetes/statefulset.yaml, examples/slurm/train.sbatch\n");
 }
 
 typedef struct launch_opts {
-    long port;
-    const char *server;
+    long port, servers;
+    const char *server, *shard_state;
 } launch_opts;
 
 static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_LONG, "port", 0, offsetof(launch_opts, port), 1, 65535, "P",
-                "the server's port")},
+                "the server's port; shard r listens on P + r")},
+    {SW_OPT_ROW(SW_OPT_LONG, "servers", 0, offsetof(launch_opts, servers), 0, 60, "S",
+                "ranks 1..S run the shards of a sharded run (0: none)")},
+    {SW_OPT_ROW(SW_OPT_STR, "shard-state", 0, offsetof(launch_opts, shard_state), 0, 0, "DIR",
+                "shard r checkpoints to DIR/shard-r.ckpt, and resumes\n"
+                "from it when it is there (a restarted rank rejoins)")},
     {SW_OPT_ROW(SW_OPT_STR, "server", 0, offsetof(launch_opts, server), 0, 0, "HOST",
                 "the server's host"), .shown = "found as below"},
     SW_OPT_END_ROW,
@@ -41,17 +50,21 @@ static const sw_opt table[] = {
 
 static const sw_cmd_opts command = {
     .cmd = CMD,
-    .usage = "[--port P] [--server HOST] [-- SERVER-OPTIONS...]",
+    .usage = "[--port P] [--servers S [--shard-state DIR]] [--server HOST] [-- SERVER-OPTIONS...]",
     .about = "Run the same command in every process of a launcher: rank 0 becomes the server\n"
-             "(bound to every interface on port P, with SERVER-OPTIONS), every other rank a\n"
-             "worker connected to tcp://HOST:P.\n\n"
+             "(bound to every interface on port P, with SERVER-OPTIONS); with --servers S, ranks\n"
+             "1..S become its shards (rank r bound to every interface on port P + r, the server\n"
+             "given --shards with their hosts); every other rank a worker connected to\n"
+             "tcp://HOST:P.\n\n"
              "rank, from the first of: SYNCWISE_RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,\n"
              "SLURM_PROCID, or the ordinal ending a StatefulSet pod's host name (syncwise-3)\n"
-             "server host, from the first of: --server, SYNCWISE_SERVER, the first node of\n"
-             "SLURM_JOB_NODELIST (through scontrol), or POD-0.SYNCWISE_SERVICE in a StatefulSet\n"
+             "rank r's host, from the first of: item r of SYNCWISE_HOSTS (comma-separated),\n"
+             "node r of SLURM_JOB_NODELIST (through scontrol: one task per node), or\n"
+             "POD-r.SYNCWISE_SERVICE in a StatefulSet; the server's (rank 0) may also come from\n"
+             "--server or SYNCWISE_SERVER\n"
              "process count, from the first of: SYNCWISE_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE,\n"
-             "SLURM_NTASKS; when known, the server waits for all the others to join before it\n"
-             "starts (--wait-workers COUNT-1, unless SERVER-OPTIONS say otherwise)",
+             "SLURM_NTASKS; when known, the server waits for all the workers to join before it\n"
+             "starts (--wait-workers COUNT-1-S, unless SERVER-OPTIONS say otherwise)",
     .tables = {table},
     .epilog = examples,
     .max_args = -1,
@@ -98,17 +111,31 @@ static long rank_from_env(void)
     return strtol(dash + 1, NULL, 10);
 }
 
-/* The server's host name into out; 0 on success. */
-static int server_host(const char *given, char *out, size_t cap)
+/* Item r of a comma-separated list into out; 0 on success. */
+static int list_item(const char *list, long r, char *out, size_t cap)
 {
-    const char *env = getenv("SYNCWISE_SERVER");
-    if (given || (env && *env)) {
-        snprintf(out, cap, "%s", given ? given : env);
-        return 0;
-    }
+    const char *at = list;
+    for (long k = 0; k < r && at; k++)
+        if ((at = strchr(at, ',')))
+            at++;
+    size_t len = at ? strcspn(at, ",") : 0;
+    if (!len || len >= cap)
+        return -1;
+    snprintf(out, cap, "%.*s", (int)len, at);
+    return 0;
+}
+
+/* Rank r's host name into out, as --help says; 0 on success. */
+static int host_of_rank(long r, char *out, size_t cap)
+{
+    const char *hosts = getenv("SYNCWISE_HOSTS");
+    if (hosts && *hosts)
+        return list_item(hosts, r, out, cap);
     if (getenv("SLURM_JOB_NODELIST")) {
         FILE *p = popen("scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null", "r");
-        int ok = p && fgets(out, (int)cap, p);
+        int ok = 0;
+        for (long k = 0; p && k <= r && (ok = fgets(out, (int)cap, p) != NULL); k++)
+            ;
         if (p)
             pclose(p);
         if (ok) {
@@ -120,9 +147,87 @@ static int server_host(const char *given, char *out, size_t cap)
     char host[256];
     if (service && gethostname(host, sizeof host) == 0 && strrchr(host, '-')) {
         *strrchr(host, '-') = '\0';
-        return snprintf(out, cap, "%s-0.%s", host, service) < (int)cap ? 0 : -1;
+        return snprintf(out, cap, "%s-%ld.%s", host, r, service) < (int)cap ? 0 : -1;
     }
     return -1;
+}
+
+/* The server's host name into out; 0 on success. */
+static int server_host(const char *given, char *out, size_t cap)
+{
+    const char *env = getenv("SYNCWISE_SERVER");
+    if (given || (env && *env)) {
+        snprintf(out, cap, "%s", given ? given : env);
+        return 0;
+    }
+    return host_of_rank(0, out, cap);
+}
+
+/* --shards for ranks 1..S into out; 0 on success, else the rank whose host is unknown. */
+static long shard_list(long servers, long port, char *out, size_t cap)
+{
+    size_t len = 0;
+    for (long r = 1; r <= servers; r++) {
+        char host[256];
+        if (host_of_rank(r, host, sizeof host) != 0)
+            return r;
+        int n = snprintf(out + len, cap - len, "%stcp://%s:%ld", r > 1 ? "," : "", host,
+                         port + r);
+        if (n < 0 || (size_t)n >= cap - len)
+            return r;
+        len += (size_t)n;
+    }
+    return 0;
+}
+
+/* Rank 0: the server, with --shards and --wait-workers added unless the options say. */
+static int run_server(const launch_opts *o, int argc, char **argv, int rest)
+{
+    static char endpoint[64], shards[SW_SHARDS_MAX * 280], wait[24];
+    /* Other machines must reach the server: bind every interface, as told. */
+    snprintf(endpoint, sizeof endpoint, "tcp://0.0.0.0:%ld", o->port);
+    char *sargv[256] = {"server", "--bind", endpoint};
+    int n = 3;
+    bool told = false;
+    for (int k = rest; k < argc; k++)
+        told |= !strncmp(argv[k], "--wait-workers", 14);
+    if (o->servers > 0) {
+        long bad = shard_list(o->servers, o->port, shards, sizeof shards);
+        if (bad)
+            return sw_cli_error(CMD, "cannot find the host of rank %ld, a shard: set "
+                                     "SYNCWISE_HOSTS (see --help)",
+                                bad);
+        sargv[n++] = "--shards";
+        sargv[n++] = shards;
+    }
+    long size = size_from_env();
+    if (size > 1 + o->servers && !told) { /* the run starts when every worker has joined */
+        snprintf(wait, sizeof wait, "%ld", size - 1 - o->servers);
+        sargv[n++] = "--wait-workers";
+        sargv[n++] = wait;
+    }
+    for (int k = rest; k < argc && n < 255; k++)
+        sargv[n++] = argv[k];
+    return sw_cli_server(n, sargv);
+}
+
+/* Ranks 1..S: a shard on port P + r, every interface; with --shard-state, checkpointed there,
+ * and resumed when a checkpoint of an earlier life is there. */
+static int run_shard(const launch_opts *o, long rank)
+{
+    char endpoint[64], path[4096], prev[4112];
+    snprintf(endpoint, sizeof endpoint, "tcp://0.0.0.0:%ld", o->port + rank);
+    char *argv[6] = {"shard", "--bind", endpoint};
+    int n = 3;
+    if (o->shard_state) {
+        snprintf(path, sizeof path, "%s/shard-%ld.ckpt", o->shard_state, rank);
+        snprintf(prev, sizeof prev, "%s.prev", path);
+        argv[n++] = "--checkpoint";
+        argv[n++] = path;
+        if (access(path, F_OK) == 0 || access(prev, F_OK) == 0)
+            argv[n++] = "--resume";
+    }
+    return sw_cli_shard(n, argv);
 }
 
 int sw_cli_launch(int argc, char **argv)
@@ -136,38 +241,24 @@ int sw_cli_launch(int argc, char **argv)
         return sw_cli_error(CMD, "unexpected argument '%s': the server's options follow '--' "
                                  "(see --help)",
                             argv[rest]) + 1;
-    long port = o.port;
-    const char *server = o.server;
     long rank = rank_from_env();
     if (rank < 0)
         return sw_cli_error(CMD, "cannot tell this process's rank: set SYNCWISE_RANK, or run "
                                  "under mpirun, srun or a StatefulSet (see --help)");
+    if (o.port + o.servers > 65535)
+        return sw_cli_error(CMD, "--port %ld leaves no port for %ld shards", o.port, o.servers) +
+               1;
+    if (rank == 0)
+        return run_server(&o, argc, argv, rest);
+    if (rank <= o.servers)
+        return run_shard(&o, rank);
     char endpoint[300];
-    if (rank == 0) {
-        /* Other machines must reach the server: bind every interface, as told. */
-        snprintf(endpoint, sizeof endpoint, "tcp://0.0.0.0:%ld", port);
-        char *sargv[256] = {"server", "--bind", endpoint};
-        int n = 3;
-        char wait[24];
-        bool told = false;
-        for (int k = rest; k < argc; k++)
-            told |= !strncmp(argv[k], "--wait-workers", 14);
-        long size = size_from_env();
-        if (size > 1 && !told) { /* the run starts when every other process has joined */
-            snprintf(wait, sizeof wait, "%ld", size - 1);
-            sargv[n++] = "--wait-workers";
-            sargv[n++] = wait;
-        }
-        for (int k = rest; k < argc && n < 255; k++)
-            sargv[n++] = argv[k];
-        return sw_cli_server(n, sargv);
-    }
     char host[256];
-    if (server_host(server, host, sizeof host) != 0)
+    if (server_host(o.server, host, sizeof host) != 0)
         return sw_cli_error(CMD, "rank %ld cannot find the server: give --server HOST or set "
                                  "SYNCWISE_SERVER",
                             rank);
-    snprintf(endpoint, sizeof endpoint, "tcp://%s:%ld", host, port);
+    snprintf(endpoint, sizeof endpoint, "tcp://%s:%ld", host, o.port);
     char name[32];
     snprintf(name, sizeof name, "rank-%ld", rank);
     char *wargv[] = {"worker", "--connect", endpoint, "--name", name, "--server-timeout", "120"};
