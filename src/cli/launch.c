@@ -50,7 +50,7 @@ static const sw_opt table[] = {
 
 static const sw_cmd_opts command = {
     .cmd = CMD,
-    .usage = "[--port P] [--servers S [--shard-state DIR]] [--server HOST] [-- SERVER-OPTIONS...]",
+    .usage = "[--port P] [--servers S] [--server HOST] [...] [-- SERVER-OPTIONS...]",
     .about = "Run the same command in every process of a launcher: rank 0 becomes the server\n"
              "(bound to every interface on port P, with SERVER-OPTIONS); with --servers S, ranks\n"
              "1..S become its shards (rank r bound to every interface on port P + r, the server\n"
