@@ -86,7 +86,7 @@ rm -f "$TMP"/shard*.ckpt*
 start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
 start_server bsp --target-acc 0.95 --wait-workers 2 --checkpoint "$TMP/server.ckpt" \
   --checkpoint-applies 10 --shard-wait 30
-for i in 1 2; do start_worker --delay-ms 10; done
+for i in 1 2; do start_worker --delay-ms 20; done # ~7 s to the target: the kill comes first
 wait_for 20 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'every shard holds version [1-9]'"
 killed_at=$("$SW" ctl --connect "$EP" status | sed -n 's/^version \([0-9]*\).*/\1/p')
 kill -9 "${SHPIDS[1]}"
@@ -123,7 +123,7 @@ WPIDS=()
 start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
 start_server bsp --target-acc 0.95 --wait-workers 2 --checkpoint "$TMP/server2.ckpt" \
   --checkpoint-applies 10
-for i in 1 2; do start_worker --delay-ms 10; done
+for i in 1 2; do start_worker --delay-ms 20; done
 wait_for 20 grep -q "^version=[1-9]" "$TMP/server2.ckpt"
 kill -9 "$SPID"
 wait "$SPID" 2>/dev/null
