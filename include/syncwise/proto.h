@@ -88,6 +88,13 @@ typedef enum sw_msg_type {
     SW_MSG_TYPE_MAX = 33,
 } sw_msg_type;
 
+/* Sizes in the shards' payloads, for both ends: an APPLY or RESTORE entry (u32 worker, u64
+ * token, u64 seq); a STATE payload; a RESTORE's head before the tokens (run, from, number,
+ * slots). */
+#define SW_SHARD_ENTRY 20
+#define SW_SHARD_STATE_BYTES 56
+#define SW_SHARD_RESTORE_HEAD 28
+
 typedef enum sw_msg_flag {
     SW_FLAG_MODEL = 1u << 0,   /* RELEASE: the payload holds the parameters */
     SW_FLAG_DROPPED = 1u << 1, /* RELEASE, WAIT: your gradient was refused; redo the batch */

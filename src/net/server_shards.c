@@ -11,7 +11,6 @@
 #include "syncwise/log.h"
 #include "syncwise/policy.h"
 
-#define ENTRY 20 /* an APPLY entry: u32 worker, u64 token, u64 seq */
 #define ORDERS_QUEUED 100000 /* frames a shard's connection queues before one is lost */
 
 uint64_t sw__shards_all(const sw__shards *h)
@@ -76,7 +75,7 @@ void sw__shards_put_entry(uint8_t *at, uint32_t w, uint64_t token, uint64_t seq)
 /* Every shard forgets the push (w, token, seq) (a shard that never had it passes it over). */
 void sw__shards_drop_everywhere(server *s, uint32_t w, uint64_t token, uint64_t seq)
 {
-    uint8_t pay[8 + ENTRY];
+    uint8_t pay[8 + SW_SHARD_ENTRY];
     sw_put_f32(pay, 0);
     sw_put_u32(pay + 4, 1);
     sw__shards_put_entry(pay + 8, w, token, seq);
@@ -220,20 +219,20 @@ void sw__shards_member(server *s, uint32_t w, uint64_t token)
  * the pushes come (room doubling as needed). */
 static uint8_t *order_entry(const sw__shards *h, uint32_t k)
 {
-    return h->order + 8 + (size_t)ENTRY * k;
+    return h->order + 8 + (size_t)SW_SHARD_ENTRY * k;
 }
 
 static bool order_add(sw__shards *h)
 {
     if (h->n_order == h->cap_order) {
         uint32_t cap = h->cap_order ? 2 * h->cap_order : 16;
-        uint8_t *more = realloc(h->order, 8 + (size_t)ENTRY * cap);
+        uint8_t *more = realloc(h->order, 8 + (size_t)SW_SHARD_ENTRY * cap);
         if (!more)
             return false;
         h->order = more;
         h->cap_order = cap;
     }
-    memcpy(order_entry(h, h->n_order++), h->deciding, ENTRY);
+    memcpy(order_entry(h, h->n_order++), h->deciding, SW_SHARD_ENTRY);
     return true;
 }
 
@@ -250,7 +249,7 @@ static void send_apply(server *s, const sw_event *ev)
     sw_put_f32(h->order, sw_engine_lr(s->engine) * ev->lr_scale);
     sw_put_u32(h->order + 4, h->n_order);
     sw_msg m = {.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER, .version = ev->V,
-                .payload = h->order, .payload_len = 8 + (size_t)ENTRY * h->n_order};
+                .payload = h->order, .payload_len = 8 + (size_t)SW_SHARD_ENTRY * h->n_order};
     sw__shards_send_all(s, &m);
     h->n_order = 0;
 }

@@ -46,7 +46,7 @@ typedef struct sw__shards {
      * (worker, token, seq), n_order of them (room for cap_order). */
     uint8_t *order;
     uint32_t n_order, cap_order;
-    uint8_t deciding[20];     /* the push the engine is deciding */
+    uint8_t deciding[SW_SHARD_ENTRY];     /* the push the engine is deciding */
     /* The gathered θ, for evaluations: the slices at the version each had. */
     float *theta;
     uint64_t theta_version;   /* the lowest of the slices' versions */

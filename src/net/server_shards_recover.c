@@ -12,7 +12,6 @@
 #include "syncwise/file.h"
 #include "syncwise/log.h"
 
-#define STATE_BYTES 56
 
 /* ---- Pings and silence ------------------------------------------------------------------ */
 
@@ -126,8 +125,8 @@ static uint8_t *restore_payload(server *s, uint64_t from, size_t *len)
     for (uint32_t w = 0; w < s->slots; w++)
         open += h->reporting[w].open;
     uint32_t n = h->n_order + open;
-    size_t fixed = 28 + 8 * (size_t)s->slots;
-    uint8_t *b = malloc(fixed + 4 + 20 * (size_t)n);
+    size_t fixed = SW_SHARD_RESTORE_HEAD + 8 * (size_t)s->slots;
+    uint8_t *b = malloc(fixed + 4 + SW_SHARD_ENTRY * (size_t)n);
     if (!b)
         return NULL;
     sw_put_u64(b, h->run);
@@ -135,16 +134,16 @@ static uint8_t *restore_payload(server *s, uint64_t from, size_t *len)
     sw_put_u64(b + 16, h->restores);
     sw_put_u32(b + 24, s->slots);
     for (uint32_t w = 0; w < s->slots; w++)
-        sw_put_u64(b + 28 + 8 * (size_t)w, s->conns[w].live ? s->conns[w].token : 0);
+        sw_put_u64(b + SW_SHARD_RESTORE_HEAD + 8 * (size_t)w, s->conns[w].live ? s->conns[w].token : 0);
     sw_put_u32(b + fixed, n);
     uint8_t *e = b + fixed + 4;
-    memcpy(e, h->order + 8, 20 * (size_t)h->n_order);
-    e += 20 * (size_t)h->n_order;
+    memcpy(e, h->order + 8, SW_SHARD_ENTRY * (size_t)h->n_order);
+    e += SW_SHARD_ENTRY * (size_t)h->n_order;
     for (uint32_t w = 0; w < s->slots; w++) {
         const sw__reporting *r = &h->reporting[w];
         if (r->open) {
             sw__shards_put_entry(e, w, r->token, r->seq);
-            e += 20;
+            e += SW_SHARD_ENTRY;
         }
     }
     *len = (size_t)(e - b);
@@ -224,7 +223,7 @@ static void restore(server *s, uint32_t j, uint64_t from)
 void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
 {
     sw__shards *h = &s->shards;
-    if (m->payload_len != STATE_BYTES || sw_get_u64(m->payload) != h->run) {
+    if (m->payload_len != SW_SHARD_STATE_BYTES || sw_get_u64(m->payload) != h->run) {
         sw__shards_failed(s, j, "says it serves another run", 0, "");
         return;
     }

@@ -218,10 +218,9 @@ static held *find(shard *h, uint32_t worker, uint64_t token, uint64_t seq)
 }
 
 /* An APPLY's k-th entry. */
-#define ENTRY SW_SHARD_ENTRY
 static held *find_entry(shard *h, const uint8_t *entries, uint32_t k)
 {
-    const uint8_t *e = entries + ENTRY * k;
+    const uint8_t *e = entries + SW_SHARD_ENTRY * k;
     return find(h, sw_get_u32(e), sw_get_u64(e + 4), sw_get_u64(e + 12));
 }
 
@@ -270,21 +269,22 @@ static void on_push(shard *h, const from *f, const sw_msg *m)
  * neither held nor lost (the server ordered what it was never told of: a broken server). */
 static const float *sum_of(shard *h, const uint8_t *entries, uint32_t n)
 {
-    bool first = true;
+    uint32_t added = 0;
     for (uint32_t k = 0; k < n; k++) {
         const uint8_t *at = entries + SW_SHARD_ENTRY * k;
         held *e = find_entry(h, entries, k);
         if (!e && !sw__shard_is_lost(h, sw_get_u32(at), sw_get_u64(at + 4), sw_get_u64(at + 12)))
             return NULL;
-        if (e && n == 1)
+        if (!e)
+            continue;
+        if (n == 1)
             return e->g;
-        if (e && first)
-            memcpy(h->sum, e->g, 4 * h->len);
-        else if (e)
+        if (added++)
             sw_vec_add(h->sum, e->g, h->len);
-        first = first && !e;
+        else
+            memcpy(h->sum, e->g, 4 * h->len);
     }
-    if (first) /* every slice lost */
+    if (!added) /* every slice lost */
         memset(h->sum, 0, 4 * h->len);
     return h->sum;
 }
@@ -311,7 +311,7 @@ static void on_apply(shard *h, const from *f, const sw_msg *m)
     uint32_t n = sw_get_u32(m->payload + 4);
     const uint8_t *entries = m->payload + 8;
     bool dropped = (m->flags & SW_FLAG_DROPPED) != 0;
-    if (m->payload_len != 8 + ENTRY * (uint64_t)n || (!dropped && (n == 0 || !isfinite(lr) ||
+    if (m->payload_len != 8 + SW_SHARD_ENTRY * (uint64_t)n || (!dropped && (n == 0 || !isfinite(lr) ||
                                                                 m->version != h->version + 1))) {
         sw__shard_refuse(h, f, m, "a malformed apply, or not the next version");
         return;
@@ -373,7 +373,7 @@ void sw__shard_take(shard *h, const sw_delivery *d)
     char why[SW_ERR_LEN];
     size_t len = sw_frame_size(d->frame);
     /* The largest a run's message may be: a pushed slice, or an apply naming every slot. */
-    uint64_t push = 16 + 4 * (uint64_t)h->len, apply = 8 + ENTRY * (uint64_t)h->slots;
+    uint64_t push = 16 + 4 * (uint64_t)h->len, apply = 8 + SW_SHARD_ENTRY * (uint64_t)h->slots;
     uint64_t limit = h->configured ? (push > apply ? push : apply) + 8192 : 8192;
     if (d->multipart)
         sw__shard_refuse(h, &f, NULL, "a message must be a single frame");

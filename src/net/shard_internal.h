@@ -31,9 +31,6 @@ typedef struct sw__waiting {
     uint64_t min;
 } sw__waiting;
 
-/* An APPLY or RESTORE entry: (u32 worker, u64 token, u64 seq). */
-#define SW_SHARD_ENTRY 20
-
 struct sw_shard {
     const sw_shard_params *p;
     sw_shard_result *r;

@@ -17,8 +17,6 @@
 typedef struct sw_shard shard;
 typedef sw__from from;
 
-#define STATE_BYTES 56
-#define RESTORE_FIXED 28 /* u64 run, u64 from, u64 number, u32 slots */
 
 void sw__shard_free_recovery(shard *h)
 {
@@ -40,7 +38,7 @@ bool sw__shard_is_lost(const shard *h, uint32_t worker, uint64_t token, uint64_t
 
 static void send_state(shard *h, const from *to)
 {
-    uint8_t b[STATE_BYTES];
+    uint8_t b[SW_SHARD_STATE_BYTES];
     const uint64_t fields[] = {h->run, h->saved, h->r->bytes_in, h->r->bytes_out,
                                h->r->refused, h->restores, h->awaiting};
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
@@ -119,7 +117,7 @@ static int load(const shard *h, uint64_t version, sw_ckpt *ck, char *err)
         return sw_fail(err, rc, "neither %s nor %s holds this run's version %llu", h->p->checkpoint,
                        prev, (unsigned long long)version);
     if (!rc)
-        sw_log(SW_LOG_WARN, "%s (%s): reading %s instead", h->p->checkpoint, err, prev);
+        sw_log(SW_LOG_WARN, "%s; reading %s instead", err, prev);
     return rc;
 }
 
@@ -222,9 +220,9 @@ static void forget_held(shard *h)
 static bool take_restore(shard *h, const sw_msg *m)
 {
     const uint8_t *p = m->payload;
-    if (m->payload_len < RESTORE_FIXED || sw_get_u32(p + 24) != h->slots)
+    if (m->payload_len < SW_SHARD_RESTORE_HEAD || sw_get_u32(p + 24) != h->slots)
         return false;
-    size_t at = RESTORE_FIXED + 8 * (size_t)h->slots;
+    size_t at = SW_SHARD_RESTORE_HEAD + 8 * (size_t)h->slots;
     if (m->payload_len < at + 4)
         return false;
     uint32_t n = sw_get_u32(p + at);
@@ -239,7 +237,7 @@ static bool take_restore(shard *h, const sw_msg *m)
     h->lost = lost;
     h->n_lost = n;
     for (uint32_t w = 0; w < h->slots; w++)
-        h->tokens[w] = sw_get_u64(p + RESTORE_FIXED + 8 * (size_t)w);
+        h->tokens[w] = sw_get_u64(p + SW_SHARD_RESTORE_HEAD + 8 * (size_t)w);
     return true;
 }
 
@@ -247,7 +245,7 @@ void sw__shard_on_restore(shard *h, const from *f, const sw_msg *m)
 {
     char err[SW_ERR_LEN];
     sw_ckpt ck;
-    if (!h->configured || m->payload_len < RESTORE_FIXED || sw_get_u64(m->payload) != h->run) {
+    if (!h->configured || m->payload_len < SW_SHARD_RESTORE_HEAD || sw_get_u64(m->payload) != h->run) {
         sw__shard_refuse(h, f, m, "a restore of another run");
         return;
     }
