@@ -104,10 +104,8 @@ uint64_t sw__shards_all(const sw__shards *h);
  * of itself (SHARD_STATE: a resumed one is restored), and the checkpoints all shards take at
  * one version. */
 void sw__shards_keep_alive(struct sw_server *s);
-double sw__shards_next_ping(const struct sw_server *s);
 void sw__shards_state(struct sw_server *s, uint32_t j, const sw_msg *m);
-/* Orders every shard to checkpoint the engine's version, unless one is under way; 0, or the
- * failure of the server's own record of the last complete one. */
+/* Orders every shard to checkpoint the engine's version, unless one is under way or done. */
 void sw__shards_save(struct sw_server *s);
 /* A restarted server's start: the run's id and the version every shard checkpointed, from the
  * record --checkpoint FILE holds. */
@@ -115,8 +113,6 @@ int sw__shards_read_record(struct sw_server *s, uint64_t *version, char *err);
 /* RESTORE to every shard of a restarted server: back to `version`, forgetting every gradient
  * held (no push from before counts), with no members. */
 void sw__shards_restart(struct sw_server *s, uint64_t version);
-/* Whether the shards' last checkpoint is of version V. */
-bool sw__shards_saved_at(const struct sw_server *s, uint64_t V);
 
 /* ctl status's lines on the shards, appended to text (cap bytes, len used); the new length. */
 int sw__shards_status(const struct sw_server *s, char *text, size_t cap, int len);

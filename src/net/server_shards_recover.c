@@ -15,11 +15,6 @@
 
 /* ---- Pings and silence ------------------------------------------------------------------ */
 
-double sw__shards_next_ping(const server *s)
-{
-    return s->shards.next_ping;
-}
-
 /* How long a shard may be silent: --shard-wait, and no longer than the last gather may take
  * once the run is over. */
 static double wait_limit(const server *s)
@@ -53,11 +48,6 @@ void sw__shards_keep_alive(server *s)
 }
 
 /* ---- Checkpoints ---------------------------------------------------------------------------- */
-
-bool sw__shards_saved_at(const server *s, uint64_t V)
-{
-    return s->shards.saved == V;
-}
 
 void sw__shards_save(server *s)
 {

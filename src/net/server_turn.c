@@ -175,8 +175,6 @@ static void deadlines(server *s)
 {
     double now = sw__server_now(s);
     check_heartbeats(s);
-    if (s->shards.n)
-        sw__shards_keep_alive(s);
     if (s->wake_at >= 0 && now >= s->wake_at) {
         sw_engine_result res;
         if (sw__server_engine_ok(s, sw_engine_tick(s->engine, now, &res), "wake-up", SW_NO_WORKER))
@@ -202,7 +200,7 @@ static void finish_when_over(server *s)
     sw__shards *h = &s->shards;
     uint64_t V = sw_engine_version(s->engine);
     bool evaluated = h->have_theta && h->theta_version == V && s->eval_version == V;
-    bool saved = !s->p->checkpoint || sw__shards_saved_at(s, V);
+    bool saved = !s->p->checkpoint || h->saved == V;
     if (!h->n || s->rc || (evaluated && saved)) {
         s->finished = true;
         return;
@@ -219,8 +217,8 @@ static void finish_when_over(server *s)
 static double next_due(const server *s)
 {
     double now = sw__server_now(s), next = now + HEARTBEAT_CHECK_S;
-    if (s->shards.n && sw__shards_next_ping(s) < next)
-        next = sw__shards_next_ping(s);
+    if (s->shards.n && s->shards.next_ping < next)
+        next = s->shards.next_ping;
     next = eval_due_at(s) < next ? eval_due_at(s) : next;
     next = s->wake_at >= 0 && s->wake_at < next ? s->wake_at : next;
     return s->t0 + next;
@@ -238,8 +236,8 @@ double sw__server_turn(void *ctx, double now)
         drain(s, s->sock);
     if (!s->done)
         deadlines(s);
-    if (s->done && s->shards.n && !s->finished)
-        sw__shards_keep_alive(s); /* the last gather waits on live shards only */
+    if (s->shards.n) /* also once done: the last gather waits on live shards only */
+        sw__shards_keep_alive(s);
     if (p->stop && *p->stop)
         s->done = true;
     if (s->done)
