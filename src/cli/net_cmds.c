@@ -242,8 +242,7 @@ static const sw_opt worker_table[] = {
                 "the server's public key")},
     {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 256, "N",
                 "OpenBLAS threads (0: its own choice)")},
-    {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(quiet), 0, 0, NULL, "warnings and errors only")},
-    {SW_OPT_ROW(SW_OPT_FLAG, "verbose", 'v', AT(verbose), 0, 0, NULL, "debug messages too")},
+    SW_OPT_LOG_ROWS(AT(quiet), AT(verbose)),
     SW_OPT_END_ROW,
 };
 #undef AT

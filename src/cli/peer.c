@@ -53,8 +53,7 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "out", 0, AT(p.out), 0, 0, "FILE",
                 "the judge writes its best weights there, one per line\n"
                 "(a linear model's: the features' weights, then the bias)")},
-    {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(quiet), 0, 0, NULL, "warnings and errors only")},
-    {SW_OPT_ROW(SW_OPT_FLAG, "verbose", 'v', AT(verbose), 0, 0, NULL, "debug messages too")},
+    SW_OPT_LOG_ROWS(AT(quiet), AT(verbose)),
     SW_OPT_END_ROW,
 };
 #undef AT

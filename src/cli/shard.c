@@ -30,8 +30,7 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_FLAG, "resume", 0, AT(p.resume), 0, 0, NULL,
                 "start from the checkpoint and rejoin its run: every\n"
                 "shard goes back to that version, and the run goes on")},
-    {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(quiet), 0, 0, NULL, "warnings and errors only")},
-    {SW_OPT_ROW(SW_OPT_FLAG, "verbose", 'v', AT(verbose), 0, 0, NULL, "debug messages too")},
+    SW_OPT_LOG_ROWS(AT(quiet), AT(verbose)),
     SW_OPT_END_ROW,
 };
 #undef AT
