@@ -33,6 +33,10 @@ wait_for() { # seconds, then a command: polls until the command succeeds (1 if i
   done
 }
 
+wait_status() { # seconds, then a pattern: polls until ctl status of the server at EP matches it
+  wait_for "$1" sh -c "'$SW' ctl --connect '$EP' status | grep -q '$2'"
+}
+
 expect_server() { # description: waits for the server, which must succeed and keep its
   # policy's promise on every event of its log (docs/promises.md); OUT = its output
   wait "$SPID"

@@ -47,7 +47,7 @@ wait "${WPIDS[@]}"
 WPIDS=()
 start_server bsp --target-acc 0.92 --wait-workers 4
 for i in 1 2 3 4; do start_worker --delay-ms 20; done
-wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 4'"
+wait_status 15 'workers live 4'
 "$HOSTILE" "$EP" haunt 12 > /dev/null &
 haunter=$!
 kill -9 "${WPIDS[0]}"
@@ -99,9 +99,9 @@ WPIDS=()
 : > "$TMP/workers.out"
 start_server bsp --max-time 10
 for i in 1 2 3; do start_worker --delay-ms 5; done
-wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 3'"
+wait_status 15 'workers live 3'
 start_worker --delay-ms 5 --name late-one
-wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 4'"
+wait_status 15 'workers live 4'
 expect_status 0 "ctl status lists the workers" -- "$SW" ctl --connect "$EP" status
 expect_output "late-one" "by the name they joined with"
 expect_output "127.0.0.1" "and the address they joined from"

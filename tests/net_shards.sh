@@ -62,11 +62,11 @@ WPIDS=()
 start_shards 2
 start_server bsp --target-acc 0.93 --wait-workers 3
 for i in 1 2 3; do start_worker --delay-ms 20; done
-wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 3'"
+wait_status 15 'workers live 3'
 kill -9 "${WPIDS[0]}"
-wait_for 6 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'crashed 1'"
+wait_status 6 'crashed 1'
 start_worker --delay-ms 20 --name late-one
-wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'late-one'"
+wait_status 15 'late-one'
 expect_status 0 "ctl status of a sharded run" -- "$SW" ctl --connect "$EP" status
 expect_output "shards 2:" "status counts the shards"
 expect_output "skew (the largest over the mean)" "and says how even their load is"
@@ -87,7 +87,7 @@ start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
 start_server bsp --target-acc 0.95 --wait-workers 2 --checkpoint "$TMP/server.ckpt" \
   --checkpoint-applies 10 --shard-wait 30
 for i in 1 2; do start_worker --delay-ms 20; done # ~7 s to the target: the kill comes first
-wait_for 20 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'every shard holds version [1-9]'"
+wait_status 20 'every shard holds version [1-9]'
 killed_at=$("$SW" ctl --connect "$EP" status | sed -n 's/^version \([0-9]*\).*/\1/p')
 kill -9 "${SHPIDS[1]}"
 wait "${SHPIDS[1]}" 2>/dev/null
@@ -96,7 +96,7 @@ SHARD1=$(cat "$TMP/shard1.ep")
 "$SW" shard --bind "$SHARD1" --checkpoint "$TMP/shard1.ckpt" --resume \
   > "$TMP/shard1.out" 2> "$TMP/shard1.err" &
 SHPIDS[1]=$!
-wait_for 20 sh -c "'$SW' ctl --connect '$EP' status | grep -q '1 restores'"
+wait_status 20 '1 restores'
 expect_status 0 "ctl status after a restore" -- "$SW" ctl --connect "$EP" status
 expect_output "1 restores undid" "status counts the restore and the applies it undid"
 expect_server "bsp on 2 shards, one killed and resumed"
@@ -142,7 +142,7 @@ WPIDS=()
 start_shards 2
 start_server asp --wait-workers 2 --shard-wait 1
 for i in 1 2; do start_worker --delay-ms 5; done
-wait_for 15 sh -c "'$SW' ctl --connect '$EP' status | grep -q 'workers live 2'"
+wait_status 15 'workers live 2'
 kill -9 "${SHPIDS[1]}"
 wait "$SPID"
 rc=$?
