@@ -53,6 +53,15 @@ typedef struct sw_worker_info {
     bool fresh;              /* joined and not yet released: its clock is provisional */
 } sw_worker_info;
 
+/* What an apply's gradients measured: a policy that decides on gradient statistics (DBW)
+ * reads these instead of the gradients. */
+typedef struct sw_apply_norms {
+    uint64_t version; /* the version the apply made (0: no apply measured yet) */
+    uint32_t n;       /* gradients it applied */
+    double sq_norms;  /* the sum of their squared norms */
+    double sum_sq;    /* the squared norm of their sum */
+} sw_apply_norms;
+
 /* A const view of the engine's state, handed to every policy call. */
 typedef struct sw_engine_view {
     double now;                   /* time of the event being decided */
@@ -67,11 +76,12 @@ typedef struct sw_engine_view {
     size_t n_params;
     uint64_t min_live_clock;      /* smallest clock among started live workers (fresh joiners
                                    * excluded); the last one seen while none is started */
-    /* The last apply, when the policy asked for squared norms (SW_WANT_SQ_NORM): */
-    double last_apply_t;          /* its time (-1 before the first) */
+    double last_apply_t;          /* the last apply's time (-1 before the first) */
     uint32_t last_apply_n;        /* gradients it applied */
-    double last_apply_sq_norms;   /* sum of their squared norms */
-    double last_apply_sum_sq;     /* squared norm of their sum */
+    /* When the policy asked for squared norms (SW_WANT_SQ_NORM): those of the last apply, or on
+     * an engine without parameters those of the newest apply its driver reported
+     * (sw_engine_apply_norms), which may lag behind. */
+    sw_apply_norms norms;
     /* The last apply, when the policy asked for losses (SW_WANT_LOSS) and the driver gave a
      * probe; NAN otherwise: */
     double loss_before, loss_after; /* probe loss of θ before and after it */
@@ -259,6 +269,16 @@ int sw_engine_leave(sw_engine *e, uint32_t w, double t, bool crashed, sw_engine_
  * running. */
 int sw_engine_push(sw_engine *e, uint32_t w, const float *grad, uint64_t version, double t,
                    sw_engine_result *out);
+
+/* A push on an engine without parameters (n_params 0: a sharded run's control plane, whose
+ * shards hold the gradient), with the gradient's squared norm as the driver learned it (read
+ * only by a policy that wants it). */
+int sw_engine_push_norm(sw_engine *e, uint32_t w, double sq_norm, uint64_t version, double t,
+                        sw_engine_result *out);
+
+/* On an engine without parameters: the norms of an apply, learned after it (a sharded run's
+ * shards report their slices' sums). The view shows them unless it shows a newer apply's. */
+void sw_engine_apply_norms(sw_engine *e, const sw_apply_norms *norms);
 
 /* The same push with a sparse gradient: nnz (index, value) pairs, indices ascending, distinct
  * and below n_params (SW_EINVAL otherwise, and nothing changes). Every policy works unchanged;

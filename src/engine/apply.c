@@ -77,10 +77,9 @@ void sw__engine_apply(sw_engine *e, float lr_scale, double t)
         sw__gradbuf_apply(&e->buf, sw__engine_writable_theta(e), lr, e->p.weight_decay * (float)count,
                           want_sq);
     }
-    if (e->ops->wants & SW_WANT_SQ_NORM) {
-        e->view.last_apply_sq_norms = e->view.buffered_sq_norm;
-        e->view.last_apply_sum_sq = sum_sq;
-    }
+    if ((e->ops->wants & SW_WANT_SQ_NORM) && e->p.n_params) /* else the driver reports them */
+        e->view.norms = (sw_apply_norms){.version = e->view.version + 1, .n = count,
+                                         .sq_norms = e->view.buffered_sq_norm, .sum_sq = sum_sq};
     /* One probe per apply: the loss after this apply is the loss before the next one. */
     e->view.loss_before = probe_loss ? e->loss_now : NAN;
     e->loss_now = probe_loss ? probe(e) : NAN;

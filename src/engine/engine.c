@@ -408,8 +408,8 @@ static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version
                         .ver = version,
                         .V = e->view.version});
     sw_push p = {.worker = w, .version = version, .clock = k->clock};
-    if ((e->ops->wants & SW_WANT_SQ_NORM) && e->p.n_params)
-        p.sq_norm = sw__grad_sq_norm(grad, e->p.n_params);
+    if (e->ops->wants & SW_WANT_SQ_NORM)
+        p.sq_norm = e->p.n_params ? sw__grad_sq_norm(grad, e->p.n_params) : grad->sq_norm;
     double t0 = sw_clock_now_s();
     e->ops->on_push(e->state, &e->view, &p, &d);
     e->decide_s += sw_clock_now_s() - t0;
@@ -449,6 +449,23 @@ int sw_engine_push(sw_engine *e, uint32_t w, const float *grad, uint64_t version
 {
     sw__grad g = {.dense = grad};
     return push(e, w, &g, version, t, out);
+}
+
+int sw_engine_push_norm(sw_engine *e, uint32_t w, double sq_norm, uint64_t version, double t,
+                        sw_engine_result *out)
+{
+    if (e->p.n_params) {
+        *out = (sw_engine_result){.wake_at = -1};
+        return SW_EINVAL;
+    }
+    sw__grad g = {.sq_norm = sq_norm};
+    return push(e, w, &g, version, t, out);
+}
+
+void sw_engine_apply_norms(sw_engine *e, const sw_apply_norms *norms)
+{
+    if (!e->p.n_params && norms->version > e->view.norms.version)
+        e->view.norms = *norms;
 }
 
 int sw_engine_push_sparse(sw_engine *e, uint32_t w, const uint32_t *idx, const float *val,

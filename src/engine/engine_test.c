@@ -569,6 +569,47 @@ static void concurrent_jobs_apply_what_the_serial_engine_applies(void **state)
     sw_engine_free(e[1]);
 }
 
+/* DBW's gradient statistics: measured at the apply on an engine with parameters; on one
+ * without (a sharded run's control plane), the pushes' norms as the driver gives them and the
+ * apply's norms when the driver reports them, never an older report over a newer one. */
+static void an_apply_s_norms_are_measured_or_reported(void **state)
+{
+    (void)state;
+    sw_engine *e = start("dbw", 2, 2);
+    push(e, 0, 1, 0, 1);
+    sw_engine_result r = push(e, 1, 2, 0, 2); /* k = every worker until estimates exist */
+    assert_true(r.applied);
+    const sw_engine_view *v = sw_engine_get_view(e);
+    assert_int_equal(v->norms.version, 1);
+    assert_int_equal(v->norms.n, 2);
+    assert_true(fabs(v->norms.sq_norms - 10) < 1e-9); /* |(1,1)|^2 + |(2,2)|^2 */
+    assert_true(fabs(v->norms.sum_sq - 18) < 1e-9);   /* |(3,3)|^2 */
+    assert_int_equal(sw_engine_push_norm(e, 0, 1, 1, 3, &r), SW_EINVAL);
+    sw_engine_apply_norms(e, &(sw_apply_norms){.version = 9, .n = 1});
+    assert_int_equal(v->norms.version, 1); /* an engine with parameters measures its own */
+    sw_engine_free(e);
+
+    sw_engine_params p = sw_engine_default_params();
+    p.max_workers = 2;
+    p.policy = "dbw";
+    assert_int_equal(sw_engine_new(&e, &p, NULL), 0);
+    v = sw_engine_get_view(e);
+    sw_engine_join(e, 0, 0, &r);
+    sw_engine_join(e, 1, 0, &r);
+    assert_int_equal(sw_engine_push_norm(e, 0, 3, 0, 1, &r), 0);
+    assert_true(fabs(v->buffered_sq_norm - 3) < 1e-12);
+    assert_int_equal(sw_engine_push_norm(e, 1, 4, 0, 2, &r), 0);
+    assert_true(r.applied);
+    assert_int_equal(v->norms.version, 0); /* not reported yet */
+    sw_apply_norms one = {.version = 1, .n = 2, .sq_norms = 7, .sum_sq = 12};
+    sw_engine_apply_norms(e, &one);
+    assert_memory_equal(&v->norms, &one, sizeof one);
+    sw_engine_apply_norms(e, &(sw_apply_norms){.version = 1, .n = 2, .sq_norms = 1});
+    sw_engine_apply_norms(e, &(sw_apply_norms){.version = 0, .n = 2, .sq_norms = 1});
+    assert_memory_equal(&v->norms, &one, sizeof one);
+    sw_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -588,6 +629,7 @@ int main(void)
         cmocka_unit_test(writes_go_where_the_hook_says_and_never_into_a_buffer_being_sent),
         cmocka_unit_test(a_decision_is_a_set_and_a_worker_outside_the_table_breaks_the_engine),
         cmocka_unit_test(concurrent_jobs_apply_what_the_serial_engine_applies),
+        cmocka_unit_test(an_apply_s_norms_are_measured_or_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,7 +34,7 @@ typedef struct timing {
 typedef struct dbw_state {
     bool blind, mean;
     uint32_t D, n, k, k_prev;
-    uint64_t seen_version;
+    uint64_t seen_version, seen_norms; /* the version k was chosen for; the apply last recorded */
     double gsq[MAX_D], var[MAX_D]; /* per apply: mean gradient's squared norm, variance (<0: none) */
     uint32_t kk[MAX_D], hist;
     double *t_sum, *t_all_sum, *T; /* n*n by (h, k); n by k; n estimates */
@@ -72,6 +72,7 @@ static int dbw_init_common(dbw_state *st, sw_spec *spec, const sw_engine_view *v
     st->n = n;
     st->k = st->k_prev = n;
     st->seen_version = v->version;
+    st->seen_norms = v->norms.version;
     st->t_sum = calloc((size_t)n * n, sizeof *st->t_sum);
     st->t_cnt = calloc((size_t)n * n, sizeof *st->t_cnt);
     st->t_all_sum = calloc(n, sizeof *st->t_all_sum);
@@ -123,13 +124,19 @@ static void time_arrival(dbw_state *st, uint64_t version, double now)
     st->t_all_cnt[k - 1]++;
 }
 
-/* The per-apply estimates of eqs. 10 and 11 from the engine's sums of the last apply. */
+/* The per-apply estimates of eqs. 10 and 11 from an apply's norms, once per apply: the last
+ * one's, or in a sharded run the newest its shards have reported (one may be passed over when
+ * two reports come between two decisions). */
 static void record_apply(dbw_state *st, const sw_engine_view *v)
 {
-    uint32_t k = v->last_apply_n, i = st->hist++ % st->D;
+    const sw_apply_norms *a = &v->norms;
+    if (a->version == st->seen_norms || a->n == 0)
+        return;
+    st->seen_norms = a->version;
+    uint32_t k = a->n, i = st->hist++ % st->D;
     st->kk[i] = k;
-    st->gsq[i] = v->last_apply_sum_sq / ((double)k * k);
-    st->var[i] = k >= 2 ? (v->last_apply_sq_norms - v->last_apply_sum_sq / k) / (k - 1) : -1;
+    st->gsq[i] = a->sum_sq / ((double)k * k);
+    st->var[i] = k >= 2 ? (a->sq_norms - a->sum_sq / k) / (k - 1) : -1;
 }
 
 /* eq. 10, then eq. 11 with it; false until some variance is known. */
@@ -156,12 +163,11 @@ static bool estimates(const dbw_state *st, double *grad_sq, double *var)
 /* Chooses k for a new version, once per version. */
 static void refresh(dbw_state *st, const sw_engine_view *v)
 {
+    record_apply(st, v);
     if (v->version == st->seen_version)
         return;
     st->seen_version = v->version;
     st->k_prev = st->k;
-    if (v->last_apply_n > 0)
-        record_apply(st, v);
     st->ver[v->version % VERSIONS] =
         (timing){.version = v->version, .start = v->last_apply_t, .h = st->k_prev};
     uint32_t live = v->n_live ? v->n_live : 1;
