@@ -56,6 +56,24 @@ for run in "bsp 2" "ssp:s=2 2 --checksum off" "backup:b=1 3" "asp 3 --momentum 0
   expect_shards "$policy on $shards shards"
 done
 
+# DBW on 2 shards decides on the gradients' norms the shards measure: with one straggler and
+# large batches (little gradient noise) it stops waiting for the straggler, which it could not
+# do without the norms (k stays at every worker until its estimates exist).
+WPIDS=()
+start_shards 2
+start_server dbw:agg=mean --target-acc 0.9 --wait-workers 3 --batch 1000
+for d in 1 1 60; do start_worker --delay-ms $d; done
+expect_server "dbw on 2 shards: 3 workers train to the target"
+expect_output "target reached" "dbw on 2 shards reaches 0.9"
+fewer=$(grep -cE '"ev":"apply","V":[0-9]+,"n":[12]}' "$LOG")
+checks=$((checks + 1))
+if [ "$fewer" -lt 10 ]; then
+  echo "FAIL: dbw on 2 shards hardly chose k below every worker ($fewer applies of 1 or 2)"
+  failures=$((failures + 1))
+fi
+wait "${WPIDS[@]}"
+expect_shards "dbw on 2 shards"
+
 # A worker killed mid-run and a late joiner: the run completes, versions carry on, and ctl
 # status shows the shards.
 WPIDS=()
@@ -162,7 +180,7 @@ expect_output "none.ckpt" "the error names the file"
 
 # What a sharded run does not take yet is refused before anything starts.
 SHARDS="tcp://127.0.0.1:1"
-for bad in "--policy dbw" "--apply-threads 2 --policy asp" \
+for bad in "--policy actions" "--apply-threads 2 --policy asp" \
   "--model svm --data sparse:n=100,dim=50"; do
   expect_status 1 "server --shards $bad" -- "$SW" server --shards "$SHARDS" $bad --max-time 1
   expect_output "shards" "server --shards $bad: the error names the shards"

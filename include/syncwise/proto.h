@@ -85,7 +85,9 @@ typedef enum sw_msg_type {
                                * (u32 worker, u64 token, u64 seq) pushes whose slices may be
                                * lost (they count as zero); SW_FLAG_DROPPED: forget every
                                * gradient held (a restarted server) */
-    SW_MSG_TYPE_MAX = 33,
+    SW_MSG_SHARD_APPLIED = 34,/* shard -> server: applied the order that made `version`; f64
+                               * the squared norm of its slice of the applied gradients' sum */
+    SW_MSG_TYPE_MAX = 34,
 } sw_msg_type;
 
 /* Sizes in the shards' payloads, for both ends: an APPLY or RESTORE entry (u32 worker, u64

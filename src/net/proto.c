@@ -19,7 +19,8 @@ const char *sw_msg_type_name(int type)
                                         "peer-bye", "shard-init", "shard-set", "shard-member",
                                         "shard-apply", "shard-push", "shard-pushed",
                                         "shard-pull", "shard-slice", "shard-ping",
-                                        "shard-save", "shard-state", "shard-restore"};
+                                        "shard-save", "shard-state", "shard-restore",
+                                        "shard-applied"};
     return type >= 1 && type <= SW_MSG_TYPE_MAX ? names[type] : "?";
 }
 

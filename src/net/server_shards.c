@@ -1,6 +1,7 @@
 /* The server as the control plane of a sharded run (server_shards.h): its shards' connections,
  * the orders its engine's events become, the facts the shards report, and the gathers that
  * evaluations read. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,10 +92,11 @@ int sw__shards_policy_ok(const char *spec, char *err)
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":"), spec);
     const sw_policy_ops *ops = sw_policy_find(name);
-    if (ops && (ops->wants & (SW_WANT_SQ_NORM | SW_WANT_LOSS)))
+    if (ops && (ops->wants & SW_WANT_LOSS))
         return sw_fail(err, SW_EINVAL,
-                       "policy '%s' decides on the gradients' norms or the model's loss, which a "
-                       "sharded run does not gather yet: run it without --shards",
+                       "policy '%s' decides on the model's loss after every apply, which a "
+                       "sharded run would have to gather from every shard each time: run it "
+                       "without --shards",
                        name);
     return 0;
 }
@@ -198,6 +200,7 @@ void sw__shards_close(server *s)
         }
     free(h->reporting);
     free(h->order);
+    free(h->order_sq);
     free(h->theta);
 }
 
@@ -227,13 +230,26 @@ static bool order_add(sw__shards *h)
     if (h->n_order == h->cap_order) {
         uint32_t cap = h->cap_order ? 2 * h->cap_order : 16;
         uint8_t *more = realloc(h->order, 8 + (size_t)SW_SHARD_ENTRY * cap);
-        if (!more)
+        if (more)
+            h->order = more;
+        double *sq = more ? realloc(h->order_sq, cap * sizeof *sq) : NULL;
+        if (!sq)
             return false;
-        h->order = more;
+        h->order_sq = sq;
         h->cap_order = cap;
     }
+    h->order_sq[h->n_order] = h->deciding_sq;
     memcpy(order_entry(h, h->n_order++), h->deciding, SW_SHARD_ENTRY);
     return true;
+}
+
+/* The apply that makes version V awaits its norms from every shard. */
+static void await_norms(sw__shards *h, uint64_t V)
+{
+    sw_apply_norms a = {.version = V, .n = h->n_order};
+    for (uint32_t k = 0; k < h->n_order; k++)
+        a.sq_norms += h->order_sq[k];
+    h->reports[V % SW_SHARDS_REPORTS] = (sw__apply_report){.norms = a};
 }
 
 static void send_apply(server *s, const sw_event *ev)
@@ -251,6 +267,7 @@ static void send_apply(server *s, const sw_event *ev)
     sw_msg m = {.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER, .version = ev->V,
                 .payload = h->order, .payload_len = 8 + (size_t)SW_SHARD_ENTRY * h->n_order};
     sw__shards_send_all(s, &m);
+    await_norms(h, ev->V);
     h->n_order = 0;
 }
 
@@ -287,6 +304,7 @@ void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
     peer from = {.route = c->route, .route_len = c->route_len, .sock = s->sock};
     sw_msg m = {.type = SW_MSG_PUSH, .worker = w, .flags = r->flags, .version = r->version};
     sw__shards_put_entry(s->shards.deciding, w, r->token, r->seq);
+    s->shards.deciding_sq = r->sq_norm;
     if (sw__server_push_allowed(s, &from, &m))
         sw__server_accept_push(s, &from, &m, NULL, 0);
     else
@@ -295,7 +313,8 @@ void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
 
 static void reported(server *s, uint32_t j, const sw_msg *m)
 {
-    if (m->payload_len != 24 || m->worker >= s->slots) {
+    double sq = m->payload_len == 24 ? sw_get_f64(m->payload + 16) : -1;
+    if (!(sq >= 0) || !isfinite(sq) || m->worker >= s->slots) {
         sw__shards_failed(s, j, "reported a push the protocol does not allow", 0, "");
         return;
     }
@@ -312,11 +331,32 @@ static void reported(server *s, uint32_t j, const sw_msg *m)
         r->open = false;
         return;
     }
+    if (r->shards >> j & 1)
+        return; /* said twice */
     r->shards |= 1ULL << j;
+    r->sq_norm += sq;
     if (r->shards == sw__shards_all(&s->shards)) {
         r->open = false;
         sw__shards_counted(s, m->worker, r);
     }
+}
+
+/* Shard j's share of the norms of the apply that made m->version: once all are in, the
+ * engine has them (an apply a restore undid, or one of before a restart, is passed over). */
+static void measured(server *s, uint32_t j, const sw_msg *m)
+{
+    double sq = m->payload_len == 8 ? sw_get_f64(m->payload) : -1;
+    if (!(sq >= 0) || !isfinite(sq)) {
+        sw__shards_failed(s, j, "reported an apply's norm the protocol does not allow", 0, "");
+        return;
+    }
+    sw__apply_report *a = &s->shards.reports[m->version % SW_SHARDS_REPORTS];
+    if (a->norms.version != m->version || a->norms.n == 0 || (a->shards >> j & 1))
+        return;
+    a->shards |= 1ULL << j;
+    a->norms.sum_sq += sq;
+    if (a->shards == sw__shards_all(&s->shards))
+        sw_engine_apply_norms(s->engine, &a->norms);
 }
 
 static void sliced(server *s, uint32_t j, const sw_msg *m)
@@ -362,6 +402,8 @@ void sw__shards_take(server *s, uint32_t j, const sw_delivery *d)
         reported(s, j, &m);
     } else if (m.type == SW_MSG_SHARD_SLICE) {
         sliced(s, j, &m);
+    } else if (m.type == SW_MSG_SHARD_APPLIED) {
+        measured(s, j, &m);
     } else if (m.type == SW_MSG_SHARD_STATE) {
         sw__shards_state(s, j, &m);
     } else if (m.type == SW_MSG_ERROR) {

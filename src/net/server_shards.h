@@ -23,9 +23,19 @@
 typedef struct sw__reporting {
     uint64_t token, seq, version;
     uint64_t shards; /* bit j: shard j reported it */
+    double sq_norm;  /* the sum of the reported slices' squared norms */
     uint32_t flags;  /* SW_FLAG_WANT_MODEL, as the slices said */
     bool open;
 } sw__reporting;
+
+/* An apply's norms as the shards report them (SHARD_APPLIED), for the engine (DBW). */
+typedef struct sw__apply_report {
+    sw_apply_norms norms; /* sum_sq: the reported slices' sum */
+    uint64_t shards;      /* bit j: shard j reported it */
+} sw__apply_report;
+
+/* Applies whose norms may still be coming: the newest, by version modulo this. */
+#define SW_SHARDS_REPORTS 64
 
 /* What a shard last said of itself (SHARD_STATE), and when the server last heard from it. */
 typedef struct sw__shard_seen {
@@ -43,10 +53,13 @@ typedef struct sw__shards {
     sw_sock *socks[SW_SHARDS_MAX];
     sw__reporting *reporting; /* per slot */
     /* The next apply's SHARD_APPLY payload: 8 bytes (lr, n), then its pushes' 20-byte entries
-     * (worker, token, seq), n_order of them (room for cap_order). */
+     * (worker, token, seq), n_order of them (room for cap_order), and their squared norms. */
     uint8_t *order;
+    double *order_sq;
     uint32_t n_order, cap_order;
     uint8_t deciding[SW_SHARD_ENTRY];     /* the push the engine is deciding */
+    double deciding_sq;                   /* and its squared norm */
+    sw__apply_report reports[SW_SHARDS_REPORTS];
     /* The gathered θ, for evaluations: the slices at the version each had. */
     float *theta;
     uint64_t theta_version;   /* the lowest of the slices' versions */

@@ -322,12 +322,16 @@ static void on_apply(shard *h, const from *f, const sw_msg *m)
         return;
     }
     if (sum) {
+        uint8_t sum_sq[8]; /* for a policy that decides on gradient statistics (DBW) */
+        sw_put_f64(sum_sq, sw_sq_norm(sum, h->len));
         if (h->opt.m)
             sw_optim_step(&h->opt, h->theta, sum, 1.0f / (float)n, lr, h->wd);
         else
             sw_sgd_step(h->theta, sum, h->len, lr / (float)n, h->wd * (float)n);
         h->version = m->version;
         h->r->applies++;
+        sw__shard_send(h, f, SW_MSG_SHARD_APPLIED, SW_NO_WORKER, 0, h->version, sum_sq,
+                       sizeof sum_sq, NULL);
     }
     forget_entries(h, entries, n);
     sw__shard_answer_waiting(h);

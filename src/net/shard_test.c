@@ -122,6 +122,19 @@ static void expect_refused(rig *g, sw_sock *s, const char *why)
     assert_int_equal(g->r.refused, before + 1);
 }
 
+/* The APPLIED the server hears after the apply that made `version`: the squared norm of the
+ * shard's slice of the gradients' sum, `sum` (NULL: every slice counted as zero). */
+static void expect_applied(sw_sock *s, uint64_t version, const float *sum)
+{
+    sw_msg m;
+    uint8_t pay[16];
+    assert_int_equal(expect_one(s, &m, pay, sizeof pay), SW_MSG_SHARD_APPLIED);
+    assert_int_equal(m.version, version);
+    assert_int_equal(m.payload_len, 8);
+    double want = sum ? sw_sq_norm(sum, LEN) : 0;
+    assert_true(fabs(sw_get_f64(pay) - want) <= 1e-6 * (1 + want));
+}
+
 static void push(rig *g, uint32_t w, uint64_t token, uint64_t seq, uint64_t version,
                  const float *slice, size_t n)
 {
@@ -198,6 +211,7 @@ static void pushes_applies_and_pulls(void **state)
     memcpy(want, theta, sizeof want);
     memcpy(sum, g0, sizeof sum);
     sw_vec_add(sum, g1, LEN);
+    expect_applied(g->server, 8, sum);
     sw_sgd_step(want, sum, LEN, 0.1f / 2, 0);
     for (int i = 0; i < LEN; i++)
         assert_true(fabsf(got[i] - want[i]) <= 1e-6f * (1 + fabsf(want[i])));
@@ -211,6 +225,7 @@ static void pushes_applies_and_pulls(void **state)
     settle(g);
     assert_int_equal(expect_one(g->w[1], &m, pay, sizeof pay), SW_MSG_SHARD_SLICE);
     assert_int_equal(sw_msg_get_floats(&m, got, LEN, NULL), 0);
+    expect_applied(g->server, 9, g1);
     sw_sgd_step(want, g1, LEN, 0.5f, 0);
     for (int i = 0; i < LEN; i++)
         assert_true(fabsf(got[i] - want[i]) <= 1e-6f * (1 + fabsf(want[i])));
@@ -391,6 +406,7 @@ static void checkpoints_restores_and_a_resume(void **state)
     sw_msg m;
     uint8_t pay[256];
     assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    expect_applied(g->server, 8, g0);
     /* Back to version 7's θ, going on as 12; the lost push counts as zero. */
     restore(g->stranger, 8, 7, 12, 1); /* another run's id */
     expect_refused(g, g->stranger, "another run");
@@ -402,6 +418,7 @@ static void checkpoints_restores_and_a_resume(void **state)
     push(g, 0, 100, 5, 12, g0, LEN); /* the lost push's slice: ignored */
     apply(g, 0, 13, 0.5f, (uint32_t[]){0}, (uint64_t[]){5}, 1);
     settle(g);
+    expect_applied(g->server, 13, NULL); /* its slice counted as zero */
     assert_false(next(g->server, &m, &(sw_frame *){NULL}));
     assert_int_equal(g->r.refused, 2); /* the save of version 6 and the stranger's restore */
     expect_slice(g, g->w[1], 1, 13, theta); /* a zero step */
