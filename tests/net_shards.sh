@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A sharded run with real processes on loopback (syncwise shard, server --shards): policies on 2
-# and 3 shards train to a target and keep their promises on the server's log, the shards end
+# and 3 shards train a dense and a sparse model to a target and keep their promises on the server's log, the shards end
 # with the run at the server's version having refused nothing; a worker killed and a late
 # joiner; ctl status on the shards; a shard killed and resumed from its checkpoint rejoins the
 # run, one that stays dead ends it with its name; a server killed and resumed goes on from the
@@ -54,6 +54,25 @@ for run in "bsp 2" "ssp:s=2 2 --checksum off" "backup:b=1 3" "asp 3 --momentum 0
   expect_output "over $shards shards" "$policy: the parameters are cut over $shards shards"
   wait "${WPIDS[@]}"
   expect_shards "$policy on $shards shards"
+done
+
+# A sparse model (a linear SVM on LIBSVM-like rows) on 2 and 3 shards: workers pull and push at
+# the shards their batches touch.
+"$SW" data gen --n 12000 --dim 2000 --density 0.01 --seed 3 --out "$TMP/text.svm" > /dev/null
+for run in "ssp:s=2 2" "asp 3" "bsp 3 --momentum 0.5"; do
+  set -- $run
+  policy=$1 shards=$2
+  shift 2
+  WPIDS=()
+  start_shards "$shards"
+  start_server "$policy" --model svm --data "libsvm:train=$TMP/text.svm" --lr 0.35 \
+    --target-acc 0.75 --wait-workers 3 "$@"
+  for i in 1 2 3; do start_worker; done
+  expect_server "sparse $policy on $shards shards: 3 workers train to the target"
+  expect_output "target reached" "sparse $policy on $shards shards reaches 0.75"
+  expect_output " 0 refused" "sparse $policy on $shards shards: the server refused nothing"
+  wait "${WPIDS[@]}"
+  expect_shards "sparse $policy on $shards shards"
 done
 
 # DBW on 2 shards decides on the gradients' norms the shards measure: with one straggler and
@@ -180,8 +199,7 @@ expect_output "none.ckpt" "the error names the file"
 
 # What a sharded run does not take yet is refused before anything starts.
 SHARDS="tcp://127.0.0.1:1"
-for bad in "--policy actions" "--apply-threads 2 --policy asp" \
-  "--model svm --data sparse:n=100,dim=50"; do
+for bad in "--policy actions" "--apply-threads 2 --policy asp"; do
   expect_status 1 "server --shards $bad" -- "$SW" server --shards "$SHARDS" $bad --max-time 1
   expect_output "shards" "server --shards $bad: the error names the shards"
 done

@@ -498,8 +498,31 @@ static void stateful_optimizers(void **state)
     same_decisions(&sparse);
 }
 
+/* sc on 2 and 3 shards against the simulator's decisions and an unsharded server's model. */
+static void on_shards(scenario sc)
+{
+    sw_task_data data;
+    char err[SW_ERR_LEN];
+    if (sw_task_data_load(&data, sc.model, sc.data, SEED, err))
+        fail_msg("%s", err);
+    sc.eval_every_s = 10;
+    for (uint32_t shards = 2; shards <= 3; shards++) {
+        sc.shards = 0;
+        char *a = sim_log(&sc, &data), *plain = net_log(&sc);
+        sc.shards = shards;
+        char *b = net_log(&sc);
+        assert_same_decisions(&sc, a, b);
+        assert_same_models(&sc, plain, b);
+        free(a);
+        free(plain);
+        free(b);
+    }
+    sw_task_data_free(&data);
+}
+
 /* A sharded server: its engine decides as the simulator's on the facts the shards report,
- * and the shards hold the model an unsharded server would. */
+ * and the shards hold the model an unsharded server would, dense or sparse (whose workers
+ * pull and push at the shards their batches touch). */
 static void sharded(void **state)
 {
     (void)state;
@@ -514,25 +537,21 @@ static void sharded(void **state)
         {.policy = "bsp:lr=0.02", .switch_to = "asp", .optim = "sgd:momentum=0.5,nesterov=1"},
         {.policy = "asp", .switch_to = "ssp:s=1", .optim = "adam"},
     };
-    sw_task_data data;
-    char err[SW_ERR_LEN];
-    if (sw_task_data_load(&data, DENSE_MODEL, DENSE_DATA, SEED, err))
-        fail_msg("%s", err);
-    for (size_t i = 0; i < sizeof policies / sizeof *policies; i++)
-        for (uint32_t shards = 2; shards <= 3; shards++) {
-            scenario sc = policies[i];
-            sc.model = DENSE_MODEL, sc.data = DENSE_DATA, sc.lr = sc.optim ? 0.01f : 0.05f;
-            sc.eval_every_s = 10;
-            char *a = sim_log(&sc, &data), *plain = net_log(&sc);
-            sc.shards = shards;
-            char *b = net_log(&sc);
-            assert_same_decisions(&sc, a, b);
-            assert_same_models(&sc, plain, b);
-            free(a);
-            free(plain);
-            free(b);
-        }
-    sw_task_data_free(&data);
+    for (size_t i = 0; i < sizeof policies / sizeof *policies; i++) {
+        scenario sc = policies[i];
+        sc.model = DENSE_MODEL, sc.data = DENSE_DATA, sc.lr = sc.optim ? 0.01f : 0.05f;
+        on_shards(sc);
+    }
+    const scenario sparse[] = {
+        {.policy = "asp", .switch_to = "ssp:s=1"},
+        {.policy = "bsp", .switch_to = "backup:b=1"},
+        {.policy = "ssp:s=2", .switch_to = "asp", .optim = "sgd:momentum=0.9"},
+    };
+    for (size_t i = 0; i < sizeof sparse / sizeof *sparse; i++) {
+        scenario sc = sparse[i];
+        sc.model = SPARSE_MODEL, sc.data = SPARSE_DATA, sc.lr = 0.05f;
+        on_shards(sc);
+    }
 }
 
 int main(void)

@@ -63,14 +63,17 @@ typedef enum sw_msg_type {
     SW_MSG_SHARD_MEMBER = 24, /* server -> shard: worker `worker` joined with token `version`;
                                * with SW_FLAG_DONE it is gone (SW_NO_WORKER: the run is over) */
     SW_MSG_SHARD_APPLY = 25,  /* server -> shard: apply to reach `version`: f32 lr, u32 n, n
-                               * (u32 worker, u64 token, u64 seq) pushes in order;
+                               * (u32 worker, u64 token, u64 seq, u64 shards) pushes in order
+                               * (shards: bit j, shard j holds a slice of it);
                                * SW_FLAG_DROPPED: forget them instead */
     SW_MSG_SHARD_PUSH = 26,   /* worker -> shard: u64 token, u64 seq, its slice of a gradient
                                * computed at `version` (floats) */
     SW_MSG_SHARD_PUSHED = 27, /* shard -> server: u64 token, u64 seq, f64 squared norm of the
-                               * slice; the push's SW_FLAG_WANT_MODEL */
+                               * slice, u64 the shards the push went to; the push's
+                               * SW_FLAG_WANT_MODEL */
     SW_MSG_SHARD_PULL = 28,   /* worker or server -> shard: the slice at `version` or later;
-                               * a worker's payload: u64 token */
+                               * a worker's payload: u64 token, then a sparse step's u32
+                               * indices (ascending, in the slice): their values only */
     SW_MSG_SHARD_SLICE = 29,  /* shard -> puller: its slice of θ at `version` (floats) */
     SW_MSG_SHARD_PING = 30,   /* server -> shard: are you there? u64 run; answered by STATE */
     SW_MSG_SHARD_SAVE = 31,   /* server -> shard: checkpoint the slice, which is at `version`;
@@ -82,18 +85,21 @@ typedef enum sw_msg_type {
     SW_MSG_SHARD_RESTORE = 33,/* server -> shard: θ back to the checkpoint of version `from`,
                                * going on as `version`: u64 run, u64 from, u64 restore number,
                                * u32 slots, their tokens (u64 each, 0: no member), u32 n, n
-                               * (u32 worker, u64 token, u64 seq) pushes whose slices may be
+                               * APPLY entries: pushes whose slices may be
                                * lost (they count as zero); SW_FLAG_DROPPED: forget every
                                * gradient held (a restarted server) */
     SW_MSG_SHARD_APPLIED = 34,/* shard -> server: applied the order that made `version`; f64
                                * the squared norm of its slice of the applied gradients' sum */
-    SW_MSG_TYPE_MAX = 34,
+    SW_MSG_SHARD_PUSH_SPARSE = 35, /* worker -> shard: u64 token, u64 seq, u64 the shards the
+                               * push goes to (bit j: shard j), then the pairs in this shard's
+                               * slice (global indices, ascending) of a sparse gradient */
+    SW_MSG_TYPE_MAX = 35,
 } sw_msg_type;
 
 /* Sizes in the shards' payloads, for both ends: an APPLY or RESTORE entry (u32 worker, u64
- * token, u64 seq); a STATE payload; a RESTORE's head before the tokens (run, from, number,
- * slots). */
-#define SW_SHARD_ENTRY 20
+ * token, u64 seq, u64 shards); a STATE payload; a RESTORE's head before the tokens (run, from,
+ * number, slots). */
+#define SW_SHARD_ENTRY 28
 #define SW_SHARD_STATE_BYTES 56
 #define SW_SHARD_RESTORE_HEAD 28
 

@@ -61,11 +61,14 @@ int sw_shard_list_parse(const char *list, char (*eps)[SW_SHARD_EP_LEN], uint32_t
  * every shard holds the same version. It learns the run from the first server that sends it
  * SHARD_INIT (whose connection alone may then send server messages), then its slice (SET), the
  * members and their tokens (MEMBER). A worker pushes its slice of each gradient (PUSH, with its
- * token and a sequence number); the shard keeps it and tells the server it has it (PUSHED, with
- * the slice's squared norm). The server's APPLY names which kept gradients form the next
+ * token and a sequence number; a sparse gradient's pairs in the slice with PUSH_SPARSE, to the
+ * shards it touches only); the shard keeps it and tells the server it has it (PUSHED, with the
+ * slice's squared norm), and after each apply the squared norm of its slice of the sum
+ * (APPLIED). The server's APPLY names which kept gradients form the next
  * version, in the order the engine added them, so every shard sums the same gradients in the
  * same order and steps the same optimizer; DROPPED orders forget gradients the policy refused.
- * A PULL is answered with the slice as soon as the shard holds the version it asks for. Every
+ * A PULL is answered with the slice (or a sparse step's values at the indices it names) as soon
+ * as the shard holds the version it asks for. Every
  * frame is checked as the server checks its own; a refused one is counted and answered with
  * ERROR, and the shard serves everyone else.
  *

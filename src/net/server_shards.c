@@ -66,11 +66,12 @@ void sw__shards_send_all(server *s, const sw_msg *m)
     sw_frame_unref(f);
 }
 
-void sw__shards_put_entry(uint8_t *at, uint32_t w, uint64_t token, uint64_t seq)
+void sw__shards_put_entry(uint8_t *at, uint32_t w, uint64_t token, uint64_t seq, uint64_t to)
 {
     sw_put_u32(at, w);
     sw_put_u64(at + 4, token);
     sw_put_u64(at + 12, seq);
+    sw_put_u64(at + 20, to);
 }
 
 /* Every shard forgets the push (w, token, seq) (a shard that never had it passes it over). */
@@ -79,7 +80,7 @@ void sw__shards_drop_everywhere(server *s, uint32_t w, uint64_t token, uint64_t 
     uint8_t pay[8 + SW_SHARD_ENTRY];
     sw_put_f32(pay, 0);
     sw_put_u32(pay + 4, 1);
-    sw__shards_put_entry(pay + 8, w, token, seq);
+    sw__shards_put_entry(pay + 8, w, token, seq, sw__shards_all(&s->shards));
     sw_msg m = {.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER, .flags = SW_FLAG_DROPPED,
                 .payload = pay, .payload_len = sizeof pay};
     sw__shards_send_all(s, &m);
@@ -105,10 +106,9 @@ int sw__shards_policy_ok(const char *spec, char *err)
 static int supported(const server *s, char *err)
 {
     const sw_server_params *p = s->p;
-    const char *no = sw_task_is_sparse(s->task) ? "a sparse model"
-                     : p->apply_threads > 1     ? "--apply-threads"
-                     : p->curve_key             ? "CURVE (shards listen in the clear)"
-                                                : NULL;
+    const char *no = p->apply_threads > 1 ? "--apply-threads"
+                     : p->curve_key         ? "CURVE (shards listen in the clear)"
+                                            : NULL;
     if (no)
         return sw_fail(err, SW_EINVAL, "a run with --shards does not take %s yet", no);
     return sw__shards_policy_ok(p->policy, err);
@@ -303,7 +303,7 @@ void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
     }
     peer from = {.route = c->route, .route_len = c->route_len, .sock = s->sock};
     sw_msg m = {.type = SW_MSG_PUSH, .worker = w, .flags = r->flags, .version = r->version};
-    sw__shards_put_entry(s->shards.deciding, w, r->token, r->seq);
+    sw__shards_put_entry(s->shards.deciding, w, r->token, r->seq, r->to);
     s->shards.deciding_sq = r->sq_norm;
     if (sw__server_push_allowed(s, &from, &m))
         sw__server_accept_push(s, &from, &m, NULL, 0);
@@ -311,10 +311,15 @@ void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
         sw__shards_drop_everywhere(s, w, r->token, r->seq);
 }
 
+/* A shard holds its slice of a push: once every shard the push went to has said so, the
+ * engine decides on it. */
 static void reported(server *s, uint32_t j, const sw_msg *m)
 {
-    double sq = m->payload_len == 24 ? sw_get_f64(m->payload + 16) : -1;
-    if (!(sq >= 0) || !isfinite(sq) || m->worker >= s->slots) {
+    bool sized = m->payload_len == 32;
+    double sq = sized ? sw_get_f64(m->payload + 16) : -1;
+    uint64_t to = sized ? sw_get_u64(m->payload + 24) : 0;
+    if (!(sq >= 0) || !isfinite(sq) || m->worker >= s->slots || !(to >> j & 1) ||
+        (to & ~sw__shards_all(&s->shards))) {
         sw__shards_failed(s, j, "reported a push the protocol does not allow", 0, "");
         return;
     }
@@ -323,10 +328,10 @@ static void reported(server *s, uint32_t j, const sw_msg *m)
     if (!r->open || r->token != token || r->seq != seq) {
         if (r->open) /* a push that never reached every shard, replaced by the next */
             sw__shards_drop_everywhere(s, m->worker, r->token, r->seq);
-        *r = (sw__reporting){.token = token, .seq = seq, .version = m->version, .open = true,
-                             .flags = m->flags & SW_FLAG_WANT_MODEL};
+        *r = (sw__reporting){.token = token, .seq = seq, .version = m->version, .to = to,
+                             .open = true, .flags = m->flags & SW_FLAG_WANT_MODEL};
     }
-    if (m->version != r->version) { /* slices of one push at different versions */
+    if (m->version != r->version || to != r->to) { /* slices that do not agree */
         sw__shards_drop_everywhere(s, m->worker, token, seq);
         r->open = false;
         return;
@@ -335,7 +340,7 @@ static void reported(server *s, uint32_t j, const sw_msg *m)
         return; /* said twice */
     r->shards |= 1ULL << j;
     r->sq_norm += sq;
-    if (r->shards == sw__shards_all(&s->shards)) {
+    if (r->shards == r->to) {
         r->open = false;
         sw__shards_counted(s, m->worker, r);
     }

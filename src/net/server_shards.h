@@ -23,6 +23,7 @@
 typedef struct sw__reporting {
     uint64_t token, seq, version;
     uint64_t shards; /* bit j: shard j reported it */
+    uint64_t to;     /* bit j: shard j holds a slice of it (a sparse push touches some) */
     double sq_norm;  /* the sum of the reported slices' squared norms */
     uint32_t flags;  /* SW_FLAG_WANT_MODEL, as the slices said */
     bool open;
@@ -102,11 +103,11 @@ void sw__shards_take(struct sw_server *s, uint32_t j, const sw_delivery *d);
 /* Asks every shard for its slice at the engine's version (one gather at a time). */
 void sw__shards_gather(struct sw_server *s);
 /* Shared by server_shards.c and server_shards_recover.c: a message to shard j or to all (one
- * frame), an entry (worker, token, seq) of an APPLY or RESTORE, a push every shard forgets, a
+ * frame), an entry (worker, token, seq, the shards it went to) of an APPLY or RESTORE, a push every shard forgets, a
  * push the engine decides on, a shard's failure that ends the run. */
 void sw__shards_send_to(struct sw_server *s, uint32_t j, const sw_msg *m, const float *floats);
 void sw__shards_send_all(struct sw_server *s, const sw_msg *m);
-void sw__shards_put_entry(uint8_t *at, uint32_t w, uint64_t token, uint64_t seq);
+void sw__shards_put_entry(uint8_t *at, uint32_t w, uint64_t token, uint64_t seq, uint64_t to);
 void sw__shards_drop_everywhere(struct sw_server *s, uint32_t w, uint64_t token, uint64_t seq);
 void sw__shards_counted(struct sw_server *s, uint32_t w, const sw__reporting *r);
 void sw__shards_failed(struct sw_server *s, uint32_t j, const char *what, int len,

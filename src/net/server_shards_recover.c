@@ -132,7 +132,7 @@ static uint8_t *restore_payload(server *s, uint64_t from, size_t *len)
     for (uint32_t w = 0; w < s->slots; w++) {
         const sw__reporting *r = &h->reporting[w];
         if (r->open) {
-            sw__shards_put_entry(e, w, r->token, r->seq);
+            sw__shards_put_entry(e, w, r->token, r->seq, r->to);
             e += SW_SHARD_ENTRY;
         }
     }

@@ -12,23 +12,29 @@
 #include "syncwise/proto.h"
 #include "syncwise/shard.h"
 
-/* A gradient slice a worker pushed, kept until an APPLY uses it or a DROPPED order forgets it:
- * read where it landed, in the frame that brought it (held by reference), or copied out when
- * the host cannot read it in place. */
+/* A gradient slice a worker pushed, kept until an APPLY uses it or a DROPPED order forgets it.
+ * Dense: read where it landed, in the frame that brought it (held by reference), or copied out
+ * when the host cannot read it in place. Sparse: its values and their places in the slice,
+ * copied out (one allocation). */
 typedef struct sw__held {
     uint32_t worker;
     uint64_t token, seq; /* the membership it came from, and its number there */
-    const float *g; /* NULL: a free entry */
+    const float *g;      /* the slice, or a sparse push's values; NULL: a free entry */
+    const uint32_t *idx; /* sparse: the values' places in the slice, ascending; NULL: dense */
+    size_t nnz;
     sw_frame *frame;
     float *copy;
 } sw__held;
 
-/* A PULL of a version the shard does not hold yet. */
+/* A PULL of a version the shard does not hold yet: of the whole slice, or of the k places in it
+ * a sparse step reads. */
 typedef struct sw__waiting {
     uint8_t route[SW_ROUTE_MAX];
     size_t route_len;
     uint32_t worker;
     uint64_t min;
+    uint32_t *idx;
+    size_t k;
 } sw__waiting;
 
 struct sw_shard {

@@ -147,19 +147,29 @@ static void push(rig *g, uint32_t w, uint64_t token, uint64_t seq, uint64_t vers
     send_raw(g->w[w], SW_MSG_SHARD_PUSH, w, flags, version, pay, 16 + 4 * n);
 }
 
+/* An APPLY of n pushes (worker w[k], its start_run token, seq[k]) that went to the shards
+ * to[k] (NULL: both). */
+static void apply_to(rig *g, uint32_t flags, uint64_t version, float lr, const uint32_t *w,
+                     const uint64_t *seq, const uint64_t *to, uint32_t n)
+{
+    static const uint64_t tokens[SLOTS] = {100, 200}; /* start_run's */
+    uint8_t pay[8 + SW_SHARD_ENTRY * 8], *e = pay + 8;
+    sw_put_f32(pay, lr);
+    sw_put_u32(pay + 4, n);
+    for (uint32_t k = 0; k < n; k++, e += SW_SHARD_ENTRY) {
+        sw_put_u32(e, w[k]);
+        sw_put_u64(e + 4, tokens[w[k] % SLOTS]);
+        sw_put_u64(e + 12, seq[k]);
+        sw_put_u64(e + 20, to ? to[k] : 3);
+    }
+    send_raw(g->server, SW_MSG_SHARD_APPLY, SW_NO_WORKER, flags, version, pay,
+             8 + SW_SHARD_ENTRY * n);
+}
+
 static void apply(rig *g, uint32_t flags, uint64_t version, float lr, const uint32_t *w,
                   const uint64_t *seq, uint32_t n)
 {
-    static const uint64_t tokens[SLOTS] = {100, 200}; /* start_run's */
-    uint8_t pay[8 + 20 * 8];
-    sw_put_f32(pay, lr);
-    sw_put_u32(pay + 4, n);
-    for (uint32_t k = 0; k < n; k++) {
-        sw_put_u32(pay + 8 + 20 * k, w[k]);
-        sw_put_u64(pay + 12 + 20 * k, tokens[w[k] % SLOTS]);
-        sw_put_u64(pay + 20 + 20 * k, seq[k]);
-    }
-    send_raw(g->server, SW_MSG_SHARD_APPLY, SW_NO_WORKER, flags, version, pay, 8 + 20 * n);
+    apply_to(g, flags, version, lr, w, seq, NULL, n);
 }
 
 static void start_run(rig *g, const float *theta)
@@ -274,6 +284,89 @@ static void a_gone_members_gradient_is_kept_until_ordered(void **state)
     assert_int_equal(g->r.refused, 1);
 }
 
+/* A sparse push of `nnz` pairs (global indices) that went to the shards `to`. */
+static void push_sparse(rig *g, uint32_t w, uint64_t seq, uint64_t to, const uint32_t *idx,
+                        const float *val, size_t nnz)
+{
+    uint8_t pay[24 + 8 * 8];
+    sw_put_u64(pay, w == 0 ? 100 : 200);
+    sw_put_u64(pay + 8, seq);
+    sw_put_u64(pay + 16, to);
+    sw_msg_put_pairs(pay + 24, idx, val, nnz);
+    send_raw(g->w[w], SW_MSG_SHARD_PUSH_SPARSE, w, 0, 7 + (seq > 1), pay, 24 + 8 * nnz);
+}
+
+static void pull_sparse(rig *g, uint32_t w, uint64_t version, const uint32_t *idx, size_t k)
+{
+    uint8_t pay[8 + 4 * 8];
+    sw_put_u64(pay, w == 0 ? 100 : 200);
+    sw_msg_put_indices(pay + 8, idx, k);
+    send_raw(g->w[w], SW_MSG_SHARD_PULL, w, 0, version, pay, 8 + 4 * k);
+}
+
+/* The values a sparse pull brought: k floats at `version`. */
+static void expect_values(sw_sock *s, uint64_t version, const float *want, size_t k)
+{
+    sw_msg m;
+    uint8_t pay[64];
+    float got[8];
+    assert_int_equal(expect_one(s, &m, pay, sizeof pay), SW_MSG_SHARD_SLICE);
+    assert_int_equal(m.version, version);
+    assert_int_equal(sw_msg_get_floats(&m, got, k, NULL), 0);
+    for (size_t i = 0; i < k; i++)
+        assert_true(fabsf(got[i] - want[i]) <= 1e-6f * (1 + fabsf(want[i])));
+}
+
+/* A sparse push keeps its pairs in this shard's slice and tells the server which shards it
+ * went to; an apply counts a push that went elsewhere as zero here; a lone sparse push is
+ * applied as the engine applies it; a sparse pull answers the values asked, at once or when
+ * the version comes; pairs or indices outside the slice, and shards that are not the run's,
+ * are refused. */
+static void sparse_pushes_pulls_and_applies(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {1, 2, 3, 4, 5};
+    start_run(g, theta);
+    push_sparse(g, 0, 1, 3, (uint32_t[]){6, 9}, (float[]){1, 2}, 2);
+    settle(g);
+    sw_msg m;
+    uint8_t pay[64];
+    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    assert_int_equal(m.payload_len, 32);
+    assert_true(fabs(sw_get_f64(pay + 16) - 5) < 1e-9);
+    assert_int_equal(sw_get_u64(pay + 24), 3);
+    /* Worker 1's push went to shard 0 only: zero here. */
+    apply_to(g, 0, 8, 0.5f, (uint32_t[]){0, 1}, (uint64_t[]){1, 1}, (uint64_t[]){3, 1}, 2);
+    settle(g);
+    expect_applied(g->server, 8, (float[]){0, 1, 0, 0, 2});
+    pull_sparse(g, 0, 8, (uint32_t[]){6, 9}, 2);
+    settle(g);
+    expect_values(g->w[0], 8, (float[]){2 - 0.25f, 5 - 0.5f}, 2);
+    /* A pull of a version to come waits; a lone sparse push, applied, answers it. */
+    pull_sparse(g, 1, 9, (uint32_t[]){5, 6}, 2);
+    push_sparse(g, 1, 2, 2, (uint32_t[]){5}, (float[]){4}, 1);
+    settle(g);
+    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    apply_to(g, 0, 9, 0.1f, (uint32_t[]){1}, (uint64_t[]){2}, (uint64_t[]){2}, 1);
+    settle(g);
+    expect_applied(g->server, 9, (float[]){4, 0, 0, 0, 0});
+    expect_values(g->w[1], 9, (float[]){1 - 0.4f, 2 - 0.25f}, 2);
+    assert_int_equal(g->r.refused, 0);
+    push_sparse(g, 0, 3, 3, (uint32_t[]){3}, (float[]){1}, 1); /* shard 0's place */
+    expect_refused(g, g->w[0], "outside this shard's slice");
+    push_sparse(g, 0, 4, 3, (uint32_t[]){10}, (float[]){1}, 1); /* past the model */
+    expect_refused(g, g->w[0], "index");
+    push_sparse(g, 0, 5, 1, (uint32_t[]){6}, (float[]){1}, 1); /* not sent to this shard */
+    expect_refused(g, g->w[0], "shards that are not");
+    push_sparse(g, 0, 6, 7, (uint32_t[]){6}, (float[]){1}, 1); /* a third shard */
+    expect_refused(g, g->w[0], "shards that are not");
+    push_sparse(g, 0, 7, 3, (uint32_t[]){7, 6}, (float[]){1, 1}, 2);
+    expect_refused(g, g->w[0], "ascend");
+    pull_sparse(g, 0, 9, (uint32_t[]){4}, 1);
+    expect_refused(g, g->w[0], "outside this shard's slice");
+    assert_int_equal(g->r.pushes, 2);
+}
+
 static void hostile_messages_are_refused_and_counted(void **state)
 {
     rig *g = *state;
@@ -355,7 +448,7 @@ static uint64_t expect_state(sw_sock *s, uint64_t *saved, uint64_t *restores, ui
  * push (worker 0, token 100, seq 5). */
 static void restore(sw_sock *s, uint64_t run, uint64_t from, uint64_t version, uint64_t number)
 {
-    uint8_t pay[28 + 8 * SLOTS + 4 + 20];
+    uint8_t pay[28 + 8 * SLOTS + 4 + SW_SHARD_ENTRY];
     sw_put_u64(pay, run);
     sw_put_u64(pay + 8, from);
     sw_put_u64(pay + 16, number);
@@ -366,6 +459,7 @@ static void restore(sw_sock *s, uint64_t run, uint64_t from, uint64_t version, u
     sw_put_u32(pay + 48, 0);
     sw_put_u64(pay + 52, 100);
     sw_put_u64(pay + 60, 5);
+    sw_put_u64(pay + 68, 3);
     send_raw(s, SW_MSG_SHARD_RESTORE, SW_NO_WORKER, 0, version, pay, sizeof pay);
 }
 
@@ -507,6 +601,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(dropped_gradients_are_forgotten, setup, teardown),
         cmocka_unit_test_setup_teardown(a_gone_members_gradient_is_kept_until_ordered, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(sparse_pushes_pulls_and_applies, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_messages_are_refused_and_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(checkpoints_restores_and_a_resume, setup_with_checkpoint,
                                         teardown_with_checkpoint),

@@ -79,6 +79,8 @@ struct sw_worker {
     uint64_t pull_min;  /* the version the release named */
     uint64_t slice_min; /* the lowest version among the slices in */
     uint32_t retries;   /* pulls sent again this step (a shard not told of us yet) */
+    size_t part[SW_SHARDS_MAX + 1]; /* a sparse step: shard j's touched indices are
+                                     * [part[j], part[j + 1]) of the learner's */
     double pulled_at;   /* when the slices still due were last asked for */
     uint64_t seq;       /* the number of the next push */
     /* Shared with the heartbeat thread. */
@@ -125,13 +127,18 @@ void sw__worker_unload(worker *k);
  * weights first, MODEL_SPARSE brings them); the gradient goes at push_at. */
 void sw__worker_release(worker *k, const sw_msg *m, sw_frame *frame, double now);
 void sw__worker_pulled(worker *k, const sw_msg *m, double now);
+/* A sparse step's weights are in k->pulled (in the order of the touched indices), at
+ * `version`: they go into the parameters and the gradient is computed. */
+void sw__worker_sparse_ready(worker *k, uint64_t version, double now);
 void sw__worker_push(worker *k, double now);
 
 /* A sharded run (worker_shards.c): the connections WELCOME's shards call for (kept while
- * they stay the same), a release's pull of every slice, what a shard sends, and a push of
- * every slice. */
+ * they stay the same), a release's pull, what a shard sends, and a push of every slice (a
+ * sparse one: to the shards it touches). */
 int sw__worker_shards_connect(worker *k, const config *c, char *err);
 void sw__worker_shards_close(worker *k);
+/* Pulls from the shards what the step at `version` or later reads: every slice (dense), or
+ * the touched weights from the shards holding them (sparse). */
 void sw__worker_shards_pull(worker *k, uint64_t version, double now);
 void sw__worker_shards_take(worker *k, uint32_t j, sw_frame *frame, double now);
 void sw__worker_shards_push(worker *k, uint32_t flags);

@@ -3,7 +3,8 @@
  * at the version it names or later (the step's version is the lowest the slices have, so its
  * staleness is never understated); a push sends each shard its slice of the gradient, with the
  * membership's token and a number of its own, and the server answers it (WAIT or RELEASE) once
- * every shard has reported it. */
+ * every shard has reported it. A sparse step pulls and pushes at the shards its batch touches
+ * only, the push naming them. */
 #include <math.h>
 #include <string.h>
 
@@ -56,17 +57,40 @@ int sw__worker_shards_connect(worker *k, const config *c, char *err)
     return 0;
 }
 
+/* Ascending indices cut at the slices' ends: shard j's are [part[j], part[j + 1]); the
+ * shards that have any, as bits. */
+static uint64_t cut(const sw_chunk_table *t, const uint32_t *idx, size_t n, size_t *part)
+{
+    uint64_t touched = 0;
+    size_t i = 0;
+    for (uint32_t j = 0; j < t->n_shards; j++) {
+        part[j] = i;
+        size_t end = sw_chunk_slice_at(t, j) + sw_chunk_slice_len(t, j);
+        while (i < n && idx[i] < end)
+            i++;
+        touched |= (uint64_t)(i > part[j]) << j;
+    }
+    part[t->n_shards] = n;
+    return touched;
+}
+
+/* Shard j's part of the pull: its slice, or the touched weights it holds. */
 static void pull_one(worker *k, uint32_t j)
 {
-    uint8_t token[8];
-    sw_put_u64(token, k->cfg.token);
+    size_t n = 0;
+    const uint32_t *idx = sw_task_is_sparse(k->task) ? sw_learner_touched(k->learner, &n) : NULL;
+    size_t len = 8 + (idx ? 4 * (k->part[j + 1] - k->part[j]) : 0);
+    sw_frame *f = sw_frame_new(sw_msg_size(len));
+    if (!f)
+        return; /* lost: the silence decides */
+    uint8_t *pay = sw_frame_data(f) + SW_PROTO_HEADER;
+    sw_put_u64(pay, k->cfg.token);
+    if (idx)
+        sw_msg_put_indices(pay + 8, idx + k->part[j], k->part[j + 1] - k->part[j]);
     sw_msg m = {.type = SW_MSG_SHARD_PULL, .worker = atomic_load(&k->id),
-                .flags = sw__worker_link_flags(k), .version = k->pull_min, .payload = token,
-                .payload_len = sizeof token};
-    sw_frame *f = sw_frame_new(sw_msg_size(sizeof token));
-    if (f)
-        sw_msg_encode(&m, sw_frame_data(f));
-    sw_send(k->shard_socks[j], NULL, 0, f); /* lost: the silence decides */
+                .flags = sw__worker_link_flags(k), .version = k->pull_min, .payload_len = len};
+    sw_msg_encode(&m, sw_frame_data(f)); /* the payload is in place */
+    sw_send(k->shard_socks[j], NULL, 0, f);
 }
 
 void sw__worker_shards_pull(worker *k, uint64_t version, double now)
@@ -74,9 +98,19 @@ void sw__worker_shards_pull(worker *k, uint64_t version, double now)
     k->pull_min = version;
     k->slice_min = UINT64_MAX;
     k->awaited = (1ULL << k->cfg.n_shards) - 1;
+    if (sw_task_is_sparse(k->task)) {
+        size_t n;
+        const uint32_t *idx = sw_learner_touched(k->learner, &n);
+        k->awaited = cut(&k->cfg.table, idx, n, k->part);
+        if (!k->awaited) { /* a batch that reads no weight */
+            sw__worker_sparse_ready(k, version, now);
+            return;
+        }
+    }
     k->retries = 0;
     for (uint32_t j = 0; j < k->cfg.n_shards; j++)
-        pull_one(k, j);
+        if (k->awaited >> j & 1)
+            pull_one(k, j);
     k->state = PULLING;
     k->since = k->pulled_at = now;
 }
@@ -102,8 +136,10 @@ static void sliced(worker *k, uint32_t j, const sw_msg *m, double now)
         return; /* an answer to a pull sent again */
     char err[SW_ERR_LEN];
     const sw_chunk_table *t = &k->cfg.table;
-    if (sw_msg_get_floats(m, k->params + sw_chunk_slice_at(t, j), sw_chunk_slice_len(t, j),
-                          err)) {
+    bool sparse = sw_task_is_sparse(k->task);
+    float *into = sparse ? k->pulled + k->part[j] : k->params + sw_chunk_slice_at(t, j);
+    size_t n = sparse ? k->part[j + 1] - k->part[j] : sw_chunk_slice_len(t, j);
+    if (sw_msg_get_floats(m, into, n, err)) {
         sw__worker_fail(k, SW_EFORMAT, "shard %u sent a bad slice: %s", j, err);
         return;
     }
@@ -111,6 +147,10 @@ static void sliced(worker *k, uint32_t j, const sw_msg *m, double now)
     k->awaited &= ~(1ULL << j);
     if (k->awaited)
         return;
+    if (sparse) {
+        sw__worker_sparse_ready(k, k->slice_min, now);
+        return;
+    }
     k->version = k->slice_min;
     k->since_pull = 0;
     sw__worker_compute(k, now);
@@ -144,10 +184,43 @@ void sw__worker_shards_take(worker *k, uint32_t j, sw_frame *frame, double now)
         refused(k, j, &m);
 }
 
+/* A sparse gradient's pairs to the shards holding them, each told which shards the push
+ * went to (the server waits for those); a gradient of no pair goes to shard 0, so that the
+ * server hears of the push. */
+static void push_sparse(worker *k, uint64_t seq)
+{
+    size_t part[SW_SHARDS_MAX + 1];
+    const sw_grad *g = &k->grad;
+    uint64_t to = cut(&k->cfg.table, g->idx, g->nnz, part);
+    to = to ? to : 1;
+    for (uint32_t j = 0; j < k->cfg.n_shards; j++) {
+        if (!(to >> j & 1))
+            continue;
+        size_t nnz = part[j + 1] - part[j];
+        sw_frame *f = sw_frame_new(sw_msg_size(24 + 8 * nnz));
+        if (!f)
+            continue; /* lost, as on a network: the server's silence decides */
+        uint8_t *pay = sw_frame_data(f) + SW_PROTO_HEADER;
+        sw_put_u64(pay, k->cfg.token);
+        sw_put_u64(pay + 8, seq);
+        sw_put_u64(pay + 16, to);
+        sw_msg_put_pairs(pay + 24, g->idx + part[j], g->val + part[j], nnz);
+        sw_msg m = {.type = SW_MSG_SHARD_PUSH_SPARSE, .worker = atomic_load(&k->id),
+                    .flags = sw__worker_link_flags(k), .version = k->version,
+                    .payload_len = 24 + 8 * nnz};
+        sw_msg_encode(&m, sw_frame_data(f)); /* the payload is in place */
+        sw_send(k->shard_socks[j], NULL, 0, f);
+    }
+}
+
 void sw__worker_shards_push(worker *k, uint32_t flags)
 {
     uint64_t seq = k->seq++;
     const sw_chunk_table *t = &k->cfg.table;
+    if (sw_task_is_sparse(k->task)) {
+        push_sparse(k, seq);
+        return;
+    }
     for (uint32_t j = 0; j < k->cfg.n_shards; j++) {
         size_t len = sw_chunk_slice_len(t, j);
         sw_frame *f = sw_frame_new(sw_msg_size(16 + 4 * len));

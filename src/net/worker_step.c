@@ -81,9 +81,14 @@ static void dense_step(worker *k, const sw_msg *rel, sw_frame *frame, double now
     sw__worker_compute(k, now);
 }
 
-/* A sparse step asks for the weights its batch touches. */
-static void sparse_step(worker *k, double now)
+/* A sparse step asks for the weights its batch touches (at the shards holding them, in a
+ * sharded run). */
+static void sparse_step(worker *k, uint64_t version, double now)
 {
+    if (k->cfg.n_shards) {
+        sw__worker_shards_pull(k, version, now);
+        return;
+    }
     size_t n;
     const uint32_t *idx = sw_learner_touched(k->learner, &n);
     sw_frame *f = sw_frame_new(sw_msg_size(4 * n));
@@ -107,27 +112,33 @@ void sw__worker_release(worker *k, const sw_msg *m, sw_frame *frame, double now)
     k->r->drops += dropped;
     if (sw_task_is_sparse(k->task)) {
         k->redo = false;
-        sparse_step(k, now);
+        sparse_step(k, m->version, now);
     } else {
         dense_step(k, m, frame, now);
         k->redo = false;
     }
 }
 
-void sw__worker_pulled(worker *k, const sw_msg *m, double now)
+void sw__worker_sparse_ready(worker *k, uint64_t version, double now)
 {
     size_t n;
     const uint32_t *idx = sw_learner_touched(k->learner, &n);
-    char err[SW_ERR_LEN];
-    if (sw_msg_get_floats(m, k->pulled, n, err)) {
-        sw__worker_fail(k, SW_EFORMAT, "%s", err);
-        return;
-    }
     for (size_t i = 0; i < n; i++)
         k->params[idx[i]] = k->pulled[i];
-    k->version = m->version;
+    k->version = version;
     sw_learner_grad(k->learner, k->params, &k->grad);
     computed(k, now);
+}
+
+void sw__worker_pulled(worker *k, const sw_msg *m, double now)
+{
+    size_t n;
+    sw_learner_touched(k->learner, &n);
+    char err[SW_ERR_LEN];
+    if (sw_msg_get_floats(m, k->pulled, n, err))
+        sw__worker_fail(k, SW_EFORMAT, "%s", err);
+    else
+        sw__worker_sparse_ready(k, m->version, now);
 }
 
 static void push_sparse(worker *k)
@@ -146,11 +157,11 @@ static void push_sparse(worker *k)
 
 void sw__worker_push(worker *k, double now)
 {
-    bool want = k->since_pull >= k->p->get_model_frequency;
-    if (sw_task_is_sparse(k->task))
-        push_sparse(k);
-    else if (k->cfg.n_shards)
+    bool want = k->since_pull >= k->p->get_model_frequency && !sw_task_is_sparse(k->task);
+    if (k->cfg.n_shards)
         sw__worker_shards_push(k, want ? SW_FLAG_WANT_MODEL : 0);
+    else if (sw_task_is_sparse(k->task))
+        push_sparse(k);
     else
         sw__worker_send(k, SW_MSG_PUSH, want ? SW_FLAG_WANT_MODEL : 0, k->version, NULL,
                         4 * k->cfg.params, k->grad.dense);
