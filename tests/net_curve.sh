@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # CURVE: a server with keys admits only the workers and operators whose public keys it was given;
 # a worker without keys, or with a key the server does not know, cannot join or push; only an
-# operator's key may switch the policy from afar, and status counts the refused connections.
+# operator's key may switch the policy from afar, and status counts the refused connections. A
+# sharded run under CURVE: the shards hold the server's key pair, a worker's key trains through
+# them, and every order only the server may give is refused from a worker's key.
+HOSTILE=${2:?usage: $0 SYNCWISE NET_HOSTILE}
 . "$(dirname "$0")/lib.sh"
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 1
@@ -43,6 +46,36 @@ expect_output "unknown client key" "the server logged the refusal"
 expect_output "payload checksums off" "under CURVE, payloads go without checksums by default"
 expect_status 1 "a server without the clients file" -- "$SW" server --curve-key server.key
 expect_output "authorised clients" "says what is missing"
+# Sharded under CURVE.
+for j in 0 1; do
+  "$SW" shard --bind "tcp://127.0.0.1:*" --endpoint-file "shard$j.ep" --curve-key server.key \
+    --curve-clients clients > "shard$j.out" 2>&1 &
+done
+SHARDS="$(endpoint_of shard0.ep),$(endpoint_of shard1.ep)"
+expect_status 0 "a worker's key cannot give a shard orders" -- "$HOSTILE" "$(endpoint_of shard0.ep)" \
+  orders w1.key server.pub
+checks=$((checks + 1))
+[ "$(grep -c "only the server's CURVE key" <<< "$OUT")" = 7 ] ||
+  { echo "FAIL: not every order was refused for want of the server's key"; echo "$OUT";
+    failures=$((failures + 1)); }
+rm -f ep
+"$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file ep --policy bsp --shards "$SHARDS" \
+  --data synthetic:task=logistic,d=20,n=5000 --model softmax --lr 0.1 --target-acc 0.85 \
+  --eval-every 0.2 --max-time 30 --curve-key server.key --curve-clients clients \
+  --ctl-bind none > server.out 2>&1 &
+server=$!
+EP=$(endpoint_of ep)
+expect_status 0 "a worker with a known key, through CURVE shards" -- "$SW" worker --connect "$EP" \
+  --curve-key w1.key --curve-server server.pub -q
+wait "$server"
+OUT=$(cat server.out)
+expect_output "target reached" "a sharded run under CURVE trains"
+expect_output "payload checksums off" "CURVE covers the shards' links: no checksums"
+wait
+OUT=$(cat shard0.out)
+expect_output "run over" "shard 0 ended with the run"
+expect_output "7 refused" "shard 0 refused the worker key's seven orders, and nothing else"
+
 echo "garbage" > bad.key
 expect_status 1 "a bad key file" -- "$SW" worker --curve-key bad.key --curve-server server.pub
 expect_output "bad.key:1" "names the file and line"

@@ -8,7 +8,10 @@
  *                                      which must neither keep a dead worker alive nor drop a
  *                                      live one
  *   net_hostile ENDPOINT peer          to a decentralized peer, as a non-member: STOP ("target
- *                                      reached") and MEMBERS naming fake peers, 5 times each */
+ *                                      reached") and MEMBERS naming fake peers, 5 times each
+ *   net_hostile ENDPOINT orders KEY PUB  to a shard under CURVE, admitted with a worker's key
+ *                                      pair KEY (PUB: the server's public key): every order only
+ *                                      the server may give, each of which must be refused */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,6 +20,8 @@
 #include <zmq.h>
 
 #include "syncwise/bytes.h"
+#include "syncwise/curve.h"
+#include "syncwise/err.h"
 #include "syncwise/proto.h"
 
 static void *sock;
@@ -101,12 +106,44 @@ static int false_peer(void)
     return 0;
 }
 
+/* A worker's key pair giving a shard the server's orders: each is refused. */
+static int false_server(void)
+{
+    static const sw_msg_type orders[] = {SW_MSG_SHARD_INIT,  SW_MSG_SHARD_SET,
+                                         SW_MSG_SHARD_MEMBER, SW_MSG_SHARD_APPLY,
+                                         SW_MSG_SHARD_PING,   SW_MSG_SHARD_SAVE,
+                                         SW_MSG_SHARD_RESTORE};
+    uint8_t buf[SW_PROTO_HEADER + 64], pay[64] = {0};
+    for (size_t i = 0; i < sizeof orders / sizeof *orders; i++) {
+        send_raw(buf, make(buf, orders[i], SW_NO_WORKER, pay, sizeof pay));
+        expect_error(sw_msg_type_name(orders[i]));
+    }
+    return refused == sent ? 0 : 1;
+}
+
+/* CURVE as a client with the key pair in key_path, to the server whose public key is in
+ * pub_path. */
+static int curve_client(const char *key_path, const char *pub_path)
+{
+    sw_curve_keys mine, theirs;
+    char err[SW_ERR_LEN];
+    if (sw_curve_read(key_path, 1, &mine, err) || sw_curve_read(pub_path, 0, &theirs, err)) {
+        fprintf(stderr, "net_hostile: %s\n", err);
+        return 1;
+    }
+    zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, theirs.pub, 40);
+    zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, mine.pub, 40);
+    zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, mine.sec, 40);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     bool haunting = argc == 4 && !strcmp(argv[2], "haunt");
     bool peer = argc == 3 && !strcmp(argv[2], "peer");
-    if (argc != 2 && !haunting && !peer) {
-        fprintf(stderr, "usage: net_hostile ENDPOINT [haunt SECONDS | peer]\n");
+    bool orders = argc == 5 && !strcmp(argv[2], "orders");
+    if (argc != 2 && !haunting && !peer && !orders) {
+        fprintf(stderr, "usage: net_hostile ENDPOINT [haunt SECONDS | peer | orders KEY PUB]\n");
         return 2;
     }
     void *ctx = zmq_ctx_new();
@@ -115,9 +152,11 @@ int main(int argc, char **argv)
     zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
     if (peer) /* a peer sees a sender's routing id as its endpoint: claim one nobody has */
         zmq_setsockopt(sock, ZMQ_ROUTING_ID, "tcp://127.0.0.1:9", 17);
+    if (orders && curve_client(argv[3], argv[4]))
+        return 2;
     zmq_connect(sock, argv[1]);
-    if (haunting || peer) {
-        int rc = haunting ? haunt(atof(argv[3])) : false_peer();
+    if (haunting || peer || orders) {
+        int rc = haunting ? haunt(atof(argv[3])) : peer ? false_peer() : false_server();
         zmq_close(sock);
         zmq_ctx_term(ctx);
         return rc;

@@ -89,6 +89,11 @@ typedef struct sw_shard_params {
     /* Start from the checkpoint (FILE, or FILE.prev when FILE is missing): the shard rejoins
      * its run when the server, which pings it, answers with RESTORE. */
     bool resume;
+    /* CURVE (ZeroMQ): the server's key pair file, which the shards share so that workers and
+     * the server know every shard by the server's public key, and the public keys of the
+     * workers admitted (the server's --curve-clients). The server, dialling with that same
+     * key pair, is the only connection whose orders a shard takes. NULL: no CURVE. */
+    const char *curve_key, *curve_clients;
     volatile sig_atomic_t *stop;
 } sw_shard_params;
 

@@ -30,6 +30,12 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_FLAG, "resume", 0, AT(p.resume), 0, 0, NULL,
                 "start from the checkpoint and rejoin its run: every\n"
                 "shard goes back to that version, and the run goes on")},
+    {SW_OPT_ROW(SW_OPT_STR, "curve-key", 0, AT(p.curve_key), 0, 0, "FILE",
+                "CURVE: the server's key pair (every shard shares it,\n"
+                "and only the server's orders are taken); needs\n"
+                "--curve-clients")},
+    {SW_OPT_ROW(SW_OPT_STR, "curve-clients", 0, AT(p.curve_clients), 0, 0, "FILE",
+                "the workers' public keys (the server's --curve-clients)")},
     SW_OPT_LOG_ROWS(AT(quiet), AT(verbose)),
     SW_OPT_END_ROW,
 };
@@ -49,7 +55,11 @@ static const sw_cmd_opts command = {
              "version. A shard that dies can be started again with the same --bind, --checkpoint\n"
              "and --resume within the server's --shard-wait: every shard goes back to the last\n"
              "checkpoint, the applies since are lost, the version counter goes on, and so does the\n"
-             "run. A shard silent longer ends the run (the server says which).",
+             "run. A shard silent longer ends the run (the server says which).\n"
+             "\n"
+             "Under CURVE, give every shard the server's --curve-key and --curve-clients: workers\n"
+             "know the shards by the server's public key, and a shard takes orders only from a\n"
+             "connection holding the server's key.",
     .tables = {table},
 };
 
@@ -60,6 +70,8 @@ int sw_cli_shard(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : rc;
     sw_cli_set_verbosity(o.quiet, o.verbose);
+    if (!o.p.curve_key != !o.p.curve_clients)
+        return sw_cli_error(CMD, "--curve-key and --curve-clients go together");
     sw_shard_params p = o.p;
     p.stop = sw_cli_catch_signals();
     sw_shard_result r;

@@ -106,11 +106,8 @@ int sw__shards_policy_ok(const char *spec, char *err)
 static int supported(const server *s, char *err)
 {
     const sw_server_params *p = s->p;
-    const char *no = p->apply_threads > 1 ? "--apply-threads"
-                     : p->curve_key         ? "CURVE (shards listen in the clear)"
-                                            : NULL;
-    if (no)
-        return sw_fail(err, SW_EINVAL, "a run with --shards does not take %s yet", no);
+    if (p->apply_threads > 1)
+        return sw_fail(err, SW_EINVAL, "a run with --shards does not take --apply-threads yet");
     return sw__shards_policy_ok(p->policy, err);
 }
 
@@ -135,8 +132,10 @@ static int dial(server *s, uint32_t j, char *err)
 {
     sw__shards *h = &s->shards;
     size_t slice = sw_chunk_slice_len(&h->table, j);
+    /* Under CURVE every shard holds the server's own key pair (syncwise/shard.h). */
     sw_dial_params dp = {.endpoint = h->eps[j], .linger_s = 1, .queue = ORDERS_QUEUED,
-                         .max_frame = sw_msg_size(4 * slice + 8192)};
+                         .max_frame = sw_msg_size(4 * slice + 8192),
+                         .curve_key = s->p->curve_key, .curve_server = s->p->curve_key};
     return sw_dial(s->net, &h->socks[j], &dp, err);
 }
 

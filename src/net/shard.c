@@ -506,6 +506,13 @@ static const handler handlers[SW_MSG_TYPE_MAX + 1] = {
     [SW_MSG_SHARD_RESTORE] = sw__shard_on_restore,
 };
 
+/* The messages only the server sends. */
+static bool from_server(sw_msg_type type)
+{
+    return type != SW_MSG_SHARD_PUSH && type != SW_MSG_SHARD_PUSH_SPARSE &&
+           type != SW_MSG_SHARD_PULL;
+}
+
 void sw__shard_take(shard *h, const sw_delivery *d)
 {
     from f = {d->route, d->route_len};
@@ -524,6 +531,8 @@ void sw__shard_take(shard *h, const sw_delivery *d)
         sw__shard_refuse(h, &f, &m, "a message without a checksum: this run checks them");
     else if (!handlers[m.type])
         sw__shard_refuse(h, &f, &m, "not a message for a shard");
+    else if (h->p->curve_key && !d->operator && from_server(m.type))
+        sw__shard_refuse(h, &f, &m, "only the server's CURVE key may give a shard orders");
     else if (h->awaiting && sw__shard_awaits(h, d, &m))
         return;
     else {
@@ -558,7 +567,9 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
         return sw_fail(err, SW_ENOMEM, "no memory for a shard");
     memset(r, 0, sizeof *r);
     *h = (shard){.p = p, .r = r, .net = net, .saved = SW_SHARD_NONE};
-    sw_listen_params lp = {.endpoint = p->bind, .linger_s = 1};
+    /* The server holds this listener's own key pair: that key alone is an operator here. */
+    sw_listen_params lp = {.endpoint = p->bind, .linger_s = 1, .curve_key = p->curve_key,
+                           .curve_clients = p->curve_clients, .curve_operators = p->curve_key};
     int rc = sw_listen(net, &h->sock, &lp, err);
     if (!rc && p->endpoint_file)
         rc = sw_file_write_line(p->endpoint_file, sw_sock_endpoint(h->sock), "the endpoint file", err);

@@ -46,8 +46,10 @@ int sw__worker_shards_connect(worker *k, const config *c, char *err)
     sw__worker_shards_close(k);
     for (uint32_t j = 0; j < c->n_shards; j++) {
         size_t slice = sw_chunk_slice_len(&c->table, j);
+        /* Under CURVE the shards hold the server's key pair (syncwise/shard.h). */
         sw_dial_params dp = {.endpoint = c->shards[j], .linger_s = 2,
-                             .max_frame = sw_msg_size(4 * slice + 8192)};
+                             .max_frame = sw_msg_size(4 * slice + 8192),
+                             .curve_key = k->p->curve_key, .curve_server = k->p->curve_server};
         int rc = sw_dial(k->net, &k->shard_socks[j], &dp, err);
         if (rc)
             return rc;
