@@ -42,8 +42,8 @@ void sw__shard_send(shard *h, const from *to, sw_msg_type type, uint32_t worker,
 
 /* ERROR to the sender; SW_FLAG_UNKNOWN in `flags` says it is no member (yet: a worker's first
  * pull may overtake the server's MEMBER, and is sent again). */
-static void refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_t flags,
-                           const char *why)
+void sw__shard_refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_t flags,
+                              const char *why)
 {
     h->r->refused++;
     sw_log(SW_LOG_DEBUG, "shard %u refused a message: %s", h->index, why);
@@ -53,7 +53,7 @@ static void refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_t f
 
 void sw__shard_refuse(shard *h, const from *to, const sw_msg *m, const char *why)
 {
-    refuse_flagged(h, to, m, 0, why);
+    sw__shard_refuse_flagged(h, to, m, 0, why);
 }
 
 /* The slice, or its values at the k places idx (a sparse step's). */
@@ -99,7 +99,7 @@ bool sw__shard_is_server(const shard *h, const from *f)
 }
 
 /* A worker's message: a member's id and its token, read from the payload's first 8 bytes. */
-static bool is_member(const shard *h, const sw_msg *m)
+bool sw__shard_is_member(const shard *h, const sw_msg *m)
 {
     return h->ready && m->worker < h->slots && m->payload_len >= 8 &&
            h->tokens[m->worker] != 0 && sw_get_u64(m->payload) == h->tokens[m->worker];
@@ -183,15 +183,7 @@ static void on_set(shard *h, const from *f, const sw_msg *m)
     }
 }
 
-/* ---- Members and gradients ------------------------------------------------------------------ */
-
-void sw__shard_let_go(held *e)
-{
-    sw_frame_unref(e->frame);
-    free(e->copy);
-    *e = (held){.g = NULL};
-}
-
+/* ---- Members ------------------------------------------------------------------------------- */
 
 static void on_member(shard *h, const from *f, const sw_msg *m)
 {
@@ -206,237 +198,6 @@ static void on_member(shard *h, const from *f, const sw_msg *m)
          * (a worker that left), and the server orders it applied or dropped. */
         h->tokens[m->worker] = m->flags & SW_FLAG_DONE ? 0 : m->version;
     }
-}
-
-static held *free_entry(shard *h)
-{
-    for (size_t i = 0; i < h->n_held; i++)
-        if (!h->held[i].g)
-            return &h->held[i];
-    held *more = realloc(h->held, (h->n_held + 1) * sizeof *more);
-    if (!more)
-        return NULL;
-    h->held = more;
-    h->held[h->n_held] = (held){.g = NULL};
-    return &h->held[h->n_held++];
-}
-
-static held *find(shard *h, uint32_t worker, uint64_t token, uint64_t seq)
-{
-    for (size_t i = 0; i < h->n_held; i++) {
-        held *e = &h->held[i];
-        if (e->g && e->worker == worker && e->token == token && e->seq == seq)
-            return e;
-    }
-    return NULL;
-}
-
-/* An APPLY's k-th entry, and whether this shard holds a slice of its push (a sparse one
- * touches some shards only). */
-static held *find_entry(shard *h, const uint8_t *entries, uint32_t k)
-{
-    const uint8_t *e = entries + SW_SHARD_ENTRY * k;
-    return find(h, sw_get_u32(e), sw_get_u64(e + 4), sw_get_u64(e + 12));
-}
-
-static bool entry_touches(const shard *h, const uint8_t *entries, uint32_t k)
-{
-    return sw_get_u64(entries + SW_SHARD_ENTRY * k + 20) >> h->index & 1;
-}
-
-/* A push's head (token, sequence number; a sparse one's shards) checked: a member's, not
- * counted already, new, not of a version to come; where to keep it, or NULL (refused). */
-static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
-{
-    if (!is_member(h, m) || m->payload_len < head) {
-        refuse_flagged(h, f, m, SW_FLAG_UNKNOWN, "a push from no member of the run (id and token)");
-        return NULL;
-    }
-    uint64_t token = sw_get_u64(m->payload), seq = sw_get_u64(m->payload + 8);
-    if (sw__shard_is_lost(h, m->worker, token, seq))
-        return NULL; /* counted already, without this slice, when its shard was restored */
-    held *e = find(h, m->worker, token, seq) ? NULL : free_entry(h);
-    if (!e || m->version > h->version) {
-        sw__shard_refuse(h, f, m, "a push repeated, of a version to come, or no memory");
-        return NULL;
-    }
-    return e;
-}
-
-/* Kept: the server hears of it with its squared norm and the shards it went to. */
-static void kept(shard *h, held *e, const held *k, const sw_msg *m, uint64_t shards)
-{
-    *e = *k;
-    h->r->pushes++;
-    uint8_t facts[32];
-    sw_put_u64(facts, k->token);
-    sw_put_u64(facts + 8, k->seq);
-    sw_put_f64(facts + 16, sw_sq_norm(k->g, k->idx ? k->nnz : h->len));
-    sw_put_u64(facts + 24, shards);
-    sw__shard_send(h, &(from){h->server, h->server_len}, SW_MSG_SHARD_PUSHED, m->worker,
-                   m->flags & SW_FLAG_WANT_MODEL, m->version, facts, sizeof facts, NULL);
-}
-
-static void on_push(shard *h, const from *f, const sw_msg *m)
-{
-    held *e = admit_push(h, f, m, 16);
-    if (!e)
-        return;
-    char why[SW_ERR_LEN] = "";
-    sw_msg g = *m;
-    g.payload += 16;
-    g.payload_len -= 16;
-    held k = {.worker = m->worker, .token = sw_get_u64(m->payload),
-              .seq = sw_get_u64(m->payload + 8), .g = sw_msg_floats_in_place(&g, h->len, why)};
-    if (!k.g && !why[0] && (k.copy = malloc(4 * h->len)) &&
-        sw_msg_get_floats(&g, k.copy, h->len, why) == 0)
-        k.g = k.copy;
-    if (!k.g) {
-        free(k.copy);
-        sw__shard_refuse(h, f, m, why[0] ? why : "no memory for a push");
-        return;
-    }
-    if (!k.copy)
-        k.frame = sw_frame_ref(h->body);
-    kept(h, e, &k, m, (1ULL << h->table.n_shards) - 1);
-}
-
-/* Whether k ascending global indices below the slice's end start in it. */
-static bool in_slice(const shard *h, const uint32_t *idx, size_t k)
-{
-    return k == 0 || idx[0] >= sw_chunk_slice_at(&h->table, h->index);
-}
-
-/* A sparse push: its pairs in this shard's slice, and which shards its other pairs went to. */
-static void on_push_sparse(shard *h, const from *f, const sw_msg *m)
-{
-    held *e = admit_push(h, f, m, 24);
-    if (!e)
-        return;
-    size_t at = sw_chunk_slice_at(&h->table, h->index), cap = (m->payload_len - 24) / 8;
-    uint64_t shards = sw_get_u64(m->payload + 16);
-    held k = {.worker = m->worker, .token = sw_get_u64(m->payload),
-              .seq = sw_get_u64(m->payload + 8), .copy = malloc(8 * cap + 8)};
-    char why[SW_ERR_LEN] = "";
-    sw_msg g = *m;
-    g.payload += 24;
-    g.payload_len -= 24;
-    uint32_t *idx = k.copy ? (uint32_t *)(k.copy + cap + 1) : NULL;
-    if (!k.copy || sw_msg_get_pairs(&g, (uint32_t)(at + h->len), idx, k.copy, cap, &k.nnz, why) ||
-        !in_slice(h, idx, k.nnz) || !(shards >> h->index & 1) ||
-        shards >= 1ULL << h->table.n_shards) {
-        free(k.copy);
-        sw__shard_refuse(h, f, m, !k.copy ? "no memory for a push"
-                                  : why[0] ? why
-                                           : "pairs outside this shard's slice, or shards that "
-                                             "are not the run's");
-        return;
-    }
-    for (size_t i = 0; i < k.nnz; i++)
-        idx[i] -= (uint32_t)at;
-    k.g = k.copy;
-    k.idx = idx;
-    kept(h, e, &k, m, shards);
-}
-
-/* Adds a held gradient to the sum (the first one sets it), as the engine's buffer does. */
-static void add_to_sum(shard *h, const held *e, bool first)
-{
-    if (e->idx) {
-        if (first)
-            memset(h->sum, 0, 4 * h->len);
-        for (size_t i = 0; i < e->nnz; i++)
-            h->sum[e->idx[i]] += e->g[i];
-    } else if (first) {
-        memcpy(h->sum, e->g, 4 * h->len);
-    } else {
-        sw_vec_add(h->sum, e->g, h->len);
-    }
-}
-
-/* The sum of the named gradients, in order, as the engine's buffer adds them (a lone dense one
- * as it is, uncopied); a slice lost with a shard that died, or that a sparse push did not send
- * here, counts as zero. NULL when one is neither held nor lost (the server ordered what it was
- * never told of: a broken server). */
-static const float *sum_of(shard *h, const uint8_t *entries, uint32_t n)
-{
-    uint32_t added = 0;
-    for (uint32_t k = 0; k < n; k++) {
-        const uint8_t *at = entries + SW_SHARD_ENTRY * k;
-        held *e = entry_touches(h, entries, k) ? find_entry(h, entries, k) : NULL;
-        if (!e && entry_touches(h, entries, k) &&
-            !sw__shard_is_lost(h, sw_get_u32(at), sw_get_u64(at + 4), sw_get_u64(at + 12)))
-            return NULL;
-        if (!e)
-            continue;
-        if (n == 1 && !e->idx)
-            return e->g;
-        add_to_sum(h, e, added++ == 0);
-    }
-    if (!added) /* every slice lost, or none sent here */
-        memset(h->sum, 0, 4 * h->len);
-    return h->sum;
-}
-
-/* Lets go of the named gradients; a name it does not hold is passed over (a drop may name a
- * push that reached this shard after the worker was gone, and was refused). */
-static void forget_entries(shard *h, const uint8_t *entries, uint32_t n)
-{
-    for (uint32_t k = 0; k < n; k++) {
-        held *e = find_entry(h, entries, k);
-        if (e)
-            sw__shard_let_go(e);
-    }
-}
-
-/* The apply that makes `version` is done: the server hears the squared norm of the slice of
- * its sum (for a policy that decides on gradient statistics: DBW). */
-static void stepped(shard *h, const from *f, uint64_t version, double sum_sq)
-{
-    uint8_t b[8];
-    sw_put_f64(b, sum_sq);
-    h->version = version;
-    h->r->applies++;
-    sw__shard_send(h, f, SW_MSG_SHARD_APPLIED, SW_NO_WORKER, 0, version, b, sizeof b, NULL);
-}
-
-/* θ <- one step on the mean of the named gradients, with the engine's arithmetic (apply.c): a
- * lone sparse gradient under plain SGD in O(nnz), anything else summed into a dense slice. */
-static void on_apply(shard *h, const from *f, const sw_msg *m)
-{
-    if (!sw__shard_is_server(h, f) || !h->ready || m->payload_len < 8) {
-        sw__shard_refuse(h, f, m, "only the server orders applies");
-        return;
-    }
-    float lr = sw_get_f32(m->payload);
-    uint32_t n = sw_get_u32(m->payload + 4);
-    const uint8_t *entries = m->payload + 8;
-    bool dropped = (m->flags & SW_FLAG_DROPPED) != 0;
-    if (m->payload_len != 8 + SW_SHARD_ENTRY * (uint64_t)n ||
-        (!dropped && (n == 0 || !isfinite(lr) || m->version != h->version + 1))) {
-        sw__shard_refuse(h, f, m, "a malformed apply, or not the next version");
-        return;
-    }
-    held *lone = !dropped && n == 1 && entry_touches(h, entries, 0) ? find_entry(h, entries, 0)
-                                                                    : NULL;
-    if (lone && lone->idx && !h->opt.m) {
-        sw_sgd_step_sparse(h->theta, h->len, lone->idx, lone->g, lone->nnz, lr, h->wd);
-        stepped(h, f, m->version, sw_sq_norm(lone->g, lone->nnz));
-    } else if (!dropped) {
-        const float *sum = sum_of(h, entries, n);
-        if (!sum) {
-            sw__shard_refuse(h, f, m, "an apply of a gradient this shard does not hold");
-            return;
-        }
-        double sum_sq = sw_sq_norm(sum, h->len);
-        if (h->opt.m)
-            sw_optim_step(&h->opt, h->theta, sum, 1.0f / (float)n, lr, h->wd);
-        else
-            sw_sgd_step(h->theta, sum, h->len, lr / (float)n, h->wd * (float)n);
-        stepped(h, f, m->version, sum_sq);
-    }
-    forget_entries(h, entries, n);
-    sw__shard_answer_waiting(h);
 }
 
 /* A sparse pull's places in the slice (the indices after the token): true with *idx NULL
@@ -454,7 +215,7 @@ static bool places(shard *h, const from *f, const sw_msg *m, uint32_t **idx, siz
     g.payload_len -= 8;
     uint32_t *p = malloc(4 * cap + 4);
     if (p && !sw_msg_get_indices(&g, (uint32_t)(at + h->len), p, cap, k, why) &&
-        in_slice(h, p, *k)) {
+        sw__shard_in_slice(h, p, *k)) {
         for (size_t i = 0; i < *k; i++)
             p[i] -= (uint32_t)at;
         *idx = p;
@@ -468,8 +229,8 @@ static bool places(shard *h, const from *f, const sw_msg *m, uint32_t **idx, siz
 
 static void on_pull(shard *h, const from *f, const sw_msg *m)
 {
-    if (!sw__shard_is_server(h, f) && !is_member(h, m)) {
-        refuse_flagged(h, f, m, SW_FLAG_UNKNOWN, "a pull from no member of the run (id and token)");
+    if (!sw__shard_is_server(h, f) && !sw__shard_is_member(h, m)) {
+        sw__shard_refuse_flagged(h, f, m, SW_FLAG_UNKNOWN, "a pull from no member of the run (id and token)");
         return;
     }
     uint32_t *idx;
@@ -499,9 +260,9 @@ typedef void (*handler)(shard *h, const from *f, const sw_msg *m);
 
 static const handler handlers[SW_MSG_TYPE_MAX + 1] = {
     [SW_MSG_SHARD_INIT] = on_init,     [SW_MSG_SHARD_SET] = on_set,
-    [SW_MSG_SHARD_MEMBER] = on_member, [SW_MSG_SHARD_APPLY] = on_apply,
-    [SW_MSG_SHARD_PUSH] = on_push,     [SW_MSG_SHARD_PULL] = on_pull,
-    [SW_MSG_SHARD_PUSH_SPARSE] = on_push_sparse,
+    [SW_MSG_SHARD_MEMBER] = on_member, [SW_MSG_SHARD_APPLY] = sw__shard_on_apply,
+    [SW_MSG_SHARD_PUSH] = sw__shard_on_push, [SW_MSG_SHARD_PULL] = on_pull,
+    [SW_MSG_SHARD_PUSH_SPARSE] = sw__shard_on_push_sparse,
     [SW_MSG_SHARD_PING] = sw__shard_on_ping, [SW_MSG_SHARD_SAVE] = sw__shard_on_save,
     [SW_MSG_SHARD_RESTORE] = sw__shard_on_restore,
 };

@@ -78,16 +78,28 @@ typedef struct sw__from {
     size_t route_len;
 } sw__from;
 
-/* shard.c */
+/* shard.c: sending, refusing (SW_FLAG_UNKNOWN in flags: not a member, yet), who may say
+ * what, the run's configuration, the pulls waiting for a version. */
 void sw__shard_send(struct sw_shard *h, const sw__from *to, sw_msg_type type, uint32_t worker,
                     uint32_t flags, uint64_t version, const void *payload, size_t len,
                     const float *floats);
 void sw__shard_refuse(struct sw_shard *h, const sw__from *to, const sw_msg *m, const char *why);
+void sw__shard_refuse_flagged(struct sw_shard *h, const sw__from *to, const sw_msg *m,
+                              uint32_t flags, const char *why);
 bool sw__shard_is_server(const struct sw_shard *h, const sw__from *f);
+/* A worker's message: a member's id and its token, read from the payload's first 8 bytes. */
+bool sw__shard_is_member(const struct sw_shard *h, const sw_msg *m);
 int sw__shard_configure(struct sw_shard *h, const char *text, char *err);
 void sw__shard_answer_waiting(struct sw_shard *h);
-void sw__shard_let_go(sw__held *e);
 void sw__shard_take(struct sw_shard *h, const sw_delivery *d);
+
+/* shard_apply.c: the handlers of PUSH, PUSH_SPARSE and APPLY; a kept gradient let go; whether
+ * k ascending global indices below the slice's end start in it. */
+void sw__shard_on_push(struct sw_shard *h, const sw__from *f, const sw_msg *m);
+void sw__shard_on_push_sparse(struct sw_shard *h, const sw__from *f, const sw_msg *m);
+void sw__shard_on_apply(struct sw_shard *h, const sw__from *f, const sw_msg *m);
+void sw__shard_let_go(sw__held *e);
+bool sw__shard_in_slice(const struct sw_shard *h, const uint32_t *idx, size_t k);
 
 /* shard_recover.c: the handlers of PING, SAVE and RESTORE; a resume at start; what a resumed
  * shard does with messages before its RESTORE (true: taken care of). */
