@@ -76,23 +76,42 @@ static uint64_t cut(const sw_chunk_table *t, const uint32_t *idx, size_t n, size
     return touched;
 }
 
+/* A message to shard j, built in place: a frame of `len` payload bytes opened with the
+ * membership's token (the payload's start, or NULL when memory ran out: the message is lost,
+ * as on a network, and the silence decides), then sent with its header. */
+static uint8_t *open_message(worker *k, sw_frame **f, size_t len)
+{
+    *f = sw_frame_new(sw_msg_size(len));
+    if (!*f)
+        return NULL;
+    uint8_t *pay = sw_frame_data(*f) + SW_PROTO_HEADER;
+    sw_put_u64(pay, k->cfg.token);
+    return pay;
+}
+
+static void send_message(worker *k, uint32_t j, sw_frame *f, sw_msg_type type, uint32_t flags,
+                         uint64_t version, size_t len)
+{
+    sw_msg m = {.type = type, .worker = atomic_load(&k->id),
+                .flags = flags | sw__worker_link_flags(k), .version = version,
+                .payload_len = len};
+    sw_msg_encode(&m, sw_frame_data(f)); /* the payload is in place */
+    sw_send(k->shard_socks[j], NULL, 0, f);
+}
+
 /* Shard j's part of the pull: its slice, or the touched weights it holds. */
 static void pull_one(worker *k, uint32_t j)
 {
     size_t n = 0;
     const uint32_t *idx = sw_task_is_sparse(k->task) ? sw_learner_touched(k->learner, &n) : NULL;
-    size_t len = 8 + (idx ? 4 * (k->part[j + 1] - k->part[j]) : 0);
-    sw_frame *f = sw_frame_new(sw_msg_size(len));
-    if (!f)
-        return; /* lost: the silence decides */
-    uint8_t *pay = sw_frame_data(f) + SW_PROTO_HEADER;
-    sw_put_u64(pay, k->cfg.token);
+    size_t k_j = idx ? k->part[j + 1] - k->part[j] : 0, len = 8 + 4 * k_j;
+    sw_frame *f;
+    uint8_t *pay = open_message(k, &f, len);
+    if (!pay)
+        return;
     if (idx)
-        sw_msg_put_indices(pay + 8, idx + k->part[j], k->part[j + 1] - k->part[j]);
-    sw_msg m = {.type = SW_MSG_SHARD_PULL, .worker = atomic_load(&k->id),
-                .flags = sw__worker_link_flags(k), .version = k->pull_min, .payload_len = len};
-    sw_msg_encode(&m, sw_frame_data(f)); /* the payload is in place */
-    sw_send(k->shard_socks[j], NULL, 0, f);
+        sw_msg_put_indices(pay + 8, idx + k->part[j], k_j);
+    send_message(k, j, f, SW_MSG_SHARD_PULL, 0, k->pull_min, len);
 }
 
 void sw__worker_shards_pull(worker *k, uint64_t version, double now)
@@ -199,19 +218,14 @@ static void push_sparse(worker *k, uint64_t seq)
         if (!(to >> j & 1))
             continue;
         size_t nnz = part[j + 1] - part[j];
-        sw_frame *f = sw_frame_new(sw_msg_size(24 + 8 * nnz));
-        if (!f)
-            continue; /* lost, as on a network: the server's silence decides */
-        uint8_t *pay = sw_frame_data(f) + SW_PROTO_HEADER;
-        sw_put_u64(pay, k->cfg.token);
+        sw_frame *f;
+        uint8_t *pay = open_message(k, &f, 24 + 8 * nnz);
+        if (!pay)
+            continue;
         sw_put_u64(pay + 8, seq);
         sw_put_u64(pay + 16, to);
         sw_msg_put_pairs(pay + 24, g->idx + part[j], g->val + part[j], nnz);
-        sw_msg m = {.type = SW_MSG_SHARD_PUSH_SPARSE, .worker = atomic_load(&k->id),
-                    .flags = sw__worker_link_flags(k), .version = k->version,
-                    .payload_len = 24 + 8 * nnz};
-        sw_msg_encode(&m, sw_frame_data(f)); /* the payload is in place */
-        sw_send(k->shard_socks[j], NULL, 0, f);
+        send_message(k, j, f, SW_MSG_SHARD_PUSH_SPARSE, 0, k->version, 24 + 8 * nnz);
     }
 }
 
@@ -225,17 +239,12 @@ void sw__worker_shards_push(worker *k, uint32_t flags)
     }
     for (uint32_t j = 0; j < k->cfg.n_shards; j++) {
         size_t len = sw_chunk_slice_len(t, j);
-        sw_frame *f = sw_frame_new(sw_msg_size(16 + 4 * len));
-        if (!f)
-            continue; /* lost, as on a network: the server's silence decides */
-        uint8_t *pay = sw_frame_data(f) + SW_PROTO_HEADER;
-        sw_put_u64(pay, k->cfg.token);
+        sw_frame *f;
+        uint8_t *pay = open_message(k, &f, 16 + 4 * len);
+        if (!pay)
+            continue;
         sw_put_u64(pay + 8, seq);
         sw_msg_put_floats(pay + 16, k->grad.dense + sw_chunk_slice_at(t, j), len);
-        sw_msg m = {.type = SW_MSG_SHARD_PUSH, .worker = atomic_load(&k->id),
-                    .flags = flags | sw__worker_link_flags(k), .version = k->version,
-                    .payload_len = 16 + 4 * len};
-        sw_msg_encode(&m, sw_frame_data(f)); /* the payload is in place */
-        sw_send(k->shard_socks[j], NULL, 0, f);
+        send_message(k, j, f, SW_MSG_SHARD_PUSH, flags, k->version, 16 + 4 * len);
     }
 }
