@@ -1,0 +1,203 @@
+/* A shard's recovery on the in-process network (shard_test_rig.h): the checkpoints the
+ * server orders, a RESTORE of one, a shard resumed from its file that waits for its RESTORE,
+ * and the fallback to the checkpoint before when the newest is damaged. */
+#define _POSIX_C_SOURCE 200809L
+#include "shard_test_rig.h"
+
+static char ckpt_dir[64], ckpt_path[96];
+
+static int setup_with_checkpoint(void **state)
+{
+    snprintf(ckpt_dir, sizeof ckpt_dir, "/tmp/sw_shard_test.XXXXXX");
+    assert_non_null(mkdtemp(ckpt_dir));
+    snprintf(ckpt_path, sizeof ckpt_path, "%s/slice.ckpt", ckpt_dir);
+    int rc = setup(state);
+    rig *g = *state;
+    g->p.checkpoint = ckpt_path; /* read only when it saves or resumes */
+    return rc;
+}
+
+static int teardown_with_checkpoint(void **state)
+{
+    char prev[128];
+    snprintf(prev, sizeof prev, "%s.prev", ckpt_path);
+    remove(ckpt_path);
+    remove(prev);
+    rmdir(ckpt_dir);
+    return teardown(state);
+}
+
+/* The STATE s received next: its version, and payload fields (run, saved, ..., restores,
+ * awaiting). */
+static uint64_t expect_state(sw_sock *s, uint64_t *saved, uint64_t *restores, uint64_t *awaiting)
+{
+    sw_msg m;
+    uint8_t pay[64];
+    assert_int_equal(expect_one(s, &m, pay, sizeof pay), SW_MSG_SHARD_STATE);
+    assert_int_equal(m.payload_len, 56);
+    *saved = sw_get_u64(pay + 8);
+    *restores = sw_get_u64(pay + 40);
+    *awaiting = sw_get_u64(pay + 48);
+    return m.version;
+}
+
+/* RESTORE from version `from`, going on as `version`, with the tokens of start_run and one lost
+ * push (worker 0, token 100, seq 5). */
+static void restore(sw_sock *s, uint64_t run, uint64_t from, uint64_t version, uint64_t number)
+{
+    uint8_t pay[28 + 8 * SLOTS + 4 + SW_SHARD_ENTRY];
+    sw_put_u64(pay, run);
+    sw_put_u64(pay + 8, from);
+    sw_put_u64(pay + 16, number);
+    sw_put_u32(pay + 24, SLOTS);
+    sw_put_u64(pay + 28, 100);
+    sw_put_u64(pay + 36, 200);
+    sw_put_u32(pay + 44, 1);
+    sw_put_u32(pay + 48, 0);
+    sw_put_u64(pay + 52, 100);
+    sw_put_u64(pay + 60, 5);
+    sw_put_u64(pay + 68, 3);
+    send_raw(s, SW_MSG_SHARD_RESTORE, SW_NO_WORKER, 0, version, pay, sizeof pay);
+}
+
+static void expect_slice(rig *g, sw_sock *s, uint32_t w, uint64_t version, const float *want)
+{
+    uint8_t tok[8];
+    sw_put_u64(tok, w == 0 ? 100 : 200);
+    send_raw(s, SW_MSG_SHARD_PULL, w, 0, version, tok, 8);
+    settle(g);
+    sw_msg m;
+    uint8_t pay[64];
+    float got[LEN];
+    assert_int_equal(expect_one(s, &m, pay, sizeof pay), SW_MSG_SHARD_SLICE);
+    assert_int_equal(m.version, version);
+    assert_int_equal(sw_msg_get_floats(&m, got, LEN, NULL), 0);
+    for (int i = 0; i < LEN; i++)
+        assert_true(fabsf(got[i] - want[i]) <= 1e-6f * (1 + fabsf(want[i])));
+}
+
+/* A checkpoint ordered at the shard's version; a restore of it from a later version goes on at
+ * the version the server says, counting the lost push as zero and ignoring its slice; a shard
+ * resumed from the file keeps workers' messages until its RESTORE, and answers them after. */
+static void checkpoints_restores_and_a_resume(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {1, 2, 3, 4, 5}, g0[LEN] = {1, 0, -1, 2, 0.5f};
+    uint64_t saved, restores, awaiting;
+    start_run(g, theta);
+    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 6, NULL, 0);
+    expect_refused(g, g->server, "does not hold");
+    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 7, NULL, 0);
+    settle(g);
+    assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 7);
+    assert_int_equal(saved, 7);
+    push(g, 1, 200, 1, 7, g0, LEN);
+    apply(g, 0, 8, 0.5f, (uint32_t[]){1}, (uint64_t[]){1}, 1); /* θ moves on to version 8 */
+    settle(g);
+    sw_msg m;
+    uint8_t pay[256];
+    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    expect_applied(g->server, 8, g0);
+    /* Back to version 7's θ, going on as 12; the lost push counts as zero. */
+    restore(g->stranger, 8, 7, 12, 1); /* another run's id */
+    expect_refused(g, g->stranger, "another run");
+    restore(g->server, 9, 7, 12, 1);
+    settle(g);
+    assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 12);
+    assert_int_equal(restores, 1);
+    expect_slice(g, g->w[0], 0, 12, theta);
+    push(g, 0, 100, 5, 12, g0, LEN); /* the lost push's slice: ignored */
+    apply(g, 0, 13, 0.5f, (uint32_t[]){0}, (uint64_t[]){5}, 1);
+    settle(g);
+    expect_applied(g->server, 13, NULL); /* its slice counted as zero */
+    assert_false(next(g->server, &m, &(sw_frame *){NULL}));
+    assert_int_equal(g->r.refused, 2); /* the save of version 6 and the stranger's restore */
+    expect_slice(g, g->w[1], 1, 13, theta); /* a zero step */
+    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 13, NULL, 0);
+    settle(g);
+    assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 13);
+
+    /* A shard resumed from the file: it waits for a RESTORE, keeping a worker's pull. */
+    sw_shard *again;
+    sw_shard_result r;
+    sw_shard_params p = {.bind = "shard1", .checkpoint = ckpt_path, .resume = true};
+    assert_int_equal(sw_shard_new(&again, g->net, &p, &r, NULL), 0);
+    assert_int_equal(sw_loop_add(g->loop, sw_shard_agent(again), NULL), 0);
+    sw_sock *server, *w0;
+    sw_dial_params dp = {.endpoint = "shard1", .identity = "server2"};
+    assert_int_equal(sw_dial(g->net, &server, &dp, NULL), 0);
+    dp.identity = "w0";
+    assert_int_equal(sw_dial(g->net, &w0, &dp, NULL), 0);
+    uint8_t tok[8];
+    sw_put_u64(tok, 100);
+    send_raw(w0, SW_MSG_SHARD_PULL, 0, 0, 13, tok, 8);
+    send_raw(server, SW_MSG_SHARD_APPLY, SW_NO_WORKER, 0, 14, "12345678", 8); /* stale: ignored */
+    send_raw(server, SW_MSG_SHARD_PING, SW_NO_WORKER, 0, 0, (uint8_t[]){9, 0, 0, 0, 0, 0, 0, 0}, 8);
+    settle(g);
+    assert_false(next(w0, &m, &(sw_frame *){NULL}));
+    assert_int_equal(expect_state(server, &saved, &restores, &awaiting), 13);
+    assert_int_equal(saved, 13);
+    assert_int_equal(awaiting, 1);
+    restore(server, 9, 13, 20, 2);
+    settle(g);
+    assert_int_equal(expect_state(server, &saved, &restores, &awaiting), 20);
+    assert_int_equal(awaiting, 0);
+    assert_int_equal(expect_one(w0, &m, pay, sizeof pay), SW_MSG_SHARD_SLICE);
+    assert_int_equal(m.version, 20);
+    assert_int_equal(r.refused, 0);
+    sw_sock_close(server);
+    sw_sock_close(w0);
+    sw_shard_end(again);
+}
+
+/* A damaged newest checkpoint: a resume reads the one before. */
+static void a_resume_falls_back_to_the_previous_checkpoint(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {1, 2, 3, 4, 5};
+    uint64_t saved, restores, awaiting;
+    start_run(g, theta);
+    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 7, NULL, 0);
+    restore(g->server, 9, 7, 8, 1); /* version 8 */
+    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 8, NULL, 0);
+    settle(g);
+    for (uint64_t v = 7; v <= 8; v++) {
+        assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), v);
+        if (v == 8) /* the restore's, then the save's */
+            assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), v);
+        assert_int_equal(saved, v);
+    }
+    FILE *f = fopen(ckpt_path, "r+b");
+    assert_non_null(f);
+    fseek(f, 60, SEEK_SET);
+    fputc('!', f);
+    fclose(f);
+    sw_shard *again;
+    sw_shard_result r;
+    char err[SW_ERR_LEN];
+    sw_shard_params p = {.bind = "shard1", .checkpoint = ckpt_path, .resume = true};
+    assert_int_equal(sw_shard_new(&again, g->net, &p, &r, err), 0);
+    assert_int_equal(sw_loop_add(g->loop, sw_shard_agent(again), NULL), 0);
+    sw_sock *server;
+    assert_int_equal(sw_dial(g->net, &server, &(sw_dial_params){.endpoint = "shard1"}, NULL), 0);
+    send_raw(server, SW_MSG_SHARD_PING, SW_NO_WORKER, 0, 0, (uint8_t[]){9, 0, 0, 0, 0, 0, 0, 0}, 8);
+    settle(g);
+    assert_int_equal(expect_state(server, &saved, &restores, &awaiting), 7);
+    assert_int_equal(awaiting, 1);
+    sw_sock_close(server);
+    sw_shard_end(again);
+    p.checkpoint = "/nonexistent/slice.ckpt";
+    assert_int_not_equal(sw_shard_new(&again, g->net, &p, &r, err), 0);
+    assert_non_null(strstr(err, "slice.ckpt"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(checkpoints_restores_and_a_resume, setup_with_checkpoint,
+                                        teardown_with_checkpoint),
+        cmocka_unit_test_setup_teardown(a_resume_falls_back_to_the_previous_checkpoint,
+                                        setup_with_checkpoint, teardown_with_checkpoint),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
