@@ -17,10 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "syncwise/placement.h"
 #include "syncwise/transport.h"
 
 #define SW_SHARDS_MAX 60
-#define SW_CHUNK_FLOATS 262144 /* 1 MiB of floats */
 
 typedef struct sw_chunk_table {
     size_t n_params, chunk;   /* floats in all, and per chunk */

@@ -29,7 +29,8 @@ typedef struct sw_sim_config {
     const char *policy;           /* e.g. "ssp:s=3" */
     uint32_t workers;             /* at the start */
     const char *cluster;          /* syncwise/cluster.h */
-    const char *net;              /* "bw=BYTES_PER_S,lat=S" */
+    const char *net;              /* "bw=BYTES_PER_S,lat=S[,params=N][,shards=S,server_bw=B,
+                                   * decide=S,fanout=S]" (docs/simulator.md) */
     const char *events;           /* "crash:w=3,t=50;leave:w=1,t=80;join:t=100" or NULL */
     const sw_task_data *data;     /* borrowed; NULL runs without a model (timing only) */
     const char *model;            /* model spec: dense or sparse (syncwise/task.h) */
@@ -76,6 +77,9 @@ typedef struct sw_sim_result {
     double decide_s, wall_s;    /* real time deciding, real time in all */
     double probe_s;             /* real time in the loss probe (policies that want losses) */
     size_t n_params;
+    uint32_t shards;            /* --net shards=S (0: none modelled) */
+    double link_load, ctl_load; /* with shards: the busiest shard link's share of the run spent
+                                 * carrying, and the control plane's spent deciding */
 } sw_sim_result;
 
 /* Runs one simulation. Fails with a message on a bad configuration; a run that never reaches its

@@ -69,6 +69,11 @@ void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r)
             (unsigned long long)st->applies, (unsigned long long)st->pushes,
             (unsigned long long)st->drops, 100 * sw_run_stats_idle_share(st));
     staleness(f, st);
+    if (r->shards)
+        fprintf(f,
+                "  %u shards: the busiest shard link carrying %.1f%% of the time, the control "
+                "plane deciding %.1f%%\n",
+                r->shards, 100 * r->link_load, 100 * r->ctl_load);
     fprintf(f, "  deciding %.3f%% of %.2f s real time", 100 * r->decide_s / (r->wall_s + 1e-12),
             r->wall_s);
     if (r->probe_s > 0)

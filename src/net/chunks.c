@@ -16,17 +16,13 @@ int sw_chunk_table_init(sw_chunk_table *t, size_t n_params, size_t chunk_floats,
                        "cannot cut %zu parameters over %u shards (1 to %d, at most one per "
                        "parameter)",
                        n_params, n_shards, SW_SHARDS_MAX);
-    size_t chunk = chunk_floats ? chunk_floats : SW_CHUNK_FLOATS;
-    size_t even = n_params / n_shards; /* so that every shard gets a chunk */
-    if (chunk > even)
-        chunk = even;
     memset(t, 0, sizeof *t);
     t->n_params = n_params;
-    t->chunk = chunk;
-    t->n_chunks = (uint32_t)((n_params + chunk - 1) / chunk);
+    t->chunk = sw_chunk_floats(n_params, chunk_floats, n_shards);
+    t->n_chunks = (uint32_t)((n_params + t->chunk - 1) / t->chunk);
     t->n_shards = n_shards;
-    for (uint32_t j = 0; j <= n_shards; j++) /* runs balanced to within one chunk */
-        t->first[j] = (uint32_t)((uint64_t)t->n_chunks * j / n_shards);
+    for (uint32_t j = 0; j <= n_shards; j++)
+        t->first[j] = sw_chunk_first(t->n_chunks, n_shards, j);
     return 0;
 }
 

@@ -4,13 +4,16 @@
 #define SW_SIM_INTERNAL_H
 
 #include "heap.h"
+#include "servers.h"
 #include "syncwise/check.h"
 #include "syncwise/cluster.h"
 #include "syncwise/err.h"
 #include "syncwise/sim.h"
 #include "syncwise/task.h"
 
-enum { EV_ARRIVE, EV_TICK, EV_JOIN, EV_LEAVE, EV_CRASH, EV_EVAL, EV_SWITCH };
+/* EV_SEND and EV_FACTS happen only with shards (servers.h): a push leaving its worker, and its
+ * facts reaching the control plane; without, a push is scheduled straight to its EV_ARRIVE. */
+enum { EV_ARRIVE, EV_TICK, EV_JOIN, EV_LEAVE, EV_CRASH, EV_EVAL, EV_SWITCH, EV_SEND, EV_FACTS };
 
 /* A simulated worker's own side of the protocol. */
 typedef struct sim_worker {
@@ -34,8 +37,9 @@ typedef struct sim {
     sim_worker *w;
     uint32_t n_slots;
     size_t n_params;
-    double bw, lat;          /* the network: bytes per second, seconds per message */
-    double transfer_s;       /* one transfer of the whole model */
+    size_t n_wire;           /* floats a dense transfer carries: n_params, or --net params= */
+    double bw, lat;          /* a worker's link: bytes per second, seconds per message */
+    sw__sim_servers servers; /* the shards' links and the control plane (off by default) */
     double scheduled_wake;   /* the tick already in the heap, < 0 if none */
     float *best;             /* best weights so far (patience) */
     sw_stopper stopper;
