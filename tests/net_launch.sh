@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # syncwise launch: rank 0 serves, other ranks work, ranks and the server found from a launcher's
-# environment (SYNCWISE_RANK, OpenMPI, Slurm); --servers S makes ranks 1..S shards; and clear
-# errors when they cannot be found.
+# environment (SYNCWISE_RANK, OpenMPI, Slurm); --servers S makes ranks 1..S shards; --curve DIR
+# puts every link under CURVE; and clear errors when they cannot be found.
 . "$(dirname "$0")/lib.sh"
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 port=$((20000 + RANDOM % 30000))
@@ -49,6 +49,38 @@ expect_output "run over: version" "ranks 1 and 2 held the shards to the end"
 checks=$((checks + 1))
 [ -s "$TMP/state/shard-1.ckpt" ] && [ -s "$TMP/state/shard-2.ckpt" ] ||
   { echo "FAIL: --shard-state: no shard checkpoints"; failures=$((failures + 1)); }
+# --curve DIR: every link under CURVE, the keys from one directory: the server and its shards
+# take server.key and clients, rank 3 its own rank-3.key, rank 4 the shared worker.key; the
+# (net_curve.sh holds the server and the shards to refusing keys that are not in clients.)
+keys="$TMP/keys"
+mkdir -p "$keys"
+for who in server worker rank-3; do "$SW" keygen "$keys/$who" > /dev/null; done
+cat "$keys/worker.pub" "$keys/rank-3.pub" > "$keys/clients"
+port=$((20000 + RANDOM % 30000))
+for rank in 2 1 0 3 4; do
+  SYNCWISE_RANK=$rank SYNCWISE_SIZE=5 SYNCWISE_HOSTS=$hosts "$SW" launch --port "$port" --servers 2 \
+    --curve "$keys" -- --data synthetic:task=logistic,d=20,n=5000 --model softmax \
+    --lr 0.1 --target-acc 0.85 --eval-every 0.2 --max-time 30 > "$TMP/curve$rank.out" 2>&1 &
+  pids[rank]=$!
+done
+wait "${pids[0]}"
+OUT=$(cat "$TMP/curve0.out")
+expect_output "target reached" "a sharded run under CURVE, keys from --curve DIR"
+expect_output "2 joins" "rank 3 (its own key) and rank 4 (the shared key) worked"
+expect_output "CURVE: encrypted" "the server listened under CURVE"
+wait "${pids[1]}" "${pids[2]}" "${pids[3]}" "${pids[4]}"
+for rank in 1 2; do
+  OUT=$(cat "$TMP/curve$rank.out")
+  expect_output "run over: version" "CURVE shard $rank held its slice to the end"
+  expect_output "CURVE: encrypted" "shard $rank listened under CURVE"
+done
+rm "$keys/worker.key"
+expect_status 1 "--curve without a worker key" -- env SYNCWISE_RANK=4 SYNCWISE_SERVER=127.0.0.1 \
+  "$SW" launch --port "$port" --curve "$keys"
+expect_output "cannot read $keys/worker.key" "says which key is missing"
+expect_status 1 "--curve without the server's key" -- env SYNCWISE_RANK=0 \
+  "$SW" launch --port "$port" --curve "$TMP/nowhere"
+expect_output "server.key" "says which key is missing"
 expect_status 1 "a shard's host unknown" -- env SYNCWISE_RANK=0 SYNCWISE_HOSTS=127.0.0.1 \
   "$SW" launch --port "$port" --servers 2
 expect_output "cannot find the host of rank 1" "says which rank"

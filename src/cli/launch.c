@@ -32,7 +32,7 @@ static void examples(void)
 
 typedef struct launch_opts {
     long port, servers;
-    const char *server, *shard_state;
+    const char *server, *shard_state, *curve;
 } launch_opts;
 
 static const sw_opt table[] = {
@@ -45,6 +45,9 @@ static const sw_opt table[] = {
                 "from it when it is there (a restarted rank rejoins)")},
     {SW_OPT_ROW(SW_OPT_STR, "server", 0, offsetof(launch_opts, server), 0, 0, "HOST",
                 "the server's host"), .shown = "found as below"},
+    {SW_OPT_ROW(SW_OPT_STR, "curve", 0, offsetof(launch_opts, curve), 0, 0, "DIR",
+                "encrypt and authenticate every link with CURVE, the keys\n"
+                "in DIR (a shared or mounted directory; see below)")},
     SW_OPT_END_ROW,
 };
 
@@ -64,7 +67,11 @@ static const sw_cmd_opts command = {
              "--server or SYNCWISE_SERVER\n"
              "process count, from the first of: SYNCWISE_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE,\n"
              "SLURM_NTASKS; when known, the server waits for all the workers to join before it\n"
-             "starts (--wait-workers COUNT-1-S, unless SERVER-OPTIONS say otherwise)",
+             "starts (--wait-workers COUNT-1-S, unless SERVER-OPTIONS say otherwise)\n"
+             "keys, with --curve DIR: server.key and clients for the server and its shards,\n"
+             "server.pub and rank-R.key (else worker.key) for worker rank R; made once with\n"
+             "syncwise keygen DIR/server, syncwise keygen DIR/worker, cp DIR/worker.pub\n"
+             "DIR/clients",
     .tables = {table},
     .epilog = examples,
     .max_args = -1,
@@ -180,6 +187,37 @@ static long shard_list(long servers, long port, char *out, size_t cap)
     return 0;
 }
 
+/* The key file DIR/name (--curve DIR) into out: 0 when it can be read. */
+static int key_path(const char *dir, const char *name, char *out, size_t cap)
+{
+    return snprintf(out, cap, "%s/%s", dir, name) < (int)cap && access(out, R_OK) == 0 ? 0 : -1;
+}
+
+/* key_path, or an error saying which file is missing. */
+static int curve_file(const char *dir, const char *name, char *out, size_t cap)
+{
+    if (key_path(dir, name, out, cap) == 0)
+        return 0;
+    return sw_cli_error(CMD, "--curve %s: cannot read %s/%s (see --help for the keys it holds)",
+                        dir, dir, name);
+}
+
+/* The server's and the shards' CURVE options (--curve DIR) appended to argv at *n. */
+static int curve_server_args(const launch_opts *o, char **argv, int *n)
+{
+    static char key[4096], clients[4096];
+    if (!o->curve)
+        return 0;
+    if (curve_file(o->curve, "server.key", key, sizeof key) ||
+        curve_file(o->curve, "clients", clients, sizeof clients))
+        return 1;
+    argv[(*n)++] = "--curve-key";
+    argv[(*n)++] = key;
+    argv[(*n)++] = "--curve-clients";
+    argv[(*n)++] = clients;
+    return 0;
+}
+
 /* Rank 0: the server, with --shards and --wait-workers added unless the options say. */
 static int run_server(const launch_opts *o, int argc, char **argv, int rest)
 {
@@ -200,6 +238,8 @@ static int run_server(const launch_opts *o, int argc, char **argv, int rest)
         sargv[n++] = "--shards";
         sargv[n++] = shards;
     }
+    if (curve_server_args(o, sargv, &n))
+        return 1;
     long size = size_from_env();
     if (size > 1 + o->servers && !told) { /* the run starts when every worker has joined */
         snprintf(wait, sizeof wait, "%ld", size - 1 - o->servers);
@@ -217,8 +257,10 @@ static int run_shard(const launch_opts *o, long rank)
 {
     char endpoint[64], path[4096], prev[4112];
     snprintf(endpoint, sizeof endpoint, "tcp://0.0.0.0:%ld", o->port + rank);
-    char *argv[6] = {"shard", "--bind", endpoint};
+    char *argv[10] = {"shard", "--bind", endpoint};
     int n = 3;
+    if (curve_server_args(o, argv, &n))
+        return 1;
     if (o->shard_state) {
         snprintf(path, sizeof path, "%s/shard-%ld.ckpt", o->shard_state, rank);
         snprintf(prev, sizeof prev, "%s.prev", path);
@@ -228,6 +270,34 @@ static int run_shard(const launch_opts *o, long rank)
             argv[n++] = "--resume";
     }
     return sw_cli_shard(n, argv);
+}
+
+/* Every other rank: a worker connected to the server's port, named after its rank; with
+ * --curve, under its own key (rank-R.key) or the workers' shared one. */
+static int run_worker(const launch_opts *o, long rank)
+{
+    char endpoint[300], host[256], name[32];
+    if (server_host(o->server, host, sizeof host) != 0)
+        return sw_cli_error(CMD, "rank %ld cannot find the server: give --server HOST or set "
+                                 "SYNCWISE_SERVER",
+                            rank);
+    snprintf(endpoint, sizeof endpoint, "tcp://%s:%ld", host, o->port);
+    snprintf(name, sizeof name, "rank-%ld", rank);
+    char *argv[11] = {"worker", "--connect", endpoint, "--name", name, "--server-timeout", "120"};
+    int n = 7;
+    if (o->curve) {
+        static char key[4096], pub[4096], own[48];
+        snprintf(own, sizeof own, "%s.key", name);
+        if (curve_file(o->curve, "server.pub", pub, sizeof pub) ||
+            (key_path(o->curve, own, key, sizeof key) &&
+             curve_file(o->curve, "worker.key", key, sizeof key)))
+            return 1;
+        argv[n++] = "--curve-key";
+        argv[n++] = key;
+        argv[n++] = "--curve-server";
+        argv[n++] = pub;
+    }
+    return sw_cli_worker(n, argv);
 }
 
 int sw_cli_launch(int argc, char **argv)
@@ -252,15 +322,5 @@ int sw_cli_launch(int argc, char **argv)
         return run_server(&o, argc, argv, rest);
     if (rank <= o.servers)
         return run_shard(&o, rank);
-    char endpoint[300];
-    char host[256];
-    if (server_host(o.server, host, sizeof host) != 0)
-        return sw_cli_error(CMD, "rank %ld cannot find the server: give --server HOST or set "
-                                 "SYNCWISE_SERVER",
-                            rank);
-    snprintf(endpoint, sizeof endpoint, "tcp://%s:%ld", host, o.port);
-    char name[32];
-    snprintf(name, sizeof name, "rank-%ld", rank);
-    char *wargv[] = {"worker", "--connect", endpoint, "--name", name, "--server-timeout", "120"};
-    return sw_cli_worker(7, wargv);
+    return run_worker(&o, rank);
 }

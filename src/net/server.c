@@ -345,8 +345,10 @@ static int bind_sockets(server *s, char *err)
     if (rc)
         return rc;
     const char *ep = sw_sock_endpoint(s->sock);
-    sw_log(SW_LOG_INFO, "serving %s on %s (%zu parameters, version %llu); payload checksums %s",
+    sw_log(SW_LOG_INFO,
+           "serving %s on %s (%zu parameters, version %llu); %s; payload checksums %s",
            p->policy, ep, s->n, (unsigned long long)s->r->start_version,
+           p->curve_key ? "CURVE: encrypted, known keys only" : "plain TCP, no CURVE",
            s->unchecked ? "off" : "on");
     if (p->endpoint_file && (rc = sw_file_write_line(p->endpoint_file, ep, "the endpoint file", err)))
         return rc;

@@ -340,7 +340,8 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
         sw_shard_end(h);
         return rc;
     }
-    sw_log(SW_LOG_INFO, "shard on %s, waiting for its server", sw_sock_endpoint(h->sock));
+    sw_log(SW_LOG_INFO, "shard on %s (%s), waiting for its server", sw_sock_endpoint(h->sock),
+           p->curve_key ? "CURVE: encrypted, known keys only" : "plain TCP, no CURVE");
     h->agent = (sw_agent){.turn = turn, .ctx = h, .socks = {h->sock}, .n_socks = 1};
     *out = h;
     return 0;
