@@ -24,7 +24,8 @@
     X(SW_EVERSION, -9, "unsupported format version")                         \
     X(SW_ESTATE, -10, "operation not valid in the current state")            \
     X(SW_EBUG, -11, "a broken internal contract (a bug)")                    \
-    X(SW_EPROMISE, -12, "a policy broke its promise")
+    X(SW_EPROMISE, -12, "a policy broke its promise")                        \
+    X(SW_EAUTH, -13, "refused by the peer's authentication")
 
 typedef enum sw_err {
     SW_OK = 0,

@@ -27,6 +27,7 @@ typedef struct znet {
 typedef struct zsock {
     sw_sock base;
     void *sock;
+    void *handshakes; /* a CURVE dialer's monitor of refused handshakes, or NULL */
     bool listener;
 } zsock;
 
@@ -79,6 +80,10 @@ static zsock *new_sock(znet *n, int type, double linger_s, size_t max_frame, cha
 static void close_sock(sw_sock *s)
 {
     zsock *z = (zsock *)s;
+    if (z->handshakes) {
+        zmq_socket_monitor(z->sock, NULL, 0);
+        zmq_close(z->handshakes);
+    }
     zmq_close(z->sock);
     free(z);
 }
@@ -136,6 +141,44 @@ static int curve_dialer(zsock *z, const sw_dial_params *p, char *err)
     return rc ? rc : sw__curve_client(z->sock, &mine, theirs.pub, err);
 }
 
+/* A CURVE dialer hears when the listener refuses its key (ZAP said no): without this, ZeroMQ
+ * retries in silence and a worker under the wrong key waits for its whole server timeout. Every
+ * wait on the socket then fails with SW_EAUTH (handshake_refused). */
+static int watch_handshakes(znet *n, zsock *z, char *err)
+{
+    char ep[64];
+    snprintf(ep, sizeof ep, "inproc://sw-handshakes-%p", (void *)z);
+    int linger = 0;
+    if (zmq_socket_monitor(z->sock, ep, ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0 ||
+        !(z->handshakes = zmq_socket(n->ctx, ZMQ_PAIR)) ||
+        zmq_setsockopt(z->handshakes, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+        zmq_connect(z->handshakes, ep) != 0)
+        return sw_fail(err, SW_EIO, "cannot watch the CURVE handshake: %s", zmq_strerror(errno));
+    return 0;
+}
+
+/* Whether the monitor reported a refused handshake (the event's frames are read and dropped);
+ * its status code (ZAP's, 400 for an unknown key) into *status. */
+static bool handshake_refused(zsock *z, unsigned *status)
+{
+    zmq_msg_t m;
+    bool refused = false;
+    zmq_msg_init(&m);
+    while (zmq_msg_recv(&m, z->handshakes, ZMQ_DONTWAIT) >= 0) {
+        if (zmq_msg_size(&m) == 6) { /* the event: u16 its number, u32 its value */
+            const uint8_t *b = zmq_msg_data(&m);
+            uint16_t event;
+            uint32_t value;
+            memcpy(&event, b, 2);
+            memcpy(&value, b + 2, 4);
+            refused |= event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+            *status = value;
+        }
+    }
+    zmq_msg_close(&m);
+    return refused;
+}
+
 static int dial_zmq(sw_net *net, sw_sock **out, const sw_dial_params *p, char *err)
 {
     char connect[300];
@@ -151,8 +194,8 @@ static int dial_zmq(sw_net *net, sw_sock **out, const sw_dial_params *p, char *e
         int hwm = p->queue > INT32_MAX ? INT32_MAX : (int)p->queue;
         zmq_setsockopt(z->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
     }
-    if (p->curve_key)
-        rc = curve_dialer(z, p, err);
+    if (p->curve_key && !(rc = curve_dialer(z, p, err)))
+        rc = watch_handshakes((znet *)net, z, err);
     if (!rc && zmq_connect(z->sock, connect) != 0)
         rc = sw_fail(err, SW_EIO, "cannot connect to %s: %s", p->endpoint, zmq_strerror(errno));
     if (rc) {
@@ -273,12 +316,21 @@ static int recv_zmq(sw_sock *s, sw_delivery *d)
 static int wait_zmq(sw_net *net, sw_sock **socks, size_t k, double until, bool *ready, char *err)
 {
     znet *n = (znet *)net;
-    zmq_pollitem_t few[8], *items = k < 8 ? few : malloc((k + 1) * sizeof *items);
+    size_t watched = 0; /* CURVE dialers' handshake monitors, polled after the sockets */
+    for (size_t i = 0; i < k; i++)
+        watched += ((zsock *)socks[i])->handshakes != NULL;
+    size_t cap = k + watched + 1;
+    zmq_pollitem_t few[16], *items = cap <= 16 ? few : malloc(cap * sizeof *items);
     if (!items)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     for (size_t i = 0; i < k; i++)
         items[i] = (zmq_pollitem_t){.socket = ((zsock *)socks[i])->sock, .events = ZMQ_POLLIN};
     size_t total = k;
+    for (size_t i = 0; i < k; i++)
+        if (((zsock *)socks[i])->handshakes)
+            items[total++] =
+                (zmq_pollitem_t){.socket = ((zsock *)socks[i])->handshakes, .events = ZMQ_POLLIN};
+    size_t zap = total;
     if (n->zap)
         items[total++] = (zmq_pollitem_t){.socket = sw__zap_socket(n->zap), .events = ZMQ_POLLIN};
     double left = until - sw_clock_now_s();
@@ -289,7 +341,16 @@ static int wait_zmq(sw_net *net, sw_sock **socks, size_t k, double until, bool *
                  : 0;
     for (size_t i = 0; i < k; i++)
         ready[i] = got > 0 && (items[i].revents & ZMQ_POLLIN);
-    if (got > 0 && n->zap && (items[k].revents & ZMQ_POLLIN))
+    for (size_t i = 0, at = k; got > 0 && !rc && i < k; i++) {
+        zsock *z = (zsock *)socks[i];
+        unsigned status = 0;
+        if (z->handshakes && (items[at++].revents & ZMQ_POLLIN) && handshake_refused(z, &status))
+            rc = sw_fail(err, SW_EAUTH,
+                         "%s refused this key (CURVE, status %u): is its public key in the "
+                         "clients file of the server (and of its shards)?",
+                         z->base.endpoint, status);
+    }
+    if (got > 0 && n->zap && (items[zap].revents & ZMQ_POLLIN))
         sw__zap_handle(n->zap);
     if (items != few)
         free(items);
