@@ -16,7 +16,6 @@
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
 #include "syncwise/optim.h"
-#include "syncwise/spec.h"
 
 sw_sim_config sw_sim_default_config(void)
 {
@@ -60,7 +59,7 @@ static bool engine_ok(sim *s, int rc, const char *what, uint32_t w, double t)
     return false;
 }
 
-static void schedule(sim *s, sw__sim_event ev)
+void sw__sim_enqueue(sim *s, sw__sim_event ev)
 {
     if (sw__heap_push(&s->heap, ev))
         sw__sim_fail(s, SW_ENOMEM, "out of memory for the event queue");
@@ -95,49 +94,6 @@ static int check_config(const sw_sim_config *c, char *err)
                        "no stopping condition: give a target accuracy or loss, "
                        "patience, a time, apply or push limit");
     return 0;
-}
-
-/* --net's servers: shards=S, each link at server_bw (default: a worker's bw), the control plane
- * at decide + fanout S seconds a push (servers.h). */
-static int parse_servers(sim *s, sw_spec *sp, char *err)
-{
-    double server_bw = s->bw, decide = 0, fanout = 0;
-    long shards = 0;
-    int rc;
-    if ((rc = sw_spec_int(sp, "shards", 0, SW_SIM_SHARDS_MAX, &shards, err)) ||
-        (rc = sw_spec_double(sp, "server_bw", 1, 1e15, &server_bw, err)) ||
-        (rc = sw_spec_double(sp, "decide", 0, 1e6, &decide, err)) ||
-        (rc = sw_spec_double(sp, "fanout", 0, 1e6, &fanout, err)))
-        return rc;
-    if (!shards && (sw_spec_has(sp, "server_bw") || sw_spec_has(sp, "decide") ||
-                    sw_spec_has(sp, "fanout")))
-        return sw_fail(err, SW_EINVAL, "--net server_bw=, decide= and fanout= need shards=S");
-    return sw__sim_servers_init(&s->servers, (uint32_t)shards, s->n_wire, server_bw, s->lat,
-                                decide, fanout, err);
-}
-
-/* --net: a worker's link (bw, lat), the size of a run without a model (params), the servers. */
-static int parse_net(sim *s, char *err)
-{
-    char text[SW_SPEC_VAL_LEN];
-    snprintf(text, sizeof text, "net:%s", s->c->net ? s->c->net : "");
-    sw_spec sp;
-    double bw = 1.25e9, lat = 5e-5;
-    long params = 0;
-    int rc = sw_spec_parse(&sp, text, err);
-    if (!rc && !(rc = sw_spec_double(&sp, "bw", 1, 1e15, &bw, err)) &&
-        !(rc = sw_spec_double(&sp, "lat", 0, 1e6, &lat, err)))
-        rc = sw_spec_int(&sp, "params", 0, 1L << 40, &params, err);
-    if (!rc && params && s->c->data)
-        rc = sw_fail(err, SW_EINVAL,
-                     "--net params= sizes the transfers of a run without a model "
-                     "(--no-model): a model has its own size");
-    s->bw = bw;
-    s->lat = lat;
-    s->n_wire = params ? (size_t)params : s->n_params;
-    if (!rc && !(rc = parse_servers(s, &sp, err)))
-        rc = sw_spec_finish(&sp, "bw, lat, params, shards, server_bw, decide, fanout", err);
-    return rc;
 }
 
 static int setup_task(sim *s, char *err)
@@ -250,28 +206,6 @@ static void compute_gradient(sim *s, sim_worker *k, bool pulled)
     sw_learner_grad(k->learner, at, &k->grad);
 }
 
-/* The bytes of one transfer of a step: the whole model, or for a sparse task the weights its
- * batch touches, which its gradient's pairs name: their indices up and values down on the pull,
- * (index, value) pairs on the push, 8 bytes a weight either way. */
-static double transfer_bytes(const sim *s, const sim_worker *k)
-{
-    if (!s->task || !sw_task_is_sparse(s->task))
-        return 4.0 * (double)s->n_wire;
-    return 8.0 * (double)k->grad.nnz;
-}
-
-/* When a transfer of worker k's step (its pull or its push) that starts at t has crossed its
- * link, and with shards theirs too (servers.h). */
-static double transfer_end(sim *s, const sim_worker *k, double t, sw__sim_dir dir)
-{
-    double bytes = transfer_bytes(s, k);
-    double end = t + (s->lat + bytes / s->bw);
-    if (!s->servers.n)
-        return end;
-    double there = sw__sim_servers_transfer(&s->servers, t, bytes, dir);
-    return there > end ? there : end;
-}
-
 /* Releases a worker into its next step: pull (or not, between pulls), compute, schedule its
  * push. A step between pulls keeps the version it pulled last and skips the pull's transfer,
  * with or without a model. With shards the push is scheduled as it leaves the worker (EV_SEND),
@@ -288,15 +222,16 @@ static void start_step(sim *s, uint32_t w, double t)
     if (s->task)
         compute_gradient(s, k, pull);
     k->redo = false;
-    double computed = (pull ? transfer_end(s, k, t, SW_SIM_PULL) : t) + sw_cluster_step_s(s->cluster, w);
+    double pulled = pull ? sw__sim_transfer_end(s, k, t, SW_SIM_PULL) : t;
+    double computed = pulled + sw_cluster_step_s(s->cluster, w);
     sw__sim_event ev = {.kind = EV_ARRIVE, .worker = w, .epoch = k->epoch};
     if (s->servers.n) {
         ev.t = computed;
         ev.kind = EV_SEND;
     } else {
-        ev.t = transfer_end(s, k, computed, SW_SIM_PUSH);
+        ev.t = sw__sim_transfer_end(s, k, computed, SW_SIM_PUSH);
     }
-    schedule(s, ev);
+    sw__sim_enqueue(s, ev);
 }
 
 static void follow(sim *s, const sw_engine_result *res, double t)
@@ -309,7 +244,7 @@ static void follow(sim *s, const sw_engine_result *res, double t)
     } else if (res->wake_at != s->scheduled_wake) {
         s->scheduled_wake = res->wake_at;
         double at = res->wake_at > t ? res->wake_at : t;
-        schedule(s, (sw__sim_event){.t = at, .kind = EV_TICK});
+        sw__sim_enqueue(s, (sw__sim_event){.t = at, .kind = EV_TICK});
     }
 }
 
@@ -355,30 +290,6 @@ static void on_arrive(sim *s, const sw__sim_event *ev)
     if (res.dropped)
         k->redo = true;
     follow(s, &res, ev->t);
-}
-
-/* With shards: a push leaves its worker, crosses the links, and its facts go on to the control
- * plane (one more message); there they wait their turn to be decided, and arrive. */
-static void on_send(sim *s, const sw__sim_event *ev)
-{
-    const sim_worker *k = &s->w[ev->worker];
-    if (ev->epoch != k->epoch || !k->live)
-        return;
-    sw__sim_event next = *ev;
-    next.kind = EV_FACTS;
-    next.t = transfer_end(s, k, ev->t, SW_SIM_PUSH) + s->lat;
-    schedule(s, next);
-}
-
-static void on_facts(sim *s, const sw__sim_event *ev)
-{
-    const sim_worker *k = &s->w[ev->worker];
-    if (ev->epoch != k->epoch || !k->live)
-        return;
-    sw__sim_event next = *ev;
-    next.kind = EV_ARRIVE;
-    next.t = sw__sim_servers_decide(&s->servers, ev->t);
-    schedule(s, next);
 }
 
 static void on_tick(sim *s, const sw__sim_event *ev)
@@ -436,7 +347,7 @@ static sw_stop_reason on_eval(sim *s, const sw__sim_event *ev)
     if (hit == SW_STOP_TARGET_ACC || hit == SW_STOP_TARGET_LOSS)
         r->target_t = ev->t;
     if (!hit)
-        schedule(s, (sw__sim_event){.t = ev->t + c->eval_every, .kind = EV_EVAL});
+        sw__sim_enqueue(s, (sw__sim_event){.t = ev->t + c->eval_every, .kind = EV_EVAL});
     return hit;
 }
 
@@ -478,8 +389,8 @@ static sw_stop_reason loop(sim *s)
         case EV_TICK: on_tick(s, &ev); break;
         case EV_EVAL: stop = on_eval(s, &ev); break;
         case EV_SWITCH: on_switch(s, &ev); break;
-        case EV_SEND: on_send(s, &ev); break;
-        case EV_FACTS: on_facts(s, &ev); break;
+        case EV_SEND: sw__sim_on_send(s, &ev); break;
+        case EV_FACTS: sw__sim_on_facts(s, &ev); break;
         default: on_membership(s, &ev); break;
         }
         if (s->rc)
@@ -561,7 +472,7 @@ static int start(sim *s, char *err)
     const sw_sim_config *c = s->c;
     int rc;
     s->n_slots = c->workers + sw__sim_count_joins(c->events);
-    if ((rc = setup_result(s, err)) || (rc = setup_task(s, err)) || (rc = parse_net(s, err)) ||
+    if ((rc = setup_result(s, err)) || (rc = setup_task(s, err)) || (rc = sw__sim_parse_net(s, err)) ||
         (rc = sw_cluster_new(&s->cluster, c->cluster, s->n_slots, c->seed, err)) ||
         (rc = setup_workers(s, err)) || (rc = setup_engine(s, err)))
         return rc;
@@ -589,7 +500,7 @@ int sw_sim_check_config(const sw_sim_config *c, char *err)
     if (!rc && !c->policy_ops) /* a caller's own policy is its caller's to check */
         rc = sw__sim_try_policy(c->policy, s.n_slots, err);
     if (!rc)
-        rc = parse_net(&s, err);
+        rc = sw__sim_parse_net(&s, err);
     if (!rc)
         rc = sw_cluster_new(&s.cluster, c->cluster, s.n_slots, c->seed, err);
     if (!rc && sw__heap_init(&s.heap, 16))

@@ -61,6 +61,21 @@ int sw__sim_fail(sim *s, int rc, const char *fmt, ...)
  * the promise checker. */
 void sw__sim_sink(void *ctx, const sw_event *ev);
 
+/* Puts an event in the heap (a full heap that cannot grow fails the run). */
+void sw__sim_enqueue(sim *s, sw__sim_event ev);
+
+/* --net (sim_net.c): a worker's link (bw, lat), the size of a run without a model (params=),
+ * and the servers (shards=, server_bw=, decide=, fanout=). After the task is set up. */
+int sw__sim_parse_net(sim *s, char *err);
+/* When a transfer of worker k's step (its pull or its push) that starts at t has crossed its
+ * link, and with shards theirs too. */
+double sw__sim_transfer_end(sim *s, const sim_worker *k, double t, sw__sim_dir dir);
+/* With shards: a push leaves its worker (EV_SEND), crosses the links, and its facts go on to
+ * the control plane in one more message (EV_FACTS); there they wait their turn to be decided,
+ * and arrive (EV_ARRIVE). A worker gone meanwhile takes its push with it. */
+void sw__sim_on_send(sim *s, const sw__sim_event *ev);
+void sw__sim_on_facts(sim *s, const sw__sim_event *ev);
+
 /* Parses the scheduled events of c->events into the heap, checking worker ids. Returns the
  * number of extra worker slots that joins need, or a negative error. */
 int sw__sim_schedule(sim *s, const char *events, uint32_t workers, char *err);
