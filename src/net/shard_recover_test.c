@@ -66,14 +66,7 @@ static void expect_slice(rig *g, sw_sock *s, uint32_t w, uint64_t version, const
     sw_put_u64(tok, w == 0 ? 100 : 200);
     send_raw(s, SW_MSG_SHARD_PULL, w, 0, version, tok, 8);
     settle(g);
-    sw_msg m;
-    uint8_t pay[64];
-    float got[LEN];
-    assert_int_equal(expect_one(s, &m, pay, sizeof pay), SW_MSG_SHARD_SLICE);
-    assert_int_equal(m.version, version);
-    assert_int_equal(sw_msg_get_floats(&m, got, LEN, NULL), 0);
-    for (int i = 0; i < LEN; i++)
-        assert_true(fabsf(got[i] - want[i]) <= 1e-6f * (1 + fabsf(want[i])));
+    expect_slice_values(s, version, want, LEN);
 }
 
 /* A checkpoint ordered at the shard's version; a restore of it from a later version goes on at

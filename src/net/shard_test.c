@@ -33,17 +33,13 @@ static void pushes_applies_and_pulls(void **state)
     assert_false(next(g->w[0], &m, &f)); /* still waiting for version 8 */
     apply(g, 0, 8, 0.1f, (uint32_t[]){0, 1}, (uint64_t[]){1, 1}, 2);
     settle(g);
-    assert_int_equal(expect_one(g->w[0], &m, pay, sizeof pay), SW_MSG_SHARD_SLICE);
-    assert_int_equal(m.version, 8);
-    float got[LEN], want[LEN], sum[LEN];
-    assert_int_equal(sw_msg_get_floats(&m, got, LEN, NULL), 0);
+    float want[LEN], sum[LEN];
     memcpy(want, theta, sizeof want);
     memcpy(sum, g0, sizeof sum);
     sw_vec_add(sum, g1, LEN);
-    expect_applied(g->server, 8, sum);
     sw_sgd_step(want, sum, LEN, 0.1f / 2, 0);
-    for (int i = 0; i < LEN; i++)
-        assert_true(fabsf(got[i] - want[i]) <= 1e-6f * (1 + fabsf(want[i])));
+    expect_slice_values(g->w[0], 8, want, LEN);
+    expect_applied(g->server, 8, sum);
     assert_int_equal(g->r.applies, 1);
     /* A lone gradient is applied as it is (the engine's arithmetic with a count of one). */
     push(g, 1, 200, 2, 8, g1, LEN);
@@ -52,12 +48,9 @@ static void pushes_applies_and_pulls(void **state)
     apply(g, 0, 9, 0.5f, (uint32_t[]){1}, (uint64_t[]){2}, 1);
     send_raw(g->w[1], SW_MSG_SHARD_PULL, 1, 0, 9, (uint8_t[]){200, 0, 0, 0, 0, 0, 0, 0}, 8);
     settle(g);
-    assert_int_equal(expect_one(g->w[1], &m, pay, sizeof pay), SW_MSG_SHARD_SLICE);
-    assert_int_equal(sw_msg_get_floats(&m, got, LEN, NULL), 0);
-    expect_applied(g->server, 9, g1);
     sw_sgd_step(want, g1, LEN, 0.5f, 0);
-    for (int i = 0; i < LEN; i++)
-        assert_true(fabsf(got[i] - want[i]) <= 1e-6f * (1 + fabsf(want[i])));
+    expect_slice_values(g->w[1], 9, want, LEN);
+    expect_applied(g->server, 9, g1);
     /* Applied gradients are gone: naming them again is refused. */
     apply(g, 0, 10, 0.1f, (uint32_t[]){0}, (uint64_t[]){1}, 1);
     expect_refused(g, g->server, "does not hold");
@@ -123,19 +116,6 @@ static void pull_sparse(rig *g, uint32_t w, uint64_t version, const uint32_t *id
     send_raw(g->w[w], SW_MSG_SHARD_PULL, w, 0, version, pay, 8 + 4 * k);
 }
 
-/* The values a sparse pull brought: k floats at `version`. */
-static void expect_values(sw_sock *s, uint64_t version, const float *want, size_t k)
-{
-    sw_msg m;
-    uint8_t pay[64];
-    float got[8];
-    assert_int_equal(expect_one(s, &m, pay, sizeof pay), SW_MSG_SHARD_SLICE);
-    assert_int_equal(m.version, version);
-    assert_int_equal(sw_msg_get_floats(&m, got, k, NULL), 0);
-    for (size_t i = 0; i < k; i++)
-        assert_true(fabsf(got[i] - want[i]) <= 1e-6f * (1 + fabsf(want[i])));
-}
-
 /* A sparse push keeps its pairs in this shard's slice and tells the server which shards it
  * went to; an apply counts a push that went elsewhere as zero here; a lone sparse push is
  * applied as the engine applies it; a sparse pull answers the values asked, at once or when
@@ -160,7 +140,7 @@ static void sparse_pushes_pulls_and_applies(void **state)
     expect_applied(g->server, 8, (float[]){0, 1, 0, 0, 2});
     pull_sparse(g, 0, 8, (uint32_t[]){6, 9}, 2);
     settle(g);
-    expect_values(g->w[0], 8, (float[]){2 - 0.25f, 5 - 0.5f}, 2);
+    expect_slice_values(g->w[0], 8, (float[]){2 - 0.25f, 5 - 0.5f}, 2);
     /* A pull of a version to come waits; a lone sparse push, applied, answers it. */
     pull_sparse(g, 1, 9, (uint32_t[]){5, 6}, 2);
     push_sparse(g, 1, 2, 2, (uint32_t[]){5}, (float[]){4}, 1);
@@ -169,7 +149,7 @@ static void sparse_pushes_pulls_and_applies(void **state)
     apply_to(g, 0, 9, 0.1f, (uint32_t[]){1}, (uint64_t[]){2}, (uint64_t[]){2}, 1);
     settle(g);
     expect_applied(g->server, 9, (float[]){4, 0, 0, 0, 0});
-    expect_values(g->w[1], 9, (float[]){1 - 0.4f, 2 - 0.25f}, 2);
+    expect_slice_values(g->w[1], 9, (float[]){1 - 0.4f, 2 - 0.25f}, 2);
     assert_int_equal(g->r.refused, 0);
     push_sparse(g, 0, 3, 3, (uint32_t[]){3}, (float[]){1}, 1); /* shard 0's place */
     expect_refused(g, g->w[0], "outside this shard's slice");
