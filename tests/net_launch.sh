@@ -30,20 +30,30 @@ OUT=$(cat "$TMP/rank1.out" "$TMP/rank2.out")
 expect_output "as worker" "the workers joined"
 # --servers 2: ranks 1 and 2 are the shards (on ports P+1, P+2 of the hosts SYNCWISE_HOSTS
 # names), ranks 3 and 4 the workers; the server waits for the two workers.
-port=$((20000 + RANDOM % 12000))
 hosts=127.0.0.1,127.0.0.1,127.0.0.1
 pids=()
+# launch_sharded NAME LAUNCH-OPTIONS...: ranks 2 1 0 3 4 of a run with 2 shards on a fresh
+# port, their outputs in $TMP/NAME<rank>.out, waiting for rank 0; the others' pids in pids. OUT
+# is rank 0's output, led by the shards' and workers' last lines when it misses its target.
+launch_sharded() {
+  local name=$1 rank
+  shift
+  port=$((20000 + RANDOM % 12000))
+  for rank in 2 1 0 3 4; do
+    SYNCWISE_RANK=$rank SYNCWISE_SIZE=5 SYNCWISE_HOSTS=$hosts "$SW" launch --port "$port" \
+      --servers 2 "$@" > "$TMP/$name$rank.out" 2>&1 &
+    pids[rank]=$!
+  done
+  wait "${pids[0]}"
+  OUT=$(cat "$TMP/${name}0.out")
+  grep -q "target reached" <<< "$OUT" ||
+    OUT=$(tail -n 5 "$TMP/$name"[1-4].out; cat "$TMP/${name}0.out")
+}
+RUN=(--data synthetic:task=logistic,d=20,n=5000 --model softmax --lr 0.1 --target-acc 0.85
+  --eval-every 0.2 --max-time 30)
 mkdir -p "$TMP/state"
-for rank in 2 1 0 3 4; do
-  SYNCWISE_RANK=$rank SYNCWISE_SIZE=5 SYNCWISE_HOSTS=$hosts "$SW" launch --port "$port" --servers 2 \
-    --shard-state "$TMP/state" -- --data synthetic:task=logistic,d=20,n=5000 --model softmax \
-    --lr 0.1 --target-acc 0.85 --eval-every 0.2 --max-time 30 -q \
-    --checkpoint "$TMP/state/server.ckpt" > "$TMP/sharded$rank.out" 2>&1 &
-  pids[rank]=$!
-done
-wait "${pids[0]}"
-OUT=$(cat "$TMP/sharded0.out")
-grep -q "target reached" <<< "$OUT" || OUT=$(tail -n 5 "$TMP"/sharded[1-4].out; cat "$TMP/sharded0.out")
+launch_sharded sharded --shard-state "$TMP/state" -- "${RUN[@]}" -q \
+  --checkpoint "$TMP/state/server.ckpt"
 expect_output "target reached" "rank 0 served a run on the shards of ranks 1 and 2"
 expect_output "2 joins" "ranks 3 and 4 worked"
 wait "${pids[1]}" "${pids[2]}" "${pids[3]}" "${pids[4]}"
@@ -53,22 +63,13 @@ checks=$((checks + 1))
 [ -s "$TMP/state/shard-1.ckpt" ] && [ -s "$TMP/state/shard-2.ckpt" ] ||
   { echo "FAIL: --shard-state: no shard checkpoints"; failures=$((failures + 1)); }
 # --curve DIR: every link under CURVE, the keys from one directory: the server and its shards
-# take server.key and clients, rank 3 its own rank-3.key, rank 4 the shared worker.key; the
+# take server.key and clients, rank 3 its own rank-3.key, rank 4 the shared worker.key
 # (net_curve.sh holds the server and the shards to refusing keys that are not in clients.)
 keys="$TMP/keys"
 mkdir -p "$keys"
 for who in server worker rank-3; do "$SW" keygen "$keys/$who" > /dev/null; done
 cat "$keys/worker.pub" "$keys/rank-3.pub" > "$keys/clients"
-port=$((20000 + RANDOM % 12000))
-for rank in 2 1 0 3 4; do
-  SYNCWISE_RANK=$rank SYNCWISE_SIZE=5 SYNCWISE_HOSTS=$hosts "$SW" launch --port "$port" --servers 2 \
-    --curve "$keys" -- --data synthetic:task=logistic,d=20,n=5000 --model softmax \
-    --lr 0.1 --target-acc 0.85 --eval-every 0.2 --max-time 30 > "$TMP/curve$rank.out" 2>&1 &
-  pids[rank]=$!
-done
-wait "${pids[0]}"
-OUT=$(cat "$TMP/curve0.out")
-grep -q "target reached" <<< "$OUT" || OUT=$(tail -n 5 "$TMP"/curve[1-4].out; cat "$TMP/curve0.out")
+launch_sharded curve --curve "$keys" -- "${RUN[@]}"
 expect_output "target reached" "a sharded run under CURVE, keys from --curve DIR"
 expect_output "2 joins" "rank 3 (its own key) and rank 4 (the shared key) worked"
 expect_output "CURVE: encrypted" "the server listened under CURVE"
