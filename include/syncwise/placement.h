@@ -15,6 +15,8 @@
 /* The floats per chunk of n_params over n_shards (n_params >= n_shards >= 1) when the caller
  * asks for chunk_floats (0: SW_CHUNK_FLOATS): that, or less so that every shard gets one. */
 size_t sw_chunk_floats(size_t n_params, size_t chunk_floats, uint32_t n_shards);
+/* How many chunks of `chunk` floats cover n_params (the last may be shorter). */
+uint32_t sw_chunk_count(size_t n_params, size_t chunk);
 /* The first chunk of shard j (0 <= j <= n_shards; j == n_shards gives n_chunks). */
 uint32_t sw_chunk_first(uint32_t n_chunks, uint32_t n_shards, uint32_t shard);
 

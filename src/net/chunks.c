@@ -19,7 +19,7 @@ int sw_chunk_table_init(sw_chunk_table *t, size_t n_params, size_t chunk_floats,
     memset(t, 0, sizeof *t);
     t->n_params = n_params;
     t->chunk = sw_chunk_floats(n_params, chunk_floats, n_shards);
-    t->n_chunks = (uint32_t)((n_params + t->chunk - 1) / t->chunk);
+    t->n_chunks = sw_chunk_count(n_params, t->chunk);
     t->n_shards = n_shards;
     for (uint32_t j = 0; j <= n_shards; j++)
         t->first[j] = sw_chunk_first(t->n_chunks, n_shards, j);

@@ -15,7 +15,7 @@ static void place(sw__sim_servers *v, size_t n_params)
         return;
     }
     size_t chunk = sw_chunk_floats(n_params, 0, v->n);
-    uint32_t chunks = (uint32_t)((n_params + chunk - 1) / chunk);
+    uint32_t chunks = sw_chunk_count(n_params, chunk);
     for (uint32_t j = 0; j < v->n; j++) {
         size_t at = (size_t)sw_chunk_first(chunks, v->n, j) * chunk;
         size_t end = (size_t)sw_chunk_first(chunks, v->n, j + 1) * chunk;
