@@ -22,7 +22,6 @@ void sw__shard_let_go(held *e)
     *e = (held){.g = NULL};
 }
 
-
 static held *free_entry(shard *h)
 {
     for (size_t i = 0; i < h->n_held; i++)
@@ -78,15 +77,17 @@ static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
     return e;
 }
 
-/* Kept: the server hears of it with its squared norm and the shards it went to. */
+/* Kept: the server hears of it with its squared norm (kept too: a lone gradient's apply
+ * reports it again) and the shards it went to. */
 static void kept(shard *h, held *e, const held *k, const sw_msg *m, uint64_t shards)
 {
     *e = *k;
+    e->sq = sw_sq_norm(e->g, e->idx ? e->nnz : h->len);
     h->r->pushes++;
     uint8_t facts[32];
     sw_put_u64(facts, k->token);
     sw_put_u64(facts + 8, k->seq);
-    sw_put_f64(facts + 16, sw_sq_norm(k->g, k->idx ? k->nnz : h->len));
+    sw_put_f64(facts + 16, e->sq);
     sw_put_u64(facts + 24, shards);
     sw__shard_send(h, &(from){h->server, h->server_len}, SW_MSG_SHARD_PUSHED, m->worker,
                    m->flags & SW_FLAG_WANT_MODEL, m->version, facts, sizeof facts, NULL);
@@ -236,14 +237,15 @@ void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
                                                                     : NULL;
     if (lone && lone->idx && !h->opt.m) {
         sw_sgd_step_sparse(h->theta, h->len, lone->idx, lone->g, lone->nnz, lr, h->wd);
-        stepped(h, f, m->version, sw_sq_norm(lone->g, lone->nnz));
+        stepped(h, f, m->version, lone->sq);
     } else if (!dropped) {
         const float *sum = sum_of(h, entries, n);
         if (!sum) {
             sw__shard_refuse(h, f, m, "an apply of a gradient this shard does not hold");
             return;
         }
-        double sum_sq = sw_sq_norm(sum, h->len);
+        /* a lone dense gradient is its own sum: its norm is known since it came */
+        double sum_sq = lone && sum == lone->g ? lone->sq : sw_sq_norm(sum, h->len);
         if (h->opt.m)
             sw_optim_step(&h->opt, h->theta, sum, 1.0f / (float)n, lr, h->wd);
         else

@@ -22,6 +22,7 @@ typedef struct sw__held {
     const float *g;      /* the slice, or a sparse push's values; NULL: a free entry */
     const uint32_t *idx; /* sparse: the values' places in the slice, ascending; NULL: dense */
     size_t nnz;
+    double sq;           /* its squared norm, measured when it came */
     sw_frame *frame;
     float *copy;
 } sw__held;
