@@ -288,6 +288,11 @@ void sw__shard_take(shard *h, const sw_delivery *d)
         sw__shard_refuse(h, &f, NULL, "a message must be a single frame");
     else if (sw_msg_decode(sw_frame_data(d->frame), len, limit, &m, why))
         sw__shard_refuse(h, &f, NULL, why);
+    else if ((m.flags & SW_FLAG_UNCHECKED) && !h->configured && !from_server(m.type))
+        /* a worker told by WELCOME may reach a shard before the server's INIT does: it asks
+         * again, as a worker not yet a member does */
+        sw__shard_refuse_flagged(h, &f, &m, SW_FLAG_UNKNOWN,
+                                 "a message before this shard has its run");
     else if ((m.flags & SW_FLAG_UNCHECKED) && (!h->configured || !h->unchecked))
         sw__shard_refuse(h, &f, &m, "a message without a checksum: this run checks them");
     else if (!handlers[m.type])

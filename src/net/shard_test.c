@@ -96,6 +96,34 @@ static void a_gone_members_gradient_is_kept_until_ordered(void **state)
     assert_int_equal(g->r.refused, 1);
 }
 
+/* A worker's message that comes before the server's INIT (it learnt of the shard from
+ * WELCOME, over another connection) is refused as from no member yet, so that the worker asks
+ * again, even without a checksum, whose choice the shard does not know yet; an order from the
+ * server without one is refused outright. */
+static void a_worker_ahead_of_the_run_is_told_to_ask_again(void **state)
+{
+    rig *g = *state;
+    uint8_t tok[8];
+    sw_put_u64(tok, 100);
+    send_raw(g->w[0], SW_MSG_SHARD_PULL, 0, SW_FLAG_UNCHECKED, 8, tok, 8);
+    send_raw(g->w[1], SW_MSG_SHARD_PULL, 1, 0, 8, tok, 8);
+    const char *init = "run=9\nshard=1\nshards=2\nparams=10\nslots=2\nchunk=5\nfirst=0,1\n";
+    send_raw(g->server, SW_MSG_SHARD_INIT, SW_NO_WORKER, SW_FLAG_UNCHECKED, 7, init,
+             strlen(init));
+    settle(g);
+    sw_msg m;
+    uint8_t pay[256];
+    for (int w = 0; w < 2; w++) {
+        assert_int_equal(expect_one(g->w[w], &m, pay, sizeof pay), SW_MSG_ERROR);
+        assert_true(m.flags & SW_FLAG_UNKNOWN);
+    }
+    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_ERROR);
+    assert_false(m.flags & SW_FLAG_UNKNOWN);
+    char why[256];
+    snprintf(why, sizeof why, "%.*s", (int)m.payload_len, (const char *)pay);
+    assert_non_null(strstr(why, "checksum"));
+}
+
 /* A sparse push of `nnz` pairs (global indices) that went to the shards `to`. */
 static void push_sparse(rig *g, uint32_t w, uint64_t seq, uint64_t to, const uint32_t *idx,
                         const float *val, size_t nnz)
@@ -212,6 +240,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_gone_members_gradient_is_kept_until_ordered, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(sparse_pushes_pulls_and_applies, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_worker_ahead_of_the_run_is_told_to_ask_again, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(hostile_messages_are_refused_and_counted, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
