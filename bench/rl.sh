@@ -6,7 +6,47 @@
 #   bench/rl.sh [BUILD_DIR] [INSTANCES] [SEEDS] [POLICY]
 #   (defaults: build, 100 instances, 3 seeds, policies/rlp.swrl)
 # To time training too: bench/rl.sh train [BUILD_DIR] runs `rl train` with the defaults.
+#
+# The family of scenarios (issue: a regime where staleness costs something):
+#   bench/rl.sh train-family [BUILD_DIR] [OUT]   trains on it (default policies/rlp-family.swrl)
+#   bench/rl.sh family [BUILD_DIR] [INSTANCES] [SEEDS] [POLICY]
+#     evaluates POLICY (default policies/rlp-family.swrl) against bsp, asp and ssp s=1..8 on
+#     fresh instances of it, two runs at once: docs/results/rl-family.txt and rl-family.csv.
 set -euo pipefail
+FAMILY_LR='0.003|0.005'
+FAMILY_OPTIMIZER='sgd:momentum=0.5|sgd:momentum=0.9'
+FAMILY_CLUSTER='straggle:p=0.3,mean=10,sd=4,base=4.5,mode=worker|straggle:p=0.3,mean=10,sd=4,base=4.5,mode=step'
+family=(--lr "$FAMILY_LR" --optimizer "$FAMILY_OPTIMIZER" --cluster "$FAMILY_CLUSTER")
+if [ "${1:-}" = train-family ]; then
+  build=${2:-build}
+  out=${3:-policies/rlp-family.swrl}
+  export OPENBLAS_NUM_THREADS=1
+  echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-unset}"
+  start=$SECONDS
+  "$build/syncwise" rl train --seed 1 --out "$out" "${family[@]}"
+  echo "(rl train wall time $((SECONDS - start)) s)"
+  exit 0
+fi
+if [ "${1:-}" = family ]; then
+  build=${2:-build}
+  instances=${3:-100}
+  seeds=${4:-3}
+  policy=${5:-policies/rlp-family.swrl}
+  export OPENBLAS_NUM_THREADS=1
+  mkdir -p docs/results
+  {
+    echo "== family: syncwise rl eval --policy $policy --instances $instances --seeds $seeds" \
+         "--jobs 2 ${family[*]}"
+    echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-unset}"
+    start=$SECONDS
+    "$build/syncwise" rl eval -q --policy "$policy" --instances "$instances" --seeds "$seeds" \
+      --jobs 2 --baselines bsp,asp,ssp:s=1,ssp:s=2,ssp:s=3,ssp:s=4,ssp:s=5,ssp:s=6,ssp:s=7,ssp:s=8 \
+      --csv docs/results/rl-family.csv "${family[@]}"
+    echo "(wall time $((SECONDS - start)) s)"
+  } > docs/results/rl-family.txt
+  cat docs/results/rl-family.txt
+  exit 0
+fi
 if [ "${1:-}" = train ]; then
   build=${2:-build}
   export OPENBLAS_NUM_THREADS=1

@@ -62,4 +62,35 @@ expect_status 2 "no subcommand" -- "$SW" rl
 expect_status 1 "bad model list" -- "$SW" rl train "${inst[@]}" --models "resnet" \
   --pre-instances 1 --episodes 0 --out "$TMP/x.swrl"
 expect_output "resnet" "the bad model is named"
+
+# A family of scenarios: each instance draws an entry of each list; the report has a row per
+# part; the tables and rows do not depend on how many runs go at once.
+fam=(--data "synthetic:task=logistic,d=10,n=3000" --models "mlp:h=0" --target-acc 0.75
+     --max-pushes 3000 --workers "3|4" --lr "0.05|0.1" --optimizer "sgd|sgd:momentum=0.5")
+expect_status 0 "rl eval on a family, one job" -- "$SW" rl eval "${fam[@]}" --policy "$TMP/p.swrl" \
+  --instances 6 --seeds 1 --baselines bsp,asp --jobs 1 --csv "$TMP/one.csv"
+# What a run's draws decide (not the shares of real time spent deciding, which vary).
+decided() { grep -E "^(speedup|all|workers|lr|optimizer)" <<< "$1"; }
+one=$(decided "$OUT")
+for part in "workers=3" "workers=4" "lr=0.05" "lr=0.1" "optimizer=sgd " \
+            "optimizer=sgd:momentum=0.5"; do
+  expect_output "$part" "the report has the part $part"
+done
+expect_output "speedup over best of each instance" "eval compares with each instance's best"
+expect_output "speedup over best single" "eval compares with the best single baseline"
+expect_status 0 "rl eval on a family, two jobs" -- "$SW" rl eval "${fam[@]}" \
+  --policy "$TMP/p.swrl" --instances 6 --seeds 1 --baselines bsp,asp --jobs 2 \
+  --csv "$TMP/two.csv"
+checks=$((checks + 1))
+[ "$(decided "$OUT")" = "$one" ] && [ -n "$one" ] ||
+  { echo "FAIL: the tables depend on --jobs"; failures=$((failures + 1)); }
+checks=$((checks + 1))
+cmp -s <(cut -d, -f1-9,11- "$TMP/one.csv") <(cut -d, -f1-9,11- "$TMP/two.csv") ||
+  { echo "FAIL: the rows depend on --jobs"; failures=$((failures + 1)); }
+expect_status 0 "rl train on a family" -- "$SW" rl train "${fam[@]}" --pre-instances 1 \
+  --episodes 1 --out "$TMP/fam.swrl"
+expect_status 2 "a bad entry in a list" -- "$SW" rl eval "${fam[@]}" --lr "0.1|fast"
+expect_output "learning rate 'fast'" "the bad entry is named"
+expect_status 2 "--momentum with a list" -- "$SW" rl eval "${fam[@]}" --momentum 0.9
+expect_output "go with one optimizer" "a list and --momentum are refused"
 finish

@@ -19,13 +19,15 @@
 typedef struct sw_rl_scenario {
     const sw_data *data; /* loaded once, borrowed */
     double data_frac;    /* share of the training set each instance draws (0.5) */
-    uint32_t workers;    /* 10 */
-    const char *cluster; /* syncwise/cluster.h spec (the paper's stragglers) */
-    const char *models;  /* '|'-separated model specs to draw from */
+    /* The '|'-separated lists below each give the choices an instance draws one of, all with
+     * equal chances and independently (a family of scenarios); a list of one is no choice. */
+    const char *workers;    /* cluster sizes ("10") */
+    const char *cluster;    /* syncwise/cluster.h specs (the paper's stragglers) */
+    const char *models;     /* model specs */
+    const char *lrs;        /* learning rates ("0.01") */
+    const char *optimizers; /* the server's update (syncwise/optim.h): plain SGD as in the paper,
+                             * or momentum, Adam (a regime where staleness costs more) */
     uint32_t batch;      /* 16 */
-    float lr;            /* 0.01 */
-    sw_optim_params optim; /* the server's update: plain SGD as in the paper, or momentum, Adam
-                            * (a regime where staleness costs more; syncwise/optim.h) */
     double target_acc;   /* each episode ends at this validation accuracy */
     double eval_every;   /* virtual seconds between evaluations */
     uint64_t max_pushes; /* a cap for episodes that never reach the target */
@@ -33,6 +35,22 @@ typedef struct sw_rl_scenario {
 } sw_rl_scenario;
 
 sw_rl_scenario sw_rl_default_scenario(void);
+
+/* Checks every choice of every list of sc (a run that fails after an hour helps no one);
+ * SW_EINVAL naming the list and the entry at fault. */
+int sw_rl_scenario_check(const sw_rl_scenario *sc, char *err);
+
+/* The choices one instance drew, and its label: "key=value" for each list that offered a
+ * choice, space-separated ("" when none did), so that results can be told apart by part. */
+#define SW_RL_REGIME_LEN 320
+typedef struct sw_rl_draw {
+    char model[SW_MODEL_SPEC_LEN];
+    char cluster[256];
+    uint32_t workers;
+    float lr;
+    sw_optim_params optim;
+    char regime[SW_RL_REGIME_LEN];
+} sw_rl_draw;
 
 /* One simulated run (repeat: which of several seeds; 0 is the instance's own) of an instance
  * under a policy spec; with an agent the `actions` policy is
@@ -44,7 +62,8 @@ typedef struct sw_rl_run {
     double steps_per_worker, idle_share;
     double decide_share, probe_share; /* of real time: inference (deciding) and loss probe */
     double td_loss;                   /* mean learning loss (learning runs) */
-    char model[SW_MODEL_SPEC_LEN];
+    char model[SW_MODEL_SPEC_LEN];    /* the instance's model */
+    char regime[SW_RL_REGIME_LEN];    /* and the other choices it drew (sw_rl_draw) */
 } sw_rl_run;
 
 typedef enum sw_rl_mode {

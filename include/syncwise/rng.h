@@ -24,6 +24,7 @@ enum {
     SW_STREAM_SHARD = 4,  /* assignment of training examples to shards */
     SW_STREAM_RL = 5,     /* the RL agent: exploration and replay sampling */
     SW_STREAM_INSTANCE = 6, /* RL training instances: models, data subsets, seeds */
+    SW_STREAM_REGIME = 7, /* RL instances: their other choices (workers, cluster, lr, optimizer) */
     SW_STREAM_BATCH = 16, /* + worker rank: mini-batch order */
 };
 

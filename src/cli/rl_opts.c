@@ -6,22 +6,31 @@
 #include <string.h>
 
 #include "syncwise/err.h"
+#include "syncwise/optim.h"
 
 #define AT(field) offsetof(sw_cli_rl_opts, field)
 const sw_opt sw_cli_rl_opts_table[] = {
     SW_OPT_HEADING("instances (the RLP paper's section 4; each numbered instance draws its\n"
-                   "model, its share of the data and its stragglers from the seed)"),
+                   "model, its share of the data and its stragglers from the seed; a list\n"
+                   "'A|B|...' of workers, clusters, models, learning rates or optimizers makes\n"
+                   "a family: each instance draws one entry of each list, independently)"),
     {SW_OPT_ROW(SW_OPT_STR, "data", 0, AT(data_spec), 0, 0, "SPEC", "data set")},
     {SW_OPT_ROW(SW_OPT_F64, "data-frac", 0, AT(sc.data_frac), 1e-6, 1, "F",
                 "random share of the training set per instance")},
-    {SW_OPT_ROW(SW_OPT_U32, "workers", 0, AT(sc.workers), 1, 100000, "N", "simulated workers")},
-    {SW_OPT_ROW(SW_OPT_STR, "cluster", 0, AT(sc.cluster), 0, 0, "SPEC", "step times")},
+    {SW_OPT_ROW(SW_OPT_STR, "workers", 0, AT(sc.workers), 0, 0, "'N|...'", "simulated workers")},
+    {SW_OPT_ROW(SW_OPT_STR, "cluster", 0, AT(sc.cluster), 0, 0, "'SPEC|...'", "step times")},
     {SW_OPT_ROW(SW_OPT_STR, "models", 0, AT(sc.models), 0, 0, "'A|B|...'", "models to draw from")},
     {SW_OPT_ROW(SW_OPT_U32, "batch", 0, AT(sc.batch), 1, 65536, "N",
                 "mini-batch of the trained model")},
-    {SW_OPT_ROW(SW_OPT_F32, "lr", 0, AT(sc.lr), 1e-9, 100, "X",
+    {SW_OPT_ROW(SW_OPT_STR, "lr", 0, AT(sc.lrs), 0, 0, "'X|...'",
                 "learning rate of the trained model")},
-    SW_CLI_OPTIM_ROWS(AT(optim)),
+    {SW_OPT_ROW(SW_OPT_STR, "optimizer", 0, AT(optim.spec), 0, 0, "'SPEC|...'",
+                "the server's update: sgd, sgd:momentum=MU[,nesterov=1] or\n"
+                "adam[:beta1=B1,beta2=B2,eps=E] (the papers use plain sgd)")},
+    {SW_OPT_ROW(SW_OPT_F32, "momentum", 0, AT(optim.momentum), 0, 0.9999, "MU",
+                "heavy-ball momentum: --optimizer sgd:momentum=MU (one optimizer)")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "nesterov", 0, AT(optim.nesterov), 0, 0, NULL,
+                "Nesterov momentum (with --momentum)")},
     {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(sc.target_acc), 1e-6, 1, "X",
                 "an episode ends at this validation accuracy")},
     {SW_OPT_ROW(SW_OPT_U64, "max-pushes", 0, AT(sc.max_pushes), 0, 0, "N",
@@ -47,11 +56,32 @@ void sw_cli_rl_defaults(sw_cli_rl_opts *r)
     r->optim.spec = "sgd";
 }
 
+/* --optimizer as the scenario's list: a list as it is, one optimizer with --momentum and
+ * --nesterov folded in (its canonical spec). */
+static int resolve_optimizers(sw_cli_rl_opts *r, char *err)
+{
+    bool list = r->optim.spec && strchr(r->optim.spec, '|');
+    if (list && (r->optim.momentum > 0 || r->optim.nesterov))
+        return sw_fail(err, SW_EINVAL, "--momentum and --nesterov go with one optimizer; in a "
+                                       "list write sgd:momentum=MU[,nesterov=1]");
+    if (list) {
+        r->sc.optimizers = r->optim.spec;
+        return 0;
+    }
+    sw_optim_params o;
+    int rc = sw_cli_optim_resolve(&r->optim, &o, err);
+    if (!rc) {
+        sw_optim_format(&o, r->optim_spec);
+        r->sc.optimizers = r->optim_spec;
+    }
+    return rc;
+}
+
 int sw_cli_rl_load(sw_cli_rl_opts *r, const char *cmd)
 {
     sw_cli_set_threads(r->threads);
     char err[SW_ERR_LEN];
-    if (sw_cli_optim_resolve(&r->optim, &r->sc.optim, err))
+    if (resolve_optimizers(r, err) || sw_rl_scenario_check(&r->sc, err))
         return sw_cli_error(cmd, "%s", err) + 1;
     if (sw_data_load(&r->data, r->data_spec, r->seed, err))
         return sw_cli_error(cmd, "%s", err);

@@ -15,7 +15,8 @@ typedef struct sw_cli_rl {
     long threads;
     bool quiet;
     sw_data data;
-    sw_cli_optim optim; /* into sc.optim */
+    sw_cli_optim optim; /* into sc.optimizers */
+    char optim_spec[SW_OPTIM_SPEC_LEN]; /* one optimizer's canonical spec, for sc.optimizers */
 } sw_cli_rl_opts;
 
 void sw_cli_rl_defaults(sw_cli_rl_opts *r);

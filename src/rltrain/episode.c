@@ -10,6 +10,7 @@
 #include "syncwise/policy.h"
 #include "syncwise/rl_train.h"
 #include "syncwise/rng.h"
+#include "syncwise/cluster.h"
 #include "syncwise/sim.h"
 
 #define DIM_MAX (SW_RL_MAX_HISTORY * SW_RL_TUPLE)
@@ -18,12 +19,12 @@ sw_rl_scenario sw_rl_default_scenario(void)
 {
     return (sw_rl_scenario){
         .data_frac = 0.5,
-        .workers = 10,
+        .workers = "10",
         .cluster = "straggle:p=0.3,mean=10,sd=4,base=4.5",
         .models = "mlp:h=0|mlp:h=1,u=256|mlp:h=2,u=256|mlp:h=3,u=256",
+        .lrs = "0.01",
+        .optimizers = "sgd",
         .batch = 16,
-        .lr = 0.01f,
-        .optim = sw_optim_default(),
         .target_acc = 0.80,
         .eval_every = 20,
         .max_pushes = 20000,
@@ -207,24 +208,129 @@ static double regress_returns(episode *e, double end_t, uint64_t seed)
     return steps ? loss / (double)steps : 0;
 }
 
-/* The instance's model, data share and simulation seed, all drawn from (seed, instance). */
+/* How many entries the '|'-separated list has. */
+static uint32_t list_count(const char *list)
+{
+    uint32_t n = 1;
+    for (const char *c = list; *c; c++)
+        n += *c == '|';
+    return n;
+}
+
+/* Entry `pick` of a '|'-separated list, into out. */
+static int list_entry(const char *list, uint64_t pick, char *out, size_t cap, const char *what,
+                      char *err)
+{
+    const char *at = list;
+    for (uint64_t i = 0; i < pick; i++)
+        at = strchr(at, '|') + 1;
+    size_t len = strcspn(at, "|");
+    if (len == 0 || len >= cap)
+        return sw_fail(err, SW_EINVAL, "empty or too long entry in the %s '%s'", what, list);
+    memcpy(out, at, len);
+    out[len] = '\0';
+    return 0;
+}
+
+/* Reads one entry of each list into d; the numbers are checked here, the cluster and model
+ * specs where they are built (sw_rl_scenario_check builds them once). */
+static int read_entries(const sw_rl_scenario *sc, const uint64_t *pick, sw_rl_draw *d,
+                        char *err)
+{
+    char workers[32], lr[32], optim[SW_OPTIM_SPEC_LEN], *end;
+    int rc = list_entry(sc->workers, pick[0], workers, sizeof workers, "workers", err);
+    if (!rc)
+        rc = list_entry(sc->cluster, pick[1], d->cluster, sizeof d->cluster, "clusters", err);
+    if (!rc)
+        rc = list_entry(sc->lrs, pick[2], lr, sizeof lr, "learning rates", err);
+    if (!rc)
+        rc = list_entry(sc->optimizers, pick[3], optim, sizeof optim, "optimizers", err);
+    if (rc)
+        return rc;
+    unsigned long w = strtoul(workers, &end, 10);
+    if (*end || w < 1 || w > 100000)
+        return sw_fail(err, SW_EINVAL, "workers '%s': expected a count in 1..100000", workers);
+    d->workers = (uint32_t)w;
+    d->lr = strtof(lr, &end);
+    if (*end || !(d->lr > 0) || d->lr > 100)
+        return sw_fail(err, SW_EINVAL, "learning rate '%s': expected a number in (0, 100]", lr);
+    return sw_optim_parse(&d->optim, optim, err);
+}
+
+enum { LIST_WORKERS, LIST_CLUSTER, LIST_LR, LIST_OPTIM, LIST_MODEL, LISTS };
+
+/* The label of a draw: the entries of the lists that offered a choice. */
+static void label(const char *const lists[LISTS], const uint64_t pick[LISTS], sw_rl_draw *d)
+{
+    static const char *const keys[LISTS] = {"workers", "cluster", "lr", "optimizer", "model"};
+    size_t at = 0;
+    d->regime[0] = '\0';
+    for (int k = 0; k < LISTS; k++) {
+        char value[256], err[SW_ERR_LEN];
+        if (list_count(lists[k]) > 1 && at < sizeof d->regime &&
+            !list_entry(lists[k], pick[k], value, sizeof value, keys[k], err))
+            at += (size_t)snprintf(d->regime + at, sizeof d->regime - at, "%s%s=%s",
+                                   at ? " " : "", keys[k], value);
+    }
+}
+
+/* The choices of instance `instance`: the model from the instance's own stream r (as before
+ * there were other lists, so that those instances stay what they were), the rest from a stream
+ * of their own, drawn only where a list offers a choice. */
+static int draw(const sw_rl_scenario *sc, sw_rng *r, uint64_t seed, uint64_t instance,
+                sw_rl_draw *d, char *err)
+{
+    memset(d, 0, sizeof *d);
+    const char *const lists[LISTS] = {sc->workers, sc->cluster, sc->lrs, sc->optimizers,
+                                      sc->models};
+    uint64_t pick[LISTS];
+    pick[LIST_MODEL] = sw_rng_below(r, list_count(sc->models));
+    sw_rng other;
+    sw_rng_seed(&other, seed ^ (instance * 0x9e3779b97f4a7c15ULL), SW_STREAM_REGIME);
+    for (int k = 0; k < LIST_MODEL; k++) {
+        uint32_t n = list_count(lists[k]);
+        pick[k] = n > 1 ? sw_rng_below(&other, n) : 0;
+    }
+    int rc = list_entry(sc->models, pick[LIST_MODEL], d->model, sizeof d->model, "models", err);
+    if (!rc && !(rc = read_entries(sc, pick, d, err)))
+        label(lists, pick, d);
+    return rc;
+}
+
+int sw_rl_scenario_check(const sw_rl_scenario *sc, char *err)
+{
+    const char *lists[4] = {sc->workers, sc->cluster, sc->lrs, sc->optimizers};
+    uint32_t most = 0, n[4];
+    for (int k = 0; k < 4; k++) {
+        n[k] = list_count(lists[k]);
+        most = n[k] > most ? n[k] : most;
+    }
+    int rc = 0;
+    for (uint32_t i = 0; i < most && !rc; i++) { /* every entry of every list at least once */
+        uint64_t pick[4];
+        for (int k = 0; k < 4; k++)
+            pick[k] = i < n[k] ? i : 0;
+        sw_rl_draw d;
+        sw_cluster *c = NULL;
+        if (!(rc = read_entries(sc, pick, &d, err)) &&
+            !(rc = sw_cluster_new(&c, d.cluster, d.workers, 1, err)))
+            sw_cluster_free(c);
+    }
+    char model[SW_MODEL_SPEC_LEN];
+    for (uint32_t i = 0; i < list_count(sc->models) && !rc; i++)
+        rc = list_entry(sc->models, i, model, sizeof model, "models", err);
+    return rc;
+}
+
+/* The instance's choices, data share and simulation seed, all drawn from (seed, instance). */
 static int make_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instance,
-                         sw_dataset **train, char *model, uint64_t *sim_seed, char *err)
+                         sw_dataset **train, sw_rl_draw *d, uint64_t *sim_seed, char *err)
 {
     sw_rng r;
     sw_rng_seed(&r, seed ^ (instance * 0x9e3779b97f4a7c15ULL), SW_STREAM_INSTANCE);
-    uint32_t n_models = 1;
-    for (const char *c = sc->models; *c; c++)
-        n_models += *c == '|';
-    uint64_t pick = sw_rng_below(&r, n_models);
-    const char *m = sc->models;
-    for (uint64_t i = 0; i < pick; i++)
-        m = strchr(m, '|') + 1;
-    size_t len = strcspn(m, "|");
-    if (len == 0 || len >= SW_MODEL_SPEC_LEN)
-        return sw_fail(err, SW_EINVAL, "empty or too long model in '%s'", sc->models);
-    memcpy(model, m, len);
-    model[len] = '\0';
+    int rc = draw(sc, &r, seed, instance, d, err);
+    if (rc)
+        return rc;
     const sw_dataset *full = sc->data->train;
     size_t n = (size_t)(sc->data_frac * (double)full->n);
     n = n < 1 ? 1 : n > full->n ? full->n : n;
@@ -234,7 +340,7 @@ static int make_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t insta
     for (size_t i = 0; i < full->n; i++)
         idx[i] = (uint32_t)i;
     sw_rng_shuffle(&r, idx, full->n);
-    int rc = sw_dataset_subset(train, full, idx, n, err);
+    rc = sw_dataset_subset(train, full, idx, n, err);
     free(idx);
     *sim_seed = sw_rng_u64(&r);
     return rc;
@@ -270,18 +376,18 @@ static int parse_classic(episode *e, const char *policy, char *err)
     return 0;
 }
 
-static int run_sim(const sw_rl_scenario *sc, const sw_task_data *view, const char *model,
+static int run_sim(const sw_rl_scenario *sc, const sw_task_data *view, const sw_rl_draw *d,
                    uint64_t sim_seed, const char *policy, episode *e, sw_sim_result *r, char *err)
 {
     sw_sim_config c = sw_sim_default_config();
     c.policy = e->mode == SW_RL_PLAIN ? policy : "actions";
-    c.workers = sc->workers;
-    c.cluster = sc->cluster;
+    c.workers = d->workers;
+    c.cluster = d->cluster;
     c.data = view;
-    c.model = model;
+    c.model = d->model;
     c.batch = sc->batch;
-    c.lr = sc->lr;
-    c.optim = sc->optim;
+    c.lr = d->lr;
+    c.optim = d->optim;
     c.seed = sim_seed;
     c.target_acc = sc->target_acc;
     c.eval_every = sc->eval_every;
@@ -306,18 +412,21 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
         const sw_rl_hparams *hp = sw_rl_agent_hparams(agent);
         sw_rl_features_init(&e.f, hp->history);
         e.dim = (size_t)hp->history * SW_RL_TUPLE;
-        e.unit = sc->reward_unit > 0 ? sc->reward_unit : 4.5 / (sc->workers ? sc->workers : 1);
         if (mode == SW_RL_EMULATE && (rc = parse_classic(&e, policy, err)))
             return rc;
     }
     sw_dataset *train = NULL;
     uint64_t sim_seed = 0;
-    if ((rc = make_instance(sc, seed, instance, &train, out->model, &sim_seed, err)))
+    sw_rl_draw d;
+    if ((rc = make_instance(sc, seed, instance, &train, &d, &sim_seed, err)))
         return rc;
+    memcpy(out->model, d.model, sizeof out->model);
+    memcpy(out->regime, d.regime, sizeof out->regime);
+    e.unit = sc->reward_unit > 0 ? sc->reward_unit : 4.5 / d.workers;
     sim_seed += repeat * 0x2545f4914f6cdd1dULL; /* another run of the same instance */
     sw_task_data view = {.dense = {.train = train, .val = sc->data->val, .test = sc->data->test}};
     sw_sim_result r;
-    rc = run_sim(sc, &view, out->model, sim_seed, policy, &e, &r, err);
+    rc = run_sim(sc, &view, &d, sim_seed, policy, &e, &r, err);
     if (!rc) {
         double end = r.target_t >= 0 ? r.target_t : r.end_t;
         if (mode == SW_RL_LEARN && e.has_prev) {

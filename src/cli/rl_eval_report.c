@@ -1,0 +1,234 @@
+/* The tables of `syncwise rl eval` (rl_eval.h). A speedup is the mean over instances of
+ * T_baseline / T_rlp, each T the mean over an instance's seeds, with a 95% interval over
+ * instances; "the best classic policy of each instance" takes, per instance, the baseline with
+ * the smallest T, which no single policy could do without knowing the instance. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rl_eval.h"
+#include "syncwise/compare.h"
+
+/* The instances a table covers: all of them, or those whose draw holds one key=value. */
+typedef struct part {
+    const char *token; /* NULL: every instance */
+    long *at, n;
+} part;
+
+/* T of policy k on instance i (its mean over the seeds), and the mean pushes. */
+static double mean_time(const sw_rl_eval *p, long i, int k)
+{
+    double t = 0;
+    for (long r = 0; r < p->seeds; r++)
+        t += sw_rl_eval_run(p, i, r, k)->time;
+    return t / (double)p->seeds;
+}
+
+static double mean_pushes(const sw_rl_eval *p, const part *q, int k)
+{
+    double s = 0;
+    for (long j = 0; j < q->n; j++)
+        for (long r = 0; r < p->seeds; r++)
+            s += (double)sw_rl_eval_run(p, q->at[j], r, k)->iterations;
+    return s / (double)(q->n * p->seeds);
+}
+
+/* The mean over the part of T_k, or of the best baseline's T per instance when k < 0. */
+static double base_time(const sw_rl_eval *p, long i, int k)
+{
+    if (k >= 0)
+        return mean_time(p, i, k);
+    double best = INFINITY;
+    for (int b = 1; b < p->n; b++)
+        best = fmin(best, mean_time(p, i, b));
+    return best;
+}
+
+static void speedup(const sw_rl_eval *p, const part *q, int k, double *m, double *h)
+{
+    double *ratio = malloc((size_t)q->n * sizeof *ratio);
+    *m = *h = NAN;
+    if (!ratio)
+        return;
+    for (long j = 0; j < q->n; j++)
+        ratio[j] = base_time(p, q->at[j], k) / mean_time(p, q->at[j], 0);
+    sw_mean_ci(ratio, (size_t)q->n, sizeof *ratio, m, h);
+    free(ratio);
+}
+
+/* The baseline with the smallest mean time on the part (prefix: only specs starting so). */
+static int best_single(const sw_rl_eval *p, const part *q, const char *prefix)
+{
+    int best = -1;
+    double best_t = INFINITY;
+    for (int k = 1; k < p->n; k++) {
+        if (prefix && strncmp(p->specs[k], prefix, strlen(prefix)) != 0)
+            continue;
+        double t = 0;
+        for (long j = 0; j < q->n; j++)
+            t += mean_time(p, q->at[j], k);
+        if (t < best_t) {
+            best_t = t;
+            best = k;
+        }
+    }
+    return best;
+}
+
+static void print_table(const sw_rl_eval *p, const part *all)
+{
+    printf("%-32s %20s %8s %12s %9s %6s %9s %7s\n", "policy", "time to target (s)", "reached",
+           "steps/worker", "applies", "idle", "deciding", "probe");
+    double *t = malloc((size_t)all->n * sizeof *t);
+    for (int k = 0; t && k < p->n; k++) {
+        double steps = 0, applies = 0, idle = 0, decide = 0, probe = 0, reached = 0, m, h;
+        for (long i = 0; i < p->instances; i++) {
+            t[i] = mean_time(p, i, k);
+            for (long r = 0; r < p->seeds; r++) {
+                const sw_rl_run *run = sw_rl_eval_run(p, i, r, k);
+                steps += run->steps_per_worker, applies += (double)run->applies;
+                idle += run->idle_share, decide += run->decide_share;
+                probe += run->probe_share, reached += run->reached;
+            }
+        }
+        double n = (double)(p->instances * p->seeds);
+        sw_mean_ci(t, (size_t)all->n, sizeof *t, &m, &h);
+        printf("%-32s %11.0f +- %5.0f %7.1f%% %12.1f %9.0f %5.1f%% %8.3f%% %6.1f%%\n",
+               p->specs[k], m, h, 100 * reached / n, steps / n, applies / n, 100 * idle / n,
+               100 * decide / n, 100 * probe / n);
+    }
+    free(t);
+}
+
+static void print_speedup(const sw_rl_eval *p, const part *q, int k, const char *label)
+{
+    double m, h;
+    speedup(p, q, k, &m, &h);
+    printf("speedup over %-30s %.2fx +- %.2f (95%% CI over %ld instances)\n", label, m, h, q->n);
+}
+
+static void print_speedups(const sw_rl_eval *p, const part *all)
+{
+    for (int k = 1; k < p->n; k++)
+        print_speedup(p, all, k, p->specs[k]);
+    char label[340];
+    int ssp = best_single(p, all, "ssp");
+    if (ssp > 0) {
+        snprintf(label, sizeof label, "best SSP (%s)", p->specs[ssp]);
+        print_speedup(p, all, ssp, label);
+    }
+    snprintf(label, sizeof label, "best single (%s)", p->specs[best_single(p, all, NULL)]);
+    print_speedup(p, all, best_single(p, all, NULL), label);
+    print_speedup(p, all, -1, "best of each instance");
+}
+
+/* The index of a policy by its spec, or -1. */
+static int policy_index(const sw_rl_eval *p, const char *spec)
+{
+    for (int k = 1; k < p->n; k++)
+        if (strcmp(p->specs[k], spec) == 0)
+            return k;
+    return -1;
+}
+
+/* One row per part: its instances, its best single baseline, the learned policy's speedups over
+ * the family's best single baseline, the part's own and each instance's best; ASP's and BSP's
+ * pushes to the target (the RLP paper's Table 1) when both ran. */
+static void print_part(const sw_rl_eval *p, const part *q, int family_best, double *lowest)
+{
+    int own = best_single(p, q, NULL), asp = policy_index(p, "asp"), bsp = policy_index(p, "bsp");
+    double fm, fh, om, oh, em, eh;
+    speedup(p, q, family_best, &fm, &fh);
+    speedup(p, q, own, &om, &oh);
+    speedup(p, q, -1, &em, &eh);
+    *lowest = fmin(*lowest, fm);
+    printf("%-40s %5ld  %-10s %5.2fx+-%.2f %5.2fx+-%.2f %5.2fx+-%.2f", q->token, q->n,
+           p->specs[own], fm, fh, om, oh, em, eh);
+    if (asp > 0 && bsp > 0) {
+        double a = mean_pushes(p, q, asp), b = mean_pushes(p, q, bsp);
+        printf("  %7.0f %7.0f %5.2f", a, b, a / b);
+    }
+    putchar('\n');
+}
+
+/* Whether token (a "key=value" of some instance's draw) is one of the words of regime. */
+static bool holds(const char *regime, const char *token)
+{
+    size_t len = strlen(token);
+    for (const char *at = regime; (at = strstr(at, token)); at += len)
+        if ((at == regime || at[-1] == ' ') && (at[len] == ' ' || at[len] == '\0'))
+            return true;
+    return false;
+}
+
+static int by_text(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+/* The distinct words of every instance's draw, sorted (so a key's values stand together). */
+static size_t tokens(const sw_rl_eval *p, char (*out)[SW_RL_REGIME_LEN], size_t cap)
+{
+    size_t n = 0;
+    for (long i = 0; i < p->instances; i++) {
+        char copy[SW_RL_REGIME_LEN], *save = NULL;
+        snprintf(copy, sizeof copy, "%s", sw_rl_eval_run(p, i, 0, 0)->regime);
+        for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+            size_t j = 0;
+            while (j < n && strcmp(out[j], w) != 0)
+                j++;
+            if (j == n && n < cap)
+                snprintf(out[n++], SW_RL_REGIME_LEN, "%s", w);
+        }
+    }
+    qsort(out, n, sizeof *out, by_text);
+    return n;
+}
+
+static void print_parts(const sw_rl_eval *p, const part *all)
+{
+    enum { MAX_TOKENS = 64 };
+    static char words[MAX_TOKENS][SW_RL_REGIME_LEN];
+    size_t n = tokens(p, words, MAX_TOKENS);
+    int family_best = best_single(p, all, NULL);
+    printf("\nby part (the instances that drew it; speedups of %s over the family's best single\n"
+           "baseline %s, over the part's best single baseline and over each instance's best;\n"
+           "pushes to the target of asp and bsp and their ratio, the RLP paper's Table 1)\n",
+           p->specs[0], p->specs[family_best]);
+    printf("%-40s %5s  %-10s %11s %11s %11s  %7s %7s %5s\n", "part", "inst", "best", "family",
+           "part", "instance", "asp", "bsp", "ratio");
+    double lowest = INFINITY;
+    print_part(p, all, family_best, &lowest);
+    part q = {.at = malloc((size_t)p->instances * sizeof *q.at)};
+    for (size_t t = 0; q.at && t < n; t++) {
+        q.token = words[t];
+        q.n = 0;
+        for (long i = 0; i < p->instances; i++)
+            if (holds(sw_rl_eval_run(p, i, 0, 0)->regime, words[t]))
+                q.at[q.n++] = i;
+        print_part(p, &q, family_best, &lowest);
+    }
+    free(q.at);
+    if (n)
+        printf("lowest speedup of a part over the family's best single baseline: %.2fx\n",
+               lowest);
+}
+
+void sw_rl_eval_report(const sw_rl_eval *p)
+{
+    part all = {.token = "all", .at = malloc((size_t)p->instances * sizeof *all.at),
+                .n = p->instances};
+    if (!all.at) {
+        fprintf(stderr, "rl eval: out of memory for the report\n");
+        return;
+    }
+    for (long i = 0; i < p->instances; i++)
+        all.at[i] = i;
+    print_table(p, &all);
+    print_speedups(p, &all);
+    print_parts(p, &all);
+    free(all.at);
+}
