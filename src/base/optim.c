@@ -1,10 +1,11 @@
 /* SGD in plain C loops (see syncwise/optim.h for why not BLAS level 1): each loop is a
  * coordinate-wise expression the compiler vectorises without reordering any sum. */
 #include "syncwise/optim.h"
+#include "syncwise/simd.h"
 
 #define LANES 8
 
-void sw_sgd_step(float *params, const float *grad, size_t n, float lr, float weight_decay)
+SW_VECTOR_CLONES void sw_sgd_step(float *params, const float *grad, size_t n, float lr, float weight_decay)
 {
     float keep = sw_sgd_keep(lr, weight_decay);
     for (size_t j = 0; j < n; j++)
@@ -22,7 +23,7 @@ void sw_sgd_step_sparse(float *params, size_t n, const uint32_t *idx, const floa
         params[idx[k]] = params[idx[k]] - lr * val[k];
 }
 
-void sw_vec_add(float *sum, const float *grad, size_t n)
+SW_VECTOR_CLONES void sw_vec_add(float *sum, const float *grad, size_t n)
 {
     for (size_t j = 0; j < n; j++)
         sum[j] += grad[j];
@@ -33,7 +34,7 @@ static double combine(const double lane[LANES])
     return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
 }
 
-double sw_sq_norm(const float *x, size_t n)
+SW_VECTOR_CLONES double sw_sq_norm(const float *x, size_t n)
 {
     double lane[LANES] = {0};
     size_t j = 0;

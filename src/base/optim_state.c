@@ -9,6 +9,7 @@
 
 #include "syncwise/err.h"
 #include "syncwise/optim.h"
+#include "syncwise/simd.h"
 #include "syncwise/spec.h"
 
 sw_optim_params sw_optim_default(void)
@@ -186,7 +187,7 @@ static inline void coord(const sw_optim *o, const step_consts *k, float *theta, 
         sgd_coord(k, &theta[j], &o->m[j], g);
 }
 
-void sw_optim_step(sw_optim *o, float *theta, const float *g, float scale, float lr, float wd)
+SW_VECTOR_CLONES void sw_optim_step(sw_optim *o, float *theta, const float *g, float scale, float lr, float wd)
 {
     step_consts k = consts(o, scale, lr, wd);
     if (o->p.kind == SW_OPTIM_ADAM)

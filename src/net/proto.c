@@ -6,6 +6,7 @@
 
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
+#include "syncwise/simd.h"
 
 static const uint8_t MAGIC[4] = {'S', 'W', 'N', 'P'};
 
@@ -86,18 +87,11 @@ void sw_msg_encode_floats(const sw_msg *m, const float *src, uint8_t *buf)
     write_header(m, buf, crc);
 }
 
-/* On x86-64 the check is compiled for each vector width and the widest the CPU has is chosen
- * at run time: at the baseline's SSE2 width it cost four times the payload's checksum. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_THREAD__)
-/* (ThreadSanitizer's instrumented ifunc resolver would run before its runtime is up.) */
-#define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define VECTOR_CLONES
-#endif
-
+/* Compiled for each vector width (syncwise/simd.h): at the baseline's SSE2 width the check cost
+ * four times the payload's checksum. */
 /* Index of the first NaN or infinity among n floats, or n. The loop has no early exit so that
  * the compiler vectorises it; the rare bad payload is then searched again. */
-VECTOR_CLONES static size_t first_non_finite(const float *v, size_t n)
+SW_VECTOR_CLONES static size_t first_non_finite(const float *v, size_t n)
 {
     uint32_t bad = 0;
     for (size_t i = 0; i < n; i++) {
