@@ -23,7 +23,14 @@ EP=$(endpoint_of ep)
 expect_status 1 "a worker with an unknown key" -- "$SW" worker --connect "$EP" \
   --curve-key intruder.key --curve-server server.pub --server-timeout 20
 expect_output "refused this key (CURVE, status 400)" "gets nothing from the server, and is told why"
-expect_status 1 "a worker without keys" -- "$SW" worker --connect "$EP" --server-timeout 2
+expect_status 1 "a worker without keys" -- "$SW" worker --connect "$EP" --server-timeout 20
+expect_output "speaks only CURVE: give this client its key pair" "is told it needs keys"
+# A wrong server public key: the server cannot read the worker's greeting and closes the
+# connection without a word; the worker blames the key after a few closes, not a timeout.
+expect_status 1 "a worker with the wrong server key" -- "$SW" worker --connect "$EP" \
+  --curve-key w1.key --curve-server intruder.pub --server-timeout 20
+expect_output "closed the CURVE handshake 3 times in a row: is --curve-server its public key" \
+  "is told which key to check"
 expect_status 1 "ctl without keys" -- "$SW" ctl --connect "$EP" status
 expect_status 0 "ctl with a known key" -- "$SW" ctl --connect "$EP" --curve-key ops.key \
   --curve-server server.pub status

@@ -27,8 +27,9 @@ typedef struct znet {
 typedef struct zsock {
     sw_sock base;
     void *sock;
-    void *handshakes; /* a CURVE dialer's monitor of refused handshakes, or NULL */
-    bool listener;
+    void *handshakes; /* a dialer's monitor of its handshakes, or NULL */
+    unsigned closed;  /* handshakes the listener closed since the last that succeeded */
+    bool listener, curve;
 } zsock;
 
 int sw_net_zmq_new(sw_net **out, char *err)
@@ -141,42 +142,74 @@ static int curve_dialer(zsock *z, const sw_dial_params *p, char *err)
     return rc ? rc : sw__curve_client(z->sock, &mine, theirs.pub, err);
 }
 
-/* A CURVE dialer hears when the listener refuses its key (ZAP said no): without this, ZeroMQ
- * retries in silence and a worker under the wrong key waits for its whole server timeout. Every
- * wait on the socket then fails with SW_EAUTH (handshake_refused). */
+/* A dialer hears how its handshakes end: without this, ZeroMQ retries in silence and a worker
+ * that cannot get in waits for its whole server timeout. Every wait on the socket then fails with
+ * SW_EAUTH and the reason (handshake_news). */
 static int watch_handshakes(znet *n, zsock *z, char *err)
 {
     char ep[64];
     snprintf(ep, sizeof ep, "inproc://sw-handshakes-%p", (void *)z);
-    int linger = 0;
-    if (zmq_socket_monitor(z->sock, ep, ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0 ||
+    int linger = 0, events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+    if (zmq_socket_monitor(z->sock, ep, events) != 0 ||
         !(z->handshakes = zmq_socket(n->ctx, ZMQ_PAIR)) ||
         zmq_setsockopt(z->handshakes, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
         zmq_connect(z->handshakes, ep) != 0)
-        return sw_fail(err, SW_EIO, "cannot watch the CURVE handshake: %s", zmq_strerror(errno));
+        return sw_fail(err, SW_EIO, "cannot watch the handshakes: %s", zmq_strerror(errno));
     return 0;
 }
 
-/* Whether the monitor reported a refused handshake (the event's frames are read and dropped);
- * its status code (ZAP's, 400 for an unknown key) into *status. */
-static bool handshake_refused(zsock *z, unsigned *status)
+/* A CURVE listener that cannot read our HELLO (we hold another server key than its own) closes
+ * the connection without a word; after this many such closes in a row, none succeeding, the key
+ * is the likely cause (a listener restarting refuses the connection instead). */
+#define CLOSES_BEFORE_BLAME 3
+
+/* One event of the monitor: SW_EAUTH with the reason when it shows this dialer cannot get in. */
+static int handshake_event(zsock *z, uint16_t event, uint32_t value, char *err)
+{
+    const char *ep = z->base.endpoint;
+    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+        z->closed = 0;
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) /* ZAP said no: value is its status */
+        return sw_fail(err, SW_EAUTH,
+                       "%s refused this key (CURVE, status %u): is its public key in the "
+                       "clients file of the server (and of its shards)?",
+                       ep, (unsigned)value);
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
+        value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
+        return sw_fail(err, SW_EAUTH,
+                       z->curve ? "%s does not speak CURVE (a server without --curve-key?)"
+                                : "%s speaks only CURVE: give this client its key pair and the "
+                                  "server's public key (--curve-key, --curve-server)",
+                       ep);
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && z->curve &&
+        ++z->closed >= CLOSES_BEFORE_BLAME)
+        return sw_fail(err, SW_EAUTH,
+                       "%s closed the CURVE handshake %u times in a row: is --curve-server its "
+                       "public key (server.pub), and does it run under CURVE?",
+                       ep, z->closed);
+    return 0;
+}
+
+/* What the monitor told since the last look (its events are read and dropped). */
+static int handshake_news(zsock *z, char *err)
 {
     zmq_msg_t m;
-    bool refused = false;
+    int rc = 0;
     zmq_msg_init(&m);
     while (zmq_msg_recv(&m, z->handshakes, ZMQ_DONTWAIT) >= 0) {
-        if (zmq_msg_size(&m) == 6) { /* the event: u16 its number, u32 its value */
+        if (zmq_msg_size(&m) == 6 && !rc) { /* the event: u16 its number, u32 its value */
             const uint8_t *b = zmq_msg_data(&m);
             uint16_t event;
             uint32_t value;
             memcpy(&event, b, 2);
             memcpy(&value, b + 2, 4);
-            refused |= event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
-            *status = value;
+            rc = handshake_event(z, event, value, err);
         }
     }
     zmq_msg_close(&m);
-    return refused;
+    return rc;
 }
 
 static int dial_zmq(sw_net *net, sw_sock **out, const sw_dial_params *p, char *err)
@@ -194,7 +227,10 @@ static int dial_zmq(sw_net *net, sw_sock **out, const sw_dial_params *p, char *e
         int hwm = p->queue > INT32_MAX ? INT32_MAX : (int)p->queue;
         zmq_setsockopt(z->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
     }
-    if (p->curve_key && !(rc = curve_dialer(z, p, err)))
+    z->curve = p->curve_key != NULL;
+    if (z->curve)
+        rc = curve_dialer(z, p, err);
+    if (!rc)
         rc = watch_handshakes((znet *)net, z, err);
     if (!rc && zmq_connect(z->sock, connect) != 0)
         rc = sw_fail(err, SW_EIO, "cannot connect to %s: %s", p->endpoint, zmq_strerror(errno));
@@ -316,7 +352,7 @@ static int recv_zmq(sw_sock *s, sw_delivery *d)
 static int wait_zmq(sw_net *net, sw_sock **socks, size_t k, double until, bool *ready, char *err)
 {
     znet *n = (znet *)net;
-    size_t watched = 0; /* CURVE dialers' handshake monitors, polled after the sockets */
+    size_t watched = 0; /* dialers' handshake monitors, polled after the sockets */
     for (size_t i = 0; i < k; i++)
         watched += ((zsock *)socks[i])->handshakes != NULL;
     size_t cap = k + watched + 1;
@@ -343,12 +379,8 @@ static int wait_zmq(sw_net *net, sw_sock **socks, size_t k, double until, bool *
         ready[i] = got > 0 && (items[i].revents & ZMQ_POLLIN);
     for (size_t i = 0, at = k; got > 0 && !rc && i < k; i++) {
         zsock *z = (zsock *)socks[i];
-        unsigned status = 0;
-        if (z->handshakes && (items[at++].revents & ZMQ_POLLIN) && handshake_refused(z, &status))
-            rc = sw_fail(err, SW_EAUTH,
-                         "%s refused this key (CURVE, status %u): is its public key in the "
-                         "clients file of the server (and of its shards)?",
-                         z->base.endpoint, status);
+        if (z->handshakes && (items[at++].revents & ZMQ_POLLIN))
+            rc = handshake_news(z, err);
     }
     if (got > 0 && n->zap && (items[zap].revents & ZMQ_POLLIN))
         sw__zap_handle(n->zap);
