@@ -92,4 +92,27 @@ expect_output "cannot find the host of rank 1" "says which rank"
 expect_status 1 "no rank" -- env -u SYNCWISE_RANK HOSTNAME=x "$SW" launch --port "$port" --server nowhere
 expect_status 1 "no server for a worker" -- env SYNCWISE_RANK=3 "$SW" launch --port "$port"
 expect_output "cannot find the server" "says what is missing"
+# Slurm with several tasks per node: a fake scontrol expands the node list to n0 n1 n2, and
+# --dry-run prints what each rank would run. Tasks fill nodes in blocks by default ("2(x2),2":
+# ranks 0-1 on n0, 2-3 on n1), or go round them under SLURM_DISTRIBUTION=cyclic.
+mkdir -p "$TMP/bin"
+printf '#!/bin/sh\n[ "$1 $2" = "show hostnames" ] && printf "n0\\nn1\\nn2\\n"\n' > "$TMP/bin/scontrol"
+chmod +x "$TMP/bin/scontrol"
+slurm=(env -u SYNCWISE_RANK -u SYNCWISE_HOSTS -u SYNCWISE_SERVER PATH="$TMP/bin:$PATH"
+       SLURM_JOB_NODELIST="n[0-2]" SLURM_TASKS_PER_NODE="2(x2),2" SLURM_NTASKS=6)
+expect_status 0 "Slurm, blocks of two tasks per node" -- "${slurm[@]}" SLURM_PROCID=0 \
+  "$SW" launch --dry-run --servers 2 -- --policy asp
+expect_output "server --bind tcp://0.0.0.0:5555 --shards tcp://n0:5556,tcp://n1:5557 --wait-workers 3" \
+  "rank 1 shares n0 with the server, rank 2 is on n1"
+expect_status 0 "Slurm, a worker" -- "${slurm[@]}" SLURM_PROCID=5 "$SW" launch -n
+expect_output "worker --connect tcp://n0:5555 --name rank-5" "the workers find the server on n0"
+expect_status 0 "Slurm, cyclic" -- "${slurm[@]}" SLURM_DISTRIBUTION=cyclic SLURM_PROCID=0 \
+  "$SW" launch -n --servers 2
+expect_output "--shards tcp://n1:5556,tcp://n2:5557" "cyclic tasks go round the nodes"
+expect_status 0 "Slurm, uneven" -- "${slurm[@]}" SLURM_TASKS_PER_NODE="1,3(x2)" SLURM_PROCID=0 \
+  "$SW" launch -n --servers 3
+expect_output "--shards tcp://n1:5556,tcp://n1:5557,tcp://n1:5558" "one task on n0, then three on n1"
+expect_status 1 "Slurm, a layout it cannot tell" -- "${slurm[@]}" SLURM_DISTRIBUTION=plane=2 \
+  SLURM_PROCID=0 "$SW" launch -n --servers 1
+expect_output "set SYNCWISE_HOSTS" "says how to name the hosts"
 finish

@@ -33,6 +33,7 @@ static void examples(void)
 typedef struct launch_opts {
     long port, servers;
     const char *server, *shard_state, *curve;
+    bool dry_run;
 } launch_opts;
 
 static const sw_opt table[] = {
@@ -48,6 +49,8 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "curve", 0, offsetof(launch_opts, curve), 0, 0, "DIR",
                 "encrypt and authenticate every link with CURVE, the keys\n"
                 "in DIR (a shared or mounted directory; see below)")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "dry-run", 'n', offsetof(launch_opts, dry_run), 0, 0, NULL,
+                "print the command this rank would run, and stop")},
     SW_OPT_END_ROW,
 };
 
@@ -62,7 +65,8 @@ static const sw_cmd_opts command = {
              "rank, from the first of: SYNCWISE_RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,\n"
              "SLURM_PROCID, or the ordinal ending a StatefulSet pod's host name (syncwise-3)\n"
              "rank r's host, from the first of: item r of SYNCWISE_HOSTS (comma-separated),\n"
-             "node r of SLURM_JOB_NODELIST (through scontrol: one task per node), or\n"
+             "under Slurm the node of task r in SLURM_JOB_NODELIST (through scontrol; tasks laid\n"
+             "out by SLURM_TASKS_PER_NODE, in blocks unless SLURM_DISTRIBUTION is cyclic), or\n"
              "POD-r.SYNCWISE_SERVICE in a StatefulSet; the server's (rank 0) may also come from\n"
              "--server or SYNCWISE_SERVER\n"
              "process count, from the first of: SYNCWISE_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE,\n"
@@ -132,6 +136,71 @@ static int list_item(const char *list, long r, char *out, size_t cap)
     return 0;
 }
 
+/* How many tasks Slurm put on each node, from SLURM_TASKS_PER_NODE ("2(x3),1": two on each of
+ * three nodes, then one); the node count, or -1 when it does not say. */
+static long slurm_tasks_per_node(long *tasks, long cap)
+{
+    const char *at = getenv("SLURM_TASKS_PER_NODE");
+    long nodes = 0;
+    while (at && *at) {
+        char *end;
+        long count = strtol(at, &end, 10), times = 1;
+        if (end == at || count < 1)
+            return -1;
+        if (*end == '(' && (sscanf(end, "(x%ld)", &times) != 1 || times < 1 ||
+                            !(end = strchr(end, ')'))))
+            return -1;
+        end += *end == ')';
+        for (long k = 0; k < times && nodes < cap; k++)
+            tasks[nodes++] = count;
+        if (*end && *end != ',')
+            return -1;
+        at = *end ? end + 1 : end;
+    }
+    return nodes ? nodes : -1;
+}
+
+/* The node (its index in the node list) that runs Slurm task r: tasks fill the nodes in blocks
+ * (Slurm's default), or go round them one at a time under SLURM_DISTRIBUTION=cyclic; without
+ * SLURM_TASKS_PER_NODE one task per node. -1 for a layout this cannot tell (plane, arbitrary). */
+static long slurm_node_of_task(long r)
+{
+    enum { MAX_NODES = 4096 };
+    static long tasks[MAX_NODES];
+    long nodes = slurm_tasks_per_node(tasks, MAX_NODES);
+    if (nodes < 0)
+        return getenv("SLURM_TASKS_PER_NODE") ? -1 : r;
+    const char *d = getenv("SLURM_DISTRIBUTION");
+    bool cyclic = d && !strncmp(d, "cyclic", 6);
+    if (d && *d && !cyclic && strncmp(d, "block", 5) != 0)
+        return -1;
+    static long placed[MAX_NODES];
+    memset(placed, 0, sizeof placed);
+    for (long task = 0, node = 0, full = 0; full < nodes; node = (node + 1) % nodes) {
+        if (placed[node] == tasks[node])
+            continue;
+        for (long k = 0; k < (cyclic ? 1 : tasks[node]); k++, task++) {
+            if (task == r)
+                return node;
+            full += ++placed[node] == tasks[node];
+        }
+    }
+    return -1;
+}
+
+/* Line k of scontrol's expansion of SLURM_JOB_NODELIST into out; 0 on success. */
+static int slurm_node_name(long k, char *out, size_t cap)
+{
+    FILE *p = popen("scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null", "r");
+    int ok = 0;
+    for (long i = 0; p && i <= k && (ok = fgets(out, (int)cap, p) != NULL); i++)
+        ;
+    if (p)
+        pclose(p);
+    out[ok ? strcspn(out, "\n") : 0] = '\0';
+    return ok && *out ? 0 : -1;
+}
+
 /* Rank r's host name into out, as --help says; 0 on success. */
 static int host_of_rank(long r, char *out, size_t cap)
 {
@@ -139,16 +208,9 @@ static int host_of_rank(long r, char *out, size_t cap)
     if (hosts && *hosts)
         return list_item(hosts, r, out, cap);
     if (getenv("SLURM_JOB_NODELIST")) {
-        FILE *p = popen("scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null", "r");
-        int ok = 0;
-        for (long k = 0; p && k <= r && (ok = fgets(out, (int)cap, p) != NULL); k++)
-            ;
-        if (p)
-            pclose(p);
-        if (ok) {
-            out[strcspn(out, "\n")] = '\0';
+        long node = slurm_node_of_task(r);
+        if (node >= 0 && slurm_node_name(node, out, cap) == 0)
             return 0;
-        }
     }
     const char *service = getenv("SYNCWISE_SERVICE");
     char host[256];
@@ -218,6 +280,18 @@ static int curve_server_args(const launch_opts *o, char **argv, int *n)
     return 0;
 }
 
+/* Runs this rank's role, or with --dry-run prints the command it would be. */
+static int run_role(const launch_opts *o, int (*role)(int, char **), int argc, char **argv)
+{
+    if (!o->dry_run)
+        return role(argc, argv);
+    printf("syncwise");
+    for (int k = 0; k < argc; k++)
+        printf(" %s", argv[k]);
+    putchar('\n');
+    return 0;
+}
+
 /* Rank 0: the server, with --shards and --wait-workers added unless the options say. */
 static int run_server(const launch_opts *o, int argc, char **argv, int rest)
 {
@@ -248,7 +322,7 @@ static int run_server(const launch_opts *o, int argc, char **argv, int rest)
     }
     for (int k = rest; k < argc && n < 255; k++)
         sargv[n++] = argv[k];
-    return sw_cli_server(n, sargv);
+    return run_role(o, sw_cli_server, n, sargv);
 }
 
 /* Ranks 1..S: a shard on port P + r, every interface; with --shard-state, checkpointed there,
@@ -269,7 +343,7 @@ static int run_shard(const launch_opts *o, long rank)
         if (access(path, F_OK) == 0 || access(prev, F_OK) == 0)
             argv[n++] = "--resume";
     }
-    return sw_cli_shard(n, argv);
+    return run_role(o, sw_cli_shard, n, argv);
 }
 
 /* Every other rank: a worker connected to the server's port, named after its rank; with
@@ -297,7 +371,7 @@ static int run_worker(const launch_opts *o, long rank)
         argv[n++] = "--curve-server";
         argv[n++] = pub;
     }
-    return sw_cli_worker(n, argv);
+    return run_role(o, sw_cli_worker, n, argv);
 }
 
 int sw_cli_launch(int argc, char **argv)
