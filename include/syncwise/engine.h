@@ -315,6 +315,8 @@ uint64_t sw_engine_version(const sw_engine *e);
 float sw_engine_lr(const sw_engine *e);
 const sw_engine_view *sw_engine_get_view(const sw_engine *e);
 const char *sw_engine_policy_name(const sw_engine *e);
+/* Whether the policy in force asked for all of the SW_WANT_* flags (syncwise/policy.h). */
+bool sw_engine_policy_wants(const sw_engine *e, unsigned flags);
 /* The current policy's spec, as given to sw_engine_new or the last switch. */
 const char *sw_engine_policy_spec(const sw_engine *e);
 /* The optimizer's state, for a checkpoint (arrays NULL for plain SGD). */

@@ -113,7 +113,10 @@ typedef enum sw_msg_flag {
      * ends agreed at join to go without (WELCOME's checksum=off): its receiver refuses it
      * otherwise, so a flipped bit cannot switch the check off. */
     SW_FLAG_UNCHECKED = 1u << 5,
-    SW_FLAG_ALL = (1u << 6) - 1,
+    /* SHARD_APPLY: answer with SHARD_APPLIED (the slice's norm), for a policy that reads the
+     * applies' norms (DBW); without it the shard neither measures nor answers. */
+    SW_FLAG_WANT_NORMS = 1u << 6,
+    SW_FLAG_ALL = (1u << 7) - 1,
 } sw_msg_flag;
 
 typedef struct sw_msg {

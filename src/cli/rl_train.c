@@ -138,7 +138,7 @@ static int pretrain(const plan *p, sw_rl_agent *a)
             }
             loss = done ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
             snprintf(detail, sizeof detail, "%s on %s: %.0f s to target, regression loss %.3g",
-                     names[k], run.model, run.time, loss);
+                     names[k], run.regime[0] ? run.regime : run.model, run.time, loss);
             progress(p, "pre-training", done + 1, total, p->episodes, t0, detail);
         }
     free(list);
@@ -156,8 +156,9 @@ static int train_episodes(const plan *p, sw_rl_agent *a)
             return sw_cli_error(CMD, "episode %ld: %s", e + 1, err);
         avg = e ? 0.95 * avg + 0.05 * run.time : run.time;
         loss = e ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
-        snprintf(detail, sizeof detail, "%s: %.0f s%s (average %.0f s), TD loss %.3g", run.model,
-                 run.time, run.reached ? "" : " (target not reached)", avg, loss);
+        snprintf(detail, sizeof detail, "%s: %.0f s%s (average %.0f s), TD loss %.3g",
+                 run.regime[0] ? run.regime : run.model, run.time,
+                 run.reached ? "" : " (target not reached)", avg, loss);
         progress(p, "episode", e + 1, p->episodes, 0, t0, detail);
         if (((e + 1) % p->save_every == 0 || e + 1 == p->episodes) && save(p, a))
             return 1;

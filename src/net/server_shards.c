@@ -263,10 +263,14 @@ static void send_apply(server *s, const sw_event *ev)
     }
     sw_put_f32(h->order, sw_engine_lr(s->engine) * ev->lr_scale);
     sw_put_u32(h->order + 4, h->n_order);
-    sw_msg m = {.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER, .version = ev->V,
-                .payload = h->order, .payload_len = 8 + (size_t)SW_SHARD_ENTRY * h->n_order};
+    /* Only a policy that reads the applies' norms costs every shard a pass and an answer. */
+    bool norms = sw_engine_policy_wants(s->engine, SW_WANT_SQ_NORM);
+    sw_msg m = {.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER,
+                .flags = norms ? SW_FLAG_WANT_NORMS : 0, .version = ev->V, .payload = h->order,
+                .payload_len = 8 + (size_t)SW_SHARD_ENTRY * h->n_order};
     sw__shards_send_all(s, &m);
-    await_norms(h, ev->V);
+    if (norms)
+        await_norms(h, ev->V);
     h->n_order = 0;
 }
 

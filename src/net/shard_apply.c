@@ -205,15 +205,18 @@ static void forget_entries(shard *h, const uint8_t *entries, uint32_t n)
     }
 }
 
-/* The apply that makes `version` is done: the server hears the squared norm of the slice of
- * its sum (for a policy that decides on gradient statistics: DBW). */
-static void stepped(shard *h, const from *f, uint64_t version, double sum_sq)
+/* The apply that makes `version` is done; when the order asked (a policy that decides on
+ * gradient statistics: DBW), the server hears the squared norm of the slice of its sum. */
+static void stepped(shard *h, const from *f, const sw_msg *order, double sum_sq)
 {
+    h->version = order->version;
+    h->r->applies++;
+    if (!(order->flags & SW_FLAG_WANT_NORMS))
+        return;
     uint8_t b[8];
     sw_put_f64(b, sum_sq);
-    h->version = version;
-    h->r->applies++;
-    sw__shard_send(h, f, SW_MSG_SHARD_APPLIED, SW_NO_WORKER, 0, version, b, sizeof b, NULL);
+    sw__shard_send(h, f, SW_MSG_SHARD_APPLIED, SW_NO_WORKER, 0, order->version, b, sizeof b,
+                   NULL);
 }
 
 /* θ <- one step on the mean of the named gradients, with the engine's arithmetic (apply.c): a
@@ -237,7 +240,7 @@ void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
                                                                     : NULL;
     if (lone && lone->idx && !h->opt.m) {
         sw_sgd_step_sparse(h->theta, h->len, lone->idx, lone->g, lone->nnz, lr, h->wd);
-        stepped(h, f, m->version, lone->sq);
+        stepped(h, f, m, lone->sq);
     } else if (!dropped) {
         const float *sum = sum_of(h, entries, n);
         if (!sum) {
@@ -245,12 +248,14 @@ void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
             return;
         }
         /* a lone dense gradient is its own sum: its norm is known since it came */
-        double sum_sq = lone && sum == lone->g ? lone->sq : sw_sq_norm(sum, h->len);
+        double sum_sq = !(m->flags & SW_FLAG_WANT_NORMS) ? 0
+                        : lone && sum == lone->g      ? lone->sq
+                                                      : sw_sq_norm(sum, h->len);
         if (h->opt.m)
             sw_optim_step(&h->opt, h->theta, sum, 1.0f / (float)n, lr, h->wd);
         else
             sw_sgd_step(h->theta, sum, h->len, lr / (float)n, h->wd * (float)n);
-        stepped(h, f, m->version, sum_sq);
+        stepped(h, f, m, sum_sq);
     }
     forget_entries(h, entries, n);
     sw__shard_answer_waiting(h);

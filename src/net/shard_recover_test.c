@@ -85,7 +85,8 @@ static void checkpoints_restores_and_a_resume(void **state)
     assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 7);
     assert_int_equal(saved, 7);
     push(g, 1, 200, 1, 7, g0, LEN);
-    apply(g, 0, 8, 0.5f, (uint32_t[]){1}, (uint64_t[]){1}, 1); /* θ moves on to version 8 */
+    apply(g, SW_FLAG_WANT_NORMS, 8, 0.5f, (uint32_t[]){1}, (uint64_t[]){1},
+          1); /* θ moves on to version 8 */
     settle(g);
     sw_msg m;
     uint8_t pay[256];
@@ -100,7 +101,7 @@ static void checkpoints_restores_and_a_resume(void **state)
     assert_int_equal(restores, 1);
     expect_slice(g, g->w[0], 0, 12, theta);
     push(g, 0, 100, 5, 12, g0, LEN); /* the lost push's slice: ignored */
-    apply(g, 0, 13, 0.5f, (uint32_t[]){0}, (uint64_t[]){5}, 1);
+    apply(g, SW_FLAG_WANT_NORMS, 13, 0.5f, (uint32_t[]){0}, (uint64_t[]){5}, 1);
     settle(g);
     expect_applied(g->server, 13, NULL); /* its slice counted as zero */
     assert_false(next(g->server, &m, &(sw_frame *){NULL}));

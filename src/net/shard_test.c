@@ -31,7 +31,7 @@ static void pushes_applies_and_pulls(void **state)
     }
     sw_frame *f = NULL;
     assert_false(next(g->w[0], &m, &f)); /* still waiting for version 8 */
-    apply(g, 0, 8, 0.1f, (uint32_t[]){0, 1}, (uint64_t[]){1, 1}, 2);
+    apply(g, SW_FLAG_WANT_NORMS, 8, 0.1f, (uint32_t[]){0, 1}, (uint64_t[]){1, 1}, 2);
     settle(g);
     float want[LEN], sum[LEN];
     memcpy(want, theta, sizeof want);
@@ -45,7 +45,7 @@ static void pushes_applies_and_pulls(void **state)
     push(g, 1, 200, 2, 8, g1, LEN);
     settle(g);
     assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
-    apply(g, 0, 9, 0.5f, (uint32_t[]){1}, (uint64_t[]){2}, 1);
+    apply(g, SW_FLAG_WANT_NORMS, 9, 0.5f, (uint32_t[]){1}, (uint64_t[]){2}, 1);
     send_raw(g->w[1], SW_MSG_SHARD_PULL, 1, 0, 9, (uint8_t[]){200, 0, 0, 0, 0, 0, 0, 0}, 8);
     settle(g);
     sw_sgd_step(want, g1, LEN, 0.5f, 0);
@@ -163,7 +163,8 @@ static void sparse_pushes_pulls_and_applies(void **state)
     assert_true(fabs(sw_get_f64(pay + 16) - 5) < 1e-9);
     assert_int_equal(sw_get_u64(pay + 24), 3);
     /* Worker 1's push went to shard 0 only: zero here. */
-    apply_to(g, 0, 8, 0.5f, (uint32_t[]){0, 1}, (uint64_t[]){1, 1}, (uint64_t[]){3, 1}, 2);
+    apply_to(g, SW_FLAG_WANT_NORMS, 8, 0.5f, (uint32_t[]){0, 1}, (uint64_t[]){1, 1},
+             (uint64_t[]){3, 1}, 2);
     settle(g);
     expect_applied(g->server, 8, (float[]){0, 1, 0, 0, 2});
     pull_sparse(g, 0, 8, (uint32_t[]){6, 9}, 2);
@@ -174,9 +175,10 @@ static void sparse_pushes_pulls_and_applies(void **state)
     push_sparse(g, 1, 2, 2, (uint32_t[]){5}, (float[]){4}, 1);
     settle(g);
     assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    /* An order that does not ask for norms is applied without an answer. */
     apply_to(g, 0, 9, 0.1f, (uint32_t[]){1}, (uint64_t[]){2}, (uint64_t[]){2}, 1);
     settle(g);
-    expect_applied(g->server, 9, (float[]){4, 0, 0, 0, 0});
+    assert_false(next(g->server, &m, &(sw_frame *){NULL}));
     expect_slice_values(g->w[1], 9, (float[]){1 - 0.4f, 2 - 0.25f}, 2);
     assert_int_equal(g->r.refused, 0);
     push_sparse(g, 0, 3, 3, (uint32_t[]){3}, (float[]){1}, 1); /* shard 0's place */
