@@ -232,19 +232,39 @@ static int list_entry(const char *list, uint64_t pick, char *out, size_t cap, co
     return 0;
 }
 
-/* Reads one entry of each list into d; the numbers are checked here, the cluster and model
- * specs where they are built (sw_rl_scenario_check builds them once). */
-static int read_entries(const sw_rl_scenario *sc, const uint64_t *pick, sw_rl_draw *d,
+enum { LIST_WORKERS, LIST_CLUSTER, LIST_LR, LIST_OPTIM, LIST_MODEL, LISTS };
+
+/* The scenario's lists, by LIST_*. */
+static void lists_of(const sw_rl_scenario *sc, const char *lists[LISTS])
+{
+    lists[LIST_WORKERS] = sc->workers;
+    lists[LIST_CLUSTER] = sc->cluster;
+    lists[LIST_LR] = sc->lrs;
+    lists[LIST_OPTIM] = sc->optimizers;
+    lists[LIST_MODEL] = sc->models;
+}
+
+/* Reads entry pick[k] of each list k into d; the numbers are checked here, the cluster and
+ * model specs where they are built (sw_rl_scenario_check builds the clusters once). */
+static int read_entries(const sw_rl_scenario *sc, const uint64_t pick[LISTS], sw_rl_draw *d,
                         char *err)
 {
+    const char *lists[LISTS];
+    lists_of(sc, lists);
     char workers[32], lr[32], optim[SW_OPTIM_SPEC_LEN], *end;
-    int rc = list_entry(sc->workers, pick[0], workers, sizeof workers, "workers", err);
+    int rc = list_entry(lists[LIST_WORKERS], pick[LIST_WORKERS], workers, sizeof workers,
+                        "workers", err);
     if (!rc)
-        rc = list_entry(sc->cluster, pick[1], d->cluster, sizeof d->cluster, "clusters", err);
+        rc = list_entry(lists[LIST_CLUSTER], pick[LIST_CLUSTER], d->cluster, sizeof d->cluster,
+                        "clusters", err);
     if (!rc)
-        rc = list_entry(sc->lrs, pick[2], lr, sizeof lr, "learning rates", err);
+        rc = list_entry(lists[LIST_LR], pick[LIST_LR], lr, sizeof lr, "learning rates", err);
     if (!rc)
-        rc = list_entry(sc->optimizers, pick[3], optim, sizeof optim, "optimizers", err);
+        rc = list_entry(lists[LIST_OPTIM], pick[LIST_OPTIM], optim, sizeof optim, "optimizers",
+                        err);
+    if (!rc)
+        rc = list_entry(lists[LIST_MODEL], pick[LIST_MODEL], d->model, sizeof d->model, "models",
+                        err);
     if (rc)
         return rc;
     unsigned long w = strtoul(workers, &end, 10);
@@ -256,8 +276,6 @@ static int read_entries(const sw_rl_scenario *sc, const uint64_t *pick, sw_rl_dr
         return sw_fail(err, SW_EINVAL, "learning rate '%s': expected a number in (0, 100]", lr);
     return sw_optim_parse(&d->optim, optim, err);
 }
-
-enum { LIST_WORKERS, LIST_CLUSTER, LIST_LR, LIST_OPTIM, LIST_MODEL, LISTS };
 
 /* The label of a draw: the entries of the lists that offered a choice. */
 static void label(const char *const lists[LISTS], const uint64_t pick[LISTS], sw_rl_draw *d)
@@ -281,8 +299,8 @@ static int draw(const sw_rl_scenario *sc, sw_rng *r, uint64_t seed, uint64_t ins
                 sw_rl_draw *d, char *err)
 {
     memset(d, 0, sizeof *d);
-    const char *const lists[LISTS] = {sc->workers, sc->cluster, sc->lrs, sc->optimizers,
-                                      sc->models};
+    const char *lists[LISTS];
+    lists_of(sc, lists);
     uint64_t pick[LISTS];
     pick[LIST_MODEL] = sw_rng_below(r, list_count(sc->models));
     sw_rng other;
@@ -291,24 +309,25 @@ static int draw(const sw_rl_scenario *sc, sw_rng *r, uint64_t seed, uint64_t ins
         uint32_t n = list_count(lists[k]);
         pick[k] = n > 1 ? sw_rng_below(&other, n) : 0;
     }
-    int rc = list_entry(sc->models, pick[LIST_MODEL], d->model, sizeof d->model, "models", err);
-    if (!rc && !(rc = read_entries(sc, pick, d, err)))
+    int rc = read_entries(sc, pick, d, err);
+    if (!rc)
         label(lists, pick, d);
     return rc;
 }
 
 int sw_rl_scenario_check(const sw_rl_scenario *sc, char *err)
 {
-    const char *lists[4] = {sc->workers, sc->cluster, sc->lrs, sc->optimizers};
-    uint32_t most = 0, n[4];
-    for (int k = 0; k < 4; k++) {
+    const char *lists[LISTS];
+    lists_of(sc, lists);
+    uint32_t most = 0, n[LISTS];
+    for (int k = 0; k < LISTS; k++) {
         n[k] = list_count(lists[k]);
         most = n[k] > most ? n[k] : most;
     }
     int rc = 0;
     for (uint32_t i = 0; i < most && !rc; i++) { /* every entry of every list at least once */
-        uint64_t pick[4];
-        for (int k = 0; k < 4; k++)
+        uint64_t pick[LISTS];
+        for (int k = 0; k < LISTS; k++)
             pick[k] = i < n[k] ? i : 0;
         sw_rl_draw d;
         sw_cluster *c = NULL;
@@ -316,9 +335,6 @@ int sw_rl_scenario_check(const sw_rl_scenario *sc, char *err)
             !(rc = sw_cluster_new(&c, d.cluster, d.workers, 1, err)))
             sw_cluster_free(c);
     }
-    char model[SW_MODEL_SPEC_LEN];
-    for (uint32_t i = 0; i < list_count(sc->models) && !rc; i++)
-        rc = list_entry(sc->models, i, model, sizeof model, "models", err);
     return rc;
 }
 
