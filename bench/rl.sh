@@ -23,7 +23,7 @@ if [ "${1:-}" = train-family ]; then
   export OPENBLAS_NUM_THREADS=1
   echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-unset}"
   start=$SECONDS
-  "$build/syncwise" rl train --seed 1 --out "$out" "${family[@]}"
+  "$build/syncwise" rl train --seed 1 --grad-clip 10 --out "$out" "${family[@]}"
   echo "(rl train wall time $((SECONDS - start)) s)"
   exit 0
 fi

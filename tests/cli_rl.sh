@@ -56,6 +56,17 @@ expect_status 1 "a truncated policy" -- "$SW" sim --policy "rlp:file=$TMP/short.
   --max-pushes 10
 expect_output "not a syncwise RL policy" "a truncated file is not a policy"
 
+# A Q-network that diverges stops the training with why, and never lands in the policy file;
+# clipping the learning step's gradient keeps the same settings finite.
+cp "$TMP/p.swrl" "$TMP/div.swrl"
+expect_status 1 "a diverging Q-network" -- "$SW" rl train "${inst[@]}" --pre-instances 0 \
+  --episodes 30 --save-every 1 --rl-lr 9 --out "$TMP/div.swrl"
+expect_output "the Q-network diverged" "says the network diverged"
+expect_output "try --grad-clip" "says what to try"
+expect_status 0 "the file it kept loads" -- "$SW" sim --policy "rlp:file=$TMP/div.swrl" \
+  --no-model --max-pushes 10
+expect_status 0 "--grad-clip keeps it finite" -- "$SW" rl train "${inst[@]}" --pre-instances 0 \
+  --episodes 30 --rl-lr 9 --grad-clip 1 --out "$TMP/clipped.swrl"
 expect_status 2 "bad gamma" -- "$SW" rl train --gamma 2
 expect_output "--gamma" "the bad option is named"
 expect_status 2 "no subcommand" -- "$SW" rl

@@ -43,6 +43,8 @@ typedef struct sw_rl_hparams {
     float gamma;                  /* 0.8 */
     float epsilon;                /* 0.1 */
     float lr;                     /* 0.01 */
+    float grad_clip;              /* 0: none (the paper); else a learning step's gradient is
+                                   * scaled down to this norm (training only: not in files) */
     char qnet[SW_MODEL_SPEC_LEN]; /* "mlp:u=64/32,act=leaky" */
 } sw_rl_hparams;
 

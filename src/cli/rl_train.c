@@ -1,6 +1,7 @@
 /* `syncwise rl train`: pre-training on copies of the classic policies, then double DQN over
  * random instances (the RLP paper's Algorithm 2), saving the policy as it goes. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@ typedef struct plan {
     const char *out, *pre_policies;
     long pre_instances, episodes, save_every;
     char note[256];
+    char saved[64]; /* what the policy file holds: "pre-training", "episode 25", or "" */
 } plan;
 
 #define AT(field) offsetof(plan, field)
@@ -45,6 +47,9 @@ static const sw_opt own[] = {
     {SW_OPT_ROW(SW_OPT_F32, "rl-lr", 0, AT(hp.lr), 1e-9, 9.99, "X",
                 "learning rate of the Q-network")},
     {SW_OPT_ROW(SW_OPT_TEXT, "qnet", 0, AT(hp.qnet), 0, SW_MODEL_SPEC_LEN, "SPEC", "Q-network")},
+    {SW_OPT_ROW(SW_OPT_F32, "grad-clip", 0, AT(hp.grad_clip), 0, 1e9, "N",
+                "scale a learning step's gradient down to this norm\n"
+                "(0: never, as the paper)")},
     SW_OPT_END_ROW,
 };
 #undef AT
@@ -79,7 +84,22 @@ static int parse(int argc, char **argv, plan *p)
     return 0;
 }
 
-static int save(const plan *p, const sw_rl_agent *a)
+/* A learning loss that is no longer finite means the Q-network diverged: training stops, and
+ * the policy file keeps what it held (a diverged network is never saved). */
+static int diverged(const plan *p, const char *when, double loss)
+{
+    if (isfinite(loss))
+        return 0;
+    char kept[128] = "was not written";
+    if (p->saved[0])
+        snprintf(kept, sizeof kept, "keeps the policy of %s", p->saved);
+    return sw_cli_error(CMD,
+                        "the Q-network diverged (its learning loss is %g) in %s; %s %s; try "
+                        "--grad-clip 10 or a smaller --rl-lr",
+                        loss, when, p->out, kept);
+}
+
+static int save(plan *p, const sw_rl_agent *a, const char *what)
 {
     sw_rl_policy pol = {.hp = *sw_rl_agent_hparams(a),
                         .weights = (float *)sw_rl_agent_weights(a),
@@ -88,6 +108,7 @@ static int save(const plan *p, const sw_rl_agent *a)
     char err[SW_ERR_LEN];
     if (sw_rl_policy_save(p->out, &pol, err))
         return sw_cli_error(CMD, "%s", err);
+    snprintf(p->saved, sizeof p->saved, "%s", what);
     return 0;
 }
 
@@ -136,6 +157,9 @@ static int pretrain(const plan *p, sw_rl_agent *a)
                 rc = sw_cli_error(CMD, "pre-training %s on instance %ld: %s", names[k], i, err);
                 break;
             }
+            snprintf(detail, sizeof detail, "pre-training run %ld", done + 1);
+            if ((rc = diverged(p, detail, run.td_loss)))
+                break;
             loss = done ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
             snprintf(detail, sizeof detail, "%s on %s: %.0f s to target, regression loss %.3g",
                      names[k], run.regime[0] ? run.regime : run.model, run.time, loss);
@@ -145,7 +169,7 @@ static int pretrain(const plan *p, sw_rl_agent *a)
     return rc;
 }
 
-static int train_episodes(const plan *p, sw_rl_agent *a)
+static int train_episodes(plan *p, sw_rl_agent *a)
 {
     double t0 = sw_clock_now_s(), avg = 0, loss = 0;
     char err[SW_ERR_LEN], detail[512];
@@ -154,13 +178,16 @@ static int train_episodes(const plan *p, sw_rl_agent *a)
         if (sw_rl_run_instance(&p->rl.sc, p->rl.seed, FIRST_TRAIN_INSTANCE + (uint64_t)e, 0,
                                "actions", SW_RL_LEARN, a, p->hp.epsilon, &run, err))
             return sw_cli_error(CMD, "episode %ld: %s", e + 1, err);
+        snprintf(detail, sizeof detail, "episode %ld", e + 1);
+        if (diverged(p, detail, run.td_loss))
+            return 1;
         avg = e ? 0.95 * avg + 0.05 * run.time : run.time;
         loss = e ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
         snprintf(detail, sizeof detail, "%s: %.0f s%s (average %.0f s), TD loss %.3g",
                  run.regime[0] ? run.regime : run.model, run.time,
                  run.reached ? "" : " (target not reached)", avg, loss);
         progress(p, "episode", e + 1, p->episodes, 0, t0, detail);
-        if (((e + 1) % p->save_every == 0 || e + 1 == p->episodes) && save(p, a))
+        if (((e + 1) % p->save_every == 0 || e + 1 == p->episodes) && save(p, a, detail))
             return 1;
     }
     return 0;
@@ -186,7 +213,7 @@ int sw_cli_rl_train(int argc, char **argv)
     if (sw_rl_agent_new(&a, &p.hp, NULL, 0, p.rl.seed, err))
         rc = sw_cli_error(CMD, "%s", err);
     if (!rc && p.pre_instances > 0 && !(rc = pretrain(&p, a)))
-        rc = save(&p, a);
+        rc = save(&p, a, "pre-training");
     double pre_s = sw_clock_now_s() - t0;
     if (!rc)
         rc = train_episodes(&p, a);

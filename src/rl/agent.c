@@ -52,11 +52,11 @@ int sw_rl_check_hparams(const sw_rl_hparams *hp, char *err)
                        "positive (replay <= 2^24, mini-batch <= 4096)",
                        hp->replay, hp->minibatch, hp->copy_every);
     if (!(hp->gamma >= 0 && hp->gamma <= 1) || !(hp->epsilon >= 0 && hp->epsilon <= 1) ||
-        !(hp->lr > 0 && hp->lr < 10))
+        !(hp->lr > 0 && hp->lr < 10) || !(hp->grad_clip >= 0 && isfinite(hp->grad_clip)))
         return sw_fail(err, SW_EINVAL,
                        "gamma %g and epsilon %g must be in [0, 1], lr %g in "
-                       "(0, 10)",
-                       hp->gamma, hp->epsilon, hp->lr);
+                       "(0, 10), the gradient clip %g finite and not negative",
+                       hp->gamma, hp->epsilon, hp->lr, hp->grad_clip);
     if (memchr(hp->qnet, '\0', sizeof hp->qnet) == NULL || hp->qnet[0] == '\0')
         return sw_fail(err, SW_EINVAL, "missing Q-network spec");
     return 0;
@@ -204,7 +204,13 @@ static double fit(sw_rl_agent *a, const int *actions, const float *targets, size
         a->y[r * SW_RL_ACTIONS + (size_t)actions[r]] = targets[r];
     sw_batch b = {.x = a->x, .target = a->y, .n = n};
     double loss = sw_model_grad(a->net, a->theta, &b, a->grad);
-    sw_sgd_step(a->theta, a->grad, a->n_params, a->hp.lr, 0);
+    float lr = a->hp.lr;
+    if (a->hp.grad_clip > 0) { /* one outlying target cannot throw the network far */
+        double norm = sqrt(sw_sq_norm(a->grad, a->n_params));
+        if (norm > a->hp.grad_clip)
+            lr = (float)(lr * (a->hp.grad_clip / norm));
+    }
+    sw_sgd_step(a->theta, a->grad, a->n_params, lr, 0);
     return loss;
 }
 
