@@ -28,8 +28,8 @@ typedef struct zsock {
     sw_sock base;
     void *sock;
     void *handshakes; /* a dialer's monitor of its handshakes, or NULL */
-    unsigned closed;  /* handshakes the listener closed since the last that succeeded */
-    bool listener, curve;
+    unsigned closed;  /* handshakes the listener closed in a row */
+    bool listener, curve, in; /* in: a handshake succeeded, the monitor can go */
 } zsock;
 
 int sw_net_zmq_new(sw_net **out, char *err)
@@ -78,13 +78,21 @@ static zsock *new_sock(znet *n, int type, double linger_s, size_t max_frame, cha
     return z;
 }
 
+/* Stops watching the handshakes: once one succeeded, the listener is the right one, and every
+ * wait would otherwise poll the monitor too (for the whole run, on each of a server's shards). */
+static void unwatch(zsock *z)
+{
+    if (!z->handshakes)
+        return;
+    zmq_socket_monitor(z->sock, NULL, 0);
+    zmq_close(z->handshakes);
+    z->handshakes = NULL;
+}
+
 static void close_sock(sw_sock *s)
 {
     zsock *z = (zsock *)s;
-    if (z->handshakes) {
-        zmq_socket_monitor(z->sock, NULL, 0);
-        zmq_close(z->handshakes);
-    }
+    unwatch(z);
     zmq_close(z->sock);
     free(z);
 }
@@ -170,7 +178,7 @@ static int handshake_event(zsock *z, uint16_t event, uint32_t value, char *err)
 {
     const char *ep = z->base.endpoint;
     if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
-        z->closed = 0;
+        z->in = true;
     if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) /* ZAP said no: value is its status */
         return sw_fail(err, SW_EAUTH,
                        "%s refused this key (CURVE, status %u): is its public key in the "
@@ -381,6 +389,8 @@ static int wait_zmq(sw_net *net, sw_sock **socks, size_t k, double until, bool *
         zsock *z = (zsock *)socks[i];
         if (z->handshakes && (items[at++].revents & ZMQ_POLLIN))
             rc = handshake_news(z, err);
+        if (z->in)
+            unwatch(z);
     }
     if (got > 0 && n->zap && (items[zap].revents & ZMQ_POLLIN))
         sw__zap_handle(n->zap);
