@@ -27,7 +27,8 @@ static const sw_opt own[] = {
                 "runs of each instance with other seeds")},
     {SW_OPT_ROW(SW_OPT_LONG, "jobs", 'j', AT(jobs), 0, 256, "N",
                 "runs at once (0: one per core)")},
-    {SW_OPT_ROW(SW_OPT_STR, "csv", 0, AT(csv_path), 0, 0, "FILE", "one row per run")},
+    {SW_OPT_ROW(SW_OPT_STR, "csv", 0, AT(csv_path), 0, 0, "FILE",
+                "one row per run, written as the runs end")},
     {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(rl.quiet), 0, 0, NULL, "no progress lines")},
     SW_OPT_END_ROW,
 };
@@ -81,6 +82,28 @@ static void progress(sw_rl_eval *p)
             p->done, p->total, spent, spent / (double)p->done * (double)(p->total - p->done));
 }
 
+/* Run `at`'s row, in instance, seed, policy order. */
+static void write_row(sw_rl_eval *p, long at)
+{
+    const sw_rl_run *run = &p->runs[at];
+    fprintf(p->csv, "%ld,%ld,\"%s\",\"%s\",%.6g,%d,%.6g,%llu,%.6g,%.6g,%llu,\"%s\"\n",
+            at / (p->seeds * p->n), at / p->n % p->seeds, p->specs[at % p->n], run->model,
+            run->time, run->reached, run->steps_per_worker, (unsigned long long)run->applies,
+            run->idle_share, run->decide_share, (unsigned long long)run->iterations,
+            run->regime);
+}
+
+/* The rows of every run done with all those before it (so that a stopped evaluation keeps
+ * what it measured, in order whatever the threads' pace). Under the lock. */
+static void write_rows(sw_rl_eval *p)
+{
+    if (!p->csv)
+        return;
+    while (p->written < p->total && p->finished[p->written])
+        write_row(p, p->written++);
+    fflush(p->csv);
+}
+
 /* A thread: takes the next run until none are left or one failed. */
 static void *worker(void *arg)
 {
@@ -102,7 +125,9 @@ static void *worker(void *arg)
             p->rc = rc;
             snprintf(p->err, sizeof p->err, "%s on instance %ld: %s", p->specs[k], instance, err);
         }
+        p->finished[at] = !rc;
         p->done++;
+        write_rows(p);
         progress(p);
         pthread_mutex_unlock(&p->lock);
     }
@@ -111,7 +136,8 @@ static void *worker(void *arg)
 static int run_all(sw_rl_eval *p)
 {
     p->total = p->instances * p->seeds * p->n;
-    if (!(p->runs = calloc((size_t)p->total, sizeof *p->runs)))
+    if (!(p->runs = calloc((size_t)p->total, sizeof *p->runs)) ||
+        !(p->finished = calloc((size_t)p->total, sizeof *p->finished)))
         return sw_cli_error(CMD, "out of memory");
     long n = p->jobs > 0 ? p->jobs : sysconf(_SC_NPROCESSORS_ONLN);
     n = n < 1 ? 1 : n > 256 ? 256 : n;
@@ -131,27 +157,6 @@ static int run_all(sw_rl_eval *p)
     return p->rc ? sw_cli_error(CMD, "%s", p->err) : 0;
 }
 
-/* One row per run, in instance, seed, policy order. */
-static int write_csv(const sw_rl_eval *p)
-{
-    FILE *f = fopen(p->csv_path, "w");
-    if (!f)
-        return sw_cli_error(CMD, "%s: cannot create", p->csv_path);
-    fprintf(f, "instance,seed,policy,model,time,reached,steps_per_worker,applies,idle_share,"
-               "decide_share,pushes,regime\n");
-    for (long i = 0; i < p->instances; i++)
-        for (long r = 0; r < p->seeds; r++)
-            for (int k = 0; k < p->n; k++) {
-                const sw_rl_run *run = sw_rl_eval_run(p, i, r, k);
-                fprintf(f, "%ld,%ld,\"%s\",\"%s\",%.6g,%d,%.6g,%llu,%.6g,%.6g,%llu,\"%s\"\n", i, r,
-                        p->specs[k], run->model, run->time, run->reached,
-                        run->steps_per_worker, (unsigned long long)run->applies,
-                        run->idle_share, run->decide_share,
-                        (unsigned long long)run->iterations, run->regime);
-            }
-    return fclose(f) == 0 ? 0 : sw_cli_error(CMD, "%s: write error", p->csv_path);
-}
-
 int sw_cli_rl_eval(int argc, char **argv)
 {
     sw_rl_eval p = {.policy_file = sw_rl_default_policy_path(),
@@ -163,12 +168,17 @@ int sw_cli_rl_eval(int argc, char **argv)
     int rc = sw_cli_parse(&command, argc, argv, &p, NULL);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if (!(rc = make_policies(&p)) && !(rc = sw_cli_rl_load(&p.rl, CMD)) && !(rc = run_all(&p))) {
+    if (!(rc = make_policies(&p)) && p.csv_path && !(p.csv = fopen(p.csv_path, "w")))
+        rc = sw_cli_error(CMD, "%s: cannot create", p.csv_path);
+    if (p.csv)
+        fprintf(p.csv, "instance,seed,policy,model,time,reached,steps_per_worker,applies,"
+                       "idle_share,decide_share,pushes,regime\n");
+    if (!rc && !(rc = sw_cli_rl_load(&p.rl, CMD)) && !(rc = run_all(&p)))
         sw_rl_eval_report(&p);
-        if (p.csv_path)
-            rc = write_csv(&p);
-    }
+    if (p.csv && (ferror(p.csv) | fclose(p.csv)) && !rc)
+        rc = sw_cli_error(CMD, "%s: write error", p.csv_path);
     free(p.runs);
+    free(p.finished);
     sw_data_free(&p.rl.data);
     return rc;
 }

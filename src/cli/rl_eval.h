@@ -4,6 +4,7 @@
 #define SW_CLI_RL_EVAL_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "rl_opts.h"
@@ -17,9 +18,12 @@ typedef struct sw_rl_eval {
     char specs[SW_RL_EVAL_MAX_POLICIES][300]; /* [0]: the learned policy */
     int n;
     sw_rl_run *runs; /* [(instance * seeds + seed) * n + policy] */
-    /* While the runs go on: the next run to take, how many are done, the first error. */
+    bool *finished;  /* by the same index */
+    FILE *csv;       /* rows written as soon as every run before them is done */
+    /* While the runs go on: the next run to take, how many are done and written, the first
+     * error. */
     pthread_mutex_t lock;
-    long next, done, total;
+    long next, done, written, total;
     double t0;
     int rc;
     char err[512];
