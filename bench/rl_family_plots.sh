@@ -40,7 +40,7 @@ set terminal pngcairo size 900,500
 set output "$out/speedup.png"
 set title "learned policy on each test instance of the family (sorted)"
 set xlabel "instance (sorted by speedup over its best classic policy)"
-set ylabel "speedup of rlp (T_baseline / T_rlp)"
+set ylabel "speedup of rlp (T of the baseline / T of rlp)"
 set key top left
 set grid ytics
 plot "$tmp/speedup.dat" using 0:(\$3 == 0.5 ? \$1 : 1/0) with points pt 7 ps 0.6 title "over the instance's best classic, momentum 0.5", \
@@ -55,5 +55,8 @@ for mu in 0.5 0.9; do
     --policies "rlp:file=$policy;bsp;asp;ssp:s=3" --data fashion-mnist:val=1000 \
     --batch-mode sample --momentum "$mu" --lr 0.005 --target-acc 0.8 --max-time 40000 > /dev/null
   "$build/syncwise" report -q -o "$out/momentum-$mu" "$tmp/logs-$mu"/*.jsonl
+  # Keep what the write-up shows: the report and its accuracy, timeline and staleness plots.
+  find "$out/momentum-$mu" -type f ! -name '*.png' ! -name report.md -delete
+  rm -f "$out/momentum-$mu/loss.png" "$out/momentum-$mu/k.png"
 done
 echo "wrote $out"
