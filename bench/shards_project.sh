@@ -14,8 +14,8 @@
 set -euo pipefail
 build=${1:-build}
 sw="$build/syncwise"
-DECIDE=${DECIDE:-7.09e-5}
-FANOUT=${FANOUT:-2.8e-5}
+DECIDE=${DECIDE:-5.3e-5}
+FANOUT=${FANOUT:-1.5e-5}
 SHARD_BW=${SHARD_BW:-9.3e8}
 BW=${BW:-1.25e9}
 LAT=${LAT:-5e-5}
