@@ -137,7 +137,8 @@ static int policy_index(const sw_rl_eval *p, const char *spec)
 /* One row per part: its instances, its best single baseline, the learned policy's speedups over
  * the family's best single baseline, the part's own and each instance's best; ASP's and BSP's
  * pushes to the target (the RLP paper's Table 1) when both ran. */
-static void print_part(const sw_rl_eval *p, const part *q, int family_best, double *lowest)
+static void print_part(const sw_rl_eval *p, const part *q, int width, int family_best,
+                       double *lowest)
 {
     int own = best_single(p, q, NULL), asp = policy_index(p, "asp"), bsp = policy_index(p, "bsp");
     double fm, fh, om, oh, em, eh;
@@ -145,7 +146,7 @@ static void print_part(const sw_rl_eval *p, const part *q, int family_best, doub
     speedup(p, q, own, &om, &oh);
     speedup(p, q, -1, &em, &eh);
     *lowest = fmin(*lowest, fm);
-    printf("%-40s %5ld  %-10s %5.2fx+-%.2f %5.2fx+-%.2f %5.2fx+-%.2f", q->token, q->n,
+    printf("%-*s %5ld  %-10s %5.2fx+-%.2f %5.2fx+-%.2f %5.2fx+-%.2f", width, q->token, q->n,
            p->specs[own], fm, fh, om, oh, em, eh);
     if (asp > 0 && bsp > 0) {
         double a = mean_pushes(p, q, asp), b = mean_pushes(p, q, bsp);
@@ -198,10 +199,13 @@ static void print_parts(const sw_rl_eval *p, const part *all)
            "baseline %s, over the part's best single baseline and over each instance's best;\n"
            "pushes to the target of asp and bsp and their ratio, the RLP paper's Table 1)\n",
            p->specs[0], p->specs[family_best]);
-    printf("%-40s %5s  %-10s %11s %11s %11s  %7s %7s %5s\n", "part", "inst", "best", "family",
+    int width = 8; /* the part column fits its longest name */
+    for (size_t t = 0; t < n; t++)
+        width = strlen(words[t]) > (size_t)width ? (int)strlen(words[t]) : width;
+    printf("%-*s %5s  %-10s %11s %11s %11s  %7s %7s %5s\n", width, "part", "inst", "best", "family",
            "part", "instance", "asp", "bsp", "ratio");
     double lowest = INFINITY;
-    print_part(p, all, family_best, &lowest);
+    print_part(p, all, width, family_best, &lowest);
     part q = {.at = malloc((size_t)p->instances * sizeof *q.at)};
     for (size_t t = 0; q.at && t < n; t++) {
         q.token = words[t];
@@ -209,7 +213,7 @@ static void print_parts(const sw_rl_eval *p, const part *all)
         for (long i = 0; i < p->instances; i++)
             if (holds(sw_rl_eval_run(p, i, 0, 0)->regime, words[t]))
                 q.at[q.n++] = i;
-        print_part(p, &q, family_best, &lowest);
+        print_part(p, &q, width, family_best, &lowest);
     }
     free(q.at);
     if (n)
