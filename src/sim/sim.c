@@ -277,9 +277,9 @@ static void on_membership(sim *s, const sw__sim_event *ev)
 
 static void on_arrive(sim *s, const sw__sim_event *ev)
 {
-    sim_worker *k = &s->w[ev->worker];
-    if (ev->epoch != k->epoch || !k->live)
+    if (sw__sim_outlived(s, ev))
         return; /* the worker left while computing */
+    sim_worker *k = &s->w[ev->worker];
     sw_engine_result res;
     int rc = s->task && sw_task_is_sparse(s->task)
                  ? sw_engine_push_sparse(s->engine, ev->worker, k->grad.idx, k->grad.val,

@@ -3,6 +3,8 @@
 #ifndef SW_SIM_INTERNAL_H
 #define SW_SIM_INTERNAL_H
 
+#include <stdbool.h>
+
 #include "heap.h"
 #include "servers.h"
 #include "syncwise/check.h"
@@ -60,6 +62,14 @@ int sw__sim_fail(sim *s, int rc, const char *fmt, ...)
 /* The engine's event sink: statistics into s->r->stats, a JSONL line when a log is open, and
  * the promise checker. */
 void sw__sim_sink(void *ctx, const sw_event *ev);
+
+/* Whether a worker's event is of a life it has left (it crashed or left since, and its push in
+ * flight went with it). */
+static inline bool sw__sim_outlived(const sim *s, const sw__sim_event *ev)
+{
+    const sim_worker *k = &s->w[ev->worker];
+    return ev->epoch != k->epoch || !k->live;
+}
 
 /* Puts an event in the heap (a full heap that cannot grow fails the run). */
 void sw__sim_enqueue(sim *s, sw__sim_event ev);

@@ -72,19 +72,17 @@ double sw__sim_transfer_end(sim *s, const sim_worker *k, double t, sw__sim_dir d
 
 void sw__sim_on_send(sim *s, const sw__sim_event *ev)
 {
-    const sim_worker *k = &s->w[ev->worker];
-    if (ev->epoch != k->epoch || !k->live)
+    if (sw__sim_outlived(s, ev))
         return;
     sw__sim_event next = *ev;
     next.kind = EV_FACTS;
-    next.t = sw__sim_transfer_end(s, k, ev->t, SW_SIM_PUSH) + s->lat;
+    next.t = sw__sim_transfer_end(s, &s->w[ev->worker], ev->t, SW_SIM_PUSH) + s->lat;
     sw__sim_enqueue(s, next);
 }
 
 void sw__sim_on_facts(sim *s, const sw__sim_event *ev)
 {
-    const sim_worker *k = &s->w[ev->worker];
-    if (ev->epoch != k->epoch || !k->live)
+    if (sw__sim_outlived(s, ev))
         return;
     sw__sim_event next = *ev;
     next.kind = EV_ARRIVE;
