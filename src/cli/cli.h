@@ -68,6 +68,11 @@ volatile sig_atomic_t *sw_cli_catch_signals(void);
 /* Applies a --threads value to OpenBLAS (0 leaves its own choice). */
 void sw_cli_set_threads(long threads);
 
+/* Runs worker(arg) on `jobs` threads at once (0: one per core; at most 256), or on the caller's
+ * when no thread starts, and returns when every one has: each takes its next run itself, under
+ * the caller's lock, until none is left. */
+void sw_cli_run_jobs(long jobs, void *(*worker)(void *), void *arg);
+
 /* Lists data sources and model architectures, for --help texts. */
 void sw_cli_print_data_help(void);
 void sw_cli_print_model_help(void);

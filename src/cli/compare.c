@@ -314,19 +314,9 @@ static int run_all(plan *p, char *err)
         p->runs[i].policy = (int)(i % (size_t)p->n_policies);
         p->runs[i].seed = 1 + i / (size_t)p->n_policies;
     }
-    long n = p->jobs > 0 ? p->jobs : sysconf(_SC_NPROCESSORS_ONLN);
-    n = n < 1 ? 1 : n > 64 ? 64 : n;
-    pthread_t th[64];
     p->t0 = sw_clock_now_s();
     pthread_mutex_init(&p->lock, NULL);
-    long started = 0;
-    for (; started < n; started++)
-        if (pthread_create(&th[started], NULL, worker, p))
-            break;
-    if (started == 0)
-        worker(p);
-    for (long i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
+    sw_cli_run_jobs(p->jobs, worker, p);
     pthread_mutex_destroy(&p->lock);
     if (!p->sc.quiet && isatty(STDERR_FILENO))
         fprintf(stderr, "\r\033[K");

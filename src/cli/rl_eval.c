@@ -139,18 +139,9 @@ static int run_all(sw_rl_eval *p)
     if (!(p->runs = calloc((size_t)p->total, sizeof *p->runs)) ||
         !(p->finished = calloc((size_t)p->total, sizeof *p->finished)))
         return sw_cli_error(CMD, "out of memory");
-    long n = p->jobs > 0 ? p->jobs : sysconf(_SC_NPROCESSORS_ONLN);
-    n = n < 1 ? 1 : n > 256 ? 256 : n;
-    pthread_t th[256];
     p->t0 = sw_clock_now_s();
     pthread_mutex_init(&p->lock, NULL);
-    long started = 0;
-    while (started < n && pthread_create(&th[started], NULL, worker, p) == 0)
-        started++;
-    if (started == 0)
-        worker(p);
-    for (long i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
+    sw_cli_run_jobs(p->jobs, worker, p);
     pthread_mutex_destroy(&p->lock);
     if (!p->rl.quiet && isatty(STDERR_FILENO))
         fputc('\n', stderr);

@@ -3,6 +3,7 @@
 #include <cblas.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -78,6 +79,21 @@ void sw_cli_set_threads(long threads)
 {
     if (threads > 0)
         openblas_set_num_threads((int)threads);
+}
+
+void sw_cli_run_jobs(long jobs, void *(*worker)(void *), void *arg)
+{
+    enum { MAX_JOBS = 256 };
+    long n = jobs > 0 ? jobs : sysconf(_SC_NPROCESSORS_ONLN);
+    n = n < 1 ? 1 : n > MAX_JOBS ? MAX_JOBS : n;
+    pthread_t th[MAX_JOBS];
+    long started = 0;
+    while (started < n && pthread_create(&th[started], NULL, worker, arg) == 0)
+        started++;
+    if (started == 0)
+        worker(arg);
+    for (long i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
 }
 
 /* "  name            help", the help wrapped at 100 columns under itself. */
