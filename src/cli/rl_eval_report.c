@@ -120,8 +120,9 @@ static void print_speedups(const sw_rl_eval *p, const part *all)
         snprintf(label, sizeof label, "best SSP (%s)", p->specs[ssp]);
         print_speedup(p, all, ssp, label);
     }
-    snprintf(label, sizeof label, "best single (%s)", p->specs[best_single(p, all, NULL)]);
-    print_speedup(p, all, best_single(p, all, NULL), label);
+    int single = best_single(p, all, NULL);
+    snprintf(label, sizeof label, "best single (%s)", p->specs[single]);
+    print_speedup(p, all, single, label);
     print_speedup(p, all, -1, "best of each instance");
 }
 
