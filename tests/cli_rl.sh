@@ -89,6 +89,11 @@ for part in "workers=3" "workers=4" "lr=0.05" "lr=0.1" "optimizer=sgd " \
 done
 expect_output "speedup over best of each instance" "eval compares with each instance's best"
 expect_output "speedup over best single" "eval compares with the best single baseline"
+# Each instance's best is at least as fast as any single policy on it, so the headroom is >= 1.
+checks=$((checks + 1))
+awk '/^each instance.s best over the best single/ { found = 1; ok = ($8 + 0 >= 1) }
+     END { exit !(found && ok) }' <<< "$OUT" ||
+  { echo "FAIL: no headroom line of at least 1.00x"; failures=$((failures + 1)); }
 expect_status 0 "rl eval on a family, two jobs" -- "$SW" rl eval "${fam[@]}" \
   --policy "$TMP/p.swrl" --instances 6 --seeds 1 --baselines bsp,asp --jobs 2 \
   --csv "$TMP/two.csv"
