@@ -1,0 +1,187 @@
+/* bench_net's baselines (net_baselines.h): raw TCP and ZeroMQ alone. */
+#define _POSIX_C_SOURCE 200809L
+#include "net_baselines.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "syncwise/clock.h"
+
+/* Raw TCP on loopback: 4n bytes one way, 4n back, as a ping-pong. */
+typedef struct tcp_echo {
+    int fd;
+    size_t bytes;
+    int rounds;
+} tcp_echo;
+
+static void xfer(int fd, char *buf, size_t len, int sending)
+{
+    for (size_t done = 0; done < len;) {
+        ssize_t k = sending ? write(fd, buf + done, len - done) : read(fd, buf + done, len - done);
+        if (k <= 0)
+            exit(1);
+        done += (size_t)k;
+    }
+}
+
+static void *echo_server(void *arg)
+{
+    tcp_echo *e = arg;
+    int c = accept(e->fd, NULL, NULL);
+    char *buf = malloc(e->bytes);
+    for (int i = 0; i < e->rounds; i++) {
+        xfer(c, buf, e->bytes, 0);
+        xfer(c, buf, e->bytes, 1);
+    }
+    free(buf);
+    close(c);
+    return NULL;
+}
+
+double raw_tcp_mbps(size_t bytes, int rounds)
+{
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    bind(l, (struct sockaddr *)&a, sizeof a);
+    listen(l, 1);
+    getsockname(l, (struct sockaddr *)&a, &al);
+    tcp_echo e = {.fd = l, .bytes = bytes, .rounds = rounds};
+    pthread_t th;
+    pthread_create(&th, NULL, echo_server, &e);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    connect(c, (struct sockaddr *)&a, sizeof a);
+    char *buf = calloc(1, bytes);
+    double t0 = sw_clock_now_s();
+    for (int i = 0; i < rounds; i++) {
+        xfer(c, buf, bytes, 1);
+        xfer(c, buf, bytes, 0);
+    }
+    double dt = sw_clock_now_s() - t0;
+    pthread_join(th, NULL);
+    close(c);
+    close(l);
+    free(buf);
+    return 2.0 * (double)bytes * rounds / dt / 1e6;
+}
+
+/* ZeroMQ alone: a ROUTER thread sends each message straight back (no copy, no checks), the
+ * client sends from one buffer without a copy: what the library itself costs. */
+
+/* The echo's ROUTER, bound to a free loopback port that e->ep then names. */
+static void *echo_socket(zmq_echo *e)
+{
+    void *s = zmq_socket(e->ctx, ZMQ_ROUTER);
+    zmq_bind(s, "tcp://127.0.0.1:*");
+    size_t len = sizeof e->ep;
+    zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, e->ep, &len);
+    __atomic_store_n(&e->bound, 1, __ATOMIC_RELEASE);
+    return s;
+}
+
+void await_bound(const zmq_echo *e)
+{
+    while (!__atomic_load_n(&e->bound, __ATOMIC_ACQUIRE))
+        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+}
+
+static void *zmq_echo_server(void *arg)
+{
+    zmq_echo *e = arg;
+    void *s = echo_socket(e);
+    for (int i = 0; i < e->rounds; i++) {
+        zmq_msg_t id, m;
+        zmq_msg_init(&id);
+        zmq_msg_init(&m);
+        zmq_msg_recv(&id, s, 0);
+        zmq_msg_recv(&m, s, 0);
+        zmq_msg_send(&id, s, ZMQ_SNDMORE);
+        zmq_msg_send(&m, s, 0);
+    }
+    zmq_close(s);
+    return NULL;
+}
+
+/* Sends `bytes` from buf without a copy and waits for the echo. */
+static void echo_round(void *sock, char *buf, size_t bytes)
+{
+    zmq_msg_t m;
+    zmq_msg_init_data(&m, buf, bytes, NULL, NULL);
+    zmq_msg_send(&m, sock, 0);
+    zmq_msg_init(&m);
+    zmq_msg_recv(&m, sock, 0);
+    zmq_msg_close(&m);
+}
+
+double zmq_echo_mbps(size_t bytes, int rounds)
+{
+    zmq_echo e = {.ctx = zmq_ctx_new(), .rounds = rounds};
+    pthread_t th;
+    pthread_create(&th, NULL, zmq_echo_server, &e);
+    await_bound(&e);
+    void *ctx = zmq_ctx_new(), *sock = zmq_socket(ctx, ZMQ_DEALER);
+    zmq_connect(sock, e.ep);
+    char *buf = calloc(1, bytes);
+    double t0 = sw_clock_now_s();
+    for (int i = 0; i < rounds; i++)
+        echo_round(sock, buf, bytes);
+    double dt = sw_clock_now_s() - t0;
+    pthread_join(th, NULL);
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    zmq_ctx_term(e.ctx);
+    free(buf);
+    return 2.0 * (double)bytes * rounds / dt / 1e6;
+}
+
+/* ZeroMQ alone doing a barrier's exchange: a ROUTER takes W messages, then sends one buffer back
+ * to each sender, shared (zmq_msg_copy), as the fastest server could. */
+void *zmq_fan_server(void *arg)
+{
+    zmq_echo *e = arg;
+    void *s = echo_socket(e);
+    for (int i = 0; i < e->rounds; i++) {
+        zmq_msg_t id[W], m, back;
+        for (int w = 0; w < W; w++) {
+            zmq_msg_init(&id[w]);
+            zmq_msg_init(&m);
+            zmq_msg_recv(&id[w], s, 0);
+            zmq_msg_recv(&m, s, 0);
+            if (w == 0) { /* the one reply all get */
+                zmq_msg_init(&back);
+                zmq_msg_move(&back, &m);
+            }
+            zmq_msg_close(&m);
+        }
+        for (int w = 0; w < W; w++) {
+            zmq_msg_init(&m);
+            zmq_msg_copy(&m, &back);
+            zmq_msg_send(&id[w], s, ZMQ_SNDMORE);
+            zmq_msg_send(&m, s, 0);
+        }
+        zmq_msg_close(&back);
+    }
+    zmq_close(s);
+    return NULL;
+}
+
+void *zmq_fan_worker(void *arg)
+{
+    barrier_client *b = arg;
+    void *ctx = zmq_ctx_new(), *sock = zmq_socket(ctx, ZMQ_DEALER);
+    zmq_connect(sock, b->ep);
+    char *buf = calloc(1, 4 * b->n);
+    pthread_barrier_wait(b->go);
+    for (int i = 0; i < b->rounds; i++)
+        echo_round(sock, buf, 4 * b->n);
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    free(buf);
+    return NULL;
+}
+
