@@ -27,6 +27,10 @@ typedef struct zmq_echo {
 double raw_tcp_mbps(size_t bytes, int rounds);
 /* The same through a ZeroMQ ROUTER that sends each message straight back. */
 double zmq_echo_mbps(size_t bytes, int rounds);
+/* The same with the work a --checksum off server cannot skip (each push's floats checked finite
+ * and applied to n parameters, which go back from where they lie): the bound on syncwise's
+ * push + pull without checksums on this machine, measured rather than added up. */
+double zmq_work_mbps(size_t n, int rounds);
 /* Waits until e's ROUTER is bound and e->ep names it. */
 void await_bound(const zmq_echo *e);
 /* A barrier's exchange by ZeroMQ alone: the server thread (arg: a zmq_echo) and a worker
