@@ -48,13 +48,15 @@
  * no architecture to check; the note holds the shard's configuration, the seed the run's id. */
 #define SW_CKPT_SLICE "slice"
 #define SW_CKPT_DATA_SPEC_LEN 1024
+/* A shard keeps its run's configuration there, chunk table included (up to SW_SHARDS_MAX). */
+#define SW_CKPT_NOTE_LEN 4096
 
 typedef struct sw_ckpt {
     sw_model_desc desc;
     uint64_t model_version;
     uint64_t seed;
     char data_spec[SW_CKPT_DATA_SPEC_LEN]; /* may be empty */
-    char note[SW_CKPT_DATA_SPEC_LEN];      /* may be empty */
+    char note[SW_CKPT_NOTE_LEN];           /* may be empty */
     size_t n_params;
     float *params; /* owned; freed by sw_ckpt_free */
     /* The optimizer that made these parameters and its state, so that a resumed run goes on

@@ -31,7 +31,9 @@
 #define SW_PROTO_HEADER 40
 #define SW_NO_WORKER 0xffffffffu
 #define SW_PROTO_MAX_PAYLOAD ((uint64_t)1 << 31) /* 2 GiB: 512M floats */
-#define SW_WELCOME_MAX 20480 /* the longest WELCOME text (a sharded run lists every shard) */
+/* The longest WELCOME text: a sharded run lists every shard's endpoint (SW_SHARDS_MAX of up to
+ * 255 bytes) and the chunk table. */
+#define SW_WELCOME_MAX 81920
 
 typedef enum sw_msg_type {
     SW_MSG_JOIN = 1,      /* worker -> server: a new worker; payload: its name (text) */
@@ -63,13 +65,13 @@ typedef enum sw_msg_type {
     SW_MSG_SHARD_MEMBER = 24, /* server -> shard: worker `worker` joined with token `version`;
                                * with SW_FLAG_DONE it is gone (SW_NO_WORKER: the run is over) */
     SW_MSG_SHARD_APPLY = 25,  /* server -> shard: apply to reach `version`: f32 lr, u32 n, n
-                               * (u32 worker, u64 token, u64 seq, u64 shards) pushes in order
-                               * (shards: bit j, shard j holds a slice of it);
+                               * (u32 worker, u64 token, u64 seq, the set of shards that hold
+                               * a slice of it: ceil(shards / 64) u64 words) pushes in order;
                                * SW_FLAG_DROPPED: forget them instead */
     SW_MSG_SHARD_PUSH = 26,   /* worker -> shard: u64 token, u64 seq, its slice of a gradient
                                * computed at `version` (floats) */
     SW_MSG_SHARD_PUSHED = 27, /* shard -> server: u64 token, u64 seq, f64 squared norm of the
-                               * slice, u64 the shards the push went to; the push's
+                               * slice, the set of shards the push went to; the push's
                                * SW_FLAG_WANT_MODEL */
     SW_MSG_SHARD_PULL = 28,   /* worker or server -> shard: the slice at `version` or later;
                                * a worker's payload: u64 token, then a sparse step's u32
@@ -90,16 +92,15 @@ typedef enum sw_msg_type {
                                * gradient held (a restarted server) */
     SW_MSG_SHARD_APPLIED = 34,/* shard -> server: applied the order that made `version`; f64
                                * the squared norm of its slice of the applied gradients' sum */
-    SW_MSG_SHARD_PUSH_SPARSE = 35, /* worker -> shard: u64 token, u64 seq, u64 the shards the
-                               * push goes to (bit j: shard j), then the pairs in this shard's
+    SW_MSG_SHARD_PUSH_SPARSE = 35, /* worker -> shard: u64 token, u64 seq, the set of shards
+                               * the push goes to, then the pairs in this shard's
                                * slice (global indices, ascending) of a sparse gradient */
     SW_MSG_TYPE_MAX = 35,
 } sw_msg_type;
 
-/* Sizes in the shards' payloads, for both ends: an APPLY or RESTORE entry (u32 worker, u64
- * token, u64 seq, u64 shards); a STATE payload; a RESTORE's head before the tokens (run, from,
- * number, slots). */
-#define SW_SHARD_ENTRY 28
+/* Sizes in the shards' payloads, for both ends: a STATE payload; a RESTORE's head before the
+ * tokens (run, from, number, slots). A set of shards and an APPLY or RESTORE entry have the
+ * width of the run's shards (src/net/shard_set.h). */
 #define SW_SHARD_STATE_BYTES 56
 #define SW_SHARD_RESTORE_HEAD 28
 

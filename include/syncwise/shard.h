@@ -20,7 +20,11 @@
 #include "syncwise/placement.h"
 #include "syncwise/transport.h"
 
-#define SW_SHARDS_MAX 60
+/* The most shards a run may have: it bounds the tables and the WELCOME text (every shard's
+ * endpoint), not the protocol, whose sets of shards are as wide as the run needs. */
+#define SW_SHARDS_MAX 256
+_Static_assert(SW_AGENT_SOCKS >= SW_SHARDS_MAX + 2,
+               "a sharded server's agent waits on every shard, its listener and its operators");
 
 typedef struct sw_chunk_table {
     size_t n_params, chunk;   /* floats in all, and per chunk */

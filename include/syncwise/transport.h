@@ -125,7 +125,9 @@ int sw_net_wait(sw_net *n, sw_sock **socks, size_t k, double until, bool *ready,
 
 /* ---- Agents and the loop ------------------------------------------------------------------- */
 
-#define SW_AGENT_SOCKS 64 /* a sharded server: its listener, operators and a dialer per shard */
+/* The most sockets an agent waits on: a sharded server's listener, operators and a dialer per
+ * shard, or a worker's server and shards (syncwise/shard.h checks SW_SHARDS_MAX fits). */
+#define SW_AGENT_SOCKS 264
 #define SW_AGENT_DONE (-1.0)
 
 typedef struct sw_agent {

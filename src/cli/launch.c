@@ -39,7 +39,7 @@ typedef struct launch_opts {
 static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_LONG, "port", 0, offsetof(launch_opts, port), 1, 65535, "P",
                 "the server's port; shard r listens on P + r")},
-    {SW_OPT_ROW(SW_OPT_LONG, "servers", 0, offsetof(launch_opts, servers), 0, 60, "S",
+    {SW_OPT_ROW(SW_OPT_LONG, "servers", 0, offsetof(launch_opts, servers), 0, SW_SHARDS_MAX, "S",
                 "ranks 1..S run the shards of a sharded run (0: none)")},
     {SW_OPT_ROW(SW_OPT_STR, "shard-state", 0, offsetof(launch_opts, shard_state), 0, 0, "DIR",
                 "shard r checkpoints to DIR/shard-r.ckpt, and resumes\n"

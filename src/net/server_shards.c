@@ -9,14 +9,15 @@
 #include "kv_text.h"
 #include "server_internal.h"
 #include "syncwise/bytes.h"
+#include "syncwise/ckpt.h"
 #include "syncwise/log.h"
 #include "syncwise/policy.h"
 
 #define ORDERS_QUEUED 100000 /* frames a shard's connection queues before one is lost */
 
-uint64_t sw__shards_all(const sw__shards *h)
+sw_shard_set sw__shards_all(const sw__shards *h)
 {
-    return (1ULL << h->n) - 1; /* n <= SW_SHARDS_MAX < 64 */
+    return sw_shard_set_all(h->n);
 }
 
 /* ---- Sending ---------------------------------------------------------------------------- */
@@ -66,23 +67,23 @@ void sw__shards_send_all(server *s, const sw_msg *m)
     sw_frame_unref(f);
 }
 
-void sw__shards_put_entry(uint8_t *at, uint32_t w, uint64_t token, uint64_t seq, uint64_t to)
+void sw__shards_put_entry(const sw__shards *h, uint8_t *at, uint32_t w, uint64_t token,
+                          uint64_t seq, const sw_shard_set *to)
 {
-    sw_put_u32(at, w);
-    sw_put_u64(at + 4, token);
-    sw_put_u64(at + 12, seq);
-    sw_put_u64(at + 20, to);
+    sw_shard_entry_put(at, w, token, seq, to, h->n);
 }
 
 /* Every shard forgets the push (w, token, seq) (a shard that never had it passes it over). */
 void sw__shards_drop_everywhere(server *s, uint32_t w, uint64_t token, uint64_t seq)
 {
-    uint8_t pay[8 + SW_SHARD_ENTRY];
+    const sw__shards *h = &s->shards;
+    uint8_t pay[8 + sizeof h->deciding];
     sw_put_f32(pay, 0);
     sw_put_u32(pay + 4, 1);
-    sw__shards_put_entry(pay + 8, w, token, seq, sw__shards_all(&s->shards));
+    sw_shard_set all = sw__shards_all(h);
+    sw__shards_put_entry(h, pay + 8, w, token, seq, &all);
     sw_msg m = {.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER, .flags = SW_FLAG_DROPPED,
-                .payload = pay, .payload_len = sizeof pay};
+                .payload = pay, .payload_len = 8 + h->entry};
     sw__shards_send_all(s, &m);
 }
 
@@ -115,7 +116,7 @@ static int supported(const server *s, char *err)
 static void send_init(server *s, uint32_t j, uint64_t version)
 {
     const sw__shards *h = &s->shards;
-    char table[1024], optim[SW_OPTIM_SPEC_LEN], text[2048];
+    char table[SW_CKPT_NOTE_LEN - 1024], optim[SW_OPTIM_SPEC_LEN], text[SW_CKPT_NOTE_LEN];
     sw_chunk_table_format(&h->table, table, sizeof table);
     sw_optim_format(&s->p->optim, optim);
     int len = snprintf(text, sizeof text,
@@ -124,7 +125,8 @@ static void send_init(server *s, uint32_t j, uint64_t version)
                        (unsigned long long)h->run, j, h->n, s->n, s->slots, table, optim,
                        (double)s->p->weight_decay, s->unchecked ? "off" : "on");
     sw_msg m = {.type = SW_MSG_SHARD_INIT, .worker = SW_NO_WORKER, .version = version,
-                .payload = (const uint8_t *)text, .payload_len = (size_t)len};
+                .payload = (const uint8_t *)text,
+                .payload_len = len < 0 ? 0 : (size_t)len < sizeof text ? (size_t)len : sizeof text - 1};
     sw__shards_send_to(s, j, &m, NULL);
 }
 
@@ -160,6 +162,7 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
         rc = sw_chunk_table_init(&h->table, s->n, 0, h->n, err);
     if (rc)
         return rc;
+    h->entry = sw_shard_entry_bytes(h->n);
     h->reporting = calloc(s->slots, sizeof *h->reporting);
     h->theta = malloc(s->n * sizeof *h->theta);
     if (!h->reporting || !h->theta)
@@ -221,14 +224,14 @@ void sw__shards_member(server *s, uint32_t w, uint64_t token)
  * the pushes come (room doubling as needed). */
 static uint8_t *order_entry(const sw__shards *h, uint32_t k)
 {
-    return h->order + 8 + (size_t)SW_SHARD_ENTRY * k;
+    return h->order + 8 + h->entry * k;
 }
 
 static bool order_add(sw__shards *h)
 {
     if (h->n_order == h->cap_order) {
         uint32_t cap = h->cap_order ? 2 * h->cap_order : 16;
-        uint8_t *more = realloc(h->order, 8 + (size_t)SW_SHARD_ENTRY * cap);
+        uint8_t *more = realloc(h->order, 8 + h->entry * cap);
         if (more)
             h->order = more;
         double *sq = more ? realloc(h->order_sq, cap * sizeof *sq) : NULL;
@@ -238,7 +241,7 @@ static bool order_add(sw__shards *h)
         h->cap_order = cap;
     }
     h->order_sq[h->n_order] = h->deciding_sq;
-    memcpy(order_entry(h, h->n_order++), h->deciding, SW_SHARD_ENTRY);
+    memcpy(order_entry(h, h->n_order++), h->deciding, h->entry);
     return true;
 }
 
@@ -267,7 +270,7 @@ static void send_apply(server *s, const sw_event *ev)
     bool norms = sw_engine_policy_wants(s->engine, SW_WANT_SQ_NORM);
     sw_msg m = {.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER,
                 .flags = norms ? SW_FLAG_WANT_NORMS : 0, .version = ev->V, .payload = h->order,
-                .payload_len = 8 + (size_t)SW_SHARD_ENTRY * h->n_order};
+                .payload_len = 8 + h->entry * h->n_order};
     sw__shards_send_all(s, &m);
     if (norms)
         await_norms(h, ev->V);
@@ -306,7 +309,7 @@ void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
     }
     peer from = {.route = c->route, .route_len = c->route_len, .sock = s->sock};
     sw_msg m = {.type = SW_MSG_PUSH, .worker = w, .flags = r->flags, .version = r->version};
-    sw__shards_put_entry(s->shards.deciding, w, r->token, r->seq, r->to);
+    sw__shards_put_entry(&s->shards, s->shards.deciding, w, r->token, r->seq, &r->to);
     s->shards.deciding_sq = r->sq_norm;
     if (sw__server_push_allowed(s, &from, &m))
         sw__server_accept_push(s, &from, &m, NULL, 0);
@@ -318,11 +321,11 @@ void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
  * engine decides on it. */
 static void reported(server *s, uint32_t j, const sw_msg *m)
 {
-    bool sized = m->payload_len == 32;
+    bool sized = m->payload_len == 24 + sw_shard_set_bytes(s->shards.n);
     double sq = sized ? sw_get_f64(m->payload + 16) : -1;
-    uint64_t to = sized ? sw_get_u64(m->payload + 24) : 0;
-    if (!(sq >= 0) || !isfinite(sq) || m->worker >= s->slots || !(to >> j & 1) ||
-        (to & ~sw__shards_all(&s->shards))) {
+    sw_shard_set to;
+    if (!sized || !sw_shard_set_get(m->payload + 24, s->shards.n, &to) || !(sq >= 0) ||
+        !isfinite(sq) || m->worker >= s->slots || !sw_shard_set_has(&to, j)) {
         sw__shards_failed(s, j, "reported a push the protocol does not allow", 0, "");
         return;
     }
@@ -334,16 +337,16 @@ static void reported(server *s, uint32_t j, const sw_msg *m)
         *r = (sw__reporting){.token = token, .seq = seq, .version = m->version, .to = to,
                              .open = true, .flags = m->flags & SW_FLAG_WANT_MODEL};
     }
-    if (m->version != r->version || to != r->to) { /* slices that do not agree */
+    if (m->version != r->version || !sw_shard_set_equal(&to, &r->to)) { /* slices disagree */
         sw__shards_drop_everywhere(s, m->worker, token, seq);
         r->open = false;
         return;
     }
-    if (r->shards >> j & 1)
+    if (sw_shard_set_has(&r->shards, j))
         return; /* said twice */
-    r->shards |= 1ULL << j;
+    sw_shard_set_add(&r->shards, j);
     r->sq_norm += sq;
-    if (r->shards == r->to) {
+    if (sw_shard_set_equal(&r->shards, &r->to)) {
         r->open = false;
         sw__shards_counted(s, m->worker, r);
     }
@@ -359,18 +362,19 @@ static void measured(server *s, uint32_t j, const sw_msg *m)
         return;
     }
     sw__apply_report *a = &s->shards.reports[m->version % SW_SHARDS_REPORTS];
-    if (a->norms.version != m->version || a->norms.n == 0 || (a->shards >> j & 1))
+    if (a->norms.version != m->version || a->norms.n == 0 || sw_shard_set_has(&a->shards, j))
         return;
-    a->shards |= 1ULL << j;
+    sw_shard_set_add(&a->shards, j);
     a->norms.sum_sq += sq;
-    if (a->shards == sw__shards_all(&s->shards))
+    sw_shard_set all = sw__shards_all(&s->shards);
+    if (sw_shard_set_equal(&a->shards, &all))
         sw_engine_apply_norms(s->engine, &a->norms);
 }
 
 static void sliced(server *s, uint32_t j, const sw_msg *m)
 {
     sw__shards *h = &s->shards;
-    if (!h->gathering || (h->gathered >> j & 1) || (h->restoring >> j & 1))
+    if (!h->gathering || sw_shard_set_has(&h->gathered, j) || sw_shard_set_has(&h->restoring, j))
         return; /* an answer to a gather given up (a restore abandons it) */
     char why[SW_ERR_LEN];
     if (sw_msg_get_floats(m, h->theta + sw_chunk_slice_at(&h->table, j),
@@ -378,9 +382,11 @@ static void sliced(server *s, uint32_t j, const sw_msg *m)
         sw__shards_failed(s, j, "sent a bad slice: ", (int)strlen(why), why);
         return;
     }
-    h->gather_min = h->gathered && h->gather_min < m->version ? h->gather_min : m->version;
-    h->gathered |= 1ULL << j;
-    if (h->gathered != sw__shards_all(h))
+    bool first = sw_shard_set_empty(&h->gathered);
+    h->gather_min = !first && h->gather_min < m->version ? h->gather_min : m->version;
+    sw_shard_set_add(&h->gathered, j);
+    sw_shard_set all = sw__shards_all(h);
+    if (!sw_shard_set_equal(&h->gathered, &all))
         return;
     h->gathering = false;
     h->have_theta = true;
@@ -433,7 +439,7 @@ void sw__shards_gather(server *s)
         return;
     h->gathering = true;
     h->have_theta = false; /* its buffer is being written */
-    h->gathered = 0;
+    h->gathered = (sw_shard_set){{0}};
     sw_msg m = {.type = SW_MSG_SHARD_PULL, .worker = SW_NO_WORKER,
                 .version = sw_engine_version(s->engine)};
     sw__shards_send_all(s, &m);

@@ -18,12 +18,13 @@
 #include "syncwise/proto.h"
 #include "syncwise/shard.h"
 #include "syncwise/transport.h"
+#include "shard_set.h"
 
 /* A push some shards have reported, per worker slot: a worker has one push in flight. */
 typedef struct sw__reporting {
     uint64_t token, seq, version;
-    uint64_t shards; /* bit j: shard j reported it */
-    uint64_t to;     /* bit j: shard j holds a slice of it (a sparse push touches some) */
+    sw_shard_set shards; /* the shards that reported it */
+    sw_shard_set to;     /* the shards holding a slice of it (a sparse push touches some) */
     double sq_norm;  /* the sum of the reported slices' squared norms */
     uint32_t flags;  /* SW_FLAG_WANT_MODEL, as the slices said */
     bool open;
@@ -32,7 +33,7 @@ typedef struct sw__reporting {
 /* An apply's norms as the shards report them (SHARD_APPLIED), for the engine (DBW). */
 typedef struct sw__apply_report {
     sw_apply_norms norms; /* sum_sq: the reported slices' sum */
-    uint64_t shards;      /* bit j: shard j reported it */
+    sw_shard_set shards;  /* the shards that reported it */
 } sw__apply_report;
 
 /* Applies whose norms may still be coming: the newest, by version modulo this. */
@@ -50,15 +51,17 @@ typedef struct sw__shards {
     uint32_t n; /* 0: not a sharded run */
     sw_chunk_table table;
     char eps[SW_SHARDS_MAX][SW_SHARD_EP_LEN];
-    char welcome[SW_SHARDS_MAX * SW_SHARD_EP_LEN + 1024]; /* shards=, chunk=, first= lines */
+    char welcome[SW_SHARDS_MAX * SW_SHARD_EP_LEN + 4096]; /* shards=, chunk=, first= lines */
     sw_sock *socks[SW_SHARDS_MAX];
     sw__reporting *reporting; /* per slot */
-    /* The next apply's SHARD_APPLY payload: 8 bytes (lr, n), then its pushes' 20-byte entries
-     * (worker, token, seq), n_order of them (room for cap_order), and their squared norms. */
+    /* The next apply's SHARD_APPLY payload: 8 bytes (lr, n), then its pushes' entries (worker,
+     * token, seq, shards; `entry` bytes each), n_order of them (room for cap_order), and their
+     * squared norms. */
+    size_t entry;
     uint8_t *order;
     double *order_sq;
     uint32_t n_order, cap_order;
-    uint8_t deciding[SW_SHARD_ENTRY];     /* the push the engine is deciding */
+    uint8_t deciding[20 + 8 * SW_SHARD_SET_WORDS]; /* the push the engine is deciding */
     double deciding_sq;                   /* and its squared norm */
     sw__apply_report reports[SW_SHARDS_REPORTS];
     /* The gathered θ, for evaluations: the slices at the version each had. */
@@ -66,16 +69,17 @@ typedef struct sw__shards {
     uint64_t theta_version;   /* the lowest of the slices' versions */
     bool have_theta;
     bool gathering;
-    uint64_t gathered;        /* bit j: shard j's slice is in */
+    sw_shard_set gathered;    /* the shards whose slices are in */
     uint64_t gather_min;      /* the lowest version among the slices in */
     /* Recovery (server_shards_recover.c). */
     uint64_t run;             /* the run's id: INIT gives it, PING and RESTORE carry it */
     sw__shard_seen seen[SW_SHARDS_MAX];
     double next_ping;
     uint64_t saved;           /* the newest version every shard checkpointed (SW_SHARD_NONE) */
-    uint64_t saving, saved_by; /* the version being checkpointed; bit j: shard j has */
+    uint64_t saving;          /* the version being checkpointed */
+    sw_shard_set saved_by;    /* the shards that have */
     uint64_t restores;        /* RESTOREs sent */
-    uint64_t restoring;       /* bit j: shard j has not yet taken the last RESTORE */
+    sw_shard_set restoring;   /* the shards that have not yet taken the last RESTORE */
     uint64_t lost_applies;    /* applies the restores undid */
 } sw__shards;
 
@@ -103,16 +107,17 @@ void sw__shards_take(struct sw_server *s, uint32_t j, const sw_delivery *d);
 /* Asks every shard for its slice at the engine's version (one gather at a time). */
 void sw__shards_gather(struct sw_server *s);
 /* Shared by server_shards.c and server_shards_recover.c: a message to shard j or to all (one
- * frame), an entry (worker, token, seq, the shards it went to) of an APPLY or RESTORE, a push every shard forgets, a
- * push the engine decides on, a shard's failure that ends the run. */
+ * frame), an entry (worker, token, seq, the shards it went to) of an APPLY or RESTORE, a push
+ * every shard forgets, a push the engine decides on, a shard's failure that ends the run. */
 void sw__shards_send_to(struct sw_server *s, uint32_t j, const sw_msg *m, const float *floats);
 void sw__shards_send_all(struct sw_server *s, const sw_msg *m);
-void sw__shards_put_entry(uint8_t *at, uint32_t w, uint64_t token, uint64_t seq, uint64_t to);
+void sw__shards_put_entry(const sw__shards *h, uint8_t *at, uint32_t w, uint64_t token,
+                          uint64_t seq, const sw_shard_set *to);
 void sw__shards_drop_everywhere(struct sw_server *s, uint32_t w, uint64_t token, uint64_t seq);
 void sw__shards_counted(struct sw_server *s, uint32_t w, const sw__reporting *r);
 void sw__shards_failed(struct sw_server *s, uint32_t j, const char *what, int len,
                        const char *detail);
-uint64_t sw__shards_all(const sw__shards *h);
+sw_shard_set sw__shards_all(const sw__shards *h);
 
 /* server_shards_recover.c: the pings (and a silent shard's end of the run), what a shard says
  * of itself (SHARD_STATE: a resumed one is restored), and the checkpoints all shards take at

@@ -53,10 +53,10 @@ void sw__shards_save(server *s)
 {
     sw__shards *h = &s->shards;
     uint64_t V = sw_engine_version(s->engine);
-    if (h->saving != SW_SHARD_NONE || h->saved == V || h->restoring)
+    if (h->saving != SW_SHARD_NONE || h->saved == V || !sw_shard_set_empty(&h->restoring))
         return;
     h->saving = V;
-    h->saved_by = 0;
+    h->saved_by = (sw_shard_set){{0}};
     sw_msg m = {.type = SW_MSG_SHARD_SAVE, .worker = SW_NO_WORKER, .version = V};
     sw__shards_send_all(s, &m);
 }
@@ -116,7 +116,7 @@ static uint8_t *restore_payload(server *s, uint64_t from, size_t *len)
         open += h->reporting[w].open;
     uint32_t n = h->n_order + open;
     size_t fixed = SW_SHARD_RESTORE_HEAD + 8 * (size_t)s->slots;
-    uint8_t *b = malloc(fixed + 4 + SW_SHARD_ENTRY * (size_t)n);
+    uint8_t *b = malloc(fixed + 4 + h->entry * n);
     if (!b)
         return NULL;
     sw_put_u64(b, h->run);
@@ -127,13 +127,13 @@ static uint8_t *restore_payload(server *s, uint64_t from, size_t *len)
         sw_put_u64(b + SW_SHARD_RESTORE_HEAD + 8 * (size_t)w, s->conns[w].live ? s->conns[w].token : 0);
     sw_put_u32(b + fixed, n);
     uint8_t *e = b + fixed + 4;
-    memcpy(e, h->order + 8, SW_SHARD_ENTRY * (size_t)h->n_order);
-    e += SW_SHARD_ENTRY * (size_t)h->n_order;
+    memcpy(e, h->order + 8, h->entry * h->n_order);
+    e += h->entry * h->n_order;
     for (uint32_t w = 0; w < s->slots; w++) {
         const sw__reporting *r = &h->reporting[w];
         if (r->open) {
-            sw__shards_put_entry(e, w, r->token, r->seq, r->to);
-            e += SW_SHARD_ENTRY;
+            sw__shards_put_entry(h, e, w, r->token, r->seq, &r->to);
+            e += h->entry;
         }
     }
     *len = (size_t)(e - b);
@@ -223,13 +223,14 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
         *fields[i] = sw_get_u64(m->payload + 8 + 8 * i);
     v->awaiting = sw_get_u64(m->payload + 48) != 0;
     v->version = m->version;
-    if (v->awaiting && !(h->restoring >> j & 1))
+    if (v->awaiting && !sw_shard_set_has(&h->restoring, j))
         restore(s, j, v->saved);
     else if (!v->awaiting && v->restores == h->restores)
-        h->restoring &= ~(1ULL << j);
+        sw_shard_set_remove(&h->restoring, j);
+    sw_shard_set all = sw__shards_all(h);
     if (h->saving != SW_SHARD_NONE && v->saved == h->saving && !v->awaiting) {
-        h->saved_by |= 1ULL << j;
-        if (h->saved_by == sw__shards_all(h))
+        sw_shard_set_add(&h->saved_by, j);
+        if (sw_shard_set_equal(&h->saved_by, &all))
             saved(s);
     }
 }

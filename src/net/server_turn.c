@@ -205,7 +205,7 @@ static void finish_when_over(server *s)
         s->finished = true;
         return;
     }
-    if (h->restoring)
+    if (!sw_shard_set_empty(&h->restoring))
         return; /* the shards are going back to their checkpoint */
     if (!evaluated && !h->gathering)
         sw__shards_gather(s);

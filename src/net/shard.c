@@ -282,7 +282,8 @@ void sw__shard_take(shard *h, const sw_delivery *d)
     size_t len = sw_frame_size(d->frame);
     /* The largest a run's message may be: a pushed slice (at most a pair per place), or an
      * apply naming every slot. */
-    uint64_t push = 24 + 8 * (uint64_t)h->len, apply = 8 + SW_SHARD_ENTRY * (uint64_t)h->slots;
+    uint64_t push = 16 + sw_shard_set_bytes(h->table.n_shards) + 8 * (uint64_t)h->len;
+    uint64_t apply = 8 + sw_shard_entry_bytes(h->table.n_shards) * (uint64_t)h->slots;
     uint64_t limit = h->configured ? (push > apply ? push : apply) + 8192 : 8192;
     if (d->multipart)
         sw__shard_refuse(h, &f, NULL, "a message must be a single frame");

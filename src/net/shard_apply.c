@@ -47,15 +47,20 @@ static held *find(shard *h, uint32_t worker, uint64_t token, uint64_t seq)
 
 /* An APPLY's k-th entry, and whether this shard holds a slice of its push (a sparse one
  * touches some shards only). */
+static const uint8_t *entry_at(const shard *h, const uint8_t *entries, uint32_t k)
+{
+    return entries + sw_shard_entry_bytes(h->table.n_shards) * k;
+}
+
 static held *find_entry(shard *h, const uint8_t *entries, uint32_t k)
 {
-    const uint8_t *e = entries + SW_SHARD_ENTRY * k;
+    const uint8_t *e = entry_at(h, entries, k);
     return find(h, sw_get_u32(e), sw_get_u64(e + 4), sw_get_u64(e + 12));
 }
 
 static bool entry_touches(const shard *h, const uint8_t *entries, uint32_t k)
 {
-    return sw_get_u64(entries + SW_SHARD_ENTRY * k + 20) >> h->index & 1;
+    return sw_shard_set_wire_has(entry_at(h, entries, k) + 20, h->index);
 }
 
 /* A push's head (token, sequence number; a sparse one's shards) checked: a member's, not
@@ -79,18 +84,19 @@ static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
 
 /* Kept: the server hears of it with its squared norm (kept too: a lone gradient's apply
  * reports it again) and the shards it went to. */
-static void kept(shard *h, held *e, const held *k, const sw_msg *m, uint64_t shards)
+static void kept(shard *h, held *e, const held *k, const sw_msg *m, const sw_shard_set *shards)
 {
     *e = *k;
     e->sq = sw_sq_norm(e->g, e->idx ? e->nnz : h->len);
     h->r->pushes++;
-    uint8_t facts[32];
+    uint8_t facts[24 + 8 * SW_SHARD_SET_WORDS];
     sw_put_u64(facts, k->token);
     sw_put_u64(facts + 8, k->seq);
     sw_put_f64(facts + 16, e->sq);
-    sw_put_u64(facts + 24, shards);
+    sw_shard_set_put(facts + 24, shards, h->table.n_shards);
     sw__shard_send(h, &(from){h->server, h->server_len}, SW_MSG_SHARD_PUSHED, m->worker,
-                   m->flags & SW_FLAG_WANT_MODEL, m->version, facts, sizeof facts, NULL);
+                   m->flags & SW_FLAG_WANT_MODEL, m->version, facts,
+                   24 + sw_shard_set_bytes(h->table.n_shards), NULL);
 }
 
 void sw__shard_on_push(shard *h, const from *f, const sw_msg *m)
@@ -114,7 +120,8 @@ void sw__shard_on_push(shard *h, const from *f, const sw_msg *m)
     }
     if (!k.copy)
         k.frame = sw_frame_ref(h->body);
-    kept(h, e, &k, m, (1ULL << h->table.n_shards) - 1);
+    sw_shard_set all = sw_shard_set_all(h->table.n_shards);
+    kept(h, e, &k, m, &all);
 }
 
 /* Whether k ascending global indices below the slice's end start in it. */
@@ -126,21 +133,23 @@ bool sw__shard_in_slice(const shard *h, const uint32_t *idx, size_t k)
 /* A sparse push: its pairs in this shard's slice, and which shards its other pairs went to. */
 void sw__shard_on_push_sparse(shard *h, const from *f, const sw_msg *m)
 {
-    held *e = admit_push(h, f, m, 24);
+    size_t head = 16 + sw_shard_set_bytes(h->table.n_shards);
+    held *e = admit_push(h, f, m, head);
     if (!e)
         return;
-    size_t at = sw_chunk_slice_at(&h->table, h->index), cap = (m->payload_len - 24) / 8;
-    uint64_t shards = sw_get_u64(m->payload + 16);
+    size_t at = sw_chunk_slice_at(&h->table, h->index), cap = (m->payload_len - head) / 8;
+    sw_shard_set shards;
+    bool ours = sw_shard_set_get(m->payload + 16, h->table.n_shards, &shards) &&
+                sw_shard_set_has(&shards, h->index);
     held k = {.worker = m->worker, .token = sw_get_u64(m->payload),
               .seq = sw_get_u64(m->payload + 8), .copy = malloc(8 * cap + 8)};
     char why[SW_ERR_LEN] = "";
     sw_msg g = *m;
-    g.payload += 24;
-    g.payload_len -= 24;
+    g.payload += head;
+    g.payload_len -= head;
     uint32_t *idx = k.copy ? (uint32_t *)(k.copy + cap + 1) : NULL;
     if (!k.copy || sw_msg_get_pairs(&g, (uint32_t)(at + h->len), idx, k.copy, cap, &k.nnz, why) ||
-        !sw__shard_in_slice(h, idx, k.nnz) || !(shards >> h->index & 1) ||
-        shards >= 1ULL << h->table.n_shards) {
+        !sw__shard_in_slice(h, idx, k.nnz) || !ours) {
         free(k.copy);
         sw__shard_refuse(h, f, m, !k.copy ? "no memory for a push"
                                   : why[0] ? why
@@ -152,7 +161,7 @@ void sw__shard_on_push_sparse(shard *h, const from *f, const sw_msg *m)
         idx[i] -= (uint32_t)at;
     k.g = k.copy;
     k.idx = idx;
-    kept(h, e, &k, m, shards);
+    kept(h, e, &k, m, &shards);
 }
 
 /* Adds a held gradient to the sum (the first one sets it), as the engine's buffer does. */
@@ -178,7 +187,7 @@ static const float *sum_of(shard *h, const uint8_t *entries, uint32_t n)
 {
     uint32_t added = 0;
     for (uint32_t k = 0; k < n; k++) {
-        const uint8_t *at = entries + SW_SHARD_ENTRY * k;
+        const uint8_t *at = entry_at(h, entries, k);
         held *e = entry_touches(h, entries, k) ? find_entry(h, entries, k) : NULL;
         if (!e && entry_touches(h, entries, k) &&
             !sw__shard_is_lost(h, sw_get_u32(at), sw_get_u64(at + 4), sw_get_u64(at + 12)))
@@ -231,7 +240,7 @@ void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
     uint32_t n = sw_get_u32(m->payload + 4);
     const uint8_t *entries = m->payload + 8;
     bool dropped = (m->flags & SW_FLAG_DROPPED) != 0;
-    if (m->payload_len != 8 + SW_SHARD_ENTRY * (uint64_t)n ||
+    if (m->payload_len != 8 + sw_shard_entry_bytes(h->table.n_shards) * (uint64_t)n ||
         (!dropped && (n == 0 || !isfinite(lr) || m->version != h->version + 1))) {
         sw__shard_refuse(h, f, m, "a malformed apply, or not the next version");
         return;

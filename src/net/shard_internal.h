@@ -8,9 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "syncwise/ckpt.h"
 #include "syncwise/optim.h"
 #include "syncwise/proto.h"
 #include "syncwise/shard.h"
+#include "shard_set.h"
 
 /* A gradient slice a worker pushed, kept until an APPLY uses it or a DROPPED order forgets it.
  * Dense: read where it landed, in the frame that brought it (held by reference), or copied out
@@ -50,7 +52,7 @@ struct sw_shard {
     bool configured, ready; /* INIT came (or a checkpoint said it); θ holds the run's values */
     bool awaiting;          /* resumed from its checkpoint: nothing is served until RESTORE */
     bool unchecked;         /* payloads without checksums, as the run agreed */
-    char config[1024];      /* INIT's text, kept in checkpoints */
+    char config[SW_CKPT_NOTE_LEN]; /* INIT's text, kept in checkpoints */
     uint64_t run;           /* the run's id, from INIT */
     uint32_t index, slots;
     sw_chunk_table table;

@@ -29,7 +29,7 @@ void sw__shard_free_recovery(shard *h)
 bool sw__shard_is_lost(const shard *h, uint32_t worker, uint64_t token, uint64_t seq)
 {
     for (uint32_t k = 0; k < h->n_lost; k++) {
-        const uint8_t *e = h->lost + SW_SHARD_ENTRY * k;
+        const uint8_t *e = h->lost + sw_shard_entry_bytes(h->table.n_shards) * k;
         if (sw_get_u32(e) == worker && sw_get_u64(e + 4) == token && sw_get_u64(e + 12) == seq)
             return true;
     }
@@ -226,13 +226,14 @@ static bool take_restore(shard *h, const sw_msg *m)
     if (m->payload_len < at + 4)
         return false;
     uint32_t n = sw_get_u32(p + at);
-    if (m->payload_len != at + 4 + (uint64_t)SW_SHARD_ENTRY * n)
+    size_t entry = sw_shard_entry_bytes(h->table.n_shards);
+    if (m->payload_len != at + 4 + (uint64_t)entry * n)
         return false;
-    uint8_t *lost = n ? malloc((size_t)SW_SHARD_ENTRY * n) : NULL;
+    uint8_t *lost = n ? malloc(entry * n) : NULL;
     if (n && !lost)
         return false;
     if (n)
-        memcpy(lost, p + at + 4, (size_t)SW_SHARD_ENTRY * n);
+        memcpy(lost, p + at + 4, entry * n);
     free(h->lost);
     h->lost = lost;
     h->n_lost = n;

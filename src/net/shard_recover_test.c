@@ -45,7 +45,7 @@ static uint64_t expect_state(sw_sock *s, uint64_t *saved, uint64_t *restores, ui
  * push (worker 0, token 100, seq 5). */
 static void restore(sw_sock *s, uint64_t run, uint64_t from, uint64_t version, uint64_t number)
 {
-    uint8_t pay[28 + 8 * SLOTS + 4 + SW_SHARD_ENTRY];
+    uint8_t pay[28 + 8 * SLOTS + 4 + ENTRY];
     sw_put_u64(pay, run);
     sw_put_u64(pay + 8, from);
     sw_put_u64(pay + 16, number);

@@ -23,6 +23,8 @@
 #include "syncwise/transport.h"
 
 enum { N = 10, SLOTS = 2 }; /* 10 parameters over 2 shards: this one holds [5, 10) */
+/* An APPLY or RESTORE entry in a run of up to 64 shards: worker, token, seq, one word of shards. */
+enum { ENTRY = 28 };
 #define LEN 5
 
 typedef struct rig {
@@ -168,17 +170,17 @@ static inline void apply_to(rig *g, uint32_t flags, uint64_t version, float lr, 
                      const uint64_t *seq, const uint64_t *to, uint32_t n)
 {
     static const uint64_t tokens[SLOTS] = {100, 200}; /* start_run's */
-    uint8_t pay[8 + SW_SHARD_ENTRY * 8], *e = pay + 8;
+    uint8_t pay[8 + ENTRY * 8], *e = pay + 8;
     sw_put_f32(pay, lr);
     sw_put_u32(pay + 4, n);
-    for (uint32_t k = 0; k < n; k++, e += SW_SHARD_ENTRY) {
+    for (uint32_t k = 0; k < n; k++, e += ENTRY) {
         sw_put_u32(e, w[k]);
         sw_put_u64(e + 4, tokens[w[k] % SLOTS]);
         sw_put_u64(e + 12, seq[k]);
         sw_put_u64(e + 20, to ? to[k] : 3);
     }
     send_raw(g->server, SW_MSG_SHARD_APPLY, SW_NO_WORKER, flags, version, pay,
-             8 + SW_SHARD_ENTRY * n);
+             8 + ENTRY * n);
 }
 
 static inline void apply(rig *g, uint32_t flags, uint64_t version, float lr, const uint32_t *w,

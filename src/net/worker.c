@@ -104,8 +104,10 @@ static void take(worker *k, sw_frame *frame, double now)
 {
     sw_msg m;
     char why[SW_ERR_LEN];
-    if (sw_msg_decode(sw_frame_data(frame), sw_frame_size(frame),
-                      4 * (uint64_t)k->cfg.params + 8192, &m, why) != 0) {
+    /* the parameters, or a WELCOME when we join again, whichever is longer */
+    uint64_t limit = 4 * (uint64_t)k->cfg.params;
+    limit = (limit > SW_WELCOME_MAX ? limit : SW_WELCOME_MAX) + 8192;
+    if (sw_msg_decode(sw_frame_data(frame), sw_frame_size(frame), limit, &m, why) != 0) {
         sw_log(SW_LOG_WARN, "ignoring a malformed message from the server: %s", why);
         return;
     }

@@ -14,6 +14,7 @@
 #include "syncwise/task.h"
 #include "syncwise/transport.h"
 #include "lend.h"
+#include "shard_set.h"
 
 /* The run's configuration, as WELCOME states it. */
 typedef struct config {
@@ -75,7 +76,7 @@ struct sw_worker {
      * step waits for. */
     sw_sock *shard_socks[SW_SHARDS_MAX];
     uint32_t n_shard_socks;
-    uint64_t awaited;   /* bit j: shard j's slice is still due */
+    sw_shard_set awaited; /* the shards whose slices are still due */
     uint64_t pull_min;  /* the version the release named */
     uint64_t slice_min; /* the lowest version among the slices in */
     uint32_t retries;   /* pulls sent again this step (a shard not told of us yet) */

@@ -60,17 +60,18 @@ int sw__worker_shards_connect(worker *k, const config *c, char *err)
 }
 
 /* Ascending indices cut at the slices' ends: shard j's are [part[j], part[j + 1]); the
- * shards that have any, as bits. */
-static uint64_t cut(const sw_chunk_table *t, const uint32_t *idx, size_t n, size_t *part)
+ * shards that have any. */
+static sw_shard_set cut(const sw_chunk_table *t, const uint32_t *idx, size_t n, size_t *part)
 {
-    uint64_t touched = 0;
+    sw_shard_set touched = {{0}};
     size_t i = 0;
     for (uint32_t j = 0; j < t->n_shards; j++) {
         part[j] = i;
         size_t end = sw_chunk_slice_at(t, j) + sw_chunk_slice_len(t, j);
         while (i < n && idx[i] < end)
             i++;
-        touched |= (uint64_t)(i > part[j]) << j;
+        if (i > part[j])
+            sw_shard_set_add(&touched, j);
     }
     part[t->n_shards] = n;
     return touched;
@@ -118,19 +119,19 @@ void sw__worker_shards_pull(worker *k, uint64_t version, double now)
 {
     k->pull_min = version;
     k->slice_min = UINT64_MAX;
-    k->awaited = (1ULL << k->cfg.n_shards) - 1;
+    k->awaited = sw_shard_set_all(k->cfg.n_shards);
     if (sw_task_is_sparse(k->task)) {
         size_t n;
         const uint32_t *idx = sw_learner_touched(k->learner, &n);
         k->awaited = cut(&k->cfg.table, idx, n, k->part);
-        if (!k->awaited) { /* a batch that reads no weight */
+        if (sw_shard_set_empty(&k->awaited)) { /* a batch that reads no weight */
             sw__worker_sparse_ready(k, version, now);
             return;
         }
     }
     k->retries = 0;
     for (uint32_t j = 0; j < k->cfg.n_shards; j++)
-        if (k->awaited >> j & 1)
+        if (sw_shard_set_has(&k->awaited, j))
             pull_one(k, j);
     k->state = PULLING;
     k->since = k->pulled_at = now;
@@ -146,14 +147,14 @@ void sw__worker_shards_repull_due(worker *k, double now)
     if (now < sw__worker_shards_repull_at(k))
         return;
     for (uint32_t j = 0; j < k->cfg.n_shards; j++)
-        if (k->awaited >> j & 1)
+        if (sw_shard_set_has(&k->awaited, j))
             pull_one(k, j);
     k->pulled_at = now;
 }
 
 static void sliced(worker *k, uint32_t j, const sw_msg *m, double now)
 {
-    if (!(k->awaited >> j & 1) || m->version < k->pull_min)
+    if (!sw_shard_set_has(&k->awaited, j) || m->version < k->pull_min)
         return; /* an answer to a pull sent again */
     char err[SW_ERR_LEN];
     const sw_chunk_table *t = &k->cfg.table;
@@ -165,8 +166,8 @@ static void sliced(worker *k, uint32_t j, const sw_msg *m, double now)
         return;
     }
     k->slice_min = m->version < k->slice_min ? m->version : k->slice_min;
-    k->awaited &= ~(1ULL << j);
-    if (k->awaited)
+    sw_shard_set_remove(&k->awaited, j);
+    if (!sw_shard_set_empty(&k->awaited))
         return;
     if (sparse) {
         sw__worker_sparse_ready(k, k->slice_min, now);
@@ -180,7 +181,7 @@ static void sliced(worker *k, uint32_t j, const sw_msg *m, double now)
 static void refused(worker *k, uint32_t j, const sw_msg *m)
 {
     if (m->flags & SW_FLAG_UNKNOWN) { /* the server decides whether we are still members */
-        if (k->state == PULLING && (k->awaited >> j & 1) && k->retries++ < MAX_RETRIES)
+        if (k->state == PULLING && sw_shard_set_has(&k->awaited, j) && k->retries++ < MAX_RETRIES)
             pull_one(k, j);
         return;
     }
@@ -212,20 +213,23 @@ static void push_sparse(worker *k, uint64_t seq)
 {
     size_t part[SW_SHARDS_MAX + 1];
     const sw_grad *g = &k->grad;
-    uint64_t to = cut(&k->cfg.table, g->idx, g->nnz, part);
-    to = to ? to : 1;
-    for (uint32_t j = 0; j < k->cfg.n_shards; j++) {
-        if (!(to >> j & 1))
+    uint32_t n = k->cfg.n_shards;
+    sw_shard_set to = cut(&k->cfg.table, g->idx, g->nnz, part);
+    if (sw_shard_set_empty(&to))
+        sw_shard_set_add(&to, 0);
+    size_t head = 16 + sw_shard_set_bytes(n);
+    for (uint32_t j = 0; j < n; j++) {
+        if (!sw_shard_set_has(&to, j))
             continue;
         size_t nnz = part[j + 1] - part[j];
         sw_frame *f;
-        uint8_t *pay = open_message(k, &f, 24 + 8 * nnz);
+        uint8_t *pay = open_message(k, &f, head + 8 * nnz);
         if (!pay)
             continue;
         sw_put_u64(pay + 8, seq);
-        sw_put_u64(pay + 16, to);
-        sw_msg_put_pairs(pay + 24, g->idx + part[j], g->val + part[j], nnz);
-        send_message(k, j, f, SW_MSG_SHARD_PUSH_SPARSE, 0, k->version, 24 + 8 * nnz);
+        sw_shard_set_put(pay + 16, &to, n);
+        sw_msg_put_pairs(pay + head, g->idx + part[j], g->val + part[j], nnz);
+        send_message(k, j, f, SW_MSG_SHARD_PUSH_SPARSE, 0, k->version, head + 8 * nnz);
     }
 }
 
