@@ -140,7 +140,8 @@ int sw__shard_configure(shard *h, const char *text, char *err)
     h->theta = calloc(h->len, sizeof *h->theta);
     h->sum = calloc(h->len, sizeof *h->sum);
     h->tokens = calloc(slots, sizeof *h->tokens);
-    if (!h->theta || !h->sum || !h->tokens)
+    h->next_seq = calloc(slots, sizeof *h->next_seq);
+    if (!h->theta || !h->sum || !h->tokens || !h->next_seq)
         return sw_fail(err, SW_ENOMEM, "no memory for a slice of %zu floats", h->len);
     if (sw_optim_stateful(&h->optim) && (rc = sw_optim_init(&h->opt, &h->optim, h->len, err)))
         return rc;
@@ -185,6 +186,13 @@ static void on_set(shard *h, const from *f, const sw_msg *m)
 
 /* ---- Members ------------------------------------------------------------------------------- */
 
+void sw__shard_set_token(shard *h, uint32_t w, uint64_t token)
+{
+    if (h->tokens[w] != token) /* a new membership numbers its pushes afresh */
+        h->next_seq[w] = 0;
+    h->tokens[w] = token;
+}
+
 static void on_member(shard *h, const from *f, const sw_msg *m)
 {
     if (!sw__shard_is_server(h, f)) {
@@ -196,7 +204,7 @@ static void on_member(shard *h, const from *f, const sw_msg *m)
     } else {
         /* What the old membership pushed stays: the engine may still hold it in its buffer
          * (a worker that left), and the server orders it applied or dropped. */
-        h->tokens[m->worker] = m->flags & SW_FLAG_DONE ? 0 : m->version;
+        sw__shard_set_token(h, m->worker, m->flags & SW_FLAG_DONE ? 0 : m->version);
     }
 }
 
@@ -369,6 +377,7 @@ void sw_shard_end(sw_shard *h)
     free(h->theta);
     free(h->sum);
     free(h->tokens);
+    free(h->next_seq);
     sw_optim_free(&h->opt);
     sw__shard_free_recovery(h);
     free(h);

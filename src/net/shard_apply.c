@@ -74,6 +74,10 @@ static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
     uint64_t token = sw_get_u64(m->payload), seq = sw_get_u64(m->payload + 8);
     if (sw__shard_is_lost(h, m->worker, token, seq))
         return NULL; /* counted already, without this slice, when its shard was restored */
+    if (seq < h->next_seq[m->worker] || seq == UINT64_MAX) { /* MAX: next would wrap */
+        sw__shard_refuse(h, f, m, "a push's sequence number repeated or gone back");
+        return NULL;
+    }
     held *e = find(h, m->worker, token, seq) ? NULL : free_entry(h);
     if (!e || m->version > h->version) {
         sw__shard_refuse(h, f, m, "a push repeated, of a version to come, or no memory");
@@ -89,6 +93,7 @@ static void kept(shard *h, held *e, const held *k, const sw_msg *m, const sw_sha
     *e = *k;
     e->sq = sw_sq_norm(e->g, e->idx ? e->nnz : h->len);
     h->r->pushes++;
+    h->next_seq[k->worker] = k->seq + 1;
     uint8_t facts[24 + 8 * SW_SHARD_SET_WORDS];
     sw_put_u64(facts, k->token);
     sw_put_u64(facts + 8, k->seq);

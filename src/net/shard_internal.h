@@ -65,6 +65,8 @@ struct sw_shard {
     uint64_t saved;         /* the newest checkpoint's version, SW_SHARD_NONE before one */
     uint64_t restores;      /* RESTOREs taken */
     uint64_t *tokens;       /* per worker slot: its membership's token, 0 when not a member */
+    uint64_t *next_seq;     /* per slot: the least sequence number the member may push next
+                             * (a worker numbers its pushes upwards: a replay is refused) */
     sw__held *held;
     size_t n_held;
     uint8_t *lost;          /* the last RESTORE's entries: slices that may be gone */
@@ -92,6 +94,8 @@ void sw__shard_refuse_flagged(struct sw_shard *h, const sw__from *to, const sw_m
 bool sw__shard_is_server(const struct sw_shard *h, const sw__from *f);
 /* A worker's message: a member's id and its token, read from the payload's first 8 bytes. */
 bool sw__shard_is_member(const struct sw_shard *h, const sw_msg *m);
+/* Slot w's membership token (0: none); a new one may number its pushes from 0. */
+void sw__shard_set_token(struct sw_shard *h, uint32_t w, uint64_t token);
 int sw__shard_configure(struct sw_shard *h, const char *text, char *err);
 void sw__shard_answer_waiting(struct sw_shard *h);
 void sw__shard_take(struct sw_shard *h, const sw_delivery *d);

@@ -238,7 +238,7 @@ static bool take_restore(shard *h, const sw_msg *m)
     h->lost = lost;
     h->n_lost = n;
     for (uint32_t w = 0; w < h->slots; w++)
-        h->tokens[w] = sw_get_u64(p + SW_SHARD_RESTORE_HEAD + 8 * (size_t)w);
+        sw__shard_set_token(h, w, sw_get_u64(p + SW_SHARD_RESTORE_HEAD + 8 * (size_t)w));
     return true;
 }
 

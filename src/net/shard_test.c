@@ -196,6 +196,38 @@ static void sparse_pushes_pulls_and_applies(void **state)
     assert_int_equal(g->r.pushes, 2);
 }
 
+/* A worker numbers its pushes upwards within a membership: a push replayed after its first
+ * copy was applied, or numbered below one already kept, is refused (it would be applied
+ * twice); a new membership numbers afresh. */
+static void a_replayed_push_is_refused(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {0}, g0[LEN] = {1, 2, 3, 4, 5};
+    start_run(g, theta);
+    sw_msg m;
+    uint8_t pay[64];
+    push(g, 0, 100, 5, 7, g0, LEN);
+    settle(g);
+    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    apply(g, 0, 8, 0.1f, (uint32_t[]){0}, (uint64_t[]){5}, 1);
+    settle(g);
+    push(g, 0, 100, 5, 8, g0, LEN); /* the same push again, once applied */
+    expect_refused(g, g->w[0], "sequence number");
+    push(g, 0, 100, 4, 8, g0, LEN); /* gone back */
+    expect_refused(g, g->w[0], "sequence number");
+    push(g, 0, 100, UINT64_MAX, 8, g0, LEN); /* the next could not be told from 0 */
+    expect_refused(g, g->w[0], "sequence number");
+    push(g, 0, 100, 6, 8, g0, LEN);
+    settle(g);
+    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    send_raw(g->server, SW_MSG_SHARD_MEMBER, 0, 0, 300, NULL, 0); /* worker 0 joins again */
+    push(g, 0, 300, 0, 8, g0, LEN);
+    settle(g);
+    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    assert_int_equal(sw_get_u64(pay), 300);
+    assert_int_equal(g->r.pushes, 3);
+}
+
 static void hostile_messages_are_refused_and_counted(void **state)
 {
     rig *g = *state;
@@ -244,6 +276,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(sparse_pushes_pulls_and_applies, setup, teardown),
         cmocka_unit_test_setup_teardown(a_worker_ahead_of_the_run_is_told_to_ask_again, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(a_replayed_push_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_messages_are_refused_and_counted, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
