@@ -48,6 +48,12 @@ expect_server() { # description: waits for the server, which must succeed and ke
     echo "$OUT" | tail -5 | sed 's/^/    /'
     failures=$((failures + 1))
   fi
+  # nothing left behind: the private operator socket's file goes with the server
+  local ops
+  ops=$(grep -o 'operator commands on ipc://[^ ]*' <<< "$OUT" | head -1 | sed 's|.*ipc://||')
+  checks=$((checks + 1))
+  [ -z "$ops" ] || [ ! -e "$ops" ] ||
+    { echo "FAIL: $1: the server left its operator socket $ops"; failures=$((failures + 1)); }
   local said
   said=$("$SW" check "$LOG" 2>&1)
   checks=$((checks + 1))

@@ -371,6 +371,8 @@ static void teardown(server *s)
     free(s->snapshot);
     sw__shards_close(s); /* the run is over for them too */
     sw_sock_close(s->sock);
+    if (s->ops && !strncmp(s->ops_ep, "ipc://", 6))
+        unlink(s->ops_ep + 6); /* ZeroMQ leaves the socket's file behind */
     sw_sock_close(s->ops);
     sw_engine_free(s->engine);
     sw_check_free(s->check);
