@@ -166,6 +166,41 @@ static void dbw_varies_k_within_the_first_k_rule(void **state)
     check_first_k("dbw:D=3", 0);
 }
 
+/* When every gradient of a version is the same (each worker computes on the whole data set),
+ * the variance is zero, every k gains alike and DBW takes the fastest k (mostly 1) from its
+ * first estimate on: a run of lone applies, which cannot measure the variance, must not send it
+ * back to waiting for every worker. */
+static void dbw_keeps_its_variance_through_lone_applies(void **state)
+{
+    (void)state;
+    sw_sim_config c = base("dbw", 6, "shexp:1");
+    c.batch = 3000;
+    c.batch_mode = SW_BATCH_SAMPLE;
+    c.max_time = 60;
+    sw_sim_result res;
+    char *log = run_log(c, &res);
+    events es = read_events(log);
+    long accepted = 0, applies = 0, lone = 0;
+    for (size_t i = 0; i < es.n; i++) {
+        const sw_event *l = &es.e[i].ev;
+        if (l->kind == SW_EV_PUSH)
+            accepted++;
+        else if (l->kind == SW_EV_DROP)
+            accepted--;
+        if (l->kind != SW_EV_APPLY)
+            continue;
+        if (++applies > 2) { /* the first apply waits for all: no estimate yet */
+            assert_true(accepted < 6);
+            lone += accepted == 1;
+        }
+        accepted = 0;
+    }
+    assert_true(lone > 20);
+    free(es.e);
+    free(log);
+    sw_sim_result_free(&res);
+}
+
 static void backup_with_k_n_is_bsp(void **state)
 {
     (void)state;
@@ -217,6 +252,7 @@ int main(void)
         cmocka_unit_test(ebsp_barrier_lands_where_the_search_says),
         cmocka_unit_test(backup_applies_exactly_the_first_k),
         cmocka_unit_test(dbw_varies_k_within_the_first_k_rule),
+        cmocka_unit_test(dbw_keeps_its_variance_through_lone_applies),
         cmocka_unit_test(backup_with_k_n_is_bsp),
         cmocka_unit_test(adaptive_policies_survive_membership_changes),
         cmocka_unit_test(bad_parameters),

@@ -4,8 +4,10 @@
  * gain: eq. 12 from the engine's running sums of the last applies (no gradient is copied): for
  * an apply of k gradients with S = sum of their squared norms and Q = squared norm of their sum,
  * the mean gradient's squared norm is Q / k^2 and the summed component variance is
- * (S - Q / k) / (k - 1) (eq. 10's estimator, for k >= 2). Both are averaged over the last D
- * applies, the gradient norm through eq. 11. The gain is eq. 12 as written; with agg=sum (the
+ * (S - Q / k) / (k - 1) (eq. 10's estimator, for k >= 2). The variance is averaged over the
+ * last D applies that measured it (an apply of one gradient cannot: had its window of D applies
+ * been all of k = 1, DBW would fall back to waiting for every worker just to measure again), the
+ * gradient norm over the last D applies, through eq. 11. The gain is eq. 12 as written; with agg=sum (the
  * default) the learning rate grows with k, as in the paper's experiments, which eq. 12 does not
  * model (it assumes eta = 1/L). bdbw (blind DBW) uses gain = k.
  *
@@ -35,8 +37,10 @@ typedef struct dbw_state {
     bool blind, mean;
     uint32_t D, n, k, k_prev;
     uint64_t seen_version, seen_norms; /* the version k was chosen for; the apply last recorded */
-    double gsq[MAX_D], var[MAX_D]; /* per apply: mean gradient's squared norm, variance (<0: none) */
+    double gsq[MAX_D];             /* per apply, the last D: mean gradient's squared norm */
     uint32_t kk[MAX_D], hist;
+    double var[MAX_D];             /* per apply of k >= 2, the last D: the variance (eq. 10) */
+    uint32_t var_hist;
     double *t_sum, *t_all_sum, *T; /* n*n by (h, k); n by k; n estimates */
     uint32_t *t_cnt, *t_all_cnt;
     timing ver[VERSIONS];
@@ -136,19 +140,19 @@ static void record_apply(dbw_state *st, const sw_engine_view *v)
     uint32_t k = a->n, i = st->hist++ % st->D;
     st->kk[i] = k;
     st->gsq[i] = a->sum_sq / ((double)k * k);
-    st->var[i] = k >= 2 ? (a->sq_norms - a->sum_sq / k) / (k - 1) : -1;
+    if (k >= 2) /* one gradient says nothing of the variance: the last measured stands */
+        st->var[st->var_hist++ % st->D] = (a->sq_norms - a->sum_sq / k) / (k - 1);
 }
 
-/* eq. 10, then eq. 11 with it; false until some variance is known. */
+/* eq. 10 over the last D applies that measured it (k >= 2), then eq. 11 with it over the last D
+ * applies; false until some variance is known. */
 static bool estimates(const dbw_state *st, double *grad_sq, double *var)
 {
-    uint32_t m = st->hist < st->D ? st->hist : st->D, nv = 0;
+    uint32_t m = st->hist < st->D ? st->hist : st->D;
+    uint32_t nv = st->var_hist < st->D ? st->var_hist : st->D;
     double vs = 0, gs = 0;
-    for (uint32_t i = 0; i < m; i++)
-        if (st->var[i] >= 0) {
-            vs += st->var[i] > 0 ? st->var[i] : 0;
-            nv++;
-        }
+    for (uint32_t i = 0; i < nv; i++)
+        vs += st->var[i] > 0 ? st->var[i] : 0;
     if (nv == 0)
         return false;
     *var = vs / nv;
