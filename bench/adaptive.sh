@@ -14,7 +14,9 @@
 #    data set (--batch-mode sample) and a two-convolution CNN (cnn:c1=8,c2=16,f=64, smaller than
 #    the paper's to fit: ~0.05 s of CPU per push here, ~2.5 min per run, so 20 seeds x 5 policies
 #    x 3 a is about 12 h on 2 cores; docs/results reports 5 seeds), to training loss 0.6. Seed 1's
-#    plots (k over time, loss, timelines) go to docs/results/dbw-cnn-aA/.
+#    plots (k over time, loss, timelines) go to docs/results/dbw-cnn-aA/. Beside it the same CNN
+#    with one learning rate for every policy (0.08 on the mean of the applied gradients), which
+#    isolates what choosing k is worth (dbw-cnn-same-aA).
 # 2. DSSP (lo=3, hi=15) vs SSP for every s in 3..15 on a heterogeneous cluster of two speed
 #    classes (4 workers, two of them 2.5 times slower), MLP 784-256-10 to 0.84 accuracy.
 # 3. ElasticBSP (R = 15, 60, 240) vs BSP, SSP (s=3) and ASP on the default straggling cluster
@@ -55,18 +57,29 @@ for a in 0 0.2 1; do
     --cluster "shexp:$a" --model softmax --batch 500 --lr 0.005 --target-loss 0.6 \
     --eval-every 2 --max-time 20000
 done
-cnn_protocol=(--policies "dbw:agg=mean,lr=0.08;bdbw:agg=mean,lr=0.08;backup:k=16;backup:k=12;backup:k=8"
-  --baselines "backup:k=16;backup:k=12;backup:k=8" --workers 16 --model cnn:c1=8,c2=16,f=64
-  --batch 500 --batch-mode sample --lr 0.005 --target-loss 0.6 --eval-every 2 --max-time 2000)
-for a in 0 0.2 1; do
-  name="dbw-cnn-a$a"
-  [ -z "$only" ] || [[ " $only " == *" $name "* ]] || continue
+cnn=(--workers 16 --model cnn:c1=8,c2=16,f=64 --batch 500 --batch-mode sample --target-loss 0.6
+     --eval-every 2 --max-time 2000)
+cnn_paper=(--policies "dbw:agg=mean,lr=0.08;bdbw:agg=mean,lr=0.08;backup:k=16;backup:k=12;backup:k=8"
+           --lr 0.005)
+same=agg=mean
+cnn_same=(--policies "dbw:$same;bdbw:$same;backup:k=16,$same;backup:k=12,$same;backup:k=8,$same"
+          --lr 0.08)
+cnn_run() { # name, a, then the protocol's arguments: runs it, keeps seed 1's plots
+  local name=$1 a=$2
+  shift 2
+  [ -z "$only" ] || [[ " $only " == *" $name "* ]] || return 0
+  local logs
   logs=$(mktemp -d)
-  run "$name" "${cnn_protocol[@]}" --cluster "shexp:$a" --seeds "${seeds:-20}" --log-dir "$logs"
+  run "$name" "$@" "${cnn[@]}" --cluster "shexp:$a" --seeds "${seeds:-20}" --log-dir "$logs" \
+    --baselines "$(grep -o 'backup:[^;"]*' <<< "$2" | paste -sd';')"
   "$sw" report -q -o "$out/$name" "$logs"/*-seed1.jsonl
   # Keep what the write-up shows: the report and its plots.
   find "$out/$name" -type f ! -name '*.png' ! -name report.md -delete
   rm -rf "$logs"
+}
+for a in 0 0.2 1; do
+  cnn_run "dbw-cnn-a$a" "$a" "${cnn_paper[@]}"
+  cnn_run "dbw-cnn-same-a$a" "$a" "${cnn_same[@]}"
 done
 ssp=$(for s in $(seq 3 15); do printf 'ssp:s=%s;' "$s"; done)
 run dssp --policies "dssp:lo=3,hi=15;${ssp%;}" --baselines "${ssp%;}" --seeds "${seeds:-10}" \
