@@ -109,8 +109,8 @@ static void *zmq_echo_server(void *arg)
     return NULL;
 }
 
-/* Sends `bytes` from buf without a copy and waits for the echo. */
-static void echo_round(void *sock, char *buf, size_t bytes)
+/* Sends `bytes` from buf without a copy and waits for the answer. */
+static void echo_round(void *sock, uint8_t *buf, size_t bytes)
 {
     zmq_msg_t m;
     zmq_msg_init_data(&m, buf, bytes, NULL, NULL);
@@ -120,25 +120,37 @@ static void echo_round(void *sock, char *buf, size_t bytes)
     zmq_msg_close(&m);
 }
 
+/* MB/s of `rounds` ping-pongs of `bytes` each way: `round` on a DEALER against `server`, a
+ * thread given `arg` whose ROUTER e names once bound. What the server returns is a buffer it
+ * lent ZeroMQ, freed once its context is gone. */
+static double ping_pong_mbps(void *(*server)(void *), void *arg, zmq_echo *e,
+                             void (*round)(void *sock, uint8_t *buf, size_t bytes), size_t bytes,
+                             int rounds)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, server, arg);
+    await_bound(e);
+    void *ctx = zmq_ctx_new(), *sock = zmq_socket(ctx, ZMQ_DEALER);
+    zmq_connect(sock, e->ep);
+    uint8_t *buf = calloc(1, bytes);
+    double t0 = sw_clock_now_s();
+    for (int i = 0; i < rounds; i++)
+        round(sock, buf, bytes);
+    double dt = sw_clock_now_s() - t0;
+    void *lent;
+    pthread_join(th, &lent);
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    zmq_ctx_term(e->ctx);
+    free(lent);
+    free(buf);
+    return 2.0 * (double)bytes * rounds / dt / 1e6;
+}
+
 double zmq_echo_mbps(size_t bytes, int rounds)
 {
     zmq_echo e = {.ctx = zmq_ctx_new(), .rounds = rounds};
-    pthread_t th;
-    pthread_create(&th, NULL, zmq_echo_server, &e);
-    await_bound(&e);
-    void *ctx = zmq_ctx_new(), *sock = zmq_socket(ctx, ZMQ_DEALER);
-    zmq_connect(sock, e.ep);
-    char *buf = calloc(1, bytes);
-    double t0 = sw_clock_now_s();
-    for (int i = 0; i < rounds; i++)
-        echo_round(sock, buf, bytes);
-    double dt = sw_clock_now_s() - t0;
-    pthread_join(th, NULL);
-    zmq_close(sock);
-    zmq_ctx_term(ctx);
-    zmq_ctx_term(e.ctx);
-    free(buf);
-    return 2.0 * (double)bytes * rounds / dt / 1e6;
+    return ping_pong_mbps(zmq_echo_server, &e, &e, echo_round, bytes, rounds);
 }
 
 /* ZeroMQ alone doing a barrier's exchange: a ROUTER takes W messages, then sends one buffer back
@@ -177,7 +189,7 @@ void *zmq_fan_worker(void *arg)
     barrier_client *b = arg;
     void *ctx = zmq_ctx_new(), *sock = zmq_socket(ctx, ZMQ_DEALER);
     zmq_connect(sock, b->ep);
-    char *buf = calloc(1, 4 * b->n);
+    uint8_t *buf = calloc(1, 4 * b->n);
     pthread_barrier_wait(b->go);
     for (int i = 0; i < b->rounds; i++)
         echo_round(sock, buf, 4 * b->n);
@@ -186,7 +198,6 @@ void *zmq_fan_worker(void *arg)
     free(buf);
     return NULL;
 }
-
 
 /* ZeroMQ alone doing the work a --checksum off server cannot skip: each push's header read,
  * its floats checked finite where they lie, applied to the parameters, and the parameters sent
@@ -223,41 +234,29 @@ static void *zmq_work_server(void *arg)
         zmq_msg_send(&m, s, 0);
     }
     zmq_close(s);
-    /* The last answer may still be leaving: the caller ends the context before freeing. */
-    return release;
+    return release; /* the last answer may still be leaving: ping_pong_mbps frees it */
+}
+
+/* A push as syncwise's worker sends it without checksums (its header written each time), and
+ * the answer's header read. */
+static void work_round(void *sock, uint8_t *push, size_t bytes)
+{
+    sw_msg p = {.type = SW_MSG_PUSH, .flags = SW_FLAG_UNCHECKED,
+                .payload_len = bytes - SW_PROTO_HEADER};
+    sw_msg_encode(&p, push);
+    zmq_msg_t m;
+    zmq_msg_init_data(&m, push, bytes, NULL, NULL);
+    zmq_msg_send(&m, sock, 0);
+    zmq_msg_init(&m);
+    zmq_msg_recv(&m, sock, 0);
+    sw_msg r;
+    if (sw_msg_decode(zmq_msg_data(&m), zmq_msg_size(&m), (uint64_t)1 << 31, &r, NULL))
+        abort();
+    zmq_msg_close(&m);
 }
 
 double zmq_work_mbps(size_t n, int rounds)
 {
     zmq_work w = {.e = {.ctx = zmq_ctx_new(), .rounds = rounds}, .n = n};
-    pthread_t th;
-    pthread_create(&th, NULL, zmq_work_server, &w);
-    await_bound(&w.e);
-    void *ctx = zmq_ctx_new(), *sock = zmq_socket(ctx, ZMQ_DEALER);
-    zmq_connect(sock, w.e.ep);
-    size_t bytes = sw_msg_size(4 * n);
-    uint8_t *push = calloc(1, bytes);
-    sw_msg p = {.type = SW_MSG_PUSH, .flags = SW_FLAG_UNCHECKED, .payload_len = 4 * n};
-    double t0 = sw_clock_now_s();
-    for (int i = 0; i < rounds; i++) {
-        sw_msg_encode(&p, push);
-        zmq_msg_t m;
-        zmq_msg_init_data(&m, push, bytes, NULL, NULL);
-        zmq_msg_send(&m, sock, 0);
-        zmq_msg_init(&m);
-        zmq_msg_recv(&m, sock, 0);
-        sw_msg r;
-        if (sw_msg_decode(zmq_msg_data(&m), zmq_msg_size(&m), (uint64_t)1 << 31, &r, NULL))
-            abort();
-        zmq_msg_close(&m);
-    }
-    double dt = sw_clock_now_s() - t0;
-    void *release;
-    pthread_join(th, &release);
-    zmq_close(sock);
-    zmq_ctx_term(ctx);
-    zmq_ctx_term(w.e.ctx);
-    free(release);
-    free(push);
-    return 2.0 * (double)bytes * rounds / dt / 1e6;
+    return ping_pong_mbps(zmq_work_server, &w, &w.e, work_round, sw_msg_size(4 * n), rounds);
 }
