@@ -15,11 +15,6 @@
 
 #define ORDERS_QUEUED 100000 /* frames a shard's connection queues before one is lost */
 
-sw_shard_set sw__shards_all(const sw__shards *h)
-{
-    return sw_shard_set_all(h->n);
-}
-
 /* ---- Sending ---------------------------------------------------------------------------- */
 
 /* The frame of m (floats from `floats` when not NULL), with the run's link flags; NULL when
@@ -67,12 +62,6 @@ void sw__shards_send_all(server *s, const sw_msg *m)
     sw_frame_unref(f);
 }
 
-void sw__shards_put_entry(const sw__shards *h, uint8_t *at, uint32_t w, uint64_t token,
-                          uint64_t seq, const sw_shard_set *to)
-{
-    sw_shard_entry_put(at, w, token, seq, to, h->n);
-}
-
 /* Every shard forgets the push (w, token, seq) (a shard that never had it passes it over). */
 void sw__shards_drop_everywhere(server *s, uint32_t w, uint64_t token, uint64_t seq)
 {
@@ -80,8 +69,8 @@ void sw__shards_drop_everywhere(server *s, uint32_t w, uint64_t token, uint64_t 
     uint8_t pay[8 + sizeof h->deciding];
     sw_put_f32(pay, 0);
     sw_put_u32(pay + 4, 1);
-    sw_shard_set all = sw__shards_all(h);
-    sw__shards_put_entry(h, pay + 8, w, token, seq, &all);
+    sw_shard_set all = sw_shard_set_all(h->n);
+    sw_shard_entry_put(pay + 8, w, token, seq, &all, h->n);
     sw_msg m = {.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER, .flags = SW_FLAG_DROPPED,
                 .payload = pay, .payload_len = 8 + h->entry};
     sw__shards_send_all(s, &m);
@@ -309,7 +298,7 @@ void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
     }
     peer from = {.route = c->route, .route_len = c->route_len, .sock = s->sock};
     sw_msg m = {.type = SW_MSG_PUSH, .worker = w, .flags = r->flags, .version = r->version};
-    sw__shards_put_entry(&s->shards, s->shards.deciding, w, r->token, r->seq, &r->to);
+    sw_shard_entry_put(s->shards.deciding, w, r->token, r->seq, &r->to, s->shards.n);
     s->shards.deciding_sq = r->sq_norm;
     if (sw__server_push_allowed(s, &from, &m))
         sw__server_accept_push(s, &from, &m, NULL, 0);
@@ -366,8 +355,7 @@ static void measured(server *s, uint32_t j, const sw_msg *m)
         return;
     sw_shard_set_add(&a->shards, j);
     a->norms.sum_sq += sq;
-    sw_shard_set all = sw__shards_all(&s->shards);
-    if (sw_shard_set_equal(&a->shards, &all))
+    if (sw_shard_set_full(&a->shards, s->shards.n))
         sw_engine_apply_norms(s->engine, &a->norms);
 }
 
@@ -385,8 +373,7 @@ static void sliced(server *s, uint32_t j, const sw_msg *m)
     bool first = sw_shard_set_empty(&h->gathered);
     h->gather_min = !first && h->gather_min < m->version ? h->gather_min : m->version;
     sw_shard_set_add(&h->gathered, j);
-    sw_shard_set all = sw__shards_all(h);
-    if (!sw_shard_set_equal(&h->gathered, &all))
+    if (!sw_shard_set_full(&h->gathered, h->n))
         return;
     h->gathering = false;
     h->have_theta = true;

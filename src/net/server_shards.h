@@ -107,17 +107,14 @@ void sw__shards_take(struct sw_server *s, uint32_t j, const sw_delivery *d);
 /* Asks every shard for its slice at the engine's version (one gather at a time). */
 void sw__shards_gather(struct sw_server *s);
 /* Shared by server_shards.c and server_shards_recover.c: a message to shard j or to all (one
- * frame), an entry (worker, token, seq, the shards it went to) of an APPLY or RESTORE, a push
- * every shard forgets, a push the engine decides on, a shard's failure that ends the run. */
+ * frame), a push every shard forgets, a push the engine decides on, a shard's failure that ends
+ * the run. */
 void sw__shards_send_to(struct sw_server *s, uint32_t j, const sw_msg *m, const float *floats);
 void sw__shards_send_all(struct sw_server *s, const sw_msg *m);
-void sw__shards_put_entry(const sw__shards *h, uint8_t *at, uint32_t w, uint64_t token,
-                          uint64_t seq, const sw_shard_set *to);
 void sw__shards_drop_everywhere(struct sw_server *s, uint32_t w, uint64_t token, uint64_t seq);
 void sw__shards_counted(struct sw_server *s, uint32_t w, const sw__reporting *r);
 void sw__shards_failed(struct sw_server *s, uint32_t j, const char *what, int len,
                        const char *detail);
-sw_shard_set sw__shards_all(const sw__shards *h);
 
 /* server_shards_recover.c: the pings (and a silent shard's end of the run), what a shard says
  * of itself (SHARD_STATE: a resumed one is restored), and the checkpoints all shards take at

@@ -132,7 +132,7 @@ static uint8_t *restore_payload(server *s, uint64_t from, size_t *len)
     for (uint32_t w = 0; w < s->slots; w++) {
         const sw__reporting *r = &h->reporting[w];
         if (r->open) {
-            sw__shards_put_entry(h, e, w, r->token, r->seq, &r->to);
+            sw_shard_entry_put(e, w, r->token, r->seq, &r->to, h->n);
             e += h->entry;
         }
     }
@@ -144,7 +144,7 @@ void sw__shards_restart(server *s, uint64_t version)
 {
     sw__shards *h = &s->shards;
     h->restores = sw_rng_u64(&s->tokens); /* unlike any number a shard took before */
-    h->restoring = sw__shards_all(h);
+    h->restoring = sw_shard_set_all(h->n);
     h->saved = version;
     size_t len;
     uint8_t *pay = restore_payload(s, version, &len); /* no member and no push yet */
@@ -189,7 +189,7 @@ static void restore(server *s, uint32_t j, uint64_t from)
     h->saved = from;             /* a save under way: every live shard took it before this */
     h->saving = SW_SHARD_NONE;   /* and the resumed one never will */
     h->restores++;
-    h->restoring = sw__shards_all(h);
+    h->restoring = sw_shard_set_all(h->n);
     h->gathering = h->have_theta = false; /* what was or is being gathered predates it */
     uint64_t V = sw_engine_version(s->engine);
     h->lost_applies += V - from;
@@ -227,10 +227,9 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
         restore(s, j, v->saved);
     else if (!v->awaiting && v->restores == h->restores)
         sw_shard_set_remove(&h->restoring, j);
-    sw_shard_set all = sw__shards_all(h);
     if (h->saving != SW_SHARD_NONE && v->saved == h->saving && !v->awaiting) {
         sw_shard_set_add(&h->saved_by, j);
-        if (sw_shard_set_equal(&h->saved_by, &all))
+        if (sw_shard_set_full(&h->saved_by, h->n))
             saved(s);
     }
 }

@@ -45,8 +45,8 @@ static held *find(shard *h, uint32_t worker, uint64_t token, uint64_t seq)
     return NULL;
 }
 
-/* An APPLY's k-th entry, and whether this shard holds a slice of its push (a sparse one
- * touches some shards only). */
+/* An APPLY's k-th entry (its width follows the run's shards), the push it names as held here,
+ * and whether this shard holds a slice of that push (a sparse one touches some shards only). */
 static const uint8_t *entry_at(const shard *h, const uint8_t *entries, uint32_t k)
 {
     return entries + sw_shard_entry_bytes(h->table.n_shards) * k;

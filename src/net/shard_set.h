@@ -47,8 +47,13 @@ static inline bool sw_shard_set_empty(const sw_shard_set *s)
     return sw_shard_set_equal(s, &(sw_shard_set){{0}});
 }
 
-/* Shards 0 .. n - 1. */
+/* Shards 0 .. n - 1, and whether s names every one of them. */
 sw_shard_set sw_shard_set_all(uint32_t n);
+static inline bool sw_shard_set_full(const sw_shard_set *s, uint32_t n)
+{
+    sw_shard_set all = sw_shard_set_all(n);
+    return sw_shard_set_equal(s, &all);
+}
 
 /* Bytes of a set on the wire in a run of n shards, and of an APPLY or RESTORE entry. */
 static inline size_t sw_shard_set_bytes(uint32_t n)
