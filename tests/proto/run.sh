@@ -1,5 +1,5 @@
 #!/bin/bash
-# usage: tests/proto/run.sh SYNCWISE_BINARY [--strict]
+# usage: tests/proto/run.sh SYNCWISE_BINARY
 #
 # Checks docs/protocol.md against a running syncwise with a raw client written from the
 # documentation alone (tests/proto/client.py, wire.py, shards.py). Starts, on free loopback ports:
@@ -10,7 +10,7 @@
 # Everything it starts is killed on exit. Exit status 0 only if every check passed.
 set -u
 
-BIN=${1:?usage: $0 SYNCWISE_BINARY [--strict]}
+BIN=${1:?usage: $0 SYNCWISE_BINARY}
 shift
 HERE=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3          # Debian's python3, which sees python3-zmq

@@ -72,12 +72,6 @@ def need(cond, what):
 
 
 RESULTS = []   # (name, ok, why)
-NOTES = []     # (kind, text)
-
-
-def note(kind, text):
-    if (kind, text) not in NOTES:
-        NOTES.append((kind, text))
 
 
 def run_check(name, fn, *args):
@@ -93,6 +87,15 @@ def run_check(name, fn, *args):
         RESULTS.append((name, False, repr(e)))
         print("FAIL  %-48s %r" % (name, e), flush=True)
         traceback.print_exc()
+    return RESULTS[-1][1]
+
+
+def run_group(checks, env):
+    """Runs (name, check) pairs in order; the first sets up what the others need, so when it
+    fails they are not run."""
+    for k, (name, fn) in enumerate(checks):
+        if not run_check(name, fn, env) and k == 0:
+            return
 
 # ---------------------------------------------------------------- frames
 
