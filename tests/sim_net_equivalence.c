@@ -536,9 +536,10 @@ static void on_shards(scenario sc)
     on_shards_n(sc, few, 2);
 }
 
-/* A sharded server: its engine decides as the simulator's on the facts the shards report,
- * and the shards hold the model an unsharded server would, dense or sparse (whose workers
- * pull and push at the shards their batches touch). */
+/* A sharded server: its engine decides as the simulator's on the facts the shards report
+ * (DBW's on the norms they report of each push and apply, which here come before the next
+ * decision), and the shards hold the model an unsharded server would, dense or sparse (whose
+ * workers pull and push at the shards their batches touch). */
 static void sharded(void **state)
 {
     (void)state;
@@ -552,6 +553,8 @@ static void sharded(void **state)
         {.policy = "ebsp:R=20", .switch_to = "ssp:s=2"},
         {.policy = "bsp:lr=0.02", .switch_to = "asp", .optim = "sgd:momentum=0.5,nesterov=1"},
         {.policy = "asp", .switch_to = "ssp:s=1", .optim = "adam"},
+        {.policy = "dbw", .switch_to = "bdbw"},
+        {.policy = "bdbw", .switch_to = "dbw", .optim = "adam"},
     };
     for (size_t i = 0; i < sizeof policies / sizeof *policies; i++) {
         scenario sc = policies[i];
