@@ -105,13 +105,16 @@ static int load_one(const shard *h, const char *path, uint64_t version, sw_ckpt 
     return rc;
 }
 
-/* The checkpoint of `version` (SW_SHARD_NONE: the newest), from FILE or else FILE.prev. */
-static int load(const shard *h, uint64_t version, sw_ckpt *ck, char *err)
+/* The checkpoint of `version` (SW_SHARD_NONE: the newest), from FILE or else FILE.prev
+ * (*from_prev says which). */
+static int load(const shard *h, uint64_t version, sw_ckpt *ck, bool *from_prev, char *err)
 {
     char prev[PATH_MAX], why[SW_ERR_LEN];
     prev_path(h, prev);
+    *from_prev = false;
     if (!load_one(h, h->p->checkpoint, version, ck, err))
         return 0;
+    *from_prev = true;
     int rc = load_one(h, prev, version, ck, why);
     if (rc && version != SW_SHARD_NONE)
         return sw_fail(err, rc, "neither %s nor %s holds this run's version %llu", h->p->checkpoint,
@@ -119,6 +122,20 @@ static int load(const shard *h, uint64_t version, sw_ckpt *ck, char *err)
     if (!rc)
         sw_log(SW_LOG_WARN, "%s; reading %s instead", err, prev);
     return rc;
+}
+
+/* The run went back to FILE.prev's version: FILE held a newer save the run abandoned (or is
+ * damaged). FILE.prev becomes FILE, so that the next save keeps the restored version as its
+ * FILE.prev: should another shard come back from it during that save, every shard still holds
+ * it. A failure leaves the files as they were (the run goes on; that second restore would be
+ * the one to fail). */
+static void keep_restored(const shard *h)
+{
+    char prev[PATH_MAX];
+    prev_path(h, prev);
+    if (rename(prev, h->p->checkpoint))
+        sw_log(SW_LOG_WARN, "%s: cannot keep it as %s: %s", prev, h->p->checkpoint,
+               strerror(errno));
 }
 
 /* θ and the optimizer's state from ck, which holds this run's slice. */
@@ -168,7 +185,8 @@ int sw__shard_resume(shard *h, char *err)
     if (!h->p->checkpoint)
         return sw_fail(err, SW_EINVAL, "--resume needs --checkpoint FILE");
     sw_ckpt ck;
-    int rc = load(h, SW_SHARD_NONE, &ck, err);
+    bool from_prev;
+    int rc = load(h, SW_SHARD_NONE, &ck, &from_prev, err);
     if (rc)
         return rc;
     if (!(rc = sw__shard_configure(h, ck.note, err)))
@@ -255,7 +273,8 @@ void sw__shard_on_restore(shard *h, const from *f, const sw_msg *m)
         return;
     }
     uint64_t from_version = sw_get_u64(m->payload + 8);
-    if (load(h, from_version, &ck, err)) {
+    bool from_prev;
+    if (load(h, from_version, &ck, &from_prev, err)) {
         sw__shard_refuse(h, f, m, err);
         return;
     }
@@ -265,6 +284,8 @@ void sw__shard_on_restore(shard *h, const from *f, const sw_msg *m)
         sw__shard_refuse(h, f, m, rc ? err : "a malformed restore");
         return;
     }
+    if (from_prev)
+        keep_restored(h);
     if (m->flags & SW_FLAG_DROPPED)
         forget_held(h);
     memcpy(h->server, f->route, f->route_len); /* a restarted server has a new route */

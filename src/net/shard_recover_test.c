@@ -1,6 +1,7 @@
 /* A shard's recovery on the in-process network (shard_test_rig.h): the checkpoints the
  * server orders, a RESTORE of one, a shard resumed from its file that waits for its RESTORE,
- * and the fallback to the checkpoint before when the newest is damaged. */
+ * the fallback to the checkpoint before when the newest is damaged, and a second RESTORE of
+ * the same version during the save after the first. */
 #define _POSIX_C_SOURCE 200809L
 #include "shard_test_rig.h"
 
@@ -185,12 +186,39 @@ static void a_resume_falls_back_to_the_previous_checkpoint(void **state)
     assert_non_null(strstr(err, "slice.ckpt"));
 }
 
+/* A save the run abandoned (another shard came back from the version before it) leaves the
+ * restored version where the next save keeps it: should a shard come back from it again during
+ * that save, this one still holds it. */
+static void a_second_restore_during_the_next_save(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {1, 2, 3, 4, 5};
+    uint64_t saved, restores, awaiting;
+    start_run(g, theta);
+    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 7, NULL, 0); /* the common one */
+    restore(g->server, 9, 7, 8, 1);
+    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 8, NULL, 0); /* abandoned */
+    restore(g->server, 9, 7, 9, 2);
+    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 9, NULL, 0); /* under way */
+    restore(g->server, 9, 7, 10, 3);
+    settle(g);
+    const uint64_t versions[] = {7, 8, 8, 9, 9, 10};
+    for (size_t i = 0; i < sizeof versions / sizeof *versions; i++)
+        assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), versions[i]);
+    assert_int_equal(restores, 3);
+    assert_int_equal(saved, 7);
+    assert_int_equal(g->r.refused, 0);
+    expect_slice(g, g->w[0], 0, 10, theta);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(checkpoints_restores_and_a_resume, setup_with_checkpoint,
                                         teardown_with_checkpoint),
         cmocka_unit_test_setup_teardown(a_resume_falls_back_to_the_previous_checkpoint,
+                                        setup_with_checkpoint, teardown_with_checkpoint),
+        cmocka_unit_test_setup_teardown(a_second_restore_during_the_next_save,
                                         setup_with_checkpoint, teardown_with_checkpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
