@@ -153,8 +153,9 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
         return rc;
     h->entry = sw_shard_entry_bytes(h->n);
     h->reporting = calloc(s->slots, sizeof *h->reporting);
+    h->held = calloc(s->slots, sizeof *h->held);
     h->theta = malloc(s->n * sizeof *h->theta);
-    if (!h->reporting || !h->theta)
+    if (!h->reporting || !h->held || !h->theta)
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);
     welcome_lines(h);
     if (!s->p->resume) /* a restarted server read it from its record */
@@ -189,7 +190,11 @@ void sw__shards_close(server *s)
             sw__shards_send_to(s, j, &over, NULL);
             sw_sock_close(h->socks[j]);
         }
+    if (h->waited)
+        sw_log(SW_LOG_INFO, "%llu pushes waited for the last apply's norms (the policy reads "
+               "them)", (unsigned long long)h->waited);
     free(h->reporting);
+    free(h->held);
     free(h->order);
     free(h->order_sq);
     free(h->theta);
@@ -261,8 +266,10 @@ static void send_apply(server *s, const sw_event *ev)
                 .flags = norms ? SW_FLAG_WANT_NORMS : 0, .version = ev->V, .payload = h->order,
                 .payload_len = 8 + h->entry * h->n_order};
     sw__shards_send_all(s, &m);
-    if (norms)
+    if (norms) {
         await_norms(h, ev->V);
+        h->norms_due = ev->V;
+    }
     h->n_order = 0;
 }
 
@@ -288,8 +295,8 @@ void sw__shards_failed(server *s, uint32_t j, const char *what, int len, const c
     sw__server_fail(s, SW_EIO, why);
 }
 
-/* Every shard holds worker w's push: the engine decides on it, as on an unsharded push. */
-void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
+/* The engine decides on worker w's push, as on an unsharded push. */
+static void decide(server *s, uint32_t w, const sw__reporting *r)
 {
     conn *c = &s->conns[w];
     if (s->done || !c->live || c->token != r->token) { /* the run or the membership is over */
@@ -304,6 +311,45 @@ void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
         sw__server_accept_push(s, &from, &m, NULL, 0);
     else
         sw__shards_drop_everywhere(s, w, r->token, r->seq);
+}
+
+/* ---- Norms: a push waits for the last apply's ------------------------------------------------ */
+
+/* The pushes that waited, in the order they came, until one of them makes an apply whose norms
+ * are due in turn. */
+static void decide_held(server *s)
+{
+    sw__shards *h = &s->shards;
+    while (h->n_held && !h->norms_due && !s->rc) {
+        sw__held x = h->held[h->held_first];
+        h->held_first = (h->held_first + 1) % s->slots;
+        h->n_held--;
+        decide(s, x.worker, &x.push);
+    }
+}
+
+/* Every shard holds worker w's push: the engine decides on it, once it has the norms of the
+ * last apply if the policy reads them (DBW chooses k for a version from the apply that made
+ * it; a push deciding before they came would choose from the apply before, which an unsharded
+ * engine never does). The wait is one round trip to the shards after an apply, and only
+ * pushes that come in it pay it. */
+void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
+{
+    sw__shards *h = &s->shards;
+    if (!h->norms_due && !h->n_held) {
+        decide(s, w, r);
+    } else if (h->n_held == s->slots) { /* a worker with two pushes in flight: it may have one */
+        sw__shards_drop_everywhere(s, w, r->token, r->seq);
+    } else {
+        h->held[(h->held_first + h->n_held++) % s->slots] = (sw__held){.worker = w, .push = *r};
+        h->waited++;
+    }
+}
+
+void sw__shards_norms_lost(server *s)
+{
+    s->shards.norms_due = 0;
+    decide_held(s);
 }
 
 /* A shard holds its slice of a push: once every shard the push went to has said so, the
@@ -355,8 +401,13 @@ static void measured(server *s, uint32_t j, const sw_msg *m)
         return;
     sw_shard_set_add(&a->shards, j);
     a->norms.sum_sq += sq;
-    if (sw_shard_set_full(&a->shards, s->shards.n))
-        sw_engine_apply_norms(s->engine, &a->norms);
+    if (!sw_shard_set_full(&a->shards, s->shards.n))
+        return;
+    sw_engine_apply_norms(s->engine, &a->norms);
+    if (m->version == s->shards.norms_due) {
+        s->shards.norms_due = 0;
+        decide_held(s);
+    }
 }
 
 static void sliced(server *s, uint32_t j, const sw_msg *m)
@@ -465,6 +516,10 @@ int sw__shards_status(const server *s, char *text, size_t cap, int len)
                               h->saved == SW_SHARD_NONE ? -1LL : (long long)h->saved,
                               (unsigned long long)h->restores,
                               (unsigned long long)h->lost_applies);
+    if (h->waited)
+        len = sw__text_append(text, cap, len,
+                              "  norms: %llu pushes waited for the last apply's (the policy "
+                              "reads them)\n", (unsigned long long)h->waited);
     for (uint32_t j = 0; j < h->n; j++) {
         const sw__shard_seen *v = &h->seen[j];
         len = sw__text_append(text, cap, len,

@@ -30,6 +30,12 @@ typedef struct sw__reporting {
     bool open;
 } sw__reporting;
 
+/* A counted push that waits for the last apply's norms before the engine decides on it. */
+typedef struct sw__held {
+    uint32_t worker;
+    sw__reporting push;
+} sw__held;
+
 /* An apply's norms as the shards report them (SHARD_APPLIED), for the engine (DBW). */
 typedef struct sw__apply_report {
     sw_apply_norms norms; /* sum_sq: the reported slices' sum */
@@ -64,6 +70,14 @@ typedef struct sw__shards {
     uint8_t deciding[20 + 8 * SW_SHARD_SET_WORDS]; /* the push the engine is deciding */
     double deciding_sq;                   /* and its squared norm */
     sw__apply_report reports[SW_SHARDS_REPORTS];
+    /* While the policy reads the applies' norms, the engine decides no push before it has the
+     * last apply's, as an unsharded engine would (server_shards.c, "Norms"): norms_due names
+     * that apply (0: none due), and the pushes counted meanwhile wait in `held`, in the order
+     * they came (a ring of `slots`: a worker has one push in flight). */
+    uint64_t norms_due;
+    sw__held *held;
+    uint32_t held_first, n_held;
+    uint64_t waited;          /* pushes that waited for norms, for ctl status */
     /* The gathered θ, for evaluations: the slices at the version each had. */
     float *theta;
     uint64_t theta_version;   /* the lowest of the slices' versions */
@@ -113,6 +127,9 @@ void sw__shards_send_to(struct sw_server *s, uint32_t j, const sw_msg *m, const 
 void sw__shards_send_all(struct sw_server *s, const sw_msg *m);
 void sw__shards_drop_everywhere(struct sw_server *s, uint32_t w, uint64_t token, uint64_t seq);
 void sw__shards_counted(struct sw_server *s, uint32_t w, const sw__reporting *r);
+/* A restore: the norms of the applies before it will not all come (a shard lost its part), so
+ * the pushes that waited for them are decided now. */
+void sw__shards_norms_lost(struct sw_server *s);
 void sw__shards_failed(struct sw_server *s, uint32_t j, const char *what, int len,
                        const char *detail);
 

@@ -107,14 +107,15 @@ int sw__shards_read_record(server *s, uint64_t *version, char *err)
 /* ---- Restores -------------------------------------------------------------------------------- */
 
 /* The RESTORE payload: run, from, number, the slots' tokens, and the pushes that may have lost a
- * slice: those in the next apply's order and those not every shard has reported. */
+ * slice: those in the next apply's order, those waiting for an apply's norms and those not
+ * every shard has reported. */
 static uint8_t *restore_payload(server *s, uint64_t from, size_t *len)
 {
     sw__shards *h = &s->shards;
     uint32_t open = 0;
     for (uint32_t w = 0; w < s->slots; w++)
         open += h->reporting[w].open;
-    uint32_t n = h->n_order + open;
+    uint32_t n = h->n_order + h->n_held + open;
     size_t fixed = SW_SHARD_RESTORE_HEAD + 8 * (size_t)s->slots;
     uint8_t *b = malloc(fixed + 4 + h->entry * n);
     if (!b)
@@ -129,6 +130,11 @@ static uint8_t *restore_payload(server *s, uint64_t from, size_t *len)
     uint8_t *e = b + fixed + 4;
     memcpy(e, h->order + 8, h->entry * h->n_order);
     e += h->entry * h->n_order;
+    for (uint32_t k = 0; k < h->n_held; k++) {
+        const sw__held *x = &h->held[(h->held_first + k) % s->slots];
+        sw_shard_entry_put(e, x->worker, x->push.token, x->push.seq, &x->push.to, h->n);
+        e += h->entry;
+    }
     for (uint32_t w = 0; w < s->slots; w++) {
         const sw__reporting *r = &h->reporting[w];
         if (r->open) {
@@ -160,7 +166,8 @@ void sw__shards_restart(server *s, uint64_t version)
            (unsigned long long)version);
 }
 
-/* The half-reported pushes, counted now: their missing slices count as zero. */
+/* The half-reported pushes, counted now: their missing slices count as zero (as they do for
+ * the pushes that waited for norms, decided by then). */
 static void count_open(server *s)
 {
     sw__shards *h = &s->shards;
@@ -207,6 +214,7 @@ static void restore(server *s, uint32_t j, uint64_t from)
            "goes back to it and the run goes on as version %llu (%llu applies lost)", j,
            h->eps[j], (unsigned long long)from, (unsigned long long)V,
            (unsigned long long)(V - from));
+    sw__shards_norms_lost(s);
     count_open(s);
 }
 

@@ -175,7 +175,8 @@ static void deadlines(server *s)
 {
     double now = sw__server_now(s);
     check_heartbeats(s);
-    if (s->wake_at >= 0 && now >= s->wake_at) {
+    /* A wake-up waits with the pushes for the last apply's norms (server_shards.c). */
+    if (s->wake_at >= 0 && now >= s->wake_at && !s->shards.norms_due) {
         sw_engine_result res;
         if (sw__server_engine_ok(s, sw_engine_tick(s->engine, now, &res), "wake-up", SW_NO_WORKER))
             sw__server_follow(s, &res);

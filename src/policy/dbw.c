@@ -129,8 +129,8 @@ static void time_arrival(dbw_state *st, uint64_t version, double now)
 }
 
 /* The per-apply estimates of eqs. 10 and 11 from an apply's norms, once per apply: the last
- * one's, or in a sharded run the newest its shards have reported (one may be passed over when
- * two reports come between two decisions). */
+ * one's (a sharded server decides no push before its shards have reported them; a membership
+ * change in that round trip decides on the one before). */
 static void record_apply(dbw_state *st, const sw_engine_view *v)
 {
     const sw_apply_norms *a = &v->norms;
