@@ -153,7 +153,8 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
         return rc;
     h->entry = sw_shard_entry_bytes(h->n);
     h->reporting = calloc(s->slots, sizeof *h->reporting);
-    h->held = calloc(s->slots, sizeof *h->held);
+    h->cap_held = 2 * s->slots; /* a slot's old membership's push and its new one's */
+    h->held = calloc(h->cap_held, sizeof *h->held);
     h->theta = malloc(s->n * sizeof *h->theta);
     if (!h->reporting || !h->held || !h->theta)
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);
@@ -322,7 +323,7 @@ static void decide_held(server *s)
     sw__shards *h = &s->shards;
     while (h->n_held && !h->norms_due && !s->rc) {
         sw__held x = h->held[h->held_first];
-        h->held_first = (h->held_first + 1) % s->slots;
+        h->held_first = (h->held_first + 1) % h->cap_held;
         h->n_held--;
         decide(s, x.worker, &x.push);
     }
@@ -338,10 +339,10 @@ void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
     sw__shards *h = &s->shards;
     if (!h->norms_due && !h->n_held) {
         decide(s, w, r);
-    } else if (h->n_held == s->slots) { /* a worker with two pushes in flight: it may have one */
+    } else if (h->n_held == h->cap_held) { /* a worker pushing before its answer: it may not */
         sw__shards_drop_everywhere(s, w, r->token, r->seq);
     } else {
-        h->held[(h->held_first + h->n_held++) % s->slots] = (sw__held){.worker = w, .push = *r};
+        h->held[(h->held_first + h->n_held++) % h->cap_held] = (sw__held){.worker = w, .push = *r};
         h->waited++;
     }
 }

@@ -73,10 +73,11 @@ typedef struct sw__shards {
     /* While the policy reads the applies' norms, the engine decides no push before it has the
      * last apply's, as an unsharded engine would (server_shards.c, "Norms"): norms_due names
      * that apply (0: none due), and the pushes counted meanwhile wait in `held`, in the order
-     * they came (a ring of `slots`: a worker has one push in flight). */
+     * they came (a ring of twice the slots: a worker has one push in flight, and a slot's old
+     * membership may have one beside its new one's). */
     uint64_t norms_due;
     sw__held *held;
-    uint32_t held_first, n_held;
+    uint32_t held_first, n_held, cap_held;
     uint64_t waited;          /* pushes that waited for norms, for ctl status */
     /* The gathered θ, for evaluations: the slices at the version each had. */
     float *theta;

@@ -131,7 +131,7 @@ static uint8_t *restore_payload(server *s, uint64_t from, size_t *len)
     memcpy(e, h->order + 8, h->entry * h->n_order);
     e += h->entry * h->n_order;
     for (uint32_t k = 0; k < h->n_held; k++) {
-        const sw__held *x = &h->held[(h->held_first + k) % s->slots];
+        const sw__held *x = &h->held[(h->held_first + k) % h->cap_held];
         sw_shard_entry_put(e, x->worker, x->push.token, x->push.seq, &x->push.to, h->n);
         e += h->entry;
     }
