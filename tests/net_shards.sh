@@ -179,6 +179,10 @@ wait "$SPID" 2>/dev/null
 from=$(sed -n 's/^version=//p' "$TMP/server2.ckpt")
 BIND=$EP KEEP_LOG=1 start_server bsp --target-acc 0.95 --wait-workers 2 \
   --checkpoint "$TMP/server2.ckpt" --resume
+checks=$((checks + 1))
+wait_status 10 "; 1 restores undid" ||
+  { echo "FAIL: ctl status of the resumed server does not count its one restore"
+    failures=$((failures + 1)); }
 expect_server "a sharded server killed and resumed"
 expect_output "target reached" "the resumed sharded run completes"
 expect_output "(from $from)" "it goes on from the version every shard holds ($from)"

@@ -93,7 +93,8 @@ typedef struct sw__shards {
     uint64_t saved;           /* the newest version every shard checkpointed (SW_SHARD_NONE) */
     uint64_t saving;          /* the version being checkpointed */
     sw_shard_set saved_by;    /* the shards that have */
-    uint64_t restores;        /* RESTOREs sent */
+    uint64_t restores;        /* RESTOREs sent by this server */
+    uint64_t restore_no;      /* the last one's number (a restarted server's first is random) */
     sw_shard_set restoring;   /* the shards that have not yet taken the last RESTORE */
     uint64_t lost_applies;    /* applies the restores undid */
 } sw__shards;

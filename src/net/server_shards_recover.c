@@ -122,7 +122,7 @@ static uint8_t *restore_payload(server *s, uint64_t from, size_t *len)
         return NULL;
     sw_put_u64(b, h->run);
     sw_put_u64(b + 8, from);
-    sw_put_u64(b + 16, h->restores);
+    sw_put_u64(b + 16, h->restore_no);
     sw_put_u32(b + 24, s->slots);
     for (uint32_t w = 0; w < s->slots; w++)
         sw_put_u64(b + SW_SHARD_RESTORE_HEAD + 8 * (size_t)w, s->conns[w].live ? s->conns[w].token : 0);
@@ -149,7 +149,8 @@ static uint8_t *restore_payload(server *s, uint64_t from, size_t *len)
 void sw__shards_restart(server *s, uint64_t version)
 {
     sw__shards *h = &s->shards;
-    h->restores = sw_rng_u64(&s->tokens); /* unlike any number a shard took before */
+    h->restore_no = sw_rng_u64(&s->tokens); /* unlike any number a shard took before */
+    h->restores++;
     h->restoring = sw_shard_set_all(h->n);
     h->saved = version;
     size_t len;
@@ -195,6 +196,7 @@ static void restore(server *s, uint32_t j, uint64_t from)
     }
     h->saved = from;             /* a save under way: every live shard took it before this */
     h->saving = SW_SHARD_NONE;   /* and the resumed one never will */
+    h->restore_no++;
     h->restores++;
     h->restoring = sw_shard_set_all(h->n);
     h->gathering = h->have_theta = false; /* what was or is being gathered predates it */
@@ -233,7 +235,7 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
     v->version = m->version;
     if (v->awaiting && !sw_shard_set_has(&h->restoring, j))
         restore(s, j, v->saved);
-    else if (!v->awaiting && v->restores == h->restores)
+    else if (!v->awaiting && v->restores == h->restore_no)
         sw_shard_set_remove(&h->restoring, j);
     if (h->saving != SW_SHARD_NONE && v->saved == h->saving && !v->awaiting) {
         sw_shard_set_add(&h->saved_by, j);
