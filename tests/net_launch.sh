@@ -3,6 +3,7 @@
 # environment (SYNCWISE_RANK, OpenMPI, Slurm); --servers S makes ranks 1..S shards; --curve DIR
 # puts every link under CURVE; and clear errors when they cannot be found.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/net_lib.sh"
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 # Ports P, P+1, P+2 below Linux's ephemeral range (32768 and up), which the connections of tests
 # running beside this one take from: a shard's port taken that way would stall its run.
@@ -51,17 +52,49 @@ launch_sharded() {
 }
 RUN=(--data synthetic:task=logistic,d=20,n=5000 --model softmax --lr 0.1 --target-acc 0.85
   --eval-every 0.2 --max-time 30)
-mkdir -p "$TMP/state"
-launch_sharded sharded --shard-state "$TMP/state" -- "${RUN[@]}" -q \
-  --checkpoint "$TMP/state/server.ckpt"
+launch_sharded sharded --shard-state "$TMP/state" -- "${RUN[@]}" -q
 expect_output "target reached" "rank 0 served a run on the shards of ranks 1 and 2"
 expect_output "2 joins" "ranks 3 and 4 worked"
 wait "${pids[1]}" "${pids[2]}" "${pids[3]}" "${pids[4]}"
 OUT=$(cat "$TMP/sharded1.out" "$TMP/sharded2.out")
 expect_output "run over: version" "ranks 1 and 2 held the shards to the end"
 checks=$((checks + 1))
-[ -s "$TMP/state/shard-1.ckpt" ] && [ -s "$TMP/state/shard-2.ckpt" ] ||
-  { echo "FAIL: --shard-state: no shard checkpoints"; failures=$((failures + 1)); }
+[ -s "$TMP/state/shard-1.ckpt" ] && [ -s "$TMP/state/shard-2.ckpt" ] &&
+  [ -s "$TMP/state/server.ckpt" ] ||
+  { echo "FAIL: --shard-state: no checkpoints of the shards and the server's record"
+    failures=$((failures + 1)); }
+# A shard's rank killed and started again with the same command rejoins the run: --shard-state
+# made it checkpoint (the server's record beside), so it resumes and every shard goes back to
+# the version all of them hold.
+port=$((20000 + RANDOM % 12000))
+start_rank() { # rank: runs it as the launcher would, its output in $TMP/again<rank>.out
+  SYNCWISE_RANK=$1 SYNCWISE_SIZE=5 SYNCWISE_HOSTS=$hosts "$SW" launch --port "$port" --servers 2 \
+    --shard-state "$TMP/state2" -- --data synthetic:task=logistic,d=20,n=5000 --model softmax \
+    --lr 0.1 --max-time 6 --checkpoint-applies 10 >> "$TMP/again$1.out" 2>&1 &
+  pids[$1]=$!
+}
+for rank in 2 1 0 3 4; do start_rank "$rank"; done
+wait_for 20 grep -q "^version=[1-9]" "$TMP/state2/server.ckpt"
+kill -9 "${pids[1]}"
+wait "${pids[1]}" 2>/dev/null
+start_rank 1
+wait "${pids[0]}"
+rc=$?
+checks=$((checks + 1))
+[ "$rc" -eq 0 ] || { echo "FAIL: the run with a restarted shard rank ended with $rc"
+                     tail -n 3 "$TMP"/again*.out; failures=$((failures + 1)); }
+OUT=$(cat "$TMP/again0.out")
+expect_output "came back from its checkpoint of version" "the server restored the shards"
+for rank in 1 2 3 4; do # every rank ends with the run (a shard left waiting is a failure)
+  wait_for 15 sh -c "! kill -0 ${pids[rank]}" || kill -9 "${pids[rank]}"
+  wait "${pids[rank]}" 2>/dev/null
+done
+OUT=$(cat "$TMP/again1.out")
+expect_output "1 restores" "the restarted rank rejoined the run"
+expect_status 0 "a dry run makes no state directory" -- env SYNCWISE_RANK=1 SYNCWISE_HOSTS=$hosts \
+  "$SW" launch -n --servers 2 --shard-state "$TMP/nodir"
+checks=$((checks + 1))
+[ ! -e "$TMP/nodir" ] || { echo "FAIL: launch -n made its --shard-state"; failures=$((failures + 1)); }
 # --curve DIR: every link under CURVE, the keys from one directory: the server and its shards
 # take server.key and clients, rank 3 its own rank-3.key, rank 4 the shared worker.key
 # (net_curve.sh holds the server and the shards to refusing keys that are not in clients.)

@@ -8,11 +8,13 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -42,8 +44,10 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_LONG, "servers", 0, offsetof(launch_opts, servers), 0, SW_SHARDS_MAX, "S",
                 "ranks 1..S run the shards of a sharded run (0: none)")},
     {SW_OPT_ROW(SW_OPT_STR, "shard-state", 0, offsetof(launch_opts, shard_state), 0, 0, "DIR",
-                "shard r checkpoints to DIR/shard-r.ckpt, and resumes\n"
-                "from it when it is there (a restarted rank rejoins)")},
+                "shard r checkpoints to DIR/shard-r.ckpt and the server\n"
+                "its record to DIR/server.ckpt (unless given --checkpoint);\n"
+                "each resumes from its file when it is there (a restarted\n"
+                "rank rejoins). DIR is made if missing")},
     {SW_OPT_ROW(SW_OPT_STR, "server", 0, offsetof(launch_opts, server), 0, 0, "HOST",
                 "the server's host"), .shown = "found as below"},
     {SW_OPT_ROW(SW_OPT_STR, "curve", 0, offsetof(launch_opts, curve), 0, 0, "DIR",
@@ -292,6 +296,39 @@ static int run_role(const launch_opts *o, int (*role)(int, char **), int argc, c
     return 0;
 }
 
+/* --shard-state DIR's file `name` into path (cap bytes), DIR made if missing (unless this is
+ * a dry run); 1 (said) when it cannot be. */
+static int state_file(const launch_opts *o, const char *name, char *path, size_t cap)
+{
+    if (!o->dry_run && mkdir(o->shard_state, 0777) && errno != EEXIST)
+        return sw_cli_error(CMD, "--shard-state %s: cannot make it: %s", o->shard_state,
+                            strerror(errno));
+    if (snprintf(path, cap, "%s/%s", o->shard_state, name) >= (int)cap)
+        return sw_cli_error(CMD, "--shard-state %s: too long a path", o->shard_state);
+    return 0;
+}
+
+/* With --shard-state and shards, the server's record of the checkpoint every shard holds goes
+ * there too (unless the options name one), so that the shards save and a restarted rank 0
+ * resumes from it: appended to argv at *n. */
+static int server_state_args(const launch_opts *o, int argc, char **argv, int rest,
+                             char **sargv, int *n)
+{
+    static char path[4096];
+    bool told = false;
+    for (int k = rest; k < argc; k++)
+        told |= !strcmp(argv[k], "--checkpoint") || !strncmp(argv[k], "--checkpoint=", 13);
+    if (!o->shard_state || o->servers == 0 || told)
+        return 0;
+    if (state_file(o, "server.ckpt", path, sizeof path))
+        return 1;
+    sargv[(*n)++] = "--checkpoint";
+    sargv[(*n)++] = path;
+    if (access(path, F_OK) == 0)
+        sargv[(*n)++] = "--resume";
+    return 0;
+}
+
 /* Rank 0: the server, with --shards and --wait-workers added unless the options say. */
 static int run_server(const launch_opts *o, int argc, char **argv, int rest)
 {
@@ -312,7 +349,7 @@ static int run_server(const launch_opts *o, int argc, char **argv, int rest)
         sargv[n++] = "--shards";
         sargv[n++] = shards;
     }
-    if (curve_server_args(o, sargv, &n))
+    if (curve_server_args(o, sargv, &n) || server_state_args(o, argc, argv, rest, sargv, &n))
         return 1;
     long size = size_from_env();
     if (size > 1 + o->servers && !told) { /* the run starts when every worker has joined */
@@ -336,7 +373,10 @@ static int run_shard(const launch_opts *o, long rank)
     if (curve_server_args(o, argv, &n))
         return 1;
     if (o->shard_state) {
-        snprintf(path, sizeof path, "%s/shard-%ld.ckpt", o->shard_state, rank);
+        char name[48];
+        snprintf(name, sizeof name, "shard-%ld.ckpt", rank);
+        if (state_file(o, name, path, sizeof path))
+            return 1;
         snprintf(prev, sizeof prev, "%s.prev", path);
         argv[n++] = "--checkpoint";
         argv[n++] = path;
