@@ -51,9 +51,9 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "shards", 0, AT(p.shards), 0, 0, "EP1,EP2,...",
                 "hold no parameters: the shards at these endpoints\n"
                 "(syncwise shard) do, and workers push and pull there;\n"
-                "the server decides on each push's facts. Not yet with\n"
-                "sparse models, --apply-threads, CURVE, or\n"
-                "the policies that read gradients or losses (dbw, bdbw,\nrlp, actions)")},
+                "the server decides on each push's facts (dense or\n"
+                "sparse models, every policy but those that read the\n"
+                "loss: rlp, actions; not yet with --apply-threads)")},
     {SW_OPT_ROW(SW_OPT_F64, "shard-wait", 0, AT(p.shard_wait_s), 0.1, 1e6, "S",
                 "end the run when a shard has been silent S seconds\n"
                 "(one started again with --resume within S rejoins it)")},
