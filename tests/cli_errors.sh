@@ -106,4 +106,12 @@ expect_status 1 "resume another shape" -- "$SW" server --bind "tcp://127.0.0.1:*
 expect_output "holds 'softmax' on 1x1x50 inputs, 2 classes, 102 parameters; the server runs \
 'softmax' on 1x1x20 inputs" "names both shapes"
 
+# A checkpoint that cannot be written is refused at the start, naming the option, not at the
+# first save in the middle of the run.
+for cmd in "server --max-time 5 --model softmax" "shard"; do
+  expect_status 1 "$cmd with a --checkpoint in no directory" -- timeout 10 "$SW" $cmd \
+    --bind "tcp://127.0.0.1:*" --checkpoint "$TMP/no/such/dir/x.ckpt"
+  expect_output "--checkpoint $TMP/no/such/dir/x.ckpt: cannot write there" "${cmd%% *} says where"
+done
+
 finish

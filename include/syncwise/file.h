@@ -18,6 +18,11 @@ int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const cha
  * that whoever waits for the file (an endpoint a server bound) never reads half of it. */
 int sw_file_write_line(const char *path, const char *text, const char *what, char *err);
 
+/* Whether sw_file_write_atomic could write path: its temporary file is made and removed, so
+ * that a run learns of a directory that is missing or not writable when it starts, not at its
+ * first save. `what` names the option in the error ("--checkpoint"). */
+int sw_file_check_writable(const char *path, const char *what, char *err);
+
 /* Removes PATH.tmp.PID files whose process is gone; returns how many. */
 int sw_file_remove_stale(const char *path);
 

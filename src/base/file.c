@@ -67,15 +67,36 @@ int sw_file_remove_stale(const char *path)
     return removed;
 }
 
+/* Opens PATH.tmp.PID (its name into tmp) for writing; -1 with errno set when it cannot
+ * (ENAMETOOLONG for a path too long). */
+static int open_temporary(const char *path, char tmp[4096])
+{
+    if (snprintf(tmp, 4096, "%s.tmp.%ld", path, (long)getpid()) >= 4096) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+}
+
+int sw_file_check_writable(const char *path, const char *what, char *err)
+{
+    char tmp[4096];
+    int fd = open_temporary(path, tmp);
+    if (fd < 0)
+        return sw_fail(err, SW_EIO, "%s %s: cannot write there: %s", what, path, strerror(errno));
+    close(fd);
+    unlink(tmp);
+    return 0;
+}
+
 int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err)
 {
     sw_file_remove_stale(path);
     char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-        return sw_fail(err, SW_EINVAL, "%s path too long", what);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = open_temporary(path, tmp);
     if (fd < 0)
-        return sw_fail(err, SW_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+        return sw_fail(err, SW_EIO, "%s: cannot write %s there: %s", path, what,
+                       strerror(errno));
     int bad = write_all(fd, b, n) || fsync(fd);
     int saved = errno;
     bad |= close(fd) != 0;

@@ -247,6 +247,8 @@ static int setup(server *s, char *err)
     if (p->checkpoint && sw_file_remove_stale(p->checkpoint) > 0)
         sw_log(SW_LOG_INFO, "removed what a killed server left half-written beside %s",
                p->checkpoint);
+    if (p->checkpoint && sw_file_check_writable(p->checkpoint, "--checkpoint", err))
+        return SW_EIO;
     if (p->wait_workers > p->max_workers)
         return sw_fail(err, SW_EINVAL, "cannot wait for %u workers with %u slots", p->wait_workers,
                        p->max_workers);

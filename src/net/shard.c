@@ -345,7 +345,9 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     /* The server holds this listener's own key pair: that key alone is an operator here. */
     sw_listen_params lp = {.endpoint = p->bind, .linger_s = 1, .curve_key = p->curve_key,
                            .curve_clients = p->curve_clients, .curve_operators = p->curve_key};
-    int rc = sw_listen(net, &h->sock, &lp, err);
+    int rc = p->checkpoint ? sw_file_check_writable(p->checkpoint, "--checkpoint", err) : 0;
+    if (!rc)
+        rc = sw_listen(net, &h->sock, &lp, err);
     if (!rc && p->endpoint_file)
         rc = sw_file_write_line(p->endpoint_file, sw_sock_endpoint(h->sock), "the endpoint file", err);
     if (!rc && p->resume)
