@@ -84,6 +84,15 @@ for bad in "bsp,aps" "bsp,ssp:t=1" "bsp,sync:grads_to_wait=99"; do
   expect_no_output "reached" "$bad: nothing ran"
 done
 expect_output "grads_to_wait" "the refusal names the parameter"
+# A policy twice (its runs would share one log) and a baseline that is not run are refused too.
+for bad in "--policies bsp;asp;bsp" "--policies ssp:s=1;ssp_s=1" "--policies bsp --baselines asp" \
+  "--policies backup:k=2,agg=sum;bsp --baselines backup:k=2"; do
+  expect_status 2 "compare refuses $bad" -- "$SW" compare $bad --seeds 1 --no-model --workers 4 \
+    --max-time 100
+  expect_no_output "reached" "$bad: nothing ran"
+done
+expect_status 0 "a baseline spelled as in --policies" -- "$SW" compare -q --seeds 1 --no-model \
+  --workers 4 --max-time 100 --policies "backup:k=2,agg=sum;bsp" --baselines "backup:k=2,agg=sum"
 expect_status 2 "compare refuses a switch to a bad spec" -- "$SW" compare --policies bsp,asp \
   --seeds 1 --no-model --max-time 100 --events "switch:t=10,policy=ssp:t=1"
 expect_output "switch to ssp:t=1" "the refusal names the event"

@@ -96,7 +96,7 @@ static const sw_opt own[] = {
                 "keep every run's JSONL event log there, and results.csv\n"
                 "with one row per run (for syncwise report)")},
     {SW_OPT_ROW(SW_OPT_STR, "baselines", 0, AT(baselines), 0, 0, "LIST",
-                "which of the policies are baselines for the speedup\n(';'-separated specs)"),
+                "which of the policies are baselines for the speedup\n(';'-separated specs, each as in --policies)"),
      .shown = "every bsp, asp and ssp"},
     SW_OPT_END_ROW,
 };
@@ -112,6 +112,30 @@ static const sw_cmd_opts command = {
     .epilog = sw_cli_print_policy_help,
 };
 
+/* Every policy once (by its log's name: two would write one file), and every baseline one of
+ * the policies; 0, or 1 said. */
+static int check_list(const plan *p)
+{
+    for (int i = 0; i < p->n_policies; i++)
+        for (int k = 0; k < i; k++) {
+            char a[256], b[256];
+            sw_cli_file_part(p->policies[i], a, sizeof a);
+            sw_cli_file_part(p->policies[k], b, sizeof b);
+            if (!strcmp(a, b))
+                return sw_cli_error(CMD, "--policies names '%s' and '%s', which would write one "
+                                    "log", p->policies[k], p->policies[i]);
+        }
+    for (const char *b = p->baselines; b && *b; b += strcspn(b, ";"), b += *b == ';') {
+        int len = (int)strcspn(b, ";"), found = 0;
+        for (int i = 0; i < p->n_policies && !found; i++)
+            found = (int)strlen(p->policies[i]) == len && !strncmp(p->policies[i], b, len);
+        if (!found && len)
+            return sw_cli_error(CMD, "--baselines: '%.*s' is not one of --policies (a baseline "
+                                "is one of the policies run, spelled as there)", len, b);
+    }
+    return 0;
+}
+
 static int parse(int argc, char **argv, plan *p)
 {
     int rc = sw_cli_parse(&command, argc, argv, p, NULL);
@@ -122,7 +146,7 @@ static int parse(int argc, char **argv, plan *p)
     char *copy = strdup(p->list);
     rc = copy ? split_policies(p, copy) : -1;
     free(copy);
-    if (rc)
+    if (rc || check_list(p))
         return 2;
     return sw_cli_scenario_finish(&p->sc, CMD, (const char *const *)p->policies, p->n_policies);
 }
