@@ -92,6 +92,11 @@ expect_output "version $from)" "the server says where it resumed"
 expect_output "3 joins" "the workers rejoined the new server by themselves"
 expect_status 0 "the log of both runs" -- "$SW" check "$LOG"
 expect_output "in 2 runs (restarts)" "the resumed run appended to the killed one's log"
+expect_status 0 "a report of both runs" -- "$SW" report -o "$TMP/resumed-report" "$LOG"
+checks=$((checks + 1)) # the resumed segment goes on after the killed one: its times do not go back
+awk -F, 'NR > 1 && $3 < last { bad = 1 } NR > 1 { last = $3 } END { exit bad }' \
+  "$TMP/resumed-report/applies.csv" ||
+  { echo "FAIL: the report's applies go back in time at the restart"; failures=$((failures + 1)); }
 wait "${WPIDS[@]}"
 
 # A worker joining mid-run, a hostile client, ctl status and a policy switch.

@@ -67,9 +67,10 @@ static const sw_opt table[] = {
 static const sw_cmd_opts command = {
     .cmd = CMD,
     .usage = "FILE... -o DIR",
-    .about = "Reads JSONL event logs (from sim --log, compare --log-dir or server --log) and\n"
-             "ZipLine traces (from zipline --trace, recognised by their .csv ending) and\n"
-             "writes to DIR:\n"
+    .about = "Reads JSONL event logs (from sim --log, compare --log-dir or server --log; a\n"
+             "server restarted with --resume appends a segment, joined end to end with the\n"
+             "one before) and ZipLine traces (from zipline --trace, recognised by their .csv\n"
+             "ending) and writes to DIR:\n"
              "  report.md             the answer first: time to target per policy (mean +-\n"
              "                        95% interval over seeds, speedup over the best\n"
              "                        baseline), then the plots\n"

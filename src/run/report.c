@@ -81,6 +81,7 @@ typedef struct run_state {
     sw_run_stats stats;
     uint64_t events;
     double last_t;
+    double offset;     /* added to a segment's times: a restarted server's clock began at 0 */
     sw_report_run run; /* what the summary keeps */
     size_t cap_evals;
 } run_state;
@@ -101,15 +102,26 @@ static void set_state(run_state *s, uint32_t w, int state, double t)
     s->since[w] = t;
 }
 
+/* A later start line: a server restarted with --resume appended to its log. Its segment goes
+ * on where the one before it was cut (the time the server was down is in no log), every worker
+ * out until it joins again. */
+static int on_restart(run_state *s, const sw_run_info *info, size_t line, char *err)
+{
+    if (info->slots != s->n || strcmp(info->driver, "server"))
+        return sw_fail(err, SW_EFORMAT, "%zu: a second run in one log, not a restart of the "
+                       "first (report one log per run)", line);
+    for (uint32_t w = 0; w < s->n; w++)
+        set_state(s, w, 0, s->last_t);
+    s->offset = s->last_t;
+    s->events++;
+    return 0;
+}
+
 static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
 {
-    (void)line;
     run_state *s = ctx;
     if (s->state)
-        return sw_fail(err, SW_EFORMAT,
-                       "%zu: a second run in one log (report one log per "
-                       "run)",
-                       line);
+        return on_restart(s, info, line, err);
     snprintf(s->policy, sizeof s->policy, "%s", info->policy);
     /* The policy is a label in the tidy CSV files: commas would split its column. */
     for (char *c = s->policy; *c; c++)
@@ -151,10 +163,12 @@ static int keep_eval(run_state *s, double t, double acc)
     return 0;
 }
 
-static int on_event(void *ctx, const sw_event *ev, size_t line, char *err)
+static int on_event(void *ctx, const sw_event *event, size_t line, char *err)
 {
-    (void)line;
     run_state *s = ctx;
+    sw_event shifted = *event;
+    shifted.t += s->offset;
+    const sw_event *ev = &shifted;
     s->events++;
     s->last_t = ev->t;
     if (sw_run_stats_event(&s->stats, ev))
@@ -186,7 +200,7 @@ static int on_end(void *ctx, double t, uint64_t V, const char *why, size_t line,
     (void)V, (void)line, (void)err;
     run_state *s = ctx;
     s->events++;
-    s->last_t = t;
+    s->last_t = t + s->offset;
     s->run.ended_on_target = strncmp(why, "target", 6) == 0;
     return 0;
 }
