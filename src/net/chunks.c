@@ -113,7 +113,12 @@ int sw_shard_list_parse(const char *list, char (*eps)[SW_SHARD_EP_LEN], uint32_t
                            "characters, at most %d of them: '%.*s'",
                            SW_SHARD_EP_LEN, SW_SHARDS_MAX, (int)strcspn(list, "\n"), list);
         memcpy(eps[*n], at, len);
-        eps[(*n)++][len] = '\0';
+        eps[*n][len] = '\0';
+        for (uint32_t k = 0; k < *n; k++) /* two shards at one place would be one shard */
+            if (!strcmp(eps[k], eps[*n]))
+                return sw_fail(err, SW_EINVAL, "the shard list names %s twice (shards %u and %u)",
+                               eps[k], k, *n);
+        (*n)++;
         at += len;
         if (*at != ',')
             return 0;

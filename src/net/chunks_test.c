@@ -122,12 +122,16 @@ static void shard_lists_read_back_and_bad_ones_are_refused(void **state)
     assert_string_equal(eps[1], "tcp://b:2");
     assert_int_equal(sw_shard_list_parse("one", eps, &n, NULL), 0);
     assert_int_equal(n, 1);
-    const char *bad[] = {"", "a,,b", "a,", ",a", "\n"};
+    const char *bad[] = {"", "a,,b", "a,", ",a", "\n", "a,b,a"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         assert_int_equal(sw_shard_list_parse(bad[i], eps, &n, NULL), SW_EINVAL);
-    char many[SW_SHARDS_MAX * 3 + 8] = "";
-    for (int j = 0; j <= SW_SHARDS_MAX; j++)
-        strcat(many, j ? ",e" : "e");
+    char many[SW_SHARDS_MAX * 6 + 8] = "", one[8];
+    for (int j = 0; j <= SW_SHARDS_MAX; j++) { /* distinct: too many, not twice one */
+        snprintf(one, sizeof one, j ? ",e%d" : "e%d", j);
+        strcat(many, one);
+        if (j + 1 == SW_SHARDS_MAX)
+            assert_int_equal(sw_shard_list_parse(many, eps, &n, NULL), 0);
+    }
     assert_int_equal(sw_shard_list_parse(many, eps, &n, NULL), SW_EINVAL);
     char long_ep[SW_SHARD_EP_LEN + 2];
     memset(long_ep, 'x', sizeof long_ep - 1);
