@@ -101,6 +101,8 @@ static int read_input(input *in, const char *path, char *err)
 {
     char why[SW_ERR_LEN];
     int rc = sw_read_lines(path, on_row, in, why);
+    if (rc && !strncmp(why, path, strlen(path))) /* it names the file already */
+        return sw_fail(err, rc, "%s", why);
     if (rc)
         return sw_fail(err, rc, "%s: %s", path, why);
     if (in->count == 0)
