@@ -84,6 +84,13 @@ for bad in "bsp,aps" "bsp,ssp:t=1" "bsp,sync:grads_to_wait=99"; do
   expect_no_output "reached" "$bad: nothing ran"
 done
 expect_output "grads_to_wait" "the refusal names the parameter"
+# Optimizer options that contradict each other are refused, naming both.
+for bad in "--momentum 0.9 --optimizer sgd:momentum=0.5" "--momentum 0.9 --optimizer adam" \
+  "--nesterov"; do
+  expect_status 2 "sim refuses $bad" -- "$SW" sim $bad --no-model --workers 4 --max-time 100
+done
+expect_status 2 "two momenta" -- "$SW" sim --optimizer sgd:momentum=0.5 --momentum 0.9 --no-model
+expect_output "--momentum 0.9 and --optimizer sgd:momentum=0.5" "the refusal names both"
 # A policy twice (its runs would share one log) and a baseline that is not run are refused too.
 for bad in "--policies bsp;asp;bsp" "--policies ssp:s=1;ssp_s=1" "--policies bsp --baselines asp" \
   "--policies backup:k=2,agg=sum;bsp --baselines backup:k=2"; do

@@ -13,6 +13,9 @@ int sw_cli_optim_resolve(const sw_cli_optim *o, sw_optim_params *out, char *err)
         return sw_fail(err, SW_EINVAL,
                        "--momentum and --nesterov go with sgd; adam takes "
                        "beta1 (--optimizer adam:beta1=B1)");
+    if (o->momentum > 0 && p.momentum > 0 && p.momentum != o->momentum)
+        return sw_fail(err, SW_EINVAL, "--momentum %g and --optimizer %s say two momenta: "
+                       "give one", o->momentum, o->spec);
     if (o->momentum > 0)
         p.momentum = o->momentum;
     if (o->nesterov)
