@@ -109,4 +109,8 @@ expect_status 2 "a bad entry in a list" -- "$SW" rl eval "${fam[@]}" --lr "0.1|f
 expect_output "learning rate 'fast'" "the bad entry is named"
 expect_status 2 "--momentum with a list" -- "$SW" rl eval "${fam[@]}" --momentum 0.9
 expect_output "go with one optimizer" "a list and --momentum are refused"
+# A policy file that cannot be read is said before any run starts.
+expect_status 1 "rl eval of no file" -- "$SW" rl eval --policy "$TMP/none.swrl" --instances 2 --seeds 1
+expect_output "--policy: $TMP/none.swrl" "the error names the option and the file"
+expect_no_output "runs," "no run started"
 finish

@@ -56,6 +56,11 @@ static int add_policy(sw_rl_eval *p, const char *spec)
 
 static int make_policies(sw_rl_eval *p)
 {
+    sw_rl_policy learned; /* read once up front: a bad file is said before any run */
+    char err[SW_ERR_LEN];
+    if (sw_rl_policy_load(p->policy_file, &learned, err))
+        return sw_cli_error(CMD, "--policy: %s", err);
+    sw_rl_policy_free(&learned);
     char first[300];
     snprintf(first, sizeof first, "rlp:file=%s", p->policy_file);
     int rc = add_policy(p, first);
