@@ -347,7 +347,7 @@ void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
     }
 }
 
-void sw__shards_norms_lost(server *s)
+void sw__shards_stop_waiting_for_norms(server *s)
 {
     s->shards.norms_due = 0;
     decide_held(s);
@@ -405,10 +405,8 @@ static void measured(server *s, uint32_t j, const sw_msg *m)
     if (!sw_shard_set_full(&a->shards, s->shards.n))
         return;
     sw_engine_apply_norms(s->engine, &a->norms);
-    if (m->version == s->shards.norms_due) {
-        s->shards.norms_due = 0;
-        decide_held(s);
-    }
+    if (m->version == s->shards.norms_due)
+        sw__shards_stop_waiting_for_norms(s);
 }
 
 static void sliced(server *s, uint32_t j, const sw_msg *m)

@@ -129,9 +129,9 @@ void sw__shards_send_to(struct sw_server *s, uint32_t j, const sw_msg *m, const 
 void sw__shards_send_all(struct sw_server *s, const sw_msg *m);
 void sw__shards_drop_everywhere(struct sw_server *s, uint32_t w, uint64_t token, uint64_t seq);
 void sw__shards_counted(struct sw_server *s, uint32_t w, const sw__reporting *r);
-/* A restore: the norms of the applies before it will not all come (a shard lost its part), so
- * the pushes that waited for them are decided now. */
-void sw__shards_norms_lost(struct sw_server *s);
+/* The engine decides the pushes that waited for the last apply's norms: they came, or after a
+ * restore they never will (a shard lost its part). */
+void sw__shards_stop_waiting_for_norms(struct sw_server *s);
 void sw__shards_failed(struct sw_server *s, uint32_t j, const char *what, int len,
                        const char *detail);
 

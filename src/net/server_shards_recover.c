@@ -216,7 +216,7 @@ static void restore(server *s, uint32_t j, uint64_t from)
            "goes back to it and the run goes on as version %llu (%llu applies lost)", j,
            h->eps[j], (unsigned long long)from, (unsigned long long)V,
            (unsigned long long)(V - from));
-    sw__shards_norms_lost(s);
+    sw__shards_stop_waiting_for_norms(s);
     count_open(s);
 }
 
