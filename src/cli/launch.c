@@ -296,6 +296,16 @@ static int run_role(const launch_opts *o, int (*role)(int, char **), int argc, c
     return 0;
 }
 
+/* Whether the server options after `--` (argv[rest..]) give `opt`, alone or as opt=VALUE. */
+static bool given(int argc, char **argv, int rest, const char *opt)
+{
+    size_t len = strlen(opt);
+    for (int k = rest; k < argc; k++)
+        if (!strncmp(argv[k], opt, len) && (argv[k][len] == '\0' || argv[k][len] == '='))
+            return true;
+    return false;
+}
+
 /* --shard-state DIR's file `name` into path (cap bytes), DIR made if missing (unless this is
  * a dry run); 1 (said) when it cannot be. */
 static int state_file(const launch_opts *o, const char *name, char *path, size_t cap)
@@ -315,10 +325,7 @@ static int server_state_args(const launch_opts *o, int argc, char **argv, int re
                              char **sargv, int *n)
 {
     static char path[4096];
-    bool told = false;
-    for (int k = rest; k < argc; k++)
-        told |= !strcmp(argv[k], "--checkpoint") || !strncmp(argv[k], "--checkpoint=", 13);
-    if (!o->shard_state || o->servers == 0 || told)
+    if (!o->shard_state || o->servers == 0 || given(argc, argv, rest, "--checkpoint"))
         return 0;
     if (state_file(o, "server.ckpt", path, sizeof path))
         return 1;
@@ -337,9 +344,7 @@ static int run_server(const launch_opts *o, int argc, char **argv, int rest)
     snprintf(endpoint, sizeof endpoint, "tcp://0.0.0.0:%ld", o->port);
     char *sargv[256] = {"server", "--bind", endpoint};
     int n = 3;
-    bool told = false;
-    for (int k = rest; k < argc; k++)
-        told |= !strncmp(argv[k], "--wait-workers", 14);
+    bool told = given(argc, argv, rest, "--wait-workers");
     if (o->servers > 0) {
         long bad = shard_list(o->servers, o->port, shards, sizeof shards);
         if (bad)
