@@ -204,6 +204,7 @@ checks=$((checks + 1))
 [ "$rc" -ne 0 ] || { echo "FAIL: the server went on without a shard"; failures=$((failures + 1)); }
 expect_output "shard 1 (tcp://127.0.0.1:" "the server names the lost shard"
 expect_output "has been silent for" "and says why"
+expect_output "a run without --checkpoint cannot take a shard back" "and that it could not wait"
 wait "${WPIDS[@]}" "${SHPIDS[0]}" 2>/dev/null
 
 # A shard started with --resume and no checkpoint, or without --checkpoint, says so.

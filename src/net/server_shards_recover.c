@@ -30,10 +30,12 @@ void sw__shards_keep_alive(server *s)
     for (uint32_t j = 0; j < h->n; j++)
         if (now - h->seen[j].heard > wait_limit(s)) {
             char why[160];
-            snprintf(why, sizeof why, "%.0f s: %s (--shard-wait)", now - h->seen[j].heard,
-                     h->seen[j].answered ? "killed? one started again with --resume rejoins "
-                                           "the run"
-                                         : "is a shard running there?");
+            const char *hint = !h->seen[j].answered ? "is a shard running there?"
+                               : s->p->checkpoint ? "killed? one started again with --resume "
+                                                    "rejoins the run"
+                                                  : "killed? (a run without --checkpoint cannot "
+                                                    "take a shard back)";
+            snprintf(why, sizeof why, "%.0f s: %s (--shard-wait)", now - h->seen[j].heard, hint);
             sw__shards_failed(s, j, "has been silent for ", (int)strlen(why), why);
             return;
         }
