@@ -83,6 +83,19 @@ if command -v gnuplot >/dev/null; then
     { echo "FAIL: no plot in a quoted directory"; failures=$((failures + 1)); }
 fi
 
+# Runs without evaluations (--no-model) have no accuracy or loss to draw, and more runs than
+# the report once named (64) still give every policy its plots.
+"$SW" compare -q --policies "bsp;asp;ssp:s=1;ssp:s=2;ssp:s=3;ssp:s=4" --seeds 11 \
+  --workers 4 --no-model --max-time 50 --log-dir "$TMP/many" > /dev/null
+expect_status 0 "report of 66 runs without evaluations" -- "$SW" report -q "$TMP/many"/*.jsonl \
+  -o "$TMP/many-report"
+OUT=$(cat "$TMP/many-report/report.md")
+expect_output "# syncwise report: 66 runs" "every run is in the report"
+if command -v gnuplot >/dev/null; then
+  expect_output "Workers over time: ssp:s=4" "the last policy of 66 runs has its timeline"
+  expect_no_output "![accuracy]" "no accuracy plot without evaluations"
+fi
+
 # Without gnuplot the CSV files are still written, and the command says how to get the plots.
 expect_status 0 "report without gnuplot" -- env PATH=/nonexistent "$SW" report "$TMP/bsp.jsonl" -o "$TMP/nognu"
 expect_output "apt-get install gnuplot-nox" "says how to install gnuplot"

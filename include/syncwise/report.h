@@ -39,11 +39,11 @@ enum {
     SW_CSV_COUNT
 };
 
-#define SW_REPORT_MAX_RUNS 64 /* runs named for the per-run plots */
 #define SW_REPORT_GRID 200    /* points of accuracy_mean.csv per policy */
 
 /* What the summary keeps of each run. */
 typedef struct sw_report_run {
+    char name[256];   /* from its file: "ssp-s=3-seed1" */
     char policy[256];
     double seed;
     double end_t;
@@ -64,8 +64,6 @@ typedef struct sw_report_policy {
 typedef struct sw_report {
     const char *dir;
     FILE *csv[SW_CSV_COUNT];
-    char run[SW_REPORT_MAX_RUNS][256];
-    char policy[SW_REPORT_MAX_RUNS][256]; /* of each named run */
     uint32_t n_runs, workers;
     uint64_t zipline_rows;
     double target_acc;       /* given, or the runs' own (0: each run's end line decides) */

@@ -81,7 +81,8 @@ static const sw_cmd_opts command = {
              "                        over its runs, a band from the lowest to the highest\n"
              "                        run, and the target\n"
              "  loss                  validation loss against time (the first run of each)\n"
-             "  timeline-POLICY       running and waiting per worker (the RLP paper's Figure 4)\n"
+             "  timeline-POLICY       running and waiting per worker (the RLP paper's Figure 4),\n"
+             "                        for the first six policies\n"
              "  k                     gradients per apply against time (k_t of backup and DBW)\n"
              "  staleness             staleness histogram\n"
              "  zipline               candidate d along the scan (the thesis's Figures 6.5, 6.8)\n"
@@ -96,11 +97,10 @@ static const sw_cmd_opts command = {
 static int curves(const sw_report *r, int *pick)
 {
     int n = 0;
-    uint32_t named = r->n_runs < SW_REPORT_MAX_RUNS ? r->n_runs : SW_REPORT_MAX_RUNS;
-    for (uint32_t i = 0; i < named && n < MAX_CURVES; i++) {
+    for (uint32_t i = 0; i < r->n_runs && n < MAX_CURVES; i++) {
         int seen = 0;
         for (int j = 0; j < n; j++)
-            seen |= !strcmp(r->policy[pick[j]], r->policy[i]);
+            seen |= !strcmp(r->runs[pick[j]].policy, r->runs[i].policy);
         if (!seen)
             pick[n++] = (int)i;
     }
@@ -146,9 +146,9 @@ static void plot_by_run(FILE *g, const sw_report *r, const int *pick, int n, con
     fprintf(g, "plot ");
     for (int i = 0; i < n; i++) {
         fprintf(g, "%s'%s' every ::1 using %s:(strcol(1) eq ", i ? ", \\\n     " : "", file, x);
-        gp_str(g, r->run[pick[i]]);
+        gp_str(g, r->runs[pick[i]].name);
         fprintf(g, " ? %s : NaN) %s title ", y, style);
-        gp_str(g, r->policy[pick[i]]);
+        gp_str(g, r->runs[pick[i]].policy);
     }
     fprintf(g, "\n");
 }
@@ -206,14 +206,14 @@ static void accuracy_plot(FILE *g, const sw_report *r, int png)
 static void timeline_plot(FILE *g, const sw_report *r, int run, int png, double from, double to)
 {
     char part[200], name[220];
-    sw_cli_file_part(r->policy[run], part, sizeof part);
+    sw_cli_file_part(r->runs[run].policy, part, sizeof part);
     snprintf(name, sizeof name, "timeline-%s", part);
     terminal(g, name, png);
     char title[400];
     snprintf(title, sizeof title,
              "Workers over time: %s, %.6g to %.6g s (running in colour, "
              "waiting in grey)",
-             r->policy[run], from, to);
+             r->runs[run].policy, from, to);
     fprintf(g, "set title ");
     gp_str(g, title);
     fprintf(g,
@@ -224,7 +224,7 @@ static void timeline_plot(FILE *g, const sw_report *r, int run, int png, double 
     fprintf(g, "plot ");
     for (int i = 0; i < 2; i++) {
         fprintf(g, "%s'timeline.csv' every ::1 using (strcol(1) eq ", i ? ", \\\n     " : "");
-        gp_str(g, r->run[run]);
+        gp_str(g, r->runs[run].name);
         fprintf(g,
                 " && strcol(4) eq '%s' ? $5 : NaN):3:($6-$5):(0) with vectors nohead lw 8 "
                 "lc rgb '%s' title '%s'",
@@ -233,15 +233,26 @@ static void timeline_plot(FILE *g, const sw_report *r, int run, int png, double 
     fprintf(g, "\nset yrange [*:*]\nset xrange [*:*]\nset ytics autofreq\nset key default\n");
 }
 
+/* Whether any run evaluated the model (a run without one, --no-model, has no curve to draw). */
+static bool evaluated(const sw_report *r)
+{
+    for (uint32_t i = 0; i < r->n_runs; i++)
+        if (r->runs[i].n_evals)
+            return true;
+    return false;
+}
+
 static void write_script(FILE *g, const sw_report *r, const report_opts *o)
 {
     int pick[MAX_CURVES], n = curves(r, pick);
     double to = o->to > 0 ? o->to : r->longest / 20;
     fprintf(g, "set datafile separator ','\nset termoption noenhanced\nset grid\n");
     for (int png = 0; png < 2; png++) {
-        if (n > 0) {
+        if (n > 0 && evaluated(r)) {
             accuracy_plot(g, r, png);
             loss_plot(g, r, pick, n, png);
+        }
+        if (n > 0) {
             for (int i = 0; i < n && i < MAX_TIMELINES; i++)
                 timeline_plot(g, r, pick[i], png, o->from, to > o->from ? to : o->from + 1);
             terminal(g, "k", png);
@@ -344,11 +355,11 @@ static int write_markdown(const sw_report *r, char *err)
     int pick[MAX_CURVES], n = curves(r, pick);
     for (int i = 0; i < n && i < MAX_TIMELINES; i++) {
         char part[200], png[4400];
-        sw_cli_file_part(r->policy[pick[i]], part, sizeof part);
+        sw_cli_file_part(r->runs[pick[i]].policy, part, sizeof part);
         snprintf(png, sizeof png, "%s/timeline-%s.png", r->dir, part);
         if (access(png, R_OK) == 0)
             fprintf(md, "\n## Workers over time: %s\n\n![timeline](timeline-%s.png)\n",
-                    r->policy[pick[i]], part);
+                    r->runs[pick[i]].policy, part);
     }
     fprintf(md, "\nThe data: runs.csv, targets.csv, evals.csv, accuracy_mean.csv, applies.csv, "
                 "timeline.csv, staleness.csv, zipline.csv (tidy tables, a row per observation; "

@@ -239,6 +239,7 @@ static int keep_run(sw_report *r, run_state *s)
 /* The run's rows once its log is read: timeline intervals still open, staleness, the run. */
 static int write_run(sw_report *r, run_state *s)
 {
+    snprintf(s->run.name, sizeof s->run.name, "%s", s->name);
     if (keep_run(r, s))
         return SW_ENOMEM;
     for (uint32_t w = 0; w < s->n; w++)
@@ -253,10 +254,6 @@ static int write_run(sw_report *r, run_state *s)
                     (double)s->stats.stale_hist[b] / (double)total);
     fprintf(r->csv[SW_CSV_RUNS], "%s,\"%s\",%g,%g,\"%s\",%llu\n", s->name, s->policy, s->workers,
             s->seed, s->model, (unsigned long long)s->events);
-    if (r->n_runs < SW_REPORT_MAX_RUNS) {
-        snprintf(r->run[r->n_runs], sizeof r->run[0], "%s", s->name);
-        snprintf(r->policy[r->n_runs], sizeof r->policy[0], "%s", s->policy);
-    }
     r->n_runs++;
     r->workers = s->n > r->workers ? s->n : r->workers;
     return 0;

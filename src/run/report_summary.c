@@ -111,7 +111,7 @@ int sw_report_summarize(sw_report *r, double target_acc, char *err)
         const sw_report_run *run = &r->runs[i];
         double at = reached_at(run, target_acc);
         fprintf(r->csv[SW_CSV_TARGETS], "%s,%s,%g,%d,%.9g,%.9g\n",
-                i < SW_REPORT_MAX_RUNS ? r->run[i] : "", run->policy, run->seed, at >= 0,
+                run->name, run->policy, run->seed, at >= 0,
                 at >= 0 ? at : run->end_t, run->end_t);
         int p = find_policy(r->policies, r->n_policies, run->policy);
         if (p < r->n_policies)
