@@ -35,6 +35,16 @@ expect_status 1 "the same log held to ssp:s=2" -- "$SW" check "$TMP/e.jsonl"
 expect_output "BROKEN: $TMP/e.jsonl:" "names the line"
 expect_output "steps ahead of the slowest live worker (s=2)" "names the bound"
 expect_status 2 "check a file that is not a log" -- "$SW" check "$0"
+# A log whose last line a crash cut mid-write is read up to its last whole line (docs/log.md);
+# a broken line with a newline after it is still a fault.
+{ head -n 40 "$TMP/d.jsonl"; sed -n 41p "$TMP/d.jsonl" | head -c 25; } > "$TMP/cut.jsonl"
+expect_status 0 "check a log cut mid-line" -- "$SW" check "$TMP/cut.jsonl"
+expect_output "without its end line" "says the log was cut"
+expect_status 0 "report a log cut mid-line" -- "$SW" report -q "$TMP/cut.jsonl" -o "$TMP/cut-report"
+{ head -n 40 "$TMP/d.jsonl"; sed -n 41p "$TMP/d.jsonl" | head -c 25; echo; sed -n 42p "$TMP/d.jsonl"; } \
+  > "$TMP/broken.jsonl"
+expect_status 2 "check a log with a broken line inside" -- "$SW" check "$TMP/broken.jsonl"
+expect_output "broken.jsonl:41" "names the line"
 # Found by make soak: ebsp's only worker left during a prediction, and the superstep never
 # ended, so the next joiner waited for a barrier nobody could complete.
 expect_status 0 "ebsp when the last worker leaves mid-prediction" -- "$SW" sim --no-model \

@@ -130,14 +130,18 @@ static int take(reading *rd, size_t lineno, bool *callback_failed, char *err)
     return r->event ? r->event(r->ctx, &ev, lineno, err) : 0;
 }
 
-/* One line of text, blank ones skipped; errors placed as the reader's or the callback's. */
-static int one_line(reading *rd, char *text, size_t lineno, char *err)
+/* One line of text, blank ones skipped; errors placed as the reader's or the callback's.
+ * `whole`: a newline ended it (a log's last line without one was cut by a crash mid-write:
+ * unreadable, it ends the log instead of failing it). */
+static int one_line(reading *rd, char *text, size_t lineno, bool whole, char *err)
 {
     if (text[strspn(text, " \t\r\n")] == '\0')
         return 0;
     char why[SW_ERR_LEN];
     bool callback_failed = false;
     int rc = sw_log_parse_line(text, &rd->line, why);
+    if (rc && !whole)
+        return 0;
     if (!rc)
         rc = take(rd, lineno, &callback_failed, why);
     if (!rc)
@@ -149,7 +153,7 @@ static int one_line(reading *rd, char *text, size_t lineno, char *err)
 
 static int on_file_line(void *ctx, char *text, size_t lineno, char *err)
 {
-    return one_line(ctx, text, lineno, err);
+    return one_line(ctx, text, lineno, text[strlen(text) - 1] == '\n', err);
 }
 
 int sw_run_read_log(const char *path, const sw_run_reader *r, char *err)
@@ -183,7 +187,7 @@ int sw_run_read_text(const char *text, const sw_run_reader *r, char *err)
         size_t len = strcspn(p, "\n");
         bool more = p[len] == '\n';
         p[len] = '\0';
-        rc = one_line(rd, p, ++lineno, err);
+        rc = one_line(rd, p, ++lineno, more, err);
         p += len + more;
     }
     if (!rc && rd->lines == 0)
