@@ -35,6 +35,16 @@ expect_status 1 "the same log held to ssp:s=2" -- "$SW" check "$TMP/e.jsonl"
 expect_output "BROKEN: $TMP/e.jsonl:" "names the line"
 expect_output "steps ahead of the slowest live worker (s=2)" "names the bound"
 expect_status 2 "check a file that is not a log" -- "$SW" check "$0"
+# A cluster of one group per worker (a spec of 420 characters) is kept whole in the log, which
+# check reads back; one longer than the log keeps is refused before the run.
+groups=$(for i in $(seq 0 29); do printf 'const:%d@%d-%d;' $((i + 1)) "$i" "$i"; done)
+expect_status 0 "a long cluster spec" -- "$SW" sim -q --policy ssp:s=1 --workers 30 --no-model \
+  --max-time 100 --cluster "${groups%;}" --log "$TMP/long.jsonl"
+expect_status 0 "check its log" -- "$SW" check "$TMP/long.jsonl"
+groups=$(for i in $(seq 0 79); do printf 'const:%d@%d-%d;' $((i + 1)) "$i" "$i"; done)
+expect_status 1 "a cluster spec too long to log" -- "$SW" sim -q --workers 80 --no-model \
+  --max-time 100 --cluster "${groups%;}"
+expect_output "the log keeps at most 1023" "says the limit"
 # A log whose last line a crash cut mid-write is read up to its last whole line (docs/log.md);
 # a broken line with a newline after it is still a fault.
 { head -n 40 "$TMP/d.jsonl"; sed -n 41p "$TMP/d.jsonl" | head -c 25; } > "$TMP/cut.jsonl"

@@ -12,7 +12,8 @@
 
 typedef struct sw_log_field {
     char key[24];
-    char str[256]; /* string values; empty for numbers */
+    char str[1024]; /* string values (the longest a log holds: a cluster spec, run.h's
+                     * sw_run_info); empty for numbers */
     double num;    /* number values; 0 for strings */
     bool is_str;
 } sw_log_field;

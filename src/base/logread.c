@@ -169,7 +169,7 @@ static int on_line(void *ctx, char *text, size_t lineno, char *err)
 
 int sw_log_read(const char *path, sw_log_fn fn, void *ctx, char *err)
 {
-    reading *r = malloc(sizeof *r); /* a parsed line is about 7 KiB: keep it off the stack */
+    reading *r = malloc(sizeof *r); /* a parsed line is about 25 KiB: keep it off the stack */
     if (!r)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     *r = (reading){.path = path, .fn = fn, .ctx = ctx};

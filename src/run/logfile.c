@@ -97,7 +97,7 @@ typedef struct reading {
     const char *path; /* "" when reading a string */
     uint64_t lines;
     sw_run_info info;
-    sw_log_line line; /* about 7 KiB: readings live on the heap */
+    sw_log_line line; /* about 25 KiB: readings live on the heap */
 } reading;
 
 /* One parsed line: the start of a run, its end, or one of its events. A fault of the line is

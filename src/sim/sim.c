@@ -472,6 +472,9 @@ static int start(sim *s, char *err)
     const sw_sim_config *c = s->c;
     int rc;
     s->n_slots = c->workers + sw__sim_count_joins(c->events);
+    if (c->cluster && strlen(c->cluster) >= sizeof ((sw_run_info *)0)->cluster)
+        return sw_fail(err, SW_EINVAL, "a cluster spec of %zu characters: the log keeps at most "
+                       "%zu", strlen(c->cluster), sizeof ((sw_run_info *)0)->cluster - 1);
     if ((rc = setup_result(s, err)) || (rc = setup_task(s, err)) || (rc = sw__sim_parse_net(s, err)) ||
         (rc = sw_cluster_new(&s->cluster, c->cluster, s->n_slots, c->seed, err)) ||
         (rc = setup_workers(s, err)) || (rc = setup_engine(s, err)))
