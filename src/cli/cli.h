@@ -78,6 +78,7 @@ void sw_cli_print_data_help(void);
 void sw_cli_print_model_help(void);
 void sw_cli_print_policy_help(void);
 void sw_cli_print_data_and_models(void); /* both lists, a blank line apart */
+void sw_cli_print_dense_data_and_models(void); /* the same without the sparse ones (train) */
 
 /* The run summary of one simulation (src/cli/summary.c). */
 void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r);

@@ -61,7 +61,7 @@ static const sw_cmd_opts command = {
              "(training loss, validation loss and accuracy, elapsed time), then reports the\n"
              "test set. With --out the checkpoint is rewritten after every epoch.",
     .tables = {table},
-    .epilog = sw_cli_print_data_and_models,
+    .epilog = sw_cli_print_dense_data_and_models,
 };
 
 static int setup(trainer *t, char *err)

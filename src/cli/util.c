@@ -119,30 +119,51 @@ static void print_item(const char *name, const char *help)
     putchar('\n');
 }
 
-void sw_cli_print_data_help(void)
+/* The data sets and models, the sparse ones only where the command runs them. */
+static void data_help(bool sparse)
 {
     printf("data sets (--data NAME:key=value,...):\n");
     for (const sw_data_source_info *s = sw_data_sources; s->name; s++)
         print_item(s->name, s->help);
-    print_item("sparse", "sparse rows like bag-of-words text, for svm and logistic: n=20000, "
-                         "test=2000, dim=10000, density=0.005, zipf=1.1, noise=0.02 "
-                         "(libsvm:train=PATH,test=PATH,dim=D too stays sparse for them)");
+    if (sparse)
+        print_item("sparse", "sparse rows like bag-of-words text, for svm and logistic: n=20000, "
+                             "test=2000, dim=10000, density=0.005, zipf=1.1, noise=0.02 "
+                             "(libsvm:train=PATH,test=PATH,dim=D too stays sparse for them)");
 }
 
-void sw_cli_print_model_help(void)
+static void model_help(bool sparse)
 {
     printf("models (--model NAME:key=value,...):\n");
     for (const sw_model_arch_info *a = sw_model_archs; a->name; a++)
         print_item(a->name, a->help);
-    print_item("svm", "linear SVM (hinge loss, lambda=1e-4 L2) on sparse rows");
-    print_item("logistic", "logistic regression (lambda=0 L2) on sparse rows");
+    if (sparse) {
+        print_item("svm", "linear SVM (hinge loss, lambda=1e-4 L2) on sparse rows");
+        print_item("logistic", "logistic regression (lambda=0 L2) on sparse rows");
+    }
+}
+
+void sw_cli_print_data_help(void)
+{
+    data_help(true);
+}
+
+void sw_cli_print_model_help(void)
+{
+    model_help(true);
 }
 
 void sw_cli_print_data_and_models(void)
 {
-    sw_cli_print_data_help();
+    data_help(true);
     printf("\n");
-    sw_cli_print_model_help();
+    model_help(true);
+}
+
+void sw_cli_print_dense_data_and_models(void)
+{
+    data_help(false);
+    printf("\n");
+    model_help(false);
 }
 
 void sw_cli_print_policy_help(void)
