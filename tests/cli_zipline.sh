@@ -25,6 +25,11 @@ printf '1,2\n1,x\n' > "$TMP/bad.csv"
 expect_status 1 "bad CSV" -- "$SW" zipline --input "$TMP/bad.csv"
 expect_output "bad.csv: line 2" "names the file and line"
 expect_status 1 "missing CSV" -- "$SW" zipline --input "$TMP/none.csv"
+for t in inf -3 1e999; do # a push time is a finite moment of the run
+  printf 'worker,time\n0,1\n1,%s\n' "$t" > "$TMP/t.csv"
+  expect_status 1 "a push time of $t" -- "$SW" zipline --input "$TMP/t.csv"
+  expect_output "line 3: a time of" "names the line"
+done
 expect_status 2 "unknown algorithm" -- "$SW" zipline --algo quick
 expect_output "known: zipline" "lists the algorithms"
 expect_status 2 "bad R" -- "$SW" zipline --R 0

@@ -2,6 +2,7 @@
  * every algorithm timed side by side. */
 #define _POSIX_C_SOURCE 200809L
 #include <stddef.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,8 @@ static int on_row(void *ctx, char *line, size_t lineno, char *err)
     if (!ok)
         return lineno == 1 ? 0 : sw_fail(err, SW_EFORMAT, "line %zu: expected 'worker,time'",
                                          lineno);
+    if (!isfinite(t) || t < 0) /* a push time is a moment of the run */
+        return sw_fail(err, SW_EFORMAT, "line %zu: a time of %g s (finite, 0 or more)", lineno, t);
     if (in->count == in->cap) {
         in->cap = in->cap ? 2 * in->cap : 1024;
         struct row *g = realloc(in->rows, in->cap * sizeof *g);
