@@ -15,6 +15,7 @@
 #include "sim_internal.h"
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
+#include "syncwise/log.h"
 #include "syncwise/optim.h"
 
 sw_sim_config sw_sim_default_config(void)
@@ -253,8 +254,11 @@ static void on_membership(sim *s, const sw__sim_event *ev)
     sim_worker *k = &s->w[ev->worker];
     sw_engine_result res;
     if (ev->kind == EV_JOIN) {
-        if (k->live)
-            return; /* already there: a join of a live worker changes nothing */
+        if (k->live) { /* already there: a join of a live worker changes nothing */
+            sw_log(SW_LOG_WARN, "--events: a join of worker %u at t=%g s, which is live: "
+                   "passed over", ev->worker, ev->t);
+            return;
+        }
         k->epoch++;
         k->redo = false;
         k->since_pull = s->c->get_model_frequency; /* a joiner pulls first */
@@ -263,8 +267,11 @@ static void on_membership(sim *s, const sw__sim_event *ev)
                        ev->t))
             return;
     } else {
-        if (!k->live)
+        if (!k->live) {
+            sw_log(SW_LOG_WARN, "--events: a %s of worker %u at t=%g s, which is not live: "
+                   "passed over", ev->kind == EV_CRASH ? "crash" : "leave", ev->worker, ev->t);
             return;
+        }
         k->epoch++; /* its step in flight is lost */
         k->live = false;
         bool crash = ev->kind == EV_CRASH;
