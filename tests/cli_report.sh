@@ -91,6 +91,7 @@ expect_status 0 "report of 66 runs without evaluations" -- "$SW" report -q "$TMP
   -o "$TMP/many-report"
 OUT=$(cat "$TMP/many-report/report.md")
 expect_output "# syncwise report: 66 runs" "every run is in the report"
+expect_output "No run reached the target" "and that none reached a target, naming no fastest"
 if command -v gnuplot >/dev/null; then
   expect_output "Workers over time: ssp:s=4" "the last policy of 66 runs has its timeline"
   expect_no_output "![accuracy]" "no accuracy plot without evaluations"

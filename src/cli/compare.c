@@ -262,6 +262,13 @@ static void print_answer(const plan *p, const sw_trials *s, int best)
             fastest = i;
     if (fastest < 0 || best < 0)
         return;
+    int reached = 0;
+    for (int i = 0; i < p->n_policies; i++)
+        reached += s[i].reached;
+    if (!reached) { /* every time above is a run's end: nothing is fastest */
+        printf("no run reached the target: the times are where the runs stopped\n");
+        return;
+    }
     const char *censored =
         s[fastest].reached < s[fastest].n ? " (not every run reached the target)" : "";
     if (fastest == best)

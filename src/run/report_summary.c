@@ -155,9 +155,15 @@ static int fastest(const sw_report *r)
 
 static void write_answer(const sw_report *r, FILE *md)
 {
-    int f = fastest(r), b = r->best;
+    int f = fastest(r), b = r->best, reached = 0;
     if (f < 0)
         return;
+    for (int i = 0; i < r->n_policies; i++)
+        reached += r->policies[i].trials.reached;
+    if (!reached) { /* every time is a run's end: nothing is fastest */
+        fprintf(md, "**No run reached the target**: the times are where the runs stopped.\n\n");
+        return;
+    }
     const sw_report_policy *p = &r->policies[f];
     const char *all = p->trials.reached == p->trials.n ? "" : " (not every run reached it)";
     if (b >= 0 && b != f)
