@@ -298,10 +298,13 @@ static void report(const plan *p)
             printf(" %9s", "-");
         printf(" %9.0f %7.1f\n", s[i].applies, 100 * s[i].idle);
     }
-    if (best >= 0)
+    if (best >= 0 && p->seeds > 1)
         printf("\nspeedup: mean time of the best baseline (%s) over each policy's; "
                "+- is the 95%% confidence half-width over %ld seeds.\n",
                p->policies[best], p->seeds);
+    else if (best >= 0) /* one sample has no spread to show */
+        printf("\nspeedup: time of the best baseline (%s) over each policy's; one seed, so "
+               "no interval (the +- 0.0).\n", p->policies[best]);
     print_answer(p, s, best);
     for (size_t i = 0; i < p->n_runs; i++)
         if (p->runs[i].rc)
