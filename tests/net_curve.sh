@@ -9,6 +9,8 @@ HOSTILE=${2:?usage: $0 SYNCWISE NET_HOSTILE}
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 1
 for who in server w1 ops intruder; do "$SW" keygen "$who" >/dev/null; done
+expect_status 1 "keygen over an existing pair" -- "$SW" keygen w1
+expect_output "w1.key exists" "keygen keeps the secret a key pair already holds"
 OUT=$(stat -c %a w1.key)
 expect_output "600" "secret keys are private"
 cp w1.pub clients

@@ -33,6 +33,13 @@ int sw_curve_keygen(const char *name, char *err)
     if (!sw_curve_available())
         return sw_fail(err, SW_ENOTFOUND, "this libzmq has no CURVE support (needs libsodium)");
     char pub[SW_Z85_KEY], sec[SW_Z85_KEY], path[4096], text[200];
+    if (!*name || name[strlen(name) - 1] == '/')
+        return sw_fail(err, SW_EINVAL, "'%s' names no key pair (NAME makes NAME.key, NAME.pub)",
+                       name);
+    snprintf(path, sizeof path, "%s.key", name);
+    if (access(path, F_OK) == 0) /* a new pair would lose the secret whoever holds it uses */
+        return sw_fail(err, SW_ESTATE, "%s exists: remove it first to replace its key pair",
+                       path);
     if (zmq_curve_keypair(pub, sec) != 0)
         return sw_fail(err, SW_EIO, "cannot make a key pair: %s", zmq_strerror(errno));
     snprintf(path, sizeof path, "%s.key", name);
