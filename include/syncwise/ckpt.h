@@ -4,7 +4,7 @@
  *
  *   offset  size  field
  *   0       4     magic "SWCK"
- *   4       4     format version (1)
+ *   4       4     format version (2; 1 is still read)
  *   8       4     task (0 classify, 1 regress)
  *   12      4     classes (0 for regression)
  *   16      12    input shape: height, width, channels (u32 each)

@@ -115,7 +115,10 @@ int sw_cli_eval(int argc, char **argv)
     sw_ckpt ck;
     int rc = sw_ckpt_load(file, &ck, err);
     if (!rc) {
-        if (!data && !ck.data_spec[0])
+        if (!strcmp(ck.desc.spec, SW_CKPT_SLICE))
+            rc = sw_fail(err, SW_EINVAL, "%s holds one shard's slice of a sharded run's "
+                         "parameters, not a model eval can read", file);
+        else if (!data && !ck.data_spec[0])
             rc = sw_fail(err, SW_EINVAL, "%s records no data set: give --data", file);
         else
             rc = evaluate(&ck, data ? data : ck.data_spec, split, err);
