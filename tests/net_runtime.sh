@@ -99,6 +99,20 @@ awk -F, 'NR > 1 && $3 < last { bad = 1 } NR > 1 { last = $3 } END { exit bad }' 
   { echo "FAIL: the report's applies go back in time at the restart"; failures=$((failures + 1)); }
 wait "${WPIDS[@]}"
 
+# The server itself stopped for longer than the heartbeat timeout (a frozen VM, SIGSTOP): the
+# heartbeats that waited in its sockets (more than one turn reads: workers beating every 20 ms)
+# are read before anyone is judged, so no live worker is taken for dead.
+WPIDS=()
+start_server bsp --max-time 5 --wait-workers 3
+for i in 1 2 3; do start_worker --delay-ms 5 --heartbeat 0.02; done
+wait_status 15 'workers live 3'
+kill -STOP "$SPID"
+sleep 2.5
+kill -CONT "$SPID"
+expect_server "a server stopped for 2.5 s"
+expect_output "0 crashed" "no worker was dropped for the server's own silence"
+wait "${WPIDS[@]}"
+
 # A worker joining mid-run, a hostile client, ctl status and a policy switch.
 WPIDS=()
 : > "$TMP/workers.out"

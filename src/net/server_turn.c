@@ -12,6 +12,7 @@
 #include "syncwise/log.h"
 
 #define HEARTBEAT_CHECK_S 0.2
+#define STALL_S 1.0 /* a turn this much later than due: the server itself stalled */
 #define BURST 64 /* messages handled from one socket before the deadlines get a look */
 
 /* The live worker that joined from this route, or s->slots. */
@@ -83,9 +84,17 @@ static void drain_shards(server *s)
         }
 }
 
+/* Silence counts only while the server listened: a turn long after the last (the process
+ * stopped, its machine froze, a long evaluation) moves every worker's last sign of life on by
+ * the stall, so that the heartbeats that waited in the sockets meanwhile are read before anyone
+ * is judged, not taken for a crash of every worker. */
 static void check_heartbeats(server *s)
 {
-    double now = sw__server_now(s);
+    double now = sw__server_now(s), stalled = now - s->last_heartbeat_check - HEARTBEAT_CHECK_S;
+    s->last_heartbeat_check = now;
+    if (stalled > STALL_S)
+        for (uint32_t w = 0; w < s->slots; w++)
+            s->conns[w].last_seen += stalled;
     for (uint32_t w = 0; w < s->slots; w++)
         if (s->conns[w].live && now - s->conns[w].last_seen > s->p->heartbeat_timeout_s)
             sw__server_drop_worker(s, w, true);
