@@ -50,6 +50,19 @@ expect_output "1 members at the end" "no fake member was added"
 expect_output "messages from non-members ignored" "the strangers' messages were counted"
 rm -f "$TMP"/p*.out
 
+# 1c. The judge's --max-time ends the group: the other member, with no limit of its own, stops
+# with it (PEER_STOP) instead of training on alone. The judge is the first member in endpoint
+# order: ports P and P + 1 of five digits make it the first peer.
+port=$((20000 + RANDOM % 9000))
+start_first --bind "tcp://127.0.0.1:$port" --wait-peers 2 --delay-ms 2 --max-time 3
+PIDS=()
+join_peer p2 --bind "tcp://127.0.0.1:$((port + 1))" --delay-ms 2
+expect_exit "$P1" "the judge at its time limit"
+for i in $(seq 50); do kill -0 "${PIDS[0]}" 2>/dev/null || break; sleep 0.1; done
+kill -9 "${PIDS[0]}" 2>/dev/null # still training 5 s later: it did not stop with the judge
+expect_exit "${PIDS[0]}" "the member without a limit stops with the judge"
+rm -f "$TMP"/p*.out
+
 # 2. A peer killed mid-run: the others drop it after the timeout and finish.
 PIDS=()
 start_first --target-loss 0.265 --delay-ms 5 --timeout 1 --max-time 90

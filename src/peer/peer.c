@@ -371,7 +371,12 @@ int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
         if (out->steps % p->round_steps == 0)
             round_end(pe, &since_best);
     }
-    if (!rc && !pe->done)
+    /* The judge's --max-time ends the group's run, as its other stopping rules do; any other
+     * member's ends its own part. */
+    bool timed_out = p->max_time_s > 0 && sw__peer_now(pe) >= p->max_time_s;
+    if (!rc && !pe->done && timed_out && sw__peer_my_rank(pe) == 0)
+        sw__peer_broadcast(pe, SW_MSG_PEER_STOP, "time", 4);
+    else if (!rc && !pe->done)
         sw__peer_broadcast(pe, SW_MSG_PEER_BYE, pe->me, strlen(pe->me));
     /* Who judges changes when a member with a smaller endpoint joins: the last judge reports,
      * judging once now if it never did. */
