@@ -2,7 +2,8 @@
 # The sparse path with real processes: `syncwise data gen` writes text-like LIBSVM data, a server
 # trains a linear SVM on it with 3 workers that pull only the weights their batches touch and
 # push (index, value) pairs; ssp and asp reach the target, asp also with 2 lock-free apply
-# threads; a killed server resumes from its checkpoint; bad options are refused.
+# threads; a worker whose file holds other data leaves at once; a killed server resumes from its
+# checkpoint; bad options are refused.
 . "$(dirname "$0")/lib.sh"
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 
@@ -32,6 +33,28 @@ for policy in ssp:s=2 asp; do
   expect_output "target reached" "$policy: sparse SVM reaches 0.75"
   expect_output "0 refused messages" "$policy: every sparse message was valid"
 done
+
+# A worker whose file of the same name holds other rows (it runs elsewhere, or a copy went
+# stale) would train on other data: WELCOME's fingerprint of the server's training set tells it,
+# and it leaves at once, naming both fingerprints, instead of training (the server counts no
+# crash). The same file in another place is fine.
+mkdir -p "$TMP/elsewhere" "$TMP/copy"
+"$SW" data gen --n 12000 --dim 2000 --density 0.01 --seed 4 --out "$TMP/elsewhere/text.svm" \
+  > /dev/null
+cp "$TMP/text.svm" "$TMP/copy/text.svm"
+rm -f "$TMP/ep"
+(cd "$TMP" && exec "$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/ep" \
+  --policy asp --model svm --data libsvm:train=text.svm --max-time 4 > "$TMP/server.out" 2>&1) &
+server=$!
+EP=$(endpoint_of "$TMP/ep")
+expect_status 1 "a worker whose data differ" -- sh -c "cd '$TMP/elsewhere' && '$SW' worker \
+  --connect $EP --threads 1"
+expect_output "differs from the server's (fingerprint" "the worker says why it leaves"
+expect_status 0 "a worker with a copy of the data" -- sh -c "cd '$TMP/copy' && '$SW' worker \
+  --connect $EP --threads 1 -q"
+expect_exit "$server" "the server with one worker on other data"
+OUT=$(cat "$TMP/server.out")
+expect_output "0 crashed" "the worker that left was no crash"
 
 # Concurrent applies: two apply threads, lock-free both ways, under asp and ssp.
 for mode in hogwild atomic; do

@@ -24,6 +24,8 @@ typedef struct config {
     uint64_t seed;
     uint64_t token; /* this membership's: heartbeats carry it */
     bool unchecked; /* checksum=off: payloads go without checksums, and may come so */
+    bool has_data_crc; /* data_crc=: the server's data set's fingerprint (absent: not checked) */
+    uint32_t data_crc;
     char data[512], model[128], batch_mode[16];
     /* A sharded run's (WELCOME's shards=, chunk= and first=): where the shards are and which
      * parameters each holds; n_shards 0 otherwise. */

@@ -71,6 +71,7 @@ static int parse_config(const sw_msg *m, config *c, char *err)
     for (char *save, *line = strtok_r(text, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
         sscanf(line, "checksum=%7s", checksum); /* absent (an older server): on */
+        c->has_data_crc |= sscanf(line, "data_crc=%8x", &c->data_crc) == 1;
         found += sscanf(line, "worker=%u", &c->worker) + sscanf(line, "slots=%u", &c->slots) +
                  sscanf(line, "batch=%u", &c->batch) + sscanf(line, "params=%zu", &c->params) +
                  sscanf(line, "lr=%lf", &lr) + sscanf(line, "wd=%lf", &wd) +
@@ -119,6 +120,11 @@ void sw__worker_unload(worker *k)
 static int load_task(worker *k, const config *c, char *err)
 {
     int rc = sw_task_data_load(&k->data, c->model, c->data, c->seed, err);
+    if (!rc && c->has_data_crc && sw_task_data_fingerprint(&k->data) != c->data_crc)
+        rc = sw_fail(err, SW_EMISMATCH, "the data set %s loaded here differs from the server's "
+                     "(fingerprint %08x, the server's %08x): every worker must read the same "
+                     "files as the server", c->data, sw_task_data_fingerprint(&k->data),
+                     c->data_crc);
     if (!rc)
         rc = sw_task_new(&k->task, c->model, &k->data, c->batch, 0, err);
     if (rc)
@@ -148,7 +154,8 @@ static int load_task(worker *k, const config *c, char *err)
 static int load(worker *k, const config *c, char *err)
 {
     bool same = k->loaded && !strcmp(c->data, k->cfg.data) && !strcmp(c->model, k->cfg.model) &&
-                c->params == k->cfg.params && c->batch == k->cfg.batch && c->seed == k->cfg.seed;
+                c->params == k->cfg.params && c->batch == k->cfg.batch && c->seed == k->cfg.seed &&
+                c->data_crc == k->cfg.data_crc;
     uint32_t old_id = k->cfg.worker, old_slots = k->cfg.slots;
     bool same_mode = !strcmp(c->batch_mode, k->cfg.batch_mode);
     int rc_shards = sw__worker_shards_connect(k, c, err);
@@ -180,8 +187,11 @@ void sw__worker_welcome(worker *k, const sw_msg *m, double now)
     config c;
     char err[SW_ERR_LEN];
     int rc = parse_config(m, &c, err);
-    if (!rc)
-        rc = load(k, &c, err);
+    if (!rc && (rc = load(k, &c, err))) { /* a member now: say goodbye, not a crash */
+        atomic_store(&k->id, c.worker);
+        sw__worker_send(k, SW_MSG_LEAVE, 0, 0, "", 0, NULL);
+        atomic_store(&k->id, SW_NO_WORKER);
+    }
     if (rc) {
         sw__worker_fail(k, rc, "%s", err);
         return;

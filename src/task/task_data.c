@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "syncwise/bytes.h"
 #include "syncwise/err.h"
 #include "syncwise/task.h"
 
@@ -34,3 +35,32 @@ void sw_task_data_free(sw_task_data *d)
 }
 
 bool sw_task_data_is_sparse(const sw_task_data *d) { return d->sparse.train != NULL; }
+
+static uint32_t dense_fingerprint(const sw_dataset *t)
+{
+    const uint64_t shape[] = {t->n, t->dim, t->n_classes};
+    uint32_t crc = sw_crc32c(0, shape, sizeof shape);
+    crc = sw_crc32c(crc, t->x, t->n * t->dim * sizeof *t->x);
+    if (t->label)
+        crc = sw_crc32c(crc, t->label, t->n * sizeof *t->label);
+    if (t->target)
+        crc = sw_crc32c(crc, t->target, t->n * sizeof *t->target);
+    return crc;
+}
+
+static uint32_t sparse_fingerprint(const sw_sparse_data *t)
+{
+    const uint64_t shape[] = {t->n, t->dim, t->nnz, t->n_classes};
+    uint32_t crc = sw_crc32c(0, shape, sizeof shape);
+    crc = sw_crc32c(crc, t->row, (t->n + 1) * sizeof *t->row);
+    crc = sw_crc32c(crc, t->col, t->nnz * sizeof *t->col);
+    crc = sw_crc32c(crc, t->val, t->nnz * sizeof *t->val);
+    return sw_crc32c(crc, t->label, t->n * sizeof *t->label);
+}
+
+uint32_t sw_task_data_fingerprint(const sw_task_data *d)
+{
+    if (d->sparse.train)
+        return sparse_fingerprint(d->sparse.train);
+    return d->dense.train ? dense_fingerprint(d->dense.train) : 0;
+}

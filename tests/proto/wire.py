@@ -29,7 +29,7 @@ F_MODEL, F_DROPPED, F_WANT_MODEL, F_UNKNOWN, F_DONE, F_UNCHECKED, F_WANT_NORMS =
 ALL_FLAGS = 127
 
 WELCOME_KEYS = ["worker", "slots", "data", "model", "batch", "lr", "wd", "seed", "params",
-                "batch_mode", "token", "checksum"]
+                "batch_mode", "token", "checksum", "data_crc"]
 SHARDED_KEYS = ["shards", "chunk", "first"]   # what a sharded run's WELCOME adds
 TIMEOUT = 5.0  # generous: every answer the doc promises comes "at once"
 
@@ -234,6 +234,8 @@ class Worker:
             need(k in self.kv, "WELCOME lacks the documented key %r: %r" % (k, w.text()))
         extra = set(self.kv) - set(WELCOME_KEYS) - set(SHARDED_KEYS)
         need(not extra, "WELCOME has keys the WELCOME row does not list: %s" % sorted(extra))
+        need(re.fullmatch("[0-9a-f]{8}", self.kv["data_crc"]),
+             "data_crc is not 8 hex digits: %r" % self.kv["data_crc"])
         self.wid = int(self.kv["worker"])
         need(w.wid == self.wid, "WELCOME header worker %#x, text worker=%d" % (w.wid, self.wid))
         self.token = int(self.kv["token"])
