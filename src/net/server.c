@@ -137,8 +137,12 @@ static void describe(const sw_model_desc *d, size_t n_params, char *out, size_t 
  * with another one (or none: plain SGD) the state starts at zero, as the log says. */
 static int resume_optim(server *s, const sw_ckpt *ck, sw_optim *o, char *err)
 {
-    if (!sw_optim_stateful(&s->p->optim))
+    if (!sw_optim_stateful(&s->p->optim)) {
+        if (ck->optim_state) /* the state is dropped: say so, as the other way round does */
+            sw_log(SW_LOG_WARN, "%s was trained with the optimizer %s; this run's plain SGD "
+                   "drops its state", s->p->checkpoint, ck->optimizer);
         return 0;
+    }
     int rc = sw_ckpt_take_optim(ck, &s->p->optim, o, err);
     if (rc == 1) {
         char run[SW_OPTIM_SPEC_LEN];
