@@ -363,13 +363,19 @@ static void on_ctl(server *s, const peer *from, const sw_msg *m)
     if (strcmp(cmd, "status") == 0) {
         status(s, reply, sizeof reply);
     } else if (strncmp(cmd, "policy ", 7) == 0 && !from->operator) {
-        char why[512];
-        snprintf(why, sizeof why,
-                 "operator commands are taken on the operator socket %s "
-                 "(ctl finds it by itself on the server's host)%s",
-                 s->ops ? s->ops_ep : "(none: --ctl-bind none)",
-                 s->p->curve_key ? ", or from afar with an operator's CURVE key (--curve-operators)"
-                                 : "");
+        char why[1024];
+        const char *remote = s->p->curve_key ? "; from afar, with an operator's CURVE key "
+                                               "(--curve-operators)"
+                                             : "";
+        if (!s->ops) /* --ctl-bind none */
+            snprintf(why, sizeof why, "this server takes operator commands on no socket "
+                     "(--ctl-bind none)%s", remote);
+        else if (!strncmp(s->ops_ep, "ipc://", 6)) /* the default: ctl dials it by itself */
+            snprintf(why, sizeof why, "operator commands are taken on the operator socket %s "
+                     "(ctl finds it by itself on the server's host)%s", s->ops_ep, remote);
+        else
+            snprintf(why, sizeof why, "operator commands are taken on the operator socket %s: "
+                     "ctl --connect %s%s", s->ops_ep, s->ops_ep, remote);
         sw__server_refuse(s, from, SW_NO_WORKER, 0, why);
         return;
     } else if (strncmp(cmd, "policy ", 7) == 0) {
