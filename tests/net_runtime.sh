@@ -113,6 +113,20 @@ expect_server "a server stopped for 2.5 s"
 expect_output "0 crashed" "no worker was dropped for the server's own silence"
 wait "${WPIDS[@]}"
 
+# A worker started again at once after its predecessor was killed, on a server with no slot to
+# spare: the join is refused as full until the dead one's silence is noticed, and the new worker
+# keeps asking until then instead of giving up.
+WPIDS=()
+start_server asp --max-time 6 --max-workers 2
+for i in 1 2; do start_worker --delay-ms 5; done
+wait_status 15 'workers live 2'
+kill -9 "${WPIDS[0]}"
+start_worker --delay-ms 5 --name replacement
+wait_status 10 'replacement'
+expect_server "a replacement on a full server"
+expect_output "3 joins, 1 crashed" "the replacement joined once the dead worker's slot was free"
+wait "${WPIDS[@]:1}"
+
 # A worker joining mid-run, a hostile client, ctl status and a policy switch.
 WPIDS=()
 : > "$TMP/workers.out"

@@ -34,6 +34,9 @@
 /* The longest WELCOME text: a sharded run lists every shard's endpoint (SW_SHARDS_MAX of up to
  * 255 bytes) and the chunk table. */
 #define SW_WELCOME_MAX 81920
+/* The ERROR text a JOIN gets when every slot is taken: a worker tries again (a dead member's
+ * slot frees once its silence is noticed) until its --server-timeout. */
+#define SW_REFUSED_FULL "the server is full"
 
 typedef enum sw_msg_type {
     SW_MSG_JOIN = 1,      /* worker -> server: a new worker; payload: its name (text) */

@@ -131,7 +131,7 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
     }
     uint32_t w = free_slot(s);
     if (w == s->slots || from->route_len > sizeof s->conns[w].route) {
-        sw__server_refuse(s, from, m->worker, 0, "the server is full");
+        sw__server_refuse(s, from, m->worker, 0, SW_REFUSED_FULL);
         return;
     }
     conn *c = &s->conns[w];

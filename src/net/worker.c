@@ -86,6 +86,11 @@ static void on_error(worker *k, const sw_msg *m, sw_frame *frame, double now)
             sw_log(SW_LOG_INFO, "the server does not know us (it restarted?): joining again");
             sw__worker_join(k, now);
         }
+    } else if (k->state == JOINING && len == (int)strlen(SW_REFUSED_FULL) &&
+               !memcmp(why, SW_REFUSED_FULL, (size_t)len)) {
+        if (!k->said_full) /* JOIN goes again every second, until --server-timeout */
+            sw_log(SW_LOG_INFO, "the server is full: trying again until a slot frees");
+        k->said_full = true;
     } else if (k->state == JOINING) {
         sw__worker_fail(k, SW_ESTATE, "the server answered a join with '%.*s'", len, why);
     } else {

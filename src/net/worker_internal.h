@@ -86,6 +86,7 @@ struct sw_worker {
                                      * [part[j], part[j + 1]) of the learner's */
     double pulled_at;   /* when the slices still due were last asked for */
     uint64_t seq;       /* the number of the next push */
+    bool said_full;     /* a join refused for want of a slot was told once */
     /* Shared with the heartbeat thread. */
     atomic_uint id;
     atomic_bool rejoin; /* the server no longer knows us */
