@@ -165,6 +165,10 @@ int sw_worker_end(sw_worker *k, char *err);
  * /tmp/syncwise-UID, or ipc://PATH.ctl. Fails on other transports, a port that is not a number
  * (not bound yet) or a path too long for a socket. */
 int sw_ctl_endpoint(const char *server_endpoint, char *out, size_t cap, char *err);
+/* Whether an endpoint a client would connect to names this host (ipc://, a loopback or
+ * wildcard address, or one of this machine's interfaces): only then may its private operator
+ * endpoint be the server's, since the port alone names it. */
+bool sw_ctl_is_this_host(const char *endpoint);
 
 /* Sends one operator command ("status", "policy SPEC") and stores the reply (NUL-terminated)
  * in reply. With CURVE, curve_key and curve_server name the key files (else NULL). */

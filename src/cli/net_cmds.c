@@ -324,11 +324,12 @@ int sw_cli_ctl(int argc, char **argv)
     }
     if (strcmp(cmd, "status") && strncmp(cmd, "policy ", 7))
         return sw_cli_error("ctl", "give 'status' or 'policy SPEC' (see --help)") + 1;
-    /* An operator command goes to the server's private operator socket when it is on this
-     * host and no CURVE key says who we are. */
+    /* With no CURVE key to say who we are, a command goes to the server's private operator
+     * socket when the server is on this host: an operator command needs it, and status is
+     * answered there too (where a CURVE server's own endpoint would want a key). */
     char ops[256], err[SW_ERR_LEN];
     struct stat st;
-    if (!strncmp(cmd, "policy ", 7) && !key &&
+    if (!key && sw_ctl_is_this_host(connect) &&
         sw_ctl_endpoint(connect, ops, sizeof ops, err) == 0 && stat(ops + 6, &st) == 0 &&
         S_ISSOCK(st.st_mode))
         connect = ops;

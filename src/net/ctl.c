@@ -1,6 +1,10 @@
 /* The operator's client (`syncwise ctl`): one CTL request to a running server, one answer; and
  * where a server takes operator commands on this host. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* getifaddrs */
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +42,62 @@ int sw_ctl_endpoint(const char *server_endpoint, char *out, size_t cap, char *er
                        "--ctl-bind", path);
     snprintf(out, cap, "ipc://%s", path);
     return 0;
+}
+
+/* Whether a is a loopback or wildcard address, or that of one of the interfaces. */
+static bool local_address(const struct sockaddr *a, const struct ifaddrs *ifs)
+{
+    if (a->sa_family == AF_INET) {
+        struct in_addr in = ((const struct sockaddr_in *)a)->sin_addr;
+        uint32_t host = ntohl(in.s_addr);
+        if ((host >> 24) == 127 || host == INADDR_ANY)
+            return true;
+        for (const struct ifaddrs *i = ifs; i; i = i->ifa_next)
+            if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+                ((const struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == in.s_addr)
+                return true;
+    } else if (a->sa_family == AF_INET6) {
+        const struct in6_addr *in6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(in6) || IN6_IS_ADDR_UNSPECIFIED(in6))
+            return true;
+        for (const struct ifaddrs *i = ifs; i; i = i->ifa_next)
+            if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET6 &&
+                !memcmp(&((const struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, in6,
+                        sizeof *in6))
+                return true;
+    }
+    return false;
+}
+
+bool sw_ctl_is_this_host(const char *endpoint)
+{
+    if (!strncmp(endpoint, "ipc://", 6))
+        return true;
+    const char *h = endpoint + 6, *colon = strrchr(h, ':');
+    if (strncmp(endpoint, "tcp://", 6) || !colon)
+        return false;
+    char host[256];
+    size_t len = (size_t)(colon - h);
+    if (len >= 2 && h[0] == '[' && h[len - 1] == ']') /* [::1]:5555 */
+        h++, len -= 2;
+    if (len == 0 || len >= sizeof host)
+        return false;
+    memcpy(host, h, len);
+    host[len] = '\0';
+    if (!strcmp(host, "*"))
+        return true;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
+    if (getaddrinfo(host, NULL, &hints, &res))
+        return false;
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs))
+        ifs = NULL;
+    bool local = false;
+    for (const struct addrinfo *a = res; a && !local; a = a->ai_next)
+        local = local_address(a->ai_addr, ifs);
+    freeifaddrs(ifs);
+    freeaddrinfo(res);
+    return local;
 }
 
 /* Sends the command and waits up to timeout_s for the answer, whose text goes to reply. */

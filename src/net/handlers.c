@@ -368,7 +368,7 @@ static void on_ctl(server *s, const peer *from, const sw_msg *m)
                                                "(--curve-operators)"
                                              : "";
         if (!s->ops) /* --ctl-bind none */
-            snprintf(why, sizeof why, "this server takes operator commands on no socket "
+            snprintf(why, sizeof why, "operator commands are taken on no operator socket "
                      "(--ctl-bind none)%s", remote);
         else if (!strncmp(s->ops_ep, "ipc://", 6)) /* the default: ctl dials it by itself */
             snprintf(why, sizeof why, "operator commands are taken on the operator socket %s "
