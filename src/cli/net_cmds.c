@@ -303,7 +303,9 @@ static const sw_cmd_opts ctl_command = {
              "                server's private operator socket by itself (its user's\n"
              "                alone); from afar it needs an operator's CURVE key\n"
              "                (--curve-operators on the server), or --connect to the\n"
-             "                endpoint the server's --ctl-bind chose",
+             "                endpoint the server's --ctl-bind chose\n"
+             "Without --curve-key, a command to a server on this host (a loopback or own\n"
+             "address) goes to its private operator socket, status too.",
     .tables = {ctl_table},
     .max_args = -1,
 };
