@@ -40,6 +40,9 @@ bool sw_task_data_is_sparse(const sw_task_data *d);
  * that processes which each load "the same" data set can tell that they did (a server and its
  * workers: WELCOME's data_crc=). */
 uint32_t sw_task_data_fingerprint(const sw_task_data *d);
+/* Whether a data spec names a generated set (synthetic, sparse): its spec and seed make it, so
+ * there is no file to differ, and a fingerprint would only compare the machines' libm. */
+bool sw_task_data_is_generated(const char *spec);
 
 typedef struct sw_task sw_task;
 

@@ -96,7 +96,8 @@ static const sw_opt own[] = {
                 "keep every run's JSONL event log there, and results.csv\n"
                 "with one row per run (for syncwise report)")},
     {SW_OPT_ROW(SW_OPT_STR, "baselines", 0, AT(baselines), 0, 0, "LIST",
-                "which of the policies are baselines for the speedup\n(';'-separated specs, each as in --policies)"),
+                "which of the policies are baselines for the speedup\n"
+                "(';'-separated specs, each as in --policies)"),
      .shown = "every bsp, asp and ssp"},
     SW_OPT_END_ROW,
 };

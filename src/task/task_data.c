@@ -64,3 +64,10 @@ uint32_t sw_task_data_fingerprint(const sw_task_data *d)
         return sparse_fingerprint(d->sparse.train);
     return d->dense.train ? dense_fingerprint(d->dense.train) : 0;
 }
+
+bool sw_task_data_is_generated(const char *spec)
+{
+    size_t name = strcspn(spec, ":");
+    return (name == 9 && !strncmp(spec, "synthetic", 9)) ||
+           (name == 6 && !strncmp(spec, "sparse", 6));
+}

@@ -29,7 +29,8 @@ F_MODEL, F_DROPPED, F_WANT_MODEL, F_UNKNOWN, F_DONE, F_UNCHECKED, F_WANT_NORMS =
 ALL_FLAGS = 127
 
 WELCOME_KEYS = ["worker", "slots", "data", "model", "batch", "lr", "wd", "seed", "params",
-                "batch_mode", "token", "checksum", "data_crc"]
+                "batch_mode", "token", "checksum"]
+OPTIONAL_KEYS = ["data_crc"]  # absent for generated data sets
 SHARDED_KEYS = ["shards", "chunk", "first"]   # what a sharded run's WELCOME adds
 TIMEOUT = 5.0  # generous: every answer the doc promises comes "at once"
 
@@ -232,10 +233,13 @@ class Worker:
         self.kv = parse_kv(w.text())
         for k in WELCOME_KEYS:
             need(k in self.kv, "WELCOME lacks the documented key %r: %r" % (k, w.text()))
-        extra = set(self.kv) - set(WELCOME_KEYS) - set(SHARDED_KEYS)
+        extra = set(self.kv) - set(WELCOME_KEYS) - set(SHARDED_KEYS) - set(OPTIONAL_KEYS)
         need(not extra, "WELCOME has keys the WELCOME row does not list: %s" % sorted(extra))
-        need(re.fullmatch("[0-9a-f]{8}", self.kv["data_crc"]),
-             "data_crc is not 8 hex digits: %r" % self.kv["data_crc"])
+        is_file = not re.match("(synthetic|sparse)(:|$)", self.kv["data"])
+        need(("data_crc" in self.kv) == is_file, "data_crc is given for a data set read from "
+             "files, and only then: data=%s" % self.kv["data"])
+        need(re.fullmatch("[0-9a-f]{8}", self.kv.get("data_crc", "00000000")),
+             "data_crc is not 8 hex digits: %r" % self.kv.get("data_crc"))
         self.wid = int(self.kv["worker"])
         need(w.wid == self.wid, "WELCOME header worker %#x, text worker=%d" % (w.wid, self.wid))
         self.token = int(self.kv["token"])
