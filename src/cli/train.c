@@ -103,11 +103,16 @@ static void report_epoch(trainer *t, long epoch, double train_loss)
         return;
     if (isatty(STDERR_FILENO))
         fprintf(stderr, "\r\033[K");
+    char val[64] = ""; /* nothing to show without a validation set, no accuracy in regression */
     sw_eval v = {0};
-    if (t->data.val)
+    if (t->data.val) {
         sw_model_evaluate(t->model, t->params, t->data.val, &v);
-    fprintf(stderr, "epoch %ld/%ld  train_loss %.4f  val_loss %.4f  val_acc %.4f  elapsed %.1f s\n",
-            epoch, t->o.epochs, train_loss, v.loss, v.accuracy, sw_clock_now_s() - t->t0);
+        int n = snprintf(val, sizeof val, "  val_loss %.4f", v.loss);
+        if (t->data.val->label)
+            snprintf(val + n, sizeof val - (size_t)n, "  val_acc %.4f", v.accuracy);
+    }
+    fprintf(stderr, "epoch %ld/%ld  train_loss %.4f%s  elapsed %.1f s\n", epoch, t->o.epochs,
+            train_loss, val, sw_clock_now_s() - t->t0);
 }
 
 static void report_step(trainer *t, long epoch, size_t step, size_t steps, double loss)
@@ -152,8 +157,11 @@ static void finish(trainer *t)
         return;
     sw_eval r;
     sw_model_evaluate(t->model, t->params, ds, &r);
-    printf("%s: loss %.4f  accuracy %.4f  (%zu examples, %.1f s)\n",
-           t->data.test ? "test" : "validation", r.loss, r.accuracy, r.n, sw_clock_now_s() - t->t0);
+    char acc[32] = ""; /* regression has none */
+    if (ds->label)
+        snprintf(acc, sizeof acc, "  accuracy %.4f", r.accuracy);
+    printf("%s: loss %.4f%s  (%zu examples, %.1f s)\n", t->data.test ? "test" : "validation",
+           r.loss, acc, r.n, sw_clock_now_s() - t->t0);
 }
 
 int sw_cli_train(int argc, char **argv)

@@ -83,7 +83,8 @@ static void on_error(worker *k, const sw_msg *m, sw_frame *frame, double now)
     const char *why = (const char *)m->payload;
     if (m->flags & SW_FLAG_UNKNOWN) {
         if (k->state != JOINING && m->worker == atomic_load(&k->id)) {
-            sw_log(SW_LOG_INFO, "the server does not know us (it restarted?): joining again");
+            sw_log(SW_LOG_INFO, "the server does not know us (it restarted, or took our "
+                   "silence for a crash): joining again");
             sw__worker_join(k, now);
         }
     } else if (k->state == JOINING && len == (int)strlen(SW_REFUSED_FULL) &&
