@@ -74,6 +74,13 @@ static void on_model_sparse(worker *k, const sw_msg *m, sw_frame *frame, double 
         sw__worker_pulled(k, m, now);
 }
 
+static void join_again(worker *k, double now)
+{
+    sw_log(SW_LOG_INFO, "the server does not know us (it restarted, or took our silence for a "
+           "crash): joining again");
+    sw__worker_join(k, now);
+}
+
 /* "Unknown worker" about our id: the server restarted, and we join again; about another id, an
  * answer from before we joined again. Any other refusal ends the run. */
 static void on_error(worker *k, const sw_msg *m, sw_frame *frame, double now)
@@ -83,9 +90,7 @@ static void on_error(worker *k, const sw_msg *m, sw_frame *frame, double now)
     const char *why = (const char *)m->payload;
     if (m->flags & SW_FLAG_UNKNOWN) {
         if (k->state != JOINING && m->worker == atomic_load(&k->id)) {
-            sw_log(SW_LOG_INFO, "the server does not know us (it restarted, or took our "
-                   "silence for a crash): joining again");
-            sw__worker_join(k, now);
+            join_again(k, now);
         }
     } else if (k->state == JOINING && len == (int)strlen(SW_REFUSED_FULL) &&
                !memcmp(why, SW_REFUSED_FULL, (size_t)len)) {
@@ -189,8 +194,7 @@ static double turn(void *ctx, double now)
     /* A worker waiting at a barrier sends nothing: only its heartbeats learn that a restarted
      * server does not know it. */
     if (atomic_exchange(&k->rejoin, false) && k->state != JOINING && k->state != OVER) {
-        sw_log(SW_LOG_INFO, "the server does not know us (it restarted?): joining again");
-        sw__worker_join(k, now);
+        join_again(k, now);
     }
     sw_delivery d;
     while (k->state != OVER && sw_recv(k->sock, &d) == 0) {
