@@ -34,9 +34,4 @@ int sw_log_parse_line(const char *text, sw_log_line *out, char *err);
 double sw_log_num(const sw_log_line *l, const char *key, double dflt);
 const char *sw_log_str(const sw_log_line *l, const char *key);
 
-/* Calls fn for every non-blank line of path. A line that does not parse, or lacks "t" or "ev",
- * fails with "PATH:LINE: ..." in err. */
-typedef int (*sw_log_fn)(void *ctx, const sw_log_line *l, char *err);
-int sw_log_read(const char *path, sw_log_fn fn, void *ctx, char *err);
-
 #endif

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "syncwise/err.h"
-#include "syncwise/lines.h"
 
 void sw_log_put_string(FILE *f, const char *text)
 {
@@ -144,36 +143,4 @@ const char *sw_log_str(const sw_log_line *l, const char *key)
 {
     const sw_log_field *f = find(l, key);
     return f && f->is_str ? f->str : NULL;
-}
-
-typedef struct reading {
-    const char *path;
-    sw_log_fn fn;
-    void *ctx;
-    sw_log_line line;
-} reading;
-
-static int on_line(void *ctx, char *text, size_t lineno, char *err)
-{
-    reading *r = ctx;
-    if (text[strspn(text, " \t\r\n")] == '\0')
-        return 0;
-    char why[SW_ERR_LEN];
-    if (sw_log_parse_line(text, &r->line, why))
-        return sw_fail(err, SW_EFORMAT, "%s:%zu: %s", r->path, lineno, why);
-    if (!sw_log_str(&r->line, "ev") || isnan(sw_log_num(&r->line, "t", NAN)))
-        return sw_fail(err, SW_EFORMAT, "%s:%zu: an event needs \"t\" and \"ev\"", r->path, lineno);
-    int rc = r->fn(r->ctx, &r->line, why);
-    return rc ? sw_fail(err, rc, "%s:%zu: %s", r->path, lineno, why) : 0;
-}
-
-int sw_log_read(const char *path, sw_log_fn fn, void *ctx, char *err)
-{
-    reading *r = malloc(sizeof *r); /* a parsed line is about 25 KiB: keep it off the stack */
-    if (!r)
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    *r = (reading){.path = path, .fn = fn, .ctx = ctx};
-    int rc = sw_read_lines(path, on_line, r, err);
-    free(r);
-    return rc;
 }
