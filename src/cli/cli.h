@@ -73,9 +73,7 @@ void sw_cli_set_threads(long threads);
  * the caller's lock, until none is left. */
 void sw_cli_run_jobs(long jobs, void *(*worker)(void *), void *arg);
 
-/* Lists data sources and model architectures, for --help texts. */
-void sw_cli_print_data_help(void);
-void sw_cli_print_model_help(void);
+/* Lists data sources, model architectures and policies, for --help texts. */
 void sw_cli_print_policy_help(void);
 void sw_cli_print_data_and_models(void); /* both lists, a blank line apart */
 void sw_cli_print_dense_data_and_models(void); /* the same without the sparse ones (train) */

@@ -142,16 +142,6 @@ static void model_help(bool sparse)
     }
 }
 
-void sw_cli_print_data_help(void)
-{
-    data_help(true);
-}
-
-void sw_cli_print_model_help(void)
-{
-    model_help(true);
-}
-
 void sw_cli_print_data_and_models(void)
 {
     data_help(true);
