@@ -40,16 +40,14 @@ static void refuse_unknown(server *s, const peer *from, const sw_msg *m)
 static void welcome(server *s, const peer *to, uint32_t w)
 {
     const sw_server_params *p = s->p;
-    char text[SW_WELCOME_MAX], crc[24] = "";
-    if (!sw_task_data_is_generated(p->data)) /* else no file to differ: spec and seed make it */
-        snprintf(crc, sizeof crc, "data_crc=%08x\n", s->data_crc);
+    char text[SW_WELCOME_MAX];
     int len = snprintf(text, sizeof text,
                        "worker=%u\nslots=%u\ndata=%s\nmodel=%s\nbatch=%u\nlr=%.9g\nwd=%.9g\n"
                        "seed=%llu\nparams=%zu\nbatch_mode=%s\ntoken=%llu\nchecksum=%s\n%s%s",
                        w, s->slots, p->data, sw_task_spec(s->task), p->batch, (double)p->lr,
                        (double)p->weight_decay, (unsigned long long)p->seed, s->n, p->batch_mode,
-                       (unsigned long long)s->conns[w].token, s->unchecked ? "off" : "on", crc,
-                       s->shards.n ? s->shards.welcome : "");
+                       (unsigned long long)s->conns[w].token, s->unchecked ? "off" : "on",
+                       s->data_crc, s->shards.n ? s->shards.welcome : "");
     size_t size = len < 0 ? 0 : (size_t)len < sizeof text ? (size_t)len : sizeof text - 1;
     sw__server_send(s, to, SW_MSG_WELCOME, w, 0, text, size);
 }

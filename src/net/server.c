@@ -264,7 +264,9 @@ static int setup(server *s, char *err)
         rc = sw_task_new(&s->task, p->model, &s->data, 256, SW_TASK_PROBE_EXAMPLES, err);
     if (rc)
         return rc;
-    s->data_crc = sw_task_data_fingerprint(&s->data);
+    if (!sw_task_data_is_generated(p->data)) /* else no file to differ: spec and seed make it */
+        snprintf(s->data_crc, sizeof s->data_crc, "data_crc=%08x\n",
+                 sw_task_data_fingerprint(&s->data));
     s->threaded = p->apply_threads > 1;
     if (s->threaded && sw_apply_mode_parse(p->apply_mode ? p->apply_mode : "") < 0)
         return sw_fail(err, SW_EINVAL, "apply mode '%s' is not locked, hogwild or atomic",

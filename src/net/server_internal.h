@@ -48,7 +48,8 @@ struct sw_server {
     sw_run_stats stats;     /* fed by every event: per worker steps, last push, staleness */
     sw_stopper stopper;
     sw_task_data data;
-    uint32_t data_crc; /* its fingerprint, for WELCOME: every worker must load the same */
+    char data_crc[24]; /* WELCOME's data_crc= line (its fingerprint: every worker must load
+                        * the same), or "" for a generated set */
     sw_task *task;          /* the model and its data, dense or sparse */
     bool threaded;          /* --apply-threads > 1: a concurrent engine, its jobs in the pool */
     sw__apply_pool pool;

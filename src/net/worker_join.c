@@ -120,11 +120,11 @@ void sw__worker_unload(worker *k)
 static int load_task(worker *k, const config *c, char *err)
 {
     int rc = sw_task_data_load(&k->data, c->model, c->data, c->seed, err);
-    if (!rc && c->has_data_crc && sw_task_data_fingerprint(&k->data) != c->data_crc)
+    uint32_t ours = !rc && c->has_data_crc ? sw_task_data_fingerprint(&k->data) : c->data_crc;
+    if (ours != c->data_crc)
         rc = sw_fail(err, SW_EMISMATCH, "the data set %s loaded here differs from the server's "
                      "(fingerprint %08x, the server's %08x): every worker must read the same "
-                     "files as the server", c->data, sw_task_data_fingerprint(&k->data),
-                     c->data_crc);
+                     "files as the server", c->data, ours, c->data_crc);
     if (!rc)
         rc = sw_task_new(&k->task, c->model, &k->data, c->batch, 0, err);
     if (rc)
