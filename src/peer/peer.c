@@ -341,11 +341,14 @@ static void cleanup(sw__peer *pe)
     free(pe->pay);
 }
 
+static bool timed_out(const sw__peer *pe)
+{
+    return pe->p->max_time_s > 0 && sw__peer_now(pe) >= pe->p->max_time_s;
+}
+
 static bool should_stop(const sw__peer *pe)
 {
-    const sw_peer_params *p = pe->p;
-    return pe->done || (p->stop && *p->stop) ||
-           (p->max_time_s > 0 && sw__peer_now(pe) >= p->max_time_s);
+    return pe->done || (pe->p->stop && *pe->p->stop) || timed_out(pe);
 }
 
 int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
@@ -373,8 +376,7 @@ int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
     }
     /* The judge's --max-time ends the group's run, as its other stopping rules do; any other
      * member's ends its own part. */
-    bool timed_out = p->max_time_s > 0 && sw__peer_now(pe) >= p->max_time_s;
-    if (!rc && !pe->done && timed_out && sw__peer_my_rank(pe) == 0)
+    if (!rc && !pe->done && timed_out(pe) && sw__peer_my_rank(pe) == 0)
         sw__peer_broadcast(pe, SW_MSG_PEER_STOP, "time", 4);
     else if (!rc && !pe->done)
         sw__peer_broadcast(pe, SW_MSG_PEER_BYE, pe->me, strlen(pe->me));
