@@ -40,6 +40,9 @@ expect_status 0 "train --help lists data sets" -- "$SW" train --help
 expect_output "synthetic" "train help lists the synthetic data"
 expect_output "cnn" "train help lists the cnn"
 
+# 0 is no limit nowhere in sim: it would have meant the 50,000-second default, a long surprise.
+expect_status 2 "sim --max-time 0" -- "$SW" sim --max-time 0
+expect_output "--max-time: 0 is outside" "names the option"
 expect_status 2 "bad batch" -- "$SW" train --batch 0
 expect_output "--batch: 0 is outside" "names the bad option"
 expect_status 2 "non-numeric lr" -- "$SW" train --lr fast

@@ -94,7 +94,7 @@ const sw_opt sw_cli_scenario_opts[] = {
     {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(cfg.target_acc), 0, 1, "X", "validation accuracy")},
     {SW_OPT_ROW(SW_OPT_F64, "target-loss", 0, AT(cfg.target_loss), 0, 1e9, "X",
                 "training loss (on a fixed sample of 2000 examples)")},
-    {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(cfg.max_time), 0, 1e15, "S", "virtual seconds"),
+    {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(cfg.max_time), 1e-9, 1e15, "S", "virtual seconds"),
      .shown = "50000 if no limit is given"},
     {SW_OPT_ROW(SW_OPT_U64, "max-applies", 0, AT(cfg.max_applies), 0, 0, "N", "applies")},
     {SW_OPT_ROW(SW_OPT_U64, "max-pushes", 0, AT(cfg.max_pushes), 0, 0, "N", "pushes")},

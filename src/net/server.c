@@ -69,8 +69,7 @@ const float *sw__server_params(server *s)
 void sw__server_fail(server *s, int rc, const char *why)
 {
     if (!s->rc) {
-        snprintf(s->msg, sizeof s->msg, "%s", why);
-        sw_log(SW_LOG_ERROR, "%s", s->msg);
+        snprintf(s->msg, sizeof s->msg, "%s", why); /* sw_server_end hands it on */
         s->rc = rc;
     }
     s->done = true;
