@@ -24,6 +24,7 @@
 #ifndef SYNCWISE_PROTO_H
 #define SYNCWISE_PROTO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -129,6 +130,10 @@ typedef struct sw_msg {
     uint64_t version;
     const uint8_t *payload; /* points into the frame it was decoded from */
     size_t payload_len;
+    /* Set by sw_msg_decode when every 4-byte word of the payload, read as a float, is finite
+     * (found in its checksum's pass): the float readers then do not scan it again. A reader
+     * that moves `payload` on must do so by whole words. */
+    bool finite;
 } sw_msg;
 
 /* Bytes a message of payload_len bytes takes. */

@@ -102,6 +102,39 @@ static void float_encoder_matches_the_plain_one(void **state)
     }
 }
 
+/* The decoder finds a bad value in its checksum's pass, block by block: in any block of a
+ * payload longer than one (the last one short), read in place or copied. */
+static void non_finite_values_are_found_in_every_block(void **state)
+{
+    (void)state;
+    enum { N = 3 * 8192 + 77 };
+    float *v = malloc(4 * N), *copy = malloc(4 * N);
+    uint8_t *frame = malloc(sw_msg_size(4 * N));
+    const size_t at[] = {0, 8191, 8192, 2 * 8192 + 5, N - 1};
+    for (size_t t = 0; t <= sizeof at / sizeof *at; t++) {
+        for (size_t i = 0; i < N; i++)
+            v[i] = (float)i;
+        if (t < sizeof at / sizeof *at)
+            v[at[t]] = NAN;
+        sw_msg m = {.type = SW_MSG_PUSH, .payload_len = 4 * N}, d;
+        sw_msg_encode_floats(&m, v, frame);
+        char err[SW_ERR_LEN] = "";
+        assert_int_equal(sw_msg_decode(frame, sw_msg_size(4 * N), 1 << 20, &d, NULL), 0);
+        bool clean = t == sizeof at / sizeof *at;
+        assert_true(d.finite == clean);
+        assert_true((sw_msg_floats_in_place(&d, N, err) != NULL) == clean);
+        assert_int_equal(sw_msg_get_floats(&d, copy, N, err), clean ? 0 : SW_EFORMAT);
+        if (!clean) {
+            char want[64];
+            snprintf(want, sizeof want, "value %zu is not finite", at[t]);
+            assert_non_null(strstr(err, want));
+        }
+    }
+    free(v);
+    free(copy);
+    free(frame);
+}
+
 /* Every position of a bad value is found, whatever vector width the check runs at. */
 static void non_finite_values_are_found_anywhere(void **state)
 {
@@ -256,6 +289,7 @@ int main(void)
         cmocka_unit_test(non_finite_gradients_are_refused),
         cmocka_unit_test(float_encoder_matches_the_plain_one),
         cmocka_unit_test(non_finite_values_are_found_anywhere),
+        cmocka_unit_test(non_finite_values_are_found_in_every_block),
         cmocka_unit_test(sparse_payloads_round_trip_and_are_checked),
         cmocka_unit_test(malformed_frames_are_refused),
         cmocka_unit_test(unchecked_frames_skip_only_the_payload_sum),
