@@ -57,7 +57,10 @@ int sw__peer_add(sw__peer *pe, const char *ep)
     memmove(&pe->m[at + 1], &pe->m[at], (size_t)(pe->n_members - at) * sizeof nm);
     pe->m[at] = nm;
     pe->n_members++;
-    if (strcmp(ep, pe->me) != 0)
+    /* While we join, the members we learn of (the contact first, before it answered) are
+     * the group as it was, not newcomers: join() says how it went. */
+    bool in_group = !pe->p->join || pe->have_replica;
+    if (strcmp(ep, pe->me) != 0 && in_group)
         sw_log(SW_LOG_INFO, "peer %s joined: %d members", ep, pe->n_members);
     return at;
 }
