@@ -71,6 +71,20 @@ expect_status 0 "a sparse model is simulated" -- "$SW" sim --model svm --lr 0.35
   --data sparse:n=3000,test=300,dim=1000 --policy ssp:s=2 --max-time 300 --log "$TMP/svm.jsonl"
 expect_output "final validation loss" "the sparse run reports its loss"
 expect_status 0 "the sparse run kept its promise" -- "$SW" check "$TMP/svm.jsonl"
+# A generated sparse set, exported, is the same data read back: the same run, the same end.
+SPARSE=sparse:n=3000,test=300,dim=1000
+for split in train test; do
+  expect_status 0 "data export of a sparse:... $split split" -- "$SW" data export --data "$SPARSE" \
+    --split $split --out "$TMP/sparse-$split.svm"
+done
+svm_run=(sim --model svm --lr 0.35 --policy ssp:s=2 --max-time 300)
+expect_status 0 "the generated data" -- "$SW" "${svm_run[@]}" --data "$SPARSE"
+generated=$(grep -o "final validation loss.*" <<< "$OUT")
+expect_status 0 "the exported files" -- "$SW" "${svm_run[@]}" \
+  --data "libsvm:train=$TMP/sparse-train.svm,test=$TMP/sparse-test.svm,dim=1000"
+expect_output "$generated" "the exported files train as the generated set does ($generated)"
+expect_status 1 "sparse data have no val split" -- "$SW" data export --data "$SPARSE" --split val \
+  --out "$TMP/none.svm"
 expect_status 1 "a sparse model on dense data" -- "$SW" sim --model svm --max-pushes 10
 expect_output "model 'svm' reads sparse rows" "the refusal says which data it reads"
 expect_status 1 "a sparse model pulls every step" -- "$SW" sim --model svm --max-pushes 10 \

@@ -47,7 +47,8 @@ static const sw_cmd_opts command = {
     .about = "gen writes synthetic two-class sparse data like bag-of-words text: feature j\n"
              "appears with probability proportional to 1/(j+1)^zipf, rows have unit norm, the\n"
              "label is the sign of a hidden linear model (flipped with probability --noise).\n"
-             "export writes the nonzeros of a loaded data set (Fashion-MNIST by default).\n"
+             "export writes the nonzeros of a loaded data set (Fashion-MNIST by default), or\n"
+             "the rows a sparse run generates from a sparse:... spec (give the run's --seed).\n"
              "Files are LIBSVM text (two-class labels as -1/+1), written atomically.",
     .tables = {table},
 };
@@ -62,8 +63,33 @@ static int parse(int argc, char **argv, opts *o)
     return 0;
 }
 
+static void report_written(const opts *o, const sw_sparse_data *s)
+{
+    printf("wrote %s: %zu rows, %zu features, %zu nonzeros (%.3f%%)\n", o->out, s->n, s->dim,
+           s->nnz, 100.0 * (double)s->nnz / ((double)s->n * (double)s->dim));
+}
+
+/* A generated sparse set (sparse:...), as a sparse run sees it: its train or test rows. */
+static int export_sparse(const opts *o, char *err)
+{
+    if (strcmp(splits[o->split], "val") == 0)
+        return sw_fail(err, SW_EINVAL, "sparse data have a train and a test split, no val");
+    sw_sparse_set set;
+    int rc = sw_sparse_load(&set, o->data, o->gen.seed, err);
+    if (rc)
+        return rc;
+    const sw_sparse_data *s = strcmp(splits[o->split], "test") == 0 ? set.test : set.train;
+    rc = sw_sparse_write_libsvm(s, o->out, err);
+    if (!rc)
+        report_written(o, s);
+    sw_sparse_set_free(&set);
+    return rc;
+}
+
 static int export(const opts *o, char *err)
 {
+    if (strncmp(o->data, "sparse:", 7) == 0 || strcmp(o->data, "sparse") == 0)
+        return export_sparse(o, err);
     sw_data d;
     int rc = sw_data_load(&d, o->data, o->gen.seed, err);
     if (rc)
@@ -77,8 +103,7 @@ static int export(const opts *o, char *err)
     if (!rc)
         rc = sw_sparse_write_libsvm(s, o->out, err);
     if (!rc)
-        printf("wrote %s: %zu rows, %zu features, %zu nonzeros (%.1f%%)\n", o->out, s->n, s->dim,
-               s->nnz, 100.0 * (double)s->nnz / ((double)s->n * (double)s->dim));
+        report_written(o, s);
     sw_sparse_free(s);
     sw_data_free(&d);
     return rc;
@@ -86,15 +111,13 @@ static int export(const opts *o, char *err)
 
 static int gen(const opts *o, char *err)
 {
-    sw_sparse_data *s;
+    sw_sparse_data *s = NULL;
     int rc = sw_sparse_generate(&s, &o->gen, err);
     if (!rc)
         rc = sw_sparse_write_libsvm(s, o->out, err);
     if (!rc)
-        printf("wrote %s: %zu rows, %zu features, %zu nonzeros (%.3f%%)\n", o->out, s->n, s->dim,
-               s->nnz, 100.0 * (double)s->nnz / ((double)s->n * (double)s->dim));
-    if (!rc)
-        sw_sparse_free(s);
+        report_written(o, s);
+    sw_sparse_free(s);
     return rc;
 }
 
