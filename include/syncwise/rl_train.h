@@ -32,6 +32,11 @@ typedef struct sw_rl_scenario {
     double eval_every;   /* virtual seconds between evaluations */
     uint64_t max_pushes; /* a cap for episodes that never reach the target */
     double reward_unit;  /* seconds a reward of -1 stands for; 0: base step / workers */
+    /* Beside the paper's reward (minus the time), a reward of `reward_progress` per fall of the
+     * probe loss by its first value, earned in the transition that saw it fall (0: the paper's
+     * reward alone). Waiting pays only at the finish line under minus the time; this pays for
+     * the better steps it buys within the discount's horizon. Not the paper's. */
+    double reward_progress;
 } sw_rl_scenario;
 
 sw_rl_scenario sw_rl_default_scenario(void);

@@ -38,6 +38,9 @@ const sw_opt sw_cli_rl_opts_table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "reward-unit", 0, AT(sc.reward_unit), 0, 1e9, "S",
                 "seconds a reward of -1 stands for"),
      .shown = "4.5 s / workers, the push interval of ASP on the default cluster"},
+    {SW_OPT_ROW(SW_OPT_F64, "reward-progress", 0, AT(sc.reward_progress), 0, 1e9, "X",
+                "also reward X per fall of the probe loss by its first value\n"
+                "(not the paper's reward; 0: minus the time alone)")},
     {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(seed), 0, 0, "N",
                 "seed of instances, weights and exploration")},
     {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 1024, "N",

@@ -37,6 +37,7 @@ typedef struct episode {
     sw_rl_mode mode;
     sw_rl_agent *agent;
     double eps, unit;
+    double progress; /* reward per fall of the probe loss by L0 (sw_rl_scenario) */
     sw_rl_features f;
     size_t dim;
     int classic;
@@ -44,12 +45,12 @@ typedef struct episode {
     bool has_prev;
     float prev[DIM_MAX];
     int prev_action;
-    double prev_t, loss_sum;
+    double prev_t, prev_loss, loss_sum;
     uint64_t loss_n;
-    /* Pre-training records: state, action and time of every iteration. */
+    /* Pre-training records: state, action, time and probe loss of every iteration. */
     float *states;
     int *actions;
-    double *times;
+    double *times, *losses;
     size_t n, cap;
     bool out_of_memory;
 } episode;
@@ -71,7 +72,24 @@ static int emulate(const episode *e, const sw_engine_view *v, const sw_push *p)
     return SW_ACTION_ALL;
 }
 
-static void record(episode *e, int action, double t)
+/* The probe loss of θ as the policy sees it now, in units of the first one (NAN before). */
+static double loss_now(const episode *e, const sw_engine_view *v)
+{
+    return isfinite(e->f.loss0) && isfinite(v->loss_after) ? v->loss_after / e->f.loss0 : NAN;
+}
+
+/* The reward of the transition from (t0, loss l0) to (t1, l1): minus the time, in units, as
+ * the paper, plus the progress the loss made when the scenario pays for it (a loss unknown at
+ * either end counts as none). */
+static double reward(const episode *e, double t0, double l0, double t1, double l1)
+{
+    double r = -(t1 - t0) / e->unit;
+    if (e->progress > 0 && isfinite(l0) && isfinite(l1))
+        r += e->progress * (l0 - l1);
+    return r;
+}
+
+static void record(episode *e, int action, double t, double loss)
 {
     if (e->n == e->cap) {
         size_t cap = e->cap ? 2 * e->cap : 1024;
@@ -84,7 +102,10 @@ static void record(episode *e, int action, double t)
         double *tt = realloc(e->times, cap * sizeof *tt);
         if (tt)
             e->times = tt;
-        if (!s || !a || !tt) {
+        double *ll = realloc(e->losses, cap * sizeof *ll);
+        if (ll)
+            e->losses = ll;
+        if (!s || !a || !tt || !ll) {
             e->out_of_memory = true;
             return;
         }
@@ -92,15 +113,16 @@ static void record(episode *e, int action, double t)
     }
     memcpy(e->states + e->n * e->dim, e->f.state, e->dim * sizeof(float));
     e->actions[e->n] = action;
+    e->losses[e->n] = loss;
     e->times[e->n++] = t;
 }
 
 /* A learning step per iteration: the transition that this push completes, then the next
  * action (Algorithm 2 of the paper). */
-static int learn_and_act(episode *e, double t)
+static int learn_and_act(episode *e, double t, double probe)
 {
     if (e->has_prev) {
-        float r = (float)(-(t - e->prev_t) / e->unit);
+        float r = (float)reward(e, e->prev_t, e->prev_loss, t, probe);
         sw_rl_agent_remember(e->agent, e->prev, e->prev_action, r, e->f.state, false);
         double loss = sw_rl_agent_learn(e->agent);
         if (loss >= 0) {
@@ -112,6 +134,7 @@ static int learn_and_act(episode *e, double t)
     memcpy(e->prev, e->f.state, e->dim * sizeof(float));
     e->prev_action = a;
     e->prev_t = t;
+    e->prev_loss = probe;
     e->has_prev = true;
     return a;
 }
@@ -120,9 +143,9 @@ static int choose(episode *e, const sw_engine_view *v, const sw_push *p)
 {
     sw_rl_features_update(&e->f, v, p->version);
     if (e->mode == SW_RL_LEARN)
-        return learn_and_act(e, v->now);
+        return learn_and_act(e, v->now, loss_now(e, v));
     int a = emulate(e, v, p);
-    record(e, a, v->now);
+    record(e, a, v->now, loss_now(e, v));
     return a;
 }
 
@@ -179,8 +202,9 @@ static double regress_returns(episode *e, double end_t, uint64_t seed)
     if (y && order && xs && as && ys) {
         double g = 0;
         for (size_t i = e->n; i-- > 0;) {
-            double next_t = i + 1 < e->n ? e->times[i + 1] : end_t;
-            g = -(next_t - e->times[i]) / e->unit + hp->gamma * g;
+            bool last = i + 1 == e->n; /* to the end: the time, and no loss known there */
+            double next_t = last ? end_t : e->times[i + 1], next_l = last ? NAN : e->losses[i + 1];
+            g = reward(e, e->times[i], e->losses[i], next_t, next_l) + hp->gamma * g;
             y[i] = (float)g;
             order[i] = (uint32_t)i;
         }
@@ -439,6 +463,7 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
     memcpy(out->model, d.model, sizeof out->model);
     memcpy(out->regime, d.regime, sizeof out->regime);
     e.unit = sc->reward_unit > 0 ? sc->reward_unit : 4.5 / d.workers;
+    e.progress = sc->reward_progress;
     sim_seed += repeat * 0x2545f4914f6cdd1dULL; /* another run of the same instance */
     sw_task_data view = {.dense = {.train = train, .val = sc->data->val, .test = sc->data->test}};
     sw_sim_result r;
@@ -447,8 +472,8 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
         double end = r.target_t >= 0 ? r.target_t : r.end_t;
         if (mode == SW_RL_LEARN && e.has_prev) {
             static const float terminal[DIM_MAX];
-            float reward = (float)(-(end - e.prev_t) / e.unit);
-            sw_rl_agent_remember(agent, e.prev, e.prev_action, reward, terminal, true);
+            float r_end = (float)reward(&e, e.prev_t, NAN, end, NAN);
+            sw_rl_agent_remember(agent, e.prev, e.prev_action, r_end, terminal, true);
         }
         double pre_loss = mode == SW_RL_EMULATE ? regress_returns(&e, end, sim_seed) : 0;
         fill_run(&r, &e, out);
@@ -461,6 +486,7 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
     free(e.states);
     free(e.actions);
     free(e.times);
+    free(e.losses);
     sw_dataset_free(train);
     return rc;
 }

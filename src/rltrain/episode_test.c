@@ -134,12 +134,39 @@ static void other_lists_leave_an_instance_as_it_was(void **state)
     }
 }
 
+/* The progress reward is earned from the probe losses an episode records: pre-training on the
+ * same copied run regresses other returns with it than without (they would be the same if the
+ * losses were never seen), and a run of the policy itself is the same either way. */
+static void the_progress_reward_reads_the_probe_losses(void **state)
+{
+    (void)state;
+    char err[SW_ERR_LEN];
+    sw_rl_hparams hp = sw_rl_default_hparams();
+    double td[2];
+    uint64_t iterations[2];
+    for (int k = 0; k < 2; k++) {
+        sw_rl_scenario sc = quick();
+        sc.models = "mlp:h=0";
+        sc.reward_progress = k ? 100 : 0;
+        sw_rl_agent *a;
+        assert_int_equal(sw_rl_agent_new(&a, &hp, NULL, 0, 5, err), 0);
+        sw_rl_run r;
+        assert_int_equal(sw_rl_run_instance(&sc, 3, 0, 0, "bsp", SW_RL_EMULATE, a, 0, &r, err), 0);
+        td[k] = r.td_loss;
+        iterations[k] = r.iterations;
+        sw_rl_agent_free(a);
+    }
+    assert_true(iterations[0] == iterations[1] && iterations[0] > 10);
+    assert_true(td[0] != td[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_entry_is_checked),
         cmocka_unit_test(a_family_draws_every_entry),
         cmocka_unit_test(other_lists_leave_an_instance_as_it_was),
+        cmocka_unit_test(the_progress_reward_reads_the_probe_losses),
     };
     int failed = cmocka_run_group_tests(tests, load, unload);
     sw_test_cleanup();
