@@ -165,6 +165,33 @@ checks=$((checks + 1))
 [ -s "$TMP/shard0.ckpt" ] && [ -s "$TMP/shard0.ckpt.prev" ] && grep -q "^version=$version$" "$TMP/server.ckpt" ||
   { echo "FAIL: the final checkpoint is not on every shard and in the server's record"; failures=$((failures + 1)); }
 
+# A shard started again from another shard's checkpoint (files swapped or copied): restoring
+# its slice in this one's place would scramble θ, so the server ends the run, naming both.
+WPIDS=()
+rm -f "$TMP"/shard*.ckpt*
+start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
+start_server bsp --wait-workers 2 --checkpoint "$TMP/server.ckpt" --checkpoint-applies 10 \
+  --shard-wait 30
+for i in 1 2; do start_worker --delay-ms 20; done
+wait_status 20 'every shard holds version [1-9]'
+kill -9 "${SHPIDS[1]}"
+wait "${SHPIDS[1]}" 2>/dev/null
+cp "$TMP/shard0.ckpt" "$TMP/other.ckpt"
+SHARD1=$(cat "$TMP/shard1.ep")
+"$SW" shard --bind "$SHARD1" --checkpoint "$TMP/other.ckpt" --resume \
+  > "$TMP/shard1.out" 2> "$TMP/shard1.err" &
+SHPIDS[1]=$!
+wait "$SPID"
+rc=$?
+OUT=$(cat "$TMP/server.out" "$TMP/server.err")
+checks=$((checks + 1))
+[ "$rc" -ne 0 ] || { echo "FAIL: the server took another shard's slice"; failures=$((failures + 1)); }
+expect_output "shard 1 (tcp://127.0.0.1:" "the server names the shard"
+expect_output "holds the slice of shard 0: its --checkpoint file is that shard's" \
+  "and whose slice it resumed"
+kill -9 "${WPIDS[@]}" "${SHPIDS[@]}" 2>/dev/null
+wait "${WPIDS[@]}" "${SHPIDS[@]}" 2>/dev/null
+
 # The server killed and started again with --resume: every shard goes back to the version the
 # server's record names, the workers join again by themselves, and the run goes on from there.
 # Until a worker has joined the new server, the shards refuse its messages as a non-member's.

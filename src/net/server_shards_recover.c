@@ -229,6 +229,14 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
         sw__shards_failed(s, j, "says it serves another run", 0, "");
         return;
     }
+    uint64_t index = sw_get_u64(m->payload + 56);
+    if (index != j) { /* resumed from another shard's file: restoring it would scramble θ */
+        char why[96];
+        snprintf(why, sizeof why, "%llu: its --checkpoint file is that shard's, not its own",
+                 (unsigned long long)index);
+        sw__shards_failed(s, j, "holds the slice of shard ", (int)strlen(why), why);
+        return;
+    }
     sw__shard_seen *v = &h->seen[j];
     uint64_t *fields[] = {&v->saved, &v->bytes_in, &v->bytes_out, &v->refused, &v->restores};
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)

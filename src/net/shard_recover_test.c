@@ -29,13 +29,14 @@ static int teardown_with_checkpoint(void **state)
 }
 
 /* The STATE s received next: its version, and payload fields (run, saved, ..., restores,
- * awaiting). */
+ * awaiting); it names the slice the rig's shard holds (shard 1). */
 static uint64_t expect_state(sw_sock *s, uint64_t *saved, uint64_t *restores, uint64_t *awaiting)
 {
     sw_msg m;
     uint8_t pay[64];
     assert_int_equal(expect_one(s, &m, pay, sizeof pay), SW_MSG_SHARD_STATE);
-    assert_int_equal(m.payload_len, 56);
+    assert_int_equal(m.payload_len, 64);
+    assert_int_equal(sw_get_u64(pay + 56), 1);
     *saved = sw_get_u64(pay + 8);
     *restores = sw_get_u64(pay + 40);
     *awaiting = sw_get_u64(pay + 48);
