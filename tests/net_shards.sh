@@ -234,6 +234,16 @@ expect_output "has been silent for" "and says why"
 expect_output "a run without --checkpoint cannot take a shard back" "and that it could not wait"
 wait "${WPIDS[@]}" "${SHPIDS[0]}" 2>/dev/null
 
+# Two shards given one --checkpoint file would overwrite each other's saves: the second refuses
+# to start.
+start_shards 1 --checkpoint "$TMP/one.ckpt"
+wait_for 10 test -s "$TMP/shard0.ep"
+expect_status 1 "a second shard on the same --checkpoint" -- "$SW" shard --bind "tcp://127.0.0.1:*" \
+  --checkpoint "$TMP/one.ckpt"
+expect_output "--checkpoint $TMP/one.ckpt: another process writes it already" "it says why"
+kill -9 "${SHPIDS[0]}"
+wait "${SHPIDS[0]}" 2>/dev/null
+
 # A shard started with --resume and no checkpoint, or without --checkpoint, says so.
 expect_status 1 "shard --resume without --checkpoint" -- "$SW" shard --bind "tcp://127.0.0.1:*" --resume
 expect_output "--resume needs --checkpoint" "the error says what is missing"

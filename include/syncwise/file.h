@@ -23,6 +23,14 @@ int sw_file_write_line(const char *path, const char *text, const char *what, cha
  * first save. `what` names the option in the error ("--checkpoint"). */
 int sw_file_check_writable(const char *path, const char *what, char *err);
 
+/* Claims path for this process's writes, from start to end of a run: checks it can be written
+ * (as above) and locks PATH.lock (made if missing, left behind empty), so that a second process
+ * given the same file fails at its start, naming the option, instead of both overwriting each
+ * other's saves. *lock_fd holds the lock until sw_file_release or the process ends (a crash
+ * frees it too); -1 when nothing was claimed. */
+int sw_file_claim(const char *path, const char *what, int *lock_fd, char *err);
+void sw_file_release(int lock_fd);
+
 /* Removes PATH.tmp.PID files whose process is gone; returns how many. */
 int sw_file_remove_stale(const char *path);
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,6 +88,37 @@ int sw_file_check_writable(const char *path, const char *what, char *err)
     close(fd);
     unlink(tmp);
     return 0;
+}
+
+int sw_file_claim(const char *path, const char *what, int *lock_fd, char *err)
+{
+    *lock_fd = -1;
+    int rc = sw_file_check_writable(path, what, err);
+    if (rc)
+        return rc;
+    char lock[4096];
+    if (snprintf(lock, sizeof lock, "%s.lock", path) >= (int)sizeof lock)
+        return sw_fail(err, SW_EIO, "%s %s: the path is too long", what, path);
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return sw_fail(err, SW_EIO, "%s %s: cannot open %s: %s", what, path, lock,
+                       strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        return sw_fail(err, SW_ESTATE, "%s %s: %s", what, path,
+                       e == EWOULDBLOCK ? "another process writes it already (two given one "
+                                          "file?): give each its own"
+                                        : strerror(e));
+    }
+    *lock_fd = fd;
+    return 0;
+}
+
+void sw_file_release(int lock_fd)
+{
+    if (lock_fd >= 0)
+        close(lock_fd); /* the lock goes with it; the empty PATH.lock stays for the next run */
 }
 
 int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err)

@@ -250,15 +250,16 @@ static int setup(server *s, char *err)
     if (p->checkpoint && sw_file_remove_stale(p->checkpoint) > 0)
         sw_log(SW_LOG_INFO, "removed what a killed server left half-written beside %s",
                p->checkpoint);
-    if (p->checkpoint && sw_file_check_writable(p->checkpoint, "--checkpoint", err))
-        return SW_EIO;
+    int rc = p->checkpoint ? sw_file_claim(p->checkpoint, "--checkpoint", &s->ckpt_lock, err) : 0;
+    if (rc)
+        return rc;
     if (p->wait_workers > p->max_workers)
         return sw_fail(err, SW_EINVAL, "cannot wait for %u workers with %u slots", p->wait_workers,
                        p->max_workers);
     s->started = p->wait_workers <= 1;
     s->unchecked =
         p->checksum == SW_CHECKSUM_OFF || (p->checksum == SW_CHECKSUM_AUTO && p->curve_key);
-    int rc = sw_task_data_load(&s->data, p->model, p->data, p->seed, err);
+    rc = sw_task_data_load(&s->data, p->model, p->data, p->seed, err);
     if (!rc)
         rc = sw_task_new(&s->task, p->model, &s->data, 256, SW_TASK_PROBE_EXAMPLES, err);
     if (rc)
@@ -392,6 +393,7 @@ static void teardown(server *s)
     free(s->sval);
     free(s->grad);
     free(s->conns);
+    sw_file_release(s->ckpt_lock);
     free(s);
 }
 
@@ -435,7 +437,7 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
     server *s = calloc(1, sizeof *s);
     if (!s)
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    *s = (server){.p = p, .r = r, .net = net, .wake_at = -1};
+    *s = (server){.p = p, .r = r, .net = net, .wake_at = -1, .ckpt_lock = -1};
     /* Tokens differ from one server run to the next: the clock and the process id seed them. */
     uint64_t now_ns = (uint64_t)(sw_net_now(net) * 1e9);
     sw_rng_seed(&s->tokens, now_ns ^ (uint64_t)getpid(), 0x746f6b656eULL);

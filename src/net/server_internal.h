@@ -38,6 +38,7 @@ typedef struct peer {
 
 struct sw_server {
     const sw_server_params *p;
+    int ckpt_lock; /* the lock that claims --checkpoint (sw_file_claim), or -1 */
     sw_net *net;
     sw_sock *sock;
     sw_sock *ops;           /* the operator socket (ctl_bind), or NULL */

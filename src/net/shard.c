@@ -341,11 +341,11 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     if (!h)
         return sw_fail(err, SW_ENOMEM, "no memory for a shard");
     memset(r, 0, sizeof *r);
-    *h = (shard){.p = p, .r = r, .net = net, .saved = SW_SHARD_NONE};
+    *h = (shard){.p = p, .r = r, .net = net, .saved = SW_SHARD_NONE, .ckpt_lock = -1};
     /* The server holds this listener's own key pair: that key alone is an operator here. */
     sw_listen_params lp = {.endpoint = p->bind, .linger_s = 1, .curve_key = p->curve_key,
                            .curve_clients = p->curve_clients, .curve_operators = p->curve_key};
-    int rc = p->checkpoint ? sw_file_check_writable(p->checkpoint, "--checkpoint", err) : 0;
+    int rc = p->checkpoint ? sw_file_claim(p->checkpoint, "--checkpoint", &h->ckpt_lock, err) : 0;
     if (!rc)
         rc = sw_listen(net, &h->sock, &lp, err);
     if (!rc && p->endpoint_file)
@@ -382,6 +382,7 @@ void sw_shard_end(sw_shard *h)
     free(h->next_seq);
     sw_optim_free(&h->opt);
     sw__shard_free_recovery(h);
+    sw_file_release(h->ckpt_lock);
     free(h);
 }
 

@@ -42,6 +42,7 @@ typedef struct sw__waiting {
 
 struct sw_shard {
     const sw_shard_params *p;
+    int ckpt_lock; /* the lock that claims --checkpoint (sw_file_claim), or -1 */
     sw_shard_result *r;
     sw_net *net;
     sw_sock *sock;
