@@ -40,6 +40,16 @@ expect_status 0 "train --help lists data sets" -- "$SW" train --help
 expect_output "synthetic" "train help lists the synthetic data"
 expect_output "cnn" "train help lists the cnn"
 
+# --out is checked before any training; a diverged run writes no file eval would refuse.
+expect_status 1 "train --out into a missing directory" -- "$SW" train --data synthetic:n=500,d=5 \
+  --model softmax --epochs 1 --out "$TMP/missing/m.ckpt"
+expect_output "--out $TMP/missing/m.ckpt: cannot write there" "before the first epoch"
+expect_no_output "epoch 1" "no epoch ran"
+expect_status 1 "train that diverges" -- "$SW" train --data synthetic:n=500,d=5 --model softmax \
+  --lr 1e6 --epochs 1 --out "$TMP/diverged.ckpt"
+expect_output "not saved: parameter 0 is not finite" "says why it saved nothing"
+checks=$((checks + 1))
+[ ! -e "$TMP/diverged.ckpt" ] || { echo "FAIL: a diverged checkpoint was written"; failures=$((failures + 1)); }
 # 0 is no limit nowhere in sim: it would have meant the 50,000-second default, a long surprise.
 expect_status 2 "sim --max-time 0" -- "$SW" sim --max-time 0
 expect_output "--max-time: 0 is outside" "names the option"

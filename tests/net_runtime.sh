@@ -127,6 +127,27 @@ expect_server "a replacement on a full server"
 expect_output "3 joins, 1 crashed" "the replacement joined once the dead worker's slot was free"
 wait "${WPIDS[@]:1}"
 
+# A run whose parameters overflow (a learning rate far too high) ends at the server's next
+# evaluation, saying so; its checkpoint keeps the last finite save, which eval reads, and the
+# worker that pulled the overflowed parameters names the cause too.
+WPIDS=()
+start_server asp --lr 1e6 --checkpoint "$TMP/diverged.ckpt" --checkpoint-applies 1
+start_worker
+wait "$SPID"
+rc=$?
+OUT=$(cat "$TMP/server.err")
+checks=$((checks + 1))
+[ "$rc" -eq 1 ] || { echo "FAIL: a diverged server exited $rc"; failures=$((failures + 1)); }
+expect_output "the parameters diverged: validation loss" "the server says the run diverged"
+expect_status 0 "the diverged run's checkpoint still loads" -- "$SW" eval \
+  --model-file "$TMP/diverged.ckpt" --data "$DATA"
+expect_status 0 "its log, with an evaluation that measured no loss, reads to the end" -- \
+  "$SW" check "$LOG"
+wait "${WPIDS[@]}"
+OUT=$(cat "$TMP/workers.out")
+expect_output "(the run diverged: a lower --lr?)" "the worker says why it stopped"
+: > "$TMP/workers.out"
+
 # A worker joining mid-run, a hostile client, ctl status and a policy switch.
 WPIDS=()
 : > "$TMP/workers.out"

@@ -15,6 +15,7 @@
 #include "syncwise/ckpt.h"
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
+#include "syncwise/file.h"
 #include "syncwise/log.h"
 #include "syncwise/optim.h"
 
@@ -66,7 +67,10 @@ static const sw_cmd_opts command = {
 
 static int setup(trainer *t, char *err)
 {
-    int rc = sw_data_load(&t->data, t->o.data, t->o.seed, err);
+    /* A place --out cannot be written is said before the first epoch, not after it. */
+    int rc = t->o.out ? sw_file_check_writable(t->o.out, "--out", err) : 0;
+    if (!rc)
+        rc = sw_data_load(&t->data, t->o.data, t->o.seed, err);
     if (rc)
         return rc;
     const sw_dataset *tr = t->data.train;

@@ -54,7 +54,12 @@ void sw_event_write_jsonl(FILE *f, const sw_event *ev)
         sw_log_put_string(f, ev->reason);
         break;
     case SW_EV_EVAL:
-        fprintf(f, ",\"loss\":%.6g,\"acc\":%.6g", ev->loss, ev->accuracy);
+        /* JSON has no NaN: a value a diverged run could not measure is left out (read as
+         * NAN), so that the log stays readable to its end. */
+        if (isfinite(ev->loss))
+            fprintf(f, ",\"loss\":%.6g", ev->loss);
+        if (isfinite(ev->accuracy))
+            fprintf(f, ",\"acc\":%.6g", ev->accuracy);
         break;
     case SW_EV_WAKE:
         fprintf(f, ",\"at\":%.9g", ev->at);

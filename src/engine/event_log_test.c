@@ -83,6 +83,19 @@ static int read_back(const char *text, sw_event *ev, char *err)
     return rc ? rc : sw_event_from_log(&line, ev, err);
 }
 
+/* A diverged run's evaluation (loss NaN or infinite) still makes a line JSON readers take: the
+ * value is left out and reads back as NaN. */
+static void an_unmeasured_loss_reads_back_as_nan(void **state)
+{
+    (void)state;
+    sw_event b = round_trip(&(sw_event){.kind = SW_EV_EVAL, .t = 3, .V = 4, .loss = NAN,
+                                        .accuracy = 0.5});
+    assert_true(isnan(b.loss) && b.accuracy == 0.5);
+    b = round_trip(&(sw_event){.kind = SW_EV_EVAL, .t = 3, .V = 4, .loss = INFINITY,
+                               .accuracy = NAN});
+    assert_true(isnan(b.loss) && isnan(b.accuracy) && b.V == 4);
+}
+
 static void lines_no_writer_makes_are_refused(void **state)
 {
     (void)state;
@@ -113,6 +126,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_kind_reads_back_as_written),
+        cmocka_unit_test(an_unmeasured_loss_reads_back_as_nan),
         cmocka_unit_test(lines_no_writer_makes_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -70,6 +70,14 @@ static int encode(const sw_ckpt *c, uint8_t **out, size_t *len, char *err)
 
 int sw_ckpt_save(const char *path, const sw_ckpt *c, char *err)
 {
+    /* A file the loader refuses must not replace a good one: a run whose parameters overflowed
+     * keeps its last finite save. */
+    for (size_t i = 0; i < c->n_params; i++)
+        if (!isfinite(c->params[i]))
+            return sw_fail(err, SW_ERANGE,
+                           "%s: not saved: parameter %zu is not finite (the run diverged: a lower "
+                           "learning rate?); the file keeps what it held",
+                           path, i);
     uint8_t *buf = NULL;
     size_t len = 0;
     int rc = encode(c, &buf, &len, err);

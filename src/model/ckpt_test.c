@@ -232,12 +232,22 @@ static void mismatched_architecture_is_refused(void **state)
     assert_int_equal(sw_ckpt_save(path, &c, err), 0);
     assert_int_equal(sw_ckpt_load(path, &d, err), SW_EMISMATCH);
     assert_non_null(strstr(err, "transformer"));
-    params[3] = NAN;
+    /* A NaN written by hand (the writer refuses one) is refused by the loader. */
     c = sample(params);
-    params[3] = NAN;
+    params[3] = 12345.0f; /* a value to find in the file */
     assert_int_equal(sw_ckpt_save(path, &c, err), 0);
-    assert_int_equal(sw_ckpt_load(path, &d, err), SW_EFORMAT);
-    assert_non_null(strstr(err, "parameter 3"));
+    size_t n;
+    uint8_t *b = slurp(path, &n);
+    uint8_t mark[4], nan[4];
+    sw_put_f32(mark, 12345.0f);
+    sw_put_f32(nan, NAN);
+    size_t at = 0;
+    while (at + 4 <= n && memcmp(b + at, mark, 4) != 0)
+        at++;
+    assert_true(at + 4 <= n);
+    memcpy(b + at, nan, 4);
+    reseal(b, n);
+    expect_refused(b, n, SW_EFORMAT, "parameter 3 is not finite");
     unlink(path);
 }
 
@@ -275,6 +285,26 @@ static void sparse_models_round_trip_and_are_checked(void **state)
     assert_int_equal(sw_ckpt_save(path, &c, err), 0);
     assert_int_equal(sw_ckpt_load(path, &back, err), SW_EMISMATCH);
     assert_non_null(strstr(err, "not valid"));
+    unlink(path);
+}
+
+/* Parameters that overflowed are never saved over a good file: the writer refuses them, naming
+ * the first, and the file keeps the last finite save (which the loader still reads). */
+static void diverged_parameters_are_not_saved(void **state)
+{
+    (void)state;
+    float params[23];
+    sw_ckpt c = sample(params), back;
+    const char *path = sw_test_path("d.ckpt");
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_ckpt_save(path, &c, err), 0);
+    params[7] = -INFINITY;
+    params[9] = NAN;
+    assert_int_equal(sw_ckpt_save(path, &c, err), SW_ERANGE);
+    assert_non_null(strstr(err, "parameter 7 is not finite"));
+    assert_int_equal(sw_ckpt_load(path, &back, err), 0);
+    assert_float_equal(back.params[7], 7 * 0.25f - 2.0f, 0);
+    sw_ckpt_free(&back);
     unlink(path);
 }
 
@@ -326,6 +356,7 @@ int main(void)
         cmocka_unit_test(optimizer_put_and_take),
         cmocka_unit_test(mismatched_architecture_is_refused),
         cmocka_unit_test(sparse_models_round_trip_and_are_checked),
+        cmocka_unit_test(diverged_parameters_are_not_saved),
         cmocka_unit_test(unwritable_place_is_an_error),
         cmocka_unit_test(stale_temporaries_go_and_fifos_are_refused),
     };

@@ -145,6 +145,14 @@ bool sw__server_evaluate(server *s)
         s->p->on_eval(s->p->on_eval_ctx, now, V, e.loss, e.accuracy,
                       sw_engine_get_view(s->engine)->n_live);
     s->next_eval = now + s->p->eval_every_s;
+    if (!isfinite(e.loss)) { /* every worker's next step would fail on these parameters */
+        char why[SW_ERR_LEN];
+        snprintf(why, sizeof why, "the parameters diverged: validation loss %g at version %llu "
+                 "(a lower --lr?)%s", e.loss, (unsigned long long)V,
+                 s->p->checkpoint ? "; the checkpoint keeps the last finite save" : "");
+        sw__server_fail(s, SW_ERANGE, why);
+        return false;
+    }
     bool improved;
     return sw_stopper_eval(&s->stopper,
                            &(sw_stop_eval){.accuracy = e.accuracy,

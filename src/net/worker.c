@@ -100,7 +100,11 @@ static void on_error(worker *k, const sw_msg *m, sw_frame *frame, double now)
     } else if (k->state == JOINING) {
         sw__worker_fail(k, SW_ESTATE, "the server answered a join with '%.*s'", len, why);
     } else {
-        sw__worker_fail(k, SW_ESTATE, "the server refused our message: %.*s", len, why);
+        /* Our gradient overflowed: the parameters it was computed at are far out already. */
+        char text[SW_ERR_LEN];
+        snprintf(text, sizeof text, "%.*s", len, why);
+        sw__worker_fail(k, SW_ESTATE, "the server refused our message: %s%s", text,
+                        strstr(text, "not finite") ? " (the run diverged: a lower --lr?)" : "");
     }
 }
 

@@ -9,13 +9,18 @@
 #include "worker_internal.h"
 
 /* The parameters a release carries: read where they arrived when they can be (the frame is
- * kept), else copied into k->params. */
+ * kept), else copied into k->params. Values that are not finite mean the server's run diverged
+ * (its checksum held): the worker says so, as the server will at its next evaluation. */
 static int take_model(worker *k, const sw_msg *rel, sw_frame *frame, char *err)
 {
     char why[SW_ERR_LEN] = "";
     const float *in_place = sw_msg_floats_in_place(rel, k->cfg.params, why);
+    if (!why[0] && !in_place) /* fills why only when it fails */
+        sw_msg_get_floats(rel, k->params, k->cfg.params, why);
     if (why[0])
-        return sw_fail(err, SW_EFORMAT, "%s", why);
+        return sw_fail(err, SW_EFORMAT, "%s%s", why,
+                       strstr(why, "not finite") ? " (the run diverged: a lower --lr?)"
+                                                 : "");
     sw_frame_unref(k->model_frame);
     k->model_frame = NULL;
     if (in_place) {
@@ -23,8 +28,8 @@ static int take_model(worker *k, const sw_msg *rel, sw_frame *frame, char *err)
         k->theta = in_place;
         return 0;
     }
-    k->theta = k->params;
-    return sw_msg_get_floats(rel, k->params, k->cfg.params, err);
+    k->theta = k->params; /* copied above */
+    return 0;
 }
 
 /* k->params, holding the current parameters, for writing. */
