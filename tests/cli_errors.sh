@@ -50,6 +50,21 @@ expect_status 1 "train that diverges" -- "$SW" train --data synthetic:n=500,d=5 
 expect_output "not saved: parameter 0 is not finite" "says why it saved nothing"
 checks=$((checks + 1))
 [ ! -e "$TMP/diverged.ckpt" ] || { echo "FAIL: a diverged checkpoint was written"; failures=$((failures + 1)); }
+# One file for two purposes would lose one of them: refused before anything is written, however
+# the paths are spelled; an input a log would overwrite is left as it was.
+expect_status 2 "server --checkpoint and --log on one file" -- "$SW" server \
+  --checkpoint "$TMP/same" --log "$TMP/./same"
+expect_output "--checkpoint and --log name the same file" "names both options"
+printf '1\n2\n' > "$TMP/trace.csv"
+expect_status 2 "sim --log over its own cluster trace" -- "$SW" sim --no-model --max-time 5 \
+  --cluster "trace:$TMP/trace.csv" --log "$TMP/trace.csv"
+expect_output "is a file this run reads" "says the log would overwrite an input"
+checks=$((checks + 1))
+[ "$(cat "$TMP/trace.csv")" = "$(printf '1\n2')" ] ||
+  { echo "FAIL: the trace was overwritten"; failures=$((failures + 1)); }
+expect_status 1 "sim --log into a missing directory" -- "$SW" sim --no-model --max-time 1 \
+  --log "$TMP/nodir/x.jsonl"
+expect_output "cannot create the log: No such file or directory" "says why"
 # 0 is no limit nowhere in sim: it would have meant the 50,000-second default, a long surprise.
 expect_status 2 "sim --max-time 0" -- "$SW" sim --max-time 0
 expect_output "--max-time: 0 is outside" "names the option"

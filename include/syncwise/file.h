@@ -6,6 +6,7 @@
 #ifndef SYNCWISE_FILE_H
 #define SYNCWISE_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,10 @@ int sw_file_check_writable(const char *path, const char *what, char *err);
  * other's saves. *lock_fd holds the lock until sw_file_release or the process ends (a crash
  * frees it too); -1 when nothing was claimed. */
 int sw_file_claim(const char *path, const char *what, int *lock_fd, char *err);
+
+/* Whether two paths name one file: the same file when both exist (links and other spellings
+ * included), else the same place once their directories are resolved. */
+bool sw_file_same(const char *a, const char *b);
 void sw_file_release(int lock_fd);
 
 /* Removes PATH.tmp.PID files whose process is gone; returns how many. */

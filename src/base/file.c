@@ -1,5 +1,6 @@
 /* Atomic whole-file writes and whole-file reads. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* realpath, flock */
 #include "syncwise/file.h"
 
 #include <dirent.h>
@@ -7,6 +8,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <libgen.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +91,27 @@ int sw_file_check_writable(const char *path, const char *what, char *err)
     close(fd);
     unlink(tmp);
     return 0;
+}
+
+/* path with its directory resolved (the file itself may not exist yet); false when even the
+ * directory does not. */
+static bool resolved(const char *path, char out[4096])
+{
+    char dir_copy[4096], base_copy[4096], dir[PATH_MAX];
+    snprintf(dir_copy, sizeof dir_copy, "%s", path);
+    snprintf(base_copy, sizeof base_copy, "%s", path);
+    if (!realpath(dirname(dir_copy), dir))
+        return false;
+    return snprintf(out, 4096, "%s/%s", dir, basename(base_copy)) < 4096;
+}
+
+bool sw_file_same(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char ra[4096], rb[4096];
+    return strcmp(a, b) == 0 || (resolved(a, ra) && resolved(b, rb) && strcmp(ra, rb) == 0);
 }
 
 int sw_file_claim(const char *path, const char *what, int *lock_fd, char *err)

@@ -56,6 +56,13 @@ void sw_cli_set_verbosity(bool quiet, bool verbose);
 
 /* Creates a directory and its missing parents (mkdir -p); -1 with errno on failure. */
 int sw_cli_mkdirs(const char *path);
+/* A usage error (2, said) when two of the n named paths name one file (NULL paths are not
+ * given): an output must not overwrite another output or an input. */
+int sw_cli_distinct_files(const char *cmd, int n, const char *const names[],
+                          const char *const paths[]);
+/* Whether one of the file names a spec holds (after ':' or '=', between ',', ';', '@', '|')
+ * names path: a log must not overwrite the trace or data file a run reads. */
+bool sw_cli_spec_names(const char *spec, const char *path);
 /* A policy spec as a file-name part: "ssp:s=2,x=1" -> "ssp-s=2_x=1" (no '/', ':' or ','). */
 void sw_cli_file_part(const char *spec, char *out, size_t cap);
 

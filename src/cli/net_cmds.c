@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -164,6 +165,10 @@ static int server_opts(int argc, char **argv, server_cli *o)
         o->p.on_eval = NULL;
     if (o->p.resume && !o->p.checkpoint)
         return sw_cli_error("server", "--resume needs --checkpoint FILE") + 1;
+    const char *names[] = {"--checkpoint", "--log", "--endpoint-file"};
+    const char *paths[] = {o->p.checkpoint, o->log_path, o->p.endpoint_file};
+    if ((rc = sw_cli_distinct_files("server", 3, names, paths)))
+        return rc;
     char err[SW_ERR_LEN];
     if (sw_cli_optim_resolve(&o->optim, &o->p.optim, err))
         return sw_cli_error("server", "%s", err) + 1;
@@ -186,7 +191,7 @@ int sw_cli_server(int argc, char **argv)
     char err[SW_ERR_LEN];
     FILE *log = log_path ? fopen(log_path, p.resume ? "a" : "w") : NULL;
     if (log_path && !log)
-        return sw_cli_error("server", "%s: cannot create the log", log_path);
+        return sw_cli_error("server", "%s: cannot create the log: %s", log_path, strerror(errno));
     if (log) /* whole lines only, even when the server is killed: a resumed run appends */
         setvbuf(log, NULL, _IOLBF, 0);
     p.log = log;

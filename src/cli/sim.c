@@ -1,7 +1,9 @@
 /* `syncwise sim`: one policy on one simulated cluster, with a JSONL event log and a summary. */
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "scenario.h"
@@ -80,7 +82,7 @@ static int run(sw_cli_scenario *sc, const char *log_path, char *err)
     sc->cfg.data = sc->data_spec ? &data : NULL;
     FILE *log = NULL;
     if (log_path && !(log = fopen(log_path, "w")))
-        rc = sw_fail(err, SW_EIO, "%s: cannot create the log", log_path);
+        rc = sw_fail(err, SW_EIO, "%s: cannot create the log: %s", log_path, strerror(errno));
     sc->cfg.log = log;
     progress pr = {.live = isatty(STDERR_FILENO),
                    .quiet = sc->quiet,
@@ -112,6 +114,11 @@ int sw_cli_sim(int argc, char **argv)
     sw_cli_scenario *sc = &o.sc;
     if ((prc = sw_cli_scenario_finish(sc, CMD, &sc->cfg.policy, 1)))
         return prc;
+    const char *inputs[] = {sc->cfg.cluster, sc->data_spec, sc->cfg.policy, sc->cfg.events};
+    for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++)
+        if (o.log_path && sw_cli_spec_names(inputs[i], o.log_path))
+            return sw_cli_error(CMD, "--log %s is a file this run reads: give the log its own",
+                                o.log_path) + 1;
     sw_cli_set_threads(sc->threads);
     char err[SW_ERR_LEN];
     int rc = run(sc, o.log_path, err);

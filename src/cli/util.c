@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "syncwise/file.h"
 #include "syncwise/log.h"
 #include "syncwise/policy.h"
 
@@ -187,6 +188,32 @@ int sw_cli_mkdirs(const char *path)
         *p = '/';
     }
     return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+int sw_cli_distinct_files(const char *cmd, int n, const char *const names[],
+                          const char *const paths[])
+{
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (paths[i] && paths[j] && sw_file_same(paths[i], paths[j]))
+                return sw_cli_error(cmd, "%s and %s name the same file (%s): give each its own",
+                                    names[i], names[j], paths[j]) + 1;
+    return 0;
+}
+
+bool sw_cli_spec_names(const char *spec, const char *path)
+{
+    char buf[4096];
+    if (!spec || !path || snprintf(buf, sizeof buf, "%s", spec) >= (int)sizeof buf)
+        return false;
+    char *save = NULL;
+    for (char *part = strtok_r(buf, ",;@|", &save); part; part = strtok_r(NULL, ",;@|", &save)) {
+        char *value = strrchr(part, '=');
+        value = value ? value + 1 : strchr(part, ':') ? strchr(part, ':') + 1 : part;
+        if (*value && sw_file_same(value, path))
+            return true;
+    }
+    return false;
 }
 
 void sw_cli_file_part(const char *spec, char *out, size_t cap)
