@@ -90,4 +90,15 @@ expect_output "7 refused" "shard 0 refused the worker key's seven orders, and no
 echo "garbage" > bad.key
 expect_status 1 "a bad key file" -- "$SW" worker --curve-key bad.key --curve-server server.pub
 expect_output "bad.key:1" "names the file and line"
+# One character of the secret changed: still a key, but not w1's public key's pair. Refused at
+# start instead of failing every handshake with blame on the server's key.
+awk '/^secret/ { c = substr($2, 1, 1); $2 = (c == "0" ? "1" : "0") substr($2, 2) } 1' w1.key \
+  > damaged.key
+expect_status 1 "a damaged secret key" -- "$SW" worker --curve-key damaged.key \
+  --curve-server server.pub
+expect_output "damaged.key: its public and secret keys are not a pair" "says the file is damaged"
+cat w1.pub w1.key > clients-with-a-secret
+expect_status 1 "a secret key in the clients list" -- "$SW" server --curve-key server.key \
+  --curve-clients clients-with-a-secret
+expect_output "clients-with-a-secret:3: a secret key in a list of public keys" "names the line"
 finish

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -70,10 +71,11 @@ static int key_line(void *ctx, char *line, size_t lineno, char *err)
     uint8_t raw[32];
     if (!zmq_z85_decode(raw, key))
         return sw_fail(err, SW_EFORMAT, "%s:%zu: not a Z85 key", r->path, lineno);
-    if (!strcmp(kind, "public"))
-        memcpy(r->k->pub, key, SW_Z85_KEY);
-    else if (!strcmp(kind, "secret"))
-        memcpy(r->k->sec, key, SW_Z85_KEY);
+    char *slot = !strcmp(kind, "public") ? r->k->pub : !strcmp(kind, "secret") ? r->k->sec : NULL;
+    if (slot && slot[0])
+        return sw_fail(err, SW_EFORMAT, "%s:%zu: a second %s key", r->path, lineno, kind);
+    if (slot)
+        memcpy(slot, key, SW_Z85_KEY);
     else
         return sw_fail(err, SW_EFORMAT, "%s:%zu: unknown key kind '%s'", r->path, lineno, kind);
     return 0;
@@ -87,6 +89,14 @@ int sw_curve_read(const char *path, int need_secret, sw_curve_keys *out, char *e
     if (!rc && (!out->pub[0] || (need_secret && !out->sec[0])))
         rc = sw_fail(err, SW_EFORMAT, "%s: lacks the %s key", path,
                      out->pub[0] ? "secret" : "public");
+    /* A damaged secret would pass for a key and fail every handshake, each side blaming the
+     * other: the public key must be the one the secret makes. */
+    char derived[SW_Z85_KEY];
+    if (!rc && out->sec[0] &&
+        (zmq_curve_public(derived, out->sec) != 0 || memcmp(derived, out->pub, 40) != 0))
+        rc = sw_fail(err, SW_EFORMAT, "%s: its public and secret keys are not a pair (a damaged "
+                                      "file? make a new one with syncwise keygen)",
+                     path);
     return rc;
 }
 
@@ -118,6 +128,7 @@ struct sw__zap {
 typedef struct clients_reading {
     sw__zap *z;
     const char *path;
+    bool public_only; /* the workers' list; the operators' may be the listener's own key pair */
 } clients_reading;
 
 static int client_line(void *ctx, char *line, size_t lineno, char *err)
@@ -127,6 +138,10 @@ static int client_line(void *ctx, char *line, size_t lineno, char *err)
     key_reading kr = {&k, r->path};
     memset(&k, 0, sizeof k);
     int rc = key_line(&kr, line, lineno, err);
+    if (!rc && k.sec[0] && r->public_only) /* a NAME.key given for NAME.pub lines: astray */
+        rc = sw_fail(err, SW_EFORMAT, "%s:%zu: a secret key in a list of public keys (give the "
+                                      "lines of NAME.pub files, never NAME.key)",
+                     r->path, lineno);
     if (rc || !k.pub[0])
         return rc;
     uint8_t(*grown)[32] = realloc(r->z->keys, (r->z->n + 1) * sizeof *grown);
@@ -144,11 +159,12 @@ int sw__zap_new(sw__zap **out, void *ctx, const char *clients_path, const char *
     sw__zap *z = calloc(1, sizeof *z);
     if (!z)
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    clients_reading r = {z, clients_path};
+    clients_reading r = {z, clients_path, true};
     int rc = sw_read_lines(clients_path, client_line, &r, err);
     z->n_workers = z->n;
     if (!rc && operators_path) {
         r.path = operators_path;
+        r.public_only = false;
         rc = sw_read_lines(operators_path, client_line, &r, err);
         if (!rc && z->n == z->n_workers)
             rc = sw_fail(err, SW_EFORMAT, "%s: no operator keys", operators_path);
