@@ -30,6 +30,16 @@ for t in inf -3 1e999; do # a push time is a finite moment of the run
   expect_status 1 "a push time of $t" -- "$SW" zipline --input "$TMP/t.csv"
   expect_output "line 3: a time of" "names the line"
 done
+# Only a first line that starts with a letter is a header: a first row that does not parse is
+# refused, not dropped, and a worker id past 32 bits is refused, not wrapped.
+for row in '0,nan' '-1,1' '1099511627776,1'; do
+  printf '%s\n0,2\n' "$row" > "$TMP/t.csv"
+  expect_status 1 "a first row '$row'" -- "$SW" zipline --input "$TMP/t.csv"
+  expect_output "line 1: expected 'worker,time'" "names the line"
+done
+printf '\xef\xbb\xbf 0 , 1 \n1,2\n' > "$TMP/t.csv" # a byte-order mark and spaces
+expect_status 0 "a row with a byte-order mark and spaces" -- "$SW" zipline --input "$TMP/t.csv"
+expect_output "2 workers, 2 points" "both rows are read"
 expect_status 2 "unknown algorithm" -- "$SW" zipline --algo quick
 expect_output "known: zipline" "lists the algorithms"
 expect_status 2 "bad R" -- "$SW" zipline --R 0

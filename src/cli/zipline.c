@@ -1,8 +1,11 @@
 /* `syncwise zipline`: the ElasticBSP barrier search on synthetic or recorded push times, with
  * every algorithm timed side by side. */
 #define _POSIX_C_SOURCE 200809L
-#include <stddef.h>
+#include <errno.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,28 +59,41 @@ typedef struct input {
     uint32_t *start, *worker_of, n;
     size_t count, cap;
     struct row {
-        long w;
+        long long w;
         double t;
     } *rows;
 } input;
 
+/* A first line that starts with a letter is a header ("worker,time"); any other line is a row,
+ * refused when it does not parse: a row taken for a header would vanish without a word. */
+static bool is_header(const char *line, size_t lineno)
+{
+    const char *p = line + strspn(line, " \t");
+    return lineno == 1 && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'));
+}
+
 static int on_row(void *ctx, char *line, size_t lineno, char *err)
 {
     input *in = ctx;
-    if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#')
+    if (lineno == 1 && !strncmp(line, "\xef\xbb\xbf", 3)) /* a UTF-8 byte-order mark */
+        line += 3;
+    if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#' || is_header(line, lineno))
         return 0;
     char *end;
-    long w = strtol(line, &end, 10);
+    errno = 0;
+    long long w = strtoll(line, &end, 10);
     double t = 0;
-    int ok = end != line && *end == ',';
-    if (ok) {
+    bool ok = end != line && errno == 0 && w >= 0 && w < UINT32_MAX;
+    end += strspn(end, " \t");
+    if (ok && (ok = *end == ',')) {
         char *p = end + 1;
         t = strtod(p, &end);
-        ok = end != p && end[strspn(end, " \t\r\n")] == '\0' && w >= 0 && t == t;
+        ok = end != p && end[strspn(end, " \t\r\n")] == '\0' && t == t;
     }
     if (!ok)
-        return lineno == 1 ? 0 : sw_fail(err, SW_EFORMAT, "line %zu: expected 'worker,time'",
-                                         lineno);
+        return sw_fail(err, SW_EFORMAT, "line %zu: expected 'worker,time' (a worker id from 0 "
+                                        "to %u, a time in seconds)",
+                       lineno, UINT32_MAX - 1);
     if (!isfinite(t) || t < 0) /* a push time is a moment of the run */
         return sw_fail(err, SW_EFORMAT, "line %zu: a time of %g s (finite, 0 or more)", lineno, t);
     if (in->count == in->cap) {
