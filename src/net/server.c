@@ -175,6 +175,14 @@ static int load_resume(server *s, float *init, uint64_t *version, sw_optim *o, c
         *version = ck.model_version;
         rc = resume_optim(s, &ck, o, err);
     }
+    /* Another data set or seed of the same shape may be meant (training on), but is more often
+     * a slip: the run goes on, saying so. */
+    if (!rc && ck.data_spec[0] && strcmp(ck.data_spec, s->p->data) != 0)
+        sw_log(SW_LOG_WARN, "%s was trained on --data %s; this run reads %s", s->p->checkpoint,
+               ck.data_spec, s->p->data);
+    if (!rc && ck.seed != s->p->seed)
+        sw_log(SW_LOG_WARN, "%s was made with --seed %llu; this run has %llu", s->p->checkpoint,
+               (unsigned long long)ck.seed, (unsigned long long)s->p->seed);
     sw_ckpt_free(&ck);
     return rc;
 }
