@@ -86,10 +86,12 @@ int sw_read_lines(const char *path, sw_line_fn fn, void *ctx, char *err)
     }
     r->path = path;
     int rc;
+    errno = 0;
     while ((rc = next_line(r, err)) == 1 && !(rc = fn(ctx, r->line, ++r->lineno, err)))
         ;
-    if (!rc && ferror(r->f))
-        rc = sw_fail(err, SW_EIO, "%s: read error", path);
+    if (!rc && ferror(r->f)) /* a directory opens, then fails to read with EISDIR */
+        rc = sw_fail(err, SW_EIO, "%s: read error: %s", path,
+                     errno ? strerror(errno) : "unknown cause");
     free(r->line);
     fclose(r->f);
     free(r);

@@ -119,9 +119,13 @@ static int load(const shard *h, uint64_t version, sw_ckpt *ck, bool *from_prev, 
     if (rc && version != SW_SHARD_NONE)
         return sw_fail(err, rc, "neither %s nor %s holds this run's version %llu", h->p->checkpoint,
                        prev, (unsigned long long)version);
-    if (!rc)
-        sw_log(SW_LOG_WARN, "%s; reading %s instead", err, prev);
-    return rc;
+    if (rc) { /* both unreadable: say what is wrong with each */
+        char first[SW_ERR_LEN];
+        snprintf(first, sizeof first, "%s", err);
+        return sw_fail(err, rc, "%.120s; and %.120s", first, why);
+    }
+    sw_log(SW_LOG_WARN, "%s; reading %s instead", err, prev);
+    return 0;
 }
 
 /* The run went back to FILE.prev's version: FILE held a newer save the run abandoned (or is
