@@ -1,4 +1,5 @@
-/* Atomic whole-file writes and whole-file reads. */
+/* Atomic whole-file writes and whole-file reads; a run's claim on its output files, and
+ * whether two paths name one file. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* realpath, flock */
 #include "syncwise/file.h"
