@@ -1,9 +1,9 @@
 /* `syncwise server`, `syncwise worker` and `syncwise ctl`: the networked runtime's commands. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
