@@ -8,10 +8,12 @@
 # To time training too: bench/rl.sh train [BUILD_DIR] runs `rl train` with the defaults.
 #
 # The family of scenarios (issue: a regime where staleness costs something):
-#   bench/rl.sh train-family [BUILD_DIR] [OUT]   trains on it (default policies/rlp-family.swrl)
-#   bench/rl.sh family [BUILD_DIR] [INSTANCES] [SEEDS] [POLICY]
+#   bench/rl.sh train-family [BUILD_DIR] [OUT] [RL TRAIN OPTIONS...]   trains on it (default
+#     policies/rlp-family.swrl); e.g. `--reward-progress 1000` for docs/results/rl.md's item 5
+#   bench/rl.sh family [BUILD_DIR] [INSTANCES] [SEEDS] [POLICY] [NAME]
 #     evaluates POLICY (default policies/rlp-family.swrl) against bsp, asp and ssp s=1..8 on
-#     fresh instances of it, two runs at once: docs/results/rl-family.txt and rl-family.csv.
+#     fresh instances of it, two runs at once: docs/results/NAME.txt and NAME.csv (NAME:
+#     rl-family by default).
 set -euo pipefail
 FAMILY_LR='0.003|0.005'
 FAMILY_OPTIMIZER='sgd:momentum=0.5|sgd:momentum=0.9'
@@ -23,7 +25,7 @@ if [ "${1:-}" = train-family ]; then
   export OPENBLAS_NUM_THREADS=1
   echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-unset}"
   start=$SECONDS
-  "$build/syncwise" rl train --seed 1 --grad-clip 10 --out "$out" "${family[@]}"
+  "$build/syncwise" rl train --seed 1 --grad-clip 10 --out "$out" "${family[@]}" "${@:4}"
   echo "(rl train wall time $((SECONDS - start)) s)"
   exit 0
 fi
@@ -32,6 +34,7 @@ if [ "${1:-}" = family ]; then
   instances=${3:-100}
   seeds=${4:-3}
   policy=${5:-policies/rlp-family.swrl}
+  name=${6:-rl-family}
   export OPENBLAS_NUM_THREADS=1
   mkdir -p docs/results
   {
@@ -41,10 +44,10 @@ if [ "${1:-}" = family ]; then
     start=$SECONDS
     "$build/syncwise" rl eval -q --policy "$policy" --instances "$instances" --seeds "$seeds" \
       --jobs 2 --baselines bsp,asp,ssp:s=1,ssp:s=2,ssp:s=3,ssp:s=4,ssp:s=5,ssp:s=6,ssp:s=7,ssp:s=8 \
-      --csv docs/results/rl-family.csv "${family[@]}"
+      --csv "docs/results/$name.csv" "${family[@]}"
     echo "(wall time $((SECONDS - start)) s)"
-  } > docs/results/rl-family.txt
-  cat docs/results/rl-family.txt
+  } > "docs/results/$name.txt"
+  cat "docs/results/$name.txt"
   exit 0
 fi
 if [ "${1:-}" = train ]; then
