@@ -37,6 +37,18 @@ wait_status() { # seconds, then a pattern: polls until ctl status of the server 
   wait_for "$1" sh -c "'$SW' ctl --connect '$EP' status | grep -q '$2'"
 }
 
+expect_server_fails() { # description [status]: waits for the server, which must end with a
+  # failure (status 1 when given: the run, not the command line, failed); OUT = its output
+  wait "$SPID"
+  local rc=$?
+  OUT=$(cat "$TMP/server.out" "$TMP/server.err")
+  checks=$((checks + 1))
+  if [ "$rc" -eq 0 ] || { [ -n "${2:-}" ] && [ "$rc" -ne "$2" ]; }; then
+    echo "FAIL: $1: the server exited with $rc"
+    failures=$((failures + 1))
+  fi
+}
+
 expect_server() { # description: waits for the server, which must succeed and keep its
   # policy's promise on every event of its log (docs/promises.md); OUT = its output
   wait "$SPID"

@@ -133,11 +133,7 @@ wait "${WPIDS[@]:1}"
 WPIDS=()
 start_server asp --lr 1e6 --checkpoint "$TMP/diverged.ckpt" --checkpoint-applies 1
 start_worker
-wait "$SPID"
-rc=$?
-OUT=$(cat "$TMP/server.err")
-checks=$((checks + 1))
-[ "$rc" -eq 1 ] || { echo "FAIL: a diverged server exited $rc"; failures=$((failures + 1)); }
+expect_server_fails "a diverged run" 1
 expect_output "the parameters diverged: validation loss" "the server says the run diverged"
 expect_status 0 "the diverged run's checkpoint still loads" -- "$SW" eval \
   --model-file "$TMP/diverged.ckpt" --data "$DATA"

@@ -181,11 +181,7 @@ SHARD1=$(cat "$TMP/shard1.ep")
 "$SW" shard --bind "$SHARD1" --checkpoint "$TMP/other.ckpt" --resume \
   > "$TMP/shard1.out" 2> "$TMP/shard1.err" &
 SHPIDS[1]=$!
-wait "$SPID"
-rc=$?
-OUT=$(cat "$TMP/server.out" "$TMP/server.err")
-checks=$((checks + 1))
-[ "$rc" -ne 0 ] || { echo "FAIL: the server took another shard's slice"; failures=$((failures + 1)); }
+expect_server_fails "a shard resumed from another shard's checkpoint"
 expect_output "shard 1 (tcp://127.0.0.1:" "the server names the shard"
 expect_output "holds the slice of shard 0: its --checkpoint file is that shard's" \
   "and whose slice it resumed"
@@ -224,11 +220,7 @@ start_server asp --wait-workers 2 --shard-wait 1
 for i in 1 2; do start_worker --delay-ms 5; done
 wait_status 15 'workers live 2'
 kill -9 "${SHPIDS[1]}"
-wait "$SPID"
-rc=$?
-OUT=$(cat "$TMP/server.out" "$TMP/server.err")
-checks=$((checks + 1))
-[ "$rc" -ne 0 ] || { echo "FAIL: the server went on without a shard"; failures=$((failures + 1)); }
+expect_server_fails "a shard lost for good"
 expect_output "shard 1 (tcp://127.0.0.1:" "the server names the lost shard"
 expect_output "has been silent for" "and says why"
 expect_output "a run without --checkpoint cannot take a shard back" "and that it could not wait"
