@@ -104,7 +104,7 @@ static void on_error(worker *k, const sw_msg *m, sw_frame *frame, double now)
         char text[SW_ERR_LEN];
         snprintf(text, sizeof text, "%.*s", len, why);
         sw__worker_fail(k, SW_ESTATE, "the server refused our message: %s%s", text,
-                        strstr(text, "not finite") ? " (the run diverged: a lower --lr?)" : "");
+                        sw__worker_divergence_hint(text));
     }
 }
 

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "syncwise/err.h"
 #include "syncwise/net.h"
@@ -103,6 +104,13 @@ typedef struct sw_worker worker;
 static inline uint32_t sw__worker_link_flags(const worker *k)
 {
     return k->cfg.unchecked ? SW_FLAG_UNCHECKED : 0;
+}
+
+/* What to add to a message about values that are not finite (a push the server refused, a
+ * release's parameters): the run diverged. "" for any other message. */
+static inline const char *sw__worker_divergence_hint(const char *why)
+{
+    return strstr(why, "not finite") ? " (the run diverged: a lower --lr?)" : "";
 }
 
 /* Sends a message in a frame of its own, or with floats (the payload) lent when they are one of

@@ -162,7 +162,8 @@ static void sliced(worker *k, uint32_t j, const sw_msg *m, double now)
     float *into = sparse ? k->pulled + k->part[j] : k->params + sw_chunk_slice_at(t, j);
     size_t n = sparse ? k->part[j + 1] - k->part[j] : sw_chunk_slice_len(t, j);
     if (sw_msg_get_floats(m, into, n, err)) {
-        sw__worker_fail(k, SW_EFORMAT, "shard %u sent a bad slice: %s", j, err);
+        sw__worker_fail(k, SW_EFORMAT, "shard %u sent a bad slice: %s%s", j, err,
+                        sw__worker_divergence_hint(err));
         return;
     }
     k->slice_min = m->version < k->slice_min ? m->version : k->slice_min;

@@ -18,9 +18,7 @@ static int take_model(worker *k, const sw_msg *rel, sw_frame *frame, char *err)
     if (!why[0] && !in_place) /* fills why only when it fails */
         sw_msg_get_floats(rel, k->params, k->cfg.params, why);
     if (why[0])
-        return sw_fail(err, SW_EFORMAT, "%s%s", why,
-                       strstr(why, "not finite") ? " (the run diverged: a lower --lr?)"
-                                                 : "");
+        return sw_fail(err, SW_EFORMAT, "%s%s", why, sw__worker_divergence_hint(why));
     sw_frame_unref(k->model_frame);
     k->model_frame = NULL;
     if (in_place) {
