@@ -100,7 +100,10 @@ typedef enum sw_msg_type {
     SW_MSG_SHARD_PUSH_SPARSE = 35, /* worker -> shard: u64 token, u64 seq, the set of shards
                                * the push goes to, then the pairs in this shard's
                                * slice (global indices, ascending) of a sparse gradient */
-    SW_MSG_TYPE_MAX = 35,
+    SW_MSG_BATCH = 36,        /* server <-> shard: several messages, each as it would travel
+                               * alone and padded with zeros to 8 bytes (src/net/batch.h); no
+                               * floats, no batch inside, each checked as a frame */
+    SW_MSG_TYPE_MAX = 36,
 } sw_msg_type;
 
 /* Sizes in the shards' payloads, for both ends: a STATE payload; a RESTORE's head before the

@@ -21,7 +21,7 @@ const char *sw_msg_type_name(int type)
                                         "shard-apply", "shard-push", "shard-pushed",
                                         "shard-pull", "shard-slice", "shard-ping",
                                         "shard-save", "shard-state", "shard-restore",
-                                        "shard-applied", "shard-push-sparse"};
+                                        "shard-applied", "shard-push-sparse", "batch"};
     return type >= 1 && type <= SW_MSG_TYPE_MAX ? names[type] : "?";
 }
 
