@@ -66,7 +66,7 @@ SHARDS="$(endpoint_of shard0.ep),$(endpoint_of shard1.ep)"
 expect_status 0 "a worker's key cannot give a shard orders" -- "$HOSTILE" "$(endpoint_of shard0.ep)" \
   orders w1.key server.pub
 checks=$((checks + 1))
-[ "$(grep -c "only the server's CURVE key" <<< "$OUT")" = 7 ] ||
+[ "$(grep -c "only the server's CURVE key" <<< "$OUT")" = 8 ] ||
   { echo "FAIL: not every order was refused for want of the server's key"; echo "$OUT";
     failures=$((failures + 1)); }
 rm -f ep
@@ -85,7 +85,7 @@ expect_output "payload checksums off" "CURVE covers the shards' links: no checks
 wait
 OUT=$(cat shard0.out)
 expect_output "run over" "shard 0 ended with the run"
-expect_output "7 refused" "shard 0 refused the worker key's seven orders, and nothing else"
+expect_output "8 refused" "shard 0 refused the worker key's eight orders, and nothing else"
 
 echo "garbage" > bad.key
 expect_status 1 "a bad key file" -- "$SW" worker --curve-key bad.key --curve-server server.pub

@@ -112,7 +112,7 @@ static int false_server(void)
     static const sw_msg_type orders[] = {SW_MSG_SHARD_INIT,  SW_MSG_SHARD_SET,
                                          SW_MSG_SHARD_MEMBER, SW_MSG_SHARD_APPLY,
                                          SW_MSG_SHARD_PING,   SW_MSG_SHARD_SAVE,
-                                         SW_MSG_SHARD_RESTORE};
+                                         SW_MSG_SHARD_RESTORE, SW_MSG_BATCH};
     uint8_t buf[SW_PROTO_HEADER + 64], pay[64] = {0};
     for (size_t i = 0; i < sizeof orders / sizeof *orders; i++) {
         send_raw(buf, make(buf, orders[i], SW_NO_WORKER, pay, sizeof pay));

@@ -17,49 +17,69 @@
 
 /* ---- Sending ---------------------------------------------------------------------------- */
 
-/* The frame of m (floats from `floats` when not NULL), with the run's link flags; NULL when
- * memory ran out. */
-static sw_frame *build(const server *s, const sw_msg *m, const float *floats)
-{
-    sw_msg out = *m;
-    if (m->type != SW_MSG_SHARD_INIT) /* INIT tells the shard whether the run checks them */
-        out.flags |= sw__server_link_flags(s);
-    sw_frame *f = sw_frame_new(sw_msg_size(out.payload_len));
-    if (f && floats)
-        sw_msg_encode_floats(&out, floats, sw_frame_data(f));
-    else if (f)
-        sw_msg_encode(&out, sw_frame_data(f));
-    return f;
-}
-
 /* Sends f (the caller's reference) to shard j. A lost order would leave the shards at
  * different versions: the run ends. */
-static void send_frame(server *s, uint32_t j, sw_msg_type type, sw_frame *f)
+static void send_frame(server *s, uint32_t j, sw_frame *f)
 {
     size_t size = f ? sw_frame_size(f) : 0;
+    /* the header's type: bytes 6-7, after the u16 protocol version */
+    const char *what =
+        f ? sw_msg_type_name((int)(sw_get_u32(sw_frame_data(f) + 4) >> 16)) : "message";
     if (!f || !sw_send(s->shards.socks[j], NULL, 0, f)) {
         char why[SW_ERR_LEN];
         snprintf(why, sizeof why, "a %s order to shard %u (%s) was lost (no memory, or its queue "
-                 "is full): the shards would part ways", sw_msg_type_name(type), j,
-                 s->shards.eps[j]);
+                 "is full): the shards would part ways", what, j, s->shards.eps[j]);
         sw__server_fail(s, SW_EIO, why);
         return;
     }
     s->r->bytes_out += size;
 }
 
-void sw__shards_send_to(server *s, uint32_t j, const sw_msg *m, const float *floats)
+/* m as it travels: with the run's link flags, but INIT, which tells the shard whether the run
+ * checks them. */
+static sw_msg on_link(const server *s, const sw_msg *m)
 {
-    send_frame(s, j, m->type, build(s, m, floats));
+    sw_msg out = *m;
+    if (m->type != SW_MSG_SHARD_INIT)
+        out.flags |= sw__server_link_flags(s);
+    return out;
 }
 
-/* The same message to every shard: one frame, referenced by each send. */
+void sw__shards_send_to(server *s, uint32_t j, const sw_msg *m, const float *floats)
+{
+    sw__shards_flush(s); /* what was said to every shard before */
+    sw_msg out = on_link(s, m);
+    send_frame(s, j, sw__msg_frame(&out, floats));
+}
+
+/* The batch's way out: one frame, referenced by each shard's send. */
+static void send_to_all(void *ctx, sw_frame *f)
+{
+    server *s = ctx;
+    for (uint32_t j = 0; j < s->shards.n; j++)
+        send_frame(s, j, f ? sw_frame_ref(f) : NULL);
+    sw_frame_unref(f);
+}
+
+/* The same message to every shard: an order of no worker waits in the turn's batch, a member's
+ * goes at once (a resumed shard keeps those for after its RESTORE, which it cannot do with a
+ * batch's part). */
 void sw__shards_send_all(server *s, const sw_msg *m)
 {
-    sw_frame *f = build(s, m, NULL);
-    for (uint32_t j = 0; j < s->shards.n; j++)
-        send_frame(s, j, m->type, f ? sw_frame_ref(f) : NULL);
-    sw_frame_unref(f);
+    sw__shards *h = &s->shards;
+    sw_msg out = on_link(s, m);
+    h->to_all.flags = sw__server_link_flags(s);
+    if (m->worker == SW_NO_WORKER) {
+        sw__batch_post(&h->to_all, &out, NULL);
+    } else {
+        sw__batch_flush(&h->to_all);
+        send_to_all(s, sw__msg_frame(&out, NULL));
+    }
+}
+
+void sw__shards_flush(server *s)
+{
+    sw__batch_flush(&s->shards.to_all);
 }
 
 /* Every shard forgets the push (w, token, seq) (a shard that never had it passes it over). */
@@ -152,6 +172,7 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
     if (rc)
         return rc;
     h->entry = sw_shard_entry_bytes(h->n);
+    h->to_all = (sw__batch){.send = send_to_all, .ctx = s};
     h->reporting = calloc(s->slots, sizeof *h->reporting);
     h->cap_held = 2 * s->slots; /* a slot's old membership's push and its new one's */
     h->held = calloc(h->cap_held, sizeof *h->held);
@@ -431,6 +452,51 @@ static void sliced(server *s, uint32_t j, const sw_msg *m)
     sw__server_gathered(s);
 }
 
+/* One message from shard j, alone or out of a batch. */
+static void take_msg(server *s, uint32_t j, const sw_msg *m)
+{
+    if (m->type == SW_MSG_SHARD_PUSHED) {
+        reported(s, j, m);
+    } else if (m->type == SW_MSG_SHARD_SLICE) {
+        sliced(s, j, m);
+    } else if (m->type == SW_MSG_SHARD_APPLIED) {
+        measured(s, j, m);
+    } else if (m->type == SW_MSG_SHARD_STATE) {
+        sw__shards_state(s, j, m);
+    } else if (m->type == SW_MSG_ERROR) {
+        sw__shards_failed(s, j, "refused the server's order: ", (int)m->payload_len,
+                          (const char *)m->payload);
+    } else {
+        const char *type = sw_msg_type_name(m->type);
+        sw__shards_failed(s, j, "sent a message meant for someone else: ", (int)strlen(type),
+                          type);
+    }
+}
+
+/* A message is checked as the link agreed; a batch's, each as if it had come alone. */
+static bool link_ok(const server *s, const sw_msg *m)
+{
+    return !(m->flags & SW_FLAG_UNCHECKED) || s->unchecked;
+}
+
+static void take_batch(server *s, uint32_t j, const sw_msg *batch, uint64_t limit)
+{
+    sw_msg m;
+    char why[SW_ERR_LEN];
+    size_t at = 0;
+    int rc = 0;
+    while (!s->finished && (rc = sw__batch_next(batch, &at, limit, &m, why)) > 0) {
+        s->r->shard_messages++;
+        if (!link_ok(s, &m)) {
+            sw__shards_failed(s, j, "sent a message the server cannot read", 0, "");
+            return;
+        }
+        take_msg(s, j, &m);
+    }
+    if (rc < 0)
+        sw__shards_failed(s, j, "sent a malformed batch: ", (int)strlen(why), why);
+}
+
 void sw__shards_take(server *s, uint32_t j, const sw_delivery *d)
 {
     if (d->gone) {
@@ -441,29 +507,20 @@ void sw__shards_take(server *s, uint32_t j, const sw_delivery *d)
     s->r->bytes_in += len;
     sw_msg m;
     char why[SW_ERR_LEN];
-    uint64_t limit = 4 * (uint64_t)sw_chunk_slice_len(&s->shards.table, j) + 8192;
+    uint64_t limit = 4 * (uint64_t)sw_chunk_slice_len(&s->shards.table, j) + SW_BATCH_BYTES;
     if (d->multipart || sw_msg_decode(sw_frame_data(d->frame), len, limit, &m, why) ||
-        ((m.flags & SW_FLAG_UNCHECKED) && !s->unchecked)) {
+        !link_ok(s, &m)) {
         sw__shards_failed(s, j, "sent a message the server cannot read", 0, "");
         return;
     }
     s->shards.seen[j].heard = sw__server_now(s);
     s->shards.seen[j].answered = true;
-    if (m.type == SW_MSG_SHARD_PUSHED) {
-        reported(s, j, &m);
-    } else if (m.type == SW_MSG_SHARD_SLICE) {
-        sliced(s, j, &m);
-    } else if (m.type == SW_MSG_SHARD_APPLIED) {
-        measured(s, j, &m);
-    } else if (m.type == SW_MSG_SHARD_STATE) {
-        sw__shards_state(s, j, &m);
-    } else if (m.type == SW_MSG_ERROR) {
-        sw__shards_failed(s, j, "refused the server's order: ", (int)m.payload_len,
-                          (const char *)m.payload);
+    s->r->shard_frames++;
+    if (m.type == SW_MSG_BATCH) {
+        take_batch(s, j, &m, limit);
     } else {
-        const char *type = sw_msg_type_name(m.type);
-        sw__shards_failed(s, j, "sent a message meant for someone else: ", (int)strlen(type),
-                          type);
+        s->r->shard_messages++;
+        take_msg(s, j, &m);
     }
 }
 

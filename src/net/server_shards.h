@@ -18,6 +18,7 @@
 #include "syncwise/proto.h"
 #include "syncwise/shard.h"
 #include "syncwise/transport.h"
+#include "batch.h"
 #include "shard_set.h"
 
 /* A push some shards have reported, per worker slot: a worker has one push in flight. */
@@ -97,6 +98,9 @@ typedef struct sw__shards {
     uint64_t restore_no;      /* the last one's number (a restarted server's first is random) */
     sw_shard_set restoring;   /* the shards that have not yet taken the last RESTORE */
     uint64_t lost_applies;    /* applies the restores undid */
+    /* The orders of no worker a turn sends every shard, sent as one frame at its end
+     * (batch.h); a message to one shard, or of a worker, goes after what is gathered. */
+    sw__batch to_all;
 } sw__shards;
 
 /* How long a stopped sharded server waits for the last gather and checkpoint. */
@@ -127,6 +131,8 @@ void sw__shards_gather(struct sw_server *s);
  * the run. */
 void sw__shards_send_to(struct sw_server *s, uint32_t j, const sw_msg *m, const float *floats);
 void sw__shards_send_all(struct sw_server *s, const sw_msg *m);
+/* Sends the orders gathered in the turn (the server's turn ends with it). */
+void sw__shards_flush(struct sw_server *s);
 void sw__shards_drop_everywhere(struct sw_server *s, uint32_t w, uint64_t token, uint64_t seq);
 void sw__shards_counted(struct sw_server *s, uint32_t w, const sw__reporting *r);
 /* The engine decides the pushes that waited for the last apply's norms: they came, or after a

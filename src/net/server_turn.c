@@ -260,5 +260,7 @@ double sw__server_turn(void *ctx, double now)
         s->done = true;
     if (s->done)
         finish_when_over(s);
+    if (s->shards.n)
+        sw__shards_flush(s); /* the turn's orders, one frame per shard */
     return s->finished ? SW_AGENT_DONE : next_due(s);
 }

@@ -23,21 +23,34 @@ typedef sw__from from;
 
 /* ---- Sending -------------------------------------------------------------------------------- */
 
+static void send_frame(shard *h, const from *to, sw_frame *f)
+{
+    if (!f)
+        return; /* lost, as on a network: the other side's timeout decides */
+    h->r->bytes_out += sw_frame_size(f);
+    sw_send(h->sock, to->route, to->route_len, f);
+}
+
+/* The batch's way out: to the server's route as it is when the batch goes. */
+static void send_to_server(void *ctx, sw_frame *f)
+{
+    shard *h = ctx;
+    send_frame(h, &(from){h->server, h->server_len}, f);
+}
+
+/* To the server, by way of the turn's batch; to anyone else at once. */
 void sw__shard_send(shard *h, const from *to, sw_msg_type type, uint32_t worker, uint32_t flags,
                     uint64_t version, const void *payload, size_t len, const float *floats)
 {
-    sw_msg m = {.type = type, .worker = worker,
-                .flags = flags | (h->unchecked ? SW_FLAG_UNCHECKED : 0), .version = version,
+    uint32_t link = h->unchecked ? SW_FLAG_UNCHECKED : 0;
+    sw_msg m = {.type = type, .worker = worker, .flags = flags | link, .version = version,
                 .payload = payload, .payload_len = len};
-    sw_frame *f = sw_frame_new(sw_msg_size(len));
-    if (!f)
-        return; /* lost, as on a network: the other side's timeout decides */
-    if (floats)
-        sw_msg_encode_floats(&m, floats, sw_frame_data(f));
-    else
-        sw_msg_encode(&m, sw_frame_data(f));
-    h->r->bytes_out += sw_frame_size(f);
-    sw_send(h->sock, to->route, to->route_len, f);
+    if (sw__shard_is_server(h, to)) {
+        h->to_server.flags = link;
+        sw__batch_post(&h->to_server, &m, floats);
+    } else {
+        send_frame(h, to, sw__msg_frame(&m, floats));
+    }
 }
 
 /* ERROR to the sender; SW_FLAG_UNKNOWN in `flags` says it is no member (yet: a worker's first
@@ -266,13 +279,15 @@ static void on_pull(shard *h, const from *f, const sw_msg *m)
 
 typedef void (*handler)(shard *h, const from *f, const sw_msg *m);
 
+static void on_batch(shard *h, const from *f, const sw_msg *m);
+
 static const handler handlers[SW_MSG_TYPE_MAX + 1] = {
     [SW_MSG_SHARD_INIT] = on_init,     [SW_MSG_SHARD_SET] = on_set,
     [SW_MSG_SHARD_MEMBER] = on_member, [SW_MSG_SHARD_APPLY] = sw__shard_on_apply,
     [SW_MSG_SHARD_PUSH] = sw__shard_on_push, [SW_MSG_SHARD_PULL] = on_pull,
     [SW_MSG_SHARD_PUSH_SPARSE] = sw__shard_on_push_sparse,
     [SW_MSG_SHARD_PING] = sw__shard_on_ping, [SW_MSG_SHARD_SAVE] = sw__shard_on_save,
-    [SW_MSG_SHARD_RESTORE] = sw__shard_on_restore,
+    [SW_MSG_SHARD_RESTORE] = sw__shard_on_restore, [SW_MSG_BATCH] = on_batch,
 };
 
 /* The messages only the server sends. */
@@ -282,20 +297,48 @@ static bool from_server(sw_msg_type type)
            type != SW_MSG_SHARD_PULL;
 }
 
+/* The largest a run's message may be: a pushed slice (at most a pair per place), an apply
+ * naming every slot, or a batch. */
+static uint64_t payload_limit(const shard *h)
+{
+    uint64_t push = 16 + sw_shard_set_bytes(h->table.n_shards) + 8 * (uint64_t)h->len;
+    uint64_t apply = 8 + sw_shard_entry_bytes(h->table.n_shards) * (uint64_t)h->slots;
+    return h->configured ? (push > apply ? push : apply) + SW_BATCH_BYTES : SW_BATCH_BYTES;
+}
+
+/* A batch of the server's: its messages taken one by one, in order, as if each had come alone:
+ * each handler judges who may send it (a restarted server's RESTORE comes from a route the
+ * shard does not know yet), and a resumed shard drops the orders before its RESTORE. Only
+ * orders of no worker travel in one, checked as the batch was. */
+static void on_batch(shard *h, const from *f, const sw_msg *m)
+{
+    sw_msg sub;
+    char why[SW_ERR_LEN];
+    size_t at = 0;
+    int rc = 0;
+    while (!h->r->done && (rc = sw__batch_next(m, &at, payload_limit(h), &sub, why)) > 0) {
+        if (!handlers[sub.type] || sub.worker != SW_NO_WORKER ||
+            (sub.flags & SW_FLAG_UNCHECKED) != (m->flags & SW_FLAG_UNCHECKED)) {
+            sw__shard_refuse(h, f, &sub, "a batch holds the server's orders of no worker only, "
+                                         "checked as the batch is");
+            return;
+        }
+        if (!(h->awaiting && sw__shard_awaits(h, NULL, &sub)))
+            handlers[sub.type](h, f, &sub);
+    }
+    if (rc < 0)
+        sw__shard_refuse(h, f, m, why);
+}
+
 void sw__shard_take(shard *h, const sw_delivery *d)
 {
     from f = {d->route, d->route_len};
     sw_msg m;
     char why[SW_ERR_LEN];
     size_t len = sw_frame_size(d->frame);
-    /* The largest a run's message may be: a pushed slice (at most a pair per place), or an
-     * apply naming every slot. */
-    uint64_t push = 16 + sw_shard_set_bytes(h->table.n_shards) + 8 * (uint64_t)h->len;
-    uint64_t apply = 8 + sw_shard_entry_bytes(h->table.n_shards) * (uint64_t)h->slots;
-    uint64_t limit = h->configured ? (push > apply ? push : apply) + 8192 : 8192;
     if (d->multipart)
         sw__shard_refuse(h, &f, NULL, "a message must be a single frame");
-    else if (sw_msg_decode(sw_frame_data(d->frame), len, limit, &m, why))
+    else if (sw_msg_decode(sw_frame_data(d->frame), len, payload_limit(h), &m, why))
         sw__shard_refuse(h, &f, NULL, why);
     else if ((m.flags & SW_FLAG_UNCHECKED) && !h->configured && !from_server(m.type))
         /* a worker told by WELCOME may reach a shard before the server's INIT does: it asks
@@ -328,6 +371,7 @@ static double turn(void *ctx, double now)
             sw__shard_take(h, &d);
         sw_frame_unref(d.frame);
     }
+    sw__batch_flush(&h->to_server);
     h->r->version = h->version;
     return h->r->done ? SW_AGENT_DONE : INFINITY;
 }
@@ -341,7 +385,8 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     if (!h)
         return sw_fail(err, SW_ENOMEM, "no memory for a shard");
     memset(r, 0, sizeof *r);
-    *h = (shard){.p = p, .r = r, .net = net, .saved = SW_SHARD_NONE, .ckpt_lock = -1};
+    *h = (shard){.p = p, .r = r, .net = net, .saved = SW_SHARD_NONE, .ckpt_lock = -1,
+                 .to_server = {.send = send_to_server, .ctx = h}};
     /* The server holds this listener's own key pair: that key alone is an operator here. */
     sw_listen_params lp = {.endpoint = p->bind, .linger_s = 1, .curve_key = p->curve_key,
                            .curve_clients = p->curve_clients, .curve_operators = p->curve_key};

@@ -12,6 +12,7 @@
 #include "syncwise/optim.h"
 #include "syncwise/proto.h"
 #include "syncwise/shard.h"
+#include "batch.h"
 #include "shard_set.h"
 
 /* A gradient slice a worker pushed, kept until an APPLY uses it or a DROPPED order forgets it.
@@ -77,6 +78,7 @@ struct sw_shard {
     sw_delivery *stash;     /* workers' messages that came before a resumed shard's RESTORE */
     size_t n_stash;
     sw_frame *body; /* the frame being handled */
+    sw__batch to_server; /* what the server is told in a turn, sent at its end (batch.h) */
 };
 
 typedef struct sw__from {
@@ -110,7 +112,8 @@ void sw__shard_let_go(sw__held *e);
 bool sw__shard_in_slice(const struct sw_shard *h, const uint32_t *idx, size_t k);
 
 /* shard_recover.c: the handlers of PING, SAVE and RESTORE; a resume at start; what a resumed
- * shard does with messages before its RESTORE (true: taken care of). */
+ * shard does with messages before its RESTORE (true: taken care of; d, kept for later when it
+ * is a worker's, may be NULL for an order of no worker). */
 void sw__shard_on_ping(struct sw_shard *h, const sw__from *f, const sw_msg *m);
 void sw__shard_on_save(struct sw_shard *h, const sw__from *f, const sw_msg *m);
 void sw__shard_on_restore(struct sw_shard *h, const sw__from *f, const sw_msg *m);

@@ -206,7 +206,8 @@ int sw__shard_resume(shard *h, char *err)
 
 bool sw__shard_awaits(shard *h, const sw_delivery *d, const sw_msg *m)
 {
-    if (m->type == SW_MSG_SHARD_PING || m->type == SW_MSG_SHARD_RESTORE)
+    if (m->type == SW_MSG_SHARD_PING || m->type == SW_MSG_SHARD_RESTORE ||
+        m->type == SW_MSG_BATCH) /* a batch's orders are judged one by one (shard.c) */
         return false;
     if (m->worker == SW_NO_WORKER)
         return true; /* an order sent before the server knew: the RESTORE makes it moot */
@@ -292,6 +293,7 @@ void sw__shard_on_restore(shard *h, const from *f, const sw_msg *m)
         keep_restored(h);
     if (m->flags & SW_FLAG_DROPPED)
         forget_held(h);
+    sw__batch_flush(&h->to_server); /* what was said to the server before */
     memcpy(h->server, f->route, f->route_len); /* a restarted server has a new route */
     h->server_len = f->route_len;
     h->version = m->version;

@@ -228,6 +228,85 @@ static void a_replayed_push_is_refused(void **state)
     assert_int_equal(g->r.pushes, 3);
 }
 
+static void send_on(void *ctx, sw_frame *f) { sw_send(ctx, NULL, 0, f); }
+
+/* Two APPLYs of one lone gradient each, making versions 8 and 9, in one batch from `from`. */
+static void two_applies_in_a_batch(sw_sock *from)
+{
+    sw__batch b = {.send = send_on, .ctx = from};
+    uint8_t pay[2][8 + ENTRY];
+    for (uint32_t k = 0; k < 2; k++) {
+        size_t len = apply_payload(pay[k], 0.1f, (uint32_t[]){k}, (uint64_t[]){1}, NULL, 1);
+        sw_msg m = {.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER, .version = 8 + k,
+                    .payload = pay[k], .payload_len = len};
+        sw__batch_post(&b, &m, NULL);
+    }
+    sw__batch_flush(&b);
+}
+
+/* A turn's reports to the server leave as one frame, and a batch of the server's orders is
+ * taken as the same orders one by one. */
+static void reports_and_orders_travel_in_batches(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {1, 2, 3, 4, 5}, g0[LEN] = {1, 0, -1, 2, 0.5f},
+                g1[LEN] = {3, 1, 1, -2, 0.25f};
+    start_run(g, theta);
+    push(g, 0, 100, 1, 7, g0, LEN);
+    push(g, 1, 200, 1, 7, g1, LEN);
+    settle(g);
+    sw_delivery d;
+    sw_msg m;
+    assert_int_equal(sw_recv(g->server, &d), 0);
+    assert_int_equal(sw_msg_decode(sw_frame_data(d.frame), sw_frame_size(d.frame), 1 << 20, &m,
+                                   NULL), 0);
+    assert_int_equal(m.type, SW_MSG_BATCH); /* both reports in one frame */
+    sw_frame_unref(d.frame);
+    assert_true(sw_recv(g->server, &d) != 0);
+    two_applies_in_a_batch(g->server);
+    send_raw(g->w[1], SW_MSG_SHARD_PULL, 1, 0, 9, (uint8_t[]){200, 0, 0, 0, 0, 0, 0, 0}, 8);
+    settle(g);
+    float want[LEN];
+    memcpy(want, theta, sizeof want);
+    sw_sgd_step(want, g0, LEN, 0.1f, 0);
+    sw_sgd_step(want, g1, LEN, 0.1f, 0);
+    expect_slice_values(g->w[1], 9, want, LEN);
+    assert_int_equal(g->r.applies, 2);
+}
+
+static void hostile_batches_are_refused_and_counted(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {0}, g0[LEN] = {1, 1, 1, 1, 1};
+    start_run(g, theta);
+    push(g, 0, 100, 1, 7, g0, LEN);
+    settle(g);
+    sw_msg m;
+    uint8_t pay[256];
+    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    uint64_t refused = g->r.refused;
+    two_applies_in_a_batch(g->stranger); /* each order judged as if alone: not the server's */
+    settle(g);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(expect_one(g->stranger, &m, pay, sizeof pay - 1), SW_MSG_ERROR);
+        pay[m.payload_len] = '\0';
+        assert_non_null(strstr((const char *)pay, "only the server"));
+    }
+    assert_int_equal(g->r.refused, refused + 2);
+    assert_int_equal(g->r.applies, 0);
+    sw__batch b = {.send = send_on, .ctx = g->server};
+    sw_msg member = {.type = SW_MSG_SHARD_MEMBER, .worker = 0, .version = 5};
+    sw__batch_post(&b, &member, NULL);
+    sw__batch_post(&b, &member, NULL);
+    sw__batch_flush(&b);
+    expect_refused(g, g->server, "of no worker");
+    send_raw(g->server, SW_MSG_BATCH, SW_NO_WORKER, 0, 0, NULL, 0);
+    expect_refused(g, g->server, "an empty batch");
+    send_raw(g->server, SW_MSG_BATCH, SW_NO_WORKER, 0, 0, "0123456789abcdef", 16);
+    expect_refused(g, g->server, "header");
+    assert_int_equal(g->r.applies, 0);
+}
+
 static void hostile_messages_are_refused_and_counted(void **state)
 {
     rig *g = *state;
@@ -278,6 +357,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(a_replayed_push_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_messages_are_refused_and_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(reports_and_orders_travel_in_batches, setup, teardown),
+        cmocka_unit_test_setup_teardown(hostile_batches_are_refused_and_counted, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,7 @@
 #include "syncwise/proto.h"
 #include "syncwise/shard.h"
 #include "syncwise/transport.h"
+#include "batch.h"
 
 enum { N = 10, SLOTS = 2 }; /* 10 parameters over 2 shards: this one holds [5, 10) */
 /* An APPLY or RESTORE entry in a run of up to 64 shards: worker, token, seq, one word of shards. */
@@ -35,6 +36,14 @@ typedef struct rig {
     sw_shard_result r;
     sw_sock *server, *w[SLOTS], *stranger;
 } rig;
+
+/* A batch the shard sent (batch.h), handed out one message at a time. */
+static struct {
+    sw_sock *sock;
+    sw_frame *frame;
+    sw_msg batch;
+    size_t at;
+} rig_batch;
 
 static inline sw_sock *dial(rig *g, const char *who)
 {
@@ -64,6 +73,8 @@ static inline int setup(void **state)
 static inline int teardown(void **state)
 {
     rig *g = *state;
+    sw_frame_unref(rig_batch.frame);
+    rig_batch.frame = NULL;
     sw_sock_close(g->server);
     sw_sock_close(g->w[0]);
     sw_sock_close(g->w[1]);
@@ -90,16 +101,33 @@ static inline void settle(rig *g)
     assert_int_equal(sw_loop_run(g->loop, NULL, sw_net_now(g->net) + 0.01, NULL), 0);
 }
 
-/* The next message s received, decoded into *m (its frame in *f, to unref); false: none. */
+/* The next message s received, decoded into *m (its frame in *f, to unref); false: none. The
+ * messages of a batch come out one by one, as if each had come alone. */
 static inline bool next(sw_sock *s, sw_msg *m, sw_frame **f)
 {
+    if (rig_batch.frame && rig_batch.sock == s) {
+        int rc = sw__batch_next(&rig_batch.batch, &rig_batch.at, 1 << 20, m, NULL);
+        assert_true(rc >= 0);
+        if (rc > 0) {
+            *f = sw_frame_ref(rig_batch.frame);
+            return true;
+        }
+        sw_frame_unref(rig_batch.frame);
+        rig_batch.frame = NULL;
+    }
     sw_delivery d;
     if (sw_recv(s, &d) != 0)
         return false;
     *f = d.frame;
     assert_int_equal(sw_msg_decode(sw_frame_data(d.frame), sw_frame_size(d.frame), 1 << 20, m, NULL),
                      0);
-    return true;
+    if (m->type != SW_MSG_BATCH)
+        return true;
+    rig_batch.sock = s;
+    rig_batch.frame = d.frame;
+    rig_batch.batch = *m;
+    rig_batch.at = 0;
+    return next(s, m, f);
 }
 
 static inline sw_msg_type expect_one(sw_sock *s, sw_msg *m, uint8_t *payload, size_t cap)
@@ -166,11 +194,11 @@ static inline void push(rig *g, uint32_t w, uint64_t token, uint64_t seq, uint64
 
 /* An APPLY of n pushes (worker w[k], its start_run token, seq[k]) that went to the shards
  * to[k] (NULL: both). */
-static inline void apply_to(rig *g, uint32_t flags, uint64_t version, float lr, const uint32_t *w,
-                     const uint64_t *seq, const uint64_t *to, uint32_t n)
+static inline size_t apply_payload(uint8_t *pay, float lr, const uint32_t *w,
+                                   const uint64_t *seq, const uint64_t *to, uint32_t n)
 {
     static const uint64_t tokens[SLOTS] = {100, 200}; /* start_run's */
-    uint8_t pay[8 + ENTRY * 8], *e = pay + 8;
+    uint8_t *e = pay + 8;
     sw_put_f32(pay, lr);
     sw_put_u32(pay + 4, n);
     for (uint32_t k = 0; k < n; k++, e += ENTRY) {
@@ -179,8 +207,15 @@ static inline void apply_to(rig *g, uint32_t flags, uint64_t version, float lr, 
         sw_put_u64(e + 12, seq[k]);
         sw_put_u64(e + 20, to ? to[k] : 3);
     }
-    send_raw(g->server, SW_MSG_SHARD_APPLY, SW_NO_WORKER, flags, version, pay,
-             8 + ENTRY * n);
+    return 8 + ENTRY * n;
+}
+
+static inline void apply_to(rig *g, uint32_t flags, uint64_t version, float lr, const uint32_t *w,
+                     const uint64_t *seq, const uint64_t *to, uint32_t n)
+{
+    uint8_t pay[8 + ENTRY * 8];
+    size_t len = apply_payload(pay, lr, w, seq, to, n);
+    send_raw(g->server, SW_MSG_SHARD_APPLY, SW_NO_WORKER, flags, version, pay, len);
 }
 
 static inline void apply(rig *g, uint32_t flags, uint64_t version, float lr, const uint32_t *w,
