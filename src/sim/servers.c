@@ -25,9 +25,10 @@ static void place(sw__sim_servers *v, size_t n_params)
 }
 
 int sw__sim_servers_init(sw__sim_servers *v, uint32_t n, size_t n_params, double bw, double lat,
-                         double decide, double fanout, char *err)
+                         sw__sim_ctl_costs costs, char *err)
 {
-    *v = (sw__sim_servers){.n = n, .bw = bw, .lat = lat, .decide_s = decide + fanout * n};
+    *v = (sw__sim_servers){.n = n, .bw = bw, .lat = lat, .turn_s = costs.fanout * n,
+                           .push_s = costs.decide + costs.entry * n, .turn_at = -1};
     if (n == 0)
         return 0;
     if (n > SW_SIM_SHARDS_MAX || (n_params && n > n_params))
@@ -73,9 +74,14 @@ double sw__sim_servers_transfer(sw__sim_servers *v, double t, double bytes, sw__
 
 double sw__sim_servers_decide(sw__sim_servers *v, double t)
 {
-    double start = v->ctl_free_at > t ? v->ctl_free_at : t;
-    v->ctl_free_at = start + v->decide_s;
-    v->ctl_busy_s += v->decide_s;
+    double cost = v->push_s;
+    if (t >= v->turn_at) { /* a new turn, when the control plane is free */
+        v->turn_at = v->ctl_free_at > t ? v->ctl_free_at : t;
+        v->ctl_free_at = v->turn_at;
+        cost += v->turn_s;
+    }
+    v->ctl_free_at += cost;
+    v->ctl_busy_s += cost;
     return v->ctl_free_at;
 }
 

@@ -17,6 +17,8 @@
 #include "syncwise/shard.h"
 #include "syncwise/sim.h"
 
+static const sw__sim_ctl_costs no_cost = {0};
+
 static void shares_follow_the_chunk_table(void **state)
 {
     (void)state;
@@ -28,7 +30,7 @@ static void shares_follow_the_chunk_table(void **state)
                 continue;
             sw__sim_servers v;
             sw_chunk_table t;
-            assert_int_equal(sw__sim_servers_init(&v, shards[k], sizes[i], 1, 0, 0, 0, NULL), 0);
+            assert_int_equal(sw__sim_servers_init(&v, shards[k], sizes[i], 1, 0, no_cost, NULL), 0);
             assert_int_equal(sw_chunk_table_init(&t, sizes[i], 0, shards[k], NULL), 0);
             double sum = 0;
             for (uint32_t j = 0; j < shards[k]; j++) {
@@ -42,7 +44,7 @@ static void shares_follow_the_chunk_table(void **state)
     /* beyond a run's SW_SHARDS_MAX: 100 chunks over 128 shards cannot be 1 each, so the model
      * takes smaller chunks as the table would; the shares still cover the model once */
     sw__sim_servers v;
-    assert_int_equal(sw__sim_servers_init(&v, 128, 25000000, 1, 0, 0, 0, NULL), 0);
+    assert_int_equal(sw__sim_servers_init(&v, 128, 25000000, 1, 0, no_cost, NULL), 0);
     double sum = 0, most = 0;
     for (uint32_t j = 0; j < 128; j++) {
         sum += v.share[j];
@@ -50,8 +52,8 @@ static void shares_follow_the_chunk_table(void **state)
     }
     assert_true(fabs(sum - 1) < 1e-9 && most < 1.05 / 128);
     sw__sim_servers_free(&v);
-    assert_int_equal(sw__sim_servers_init(&v, 8, 7, 1, 0, 0, 0, NULL), SW_EINVAL);
-    assert_int_equal(sw__sim_servers_init(&v, 3, 0, 1, 0, 0, 0, NULL), 0); /* no size: even */
+    assert_int_equal(sw__sim_servers_init(&v, 8, 7, 1, 0, no_cost, NULL), SW_EINVAL);
+    assert_int_equal(sw__sim_servers_init(&v, 3, 0, 1, 0, no_cost, NULL), 0); /* no size: even */
     assert_true(fabs(v.share[2] - 1.0 / 3) < 1e-12);
     sw__sim_servers_free(&v);
 }
@@ -60,7 +62,7 @@ static void links_queue_each_direction(void **state)
 {
     (void)state;
     sw__sim_servers v; /* 2 shards of 1000 floats, 100 bytes/s each, latency 0.5 s */
-    assert_int_equal(sw__sim_servers_init(&v, 2, 1000, 100, 0.5, 0, 0, NULL), 0);
+    assert_int_equal(sw__sim_servers_init(&v, 2, 1000, 100, 0.5, no_cost, NULL), 0);
     /* 400 bytes: 200 on each link, 2 s; the second pull waits for the first */
     assert_true(fabs(sw__sim_servers_transfer(&v, 0, 400, SW_SIM_PULL) - 2.5) < 1e-12);
     assert_true(fabs(sw__sim_servers_transfer(&v, 1, 400, SW_SIM_PULL) - 4.5) < 1e-12);
@@ -73,16 +75,19 @@ static void links_queue_each_direction(void **state)
     sw__sim_servers_free(&v);
 }
 
-static void the_control_plane_decides_one_push_at_a_time(void **state)
+static void the_control_plane_takes_the_pushes_that_waited_in_one_turn(void **state)
 {
     (void)state;
-    sw__sim_servers v; /* 0.5 s a decision and 0.25 s per shard: 1 s a push */
-    assert_int_equal(sw__sim_servers_init(&v, 2, 1000, 100, 0, 0.5, 0.25, NULL), 0);
-    assert_true(sw__sim_servers_decide(&v, 0) == 1);
-    assert_true(sw__sim_servers_decide(&v, 0) == 2);
-    assert_true(sw__sim_servers_decide(&v, 0.5) == 3);
-    assert_true(sw__sim_servers_decide(&v, 10) == 11);
-    assert_true(fabs(sw__sim_servers_ctl_load(&v, 20) - 0.2) < 1e-12);
+    sw__sim_servers v; /* 0.5 s a decision, 0.25 s a turn per shard, 0.1 s a push per shard */
+    sw__sim_ctl_costs costs = {.decide = 0.5, .fanout = 0.25, .entry = 0.1};
+    assert_int_equal(sw__sim_servers_init(&v, 2, 1000, 100, 0, costs, NULL), 0);
+    assert_true(fabs(sw__sim_servers_decide(&v, 0) - 1.2) < 1e-12);   /* a turn of its own */
+    assert_true(fabs(sw__sim_servers_decide(&v, 0) - 2.4) < 1e-12);   /* came as it began */
+    assert_true(fabs(sw__sim_servers_decide(&v, 0.5) - 3.1) < 1e-12); /* joins that turn */
+    assert_true(fabs(sw__sim_servers_decide(&v, 1.1) - 3.8) < 1e-12); /* and so does this */
+    assert_true(fabs(sw__sim_servers_decide(&v, 1.2) - 5.0) < 1e-12); /* it began: the next */
+    assert_true(fabs(sw__sim_servers_decide(&v, 10) - 11.2) < 1e-12); /* idle again */
+    assert_true(fabs(sw__sim_servers_ctl_load(&v, 20) - 6.2 / 20) < 1e-12);
     sw__sim_servers_free(&v);
 }
 
@@ -134,6 +139,23 @@ static void a_bsp_round_takes_what_the_queues_imply(void **state)
 
 /* ASP on 8 fast workers and a small model: the control plane, at 0.1 s a push, is what bounds
  * the run, at 10 pushes a second, and says it is busy all the time. */
+/* The same with a control plane whose cost is all in its frames (0.1 s a turn per shard, 1 ms a
+ * push): one push a turn would make 2.5 a second; the pushes that waited share a turn (here a
+ * turn of one, the first back, and one of the seven behind it: about 10 a second). */
+static void pushes_that_wait_share_a_turn(void **state)
+{
+    (void)state;
+    sw_sim_result r;
+    sw_sim_config c = timing("asp", "bw=1e9,lat=1e-5,params=1000,shards=4,decide=1e-3,fanout=0.1",
+                             50);
+    c.workers = 8;
+    c.cluster = "const:0.01";
+    assert_int_equal(sw_sim_run(&c, &r, NULL), 0);
+    assert_true(r.stats.pushes > 3 * 50 / 0.401);
+    assert_true(r.ctl_load > 0.99);
+    sw_sim_result_free(&r);
+}
+
 static void a_slow_control_plane_bounds_the_pushes(void **state)
 {
     (void)state;
@@ -209,9 +231,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shares_follow_the_chunk_table),
         cmocka_unit_test(links_queue_each_direction),
-        cmocka_unit_test(the_control_plane_decides_one_push_at_a_time),
+        cmocka_unit_test(the_control_plane_takes_the_pushes_that_waited_in_one_turn),
         cmocka_unit_test(a_bsp_round_takes_what_the_queues_imply),
         cmocka_unit_test(a_slow_control_plane_bounds_the_pushes),
+        cmocka_unit_test(pushes_that_wait_share_a_turn),
         cmocka_unit_test(policies_keep_their_promises_on_shards),
         cmocka_unit_test(keys_that_mean_nothing_are_refused),
     };

@@ -8,22 +8,25 @@
 #include "syncwise/task.h"
 
 /* --net's servers: shards=S, each link at server_bw (default: a worker's bw), the control plane
- * at decide + fanout S seconds a push (servers.h). */
+ * at fanout S seconds a turn and decide + entry S a push (servers.h). */
 static int parse_servers(sim *s, sw_spec *sp, char *err)
 {
-    double server_bw = s->bw, decide = 0, fanout = 0;
+    double server_bw = s->bw;
+    sw__sim_ctl_costs costs = {0};
     long shards = 0;
     int rc;
     if ((rc = sw_spec_int(sp, "shards", 0, SW_SIM_SHARDS_MAX, &shards, err)) ||
         (rc = sw_spec_double(sp, "server_bw", 1, 1e15, &server_bw, err)) ||
-        (rc = sw_spec_double(sp, "decide", 0, 1e6, &decide, err)) ||
-        (rc = sw_spec_double(sp, "fanout", 0, 1e6, &fanout, err)))
+        (rc = sw_spec_double(sp, "decide", 0, 1e6, &costs.decide, err)) ||
+        (rc = sw_spec_double(sp, "fanout", 0, 1e6, &costs.fanout, err)) ||
+        (rc = sw_spec_double(sp, "entry", 0, 1e6, &costs.entry, err)))
         return rc;
     if (!shards && (sw_spec_has(sp, "server_bw") || sw_spec_has(sp, "decide") ||
-                    sw_spec_has(sp, "fanout")))
-        return sw_fail(err, SW_EINVAL, "--net server_bw=, decide= and fanout= need shards=S");
+                    sw_spec_has(sp, "fanout") || sw_spec_has(sp, "entry")))
+        return sw_fail(err, SW_EINVAL,
+                       "--net server_bw=, decide=, fanout= and entry= need shards=S");
     return sw__sim_servers_init(&s->servers, (uint32_t)shards, s->n_wire, server_bw, s->lat,
-                                decide, fanout, err);
+                                costs, err);
 }
 
 /* --net: a worker's link (bw, lat), the size of a run without a model (params), the servers. */
@@ -46,7 +49,8 @@ int sw__sim_parse_net(sim *s, char *err)
     s->lat = lat;
     s->n_wire = params ? (size_t)params : s->n_params;
     if (!rc && !(rc = parse_servers(s, &sp, err)))
-        rc = sw_spec_finish(&sp, "bw, lat, params, shards, server_bw, decide, fanout", err);
+        rc = sw_spec_finish(&sp, "bw, lat, params, shards, server_bw, decide, fanout, entry",
+                              err);
     return rc;
 }
 
