@@ -4,7 +4,9 @@
 # shards and growing clusters, under asp and bsp.
 #   bench/shards_project.sh [BUILD_DIR]
 # Costs, from the environment (defaults: this machine's, docs/results/shards.md):
-#   DECIDE, FANOUT   the control plane's CPU per push: DECIDE + FANOUT x shards seconds
+#   DECIDE, ENTRY, FANOUT  the control plane's CPU: DECIDE + ENTRY x shards seconds a push,
+#                    FANOUT x shards a turn (its frames from and to each shard; the pushes that
+#                    waited while a turn ran share the next)
 #   SHARD_BW         bytes per second one shard moves each way (its link, or its core if slower)
 #   BW, LAT          a worker's link and the latency of a message (10 GbE, 50 us)
 # Each row: pushes per second, goodput (a step's bytes, the gradient up and the parameters
@@ -16,11 +18,12 @@ build=${1:-build}
 sw="$build/syncwise"
 DECIDE=${DECIDE:-5.3e-5}
 FANOUT=${FANOUT:-1.5e-5}
+ENTRY=${ENTRY:-0}
 SHARD_BW=${SHARD_BW:-9.3e8}
 BW=${BW:-1.25e9}
 LAT=${LAT:-5e-5}
-echo "costs: control plane ${DECIDE} s + ${FANOUT} s x shards a push; shard links ${SHARD_BW} B/s" \
-  "each way; workers' links ${BW} B/s; latency ${LAT} s"
+echo "costs: control plane ${DECIDE} s + ${ENTRY} s x shards a push, ${FANOUT} s x shards a turn;" \
+  "shard links ${SHARD_BW} B/s each way; workers' links ${BW} B/s; latency ${LAT} s"
 
 sim() { # policy workers params step seconds [net extras] -> "pushes link% ctl%"
   local out
@@ -46,7 +49,7 @@ project() { # title params step seconds workers...
       read -r ideal _ _ < <(sim "$policy" "$w" "$params" "$step" "$seconds" "")
       for s in 1 8 32 128; do
         read -r p l c < <(sim "$policy" "$w" "$params" "$step" "$seconds" \
-          ",shards=$s,server_bw=$SHARD_BW,decide=$DECIDE,fanout=$FANOUT")
+          ",shards=$s,server_bw=$SHARD_BW,decide=$DECIDE,fanout=$FANOUT,entry=$ENTRY")
         awk -v po="$policy" -v w="$w" -v s="$s" -v p="$p" -v i="$ideal" -v t="$seconds" \
           -v b="$params" -v l="$l" -v c="$c" 'BEGIN {
           printf "%-6s %8d %7d %12.0f %14.2f %10.2f %10s %10s\n", po, w, s, p / t,
