@@ -16,9 +16,9 @@
 set -euo pipefail
 build=${1:-build}
 sw="$build/syncwise"
-DECIDE=${DECIDE:-5.3e-5}
-FANOUT=${FANOUT:-1.5e-5}
-ENTRY=${ENTRY:-0}
+DECIDE=${DECIDE:-3.84e-5}
+FANOUT=${FANOUT:-2.53e-5}
+ENTRY=${ENTRY:-1e-6}
 SHARD_BW=${SHARD_BW:-9.3e8}
 BW=${BW:-1.25e9}
 LAT=${LAT:-5e-5}
