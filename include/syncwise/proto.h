@@ -154,6 +154,9 @@ void sw_msg_put_floats(uint8_t *dst, const float *src, size_t n);
 /* sw_msg_encode for a float payload of m->payload_len / 4 values taken from src (m->payload is
  * ignored): writes and checksums them block by block, in one pass over src. */
 void sw_msg_encode_floats(const sw_msg *m, const float *src, uint8_t *buf);
+/* The same for a payload that opens with `head` bytes taken from m->payload (SHARD_SLICE's
+ * restore mark), the floats after them. */
+void sw_msg_encode_head_floats(const sw_msg *m, size_t head, const float *src, uint8_t *buf);
 
 /* Checks and decodes a frame. max_payload bounds what a sender may ask us to hold. Fails with
  * SW_EFORMAT (and why in err) on anything malformed, SW_EVERSION on another protocol version,
@@ -161,6 +164,11 @@ void sw_msg_encode_floats(const sw_msg *m, const float *src, uint8_t *buf);
  * payload check (its checksum field must be zero): whether the link allows that is the
  * receiver's to check. */
 int sw_msg_decode(const uint8_t *buf, size_t len, uint64_t max_payload, sw_msg *out, char *err);
+
+/* A SHARD_SLICE: its restore mark (the version of the shard's last RESTORE, 0: none) into
+ * *mark, and its floats as a message of their own in *floats (the float readers below take
+ * it); fails on a payload too short for the mark. */
+int sw_msg_get_slice(const sw_msg *m, uint64_t *mark, sw_msg *floats, char *err);
 
 /* Reads a float payload of exactly n values into dst; fails on a wrong count or a NaN/Inf. */
 int sw_msg_get_floats(const sw_msg *m, float *dst, size_t n, char *err);

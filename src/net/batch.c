@@ -38,12 +38,17 @@ void sw__batch_flush(sw__batch *b)
     b->send(b->ctx, f);
 }
 
-void sw__batch_post(sw__batch *b, const sw_msg *m, const float *floats)
+void sw__batch_send_alone(sw__batch *b, sw_frame *f)
+{
+    sw__batch_flush(b);
+    b->send(b->ctx, f);
+}
+
+void sw__batch_post(sw__batch *b, const sw_msg *m)
 {
     size_t size = sw_msg_size(m->payload_len);
-    if (floats || size > SW_BATCH_BYTES / 4) {
-        sw__batch_flush(b);
-        b->send(b->ctx, sw__msg_frame(m, floats));
+    if (size > SW_BATCH_BYTES / 4) {
+        sw__batch_send_alone(b, sw__msg_frame(m, NULL));
         return;
     }
     if (b->len + PAD(size) > SW_BATCH_BYTES)

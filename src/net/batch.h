@@ -7,8 +7,8 @@
  * messages to a batch sends them as one frame at the end of its turn, so the frames per turn no
  * longer grow with the pushes handled in it (docs/results/shards.md).
  *
- * Order is kept: a message too large to be batched (floats) is sent alone after the batch
- * gathered so far, and a batch of one message is sent as that message, so a sender that handles
+ * Order is kept: a message too large to be batched, or a frame of floats, is sent alone after
+ * the batch gathered so far, and a batch of one message is sent as that message, so a sender that handles
  * one message a turn sends exactly what it sent without batches.
  */
 #ifndef SW_NET_BATCH_H
@@ -41,9 +41,13 @@ typedef struct sw__batch {
  * memory ran out. */
 sw_frame *sw__msg_frame(const sw_msg *m, const float *floats);
 
-/* Gathers m (its flags as they are to travel) into b, or, when it is too large to batch or
- * carries floats, sends what b holds and then m alone. */
-void sw__batch_post(sw__batch *b, const sw_msg *m, const float *floats);
+/* Gathers m (its flags as they are to travel) into b, or, when it is too large to batch, sends
+ * what b holds and then m alone. */
+void sw__batch_post(sw__batch *b, const sw_msg *m);
+
+/* Sends what b holds, then f (the callee's reference: a frame built by the caller, such as one
+ * of floats). */
+void sw__batch_send_alone(sw__batch *b, sw_frame *f);
 
 /* Sends what b holds: nothing, the lone message as itself, or a BATCH of them. */
 void sw__batch_flush(sw__batch *b);

@@ -71,7 +71,7 @@ static void messages_come_out_in_order_and_unchanged(void **state)
     char text[64];
     for (uint32_t k = 0; k < 9; k++) { /* lengths 0..40: every padding */
         sw_msg m = numbered(k, 5 * k, text);
-        sw__batch_post(&b, &m, NULL);
+        sw__batch_post(&b, &m);
     }
     assert_int_equal(out.n, 0); /* nothing before the flush */
     sw__batch_flush(&b);
@@ -99,7 +99,7 @@ static void a_lone_message_travels_as_itself(void **state)
     sw__batch b = {.send = keep, .ctx = &out};
     char text[64];
     sw_msg m = numbered(3, 13, text);
-    sw__batch_post(&b, &m, NULL);
+    sw__batch_post(&b, &m);
     sw__batch_flush(&b);
     assert_int_equal(out.n, 1);
     assert_int_equal(sw_frame_size(out.frames[0]), sw_msg_size(13));
@@ -108,20 +108,20 @@ static void a_lone_message_travels_as_itself(void **state)
     release(&out);
 }
 
-static void floats_and_large_messages_go_alone_after_the_batch(void **state)
+static void frames_of_floats_and_large_messages_go_alone_after_the_batch(void **state)
 {
     (void)state;
     sent out = {0};
     sw__batch b = {.send = keep, .ctx = &out};
     char text[64];
     sw_msg m = numbered(1, 8, text);
-    sw__batch_post(&b, &m, NULL);
+    sw__batch_post(&b, &m);
     m = numbered(2, 8, text);
-    sw__batch_post(&b, &m, NULL);
+    sw__batch_post(&b, &m);
     float f[4] = {1, 2, 3, 4};
     sw_msg slice = {.type = SW_MSG_SHARD_SLICE, .worker = SW_NO_WORKER, .version = 5,
                     .payload_len = sizeof f};
-    sw__batch_post(&b, &slice, f);
+    sw__batch_send_alone(&b, sw__msg_frame(&slice, f));
     assert_int_equal(out.n, 2); /* the two gathered, then the slice */
     assert_int_equal(decoded(out.frames[0]).type, SW_MSG_BATCH);
     sw_msg got = decoded(out.frames[1]);
@@ -130,7 +130,7 @@ static void floats_and_large_messages_go_alone_after_the_batch(void **state)
     assert_memory_equal(back, f, sizeof f);
     uint8_t *big = calloc(1, SW_BATCH_BYTES);
     sw_msg large = {.type = SW_MSG_SHARD_APPLY, .payload = big, .payload_len = SW_BATCH_BYTES};
-    sw__batch_post(&b, &large, NULL);
+    sw__batch_post(&b, &large);
     assert_int_equal(out.n, 3);
     assert_int_equal(decoded(out.frames[2]).payload_len, SW_BATCH_BYTES);
     free(big);
@@ -146,7 +146,7 @@ static void a_full_batch_goes_before_the_next(void **state)
     uint32_t posted = 0;
     while (out.n == 0) {
         sw_msg m = numbered(posted++, 60, text);
-        sw__batch_post(&b, &m, NULL);
+        sw__batch_post(&b, &m);
     }
     sw__batch_flush(&b);
     uint32_t k = 0;
@@ -246,7 +246,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(messages_come_out_in_order_and_unchanged),
         cmocka_unit_test(a_lone_message_travels_as_itself),
-        cmocka_unit_test(floats_and_large_messages_go_alone_after_the_batch),
+        cmocka_unit_test(frames_of_floats_and_large_messages_go_alone_after_the_batch),
         cmocka_unit_test(a_full_batch_goes_before_the_next),
         cmocka_unit_test(malformed_batches_are_refused),
     };

@@ -71,10 +71,19 @@ void sw_msg_put_floats(uint8_t *dst, const float *src, size_t n)
 
 void sw_msg_encode_floats(const sw_msg *m, const float *src, uint8_t *buf)
 {
-    size_t n = m->payload_len / 4;
+    sw_msg_encode_head_floats(m, 0, src, buf);
+}
+
+void sw_msg_encode_head_floats(const sw_msg *m, size_t head, const float *src, uint8_t *buf)
+{
+    size_t n = (m->payload_len - head) / 4;
     uint8_t *pay = buf + SW_PROTO_HEADER;
-    uint32_t crc = 0;
-    if (m->flags & SW_FLAG_UNCHECKED) {
+    if (head)
+        memcpy(pay, m->payload, head);
+    bool checked = !(m->flags & SW_FLAG_UNCHECKED);
+    uint32_t crc = checked ? sw_crc32c(0, pay, head) : 0;
+    pay += head;
+    if (!checked) {
         sw_msg_put_floats(pay, src, n);
         write_header(m, buf, 0);
         return;
@@ -242,6 +251,18 @@ const float *sw_msg_floats_in_place(const sw_msg *m, size_t n, char *err)
         return NULL;
     }
     return v;
+}
+
+int sw_msg_get_slice(const sw_msg *m, uint64_t *mark, sw_msg *floats, char *err)
+{
+    if (m->payload_len < 8)
+        return sw_fail(err, SW_EFORMAT, "a slice of %zu bytes lacks its restore mark",
+                       m->payload_len);
+    *mark = sw_get_u64(m->payload);
+    *floats = *m;
+    floats->payload += 8; /* whole words: `finite` still holds */
+    floats->payload_len -= 8;
+    return 0;
 }
 
 int sw_msg_get_floats(const sw_msg *m, float *dst, size_t n, char *err)

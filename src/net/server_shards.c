@@ -70,7 +70,7 @@ void sw__shards_send_all(server *s, const sw_msg *m)
     sw_msg out = on_link(s, m);
     h->to_all.flags = sw__server_link_flags(s);
     if (m->worker == SW_NO_WORKER) {
-        sw__batch_post(&h->to_all, &out, NULL);
+        sw__batch_post(&h->to_all, &out);
     } else {
         sw__batch_flush(&h->to_all);
         send_to_all(s, sw__msg_frame(&out, NULL));
@@ -436,7 +436,10 @@ static void sliced(server *s, uint32_t j, const sw_msg *m)
     if (!h->gathering || sw_shard_set_has(&h->gathered, j) || sw_shard_set_has(&h->restoring, j))
         return; /* an answer to a gather given up (a restore abandons it) */
     char why[SW_ERR_LEN];
-    if (sw_msg_get_floats(m, h->theta + sw_chunk_slice_at(&h->table, j),
+    sw_msg floats;
+    uint64_t mark; /* the restoring set keeps out slices from before a restore */
+    if (sw_msg_get_slice(m, &mark, &floats, why) ||
+        sw_msg_get_floats(&floats, h->theta + sw_chunk_slice_at(&h->table, j),
                           sw_chunk_slice_len(&h->table, j), why)) {
         sw__shards_failed(s, j, "sent a bad slice: ", (int)strlen(why), why);
         return;

@@ -38,18 +38,19 @@ static void send_to_server(void *ctx, sw_frame *f)
     send_frame(h, &(from){h->server, h->server_len}, f);
 }
 
+static uint32_t link_flags(const shard *h) { return h->unchecked ? SW_FLAG_UNCHECKED : 0; }
+
 /* To the server, by way of the turn's batch; to anyone else at once. */
 void sw__shard_send(shard *h, const from *to, sw_msg_type type, uint32_t worker, uint32_t flags,
-                    uint64_t version, const void *payload, size_t len, const float *floats)
+                    uint64_t version, const void *payload, size_t len)
 {
-    uint32_t link = h->unchecked ? SW_FLAG_UNCHECKED : 0;
-    sw_msg m = {.type = type, .worker = worker, .flags = flags | link, .version = version,
-                .payload = payload, .payload_len = len};
+    sw_msg m = {.type = type, .worker = worker, .flags = flags | link_flags(h),
+                .version = version, .payload = payload, .payload_len = len};
     if (sw__shard_is_server(h, to)) {
-        h->to_server.flags = link;
-        sw__batch_post(&h->to_server, &m, floats);
+        h->to_server.flags = link_flags(h);
+        sw__batch_post(&h->to_server, &m);
     } else {
-        send_frame(h, to, sw__msg_frame(&m, floats));
+        send_frame(h, to, sw__msg_frame(&m, NULL));
     }
 }
 
@@ -60,8 +61,8 @@ void sw__shard_refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_
 {
     h->r->refused++;
     sw_log(SW_LOG_DEBUG, "shard %u refused a message: %s", h->index, why);
-    sw__shard_send(h, to, SW_MSG_ERROR, m ? m->worker : SW_NO_WORKER, flags, m ? m->version : 0, why,
-             strlen(why), NULL);
+    sw__shard_send(h, to, SW_MSG_ERROR, m ? m->worker : SW_NO_WORKER, flags, m ? m->version : 0,
+                   why, strlen(why));
 }
 
 void sw__shard_refuse(shard *h, const from *to, const sw_msg *m, const char *why)
@@ -69,13 +70,29 @@ void sw__shard_refuse(shard *h, const from *to, const sw_msg *m, const char *why
     sw__shard_refuse_flagged(h, to, m, 0, why);
 }
 
+/* n floats as a SLICE, opened with the version of the last restore (its mark: a puller tells
+ * a slice from before a restore from one after it); to the server after its batch. */
+static void send_floats(shard *h, const from *to, uint32_t worker, const float *v, size_t n)
+{
+    uint8_t mark[8];
+    sw_put_u64(mark, h->restored_at);
+    sw_msg m = {.type = SW_MSG_SHARD_SLICE, .worker = worker, .flags = link_flags(h),
+                .version = h->version, .payload = mark, .payload_len = 8 + 4 * n};
+    sw_frame *f = sw_frame_new(sw_msg_size(m.payload_len));
+    if (f)
+        sw_msg_encode_head_floats(&m, 8, v, sw_frame_data(f));
+    if (sw__shard_is_server(h, to))
+        sw__batch_send_alone(&h->to_server, f);
+    else
+        send_frame(h, to, f);
+}
+
 /* The slice, or its values at the k places idx (a sparse step's). */
 static void send_slice(shard *h, const from *to, uint32_t worker, const uint32_t *idx, size_t k)
 {
     h->r->pulls++;
     if (!idx) {
-        sw__shard_send(h, to, SW_MSG_SHARD_SLICE, worker, 0, h->version, NULL, 4 * h->len,
-                       h->theta);
+        send_floats(h, to, worker, h->theta, h->len);
         return;
     }
     float *at = malloc(k ? 4 * k : 1);
@@ -83,7 +100,7 @@ static void send_slice(shard *h, const from *to, uint32_t worker, const uint32_t
         return; /* no memory: the puller asks again */
     for (size_t i = 0; i < k; i++)
         at[i] = h->theta[idx[i]];
-    sw__shard_send(h, to, SW_MSG_SHARD_SLICE, worker, 0, h->version, NULL, 4 * k, at);
+    send_floats(h, to, worker, at, k);
     free(at);
 }
 

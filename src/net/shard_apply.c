@@ -101,7 +101,7 @@ static void kept(shard *h, held *e, const held *k, const sw_msg *m, const sw_sha
     sw_shard_set_put(facts + 24, shards, h->table.n_shards);
     sw__shard_send(h, &(from){h->server, h->server_len}, SW_MSG_SHARD_PUSHED, m->worker,
                    m->flags & SW_FLAG_WANT_MODEL, m->version, facts,
-                   24 + sw_shard_set_bytes(h->table.n_shards), NULL);
+                   24 + sw_shard_set_bytes(h->table.n_shards));
 }
 
 void sw__shard_on_push(shard *h, const from *f, const sw_msg *m)
@@ -229,8 +229,7 @@ static void stepped(shard *h, const from *f, const sw_msg *order, double sum_sq)
         return;
     uint8_t b[8];
     sw_put_f64(b, sum_sq);
-    sw__shard_send(h, f, SW_MSG_SHARD_APPLIED, SW_NO_WORKER, 0, order->version, b, sizeof b,
-                   NULL);
+    sw__shard_send(h, f, SW_MSG_SHARD_APPLIED, SW_NO_WORKER, 0, order->version, b, sizeof b);
 }
 
 /* θ <- one step on the mean of the named gradients, with the engine's arithmetic (apply.c): a

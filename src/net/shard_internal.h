@@ -66,6 +66,9 @@ struct sw_shard {
     uint64_t version;
     uint64_t saved;         /* the newest checkpoint's version, SW_SHARD_NONE before one */
     uint64_t restores;      /* RESTOREs taken */
+    uint64_t restored_at;   /* the version the last RESTORE went on as (0: none), which marks
+                             * every SLICE: a server's restores come at versions that never go
+                             * back */
     uint64_t *tokens;       /* per worker slot: its membership's token, 0 when not a member */
     uint64_t *next_seq;     /* per slot: the least sequence number the member may push next
                              * (a worker numbers its pushes upwards: a replay is refused) */
@@ -89,8 +92,7 @@ typedef struct sw__from {
 /* shard.c: sending, refusing (SW_FLAG_UNKNOWN in flags: not a member, yet), who may say
  * what, the run's configuration, the pulls waiting for a version. */
 void sw__shard_send(struct sw_shard *h, const sw__from *to, sw_msg_type type, uint32_t worker,
-                    uint32_t flags, uint64_t version, const void *payload, size_t len,
-                    const float *floats);
+                    uint32_t flags, uint64_t version, const void *payload, size_t len);
 void sw__shard_refuse(struct sw_shard *h, const sw__from *to, const sw_msg *m, const char *why);
 void sw__shard_refuse_flagged(struct sw_shard *h, const sw__from *to, const sw_msg *m,
                               uint32_t flags, const char *why);

@@ -43,7 +43,7 @@ static void send_state(shard *h, const from *to)
                                h->r->refused,   h->restores, h->awaiting,    h->index};
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
         sw_put_u64(b + 8 * i, fields[i]);
-    sw__shard_send(h, to, SW_MSG_SHARD_STATE, SW_NO_WORKER, 0, h->version, b, sizeof b, NULL);
+    sw__shard_send(h, to, SW_MSG_SHARD_STATE, SW_NO_WORKER, 0, h->version, b, sizeof b);
 }
 
 void sw__shard_on_ping(shard *h, const from *f, const sw_msg *m)
@@ -297,6 +297,7 @@ void sw__shard_on_restore(shard *h, const from *f, const sw_msg *m)
     memcpy(h->server, f->route, f->route_len); /* a restarted server has a new route */
     h->server_len = f->route_len;
     h->version = m->version;
+    h->restored_at = m->version;
     h->restores = sw_get_u64(m->payload + 16);
     h->r->restores++;
     h->awaiting = false;

@@ -62,13 +62,14 @@ static void restore(sw_sock *s, uint64_t run, uint64_t from, uint64_t version, u
     send_raw(s, SW_MSG_SHARD_RESTORE, SW_NO_WORKER, 0, version, pay, sizeof pay);
 }
 
-static void expect_slice(rig *g, sw_sock *s, uint32_t w, uint64_t version, const float *want)
+/* The slice at `version`, close to want; its restore mark. */
+static uint64_t expect_slice(rig *g, sw_sock *s, uint32_t w, uint64_t version, const float *want)
 {
     uint8_t tok[8];
     sw_put_u64(tok, w == 0 ? 100 : 200);
     send_raw(s, SW_MSG_SHARD_PULL, w, 0, version, tok, 8);
     settle(g);
-    expect_slice_values(s, version, want, LEN);
+    return expect_slice_values(s, version, want, LEN);
 }
 
 /* A checkpoint ordered at the shard's version; a restore of it from a later version goes on at
@@ -101,14 +102,15 @@ static void checkpoints_restores_and_a_resume(void **state)
     settle(g);
     assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 12);
     assert_int_equal(restores, 1);
-    expect_slice(g, g->w[0], 0, 12, theta);
+    /* every slice says which restore it is from: a worker never mixes two sides of one */
+    assert_int_equal(expect_slice(g, g->w[0], 0, 12, theta), 12);
     push(g, 0, 100, 5, 12, g0, LEN); /* the lost push's slice: ignored */
     apply(g, SW_FLAG_WANT_NORMS, 13, 0.5f, (uint32_t[]){0}, (uint64_t[]){5}, 1);
     settle(g);
     expect_applied(g->server, 13, NULL); /* its slice counted as zero */
     assert_false(next(g->server, &m, &(sw_frame *){NULL}));
     assert_int_equal(g->r.refused, 2); /* the save of version 6 and the stranger's restore */
-    expect_slice(g, g->w[1], 1, 13, theta); /* a zero step */
+    assert_int_equal(expect_slice(g, g->w[1], 1, 13, theta), 12); /* a zero step */
     send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 13, NULL, 0);
     settle(g);
     assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 13);
@@ -140,6 +142,7 @@ static void checkpoints_restores_and_a_resume(void **state)
     assert_int_equal(awaiting, 0);
     assert_int_equal(expect_one(w0, &m, pay, sizeof pay), SW_MSG_SHARD_SLICE);
     assert_int_equal(m.version, 20);
+    assert_int_equal(sw_get_u64(pay), 20); /* its restore mark */
     assert_int_equal(r.refused, 0);
     sw_sock_close(server);
     sw_sock_close(w0);

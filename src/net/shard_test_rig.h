@@ -154,17 +154,22 @@ static inline void expect_refused(rig *g, sw_sock *s, const char *why)
     assert_int_equal(g->r.refused, before + 1);
 }
 
-/* The next message on s is a SLICE at `version` carrying k floats (k <= 2 LEN) close to want. */
-static inline void expect_slice_values(sw_sock *s, uint64_t version, const float *want, size_t k)
+/* The next message on s is a SLICE at `version` carrying k floats (k <= 2 LEN) close to want;
+ * its restore mark. */
+static inline uint64_t expect_slice_values(sw_sock *s, uint64_t version, const float *want,
+                                           size_t k)
 {
-    sw_msg m;
+    sw_msg m, floats;
     uint8_t pay[64];
     float got[2 * LEN];
+    uint64_t mark;
     assert_int_equal(expect_one(s, &m, pay, sizeof pay), SW_MSG_SHARD_SLICE);
     assert_int_equal(m.version, version);
-    assert_int_equal(sw_msg_get_floats(&m, got, k, NULL), 0);
+    assert_int_equal(sw_msg_get_slice(&m, &mark, &floats, NULL), 0);
+    assert_int_equal(sw_msg_get_floats(&floats, got, k, NULL), 0);
     for (size_t i = 0; i < k; i++)
         assert_true(fabsf(got[i] - want[i]) <= 1e-6f * (1 + fabsf(want[i])));
+    return mark;
 }
 
 /* The APPLIED the server hears after the apply that made `version`: the squared norm of the

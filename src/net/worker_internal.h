@@ -80,8 +80,10 @@ struct sw_worker {
     sw_sock *shard_socks[SW_SHARDS_MAX];
     uint32_t n_shard_socks;
     sw_shard_set awaited; /* the shards whose slices are still due */
+    sw_shard_set asked;   /* the shards the step reads */
     uint64_t pull_min;  /* the version the release named */
     uint64_t slice_min; /* the lowest version among the slices in */
+    uint64_t pull_mark; /* the newest restore mark among the slices in (SHARD_SLICE) */
     uint32_t retries;   /* pulls sent again this step (a shard not told of us yet) */
     size_t part[SW_SHARDS_MAX + 1]; /* a sparse step: shard j's touched indices are
                                      * [part[j], part[j + 1]) of the learner's */

@@ -119,6 +119,7 @@ void sw__worker_shards_pull(worker *k, uint64_t version, double now)
 {
     k->pull_min = version;
     k->slice_min = UINT64_MAX;
+    k->pull_mark = 0;
     k->awaited = sw_shard_set_all(k->cfg.n_shards);
     if (sw_task_is_sparse(k->task)) {
         size_t n;
@@ -130,6 +131,7 @@ void sw__worker_shards_pull(worker *k, uint64_t version, double now)
         }
     }
     k->retries = 0;
+    k->asked = k->awaited;
     for (uint32_t j = 0; j < k->cfg.n_shards; j++)
         if (sw_shard_set_has(&k->awaited, j))
             pull_one(k, j);
@@ -152,16 +154,39 @@ void sw__worker_shards_repull_due(worker *k, double now)
     k->pulled_at = now;
 }
 
+/* A slice from after a restore came: the slices in so far are from before it, and go back to
+ * the state they were restored from; they are asked again, so that no step reads both. */
+static void restored_meanwhile(worker *k, uint64_t mark)
+{
+    k->pull_mark = mark;
+    k->slice_min = UINT64_MAX;
+    for (uint32_t j = 0; j < k->cfg.n_shards; j++)
+        if (sw_shard_set_has(&k->asked, j) && !sw_shard_set_has(&k->awaited, j)) {
+            sw_shard_set_add(&k->awaited, j);
+            pull_one(k, j);
+        }
+}
+
 static void sliced(worker *k, uint32_t j, const sw_msg *m, double now)
 {
     if (!sw_shard_set_has(&k->awaited, j) || m->version < k->pull_min)
         return; /* an answer to a pull sent again */
     char err[SW_ERR_LEN];
+    uint64_t mark;
+    sw_msg floats;
+    if (sw_msg_get_slice(m, &mark, &floats, err)) {
+        sw__worker_fail(k, SW_EFORMAT, "shard %u sent a bad slice: %s", j, err);
+        return;
+    }
+    if (mark < k->pull_mark)
+        return; /* from before a restore another slice is from after: asked again, REPULL_S on */
+    if (mark > k->pull_mark)
+        restored_meanwhile(k, mark);
     const sw_chunk_table *t = &k->cfg.table;
     bool sparse = sw_task_is_sparse(k->task);
     float *into = sparse ? k->pulled + k->part[j] : k->params + sw_chunk_slice_at(t, j);
     size_t n = sparse ? k->part[j + 1] - k->part[j] : sw_chunk_slice_len(t, j);
-    if (sw_msg_get_floats(m, into, n, err)) {
+    if (sw_msg_get_floats(&floats, into, n, err)) {
         sw__worker_fail(k, SW_EFORMAT, "shard %u sent a bad slice: %s%s", j, err,
                         sw__worker_divergence_hint(err));
         return;

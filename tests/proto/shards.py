@@ -4,9 +4,9 @@ from wire import *  # noqa: F401,F403 (the protocol's names, as client.py uses t
 
 # ================================================================ check 5: shards
 # protocol.md "Shards": WELCOME adds shards=, chunk=, first=; shard j holds chunks [Fj, Fj+1);
-# a RELEASE with MODEL carries no payload; SHARD_PULL (token) -> SHARD_SLICE at that version or
-# later; SHARD_PUSH (token, sequence number, floats) to every shard, nothing to the server,
-# which answers WAIT or RELEASE; the shards' refusals (wrong token -> UNKNOWN, wrong length,
+# a RELEASE with MODEL carries no payload; SHARD_PULL (token) -> SHARD_SLICE (restore mark,
+# floats) at that version or later; SHARD_PUSH (token, sequence number, floats) to every
+# shard, nothing to the server, which answers WAIT or RELEASE; the shards' refusals (wrong token -> UNKNOWN, wrong length,
 # non-finite, version not reached, repeated sequence number, orders from anyone but the server).
 
 
@@ -47,7 +47,12 @@ class ShardWorker:
             m = self.pull_one(conn)
             need(m.type == SHARD_SLICE, "SHARD_PULL answered %r" % m)
             need(m.ver >= w.version, "SHARD_SLICE at %d older than asked %d" % (m.ver, w.version))
-            out += floats(m.payload, hi - lo)
+            # the slice opens with its restore mark (u64: the version of the shard's last
+            # RESTORE, 0 when none), then the floats
+            need(len(m.payload) >= 8, "SHARD_SLICE without its restore mark")
+            need(struct.unpack("<Q", m.payload[:8])[0] == 0,
+                 "a restore mark in a run without restores")
+            out += floats(m.payload[8:], hi - lo)
         return out
 
     def push_payload(self, seq, vals, token=None):
