@@ -47,7 +47,7 @@ void sw__batch_send_alone(sw__batch *b, sw_frame *f)
 void sw__batch_post(sw__batch *b, const sw_msg *m)
 {
     size_t size = sw_msg_size(m->payload_len);
-    if (size > SW_BATCH_BYTES / 4) {
+    if (size > SW_BATCH_BYTES / 4 || !sw__batch_may_carry(m->type)) {
         sw__batch_send_alone(b, sw__msg_frame(m, NULL));
         return;
     }
@@ -59,32 +59,69 @@ void sw__batch_post(sw__batch *b, const sw_msg *m)
     b->n++;
 }
 
-int sw__batch_next(const sw_msg *batch, size_t *at, uint64_t limit, sw_msg *out, char *err)
+bool sw__batch_may_carry(sw_msg_type type)
 {
-    const uint8_t *p = batch->payload;
-    size_t left = batch->payload_len - *at;
-    if (batch->payload_len == 0)
-        return sw_fail(err, SW_EFORMAT, "an empty batch");
-    if (left == 0)
-        return 0;
+    switch (type) {
+    case SW_MSG_SHARD_PUSHED: case SW_MSG_SHARD_APPLIED: case SW_MSG_SHARD_STATE:
+    case SW_MSG_ERROR: case SW_MSG_SHARD_APPLY: case SW_MSG_SHARD_PING: case SW_MSG_SHARD_SAVE:
+    case SW_MSG_SHARD_RESTORE: case SW_MSG_SHARD_PULL: case SW_MSG_SHARD_MEMBER:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The message at `at` in p (len bytes from it on), decoded; its size with padding in *used. */
+static int read_one(const uint8_t *p, size_t left, uint64_t limit, sw_msg *out, size_t *used,
+                    char *err)
+{
     if (left < SW_PROTO_HEADER)
         return sw_fail(err, SW_EFORMAT, "a batch ends in the middle of a message's header");
-    uint64_t len = sw_get_u64(p + *at + 24);
+    uint64_t len = sw_get_u64(p + 24);
     if (len > left - SW_PROTO_HEADER)
         return sw_fail(err, SW_EFORMAT, "a batch's message of %llu bytes runs past its end",
                        (unsigned long long)len);
     size_t size = sw_msg_size((size_t)len);
-    int rc = sw_msg_decode(p + *at, size, limit, out, err);
+    int rc = sw_msg_decode(p, size, limit, out, err);
     if (rc)
         return rc;
-    if (out->type == SW_MSG_BATCH)
-        return sw_fail(err, SW_EFORMAT, "a batch inside a batch");
-    size_t pad = PAD(size) - size;
-    if (pad > left - size)
-        pad = left - size; /* the last message need not be padded to the end */
-    for (size_t i = 0; i < pad; i++)
-        if (p[*at + size + i])
+    size_t pad = PAD(size) - size < left - size ? PAD(size) - size : left - size;
+    for (size_t i = 0; i < pad; i++) /* the last message need not be padded to the end */
+        if (p[size + i])
             return sw_fail(err, SW_EFORMAT, "a batch's padding is not zero");
-    *at += size + pad;
-    return 1;
+    *used = size + pad;
+    return 0;
+}
+
+int sw__batch_check(const sw_msg *batch, uint64_t limit, bool no_worker, char *err)
+{
+    if (batch->payload_len == 0 || batch->payload_len > SW_BATCH_BYTES)
+        return sw_fail(err, SW_EFORMAT, "a batch of %zu bytes (1 to %d)", batch->payload_len,
+                       SW_BATCH_BYTES);
+    if (batch->worker != SW_NO_WORKER || batch->version != 0)
+        return sw_fail(err, SW_EFORMAT, "a batch's header names a worker or a version");
+    for (size_t at = 0, used = 0; at < batch->payload_len; at += used) {
+        sw_msg m;
+        int rc = read_one(batch->payload + at, batch->payload_len - at, limit, &m, &used, err);
+        if (rc)
+            return rc;
+        if (!sw__batch_may_carry(m.type))
+            return sw_fail(err, SW_EFORMAT, "a batch cannot carry a %s message",
+                           sw_msg_type_name(m.type));
+        if ((m.flags ^ batch->flags) & SW_FLAG_UNCHECKED)
+            return sw_fail(err, SW_EFORMAT, "a batch's message is not checksummed as the batch is");
+        if (no_worker && m.worker != SW_NO_WORKER)
+            return sw_fail(err, SW_EFORMAT, "a batch of orders names a worker");
+    }
+    return 0;
+}
+
+bool sw__batch_next(const sw_msg *batch, size_t *at, sw_msg *out)
+{
+    size_t used = 0;
+    if (*at >= batch->payload_len ||
+        read_one(batch->payload + *at, batch->payload_len - *at, UINT64_MAX, out, &used, NULL))
+        return false;
+    *at += used;
+    return true;
 }

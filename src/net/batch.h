@@ -21,7 +21,8 @@
 #include "syncwise/proto.h"
 #include "syncwise/transport.h"
 
-/* A batch's payload holds at most this many bytes; a message over a quarter of it goes alone. */
+/* A batch's payload holds at most this many bytes; a message over a quarter of it goes alone, as
+ * does one of a type a batch does not carry (sw__batch_may_carry). */
 #define SW_BATCH_BYTES 8192
 
 /* Sends a frame (the callee's reference, NULL when memory ran out: the callee decides what a
@@ -52,9 +53,19 @@ void sw__batch_send_alone(sw__batch *b, sw_frame *f);
 /* Sends what b holds: nothing, the lone message as itself, or a BATCH of them. */
 void sw__batch_flush(sw__batch *b);
 
-/* Reads the next message of a decoded BATCH's payload at *at (moved past it and its padding),
- * checked as sw_msg_decode checks a frame with max_payload `limit`: 1 and the message in *out,
- * 0 at the end, or a negative sw_err with why in err (a malformed, empty or nested batch). */
-int sw__batch_next(const sw_msg *batch, size_t *at, uint64_t limit, sw_msg *out, char *err);
+/* Whether a message of this type may travel in a batch: the small messages between a server and
+ * its shards (reports, and orders that name no worker); never floats, never a batch. */
+bool sw__batch_may_carry(sw_msg_type type);
+
+/* Checks a decoded BATCH whole before any of it is handled, so that a malformed batch is refused
+ * whole, none of it carried out: its header (worker SW_NO_WORKER, version 0, at most
+ * SW_BATCH_BYTES), and every message in it as sw_msg_decode checks a frame with max_payload
+ * `limit`, of a type it may carry, checksummed as the batch is, naming no worker when
+ * `no_worker`. 0, or a negative sw_err with why in err. */
+int sw__batch_check(const sw_msg *batch, uint64_t limit, bool no_worker, char *err);
+
+/* Reads the next message of a BATCH that sw__batch_check accepted, at *at (moved past it and its
+ * padding): true with it in *out, false at the end. */
+bool sw__batch_next(const sw_msg *batch, size_t *at, sw_msg *out);
 
 #endif

@@ -79,14 +79,15 @@ static void messages_come_out_in_order_and_unchanged(void **state)
     sw_msg batch = decoded(out.frames[0]);
     assert_int_equal(batch.type, SW_MSG_BATCH);
     assert_int_equal(batch.flags, SW_FLAG_UNCHECKED);
+    assert_int_equal(sw__batch_check(&batch, 1 << 20, false, NULL), 0);
     size_t at = 0;
     sw_msg m;
     for (uint32_t k = 0; k < 9; k++) {
-        assert_int_equal(sw__batch_next(&batch, &at, 1 << 20, &m, NULL), 1);
+        assert_true(sw__batch_next(&batch, &at, &m));
         expect_numbered(&m, k, 5 * k);
         assert_int_equal((uintptr_t)(m.payload - batch.payload) % 8, 0); /* stays aligned */
     }
-    assert_int_equal(sw__batch_next(&batch, &at, 1 << 20, &m, NULL), 0);
+    assert_false(sw__batch_next(&batch, &at, &m));
     release(&out);
     sw__batch_flush(&b); /* empty: sends nothing */
     assert_int_equal(out.n, 0);
@@ -141,7 +142,7 @@ static void a_full_batch_goes_before_the_next(void **state)
 {
     (void)state;
     sent out = {0};
-    sw__batch b = {.send = keep, .ctx = &out};
+    sw__batch b = {.send = keep, .ctx = &out, .flags = SW_FLAG_UNCHECKED};
     char text[64];
     uint32_t posted = 0;
     while (out.n == 0) {
@@ -157,88 +158,95 @@ static void a_full_batch_goes_before_the_next(void **state)
             expect_numbered(&batch, k++, 60);
             continue;
         }
-        size_t at = 0;
-        while (sw__batch_next(&batch, &at, 1 << 20, &m, NULL) == 1)
+        assert_int_equal(sw__batch_check(&batch, 1 << 20, false, NULL), 0);
+        for (size_t at = 0; sw__batch_next(&batch, &at, &m);)
             expect_numbered(&m, k++, 60);
     }
     assert_int_equal(k, posted);
     release(&out);
 }
 
-/* A BATCH frame around `payload`, decoded. */
-static sw_msg batch_of(uint8_t *frame, const uint8_t *payload, size_t len)
+/* A BATCH frame around `payload` (with `flags`), decoded. */
+static sw_msg batch_of(uint8_t *frame, const uint8_t *payload, size_t len, uint32_t flags)
 {
-    sw_msg b = {.type = SW_MSG_BATCH, .worker = SW_NO_WORKER, .payload = payload,
-                .payload_len = len};
+    sw_msg b = {.type = SW_MSG_BATCH, .worker = SW_NO_WORKER, .flags = flags,
+                .payload = payload, .payload_len = len};
     sw_msg_encode(&b, frame);
     sw_msg m;
     assert_int_equal(sw_msg_decode(frame, sw_msg_size(len), 1 << 20, &m, NULL), 0);
     return m;
 }
 
-static int read_all(const sw_msg *batch, char *why)
+/* The batch of `len` bytes at payload refused, with `what` in the reason (NULL: accepted). */
+static void expect_batch(uint8_t *frame, const uint8_t *payload, size_t len, uint32_t flags,
+                         bool no_worker, const char *what)
 {
-    size_t at = 0;
-    sw_msg m;
-    int rc;
-    while ((rc = sw__batch_next(batch, &at, 64, &m, why)) > 0)
-        ;
-    return rc;
+    char why[SW_ERR_LEN] = "";
+    sw_msg b = batch_of(frame, payload, len, flags);
+    int rc = sw__batch_check(&b, 64, no_worker, why);
+    if (!what) {
+        assert_int_equal(rc, 0);
+        return;
+    }
+    assert_true(rc < 0);
+    if (!strstr(why, what))
+        fail_msg("'%s' lacks '%s'", why, what);
 }
 
-static void malformed_batches_are_refused(void **state)
+static void malformed_batches_are_refused_whole(void **state)
 {
     (void)state;
-    uint8_t inner[96], payload[192], frame[256];
-    char why[SW_ERR_LEN];
-    sw_msg one = {.type = SW_MSG_SHARD_PING, .worker = SW_NO_WORKER,
-                  .payload = (const uint8_t *)"12345678", .payload_len = 8};
-    sw_msg_encode(&one, inner); /* 48 bytes */
-    struct {
-        const char *what;
-        size_t len;
-        void (*damage)(uint8_t *p);
-    } cases[] = {
-        {"an empty batch", 0, NULL},
-        {"in the middle of a message's header", 20, NULL},
-        {"runs past its end", 47, NULL},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        memcpy(payload, inner, 48);
-        sw_msg b = batch_of(frame, payload, cases[i].len);
-        assert_true(read_all(&b, why) < 0);
-        if (!strstr(why, cases[i].what))
-            fail_msg("'%s' lacks '%s'", why, cases[i].what);
-    }
+    static uint8_t payload[SW_BATCH_BYTES + 64], frame[SW_BATCH_BYTES + 128];
+    uint8_t inner[48];
+    sw_msg ping = {.type = SW_MSG_SHARD_PING, .worker = SW_NO_WORKER,
+                   .payload = (const uint8_t *)"12345678", .payload_len = 8};
+    sw_msg_encode(&ping, inner); /* 48 bytes */
+    memcpy(payload, inner, 48);
+    memcpy(payload + 48, inner, 48);
+    expect_batch(frame, payload, 96, 0, true, NULL);
+    expect_batch(frame, payload, 0, 0, true, "a batch of 0 bytes");
+    expect_batch(frame, payload, 68, 0, true, "in the middle of a message's header");
+    expect_batch(frame, payload, 95, 0, true, "runs past its end");
+    expect_batch(frame, payload, SW_BATCH_BYTES + 8, 0, true, "a batch of 8200 bytes");
+    /* A message whose checksum is wrong, after a good one: nothing of the batch is good. */
+    payload[48 + SW_PROTO_HEADER] ^= 1;
+    expect_batch(frame, payload, 96, 0, true, "checksum");
     /* Padding that is not zero: a 5-byte message is followed by 3 bytes of it. */
-    sw_msg five = one;
+    sw_msg five = ping;
     five.payload_len = 5;
-    memset(payload, 0, sizeof payload);
+    memset(payload, 0, 48);
     sw_msg_encode(&five, payload);
-    sw_msg b = batch_of(frame, payload, 48);
-    assert_int_equal(read_all(&b, why), 0);
+    expect_batch(frame, payload, 48, 0, true, NULL);
     payload[46] = 1;
-    b = batch_of(frame, payload, 48);
-    assert_true(read_all(&b, why) < 0);
-    assert_non_null(strstr(why, "padding"));
-    /* A batch inside a batch. */
+    expect_batch(frame, payload, 48, 0, true, "padding");
+    /* What a batch may not hold: a batch, floats, a message checksummed otherwise than the
+     * batch, a worker's name among orders, a message over the receiver's limit. */
     sw_msg nested = {.type = SW_MSG_BATCH, .worker = SW_NO_WORKER, .payload = inner,
                      .payload_len = 48};
     sw_msg_encode(&nested, payload);
-    b = batch_of(frame, payload, 88);
-    assert_true(read_all(&b, why) < 0);
-    assert_non_null(strstr(why, "inside a batch"));
-    /* A message over the receiver's limit, and one whose checksum is wrong. */
+    expect_batch(frame, payload, 88, 0, true, "cannot carry a batch message");
+    sw_msg set = ping;
+    set.type = SW_MSG_SHARD_SET;
+    sw_msg_encode(&set, payload);
+    expect_batch(frame, payload, 48, 0, true, "cannot carry a shard-set message");
+    sw_msg_encode(&ping, payload);
+    expect_batch(frame, payload, 48, SW_FLAG_UNCHECKED, true, "checksummed as the batch is");
+    sw_msg member = {.type = SW_MSG_SHARD_MEMBER, .worker = 3, .version = 5};
+    sw_msg_encode(&member, payload);
+    expect_batch(frame, payload, 40, 0, true, "names a worker");
+    expect_batch(frame, payload, 40, 0, false, NULL); /* a shard's reports name workers */
     uint8_t big[72] = {0};
     sw_msg wide = {.type = SW_MSG_SHARD_PING, .worker = SW_NO_WORKER, .payload = big,
                    .payload_len = sizeof big};
     sw_msg_encode(&wide, payload);
-    b = batch_of(frame, payload, sw_msg_size(72));
-    assert_true(read_all(&b, why) < 0);
-    sw_msg_encode(&one, payload);
-    payload[SW_PROTO_HEADER] ^= 1;
-    b = batch_of(frame, payload, 48);
-    assert_int_equal(read_all(&b, why), SW_ECHECKSUM);
+    expect_batch(frame, payload, sw_msg_size(72), 0, true, "72");
+    /* A header that names a worker or a version. */
+    sw_msg_encode(&ping, payload);
+    sw_msg b = batch_of(frame, payload, 48, 0);
+    b.version = 7;
+    char why[SW_ERR_LEN];
+    assert_true(sw__batch_check(&b, 64, true, why) < 0);
+    assert_non_null(strstr(why, "names a worker or a version"));
 }
 
 int main(void)
@@ -248,7 +256,7 @@ int main(void)
         cmocka_unit_test(a_lone_message_travels_as_itself),
         cmocka_unit_test(frames_of_floats_and_large_messages_go_alone_after_the_batch),
         cmocka_unit_test(a_full_batch_goes_before_the_next),
-        cmocka_unit_test(malformed_batches_are_refused),
+        cmocka_unit_test(malformed_batches_are_refused_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

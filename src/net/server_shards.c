@@ -27,8 +27,9 @@ static void send_frame(server *s, uint32_t j, sw_frame *f)
         f ? sw_msg_type_name((int)(sw_get_u32(sw_frame_data(f) + 4) >> 16)) : "message";
     if (!f || !sw_send(s->shards.socks[j], NULL, 0, f)) {
         char why[SW_ERR_LEN];
-        snprintf(why, sizeof why, "a %s order to shard %u (%s) was lost (no memory, or its queue "
-                 "is full): the shards would part ways", what, j, s->shards.eps[j]);
+        snprintf(why, sizeof why, "a %s order to shard %u (%s) was lost (no memory, its queue "
+                 "full, or its connection broken: a frame over the size limit breaks it): the "
+                 "shards would part ways", what, j, s->shards.eps[j]);
         sw__server_fail(s, SW_EIO, why);
         return;
     }
@@ -476,28 +477,25 @@ static void take_msg(server *s, uint32_t j, const sw_msg *m)
     }
 }
 
-/* A message is checked as the link agreed; a batch's, each as if it had come alone. */
+/* A message is checked as the link agreed (a batch's messages, as the batch is). */
 static bool link_ok(const server *s, const sw_msg *m)
 {
     return !(m->flags & SW_FLAG_UNCHECKED) || s->unchecked;
 }
 
+/* A shard's batch, checked whole, then its messages one by one as if each had come alone. */
 static void take_batch(server *s, uint32_t j, const sw_msg *batch, uint64_t limit)
 {
-    sw_msg m;
     char why[SW_ERR_LEN];
-    size_t at = 0;
-    int rc = 0;
-    while (!s->finished && (rc = sw__batch_next(batch, &at, limit, &m, why)) > 0) {
+    if (sw__batch_check(batch, limit, false, why)) {
+        sw__shards_failed(s, j, "sent a malformed batch: ", (int)strlen(why), why);
+        return;
+    }
+    sw_msg m;
+    for (size_t at = 0; !s->finished && sw__batch_next(batch, &at, &m);) {
         s->r->shard_messages++;
-        if (!link_ok(s, &m)) {
-            sw__shards_failed(s, j, "sent a message the server cannot read", 0, "");
-            return;
-        }
         take_msg(s, j, &m);
     }
-    if (rc < 0)
-        sw__shards_failed(s, j, "sent a malformed batch: ", (int)strlen(why), why);
 }
 
 void sw__shards_take(server *s, uint32_t j, const sw_delivery *d)

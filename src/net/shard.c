@@ -323,28 +323,21 @@ static uint64_t payload_limit(const shard *h)
     return h->configured ? (push > apply ? push : apply) + SW_BATCH_BYTES : SW_BATCH_BYTES;
 }
 
-/* A batch of the server's: its messages taken one by one, in order, as if each had come alone:
- * each handler judges who may send it (a restarted server's RESTORE comes from a route the
- * shard does not know yet), and a resumed shard drops the orders before its RESTORE. Only
- * orders of no worker travel in one, checked as the batch was. */
+/* A batch of the server's orders, checked whole (a malformed one is refused, none of it
+ * carried out), then taken one by one, in order, as if each had come alone: each handler judges
+ * who may send it (a restarted server's RESTORE comes from a route the shard does not know
+ * yet), and a resumed shard drops the orders before its RESTORE. */
 static void on_batch(shard *h, const from *f, const sw_msg *m)
 {
-    sw_msg sub;
     char why[SW_ERR_LEN];
-    size_t at = 0;
-    int rc = 0;
-    while (!h->r->done && (rc = sw__batch_next(m, &at, payload_limit(h), &sub, why)) > 0) {
-        if (!handlers[sub.type] || sub.worker != SW_NO_WORKER ||
-            (sub.flags & SW_FLAG_UNCHECKED) != (m->flags & SW_FLAG_UNCHECKED)) {
-            sw__shard_refuse(h, f, &sub, "a batch holds the server's orders of no worker only, "
-                                         "checked as the batch is");
-            return;
-        }
+    if (sw__batch_check(m, payload_limit(h), true, why)) {
+        sw__shard_refuse(h, f, m, why);
+        return;
+    }
+    sw_msg sub;
+    for (size_t at = 0; !h->r->done && sw__batch_next(m, &at, &sub);)
         if (!(h->awaiting && sw__shard_awaits(h, NULL, &sub)))
             handlers[sub.type](h, f, &sub);
-    }
-    if (rc < 0)
-        sw__shard_refuse(h, f, m, why);
 }
 
 void sw__shard_take(shard *h, const sw_delivery *d)

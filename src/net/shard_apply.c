@@ -63,6 +63,15 @@ static bool entry_touches(const shard *h, const uint8_t *entries, uint32_t k)
     return sw_shard_set_wire_has(entry_at(h, entries, k) + 20, h->index);
 }
 
+bool sw__shard_entries_ok(const shard *h, const uint8_t *entries, uint32_t n)
+{
+    sw_shard_set to;
+    for (uint32_t k = 0; k < n; k++)
+        if (!sw_shard_set_get(entry_at(h, entries, k) + 20, h->table.n_shards, &to))
+            return false;
+    return true;
+}
+
 /* A push's head (token, sequence number; a sparse one's shards) checked: a member's, not
  * counted already, new, not of a version to come; where to keep it, or NULL (refused). */
 static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
@@ -247,6 +256,10 @@ void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
     if (m->payload_len != 8 + sw_shard_entry_bytes(h->table.n_shards) * (uint64_t)n ||
         (!dropped && (n == 0 || !isfinite(lr) || m->version != h->version + 1))) {
         sw__shard_refuse(h, f, m, "a malformed apply, or not the next version");
+        return;
+    }
+    if (!sw__shard_entries_ok(h, entries, n)) {
+        sw__shard_refuse(h, f, m, "an apply naming shards that are not the run's");
         return;
     }
     held *lone = !dropped && n == 1 && entry_touches(h, entries, 0) ? find_entry(h, entries, 0)

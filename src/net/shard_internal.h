@@ -105,12 +105,14 @@ int sw__shard_configure(struct sw_shard *h, const char *text, char *err);
 void sw__shard_answer_waiting(struct sw_shard *h);
 void sw__shard_take(struct sw_shard *h, const sw_delivery *d);
 
-/* shard_apply.c: the handlers of PUSH, PUSH_SPARSE and APPLY; a kept gradient let go; whether
- * k ascending global indices below the slice's end start in it. */
+/* shard_apply.c: the handlers of PUSH, PUSH_SPARSE and APPLY; a kept gradient let go; entries
+ * checked; whether k ascending global indices below the slice's end start in it. */
 void sw__shard_on_push(struct sw_shard *h, const sw__from *f, const sw_msg *m);
 void sw__shard_on_push_sparse(struct sw_shard *h, const sw__from *f, const sw_msg *m);
 void sw__shard_on_apply(struct sw_shard *h, const sw__from *f, const sw_msg *m);
 void sw__shard_let_go(sw__held *e);
+/* Whether n APPLY or RESTORE entries name only the run's shards. */
+bool sw__shard_entries_ok(const struct sw_shard *h, const uint8_t *entries, uint32_t n);
 bool sw__shard_in_slice(const struct sw_shard *h, const uint32_t *idx, size_t k);
 
 /* shard_recover.c: the handlers of PING, SAVE and RESTORE; a resume at start; what a resumed

@@ -250,7 +250,7 @@ static bool take_restore(shard *h, const sw_msg *m)
         return false;
     uint32_t n = sw_get_u32(p + at);
     size_t entry = sw_shard_entry_bytes(h->table.n_shards);
-    if (m->payload_len != at + 4 + (uint64_t)entry * n)
+    if (m->payload_len != at + 4 + (uint64_t)entry * n || !sw__shard_entries_ok(h, p + at + 4, n))
         return false;
     uint8_t *lost = n ? malloc(entry * n) : NULL;
     if (n && !lost)

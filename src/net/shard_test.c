@@ -299,9 +299,18 @@ static void hostile_batches_are_refused_and_counted(void **state)
     sw__batch_post(&b, &member);
     sw__batch_post(&b, &member);
     sw__batch_flush(&b);
-    expect_refused(g, g->server, "of no worker");
+    expect_refused(g, g->server, "names a worker");
     send_raw(g->server, SW_MSG_BATCH, SW_NO_WORKER, 0, 0, NULL, 0);
-    expect_refused(g, g->server, "an empty batch");
+    expect_refused(g, g->server, "a batch of 0 bytes");
+    /* A good APPLY, then padding that is not zero: refused whole, the APPLY not carried out. */
+    uint8_t order[8 + ENTRY], bad[128] = {0};
+    size_t len = apply_payload(order, 0.1f, (uint32_t[]){0}, (uint64_t[]){1}, NULL, 1);
+    sw_msg_encode(&(sw_msg){.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER, .version = 8,
+                            .payload = order, .payload_len = len},
+                  bad);
+    bad[sw_msg_size(len)] = 1;
+    send_raw(g->server, SW_MSG_BATCH, SW_NO_WORKER, 0, 0, bad, 80);
+    expect_refused(g, g->server, "padding");
     send_raw(g->server, SW_MSG_BATCH, SW_NO_WORKER, 0, 0, "0123456789abcdef", 16);
     expect_refused(g, g->server, "header");
     assert_int_equal(g->r.applies, 0);
@@ -332,6 +341,8 @@ static void hostile_messages_are_refused_and_counted(void **state)
     expect_refused(g, g->stranger, "only the server");
     apply(g, 0, 9, 0.1f, NULL, NULL, 0); /* from the server, but skipping a version */
     expect_refused(g, g->server, "next version");
+    apply_to(g, 0, 8, 0.1f, (uint32_t[]){0}, (uint64_t[]){1}, (uint64_t[]){1u << 5}, 1);
+    expect_refused(g, g->server, "shards that are not the run's"); /* shard 5 of 2 */
     send_raw(g->w[1], SW_MSG_SHARD_APPLY, 1, 0, 8, "abcdefgh", 8);
     expect_refused(g, g->w[1], "only the server");
     send_raw(g->w[1], SW_MSG_PUSH, 1, 0, 7, NULL, 0); /* a server's message type */

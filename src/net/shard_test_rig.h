@@ -106,9 +106,7 @@ static inline void settle(rig *g)
 static inline bool next(sw_sock *s, sw_msg *m, sw_frame **f)
 {
     if (rig_batch.frame && rig_batch.sock == s) {
-        int rc = sw__batch_next(&rig_batch.batch, &rig_batch.at, 1 << 20, m, NULL);
-        assert_true(rc >= 0);
-        if (rc > 0) {
+        if (sw__batch_next(&rig_batch.batch, &rig_batch.at, m)) {
             *f = sw_frame_ref(rig_batch.frame);
             return true;
         }
@@ -123,6 +121,7 @@ static inline bool next(sw_sock *s, sw_msg *m, sw_frame **f)
                      0);
     if (m->type != SW_MSG_BATCH)
         return true;
+    assert_int_equal(sw__batch_check(m, 1 << 20, false, NULL), 0);
     rig_batch.sock = s;
     rig_batch.frame = d.frame;
     rig_batch.batch = *m;
