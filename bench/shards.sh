@@ -71,7 +71,7 @@ run() { # shards, workers -> "pushes_per_s server_cpu_s pushes shard_cpu_s frame
   # "... N pushes, ... trained T s after ..."
   local pushes trained cpu frames
   pushes=$(sed -n 's/.* \([0-9]*\) pushes,.*/\1/p' "$tmp/out")
-  frames=$(sed -n 's/^shards: \([0-9]*\) frames in.*/\1/p' "$tmp/out")
+  frames=$(sed -n 's/^shards: \([0-9]*\) frames from the shards.*/\1/p' "$tmp/out")
   trained=$(sed -n 's/.*trained \([0-9.]*\) s after.*/\1/p' "$tmp/out")
   [ -n "$trained" ] || trained=1 # never started: the idle run
   cpu=$(awk '{print $1 + $2}' "$tmp/time")

@@ -219,7 +219,7 @@ int sw_cli_server(int argc, char **argv)
            (double)r.bytes_in / 1e6, (double)r.bytes_out / 1e6,
            r.pushes ? (double)(r.bytes_in + r.bytes_out) / (double)r.pushes : 0.0);
     if (r.shard_frames)
-        printf("shards: %llu frames in carried %llu messages (%.2f a frame)\n",
+        printf("shards: %llu frames from the shards carried %llu messages (%.2f a frame)\n",
                (unsigned long long)r.shard_frames, (unsigned long long)r.shard_messages,
                (double)r.shard_messages / (double)r.shard_frames);
     return rc ? sw_cli_error("server", "%s", err) : 0;

@@ -98,6 +98,7 @@ typedef struct sw__shards {
     uint64_t restore_no;      /* the last one's number (a restarted server's first is random) */
     sw_shard_set restoring;   /* the shards that have not yet taken the last RESTORE */
     uint64_t lost_applies;    /* applies the restores undid */
+    uint64_t restored_at;     /* the version the last restore went on as (0: none) */
     /* The orders of no worker a turn sends every shard, sent as one frame at its end
      * (batch.h); a message to one shard, or of a worker, goes after what is gathered. */
     sw__batch to_all;

@@ -29,13 +29,14 @@ void sw__shards_keep_alive(server *s)
     double now = sw__server_now(s);
     for (uint32_t j = 0; j < h->n; j++)
         if (now - h->seen[j].heard > wait_limit(s)) {
-            char why[160];
             const char *hint = !h->seen[j].answered ? "is a shard running there?"
-                               : s->p->checkpoint ? "killed? one started again with --resume "
-                                                    "rejoins the run"
+                               : s->p->checkpoint ? "killed? the run ends; to go on from the "
+                                                    "last checkpoint, start every shard and the "
+                                                    "server again with --resume"
                                                   : "killed? (a run without --checkpoint cannot "
                                                     "take a shard back)";
-            snprintf(why, sizeof why, "%.0f s: %s (--shard-wait)", now - h->seen[j].heard, hint);
+            char why[240];
+            snprintf(why, sizeof why, "%.0f s (--shard-wait): %s", now - h->seen[j].heard, hint);
             sw__shards_failed(s, j, "has been silent for ", (int)strlen(why), why);
             return;
         }
@@ -189,9 +190,10 @@ static void restore(server *s, uint32_t j, uint64_t from)
     sw__shards *h = &s->shards;
     bool pending = h->saving != SW_SHARD_NONE && h->saving == from;
     if (from == SW_SHARD_NONE || (from != h->saved && !pending)) {
-        char why[160];
-        snprintf(why, sizeof why, "%llu, where the shards' common one is %lld: start the run "
-                 "again", (unsigned long long)from,
+        char why[240];
+        snprintf(why, sizeof why, "%llu, where the shards' common one is %lld (an old file?): "
+                 "the run ends; to go on from the common one, start every shard, each with its "
+                 "own file, and the server again with --resume", (unsigned long long)from,
                  h->saved == SW_SHARD_NONE ? -1LL : (long long)h->saved);
         sw__shards_failed(s, j, "resumed from its checkpoint of version ", (int)strlen(why), why);
         return;
@@ -203,7 +205,10 @@ static void restore(server *s, uint32_t j, uint64_t from)
     h->restoring = sw_shard_set_all(h->n);
     h->gathering = h->have_theta = false; /* what was or is being gathered predates it */
     uint64_t V = sw_engine_version(s->engine);
-    h->lost_applies += V - from;
+    /* a second restore to the same checkpoint undoes only the applies since the first */
+    uint64_t lost = V - (h->restored_at > from ? h->restored_at : from);
+    h->lost_applies += lost;
+    h->restored_at = V;
     size_t len;
     uint8_t *pay = restore_payload(s, from, &len);
     if (!pay) {
@@ -216,8 +221,7 @@ static void restore(server *s, uint32_t j, uint64_t from)
     free(pay);
     sw_log(SW_LOG_WARN, "shard %u (%s) came back from its checkpoint of version %llu: every shard "
            "goes back to it and the run goes on as version %llu (%llu applies lost)", j,
-           h->eps[j], (unsigned long long)from, (unsigned long long)V,
-           (unsigned long long)(V - from));
+           h->eps[j], (unsigned long long)from, (unsigned long long)V, (unsigned long long)lost);
     sw__shards_stop_waiting_for_norms(s);
     count_open(s);
 }

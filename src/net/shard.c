@@ -320,7 +320,9 @@ static uint64_t payload_limit(const shard *h)
 {
     uint64_t push = 16 + sw_shard_set_bytes(h->table.n_shards) + 8 * (uint64_t)h->len;
     uint64_t apply = 8 + sw_shard_entry_bytes(h->table.n_shards) * (uint64_t)h->slots;
-    return h->configured ? (push > apply ? push : apply) + SW_BATCH_BYTES : SW_BATCH_BYTES;
+    /* a shard without its run yet reads what comes (it is in memory already) so that it can
+     * tell a worker UNKNOWN, which the worker asks again after, rather than refuse its size */
+    return h->configured ? (push > apply ? push : apply) + SW_BATCH_BYTES : SW_PROTO_MAX_PAYLOAD;
 }
 
 /* A batch of the server's orders, checked whole (a malformed one is refused, none of it

@@ -46,6 +46,19 @@ static void send_state(shard *h, const from *to)
     sw__shard_send(h, to, SW_MSG_SHARD_STATE, SW_NO_WORKER, 0, h->version, b, sizeof b);
 }
 
+/* A ping of the run's: a resumed shard learns the server's route from it (only the run's
+ * server and its shards' files know the run's id), so that the server's word that the run is
+ * over reaches it even when the run ends before its RESTORE (the server found its file
+ * wrong). */
+static void pinged(shard *h, const from *f)
+{
+    if (h->awaiting && !sw__shard_is_server(h, f)) {
+        memcpy(h->server, f->route, f->route_len);
+        h->server_len = f->route_len;
+    }
+    send_state(h, f);
+}
+
 void sw__shard_on_ping(shard *h, const from *f, const sw_msg *m)
 {
     if (!h->configured)
@@ -54,7 +67,7 @@ void sw__shard_on_ping(shard *h, const from *f, const sw_msg *m)
     else if (m->payload_len != 8 || sw_get_u64(m->payload) != h->run)
         sw__shard_refuse(h, f, m, "a ping from another run");
     else
-        send_state(h, f);
+        pinged(h, f);
 }
 
 /* ---- Files: FILE holds the newest checkpoint, FILE.prev the one before ------------------- */
@@ -209,6 +222,8 @@ bool sw__shard_awaits(shard *h, const sw_delivery *d, const sw_msg *m)
     if (m->type == SW_MSG_SHARD_PING || m->type == SW_MSG_SHARD_RESTORE ||
         m->type == SW_MSG_BATCH) /* a batch's orders are judged one by one (shard.c) */
         return false;
+    if (m->type == SW_MSG_SHARD_MEMBER && m->worker == SW_NO_WORKER && (m->flags & SW_FLAG_DONE))
+        return false; /* the run is over, restored or not */
     if (m->worker == SW_NO_WORKER)
         return true; /* an order sent before the server knew: the RESTORE makes it moot */
     size_t cap = 4 * (size_t)h->slots + 64; /* a member has a pull and a push in flight */

@@ -183,6 +183,17 @@ static void a_resume_falls_back_to_the_previous_checkpoint(void **state)
     settle(g);
     assert_int_equal(expect_state(server, &saved, &restores, &awaiting), 7);
     assert_int_equal(awaiting, 1);
+    /* The run ends before the RESTORE (its server found something wrong): the server that
+     * pinged with the run's id says so, and the shard ends; a stranger's word does not count. */
+    sw_sock *stranger;
+    assert_int_equal(sw_dial(g->net, &stranger, &(sw_dial_params){.endpoint = "shard1"}, NULL), 0);
+    send_raw(stranger, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE, 0, NULL, 0);
+    settle(g);
+    assert_false(r.done);
+    send_raw(server, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE, 0, NULL, 0);
+    settle(g);
+    assert_true(r.done);
+    sw_sock_close(stranger);
     sw_sock_close(server);
     sw_shard_end(again);
     p.checkpoint = "/nonexistent/slice.ckpt";

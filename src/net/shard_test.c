@@ -105,6 +105,16 @@ static void a_worker_ahead_of_the_run_is_told_to_ask_again(void **state)
     rig *g = *state;
     uint8_t tok[8];
     sw_put_u64(tok, 100);
+    /* a large model's push to a shard that has no run yet (one started again without
+     * --resume): not refused for its size, which a worker would take for fatal */
+    static uint8_t big[16 + 4 * 4096];
+    sw_put_u64(big, 100);
+    send_raw(g->w[0], SW_MSG_SHARD_PUSH, 0, 0, 8, big, sizeof big);
+    settle(g);
+    sw_msg first;
+    uint8_t text[256];
+    assert_int_equal(expect_one(g->w[0], &first, text, sizeof text), SW_MSG_ERROR);
+    assert_true(first.flags & SW_FLAG_UNKNOWN);
     send_raw(g->w[0], SW_MSG_SHARD_PULL, 0, SW_FLAG_UNCHECKED, 8, tok, 8);
     send_raw(g->w[1], SW_MSG_SHARD_PULL, 1, 0, 8, tok, 8);
     const char *init = "run=9\nshard=1\nshards=2\nparams=10\nslots=2\nchunk=5\nfirst=0,1\n";
