@@ -71,7 +71,7 @@ bool sw__batch_may_carry(sw_msg_type type)
     }
 }
 
-/* The message at `at` in p (len bytes from it on), decoded; its size with padding in *used. */
+/* The message that opens p (left bytes), decoded; its size with its padding in *used. */
 static int read_one(const uint8_t *p, size_t left, uint64_t limit, sw_msg *out, size_t *used,
                     char *err)
 {

@@ -8,8 +8,8 @@
  * longer grow with the pushes handled in it (docs/results/shards.md).
  *
  * Order is kept: a message too large to be batched, or a frame of floats, is sent alone after
- * the batch gathered so far, and a batch of one message is sent as that message, so a sender that handles
- * one message a turn sends exactly what it sent without batches.
+ * the batch gathered so far, and a batch of one message is sent as that message, so a sender
+ * that handles one message a turn sends exactly what it sent without batches.
  */
 #ifndef SW_NET_BATCH_H
 #define SW_NET_BATCH_H

@@ -6,8 +6,9 @@ from wire import *  # noqa: F401,F403 (the protocol's names, as client.py uses t
 # protocol.md "Shards": WELCOME adds shards=, chunk=, first=; shard j holds chunks [Fj, Fj+1);
 # a RELEASE with MODEL carries no payload; SHARD_PULL (token) -> SHARD_SLICE (restore mark,
 # floats) at that version or later; SHARD_PUSH (token, sequence number, floats) to every
-# shard, nothing to the server, which answers WAIT or RELEASE; the shards' refusals (wrong token -> UNKNOWN, wrong length,
-# non-finite, version not reached, repeated sequence number, orders from anyone but the server).
+# shard, nothing to the server, which answers WAIT or RELEASE; the shards' refusals (wrong
+# token -> UNKNOWN, wrong length, non-finite, version not reached, repeated sequence number,
+# orders from anyone but the server).
 
 
 class ShardWorker:
