@@ -22,9 +22,10 @@
 static void send_frame(server *s, uint32_t j, sw_frame *f)
 {
     size_t size = f ? sw_frame_size(f) : 0;
-    /* the header's type: bytes 6-7, after the u16 protocol version */
-    const char *what =
-        f ? sw_msg_type_name((int)(sw_get_u32(sw_frame_data(f) + 4) >> 16)) : "message";
+    sw_msg head = {.type = 0};
+    if (f)
+        sw_msg_view(sw_frame_data(f), size, &head);
+    const char *what = f ? sw_msg_type_name(head.type) : "message";
     if (!f || !sw_send(s->shards.socks[j], NULL, 0, f)) {
         char why[SW_ERR_LEN];
         snprintf(why, sizeof why, "a %s order to shard %u (%s) was lost (no memory, its queue "
@@ -70,12 +71,10 @@ void sw__shards_send_all(server *s, const sw_msg *m)
     sw__shards *h = &s->shards;
     sw_msg out = on_link(s, m);
     h->to_all.flags = sw__server_link_flags(s);
-    if (m->worker == SW_NO_WORKER) {
+    if (m->worker == SW_NO_WORKER)
         sw__batch_post(&h->to_all, &out);
-    } else {
-        sw__batch_flush(&h->to_all);
-        send_to_all(s, sw__msg_frame(&out, NULL));
-    }
+    else
+        sw__batch_send_alone(&h->to_all, sw__msg_frame(&out, NULL));
 }
 
 void sw__shards_flush(server *s)

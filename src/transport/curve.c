@@ -93,7 +93,7 @@ int sw_curve_read(const char *path, int need_secret, sw_curve_keys *out, char *e
      * other: the public key must be the one the secret makes. */
     char derived[SW_Z85_KEY];
     if (!rc && out->sec[0] &&
-        (zmq_curve_public(derived, out->sec) != 0 || memcmp(derived, out->pub, 40) != 0))
+        (zmq_curve_public(derived, out->sec) != 0 || memcmp(derived, out->pub, SW_Z85_KEY - 1) != 0))
         rc = sw_fail(err, SW_EFORMAT, "%s: its public and secret keys are not a pair (a damaged "
                                       "file? make a new one with syncwise keygen)",
                      path);
