@@ -83,7 +83,7 @@ typedef struct sw_server_params {
      * parameters may lag it by the jobs still queued for the threads. */
     uint32_t apply_threads;
     const char *apply_mode;
-    /* Progress after each evaluation; may be NULL. */
+    /* Progress after each evaluation; may be NULL. acc is NAN for a regression task. */
     void (*on_eval)(void *ctx, double t, uint64_t version, double loss, double acc,
                     uint32_t live);
     void *on_eval_ctx;
@@ -94,6 +94,7 @@ sw_server_params sw_server_default_params(void);
 typedef struct sw_server_result {
     bool reached;          /* the target accuracy was met */
     double elapsed_s, final_acc, final_loss;
+    bool classify;         /* the task has an accuracy (final_acc is 0 for regression) */
     double started_s;      /* when training started: the first join, or when the --wait-workers
                             * were in; elapsed_s includes it. Negative: it never started */
     uint64_t start_version, version, applies, pushes, refused, joins, crashes;

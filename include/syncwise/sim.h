@@ -58,7 +58,8 @@ typedef struct sw_sim_config {
      * parameters, policy_ctx reaches its init. NULL: the registered policy `policy` names. */
     const sw_policy_ops *policy_ops;
     void *policy_ctx;
-    /* Called after every evaluation (progress display); may be NULL. */
+    /* Called after every evaluation (progress display); may be NULL. acc is NAN for a
+     * regression task, which has none. */
     void (*on_eval)(void *ctx, double t, uint64_t version, double loss, double acc);
     void *on_eval_ctx;
 } sw_sim_config;
@@ -71,6 +72,7 @@ typedef struct sw_sim_result {
     double target_t;            /* virtual time the target was first met, < 0 if never */
     uint64_t evals;
     double final_loss, final_acc; /* at the end (the best weights under patience) */
+    bool classify;                /* the task has an accuracy (final_acc is 0 for regression) */
     double best_acc;
     sw_run_stats stats;         /* applies, pushes, drops; per worker steps, idle and live time,
                                  * staleness (syncwise/run.h) */

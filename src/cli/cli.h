@@ -87,5 +87,8 @@ void sw_cli_print_dense_data_and_models(void); /* the same without the sparse on
 
 /* The run summary of one simulation (src/cli/summary.c). */
 void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r);
+/* A progress line's evaluation: "val_loss L  val_acc A (best B)", keeping the best accuracy in
+ * *best; only the loss when acc is NAN (a regression task). */
+void sw_cli_eval_text(char *out, size_t cap, double loss, double acc, double *best);
 
 #endif

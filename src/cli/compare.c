@@ -328,11 +328,14 @@ static int write_results(const plan *p, char *err)
         if (j->rc)
             continue;
         const sw_run_stats *st = &j->r.stats;
-        fprintf(f, "\"%s\",%llu,%d,%.9g,%.9g,%llu,%llu,%llu,%.6f,%.6g,%.6g,%.6g\n",
+        char acc[32] = ""; /* empty for regression, which has no accuracy */
+        if (j->r.classify)
+            snprintf(acc, sizeof acc, "%.6g", j->r.final_acc);
+        fprintf(f, "\"%s\",%llu,%d,%.9g,%.9g,%llu,%llu,%llu,%.6f,%.6g,%s,%.6g\n",
                 p->policies[j->policy], (unsigned long long)j->seed, j->r.target_t >= 0,
                 run_time(&j->r), j->r.end_t, (unsigned long long)st->applies,
                 (unsigned long long)st->pushes, (unsigned long long)st->drops,
-                sw_run_stats_idle_share(st), j->r.final_loss, j->r.final_acc,
+                sw_run_stats_idle_share(st), j->r.final_loss, acc,
                 j->r.decide_s / (j->r.wall_s + 1e-12));
     }
     return fclose(f) == 0 ? 0 : sw_fail(err, SW_EIO, "%s: write error", path);

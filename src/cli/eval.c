@@ -43,8 +43,11 @@ static const sw_cmd_opts command = {
 
 static void report(const char *split, const sw_eval *r, const sw_ckpt *c)
 {
-    printf("%s: loss %.4f  accuracy %.4f  (%zu examples, model %s, version %llu)\n", split,
-           r->loss, r->accuracy, r->n, c->desc.spec, (unsigned long long)c->model_version);
+    char acc[32] = ""; /* regression has none */
+    if (c->desc.objective == SW_CLASSIFY)
+        snprintf(acc, sizeof acc, "  accuracy %.4f", r->accuracy);
+    printf("%s: loss %.4f%s  (%zu examples, model %s, version %llu)\n", split, r->loss, acc, r->n,
+           c->desc.spec, (unsigned long long)c->model_version);
 }
 
 /* A sparse linear model on sparse data, which has a train and a test split. */

@@ -20,12 +20,11 @@
  * otherwise. */
 static void show_eval(void *ctx, double t, uint64_t version, double loss, double acc, uint32_t live)
 {
-    double *best = ctx;
-    *best = acc > *best ? acc : *best;
+    char eval[96];
+    sw_cli_eval_text(eval, sizeof eval, loss, acc, ctx);
     bool tty = isatty(STDERR_FILENO);
-    fprintf(stderr, "%st=%.1f s  V=%llu  workers %u  val_loss %.4f  val_acc %.4f (best %.4f)%s",
-            tty ? "\r\033[K" : "", t, (unsigned long long)version, live, loss, acc, *best,
-            tty ? "" : "\n");
+    fprintf(stderr, "%st=%.1f s  V=%llu  workers %u  %s%s", tty ? "\r\033[K" : "", t,
+            (unsigned long long)version, live, eval, tty ? "" : "\n");
 }
 
 typedef struct server_cli {
@@ -209,12 +208,15 @@ int sw_cli_server(int argc, char **argv)
                  r.elapsed_s - r.started_s, r.started_s);
     else
         snprintf(took, sizeof took, "%.1f s, never started (too few workers joined)", r.elapsed_s);
+    char quality[48];
+    snprintf(quality, sizeof quality, r.classify ? "accuracy %.4f" : "loss %.4f",
+             r.classify ? r.final_acc : r.final_loss);
     printf("%s: version %llu (from %llu), %llu pushes, %llu joins, %llu crashed, %llu refused "
-           "messages, %s; validation accuracy %.4f\n",
+           "messages, %s; validation %s\n",
            r.reached ? "target reached" : "stopped", (unsigned long long)r.version,
            (unsigned long long)r.start_version, (unsigned long long)r.pushes,
            (unsigned long long)r.joins, (unsigned long long)r.crashes,
-           (unsigned long long)r.refused, took, r.final_acc);
+           (unsigned long long)r.refused, took, quality);
     printf("traffic: %.1f MB in, %.1f MB out, %.0f bytes per push and its answers\n",
            (double)r.bytes_in / 1e6, (double)r.bytes_out / 1e6,
            r.pushes ? (double)(r.bytes_in + r.bytes_out) / (double)r.pushes : 0.0);

@@ -57,7 +57,8 @@ static void show_eval(void *ctx, double t, uint64_t version, double loss, double
 {
     progress *p = ctx;
     double now = sw_clock_now_s(), el = now - p->t0;
-    p->best = acc > p->best ? acc : p->best;
+    char eval[96];
+    sw_cli_eval_text(eval, sizeof eval, loss, acc, &p->best);
     if (p->quiet || (!p->live && !p->verbose && now - p->last_line < 10))
         return;
     p->last_line = now;
@@ -66,10 +67,9 @@ static void show_eval(void *ctx, double t, uint64_t version, double loss, double
         snprintf(left, sizeof left, ", %.0f%% of the time limit, about %.0f s left",
                  100 * t / p->max_time, el * (p->max_time - t) / t);
     fprintf(stderr,
-            "%svirtual t=%.1f s  V=%llu  val_loss %.4f  val_acc %.4f (best %.4f)  "
-            "wall %.0f s%s%s",
-            p->live && !p->verbose ? "\r\033[K" : "", t, (unsigned long long)version, loss, acc,
-            p->best, el, left, p->live && !p->verbose ? "" : "\n");
+            "%svirtual t=%.1f s  V=%llu  %s  wall %.0f s%s%s",
+            p->live && !p->verbose ? "\r\033[K" : "", t, (unsigned long long)version, eval, el,
+            left, p->live && !p->verbose ? "" : "\n");
 }
 
 static int run(sw_cli_scenario *sc, const char *log_path, char *err)

@@ -1,5 +1,6 @@
 /* The run summary, in the manner of Table 1 of the RLP paper: steps, step time and idle share per
  * worker, then applies, overall idle share, staleness and the share of time spent deciding. */
+#include <math.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -56,6 +57,16 @@ static void staleness(FILE *f, const sw_run_stats *st)
     fprintf(f, "  (mean %.2f)\n", sw_run_stats_mean_staleness(st));
 }
 
+void sw_cli_eval_text(char *out, size_t cap, double loss, double acc, double *best)
+{
+    if (isnan(acc)) {
+        snprintf(out, cap, "val_loss %.4f", loss);
+        return;
+    }
+    *best = acc > *best ? acc : *best;
+    snprintf(out, cap, "val_loss %.4f  val_acc %.4f (best %.4f)", loss, acc, *best);
+}
+
 void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r)
 {
     const sw_run_stats *st = &r->stats;
@@ -79,6 +90,8 @@ void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r)
     if (r->probe_s > 0)
         fprintf(f, ", loss probe %.2f%%", 100 * r->probe_s / (r->wall_s + 1e-12));
     if (r->n_params)
-        fprintf(f, "; final validation loss %.4f accuracy %.4f", r->final_loss, r->final_acc);
+        fprintf(f, "; final validation loss %.4f", r->final_loss);
+    if (r->n_params && r->classify)
+        fprintf(f, " accuracy %.4f", r->final_acc);
     fputc('\n', f);
 }

@@ -292,6 +292,9 @@ static int setup(server *s, char *err)
     sw_stopper_init(&s->stopper, &(sw_stop_rules){.target_acc = p->target_acc,
                                                   .max_time = p->max_time_s,
                                                   .max_applies = p->max_applies});
+    s->r->classify = sw_task_classifies(s->task);
+    if ((rc = sw_stop_rules_check(&s->stopper.rules, s->r->classify, err)))
+        return rc;
     s->snapshot = s->threaded ? malloc(s->n * sizeof *s->snapshot) : NULL;
     if (!s->grad || !s->sidx || !s->sval || !s->conns || (s->threaded && !s->snapshot))
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);

@@ -142,7 +142,7 @@ bool sw__server_evaluate(server *s)
     if (s->p->log)
         sw_event_write_jsonl(s->p->log, &ev);
     if (s->p->on_eval)
-        s->p->on_eval(s->p->on_eval_ctx, now, V, e.loss, e.accuracy,
+        s->p->on_eval(s->p->on_eval_ctx, now, V, e.loss, s->r->classify ? e.accuracy : NAN,
                       sw_engine_get_view(s->engine)->n_live);
     s->next_eval = now + s->p->eval_every_s;
     if (!isfinite(e.loss)) { /* every worker's next step would fail on these parameters */
@@ -158,7 +158,7 @@ bool sw__server_evaluate(server *s)
                            &(sw_stop_eval){.accuracy = e.accuracy,
                                            .loss = e.loss,
                                            .train_loss = NAN,
-                                           .classify = sw_task_classifies(s->task)},
+                                           .classify = s->r->classify},
                            &improved) == SW_STOP_TARGET_ACC;
 }
 

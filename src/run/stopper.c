@@ -1,6 +1,7 @@
 /* The stopping rules of a run (see syncwise/run.h): one copy for the simulator and the server. */
 #include <math.h>
 
+#include "syncwise/err.h"
 #include "syncwise/run.h"
 
 const char *sw_stop_reason_name(sw_stop_reason r)
@@ -14,6 +15,15 @@ const char *sw_stop_reason_name(sw_stop_reason r)
 void sw_stopper_init(sw_stopper *st, const sw_stop_rules *rules)
 {
     *st = (sw_stopper){.rules = *rules};
+}
+
+int sw_stop_rules_check(const sw_stop_rules *rules, bool classify, char *err)
+{
+    if (rules->target_acc > 0 && !classify)
+        return sw_fail(err, SW_EINVAL,
+                       "a target accuracy needs a classification task, and this data set's is "
+                       "regression, which has no accuracy: stop the run on another rule");
+    return 0;
 }
 
 sw_stop_reason sw_stopper_eval(sw_stopper *st, const sw_stop_eval *e, bool *improved)

@@ -104,9 +104,11 @@ static int setup_task(sim *s, char *err)
         return 0;
     int rc = sw_task_new(&s->task, c->model, c->data, c->batch > 256 ? c->batch : 256,
                          c->probe_batch, err);
-    if (!rc)
-        s->n_params = sw_task_n_params(s->task);
-    return rc;
+    if (rc)
+        return rc;
+    s->n_params = sw_task_n_params(s->task);
+    s->r->classify = sw_task_classifies(s->task);
+    return sw_stop_rules_check(&s->stopper.rules, s->r->classify, err);
 }
 
 static int setup_workers(sim *s, char *err)
@@ -340,14 +342,14 @@ static sw_stop_reason on_eval(sim *s, const sw__sim_event *ev)
         s, &(sw_event){
                .kind = SW_EV_EVAL, .t = ev->t, .V = V, .loss = e.loss, .accuracy = e.accuracy});
     if (c->on_eval)
-        c->on_eval(c->on_eval_ctx, ev->t, V, e.loss, e.accuracy);
+        c->on_eval(c->on_eval_ctx, ev->t, V, e.loss, r->classify ? e.accuracy : NAN);
     r->best_acc = e.accuracy > r->best_acc ? e.accuracy : r->best_acc;
     bool improved;
     sw_stop_reason hit = sw_stopper_eval(&s->stopper,
                                          &(sw_stop_eval){.accuracy = e.accuracy,
                                                          .loss = e.loss,
                                                          .train_loss = train_loss(s),
-                                                         .classify = sw_task_classifies(s->task)},
+                                                         .classify = r->classify},
                                          &improved);
     if (improved && s->best) /* early stopping keeps the best weights */
         memcpy(s->best, sw_engine_params_ptr(s->engine), s->n_params * sizeof *s->best);

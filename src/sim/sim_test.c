@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +304,14 @@ static void get_model_frequency_pulls_every_f_steps(void **state)
     sw_sim_result_free(&res);
 }
 
+static void count_nan_accuracy(void *ctx, double t, uint64_t version, double loss, double acc)
+{
+    (void)t, (void)version, (void)loss;
+    double *counts = ctx;
+    counts[0] += isnan(acc);
+    counts[1]++;
+}
+
 static void targets_and_patience_stop_runs(void **state)
 {
     (void)state;
@@ -312,7 +321,7 @@ static void targets_and_patience_stop_runs(void **state)
     sw_sim_result res;
     assert_int_equal(sw_sim_run(&c, &res, NULL), 0);
     assert_int_equal(res.stop, SW_STOP_TARGET_ACC);
-    assert_true(res.target_t > 0 && res.final_acc >= 0.8);
+    assert_true(res.target_t > 0 && res.final_acc >= 0.8 && res.classify);
     sw_sim_result_free(&res);
     c.target_acc = 0;
     c.patience = 3;
@@ -321,6 +330,34 @@ static void targets_and_patience_stop_runs(void **state)
     assert_int_equal(res.stop, SW_STOP_PATIENCE);
     assert_true(res.final_acc == res.best_acc); /* the best weights were kept */
     sw_sim_result_free(&res);
+}
+
+/* A regression task has no accuracy: a target accuracy is refused (it would run to its limit),
+ * the progress callback gets NAN for it, and the run learns on its loss. */
+static void a_regression_task_has_no_accuracy(void **state)
+{
+    (void)state;
+    sw_task_data lsq;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_task_data_load(&lsq, "softmax", "synthetic:d=10,n=2000,test=400", 1, err), 0);
+    sw_sim_config c = base("ssp:s=2");
+    c.data = &lsq;
+    c.model = "softmax";
+    c.lr = 0.02f;
+    c.target_acc = 0.5;
+    sw_sim_result res;
+    assert_int_equal(sw_sim_run(&c, &res, err), SW_EINVAL);
+    assert_non_null(strstr(err, "regression"));
+    c.target_acc = 0;
+    double accs[2] = {0, 0}; /* NAN seen, evaluations */
+    c.on_eval = count_nan_accuracy;
+    c.on_eval_ctx = accs;
+    assert_int_equal(sw_sim_run(&c, &res, err), 0);
+    assert_false(res.classify);
+    assert_true(accs[1] > 0 && accs[0] == accs[1]);
+    assert_true(res.final_loss < 0.5);
+    sw_sim_result_free(&res);
+    sw_task_data_free(&lsq);
 }
 
 static void everyone_gone_ends_the_run(void **state)
@@ -430,6 +467,7 @@ int main(void)
         cmocka_unit_test(a_scheduled_switch_changes_the_behaviour),
         cmocka_unit_test(get_model_frequency_pulls_every_f_steps),
         cmocka_unit_test(targets_and_patience_stop_runs),
+        cmocka_unit_test(a_regression_task_has_no_accuracy),
         cmocka_unit_test(everyone_gone_ends_the_run),
         cmocka_unit_test(a_sparse_model_runs_under_every_policy),
         cmocka_unit_test(bad_configurations),
