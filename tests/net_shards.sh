@@ -139,7 +139,10 @@ wait_status 20 'every shard holds version [1-9]'
 killed_at=$("$SW" ctl --connect "$EP" status | sed -n 's/^version \([0-9]*\).*/\1/p')
 kill -9 "${SHPIDS[1]}"
 wait "${SHPIDS[1]}" 2>/dev/null
-sleep 0.5
+wait_status 10 'not answering'
+expect_status 0 "ctl status while a shard is out" -- "$SW" ctl --connect "$EP" status
+expect_output "not answering: the workers wait" "status says which shard is out"
+expect_output " blocked " "and shows the workers waiting for it as blocked"
 SHARD1=$(cat "$TMP/shard1.ep")
 "$SW" shard --bind "$SHARD1" --checkpoint "$TMP/shard1.ckpt" --resume \
   > "$TMP/shard1.out" 2> "$TMP/shard1.err" &

@@ -291,18 +291,20 @@ static void on_leave(server *s, const peer *from, const sw_msg *m)
 }
 
 /* One line per live worker: name, address, state, steps, age of its last push, mean
- * staleness of its applied gradients. */
+ * staleness of its applied gradients. A running worker is blocked while a shard it needs is
+ * out (its pushes and pulls wait for it). */
 static int worker_lines(server *s, char *text, size_t cap, int len)
 {
     const sw_engine_view *v = sw_engine_get_view(s->engine);
     double now = sw__server_now(s);
+    const char *running = s->shards.n && sw__shards_any_out(s) ? "blocked" : "running";
     len = sw__text_append(text, cap, len, "%6s  %-16s %-22s %-8s %8s %10s %9s\n", "worker", "name",
                  "address", "state", "steps", "last push", "staleness");
     for (uint32_t w = 0; w < v->n_slots; w++) {
         if (v->workers[w].state == SW_WORKER_ABSENT && !s->conns[w].live)
             continue;
         const conn *c = &s->conns[w];
-        const char *state = v->workers[w].state == SW_WORKER_RUNNING   ? "running"
+        const char *state = v->workers[w].state == SW_WORKER_RUNNING   ? running
                             : v->workers[w].state == SW_WORKER_WAITING ? "waiting"
                                                                        : "joined";
         char age[24] = "-";

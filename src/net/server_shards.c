@@ -586,7 +586,9 @@ int sw__shards_status(const server *s, char *text, size_t cap, int len)
                               t->first[j + 1] - t->first[j], (unsigned long long)v->version,
                               (double)v->bytes_in / 1e6, (double)v->bytes_out / 1e6,
                               (unsigned long long)v->refused, now - v->heard,
-                              v->awaiting ? "  (resumed: being restored)" : "");
+                              v->awaiting              ? "  (resumed: being restored)"
+                              : sw__shards_out(s, j)   ? "  (not answering: the workers wait)"
+                                                       : "");
     }
     return len;
 }

@@ -108,6 +108,8 @@ typedef struct sw__shards {
 #define SW_SHARDS_LAST_GATHER_S 10.0
 /* How often the server pings each shard. */
 #define SW_SHARDS_PING_S 0.25
+/* A shard silent this long (four pings unanswered) is out: killed, stopped or cut off. */
+#define SW_SHARDS_OUT_S 1.0
 
 struct sw_server;
 
@@ -146,6 +148,10 @@ void sw__shards_failed(struct sw_server *s, uint32_t j, const char *what, int le
  * of itself (SHARD_STATE: a resumed one is restored), and the checkpoints all shards take at
  * one version. */
 void sw__shards_keep_alive(struct sw_server *s);
+/* Whether shard j cannot serve the workers now: silent past SW_SHARDS_OUT_S, or resumed and
+ * waiting for its restore. Every worker's push and pull needs it until it is back. */
+bool sw__shards_out(const struct sw_server *s, uint32_t j);
+bool sw__shards_any_out(const struct sw_server *s);
 void sw__shards_state(struct sw_server *s, uint32_t j, const sw_msg *m);
 /* Orders every shard to checkpoint the engine's version, unless one is under way or done. */
 void sw__shards_save(struct sw_server *s);

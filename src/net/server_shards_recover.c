@@ -23,6 +23,20 @@ static double wait_limit(const server *s)
     return s->done && limit > SW_SHARDS_LAST_GATHER_S ? SW_SHARDS_LAST_GATHER_S : limit;
 }
 
+bool sw__shards_out(const server *s, uint32_t j)
+{
+    const sw__shard_seen *v = &s->shards.seen[j];
+    return v->awaiting || sw__server_now(s) - v->heard > SW_SHARDS_OUT_S;
+}
+
+bool sw__shards_any_out(const server *s)
+{
+    for (uint32_t j = 0; j < s->shards.n; j++)
+        if (sw__shards_out(s, j))
+            return true;
+    return false;
+}
+
 void sw__shards_keep_alive(server *s)
 {
     sw__shards *h = &s->shards;
