@@ -173,6 +173,9 @@ typedef struct sw_event {
 
 typedef void (*sw_event_sink)(void *ctx, const sw_event *ev);
 
+/* A kind's name in the event log ("push", "apply", ...); NULL for a value that is no kind. */
+const char *sw_event_kind_name(sw_event_kind kind);
+
 /* Writes ev as one line of the JSONL event log (docs/log.md) to f. */
 void sw_event_write_jsonl(FILE *f, const sw_event *ev);
 

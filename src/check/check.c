@@ -14,13 +14,6 @@
 #include "check_internal.h"
 #include "syncwise/policy.h"
 
-static const char *const kind_names[] = {
-    [SW_EV_PUSH] = "push",       [SW_EV_APPLY] = "apply", [SW_EV_DROP] = "drop",
-    [SW_EV_RELEASE] = "release", [SW_EV_JOIN] = "join",   [SW_EV_LEAVE] = "leave",
-    [SW_EV_CRASH] = "crash",     [SW_EV_SWITCH] = "switch", [SW_EV_EVAL] = "eval",
-    [SW_EV_GRANT] = "grant",     [SW_EV_WAKE] = "wake",   [SW_EV_TICK] = "tick",
-};
-
 int ck_broken(const sw_check *c, char *err, const char *fmt, ...)
 {
     char what[SW_ERR_LEN];
@@ -386,7 +379,7 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
     bool ok = ev->kind == SW_EV_EVAL ? ev->V <= V : ev->V == V;
     if (!ok)
         return engine_broke(err, "the %s says version %llu, the version is %llu",
-                            kind_names[ev->kind], (unsigned long long)ev->V,
+                            sw_event_kind_name(ev->kind), (unsigned long long)ev->V,
                             (unsigned long long)V);
     switch (ev->kind) {
     case SW_EV_PUSH: return on_push(c, ev, err);
@@ -425,8 +418,7 @@ static bool names_a_worker(sw_event_kind k)
 static int broken_at(sw_check *c, int rc, double t, sw_event_kind kind, uint32_t w,
                      uint64_t where, const char *scope, const char *why, char *err)
 {
-    const char *name = (unsigned)kind < sizeof kind_names / sizeof kind_names[0]
-                           ? kind_names[kind] : "?";
+    const char *name = sw_event_kind_name(kind) ? sw_event_kind_name(kind) : "?";
     char who[32] = "";
     if (names_a_worker(kind))
         snprintf(who, sizeof who, " of worker %u", w);
@@ -459,7 +451,7 @@ int sw_check_event_at(sw_check *c, const sw_event *ev, uint64_t where, char *err
     c->events++;
     char why[SW_ERR_LEN];
     int rc = 0;
-    if ((unsigned)ev->kind >= sizeof kind_names / sizeof kind_names[0])
+    if (!sw_event_kind_name(ev->kind))
         rc = engine_broke(why, "an event of unknown kind %d", (int)ev->kind);
     else if (ev->t < c->last_t)
         rc = engine_broke(why, "time went back from %.9g", c->last_t);

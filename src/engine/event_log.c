@@ -25,6 +25,11 @@ static const unsigned fields[N_KINDS] = {
     [SW_EV_GRANT] = F_W | F_N,
 };
 
+const char *sw_event_kind_name(sw_event_kind kind)
+{
+    return (unsigned)kind < N_KINDS ? names[kind] : NULL;
+}
+
 static unsigned long long ull(uint64_t v) { return (unsigned long long)v; }
 
 void sw_event_write_jsonl(FILE *f, const sw_event *ev)
