@@ -158,6 +158,8 @@ checks=$((checks + 1))
   { echo "FAIL: versions did not carry on ($killed_at, then $version)"; failures=$((failures + 1)); }
 OUT=$(cat "$TMP/server.err")
 expect_output "came back from its checkpoint of version" "the server says what the restore undid"
+OUT=$(grep '"ev":"restore"' "$LOG")
+expect_output '"ev":"restore"' "the server's log records the restore (and check reads it)"
 wait "${WPIDS[@]}"
 expect_shards "one shard killed and resumed"
 OUT=$(cat "$TMP/shard1.out")

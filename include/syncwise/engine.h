@@ -155,6 +155,8 @@ typedef enum sw_event_kind {
     SW_EV_GRANT, /* a policy granted a worker steps it may run without waiting */
     SW_EV_WAKE,  /* a policy asked to be called back at `at` */
     SW_EV_TICK,  /* that call-back happened */
+    SW_EV_RESTORE, /* reported by a sharded server: the parameters went back to version `ver`
+                    * (a shard's crash), losing `n` applies; the version counter goes on */
 } sw_event_kind;
 
 typedef struct sw_event {
@@ -162,9 +164,11 @@ typedef struct sw_event {
     double t;
     uint32_t worker;       /* push, drop, release, join, leave, crash, grant */
     uint64_t clock;        /* push: the worker's clock including it; release, join: its clock */
-    uint64_t ver;          /* push, drop: version the gradient was computed at */
+    uint64_t ver;          /* push, drop: version the gradient was computed at; restore: the
+                            * version whose parameters the run went back to */
     uint64_t V;            /* server version: on arrival (push, drop), after (apply, release) */
-    uint32_t n;            /* apply: gradients applied; grant: steps granted */
+    uint32_t n;            /* apply: gradients applied; grant: steps granted; restore: applies
+                            * lost */
     float lr_scale;        /* apply */
     const char *reason;    /* release: "policy" or "liveness"; switch: the new policy spec */
     double loss, accuracy; /* eval */

@@ -404,6 +404,9 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
         c->wake_at = -1;
         return 0;
     case SW_EV_EVAL: return 0;
+    case SW_EV_RESTORE:
+        return ev->ver <= ev->V ? 0 : engine_broke(err, "a restore to version %llu, ahead of it",
+                                                   (unsigned long long)ev->ver);
     }
     return engine_broke(err, "an event of unknown kind %d", (int)ev->kind);
 }
@@ -465,7 +468,8 @@ int sw_check_event_at(sw_check *c, const sw_event *ev, uint64_t where, char *err
                           .where = where};
     }
     rc = replay(c, ev, why);
-    if (!rc && ev->kind != SW_EV_EVAL && c->promise && c->promise->on_event)
+    bool driver_note = ev->kind == SW_EV_EVAL || ev->kind == SW_EV_RESTORE; /* no engine call */
+    if (!rc && !driver_note && c->promise && c->promise->on_event)
         rc = c->promise->on_event(c->pstate, c, ev, why);
     return rc ? broken_at(c, rc, ev->t, ev->kind, ev->worker, where, "", why, err) : 0;
 }

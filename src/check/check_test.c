@@ -446,6 +446,23 @@ static void what_no_policy_does_and_where_it_shows(void **state)
     feed(s, (sw_event){.kind = SW_EV_TICK});
     expect(s, "a tick with no wake-up due");
 
+    /* A sharded server's restore goes back to a version it has passed, never ahead, and the
+     * version counter goes on through it. */
+    s = open_script("ssp:s=1", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply(s, 1);
+    feed(s, (sw_event){.kind = SW_EV_RESTORE, .ver = 0, .n = 1});
+    release(s, 0, 1);
+    push(s, 1, 1, 0);
+    apply(s, 1);
+    release(s, 1, 1);
+    expect(s, NULL);
+    s = open_script("ssp:s=1", 2);
+    start_all(s, 2);
+    feed(s, (sw_event){.kind = SW_EV_RESTORE, .ver = 3});
+    expect(s, "a restore to version 3, ahead of it");
+
     s = open_script("mystery", 2);
     start_all(s, 1);
     push(s, 0, 1, 0);

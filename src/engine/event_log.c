@@ -13,6 +13,7 @@ static const char *const names[] = {
     [SW_EV_RELEASE] = "release", [SW_EV_JOIN] = "join",   [SW_EV_LEAVE] = "leave",
     [SW_EV_CRASH] = "crash",     [SW_EV_SWITCH] = "switch", [SW_EV_EVAL] = "eval",
     [SW_EV_GRANT] = "grant",     [SW_EV_WAKE] = "wake",   [SW_EV_TICK] = "tick",
+    [SW_EV_RESTORE] = "restore",
 };
 #define N_KINDS (sizeof names / sizeof names[0])
 
@@ -22,7 +23,7 @@ static const unsigned fields[N_KINDS] = {
     [SW_EV_PUSH] = F_W | F_STEP | F_VER, [SW_EV_APPLY] = F_N,  [SW_EV_DROP] = F_W | F_VER,
     [SW_EV_RELEASE] = F_W | F_STEP,      [SW_EV_JOIN] = F_W | F_STEP,
     [SW_EV_LEAVE] = F_W | F_STEP,        [SW_EV_CRASH] = F_W | F_STEP,
-    [SW_EV_GRANT] = F_W | F_N,
+    [SW_EV_GRANT] = F_W | F_N,           [SW_EV_RESTORE] = F_VER | F_N,
 };
 
 const char *sw_event_kind_name(sw_event_kind kind)

@@ -54,6 +54,7 @@ static void every_kind_reads_back_as_written(void **state)
         {.kind = SW_EV_WAKE, .t = 9, .at = 9.5, .V = 15},
         {.kind = SW_EV_TICK, .t = 9.5, .V = 15},
         {.kind = SW_EV_EVAL, .t = 10, .V = 15, .loss = 0.5, .accuracy = 0.75},
+        {.kind = SW_EV_RESTORE, .t = 11, .V = 15, .ver = 10, .n = 5},
     };
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++) {
         const sw_event *a = &evs[i];

@@ -117,6 +117,11 @@ static void sink(void *ctx, const sw_event *ev)
         sw_rate_add(&s->recent, ev->t, ev->V);
     if (sw_run_stats_event(&s->stats, ev))
         sw_log(SW_LOG_WARN, "out of memory for the statistics");
+    sw__server_note(s, ev);
+}
+
+void sw__server_note(server *s, const sw_event *ev)
+{
     if (s->p->log)
         sw_event_write_jsonl(s->p->log, ev);
     char why[SW_ERR_LEN];

@@ -83,6 +83,9 @@ struct sw_server {
 typedef struct sw_server server;
 
 double sw__server_now(const server *s);
+/* An event of the server's own, not the engine's (an evaluation, a restore): into the log and
+ * through the promise checker, as the engine's events go. */
+void sw__server_note(server *s, const sw_event *ev);
 /* The flags every message the server sends carries: SW_FLAG_UNCHECKED on a run without
  * checksums. */
 static inline uint32_t sw__server_link_flags(const server *s)

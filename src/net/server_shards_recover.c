@@ -223,6 +223,8 @@ static void restore(server *s, uint32_t j, uint64_t from)
     uint64_t lost = V - (h->restored_at > from ? h->restored_at : from);
     h->lost_applies += lost;
     h->restored_at = V;
+    sw__server_note(s, &(sw_event){.kind = SW_EV_RESTORE, .t = sw__server_now(s), .V = V,
+                                   .ver = from, .n = (uint32_t)lost});
     size_t len;
     uint8_t *pay = restore_payload(s, from, &len);
     if (!pay) {

@@ -138,9 +138,8 @@ bool sw__server_evaluate(server *s)
     s->eval_version = V;
     s->r->final_acc = e.accuracy;
     s->r->final_loss = e.loss;
-    sw_event ev = {.kind = SW_EV_EVAL, .t = now, .V = V, .loss = e.loss, .accuracy = e.accuracy};
-    if (s->p->log)
-        sw_event_write_jsonl(s->p->log, &ev);
+    sw__server_note(s, &(sw_event){.kind = SW_EV_EVAL, .t = now, .V = V, .loss = e.loss,
+                                   .accuracy = e.accuracy});
     if (s->p->on_eval)
         s->p->on_eval(s->p->on_eval_ctx, now, V, e.loss, s->r->classify ? e.accuracy : NAN,
                       sw_engine_get_view(s->engine)->n_live);
