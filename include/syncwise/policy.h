@@ -35,6 +35,7 @@ typedef enum sw_action {
 typedef struct sw_policy_env {
     sw_rng *rng; /* the policy's own random stream */
     void *ctx;   /* a caller's own policy: sw_engine_params.policy_ctx; NULL for registered ones */
+    sw_optim_params optim; /* the engine's update (a policy may weigh staleness by momentum) */
 } sw_policy_env;
 
 typedef struct sw_policy_ops {

@@ -14,6 +14,11 @@
  *
  * Missing history (the first H - 1 iterations) is zeros. The network is the library's own MLP
  * (mlp:u=64/32,act=leaky by default) with one output per action.
+ *
+ * A second layout (not the paper's) adds a fifth feature to each tuple: the momentum of the
+ * server's optimizer (heavy ball or Nesterov mu, Adam's beta1, 0 for plain SGD). It tells the
+ * policy how long an applied gradient goes on acting, which is what makes staleness cost more
+ * (docs/results/rl.md: under momentum 0.9 BSP needs a quarter of ASP's gradients).
  */
 #ifndef SYNCWISE_RL_H
 #define SYNCWISE_RL_H
@@ -25,17 +30,22 @@
 #include "syncwise/engine.h"
 #include "syncwise/model.h"
 
-#define SW_RL_TUPLE 4   /* features per iteration */
-#define SW_RL_ACTIONS 3 /* none, pusher, all */
+#define SW_RL_TUPLE_MAX 5 /* features per iteration, at most */
+#define SW_RL_ACTIONS 3   /* none, pusher, all */
 #define SW_RL_MAX_HISTORY 64
-/* The feature normalisation above; policy files record it and are refused if it changes. */
-#define SW_RL_FEATURES_ID 1
+/* The feature layouts (policy files record theirs): the paper's four features per iteration,
+ * and those four and the optimizer's momentum. */
+typedef enum sw_rl_layout { SW_RL_LAYOUT_PAPER = 1, SW_RL_LAYOUT_MOMENTUM = 2 } sw_rl_layout;
+/* Features per iteration of a layout; 0 for a value that is none. */
+uint32_t sw_rl_tuple(uint32_t layout);
+/* The normalisation above; policy files record it and are refused if it changes. */
 #define SW_RL_STEPS_UNIT 1000.0 /* steps per worker that read 1 */
 #define SW_RL_DLOSS_SCALE 100.0
 #define SW_RL_DLOSS_CLIP 10.0
 
 /* Learning hyperparameters: stored in policy files so that a run can be reproduced. */
 typedef struct sw_rl_hparams {
+    uint32_t layout;              /* sw_rl_layout: SW_RL_LAYOUT_PAPER */
     uint32_t history;             /* H = 10 */
     uint32_t replay;              /* replay pool size N = 50 */
     uint32_t minibatch;           /* 32 */
@@ -56,14 +66,17 @@ int sw_rl_check_hparams(const sw_rl_hparams *hp, char *err);
 /* ---- State features ---------------------------------------------------------------------- */
 
 typedef struct sw_rl_features {
-    uint32_t history;
-    uint64_t n;   /* iterations seen */
-    double loss0; /* L0, NAN until the first apply */
-    float ring[SW_RL_MAX_HISTORY][SW_RL_TUPLE];
-    float state[SW_RL_MAX_HISTORY * SW_RL_TUPLE]; /* newest tuple first */
+    uint32_t history, tuple; /* tuple: features per iteration, as the layout says */
+    uint64_t n;              /* iterations seen */
+    double loss0;            /* L0, NAN until the first apply */
+    float momentum;          /* the layout's fifth feature */
+    float ring[SW_RL_MAX_HISTORY][SW_RL_TUPLE_MAX];
+    float state[SW_RL_MAX_HISTORY * SW_RL_TUPLE_MAX]; /* newest tuple first, history x tuple */
 } sw_rl_features;
 
-void sw_rl_features_init(sw_rl_features *f, uint32_t history);
+/* The state of a layout with `history` iterations, for a run under optimizer o. */
+void sw_rl_features_init(sw_rl_features *f, uint32_t history, uint32_t layout,
+                         const sw_optim_params *o);
 
 /* Records the iteration the view just applied (the push p) and rebuilds f->state. */
 void sw_rl_features_update(sw_rl_features *f, const sw_engine_view *v, uint64_t push_version);

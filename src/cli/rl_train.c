@@ -20,9 +20,12 @@ typedef struct plan {
     sw_rl_hparams hp;
     const char *out, *pre_policies;
     long pre_instances, episodes, save_every;
+    int layout; /* in layouts[]: sw_rl_layout - 1 */
     char note[256];
     char saved[64]; /* what the policy file holds: "pre-training", "episode 25", or "" */
 } plan;
+
+static const char *const layouts[] = {"paper", "momentum", NULL};
 
 #define AT(field) offsetof(plan, field)
 static const sw_opt own[] = {
@@ -38,6 +41,10 @@ static const sw_opt own[] = {
     SW_OPT_HEADING("learning (defaults from the paper)"),
     {SW_OPT_ROW(SW_OPT_U32, "history", 0, AT(hp.history), 1, SW_RL_MAX_HISTORY, "H",
                 "pushes of history in the state")},
+    {SW_OPT_ROW(SW_OPT_CHOICE, "features", 0, AT(layout), 0, 0, "F",
+                "paper: the paper's four per push; momentum: and\nthe optimizer's momentum (not "
+                "the paper's)"),
+     .choices = layouts},
     {SW_OPT_ROW(SW_OPT_U32, "replay", 0, AT(hp.replay), 1, 1 << 24, "N", "replay pool")},
     {SW_OPT_ROW(SW_OPT_U32, "minibatch", 0, AT(hp.minibatch), 1, 4096, "B", "learning minibatch")},
     {SW_OPT_ROW(SW_OPT_U32, "copy-every", 0, AT(hp.copy_every), 1, 1 << 30, "C",
@@ -77,6 +84,7 @@ static int parse(int argc, char **argv, plan *p)
     int rc = sw_cli_parse(&command, argc, argv, p, NULL);
     if (rc)
         return rc == 1 ? -1 : rc;
+    p->hp.layout = (uint32_t)p->layout + SW_RL_LAYOUT_PAPER;
     char err[SW_ERR_LEN];
     if (sw_rl_check_hparams(&p->hp, err))
         return sw_cli_error(CMD, "%s", err) + 1;

@@ -157,6 +157,7 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     sw_rng_seed(&e->rng, p->seed, 0x706f6c6963ULL /* "policy" */);
     e->env.rng = &e->rng;
     e->env.ctx = p->policy_ops ? p->policy_ctx : NULL;
+    e->env.optim = p->optim;
     e->wake_at = -1;
     rc = sw__engine_optim_new(e, p, err);
     if (!rc)

@@ -29,7 +29,7 @@ static int rlp_init(void *state, sw_spec *spec, const sw_engine_view *v, const s
     if ((rc = sw_rl_policy_load(path, &pol, err)))
         return rc;
     rc = sw_rl_agent_new(&st->agent, &pol.hp, pol.weights, pol.n_weights, 1, err);
-    sw_rl_features_init(&st->features, pol.hp.history);
+    sw_rl_features_init(&st->features, pol.hp.history, pol.hp.layout, &env->optim);
     sw_rl_policy_free(&pol);
     return rc;
 }

@@ -29,7 +29,8 @@ struct sw_rl_agent {
 
 sw_rl_hparams sw_rl_default_hparams(void)
 {
-    sw_rl_hparams hp = {.history = 10,
+    sw_rl_hparams hp = {.layout = SW_RL_LAYOUT_PAPER,
+                        .history = 10,
                         .replay = 50,
                         .minibatch = 32,
                         .copy_every = 5,
@@ -42,6 +43,9 @@ sw_rl_hparams sw_rl_default_hparams(void)
 
 int sw_rl_check_hparams(const sw_rl_hparams *hp, char *err)
 {
+    if (!sw_rl_tuple(hp->layout))
+        return sw_fail(err, SW_EINVAL, "feature layout %u is not %d (the paper's) or %d (momentum)",
+                       hp->layout, SW_RL_LAYOUT_PAPER, SW_RL_LAYOUT_MOMENTUM);
     if (hp->history < 1 || hp->history > SW_RL_MAX_HISTORY)
         return sw_fail(err, SW_EINVAL, "history %u is not in [1, %d]", hp->history,
                        SW_RL_MAX_HISTORY);
@@ -94,7 +98,7 @@ int sw_rl_agent_new(sw_rl_agent **out, const sw_rl_hparams *hp, const float *ini
     if (!a)
         return sw_fail(err, SW_ENOMEM, "out of memory for an RL agent");
     a->hp = *hp;
-    a->dim = (size_t)hp->history * SW_RL_TUPLE;
+    a->dim = (size_t)hp->history * sw_rl_tuple(hp->layout);
     sw_model_desc d = {
         .in_shape = {1, 1, (uint32_t)a->dim}, .objective = SW_REGRESS, .n_classes = SW_RL_ACTIONS};
     strcpy(d.spec, hp->qnet);

@@ -1,15 +1,30 @@
-/* The RLP state: the last H normalised tuples (n, L(w), L(w') - L(w), l_n), newest first. The
- * normalisations are documented in syncwise/rl.h and docs/rl.md. */
+/* The RLP state: the last H normalised tuples (n, L(w), L(w') - L(w), l_n), newest first, each
+ * with the optimizer's momentum in the second layout. The normalisations are documented in
+ * syncwise/rl.h and docs/rl.md. */
 #include <math.h>
 #include <string.h>
 
 #include "syncwise/rl.h"
 
-void sw_rl_features_init(sw_rl_features *f, uint32_t history)
+uint32_t sw_rl_tuple(uint32_t layout)
+{
+    return layout == SW_RL_LAYOUT_PAPER ? 4 : layout == SW_RL_LAYOUT_MOMENTUM ? 5 : 0;
+}
+
+/* How long an applied gradient goes on acting: the share of it each later update carries on. */
+static float momentum_of(const sw_optim_params *o)
+{
+    return o->kind == SW_OPTIM_ADAM ? o->beta1 : o->momentum;
+}
+
+void sw_rl_features_init(sw_rl_features *f, uint32_t history, uint32_t layout,
+                         const sw_optim_params *o)
 {
     memset(f, 0, sizeof *f);
     f->history = history < 1 ? 1 : history > SW_RL_MAX_HISTORY ? SW_RL_MAX_HISTORY : history;
+    f->tuple = sw_rl_tuple(layout) ? sw_rl_tuple(layout) : sw_rl_tuple(SW_RL_LAYOUT_PAPER);
     f->loss0 = NAN;
+    f->momentum = momentum_of(o);
 }
 
 static float clip(double x, double bound)
@@ -33,11 +48,13 @@ void sw_rl_features_update(sw_rl_features *f, const sw_engine_view *v, uint64_t 
     t[1] = clip(v->loss_after / l0, 1e3);
     t[2] = clip(SW_RL_DLOSS_SCALE * (v->loss_after - v->loss_before) / l0, SW_RL_DLOSS_CLIP);
     t[3] = clip(between / (live > 1 ? live - 1 : 1), 1e3);
+    t[4] = f->momentum; /* read by the second layout only */
+    size_t bytes = f->tuple * sizeof(float);
     for (uint32_t k = 0; k < f->history; k++) {
-        float *dst = f->state + (size_t)k * SW_RL_TUPLE;
+        float *dst = f->state + (size_t)k * f->tuple;
         if (k < f->n)
-            memcpy(dst, f->ring[(f->n - 1 - k) % f->history], sizeof f->ring[0]);
+            memcpy(dst, f->ring[(f->n - 1 - k) % f->history], bytes);
         else
-            memset(dst, 0, sizeof f->ring[0]);
+            memset(dst, 0, bytes);
     }
 }

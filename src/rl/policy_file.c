@@ -2,7 +2,7 @@
  *
  *   0   "SWRL"                 magic
  *   4   u32 format version     SW_RL_FILE_VERSION
- *   8   u32 features id, f32 steps unit, f32 loss-change scale, f32 loss-change clip
+ *   8   u32 feature layout, f32 steps unit, f32 loss-change scale, f32 loss-change clip
  *   24  u32 history, u32 tuple size, u32 actions
  *   36  u32 replay, u32 mini-batch, u32 copy interval
  *   48  f32 gamma, f32 epsilon, f32 learning rate
@@ -47,11 +47,11 @@ int sw_rl_policy_save(const char *path, const sw_rl_policy *pol, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory for a %zu-byte policy file", n);
     memcpy(p, MAGIC, 4);
     sw_put_u32(p + 4, SW_RL_FILE_VERSION);
-    sw_put_u32(p + 8, SW_RL_FEATURES_ID);
+    sw_put_u32(p + 8, hp->layout);
     sw_put_f32(p + 12, (float)SW_RL_STEPS_UNIT);
     sw_put_f32(p + 16, (float)SW_RL_DLOSS_SCALE);
     sw_put_f32(p + 20, (float)SW_RL_DLOSS_CLIP);
-    const uint32_t u[] = {hp->history, SW_RL_TUPLE,   SW_RL_ACTIONS,
+    const uint32_t u[] = {hp->history, sw_rl_tuple(hp->layout), SW_RL_ACTIONS,
                           hp->replay,  hp->minibatch, hp->copy_every};
     for (int i = 0; i < 6; i++)
         sw_put_u32(p + 24 + 4 * i, u[i]);
@@ -84,9 +84,10 @@ static int check_envelope(const uint8_t *b, size_t len, const char *path, char *
         return sw_fail(err, SW_ECHECKSUM,
                        "%s: checksum mismatch (stored %08x, computed %08x): the file is corrupt",
                        path, stored, actual);
-    if (sw_get_u32(b + 8) != SW_RL_FEATURES_ID || sw_get_f32(b + 12) != (float)SW_RL_STEPS_UNIT ||
+    uint32_t tuple = sw_rl_tuple(sw_get_u32(b + 8));
+    if (!tuple || sw_get_f32(b + 12) != (float)SW_RL_STEPS_UNIT ||
         sw_get_f32(b + 16) != (float)SW_RL_DLOSS_SCALE ||
-        sw_get_f32(b + 20) != (float)SW_RL_DLOSS_CLIP || sw_get_u32(b + 28) != SW_RL_TUPLE ||
+        sw_get_f32(b + 20) != (float)SW_RL_DLOSS_CLIP || sw_get_u32(b + 28) != tuple ||
         sw_get_u32(b + 32) != SW_RL_ACTIONS)
         return sw_fail(err, SW_EMISMATCH,
                        "%s: the policy was trained on other state features "
@@ -101,6 +102,7 @@ static int decode(const uint8_t *b, size_t len, sw_rl_policy *out, const char *p
     if (rc)
         return rc;
     sw_rl_hparams *hp = &out->hp;
+    hp->layout = sw_get_u32(b + 8);
     hp->history = sw_get_u32(b + 24);
     hp->replay = sw_get_u32(b + 36);
     hp->minibatch = sw_get_u32(b + 40);

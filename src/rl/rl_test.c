@@ -102,7 +102,7 @@ static void features_are_normalised_newest_first(void **state)
 {
     (void)state;
     sw_rl_features f;
-    sw_rl_features_init(&f, 3);
+    sw_rl_features_init(&f, 3, SW_RL_LAYOUT_PAPER, &(sw_optim_params){.momentum = 0.9f});
     sw_engine_view v = view_at(1, 5, 2.0, 1.9);
     sw_rl_features_update(&f, &v, 0);
     /* n: ln(1 + 1/5) / ln(1001); L/L0 = 0.95; 100 * -0.1 / 2 = -5; no applies in between. */
@@ -123,6 +123,65 @@ static void features_are_normalised_newest_first(void **state)
         sw_rl_features_update(&f, &v, 9);
     assert_true(f.n == 7);
     assert_true(f.state[8] > 0 && f.state[11] == 0.0f); /* the ring holds only 3 */
+}
+
+/* The second layout adds the optimizer's momentum to every tuple (Adam's beta1), the paper's
+ * four features unchanged before it. */
+static void the_momentum_layout_adds_the_optimizers_momentum(void **state)
+{
+    (void)state;
+    sw_rl_features f;
+    sw_rl_features_init(&f, 2, SW_RL_LAYOUT_MOMENTUM, &(sw_optim_params){.momentum = 0.9f});
+    assert_int_equal(f.tuple, 5);
+    sw_engine_view v = view_at(1, 5, 2.0, 1.9);
+    sw_rl_features_update(&f, &v, 0);
+    assert_true(fabsf(f.state[1] - 0.95f) < 1e-6f && f.state[4] == 0.9f);
+    for (int i = 5; i < 10; i++)
+        assert_true(f.state[i] == 0.0f);
+    sw_rl_features_update(&f, &v, 0);
+    assert_true(f.state[4] == 0.9f && f.state[9] == 0.9f && fabsf(f.state[6] - 0.95f) < 1e-6f);
+    sw_optim_params adam = {.kind = SW_OPTIM_ADAM, .beta1 = 0.8f, .beta2 = 0.999f};
+    sw_rl_features_init(&f, 2, SW_RL_LAYOUT_MOMENTUM, &adam);
+    sw_rl_features_update(&f, &v, 0);
+    assert_true(f.state[4] == 0.8f);
+    sw_rl_hparams hp = sw_rl_default_hparams();
+    hp.layout = SW_RL_LAYOUT_MOMENTUM;
+    sw_rl_agent *a;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_rl_agent_new(&a, &hp, NULL, 0, 1, err), 0);
+    /* 50 inputs: (50 x 64 + 64) + (64 x 32 + 32) + (32 x 3 + 3) */
+    assert_int_equal(sw_rl_agent_n_params(a), 50 * 64 + 64 + 64 * 32 + 32 + 32 * 3 + 3);
+    sw_rl_agent_free(a);
+    hp.layout = 3;
+    assert_int_equal(sw_rl_agent_new(&a, &hp, NULL, 0, 1, err), SW_EINVAL);
+    assert_non_null(strstr(err, "feature layout 3"));
+}
+
+static int spy_init(void *state, sw_spec *spec, const sw_engine_view *v, const sw_policy_env *env,
+                    char *err)
+{
+    (void)state, (void)spec, (void)v, (void)err;
+    *(float *)env->ctx = env->optim.momentum;
+    return 0;
+}
+
+/* A policy learns the engine's optimizer at init (what rlp's momentum feature reads). */
+static void a_policy_learns_the_engines_optimizer(void **state)
+{
+    (void)state;
+    static const sw_policy_ops spy = {.name = "spy", .keys = "", .init = spy_init};
+    float momentum = -1;
+    sw_engine_params ep = sw_engine_default_params();
+    ep.policy = "spy";
+    ep.policy_ops = &spy;
+    ep.policy_ctx = &momentum;
+    ep.optim.momentum = 0.75f;
+    sw_engine *e;
+    char err[SW_ERR_LEN];
+    if (sw_engine_new(&e, &ep, err))
+        fail_msg("%s", err);
+    assert_true(momentum == 0.75f);
+    sw_engine_free(e);
 }
 
 static sw_rl_policy trained_like(sw_rl_agent **agent)
@@ -150,6 +209,20 @@ static void policy_file_round_trip(void **state)
     assert_string_equal(back.note, p.note);
     assert_int_equal(back.n_weights, p.n_weights);
     assert_memory_equal(back.weights, p.weights, p.n_weights * sizeof(float));
+    sw_rl_policy_free(&back);
+    sw_rl_agent_free(a);
+    /* the momentum layout: its five features per iteration round-trip with it */
+    sw_rl_hparams hp = sw_rl_default_hparams();
+    hp.layout = SW_RL_LAYOUT_MOMENTUM;
+    hp.history = 2;
+    assert_int_equal(sw_rl_agent_new(&a, &hp, NULL, 0, 3, err), 0);
+    p = (sw_rl_policy){.hp = hp, .weights = (float *)sw_rl_agent_weights(a),
+                       .n_weights = sw_rl_agent_n_params(a)};
+    assert_int_equal(sw_rl_policy_save(path, &p, err), 0);
+    if (sw_rl_policy_load(path, &back, err))
+        fail_msg("%s", err);
+    assert_int_equal(back.hp.layout, SW_RL_LAYOUT_MOMENTUM);
+    assert_int_equal(back.n_weights, p.n_weights);
     sw_rl_policy_free(&back);
     sw_rl_agent_free(a);
 }
@@ -200,6 +273,12 @@ static void damaged_files_are_refused(void **state)
     assert_non_null(strstr(err, "version 99"));
     n = slurp(good);
     sw_put_f32(file_buf + 16, 50.0f); /* trained with another feature scaling */
+    assert_int_equal(load_after(bad, n, true, err), SW_EMISMATCH);
+    n = slurp(good);
+    sw_put_u32(file_buf + 8, 3); /* a layout this build does not know */
+    assert_int_equal(load_after(bad, n, true, err), SW_EMISMATCH);
+    n = slurp(good);
+    sw_put_u32(file_buf + 8, SW_RL_LAYOUT_MOMENTUM); /* its tuple size says the paper's */
     assert_int_equal(load_after(bad, n, true, err), SW_EMISMATCH);
     n = slurp(good);
     sw_put_u32(file_buf + 24, 2); /* history 2: the weights no longer fit the network */
@@ -286,6 +365,8 @@ int main(void)
         cmocka_unit_test(regression_fits_returns),
         cmocka_unit_test(an_episode_that_learns_needs_an_agent),
         cmocka_unit_test(features_are_normalised_newest_first),
+        cmocka_unit_test(the_momentum_layout_adds_the_optimizers_momentum),
+        cmocka_unit_test(a_policy_learns_the_engines_optimizer),
         cmocka_unit_test(policy_file_round_trip),
         cmocka_unit_test(damaged_files_are_refused),
         cmocka_unit_test(greedy_rlp_is_deterministic),

@@ -13,7 +13,7 @@
 #include "syncwise/cluster.h"
 #include "syncwise/sim.h"
 
-#define DIM_MAX (SW_RL_MAX_HISTORY * SW_RL_TUPLE)
+#define DIM_MAX (SW_RL_MAX_HISTORY * SW_RL_TUPLE_MAX)
 
 sw_rl_scenario sw_rl_default_scenario(void)
 {
@@ -449,9 +449,6 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
     if (mode != SW_RL_PLAIN) {
         if (!agent)
             return sw_fail(err, SW_EINVAL, "an episode that records or learns needs an agent");
-        const sw_rl_hparams *hp = sw_rl_agent_hparams(agent);
-        sw_rl_features_init(&e.f, hp->history);
-        e.dim = (size_t)hp->history * SW_RL_TUPLE;
         if (mode == SW_RL_EMULATE && (rc = parse_classic(&e, policy, err)))
             return rc;
     }
@@ -460,6 +457,11 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
     sw_rl_draw d;
     if ((rc = make_instance(sc, seed, instance, &train, &d, &sim_seed, err)))
         return rc;
+    if (mode != SW_RL_PLAIN) { /* the state reads the instance's optimizer */
+        const sw_rl_hparams *hp = sw_rl_agent_hparams(agent);
+        sw_rl_features_init(&e.f, hp->history, hp->layout, &d.optim);
+        e.dim = (size_t)hp->history * e.f.tuple;
+    }
     memcpy(out->model, d.model, sizeof out->model);
     memcpy(out->regime, d.regime, sizeof out->regime);
     e.unit = sc->reward_unit > 0 ? sc->reward_unit : 4.5 / d.workers;

@@ -23,7 +23,7 @@ static int load(void **state)
 {
     (void)state;
     char err[SW_ERR_LEN];
-    return sw_data_load(&data, "synthetic:d=6,n=400,test=50,val=50", 1, err);
+    return sw_data_load(&data, "synthetic:task=logistic,d=6,n=400,test=50,val=50", 1, err);
 }
 
 static int unload(void **state)
