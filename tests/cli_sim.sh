@@ -110,6 +110,17 @@ expect_status 0 "compare" -- "$SW" compare --policies "bsp,asp,ssp:s=1" --seeds 
 expect_output "time to target" "compare prints its table"
 expect_output "3/3" "every run reached the target"
 expect_output "speedup: mean time of the best baseline" "compare explains the speedup"
+
+# A compare run is the sim run of its seed, byte for byte (the data set is the spec's alone).
+expect_status 0 "compare keeping its logs" -- "$SW" compare --policies "ssp:s=1" --seeds 2 \
+  --data "$data" --model softmax --lr 0.1 --target-acc 0.8 --max-time 3000 -q \
+  --log-dir "$TMP/cmp"
+expect_status 0 "sim of compare's seed 2" -- "$SW" sim --policy "ssp:s=1" --seed 2 \
+  --data "$data" --model softmax --lr 0.1 --target-acc 0.8 --max-time 3000 -q \
+  --log "$TMP/seed2.jsonl"
+checks=$((checks + 1))
+cmp -s "$TMP/cmp/ssp-s=1-seed2.jsonl" "$TMP/seed2.jsonl" ||
+  { echo "FAIL: compare's seed 2 and sim --seed 2 wrote different logs"; failures=$((failures + 1)); }
 expect_status 2 "compare without policies" -- "$SW" compare --seeds 2
 # Every spec is tried before anything runs: no table of zeros, exit 2.
 for bad in "bsp,aps" "bsp,ssp:t=1" "bsp,sync:grads_to_wait=99"; do

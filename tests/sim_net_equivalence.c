@@ -436,7 +436,7 @@ static void same_decisions(const scenario *sc)
 {
     sw_task_data data;
     char err[SW_ERR_LEN];
-    if (sw_task_data_load(&data, sc->model, sc->data, SEED, err))
+    if (sw_task_data_load(&data, sc->model, sc->data, SW_DATA_SEED, err))
         fail_msg("%s", err);
     char *a = sim_log(sc, &data), *b = net_log(sc);
     assert_same_decisions(sc, a, b);
@@ -512,7 +512,7 @@ static void on_shards_n(scenario sc, const uint32_t *counts, size_t n_counts)
 {
     sw_task_data data;
     char err[SW_ERR_LEN];
-    if (sw_task_data_load(&data, sc.model, sc.data, SEED, err))
+    if (sw_task_data_load(&data, sc.model, sc.data, SW_DATA_SEED, err))
         fail_msg("%s", err);
     sc.eval_every_s = 10;
     for (size_t c = 0; c < n_counts; c++) {

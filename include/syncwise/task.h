@@ -29,6 +29,12 @@ typedef struct sw_task_data {
     sw_sparse_set sparse;
 } sw_task_data;
 
+/* The seed of a run's data set (its held-out split, its share, generated examples): one data
+ * spec is one data set in sim, compare, the server, its workers and peers, whatever their
+ * --seed, which varies the cluster, the initial parameters and the batch order. So a compare
+ * run is the sim run of its seed, and the server of any seed the simulator's twin. */
+#define SW_DATA_SEED 1
+
 /* Loads the data named by spec in the form the model needs: sparse rows for svm and logistic
  * (syncwise/sparse.h: libsvm:, sparse:), dense examples otherwise (syncwise/data.h). On failure
  * out holds nothing. */

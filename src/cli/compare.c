@@ -371,10 +371,8 @@ int sw_cli_compare(int argc, char **argv)
     sw_task_data data = {0};
     if (rc == 0) {
         sw_cli_set_threads(p.sc.threads);
-        /* One data split for every scenario: seeds vary the cluster, initialisation and batch
-         * order, not which examples are held out. */
-        if (p.sc.data_spec &&
-            (rc = sw_task_data_load(&data, p.sc.cfg.model, p.sc.data_spec, 1, err)))
+        if (p.sc.data_spec && (rc = sw_task_data_load(&data, p.sc.cfg.model, p.sc.data_spec,
+                                                      SW_DATA_SEED, err)))
             rc = sw_cli_error(CMD, "%s", err);
         p.data = p.sc.data_spec ? &data : NULL;
         if (!rc && p.log_dir && sw_cli_mkdirs(p.log_dir) != 0)

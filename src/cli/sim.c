@@ -22,7 +22,9 @@ typedef struct sim_opts {
 static const sw_opt own[] = {
     {SW_OPT_ROW(SW_OPT_STR, "policy", 0, AT(sc.cfg.policy), 0, 0, "SPEC",
                 "synchronization policy")},
-    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(sc.cfg.seed), 0, 0, "N", "seed of every random choice")},
+    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(sc.cfg.seed), 0, 0, "N",
+                "seed of the cluster, the initial parameters and the\nbatch order (the data set is "
+                "the spec's alone)")},
     {SW_OPT_ROW(SW_OPT_STR, "log", 0, AT(log_path), 0, 0, "FILE",
                 "JSONL event log (see docs/log.md)")},
     SW_OPT_END_ROW,
@@ -77,7 +79,7 @@ static int run(sw_cli_scenario *sc, const char *log_path, char *err)
     sw_task_data data = {0};
     int rc = 0;
     if (sc->data_spec &&
-        (rc = sw_task_data_load(&data, sc->cfg.model, sc->data_spec, sc->cfg.seed, err)))
+        (rc = sw_task_data_load(&data, sc->cfg.model, sc->data_spec, SW_DATA_SEED, err)))
         return rc;
     sc->cfg.data = sc->data_spec ? &data : NULL;
     FILE *log = NULL;

@@ -272,7 +272,7 @@ static int setup(server *s, char *err)
     s->started = p->wait_workers <= 1;
     s->unchecked =
         p->checksum == SW_CHECKSUM_OFF || (p->checksum == SW_CHECKSUM_AUTO && p->curve_key);
-    rc = sw_task_data_load(&s->data, p->model, p->data, p->seed, err);
+    rc = sw_task_data_load(&s->data, p->model, p->data, SW_DATA_SEED, err);
     if (!rc)
         rc = sw_task_new(&s->task, p->model, &s->data, 256, SW_TASK_PROBE_EXAMPLES, err);
     if (rc)

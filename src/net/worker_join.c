@@ -119,7 +119,7 @@ void sw__worker_unload(worker *k)
 /* The data, model and buffers a configuration names. */
 static int load_task(worker *k, const config *c, char *err)
 {
-    int rc = sw_task_data_load(&k->data, c->model, c->data, c->seed, err);
+    int rc = sw_task_data_load(&k->data, c->model, c->data, SW_DATA_SEED, err);
     uint32_t ours = !rc && c->has_data_crc ? sw_task_data_fingerprint(&k->data) : c->data_crc;
     if (ours != c->data_crc)
         rc = sw_fail(err, SW_EMISMATCH, "the data set %s loaded here differs from the server's "

@@ -230,7 +230,7 @@ static void round_end(sw__peer *pe, uint32_t *since_best)
 static int setup_task(sw__peer *pe, char *err)
 {
     const sw_peer_params *p = pe->p;
-    int rc = sw_task_data_load(&pe->data, p->model, p->data, p->seed, err);
+    int rc = sw_task_data_load(&pe->data, p->model, p->data, SW_DATA_SEED, err);
     if (!rc)
         rc = sw_task_new(&pe->task, p->model, &pe->data, p->batch > 256 ? p->batch : 256, 0, err);
     uint64_t h = 1469598103934665603ULL;
