@@ -385,10 +385,15 @@ static sw_stop_reason loop(sim *s)
     sw__sim_event ev;
     double now = 0;
     const sw_run_stats *st = &s->r->stats;
+    bool at_limit = false;
     while (sw__heap_pop(&s->heap, &ev)) {
         if (sw_stopper_limits(&s->stopper, ev.t, 0, 0) == SW_STOP_MAX_TIME) {
             s->r->end_t = s->c->max_time; /* the run covers [0, max_time] */
-            return SW_STOP_MAX_TIME;
+            at_limit = true;
+            if (ev.t > s->c->max_time)
+                return SW_STOP_MAX_TIME;
+            if (ev.kind != EV_EVAL) /* at the limit only the evaluation due then happens */
+                continue;
         }
         now = ev.t;
         s->r->end_t = now;
@@ -409,7 +414,7 @@ static sw_stop_reason loop(sim *s)
         if (sw_engine_get_view(s->engine)->n_live == 0 && ev.kind != EV_EVAL && !joins_pending(s))
             return SW_STOP_NO_WORKERS;
     }
-    return SW_STOP_NO_WORKERS;
+    return at_limit ? SW_STOP_MAX_TIME : SW_STOP_NO_WORKERS;
 }
 
 static void finish(sim *s)

@@ -322,7 +322,19 @@ static void targets_and_patience_stop_runs(void **state)
     assert_int_equal(sw_sim_run(&c, &res, NULL), 0);
     assert_int_equal(res.stop, SW_STOP_TARGET_ACC);
     assert_true(res.target_t > 0 && res.final_acc >= 0.8 && res.classify);
+    double reached = res.target_t;
     sw_sim_result_free(&res);
+    c.max_time = reached; /* the evaluation due at the time limit still counts */
+    assert_int_equal(sw_sim_run(&c, &res, NULL), 0);
+    assert_int_equal(res.stop, SW_STOP_TARGET_ACC);
+    assert_true(res.target_t == reached);
+    sw_sim_result_free(&res);
+    c.max_time = reached - 1e-6;
+    assert_int_equal(sw_sim_run(&c, &res, NULL), 0);
+    assert_int_equal(res.stop, SW_STOP_MAX_TIME);
+    assert_true(res.end_t == c.max_time && res.target_t < 0);
+    sw_sim_result_free(&res);
+    c.max_time = 5000;
     c.target_acc = 0;
     c.patience = 3;
     c.lr = 2.0f; /* noisy enough that improvements stop */
