@@ -103,6 +103,16 @@ expect_output "stopped by time limit at t=50000.0 s" "and stops there"
 expect_status 2 "bad cluster" -- "$SW" sim --no-model --cluster "uniform:2" --max-pushes 10
 expect_output "LO,HI" "explains the cluster spec"
 expect_status 1 "unwritable log" -- "$SW" sim --no-model --max-pushes 10 --log /nonexistent/x.jsonl
+# A run refused at its start leaves an existing log as it was.
+"$SW" sim -q --no-model --max-pushes 10 --log "$TMP/kept.jsonl" > /dev/null
+cp "$TMP/kept.jsonl" "$TMP/kept.before"
+expect_status 1 "a model too large for its data's shares" -- "$SW" sim --data synthetic:n=1 \
+  --max-time 10 --log "$TMP/kept.jsonl"
+expect_status 1 "a sparse model with a pull frequency" -- "$SW" sim --model logistic \
+  --data sparse:n=300,dim=200 --get-model-frequency 2 --max-time 10 --log "$TMP/kept.jsonl"
+checks=$((checks + 1))
+cmp -s "$TMP/kept.jsonl" "$TMP/kept.before" ||
+  { echo "FAIL: a refused run emptied the log it was given"; failures=$((failures + 1)); }
 expect_status 2 "bad option value" -- "$SW" sim --workers 0
 
 expect_status 0 "compare" -- "$SW" compare --policies "bsp,asp,ssp:s=1" --seeds 3 --jobs 2 \

@@ -87,10 +87,10 @@ typedef struct sw_sim_result {
 /* Runs one simulation. Fails with a message on a bad configuration; a run that never reaches its
  * target is not a failure (target_t < 0). The caller frees the result. */
 int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err);
-/* Checks what a run would refuse at its start, without data and without running: sizes, the
- * policy spec (a registered policy's parameters included), the network, the cluster and the
- * events with every policy they switch to. Fails with the message the run would give. Rules that
- * need the data (targets, sparse models) are left to sw_sim_run. */
+/* Checks what a run would refuse at its start, without running: sizes, the policy spec (a
+ * registered policy's parameters included), the network, the cluster and the events with every
+ * policy they switch to; with c->data also the model on that data and the targets. Fails with
+ * the message the run would give. */
 int sw_sim_check_config(const sw_sim_config *c, char *err);
 void sw_sim_result_free(sw_sim_result *r);
 

@@ -83,6 +83,10 @@ static int run(sw_cli_scenario *sc, const char *log_path, char *err)
         return rc;
     sc->cfg.data = sc->data_spec ? &data : NULL;
     FILE *log = NULL;
+    if (log_path && (rc = sw_sim_check_config(&sc->cfg, err))) { /* before the log is emptied */
+        sw_task_data_free(&data);
+        return rc;
+    }
     if (log_path && !(log = fopen(log_path, "w")))
         rc = sw_fail(err, SW_EIO, "%s: cannot create the log: %s", log_path, strerror(errno));
     sc->cfg.log = log;

@@ -107,8 +107,8 @@ static int setup_task(sim *s, char *err)
     if (rc)
         return rc;
     s->n_params = sw_task_n_params(s->task);
-    s->r->classify = sw_task_classifies(s->task);
-    return sw_stop_rules_check(&s->stopper.rules, s->r->classify, err);
+    return sw_stop_rules_check(&(sw_stop_rules){.target_acc = c->target_acc},
+                               sw_task_classifies(s->task), err);
 }
 
 static int setup_workers(sim *s, char *err)
@@ -493,6 +493,7 @@ static int start(sim *s, char *err)
         (rc = sw_cluster_new(&s->cluster, c->cluster, s->n_slots, c->seed, err)) ||
         (rc = setup_workers(s, err)) || (rc = setup_engine(s, err)))
         return rc;
+    s->r->classify = s->task && sw_task_classifies(s->task);
     if (c->patience && s->task && !(s->best = malloc(s->n_params * sizeof *s->best)))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     if (sw__heap_init(&s->heap, 4 * (size_t)s->n_slots + 16))
@@ -524,6 +525,8 @@ int sw_sim_check_config(const sw_sim_config *c, char *err)
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
     if (!rc)
         rc = sw__sim_schedule(&s, c->events, c->workers, err);
+    if (!rc && c->data && !(rc = check_config(c, err)) && !(rc = setup_task(&s, err)))
+        rc = setup_workers(&s, err); /* the model on the data, the targets, every worker's share */
     teardown(&s);
     return rc;
 }
