@@ -24,6 +24,11 @@ expect_output "candidate,d" "the trace has a header"
 printf '1,2\n1,x\n' > "$TMP/bad.csv"
 expect_status 1 "bad CSV" -- "$SW" zipline --input "$TMP/bad.csv"
 expect_output "bad.csv: line 2" "names the file and line"
+expect_status 1 "naive alone on a problem too large for it" -- "$SW" zipline --algo naive --workers 10
+expect_output "too many combinations" "it says why"
+expect_status 2 "ebsp refuses a naive search too large to answer" -- "$SW" sim --no-model \
+  --workers 10 --max-time 100 --policy ebsp:algo=naive
+expect_output "5.77e+11 combinations" "and says how large"
 expect_status 1 "missing CSV" -- "$SW" zipline --input "$TMP/none.csv"
 for t in inf -3 1e999; do # a push time is a finite moment of the run
   printf 'worker,time\n0,1\n1,%s\n' "$t" > "$TMP/t.csv"

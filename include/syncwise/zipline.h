@@ -63,6 +63,12 @@ typedef struct sw_zl_algo {
 /* Every algorithm, NULL-terminated, in the order of the thesis's tables, ours last. */
 extern const sw_zl_algo sw_zl_algos[];
 const sw_zl_algo *sw_zl_find(const char *name);
+/* Their names, ", " between them, into out (cap bytes), for messages. */
+void sw_zl_names(char *out, size_t cap);
+/* Whether algorithm a takes problems of n workers with R points each: fails with SW_ERANGE,
+ * saying why, where it would refuse them (naive search over more than its limit of R^n
+ * combinations). */
+int sw_zl_fits(const sw_zl_algo *a, uint32_t n, uint32_t R, char *err);
 
 /* The predictor of section 6.4: worker p's next R pushes from its last two push times,
  * last[p] + i * (last[p] - prev[p]) for i = 1..R. Fills t (n * R) and start (n + 1). */

@@ -213,9 +213,14 @@ static int run(const sw_zl_problem *p, const char *algo, const char *trace_path,
         sw_zl_result res = {.pick = pick + p->n};
         double us = 0;
         int arc = time_algo(a, p, ws, &res, &us);
-        if (arc == SW_ERANGE) {
+        if (arc == SW_ERANGE && !strcmp(algo, "all")) {
             printf("%-14s %14s (skipped: too many combinations)\n", a->name, "-");
             continue;
+        }
+        if (arc == SW_ERANGE) { /* the one search asked for cannot answer */
+            rc = sw_fail(err, SW_ERANGE, "%s: too many combinations for it to search: choose "
+                         "another --algo", a->name);
+            break;
         }
         printf("%-14s %14.6g %16.9g %12llu %14.1f%s\n", a->name, res.d, res.t_sync,
                (unsigned long long)res.candidates, us, a->exact ? "" : "  (heuristic)");
@@ -246,10 +251,11 @@ int sw_cli_zipline(int argc, char **argv)
     long n = o.n, R = o.R;
     uint64_t seed = o.seed;
     const char *path = o.path, *algo = o.algo, *trace = o.trace;
-    if (strcmp(algo, "all") && !sw_zl_find(algo))
-        return sw_cli_error(CMD, "--algo: unknown '%s' (known: zipline, ziplineopt, "
-                                 "ziplineoptbs, fullgridscan, gridscan, naive, sweep, all)",
-                            algo) + 1;
+    if (strcmp(algo, "all") && !sw_zl_find(algo)) {
+        char names[128];
+        sw_zl_names(names, sizeof names);
+        return sw_cli_error(CMD, "--algo: unknown '%s' (known: %s, all)", algo, names) + 1;
+    }
     if ((size_t)n * (size_t)R > (1u << 27))
         return sw_cli_error(CMD, "%ld workers x %ld points is too large", n, R) + 1;
     char err[SW_ERR_LEN];

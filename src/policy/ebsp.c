@@ -36,12 +36,17 @@ static int ebsp_init(void *state, sw_spec *spec, const sw_engine_view *v,
     int rc = sw_spec_int(spec, "R", 1, 100000, &R, err);
     if (rc)
         return rc;
-    if (!(st->algo = sw_zl_find(algo)))
-        return sw_fail(err, SW_EINVAL, "ebsp: algo='%s' is not a barrier search (zipline, "
-                                       "ziplineopt, ziplineoptbs, fullgridscan, gridscan, sweep)",
-                       algo);
+    if (!(st->algo = sw_zl_find(algo))) {
+        char names[128];
+        sw_zl_names(names, sizeof names);
+        return sw_fail(err, SW_EINVAL, "ebsp: algo='%s' is not a barrier search (%s)", algo,
+                       names);
+    }
     uint32_t n = v->n_slots;
     st->R = (uint32_t)R;
+    char why[SW_ERR_LEN];
+    if (sw_zl_fits(st->algo, n, st->R, why)) /* or every search would fail, silently */
+        return sw_fail(err, SW_ERANGE, "ebsp: %s", why);
     if ((rc = sw_zl_workspace_new(&st->ws, n, (size_t)n * st->R, err)))
         return rc;
     st->t = malloc((size_t)n * st->R * sizeof *st->t);

@@ -6,9 +6,6 @@
 #include "syncwise/err.h"
 #include "zl_internal.h"
 
-/* Naive search refuses problems above this many combinations. */
-#define NAIVE_MAX_COMBINATIONS 20000000.0
-
 static void enumerate(const sw_zl_problem *p, sw_zl_workspace *ws, sw_zl_result *out, uint32_t w,
                       double lo, double hi)
 {
@@ -30,7 +27,7 @@ int sw__zl_naive(const sw_zl_problem *p, sw_zl_workspace *ws, sw_zl_result *out)
     double combos = 1;
     for (uint32_t w = 0; w < p->n; w++)
         combos *= p->start[w + 1] - p->start[w];
-    if (combos > NAIVE_MAX_COMBINATIONS)
+    if (combos > SW__ZL_NAIVE_MAX_COMBINATIONS)
         return SW_ERANGE;
     sw__zl_reset(out);
     enumerate(p, ws, out, 0, INFINITY, -INFINITY);

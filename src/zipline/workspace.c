@@ -1,6 +1,7 @@
 /* The barrier-search workspace, the registry of algorithms, the predictor and the helpers the
  * algorithms share. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,26 @@ const sw_zl_algo *sw_zl_find(const char *name)
         if (strcmp(a->name, name) == 0)
             return a;
     return NULL;
+}
+
+void sw_zl_names(char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (const sw_zl_algo *a = sw_zl_algos; a->name && len < cap; a++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", a == sw_zl_algos ? "" : ", ",
+                                a->name);
+}
+
+int sw_zl_fits(const sw_zl_algo *a, uint32_t n, uint32_t R, char *err)
+{
+    double combos = pow((double)R, (double)n);
+    if (a->run == sw__zl_naive && combos > SW__ZL_NAIVE_MAX_COMBINATIONS)
+        return sw_fail(err, SW_ERANGE,
+                       "naive search over %u workers x %u points is %.3g combinations, over its "
+                       "limit of %.3g: choose another algorithm",
+                       n, R, combos, SW__ZL_NAIVE_MAX_COMBINATIONS);
+    return 0;
 }
 
 int sw_zl_workspace_new(sw_zl_workspace **out, uint32_t max_n, size_t max_points, char *err)

@@ -188,6 +188,12 @@ static void predictor_and_bad_problems(void **state)
     sw_zl_problem b = {.n = 40, .t = big, .start = bs};
     assert_int_equal(sw_zl_find("naive")->run(&b, ws, &br), SW_ERANGE); /* 10^40 combinations */
     sw_zl_workspace_free(ws);
+    /* What a search would refuse is known before it runs (ebsp checks at its start). */
+    assert_int_equal(sw_zl_fits(sw_zl_find("naive"), 40, 10, err), SW_ERANGE);
+    assert_non_null(strstr(err, "combinations"));
+    assert_int_equal(sw_zl_fits(sw_zl_find("naive"), 4, 10, err), 0);
+    for (const sw_zl_algo *a = sw_zl_algos; a->name; a++)
+        assert_true(a->run == sw_zl_find("naive")->run || sw_zl_fits(a, 1000, 100, err) == 0);
 }
 
 static int count;

@@ -50,6 +50,8 @@ static inline int sw__zl_offer(sw_zl_workspace *ws, sw_zl_result *out, double d,
 
 void sw__zl_reset(sw_zl_result *out);
 
+/* Naive search refuses problems above this many combinations. */
+#define SW__ZL_NAIVE_MAX_COMBINATIONS 20000000.0
 int sw__zl_naive(const sw_zl_problem *p, sw_zl_workspace *ws, sw_zl_result *out);
 int sw__zl_gridscan(const sw_zl_problem *p, sw_zl_workspace *ws, sw_zl_result *out);
 int sw__zl_fullgridscan(const sw_zl_problem *p, sw_zl_workspace *ws, sw_zl_result *out);
