@@ -132,6 +132,11 @@ checks=$((checks + 1))
 cmp -s "$TMP/cmp/ssp-s=1-seed2.jsonl" "$TMP/seed2.jsonl" ||
   { echo "FAIL: compare's seed 2 and sim --seed 2 wrote different logs"; failures=$((failures + 1)); }
 expect_status 2 "compare without policies" -- "$SW" compare --seeds 2
+# A part with '=' and no ':' continues the policy before it, with or without parameters.
+expect_status 0 "continued specs" -- "$SW" compare -q --policies "bsp,lr=0.1;backup:k=2,dbw,lr=0.08,agg=mean" \
+  --seeds 1 --no-model --workers 4 --max-pushes 20
+expect_output "bsp:lr=0.1 " "a policy without parameters takes the continuation"
+expect_output "dbw:lr=0.08,agg=mean " "one with parameters too"
 # Every spec is tried before anything runs: no table of zeros, exit 2.
 for bad in "bsp,aps" "bsp,ssp:t=1" "bsp,sync:grads_to_wait=99"; do
   expect_status 2 "compare refuses $bad" -- "$SW" compare --policies "$bad" --seeds 1 --no-model \

@@ -51,37 +51,6 @@ typedef struct plan {
     pthread_mutex_t lock;
 } plan;
 
-/* Splits the policy list; "ssp:s=2,lr_mod=x" style continuations stay with their policy. */
-static int split_policies(plan *p, char *list)
-{
-    char *save = NULL;
-    for (char *tok = strtok_r(list, ",;", &save); tok; tok = strtok_r(NULL, ",;", &save)) {
-        bool continues = strchr(tok, '=') && !strchr(tok, ':') && p->n_policies > 0;
-        if (continues) {
-            char *prev = p->policies[p->n_policies - 1];
-            size_t need = strlen(prev) + strlen(tok) + 2;
-            char *joined = malloc(need);
-            if (!joined)
-                return -1;
-            snprintf(joined, need, "%s,%s", prev, tok);
-            free(prev);
-            p->policies[p->n_policies - 1] = joined;
-            continue;
-        }
-        if (p->n_policies == MAX_POLICIES) {
-            sw_cli_error(CMD, "more than %d policies", MAX_POLICIES);
-            return -1;
-        }
-        if (!(p->policies[p->n_policies++] = strdup(tok)))
-            return -1;
-    }
-    if (p->n_policies == 0) {
-        sw_cli_error(CMD, "--policies is empty");
-        return -1;
-    }
-    return 0;
-}
-
 #define AT(field) offsetof(plan, field)
 static const sw_opt own[] = {
     {SW_OPT_ROW(
@@ -144,10 +113,12 @@ static int parse(int argc, char **argv, plan *p)
         return rc == 1 ? -1 : rc;
     if (!p->list)
         return sw_cli_error(CMD, "--policies LIST is required (see --help)") + 1;
-    char *copy = strdup(p->list);
-    rc = copy ? split_policies(p, copy) : -1;
-    free(copy);
-    if (rc || check_list(p))
+    p->n_policies = sw_cli_policy_list(CMD, "--policies", p->list, p->policies, MAX_POLICIES);
+    if (p->n_policies < 0) {
+        p->n_policies = 0;
+        return 2;
+    }
+    if (check_list(p))
         return 2;
     return sw_cli_scenario_finish(&p->sc, CMD, (const char *const *)p->policies, p->n_policies);
 }

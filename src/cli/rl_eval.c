@@ -64,13 +64,14 @@ static int make_policies(sw_rl_eval *p)
     char first[300];
     snprintf(first, sizeof first, "rlp:file=%s", p->policy_file);
     int rc = add_policy(p, first);
-    char *list = strdup(p->baselines);
-    if (!list)
-        return sw_cli_error(CMD, "out of memory");
-    for (char *sp = NULL, *tok = strtok_r(list, ",", &sp); tok && !rc;
-         tok = strtok_r(NULL, ",", &sp))
-        rc = add_policy(p, tok);
-    free(list);
+    char *specs[SW_RL_EVAL_MAX_POLICIES];
+    int n = sw_cli_policy_list(CMD, "--baselines", p->baselines, specs, SW_RL_EVAL_MAX_POLICIES);
+    if (n < 0)
+        return 1;
+    for (int i = 0; i < n; i++) {
+        rc = rc ? rc : add_policy(p, specs[i]);
+        free(specs[i]);
+    }
     if (!rc && p->n < 2)
         rc = sw_cli_error(CMD, "--baselines: at least one policy to compare with");
     return rc;

@@ -145,13 +145,10 @@ static void progress(const plan *p, const char *phase, long done, long total, lo
 /* Pre-training: every instance under every listed classic policy. */
 static int pretrain(const plan *p, sw_rl_agent *a)
 {
-    char *list = strdup(p->pre_policies), *names[32];
-    if (!list)
-        return sw_cli_error(CMD, "out of memory");
-    int n = 0;
-    for (char *save_ptr = NULL, *tok = strtok_r(list, ",", &save_ptr); tok && n < 32;
-         tok = strtok_r(NULL, ",", &save_ptr))
-        names[n++] = tok;
+    char *names[32];
+    int n = sw_cli_policy_list(CMD, "--pre-policies", p->pre_policies, names, 32);
+    if (n < 0)
+        return 1;
     double t0 = sw_clock_now_s(), loss = 0;
     int rc = 0;
     long total = p->pre_instances * n, done = 0;
@@ -173,7 +170,8 @@ static int pretrain(const plan *p, sw_rl_agent *a)
                      names[k], run.regime[0] ? run.regime : run.model, run.time, loss);
             progress(p, "pre-training", done + 1, total, p->episodes, t0, detail);
         }
-    free(list);
+    for (int k = 0; k < n; k++)
+        free(names[k]);
     return rc;
 }
 

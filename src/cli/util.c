@@ -250,3 +250,49 @@ volatile sig_atomic_t *sw_cli_catch_signals(void)
     sigaction(SIGTERM, &sa, NULL);
     return &g_stop;
 }
+
+/* One more part of a policy list: a spec of its own, or the continuation of the one before;
+ * false when out of memory. */
+static bool add_part(char **out, int *n, const char *part, bool continues)
+{
+    if (!continues) {
+        if (!(out[*n] = strdup(part)))
+            return false;
+        ++*n;
+        return true;
+    }
+    char *prev = out[*n - 1];
+    size_t need = strlen(prev) + strlen(part) + 2;
+    char *joined = malloc(need);
+    if (!joined)
+        return false;
+    snprintf(joined, need, "%s%c%s", prev, strchr(prev, ':') ? ',' : ':', part);
+    free(prev);
+    out[*n - 1] = joined;
+    return true;
+}
+
+int sw_cli_policy_list(const char *cmd, const char *opt, const char *list, char **out, int max)
+{
+    char *copy = strdup(list), *save = NULL;
+    int n = 0;
+    bool too_many = false, no_memory = !copy;
+    for (char *part = copy ? strtok_r(copy, ",;", &save) : NULL; part && !too_many && !no_memory;
+         part = strtok_r(NULL, ",;", &save)) {
+        bool continues = n > 0 && strchr(part, '=') && !strchr(part, ':');
+        too_many = !continues && n == max;
+        no_memory = !too_many && !add_part(out, &n, part, continues);
+    }
+    free(copy);
+    if (!too_many && !no_memory && n > 0)
+        return n;
+    while (n > 0)
+        free(out[--n]);
+    if (too_many)
+        sw_cli_error(cmd, "%s: more than %d policies", opt, max);
+    else if (no_memory)
+        sw_cli_error(cmd, "out of memory");
+    else
+        sw_cli_error(cmd, "%s is empty", opt);
+    return -1;
+}
