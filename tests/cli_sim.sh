@@ -132,6 +132,11 @@ checks=$((checks + 1))
 cmp -s "$TMP/cmp/ssp-s=1-seed2.jsonl" "$TMP/seed2.jsonl" ||
   { echo "FAIL: compare's seed 2 and sim --seed 2 wrote different logs"; failures=$((failures + 1)); }
 expect_status 2 "compare without policies" -- "$SW" compare --seeds 2
+# A run whose model diverges says so and fails; it still runs to its limit, never reaching.
+expect_status 1 "a diverging run" -- "$SW" sim --policy asp --workers 3 --data "$data" \
+  --model mlp:h=2,u=16 --lr 1e5 --max-time 100
+expect_output "DIVERGED at t=" "the summary says when"
+expect_output "the model diverged" "and the error why"
 # A part with '=' and no ':' continues the policy before it, with or without parameters.
 expect_status 0 "continued specs" -- "$SW" compare -q --policies "bsp,lr=0.1;backup:k=2,dbw,lr=0.08,agg=mean" \
   --seeds 1 --no-model --workers 4 --max-pushes 20

@@ -70,6 +70,9 @@ typedef struct sw_sim_result {
     sw_stop_reason stop;
     double end_t;               /* virtual time the run ended */
     double target_t;            /* virtual time the target was first met, < 0 if never */
+    double diverged_t;          /* virtual time the validation loss was first not finite, < 0
+                                 * if never (the run goes on to its limit, never reaching a
+                                 * target, so that comparisons count it as they always did) */
     uint64_t evals;
     double final_loss, final_acc; /* at the end (the best weights under patience) */
     bool classify;                /* the task has an accuracy (final_acc is 0 for regression) */

@@ -278,10 +278,15 @@ static void report(const plan *p)
         printf("\nspeedup: time of the best baseline (%s) over each policy's; one seed, so "
                "no interval (the +- 0.0).\n", p->policies[best]);
     print_answer(p, s, best);
-    for (size_t i = 0; i < p->n_runs; i++)
-        if (p->runs[i].rc)
-            printf("run %s seed %llu failed: %s\n", p->policies[p->runs[i].policy],
-                   (unsigned long long)p->runs[i].seed, p->runs[i].err);
+    for (size_t i = 0; i < p->n_runs; i++) {
+        const job *j = &p->runs[i];
+        if (j->rc)
+            printf("run %s seed %llu failed: %s\n", p->policies[j->policy],
+                   (unsigned long long)j->seed, j->err);
+        else if (j->r.diverged_t >= 0) /* counted as not reaching the target, as it never will */
+            printf("run %s seed %llu diverged at t=%.1f s (a lower --lr?)\n",
+                   p->policies[j->policy], (unsigned long long)j->seed, j->r.diverged_t);
+    }
 }
 
 /* One row per run, for scripts and for `syncwise report`. */

@@ -74,6 +74,9 @@ void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r)
             r->end_t);
     if (r->target_t >= 0)
         fprintf(f, "; target reached at t=%.1f s", r->target_t);
+    if (r->diverged_t >= 0)
+        fprintf(f, "; DIVERGED at t=%.1f s (the validation loss is not finite: a lower --lr?)",
+                r->diverged_t);
     fputc('\n', f);
     per_worker(f, st);
     fprintf(f, "  applies %llu, pushes %llu, dropped %llu, idle %.1f%% of worker time\n",

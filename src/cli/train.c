@@ -4,6 +4,7 @@
  * the command prints a progress line with the validation figures and, with --out, saves a
  * checkpoint atomically, so an interrupted run loses at most one epoch.
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +148,10 @@ static int run(trainer *t, char *err)
             }
         }
         report_epoch(t, e, sum / (double)steps);
+        if (!isfinite(sum)) /* every later step would start from these parameters */
+            return sw_fail(err, SW_ERANGE, "the model diverged in epoch %ld (its training loss "
+                           "is not finite): a lower --lr?%s", e,
+                           t->o.out && e > 1 ? " The checkpoint keeps the last epoch before" : "");
         int rc = save(t, total, err);
         if (rc)
             return rc;

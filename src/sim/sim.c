@@ -142,7 +142,7 @@ static int setup_result(sim *s, char *err)
     const sw_sim_config *c = s->c;
     sw_sim_result *r = s->r;
     memset(r, 0, sizeof *r);
-    r->target_t = -1;
+    r->target_t = r->diverged_t = -1;
     sw_stopper_init(&s->stopper, &(sw_stop_rules){.target_acc = c->target_acc,
                                                   .target_loss = c->target_loss,
                                                   .max_time = c->max_time,
@@ -344,6 +344,8 @@ static sw_stop_reason on_eval(sim *s, const sw__sim_event *ev)
     if (c->on_eval)
         c->on_eval(c->on_eval_ctx, ev->t, V, e.loss, r->classify ? e.accuracy : NAN);
     r->best_acc = e.accuracy > r->best_acc ? e.accuracy : r->best_acc;
+    if (!isfinite(e.loss) && r->diverged_t < 0)
+        r->diverged_t = ev->t;
     bool improved;
     sw_stop_reason hit = sw_stopper_eval(&s->stopper,
                                          &(sw_stop_eval){.accuracy = e.accuracy,

@@ -321,7 +321,7 @@ static void targets_and_patience_stop_runs(void **state)
     sw_sim_result res;
     assert_int_equal(sw_sim_run(&c, &res, NULL), 0);
     assert_int_equal(res.stop, SW_STOP_TARGET_ACC);
-    assert_true(res.target_t > 0 && res.final_acc >= 0.8 && res.classify);
+    assert_true(res.target_t > 0 && res.final_acc >= 0.8 && res.classify && res.diverged_t < 0);
     double reached = res.target_t;
     sw_sim_result_free(&res);
     c.max_time = reached; /* the evaluation due at the time limit still counts */
@@ -370,6 +370,23 @@ static void a_regression_task_has_no_accuracy(void **state)
     assert_true(res.final_loss < 0.5);
     sw_sim_result_free(&res);
     sw_task_data_free(&lsq);
+}
+
+/* A model that diverges is seen at the first evaluation that is not finite; the run still goes
+ * on to its limit without reaching its target, as comparisons count it. */
+static void a_diverging_model_is_seen(void **state)
+{
+    (void)state;
+    sw_sim_config c = base("asp");
+    c.model = "mlp:h=2,u=16";
+    c.lr = 1e5f;
+    c.target_acc = 0.99;
+    sw_sim_result res;
+    assert_int_equal(sw_sim_run(&c, &res, NULL), 0);
+    assert_true(res.diverged_t >= 0 && res.diverged_t < c.max_time);
+    assert_int_equal(res.stop, SW_STOP_MAX_TIME);
+    assert_true(res.target_t < 0 && !isfinite(res.final_loss));
+    sw_sim_result_free(&res);
 }
 
 static void everyone_gone_ends_the_run(void **state)
@@ -480,6 +497,7 @@ int main(void)
         cmocka_unit_test(get_model_frequency_pulls_every_f_steps),
         cmocka_unit_test(targets_and_patience_stop_runs),
         cmocka_unit_test(a_regression_task_has_no_accuracy),
+        cmocka_unit_test(a_diverging_model_is_seen),
         cmocka_unit_test(everyone_gone_ends_the_run),
         cmocka_unit_test(a_sparse_model_runs_under_every_policy),
         cmocka_unit_test(bad_configurations),
