@@ -151,7 +151,9 @@ static int run(trainer *t, char *err)
         if (!isfinite(sum)) /* every later step would start from these parameters */
             return sw_fail(err, SW_ERANGE, "the model diverged in epoch %ld (its training loss "
                            "is not finite): a lower --lr?%s", e,
-                           t->o.out && e > 1 ? " The checkpoint keeps the last epoch before" : "");
+                           !t->o.out ? ""
+                           : e > 1   ? " The checkpoint keeps the epoch before."
+                                     : " Nothing was saved.");
         int rc = save(t, total, err);
         if (rc)
             return rc;
