@@ -55,8 +55,41 @@ expect_output "policy switched to ssp:s=1" "the server logged the operator's swi
 expect_output "1 joins" "only it joined"
 expect_output "unknown client key" "the server logged the refusal"
 expect_output "payload checksums off" "under CURVE, payloads go without checksums by default"
-expect_status 1 "a server without the clients file" -- "$SW" server --curve-key server.key
-expect_output "authorised clients" "says what is missing"
+expect_status 2 "a server without the clients file" -- "$SW" server --curve-key server.key
+expect_output "--curve-key and --curve-clients go together" "says what is missing"
+expect_status 2 "a clients file without a key pair" -- "$SW" server --curve-clients clients
+expect_output "--curve-clients alone would run without CURVE" "which would serve in the clear"
+
+# A CURVE server killed and started again, for a moment without its CURVE options: ZeroMQ gives
+# up a connection whose handshake breaks on the protocol, so the worker connects again by itself
+# and rejoins once the server is back with them.
+task=(--data synthetic:task=logistic,d=20,n=5000 --model softmax --lr 0.1 --ctl-bind none)
+curve=(--curve-key server.key --curve-clients clients)
+"$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file ep2 --policy asp "${task[@]}" \
+  "${curve[@]}" --checkpoint ck --checkpoint-every 0.2 --max-time 60 > s1.out 2>&1 &
+server=$!
+EP2=$(endpoint_of ep2)
+"$SW" worker --connect "$EP2" --curve-key w1.key --curve-server server.pub --delay-ms 5 \
+  --server-timeout 30 > w.out 2>&1 &
+worker=$!
+for _ in $(seq 100); do [ -s ck ] && break; sleep 0.1; done
+kill -9 "$server"
+wait "$server" 2>/dev/null
+"$SW" server --bind "$EP2" --policy asp "${task[@]}" --checkpoint ck --resume --max-time 60 \
+  > s2.out 2>&1 &
+server=$!
+sleep 2
+kill -9 "$server"
+wait "$server" 2>/dev/null
+expect_status 0 "the CURVE server back" -- "$SW" server --bind "$EP2" --policy asp "${task[@]}" \
+  "${curve[@]}" --checkpoint ck --resume --max-time 4 -q
+expect_output "1 joins" "the worker rejoined it"
+wait "$worker"
+worker_rc=$?
+checks=$((checks + 1))
+[ "$worker_rc" -eq 0 ] || { echo "FAIL: the worker ended with $worker_rc"; failures=$((failures + 1)); }
+OUT=$(cat w.out)
+expect_output "answered a handshake in another protocol" "the worker said why it connected again"
 # Sharded under CURVE.
 for j in 0 1; do
   "$SW" shard --bind "tcp://127.0.0.1:*" --endpoint-file "shard$j.ep" --curve-key server.key \

@@ -91,6 +91,12 @@ void sw_cli_print_dense_data_and_models(void); /* the same without the sparse on
  * opt. */
 int sw_cli_policy_list(const char *cmd, const char *opt, const char *list, char **out, int max);
 
+/* CURVE options that only work together (our key pair and the peer's public key or the
+ * clients' list): one without the other would run without CURVE, unasked. Fails (status 2)
+ * naming both. */
+int sw_cli_curve_pair(const char *cmd, const char *key_opt, const char *key, const char *other_opt,
+                      const char *other);
+
 /* The run summary of one simulation (src/cli/summary.c). */
 void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r);
 /* A progress line's evaluation: "val_loss L  val_acc A (best B)", keeping the best accuracy in

@@ -166,6 +166,11 @@ static int server_opts(int argc, char **argv, server_cli *o)
         o->p.on_eval = NULL;
     if (o->p.resume && !o->p.checkpoint)
         return sw_cli_error("server", "--resume needs --checkpoint FILE") + 1;
+    if ((rc = sw_cli_curve_pair("server", "--curve-key", o->p.curve_key, "--curve-clients",
+                                o->p.curve_clients)))
+        return rc;
+    if (o->p.curve_operators && !o->p.curve_key)
+        return sw_cli_curve_pair("server", "--curve-key", NULL, "--curve-operators", "");
     const char *names[] = {"--checkpoint", "--log", "--endpoint-file"};
     const char *paths[] = {o->p.checkpoint, o->log_path, o->p.endpoint_file};
     if ((rc = sw_cli_distinct_files("server", 3, names, paths)))
@@ -278,6 +283,9 @@ int sw_cli_worker(int argc, char **argv)
         return prc == 1 ? 0 : prc;
     sw_cli_set_verbosity(o.quiet, o.verbose);
     sw_cli_set_threads(o.threads);
+    if ((prc = sw_cli_curve_pair("worker", "--curve-key", o.p.curve_key, "--curve-server",
+                                 o.p.curve_server)))
+        return prc;
     sw_worker_params p = o.p;
     p.stop = sw_cli_catch_signals();
     char err[SW_ERR_LEN];
@@ -331,6 +339,8 @@ int sw_cli_ctl(int argc, char **argv)
     if (prc)
         return prc == 1 ? 0 : prc;
     const char *connect = o.connect, *key = o.key, *server = o.server;
+    if ((prc = sw_cli_curve_pair("ctl", "--curve-key", key, "--curve-server", server)))
+        return prc;
     char cmd[512] = "";
     for (; i < argc; i++) {
         strncat(cmd, argv[i], sizeof cmd - strlen(cmd) - 2);
@@ -361,8 +371,9 @@ static const sw_cmd_opts keygen_command = {
     .cmd = "keygen",
     .usage = "NAME",
     .about = "Makes a CURVE key pair: NAME.key (public and secret, mode 0600) for the one who\n"
-             "owns it, NAME.pub (public only) for the others. A server admits the workers and\n"
-             "operators whose .pub lines are in its --curve-clients file.",
+             "owns it, NAME.pub (public only) for the others. A server admits the workers whose\n"
+             ".pub lines are in its --curve-clients file and the operators (who may switch its\n"
+             "policy) whose lines are in its --curve-operators file.",
     .tables = {keygen_table},
     .max_args = 1,
 };

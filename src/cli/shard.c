@@ -70,8 +70,9 @@ int sw_cli_shard(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : rc;
     sw_cli_set_verbosity(o.quiet, o.verbose);
-    if (!o.p.curve_key != !o.p.curve_clients)
-        return sw_cli_error(CMD, "--curve-key and --curve-clients go together");
+    if ((rc = sw_cli_curve_pair(CMD, "--curve-key", o.p.curve_key, "--curve-clients",
+                                o.p.curve_clients)))
+        return rc;
     sw_shard_params p = o.p;
     p.stop = sw_cli_catch_signals();
     sw_shard_result r;

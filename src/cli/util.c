@@ -296,3 +296,12 @@ int sw_cli_policy_list(const char *cmd, const char *opt, const char *list, char 
         sw_cli_error(cmd, "%s is empty", opt);
     return -1;
 }
+
+int sw_cli_curve_pair(const char *cmd, const char *key_opt, const char *key, const char *other_opt,
+                      const char *other)
+{
+    if (!key == !other)
+        return 0;
+    return sw_cli_error(cmd, "%s and %s go together: %s alone would run without CURVE", key_opt,
+                        other_opt, key ? key_opt : other_opt) + 1;
+}

@@ -13,6 +13,7 @@
 #include "curve_internal.h"
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
+#include "syncwise/log.h"
 #include "transport_internal.h"
 
 /* Frames this short are copied into ZeroMQ's own message: lending them costs more. */
@@ -29,8 +30,17 @@ typedef struct zsock {
     void *sock;
     void *handshakes; /* a dialer's monitor of its handshakes, or NULL */
     unsigned closed;  /* handshakes the listener closed in a row */
-    bool listener, curve, in; /* in: a handshake succeeded, the monitor can go */
+    bool listener, curve, in; /* in: a handshake succeeded */
+    bool redial;      /* a handshake broke after one had succeeded: connect again */
+    bool redialing;   /* and no handshake has succeeded since (one warning a streak) */
+    double redialed;  /* when it last did */
 } zsock;
+
+/* ZeroMQ gives a connection up for good when its handshake breaks on the protocol (a listener
+ * without CURVE where CURVE is spoken, or the reverse); a dialer that was in before connects
+ * again itself, at most this often, since the listener may come back right (a server restarted
+ * for a moment without its CURVE options, then with them). */
+#define REDIAL_S 1.0
 
 int sw_net_zmq_new(sw_net **out, char *err)
 {
@@ -78,8 +88,7 @@ static zsock *new_sock(znet *n, int type, double linger_s, size_t max_frame, cha
     return z;
 }
 
-/* Stops watching the handshakes: once one succeeded, the listener is the right one, and every
- * wait would otherwise poll the monitor too (for the whole run, on each of a server's shards). */
+/* Stops watching the handshakes (the socket closes). */
 static void unwatch(zsock *z)
 {
     if (!z->handshakes)
@@ -178,11 +187,16 @@ static int handshake_event(zsock *z, uint16_t event, uint32_t value, char *err)
 {
     const char *ep = z->base.endpoint;
     if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
-        z->in = true;
+        z->in = true, z->redialing = false;
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && z->in) {
+        z->redial = true; /* the listener changed under us: try it again (REDIAL_S) */
+        return 0;
+    }
     if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) /* ZAP said no: value is its status */
         return sw_fail(err, SW_EAUTH,
                        "%s refused this key (CURVE, status %u): is its public key in the "
-                       "clients file of the server (and of its shards)?",
+                       "server's --curve-clients file (and its shards'), or for an operator's "
+                       "commands in its --curve-operators file?",
                        ep, (unsigned)value);
     if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
         value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
@@ -191,7 +205,7 @@ static int handshake_event(zsock *z, uint16_t event, uint32_t value, char *err)
                                 : "%s speaks only CURVE: give this client its key pair and the "
                                   "server's public key (--curve-key, --curve-server)",
                        ep);
-    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && z->curve &&
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && z->curve && !z->in &&
         ++z->closed >= CLOSES_BEFORE_BLAME)
         return sw_fail(err, SW_EAUTH,
                        "%s closed the CURVE handshake %u times in a row: is --curve-server its "
@@ -218,6 +232,22 @@ static int handshake_news(zsock *z, char *err)
     }
     zmq_msg_close(&m);
     return rc;
+}
+
+/* Connects a dialer whose connection ZeroMQ gave up (z->redial) again, once REDIAL_S passed. */
+static void redial(zsock *z, double now)
+{
+    if (!z->redial || now - z->redialed < REDIAL_S)
+        return;
+    if (!z->redialing)
+        sw_log(SW_LOG_WARN, "%s answered a handshake in another protocol (restarted without "
+               "CURVE, or with it where we have none?): connecting again every %.0f s",
+               z->base.endpoint, REDIAL_S);
+    z->redialing = true;
+    zmq_disconnect(z->sock, z->base.endpoint); /* what is left of the old connection, if any */
+    zmq_connect(z->sock, z->base.endpoint);
+    z->redial = false;
+    z->redialed = now;
 }
 
 static int dial_zmq(sw_net *net, sw_sock **out, const sw_dial_params *p, char *err)
@@ -361,8 +391,11 @@ static int wait_zmq(sw_net *net, sw_sock **socks, size_t k, double until, bool *
 {
     znet *n = (znet *)net;
     size_t watched = 0; /* dialers' handshake monitors, polled after the sockets */
-    for (size_t i = 0; i < k; i++)
+    bool redials = false;
+    for (size_t i = 0; i < k; i++) {
         watched += ((zsock *)socks[i])->handshakes != NULL;
+        redials |= ((zsock *)socks[i])->redial;
+    }
     size_t cap = k + watched + 1;
     zmq_pollitem_t few[16], *items = cap <= 16 ? few : malloc(cap * sizeof *items);
     if (!items)
@@ -379,6 +412,8 @@ static int wait_zmq(sw_net *net, sw_sock **socks, size_t k, double until, bool *
         items[total++] = (zmq_pollitem_t){.socket = sw__zap_socket(n->zap), .events = ZMQ_POLLIN};
     double left = until - sw_clock_now_s();
     long ms = isinf(until) ? -1 : left <= 0 ? 0 : left > 3600 ? 3600000 : (long)ceil(left * 1000);
+    if (redials && (ms < 0 || ms > (long)(REDIAL_S * 1000)))
+        ms = (long)(REDIAL_S * 1000); /* a connection to make again before long */
     int got = zmq_poll(items, (int)total, ms);
     int rc = got < 0 && zmq_errno() != EINTR /* a signal: the caller looks at its stop flag */
                  ? sw_fail(err, SW_EIO, "poll: %s", zmq_strerror(zmq_errno()))
@@ -389,9 +424,9 @@ static int wait_zmq(sw_net *net, sw_sock **socks, size_t k, double until, bool *
         zsock *z = (zsock *)socks[i];
         if (z->handshakes && (items[at++].revents & ZMQ_POLLIN))
             rc = handshake_news(z, err);
-        if (z->in)
-            unwatch(z);
     }
+    for (size_t i = 0; i < k; i++)
+        redial((zsock *)socks[i], sw_clock_now_s());
     if (got > 0 && n->zap && (items[zap].revents & ZMQ_POLLIN))
         sw__zap_handle(n->zap);
     if (items != few)
