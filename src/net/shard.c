@@ -357,6 +357,8 @@ void sw__shard_take(shard *h, const sw_delivery *d)
          * again, as a worker not yet a member does */
         sw__shard_refuse_flagged(h, &f, &m, SW_FLAG_UNKNOWN,
                                  "a message before this shard has its run");
+    else if ((m.flags & SW_FLAG_UNCHECKED) && !h->configured && m.type != SW_MSG_SHARD_INIT)
+        sw__shard_refuse(h, &f, &m, SW__SHARD_NO_RUN); /* an order of a run it never had */
     else if ((m.flags & SW_FLAG_UNCHECKED) && (!h->configured || !h->unchecked))
         sw__shard_refuse(h, &f, &m, "a message without a checksum: this run checks them");
     else if (!handlers[m.type])

@@ -89,6 +89,9 @@ typedef struct sw__from {
     size_t route_len;
 } sw__from;
 
+/* Why a shard started again without --resume refuses the orders of the run it was in. */
+#define SW__SHARD_NO_RUN "this shard holds no run: to rejoin one, start it with --checkpoint FILE --resume"
+
 /* shard.c: sending, refusing (SW_FLAG_UNKNOWN in flags: not a member, yet), who may say
  * what, the run's configuration, the pulls waiting for a version. */
 void sw__shard_send(struct sw_shard *h, const sw__from *to, sw_msg_type type, uint32_t worker,

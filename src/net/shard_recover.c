@@ -62,8 +62,7 @@ static void pinged(shard *h, const from *f)
 void sw__shard_on_ping(shard *h, const from *f, const sw_msg *m)
 {
     if (!h->configured)
-        sw__shard_refuse(h, f, m, "this shard holds no run: to rejoin one, start it with "
-                                  "--checkpoint FILE --resume");
+        sw__shard_refuse(h, f, m, SW__SHARD_NO_RUN);
     else if (m->payload_len != 8 || sw_get_u64(m->payload) != h->run)
         sw__shard_refuse(h, f, m, "a ping from another run");
     else

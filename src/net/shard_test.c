@@ -132,6 +132,13 @@ static void a_worker_ahead_of_the_run_is_told_to_ask_again(void **state)
     char why[256];
     snprintf(why, sizeof why, "%.*s", (int)m.payload_len, (const char *)pay);
     assert_non_null(strstr(why, "checksum"));
+    /* an order without a checksum (a run under CURVE) to a shard with no run: the shard says it
+     * holds none, as it does for a checked one, not that checksums are missing */
+    send_raw(g->server, SW_MSG_SHARD_PING, SW_NO_WORKER, SW_FLAG_UNCHECKED, 0, tok, 8);
+    settle(g);
+    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_ERROR);
+    snprintf(why, sizeof why, "%.*s", (int)m.payload_len, (const char *)pay);
+    assert_non_null(strstr(why, "holds no run"));
 }
 
 /* A sparse push of `nnz` pairs (global indices) that went to the shards `to`. */
