@@ -120,6 +120,41 @@ OUT=$(cat shard0.out)
 expect_output "run over" "shard 0 ended with the run"
 expect_output "8 refused" "shard 0 refused the worker key's eight orders, and nothing else"
 
+# A worker that a shard refuses (its key is not in that shard's clients file) leaves the run at
+# once, rather than holding bsp's barriers until its heartbeats stop counting.
+"$SW" keygen w2 > /dev/null
+cat w1.pub w2.pub > clients2
+for j in 0 1; do
+  list=clients2
+  [ "$j" = 1 ] && list=clients
+  "$SW" shard --bind "tcp://127.0.0.1:*" --endpoint-file "s$j.ep" --curve-key server.key \
+    --curve-clients "$list" > "s$j.out" 2>&1 &
+done
+SHARDS="$(endpoint_of s0.ep),$(endpoint_of s1.ep)"
+rm -f ep
+"$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file ep --policy bsp --shards "$SHARDS" \
+  --data synthetic:task=logistic,d=20,n=5000 --model softmax --lr 0.1 --target-acc 0.85 \
+  --eval-every 0.2 --max-time 30 --curve-key server.key --curve-clients clients2 \
+  --wait-workers 2 --heartbeat-timeout 60 --ctl-bind none --log refused.jsonl > server.out 2>&1 &
+server=$!
+EP=$(endpoint_of ep)
+"$SW" worker --connect "$EP" --curve-key w2.key --curve-server server.pub > w2.out 2>&1 &
+w2=$!
+expect_status 0 "a worker beside one a shard refused" -- "$SW" worker --connect "$EP" \
+  --curve-key w1.key --curve-server server.pub -q
+wait "$w2"
+w2_rc=$?
+checks=$((checks + 1))
+[ "$w2_rc" -eq 1 ] || { echo "FAIL: the refused worker ended with $w2_rc"; failures=$((failures + 1)); }
+wait "$server"
+OUT=$(cat server.out)
+expect_output "target reached" "the run went on without the refused worker, long before its timeout"
+OUT=$(cat refused.jsonl)
+expect_output '"ev":"leave"' "which left"
+OUT=$(cat w2.out)
+expect_output "refused this key" "the refused worker says why"
+wait
+
 echo "garbage" > bad.key
 expect_status 1 "a bad key file" -- "$SW" worker --curve-key bad.key --curve-server server.pub
 expect_output "bad.key:1" "names the file and line"

@@ -27,7 +27,9 @@ void sw__worker_fail(worker *k, int rc, const char *fmt, ...)
         va_end(ap);
         k->rc = rc;
     }
-    k->state = OVER;
+    /* A member that cannot go on says so, or the server would hold its barriers for it until
+     * its heartbeats stop counting (a shard that refused our key, a model that will not load). */
+    sw_worker_leave(k);
 }
 
 void sw__worker_send(worker *k, sw_msg_type type, uint32_t flags, uint64_t version,
