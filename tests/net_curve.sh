@@ -31,7 +31,7 @@ expect_output "speaks only CURVE: give this client its key pair" "is told it nee
 # connection without a word; the worker blames the key after a few closes, not a timeout.
 expect_status 1 "a worker with the wrong server key" -- "$SW" worker --connect "$EP" \
   --curve-key w1.key --curve-server intruder.pub --server-timeout 20
-expect_output "closed the CURVE handshake 3 times in a row: is --curve-server its public key" \
+expect_output "closed the CURVE handshake 3 times in a row: does it hold the key pair" \
   "is told which key to check"
 expect_status 1 "ctl without keys" -- "$SW" ctl --connect "$EP" status
 expect_status 0 "ctl with a known key" -- "$SW" ctl --connect "$EP" --curve-key ops.key \

@@ -29,8 +29,9 @@ static void send_frame(server *s, uint32_t j, sw_frame *f)
     if (!f || !sw_send(s->shards.socks[j], NULL, 0, f)) {
         char why[SW_ERR_LEN];
         snprintf(why, sizeof why, "a %s order to shard %u (%s) was lost (no memory, its queue "
-                 "full, or its connection broken: a frame over the size limit breaks it): the "
-                 "shards would part ways", what, j, s->shards.eps[j]);
+                 "full, or its connection broken: by a frame over the size limit, or a shard "
+                 "started again without the run's CURVE options): the shards would part ways",
+                 what, j, s->shards.eps[j]);
         sw__server_fail(s, SW_EIO, why);
         return;
     }
@@ -580,10 +581,13 @@ int sw__shards_status(const server *s, char *text, size_t cap, int len)
         const sw__shard_seen *v = &h->seen[j];
         len = sw__text_append(text, cap, len,
                               "  shard %u  %-24s params [%zu, %zu)  chunks %u  version %llu  "
-                              "in %.1f MB  out %.1f MB  refused %llu  heard %.1f s ago%s\n",
+                              "checkpoint %lld  restores %llu  in %.1f MB  out %.1f MB  refused "
+                              "%llu  heard %.1f s ago%s\n",
                               j, h->eps[j], sw_chunk_slice_at(t, j),
                               sw_chunk_slice_at(t, j) + sw_chunk_slice_len(t, j),
                               t->first[j + 1] - t->first[j], (unsigned long long)v->version,
+                              v->saved == SW_SHARD_NONE ? -1LL : (long long)v->saved,
+                              (unsigned long long)v->restores,
                               (double)v->bytes_in / 1e6, (double)v->bytes_out / 1e6,
                               (unsigned long long)v->refused, now - v->heard,
                               v->awaiting              ? "  (resumed: being restored)"

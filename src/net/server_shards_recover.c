@@ -44,7 +44,8 @@ void sw__shards_keep_alive(server *s)
     for (uint32_t j = 0; j < h->n; j++)
         if (now - h->seen[j].heard > wait_limit(s)) {
             const char *hint = !h->seen[j].answered ? "is a shard running there?"
-                               : s->p->checkpoint ? "killed? the run ends; to go on from the "
+                               : s->p->checkpoint ? "killed (or started again with other CURVE "
+                                                    "keys)? the run ends; to go on from the "
                                                     "last checkpoint, start every shard and the "
                                                     "server again with --resume"
                                                   : "killed? (a run without --checkpoint cannot "

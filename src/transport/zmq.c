@@ -208,8 +208,9 @@ static int handshake_event(zsock *z, uint16_t event, uint32_t value, char *err)
     if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && z->curve && !z->in &&
         ++z->closed >= CLOSES_BEFORE_BLAME)
         return sw_fail(err, SW_EAUTH,
-                       "%s closed the CURVE handshake %u times in a row: is --curve-server its "
-                       "public key (server.pub), and does it run under CURVE?",
+                       "%s closed the CURVE handshake %u times in a row: does it hold the key "
+                       "pair whose public key we were given (a worker's --curve-server; a shard "
+                       "the server's --curve-key), and does it run under CURVE?",
                        ep, z->closed);
     return 0;
 }
