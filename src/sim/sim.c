@@ -334,10 +334,16 @@ static sw_stop_reason on_eval(sim *s, const sw__sim_event *ev)
 {
     const sw_sim_config *c = s->c;
     sw_sim_result *r = s->r;
+    uint64_t V = sw_engine_version(s->engine);
+    if (r->evals > 0 && V == s->eval_V) { /* the parameters are the last evaluation's */
+        s->eval_parked = true;
+        return SW_STOP_NONE;
+    }
+    s->eval_t = ev->t;
+    s->eval_V = V;
     sw_eval e;
     evaluate(s, &e);
     r->evals++;
-    uint64_t V = sw_engine_version(s->engine);
     sw__sim_sink(
         s, &(sw_event){
                .kind = SW_EV_EVAL, .t = ev->t, .V = V, .loss = e.loss, .accuracy = e.accuracy});

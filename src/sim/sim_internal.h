@@ -43,6 +43,12 @@ typedef struct sim {
     double bw, lat;          /* a worker's link: bytes per second, seconds per message */
     sw__sim_servers servers; /* the shards' links and the control plane (off by default) */
     double scheduled_wake;   /* the tick already in the heap, < 0 if none */
+    /* The last evaluation: when, and at which version. One due at an unchanged version would
+     * repeat it, so evaluations rest until the next apply (parked): a run whose versions stand
+     * still for a long virtual time costs nothing per interval. */
+    double eval_t;
+    uint64_t eval_V;
+    bool eval_parked;
     float *best;             /* best weights so far (patience) */
     sw_stopper stopper;
     int rc;                  /* the run's first failure (0: none): it ends the run */

@@ -389,6 +389,36 @@ static void a_diverging_model_is_seen(void **state)
     sw_sim_result_free(&res);
 }
 
+/* An evaluation that would repeat the last one (no apply since) does not happen, so a run whose
+ * versions stand still for a long virtual time costs nothing per interval; evaluations resume
+ * on their grid after the next apply. */
+static void evaluations_rest_while_versions_stand(void **state)
+{
+    (void)state;
+    sw_sim_config c = base("asp");
+    c.cluster = "const:1e7"; /* half a million evaluation intervals between pushes */
+    c.max_time = 0;
+    c.max_pushes = 12;
+    sw_sim_result res;
+    char *log = run_log(c, &res);
+    events es = read_events(log);
+    long evals = 0;
+    uint64_t last_V = 0;
+    for (size_t i = 0; i < es.n; i++) {
+        const sw_event *e = &es.e[i].ev;
+        if (e->kind != SW_EV_EVAL)
+            continue;
+        assert_true(evals == 0 || e->V > last_V);                   /* each at new parameters */
+        assert_true(fmod(e->t, c.eval_every) == 0);                 /* on the grid */
+        last_V = e->V;
+        evals++;
+    }
+    assert_true(evals >= 2 && (uint64_t)evals <= res.stats.applies + 1);
+    free(es.e);
+    free(log);
+    sw_sim_result_free(&res);
+}
+
 static void everyone_gone_ends_the_run(void **state)
 {
     (void)state;
@@ -498,6 +528,7 @@ int main(void)
         cmocka_unit_test(targets_and_patience_stop_runs),
         cmocka_unit_test(a_regression_task_has_no_accuracy),
         cmocka_unit_test(a_diverging_model_is_seen),
+        cmocka_unit_test(evaluations_rest_while_versions_stand),
         cmocka_unit_test(everyone_gone_ends_the_run),
         cmocka_unit_test(a_sparse_model_runs_under_every_policy),
         cmocka_unit_test(bad_configurations),
