@@ -162,8 +162,9 @@ const sw_data_source_info sw_data_sources[] = {
             "task=...; text labels become classes"},
     {"synthetic", "a hidden linear model: task=lsq|logistic, d=100, n=10000, test=2000, "
                   "noise=0.1"},
-    {"(every source)", "val=N validation examples split off training (default: min(5000, "
-                       "n/10)), frac=F keep a random fraction of training, norm=none|standard"},
+    {"(each above)", "val=N validation examples split off training (default: min(5000, "
+                     "n/10)), frac=F keep a random fraction of training, norm=none|standard (for "
+                     "the dense models)"},
     {NULL, NULL},
 };
 
