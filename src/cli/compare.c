@@ -62,8 +62,8 @@ static const sw_opt own[] = {
     {SW_OPT_ROW(SW_OPT_LONG, "jobs", 0, AT(jobs), 1, 256, "N", "runs at once"),
      .shown = "the cores"},
     {SW_OPT_ROW(SW_OPT_STR, "log-dir", 0, AT(log_dir), 0, 0, "DIR",
-                "keep every run's JSONL event log there, and results.csv\n"
-                "with one row per run (for syncwise report)")},
+                "keep every run's JSONL event log there (for syncwise\n"
+                "report DIR/*.jsonl), and results.csv with one row per run")},
     {SW_OPT_ROW(SW_OPT_STR, "baselines", 0, AT(baselines), 0, 0, "LIST",
                 "which of the policies are baselines for the speedup\n"
                 "(';'-separated specs, each as in --policies)"),
@@ -289,7 +289,7 @@ static void report(const plan *p)
     }
 }
 
-/* One row per run, for scripts and for `syncwise report`. */
+/* One row per run, for scripts (syncwise report reads the runs' logs). */
 static int write_results(const plan *p, char *err)
 {
     char path[4096];
