@@ -70,9 +70,14 @@ expect_status 0 "--grad-clip keeps it finite" -- "$SW" rl train "${inst[@]}" --p
 expect_status 2 "bad gamma" -- "$SW" rl train --gamma 2
 expect_output "--gamma" "the bad option is named"
 expect_status 2 "no subcommand" -- "$SW" rl
-expect_status 1 "bad model list" -- "$SW" rl train "${inst[@]}" --models "resnet" \
+expect_status 2 "bad model list" -- "$SW" rl train "${inst[@]}" --models "resnet" \
   --pre-instances 1 --episodes 0 --out "$TMP/x.swrl"
 expect_output "resnet" "the bad model is named"
+# Every model of a list is tried before any run, not when an instance first draws it.
+expect_status 2 "a bad model late in a list" -- "$SW" rl eval --policy "$TMP/p.swrl" \
+  "${inst[@]}" --models "mlp:h=0|mlp:h=99" --instances 6
+expect_output "h=99 is outside" "is named"
+expect_no_output "runs," "before anything ran"
 
 # A family of scenarios: each instance draws an entry of each list; the report has a row per
 # part; the tables and rows do not depend on how many runs go at once.

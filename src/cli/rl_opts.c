@@ -84,11 +84,13 @@ int sw_cli_rl_load(sw_cli_rl_opts *r, const char *cmd)
 {
     sw_cli_set_threads(r->threads);
     char err[SW_ERR_LEN];
-    if (resolve_optimizers(r, err) || sw_rl_scenario_check(&r->sc, err))
+    if (resolve_optimizers(r, err))
         return sw_cli_error(cmd, "%s", err) + 1;
     if (sw_data_load(&r->data, r->data_spec, r->seed, err))
         return sw_cli_error(cmd, "%s", err);
-    r->sc.data = &r->data;
+    r->sc.data = &r->data; /* the models are tried on it */
+    if (sw_rl_scenario_check(&r->sc, err))
+        return sw_cli_error(cmd, "%s", err) + 1;
     return 0;
 }
 

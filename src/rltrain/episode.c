@@ -269,7 +269,7 @@ static void lists_of(const sw_rl_scenario *sc, const char *lists[LISTS])
 }
 
 /* Reads entry pick[k] of each list k into d; the numbers are checked here, the cluster and
- * model specs where they are built (sw_rl_scenario_check builds the clusters once). */
+ * model specs where they are built (sw_rl_scenario_check builds each once). */
 static int read_entries(const sw_rl_scenario *sc, const uint64_t pick[LISTS], sw_rl_draw *d,
                         char *err)
 {
@@ -339,6 +339,17 @@ static int draw(const sw_rl_scenario *sc, sw_rng *r, uint64_t seed, uint64_t ins
     return rc;
 }
 
+/* The model a spec names, built on the scenario's data once, so that a bad one is said before
+ * any run (not at the first instance that draws it). */
+static int try_model(const sw_rl_scenario *sc, const char *model, char *err)
+{
+    sw_task_data view = {.dense = *sc->data};
+    sw_task *t = NULL;
+    int rc = sw_task_new(&t, model, &view, sc->batch, 0, err);
+    sw_task_free(t);
+    return rc;
+}
+
 int sw_rl_scenario_check(const sw_rl_scenario *sc, char *err)
 {
     const char *lists[LISTS];
@@ -358,6 +369,8 @@ int sw_rl_scenario_check(const sw_rl_scenario *sc, char *err)
         if (!(rc = read_entries(sc, pick, &d, err)) &&
             !(rc = sw_cluster_new(&c, d.cluster, d.workers, 1, err)))
             sw_cluster_free(c);
+        if (!rc && sc->data)
+            rc = try_model(sc, d.model, err);
     }
     return rc;
 }
