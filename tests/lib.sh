@@ -41,13 +41,13 @@ expect_no_output() {
   fi
 }
 
-# expect_exit PID DESCRIPTION: the background process PID exits with status 0.
+# expect_exit PID DESCRIPTION [STATUS]: the background process PID exits with STATUS (0).
 expect_exit() {
   wait "$1"
-  local got=$?
+  local got=$? want=${3:-0}
   checks=$((checks + 1))
-  if [ "$got" -ne 0 ]; then
-    echo "FAIL: $2: exit status $got"
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL: $2: exit status $got, expected $want"
     failures=$((failures + 1))
   fi
 }

@@ -229,7 +229,12 @@ expect_server_fails "a shard lost for good"
 expect_output "shard 1 (tcp://127.0.0.1:" "the server names the lost shard"
 expect_output "has been silent for" "and says why"
 expect_output "a run without --checkpoint cannot take a shard back" "and that it could not wait"
-wait "${WPIDS[@]}" "${SHPIDS[0]}" 2>/dev/null
+for pid in "${WPIDS[@]}"; do # the workers fail with the run, saying why
+  expect_exit "$pid" "a worker of the failed run" 1
+done
+OUT=$(cat "$TMP/workers.out")
+expect_output "the server's run failed: shard 1" "the workers say why they failed"
+wait "${SHPIDS[0]}" 2>/dev/null
 
 # Two shards given one --checkpoint file would overwrite each other's saves: the second refuses
 # to start.

@@ -89,8 +89,11 @@ int sw_cli_rl_load(sw_cli_rl_opts *r, const char *cmd)
     if (sw_data_load(&r->data, r->data_spec, r->seed, err))
         return sw_cli_error(cmd, "%s", err);
     r->sc.data = &r->data; /* the models are tried on it */
-    if (sw_rl_scenario_check(&r->sc, err))
+    if (sw_rl_scenario_check(&r->sc, err)) {
+        sw_data_free(&r->data);
+        r->sc.data = NULL;
         return sw_cli_error(cmd, "%s", err) + 1;
+    }
     return 0;
 }
 

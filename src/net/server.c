@@ -380,13 +380,15 @@ static int bind_sockets(server *s, char *err)
     return bind_operators(s, ep, err);
 }
 
-/* Tells every live worker the run is over, so that none waits for a reply that never comes. */
-static void finish(server *s)
+/* Tells every live worker the run is over, so that none waits for a reply that never comes;
+ * `failed` (NULL: it did not) says why it failed, so that the workers fail with it. */
+static void finish(server *s, const char *failed)
 {
+    const char *why = failed ? failed : "";
     for (uint32_t w = 0; w < s->slots; w++)
         if (s->conns[w].live) {
             peer to = {.route = s->conns[w].route, .route_len = s->conns[w].route_len};
-            sw__server_send(s, &to, SW_MSG_RELEASE, w, SW_FLAG_DONE, "", 0);
+            sw__server_send(s, &to, SW_MSG_RELEASE, w, SW_FLAG_DONE, why, strlen(why));
         }
 }
 
@@ -506,7 +508,7 @@ int sw_server_end(sw_server *s, char *err)
         sw__server_evaluate(s);
     if (!rc)
         rc = sw__server_checkpoint(s, err);
-    finish(s);
+    finish(s, rc ? err : NULL);
     if (!rc)
         log_end(s);
     if (!rc && out->broken[0])

@@ -133,6 +133,9 @@ static void take(worker *k, sw_frame *frame, double now)
         sw_log(SW_LOG_WARN, "ignoring a message without a checksum (the run checks them)");
         return;
     }
+    if ((m.flags & SW_FLAG_DONE) && m.type == SW_MSG_RELEASE && m.payload_len && !k->rc)
+        sw__worker_fail(k, SW_ESTATE, "the server's run failed: %.*s", (int)m.payload_len,
+                        (const char *)m.payload);
     if (m.flags & SW_FLAG_DONE) {
         k->r->done = true;
         k->state = OVER;
