@@ -82,8 +82,13 @@ static int start_promise(sw_check *c, const char *spec_text, char *err)
     }
     if (!(c->pstate = calloc(1, c->promise->state_size ? c->promise->state_size : 1)))
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    rc = c->promise->init ? c->promise->init(c->pstate, &spec, c, err) : 0;
-    return rc ? rc : known_keys_only(&spec, err);
+    char why[SW_ERR_LEN];
+    rc = c->promise->init ? c->promise->init(c->pstate, &spec, c, why) : 0;
+    if (rc == SW_ENOMEM)
+        return sw_fail(err, rc, "%s", why);
+    if (rc) /* a value out of its range is broken as an unknown key is (promises.md, rule 7) */
+        return engine_broke(err, "a spec no engine takes: %s", why);
+    return known_keys_only(&spec, err);
 }
 
 int sw_check_new(sw_check **out, const char *policy, uint32_t slots, uint64_t version,

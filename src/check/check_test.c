@@ -477,6 +477,9 @@ static void what_no_policy_does_and_where_it_shows(void **state)
     assert_non_null(strstr(err, "exceeds the 3 worker slots"));
     assert_int_equal(sw_check_new(&c, "ssp:x=1", 3, 0, err), SW_EPROMISE);
     assert_non_null(strstr(err, "a spec no engine takes"));
+    /* a value out of its range is broken the same way (rule 7), not a log that cannot be read */
+    assert_int_equal(sw_check_new(&c, "ssp:s=-1", 3, 0, err), SW_EPROMISE);
+    assert_non_null(strstr(err, "a spec no engine takes: ssp: s=-1 is outside"));
     assert_int_equal(sw_check_new(&c, "backup:k=2,b=1", 3, 0, err), SW_EPROMISE);
 
     /* The decision as a whole shows where its call began. */
