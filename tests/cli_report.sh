@@ -111,4 +111,10 @@ expect_status 1 "a line without an event" -- "$SW" report "$TMP/noev.jsonl" -o "
 expect_output "noev.jsonl:1" "names the line"
 expect_status 1 "a missing log" -- "$SW" report "$TMP/none.jsonl" -o "$TMP/out2"
 expect_status 2 "no output directory" -- "$SW" report "$TMP/bsp.jsonl"
+# A log given twice would count its runs twice; files with nothing in them report nothing.
+expect_status 2 "one log twice" -- "$SW" report "$TMP/bsp.jsonl" "$TMP/./bsp.jsonl" -o "$TMP/out3"
+expect_output "are one file" "says which"
+printf 'worker,time\n' > "$TMP/header-only.csv"
+expect_status 1 "a trace of no rows" -- "$SW" report "$TMP/header-only.csv" -o "$TMP/out3"
+expect_output "nothing to report" "says so"
 finish

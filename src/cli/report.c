@@ -369,6 +369,25 @@ static int write_markdown(const sw_report *r, char *err)
     return 0;
 }
 
+/* Every input once: a log given twice (by two names, perhaps) would count its runs twice. */
+static int distinct_inputs(char **files, int n)
+{
+    struct stat *st = calloc((size_t)n, sizeof *st);
+    if (!st)
+        return sw_cli_error(CMD, "out of memory");
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        if (stat(files[i], &st[i]) != 0)
+            continue; /* reading it says what is wrong */
+        for (int j = 0; j < i && !rc; j++)
+            if (st[j].st_ino == st[i].st_ino && st[j].st_dev == st[i].st_dev && st[i].st_ino)
+                rc = sw_cli_error(CMD, "%s and %s are one file: its runs would count twice",
+                                  files[j], files[i]) + 1;
+    }
+    free(st);
+    return rc;
+}
+
 int sw_cli_report(int argc, char **argv)
 {
     report_opts o = {0};
@@ -379,6 +398,8 @@ int sw_cli_report(int argc, char **argv)
     const char *out = o.out;
     if (!out || optind >= argc)
         return sw_cli_error(CMD, "give log files and -o DIR (see --help)") + 1;
+    if ((prc = distinct_inputs(argv + optind, argc - optind)))
+        return prc;
     if (sw_cli_mkdirs(out) != 0)
         return sw_cli_error(CMD, "%s: cannot create: %s", out, strerror(errno));
     char err[SW_ERR_LEN];
@@ -387,6 +408,8 @@ int sw_cli_report(int argc, char **argv)
     for (int i = optind; !rc && i < argc; i++)
         rc = ends_with(argv[i], ".csv") ? sw_report_add_trace(&r, argv[i], err)
                                         : sw_report_add_log(&r, argv[i], err);
+    if (!rc && !r.n_runs && !r.zipline_rows)
+        rc = sw_fail(err, SW_EFORMAT, "nothing to report: the files hold no run and no trace row");
     if (!rc)
         rc = sw_report_summarize(&r, o.target_acc, err);
     int crc = sw_report_close(&r, rc ? NULL : err);
