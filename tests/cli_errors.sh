@@ -45,6 +45,10 @@ expect_status 1 "train --out into a missing directory" -- "$SW" train --data syn
   --model softmax --epochs 1 --out "$TMP/missing/m.ckpt"
 expect_output "--out $TMP/missing/m.ckpt: cannot write there" "before the first epoch"
 expect_no_output "epoch 1" "no epoch ran"
+expect_status 1 "train --out a directory" -- "$SW" train --data synthetic:n=500,d=5 --model softmax \
+  --epochs 1 --out "$TMP"
+expect_output "is a directory" "is refused before the first epoch"
+expect_no_output "epoch 1" "no epoch ran for it"
 expect_status 1 "train that diverges" -- "$SW" train --data synthetic:n=500,d=5 --model softmax \
   --lr 1e6 --epochs 1 --out "$TMP/diverged.ckpt"
 expect_output "the model diverged in epoch 1" "says why"

@@ -85,6 +85,9 @@ static int open_temporary(const char *path, char tmp[4096])
 
 int sw_file_check_writable(const char *path, const char *what, char *err)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) /* the rename at the end would fail */
+        return sw_fail(err, SW_EIO, "%s %s: is a directory: give a file's name", what, path);
     char tmp[4096];
     int fd = open_temporary(path, tmp);
     if (fd < 0)
