@@ -186,8 +186,10 @@ static int watch_handshakes(znet *n, zsock *z, char *err)
 static int handshake_event(zsock *z, uint16_t event, uint32_t value, char *err)
 {
     const char *ep = z->base.endpoint;
-    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
-        z->in = true, z->redialing = false;
+    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+        z->in = true;
+        z->redialing = false;
+    }
     if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && z->in) {
         z->redial = true; /* the listener changed under us: try it again (REDIAL_S) */
         return 0;
