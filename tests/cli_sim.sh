@@ -132,6 +132,9 @@ checks=$((checks + 1))
 cmp -s "$TMP/cmp/ssp-s=1-seed2.jsonl" "$TMP/seed2.jsonl" ||
   { echo "FAIL: compare's seed 2 and sim --seed 2 wrote different logs"; failures=$((failures + 1)); }
 expect_status 2 "compare without policies" -- "$SW" compare --seeds 2
+expect_status 2 "a target without a model" -- "$SW" compare --no-model --target-acc 0.5 \
+  --policies bsp --seeds 1
+expect_no_output "0/0" "is refused before any run"
 # A run whose model diverges says so and fails; it still runs to its limit, never reaching.
 expect_status 1 "a diverging run" -- "$SW" sim --policy asp --workers 3 --data "$data" \
   --model mlp:h=2,u=16 --lr 1e5 --max-time 100

@@ -24,6 +24,11 @@ int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *cons
         sw_cli_error(cmd, "%s", err);
         return 2;
     }
+    if (!s->data_spec && (c->target_acc > 0 || c->target_loss > 0 || c->patience)) {
+        sw_cli_error(cmd, "--no-model runs have no accuracy or loss: targets and --patience "
+                          "need a model");
+        return 2;
+    }
     for (int i = 0; i < n; i++) { /* before data are loaded or any run starts */
         sw_sim_config one = *c;
         one.policy = policies[i];
