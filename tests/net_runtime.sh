@@ -39,6 +39,24 @@ expect_output "target reached" "the held run completes"
 expect_exit "${WPIDS[0]}" "the held worker stayed"
 wait "${WPIDS[@]}"
 
+# Workers that go before the run starts, one leaving (SIGTERM) and one killed (its heartbeats
+# stop), were never in the engine: the server forgets them and starts when enough are in.
+WPIDS=()
+start_server bsp --target-acc 0.9 --wait-workers 2
+start_worker --delay-ms 2
+wait_status 10 "not started: 1 of 2 workers in"
+kill -TERM "${WPIDS[0]}"
+wait "${WPIDS[0]}" 2>/dev/null
+start_worker --delay-ms 2
+wait_status 10 "not started: 1 of 2 workers in"
+kill -9 "${WPIDS[1]}"
+sleep 1.5 # past the heartbeat timeout
+start_worker --delay-ms 2
+start_worker --delay-ms 2
+expect_server "bsp started after two workers went before it"
+expect_output "target reached" "the run completes"
+wait "${WPIDS[@]}" 2>/dev/null
+
 # A worker killed mid-run: its heartbeats stop, the engine drops it, the barrier goes on (bsp
 # cannot pass a barrier without it until then, so the crash is noticed before the target). A
 # stranger that never joined keeps naming every worker id in heartbeats, pulls and leaves the

@@ -93,11 +93,13 @@ void sw__server_drop_worker(server *s, uint32_t w, bool crashed)
     s->r->crashes += crashed;
     if (s->shards.n)
         sw__shards_member(s, w, 0);
+    sw_log(SW_LOG_INFO, "worker %u %s", w, crashed ? "stopped answering: dropped" : "left");
+    if (!s->started) /* the engine learns of workers once --wait-workers are in: not of this one */
+        return;
     sw_engine_result res;
     int rc = sw_engine_leave(s->engine, w, sw__server_now(s), crashed, &res);
     if (sw__server_engine_ok(s, rc, crashed ? "crash" : "leave", w))
         sw__server_follow(s, &res);
-    sw_log(SW_LOG_INFO, "worker %u %s", w, crashed ? "stopped answering: dropped" : "left");
 }
 
 /* A broken promise is a bug worth stopping a comparison for, not a real run: say so loudly and
