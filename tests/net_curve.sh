@@ -135,7 +135,7 @@ rm -f ep
 "$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file ep --policy bsp --shards "$SHARDS" \
   --data synthetic:task=logistic,d=20,n=5000 --model softmax --lr 0.1 --target-acc 0.85 \
   --eval-every 0.2 --max-time 30 --curve-key server.key --curve-clients clients2 \
-  --wait-workers 2 --heartbeat-timeout 60 --ctl-bind none --log refused.jsonl > server.out 2>&1 &
+  --heartbeat-timeout 60 --ctl-bind none --log refused.jsonl > server.out 2>&1 &
 server=$!
 EP=$(endpoint_of ep)
 "$SW" worker --connect "$EP" --curve-key w2.key --curve-server server.pub > w2.out 2>&1 &
