@@ -56,6 +56,24 @@ static int known_keys_only(sw_spec *spec, char *err)
     return rc ? engine_broke(err, "a spec no engine takes: %s", why) : 0;
 }
 
+/* Rule 7 as the engine reads a spec (each policy's keys, ranges and choices, the learning rate
+ * every spec takes): one reading, not a second copy here. A file the spec names (rlp's policy)
+ * that cannot be read on this machine says nothing of the spec, so only a refusal of a value
+ * counts. */
+static int engine_takes(const sw_check *c, const char *spec, char *err)
+{
+    sw_engine_params p = sw_engine_default_params();
+    p.policy = spec;
+    p.max_workers = c->slots;
+    sw_engine *e = NULL;
+    char why[SW_ERR_LEN];
+    int rc = sw_engine_new(&e, &p, why);
+    sw_engine_free(e);
+    if (rc == SW_EINVAL || rc == SW_ERANGE)
+        return engine_broke(err, "a spec no engine takes: %s", why);
+    return 0;
+}
+
 static void stop_promise(sw_check *c)
 {
     if (c->promise && c->promise->fini && c->pstate)
@@ -68,9 +86,12 @@ static void stop_promise(sw_check *c)
 static int start_promise(sw_check *c, const char *spec_text, char *err)
 {
     sw_spec spec;
-    int rc = sw_spec_parse(&spec, spec_text, err);
+    char why[SW_ERR_LEN];
+    int rc = sw_spec_parse(&spec, spec_text, why);
+    if (rc == SW_ENOMEM)
+        return sw_fail(err, rc, "%s", why);
     if (rc)
-        return rc;
+        return engine_broke(err, "a spec no engine takes: %s", why);
     stop_promise(c);
     snprintf(c->spec, sizeof c->spec, "%s", spec_text);
     for (int i = 0; sw__promises[i]; i++)
@@ -82,13 +103,12 @@ static int start_promise(sw_check *c, const char *spec_text, char *err)
     }
     if (!(c->pstate = calloc(1, c->promise->state_size ? c->promise->state_size : 1)))
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    char why[SW_ERR_LEN];
     rc = c->promise->init ? c->promise->init(c->pstate, &spec, c, why) : 0;
     if (rc == SW_ENOMEM)
         return sw_fail(err, rc, "%s", why);
     if (rc) /* a value out of its range is broken as an unknown key is (promises.md, rule 7) */
         return engine_broke(err, "a spec no engine takes: %s", why);
-    return known_keys_only(&spec, err);
+    return (rc = known_keys_only(&spec, err)) ? rc : engine_takes(c, spec_text, err);
 }
 
 int sw_check_new(sw_check **out, const char *policy, uint32_t slots, uint64_t version,

@@ -480,6 +480,15 @@ static void what_no_policy_does_and_where_it_shows(void **state)
     /* a value out of its range is broken the same way (rule 7), not a log that cannot be read */
     assert_int_equal(sw_check_new(&c, "ssp:s=-1", 3, 0, err), SW_EPROMISE);
     assert_non_null(strstr(err, "a spec no engine takes: ssp: s=-1 is outside"));
+    /* and so are a choice the policy does not have, a learning rate out of range, a key twice:
+     * the engine's own reading of a spec decides */
+    const char *refused[] = {"bsp:agg=foo", "asp:lr_mod=foo", "dbw:D=0", "asp:lr=-5",
+                             "ssp:s=1,lr=nan", "ssp:s=1,s=2", "ebsp:R=3,algo=foo"};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        if (sw_check_new(&c, refused[i], 3, 0, err) != SW_EPROMISE)
+            fail_msg("%s was taken", refused[i]);
+        assert_non_null(strstr(err, "a spec no engine takes"));
+    }
     assert_int_equal(sw_check_new(&c, "backup:k=2,b=1", 3, 0, err), SW_EPROMISE);
 
     /* The decision as a whole shows where its call began. */
