@@ -98,7 +98,7 @@ typedef struct sw_stop_rules {
 typedef struct sw_stopper {
     sw_stop_rules rules;
     double best;         /* the best metric so far */
-    uint32_t evals, since_best;
+    uint32_t evals, since_best; /* evals: those with a finite loss */
 } sw_stopper;
 
 /* One evaluation, as a driver measured it. */

@@ -31,14 +31,16 @@ sw_stop_reason sw_stopper_eval(sw_stopper *st, const sw_stop_eval *e, bool *impr
     const sw_stop_rules *r = &st->rules;
     /* Early stopping keeps the best weights: higher accuracy, or lower loss for regression. */
     double metric = e->classify ? e->accuracy : -e->loss;
-    *improved = st->evals++ == 0 || metric > st->best;
+    bool finite = isfinite(e->loss); /* diverged parameters meet no target and are never best */
+    *improved = finite && (st->evals == 0 || metric > st->best);
+    st->evals += finite; /* the evaluations a best can come from */
     if (*improved) {
         st->best = metric;
         st->since_best = 0;
     } else {
         st->since_best++;
     }
-    if (r->target_acc > 0 && e->accuracy >= r->target_acc)
+    if (finite && r->target_acc > 0 && e->accuracy >= r->target_acc)
         return SW_STOP_TARGET_ACC;
     if (r->target_loss > 0 && e->train_loss <= r->target_loss)
         return SW_STOP_TARGET_LOSS;

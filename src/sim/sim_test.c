@@ -373,7 +373,8 @@ static void a_regression_task_has_no_accuracy(void **state)
 }
 
 /* A model that diverges is seen at the first evaluation that is not finite; the run still goes
- * on to its limit without reaching its target, as comparisons count it. */
+ * on to its limit without reaching its target, as comparisons count it (stopper_test.c: whatever
+ * accuracy diverged parameters score). */
 static void a_diverging_model_is_seen(void **state)
 {
     (void)state;
