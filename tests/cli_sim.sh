@@ -87,7 +87,7 @@ expect_status 1 "sparse data have no val split" -- "$SW" data export --data "$SP
   --out "$TMP/none.svm"
 expect_status 1 "a sparse model on dense data" -- "$SW" sim --model svm --max-pushes 10
 expect_output "model 'svm' reads sparse rows" "the refusal says which data it reads"
-expect_status 1 "a sparse model pulls every step" -- "$SW" sim --model svm --max-pushes 10 \
+expect_status 2 "a sparse model pulls every step" -- "$SW" sim --model svm --max-pushes 10 \
   --data sparse:n=300,test=30,dim=100 --get-model-frequency 2
 expect_output "get_model_frequency must be 1" "the refusal says why"
 expect_status 2 "unknown policy" -- "$SW" sim --no-model --policy fastest --max-pushes 10
@@ -106,9 +106,9 @@ expect_status 1 "unwritable log" -- "$SW" sim --no-model --max-pushes 10 --log /
 # A run refused at its start leaves an existing log as it was.
 "$SW" sim -q --no-model --max-pushes 10 --log "$TMP/kept.jsonl" > /dev/null
 cp "$TMP/kept.jsonl" "$TMP/kept.before"
-expect_status 1 "a model too large for its data's shares" -- "$SW" sim --data synthetic:n=1 \
+expect_status 2 "too few examples for the workers' shares" -- "$SW" sim --data synthetic:n=1 \
   --max-time 10 --log "$TMP/kept.jsonl"
-expect_status 1 "a sparse model with a pull frequency" -- "$SW" sim --model logistic \
+expect_status 2 "a sparse model with a pull frequency" -- "$SW" sim --model logistic \
   --data sparse:n=300,dim=200 --get-model-frequency 2 --max-time 10 --log "$TMP/kept.jsonl"
 checks=$((checks + 1))
 cmp -s "$TMP/kept.jsonl" "$TMP/kept.before" ||
@@ -135,6 +135,16 @@ expect_status 2 "compare without policies" -- "$SW" compare --seeds 2
 expect_status 2 "a target without a model" -- "$SW" compare --no-model --target-acc 0.5 \
   --policies bsp --seeds 1
 expect_no_output "0/0" "is refused before any run"
+# What only the data can refuse is refused once, before any run or log: an existing log stays.
+mkdir -p "$TMP/kept-dir"
+echo precious > "$TMP/kept-dir/asp-seed1.jsonl"
+expect_status 2 "compare with a target accuracy on a regression task" -- "$SW" compare \
+  --policies asp --seeds 1 --data synthetic:task=lsq,d=5,n=500 --model softmax --target-acc 0.5 \
+  --log-dir "$TMP/kept-dir"
+expect_output "regression" "says why"
+expect_no_output "reached" "before any run"
+OUT=$(cat "$TMP/kept-dir/asp-seed1.jsonl")
+expect_output "precious" "the log there is as it was"
 # A run whose model diverges says so and fails; it still runs to its limit, never reaching.
 expect_status 1 "a diverging run" -- "$SW" sim --policy asp --workers 3 --data "$data" \
   --model mlp:h=2,u=16 --lr 1e5 --max-time 100

@@ -351,6 +351,8 @@ int sw_cli_compare(int argc, char **argv)
                                                       SW_DATA_SEED, err)))
             rc = sw_cli_error(CMD, "%s", err);
         p.data = p.sc.data_spec ? &data : NULL;
+        if (!rc) /* the model, targets and shares hold for every policy: the first says */
+            rc = sw_cli_scenario_check_data(&p.sc, CMD, p.policies[0], p.data);
         if (!rc && p.log_dir && sw_cli_mkdirs(p.log_dir) != 0)
             rc = sw_cli_error(CMD, "%s: cannot create: %s", p.log_dir, strerror(errno));
         if (!rc && (rc = run_all(&p, err)))

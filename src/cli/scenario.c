@@ -33,9 +33,9 @@ int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *cons
         sw_sim_config one = *c;
         one.policy = policies[i];
         int rc = sw_sim_check_config(&one, err);
-        if (rc) { /* a bad spec is a usage error; a file it names that cannot be read is not */
+        if (rc) {
             sw_cli_error(cmd, "%s", err);
-            return rc == SW_EINVAL || rc == SW_ENOTFOUND || rc == SW_ERANGE ? 2 : 1;
+            return sw_cli_scenario_status(rc);
         }
     }
     if (!(c->max_time > 0) && !c->max_applies && !c->max_pushes) {
@@ -46,6 +46,26 @@ int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *cons
                c->max_time);
     }
     return 0;
+}
+
+int sw_cli_scenario_check_data(sw_cli_scenario *s, const char *cmd, const char *policy,
+                               const sw_task_data *data)
+{
+    sw_sim_config one = s->cfg;
+    one.policy = policy;
+    one.data = data;
+    char err[SW_ERR_LEN];
+    int rc = data ? sw_sim_check_config(&one, err) : 0;
+    if (!rc)
+        return 0;
+    sw_cli_error(cmd, "%s", err);
+    return sw_cli_scenario_status(rc);
+}
+
+int sw_cli_scenario_status(int rc)
+{
+    /* a bad spec is a usage error; a file it names that cannot be read is not */
+    return rc == SW_EINVAL || rc == SW_ENOTFOUND || rc == SW_ERANGE || rc == SW_EMISMATCH ? 2 : 1;
 }
 
 static bool no_model(void *opts, const char *cmd, const char *arg)

@@ -29,6 +29,15 @@ void sw_cli_scenario_defaults(sw_cli_scenario *s);
 int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *const *policies,
                            int n);
 
+/* Once the data are loaded (data: NULL without a model): the model on them, the targets and
+ * every worker's share, checked before any run or log is opened. 0, or the exit status after
+ * saying what is wrong (sw_cli_scenario_status). */
+int sw_cli_scenario_check_data(sw_cli_scenario *s, const char *cmd, const char *policy,
+                               const sw_task_data *data);
+/* The exit status of a scenario refused before it ran: 2 for what the command line got wrong
+ * (a spec, a value, a model that does not fit its data), 1 for what failed (a file). */
+int sw_cli_scenario_status(int rc);
+
 /* The shared table: its offsets are into sw_cli_scenario, which must therefore be the first
  * member of a command's options struct. */
 extern const sw_opt sw_cli_scenario_opts[];

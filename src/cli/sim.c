@@ -74,19 +74,21 @@ static void show_eval(void *ctx, double t, uint64_t version, double loss, double
             left, p->live && !p->verbose ? "" : "\n");
 }
 
-static int run(sw_cli_scenario *sc, const char *log_path, char *err)
+/* The run, its summary and its log: the exit status, after saying what went wrong. */
+static int run(sw_cli_scenario *sc, const char *log_path)
 {
     sw_task_data data = {0};
-    int rc = 0;
+    char err[SW_ERR_LEN];
     if (sc->data_spec &&
-        (rc = sw_task_data_load(&data, sc->cfg.model, sc->data_spec, SW_DATA_SEED, err)))
-        return rc;
+        sw_task_data_load(&data, sc->cfg.model, sc->data_spec, SW_DATA_SEED, err))
+        return sw_cli_error(CMD, "%s", err);
     sc->cfg.data = sc->data_spec ? &data : NULL;
-    FILE *log = NULL;
-    if (log_path && (rc = sw_sim_check_config(&sc->cfg, err))) { /* before the log is emptied */
+    int rc = sw_cli_scenario_check_data(sc, CMD, sc->cfg.policy, sc->cfg.data);
+    if (rc) { /* said, before any log is emptied */
         sw_task_data_free(&data);
         return rc;
     }
+    FILE *log = NULL;
     if (log_path && !(log = fopen(log_path, "w")))
         rc = sw_fail(err, SW_EIO, "%s: cannot create the log: %s", log_path, strerror(errno));
     sc->cfg.log = log;
@@ -110,7 +112,7 @@ static int run(sw_cli_scenario *sc, const char *log_path, char *err)
     if (log && fclose(log) != 0 && !rc)
         rc = sw_fail(err, SW_EIO, "%s: write error", log_path);
     sw_task_data_free(&data);
-    return rc;
+    return rc ? sw_cli_error(CMD, "%s", err) : 0;
 }
 
 int sw_cli_sim(int argc, char **argv)
@@ -129,9 +131,5 @@ int sw_cli_sim(int argc, char **argv)
             return sw_cli_error(CMD, "--log %s is a file this run reads: give the log its own",
                                 o.log_path) + 1;
     sw_cli_set_threads(sc->threads);
-    char err[SW_ERR_LEN];
-    int rc = run(sc, o.log_path, err);
-    if (rc)
-        sw_cli_error(CMD, "%s", err);
-    return rc ? 1 : 0;
+    return run(sc, o.log_path);
 }
