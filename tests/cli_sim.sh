@@ -155,6 +155,9 @@ expect_status 0 "continued specs" -- "$SW" compare -q --policies "bsp,lr=0.1;bac
   --seeds 1 --no-model --workers 4 --max-pushes 20
 expect_output "bsp:lr=0.1 " "a policy without parameters takes the continuation"
 expect_output "dbw:lr=0.08,agg=mean " "one with parameters too"
+expect_status 0 "baselines in the same syntax" -- "$SW" compare -q --policies "bsp,lr=0.1;dbw,agg=mean" \
+  --baselines "dbw,agg=mean" --seeds 1 --no-model --workers 4 --max-pushes 20
+expect_output "best baseline (dbw:agg=mean)" "name the policy as it ran"
 # Every spec is tried before anything runs: no table of zeros, exit 2.
 for bad in "bsp,aps" "bsp,ssp:t=1" "bsp,sync:grads_to_wait=99"; do
   expect_status 2 "compare refuses $bad" -- "$SW" compare --policies "$bad" --seeds 1 --no-model \

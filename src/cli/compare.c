@@ -42,6 +42,7 @@ typedef struct plan {
     int n_policies;
     long seeds, jobs;
     const char *baselines; /* policy-spec prefixes that count as baselines; NULL: classic */
+    char *baselines_read;  /* --baselines as read (sw_cli_policy_list), ';' between the specs */
     const char *log_dir;   /* keep every run's event log and results.csv here */
     const sw_task_data *data;
     job *runs;
@@ -66,7 +67,7 @@ static const sw_opt own[] = {
                 "report DIR/*.jsonl), and results.csv with one row per run")},
     {SW_OPT_ROW(SW_OPT_STR, "baselines", 0, AT(baselines), 0, 0, "LIST",
                 "which of the policies are baselines for the speedup\n"
-                "(';'-separated specs, each as in --policies)"),
+                "(a list as --policies takes, each spelled as there)"),
      .shown = "every bsp, asp and ssp"},
     SW_OPT_END_ROW,
 };
@@ -106,6 +107,31 @@ static int check_list(const plan *p)
     return 0;
 }
 
+/* --baselines in --policies' syntax, each spec as that list spells it, ';' between them. */
+static int read_baselines(plan *p)
+{
+    char *specs[MAX_POLICIES];
+    int n = sw_cli_policy_list(CMD, "--baselines", p->baselines, specs, MAX_POLICIES);
+    if (n < 0)
+        return -1;
+    size_t len = 1;
+    for (int i = 0; i < n; i++)
+        len += strlen(specs[i]) + 1;
+    if ((p->baselines_read = malloc(len)))
+        p->baselines_read[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        if (p->baselines_read)
+            strcat(strcat(p->baselines_read, i ? ";" : ""), specs[i]);
+        free(specs[i]);
+    }
+    if (!p->baselines_read) {
+        sw_cli_error(CMD, "out of memory");
+        return -1;
+    }
+    p->baselines = p->baselines_read;
+    return 0;
+}
+
 static int parse(int argc, char **argv, plan *p)
 {
     int rc = sw_cli_parse(&command, argc, argv, p, NULL);
@@ -118,7 +144,7 @@ static int parse(int argc, char **argv, plan *p)
         p->n_policies = 0;
         return 2;
     }
-    if (check_list(p))
+    if ((p->baselines && read_baselines(p)) || check_list(p))
         return 2;
     return sw_cli_scenario_finish(&p->sc, CMD, (const char *const *)p->policies, p->n_policies);
 }
@@ -370,6 +396,7 @@ int sw_cli_compare(int argc, char **argv)
     free(p.runs);
     for (int i = 0; i < p.n_policies; i++)
         free(p.policies[i]);
+    free(p.baselines_read);
     sw_task_data_free(&data);
     return rc < 0 ? 0 : rc;
 }
