@@ -129,6 +129,8 @@ sleep 2.5
 kill -CONT "$SPID"
 expect_server "a server stopped for 2.5 s"
 expect_output "0 crashed" "no worker was dropped for the server's own silence"
+OUT=$(tail -1 "$LOG")
+expect_output '"why":"time limit"' "the log's end line says which limit ended the run"
 wait "${WPIDS[@]}"
 
 # A worker started again at once after its predecessor was killed, on a server with no slot to

@@ -143,6 +143,7 @@ wait_status 10 'not answering'
 expect_status 0 "ctl status while a shard is out" -- "$SW" ctl --connect "$EP" status
 expect_output "not answering: the workers wait" "status says which shard is out"
 expect_output " blocked " "and shows the workers waiting for it as blocked"
+expect_output "(blocked " "in the totals too"
 SHARD1=$(cat "$TMP/shard1.ep")
 "$SW" shard --bind "$SHARD1" --checkpoint "$TMP/shard1.ckpt" --resume \
   > "$TMP/shard1.out" 2> "$TMP/shard1.err" &

@@ -330,10 +330,11 @@ static void status(server *s, char *text, size_t cap)
                  (unsigned long long)done, now, now > 0 ? (double)done / now : 0,
                  sw_rate_get(&s->recent, now, v->version));
     len = sw__text_append(text, cap, len,
-                 "workers live %u (running %u, waiting %u) of %u slots\n"
+                 "workers live %u (%s %u, waiting %u) of %u slots\n"
                  "pushes %llu, joins %llu, crashed %llu\nrefused messages %llu\n"
                  "mean staleness %.2f\nuptime %.1f s\n",
-                 v->n_live, v->n_live - v->n_waiting, v->n_waiting, s->slots,
+                 v->n_live, s->shards.n && sw__shards_any_out(s) ? "blocked" : "running",
+                 v->n_live - v->n_waiting, v->n_waiting, s->slots,
                  (unsigned long long)s->r->pushes, (unsigned long long)s->r->joins,
                  (unsigned long long)s->r->crashes, (unsigned long long)s->r->refused,
                  sw_run_stats_mean_staleness(&s->stats), now);

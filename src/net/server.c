@@ -445,7 +445,9 @@ static void log_end(server *s)
         promise_broken(s, why);
     if (s->p->log)
         sw_run_write_end(s->p->log, sw__server_now(s), sw_engine_version(s->engine),
-                         s->r->reached ? "target accuracy" : "stopped");
+                         s->r->reached ? "target accuracy"
+                         : s->limit    ? sw_stop_reason_name(s->limit)
+                                       : "stopped");
 }
 
 int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_server_result *r,

@@ -75,6 +75,7 @@ struct sw_server {
     bool finished;          /* done, and a sharded run's last gather and evaluation are over */
     bool started;           /* wait_workers have joined: the engine knows the live workers */
     bool done;
+    sw_stop_reason limit; /* the limit that ended the run (the log's end line says it), or none */
     bool ended;             /* sw_server_end ran the end of the run */
     int rc;                 /* a failure that ends the run (0: none), and what it was */
     char msg[SW_ERR_LEN];

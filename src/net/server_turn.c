@@ -200,8 +200,11 @@ static void deadlines(server *s)
     uint64_t V = sw_engine_version(s->engine);
     if (now >= eval_due_at(s))
         evaluation_due(s);
-    if (sw_stopper_limits(&s->stopper, now, V - s->r->start_version, 0))
+    sw_stop_reason limit = sw_stopper_limits(&s->stopper, now, V - s->r->start_version, 0);
+    if (limit && !s->done) {
+        s->limit = limit;
         s->done = true;
+    }
     const sw_server_params *p = s->p;
     bool due = (p->checkpoint_applies && V - s->last_ckpt_applies >= p->checkpoint_applies) ||
                now >= s->next_ckpt;
