@@ -100,7 +100,7 @@ static const sw_opt server_table[] = {
                 "seconds between checkpoints (0: not by time)")},
     {SW_OPT_ROW(SW_OPT_FLAG, "resume", 0, AT(p.resume), 0, 0, NULL,
                 "start from the checkpoint (its parameters and version)")},
-    {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(p.target_acc), 0, 1, "X",
+    {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(p.target_acc), 1e-6, 1, "X",
                 "stop at this validation accuracy")},
     {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(p.max_time_s), 0, 1e9, "S",
                 "stop S seconds after starting (the wait for\n--wait-workers included)")},
