@@ -86,9 +86,9 @@ void sw_cli_print_data_and_models(void); /* both lists, a blank line apart */
 void sw_cli_print_dense_data_and_models(void); /* the same without the sparse ones (train) */
 
 /* Splits a list of policy specs at ',' and ';' into out (at most max, each malloc'd: the caller
- * frees them). A part without ':' but with '=' continues the spec before it: "bsp,lr=0.1" is
- * bsp:lr=0.1 and "ssp:s=2,lr=0.1" one spec. The count, or -1 after a message naming cmd and
- * opt. */
+ * frees them). A ','-part without ':' but with '=' continues the spec before it: "bsp,lr=0.1" is
+ * bsp:lr=0.1 and "ssp:s=2,lr=0.1" one spec; ';' always ends one. The count, or -1 after a
+ * message naming cmd and opt. */
 int sw_cli_policy_list(const char *cmd, const char *opt, const char *list, char **out, int max);
 
 /* CURVE options that only work together (our key pair and the peer's public key or the

@@ -277,11 +277,17 @@ int sw_cli_policy_list(const char *cmd, const char *opt, const char *list, char 
     char *copy = strdup(list), *save = NULL;
     int n = 0;
     bool too_many = false, no_memory = !copy;
-    for (char *part = copy ? strtok_r(copy, ",;", &save) : NULL; part && !too_many && !no_memory;
-         part = strtok_r(NULL, ",;", &save)) {
-        bool continues = n > 0 && strchr(part, '=') && !strchr(part, ':');
-        too_many = !continues && n == max;
-        no_memory = !too_many && !add_part(out, &n, part, continues);
+    /* ';' always ends a spec; within a ';'-part, ',' may continue one */
+    for (char *group = copy ? strtok_r(copy, ";", &save) : NULL; group && !too_many && !no_memory;
+         group = strtok_r(NULL, ";", &save)) {
+        char *in = NULL;
+        bool first = true;
+        for (char *part = strtok_r(group, ",", &in); part && !too_many && !no_memory;
+             part = strtok_r(NULL, ",", &in), first = false) {
+            bool continues = !first && strchr(part, '=') && !strchr(part, ':');
+            too_many = !continues && n == max;
+            no_memory = !too_many && !add_part(out, &n, part, continues);
+        }
     }
     free(copy);
     if (!too_many && !no_memory && n > 0)
