@@ -242,6 +242,10 @@ sw_engine_params sw_engine_default_params(void);
 
 /* Creates an engine. Fails with a message on a bad policy spec or sizes. */
 int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err);
+/* Whether an engine of `slots` workers takes this registered policy's spec, parameters and all:
+ * the engine's own reading, for whoever must know before a run (a command line, the promise
+ * checker's rule 7). Fails with the engine's message. */
+int sw_engine_check_policy(const char *policy, uint32_t slots, char *err);
 void sw_engine_free(sw_engine *e);
 
 /* What the driver must do after an event: release these workers (each pulls θ and V now) and

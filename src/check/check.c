@@ -62,13 +62,8 @@ static int known_keys_only(sw_spec *spec, char *err)
  * counts. */
 static int engine_takes(const sw_check *c, const char *spec, char *err)
 {
-    sw_engine_params p = sw_engine_default_params();
-    p.policy = spec;
-    p.max_workers = c->slots;
-    sw_engine *e = NULL;
     char why[SW_ERR_LEN];
-    int rc = sw_engine_new(&e, &p, why);
-    sw_engine_free(e);
+    int rc = sw_engine_check_policy(spec, c->slots, why);
     if (rc == SW_EINVAL || rc == SW_ERANGE)
         return engine_broke(err, "a spec no engine takes: %s", why);
     return 0;

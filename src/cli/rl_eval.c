@@ -50,6 +50,9 @@ static int add_policy(sw_rl_eval *p, const char *spec)
 {
     if (p->n == SW_RL_EVAL_MAX_POLICIES || strlen(spec) >= sizeof p->specs[0])
         return sw_cli_error(CMD, "too many or too long policies");
+    char err[SW_ERR_LEN]; /* before any run: as many slots as an instance may draw workers */
+    if (sw_engine_check_policy(spec, SW_RL_EVAL_CHECK_SLOTS, err))
+        return sw_cli_error(CMD, "--baselines: %s", err);
     snprintf(p->specs[p->n++], sizeof p->specs[0], "%s", spec);
     return 0;
 }

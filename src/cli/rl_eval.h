@@ -10,6 +10,9 @@
 #include "rl_opts.h"
 
 #define SW_RL_EVAL_MAX_POLICIES 24
+/* The worker slots a baseline's spec is tried with before any run: more than an instance draws,
+ * so that only what no instance could run is refused up front. */
+#define SW_RL_EVAL_CHECK_SLOTS 4096
 
 typedef struct sw_rl_eval {
     sw_cli_rl_opts rl; /* first: the shared options' offsets are into it */

@@ -26,6 +26,17 @@ sw_engine_params sw_engine_default_params(void)
         .lr = 0.01f, .optim = sw_optim_default(), .max_workers = 1, .policy = "asp", .seed = 1};
 }
 
+int sw_engine_check_policy(const char *policy, uint32_t slots, char *err)
+{
+    sw_engine_params p = sw_engine_default_params();
+    p.policy = policy;
+    p.max_workers = slots;
+    sw_engine *e = NULL;
+    int rc = sw_engine_new(&e, &p, err);
+    sw_engine_free(e);
+    return rc;
+}
+
 /* Whether a worker's clock counts in view.min_live_clock: live and started (a joiner has no
  * clock of its own until its first release). */
 static bool started(const sw_worker_info *k)

@@ -524,7 +524,7 @@ int sw_sim_check_config(const sw_sim_config *c, char *err)
     sim s = {.c = c, .n_slots = c->workers + sw__sim_count_joins(c->events)};
     int rc = check_sizes(c, err);
     if (!rc && !c->policy_ops) /* a caller's own policy is its caller's to check */
-        rc = sw__sim_try_policy(c->policy, s.n_slots, err);
+        rc = sw_engine_check_policy(c->policy, s.n_slots, err);
     if (!rc)
         rc = sw__sim_parse_net(&s, err);
     if (!rc)

@@ -29,23 +29,12 @@ uint32_t sw__sim_count_joins(const char *events)
     return n;
 }
 
-int sw__sim_try_policy(const char *policy, uint32_t slots, char *err)
-{
-    sw_engine_params p = sw_engine_default_params();
-    p.policy = policy;
-    p.max_workers = slots;
-    sw_engine *e = NULL;
-    int rc = sw_engine_new(&e, &p, err);
-    sw_engine_free(e);
-    return rc;
-}
-
 static int add_switch(sim *s, const char *policy, sw__sim_event *ev, char *err)
 {
     if (!policy)
         return sw_fail(err, SW_EINVAL, "switch: policy=SPEC is required");
     char why[SW_ERR_LEN]; /* a bad spec is caught now rather than in the middle of the run */
-    int rc = sw__sim_try_policy(policy, s->n_slots, why);
+    int rc = sw_engine_check_policy(policy, s->n_slots, why);
     if (rc)
         return sw_fail(err, rc, "switch to %s: %s", policy, why);
     char **grown = realloc(s->switches, (s->n_switches + 1) * sizeof *grown);

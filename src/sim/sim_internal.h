@@ -97,8 +97,5 @@ void sw__sim_on_facts(sim *s, const sw__sim_event *ev);
 int sw__sim_schedule(sim *s, const char *events, uint32_t workers, char *err);
 /* Counts the joins in an events string (to size the worker table before parsing). */
 uint32_t sw__sim_count_joins(const char *events);
-/* Whether an engine of `slots` workers takes this registered policy's spec, parameters and all
- * (the engine's message if not). */
-int sw__sim_try_policy(const char *policy, uint32_t slots, char *err);
 
 #endif
