@@ -117,4 +117,8 @@ expect_output "are one file" "says which"
 printf 'worker,time\n' > "$TMP/header-only.csv"
 expect_status 1 "a trace of no rows" -- "$SW" report "$TMP/header-only.csv" -o "$TMP/out3"
 expect_output "nothing to report" "says so"
+head -1 "$TMP/bsp.jsonl" > "$TMP/start-only.jsonl"
+expect_status 1 "a log of its start line alone" -- "$SW" report "$TMP/start-only.jsonl" \
+  -o "$TMP/out4"
+expect_output "runs of no time" "says there is nothing to plot"
 finish

@@ -408,8 +408,9 @@ int sw_cli_report(int argc, char **argv)
     for (int i = optind; !rc && i < argc; i++)
         rc = ends_with(argv[i], ".csv") ? sw_report_add_trace(&r, argv[i], err)
                                         : sw_report_add_log(&r, argv[i], err);
-    if (!rc && !r.n_runs && !r.zipline_rows)
-        rc = sw_fail(err, SW_EFORMAT, "nothing to report: the files hold no run and no trace row");
+    if (!rc && !r.zipline_rows && (!r.n_runs || !(r.longest > 0)))
+        rc = sw_fail(err, SW_EFORMAT, "nothing to report: the files hold %s and no trace row",
+                     r.n_runs ? "runs of no time (only their start lines?)" : "no run");
     if (!rc)
         rc = sw_report_summarize(&r, o.target_acc, err);
     int crc = sw_report_close(&r, rc ? NULL : err);
