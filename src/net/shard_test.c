@@ -42,9 +42,7 @@ static void pushes_applies_and_pulls(void **state)
     expect_applied(g->server, 8, sum);
     assert_int_equal(g->r.applies, 1);
     /* A lone gradient is applied as it is (the engine's arithmetic with a count of one). */
-    push(g, 1, 200, 2, 8, g1, LEN);
-    settle(g);
-    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    push_kept(g, 1, 200, 2, 8, g1, LEN);
     apply(g, SW_FLAG_WANT_NORMS, 9, 0.5f, (uint32_t[]){1}, (uint64_t[]){2}, 1);
     send_raw(g->w[1], SW_MSG_SHARD_PULL, 1, 0, 9, (uint8_t[]){200, 0, 0, 0, 0, 0, 0, 0}, 8);
     settle(g);
@@ -61,11 +59,7 @@ static void dropped_gradients_are_forgotten(void **state)
     rig *g = *state;
     const float theta[LEN] = {0}, g0[LEN] = {1, 1, 1, 1, 1};
     start_run(g, theta);
-    push(g, 0, 100, 5, 7, g0, LEN);
-    settle(g);
-    sw_msg m;
-    uint8_t pay[256];
-    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    push_kept(g, 0, 100, 5, 7, g0, LEN);
     apply(g, SW_FLAG_DROPPED, 0, 0, (uint32_t[]){0}, (uint64_t[]){5}, 1);
     apply(g, 0, 8, 0.1f, (uint32_t[]){0}, (uint64_t[]){5}, 1);
     expect_refused(g, g->server, "does not hold");
@@ -223,9 +217,7 @@ static void a_replayed_push_is_refused(void **state)
     start_run(g, theta);
     sw_msg m;
     uint8_t pay[64];
-    push(g, 0, 100, 5, 7, g0, LEN);
-    settle(g);
-    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    push_kept(g, 0, 100, 5, 7, g0, LEN);
     apply(g, 0, 8, 0.1f, (uint32_t[]){0}, (uint64_t[]){5}, 1);
     settle(g);
     push(g, 0, 100, 5, 8, g0, LEN); /* the same push again, once applied */
@@ -234,9 +226,7 @@ static void a_replayed_push_is_refused(void **state)
     expect_refused(g, g->w[0], "sequence number");
     push(g, 0, 100, UINT64_MAX, 8, g0, LEN); /* the next could not be told from 0 */
     expect_refused(g, g->w[0], "sequence number");
-    push(g, 0, 100, 6, 8, g0, LEN);
-    settle(g);
-    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    push_kept(g, 0, 100, 6, 8, g0, LEN);
     send_raw(g->server, SW_MSG_SHARD_MEMBER, 0, 0, 300, NULL, 0); /* worker 0 joins again */
     push(g, 0, 300, 0, 8, g0, LEN);
     settle(g);
@@ -296,11 +286,9 @@ static void hostile_batches_are_refused_and_counted(void **state)
     rig *g = *state;
     const float theta[LEN] = {0}, g0[LEN] = {1, 1, 1, 1, 1};
     start_run(g, theta);
-    push(g, 0, 100, 1, 7, g0, LEN);
-    settle(g);
+    push_kept(g, 0, 100, 1, 7, g0, LEN);
     sw_msg m;
     uint8_t pay[256];
-    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
     uint64_t refused = g->r.refused;
     two_applies_in_a_batch(g->stranger); /* each order judged as if alone: not the server's */
     settle(g);

@@ -196,6 +196,17 @@ static inline void push(rig *g, uint32_t w, uint64_t token, uint64_t seq, uint64
     send_raw(g->w[w], SW_MSG_SHARD_PUSH, w, flags, version, pay, 16 + 4 * n);
 }
 
+/* A push the shard keeps: the server hears of it (its report is not looked at here). */
+static inline void push_kept(rig *g, uint32_t w, uint64_t token, uint64_t seq, uint64_t version,
+                             const float *slice, size_t n)
+{
+    push(g, w, token, seq, version, slice, n);
+    settle(g);
+    sw_msg m;
+    uint8_t pay[64];
+    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+}
+
 /* An APPLY of n pushes (worker w[k], its start_run token, seq[k]) that went to the shards
  * to[k] (NULL: both). */
 static inline size_t apply_payload(uint8_t *pay, float lr, const uint32_t *w,
