@@ -169,8 +169,9 @@ static int server_opts(int argc, char **argv, server_cli *o)
     if ((rc = sw_cli_curve_pair("server", "--curve-key", o->p.curve_key, "--curve-clients",
                                 o->p.curve_clients)))
         return rc;
-    if (o->p.curve_operators && !o->p.curve_key)
-        return sw_cli_curve_pair("server", "--curve-key", NULL, "--curve-operators", "");
+    if (o->p.curve_operators && !o->p.curve_key) /* a key without operators is fine */
+        return sw_cli_error("server", "--curve-operators needs --curve-key: alone it would run "
+                                      "without CURVE") + 1;
     const char *names[] = {"--checkpoint", "--log", "--endpoint-file"};
     const char *paths[] = {o->p.checkpoint, o->log_path, o->p.endpoint_file};
     if ((rc = sw_cli_distinct_files("server", 3, names, paths)))
