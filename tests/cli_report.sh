@@ -97,6 +97,30 @@ if command -v gnuplot >/dev/null; then
   expect_no_output "![accuracy]" "no accuracy plot without evaluations"
 fi
 
+# A regression task has a loss and no accuracy: its log says so, no accuracy is plotted or
+# tabled for it, and a target accuracy is refused (it could never be met). A run cut before its
+# first apply still renders (gnuplot refused a plot of no points).
+"$SW" sim --policy asp --workers 3 --data synthetic:task=lsq,d=8,n=1000 --model softmax \
+  --max-time 300 --eval-every 10 --log "$TMP/lsq.jsonl" -q >/dev/null
+"$SW" sim --policy bsp --workers 3 --data synthetic:task=lsq,d=8,n=1000 --model softmax \
+  --max-time 1 --log "$TMP/lsq-short.jsonl" -q >/dev/null
+OUT=$(head -1 "$TMP/lsq.jsonl")
+expect_output '"task":"regress"' "a regression run's start line says so"
+expect_status 0 "report of regression runs" -- "$SW" report -q "$TMP/lsq.jsonl" \
+  "$TMP/lsq-short.jsonl" -o "$TMP/lsq-out"
+OUT=$(awk -F, 'NR > 1 && $6 != ""' "$TMP/lsq-out/evals.csv" | wc -l)
+expect_output "0" "evals.csv leaves a regression run's accuracy empty"
+OUT=$(($(wc -l < "$TMP/lsq-out/accuracy_mean.csv") - 1))
+expect_output "0" "and averages no accuracy for it"
+if command -v gnuplot >/dev/null; then
+  checks=$((checks + 2))
+  [ ! -e "$TMP/lsq-out/accuracy.png" ] || { echo "FAIL: an accuracy plot for regression"; failures=$((failures + 1)); }
+  [ -s "$TMP/lsq-out/loss.png" ] || { echo "FAIL: no loss plot for regression"; failures=$((failures + 1)); }
+fi
+expect_status 1 "a target accuracy on regression runs" -- "$SW" report "$TMP/lsq.jsonl" \
+  -o "$TMP/lsq-out2" --target-acc 0.5
+expect_output "regression task, which has no accuracy" "says why"
+
 # Without gnuplot the CSV files are still written, and the command says how to get the plots.
 expect_status 0 "report without gnuplot" -- env PATH=/nonexistent "$SW" report "$TMP/bsp.jsonl" -o "$TMP/nognu"
 expect_output "apt-get install gnuplot-nox" "says how to install gnuplot"

@@ -4,7 +4,7 @@
  * gnuplot).
  *
  *   runs.csv       run, policy, workers, seed, model, events (lines of its log)
- *   evals.csv      run, policy, t, V, loss, acc
+ *   evals.csv      run, policy, t, V, loss, acc (empty for a regression task)
  *   applies.csv    run, policy, t, V, n (gradients in the apply)
  *   timeline.csv   run, policy, worker, state (running or waiting), start, end
  *   staleness.csv  run, policy, staleness, count, share (of the run's applied gradients)
@@ -49,6 +49,7 @@ typedef struct sw_report_run {
     double end_t;
     bool ended_on_target; /* its end line says so */
     double target_acc;    /* from its start line, 0 for none */
+    bool regress;         /* a regression task: its evaluations have no accuracy (NAN) */
     double idle;          /* share of worker time spent waiting */
     uint64_t applies;
     size_t n_evals;
@@ -83,8 +84,9 @@ int sw_report_open(sw_report *r, const char *dir, char *err);
 int sw_report_add_log(sw_report *r, const char *path, char *err);
 int sw_report_add_trace(sw_report *r, const char *path, char *err);
 /* Writes targets.csv and accuracy_mean.csv and summarises each policy (r->policies); with
- * target_acc > 0 a run reached its target at its first evaluation at or above it. Call after
- * the last log, before sw_report_close. */
+ * target_acc > 0 a run reached its target at its first evaluation at or above it (refused,
+ * SW_EINVAL, when a run is of a regression task). Call after the last log, before
+ * sw_report_close. */
 int sw_report_summarize(sw_report *r, double target_acc, char *err);
 
 /* The summary as a Markdown table, with the answer in a sentence before it. */

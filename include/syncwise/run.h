@@ -135,6 +135,7 @@ typedef struct sw_run_info {
     float lr;
     char optimizer[SW_OPTIM_SPEC_LEN]; /* its spec (syncwise/optim.h); "sgd" in older logs */
     double target_acc;   /* the run's target validation accuracy, 0 for none */
+    bool regress;        /* a regression task: its evaluations have no accuracy */
     char cluster[1024];  /* the simulated cluster's spec, or "real" */
 } sw_run_info;
 

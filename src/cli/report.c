@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -153,6 +154,18 @@ static void plot_by_run(FILE *g, const sw_report *r, const int *pick, int n, con
     fprintf(g, "\n");
 }
 
+/* Whether a run of `policy` (any, for NULL) evaluated the model, with an accuracy when
+ * `accuracy` asks for one: a run without a model (--no-model) has no curve to draw, and one of a
+ * regression task no accuracy. */
+static bool evaluated(const sw_report *r, const char *policy, bool accuracy)
+{
+    for (uint32_t i = 0; i < r->n_runs; i++)
+        if (r->runs[i].n_evals && !(accuracy && r->runs[i].regress) &&
+            (!policy || !strcmp(policy, r->runs[i].policy)))
+            return true;
+    return false;
+}
+
 static void loss_plot(FILE *g, const sw_report *r, const int *pick, int n, int png)
 {
     terminal(g, "loss", png);
@@ -183,8 +196,10 @@ static void accuracy_plot(FILE *g, const sw_report *r, int png)
                 fmax(0, r->target_acc - 0.35), fmin(1, r->target_acc + 0.05));
     fprintf(g, "plot ");
     int n = r->n_policies < MAX_CURVES ? r->n_policies : MAX_CURVES;
-    for (int i = 0; i < n; i++) {
-        const char *sep = i ? ", \\\n     " : "";
+    for (int i = 0, drawn = 0; i < n; i++) {
+        if (!evaluated(r, r->policies[i].policy, true))
+            continue;
+        const char *sep = drawn++ ? ", \\\n     " : "";
         fprintf(g, "%s'accuracy_mean.csv' every ::1 using 2:(strcol(1) eq ", sep);
         gp_str(g, r->policies[i].policy);
         fprintf(g,
@@ -233,11 +248,12 @@ static void timeline_plot(FILE *g, const sw_report *r, int run, int png, double 
     fprintf(g, "\nset yrange [*:*]\nset xrange [*:*]\nset ytics autofreq\nset key default\n");
 }
 
-/* Whether any run evaluated the model (a run without one, --no-model, has no curve to draw). */
-static bool evaluated(const sw_report *r)
+
+/* Whether any run applied a gradient (k and staleness have nothing to draw otherwise). */
+static bool applied(const sw_report *r)
 {
     for (uint32_t i = 0; i < r->n_runs; i++)
-        if (r->runs[i].n_evals)
+        if (r->runs[i].applies)
             return true;
     return false;
 }
@@ -248,13 +264,13 @@ static void write_script(FILE *g, const sw_report *r, const report_opts *o)
     double to = o->to > 0 ? o->to : r->longest / 20;
     fprintf(g, "set datafile separator ','\nset termoption noenhanced\nset grid\n");
     for (int png = 0; png < 2; png++) {
-        if (n > 0 && evaluated(r)) {
+        if (n > 0 && evaluated(r, NULL, true))
             accuracy_plot(g, r, png);
+        if (n > 0 && evaluated(r, NULL, false))
             loss_plot(g, r, pick, n, png);
-        }
-        if (n > 0) {
-            for (int i = 0; i < n && i < MAX_TIMELINES; i++)
-                timeline_plot(g, r, pick[i], png, o->from, to > o->from ? to : o->from + 1);
+        for (int i = 0; i < n && i < MAX_TIMELINES; i++)
+            timeline_plot(g, r, pick[i], png, o->from, to > o->from ? to : o->from + 1);
+        if (n > 0 && applied(r)) {
             terminal(g, "k", png);
             fprintf(g,
                     "set title 'Gradients per apply (k_t) against %s'\n"
@@ -289,6 +305,10 @@ static int run_gnuplot(const char *dir, char *err)
     if (pid == 0) {
         if (chdir(dir) != 0)
             _exit(126);
+        /* Its warnings (an empty range, a curve without points) are kept, not shown. */
+        int log = open("gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (log >= 0 && dup2(log, STDERR_FILENO) >= 0)
+            close(log);
         execlp("gnuplot", "gnuplot", "plots.gp", (char *)NULL);
         _exit(errno == ENOENT ? 127 : 126);
     }
@@ -299,7 +319,8 @@ static int run_gnuplot(const char *dir, char *err)
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
         return 1;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return sw_fail(err, SW_EIO, "gnuplot failed on %s/plots.gp", dir);
+        return sw_fail(err, SW_EIO, "gnuplot failed on %s/plots.gp (its messages are in "
+                       "%s/gnuplot.log)", dir, dir);
     return 0;
 }
 

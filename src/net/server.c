@@ -430,7 +430,8 @@ static void log_start(const server *s)
                         .batch = p->batch,
                         .lr = p->lr,
                         .cluster = "real",
-                        .target_acc = p->target_acc};
+                        .target_acc = p->target_acc,
+                        .regress = !sw_task_classifies(s->task)};
     snprintf(info.policy, sizeof info.policy, "%s", p->policy);
     snprintf(info.model, sizeof info.model, "%s", sw_task_spec(s->task));
     sw_optim_format(&p->optim, info.optimizer);

@@ -24,6 +24,8 @@ void sw_run_write_start(FILE *f, const sw_run_info *s)
     sw_log_put_string(f, s->cluster);
     if (s->target_acc > 0)
         fprintf(f, ",\"target_acc\":%.9g", s->target_acc);
+    if (s->regress)
+        fputs(",\"task\":\"regress\"", f);
     fputs(",\"optimizer\":", f);
     sw_log_put_string(f, s->optimizer[0] ? s->optimizer : "sgd");
     fputs(",\"driver\":", f);
@@ -86,6 +88,12 @@ static int read_start(const sw_log_line *l, sw_run_info *s, char *err)
     s->params = (size_t)params;
     s->batch = (uint32_t)batch;
     s->lr = (float)sw_log_num(l, "lr", 0);
+    const char *task = sw_log_str(l, "task");
+    bool task_is_number = !isnan(sw_log_num(l, "task", NAN));
+    if (task_is_number || (task && strcmp(task, "regress") && strcmp(task, "classify")))
+        return sw_fail(err, SW_EFORMAT, "the start line's \"task\" is neither \"classify\" "
+                                        "nor \"regress\"");
+    s->regress = task && !strcmp(task, "regress");
     s->target_acc = sw_log_num(l, "target_acc", 0);
     if (!(s->target_acc >= 0 && s->target_acc <= 1))
         return sw_fail(err, SW_EFORMAT, "the start line's \"target_acc\" is not in [0, 1]");

@@ -3,6 +3,7 @@
 #include "syncwise/report.h"
 
 #include <libgen.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,7 @@ static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
     snprintf(s->run.policy, sizeof s->run.policy, "%s", s->policy);
     s->run.seed = s->seed;
     s->run.target_acc = info->target_acc;
+    s->run.regress = info->regress;
     s->n = info->slots;
     s->events++; /* the column counts the log's lines */
     s->state = calloc(s->n, sizeof *s->state);
@@ -175,9 +177,12 @@ static int on_event(void *ctx, const sw_event *event, size_t line, char *err)
         return sw_fail(err, SW_ENOMEM, "%zu: out of memory", line);
     switch (ev->kind) {
     case SW_EV_EVAL:
-        fprintf(s->r->csv[SW_CSV_EVALS], "%s,%s,%.9g,%llu,%.6g,%.6g\n", s->name, s->policy, ev->t,
-                (unsigned long long)ev->V, ev->loss, ev->accuracy);
-        if (keep_eval(s, ev->t, ev->accuracy))
+        fprintf(s->r->csv[SW_CSV_EVALS], "%s,%s,%.9g,%llu,%.6g,", s->name, s->policy, ev->t,
+                (unsigned long long)ev->V, ev->loss);
+        if (!s->run.regress) /* a regression task has no accuracy: the cell stays empty */
+            fprintf(s->r->csv[SW_CSV_EVALS], "%.6g", ev->accuracy);
+        fputc('\n', s->r->csv[SW_CSV_EVALS]);
+        if (keep_eval(s, ev->t, s->run.regress ? NAN : ev->accuracy))
             return sw_fail(err, SW_ENOMEM, "%zu: out of memory", line);
         break;
     case SW_EV_APPLY:

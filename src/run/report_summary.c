@@ -101,6 +101,13 @@ static double shared_target(const sw_report *r, double given)
 
 int sw_report_summarize(sw_report *r, double target_acc, char *err)
 {
+    for (uint32_t i = 0; i < r->n_runs && target_acc > 0; i++)
+        if (r->runs[i].regress)
+            return sw_fail(err, SW_EINVAL,
+                           "%s is a run of a regression task, which has no accuracy: a target "
+                           "accuracy cannot apply (without one, each run's end line says "
+                           "whether it reached its own target)",
+                           r->runs[i].name);
     r->target_acc = shared_target(r, target_acc);
     free(r->policies);
     r->n_policies = 0;

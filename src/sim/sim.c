@@ -481,7 +481,8 @@ static void log_start(const sim *s)
                         .params = s->n_params,
                         .batch = c->batch,
                         .lr = c->lr,
-                        .target_acc = c->target_acc};
+                        .target_acc = c->target_acc,
+                        .regress = s->task && !sw_task_classifies(s->task)};
     snprintf(info.policy, sizeof info.policy, "%s", c->policy);
     snprintf(info.model, sizeof info.model, "%s", s->task ? sw_task_spec(s->task) : "none");
     snprintf(info.cluster, sizeof info.cluster, "%s", c->cluster);
