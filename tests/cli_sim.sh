@@ -69,7 +69,7 @@ expect_output "stopped by time limit" "the run goes on to its limit"
 
 expect_status 0 "a sparse model is simulated" -- "$SW" sim --model svm --lr 0.35 \
   --data sparse:n=3000,test=300,dim=1000 --policy ssp:s=2 --max-time 300 --log "$TMP/svm.jsonl"
-expect_output "final validation loss" "the sparse run reports its loss"
+expect_output "final test loss" "the sparse run reports its loss on the test set (no validation split)"
 expect_status 0 "the sparse run kept its promise" -- "$SW" check "$TMP/svm.jsonl"
 # A generated sparse set, exported, is the same data read back: the same run, the same end.
 SPARSE=sparse:n=3000,test=300,dim=1000
@@ -79,7 +79,7 @@ for split in train test; do
 done
 svm_run=(sim --model svm --lr 0.35 --policy ssp:s=2 --max-time 300)
 expect_status 0 "the generated data" -- "$SW" "${svm_run[@]}" --data "$SPARSE"
-generated=$(grep -o "final validation loss.*" <<< "$OUT")
+generated=$(grep -o "final test loss.*" <<< "$OUT")
 expect_status 0 "the exported files" -- "$SW" "${svm_run[@]}" \
   --data "libsvm:train=$TMP/sparse-train.svm,test=$TMP/sparse-test.svm,dim=1000"
 expect_output "$generated" "the exported files train as the generated set does ($generated)"

@@ -97,7 +97,7 @@ expect_exit "$SPID" "the resumed sparse server"
 wait "${WPIDS[@]}"
 OUT=$(cat "$TMP/server.out")
 expect_output "stopped: version" "the resumed sparse run completes"
-final=$(printf '%s' "$OUT" | sed -n 's/.*validation accuracy \([0-9.]*\).*/\1/p')
+final=$(printf '%s' "$OUT" | sed -n 's/.*test accuracy \([0-9.]*\).*/\1/p')
 from=$(sed -n 's/.*(from \([0-9]*\)).*/\1/p' "$TMP/server.out")
 checks=$((checks + 1))
 [ "${from:-0}" -gt 0 ] || { echo "FAIL: resumed from version ${from:-?}"; failures=$((failures + 1)); }

@@ -95,6 +95,7 @@ typedef struct sw_server_result {
     bool reached;          /* the target accuracy was met */
     double elapsed_s, final_acc, final_loss;
     bool classify;         /* the task has an accuracy (final_acc is 0 for regression) */
+    const char *held_out;  /* the set evaluated: "validation", "test" or "training" */
     double started_s;      /* when training started: the first join, or when the --wait-workers
                             * were in; elapsed_s includes it. Negative: it never started */
     uint64_t start_version, version, applies, pushes, refused, joins, crashes;

@@ -76,6 +76,7 @@ typedef struct sw_sim_result {
     uint64_t evals;
     double final_loss, final_acc; /* at the end (the best weights under patience) */
     bool classify;                /* the task has an accuracy (final_acc is 0 for regression) */
+    const char *held_out;         /* the set evaluated (sw_task_held_out), NULL without a model */
     double best_acc;
     sw_run_stats stats;         /* applies, pushes, drops; per worker steps, idle and live time,
                                  * staleness (syncwise/run.h) */

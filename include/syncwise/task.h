@@ -71,11 +71,13 @@ const char *sw_task_spec(const sw_task *t);
 sw_model_desc sw_task_desc(const sw_task *t);
 /* Whether accuracy means anything (classification) or not (regression). */
 bool sw_task_classifies(const sw_task *t);
+/* The set sw_task_evaluate reads, for what a run prints: "validation", "test" or "training". */
+const char *sw_task_held_out(const sw_task *t);
 
 /* Seeded initial parameters (zeros for the linear models, whose loss is convex). */
 void sw_task_init_params(const sw_task *t, float *params, uint64_t seed);
 /* Loss and accuracy of params on the held-out set: the validation set, else the test set, else
- * the training set. */
+ * the training set (sparse data has no validation split; val=0 asks for none). */
 void sw_task_evaluate(sw_task *t, const float *params, sw_eval *out);
 /* The mean loss of params on the loss probe (policies that want losses: syncwise/policy.h);
  * NAN when the task has no probe. The same examples on every call, so the losses compare. */

@@ -99,7 +99,7 @@ int sw_cli_curve_pair(const char *cmd, const char *key_opt, const char *key, con
 
 /* The run summary of one simulation (src/cli/summary.c). */
 void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r);
-/* A progress line's evaluation: "val_loss L  val_acc A (best B)", keeping the best accuracy in
+/* A progress line's evaluation: "loss L  acc A (best B)", keeping the best accuracy in
  * *best; only the loss when acc is NAN (a regression task). */
 void sw_cli_eval_text(char *out, size_t cap, double loss, double acc, double *best);
 

@@ -220,11 +220,12 @@ int sw_cli_server(int argc, char **argv)
     snprintf(quality, sizeof quality, r.classify ? "accuracy %.4f" : "loss %.4f",
              r.classify ? r.final_acc : r.final_loss);
     printf("%s: version %llu (from %llu), %llu pushes, %llu joins, %llu crashed, %llu refused "
-           "messages, %s; validation %s\n",
+           "messages, %s; %s %s\n",
            r.reached ? "target reached" : "stopped", (unsigned long long)r.version,
            (unsigned long long)r.start_version, (unsigned long long)r.pushes,
            (unsigned long long)r.joins, (unsigned long long)r.crashes,
-           (unsigned long long)r.refused, took, quality);
+           (unsigned long long)r.refused, took,
+           r.held_out ? r.held_out : "validation", quality);
     printf("traffic: %.1f MB in, %.1f MB out, %.0f bytes per push and its answers\n",
            (double)r.bytes_in / 1e6, (double)r.bytes_out / 1e6,
            r.pushes ? (double)(r.bytes_in + r.bytes_out) / (double)r.pushes : 0.0);

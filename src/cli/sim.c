@@ -105,8 +105,8 @@ static int run(sw_cli_scenario *sc, const char *log_path)
             fprintf(stderr, "\r\033[K");
         sw_cli_print_summary(stdout, sc->cfg.policy, &r);
         if (r.diverged_t >= 0)
-            rc = sw_fail(err, SW_ERANGE, "the model diverged at t=%.1f s: its validation loss "
-                         "is not finite (a lower --lr?)", r.diverged_t);
+            rc = sw_fail(err, SW_ERANGE, "the model diverged at t=%.1f s: its %s loss is not "
+                         "finite (a lower --lr?)", r.diverged_t, r.held_out);
         sw_sim_result_free(&r);
     }
     if (log && fclose(log) != 0 && !rc)

@@ -60,11 +60,11 @@ static void staleness(FILE *f, const sw_run_stats *st)
 void sw_cli_eval_text(char *out, size_t cap, double loss, double acc, double *best)
 {
     if (isnan(acc)) {
-        snprintf(out, cap, "val_loss %.4f", loss);
+        snprintf(out, cap, "loss %.4f", loss);
         return;
     }
     *best = acc > *best ? acc : *best;
-    snprintf(out, cap, "val_loss %.4f  val_acc %.4f (best %.4f)", loss, acc, *best);
+    snprintf(out, cap, "loss %.4f  acc %.4f (best %.4f)", loss, acc, *best);
 }
 
 void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r)
@@ -75,8 +75,8 @@ void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r)
     if (r->target_t >= 0)
         fprintf(f, "; target reached at t=%.1f s", r->target_t);
     if (r->diverged_t >= 0)
-        fprintf(f, "; DIVERGED at t=%.1f s (the validation loss is not finite: a lower --lr?)",
-                r->diverged_t);
+        fprintf(f, "; DIVERGED at t=%.1f s (the %s loss is not finite: a lower --lr?)",
+                r->diverged_t, r->held_out);
     fputc('\n', f);
     per_worker(f, st);
     fprintf(f, "  applies %llu, pushes %llu, dropped %llu, idle %.1f%% of worker time\n",
@@ -93,7 +93,7 @@ void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r)
     if (r->probe_s > 0)
         fprintf(f, ", loss probe %.2f%%", 100 * r->probe_s / (r->wall_s + 1e-12));
     if (r->n_params)
-        fprintf(f, "; final validation loss %.4f", r->final_loss);
+        fprintf(f, "; final %s loss %.4f", r->held_out, r->final_loss);
     if (r->n_params && r->classify)
         fprintf(f, " accuracy %.4f", r->final_acc);
     fputc('\n', f);

@@ -163,7 +163,7 @@ const sw_data_source_info sw_data_sources[] = {
     {"synthetic", "a hidden linear model: task=lsq|logistic, d=100, n=10000, test=2000, "
                   "noise=0.1"},
     {"(each above)", "val=N validation examples split off training (default: min(5000, "
-                     "n/10)), frac=F keep a random fraction of training, norm=none|standard (for "
+                     "n/10); 0: none, runs evaluate on the test set), frac=F keep a random fraction of training, norm=none|standard (for "
                      "the dense models)"},
     {NULL, NULL},
 };

@@ -300,6 +300,7 @@ static int setup(server *s, char *err)
                                                   .max_time = p->max_time_s,
                                                   .max_applies = p->max_applies});
     s->r->classify = sw_task_classifies(s->task);
+    s->r->held_out = sw_task_held_out(s->task);
     if ((rc = sw_stop_rules_check(&s->stopper.rules, s->r->classify, err)))
         return rc;
     s->snapshot = s->threaded ? malloc(s->n * sizeof *s->snapshot) : NULL;

@@ -146,8 +146,8 @@ bool sw__server_evaluate(server *s)
     s->next_eval = now + s->p->eval_every_s;
     if (!isfinite(e.loss)) { /* every worker's next step would fail on these parameters */
         char why[SW_ERR_LEN];
-        snprintf(why, sizeof why, "the parameters diverged: validation loss %g at version %llu "
-                 "(a lower --lr?)%s", e.loss, (unsigned long long)V,
+        snprintf(why, sizeof why, "the parameters diverged: %s loss %g at version %llu "
+                 "(a lower --lr?)%s", s->r->held_out, e.loss, (unsigned long long)V,
                  s->p->checkpoint ? "; the checkpoint keeps the last finite save" : "");
         sw__server_fail(s, SW_ERANGE, why);
         return false;

@@ -503,6 +503,7 @@ static int start(sim *s, char *err)
         (rc = setup_workers(s, err)) || (rc = setup_engine(s, err)))
         return rc;
     s->r->classify = s->task && sw_task_classifies(s->task);
+    s->r->held_out = s->task ? sw_task_held_out(s->task) : NULL;
     if (c->patience && s->task && !(s->best = malloc(s->n_params * sizeof *s->best)))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     if (sw__heap_init(&s->heap, 4 * (size_t)s->n_slots + 16))

@@ -49,6 +49,8 @@ sw_model_desc sw_task_desc(const sw_task *t) { return t->ops->desc(t); }
 
 bool sw_task_classifies(const sw_task *t) { return t->ops->classifies(t); }
 
+const char *sw_task_held_out(const sw_task *t) { return t->held_out; }
+
 void sw_task_init_params(const sw_task *t, float *params, uint64_t seed)
 {
     t->ops->init_params(t, params, seed);

@@ -30,6 +30,7 @@ static int open_dense(sw_task *t, const char *model, uint32_t probe_examples, ch
         return rc;
     t->n_params = sw_model_n_params(d->model);
     d->held_out = data->val ? data->val : data->test ? data->test : data->train;
+    t->held_out = data->val ? "validation" : data->test ? "test" : "training";
     size_t n = d->held_out->n < probe_examples ? d->held_out->n : probe_examples;
     n = n < t->max_batch ? n : t->max_batch;
     d->probe = (sw_batch){.x = d->held_out->x, .label = d->held_out->label,

@@ -9,7 +9,7 @@
 
 typedef struct sw__task_ops {
     /* Builds the model for t->data and its probe of at most probe_examples held-out examples;
-     * sets t->impl, t->n_params and t->probe_n (0: no probe). */
+     * sets t->impl, t->n_params, t->probe_n (0: no probe) and t->held_out. */
     int (*open)(sw_task *t, const char *model, uint32_t probe_examples, char *err);
     void (*close)(sw_task *t);
     const char *(*spec)(const sw_task *t);
@@ -33,6 +33,7 @@ struct sw_task {
     const sw_task_data *data;
     size_t n_params, max_batch;
     uint32_t probe_n; /* examples of the loss probe */
+    const char *held_out; /* the set evaluations use: "validation", "test" or "training" */
     void *impl;
 };
 

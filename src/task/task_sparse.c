@@ -42,6 +42,7 @@ static int open_sparse(sw_task *t, const char *model, uint32_t probe_examples, c
         return rc;
     t->n_params = sw_sparse_model_n_params(s->model);
     const sw_sparse_data *held_out = data->test ? data->test : data->train;
+    t->held_out = data->test ? "test" : "training";
     s->probe = first_rows(held_out, probe_examples);
     t->probe_n = (uint32_t)s->probe.n;
     s->train_sample = first_rows(data->train, SW_TASK_TRAIN_SAMPLE);
