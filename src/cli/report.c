@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "syncwise/bytes.h"
 #include "syncwise/err.h"
 #include "syncwise/report.h"
 
@@ -390,7 +391,31 @@ static int write_markdown(const sw_report *r, char *err)
     return 0;
 }
 
-/* Every input once: a log given twice (by two names, perhaps) would count its runs twice. */
+/* A file's CRC-32, or 0 when it cannot be read (reading it as a log then says why). */
+static uint32_t file_crc(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    static unsigned char buf[1 << 16];
+    uint32_t crc = 0;
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        crc = sw_crc32(crc, buf, n);
+    fclose(f);
+    return crc;
+}
+
+/* Whether two regular files of one size hold the same bytes (a copy of one log). */
+static bool same_contents(const char *a, const struct stat *sa, const char *b,
+                          const struct stat *sb)
+{
+    return S_ISREG(sa->st_mode) && S_ISREG(sb->st_mode) && sa->st_size == sb->st_size &&
+           file_crc(a) == file_crc(b);
+}
+
+/* Every input once: a log given twice (by two names, or as a copy) would count its runs
+ * twice. */
 static int distinct_inputs(char **files, int n)
 {
     struct stat *st = calloc((size_t)n, sizeof *st);
@@ -400,10 +425,14 @@ static int distinct_inputs(char **files, int n)
     for (int i = 0; i < n && !rc; i++) {
         if (stat(files[i], &st[i]) != 0)
             continue; /* reading it says what is wrong */
-        for (int j = 0; j < i && !rc; j++)
+        for (int j = 0; j < i && !rc; j++) {
             if (st[j].st_ino == st[i].st_ino && st[j].st_dev == st[i].st_dev && st[i].st_ino)
                 rc = sw_cli_error(CMD, "%s and %s are one file: its runs would count twice",
                                   files[j], files[i]) + 1;
+            else if (same_contents(files[j], &st[j], files[i], &st[i]))
+                rc = sw_cli_error(CMD, "%s and %s hold the same bytes (a copy?): one run would "
+                                  "count twice", files[j], files[i]) + 1;
+        }
     }
     free(st);
     return rc;
