@@ -199,6 +199,11 @@ static int on_push(sw_check *c, const sw_event *ev, char *err)
     if (ev->ver > c->V)
         return engine_broke(err, "a gradient of version %llu reached a server at version %llu",
                             (unsigned long long)ev->ver, (unsigned long long)c->V);
+    if (ev->ver < k->pulled)
+        return engine_broke(err, "worker %u pushed a gradient of version %llu after one of "
+                            "version %llu: its parameters went back", ev->worker,
+                            (unsigned long long)ev->ver, (unsigned long long)k->pulled);
+    k->pulled = ev->ver;
     if (c->n_buf == c->cap_buf) {
         ck_grad *grown = realloc(c->buf, 2 * (size_t)c->cap_buf * sizeof *grown);
         if (!grown)
@@ -425,8 +430,13 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
         return 0;
     case SW_EV_EVAL: return 0;
     case SW_EV_RESTORE:
-        return ev->ver <= ev->V ? 0 : engine_broke(err, "a restore to version %llu, ahead of it",
-                                                   (unsigned long long)ev->ver);
+        if (ev->ver > ev->V)
+            return engine_broke(err, "a restore to version %llu, ahead of it",
+                                (unsigned long long)ev->ver);
+        /* Pulls may now return the older parameters of the restored version. */
+        for (uint32_t w = 0; w < c->slots; w++)
+            c->w[w].pulled = c->w[w].pulled < ev->ver ? c->w[w].pulled : ev->ver;
+        return 0;
     }
     return engine_broke(err, "an event of unknown kind %d", (int)ev->kind);
 }

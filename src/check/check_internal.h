@@ -19,6 +19,8 @@ typedef struct ck_worker {
     bool fresh;              /* joined and not yet released: its clock is provisional */
     uint32_t released_epoch; /* the policy epoch of its last release */
     uint64_t released_at;    /* applies done when it was last released */
+    uint64_t pulled;         /* the newest version its pushes say it computed at: its pulls
+                              * never go back (pulls may be less frequent than steps) */
     uint32_t own_in_buffer;  /* its gradients in the buffer pushed under the policy in force */
     uint32_t wait_seq;       /* counts its waits (and drops), to tell stale heap entries */
 } ck_worker;

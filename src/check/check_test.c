@@ -463,6 +463,28 @@ static void what_no_policy_does_and_where_it_shows(void **state)
     feed(s, (sw_event){.kind = SW_EV_RESTORE, .ver = 3});
     expect(s, "a restore to version 3, ahead of it");
 
+    /* A worker's pulls never go back: each push is of its last one's version or newer (pulls
+     * may skip steps, so older than its release is allowed), unless a restore went back. */
+    for (int restored = 0; restored <= 1; restored++) {
+        s = open_script("asp", 1);
+        start_all(s, 1);
+        push(s, 0, 1, 0);
+        apply(s, 1);
+        release(s, 0, 1);
+        push(s, 0, 2, 1);
+        apply(s, 1);
+        release(s, 0, 2);
+        push(s, 0, 3, 1); /* no pull since step 2: still version 1 */
+        apply(s, 1);
+        if (restored)
+            feed(s, (sw_event){.kind = SW_EV_RESTORE, .ver = 0, .n = 3});
+        release(s, 0, 3);
+        push(s, 0, 4, 0);
+        apply(s, 1);
+        release(s, 0, 4);
+        expect(s, restored ? NULL : "pushed a gradient of version 0 after one of version 1");
+    }
+
     s = open_script("mystery", 2);
     start_all(s, 1);
     push(s, 0, 1, 0);
