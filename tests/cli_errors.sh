@@ -156,4 +156,39 @@ for cmd in "server --max-time 5 --model softmax" "shard"; do
   expect_output "--checkpoint $TMP/no/such/dir/x.ckpt: cannot write there" "${cmd%% *} says where"
 done
 
+# No command writes over what it reads, and none replaces a FIFO or device with a file: each
+# is refused before anything is written, and the input is left as it was.
+"$SW" data gen --n 300 --dim 50 --out "$TMP/in.svm" > /dev/null
+SUM=$(cksum < "$TMP/in.svm")
+for run in "train --data libsvm:train=$TMP/in.svm --model softmax --epochs 1 --out $TMP/in.svm" \
+    "data export --data libsvm:train=$TMP/in.svm --out $TMP/in.svm" \
+    "server --data libsvm:train=$TMP/in.svm --model svm --log $TMP/in.svm" \
+    "server --data libsvm:train=$TMP/in.svm --model svm --checkpoint $TMP/in.svm" \
+    "server --data libsvm:train=$TMP/in.svm --model svm --endpoint-file $TMP/in.svm"; do
+  read -ra args <<< "$run"
+  expect_status 2 "${args[0]} given its input as an output" -- "$SW" "${args[@]}"
+  expect_output "is a file this run reads" "${args[0]} says why"
+  OUT=$(cksum < "$TMP/in.svm")
+  expect_output "$SUM" "${args[0]} left its input as it was"
+done
+cp "$(dirname "$0")/../policies/rlp.swrl" "$TMP/mine.swrl"
+expect_status 2 "rl eval writing its CSV over its policy" -- "$SW" rl eval \
+  --policy "$TMP/mine.swrl" --csv "$TMP/mine.swrl" --instances 1 --seeds 1
+expect_status 0 "the policy left as it was" -- "$SW" sim --policy "rlp:file=$TMP/mine.swrl" \
+  --no-model --max-pushes 10 -q
+mkfifo "$TMP/fifo"
+expect_status 1 "train --out a FIFO" -- "$SW" train --data synthetic:task=logistic,d=8,n=500 \
+  --model softmax --epochs 1 --out "$TMP/fifo"
+expect_output "not a regular file" "says why"
+expect_status 1 "data gen --out a FIFO" -- "$SW" data gen --n 10 --dim 10 --out "$TMP/fifo"
+checks=$((checks + 1))
+[ -p "$TMP/fifo" ] || { echo "FAIL: the FIFO was replaced"; failures=$((failures + 1)); }
+expect_status 1 "train --out an empty path" -- "$SW" train --data synthetic:task=logistic,d=8,n=500 \
+  --model softmax --epochs 1 --out ""
+expect_output "an empty path" "says so before training"
+mkdir -p "$TMP/outdir"
+expect_status 2 "rl train --out a directory" -- timeout 20 "$SW" rl train --pre-instances 3 \
+  --episodes 2 --models mlp:h=0 --max-pushes 300 --out "$TMP/outdir"
+expect_output "is a directory" "refused before pre-training"
+
 finish

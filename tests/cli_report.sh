@@ -141,6 +141,14 @@ expect_output "are one file" "says which"
 cp "$TMP/bsp.jsonl" "$TMP/bsp-copy.jsonl"
 expect_status 2 "a copy of a log" -- "$SW" report "$TMP/bsp.jsonl" "$TMP/bsp-copy.jsonl" -o "$TMP/out3"
 expect_output "hold the same bytes" "says which"
+mkdir -p "$TMP/inplace"
+"$SW" zipline --workers 5 --R 6 --trace "$TMP/inplace/zipline.csv" > /dev/null
+expect_status 2 "a trace named as the report's own table, in the report's directory" -- \
+  "$SW" report "$TMP/inplace/zipline.csv" -o "$TMP/inplace"
+expect_output "the report's own zipline.csv" "says why"
+OUT=$(($(wc -l < "$TMP/inplace/zipline.csv")))
+checks=$((checks + 1))
+[ "$OUT" -gt 1 ] || { echo "FAIL: the trace was overwritten"; failures=$((failures + 1)); }
 printf 'worker,time\n' > "$TMP/header-only.csv"
 expect_status 1 "a trace of no rows" -- "$SW" report "$TMP/header-only.csv" -o "$TMP/out3"
 expect_output "nothing to report" "says so"

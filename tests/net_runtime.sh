@@ -79,6 +79,13 @@ expect_output "1 crashed" "the dead worker was noticed, and only it"
 kill "$haunter" 2>/dev/null
 wait "${WPIDS[@]:1}"
 
+# A server refused at its start leaves an existing log as it was.
+echo '{"kept":1}' > "$TMP/kept.jsonl"
+expect_status 2 "a server with an unknown policy" -- "$SW" server --policy nosuch \
+  --log "$TMP/kept.jsonl"
+OUT=$(cat "$TMP/kept.jsonl")
+expect_output '{"kept":1}' "the refused server left the log as it was"
+
 # The server killed and restarted from its checkpoint: the version carries on. No target on
 # either side: the first could reach it before the kill, the resumed one on its first evaluation,
 # before any worker rejoined; 40 applies of its own need the workers back. With momentum, whose
@@ -87,11 +94,18 @@ WPIDS=()
 start_server bsp --checkpoint "$TMP/server.ckpt" --checkpoint-applies 20 --lr 0.01 --momentum 0.9
 for i in 1 2 3; do start_worker --delay-ms 20; done
 wait_for 20 test -s "$TMP/server.ckpt"
+# A second server given the running one's log is refused before it writes a byte of it.
+expect_status 1 "a second server on a running server's log" -- "$SW" server \
+  --bind tcp://127.0.0.1:0 --data "$DATA" --model mlp:h=1,u=32 --log "$LOG"
+expect_output "another process writes it already" "says why"
 sleep 0.5
 kill -9 "$SPID"
 wait "$SPID" 2>/dev/null
 checks=$((checks + 1))
 [ -s "$TMP/server.ckpt" ] || { echo "FAIL: no checkpoint"; failures=$((failures + 1)); }
+# A crash (a full disk, a machine gone) may leave a half-written last line: the resumed server
+# cuts it, so that its segment begins on a line of its own.
+printf '{"t":99,"ev":"pu' >> "$LOG"
 BIND=$EP KEEP_LOG=1 start_server bsp --checkpoint "$TMP/server.ckpt" --resume --wait-workers 3 \
   --max-applies 40 --lr 0.01 --momentum 0.9
 expect_server "resumed server"

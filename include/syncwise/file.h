@@ -30,6 +30,12 @@ int sw_file_check_writable(const char *path, const char *what, char *err);
  * other's saves. *lock_fd holds the lock until sw_file_release or the process ends (a crash
  * frees it too); -1 when nothing was claimed. */
 int sw_file_claim(const char *path, const char *what, int *lock_fd, char *err);
+/* The lock of sw_file_claim alone, for a file written in place (a log). */
+int sw_file_lock(const char *path, const char *what, int *lock_fd, char *err);
+/* Cuts a text file open as fd (for reading and writing) back to its last newline: a line a crash left half-written goes,
+ * so that what is appended next begins a line of its own. 1 when it cut, 0 when the file
+ * ended on a whole line (or was empty), -1 on error (errno). */
+int sw_file_drop_torn_line(int fd);
 
 /* Whether two paths name one file: the same file when both exist (links and other spellings
  * included), else the same place once their directories are resolved. */

@@ -56,7 +56,9 @@ typedef struct sw_server_params {
     bool resume;                 /* start from the checkpoint */
     double target_acc, max_time_s, eval_every_s;
     uint64_t max_applies;
-    FILE *log;                   /* JSONL event log, or NULL */
+    FILE *log;                   /* JSONL event log, or NULL; opened for appending, it is
+                                  * emptied when the run starts (resumed: a torn last line is
+                                  * cut), so that a refused start leaves it as it was */
     volatile sig_atomic_t *stop; /* set from a signal handler to stop cleanly; may be NULL */
     const char *curve_key;       /* CURVE: the server's key pair file, or NULL for none */
     const char *curve_clients;   /* CURVE: the authorised workers' public keys (required) */

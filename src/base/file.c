@@ -83,11 +83,24 @@ static int open_temporary(const char *path, char tmp[4096])
     return open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 }
 
+/* A whole-file write renames over its path: a device, a FIFO or a socket there would be
+ * replaced by a regular file (as root, /dev/null itself). */
+static bool replaceable(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) != 0 || S_ISREG(st.st_mode);
+}
+
 int sw_file_check_writable(const char *path, const char *what, char *err)
 {
     struct stat st;
+    if (!*path)
+        return sw_fail(err, SW_EINVAL, "%s: an empty path: give a file's name", what);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) /* the rename at the end would fail */
         return sw_fail(err, SW_EIO, "%s %s: is a directory: give a file's name", what, path);
+    if (!replaceable(path))
+        return sw_fail(err, SW_EIO, "%s %s: is not a regular file (a device, FIFO or socket), "
+                       "which a save would replace: give a file's name", what, path);
     char tmp[4096];
     int fd = open_temporary(path, tmp);
     if (fd < 0)
@@ -122,8 +135,12 @@ int sw_file_claim(const char *path, const char *what, int *lock_fd, char *err)
 {
     *lock_fd = -1;
     int rc = sw_file_check_writable(path, what, err);
-    if (rc)
-        return rc;
+    return rc ? rc : sw_file_lock(path, what, lock_fd, err);
+}
+
+int sw_file_lock(const char *path, const char *what, int *lock_fd, char *err)
+{
+    *lock_fd = -1;
     char lock[4096];
     if (snprintf(lock, sizeof lock, "%s.lock", path) >= (int)sizeof lock)
         return sw_fail(err, SW_EIO, "%s %s: the path is too long", what, path);
@@ -151,6 +168,9 @@ void sw_file_release(int lock_fd)
 
 int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err)
 {
+    if (!replaceable(path))
+        return sw_fail(err, SW_EIO, "%s: is not a regular file (a device, FIFO or socket): "
+                       "the %s would replace it", path, what);
     sw_file_remove_stale(path);
     char tmp[4096];
     int fd = open_temporary(path, tmp);
@@ -216,4 +236,18 @@ int sw_file_write_line(const char *path, const char *text, const char *what, cha
     int rc = sw_file_write_atomic(path, b, n + 1, what, err);
     free(b);
     return rc;
+}
+
+int sw_file_drop_torn_line(int fd)
+{
+    off_t end = lseek(fd, 0, SEEK_END), keep = end;
+    char c = '\n';
+    ssize_t got = 1;
+    while (keep > 0 && (got = pread(fd, &c, 1, keep - 1)) == 1 && c != '\n')
+        keep--;
+    if (end < 0 || (keep > 0 && got != 1))
+        return -1; /* not readable: nothing is cut */
+    if (keep == end)
+        return 0;
+    return ftruncate(fd, keep) == 0 ? 1 : -1;
 }

@@ -167,7 +167,7 @@ static void run_job(plan *p, job *j)
     if (p->log_dir) {
         log_path(p, j, path, sizeof path);
         if (!(cfg.log = fopen(path, "w"))) {
-            j->rc = sw_fail(j->err, SW_EIO, "%s: cannot create", path);
+            j->rc = sw_fail(j->err, SW_EIO, "%s: cannot create: %s", path, strerror(errno));
             return;
         }
     }
@@ -322,7 +322,7 @@ static int write_results(const plan *p, char *err)
     snprintf(path, sizeof path, "%s/results.csv", p->log_dir);
     FILE *f = fopen(path, "w");
     if (!f)
-        return sw_fail(err, SW_EIO, "%s: cannot create", path);
+        return sw_fail(err, SW_EIO, "%s: cannot create: %s", path, strerror(errno));
     fprintf(f, "policy,seed,reached,time_to_target,end_t,applies,pushes,drops,idle_share,"
                "final_loss,final_acc,decide_share\n");
     for (size_t i = 0; i < p->n_runs; i++) {

@@ -60,7 +60,7 @@ static int parse(int argc, char **argv, opts *o)
         return rc == 1 ? -1 : rc;
     if (!o->out)
         return sw_cli_error(CMD, "--out FILE is required (see --help)") + 1;
-    return 0;
+    return sw_cli_outputs_apart(CMD, 1, (const char *[]){"--out"}, &o->out, 1, &o->data);
 }
 
 static void report_written(const opts *o, const sw_sparse_data *s)

@@ -11,8 +11,11 @@
 #include "cli.h"
 #include "optim_opts.h"
 #include "opts.h"
+#include "scenario.h"
 #include "syncwise/curve.h"
+#include "syncwise/engine.h"
 #include "syncwise/err.h"
+#include "syncwise/file.h"
 #include "syncwise/log.h"
 #include "syncwise/net.h"
 
@@ -174,11 +177,15 @@ static int server_opts(int argc, char **argv, server_cli *o)
                                       "without CURVE") + 1;
     const char *names[] = {"--checkpoint", "--log", "--endpoint-file"};
     const char *paths[] = {o->p.checkpoint, o->log_path, o->p.endpoint_file};
-    if ((rc = sw_cli_distinct_files("server", 3, names, paths)))
+    const char *inputs[] = {o->p.data, o->p.policy, o->p.curve_key, o->p.curve_clients,
+                            o->p.curve_operators};
+    if ((rc = sw_cli_outputs_apart("server", 3, names, paths, 5, inputs)))
         return rc;
     char err[SW_ERR_LEN];
     if (sw_cli_optim_resolve(&o->optim, &o->p.optim, err))
         return sw_cli_error("server", "%s", err) + 1;
+    if ((rc = sw_engine_check_policy(o->p.policy, o->p.max_workers, err))) /* a usage error */
+        return sw_cli_error("server", "%s", err) + (sw_cli_scenario_status(rc) == 2);
     return 0;
 }
 
@@ -196,9 +203,19 @@ int sw_cli_server(int argc, char **argv)
     sw_cli_set_threads(o.threads);
     p.stop = sw_cli_catch_signals();
     char err[SW_ERR_LEN];
-    FILE *log = log_path ? fopen(log_path, p.resume ? "a" : "w") : NULL;
-    if (log_path && !log)
+    /* Opened for appending, so that a server refused at its start leaves the log as it was; the
+     * server empties it (or, resumed, cuts a torn last line) once it runs. A second server
+     * given the same log is refused by its lock. */
+    int lock = -1;
+    struct stat st;
+    bool regular = log_path && (stat(log_path, &st) != 0 || S_ISREG(st.st_mode));
+    if (regular && sw_file_lock(log_path, "--log", &lock, err))
+        return sw_cli_error("server", "%s", err);
+    FILE *log = log_path ? fopen(log_path, "a+") : NULL; /* read too: a torn line is found */
+    if (log_path && !log) {
+        sw_file_release(lock);
         return sw_cli_error("server", "%s: cannot create the log: %s", log_path, strerror(errno));
+    }
     if (log) /* whole lines only, even when the server is killed: a resumed run appends */
         setvbuf(log, NULL, _IOLBF, 0);
     p.log = log;
@@ -208,6 +225,7 @@ int sw_cli_server(int argc, char **argv)
         fputc('\n', stderr);
     if (log && fclose(log) != 0 && !rc)
         rc = sw_fail(err, SW_EIO, "%s: write error", log_path);
+    sw_file_release(lock);
     if (rc && rc != SW_EPROMISE)
         return sw_cli_error("server", "%s", err);
     char took[96];

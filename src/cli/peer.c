@@ -80,6 +80,9 @@ int sw_cli_peer(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : rc;
     sw_cli_set_verbosity(o.quiet, o.verbose);
+    const char *names[] = {"--out", "--endpoint-file"}, *outs[] = {o.p.out, o.p.endpoint_file};
+    if ((rc = sw_cli_outputs_apart(CMD, 2, names, outs, 1, &o.p.data)))
+        return rc;
     sw_peer_params p = o.p;
     p.stop = sw_cli_catch_signals();
     sw_peer_result r;

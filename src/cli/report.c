@@ -20,6 +20,7 @@
 #include "opts.h"
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
+#include "syncwise/file.h"
 #include "syncwise/report.h"
 
 #define CMD "report"
@@ -331,7 +332,7 @@ static int render(const sw_report *r, const report_opts *o, char *err)
     snprintf(script, sizeof script, "%s/plots.gp", r->dir);
     FILE *g = fopen(script, "w");
     if (!g)
-        return sw_fail(err, SW_EIO, "%s: cannot create", script);
+        return sw_fail(err, SW_EIO, "%s: cannot create: %s", script, strerror(errno));
     write_script(g, r, o);
     if (fclose(g) != 0)
         return sw_fail(err, SW_EIO, "%s: write error", script);
@@ -356,7 +357,7 @@ static int write_markdown(const sw_report *r, char *err)
     snprintf(path, sizeof path, "%s/report.md", r->dir);
     FILE *md = fopen(path, "w");
     if (!md)
-        return sw_fail(err, SW_EIO, "%s: cannot create", path);
+        return sw_fail(err, SW_EIO, "%s: cannot create: %s", path, strerror(errno));
     fprintf(md, "# syncwise report: %u run%s\n\n", r->n_runs, r->n_runs == 1 ? "" : "s");
     if (r->n_runs)
         sw_report_write_table(r, md);
@@ -438,6 +439,23 @@ static int distinct_inputs(char **files, int n)
     return rc;
 }
 
+/* No input is a file the report writes into DIR (a trace named zipline.csv in DIR itself). */
+static int inputs_outside(char **files, int n, const char *dir)
+{
+    const char *own[SW_CSV_COUNT + 3] = {"report.md", "plots.gp", "gnuplot.log"};
+    for (int k = 0; k < SW_CSV_COUNT; k++)
+        own[3 + k] = sw_report_csv_name(k);
+    for (int i = 0; i < n; i++)
+        for (size_t k = 0; k < sizeof own / sizeof *own; k++) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, own[k]);
+            if (sw_file_same(files[i], path))
+                return sw_cli_error(CMD, "%s is the report's own %s: give -o another directory",
+                                    files[i], own[k]) + 1;
+        }
+    return 0;
+}
+
 int sw_cli_report(int argc, char **argv)
 {
     report_opts o = {0};
@@ -448,7 +466,8 @@ int sw_cli_report(int argc, char **argv)
     const char *out = o.out;
     if (!out || optind >= argc)
         return sw_cli_error(CMD, "give log files and -o DIR (see --help)") + 1;
-    if ((prc = distinct_inputs(argv + optind, argc - optind)))
+    if ((prc = distinct_inputs(argv + optind, argc - optind)) ||
+        (prc = inputs_outside(argv + optind, argc - optind, out)))
         return prc;
     if (sw_cli_mkdirs(out) != 0)
         return sw_cli_error(CMD, "%s: cannot create: %s", out, strerror(errno));

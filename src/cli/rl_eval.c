@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rl_eval.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,8 +169,11 @@ int sw_cli_rl_eval(int argc, char **argv)
     int rc = sw_cli_parse(&command, argc, argv, &p, NULL);
     if (rc)
         return rc == 1 ? 0 : rc;
+    const char *inputs[] = {p.policy_file, p.rl.data_spec, p.baselines};
+    if ((rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--csv"}, &p.csv_path, 3, inputs)))
+        return rc;
     if (!(rc = make_policies(&p)) && p.csv_path && !(p.csv = fopen(p.csv_path, "w")))
-        rc = sw_cli_error(CMD, "%s: cannot create", p.csv_path);
+        rc = sw_cli_error(CMD, "%s: cannot create: %s", p.csv_path, strerror(errno));
     if (p.csv)
         fprintf(p.csv, "instance,seed,policy,model,time,reached,steps_per_worker,applies,"
                        "idle_share,decide_share,pushes,regime\n");

@@ -11,6 +11,7 @@
 #include "rl_opts.h"
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
+#include "syncwise/file.h"
 
 #define CMD "rl train"
 #define FIRST_TRAIN_INSTANCE 1000000 /* training instances never repeat pre-training ones */
@@ -89,6 +90,12 @@ static int parse(int argc, char **argv, plan *p)
     if (sw_rl_check_hparams(&p->hp, err))
         return sw_cli_error(CMD, "%s", err) + 1;
     make_note(p, argc, argv);
+    /* A policy file that cannot be written is said now, not after minutes of pre-training. */
+    const char *inputs[] = {p->rl.data_spec, p->pre_policies};
+    if ((rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--out"}, &p->out, 2, inputs)))
+        return rc;
+    if (sw_file_check_writable(p->out, "--out", err))
+        return sw_cli_error(CMD, "%s", err) + 1;
     return 0;
 }
 

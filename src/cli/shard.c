@@ -73,6 +73,11 @@ int sw_cli_shard(int argc, char **argv)
     if ((rc = sw_cli_curve_pair(CMD, "--curve-key", o.p.curve_key, "--curve-clients",
                                 o.p.curve_clients)))
         return rc;
+    const char *names[] = {"--checkpoint", "--endpoint-file"};
+    const char *outs[] = {o.p.checkpoint, o.p.endpoint_file};
+    const char *inputs[] = {o.p.curve_key, o.p.curve_clients};
+    if ((rc = sw_cli_outputs_apart(CMD, 2, names, outs, 2, inputs)))
+        return rc;
     sw_shard_params p = o.p;
     p.stop = sw_cli_catch_signals();
     sw_shard_result r;

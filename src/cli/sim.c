@@ -126,10 +126,8 @@ int sw_cli_sim(int argc, char **argv)
     if ((prc = sw_cli_scenario_finish(sc, CMD, &sc->cfg.policy, 1)))
         return prc;
     const char *inputs[] = {sc->cfg.cluster, sc->data_spec, sc->cfg.policy, sc->cfg.events};
-    for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++)
-        if (o.log_path && sw_cli_spec_names(inputs[i], o.log_path))
-            return sw_cli_error(CMD, "--log %s is a file this run reads: give the log its own",
-                                o.log_path) + 1;
+    if ((prc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--log"}, &o.log_path, 4, inputs)))
+        return prc;
     sw_cli_set_threads(sc->threads);
     return run(sc, o.log_path);
 }

@@ -186,6 +186,8 @@ int sw_cli_train(int argc, char **argv)
     int prc = sw_cli_parse(&command, argc, argv, &t.o, NULL);
     if (prc)
         return prc == 1 ? 0 : prc;
+    if ((prc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--out"}, &t.o.out, 1, &t.o.data)))
+        return prc;
     sw_cli_set_verbosity(t.o.quiet, false);
     sw_cli_set_threads(t.o.threads);
     char err[SW_ERR_LEN];

@@ -216,6 +216,18 @@ bool sw_cli_spec_names(const char *spec, const char *path)
     return false;
 }
 
+int sw_cli_outputs_apart(const char *cmd, int n_out, const char *const out_names[],
+                         const char *const outs[], int n_in, const char *const inputs[])
+{
+    int rc = sw_cli_distinct_files(cmd, n_out, out_names, outs);
+    for (int i = 0; i < n_out && !rc; i++)
+        for (int j = 0; j < n_in && !rc; j++)
+            if (outs[i] && sw_cli_spec_names(inputs[j], outs[i]))
+                rc = sw_cli_error(cmd, "%s %s is a file this run reads: give it its own",
+                                  out_names[i], outs[i]) + 1;
+    return rc;
+}
+
 void sw_cli_file_part(const char *spec, char *out, size_t cap)
 {
     snprintf(out, cap, "%s", spec);

@@ -195,7 +195,7 @@ static int run(const sw_zl_problem *p, const char *algo, const char *trace_path,
     if (!pick)
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
     if (!rc && trace_path && !(tf.f = fopen(trace_path, "w")))
-        rc = sw_fail(err, SW_EIO, "%s: cannot create", trace_path);
+        rc = sw_fail(err, SW_EIO, "%s: cannot create: %s", trace_path, strerror(errno));
     if (tf.f)
         fprintf(tf.f, "candidate,d\n");
     sw_zl_result best = {.pick = pick, .d = -1};
@@ -251,6 +251,8 @@ int sw_cli_zipline(int argc, char **argv)
     long n = o.n, R = o.R;
     uint64_t seed = o.seed;
     const char *path = o.path, *algo = o.algo, *trace = o.trace;
+    if ((prc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--trace"}, &trace, 1, &path)))
+        return prc;
     if (strcmp(algo, "all") && !sw_zl_find(algo)) {
         char names[128];
         sw_zl_names(names, sizeof names);

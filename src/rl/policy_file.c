@@ -89,7 +89,7 @@ static int check_envelope(const uint8_t *b, size_t len, const char *path, char *
         sw_get_f32(b + 16) != (float)SW_RL_DLOSS_SCALE ||
         sw_get_f32(b + 20) != (float)SW_RL_DLOSS_CLIP || sw_get_u32(b + 28) != tuple ||
         sw_get_u32(b + 32) != SW_RL_ACTIONS)
-        return sw_fail(err, SW_EMISMATCH,
+        return sw_fail(err, SW_EFORMAT,
                        "%s: the policy was trained on other state features "
                        "or actions than this build computes",
                        path);
@@ -139,7 +139,7 @@ static int check_fit(const sw_rl_policy *p, const char *path, char *err)
     sw_rl_agent *a;
     char why[SW_ERR_LEN];
     if (sw_rl_agent_new(&a, &p->hp, p->weights, p->n_weights, 1, why))
-        return sw_fail(err, SW_EMISMATCH, "%s: %s", path, why);
+        return sw_fail(err, SW_EFORMAT, "%s: %s", path, why);
     sw_rl_agent_free(a);
     return 0;
 }

@@ -273,16 +273,16 @@ static void damaged_files_are_refused(void **state)
     assert_non_null(strstr(err, "version 99"));
     n = slurp(good);
     sw_put_f32(file_buf + 16, 50.0f); /* trained with another feature scaling */
-    assert_int_equal(load_after(bad, n, true, err), SW_EMISMATCH);
+    assert_int_equal(load_after(bad, n, true, err), SW_EFORMAT);
     n = slurp(good);
     sw_put_u32(file_buf + 8, 3); /* a layout this build does not know */
-    assert_int_equal(load_after(bad, n, true, err), SW_EMISMATCH);
+    assert_int_equal(load_after(bad, n, true, err), SW_EFORMAT);
     n = slurp(good);
     sw_put_u32(file_buf + 8, SW_RL_LAYOUT_MOMENTUM); /* its tuple size says the paper's */
-    assert_int_equal(load_after(bad, n, true, err), SW_EMISMATCH);
+    assert_int_equal(load_after(bad, n, true, err), SW_EFORMAT);
     n = slurp(good);
     sw_put_u32(file_buf + 24, 2); /* history 2: the weights no longer fit the network */
-    assert_int_equal(load_after(bad, n, true, err), SW_EMISMATCH);
+    assert_int_equal(load_after(bad, n, true, err), SW_EFORMAT);
     n = slurp(good);
     sw_put_f32(file_buf + n - 8, NAN);
     assert_int_equal(load_after(bad, n, true, err), SW_EFORMAT);

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "syncwise/report.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
@@ -42,7 +43,7 @@ int sw_report_open(sw_report *r, const char *dir, char *err)
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         if (!(r->csv[i] = fopen(path, "w")))
-            return sw_fail(err, SW_EIO, "%s: cannot create", path);
+            return sw_fail(err, SW_EIO, "%s: cannot create: %s", path, strerror(errno));
         fprintf(r->csv[i], "%s\n", headers[i]);
     }
     return 0;
