@@ -48,7 +48,7 @@ typedef struct sw_peer_result {
     bool loss_peer;                         /* this peer was the judge at the end */
     double best_loss, elapsed_s, join_loss; /* join_loss: of the weights received on joining */
     uint64_t steps, rounds, deltas_sent, bytes_sent, dropped_peers;
-    uint64_t refused;                       /* messages from non-members, ignored */
+    uint64_t refused;                       /* messages ignored: malformed, or a non-member's */
     uint32_t members; /* at the end */
 } sw_peer_result;
 

@@ -57,3 +57,15 @@ int sw_get_text(const uint8_t *b, size_t len, size_t *off, char *dst, size_t cap
     *off += 4 + n;
     return 0;
 }
+
+void sw_printable(char *out, size_t cap, const void *bytes, size_t len)
+{
+    const uint8_t *b = bytes;
+    size_t n = 0;
+    for (size_t i = 0; i < len && n + 1 < cap; i++)
+        out[n++] = b[i] > ' ' && b[i] < 127 ? (char)b[i] : '?';
+    if (n == 0 && cap > 1)
+        out[n++] = '-';
+    if (cap)
+        out[n] = '\0';
+}

@@ -61,12 +61,26 @@ static void library_and_definition_agree(void **state)
                              crc32c_bitwise(7, buf + off, len - (len > off ? off : len)));
 }
 
+/* No terminal escape, control byte, blank or non-ASCII byte from the wire reaches a log. */
+static void wire_text_prints_safely(void **state)
+{
+    (void)state;
+    char out[16];
+    sw_printable(out, sizeof out, "\x1b]0;pwned\x07 \xff\n", 13);
+    assert_string_equal(out, "?]0;pwned????");
+    sw_printable(out, sizeof out, "", 0);
+    assert_string_equal(out, "-");
+    sw_printable(out, 4, "tcp://host", 10);
+    assert_string_equal(out, "tcp");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(little_endian_round_trips),
         cmocka_unit_test(checksums_match_their_check_values),
         cmocka_unit_test(library_and_definition_agree),
+        cmocka_unit_test(wire_text_prints_safely),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

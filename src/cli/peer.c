@@ -99,7 +99,8 @@ int sw_cli_peer(int argc, char **argv)
     if (p.join)
         printf("; joined with weights at loss %.4f", r.join_loss);
     if (r.refused)
-        printf("; %llu messages from non-members ignored", (unsigned long long)r.refused);
+        printf("; %llu messages ignored (malformed or from non-members)",
+               (unsigned long long)r.refused);
     printf("\n");
     return 0;
 }

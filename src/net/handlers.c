@@ -109,17 +109,6 @@ static uint32_t free_slot(const server *s)
     return first_free;
 }
 
-/* A name from the wire, for the status: printable ASCII without blanks, "-" when empty. */
-static void printable(char *out, size_t cap, const uint8_t *bytes, size_t len)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < len && n + 1 < cap; i++)
-        out[n++] = bytes[i] > ' ' && bytes[i] < 127 ? (char)bytes[i] : '?';
-    if (n == 0)
-        out[n++] = '-';
-    out[n] = '\0';
-}
-
 static void on_join(server *s, const peer *from, const sw_msg *m)
 {
     /* A worker repeats JOIN until it hears WELCOME: a repeat gets the same id again. */
@@ -141,7 +130,7 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
                 .wants_model = true,
                 .token = sw_rng_u64(&s->tokens)};
     memcpy(c->route, from->route, from->route_len);
-    printable(c->name, sizeof c->name, m->payload, m->payload_len);
+    sw_printable(c->name, sizeof c->name, m->payload, m->payload_len);
     snprintf(c->address, sizeof c->address, "%s",
              from->address && from->address[0] ? from->address : "-");
     s->r->joins++;

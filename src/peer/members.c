@@ -30,11 +30,14 @@ int sw__peer_owner(const sw__peer *pe, uint32_t j)
     return (int)((uint64_t)j * (uint64_t)pe->n_members / pe->n);
 }
 
-/* A dialer to a member, named by our endpoint: receivers see who we are. */
+/* A dialer to a member, named by our endpoint: receivers see who we are. Closing it waits (up
+ * to the silence timeout) for what is still queued: a judge's STOP sent just before it exits
+ * must reach everyone, or they would train on without it. */
 static sw_sock *connect_to(sw__peer *pe, const char *ep)
 {
     sw_sock *s = NULL;
-    sw_dial_params dp = {.endpoint = ep, .identity = pe->me, .queue = 10000};
+    sw_dial_params dp = {
+        .endpoint = ep, .identity = pe->me, .queue = 10000, .linger_s = pe->p->timeout_s};
     return sw_dial(pe->net, &s, &dp, NULL) ? NULL : s;
 }
 
@@ -47,6 +50,9 @@ int sw__peer_add(sw__peer *pe, const char *ep)
     }
     if (pe->n_members == SW_PEER_MAX_MEMBERS || strlen(ep) >= SW_PEER_EP_LEN)
         return -1;
+    for (const char *c = ep; *c; c++)
+        if (*c <= ' ' || *c >= 127) /* no endpoint has one; every log line names members */
+            return -1;
     sw__member nm = {.last_seen = sw__peer_now(pe)};
     snprintf(nm.ep, sizeof nm.ep, "%s", ep);
     if (strcmp(ep, pe->me) != 0 && !(nm.out = connect_to(pe, ep)))

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "peer_internal.h"
+#include "syncwise/bytes.h"
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
 #include "syncwise/file.h"
@@ -73,7 +74,9 @@ static void on_hello(sw__peer *pe, const sw_msg *m)
     ep[len] = '\0';
     int rank = sw__peer_add(pe, ep);
     if (rank < 0) {
-        sw_log(SW_LOG_WARN, "cannot admit peer %s (full or bad endpoint)", ep);
+        char name[SW_PEER_EP_LEN];
+        sw_printable(name, sizeof name, ep, strlen(ep));
+        sw_log(SW_LOG_WARN, "cannot admit peer %s (full or bad endpoint)", name);
         return;
     }
     char text[SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN];
@@ -82,15 +85,27 @@ static void on_hello(sw__peer *pe, const sw_msg *m)
     send_replica(pe, sw__peer_rank(pe, ep));
 }
 
+/* A message refused: counted, and said for the first few only (a stranger's flood would
+ * drown the log), with the sender's name made safe to print. */
+static void refuse(sw__peer *pe, const char *from, const char *why)
+{
+    char name[SW_PEER_EP_LEN];
+    sw_printable(name, sizeof name, from, strlen(from));
+    pe->r->refused++;
+    sw_log(pe->r->refused <= SW_PEER_REFUSALS_SAID ? SW_LOG_WARN : SW_LOG_DEBUG,
+           "ignoring a message from %s: %s%s", name, why,
+           pe->r->refused == SW_PEER_REFUSALS_SAID ? " (further refusals are counted only)" : "");
+}
+
 /* Only members speak for the group: a stranger may say HELLO to join, and nothing else counts
  * (a non-member's STOP would end the run, its MEMBERS add fake peers). */
 static void handle(sw__peer *pe, const char *from, const sw_msg *m)
 {
     int rank = sw__peer_rank(pe, from);
     if (rank < 0 && m->type != SW_MSG_PEER_HELLO) {
-        pe->r->refused++;
-        sw_log(SW_LOG_WARN, "ignoring a '%s' message from %s, who is not a member",
-               sw_msg_type_name(m->type), from);
+        char why[64];
+        snprintf(why, sizeof why, "a '%s' from a non-member", sw_msg_type_name(m->type));
+        refuse(pe, from, why);
         return;
     }
     if (rank >= 0)
@@ -127,7 +142,7 @@ static void take(sw__peer *pe, const sw_delivery *d)
                       8 * (uint64_t)pe->n + SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN, &m, why) == 0)
         handle(pe, from, &m);
     else
-        sw_log(SW_LOG_WARN, "ignoring a malformed message from %s: %s", from, why);
+        refuse(pe, from, why);
 }
 
 /* Handles everything waiting, or waits up to wait_s for the first message. */

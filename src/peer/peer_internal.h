@@ -14,6 +14,7 @@
 
 #define SW_PEER_MAX_MEMBERS 64
 #define SW_PEER_EP_LEN 128
+#define SW_PEER_REFUSALS_SAID 5 /* refused messages logged as warnings; the rest counted */
 
 typedef struct sw__member {
     char ep[SW_PEER_EP_LEN];
