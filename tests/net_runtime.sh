@@ -98,6 +98,11 @@ wait_for 20 test -s "$TMP/server.ckpt"
 expect_status 1 "a second server on a running server's log" -- "$SW" server \
   --bind tcp://127.0.0.1:0 --data "$DATA" --model mlp:h=1,u=32 --log "$LOG"
 expect_output "another process writes it already" "says why"
+# A policy switched by an operator is the run's: it survives the crash and the restart.
+expect_status 0 "a switch before the crash" -- "$SW" ctl --connect "$EP" policy ssp:s=2
+checks=$((checks + 1))
+wait_for 20 grep -q "policy=ssp:s=2" "$TMP/server.ckpt" ||
+  { echo "FAIL: no checkpoint names the policy switched to"; failures=$((failures + 1)); }
 sleep 0.5
 kill -9 "$SPID"
 wait "$SPID" 2>/dev/null
@@ -109,6 +114,11 @@ printf '{"t":99,"ev":"pu' >> "$LOG"
 BIND=$EP KEEP_LOG=1 start_server bsp --checkpoint "$TMP/server.ckpt" --resume --wait-workers 3 \
   --max-applies 40 --lr 0.01 --momentum 0.9
 expect_server "resumed server"
+expect_output "resuming under ssp:s=2, the policy in force at the checkpoint" \
+  "the resumed server goes on under the policy switched to, and says so"
+checks=$((checks + 1))
+[ "$(grep '"ev":"start"' "$LOG" | tail -1 | grep -c '"policy":"ssp:s=2"')" = 1 ] ||
+  { echo "FAIL: the resumed segment's start line names the switched policy"; failures=$((failures + 1)); }
 checks=$((checks + 1))
 case "$OUT" in
   *"no state"*) echo "FAIL: the momentum state was not resumed"; failures=$((failures + 1)) ;;

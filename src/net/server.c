@@ -131,69 +131,6 @@ void sw__server_note(server *s, const sw_event *ev)
         promise_broken(s, why);
 }
 
-/* A model's shape in words, for a mismatch: "softmax on 1x1x50 inputs, 2 classes, 102
- * parameters". */
-static void describe(const sw_model_desc *d, size_t n_params, char *out, size_t cap)
-{
-    snprintf(out, cap, "'%s' on %ux%ux%u inputs, %u classes, %zu parameters", d->spec,
-             d->in_shape[0], d->in_shape[1], d->in_shape[2], d->n_classes, n_params);
-}
-
-/* The optimizer state a checkpoint holds, into *o when it was made by this run's optimizer;
- * with another one (or none: plain SGD) the state starts at zero, as the log says. */
-static int resume_optim(server *s, const sw_ckpt *ck, sw_optim *o, char *err)
-{
-    if (!sw_optim_stateful(&s->p->optim)) {
-        if (ck->optim_state) /* the state is dropped: say so, as the other way round does */
-            sw_log(SW_LOG_WARN, "%s was trained with the optimizer %s; this run's plain SGD "
-                   "drops its state", s->p->checkpoint, ck->optimizer);
-        return 0;
-    }
-    int rc = sw_ckpt_take_optim(ck, &s->p->optim, o, err);
-    if (rc == 1) {
-        char run[SW_OPTIM_SPEC_LEN];
-        sw_optim_format(&s->p->optim, run);
-        sw_log(SW_LOG_WARN,
-               "%s was trained with the optimizer %s; this run's %s starts with no "
-               "state",
-               s->p->checkpoint, ck->optimizer[0] ? ck->optimizer : "sgd", run);
-        return 0;
-    }
-    return rc;
-}
-
-static int load_resume(server *s, float *init, uint64_t *version, sw_optim *o, char *err)
-{
-    sw_ckpt ck;
-    int rc = sw_ckpt_load(s->p->checkpoint, &ck, err);
-    if (rc)
-        return rc;
-    sw_model_desc run = sw_task_desc(s->task);
-    if (ck.n_params != s->n || strcmp(ck.desc.spec, run.spec) != 0 ||
-        memcmp(ck.desc.in_shape, run.in_shape, sizeof run.in_shape) != 0 ||
-        ck.desc.n_classes != run.n_classes) {
-        char held[200], runs[200];
-        describe(&ck.desc, ck.n_params, held, sizeof held);
-        describe(&run, s->n, runs, sizeof runs);
-        rc = sw_fail(err, SW_EMISMATCH, "%s holds %s; the server runs %s", s->p->checkpoint, held,
-                     runs);
-    } else {
-        memcpy(init, ck.params, s->n * sizeof *init);
-        *version = ck.model_version;
-        rc = resume_optim(s, &ck, o, err);
-    }
-    /* Another data set or seed of the same shape may be meant (training on), but is more often
-     * a slip: the run goes on, saying so. */
-    if (!rc && ck.data_spec[0] && strcmp(ck.data_spec, s->p->data) != 0)
-        sw_log(SW_LOG_WARN, "%s was trained on --data %s; this run reads %s", s->p->checkpoint,
-               ck.data_spec, s->p->data);
-    if (!rc && ck.seed != s->p->seed)
-        sw_log(SW_LOG_WARN, "%s was made with --seed %llu; this run has %llu", s->p->checkpoint,
-               (unsigned long long)ck.seed, (unsigned long long)s->p->seed);
-    sw_ckpt_free(&ck);
-    return rc;
-}
-
 static double probe_loss(void *ctx, const float *params)
 {
     server *s = ctx;
@@ -213,7 +150,7 @@ static int setup_engine(server *s, char *err)
     if (p->resume && sharded) /* the shards hold θ: the server's record says which version */
         rc = sw__shards_read_record(s, &version, err);
     else if (p->resume)
-        rc = load_resume(s, init, &version, &resumed, err);
+        rc = sw__server_load_resume(s, init, &version, &resumed, err);
     else
         sw_task_init_params(s->task, init, p->seed);
     sw_engine_params ep = sw_engine_default_params();
@@ -227,7 +164,7 @@ static int setup_engine(server *s, char *err)
     ep.optim = sharded ? sw_optim_default() : p->optim;
     ep.optim_init = resumed.m ? &resumed : NULL;
     ep.max_workers = s->slots;
-    ep.policy = p->policy;
+    ep.policy = s->policy;
     ep.seed = p->seed;
     ep.sink = sink;
     ep.sink_ctx = s;
@@ -244,7 +181,7 @@ static int setup_engine(server *s, char *err)
         ep.writable_ctx = &s->lender;
     }
     if (!rc)
-        rc = sw_check_new(&s->check, p->policy, s->slots, version, err);
+        rc = sw_check_new(&s->check, s->policy, s->slots, version, err);
     if (!rc)
         rc = sw_engine_new(&s->engine, &ep, err);
     if (!rc && s->lending)
@@ -375,7 +312,7 @@ static int bind_sockets(server *s, char *err)
     const char *ep = sw_sock_endpoint(s->sock);
     sw_log(SW_LOG_INFO,
            "serving %s on %s (%zu parameters, version %llu); %s; payload checksums %s",
-           p->policy, ep, s->n, (unsigned long long)s->r->start_version,
+           s->policy, ep, s->n, (unsigned long long)s->r->start_version,
            p->curve_key ? "CURVE: encrypted, known keys only" : "plain TCP, no CURVE",
            s->unchecked ? "off" : "on");
     if (p->endpoint_file && (rc = sw_file_write_line(p->endpoint_file, ep, "the endpoint file", err)))
@@ -443,7 +380,7 @@ static void log_start(const server *s)
                         .cluster = "real",
                         .target_acc = p->target_acc,
                         .regress = !sw_task_classifies(s->task)};
-    snprintf(info.policy, sizeof info.policy, "%s", p->policy);
+    snprintf(info.policy, sizeof info.policy, "%s", s->policy);
     snprintf(info.model, sizeof info.model, "%s", sw_task_spec(s->task));
     sw_optim_format(&p->optim, info.optimizer);
     sw_run_write_start(p->log, &info);
@@ -472,6 +409,7 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
     if (!s)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     *s = (server){.p = p, .r = r, .net = net, .wake_at = -1, .ckpt_lock = -1};
+    snprintf(s->policy, sizeof s->policy, "%s", p->policy);
     /* Tokens differ from one server run to the next: the clock and the process id seed them. */
     uint64_t now_ns = (uint64_t)(sw_net_now(net) * 1e9);
     sw_rng_seed(&s->tokens, now_ns ^ (uint64_t)getpid(), 0x746f6b656eULL);

@@ -43,6 +43,7 @@ struct sw_server {
     sw_sock *sock;
     sw_sock *ops;           /* the operator socket (ctl_bind), or NULL */
     char ops_ep[256];
+    char policy[256];       /* the spec it starts under: --policy, or a resumed checkpoint's */
     sw_agent agent;         /* its turns (server_turn.c) */
     sw_engine *engine;
     struct sw_check *check; /* the policy's promise, held on every event */
@@ -147,5 +148,12 @@ bool sw__server_evaluate(server *s);
 void sw__server_gathered(server *s);
 /* A checkpoint, when the run keeps one. */
 int sw__server_checkpoint(server *s, char *err);
+/* The parameters, version and optimizer state of an unsharded run's checkpoint (which must
+ * hold this run's model), and the policy it was under (sw__server_resume_policy). */
+int sw__server_load_resume(server *s, float *init, uint64_t *version, sw_optim *o, char *err);
+/* The policy a resumed run goes on with, from its checkpoint's "policy=SPEC" line: the one in
+ * force when it was saved, so that a switch by ctl survives a restart; a different --policy
+ * does not override it (the log says so). Sets s->policy. */
+void sw__server_resume_policy(server *s, const char *record);
 
 #endif

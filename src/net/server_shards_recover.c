@@ -86,9 +86,10 @@ static void saved(server *s)
     sw__shards *h = &s->shards;
     h->saved = h->saving;
     h->saving = SW_SHARD_NONE;
-    char text[128], err[SW_ERR_LEN];
-    int len = snprintf(text, sizeof text, "run=%llu\nversion=%llu\nshards=%u\n",
-                       (unsigned long long)h->run, (unsigned long long)h->saved, h->n);
+    char text[512], err[SW_ERR_LEN];
+    int len = snprintf(text, sizeof text, "run=%llu\nversion=%llu\nshards=%u\npolicy=%s\n",
+                       (unsigned long long)h->run, (unsigned long long)h->saved, h->n,
+                       sw_engine_policy_spec(s->engine));
     if (s->p->checkpoint &&
         sw_file_write_atomic(s->p->checkpoint, (const uint8_t *)text, (size_t)len,
                              "the shards' checkpoint record", err))
@@ -119,6 +120,7 @@ int sw__shards_read_record(server *s, uint64_t *version, char *err)
                        s->p->checkpoint, n, listed);
     s->shards.run = run;
     *version = v;
+    sw__server_resume_policy(s, text);
     return 0;
 }
 

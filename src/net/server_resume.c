@@ -1,0 +1,99 @@
+/* A server's resume from its checkpoint: the parameters, the version and the optimizer's state
+ * of an unsharded run, and for every run the policy that was in force. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+
+#include "kv_text.h"
+#include "server_internal.h"
+#include "syncwise/ckpt.h"
+#include "syncwise/err.h"
+#include "syncwise/log.h"
+
+/* The name of a policy spec: "ssp" of "ssp:s=3". */
+static void spec_name(const char *spec, char *out, size_t cap)
+{
+    snprintf(out, cap, "%.*s", (int)strcspn(spec, ":"), spec);
+}
+
+void sw__server_resume_policy(server *s, const char *record)
+{
+    const char *at = sw__text_value(record, "policy");
+    char saved[sizeof s->policy], name[64], given[64];
+    snprintf(saved, sizeof saved, "%.*s", at ? (int)strcspn(at, "\n") : 0, at ? at : "");
+    spec_name(saved, name, sizeof name);
+    spec_name(s->p->policy, given, sizeof given);
+    /* Older checkpoints name the policy alone: --policy's spec stands for it when it agrees. */
+    if (!saved[0] || (!strchr(saved, ':') && !strcmp(saved, given)))
+        return;
+    if (strcmp(saved, s->p->policy) != 0)
+        sw_log(SW_LOG_WARN, "resuming under %s, the policy in force at the checkpoint (--policy "
+               "%s is not used: switch with syncwise ctl policy)", saved, s->p->policy);
+    snprintf(s->policy, sizeof s->policy, "%s", saved);
+}
+
+/* A model's shape in words, for a mismatch: "softmax on 1x1x50 inputs, 2 classes, 102
+ * parameters". */
+static void describe(const sw_model_desc *d, size_t n_params, char *out, size_t cap)
+{
+    snprintf(out, cap, "'%s' on %ux%ux%u inputs, %u classes, %zu parameters", d->spec,
+             d->in_shape[0], d->in_shape[1], d->in_shape[2], d->n_classes, n_params);
+}
+
+/* The optimizer state a checkpoint holds, into *o when it was made by this run's optimizer;
+ * with another one (or none: plain SGD) the state starts at zero, as the log says. */
+static int resume_optim(server *s, const sw_ckpt *ck, sw_optim *o, char *err)
+{
+    if (!sw_optim_stateful(&s->p->optim)) {
+        if (ck->optim_state) /* the state is dropped: say so, as the other way round does */
+            sw_log(SW_LOG_WARN, "%s was trained with the optimizer %s; this run's plain SGD "
+                   "drops its state", s->p->checkpoint, ck->optimizer);
+        return 0;
+    }
+    int rc = sw_ckpt_take_optim(ck, &s->p->optim, o, err);
+    if (rc == 1) {
+        char run[SW_OPTIM_SPEC_LEN];
+        sw_optim_format(&s->p->optim, run);
+        sw_log(SW_LOG_WARN,
+               "%s was trained with the optimizer %s; this run's %s starts with no "
+               "state",
+               s->p->checkpoint, ck->optimizer[0] ? ck->optimizer : "sgd", run);
+        return 0;
+    }
+    return rc;
+}
+
+int sw__server_load_resume(server *s, float *init, uint64_t *version, sw_optim *o, char *err)
+{
+    sw_ckpt ck;
+    int rc = sw_ckpt_load(s->p->checkpoint, &ck, err);
+    if (rc)
+        return rc;
+    sw_model_desc run = sw_task_desc(s->task);
+    if (ck.n_params != s->n || strcmp(ck.desc.spec, run.spec) != 0 ||
+        memcmp(ck.desc.in_shape, run.in_shape, sizeof run.in_shape) != 0 ||
+        ck.desc.n_classes != run.n_classes) {
+        char held[200], runs[200];
+        describe(&ck.desc, ck.n_params, held, sizeof held);
+        describe(&run, s->n, runs, sizeof runs);
+        rc = sw_fail(err, SW_EMISMATCH, "%s holds %s; the server runs %s", s->p->checkpoint, held,
+                     runs);
+    } else {
+        memcpy(init, ck.params, s->n * sizeof *init);
+        *version = ck.model_version;
+        rc = resume_optim(s, &ck, o, err);
+    }
+    if (!rc)
+        sw__server_resume_policy(s, ck.note);
+    /* Another data set or seed of the same shape may be meant (training on), but is more often
+     * a slip: the run goes on, saying so. */
+    if (!rc && ck.data_spec[0] && strcmp(ck.data_spec, s->p->data) != 0)
+        sw_log(SW_LOG_WARN, "%s was trained on --data %s; this run reads %s", s->p->checkpoint,
+               ck.data_spec, s->p->data);
+    if (!rc && ck.seed != s->p->seed)
+        sw_log(SW_LOG_WARN, "%s was made with --seed %llu; this run has %llu", s->p->checkpoint,
+               (unsigned long long)ck.seed, (unsigned long long)s->p->seed);
+    sw_ckpt_free(&ck);
+    return rc;
+}
+
