@@ -43,6 +43,23 @@ expect_shards() { # description [strangers]: every shard ended with the run, at 
   done
 }
 
+# A server that cannot have its port leaves its shards waiting for another: it binds before it
+# starts them (they ended with its failed run).
+start_shards 2
+ep0=$(endpoint_of "$TMP/shard0.ep") ep1=$(endpoint_of "$TMP/shard1.ep")
+expect_status 1 "a server on a port a shard holds" -- "$SW" server --bind "$ep1" --shards "$ep0" \
+  --data "$DATA" --model mlp:h=1,u=32
+expect_output "cannot bind" "says why"
+kill "${SHPIDS[1]}"
+wait "${SHPIDS[1]}" 2>/dev/null
+SHPIDS=("${SHPIDS[0]}") SHARDS=$ep0
+WPIDS=()
+start_server asp --max-applies 50
+start_worker
+expect_server "a server on the shard its failed predecessor had started"
+wait "${WPIDS[@]}"
+expect_shards "the shard a failed server left waiting"
+
 # Policies on 2 and 3 shards (one with momentum: the shards keep its state; one without
 # checksums, agreed at join).
 for run in "bsp 2" "ssp:s=2 2 --checksum off" "backup:b=1 3" "asp 3 --momentum 0.5 --lr 0.02" \

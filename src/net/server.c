@@ -243,7 +243,7 @@ static int setup(server *s, char *err)
     s->snapshot = s->threaded ? malloc(s->n * sizeof *s->snapshot) : NULL;
     if (!s->grad || !s->sidx || !s->sval || !s->conns || (s->threaded && !s->snapshot))
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);
-    return setup_engine(s, err);
+    return 0;
 }
 
 /* The directory of this host's operator sockets: ours alone (0700), or the operator socket
@@ -307,17 +307,21 @@ static int bind_sockets(server *s, char *err)
         .curve_clients = p->curve_clients,
         .curve_operators = p->curve_operators};
     int rc = sw_listen(s->net, &s->sock, &lp, err);
-    if (rc)
-        return rc;
+    return rc ? rc : bind_operators(s, sw_sock_endpoint(s->sock), err);
+}
+
+/* Ready: said, and the endpoint written where the caller waits for it. */
+static int announce(server *s, char *err)
+{
+    const sw_server_params *p = s->p;
     const char *ep = sw_sock_endpoint(s->sock);
     sw_log(SW_LOG_INFO,
            "serving %s on %s (%zu parameters, version %llu); %s; payload checksums %s",
            s->policy, ep, s->n, (unsigned long long)s->r->start_version,
            p->curve_key ? "CURVE: encrypted, known keys only" : "plain TCP, no CURVE",
            s->unchecked ? "off" : "on");
-    if (p->endpoint_file && (rc = sw_file_write_line(p->endpoint_file, ep, "the endpoint file", err)))
-        return rc;
-    return bind_operators(s, ep, err);
+    return p->endpoint_file ? sw_file_write_line(p->endpoint_file, ep, "the endpoint file", err)
+                            : 0;
 }
 
 /* Tells every live worker the run is over, so that none waits for a reply that never comes;
@@ -413,9 +417,15 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
     /* Tokens differ from one server run to the next: the clock and the process id seed them. */
     uint64_t now_ns = (uint64_t)(sw_net_now(net) * 1e9);
     sw_rng_seed(&s->tokens, now_ns ^ (uint64_t)getpid(), 0x746f6b656eULL);
+    /* Bound before the engine: a sharded one starts its shards, which a server that cannot
+     * have its port must leave waiting for another. */
     int rc = setup(s, err);
     if (!rc)
         rc = bind_sockets(s, err);
+    if (!rc)
+        rc = setup_engine(s, err);
+    if (!rc)
+        rc = announce(s, err);
     if (!rc && s->threaded)
         rc = sw__pool_start(&s->pool, s->engine, s->n, p->apply_threads, err);
     if (rc) {
