@@ -229,6 +229,9 @@ checks=$((checks + 1))
 wait_status 10 "; 1 restores undid" ||
   { echo "FAIL: ctl status of the resumed server does not count its one restore"
     failures=$((failures + 1)); }
+# Each shard's line counts the restores it took (it showed the restore's random number).
+OUT=$("$SW" ctl --connect "$EP" status | grep -c "restores 1 ")
+expect_output "2" "each shard's line counts its one restore"
 expect_server "a sharded server killed and resumed"
 expect_output "target reached" "the resumed sharded run completes"
 expect_output "(from $from)" "it goes on from the version every shard holds ($from)"

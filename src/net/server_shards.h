@@ -50,6 +50,7 @@ typedef struct sw__apply_report {
 typedef struct sw__shard_seen {
     double heard;
     uint64_t version, saved, bytes_in, bytes_out, refused, restores;
+    uint64_t restore_no; /* the number of the last RESTORE it took */
     bool answered; /* it has said something */
     bool awaiting;
 } sw__shard_seen;

@@ -265,10 +265,11 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
         *fields[i] = sw_get_u64(m->payload + 8 + 8 * i);
     v->awaiting = sw_get_u64(m->payload + 48) != 0;
+    v->restore_no = sw_get_u64(m->payload + 64);
     v->version = m->version;
     if (v->awaiting && !sw_shard_set_has(&h->restoring, j))
         restore(s, j, v->saved);
-    else if (!v->awaiting && v->restores == h->restore_no)
+    else if (!v->awaiting && v->restore_no == h->restore_no)
         sw_shard_set_remove(&h->restoring, j);
     if (h->saving != SW_SHARD_NONE && v->saved == h->saving && !v->awaiting) {
         sw_shard_set_add(&h->saved_by, j);

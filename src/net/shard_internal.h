@@ -65,7 +65,7 @@ struct sw_shard {
     float wd;
     uint64_t version;
     uint64_t saved;         /* the newest checkpoint's version, SW_SHARD_NONE before one */
-    uint64_t restores;      /* RESTOREs taken */
+    uint64_t restore_no;    /* the number of the last RESTORE taken (0: none) */
     uint64_t restored_at;   /* the version the last RESTORE went on as (0: none), which marks
                              * every SLICE: a server's restores come at versions that never go
                              * back */

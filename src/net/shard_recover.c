@@ -39,8 +39,9 @@ bool sw__shard_is_lost(const shard *h, uint32_t worker, uint64_t token, uint64_t
 static void send_state(shard *h, const from *to)
 {
     uint8_t b[SW_SHARD_STATE_BYTES];
-    const uint64_t fields[] = {h->run,          h->saved,    h->r->bytes_in, h->r->bytes_out,
-                               h->r->refused,   h->restores, h->awaiting,    h->index};
+    const uint64_t fields[] = {h->run,        h->saved,    h->r->bytes_in, h->r->bytes_out,
+                               h->r->refused, h->r->restores, h->awaiting, h->index,
+                               h->restore_no};
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
         sw_put_u64(b + 8 * i, fields[i]);
     sw__shard_send(h, to, SW_MSG_SHARD_STATE, SW_NO_WORKER, 0, h->version, b, sizeof b);
@@ -312,7 +313,7 @@ void sw__shard_on_restore(shard *h, const from *f, const sw_msg *m)
     h->server_len = f->route_len;
     h->version = m->version;
     h->restored_at = m->version;
-    h->restores = sw_get_u64(m->payload + 16);
+    h->restore_no = sw_get_u64(m->payload + 16);
     h->r->restores++;
     h->awaiting = false;
     h->ready = true;

@@ -28,18 +28,21 @@ static int teardown_with_checkpoint(void **state)
     return teardown(state);
 }
 
-/* The STATE s received next: its version, and payload fields (run, saved, ..., restores,
- * awaiting); it names the slice the rig's shard holds (shard 1). */
+/* The STATE s received next: its version, and payload fields (run, saved, ..., restores taken,
+ * awaiting); it names the slice the rig's shard holds (shard 1). The last restore's number
+ * goes to last_restore_no. */
+static uint64_t last_restore_no;
 static uint64_t expect_state(sw_sock *s, uint64_t *saved, uint64_t *restores, uint64_t *awaiting)
 {
     sw_msg m;
-    uint8_t pay[64];
+    uint8_t pay[SW_SHARD_STATE_BYTES];
     assert_int_equal(expect_one(s, &m, pay, sizeof pay), SW_MSG_SHARD_STATE);
-    assert_int_equal(m.payload_len, 64);
+    assert_int_equal(m.payload_len, SW_SHARD_STATE_BYTES);
     assert_int_equal(sw_get_u64(pay + 56), 1);
     *saved = sw_get_u64(pay + 8);
     *restores = sw_get_u64(pay + 40);
     *awaiting = sw_get_u64(pay + 48);
+    last_restore_no = sw_get_u64(pay + 64);
     return m.version;
 }
 
@@ -98,10 +101,11 @@ static void checkpoints_restores_and_a_resume(void **state)
     /* Back to version 7's θ, going on as 12; the lost push counts as zero. */
     restore(g->stranger, 8, 7, 12, 1); /* another run's id */
     expect_refused(g, g->stranger, "another run");
-    restore(g->server, 9, 7, 12, 1);
+    restore(g->server, 9, 7, 12, 41);
     settle(g);
     assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 12);
-    assert_int_equal(restores, 1);
+    assert_int_equal(restores, 1);           /* a count */
+    assert_int_equal(last_restore_no, 41);   /* and the number the server gave it */
     /* every slice says which restore it is from: a worker never mixes two sides of one */
     assert_int_equal(expect_slice(g, g->w[0], 0, 12, theta), 12);
     push(g, 0, 100, 5, 12, g0, LEN); /* the lost push's slice: ignored */
