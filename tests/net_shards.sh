@@ -250,6 +250,10 @@ expect_server_fails "a shard lost for good"
 expect_output "shard 1 (tcp://127.0.0.1:" "the server names the lost shard"
 expect_output "has been silent for" "and says why"
 expect_output "a run without --checkpoint cannot take a shard back" "and that it could not wait"
+OUT=$(tail -1 "$LOG")
+expect_output '"ev":"end"' "the failed run's log ends with its end line"
+expect_output '"why":"failed: shard 1' "which says why it failed"
+expect_status 0 "the failed run's log keeps its promises" -- "$SW" check "$LOG"
 for pid in "${WPIDS[@]}"; do # the workers fail with the run, saying why
   expect_exit "$pid" "a worker of the failed run" 1
 done

@@ -85,6 +85,11 @@ typedef enum sw_stop_reason {
 
 /* "target accuracy", "time limit", ... */
 const char *sw_stop_reason_name(sw_stop_reason r);
+/* What a run's end line may give as its reason (docs/log.md): a stop reason's name, "stopped"
+ * (a server stopped by a signal), or "failed: WHY" (a run that failed: a server whose shard was
+ * lost, a diverged model). */
+#define SW_END_FAILED "failed: "
+bool sw_end_reason_known(const char *why);
 
 /* The rules: the first that holds ends a run; 0 disables one. */
 typedef struct sw_stop_rules {

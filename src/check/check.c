@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check_internal.h"
+#include "syncwise/run.h"
 #include "syncwise/policy.h"
 
 int ck_broken(const sw_check *c, char *err, const char *fmt, ...)
@@ -515,6 +516,27 @@ int sw_check_end(sw_check *c, char *err)
         rc = broken_at(c, SW_EPROMISE, c->last_t, SW_EV_WAKE, 0, c->events, "", why, err);
     }
     return rc;
+}
+
+int sw_check_end_line(sw_check *c, double t, uint64_t V, const char *why, uint64_t where,
+                      char *err)
+{
+    if (c->broken[0])
+        return sw_fail(err, SW_EPROMISE, "%s", c->broken);
+    char what[SW_ERR_LEN] = "";
+    if (t < c->last_t)
+        engine_broke(what, "the end line's time went back from %.9g", c->last_t);
+    else if (V != c->V)
+        engine_broke(what, "the end line says version %llu, the version is %llu",
+                     (unsigned long long)V, (unsigned long long)c->V);
+    else if (!sw_end_reason_known(why))
+        engine_broke(what, "the end line gives no known reason (\"%.60s\")", why);
+    if (what[0]) {
+        snprintf(c->broken, sizeof c->broken, "t=%.9g, end: %s", t, what);
+        c->broken_where = where;
+        return sw_fail(err, SW_EPROMISE, "%s", c->broken);
+    }
+    return strncmp(why, SW_END_FAILED, strlen(SW_END_FAILED)) ? sw_check_end(c, err) : 0;
 }
 
 sw_worker_state sw_check_worker(const sw_check *c, uint32_t w, uint64_t *clock)

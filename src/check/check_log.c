@@ -3,6 +3,7 @@
  * engine call is complete and judged. A later start line opens a new segment: a server that
  * restarted (--resume) appends to its log, and the segment before it, cut by the crash, is
  * judged up to its last engine call only. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,7 +14,9 @@
 typedef struct reading {
     sw_check *c;
     sw_check_summary *out;
-    bool ended; /* the segment's end line was read */
+    bool ended;        /* the segment's end line was read */
+    double target_acc; /* the segment's, from its start line (0: none) */
+    double best_acc;   /* the highest accuracy its evaluations gave (NAN: none) */
 } reading;
 
 /* A segment is over: its events count in the summary. */
@@ -40,6 +43,8 @@ static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
     if (r->out->segments++ == 0)
         snprintf(r->out->policy, sizeof r->out->policy, "%s", info->policy);
     r->ended = false;
+    r->target_acc = info->target_acc;
+    r->best_acc = NAN;
     char why[SW_ERR_LEN];
     int rc = sw_check_new(&r->c, info->policy, info->slots, info->version, why);
     return rc ? sw_fail(err, rc, "%zu: %s", line, why) : 0;
@@ -48,24 +53,31 @@ static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
 static int on_event(void *ctx, const sw_event *ev, size_t line, char *err)
 {
     reading *r = ctx;
-    if (r->ended)
-        return sw_fail(err, SW_EFORMAT, "%zu: an event after the run's \"end\" line", line);
     r->out->applies += ev->kind == SW_EV_APPLY;
     r->out->pushes += ev->kind == SW_EV_PUSH;
     r->out->switches += ev->kind == SW_EV_SWITCH;
+    if (ev->kind == SW_EV_EVAL && isfinite(ev->accuracy) && !(ev->accuracy <= r->best_acc))
+        r->best_acc = ev->accuracy;
     char why[SW_ERR_LEN];
     return placed(r, sw_check_event_at(r->c, ev, line, why), why, err);
 }
 
 static int on_end(void *ctx, double t, uint64_t V, const char *why, size_t line, char *err)
 {
-    (void)t, (void)V, (void)why;
     reading *r = ctx;
-    if (r->ended)
-        return sw_fail(err, SW_EFORMAT, "%zu: a second \"end\" line", line);
     r->ended = true;
     char whyc[SW_ERR_LEN];
-    return placed(r, sw_check_end(r->c, whyc), whyc, err);
+    int rc = sw_check_end_line(r->c, t, V, why, line, whyc);
+    if (rc)
+        return placed(r, rc, whyc, err);
+    /* A run ends on its target accuracy when an evaluation met it: the end line is no proof. */
+    if (!strcmp(why, sw_stop_reason_name(SW_STOP_TARGET_ACC)) &&
+        !(r->target_acc > 0 && r->best_acc >= r->target_acc))
+        return sw_fail(err, SW_EPROMISE,
+                       "%zu: every run: the end line says the target accuracy was reached, but "
+                       "no evaluation reached %g",
+                       line, r->target_acc);
+    return 0;
 }
 
 int sw_check_log(const char *path, sw_check_summary *out, char *err)

@@ -390,17 +390,21 @@ static void log_start(const server *s)
     sw_run_write_start(p->log, &info);
 }
 
-/* The run is over: the last engine call is judged, and the log closed with its end line. */
-static void log_end(server *s)
+/* The run is over: the last engine call is judged (unless the run failed, which may have cut
+ * it), and the log closed with its end line, which says why (failed: what went wrong). */
+static void log_end(server *s, const char *failed)
 {
     char why[SW_ERR_LEN];
-    if (!s->r->broken[0] && sw_check_end(s->check, why))
+    if (!failed && !s->r->broken[0] && sw_check_end(s->check, why))
         promise_broken(s, why);
+    if (failed)
+        snprintf(why, sizeof why, "%s%s", SW_END_FAILED, failed);
     if (s->p->log)
         sw_run_write_end(s->p->log, sw__server_now(s), sw_engine_version(s->engine),
-                         s->r->reached ? "target accuracy"
-                         : s->limit    ? sw_stop_reason_name(s->limit)
-                                       : "stopped");
+                         failed         ? why
+                         : s->r->reached ? "target accuracy"
+                         : s->limit      ? sw_stop_reason_name(s->limit)
+                                         : "stopped");
 }
 
 int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_server_result *r,
@@ -473,8 +477,7 @@ int sw_server_end(sw_server *s, char *err)
     if (!rc)
         rc = sw__server_checkpoint(s, err);
     finish(s, rc ? err : NULL);
-    if (!rc)
-        log_end(s);
+    log_end(s, rc ? err : NULL);
     if (!rc && out->broken[0])
         rc = sw_fail(err, SW_EPROMISE, "the policy broke its promise: %s", out->broken);
     out->elapsed_s = sw__server_now(s);

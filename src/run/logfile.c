@@ -104,6 +104,7 @@ typedef struct reading {
     const sw_run_reader *r;
     const char *path; /* "" when reading a string */
     uint64_t lines;
+    bool ended; /* the run's end line was read: only a restart's start line may follow */
     sw_run_info info;
     sw_log_line line; /* about 25 KiB: readings live on the heap */
 } reading;
@@ -120,6 +121,10 @@ static int take(reading *rd, size_t lineno, bool *callback_failed, char *err)
     bool start = strcmp(kind, "start") == 0;
     if (rd->lines++ == 0 && !start)
         return sw_fail(err, SW_EFORMAT, "a log begins with its \"start\" line, not \"%s\"", kind);
+    if (rd->ended && !start)
+        return sw_fail(err, SW_EFORMAT, "%s after the run's \"end\" line (a second run belongs "
+                       "in a log of its own)", strcmp(kind, "end") ? "an event" : "a second end");
+    rd->ended = strcmp(kind, "end") == 0;
     int rc;
     sw_event ev;
     if (start && (rc = read_start(l, &rd->info, err)))

@@ -200,14 +200,29 @@ static int on_event(void *ctx, const sw_event *event, size_t line, char *err)
     return 0;
 }
 
-/* The end line: the run's last moment, where the timeline's open intervals close. */
+/* Whether an evaluation of the run met its target accuracy. */
+static bool met_target_acc(const sw_report_run *run)
+{
+    for (size_t k = 0; k < run->n_evals; k++)
+        if (run->target_acc > 0 && run->eval_acc[k] >= run->target_acc)
+            return true;
+    return false;
+}
+
+/* The end line: the run's last moment, where the timeline's open intervals close. It ended on
+ * its target when it says so and (for an accuracy) an evaluation shows it. */
 static int on_end(void *ctx, double t, uint64_t V, const char *why, size_t line, char *err)
 {
-    (void)V, (void)line, (void)err;
+    (void)V;
     run_state *s = ctx;
+    if (!sw_end_reason_known(why))
+        return sw_fail(err, SW_EFORMAT, "%zu: the end line gives no known reason (\"%.60s\")",
+                       line, why);
     s->events++;
     s->last_t = t + s->offset;
-    s->run.ended_on_target = strncmp(why, "target", 6) == 0;
+    s->run.ended_on_target =
+        !strcmp(why, sw_stop_reason_name(SW_STOP_TARGET_LOSS)) ||
+        (!strcmp(why, sw_stop_reason_name(SW_STOP_TARGET_ACC)) && met_target_acc(&s->run));
     return 0;
 }
 

@@ -122,7 +122,8 @@ static const char *one_run(const char *name, const char *policy, const double *t
     int len = snprintf(text, sizeof text,
                        "{\"t\":0,\"ev\":\"start\",\"policy\":\"%s\",\"workers\":1,"
                        "\"slots\":1,\"seed\":1,\"V\":0,\"model\":\"m\",\"params\":1,"
-                       "\"batch\":1,\"lr\":0.1,\"cluster\":\"c\",\"driver\":\"sim\"}\n",
+                       "\"batch\":1,\"lr\":0.1,\"cluster\":\"c\",\"target_acc\":0.75,"
+                       "\"driver\":\"sim\"}\n",
                        policy);
     for (int i = 0; i < n; i++)
         len += snprintf(text + len, sizeof text - (size_t)len,

@@ -1,5 +1,6 @@
 /* The stopping rules of a run (see syncwise/run.h): one copy for the simulator and the server. */
 #include <math.h>
+#include <string.h>
 
 #include "syncwise/err.h"
 #include "syncwise/run.h"
@@ -10,6 +11,16 @@ const char *sw_stop_reason_name(sw_stop_reason r)
                                         "apply limit", "push limit", "no improvement",
                                         "no workers left"};
     return r <= SW_STOP_NO_WORKERS ? names[r] : "?";
+}
+
+bool sw_end_reason_known(const char *why)
+{
+    if (!strcmp(why, "stopped") || !strncmp(why, SW_END_FAILED, strlen(SW_END_FAILED)))
+        return true;
+    for (int r = SW_STOP_TARGET_ACC; r <= SW_STOP_NO_WORKERS; r++)
+        if (!strcmp(why, sw_stop_reason_name((sw_stop_reason)r)))
+            return true;
+    return false;
 }
 
 void sw_stopper_init(sw_stopper *st, const sw_stop_rules *rules)
