@@ -77,10 +77,29 @@ static const char *read_string(const char *p, char *dst, size_t cap)
     return *p == '"' ? p + 1 : NULL;
 }
 
-static const char *read_field(const char *p, sw_log_field *f)
+/* Why read_string stopped short at p (for a message): what a log line never holds. */
+static const char *string_fault(const char *p, size_t cap)
+{
+    const char *s = p + 1;
+    size_t n = 0;
+    for (; *s && *s != '"'; s++, n++) {
+        if ((unsigned char)*s < 0x20)
+            return "a control character in a string";
+        if (*s == '\\' && *++s == 'u')
+            return "an escape this reader does not take (\\u above 007f or \\u0000)";
+    }
+    return n + 1 >= cap ? "a string longer than any a log holds" : "a string without its end";
+}
+
+/* One "key":value; NULL with *why set when it is not one. */
+static const char *read_field(const char *p, sw_log_field *f, const char **why)
 {
     memset(f, 0, sizeof *f);
-    if (!(p = read_string(p, f->key, sizeof f->key)))
+    *why = "expected \"key\":number or \"key\":\"text\"";
+    const char *at = p;
+    if (*p == '"' && !(p = read_string(p, f->key, sizeof f->key)))
+        *why = string_fault(at, sizeof f->key);
+    if (!p || *at != '"')
         return NULL;
     p = skip_ws(p);
     if (*p++ != ':')
@@ -88,15 +107,22 @@ static const char *read_field(const char *p, sw_log_field *f)
     p = skip_ws(p);
     if (*p == '"') {
         f->is_str = true;
-        return read_string(p, f->str, sizeof f->str);
+        const char *end = read_string(p, f->str, sizeof f->str);
+        if (!end)
+            *why = string_fault(p, sizeof f->str);
+        return end;
     }
     char *end;
     errno = 0;
     f->num = strtod(p, &end);
+    if (end != p && (errno == ERANGE || !isfinite(f->num)))
+        *why = "a number out of range (or not finite)";
     if (end == p || errno == ERANGE || !isfinite(f->num))
         return NULL;
     return end;
 }
+
+static const sw_log_field *find(const sw_log_line *l, const char *key);
 
 int sw_log_parse_line(const char *text, sw_log_line *out, char *err)
 {
@@ -108,10 +134,13 @@ int sw_log_parse_line(const char *text, sw_log_line *out, char *err)
         if (out->n == SW_LOG_MAX_FIELDS)
             return sw_fail(err, SW_EFORMAT, "column %d: more than %d fields", (int)(p - text) + 1,
                            SW_LOG_MAX_FIELDS);
-        const char *next = read_field(p, &out->f[out->n]);
+        const char *why;
+        const char *next = read_field(p, &out->f[out->n], &why);
         if (!next)
-            return sw_fail(err, SW_EFORMAT, "column %d: expected \"key\":number or \"key\":\"text\"",
-                           (int)(p - text) + 1);
+            return sw_fail(err, SW_EFORMAT, "column %d: %s", (int)(p - text) + 1, why);
+        if (find(out, out->f[out->n].key)) /* readers would disagree on which one counts */
+            return sw_fail(err, SW_EFORMAT, "column %d: the key \"%s\" a second time",
+                           (int)(p - text) + 1, out->f[out->n].key);
         out->n++;
         p = skip_ws(next);
         if (*p == ',')

@@ -132,9 +132,33 @@ static void start_fields_out_of_their_domain_are_refused(void **state)
     }
 }
 
+/* A line the reader refuses says why, at its column: two readers of one log must agree on it. */
+static void lines_json_allows_but_a_log_never_holds_are_named(void **state)
+{
+    (void)state;
+    static const char *const bad[][2] = {
+        {"\"w\":0,\"w\":1", "the key \"w\" a second time"},
+        {"\"V\":1e400", "a number out of range"},
+        {"\"x\":\"caf\\u00e9\"", "an escape this reader does not take"},
+        {"\"x\":\"a\tb\"", "a control character"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "{\"t\":0,\"ev\":\"start\",\"policy\":\"bsp\",\"slots\":2,%s}\n", bad[i][0]);
+        seen out = {0};
+        char err[SW_ERR_LEN] = "";
+        sw_run_reader r = {.start = on_start, .ctx = &out};
+        assert_int_equal(sw_run_read_text(text, &r, err), SW_EFORMAT);
+        if (!strstr(err, bad[i][1]) || !strstr(err, "column "))
+            fail_msg("%s: '%s' does not say '%s'", bad[i][0], err, bad[i][1]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(lines_json_allows_but_a_log_never_holds_are_named),
         cmocka_unit_test(start_and_end_lines_round_trip),
         cmocka_unit_test(older_start_lines_read_with_their_defaults),
         cmocka_unit_test(start_fields_out_of_their_domain_are_refused),
