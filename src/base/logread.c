@@ -85,8 +85,10 @@ static const char *string_fault(const char *p, size_t cap)
     for (; *s && *s != '"'; s++, n++) {
         if ((unsigned char)*s < 0x20)
             return "a control character in a string";
-        if (*s == '\\' && *++s == 'u')
+        if (*s == '\\' && s[1] == 'u')
             return "an escape this reader does not take (\\u above 007f or \\u0000)";
+        if (*s == '\\' && s[1]) /* the escaped character is not the string's end */
+            s++;
     }
     return n + 1 >= cap ? "a string longer than any a log holds" : "a string without its end";
 }
