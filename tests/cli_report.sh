@@ -149,6 +149,11 @@ expect_output "the report's own zipline.csv" "says why"
 OUT=$(($(wc -l < "$TMP/inplace/zipline.csv")))
 checks=$((checks + 1))
 [ "$OUT" -gt 1 ] || { echo "FAIL: the trace was overwritten"; failures=$((failures + 1)); }
+for row in "2" "3,nan" "4,1e400" "5,-7" "x,1"; do # a trace row zipline never writes
+  printf 'candidate,d\n1,5.5\n%s\n' "$row" > "$TMP/bad-row.csv"
+  expect_status 1 "a trace row '$row'" -- "$SW" report "$TMP/bad-row.csv" -o "$TMP/out3"
+  expect_output "bad-row.csv:3:" "names the line of '$row'"
+done
 printf 'worker,time\n' > "$TMP/header-only.csv"
 expect_status 1 "a trace of no rows" -- "$SW" report "$TMP/header-only.csv" -o "$TMP/out3"
 expect_output "nothing to report" "says so"

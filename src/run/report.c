@@ -313,11 +313,18 @@ static int on_trace_line(void *ctx, char *line, size_t lineno, char *err)
     trace_reading *tr = ctx;
     if (lineno == 1 || line[strspn(line, " \t\r\n")] == '\0')
         return 0;
-    char *end;
-    unsigned long long k = strtoull(line, &end, 10);
-    double d = *end == ',' ? strtod(end + 1, &end) : 0;
-    if (end[strspn(end, " \t\r\n")] != '\0')
-        return sw_fail(err, SW_EFORMAT, "%s:%zu: expected 'candidate,d'", tr->path, lineno);
+    char *end, *num;
+    errno = 0;
+    unsigned long long k = line[0] >= '0' && line[0] <= '9' ? strtoull(line, &end, 10) : 0;
+    bool ok = line[0] >= '0' && line[0] <= '9' && errno == 0 && *end == ',';
+    double d = ok ? strtod(num = end + 1, &end) : 0;
+    ok = ok && end != num && end[strspn(end, " \t\r\n")] == '\0';
+    if (!ok)
+        return sw_fail(err, SW_EFORMAT, "%s:%zu: expected 'candidate,d' (a whole number, then "
+                       "a wait in seconds)", tr->path, lineno);
+    if (!isfinite(d) || d < 0) /* a wait, as zipline writes it */
+        return sw_fail(err, SW_EFORMAT, "%s:%zu: a wait d of %g s (finite, 0 or more)", tr->path,
+                       lineno, d);
     fprintf(tr->r->csv[SW_CSV_ZIPLINE], "%s,%llu,%.9g\n", tr->name, k, d);
     tr->r->zipline_rows++;
     return 0;
