@@ -87,9 +87,9 @@ static int parse_pairs(pairs *s, char *p, const char *path, size_t lineno, const
         size_t col = (size_t)(p - line) + 1;
         if (end == p || *end != ':')
             return sw_fail(err, SW_EFORMAT, "%s:%zu:%zu: expected index:value", path, lineno, col);
-        if (errno || idx < 1 || idx > (long)LIBSVM_MAX_DIM)
-            return sw_fail(err, SW_ERANGE, "%s:%zu:%zu: index %ld outside [1, %u]", path, lineno,
-                           col, idx, LIBSVM_MAX_DIM);
+        if (errno || idx < 1 || idx > (long)LIBSVM_MAX_DIM) /* the text: errno clamped idx */
+            return sw_fail(err, SW_ERANGE, "%s:%zu:%zu: index %.*s outside [1, %u]", path, lineno,
+                           col, (int)(end - p), p, LIBSVM_MAX_DIM);
         if (idx <= prev)
             return sw_fail(err, SW_EFORMAT, "%s:%zu:%zu: index %ld is not above the previous %ld",
                            path, lineno, col, idx, prev);
@@ -152,17 +152,37 @@ static int on_line(void *ctx, char *line, size_t lineno, char *err)
 
 static bool is_class(double l) { return l == floor(l) && l >= 0 && l < LIBSVM_MAX_CLASSES; }
 
-/* The row whose label is to blame when the labels are not classes: the first one that is
- * neither -1/+1 nor a class, else (a mixture such as -1 with 2) the first -1. */
-static size_t culprit(const pairs *s)
+/* The first row whose label is neither -1/+1 nor a class, or rows.n. */
+static size_t first_not_class(const pairs *s)
 {
-    for (size_t i = 0; i < s->rows; i++)
-        if (s->label[i] != -1.0 && s->label[i] != 1.0 && !is_class(s->label[i]))
-            return i;
-    for (size_t i = 0; i < s->rows; i++)
-        if (s->label[i] == -1.0)
-            return i;
-    return 0;
+    size_t i = 0;
+    while (i < s->rows && (s->label[i] == -1.0 || s->label[i] == 1.0 || is_class(s->label[i])))
+        i++;
+    return i;
+}
+
+/* The first row whose label is `l` (or, l NAN, is neither -1 nor +1). */
+static size_t first_label(const pairs *s, double l)
+{
+    size_t i = 0;
+    while (i < s->rows && (isnan(l) ? s->label[i] == -1.0 || s->label[i] == 1.0 : s->label[i] != l))
+        i++;
+    return i;
+}
+
+/* Labels that are not classes: one that is no class at all, or -1 mixed with class indices
+ * (two conventions, of which neither file line alone is wrong). */
+static int bad_labels(const pairs *s, const char *path, char *err)
+{
+    size_t c = first_not_class(s);
+    if (c < s->rows)
+        return sw_fail(err, SW_ERANGE, "%s:%zu: label %g is not a class (labels are -1/+1, or "
+                       "integers in [0, %d))", path, s->lineno[c], s->label[c],
+                       LIBSVM_MAX_CLASSES);
+    size_t minus = first_label(s, -1.0), other = first_label(s, NAN);
+    return sw_fail(err, SW_ERANGE, "%s: labels mix the -1/+1 convention (line %zu: -1) with "
+                   "class indices (line %zu: %g): give one kind", path, s->lineno[minus],
+                   s->lineno[other], s->label[other]);
 }
 
 /* Maps raw labels to class indices: {-1, +1} to {0, 1}; otherwise integers in range as is. */
@@ -178,12 +198,8 @@ static int class_labels(const pairs *s, int32_t *out, uint32_t *n_classes, const
         double l = s->label[i];
         if (pm_one)
             l = l > 0 ? 1 : 0;
-        if (!is_class(l)) {
-            size_t c = culprit(s);
-            return sw_fail(err, SW_ERANGE, "%s:%zu: label %g is not a class (labels are -1/+1, "
-                           "or integers in [0, %d))", path, s->lineno[c], s->label[c],
-                           LIBSVM_MAX_CLASSES);
-        }
+        if (!is_class(l))
+            return bad_labels(s, path, err);
         out[i] = (int32_t)l;
         if (out[i] > max)
             max = out[i];
@@ -199,10 +215,15 @@ static int check_dim(const pairs *s, size_t *dim, const char *path, char *err)
         return sw_fail(err, SW_EFORMAT, "%s: no examples", path);
     if (*dim == 0)
         *dim = s->max_col;
-    else if (s->max_col > *dim)
-        return sw_fail(err, SW_EMISMATCH, "%s: index %u beyond the expected dimension %zu", path,
-                       s->max_col, *dim);
-    return 0;
+    if (s->max_col <= *dim)
+        return 0;
+    size_t row = 0, k = 0;
+    while (s->col[k] < *dim) /* the first pair beyond: max_col says there is one */
+        k++;
+    while (s->row_end[row] <= k)
+        row++;
+    return sw_fail(err, SW_EMISMATCH, "%s:%zu: index %u beyond the expected dimension dim=%zu",
+                   path, s->lineno[row], s->col[k] + 1, *dim);
 }
 
 static int densify(sw_dataset **out, const pairs *s, size_t dim, sw_objective task, const char *path,

@@ -78,11 +78,20 @@ static void libsvm_refuses_bad_input(void **state)
     /* The label to blame, on its own line, not the first -1 of a +1/-1 file. */
     expect_libsvm_error("-1 1:1\n+1 1:1\n-1 1:1\n1e10 2:1\n", SW_ERANGE,
                         "bad.svm:4: label 1e+10 is not a class");
-    expect_libsvm_error("-1 1:1\n2 1:1\n", SW_ERANGE, "bad.svm:1: label -1 is not a class");
+    /* -1 beside class indices: two conventions, both lines named. */
+    expect_libsvm_error("+1 1:1\n-1 1:1\n3 1:1\n", SW_ERANGE,
+                        "mix the -1/+1 convention (line 2: -1) with class indices (line 3: 3)");
+    /* An index beyond dim= names its line, an index too large its text. */
+    const char *p = sw_test_path("dim.svm");
+    sw_test_write_text(p, "+1 1:1\n-1 40:1\n");
+    sw_dataset *ds = NULL;
+    char err[SW_ERR_LEN] = "";
+    assert_int_equal(sw_libsvm_read(&ds, p, 10, SW_CLASSIFY, err), SW_EMISMATCH);
+    assert_non_null(strstr(err, "dim.svm:2: index 40 beyond the expected dimension dim=10"));
+    expect_libsvm_error("+1 99999999999999999999:1\n", SW_ERANGE,
+                        "index 99999999999999999999 outside");
     expect_libsvm_error("", SW_EFORMAT, "no examples");
     expect_libsvm_error("1 99999999999:1\n", SW_ERANGE, "index");
-    sw_dataset *ds;
-    char err[SW_ERR_LEN];
     assert_int_equal(sw_libsvm_read(&ds, sw_test_path("nope"), 0, SW_CLASSIFY, err), SW_EIO);
 }
 
