@@ -93,6 +93,9 @@ int sw_listen(sw_net *n, sw_sock **out, const sw_listen_params *p, char *err);
 int sw_dial(sw_net *n, sw_sock **out, const sw_dial_params *p, char *err);
 /* Closes a socket (NULL is ignored); in process, its listener hears that the dialer is gone. */
 void sw_sock_close(sw_sock *s);
+/* Gives up what a socket still has queued for sending (its peer is gone for good), so that
+ * closing it and freeing the network do not wait out its linger. */
+void sw_sock_discard(sw_sock *s);
 /* The endpoint a listener is bound to (with the port it picked). */
 const char *sw_sock_endpoint(const sw_sock *s);
 

@@ -161,6 +161,7 @@ static void silent(worker *k, double now)
 {
     sw__worker_fail(k, SW_EIO, "the server at %s has been silent for %.0f s", k->p->connect,
                     now - silent_since(k));
+    k->server_gone = true;
 }
 
 /* What is due: a JOIN again, a push, or giving up on a silent server. */
@@ -264,6 +265,8 @@ int sw_worker_end(sw_worker *k, char *err)
     int rc = k->rc ? sw_fail(err, k->rc, "%s", k->msg) : 0;
     sw__worker_heartbeat_stop(k);
     sw__worker_shards_close(k);
+    if (k->server_gone) /* the JOINs and beats queued for it would hold the exit 2 s */
+        sw_sock_discard(k->sock);
     sw_sock_close(k->sock);
     sw__worker_unload(k);
     free(k);

@@ -96,6 +96,7 @@ struct sw_worker {
     atomic_ullong token; /* the membership's token (WELCOME): heartbeats carry it */
     atomic_ullong heard_us; /* when the heartbeat socket last heard the server (clock, us) */
     bool beating;           /* a heartbeat thread runs */
+    bool server_gone;       /* it never answered or fell silent: what is queued for it goes */
     pthread_t heartbeat;
     atomic_bool quit;
 };

@@ -40,6 +40,7 @@ void sw__worker_rejoin_due(worker *k, double now)
                     "--server-timeout waits longer)",
                     k->p->connect, k->p->server_timeout_s,
                     k->p->curve_key ? " our CURVE key refused?" : "");
+    k->server_gone = true;
 }
 
 /* A sharded run's lines: the shards' endpoints and the chunk table, checked. */

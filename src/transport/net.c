@@ -30,6 +30,12 @@ void sw_sock_close(sw_sock *s)
         s->net->ops->close(s);
 }
 
+void sw_sock_discard(sw_sock *s)
+{
+    if (s && s->net->ops->discard)
+        s->net->ops->discard(s);
+}
+
 const char *sw_sock_endpoint(const sw_sock *s) { return s->endpoint; }
 
 bool sw_send(sw_sock *s, const uint8_t *route, size_t route_len, sw_frame *f)

@@ -9,6 +9,7 @@ typedef struct sw__net_ops {
     int (*listen)(sw_net *n, sw_sock **out, const sw_listen_params *p, char *err);
     int (*dial)(sw_net *n, sw_sock **out, const sw_dial_params *p, char *err);
     void (*close)(sw_sock *s);
+    void (*discard)(sw_sock *s); /* may be NULL: nothing waits at close */
     bool (*send)(sw_sock *s, const uint8_t *route, size_t route_len, sw_frame *f);
     int (*recv)(sw_sock *s, sw_delivery *d);
     int (*wait)(sw_net *n, sw_sock **socks, size_t k, double until, bool *ready, char *err);

@@ -98,6 +98,12 @@ static void unwatch(zsock *z)
     z->handshakes = NULL;
 }
 
+static void discard(sw_sock *s)
+{
+    int linger = 0;
+    zmq_setsockopt(((zsock *)s)->sock, ZMQ_LINGER, &linger, sizeof linger);
+}
+
 static void close_sock(sw_sock *s)
 {
     zsock *z = (zsock *)s;
@@ -453,6 +459,7 @@ const sw__net_ops sw__net_zmq = {
     .listen = listen_zmq,
     .dial = dial_zmq,
     .close = close_sock,
+    .discard = discard,
     .send = send_zmq,
     .recv = recv_zmq,
     .wait = wait_zmq,
