@@ -205,6 +205,9 @@ static int slurm_node_name(long k, char *out, size_t cap)
     return ok && *out ? 0 : -1;
 }
 
+/* Said when a host could not be found: under Slurm, scontrol may be what is missing. */
+static const char *slurm_hint = "";
+
 /* Rank r's host name into out, as --help says; 0 on success. */
 static int host_of_rank(long r, char *out, size_t cap)
 {
@@ -215,6 +218,9 @@ static int host_of_rank(long r, char *out, size_t cap)
         long node = slurm_node_of_task(r);
         if (node >= 0 && slurm_node_name(node, out, cap) == 0)
             return 0;
+        slurm_hint = node < 0 ? " (SLURM_TASKS_PER_NODE does not place this rank on a node)"
+                              : " ('scontrol show hostnames' did not expand SLURM_JOB_NODELIST: "
+                                "is scontrol on PATH?)";
     }
     const char *service = getenv("SYNCWISE_SERVICE");
     char host[256];
@@ -348,9 +354,9 @@ static int run_server(const launch_opts *o, int argc, char **argv, int rest)
     if (o->servers > 0) {
         long bad = shard_list(o->servers, o->port, shards, sizeof shards);
         if (bad)
-            return sw_cli_error(CMD, "cannot find the host of rank %ld, a shard: set "
+            return sw_cli_error(CMD, "cannot find the host of rank %ld, a shard%s: set "
                                      "SYNCWISE_HOSTS (see --help)",
-                                bad);
+                                bad, slurm_hint);
         sargv[n++] = "--shards";
         sargv[n++] = shards;
     }
@@ -397,9 +403,9 @@ static int run_worker(const launch_opts *o, long rank)
 {
     char endpoint[300], host[256], name[32];
     if (server_host(o->server, host, sizeof host) != 0)
-        return sw_cli_error(CMD, "rank %ld cannot find the server: give --server HOST or set "
+        return sw_cli_error(CMD, "rank %ld cannot find the server%s: give --server HOST or set "
                                  "SYNCWISE_SERVER",
-                            rank);
+                            rank, slurm_hint);
     snprintf(endpoint, sizeof endpoint, "tcp://%s:%ld", host, o->port);
     snprintf(name, sizeof name, "rank-%ld", rank);
     char *argv[11] = {"worker", "--connect", endpoint, "--name", name, "--server-timeout", "120"};

@@ -122,8 +122,11 @@ static int ask(sw_net *net, sw_sock *sock, const char *connect, const char *comm
         rc = sw_net_wait(net, &sock, 1, until, &ready, err);
     }
     sw_msg r;
-    if (!rc)
-        rc = sw_msg_decode(sw_frame_data(d.frame), sw_frame_size(d.frame), 1 << 20, &r, err);
+    char why[SW_ERR_LEN];
+    if (!rc && (rc = sw_msg_decode(sw_frame_data(d.frame), sw_frame_size(d.frame), 1 << 20, &r,
+                                   why)))
+        sw_fail(err, rc, "%s answered with something that is not syncwise's (%s): is a syncwise "
+                "server listening there?", connect, why);
     if (!rc && r.type == SW_MSG_ERROR) /* refused: the reply says why, as an error */
         snprintf(reply, reply_cap, "error: %.*s\n", (int)r.payload_len, (const char *)r.payload);
     else if (!rc)

@@ -35,11 +35,17 @@ void sw__worker_rejoin_due(worker *k, double now)
         send_join(k, now);
         return;
     }
-    sw__worker_fail(k, SW_EIO,
-                    "no server answered at %s within %.0f s (not started yet? the run over?%s "
-                    "--server-timeout waits longer)",
-                    k->p->connect, k->p->server_timeout_s,
-                    k->p->curve_key ? " our CURVE key refused?" : "");
+    if (k->said_full)
+        sw__worker_fail(k, SW_EIO,
+                        "the server at %s was full for %.0f s: no slot freed (its "
+                        "--max-workers; --server-timeout waits longer)",
+                        k->p->connect, k->p->server_timeout_s);
+    else
+        sw__worker_fail(k, SW_EIO,
+                        "no server answered at %s within %.0f s (not started yet? the run "
+                        "over?%s --server-timeout waits longer)",
+                        k->p->connect, k->p->server_timeout_s,
+                        k->p->curve_key ? " our CURVE key refused?" : "");
     k->server_gone = true;
 }
 
