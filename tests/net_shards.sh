@@ -237,6 +237,14 @@ expect_output "target reached" "the resumed sharded run completes"
 expect_output "(from $from)" "it goes on from the version every shard holds ($from)"
 wait "${WPIDS[@]}"
 expect_shards "a sharded server killed and resumed" strangers
+# The record is no model (eval says what it is), and an edited one is refused: it would have
+# every shard restore a version none holds.
+expect_status 1 "eval of the sharded server's record" -- "$SW" eval --model-file "$TMP/server2.ckpt"
+expect_output "is a sharded server's record" "says what the file is"
+sed -i 's/^version=.*/version=1/' "$TMP/server2.ckpt"
+expect_status 1 "a resume from an edited record" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=32 --checkpoint "$TMP/server2.ckpt" --resume
+expect_output "fails its checksum" "says why"
 
 # A shard killed and not started again: the run cannot go on without its slice; the server ends
 # it after --shard-wait, saying which.

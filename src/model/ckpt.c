@@ -91,6 +91,10 @@ int sw_ckpt_save(const char *path, const sw_ckpt *c, char *err)
 static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, uint32_t *version,
                          const char *path, char *err)
 {
+    if (len >= 4 && !memcmp(b, "run=", 4)) /* server --shards --checkpoint's text */
+        return sw_fail(err, SW_EFORMAT, "%s is a sharded server's record of the version its "
+                       "shards saved, not a model: the parameters are in the shards' "
+                       "--checkpoint files, a slice each", path);
     if (len < FIXED_BYTES + 4 || memcmp(b, MAGIC, 4) != 0)
         return sw_fail(err, SW_EFORMAT, "%s: not a syncwise checkpoint (bad magic or too short)",
                        path);

@@ -90,6 +90,9 @@ static void saved(server *s)
     int len = snprintf(text, sizeof text, "run=%llu\nversion=%llu\nshards=%u\npolicy=%s\n",
                        (unsigned long long)h->run, (unsigned long long)h->saved, h->n,
                        sw_engine_policy_spec(s->engine));
+    /* A damaged or edited record would restore every shard to a version none holds. */
+    len += snprintf(text + len, sizeof text - (size_t)len, "crc=%08x\n",
+                    sw_crc32(0, text, (size_t)len));
     if (s->p->checkpoint &&
         sw_file_write_atomic(s->p->checkpoint, (const uint8_t *)text, (size_t)len,
                              "the shards' checkpoint record", err))
@@ -115,6 +118,11 @@ int sw__shards_read_record(server *s, uint64_t *version, char *err)
         sw__text_number(text, "shards", &n))
         return sw_fail(err, SW_EFORMAT, "%s is not the record of a sharded run's checkpoint "
                        "(run=, version=, shards=)", s->p->checkpoint);
+    const char *crc = strstr(text, "\ncrc=");
+    if (!crc || strtoul(crc + 5, NULL, 16) != sw_crc32(0, text, (size_t)(crc + 1 - text)))
+        return sw_fail(err, SW_ECHECKSUM, "%s: the record of the shards' checkpoints %s",
+                       s->p->checkpoint,
+                       crc ? "fails its checksum (damaged or edited)" : "has no checksum line");
     if (n != listed)
         return sw_fail(err, SW_EMISMATCH, "%s records a run on %llu shards; --shards lists %u",
                        s->p->checkpoint, n, listed);
