@@ -161,18 +161,20 @@ static int run(trainer *t, char *err)
     return 0;
 }
 
+/* The result on the test set, else the validation set, else (no held-out examples at all) the
+ * training set: a run always ends with a figure, naming its set. */
 static void finish(trainer *t)
 {
-    const sw_dataset *ds = t->data.test ? t->data.test : t->data.val;
-    if (!ds)
-        return;
+    const sw_data *d = &t->data;
+    const sw_dataset *ds = d->test ? d->test : d->val ? d->val : d->train;
     sw_eval r;
     sw_model_evaluate(t->model, t->params, ds, &r);
     char acc[32] = ""; /* regression has none */
     if (ds->label)
         snprintf(acc, sizeof acc, "  accuracy %.4f", r.accuracy);
-    printf("%s: loss %.4f%s  (%zu examples, %.1f s)\n", t->data.test ? "test" : "validation",
-           r.loss, acc, r.n, sw_clock_now_s() - t->t0);
+    printf("%s: loss %.4f%s  (%zu examples, %.1f s)\n",
+           d->test ? "test" : d->val ? "validation" : "training", r.loss, acc, r.n,
+           sw_clock_now_s() - t->t0);
 }
 
 int sw_cli_train(int argc, char **argv)
