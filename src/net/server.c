@@ -240,6 +240,8 @@ static int setup(server *s, char *err)
     s->r->held_out = sw_task_held_out(s->task);
     if ((rc = sw_stop_rules_check(&s->stopper.rules, s->r->classify, err)))
         return rc;
+    if (p->shards && (rc = sw__shards_check(s, err)))
+        return rc;
     s->snapshot = s->threaded ? malloc(s->n * sizeof *s->snapshot) : NULL;
     if (!s->grad || !s->sidx || !s->sval || !s->conns || (s->threaded && !s->snapshot))
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);

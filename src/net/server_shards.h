@@ -159,6 +159,8 @@ void sw__shards_save(struct sw_server *s);
 /* A restarted server's start: the run's id and the version every shard checkpointed, from the
  * record --checkpoint FILE holds. */
 int sw__shards_read_record(struct sw_server *s, uint64_t *version, char *err);
+/* The --shards list and what a sharded run cannot do yet, checked before the server binds. */
+int sw__shards_check(struct sw_server *s, char *err);
 /* RESTORE to every shard of a restarted server: back to `version`, forgetting every gradient
  * held (no push from before counts), with no members. */
 void sw__shards_restart(struct sw_server *s, uint64_t version);

@@ -1,0 +1,61 @@
+/* A sharded run's part of `ctl status` (server_shards.h): the chunk table's balance, the
+ * common checkpoint and its restores, and each shard as it last said of itself. */
+#include <stdio.h>
+
+#include "kv_text.h"
+#include "server_internal.h"
+
+/* The largest of n figures over their mean (1: balanced). */
+static double skew(const double *x, uint32_t n)
+{
+    double sum = 0, top = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        sum += x[j];
+        top = x[j] > top ? x[j] : top;
+    }
+    return sum > 0 ? top * n / sum : 1;
+}
+
+int sw__shards_status(const server *s, char *text, size_t cap, int len)
+{
+    const sw__shards *h = &s->shards;
+    const sw_chunk_table *t = &h->table;
+    double params[SW_SHARDS_MAX], bytes[SW_SHARDS_MAX], now = sw__server_now(s);
+    for (uint32_t j = 0; j < h->n; j++) {
+        params[j] = (double)sw_chunk_slice_len(t, j);
+        bytes[j] = (double)(h->seen[j].bytes_in + h->seen[j].bytes_out);
+    }
+    len = sw__text_append(text, cap, len,
+                          "shards %u: %u chunks of %zu floats; skew (the largest over the mean) "
+                          "%.2f in parameters, %.2f in bytes moved\n",
+                          h->n, t->n_chunks, t->chunk, skew(params, h->n), skew(bytes, h->n));
+    if (h->saved != SW_SHARD_NONE || h->restores)
+        len = sw__text_append(text, cap, len,
+                              "  checkpoint: every shard holds version %lld; %llu restores "
+                              "undid %llu applies\n",
+                              h->saved == SW_SHARD_NONE ? -1LL : (long long)h->saved,
+                              (unsigned long long)h->restores,
+                              (unsigned long long)h->lost_applies);
+    if (h->waited)
+        len = sw__text_append(text, cap, len,
+                              "  norms: %llu pushes waited for the last apply's (the policy "
+                              "reads them)\n", (unsigned long long)h->waited);
+    for (uint32_t j = 0; j < h->n; j++) {
+        const sw__shard_seen *v = &h->seen[j];
+        len = sw__text_append(text, cap, len,
+                              "  shard %u  %-24s params [%zu, %zu)  chunks %u  version %llu  "
+                              "checkpoint %lld  restores %llu  in %.1f MB  out %.1f MB  refused "
+                              "%llu  heard %.1f s ago%s\n",
+                              j, h->eps[j], sw_chunk_slice_at(t, j),
+                              sw_chunk_slice_at(t, j) + sw_chunk_slice_len(t, j),
+                              t->first[j + 1] - t->first[j], (unsigned long long)v->version,
+                              v->saved == SW_SHARD_NONE ? -1LL : (long long)v->saved,
+                              (unsigned long long)v->restores,
+                              (double)v->bytes_in / 1e6, (double)v->bytes_out / 1e6,
+                              (unsigned long long)v->refused, now - v->heard,
+                              v->awaiting              ? "  (resumed: being restored)"
+                              : sw__shards_out(s, j)   ? "  (not answering: the workers wait)"
+                                                       : "");
+    }
+    return len;
+}
