@@ -186,11 +186,24 @@ static int setup_engine(server *s, char *err)
         rc = sw_engine_new(&s->engine, &ep, err);
     if (!rc && s->lending)
         sw_engine_params_mut(s->engine); /* θ moves into a buffer that can be lent */
-    if (!rc && sharded)
-        rc = sw__shards_open(s, init, version, err);
-    free(init);
+    if (!rc && sharded) /* the shards start once the server has its port (open_shards) */
+        s->shards_init = init;
+    else
+        free(init);
     sw_optim_free(&resumed);
     s->r->start_version = version;
+    return rc;
+}
+
+/* A sharded run's shards, given their slices of the starting θ: only once the server holds its
+ * port, since one that cannot have it must leave them waiting for another server. */
+static int open_shards(server *s, char *err)
+{
+    if (!s->p->shards)
+        return 0;
+    int rc = sw__shards_open(s, s->shards_init, s->r->start_version, err);
+    free(s->shards_init);
+    s->shards_init = NULL;
     return rc;
 }
 
@@ -342,6 +355,7 @@ static void teardown(server *s)
 {
     sw__pool_stop(&s->pool); /* its jobs are done before the engine goes */
     free(s->snapshot);
+    free(s->shards_init);
     sw__shards_close(s); /* the run is over for them too */
     sw_sock_close(s->sock);
     if (s->ops && !strncmp(s->ops_ep, "ipc://", 6))
@@ -423,13 +437,13 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
     /* Tokens differ from one server run to the next: the clock and the process id seed them. */
     uint64_t now_ns = (uint64_t)(sw_net_now(net) * 1e9);
     sw_rng_seed(&s->tokens, now_ns ^ (uint64_t)getpid(), 0x746f6b656eULL);
-    /* Bound before the engine: a sharded one starts its shards, which a server that cannot
-     * have its port must leave waiting for another. */
     int rc = setup(s, err);
+    if (!rc)
+        rc = setup_engine(s, err);
     if (!rc)
         rc = bind_sockets(s, err);
     if (!rc)
-        rc = setup_engine(s, err);
+        rc = open_shards(s, err);
     if (!rc)
         rc = announce(s, err);
     if (!rc && s->threaded)

@@ -44,6 +44,7 @@ struct sw_server {
     sw_sock *ops;           /* the operator socket (ctl_bind), or NULL */
     char ops_ep[256];
     char policy[256];       /* the spec it starts under: --policy, or a resumed checkpoint's */
+    float *shards_init;     /* a sharded run's starting θ until its shards have it, or NULL */
     sw_agent agent;         /* its turns (server_turn.c) */
     sw_engine *engine;
     struct sw_check *check; /* the policy's promise, held on every event */
