@@ -94,10 +94,16 @@ WPIDS=()
 start_server bsp --checkpoint "$TMP/server.ckpt" --checkpoint-applies 20 --lr 0.01 --momentum 0.9
 for i in 1 2 3; do start_worker --delay-ms 20; done
 wait_for 20 test -s "$TMP/server.ckpt"
-# A second server given the running one's log is refused before it writes a byte of it.
-expect_status 1 "a second server on a running server's log" -- "$SW" server \
-  --bind tcp://127.0.0.1:0 --data "$DATA" --model mlp:h=1,u=32 --log "$LOG"
-expect_output "another process writes it already" "says why"
+# A second server given the running one's log, by its name or through a link, is refused
+# before it writes a byte of it; so is a simulation.
+ln -sf "$LOG" "$TMP/link.jsonl"
+for log in "$LOG" "$TMP/link.jsonl"; do
+  expect_status 1 "a second server on a running server's log ($log)" -- "$SW" server \
+    --bind tcp://127.0.0.1:0 --data "$DATA" --model mlp:h=1,u=32 --log "$log"
+  expect_output "another process writes it already" "says why"
+done
+expect_status 1 "a simulation on a running server's log" -- "$SW" sim --no-model --max-time 5 \
+  --log "$TMP/link.jsonl"
 # A policy switched by an operator is the run's: it survives the crash and the restart.
 expect_status 0 "a switch before the crash" -- "$SW" ctl --connect "$EP" policy ssp:s=2
 checks=$((checks + 1))

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Replaces path with the n bytes at b. `what` names the file in errors ("checkpoint"). The
  * temporary file is PATH.tmp.PID; first, those that processes no longer running left behind
@@ -30,8 +31,12 @@ int sw_file_check_writable(const char *path, const char *what, char *err);
  * other's saves. *lock_fd holds the lock until sw_file_release or the process ends (a crash
  * frees it too); -1 when nothing was claimed. */
 int sw_file_claim(const char *path, const char *what, int *lock_fd, char *err);
-/* The lock of sw_file_claim alone, for a file written in place (a log). */
-int sw_file_lock(const char *path, const char *what, int *lock_fd, char *err);
+/* Opens a file written in place and appended to (an event log) for reading and appending,
+ * locked for this process (the file's own lock, by whatever path: a second writer fails,
+ * naming `what`), and emptied unless `keep` (a resumed run appends; a caller that must not lose
+ * the old contents before it knows it runs empties it later). A FIFO or device is opened as it
+ * is. NULL with err set on failure; fclose releases the lock. */
+FILE *sw_file_open_log(const char *path, bool keep, const char *what, char *err);
 /* Cuts a text file open as fd (for reading and writing) back to its last newline: a line a crash left half-written goes,
  * so that what is appended next begins a line of its own. 1 when it cut, 0 when the file
  * ended on a whole line (or was empty), -1 on error (errno). */

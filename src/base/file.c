@@ -131,14 +131,53 @@ bool sw_file_same(const char *a, const char *b)
     return strcmp(a, b) == 0 || (resolved(a, ra) && resolved(b, rb) && strcmp(ra, rb) == 0);
 }
 
+static int lock_path(const char *path, const char *what, int *lock_fd, char *err);
+
 int sw_file_claim(const char *path, const char *what, int *lock_fd, char *err)
 {
     *lock_fd = -1;
     int rc = sw_file_check_writable(path, what, err);
-    return rc ? rc : sw_file_lock(path, what, lock_fd, err);
+    return rc ? rc : lock_path(path, what, lock_fd, err);
 }
 
-int sw_file_lock(const char *path, const char *what, int *lock_fd, char *err)
+/* The message of a lock another process holds. */
+static int held(const char *path, const char *what, int e, char *err)
+{
+    return sw_fail(err, SW_ESTATE, "%s %s: %s", what, path,
+                   e == EWOULDBLOCK ? "another process writes it already (two given one "
+                                      "file?): give each its own"
+                                    : strerror(e));
+}
+
+FILE *sw_file_open_log(const char *path, bool keep, const char *what, char *err)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        sw_fail(err, SW_EIO, "%s %s: cannot open: %s", what, path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    /* The file's own lock, whatever path reached it (a link, another spelling). */
+    if (regular && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        held(path, what, errno, err);
+        close(fd);
+        return NULL;
+    }
+    if (regular && !keep && ftruncate(fd, 0) != 0) {
+        sw_fail(err, SW_EIO, "%s %s: cannot empty it: %s", what, path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "a+");
+    if (!f) {
+        sw_fail(err, SW_ENOMEM, "%s %s: %s", what, path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
+static int lock_path(const char *path, const char *what, int *lock_fd, char *err)
 {
     *lock_fd = -1;
     char lock[4096];
@@ -151,10 +190,7 @@ int sw_file_lock(const char *path, const char *what, int *lock_fd, char *err)
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         close(fd);
-        return sw_fail(err, SW_ESTATE, "%s %s: %s", what, path,
-                       e == EWOULDBLOCK ? "another process writes it already (two given one "
-                                          "file?): give each its own"
-                                        : strerror(e));
+        return held(path, what, e, err);
     }
     *lock_fd = fd;
     return 0;

@@ -21,6 +21,7 @@
 #include "syncwise/clock.h"
 #include "syncwise/compare.h"
 #include "syncwise/err.h"
+#include "syncwise/file.h"
 #include "syncwise/log.h"
 
 #define CMD "compare"
@@ -166,8 +167,8 @@ static void run_job(plan *p, job *j)
     char path[4096];
     if (p->log_dir) {
         log_path(p, j, path, sizeof path);
-        if (!(cfg.log = fopen(path, "w"))) {
-            j->rc = sw_fail(j->err, SW_EIO, "%s: cannot create: %s", path, strerror(errno));
+        if (!(cfg.log = sw_file_open_log(path, false, "the log", j->err))) {
+            j->rc = SW_EIO;
             return;
         }
     }

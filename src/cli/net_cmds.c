@@ -206,16 +206,9 @@ int sw_cli_server(int argc, char **argv)
     /* Opened for appending, so that a server refused at its start leaves the log as it was; the
      * server empties it (or, resumed, cuts a torn last line) once it runs. A second server
      * given the same log is refused by its lock. */
-    int lock = -1;
-    struct stat st;
-    bool regular = log_path && (stat(log_path, &st) != 0 || S_ISREG(st.st_mode));
-    if (regular && sw_file_lock(log_path, "--log", &lock, err))
+    FILE *log = log_path ? sw_file_open_log(log_path, true, "--log", err) : NULL;
+    if (log_path && !log)
         return sw_cli_error("server", "%s", err);
-    FILE *log = log_path ? fopen(log_path, "a+") : NULL; /* read too: a torn line is found */
-    if (log_path && !log) {
-        sw_file_release(lock);
-        return sw_cli_error("server", "%s: cannot create the log: %s", log_path, strerror(errno));
-    }
     if (log) /* whole lines only, even when the server is killed: a resumed run appends */
         setvbuf(log, NULL, _IOLBF, 0);
     p.log = log;
@@ -225,7 +218,6 @@ int sw_cli_server(int argc, char **argv)
         fputc('\n', stderr);
     if (log && fclose(log) != 0 && !rc)
         rc = sw_fail(err, SW_EIO, "%s: write error", log_path);
-    sw_file_release(lock);
     if (rc && rc != SW_EPROMISE)
         return sw_cli_error("server", "%s", err);
     char took[96];

@@ -9,6 +9,7 @@
 #include "scenario.h"
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
+#include "syncwise/file.h"
 #include "syncwise/log.h"
 
 #define CMD "sim"
@@ -89,8 +90,8 @@ static int run(sw_cli_scenario *sc, const char *log_path)
         return rc;
     }
     FILE *log = NULL;
-    if (log_path && !(log = fopen(log_path, "w")))
-        rc = sw_fail(err, SW_EIO, "%s: cannot create the log: %s", log_path, strerror(errno));
+    if (log_path && !(log = sw_file_open_log(log_path, false, "--log", err)))
+        rc = SW_EIO;
     sc->cfg.log = log;
     progress pr = {.live = isatty(STDERR_FILENO),
                    .quiet = sc->quiet,
