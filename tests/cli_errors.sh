@@ -69,7 +69,7 @@ checks=$((checks + 1))
   { echo "FAIL: the trace was overwritten"; failures=$((failures + 1)); }
 expect_status 1 "sim --log into a missing directory" -- "$SW" sim --no-model --max-time 1 \
   --log "$TMP/nodir/x.jsonl"
-expect_output "cannot create the log: No such file or directory" "says why"
+expect_output "nodir/x.jsonl: cannot open: No such file or directory" "says why"
 # A server resumed on other data or another seed goes on (it may be meant), saying so.
 expect_status 0 "a server that saves" -- "$SW" server --bind "tcp://127.0.0.1:*" --max-time 0.3 \
   --data synthetic:n=500,d=5 --model softmax --checkpoint "$TMP/r.ckpt" -q
@@ -171,6 +171,21 @@ for run in "train --data libsvm:train=$TMP/in.svm --model softmax --epochs 1 --o
   OUT=$(cksum < "$TMP/in.svm")
   expect_output "$SUM" "${args[0]} left its input as it was"
 done
+# A data set read from a directory, a cluster trace: inputs too.
+mkdir -p "$TMP/idxdir" "$TMP/cmp"
+echo "not read: refused first" > "$TMP/idxdir/t10k-labels-idx1-ubyte.gz"
+printf '0,1.0\n1,2.0\n0,1.5\n1,2.5\n' > "$TMP/cmp/results.csv"
+cp "$TMP/cmp/results.csv" "$TMP/rltrace.csv"
+for run in "train --data idx:dir=$TMP/idxdir --out $TMP/idxdir/t10k-labels-idx1-ubyte.gz" \
+    "compare --policies asp --no-model --workers 2 --cluster trace:$TMP/cmp/results.csv --log-dir $TMP/cmp" \
+    "rl eval --cluster trace:$TMP/rltrace.csv --csv $TMP/rltrace.csv" \
+    "rl train --cluster trace:$TMP/rltrace.csv --out $TMP/rltrace.csv"; do
+  read -ra args <<< "$run"
+  expect_status 2 "${args[0]} ${args[1]} writing a file it reads" -- "$SW" "${args[@]}"
+  expect_output "is a file this run reads" "${args[0]} says why"
+done
+OUT=$(cat "$TMP/rltrace.csv" "$TMP/cmp/results.csv" | grep -c ',')
+expect_output "8" "the traces are as they were"
 cp "$(dirname "$0")/../policies/rlp.swrl" "$TMP/mine.swrl"
 expect_status 2 "rl eval writing its CSV over its policy" -- "$SW" rl eval \
   --policy "$TMP/mine.swrl" --csv "$TMP/mine.swrl" --instances 1 --seeds 1

@@ -22,6 +22,8 @@
 #include "syncwise/rng.h"
 
 #define SW_DATA_MAX_GENERATED ((uint64_t)1 << 30) /* bytes of examples a generator makes */
+/* Where fashion-mnist is read from without dir= (the Debian package dataset-fashion-mnist). */
+#define SW_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 
 typedef enum sw_objective {
     SW_CLASSIFY = 0, /* label[i] in [0, n_classes) */

@@ -61,7 +61,8 @@ int sw_cli_mkdirs(const char *path);
 int sw_cli_distinct_files(const char *cmd, int n, const char *const names[],
                           const char *const paths[]);
 /* Whether one of the file names a spec holds (after ':' or '=', between ',', ';', '@', '|')
- * names path: a log must not overwrite the trace or data file a run reads. */
+ * names path, or names a directory in which path is an existing file (a data set read from a
+ * directory): a log must not overwrite the trace or data file a run reads. */
 bool sw_cli_spec_names(const char *spec, const char *path);
 /* A usage error (2, said) unless the n_out outputs (options out_names, paths outs) are apart:
  * no two name one file and none is a file that one of the n_in inputs (specs or paths, as

@@ -133,6 +133,36 @@ static int read_baselines(plan *p)
     return 0;
 }
 
+/* DIR/POLICY-seedN.jsonl, with the spec's ':' and ',' made file-name friendly. */
+static void log_path(const plan *p, const job *j, char *out, size_t cap)
+{
+    char name[256];
+    sw_cli_file_part(p->policies[j->policy], name, sizeof name);
+    snprintf(out, cap, "%s/%s-seed%llu.jsonl", p->log_dir, name, (unsigned long long)j->seed);
+}
+
+/* No file the comparison writes into --log-dir (results.csv, a run's log) is one it reads: a
+ * trace, a data file or a policy file kept there. */
+static int outputs_apart(const plan *p)
+{
+    if (!p->log_dir)
+        return 0;
+    const char *in[MAX_POLICIES + 3] = {p->sc.cfg.cluster, p->sc.data_spec, p->sc.cfg.events};
+    for (int i = 0; i < p->n_policies; i++)
+        in[3 + i] = p->policies[i];
+    char out[4096];
+    snprintf(out, sizeof out, "%s/results.csv", p->log_dir);
+    int rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--log-dir"}, (const char *[]){out},
+                                  3 + p->n_policies, in);
+    for (long s = 1; !rc && s <= p->seeds; s++)
+        for (int i = 0; !rc && i < p->n_policies; i++) {
+            log_path(p, &(job){.policy = i, .seed = (uint64_t)s}, out, sizeof out);
+            rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--log-dir"},
+                                      (const char *[]){out}, 3 + p->n_policies, in);
+        }
+    return rc;
+}
+
 static int parse(int argc, char **argv, plan *p)
 {
     int rc = sw_cli_parse(&command, argc, argv, p, NULL);
@@ -147,15 +177,8 @@ static int parse(int argc, char **argv, plan *p)
     }
     if ((p->baselines && read_baselines(p)) || check_list(p))
         return 2;
-    return sw_cli_scenario_finish(&p->sc, CMD, (const char *const *)p->policies, p->n_policies);
-}
-
-/* DIR/POLICY-seedN.jsonl, with the spec's ':' and ',' made file-name friendly. */
-static void log_path(const plan *p, const job *j, char *out, size_t cap)
-{
-    char name[256];
-    sw_cli_file_part(p->policies[j->policy], name, sizeof name);
-    snprintf(out, cap, "%s/%s-seed%llu.jsonl", p->log_dir, name, (unsigned long long)j->seed);
+    rc = sw_cli_scenario_finish(&p->sc, CMD, (const char *const *)p->policies, p->n_policies);
+    return rc ? rc : outputs_apart(p);
 }
 
 static void run_job(plan *p, job *j)

@@ -169,8 +169,8 @@ int sw_cli_rl_eval(int argc, char **argv)
     int rc = sw_cli_parse(&command, argc, argv, &p, NULL);
     if (rc)
         return rc == 1 ? 0 : rc;
-    const char *inputs[] = {p.policy_file, p.rl.data_spec, p.baselines};
-    if ((rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--csv"}, &p.csv_path, 3, inputs)))
+    const char *inputs[] = {p.policy_file, p.rl.data_spec, p.baselines, p.rl.sc.cluster};
+    if ((rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--csv"}, &p.csv_path, 4, inputs)))
         return rc;
     if (!(rc = make_policies(&p)) && p.csv_path && !(p.csv = fopen(p.csv_path, "w")))
         rc = sw_cli_error(CMD, "%s: cannot create: %s", p.csv_path, strerror(errno));

@@ -91,8 +91,8 @@ static int parse(int argc, char **argv, plan *p)
         return sw_cli_error(CMD, "%s", err) + 1;
     make_note(p, argc, argv);
     /* A policy file that cannot be written is said now, not after minutes of pre-training. */
-    const char *inputs[] = {p->rl.data_spec, p->pre_policies};
-    if ((rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--out"}, &p->out, 2, inputs)))
+    const char *inputs[] = {p->rl.data_spec, p->pre_policies, p->rl.sc.cluster};
+    if ((rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--out"}, &p->out, 3, inputs)))
         return rc;
     if (sw_file_check_writable(p->out, "--out", err))
         return sw_cli_error(CMD, "%s", err) + 1;

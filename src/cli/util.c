@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
 #include <errno.h>
+#include <libgen.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "syncwise/data.h"
 #include "syncwise/file.h"
 #include "syncwise/log.h"
 #include "syncwise/policy.h"
@@ -201,6 +203,18 @@ int sw_cli_distinct_files(const char *cmd, int n, const char *const names[],
     return 0;
 }
 
+/* Whether path is a file that exists in directory dir (a data set given as a directory, such
+ * as fashion-mnist:dir=D, reads the files in it). */
+static bool existing_file_in(const char *dir, const char *path)
+{
+    struct stat sd, sp;
+    if (stat(dir, &sd) != 0 || !S_ISDIR(sd.st_mode) || stat(path, &sp) != 0)
+        return false;
+    char copy[4096];
+    snprintf(copy, sizeof copy, "%s", path);
+    return sw_file_same(dirname(copy), dir);
+}
+
 bool sw_cli_spec_names(const char *spec, const char *path)
 {
     char buf[4096];
@@ -210,8 +224,10 @@ bool sw_cli_spec_names(const char *spec, const char *path)
     for (char *part = strtok_r(buf, ",;@|", &save); part; part = strtok_r(NULL, ",;@|", &save)) {
         char *value = strrchr(part, '=');
         value = value ? value + 1 : strchr(part, ':') ? strchr(part, ':') + 1 : part;
-        if (*value && sw_file_same(value, path))
+        if (*value && (sw_file_same(value, path) || existing_file_in(value, path)))
             return true;
+        if (!strcmp(part, "fashion-mnist") && existing_file_in(SW_FASHION_MNIST_DIR, path))
+            return true; /* its default directory */
     }
     return false;
 }

@@ -13,7 +13,6 @@
 #include "sw_data_internal.h"
 #include "syncwise/err.h"
 
-#define FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 #define COMMON_KEYS "val, frac, norm"
 
 /* IDX sets ship gzip-compressed or not; take whichever of name.gz and name exists. */
@@ -49,12 +48,12 @@ static int load_fashion(sw_spec *s, uint64_t seed, sw_dataset **train, sw_datase
                         char *err)
 {
     (void)seed;
-    const char *dir = sw_spec_str(s, "dir", FASHION_MNIST_DIR);
+    const char *dir = sw_spec_str(s, "dir", SW_FASHION_MNIST_DIR);
     int rc = load_idx_dir(dir, 10, train, test, err);
-    if (rc == SW_EIO && strcmp(dir, FASHION_MNIST_DIR) == 0)
+    if (rc == SW_EIO && strcmp(dir, SW_FASHION_MNIST_DIR) == 0)
         sw_fail(err, rc, "Fashion-MNIST is not installed in %s: apt-get install "
                          "dataset-fashion-mnist (or run scripts/deps.sh)",
-                FASHION_MNIST_DIR);
+                SW_FASHION_MNIST_DIR);
     return rc;
 }
 
