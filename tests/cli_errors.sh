@@ -192,12 +192,16 @@ expect_status 2 "rl eval writing its CSV over its policy" -- "$SW" rl eval \
 expect_status 0 "the policy left as it was" -- "$SW" sim --policy "rlp:file=$TMP/mine.swrl" \
   --no-model --max-pushes 10 -q
 mkfifo "$TMP/fifo"
+mkdir -p "$TMP/fifo-prev" && mkfifo "$TMP/fifo-prev/s.ckpt.prev"
 expect_status 1 "train --out a FIFO" -- "$SW" train --data synthetic:task=logistic,d=8,n=500 \
   --model softmax --epochs 1 --out "$TMP/fifo"
 expect_output "not a regular file" "says why"
 expect_status 1 "data gen --out a FIFO" -- "$SW" data gen --n 10 --dim 10 --out "$TMP/fifo"
 checks=$((checks + 1))
 [ -p "$TMP/fifo" ] || { echo "FAIL: the FIFO was replaced"; failures=$((failures + 1)); }
+expect_status 1 "a shard whose FILE.prev is a FIFO" -- "$SW" shard --bind "tcp://127.0.0.1:*" \
+  --checkpoint "$TMP/fifo-prev/s.ckpt"
+expect_output "FILE.prev" "says which file"
 expect_status 1 "train --out an empty path" -- "$SW" train --data synthetic:task=logistic,d=8,n=500 \
   --model softmax --epochs 1 --out ""
 expect_output "an empty path" "says so before training"

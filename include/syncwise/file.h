@@ -20,6 +20,10 @@ int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const cha
  * that whoever waits for the file (an endpoint a server bound) never reads half of it. */
 int sw_file_write_line(const char *path, const char *text, const char *what, char *err);
 
+/* Whether a save may rename a file over path: nothing is there, or a regular file (not a
+ * FIFO, a device or a socket, which it would replace). */
+bool sw_file_replaceable(const char *path);
+
 /* Whether sw_file_write_atomic could write path: its temporary file is made and removed, so
  * that a run learns of a directory that is missing or not writable when it starts, not at its
  * first save. `what` names the option in the error ("--checkpoint"). */

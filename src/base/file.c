@@ -85,7 +85,7 @@ static int open_temporary(const char *path, char tmp[4096])
 
 /* A whole-file write renames over its path: a device, a FIFO or a socket there would be
  * replaced by a regular file (as root, /dev/null itself). */
-static bool replaceable(const char *path)
+bool sw_file_replaceable(const char *path)
 {
     struct stat st;
     return stat(path, &st) != 0 || S_ISREG(st.st_mode);
@@ -98,7 +98,7 @@ int sw_file_check_writable(const char *path, const char *what, char *err)
         return sw_fail(err, SW_EINVAL, "%s: an empty path: give a file's name", what);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) /* the rename at the end would fail */
         return sw_fail(err, SW_EIO, "%s %s: is a directory: give a file's name", what, path);
-    if (!replaceable(path))
+    if (!sw_file_replaceable(path))
         return sw_fail(err, SW_EIO, "%s %s: is not a regular file (a device, FIFO or socket), "
                        "which a save would replace: give a file's name", what, path);
     char tmp[4096];
@@ -204,7 +204,7 @@ void sw_file_release(int lock_fd)
 
 int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err)
 {
-    if (!replaceable(path))
+    if (!sw_file_replaceable(path))
         return sw_fail(err, SW_EIO, "%s: is not a regular file (a device, FIFO or socket): "
                        "the %s would replace it", path, what);
     sw_file_remove_stale(path);

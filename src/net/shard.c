@@ -405,6 +405,10 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     sw_listen_params lp = {.endpoint = p->bind, .linger_s = 1, .curve_key = p->curve_key,
                            .curve_clients = p->curve_clients, .curve_operators = p->curve_key};
     int rc = p->checkpoint ? sw_file_claim(p->checkpoint, "--checkpoint", &h->ckpt_lock, err) : 0;
+    char prev[4096]; /* where the checkpoint before goes: refused now, not at the first save */
+    snprintf(prev, sizeof prev, "%s.prev", p->checkpoint ? p->checkpoint : "");
+    if (!rc && p->checkpoint)
+        rc = sw_file_check_writable(prev, "--checkpoint's FILE.prev", err);
     if (!rc)
         rc = sw_listen(net, &h->sock, &lp, err);
     if (!rc && p->endpoint_file)

@@ -12,6 +12,7 @@
 #include "syncwise/bytes.h"
 #include "syncwise/ckpt.h"
 #include "syncwise/err.h"
+#include "syncwise/file.h"
 #include "syncwise/log.h"
 
 typedef struct sw_shard shard;
@@ -90,6 +91,9 @@ static int save(shard *h, char *err)
         snprintf(c.optimizer, sizeof c.optimizer, "sgd");
     char prev[PATH_MAX];
     prev_path(h, prev);
+    if (!rc && !sw_file_replaceable(prev))
+        rc = sw_fail(err, SW_EIO, "%s is not a regular file (a device, FIFO or socket), which "
+                     "keeping the checkpoint before would replace", prev);
     if (!rc && rename(h->p->checkpoint, prev) && errno != ENOENT)
         rc = sw_fail(err, SW_EIO, "%s: cannot keep it as %s: %s", h->p->checkpoint, prev,
                      strerror(errno));
