@@ -117,7 +117,7 @@ if command -v gnuplot >/dev/null; then
   [ ! -e "$TMP/lsq-out/accuracy.png" ] || { echo "FAIL: an accuracy plot for regression"; failures=$((failures + 1)); }
   [ -s "$TMP/lsq-out/loss.png" ] || { echo "FAIL: no loss plot for regression"; failures=$((failures + 1)); }
 fi
-expect_status 1 "a target accuracy on regression runs" -- "$SW" report "$TMP/lsq.jsonl" \
+expect_status 2 "a target accuracy on regression runs" -- "$SW" report "$TMP/lsq.jsonl" \
   -o "$TMP/lsq-out2" --target-acc 0.5
 expect_output "regression task, which has no accuracy" "says why"
 
@@ -154,6 +154,23 @@ for row in "2" "3,nan" "4,1e400" "5,-7" "x,1"; do # a trace row zipline never wr
   expect_status 1 "a trace row '$row'" -- "$SW" report "$TMP/bad-row.csv" -o "$TMP/out3"
   expect_output "bad-row.csv:3:" "names the line of '$row'"
 done
+# A refused report leaves its directory as it was; no output replaces an input (a log named
+# as one of the plots).
+"$SW" report -q "$TMP/bsp.jsonl" -o "$TMP/kept" > /dev/null
+before=$(cat "$TMP/kept/runs.csv")
+expect_status 1 "a report refused midway" -- "$SW" report "$TMP/bsp.jsonl" "$TMP/bad-row.csv" \
+  -o "$TMP/kept"
+OUT=$(cat "$TMP/kept/runs.csv")
+expect_output "$before" "the directory's tables are as they were"
+OUT=$(ls -A "$TMP/kept" | grep -c '^\.report' || true)
+expect_output "0" "and no working directory is left"
+if command -v gnuplot >/dev/null; then
+  cp "$TMP/backup.jsonl" "$TMP/kept/accuracy.svg"
+  expect_status 2 "an input named as one of the plots" -- "$SW" report "$TMP/bsp.jsonl" \
+    "$TMP/kept/accuracy.svg" -o "$TMP/kept"
+  OUT=$(head -c 20 "$TMP/kept/accuracy.svg")
+  expect_output '{"t":0,"ev":"start"' "the input is as it was"
+fi
 printf 'worker,time\n' > "$TMP/header-only.csv"
 expect_status 1 "a trace of no rows" -- "$SW" report "$TMP/header-only.csv" -o "$TMP/out3"
 expect_output "nothing to report" "says so"

@@ -5,6 +5,7 @@
  * runs share a policy (seeds of a compare), the first run stands for it.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -340,7 +341,7 @@ static int render(const sw_report *r, const report_opts *o, char *err)
     if (rc == 1)
         printf("gnuplot is not installed, so there are no plots: apt-get install gnuplot-nox, "
                "then run gnuplot plots.gp in %s\n",
-               r->dir);
+               o->out);
     return rc == 1 ? 0 : rc;
 }
 
@@ -439,21 +440,67 @@ static int distinct_inputs(char **files, int n)
     return rc;
 }
 
-/* No input is a file the report writes into DIR (a trace named zipline.csv in DIR itself). */
-static int inputs_outside(char **files, int n, const char *dir)
+/* Every file of the finished report in tmp moves into dir, unless one would replace an input
+ * (a trace named zipline.csv, a log named accuracy.svg, in dir itself): then none does. */
+static int move_into(const char *tmp, const char *dir, char **inputs, int n, char *err)
 {
-    const char *own[SW_CSV_COUNT + 3] = {"report.md", "plots.gp", "gnuplot.log"};
-    for (int k = 0; k < SW_CSV_COUNT; k++)
-        own[3 + k] = sw_report_csv_name(k);
-    for (int i = 0; i < n; i++)
-        for (size_t k = 0; k < sizeof own / sizeof *own; k++) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s", dir, own[k]);
-            if (sw_file_same(files[i], path))
-                return sw_cli_error(CMD, "%s is the report's own %s: give -o another directory",
-                                    files[i], own[k]) + 1;
+    DIR *d = opendir(tmp);
+    if (!d)
+        return sw_fail(err, SW_EIO, "%s: %s", tmp, strerror(errno));
+    int rc = 0;
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        rewinddir(d);
+        for (struct dirent *e; !rc && (e = readdir(d));) {
+            char from[8192], to[8192];
+            if (e->d_name[0] == '.')
+                continue;
+            snprintf(from, sizeof from, "%s/%s", tmp, e->d_name);
+            snprintf(to, sizeof to, "%s/%s", dir, e->d_name);
+            for (int i = 0; pass == 0 && i < n && !rc; i++)
+                if (sw_file_same(inputs[i], to))
+                    rc = sw_fail(err, SW_EINVAL, "%s is the report's own %s: give -o another "
+                                 "directory", inputs[i], e->d_name);
+            if (pass == 1 && rename(from, to) != 0)
+                rc = sw_fail(err, SW_EIO, "%s: cannot put it in place: %s", to, strerror(errno));
         }
-    return 0;
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Removes the working directory and whatever is left in it. */
+static void remove_dir(const char *tmp)
+{
+    DIR *d = opendir(tmp);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", tmp, e->d_name);
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            unlink(path);
+    }
+    if (d)
+        closedir(d);
+    rmdir(tmp);
+}
+
+/* The report, made in tmp: tables, plots and report.md. */
+static int make_report(sw_report *r, const report_opts *o, const char *tmp, char **inputs,
+                       int n, char *err)
+{
+    int rc = sw_report_open(r, tmp, err);
+    for (int i = 0; !rc && i < n; i++)
+        rc = ends_with(inputs[i], ".csv") ? sw_report_add_trace(r, inputs[i], err)
+                                          : sw_report_add_log(r, inputs[i], err);
+    if (!rc && !r->zipline_rows && (!r->n_runs || !(r->longest > 0)))
+        rc = sw_fail(err, SW_EFORMAT, "nothing to report: the files hold %s and no trace row",
+                     r->n_runs ? "runs of no time (only their start lines?)" : "no run");
+    if (!rc)
+        rc = sw_report_summarize(r, o->target_acc, err);
+    int crc = sw_report_close(r, rc ? NULL : err);
+    rc = rc ? rc : crc;
+    if (!rc)
+        rc = render(r, o, err);
+    return rc ? rc : write_markdown(r, err);
 }
 
 int sw_cli_report(int argc, char **argv)
@@ -466,33 +513,26 @@ int sw_cli_report(int argc, char **argv)
     const char *out = o.out;
     if (!out || optind >= argc)
         return sw_cli_error(CMD, "give log files and -o DIR (see --help)") + 1;
-    if ((prc = distinct_inputs(argv + optind, argc - optind)) ||
-        (prc = inputs_outside(argv + optind, argc - optind, out)))
+    if ((prc = distinct_inputs(argv + optind, argc - optind)))
         return prc;
-    if (sw_cli_mkdirs(out) != 0)
+    /* Made in a directory of its own inside DIR and moved in whole: a report refused midway
+     * leaves DIR as it was, not half rewritten. */
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s/.report-%ld", out, (long)getpid());
+    if (sw_cli_mkdirs(out) != 0 || (mkdir(tmp, 0755) != 0 && errno != EEXIST))
         return sw_cli_error(CMD, "%s: cannot create: %s", out, strerror(errno));
     char err[SW_ERR_LEN];
     sw_report r;
-    int rc = sw_report_open(&r, out, err);
-    for (int i = optind; !rc && i < argc; i++)
-        rc = ends_with(argv[i], ".csv") ? sw_report_add_trace(&r, argv[i], err)
-                                        : sw_report_add_log(&r, argv[i], err);
-    if (!rc && !r.zipline_rows && (!r.n_runs || !(r.longest > 0)))
-        rc = sw_fail(err, SW_EFORMAT, "nothing to report: the files hold %s and no trace row",
-                     r.n_runs ? "runs of no time (only their start lines?)" : "no run");
+    int rc = make_report(&r, &o, tmp, argv + optind, argc - optind, err);
     if (!rc)
-        rc = sw_report_summarize(&r, o.target_acc, err);
-    int crc = sw_report_close(&r, rc ? NULL : err);
-    rc = rc ? rc : crc;
-    if (!rc)
-        rc = render(&r, &o, err);
-    if (!rc)
-        rc = write_markdown(&r, err);
+        rc = move_into(tmp, out, argv + optind, argc - optind, err);
+    remove_dir(tmp);
+    r.dir = out;
     if (!rc && r.n_runs && !o.quiet)
         sw_report_write_table(&r, stdout);
     sw_report_free(&r);
     if (rc)
-        return sw_cli_error(CMD, "%s", err);
+        return sw_cli_error(CMD, "%s", err) + (rc == SW_EINVAL);
     printf("\nreport of %u run%s and %s written to %s/report.md (with CSV files; plots as SVG "
            "and PNG)\n",
            r.n_runs, r.n_runs == 1 ? "" : "s", r.zipline_rows ? "a zipline trace" : "no trace",
