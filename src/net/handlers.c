@@ -384,6 +384,10 @@ static void on_ctl(server *s, const peer *from, const sw_msg *m)
                      (unsigned long long)sw_engine_version(s->engine));
             sw_log(SW_LOG_INFO, "policy switched to %s", cmd + 7);
             sw__server_follow(s, &res);
+            /* The switch is the run's: a checkpoint now keeps it, should the server crash
+             * before the next one on the schedule. */
+            if (sw__server_checkpoint(s, err))
+                sw__server_fail(s, SW_EIO, err);
         }
     } else {
         snprintf(reply, sizeof reply, "error: unknown command '%s' (known: status, policy SPEC)\n",
