@@ -502,6 +502,8 @@ int sw_check_event_at(sw_check *c, const sw_event *ev, uint64_t where, char *err
     bool driver_note = ev->kind == SW_EV_EVAL || ev->kind == SW_EV_RESTORE; /* no engine call */
     if (!rc && !driver_note && c->promise && c->promise->on_event)
         rc = c->promise->on_event(c->pstate, c, ev, why);
+    else if (!rc && !c->promise) /* a policy of no known promise keeps rule 5 all the same */
+        rc = ck_no_liveness(c, ev, why);
     return rc ? broken_at(c, rc, ev->t, ev->kind, ev->worker, where, "", why, err) : 0;
 }
 

@@ -135,6 +135,13 @@ static void every_run_counts_versions_and_never_stalls(void **state)
     release(s, 0, 0);
     expect(s, "released while not waiting");
 
+    /* Rule 5 binds a policy of no known promise too: it may not lean on the liveness rule. */
+    s = open_script("mystery", 1);
+    start_all(s, 1);
+    push(s, 0, 1, 0);
+    feed(s, (sw_event){.kind = SW_EV_RELEASE, .worker = 0, .clock = 1, .reason = "liveness"});
+    expect(s, "the engine's liveness rule had to release them");
+
     s = open_script("mystery", 2);
     start_all(s, 1);
     push(s, 0, 2, 0);
