@@ -171,6 +171,12 @@ for run in "train --data libsvm:train=$TMP/in.svm --model softmax --epochs 1 --o
   OUT=$(cksum < "$TMP/in.svm")
   expect_output "$SUM" "${args[0]} left its input as it was"
 done
+# The two-class sparse models refuse data of more classes (labels 2 and up read as +1).
+printf '0 1:1\n1 2:1\n2 3:1\n3 1:1\n' > "$TMP/four.svm"
+expect_status 2 "svm on four classes" -- "$SW" sim --model svm --data "libsvm:train=$TMP/four.svm" \
+  --max-time 10
+expect_output "two-class model and this data has 4 classes" "says why"
+
 # A data set read from a directory, a cluster trace: inputs too.
 mkdir -p "$TMP/idxdir" "$TMP/cmp"
 echo "not read: refused first" > "$TMP/idxdir/t10k-labels-idx1-ubyte.gz"

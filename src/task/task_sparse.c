@@ -37,6 +37,14 @@ static int open_sparse(sw_task *t, const char *model, uint32_t probe_examples, c
         return sw_fail(err, SW_ENOMEM, "out of memory");
     t->impl = s;
     const sw_sparse_set *data = &t->data->sparse;
+    /* Labels 2 and up would be read as +1: a ten-class set would score as a two-class one. */
+    uint32_t classes = data->train->n_classes;
+    if (data->test && data->test->n_classes > classes)
+        classes = data->test->n_classes;
+    if (classes > 2)
+        return sw_fail(err, SW_EMISMATCH, "%s is a two-class model and this data has %u classes: "
+                       "give it two-class data (labels -1/+1 or 0/1), or a dense model "
+                       "(softmax, mlp) for more classes", model, classes);
     int rc = sw_sparse_model_new(&s->model, model, data->train->dim, err);
     if (rc)
         return rc;
