@@ -135,6 +135,9 @@ int sw_event_from_log(const sw_log_line *l, sw_event *ev, char *err)
     case SW_EV_EVAL:
         ev->loss = sw_log_num(l, "loss", NAN);
         ev->accuracy = sw_log_num(l, "acc", NAN);
+        if (ev->accuracy < 0 || ev->accuracy > 1 || ev->loss < 0)
+            return sw_fail(err, SW_EFORMAT, "an evaluation's \"acc\" is in [0, 1] and its "
+                           "\"loss\" not below 0");
         break;
     case SW_EV_WAKE:
         ev->at = sw_log_num(l, "at", NAN);

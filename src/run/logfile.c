@@ -105,6 +105,7 @@ typedef struct reading {
     const char *path; /* "" when reading a string */
     uint64_t lines;
     bool ended; /* the run's end line was read: only a restart's start line may follow */
+    uint64_t last_V; /* the highest version a line gave: a restart resumes at most there */
     sw_run_info info;
     sw_log_line line; /* about 25 KiB: readings live on the heap */
 } reading;
@@ -127,17 +128,30 @@ static int take(reading *rd, size_t lineno, bool *callback_failed, char *err)
     rd->ended = strcmp(kind, "end") == 0;
     int rc;
     sw_event ev;
+    sw_run_info before = rd->info;
     if (start && (rc = read_start(l, &rd->info, err)))
         return rc;
+    /* A later start line is a restarted server's (--resume appends): another run does not
+     * belong in the log. */
+    if (start && rd->lines > 1 &&
+        (strcmp(before.driver, "server") || strcmp(rd->info.driver, "server") ||
+         before.slots != rd->info.slots || rd->info.version > rd->last_V))
+        return sw_fail(err, SW_EFORMAT, "a second run in one log, not a restart of the first "
+                       "(a resumed server's start line: same slots, a version it reached)");
     if (!start && strcmp(kind, "end") != 0 && (rc = sw_event_from_log(l, &ev, err)))
         return rc == SW_ENOTFOUND ? SW_EFORMAT : rc;
+    double end_V = 0;
+    if (!strcmp(kind, "end") && whole(l, "V", 0x1p53, NAN, &end_V, err))
+        return sw_fail(err, SW_EFORMAT, "the end line's \"V\" is missing or not a whole number");
+    uint64_t line_V = start ? rd->info.version : !strcmp(kind, "end") ? (uint64_t)end_V : ev.V;
+    rd->last_V = line_V > rd->last_V ? line_V : rd->last_V;
     *callback_failed = true;
     if (start)
         return r->start ? r->start(r->ctx, &rd->info, lineno, err) : 0;
     if (strcmp(kind, "end") == 0) {
         const char *why = sw_log_str(l, "why");
-        return r->end ? r->end(r->ctx, sw_log_num(l, "t", 0), (uint64_t)sw_log_num(l, "V", 0),
-                               why ? why : "", lineno, err)
+        return r->end ? r->end(r->ctx, sw_log_num(l, "t", 0), (uint64_t)end_V, why ? why : "",
+                               lineno, err)
                       : 0;
     }
     return r->event ? r->event(r->ctx, &ev, lineno, err) : 0;

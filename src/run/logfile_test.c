@@ -154,9 +154,37 @@ static void lines_json_allows_but_a_log_never_holds_are_named(void **state)
         expect_start_refused(bad[i][0], "\"slots\":2,", bad[i][1]);
 }
 
+/* After an end line only a restarted server's start line may come: same slots, a version the
+ * log reached. Another run (a simulation, other slots, a version never reached) is refused. */
+static void a_log_holds_one_run_and_its_restarts(void **state)
+{
+    (void)state;
+    static const char *const second[][2] = {
+        {"\"driver\":\"server\",\"slots\":2,\"V\":3", NULL},
+        {"\"driver\":\"sim\",\"slots\":2,\"V\":3", "a second run"},
+        {"\"driver\":\"server\",\"slots\":3,\"V\":3", "a second run"},
+        {"\"driver\":\"server\",\"slots\":2,\"V\":9", "a second run"},
+    };
+    for (size_t i = 0; i < sizeof second / sizeof *second; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"t\":0,\"ev\":\"start\",\"policy\":\"asp\",\"driver\":\"server\","
+                 "\"slots\":2}\n{\"t\":1,\"ev\":\"end\",\"V\":4,\"why\":\"stopped\"}\n"
+                 "{\"t\":0,\"ev\":\"start\",\"policy\":\"asp\",%s}\n",
+                 second[i][0]);
+        seen out = {0};
+        char err[SW_ERR_LEN] = "";
+        sw_run_reader r = {.start = on_start, .end = on_end, .ctx = &out};
+        int rc = sw_run_read_text(text, &r, err);
+        if (second[i][1] ? rc != SW_EFORMAT || !strstr(err, second[i][1]) : rc != 0)
+            fail_msg("%s: %d '%s'", second[i][0], rc, err);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_log_holds_one_run_and_its_restarts),
         cmocka_unit_test(lines_json_allows_but_a_log_never_holds_are_named),
         cmocka_unit_test(start_and_end_lines_round_trip),
         cmocka_unit_test(older_start_lines_read_with_their_defaults),
