@@ -335,7 +335,7 @@ static int announce(server *s, char *err)
            s->policy, ep, s->n, (unsigned long long)s->r->start_version,
            p->curve_key ? "CURVE: encrypted, known keys only" : "plain TCP, no CURVE",
            s->unchecked ? "off" : "on");
-    return p->endpoint_file ? sw_file_write_line(p->endpoint_file, ep, "the endpoint file", err)
+    return p->endpoint_file ? sw_file_write_line(p->endpoint_file, ep, "endpoint file", err)
                             : 0;
 }
 

@@ -119,7 +119,9 @@ int sw__shards_read_record(server *s, uint64_t *version, char *err)
         return sw_fail(err, SW_EFORMAT, "%s is not the record of a sharded run's checkpoint "
                        "(run=, version=, shards=)", s->p->checkpoint);
     const char *crc = strstr(text, "\ncrc=");
-    if (!crc || strtoul(crc + 5, NULL, 16) != sw_crc32(0, text, (size_t)(crc + 1 - text)))
+    char *end = NULL;
+    unsigned long stored = crc ? strtoul(crc + 5, &end, 16) : 0;
+    if (!crc || strcmp(end, "\n") || stored != sw_crc32(0, text, (size_t)(crc + 1 - text)))
         return sw_fail(err, SW_ECHECKSUM, "%s: the record of the shards' checkpoints %s",
                        s->p->checkpoint,
                        crc ? "fails its checksum (damaged or edited)" : "has no checksum line");

@@ -412,7 +412,7 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     if (!rc)
         rc = sw_listen(net, &h->sock, &lp, err);
     if (!rc && p->endpoint_file)
-        rc = sw_file_write_line(p->endpoint_file, sw_sock_endpoint(h->sock), "the endpoint file", err);
+        rc = sw_file_write_line(p->endpoint_file, sw_sock_endpoint(h->sock), "endpoint file", err);
     if (!rc && p->resume)
         rc = sw__shard_resume(h, err);
     if (rc) {

@@ -66,7 +66,9 @@ static void send_replica(sw__peer *pe, int rank)
     sw__peer_send(pe, rank, SW_MSG_PEER_SLICE, pe->pay, 8 * k);
 }
 
-static void on_hello(sw__peer *pe, const sw_msg *m)
+static void refuse(sw__peer *pe, const char *from, const char *why);
+
+static void on_hello(sw__peer *pe, const char *from, const sw_msg *m)
 {
     char ep[SW_PEER_EP_LEN];
     size_t len = m->payload_len < sizeof ep - 1 ? m->payload_len : sizeof ep - 1;
@@ -74,9 +76,11 @@ static void on_hello(sw__peer *pe, const sw_msg *m)
     ep[len] = '\0';
     int rank = sw__peer_add(pe, ep);
     if (rank < 0) {
-        char name[SW_PEER_EP_LEN];
-        sw_printable(name, sizeof name, ep, strlen(ep));
-        sw_log(SW_LOG_WARN, "cannot admit peer %s (full or bad endpoint)", name);
+        char why[SW_PEER_EP_LEN + 64];
+        sw_printable(why, sizeof why, ep, strlen(ep));
+        snprintf(why + strlen(why), sizeof why - strlen(why), ": not admitted (full, or not an "
+                 "endpoint)");
+        refuse(pe, from, why);
         return;
     }
     char text[SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN];
@@ -111,7 +115,7 @@ static void handle(sw__peer *pe, const char *from, const sw_msg *m)
     if (rank >= 0)
         pe->m[rank].last_seen = sw__peer_now(pe);
     switch (m->type) {
-    case SW_MSG_PEER_HELLO: on_hello(pe, m); break;
+    case SW_MSG_PEER_HELLO: on_hello(pe, from, m); break;
     case SW_MSG_PEER_MEMBERS: sw__peer_merge_members(pe, m); break;
     case SW_MSG_PEER_DELTA: take_pairs(pe, m, true); break;
     case SW_MSG_PEER_SLICE:
@@ -295,7 +299,7 @@ static int setup(sw__peer *pe, char *err)
         sw_task_init_params(pe->task, pe->theta, p->seed);
     sw__peer_add(pe, pe->me);
     if (p->endpoint_file)
-        return sw_file_write_line(p->endpoint_file, pe->me, "the endpoint file", err);
+        return sw_file_write_line(p->endpoint_file, pe->me, "endpoint file", err);
     return 0;
 }
 
