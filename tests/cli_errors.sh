@@ -89,10 +89,10 @@ expect_output "--lr: 'fast' is not a number" "names the bad value"
 expect_status 2 "unknown option" -- "$SW" train --bogus
 expect_status 2 "stray argument" -- "$SW" train extra
 expect_output "unexpected argument 'extra'" "names the stray argument"
-expect_status 1 "unknown model key" -- "$SW" train --data synthetic:n=100 --model mlp:x=1
+expect_status 2 "unknown model key" -- "$SW" train --data synthetic:n=100 --model mlp:x=1
 expect_output "unknown parameter 'x'" "names the unknown key"
 expect_output "known: h, u" "lists the known keys"
-expect_status 1 "unknown data set" -- "$SW" train --data imagenet
+expect_status 2 "unknown data set" -- "$SW" train --data imagenet
 expect_output "unknown data set 'imagenet'" "names the data set"
 expect_status 1 "missing data file" -- "$SW" train --data libsvm:train=$TMP/none.svm
 expect_output "$TMP/none.svm: cannot open" "names the missing file"
@@ -208,7 +208,7 @@ checks=$((checks + 1))
 expect_status 1 "a shard whose FILE.prev is a FIFO" -- "$SW" shard --bind "tcp://127.0.0.1:*" \
   --checkpoint "$TMP/fifo-prev/s.ckpt"
 expect_output "FILE.prev" "says which file"
-expect_status 1 "train --out an empty path" -- "$SW" train --data synthetic:task=logistic,d=8,n=500 \
+expect_status 2 "train --out an empty path" -- "$SW" train --data synthetic:task=logistic,d=8,n=500 \
   --model softmax --epochs 1 --out ""
 expect_output "an empty path" "says so before training"
 mkdir -p "$TMP/outdir"

@@ -85,7 +85,7 @@ expect_status 0 "the exported files" -- "$SW" "${svm_run[@]}" \
 expect_output "$generated" "the exported files train as the generated set does ($generated)"
 expect_status 1 "sparse data have no val split" -- "$SW" data export --data "$SPARSE" --split val \
   --out "$TMP/none.svm"
-expect_status 1 "a sparse model on dense data" -- "$SW" sim --model svm --max-pushes 10
+expect_status 2 "a sparse model on dense data" -- "$SW" sim --model svm --max-pushes 10
 expect_output "model 'svm' reads sparse rows" "the refusal says which data it reads"
 expect_status 2 "a sparse model pulls every step" -- "$SW" sim --model svm --max-pushes 10 \
   --data sparse:n=300,test=30,dim=100 --get-model-frequency 2

@@ -399,7 +399,7 @@ int sw_cli_compare(int argc, char **argv)
         sw_cli_set_threads(p.sc.threads);
         if (p.sc.data_spec && (rc = sw_task_data_load(&data, p.sc.cfg.model, p.sc.data_spec,
                                                       SW_DATA_SEED, err)))
-            rc = sw_cli_error(CMD, "%s", err);
+            rc = sw_cli_error(CMD, "%s", err) * sw_cli_load_status(rc);
         p.data = p.sc.data_spec ? &data : NULL;
         if (!rc) /* the model, targets and shares hold for every policy: the first says */
             rc = sw_cli_scenario_check_data(&p.sc, CMD, p.policies[0], p.data);

@@ -62,6 +62,11 @@ int sw_cli_scenario_check_data(sw_cli_scenario *s, const char *cmd, const char *
     return sw_cli_scenario_status(rc);
 }
 
+int sw_cli_load_status(int rc)
+{
+    return rc == SW_ENOTFOUND || rc == SW_EINVAL ? 2 : 1;
+}
+
 int sw_cli_scenario_status(int rc)
 {
     /* a bad spec is a usage error; a file it names that cannot be read is not */

@@ -37,6 +37,9 @@ int sw_cli_scenario_check_data(sw_cli_scenario *s, const char *cmd, const char *
 /* The exit status of a scenario refused before it ran: 2 for what the command line got wrong
  * (a spec, a value, a model that does not fit its data), 1 for what failed (a file). */
 int sw_cli_scenario_status(int rc);
+/* The exit status of a data set or model that could not be loaded: 2 for an unknown name or
+ * key (the command line's), 1 for a file that cannot be read or is not what it claims. */
+int sw_cli_load_status(int rc);
 
 /* The shared table: its offsets are into sw_cli_scenario, which must therefore be the first
  * member of a command's options struct. */

@@ -80,11 +80,13 @@ static int run(sw_cli_scenario *sc, const char *log_path)
 {
     sw_task_data data = {0};
     char err[SW_ERR_LEN];
-    if (sc->data_spec &&
-        sw_task_data_load(&data, sc->cfg.model, sc->data_spec, SW_DATA_SEED, err))
-        return sw_cli_error(CMD, "%s", err);
+    int rc = sc->data_spec ? sw_task_data_load(&data, sc->cfg.model, sc->data_spec,
+                                               SW_DATA_SEED, err)
+                           : 0;
+    if (rc)
+        return sw_cli_error(CMD, "%s", err) * sw_cli_load_status(rc);
     sc->cfg.data = sc->data_spec ? &data : NULL;
-    int rc = sw_cli_scenario_check_data(sc, CMD, sc->cfg.policy, sc->cfg.data);
+    rc = sw_cli_scenario_check_data(sc, CMD, sc->cfg.policy, sc->cfg.data);
     if (rc) { /* said, before any log is emptied */
         sw_task_data_free(&data);
         return rc;

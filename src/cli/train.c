@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "scenario.h"
 #include "opts.h"
 #include "syncwise/ckpt.h"
 #include "syncwise/clock.h"
@@ -205,5 +206,5 @@ int sw_cli_train(int argc, char **argv)
     free(t.params);
     free(t.grad);
     sw_data_free(&t.data);
-    return rc ? 1 : 0;
+    return rc ? sw_cli_load_status(rc) : 0;
 }

@@ -18,10 +18,23 @@ static int say_which_kind(int rc, const char *model, bool sparse, char *err)
                           : "dense examples (sparse rows are for svm and logistic)");
 }
 
+/* Whether the spec names a model, dense (syncwise/model.h) or sparse (syncwise/sparse.h). */
+static bool known_model(const char *model)
+{
+    size_t len = strcspn(model, ":");
+    for (const sw_model_arch_info *a = sw_model_archs; a->name; a++)
+        if (strlen(a->name) == len && !strncmp(a->name, model, len))
+            return true;
+    return sw_sparse_is_model(model);
+}
+
 int sw_task_data_load(sw_task_data *out, const char *model, const char *spec, uint64_t seed,
                       char *err)
 {
     memset(out, 0, sizeof *out);
+    if (!known_model(model)) /* before the data, which would be read for the wrong kind */
+        return sw_fail(err, SW_ENOTFOUND, "unknown model '%.*s' (known: softmax, mlp, cnn, svm, "
+                       "logistic)", (int)strcspn(model, ":"), model);
     bool sparse = sw_sparse_is_model(model);
     int rc = sparse ? sw_sparse_load(&out->sparse, spec, seed, err)
                     : sw_data_load(&out->dense, spec, seed, err);
