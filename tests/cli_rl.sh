@@ -78,7 +78,7 @@ expect_status 2 "a bad model late in a list" -- "$SW" rl eval --policy "$TMP/p.s
   "${inst[@]}" --models "mlp:h=0|mlp:h=99" --instances 6
 expect_output "h=99 is outside" "is named"
 expect_no_output "runs," "before anything ran"
-expect_status 1 "a baseline no engine takes" -- "$SW" rl eval --policy "$TMP/p.swrl" \
+expect_status 2 "a baseline no engine takes" -- "$SW" rl eval --policy "$TMP/p.swrl" \
   "${inst[@]}" --baselines "asp,ssp:s=-1" --instances 6
 expect_output "--baselines: ssp: s=-1 is outside" "is refused before any run"
 expect_no_output "runs," "nothing ran"

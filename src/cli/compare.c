@@ -288,7 +288,9 @@ static void print_answer(const plan *p, const sw_trials *s, int best)
     for (int i = 0; i < p->n_policies; i++)
         reached += s[i].reached;
     if (!reached) { /* every time above is a run's end: nothing is fastest */
-        printf("no run reached the target: the times are where the runs stopped\n");
+        bool target = p->sc.cfg.target_acc > 0 || p->sc.cfg.target_loss > 0;
+        printf("%s: the times are where the runs stopped\n",
+               target ? "no run reached the target" : "no target was given");
         return;
     }
     const char *censored =

@@ -3,6 +3,7 @@
  * then the report (rl_eval_report.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "rl_eval.h"
+#include "scenario.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -52,8 +53,9 @@ static int add_policy(sw_rl_eval *p, const char *spec)
     if (p->n == SW_RL_EVAL_MAX_POLICIES || strlen(spec) >= sizeof p->specs[0])
         return sw_cli_error(CMD, "too many or too long policies");
     char err[SW_ERR_LEN]; /* before any run: as many slots as an instance may draw workers */
-    if (sw_engine_check_policy(spec, SW_RL_EVAL_CHECK_SLOTS, err))
-        return sw_cli_error(CMD, "--baselines: %s", err);
+    int rc = sw_engine_check_policy(spec, SW_RL_EVAL_CHECK_SLOTS, err);
+    if (rc) /* a bad spec is the command line's, as in sim; a policy file that fails is not */
+        return sw_cli_error(CMD, "--baselines: %s", err) * sw_cli_scenario_status(rc);
     snprintf(p->specs[p->n++], sizeof p->specs[0], "%s", spec);
     return 0;
 }
