@@ -31,6 +31,25 @@ expect_status 0 "the example builds with pkg-config --cflags --libs syncwise" --
 expect_status 0 "and runs against the installed library" -- \
   env LD_LIBRARY_PATH="$LIBDIR" "$TMP/half_barrier" 8 5000
 expect_output "policy half: 5000 pushes" "the simulator ran the example's own policy"
+# The same file as a plugin: every command runs its policy by name, check reads its logs.
+build_plugin() {
+  cc -std=c11 -Wall -Werror -shared -fPIC $SAN "$EXAMPLE" \
+    $(PKG_CONFIG_PATH=$(dirname "$(find "$1" -name syncwise.pc)") pkg-config --cflags --libs syncwise) \
+    -o "$TMP/half.so"
+}
+expect_status 0 "the example builds as a plugin" -- build_plugin "$TMP/prefix"
+plugin=(env LD_LIBRARY_PATH="$LIBDIR" SYNCWISE_PLUGINS="$TMP/half.so")
+expect_status 0 "compare runs the plugin's policy beside built-in ones" -- "${plugin[@]}" \
+  "$TMP/prefix/bin/syncwise" compare --policies "half:share=0.5;bsp" --no-model --max-time 200 \
+  --seeds 2 --log-dir "$TMP/plugin-logs" -q
+expect_output "half:share=0.5" "its row is in the table"
+expect_status 0 "check reads its log" -- "${plugin[@]}" "$TMP/prefix/bin/syncwise" check \
+  "$TMP/plugin-logs/half-share=0.5-seed1.jsonl"
+expect_status 2 "without the plugin the policy is unknown" -- "$TMP/prefix/bin/syncwise" sim \
+  --policy half --no-model --max-time 10
+expect_status 1 "a plugin that cannot be loaded" -- env SYNCWISE_PLUGINS="$TMP/none.so" \
+  "$TMP/prefix/bin/syncwise" sim --no-model --max-time 10
+expect_output "SYNCWISE_PLUGINS: $TMP/none.so" "says which"
 mv "$TMP/prefix" "$TMP/moved"
 rm "$TMP/half_barrier"
 expect_status 0 "a moved install still builds the example" -- build_example "$TMP/moved"

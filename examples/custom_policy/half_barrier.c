@@ -6,9 +6,14 @@
  * that read the engine's view and fill a decision (syncwise/policy.h), and the simulator runs
  * it with sw_sim_config.policy_ops (syncwise/sim.h).
  *
- * Build against an installed syncwise:
+ * Build against an installed syncwise, as a program of its own that drives the simulator:
  *   cc half_barrier.c $(pkg-config --cflags --libs syncwise) -o half_barrier
  *   ./half_barrier [WORKERS] [PUSHES]
+ * or as a plugin, which gives every syncwise command the policy (sim, compare, server, ctl,
+ * check) by the name "half":
+ *   cc -shared -fPIC half_barrier.c $(pkg-config --cflags --libs syncwise) -o half.so
+ *   SYNCWISE_PLUGINS=$PWD/half.so syncwise compare --policies "half;bsp;asp" ...
+ * (with LD_LIBRARY_PATH=PREFIX/lib for an install under a prefix of your own).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +54,13 @@ static const sw_policy_ops half_policy = {
     .init = half_init,
     .on_push = half_push,
 };
+
+/* The policies this file gives syncwise as a plugin (SYNCWISE_PLUGINS, syncwise/policy.h). */
+const sw_policy_ops *const *sw_plugin_policies(void)
+{
+    static const sw_policy_ops *const policies[] = {&half_policy, NULL};
+    return policies;
+}
 
 int main(int argc, char **argv)
 {

@@ -79,11 +79,23 @@ enum {
     SW_EBSP_DEFAULT_R = 15,
 };
 
-/* Looks a policy up by name; NULL if unknown. */
+/* Looks a policy up by name, built-in or registered; NULL if unknown. */
 const sw_policy_ops *sw_policy_find(const char *name);
 
-/* The registered policies, NULL-terminated, in the order --help lists them. */
+/* The built-in policies, NULL-terminated, in the order --help lists them. */
 extern const sw_policy_ops *const sw_policies[];
+
+/* Adds a policy of one's own under ops->name (not taken already), so that specs name it as they
+ * name the built-in ones; ops must outlive every use. At most SW_POLICY_MAX_REGISTERED. Fails
+ * with a message. The registered ones, NULL-terminated. */
+#define SW_POLICY_MAX_REGISTERED 32
+int sw_policy_register(const sw_policy_ops *ops, char *err);
+const sw_policy_ops *const *sw_policy_registered(void);
+
+/* What a plugin defines: a shared object named in SYNCWISE_PLUGINS (paths separated by ':')
+ * gives every syncwise command its policies through this function, a NULL-terminated list
+ * (examples/custom_policy/half_barrier.c builds as one). */
+const sw_policy_ops *const *sw_plugin_policies(void);
 
 /* Comma-separated names of every policy, for "unknown policy" messages. */
 const char *sw_policy_names(void);

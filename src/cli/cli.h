@@ -54,6 +54,10 @@ int sw_cli_error(const char *cmd, const char *fmt, ...)
 /* The log level of -q (warnings and errors only) and -v (debug messages too). */
 void sw_cli_set_verbosity(bool quiet, bool verbose);
 
+/* Loads the plugins SYNCWISE_PLUGINS names and registers their policies; 1 after saying why
+ * one failed, 0 otherwise (also without plugins). */
+int sw_cli_load_plugins(void);
+
 /* Creates a directory and its missing parents (mkdir -p); -1 with errno on failure. */
 int sw_cli_mkdirs(const char *path);
 /* A usage error (2, said) when two of the n named paths name one file (NULL paths are not

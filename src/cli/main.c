@@ -57,7 +57,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+            return sw_cli_load_plugins() ? 1 : commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "syncwise: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return 2;

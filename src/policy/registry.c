@@ -1,6 +1,8 @@
 /* The policy registry (name -> operations) and helpers every policy shares. */
+#include <stdio.h>
 #include <string.h>
 
+#include "syncwise/err.h"
 #include "syncwise/policy.h"
 
 extern const sw_policy_ops sw_policy_bsp, sw_policy_asp, sw_policy_ssp, sw_policy_sync,
@@ -13,23 +15,46 @@ const sw_policy_ops *const sw_policies[] = {
     &sw_policy_bdbw, &sw_policy_actions, &sw_policy_rlp, NULL,
 };
 
+/* Policies of one's own (plugins), NULL-terminated. */
+static const sw_policy_ops *registered[SW_POLICY_MAX_REGISTERED + 1];
+static int n_registered;
+
 const sw_policy_ops *sw_policy_find(const char *name)
 {
     for (int i = 0; sw_policies[i]; i++)
         if (strcmp(sw_policies[i]->name, name) == 0)
             return sw_policies[i];
+    for (int i = 0; i < n_registered; i++)
+        if (strcmp(registered[i]->name, name) == 0)
+            return registered[i];
     return NULL;
 }
 
+int sw_policy_register(const sw_policy_ops *ops, char *err)
+{
+    if (!ops || !ops->name || !ops->name[0] || strchr(ops->name, ':') || !ops->on_push)
+        return sw_fail(err, SW_EINVAL, "a policy needs a name (without ':') and on_push");
+    if (sw_policy_find(ops->name))
+        return sw_fail(err, SW_EINVAL, "a policy named '%s' exists already", ops->name);
+    if (n_registered == SW_POLICY_MAX_REGISTERED)
+        return sw_fail(err, SW_ERANGE, "more than %d policies of one's own",
+                       SW_POLICY_MAX_REGISTERED);
+    registered[n_registered++] = ops;
+    return 0;
+}
+
+const sw_policy_ops *const *sw_policy_registered(void) { return registered; }
+
 const char *sw_policy_names(void)
 {
-    static char names[256];
-    if (!names[0])
-        for (int i = 0; sw_policies[i]; i++) {
-            if (i)
-                strncat(names, ", ", sizeof names - strlen(names) - 1);
-            strncat(names, sw_policies[i]->name, sizeof names - strlen(names) - 1);
-        }
+    static char names[1024];
+    names[0] = '\0';
+    for (int i = 0; sw_policies[i]; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                 sw_policies[i]->name);
+    for (int i = 0; i < n_registered; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), ", %s",
+                 registered[i]->name);
     return names;
 }
 

@@ -1,0 +1,51 @@
+/* Policies of one's own for every command: the shared objects SYNCWISE_PLUGINS names (paths
+ * separated by ':') are loaded at start, and the policies each lists (sw_plugin_policies,
+ * syncwise/policy.h) join the registry, so that sim, compare, server, ctl and check name them in
+ * specs as they name the built-in ones. */
+#define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "syncwise/err.h"
+#include "syncwise/policy.h"
+
+typedef const sw_policy_ops *const *(*plugin_list)(void);
+
+/* One plugin: loaded for the process's life (its policies run until the end). */
+static int load_one(const char *path, char *err)
+{
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        return sw_fail(err, SW_EIO, "SYNCWISE_PLUGINS: %s", dlerror());
+    plugin_list list;
+    *(void **)&list = dlsym(lib, "sw_plugin_policies"); /* POSIX's way to a function */
+    if (!list)
+        return sw_fail(err, SW_EINVAL, "SYNCWISE_PLUGINS: %s defines no sw_plugin_policies "
+                       "(syncwise/policy.h)", path);
+    const sw_policy_ops *const *ops = list();
+    int rc = ops ? 0 : sw_fail(err, SW_EINVAL, "SYNCWISE_PLUGINS: %s lists no policy", path);
+    char why[SW_ERR_LEN];
+    for (size_t i = 0; !rc && ops[i]; i++)
+        if ((rc = sw_policy_register(ops[i], why)))
+            rc = sw_fail(err, rc, "SYNCWISE_PLUGINS: %s: %s", path, why);
+    return rc;
+}
+
+int sw_cli_load_plugins(void)
+{
+    const char *list = getenv("SYNCWISE_PLUGINS");
+    if (!list || !*list)
+        return 0;
+    char paths[4096], err[SW_ERR_LEN];
+    snprintf(paths, sizeof paths, "%s", list);
+    char *save = NULL;
+    for (char *p = strtok_r(paths, ":", &save); p; p = strtok_r(NULL, ":", &save))
+        if (load_one(p, err)) {
+            fprintf(stderr, "syncwise: %s\n", err);
+            return 1;
+        }
+    return 0;
+}
