@@ -87,10 +87,9 @@ extern const sw_policy_ops *const sw_policies[];
 
 /* Adds a policy of one's own under ops->name (not taken already), so that specs name it as they
  * name the built-in ones; ops must outlive every use. At most SW_POLICY_MAX_REGISTERED. Fails
- * with a message. The registered ones, NULL-terminated. */
+ * with a message. */
 #define SW_POLICY_MAX_REGISTERED 32
 int sw_policy_register(const sw_policy_ops *ops, char *err);
-const sw_policy_ops *const *sw_policy_registered(void);
 
 /* What a plugin defines: a shared object named in SYNCWISE_PLUGINS (paths separated by ':')
  * gives every syncwise command its policies through this function, a NULL-terminated list

@@ -60,10 +60,6 @@ int sw_cli_load_plugins(void);
 
 /* Creates a directory and its missing parents (mkdir -p); -1 with errno on failure. */
 int sw_cli_mkdirs(const char *path);
-/* A usage error (2, said) when two of the n named paths name one file (NULL paths are not
- * given): an output must not overwrite another output or an input. */
-int sw_cli_distinct_files(const char *cmd, int n, const char *const names[],
-                          const char *const paths[]);
 /* Whether one of the file names a spec holds (after ':' or '=', between ',', ';', '@', '|')
  * names path, or names a directory in which path is an existing file (a data set read from a
  * directory): a log must not overwrite the trace or data file a run reads. */

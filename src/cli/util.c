@@ -192,7 +192,8 @@ int sw_cli_mkdirs(const char *path)
     return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-int sw_cli_distinct_files(const char *cmd, int n, const char *const names[],
+/* A usage error (2, said) when two of the n named paths name one file (NULL: not given). */
+static int distinct_files(const char *cmd, int n, const char *const names[],
                           const char *const paths[])
 {
     for (int i = 0; i < n; i++)
@@ -235,7 +236,7 @@ bool sw_cli_spec_names(const char *spec, const char *path)
 int sw_cli_outputs_apart(const char *cmd, int n_out, const char *const out_names[],
                          const char *const outs[], int n_in, const char *const inputs[])
 {
-    int rc = sw_cli_distinct_files(cmd, n_out, out_names, outs);
+    int rc = distinct_files(cmd, n_out, out_names, outs);
     for (int i = 0; i < n_out && !rc; i++)
         for (int j = 0; j < n_in && !rc; j++)
             if (outs[i] && sw_cli_spec_names(inputs[j], outs[i]))

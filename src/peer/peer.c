@@ -66,7 +66,17 @@ static void send_replica(sw__peer *pe, int rank)
     sw__peer_send(pe, rank, SW_MSG_PEER_SLICE, pe->pay, 8 * k);
 }
 
-static void refuse(sw__peer *pe, const char *from, const char *why);
+/* A message refused: counted, and said for the first few only (a stranger's flood would
+ * drown the log), with the sender's name made safe to print. */
+static void refuse(sw__peer *pe, const char *from, const char *why)
+{
+    char name[SW_PEER_EP_LEN];
+    sw_printable(name, sizeof name, from, strlen(from));
+    pe->r->refused++;
+    sw_log(pe->r->refused <= SW_PEER_REFUSALS_SAID ? SW_LOG_WARN : SW_LOG_DEBUG,
+           "ignoring a message from %s: %s%s", name, why,
+           pe->r->refused == SW_PEER_REFUSALS_SAID ? " (further refusals are counted only)" : "");
+}
 
 static void on_hello(sw__peer *pe, const char *from, const sw_msg *m)
 {
@@ -87,18 +97,6 @@ static void on_hello(sw__peer *pe, const char *from, const sw_msg *m)
     size_t n = sw__peer_members_text(pe, text, sizeof text);
     sw__peer_broadcast(pe, SW_MSG_PEER_MEMBERS, text, n);
     send_replica(pe, sw__peer_rank(pe, ep));
-}
-
-/* A message refused: counted, and said for the first few only (a stranger's flood would
- * drown the log), with the sender's name made safe to print. */
-static void refuse(sw__peer *pe, const char *from, const char *why)
-{
-    char name[SW_PEER_EP_LEN];
-    sw_printable(name, sizeof name, from, strlen(from));
-    pe->r->refused++;
-    sw_log(pe->r->refused <= SW_PEER_REFUSALS_SAID ? SW_LOG_WARN : SW_LOG_DEBUG,
-           "ignoring a message from %s: %s%s", name, why,
-           pe->r->refused == SW_PEER_REFUSALS_SAID ? " (further refusals are counted only)" : "");
 }
 
 /* Only members speak for the group: a stranger may say HELLO to join, and nothing else counts

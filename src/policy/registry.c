@@ -15,8 +15,8 @@ const sw_policy_ops *const sw_policies[] = {
     &sw_policy_bdbw, &sw_policy_actions, &sw_policy_rlp, NULL,
 };
 
-/* Policies of one's own (plugins), NULL-terminated. */
-static const sw_policy_ops *registered[SW_POLICY_MAX_REGISTERED + 1];
+/* Policies of one's own (plugins). */
+static const sw_policy_ops *registered[SW_POLICY_MAX_REGISTERED];
 static int n_registered;
 
 const sw_policy_ops *sw_policy_find(const char *name)
@@ -42,8 +42,6 @@ int sw_policy_register(const sw_policy_ops *ops, char *err)
     registered[n_registered++] = ops;
     return 0;
 }
-
-const sw_policy_ops *const *sw_policy_registered(void) { return registered; }
 
 const char *sw_policy_names(void)
 {
