@@ -44,8 +44,9 @@ uint64_t sw_check_where(const sw_check *c);
 /* The stream ended: checks the last engine call as complete. Same returns as sw_check_event. */
 int sw_check_end(sw_check *c, char *err);
 /* A log's end line (docs/log.md), `where` as in sw_check_event_at: at time t, not before the
- * last event, at the version the events reached, for a known reason; then sw_check_end, unless
- * the run failed ("failed: ..."), whose last engine call may have been cut as a killed run's. */
+ * last event, at the version the events reached (its reason is the log reader's to check); then
+ * sw_check_end, unless the run failed ("failed: ..."), whose last engine call may have been cut
+ * as a killed run's. */
 int sw_check_end_line(sw_check *c, double t, uint64_t V, const char *why, uint64_t where,
                       char *err);
 

@@ -110,6 +110,27 @@ typedef struct reading {
     sw_log_line line; /* about 25 KiB: readings live on the heap */
 } reading;
 
+/* An end line's version and reason, which must be one the writers give (docs/log.md). */
+static int read_end(const sw_log_line *l, uint64_t *V, const char **why, char *err)
+{
+    double v = 0;
+    if (whole(l, "V", 0x1p53, NAN, &v, err))
+        return sw_fail(err, SW_EFORMAT, "the end line's \"V\" is missing or not a whole number");
+    *V = (uint64_t)v;
+    *why = sw_log_str(l, "why") ? sw_log_str(l, "why") : "";
+    if (!sw_end_reason_known(*why))
+        return sw_fail(err, SW_EFORMAT, "the end line gives no known reason (\"%.60s\")", *why);
+    return 0;
+}
+
+/* Whether a later start line is a restarted server's (--resume appends): the same slots, at
+ * a version the log reached. Another run does not belong in the log. */
+static bool restarts(const sw_run_info *before, const sw_run_info *now, uint64_t last_V)
+{
+    return !strcmp(before->driver, "server") && !strcmp(now->driver, "server") &&
+           before->slots == now->slots && now->version <= last_V;
+}
+
 /* One parsed line: the start of a run, its end, or one of its events. A fault of the line is
  * the reader's to place; a callback's failure says its own where. */
 static int take(reading *rd, size_t lineno, bool *callback_failed, char *err)
@@ -119,41 +140,36 @@ static int take(reading *rd, size_t lineno, bool *callback_failed, char *err)
     const char *kind = sw_log_str(l, "ev");
     if (!kind || isnan(sw_log_num(l, "t", NAN)))
         return sw_fail(err, SW_EFORMAT, "a log line needs \"t\" and \"ev\"");
-    bool start = strcmp(kind, "start") == 0;
+    bool start = strcmp(kind, "start") == 0, end = strcmp(kind, "end") == 0;
     if (rd->lines++ == 0 && !start)
         return sw_fail(err, SW_EFORMAT, "a log begins with its \"start\" line, not \"%s\"", kind);
     if (rd->ended && !start)
         return sw_fail(err, SW_EFORMAT, "%s after the run's \"end\" line (a second run belongs "
-                       "in a log of its own)", strcmp(kind, "end") ? "an event" : "a second end");
-    rd->ended = strcmp(kind, "end") == 0;
-    int rc;
-    sw_event ev;
+                       "in a log of its own)", end ? "a second end" : "an event");
+    rd->ended = end;
     sw_run_info before = rd->info;
-    if (start && (rc = read_start(l, &rd->info, err)))
-        return rc;
-    /* A later start line is a restarted server's (--resume appends): another run does not
-     * belong in the log. */
-    if (start && rd->lines > 1 &&
-        (strcmp(before.driver, "server") || strcmp(rd->info.driver, "server") ||
-         before.slots != rd->info.slots || rd->info.version > rd->last_V))
-        return sw_fail(err, SW_EFORMAT, "a second run in one log, not a restart of the first "
-                       "(a resumed server's start line: same slots, a version it reached)");
-    if (!start && strcmp(kind, "end") != 0 && (rc = sw_event_from_log(l, &ev, err)))
+    sw_event ev;
+    uint64_t V = 0;
+    const char *why = "";
+    int rc;
+    if (start && !(rc = read_start(l, &rd->info, err))) {
+        V = rd->info.version;
+        if (rd->lines > 1 && !restarts(&before, &rd->info, rd->last_V))
+            rc = sw_fail(err, SW_EFORMAT, "a second run in one log, not a restart of the first "
+                         "(a resumed server's start line: same slots, a version it reached)");
+    } else if (end) {
+        rc = read_end(l, &V, &why, err);
+    } else if (!start && !(rc = sw_event_from_log(l, &ev, err))) {
+        V = ev.V;
+    }
+    if (rc)
         return rc == SW_ENOTFOUND ? SW_EFORMAT : rc;
-    double end_V = 0;
-    if (!strcmp(kind, "end") && whole(l, "V", 0x1p53, NAN, &end_V, err))
-        return sw_fail(err, SW_EFORMAT, "the end line's \"V\" is missing or not a whole number");
-    uint64_t line_V = start ? rd->info.version : !strcmp(kind, "end") ? (uint64_t)end_V : ev.V;
-    rd->last_V = line_V > rd->last_V ? line_V : rd->last_V;
+    rd->last_V = V > rd->last_V ? V : rd->last_V;
     *callback_failed = true;
     if (start)
         return r->start ? r->start(r->ctx, &rd->info, lineno, err) : 0;
-    if (strcmp(kind, "end") == 0) {
-        const char *why = sw_log_str(l, "why");
-        return r->end ? r->end(r->ctx, sw_log_num(l, "t", 0), (uint64_t)end_V, why ? why : "",
-                               lineno, err)
-                      : 0;
-    }
+    if (end)
+        return r->end ? r->end(r->ctx, sw_log_num(l, "t", 0), V, why, lineno, err) : 0;
     return r->event ? r->event(r->ctx, &ev, lineno, err) : 0;
 }
 

@@ -213,11 +213,8 @@ static bool met_target_acc(const sw_report_run *run)
  * its target when it says so and (for an accuracy) an evaluation shows it. */
 static int on_end(void *ctx, double t, uint64_t V, const char *why, size_t line, char *err)
 {
-    (void)V;
+    (void)V, (void)line, (void)err;
     run_state *s = ctx;
-    if (!sw_end_reason_known(why))
-        return sw_fail(err, SW_EFORMAT, "%zu: the end line gives no known reason (\"%.60s\")",
-                       line, why);
     s->events++;
     s->last_t = t + s->offset;
     s->run.ended_on_target =
