@@ -150,16 +150,17 @@ static int outputs_apart(const plan *p)
     const char *in[MAX_POLICIES + 3] = {p->sc.cfg.cluster, p->sc.data_spec, p->sc.cfg.events};
     for (int i = 0; i < p->n_policies; i++)
         in[3 + i] = p->policies[i];
-    char out[4096];
-    snprintf(out, sizeof out, "%s/results.csv", p->log_dir);
-    int rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--log-dir"}, (const char *[]){out},
+    int rc = 0;
+    for (long k = -1; !rc && k < p->seeds * p->n_policies; k++) { /* -1: results.csv */
+        char out[4096];
+        if (k < 0)
+            snprintf(out, sizeof out, "%s/results.csv", p->log_dir);
+        else /* the runs in the order run_all makes them */
+            log_path(p, &(job){.policy = (int)(k % p->n_policies),
+                               .seed = 1 + (uint64_t)(k / p->n_policies)}, out, sizeof out);
+        rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--log-dir"}, (const char *[]){out},
                                   3 + p->n_policies, in);
-    for (long s = 1; !rc && s <= p->seeds; s++)
-        for (int i = 0; !rc && i < p->n_policies; i++) {
-            log_path(p, &(job){.policy = i, .seed = (uint64_t)s}, out, sizeof out);
-            rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--log-dir"},
-                                      (const char *[]){out}, 3 + p->n_policies, in);
-        }
+    }
     return rc;
 }
 

@@ -251,7 +251,6 @@ static void timeline_plot(FILE *g, const sw_report *r, int run, int png, double 
     fprintf(g, "\nset yrange [*:*]\nset xrange [*:*]\nset ytics autofreq\nset key default\n");
 }
 
-
 /* Whether any run applied a gradient (k and staleness have nothing to draw otherwise). */
 static bool applied(const sw_report *r)
 {
@@ -428,7 +427,7 @@ static int distinct_inputs(char **files, int n)
         if (stat(files[i], &st[i]) != 0)
             continue; /* reading it says what is wrong */
         for (int j = 0; j < i && !rc; j++) {
-            if (st[j].st_ino == st[i].st_ino && st[j].st_dev == st[i].st_dev && st[i].st_ino)
+            if (sw_file_same(files[j], files[i]))
                 rc = sw_cli_error(CMD, "%s and %s are one file: its runs would count twice",
                                   files[j], files[i]) + 1;
             else if (same_contents(files[j], &st[j], files[i], &st[i]))

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "scenario.h"
 #include "opts.h"
+#include "scenario.h"
 #include "syncwise/ckpt.h"
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
