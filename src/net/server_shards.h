@@ -114,8 +114,8 @@ typedef struct sw__shards {
 
 struct sw_server;
 
-/* A sharded run's checks (what it cannot do yet), its table, its connections, and the shards
- * set to θ0 at `version`. */
+/* A sharded run's table, its connections, and the shards set to θ0 at `version` (after
+ * sw__shards_check). */
 int sw__shards_open(struct sw_server *s, const float *theta0, uint64_t version, char *err);
 void sw__shards_close(struct sw_server *s);
 /* Whether the policy spec can run sharded (the facts it wants are there); why not in err. */
@@ -159,7 +159,8 @@ void sw__shards_save(struct sw_server *s);
 /* A restarted server's start: the run's id and the version every shard checkpointed, from the
  * record --checkpoint FILE holds. */
 int sw__shards_read_record(struct sw_server *s, uint64_t *version, char *err);
-/* The --shards list and what a sharded run cannot do yet, checked before the server binds. */
+/* Reads the --shards list and checks what a sharded run cannot do yet: at setup, before the
+ * record of a resume (sw__shards_read_record) and sw__shards_open, which take the list. */
 int sw__shards_check(struct sw_server *s, char *err);
 /* RESTORE to every shard of a restarted server: back to `version`, forgetting every gradient
  * held (no push from before counts), with no members. */
