@@ -6,25 +6,31 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "syncwise/check.h"
 #include "syncwise/err.h"
 
+/* Lines 2-8 of the logs below: two workers join and start, worker 0's push is applied and
+ * evaluated. */
+#define TWO_WORKERS_ONE_APPLY                                                                      \
+    "{\"t\":0,\"ev\":\"join\",\"w\":0,\"step\":0,\"V\":0}\n"                                       \
+    "{\"t\":0,\"ev\":\"release\",\"w\":0,\"step\":0,\"V\":0}\n"                                    \
+    "{\"t\":0,\"ev\":\"join\",\"w\":1,\"step\":0,\"V\":0}\n"                                       \
+    "{\"t\":0,\"ev\":\"release\",\"w\":1,\"step\":0,\"V\":0}\n"                                    \
+    "{\"t\":1,\"ev\":\"push\",\"w\":0,\"step\":1,\"ver\":0,\"V\":0}\n"                             \
+    "{\"t\":1,\"ev\":\"apply\",\"V\":1,\"n\":1}\n"                                                 \
+    "{\"t\":1,\"ev\":\"eval\",\"V\":1,\"loss\":1,\"acc\":0.5}\n"
+
 static void a_log_file_is_checked_and_its_line_named(void **state)
 {
     (void)state;
     const char *path = sw_test_path("run.jsonl");
-    sw_test_write_text(path,
-                       "{\"t\":0,\"ev\":\"start\",\"policy\":\"ssp:s=0\",\"slots\":2}\n"
-                       "{\"t\":0,\"ev\":\"join\",\"w\":0,\"step\":0,\"V\":0}\n"
-                       "{\"t\":0,\"ev\":\"release\",\"w\":0,\"step\":0,\"V\":0}\n"
-                       "{\"t\":0,\"ev\":\"join\",\"w\":1,\"step\":0,\"V\":0}\n"
-                       "{\"t\":0,\"ev\":\"release\",\"w\":1,\"step\":0,\"V\":0}\n"
-                       "{\"t\":1,\"ev\":\"push\",\"w\":0,\"step\":1,\"ver\":0,\"V\":0}\n"
-                       "{\"t\":1,\"ev\":\"apply\",\"V\":1,\"n\":1}\n"
-                       "{\"t\":1,\"ev\":\"eval\",\"V\":1,\"loss\":1,\"acc\":0.5}\n"
-                       "{\"t\":1,\"ev\":\"release\",\"w\":0,\"step\":1,\"V\":1}\n");
+    sw_test_write_text(
+        path,
+        "{\"t\":0,\"ev\":\"start\",\"policy\":\"ssp:s=0\",\"slots\":2}\n" TWO_WORKERS_ONE_APPLY
+        "{\"t\":1,\"ev\":\"release\",\"w\":0,\"step\":1,\"V\":1}\n");
     sw_check_summary sum;
     char err[SW_ERR_LEN];
     assert_int_equal(sw_check_log(path, &sum, err), SW_EPROMISE);
@@ -32,16 +38,10 @@ static void a_log_file_is_checked_and_its_line_named(void **state)
     assert_non_null(strstr(err, "(s=0)"));
     /* Without the release, worker 0 waits within s=1: the decision of its push, on line 6, is
      * at fault, though it shows only when the run's end judges that call. */
-    sw_test_write_text(path,
-                       "{\"t\":0,\"ev\":\"start\",\"policy\":\"ssp:s=1\",\"slots\":2}\n"
-                       "{\"t\":0,\"ev\":\"join\",\"w\":0,\"step\":0,\"V\":0}\n"
-                       "{\"t\":0,\"ev\":\"release\",\"w\":0,\"step\":0,\"V\":0}\n"
-                       "{\"t\":0,\"ev\":\"join\",\"w\":1,\"step\":0,\"V\":0}\n"
-                       "{\"t\":0,\"ev\":\"release\",\"w\":1,\"step\":0,\"V\":0}\n"
-                       "{\"t\":1,\"ev\":\"push\",\"w\":0,\"step\":1,\"ver\":0,\"V\":0}\n"
-                       "{\"t\":1,\"ev\":\"apply\",\"V\":1,\"n\":1}\n"
-                       "{\"t\":1,\"ev\":\"eval\",\"V\":1,\"loss\":1,\"acc\":0.5}\n"
-                       "{\"t\":2,\"ev\":\"end\",\"V\":1,\"why\":\"time limit\"}\n");
+    sw_test_write_text(
+        path,
+        "{\"t\":0,\"ev\":\"start\",\"policy\":\"ssp:s=1\",\"slots\":2}\n" TWO_WORKERS_ONE_APPLY
+        "{\"t\":2,\"ev\":\"end\",\"V\":1,\"why\":\"time limit\"}\n");
     assert_int_equal(sw_check_log(path, &sum, err), SW_EPROMISE);
     assert_non_null(strstr(err, "run.jsonl:6: t=1, push of worker 0 (its decision as a whole)"));
     sw_test_write_text(path, "{\"t\":0,\"ev\":\"join\",\"w\":0,\"step\":0,\"V\":0}\n");
@@ -97,8 +97,8 @@ static void the_end_line_is_held_to_the_run(void **state)
     for (size_t i = 0; i < sizeof broken / sizeof *broken; i++) {
         int rc = check_with_end(broken[i][0], err);
         if (!rc || !strstr(err, broken[i][1]) || !strstr(err, broken[i][2]))
-            fail_msg("%s: %d '%s' (wanted '%s' on line %s)", broken[i][0], rc, err,
-                     broken[i][1], broken[i][2]);
+            fail_msg("%s: %d '%s' (wanted '%s' on line %s)", broken[i][0], rc, err, broken[i][1],
+                     broken[i][2]);
     }
     /* A higher target than any evaluation met: the end line is no proof. */
     const char *path = sw_test_path("forged.jsonl");
