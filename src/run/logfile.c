@@ -147,19 +147,21 @@ static int take(reading *rd, size_t lineno, bool *callback_failed, char *err)
         return sw_fail(err, SW_EFORMAT, "%s after the run's \"end\" line (a second run belongs "
                        "in a log of its own)", end ? "a second end" : "an event");
     rd->ended = end;
-    sw_run_info before = rd->info;
     sw_event ev;
     uint64_t V = 0;
     const char *why = "";
     int rc;
-    if (start && !(rc = read_start(l, &rd->info, err))) {
-        V = rd->info.version;
-        if (rd->lines > 1 && !restarts(&before, &rd->info, rd->last_V))
+    if (start) { /* read beside the run's first, for the restart rule (start lines only) */
+        sw_run_info now;
+        if (!(rc = read_start(l, &now, err)) && rd->lines > 1 &&
+            !restarts(&rd->info, &now, rd->last_V))
             rc = sw_fail(err, SW_EFORMAT, "a second run in one log, not a restart of the first "
                          "(a resumed server's start line: same slots, a version it reached)");
+        if (!rc)
+            rd->info = now, V = now.version;
     } else if (end) {
         rc = read_end(l, &V, &why, err);
-    } else if (!start && !(rc = sw_event_from_log(l, &ev, err))) {
+    } else if (!(rc = sw_event_from_log(l, &ev, err))) {
         V = ev.V;
     }
     if (rc)
