@@ -96,9 +96,10 @@ int sw_file_check_writable(const char *path, const char *what, char *err)
     struct stat st;
     if (!*path)
         return sw_fail(err, SW_EINVAL, "%s: an empty path: give a file's name", what);
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) /* the rename at the end would fail */
+    bool exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) /* the rename at the end would fail */
         return sw_fail(err, SW_EIO, "%s %s: is a directory: give a file's name", what, path);
-    if (!sw_file_replaceable(path))
+    if (exists && !S_ISREG(st.st_mode)) /* as sw_file_replaceable says */
         return sw_fail(err, SW_EIO, "%s %s: is not a regular file (a device, FIFO or socket), "
                        "which a save would replace: give a file's name", what, path);
     char tmp[4096];
