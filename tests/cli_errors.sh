@@ -130,6 +130,14 @@ expect_status 1 "a data set too large to generate" -- "$SW" eval --model-file "$
   --data synthetic:task=logistic,d=1024,n=1048576
 expect_output "over the 1 GiB a generator makes" "says so before allocating it"
 
+# The server refuses a configuration as sim does: a usage error (2), before it binds.
+expect_status 2 "server with an unknown model" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --model nonesuch --max-time 1
+expect_output "unknown model 'nonesuch'" "names it"
+expect_status 2 "server: bsp with concurrent applies" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --policy bsp --apply-threads 2 --max-time 1
+expect_output "cannot run with concurrent applies" "says why"
+
 # Endpoints: ports in range, and host names where ZeroMQ takes only addresses.
 expect_status 1 "a port out of range" -- "$SW" server --bind tcp://127.0.0.1:99999 --max-time 1
 expect_output "port '99999' is not a number in [1, 65535]" "names the port"

@@ -218,8 +218,8 @@ int sw_cli_server(int argc, char **argv)
         fputc('\n', stderr);
     if (log && fclose(log) != 0 && !rc)
         rc = sw_fail(err, SW_EIO, "%s: write error", log_path);
-    if (rc && rc != SW_EPROMISE)
-        return sw_cli_error("server", "%s", err);
+    if (rc && rc != SW_EPROMISE) /* a configuration refused is a usage error, as in sim */
+        return sw_cli_error("server", "%s", err) * (r.configured ? 1 : sw_cli_load_status(rc));
     char took[96];
     if (r.started_s >= 0)
         snprintf(took, sizeof took, "trained %.1f s after %.1f s waiting for workers",

@@ -440,6 +440,7 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
     int rc = setup(s, err);
     if (!rc)
         rc = setup_engine(s, err);
+    r->configured = !rc;
     if (!rc)
         rc = bind_sockets(s, err);
     if (!rc)
