@@ -40,7 +40,8 @@ sw_trials sw_trials_summarize(const sw_trial *runs, size_t n);
  * parameters); else exactly one of the ';'-separated specs of baselines. */
 bool sw_is_baseline(const char *policy, const char *baselines);
 
-/* The baseline with the smallest mean time among n policies with at least one run, or -1. */
+/* The baseline with the smallest mean time among n policies with at least one run (of equal
+ * means, the first by name), or -1. */
 int sw_best_baseline(const char *const *policies, const sw_trials *s, int n,
                      const char *baselines);
 

@@ -61,10 +61,15 @@ int sw_best_baseline(const char *const *policies, const sw_trials *s, int n,
                      const char *baselines)
 {
     int best = -1;
-    for (int i = 0; i < n; i++)
-        if (s[i].n && sw_is_baseline(policies[i], baselines) &&
-            (best < 0 || s[i].mean < s[best].mean))
+    for (int i = 0; i < n; i++) {
+        if (!s[i].n || !sw_is_baseline(policies[i], baselines))
+            continue;
+        /* a tie goes to the first name, so that compare (in command order) and report (in
+         * log order) name the same baseline */
+        if (best < 0 || s[i].mean < s[best].mean ||
+            (s[i].mean == s[best].mean && strcmp(policies[i], policies[best]) < 0))
             best = i;
+    }
     return best;
 }
 

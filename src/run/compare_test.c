@@ -95,6 +95,11 @@ static void the_best_baseline_and_speedups(void **state)
     assert_float_equal(sw_speedup(&s[best], &s[3]), 0, 0);
     assert_int_equal(sw_best_baseline(policies, s, 4, "bsp"), 0);
     assert_int_equal(sw_best_baseline(policies, s, 4, "rlp"), -1);
+    s[0].mean = 60; /* a tie: the same baseline whatever the order */
+    assert_int_equal(sw_best_baseline(policies, s, 4, NULL), 1);
+    const char *reversed[] = {"ssp:s=2", "dssp:lo=1,hi=4", "asp", "bsp"};
+    sw_trials r[4] = {s[3], s[2], s[1], s[0]};
+    assert_int_equal(sw_best_baseline(reversed, r, 4, NULL), 2);
 }
 
 int main(void)
