@@ -120,6 +120,13 @@ fi
 expect_status 2 "a target accuracy on regression runs" -- "$SW" report "$TMP/lsq.jsonl" \
   -o "$TMP/lsq-out2" --target-acc 0.5
 expect_output "regression task, which has no accuracy" "says why"
+# Beside a classification run of the same policy, the accuracy legend counts only that one.
+"$SW" sim --policy asp --workers 3 --data synthetic:task=logistic,d=8,n=1000 --model softmax --max-time 300 \
+  --eval-every 10 --log "$TMP/asp-class.jsonl" -q >/dev/null
+expect_status 0 "report of a policy's regression and classification runs" -- "$SW" report -q \
+  "$TMP/lsq.jsonl" "$TMP/asp-class.jsonl" -o "$TMP/mixed-out"
+OUT=$(cat "$TMP/mixed-out/plots.gp")
+expect_output "asp (1 run)" "the accuracy legend counts the runs that have an accuracy"
 
 # Without gnuplot the CSV files are still written, and the command says how to get the plots.
 expect_status 0 "report without gnuplot" -- env PATH=/nonexistent "$SW" report "$TMP/bsp.jsonl" -o "$TMP/nognu"

@@ -160,13 +160,15 @@ static void plot_by_run(FILE *g, const sw_report *r, const int *pick, int n, con
 /* Whether a run of `policy` (any, for NULL) evaluated the model, with an accuracy when
  * `accuracy` asks for one: a run without a model (--no-model) has no curve to draw, and one of a
  * regression task no accuracy. */
-static bool evaluated(const sw_report *r, const char *policy, bool accuracy)
+/* How many runs (of one policy, or of all with policy NULL) have evaluations: with accuracy,
+ * only those of a classification task. */
+static uint32_t evaluated(const sw_report *r, const char *policy, bool accuracy)
 {
+    uint32_t n = 0;
     for (uint32_t i = 0; i < r->n_runs; i++)
-        if (r->runs[i].n_evals && !(accuracy && r->runs[i].regress) &&
-            (!policy || !strcmp(policy, r->runs[i].policy)))
-            return true;
-    return false;
+        n += r->runs[i].n_evals && !(accuracy && r->runs[i].regress) &&
+             (!policy || !strcmp(policy, r->runs[i].policy));
+    return n;
 }
 
 static void loss_plot(FILE *g, const sw_report *r, const int *pick, int n, int png)
@@ -200,7 +202,8 @@ static void accuracy_plot(FILE *g, const sw_report *r, int png)
     fprintf(g, "plot ");
     int n = r->n_policies < MAX_CURVES ? r->n_policies : MAX_CURVES;
     for (int i = 0, drawn = 0; i < n; i++) {
-        if (!evaluated(r, r->policies[i].policy, true))
+        uint32_t runs = evaluated(r, r->policies[i].policy, true);
+        if (!runs)
             continue;
         const char *sep = drawn++ ? ", \\\n     " : "";
         fprintf(g, "%s'accuracy_mean.csv' every ::1 using 2:(strcol(1) eq ", sep);
@@ -212,8 +215,8 @@ static void accuracy_plot(FILE *g, const sw_report *r, int png)
         gp_str(g, r->policies[i].policy);
         fprintf(g, " ? $3 : NaN) with lines lw 2 lc %d title ", i + 1);
         char title[300];
-        snprintf(title, sizeof title, "%s (%ld runs)", r->policies[i].policy,
-                 r->policies[i].trials.n);
+        snprintf(title, sizeof title, "%s (%u run%s)", r->policies[i].policy, runs,
+                 runs == 1 ? "" : "s");
         gp_str(g, title);
     }
     fprintf(g, "\nunset arrow 1\nunset label 1\nset yrange [*:*]\nset style fill solid\n");
