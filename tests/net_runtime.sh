@@ -104,14 +104,17 @@ for log in "$LOG" "$TMP/link.jsonl"; do
 done
 expect_status 1 "a simulation on a running server's log" -- "$SW" sim --no-model --max-time 5 \
   --log "$TMP/link.jsonl"
-# A policy switched by an operator is the run's: it survives the crash and the restart.
+# A policy switched by an operator is the run's: it survives the crash and the restart. The
+# workers are stopped first, so that no scheduled checkpoint (every 20 applies) can follow the
+# switch: only the switch's own checkpoint can carry it.
+kill -STOP "${WPIDS[@]}"
 expect_status 0 "a switch before the crash" -- "$SW" ctl --connect "$EP" policy ssp:s=2
 checks=$((checks + 1))
 wait_for 20 grep -q "policy=ssp:s=2" "$TMP/server.ckpt" ||
   { echo "FAIL: no checkpoint names the policy switched to"; failures=$((failures + 1)); }
-sleep 0.5
 kill -9 "$SPID"
 wait "$SPID" 2>/dev/null
+kill -CONT "${WPIDS[@]}"
 checks=$((checks + 1))
 [ -s "$TMP/server.ckpt" ] || { echo "FAIL: no checkpoint"; failures=$((failures + 1)); }
 # A crash (a full disk, a machine gone) may leave a half-written last line: the resumed server
