@@ -138,6 +138,12 @@ expect_status 2 "server: bsp with concurrent applies" -- "$SW" server --bind "tc
   --policy bsp --apply-threads 2 --max-time 1
 expect_output "cannot run with concurrent applies" "says why"
 
+# A worker whose server never answers gives up after --server-timeout, saying so (a generous
+# bound: the test is that it ends, not how fast).
+expect_status 1 "a worker with no server" -- timeout 15 "$SW" worker \
+  --connect tcp://127.0.0.1:9 --server-timeout 1
+expect_output "no server answered at tcp://127.0.0.1:9 within 1 s" "says so"
+
 # Endpoints: ports in range, and host names where ZeroMQ takes only addresses.
 expect_status 1 "a port out of range" -- "$SW" server --bind tcp://127.0.0.1:99999 --max-time 1
 expect_output "port '99999' is not a number in [1, 65535]" "names the port"
