@@ -40,7 +40,7 @@ typedef struct sw_policy_env {
 
 typedef struct sw_policy_ops {
     const char *name;
-    const char *keys; /* accepted parameter names, for error messages ("s" or "") */
+    const char *keys; /* accepted parameter names, for error messages ("s", "" or NULL) */
     const char *help; /* one line for --help */
     size_t state_size;
     unsigned wants;   /* SW_WANT_* flags */
@@ -50,7 +50,7 @@ typedef struct sw_policy_ops {
     bool concurrent;
     /* Reads parameters from spec (never NULL) and starts from the current view, which is not
      * empty when the policy replaces another. Must leave state safe for fini even on failure.
-     * May fail with SW_EINVAL and a message. */
+     * May fail with SW_EINVAL and a message. NULL: no parameters, and state starts zeroed. */
     int (*init)(void *state, sw_spec *spec, const sw_engine_view *v, const sw_policy_env *env,
                 char *err);
     /* A push arrived; the worker is already marked waiting and its clock advanced. Required. */

@@ -18,8 +18,10 @@ typedef const sw_policy_ops *const *(*plugin_list)(void);
 static int load_one(const char *path, char *err)
 {
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
-        return sw_fail(err, SW_EIO, "SYNCWISE_PLUGINS: %s", dlerror());
+    if (!lib) /* dlopen looks a name without '/' up in the library path, not here */
+        return sw_fail(err, SW_EIO, "SYNCWISE_PLUGINS: %s%s", dlerror(),
+                       strchr(path, '/') ? "" : " (a name without '/' is looked up in the "
+                                                "library path: give ./NAME for a file here)");
     plugin_list list;
     *(void **)&list = dlsym(lib, "sw_plugin_policies"); /* POSIX's way to a function */
     if (!list)

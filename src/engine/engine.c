@@ -69,7 +69,8 @@ static void recount_min(sw_engine *e)
 static int finish_spec(const sw_spec *spec, const sw_policy_ops *o, char *err)
 {
     char known[SPEC_LEN];
-    snprintf(known, sizeof known, "%s%s%s", o->keys, o->keys[0] ? ", " : "", SW_POLICY_LR_KEY);
+    const char *keys = o->keys ? o->keys : ""; /* a plugin may name none */
+    snprintf(known, sizeof known, "%s%s%s", keys, keys[0] ? ", " : "", SW_POLICY_LR_KEY);
     return sw_spec_finish(spec, known, err);
 }
 
@@ -102,7 +103,7 @@ static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
     void *st = calloc(1, o->state_size ? o->state_size : 1);
     if (!st)
         return sw_fail(err, SW_ENOMEM, "out of memory for policy state");
-    rc = o->init(st, &spec, &e->view, &e->env, err);
+    rc = o->init ? o->init(st, &spec, &e->view, &e->env, err) : 0;
     if (!rc)
         rc = finish_spec(&spec, o, err);
     if (rc) {
@@ -254,12 +255,18 @@ static void release(sw_engine *e, uint32_t w, double t, const char *reason, sw_e
  * stops deciding, and every call says why. */
 static bool check_decision(sw_engine *e, const sw_decision *d)
 {
-    if (d->bad_worker == UINT32_MAX)
-        return true;
-    snprintf(e->broken, sizeof e->broken,
-             "policy '%s' named worker %u in a decision, outside the table of %u slots", e->spec,
-             d->bad_worker, e->view.n_slots);
-    return false;
+    if (d->bad_worker != UINT32_MAX)
+        snprintf(e->broken, sizeof e->broken,
+                 "policy '%s' named worker %u in a decision, outside the table of %u slots",
+                 e->spec, d->bad_worker, e->view.n_slots);
+    else if (d->apply && !(isfinite(d->lr_scale) && d->lr_scale >= 0))
+        snprintf(e->broken, sizeof e->broken,
+                 "policy '%s' scaled an apply's learning rate by %g (a finite number >= 0 is "
+                 "needed)", e->spec, (double)d->lr_scale);
+    else if (d->wake_at >= 0 && !isfinite(d->wake_at))
+        snprintf(e->broken, sizeof e->broken, "policy '%s' asked for a wake-up at %g", e->spec,
+                 d->wake_at);
+    return !e->broken[0];
 }
 
 static void emit_grants(const sw_engine *e, const sw_decision *d, double t)

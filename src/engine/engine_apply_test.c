@@ -122,6 +122,54 @@ static void a_decision_is_a_set_and_a_worker_outside_the_table_breaks_the_engine
     sw_engine_free(e);
 }
 
+/* A bare policy of one's own, as a plugin may write it: no init, no keys, no help. It applies
+ * each push and releases its pusher; a push of version 5 asks for a NaN learning-rate scale,
+ * one of version 6 for a wake-up at infinity. */
+static void bare_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
+{
+    (void)state, (void)v;
+    d->apply = true;
+    d->lr_scale = p->version == 5 ? NAN : 1;
+    d->wake_at = p->version == 6 ? INFINITY : -1;
+    sw_decision_release(d, p->worker);
+}
+
+static const sw_policy_ops bare = {.name = "bare", .on_push = bare_push};
+
+static sw_engine *bare_engine(void)
+{
+    sw_engine_params p = two_params("bare", 1);
+    p.policy_ops = &bare;
+    sw_engine *e;
+    sw_engine_result r;
+    assert_int_equal(sw_engine_new(&e, &p, NULL), 0);
+    assert_int_equal(sw_engine_join(e, 0, 0, &r), 0);
+    return e;
+}
+
+static void a_bare_policy_runs_and_a_scale_or_wake_up_out_of_range_breaks_the_engine(void **state)
+{
+    (void)state;
+    char err[SW_ERR_LEN];
+    sw_engine_params p = two_params("bare:x=1", 1);
+    p.policy_ops = &bare;
+    sw_engine *e;
+    assert_int_equal(sw_engine_new(&e, &p, err), SW_EINVAL); /* no keys: none accepted */
+    e = bare_engine();
+    sw_engine_result r = push(e, 0, 1, 0, 1);
+    assert_true(r.applied);
+    assert_int_equal(sw_engine_version(e), 1);
+    float g[2] = {1, 1};
+    assert_int_equal(sw_engine_push(e, 0, g, 5, 2, &r), SW_EBUG); /* NaN: nothing applied */
+    assert_non_null(strstr(sw_engine_error(e), "learning rate by nan"));
+    assert_int_equal(sw_engine_version(e), 1);
+    sw_engine_free(e);
+    e = bare_engine();
+    assert_int_equal(sw_engine_push(e, 0, g, 6, 1, &r), SW_EBUG);
+    assert_non_null(strstr(sw_engine_error(e), "wake-up at inf"));
+    sw_engine_free(e);
+}
+
 /* The same pushes through a serial engine and a concurrent one whose jobs run in order: the same
  * decisions, and θ bit for bit (one optimizer: sw_sgd_coord on both paths), weight decay and
  * staleness modulation included. */
@@ -223,6 +271,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(writes_go_where_the_hook_says_and_never_into_a_buffer_being_sent),
         cmocka_unit_test(a_decision_is_a_set_and_a_worker_outside_the_table_breaks_the_engine),
+        cmocka_unit_test(a_bare_policy_runs_and_a_scale_or_wake_up_out_of_range_breaks_the_engine),
         cmocka_unit_test(concurrent_jobs_apply_what_the_serial_engine_applies),
         cmocka_unit_test(an_apply_s_norms_are_measured_or_reported),
     };
