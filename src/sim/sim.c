@@ -541,6 +541,15 @@ int sw_sim_check_config(const sw_sim_config *c, char *err)
     return rc;
 }
 
+/* A run that failed (the engine refused a decision, memory ran out) ends its log saying why,
+ * as a failed server's does (docs/log.md). */
+static void write_failed_end(const sim *s)
+{
+    char why[sizeof SW_END_FAILED + sizeof s->msg];
+    snprintf(why, sizeof why, "%s%s", SW_END_FAILED, s->msg);
+    sw_run_write_end(s->c->log, s->r->end_t, sw_engine_version(s->engine), why);
+}
+
 int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err)
 {
     memset(out, 0, sizeof *out);
@@ -557,6 +566,8 @@ int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err)
         if (!s.rc && c->log)
             sw_run_write_end(c->log, out->end_t, sw_engine_version(s.engine),
                              sw_stop_reason_name(out->stop));
+        else if (c->log && s.rc != SW_EPROMISE) /* a broken promise's log is left to check */
+            write_failed_end(&s);
         if (s.rc)
             rc = sw_fail(err, s.rc, "%s", s.msg);
     }

@@ -433,6 +433,41 @@ static void everyone_gone_ends_the_run(void **state)
     sw_sim_result_free(&res);
 }
 
+/* A policy of the test's own that names a worker outside the table at its tenth push: the
+ * engine refuses the decision and the run fails. */
+static void breaking_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
+{
+    uint32_t *pushes = state;
+    d->apply = true;
+    sw_decision_release(d, ++*pushes == 10 ? v->n_slots + 5 : p->worker);
+}
+
+static const sw_policy_ops breaking = {
+    .name = "breaking", .state_size = sizeof(uint32_t), .on_push = breaking_push};
+
+static void a_failed_run_ends_its_log_saying_why(void **state)
+{
+    (void)state;
+    sw_sim_config c = base("breaking");
+    c.policy_ops = &breaking;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    c.log = f;
+    sw_sim_result res;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_sim_run(&c, &res, err), SW_EBUG);
+    assert_non_null(strstr(err, "outside the table"));
+    fclose(f);
+    const char *last = buf + len - 2;
+    while (last > buf && last[-1] != '\n')
+        last--;
+    assert_non_null(strstr(last, "\"ev\":\"end\""));
+    assert_non_null(strstr(last, "\"why\":\"failed: "));
+    assert_non_null(strstr(last, "outside the table"));
+    free(buf);
+}
+
 /* A sparse linear model runs in the simulator under every kind of policy (the run checks its
  * promise), learns, and its transfers carry only the weights a batch touches. */
 static void a_sparse_model_runs_under_every_policy(void **state)
@@ -531,6 +566,7 @@ int main(void)
         cmocka_unit_test(a_diverging_model_is_seen),
         cmocka_unit_test(evaluations_rest_while_versions_stand),
         cmocka_unit_test(everyone_gone_ends_the_run),
+        cmocka_unit_test(a_failed_run_ends_its_log_saying_why),
         cmocka_unit_test(a_sparse_model_runs_under_every_policy),
         cmocka_unit_test(bad_configurations),
     };
