@@ -35,6 +35,10 @@ expect_status 1 "the same log held to ssp:s=2" -- "$SW" check "$TMP/e.jsonl"
 expect_output "BROKEN: $TMP/e.jsonl:" "names the line"
 expect_output "steps ahead of the slowest live worker (s=2)" "names the bound"
 expect_status 2 "check a file that is not a log" -- "$SW" check "$0"
+sed 's/"policy":"dssp:lo=2,hi=6"/"policy":"dsp:lo=2,hi=6"/' "$TMP/d.jsonl" > "$TMP/typo.jsonl"
+expect_status 0 "a log whose policy has a typo" -- "$SW" check "$TMP/typo.jsonl"
+expect_output "neither built in nor loaded from SYNCWISE_PLUGINS: a typo" \
+  "is held to the rules every run keeps, saying the policy is unknown"
 # A cluster of one group per worker (a spec of 420 characters) is kept whole in the log, which
 # check reads back; one longer than the log keeps is refused before the run.
 groups=$(for i in $(seq 0 29); do printf 'const:%d@%d-%d;' $((i + 1)) "$i" "$i"; done)

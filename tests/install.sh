@@ -45,6 +45,8 @@ expect_status 0 "compare runs the plugin's policy beside built-in ones" -- "${pl
 expect_output "half:share=0.5" "its row is in the table"
 expect_status 0 "check reads its log" -- "${plugin[@]}" "$TMP/prefix/bin/syncwise" check \
   "$TMP/plugin-logs/half-share=0.5-seed1.jsonl"
+expect_output "the policy of one's own 'half' has no promise the checker knows" \
+  "and says it holds the plugin's policy to the rules every run keeps"
 expect_status 2 "without the plugin the policy is unknown" -- "$TMP/prefix/bin/syncwise" sim \
   --policy half --no-model --max-time 10
 expect_status 1 "a plugin that cannot be loaded" -- env SYNCWISE_PLUGINS="$TMP/none.so" \

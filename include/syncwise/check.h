@@ -57,17 +57,17 @@ int sw_check_end_line(sw_check *c, double t, uint64_t V, const char *why, uint64
 sw_worker_state sw_check_worker(const sw_check *c, uint32_t w, uint64_t *clock);
 uint64_t sw_check_lead(const sw_check *c, uint32_t w);
 
-/* Events replayed so far, and whether the policies in force were all known (else only the
- * rules every run keeps were checked). */
+/* Events replayed so far, and the first policy in force the checker has no promise for (""
+ * when it knew them all; else only the rules every run keeps were checked for it). */
 uint64_t sw_check_count(const sw_check *c);
-bool sw_check_knew_policies(const sw_check *c);
+const char *sw_check_unknown_policy(const sw_check *c);
 
 /* What checking a log file found. */
 typedef struct sw_check_summary {
     uint64_t events, applies, pushes, switches;
     uint32_t segments; /* runs in the file: a server that restarted appends a new one */
     char policy[256];  /* the policy at the start */
-    bool knew_policies;
+    char unknown_policy[48]; /* the first policy without a promise of its own, or "" */
     bool cut;          /* the last run has no "end" line: killed, or still running; its last
                         * engine call was not judged */
 } sw_check_summary;

@@ -94,7 +94,8 @@ static int start_promise(sw_check *c, const char *spec_text, char *err)
         if (strcmp(sw__promises[i]->policy, spec.name) == 0)
             c->promise = sw__promises[i];
     if (!c->promise) {
-        c->knew_all = false;
+        if (!c->unknown[0])
+            snprintf(c->unknown, sizeof c->unknown, "%s", spec.name);
         return 0;
     }
     if (!(c->pstate = calloc(1, c->promise->state_size ? c->promise->state_size : 1)))
@@ -125,7 +126,6 @@ int sw_check_new(sw_check **out, const char *policy, uint32_t slots, uint64_t ve
     c->cap_buf = 64;
     c->buf_twice = UINT32_MAX;
     c->wake_at = -1;
-    c->knew_all = true;
     int rc = start_promise(c, policy, err);
     if (rc) {
         sw_check_free(c);
@@ -548,4 +548,4 @@ sw_worker_state sw_check_worker(const sw_check *c, uint32_t w, uint64_t *clock)
 uint64_t sw_check_lead(const sw_check *c, uint32_t w) { return ck_lead(c, w); }
 
 uint64_t sw_check_count(const sw_check *c) { return c->events; }
-bool sw_check_knew_policies(const sw_check *c) { return c->knew_all; }
+const char *sw_check_unknown_policy(const sw_check *c) { return c->unknown; }

@@ -91,7 +91,7 @@ struct sw_check {
     ck_group g;
     const ck_promise *promise; /* NULL: a policy the checker does not know */
     void *pstate;
-    bool knew_all;
+    char unknown[SW_SPEC_NAME_LEN]; /* the first policy the checker does not know, or "" */
     char spec[SW_SPEC_VAL_LEN];
     char broken[2 * SW_ERR_LEN]; /* the first broken promise, with where it showed */
     uint64_t broken_where;

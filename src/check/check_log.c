@@ -25,7 +25,9 @@ static void close_segment(reading *r)
     if (!r->c)
         return;
     r->out->events += sw_check_count(r->c);
-    r->out->knew_policies = r->out->knew_policies && sw_check_knew_policies(r->c);
+    if (!r->out->unknown_policy[0])
+        snprintf(r->out->unknown_policy, sizeof r->out->unknown_policy, "%s",
+                 sw_check_unknown_policy(r->c));
     sw_check_free(r->c);
     r->c = NULL;
 }
@@ -83,7 +85,6 @@ static int on_end(void *ctx, double t, uint64_t V, const char *why, size_t line,
 int sw_check_log(const char *path, sw_check_summary *out, char *err)
 {
     memset(out, 0, sizeof *out);
-    out->knew_policies = true;
     reading r = {.out = out};
     sw_run_reader reader = {.start = on_start, .event = on_event, .end = on_end, .ctx = &r};
     int rc = sw_run_read_log(path, &reader, err);

@@ -7,6 +7,7 @@
 #include "opts.h"
 #include "syncwise/check.h"
 #include "syncwise/err.h"
+#include "syncwise/policy.h"
 
 #define CMD "check"
 
@@ -52,12 +53,18 @@ static int check_one(const char *path, bool quiet)
     char runs[48] = "";
     if (s.segments > 1)
         snprintf(runs, sizeof runs, " in %u runs (restarts)", s.segments);
-    printf("%s: %s: %llu events%s (%llu pushes, %llu applies, %llu switches): %s%s\n", path,
+    char kept[192] = "every promise kept";
+    if (s.unknown_policy[0]) /* the checker knows no promise of it: which kind is it? */
+        snprintf(kept, sizeof kept, "the rules every run keeps hold (%s '%s' has no promise the "
+                 "checker knows)", sw_policy_find(s.unknown_policy) ? "the policy of one's own"
+                 : "policy", s.unknown_policy);
+    printf("%s: %s: %llu events%s (%llu pushes, %llu applies, %llu switches): %s%s%s\n", path,
            s.policy, (unsigned long long)s.events, runs, (unsigned long long)s.pushes,
-           (unsigned long long)s.applies, (unsigned long long)s.switches,
-           s.knew_policies ? "every promise kept"
-                           : "the rules every run keeps hold (a policy the checker does not "
-                             "know ran too)",
+           (unsigned long long)s.applies, (unsigned long long)s.switches, kept,
+           s.unknown_policy[0] && !sw_policy_find(s.unknown_policy)
+               ? "; it is neither built in nor loaded from SYNCWISE_PLUGINS: a typo, or a "
+                 "program's own policy?"
+               : "",
            s.cut ? "; the log stops without its end line (killed, or still running), so its "
                    "last engine call was not judged"
                  : "");
