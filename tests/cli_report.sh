@@ -24,6 +24,14 @@ for f in runs:run,policy,workers,seed,model,events evals:run,policy,t,V,loss,acc
   rows=$(($(wc -l < "$TMP/out/$name.csv") - 1))
   checks=$((checks + 1)); [ "$rows" -gt 0 ] || { echo "FAIL: $name.csv has no rows"; failures=$((failures + 1)); }
 done
+# --baselines as compare takes it: the speedups are over the baselines named, which must be
+# policies of the runs.
+expect_status 0 "report with --baselines" -- "$SW" report "$TMP/bsp.jsonl" "$TMP/backup.jsonl" \
+  -o "$TMP/out-base" --baselines "backup:k=2"
+expect_output "the best baseline (\`backup:k=2\`)" "its speedups are over the baseline named"
+expect_status 2 "report with a baseline no run has" -- "$SW" report "$TMP/bsp.jsonl" \
+  -o "$TMP/out-base2" --baselines "ssp:s=3"
+expect_output "'ssp:s=3' is the policy of no run" "says which"
 OUT=$(awk -F, '$1 == "backup" && $5 != 2' "$TMP/out/applies.csv" | wc -l)
 expect_output "0" "every backup:k=2 apply has n = 2"
 if command -v gnuplot >/dev/null; then

@@ -85,9 +85,11 @@ int sw_report_add_log(sw_report *r, const char *path, char *err);
 int sw_report_add_trace(sw_report *r, const char *path, char *err);
 /* Writes targets.csv and accuracy_mean.csv and summarises each policy (r->policies); with
  * target_acc > 0 a run reached its target at its first evaluation at or above it (refused,
- * SW_EINVAL, when a run is of a regression task). Call after the last log, before
+ * SW_EINVAL, when a run is of a regression task). baselines: the policies the speedups are
+ * over, ';' between whole specs as in sw_is_baseline (each must be a policy of the runs, else
+ * SW_EINVAL), or NULL for every bsp, asp and ssp. Call after the last log, before
  * sw_report_close. */
-int sw_report_summarize(sw_report *r, double target_acc, char *err);
+int sw_report_summarize(sw_report *r, double target_acc, const char *baselines, char *err);
 
 /* The summary as a Markdown table, with the answer in a sentence before it. */
 void sw_report_write_table(const sw_report *r, FILE *md);

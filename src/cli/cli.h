@@ -96,6 +96,9 @@ void sw_cli_print_dense_data_and_models(void); /* the same without the sparse on
  * bsp:lr=0.1 and "ssp:s=2,lr=0.1" one spec; ';' always ends one. The count, or -1 after a
  * message naming cmd and opt. */
 int sw_cli_policy_list(const char *cmd, const char *opt, const char *list, char **out, int max);
+/* The same list with each spec spelled as sw_cli_policy_list reads it and ';' between them (as
+ * sw_is_baseline takes it), malloc'd; NULL after a message. At most min(max, 64) specs. */
+char *sw_cli_policy_list_joined(const char *cmd, const char *opt, const char *list, int max);
 
 /* CURVE options that only work together (our key pair and the peer's public key or the
  * clients' list): one without the other would run without CURVE, unasked. Fails (status 2)

@@ -111,26 +111,9 @@ static int check_list(const plan *p)
 /* --baselines in --policies' syntax, each spec as that list spells it, ';' between them. */
 static int read_baselines(plan *p)
 {
-    char *specs[MAX_POLICIES];
-    int n = sw_cli_policy_list(CMD, "--baselines", p->baselines, specs, MAX_POLICIES);
-    if (n < 0)
-        return -1;
-    size_t len = 1;
-    for (int i = 0; i < n; i++)
-        len += strlen(specs[i]) + 1;
-    if ((p->baselines_read = malloc(len)))
-        p->baselines_read[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        if (p->baselines_read)
-            strcat(strcat(p->baselines_read, i ? ";" : ""), specs[i]);
-        free(specs[i]);
-    }
-    if (!p->baselines_read) {
-        sw_cli_error(CMD, "out of memory");
-        return -1;
-    }
+    p->baselines_read = sw_cli_policy_list_joined(CMD, "--baselines", p->baselines, MAX_POLICIES);
     p->baselines = p->baselines_read;
-    return 0;
+    return p->baselines ? 0 : -1;
 }
 
 /* DIR/POLICY-seedN.jsonl, with the spec's ':' and ',' made file-name friendly. */

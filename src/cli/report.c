@@ -31,6 +31,8 @@
 typedef struct report_opts {
     const char *out;
     double target_acc;
+    const char *baselines; /* as given; baselines_read: each spec spelled out, ';' between */
+    char *baselines_read;
     const char *window;
     double from, to; /* the timelines' window; to <= 0: the default */
     bool quiet;
@@ -58,6 +60,11 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(target_acc), 0, 1, "X",
                 "time to this validation accuracy (default: each run's\n"
                 "own target: it reached it if its log ended on it)")},
+    {SW_OPT_ROW(SW_OPT_STR, "baselines", 0, AT(baselines), 0, 0, "LIST",
+                "which of the runs' policies are baselines for the speedup\n"
+                "(a list as compare --baselines takes, each spelled as the\n"
+                "logs spell it)"),
+     .shown = "every bsp, asp and ssp"},
     {SW_OPT_ROW(SW_OPT_CALL, "window", 0, 0, 0, 0, "START:END",
                 "the timelines' stretch of time, in seconds (default:\n"
                 "the first 5% of the longest run)"),
@@ -497,7 +504,7 @@ static int make_report(sw_report *r, const report_opts *o, const char *tmp, char
         rc = sw_fail(err, SW_EFORMAT, "nothing to report: the files hold %s and no trace row",
                      r->n_runs ? "runs of no time (only their start lines?)" : "no run");
     if (!rc)
-        rc = sw_report_summarize(r, o->target_acc, err);
+        rc = sw_report_summarize(r, o->target_acc, o->baselines_read, err);
     int crc = sw_report_close(r, rc ? NULL : err);
     rc = rc ? rc : crc;
     if (!rc)
@@ -517,12 +524,17 @@ int sw_cli_report(int argc, char **argv)
         return sw_cli_error(CMD, "give log files and -o DIR (see --help)") + 1;
     if ((prc = distinct_inputs(argv + optind, argc - optind)))
         return prc;
+    if (o.baselines &&
+        !(o.baselines_read = sw_cli_policy_list_joined(CMD, "--baselines", o.baselines, 64)))
+        return 2;
     /* Made in a directory of its own inside DIR and moved in whole: a report refused midway
      * leaves DIR as it was, not half rewritten. */
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s/.report-%ld", out, (long)getpid());
-    if (sw_cli_mkdirs(out) != 0 || (mkdir(tmp, 0755) != 0 && errno != EEXIST))
+    if (sw_cli_mkdirs(out) != 0 || (mkdir(tmp, 0755) != 0 && errno != EEXIST)) {
+        free(o.baselines_read);
         return sw_cli_error(CMD, "%s: cannot create: %s", out, strerror(errno));
+    }
     char err[SW_ERR_LEN];
     sw_report r;
     int rc = make_report(&r, &o, tmp, argv + optind, argc - optind, err);
@@ -533,6 +545,7 @@ int sw_cli_report(int argc, char **argv)
     if (!rc && r.n_runs && !o.quiet)
         sw_report_write_table(&r, stdout);
     sw_report_free(&r);
+    free(o.baselines_read);
     if (rc)
         return sw_cli_error(CMD, "%s", err) + (rc == SW_EINVAL);
     printf("\nreport of %u run%s and %s written to %s/report.md (with CSV files; plots as SVG "

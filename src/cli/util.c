@@ -332,6 +332,28 @@ int sw_cli_policy_list(const char *cmd, const char *opt, const char *list, char 
     return -1;
 }
 
+char *sw_cli_policy_list_joined(const char *cmd, const char *opt, const char *list, int max)
+{
+    char *specs[64];
+    int n = sw_cli_policy_list(cmd, opt, list, specs, max < 64 ? max : 64);
+    if (n < 0)
+        return NULL;
+    size_t len = 1;
+    for (int i = 0; i < n; i++)
+        len += strlen(specs[i]) + 1;
+    char *joined = malloc(len);
+    if (joined)
+        joined[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        if (joined)
+            strcat(strcat(joined, i ? ";" : ""), specs[i]);
+        free(specs[i]);
+    }
+    if (!joined)
+        sw_cli_error(cmd, "out of memory");
+    return joined;
+}
+
 int sw_cli_curve_pair(const char *cmd, const char *key_opt, const char *key, const char *other_opt,
                       const char *other)
 {

@@ -99,8 +99,25 @@ static double shared_target(const sw_report *r, double given)
     return t;
 }
 
-int sw_report_summarize(sw_report *r, double target_acc, char *err)
+/* Every baseline named is a policy of the runs (a typo would leave no speedup at all). */
+static int baselines_ran(const sw_report *r, const char *baselines, char *err)
 {
+    for (const char *b = baselines; b && *b; b += strcspn(b, ";"), b += *b == ';') {
+        int len = (int)strcspn(b, ";"), found = 0;
+        for (uint32_t i = 0; i < r->n_runs && !found; i++)
+            found = (int)strlen(r->runs[i].policy) == len && !strncmp(r->runs[i].policy, b, len);
+        if (!found && len)
+            return sw_fail(err, SW_EINVAL, "--baselines: '%.*s' is the policy of no run (a "
+                           "baseline is spelled as the logs' start lines spell it)", len, b);
+    }
+    return 0;
+}
+
+int sw_report_summarize(sw_report *r, double target_acc, const char *baselines, char *err)
+{
+    int rc = baselines_ran(r, baselines, err);
+    if (rc)
+        return rc;
     for (uint32_t i = 0; i < r->n_runs && target_acc > 0; i++)
         if (r->runs[i].regress)
             return sw_fail(err, SW_EINVAL,
@@ -138,7 +155,7 @@ int sw_report_summarize(sw_report *r, double target_acc, char *err)
     }
     for (int i = 0; i < r->n_policies; i++)
         names[i] = r->policies[i].policy, s[i] = r->policies[i].trials;
-    r->best = sw_best_baseline(names, s, r->n_policies, NULL);
+    r->best = sw_best_baseline(names, s, r->n_policies, baselines);
     free(names);
     free(s);
     return 0;

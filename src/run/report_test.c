@@ -154,7 +154,7 @@ static void runs_summarize_into_times_and_a_mean_curve(void **state)
         assert_int_equal(sw_report_open(&r, dir, err), 0);
         for (int i = 0; i < 3; i++)
             assert_int_equal(sw_report_add_log(&r, logs[i], err), 0);
-        assert_int_equal(sw_report_summarize(&r, given ? 0.7 : 0, err), 0);
+        assert_int_equal(sw_report_summarize(&r, given ? 0.7 : 0, NULL, err), 0);
         assert_int_equal(r.n_policies, 2);
         const sw_trials *fast = &r.policies[0].trials, *bsp = &r.policies[1].trials;
         assert_int_equal(fast->n, 2);
