@@ -192,5 +192,14 @@ expect_output "nothing to report" "says so"
 head -1 "$TMP/bsp.jsonl" > "$TMP/start-only.jsonl"
 expect_status 1 "a log of its start line alone" -- "$SW" report "$TMP/start-only.jsonl" \
   -o "$TMP/out4"
-expect_output "runs of no time" "says there is nothing to plot"
+expect_output "runs of nothing but their start lines" "says there is nothing to plot"
+# Runs that met their target at once (t = 0) are reported, as compare tabulates them.
+"$SW" compare --policies "bsp;asp" --seeds 2 --data synthetic:task=logistic,d=8,n=1000 \
+  --model softmax --target-acc 0.01 --log-dir "$TMP/at-once" -q >/dev/null
+expect_status 0 "a report of runs that met their target at t = 0" -- "$SW" report -q \
+  "$TMP"/at-once/*.jsonl -o "$TMP/out5"
+expect_status 2 "a target accuracy of 0" -- "$SW" report "$TMP"/at-once/*.jsonl -o "$TMP/out6" \
+  --target-acc 0
+OUT=$(grep '^| `bsp`' "$TMP/out5/report.md")
+expect_output "| 2/2 | 0.0 +- 0.0 |" "they reached it at 0 s"
 finish

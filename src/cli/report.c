@@ -57,7 +57,7 @@ static bool parse_window(void *opts, const char *cmd, const char *arg)
 static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "out", 'o', AT(out), 0, 0, "DIR",
                 "where to write (created if missing; required)")},
-    {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(target_acc), 0, 1, "X",
+    {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(target_acc), 1e-6, 1, "X",
                 "time to this validation accuracy (default: each run's\n"
                 "own target: it reached it if its log ended on it)")},
     {SW_OPT_ROW(SW_OPT_STR, "baselines", 0, AT(baselines), 0, 0, "LIST",
@@ -492,6 +492,18 @@ static void remove_dir(const char *tmp)
     rmdir(tmp);
 }
 
+/* Whether some run did anything: took time, applied or evaluated (runs that met their target at
+ * once did only the last, at t = 0), or ended on its target. */
+static bool something_happened(const sw_report *r)
+{
+    for (uint32_t i = 0; i < r->n_runs; i++) {
+        const sw_report_run *run = &r->runs[i];
+        if (run->end_t > 0 || run->applies || run->n_evals || run->ended_on_target)
+            return true;
+    }
+    return false;
+}
+
 /* The report, made in tmp: tables, plots and report.md. */
 static int make_report(sw_report *r, const report_opts *o, const char *tmp, char **inputs,
                        int n, char *err)
@@ -500,9 +512,9 @@ static int make_report(sw_report *r, const report_opts *o, const char *tmp, char
     for (int i = 0; !rc && i < n; i++)
         rc = ends_with(inputs[i], ".csv") ? sw_report_add_trace(r, inputs[i], err)
                                           : sw_report_add_log(r, inputs[i], err);
-    if (!rc && !r->zipline_rows && (!r->n_runs || !(r->longest > 0)))
+    if (!rc && !r->zipline_rows && !something_happened(r))
         rc = sw_fail(err, SW_EFORMAT, "nothing to report: the files hold %s and no trace row",
-                     r->n_runs ? "runs of no time (only their start lines?)" : "no run");
+                     r->n_runs ? "runs of nothing but their start lines" : "no run");
     if (!rc)
         rc = sw_report_summarize(r, o->target_acc, o->baselines_read, err);
     int crc = sw_report_close(r, rc ? NULL : err);
