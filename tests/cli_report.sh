@@ -193,6 +193,25 @@ head -1 "$TMP/bsp.jsonl" > "$TMP/start-only.jsonl"
 expect_status 1 "a log of its start line alone" -- "$SW" report "$TMP/start-only.jsonl" \
   -o "$TMP/out4"
 expect_output "runs of nothing but their start lines" "says there is nothing to plot"
+# Two logs of one name from two experiments: two runs, told apart, and a warning that their
+# settings differ.
+mkdir -p "$TMP/exp1" "$TMP/exp2"
+"$SW" sim --policy bsp --no-model --max-time 50 --log "$TMP/exp1/bsp-seed1.jsonl" -q >/dev/null
+"$SW" sim --policy bsp --no-model --max-time 50 --workers 4 --log "$TMP/exp2/bsp-seed1.jsonl" \
+  -q >/dev/null
+expect_status 0 "a report of two experiments' runs" -- "$SW" report -q \
+  "$TMP/exp1/bsp-seed1.jsonl" "$TMP/exp2/bsp-seed1.jsonl" -o "$TMP/out-mixed"
+expect_output "differ in their workers ('10' and '4'): their times do not compare" "warns"
+OUT=$(cut -d, -f1 "$TMP/out-mixed/runs.csv" | tr '\n' ' ')
+expect_output "run bsp-seed1 bsp-seed1~2 " "each run has a name of its own"
+OUT=$(cat "$TMP/out-mixed/report.md")
+expect_output "**Warning: runs bsp-seed1 and bsp-seed1~2 differ" "report.md says so too"
+# A comparison into a directory that holds an earlier one's logs says they would join its report.
+"$SW" compare --policies "bsp" --seeds 1 --no-model --max-time 20 --log-dir "$TMP/reused" -q \
+  >/dev/null
+expect_status 0 "a second comparison into the same directory" -- "$SW" compare --policies asp \
+  --seeds 2 --no-model --max-time 20 --log-dir "$TMP/reused" -q
+expect_output "holds 1 log this comparison did not write" "warns of the earlier log"
 # Runs that met their target at once (t = 0) are reported, as compare tabulates them.
 "$SW" compare --policies "bsp;asp" --seeds 2 --data synthetic:task=logistic,d=8,n=1000 \
   --model softmax --target-acc 0.01 --log-dir "$TMP/at-once" -q >/dev/null

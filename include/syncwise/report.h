@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "syncwise/compare.h"
+#include "syncwise/run.h"
 
 enum {
     SW_CSV_RUNS,
@@ -73,6 +74,10 @@ typedef struct sw_report {
     sw_report_run *runs;     /* n_runs of them */
     sw_report_policy *policies;
     int n_policies, best;    /* best: the best baseline (syncwise/compare.h), or -1 */
+    sw_run_info first;       /* the first run's start line: the setting of the comparison */
+    char first_name[256];    /* its run's name */
+    char mixed[768];         /* "" or the first way a run's setting differs from the first's
+                              * (model, workers, cluster, ...): its times compare with nothing */
 } sw_report;
 
 /* The file name of one of the tables (SW_CSV_RUNS, ...). */

@@ -7,6 +7,7 @@
  * bound; the table says so.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -353,6 +354,32 @@ static int write_results(const plan *p, char *err)
     return fclose(f) == 0 ? 0 : sw_fail(err, SW_EIO, "%s: write error", path);
 }
 
+/* Logs in --log-dir that this comparison did not write (an earlier one's) would join it in
+ * a report of every log in DIR: the user is told, and their files are left alone. */
+static void warn_of_other_logs(const plan *p)
+{
+    DIR *d = opendir(p->log_dir);
+    size_t others = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 6, ".jsonl"))
+            continue;
+        bool ours = false;
+        for (size_t i = 0; i < p->n_runs && !ours; i++) {
+            char path[4096];
+            log_path(p, &p->runs[i], path, sizeof path);
+            ours = !strcmp(strrchr(path, '/') + 1, e->d_name);
+        }
+        others += !ours;
+    }
+    if (d)
+        closedir(d);
+    if (others)
+        sw_log(SW_LOG_WARN, "%s holds %zu log%s this comparison did not write (an earlier "
+               "one's?): report %s/*.jsonl would read %s too", p->log_dir, others,
+               others == 1 ? "" : "s", p->log_dir, others == 1 ? "it" : "them");
+}
+
 static int run_all(plan *p, char *err)
 {
     p->n_runs = (size_t)p->seeds * (size_t)p->n_policies;
@@ -395,6 +422,8 @@ int sw_cli_compare(int argc, char **argv)
             rc = sw_cli_error(CMD, "%s", err);
         if (!rc && p.log_dir && write_results(&p, err))
             rc = sw_cli_error(CMD, "%s", err);
+        if (!rc && p.log_dir)
+            warn_of_other_logs(&p);
         if (!rc)
             report(&p);
         for (size_t i = 0; !rc && i < p.n_runs; i++)

@@ -22,6 +22,7 @@
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
 #include "syncwise/file.h"
+#include "syncwise/log.h"
 #include "syncwise/report.h"
 
 #define CMD "report"
@@ -369,6 +370,8 @@ static int write_markdown(const sw_report *r, char *err)
     if (!md)
         return sw_fail(err, SW_EIO, "%s: cannot create: %s", path, strerror(errno));
     fprintf(md, "# syncwise report: %u run%s\n\n", r->n_runs, r->n_runs == 1 ? "" : "s");
+    if (r->mixed[0])
+        fprintf(md, "**Warning: %s.**\n\n", r->mixed);
     if (r->n_runs)
         sw_report_write_table(r, md);
     static const char *const plots[][2] = {
@@ -554,6 +557,8 @@ int sw_cli_report(int argc, char **argv)
         rc = move_into(tmp, out, argv + optind, argc - optind, err);
     remove_dir(tmp);
     r.dir = out;
+    if (!rc && r.mixed[0])
+        sw_log(SW_LOG_WARN, "%s", r.mixed);
     if (!rc && r.n_runs && !o.quiet)
         sw_report_write_table(&r, stdout);
     sw_report_free(&r);

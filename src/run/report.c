@@ -119,11 +119,60 @@ static int on_restart(run_state *s, const sw_run_info *info, size_t line, char *
     return 0;
 }
 
+/* What makes runs comparable, besides their policy and seed: field i of a start line as text. */
+static const char *const settings[] = {"model",     "workers",         "cluster", "batch", "lr",
+                                       "optimizer", "target accuracy", "driver"};
+
+static void setting(const sw_run_info *r, int i, char *out, size_t cap)
+{
+    switch (i) {
+    case 0: snprintf(out, cap, "%s", r->model); break;
+    case 1: snprintf(out, cap, "%u", r->workers); break;
+    case 2: snprintf(out, cap, "%s", r->cluster); break;
+    case 3: snprintf(out, cap, "%u", r->batch); break;
+    case 4: snprintf(out, cap, "%g", (double)r->lr); break;
+    case 5: snprintf(out, cap, "%s", r->optimizer); break;
+    case 6: snprintf(out, cap, "%g", r->target_acc); break;
+    default: snprintf(out, cap, "%s", r->driver); break;
+    }
+}
+
+/* The first way two runs' settings differ, as "model ('a' and 'b')", or "". */
+static void setting_differs(const sw_run_info *a, const sw_run_info *b, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (int i = 0; i < (int)(sizeof settings / sizeof *settings) && !out[0]; i++) {
+        char va[1100], vb[1100];
+        setting(a, i, va, sizeof va);
+        setting(b, i, vb, sizeof vb);
+        if (strcmp(va, vb))
+            snprintf(out, cap, "%s ('%.200s' and '%.200s')", settings[i], va, vb);
+    }
+}
+
+/* The first run sets the comparison's setting; a later one that differs is noted (once). */
+static void note_setting(sw_report *r, const run_state *s, const sw_run_info *info)
+{
+    if (!r->first_name[0]) {
+        r->first = *info;
+        snprintf(r->first_name, sizeof r->first_name, "%s", s->name);
+        return;
+    }
+    char diff[512];
+    if (r->mixed[0])
+        return;
+    setting_differs(&r->first, info, diff, sizeof diff);
+    if (diff[0])
+        snprintf(r->mixed, sizeof r->mixed, "runs %.100s and %.100s differ in their %s: their "
+                 "times do not compare", r->first_name, s->name, diff);
+}
+
 static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
 {
     run_state *s = ctx;
     if (s->state)
         return on_restart(s, info, line, err);
+    note_setting(s->r, s, info);
     snprintf(s->policy, sizeof s->policy, "%s", info->policy);
     /* The policy is a label in the tidy CSV files: commas would split its column. */
     for (char *c = s->policy; *c; c++)
@@ -237,6 +286,24 @@ static void run_name(const char *path, char *out, size_t cap)
             *c = '_';
 }
 
+static bool name_taken(const sw_report *r, const char *name)
+{
+    for (uint32_t i = 0; i < r->n_runs; i++)
+        if (!strcmp(r->runs[i].name, name))
+            return true;
+    return false;
+}
+
+/* Files of one name in two directories (a/bsp-seed1.jsonl, b/bsp-seed1.jsonl) are two runs: the
+ * later is named bsp-seed1~2, so that every row of the tables says which run it is. */
+static void unique_name(const sw_report *r, char *name, size_t cap)
+{
+    char base[256];
+    snprintf(base, sizeof base, "%s", name);
+    for (unsigned k = 2; name_taken(r, name); k++)
+        snprintf(name, cap, "%.200s~%u", base, k);
+}
+
 /* The run's summary joins the report's, which then owns its evaluations. */
 static int keep_run(sw_report *r, run_state *s)
 {
@@ -284,6 +351,7 @@ int sw_report_add_log(sw_report *r, const char *path, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     s->r = r;
     run_name(path, s->name, sizeof s->name);
+    unique_name(r, s->name, sizeof s->name);
     sw_run_reader reader = {.start = on_start, .event = on_event, .end = on_end, .ctx = s};
     int rc = sw_run_read_log(path, &reader, err);
     if (!rc && s->events == 0)
