@@ -70,6 +70,13 @@ expect_status 0 "--grad-clip keeps it finite" -- "$SW" rl train "${inst[@]}" --p
 expect_status 2 "bad gamma" -- "$SW" rl train --gamma 2
 expect_output "--gamma" "the bad option is named"
 expect_status 2 "no subcommand" -- "$SW" rl
+expect_status 2 "a policy pre-training cannot copy" -- "$SW" rl train --pre-policies bsp,dbw \
+  --out "$TMP/never.swrl"
+expect_output "not 'dbw'" "names it"
+expect_status 2 "a Q-network that cannot be built" -- "$SW" rl train --qnet cnn \
+  --out "$TMP/never.swrl"
+expect_output "--qnet:" "names the option"
+expect_status 2 "empty baselines" -- "$SW" rl eval --policy "$TMP/p.swrl" --baselines ,
 expect_status 2 "bad model list" -- "$SW" rl train "${inst[@]}" --models "resnet" \
   --pre-instances 1 --episodes 0 --out "$TMP/x.swrl"
 expect_output "resnet" "the bad model is named"

@@ -78,6 +78,10 @@ typedef enum sw_rl_mode {
     SW_RL_LEARN,   /* double DQN while acting eps-greedily */
 } sw_rl_mode;
 
+/* Whether SW_RL_EMULATE can copy `policy` (bsp, asp or ssp:s=S); SW_EINVAL with a message if
+ * not. */
+int sw_rl_check_classic(const char *policy, char *err);
+
 int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instance, uint32_t repeat,
                        const char *policy, sw_rl_mode mode, sw_rl_agent *agent, double eps,
                        sw_rl_run *out, char *err);

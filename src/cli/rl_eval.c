@@ -73,7 +73,7 @@ static int make_policies(sw_rl_eval *p)
     char *specs[SW_RL_EVAL_MAX_POLICIES];
     int n = sw_cli_policy_list(CMD, "--baselines", p->baselines, specs, SW_RL_EVAL_MAX_POLICIES);
     if (n < 0)
-        return 1;
+        return 2;
     for (int i = 0; i < n; i++) {
         rc = rc ? rc : add_policy(p, specs[i]);
         free(specs[i]);

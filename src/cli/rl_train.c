@@ -34,7 +34,7 @@ static const sw_opt own[] = {
     {SW_OPT_ROW(SW_OPT_LONG, "pre-instances", 0, AT(pre_instances), 0, 1000000, "N",
                 "pre-training instances (0 skips pre-training)")},
     {SW_OPT_ROW(SW_OPT_STR, "pre-policies", 0, AT(pre_policies), 0, 0, "LIST",
-                "classic policies copied on each (the paper's SSP s=2,5,8\nare ssp:s=1,4,7)")},
+                "classic policies copied on each: bsp, asp or ssp:s=S\n(the paper's SSP s=2,5,8 are ssp:s=1,4,7)")},
     {SW_OPT_ROW(SW_OPT_LONG, "episodes", 0, AT(episodes), 0, 10000000, "N", "DQN episodes")},
     {SW_OPT_ROW(SW_OPT_LONG, "save-every", 0, AT(save_every), 1, 10000000, "N",
                 "episodes between saves")},
@@ -80,6 +80,21 @@ static void make_note(plan *p, int argc, char **argv)
         off += (size_t)snprintf(p->note + off, sizeof p->note - off, " %s", argv[i]);
 }
 
+/* Pre-training copies classic policies only: each of the list is checked before any run. */
+static int check_pre_policies(const plan *p)
+{
+    char *names[32], err[SW_ERR_LEN];
+    int n = sw_cli_policy_list(CMD, "--pre-policies", p->pre_policies, names, 32), rc = 0;
+    if (n < 0)
+        return 2;
+    for (int k = 0; k < n; k++) {
+        if (!rc && sw_rl_check_classic(names[k], err))
+            rc = sw_cli_error(CMD, "--pre-policies: %s", err) + 1;
+        free(names[k]);
+    }
+    return rc;
+}
+
 static int parse(int argc, char **argv, plan *p)
 {
     int rc = sw_cli_parse(&command, argc, argv, p, NULL);
@@ -89,6 +104,12 @@ static int parse(int argc, char **argv, plan *p)
     char err[SW_ERR_LEN];
     if (sw_rl_check_hparams(&p->hp, err))
         return sw_cli_error(CMD, "%s", err) + 1;
+    sw_rl_agent *a; /* a Q-network that cannot be built is said before the data is read */
+    if (sw_rl_agent_new(&a, &p->hp, NULL, 0, p->rl.seed, err))
+        return sw_cli_error(CMD, "--qnet: %s", err) + 1;
+    sw_rl_agent_free(a);
+    if ((rc = check_pre_policies(p)))
+        return rc;
     make_note(p, argc, argv);
     /* A policy file that cannot be written is said now, not after minutes of pre-training. */
     const char *inputs[] = {p->rl.data_spec, p->pre_policies, p->rl.sc.cluster};
@@ -155,7 +176,7 @@ static int pretrain(const plan *p, sw_rl_agent *a)
     char *names[32];
     int n = sw_cli_policy_list(CMD, "--pre-policies", p->pre_policies, names, 32);
     if (n < 0)
-        return 1;
+        return 2;
     double t0 = sw_clock_now_s(), loss = 0;
     int rc = 0;
     long total = p->pre_instances * n, done = 0;

@@ -429,6 +429,12 @@ static int parse_classic(episode *e, const char *policy, char *err)
     return 0;
 }
 
+int sw_rl_check_classic(const char *policy, char *err)
+{
+    episode scratch;
+    return parse_classic(&scratch, policy, err);
+}
+
 static int run_sim(const sw_rl_scenario *sc, const sw_task_data *view, const sw_rl_draw *d,
                    uint64_t sim_seed, const char *policy, episode *e, sw_sim_result *r, char *err)
 {
