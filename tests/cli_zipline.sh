@@ -24,11 +24,18 @@ expect_output "candidate,d" "the trace has a header"
 printf '1,2\n1,x\n' > "$TMP/bad.csv"
 expect_status 1 "bad CSV" -- "$SW" zipline --input "$TMP/bad.csv"
 expect_output "bad.csv: line 2" "names the file and line"
-expect_status 1 "naive alone on a problem too large for it" -- "$SW" zipline --algo naive --workers 10
-expect_output "too many combinations" "it says why"
+expect_status 2 "naive alone on a problem too large for it" -- "$SW" zipline --algo naive \
+  --workers 10 --trace "$TMP/never.csv"
+expect_output "about 10^11.8 combinations, over its limit" "it says why"
+checks=$((checks + 1))
+[ ! -e "$TMP/never.csv" ] || { echo "FAIL: a refused search wrote a trace"; failures=$((failures + 1)); }
+case "$OUT" in *candidates*) echo "FAIL: the refusal came after the table's header"; failures=$((failures + 1)) ;; esac
 expect_status 2 "ebsp refuses a naive search too large to answer" -- "$SW" sim --no-model \
   --workers 10 --max-time 100 --policy ebsp:algo=naive
-expect_output "5.77e+11 combinations" "and says how large"
+expect_output "about 10^11.8 combinations" "and says how large"
+expect_status 2 "however large" -- "$SW" sim --no-model --workers 10 --max-time 100 \
+  --policy ebsp:algo=naive,R=150
+expect_output "about 10^21.8 combinations" "without an infinity"
 expect_status 1 "missing CSV" -- "$SW" zipline --input "$TMP/none.csv"
 for t in inf -3 1e999; do # a push time is a finite moment of the run
   printf 'worker,time\n0,1\n1,%s\n' "$t" > "$TMP/t.csv"

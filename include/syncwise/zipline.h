@@ -69,6 +69,8 @@ void sw_zl_names(char *out, size_t cap);
  * saying why, where it would refuse them (naive search over more than its limit of R^n
  * combinations). */
 int sw_zl_fits(const sw_zl_algo *a, uint32_t n, uint32_t R, char *err);
+/* The same for problem p, whose workers may have different numbers of points. */
+int sw_zl_problem_fits(const sw_zl_algo *a, const sw_zl_problem *p, char *err);
 
 /* The predictor of section 6.4: worker p's next R pushes from its last two push times,
  * last[p] + i * (last[p] - prev[p]) for i = 1..R. Fills t (n * R) and start (n + 1). */

@@ -264,9 +264,12 @@ int sw_cli_zipline(int argc, char **argv)
     input in = {0};
     int rc = 0;
     sw_zl_problem p;
+    const sw_zl_algo *asked = sw_zl_find(algo); /* one search: its refusal comes before output */
     if (path) {
         rc = read_input(&in, path, err);
         p = (sw_zl_problem){.n = in.n, .t = in.t, .start = in.start};
+        if (!rc && asked && sw_zl_problem_fits(asked, &p, err))
+            rc = SW_EINVAL; /* the command line's choice of algorithm */
         if (!rc)
             printf("%u workers, %zu points from %s\n\n", in.n, in.count, path);
     } else {
@@ -277,6 +280,8 @@ int sw_cli_zipline(int argc, char **argv)
         else
             sw_zl_synthetic((uint32_t)n, (uint32_t)R, seed, in.t, in.start);
         p = (sw_zl_problem){.n = (uint32_t)n, .t = in.t, .start = in.start};
+        if (!rc && asked && sw_zl_problem_fits(asked, &p, err))
+            rc = SW_EINVAL;
         if (!rc)
             printf("%ld workers, R = %ld (synthetic, seed %llu: intervals 1000-1500 ms)\n\n", n,
                    R, (unsigned long long)seed);
@@ -289,5 +294,5 @@ int sw_cli_zipline(int argc, char **argv)
     free(in.start);
     free(in.worker_of);
     free(in.rows);
-    return rc ? 1 : 0;
+    return rc == SW_EINVAL ? 2 : rc ? 1 : 0;
 }

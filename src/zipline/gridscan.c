@@ -24,10 +24,7 @@ int sw__zl_naive(const sw_zl_problem *p, sw_zl_workspace *ws, sw_zl_result *out)
     int rc = sw__zl_check(p, ws);
     if (rc)
         return rc;
-    double combos = 1;
-    for (uint32_t w = 0; w < p->n; w++)
-        combos *= p->start[w + 1] - p->start[w];
-    if (combos > SW__ZL_NAIVE_MAX_COMBINATIONS)
+    if (sw__zl_log10_combinations(p) > log10(SW__ZL_NAIVE_MAX_COMBINATIONS))
         return SW_ERANGE;
     sw__zl_reset(out);
     enumerate(p, ws, out, 0, INFINITY, -INFINITY);

@@ -37,15 +37,37 @@ void sw_zl_names(char *out, size_t cap)
                                 a->name);
 }
 
+/* Naive search's refusal of log10_combos (a logarithm: R^n overflows a double at once). */
+static int naive_refusal(uint32_t n, const char *points, double log10_combos, char *err)
+{
+    if (!(log10_combos > log10(SW__ZL_NAIVE_MAX_COMBINATIONS)))
+        return 0;
+    return sw_fail(err, SW_ERANGE,
+                   "naive search over %u workers x %s points is about 10^%.1f combinations, "
+                   "over its limit of %.3g: choose another algorithm",
+                   n, points, log10_combos, SW__ZL_NAIVE_MAX_COMBINATIONS);
+}
+
+double sw__zl_log10_combinations(const sw_zl_problem *p)
+{
+    double sum = 0;
+    for (uint32_t w = 0; w < p->n; w++)
+        sum += log10((double)(p->start[w + 1] - p->start[w]));
+    return sum;
+}
+
 int sw_zl_fits(const sw_zl_algo *a, uint32_t n, uint32_t R, char *err)
 {
-    double combos = pow((double)R, (double)n);
-    if (a->run == sw__zl_naive && combos > SW__ZL_NAIVE_MAX_COMBINATIONS)
-        return sw_fail(err, SW_ERANGE,
-                       "naive search over %u workers x %u points is %.3g combinations, over its "
-                       "limit of %.3g: choose another algorithm",
-                       n, R, combos, SW__ZL_NAIVE_MAX_COMBINATIONS);
-    return 0;
+    char points[16];
+    snprintf(points, sizeof points, "%u", R);
+    return a->run == sw__zl_naive ? naive_refusal(n, points, n * log10((double)R), err) : 0;
+}
+
+int sw_zl_problem_fits(const sw_zl_algo *a, const sw_zl_problem *p, char *err)
+{
+    return a->run == sw__zl_naive
+               ? naive_refusal(p->n, "their", sw__zl_log10_combinations(p), err)
+               : 0;
 }
 
 int sw_zl_workspace_new(sw_zl_workspace **out, uint32_t max_n, size_t max_points, char *err)
