@@ -35,6 +35,9 @@ expect_status 1 "the same log held to ssp:s=2" -- "$SW" check "$TMP/e.jsonl"
 expect_output "BROKEN: $TMP/e.jsonl:" "names the line"
 expect_output "steps ahead of the slowest live worker (s=2)" "names the bound"
 expect_status 2 "check a file that is not a log" -- "$SW" check "$0"
+expect_status 2 "more shards than the model has parameters" -- "$SW" sim --max-time 1 \
+  --data synthetic:task=logistic,d=8,n=500 --model softmax --net shards=100
+expect_output "cannot place 18 parameters on 100 shards" "says why, before the run"
 sed 's/"policy":"dssp:lo=2,hi=6"/"policy":"dsp:lo=2,hi=6"/' "$TMP/d.jsonl" > "$TMP/typo.jsonl"
 expect_status 0 "a log whose policy has a typo" -- "$SW" check "$TMP/typo.jsonl"
 expect_output "neither built in nor loaded from SYNCWISE_PLUGINS: a typo" \

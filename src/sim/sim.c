@@ -537,6 +537,10 @@ int sw_sim_check_config(const sw_sim_config *c, char *err)
         rc = sw__sim_schedule(&s, c->events, c->workers, err);
     if (!rc && c->data && !(rc = check_config(c, err)) && !(rc = setup_task(&s, err)))
         rc = setup_workers(&s, err); /* the model on the data, the targets, every worker's share */
+    if (!rc && c->data) { /* again, now that the model's size is known: shards=S <= params */
+        sw__sim_servers_free(&s.servers);
+        rc = sw__sim_parse_net(&s, err);
+    }
     teardown(&s);
     return rc;
 }
