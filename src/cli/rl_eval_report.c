@@ -87,8 +87,11 @@ static int best_single(const sw_rl_eval *p, const part *q, const char *prefix)
 
 static void print_table(const sw_rl_eval *p, const part *all)
 {
-    printf("%-32s %20s %8s %12s %9s %6s %9s %7s\n", "policy", "time to target (s)", "reached",
-           "steps/worker", "applies", "idle", "deciding", "probe");
+    int width = 32; /* the policy column holds the longest spec (a policy file's path) */
+    for (int k = 0; k < p->n; k++)
+        width = (int)strlen(p->specs[k]) > width ? (int)strlen(p->specs[k]) : width;
+    printf("%-*s %20s %8s %12s %9s %6s %9s %7s\n", width, "policy", "time to target (s)",
+           "reached", "steps/worker", "applies", "idle", "deciding", "probe");
     double *t = malloc((size_t)all->n * sizeof *t);
     for (int k = 0; t && k < p->n; k++) {
         double steps = 0, applies = 0, idle = 0, decide = 0, probe = 0, reached = 0, m, h;
@@ -103,18 +106,37 @@ static void print_table(const sw_rl_eval *p, const part *all)
         }
         double n = (double)(p->instances * p->seeds);
         sw_mean_ci(t, (size_t)all->n, sizeof *t, &m, &h);
-        printf("%-32s %11.0f +- %5.0f %7.1f%% %12.1f %9.0f %5.1f%% %8.3f%% %6.1f%%\n",
+        printf("%-*s %11.0f +- %5.0f %7.1f%% %12.1f %9.0f %5.1f%% %8.3f%% %6.1f%%\n", width,
                p->specs[k], m, h, 100 * reached / n, steps / n, applies / n, 100 * idle / n,
                100 * decide / n, 100 * probe / n);
     }
     free(t);
 }
 
+/* Whether a run of the learned policy or of baseline k (every baseline when k < 0) on the
+ * part missed the target: its time is then where it stopped, and the speedup is not a time
+ * to the target's. */
+static bool missed(const sw_rl_eval *p, const part *q, int k)
+{
+    for (long j = 0; j < q->n; j++)
+        for (long r = 0; r < p->seeds; r++)
+            for (int b = 0; b < p->n; b++)
+                if ((b == 0 || b == k || k < 0) && !sw_rl_eval_run(p, q->at[j], r, b)->reached)
+                    return true;
+    return false;
+}
+
 static void print_speedup(const sw_rl_eval *p, const part *q, int k, const char *label)
 {
     double m, h;
     speedup(p, q, k, &m, &h);
-    printf("speedup over %-30s %.2fx +- %.2f (95%% CI over %ld instances)\n", label, m, h, q->n);
+    printf("speedup over %-30s %.2fx", label, m);
+    if (q->n > 1)
+        printf(" +- %.2f (95%% CI over %ld instances)", h, q->n);
+    else
+        printf(" (one instance: no interval)");
+    printf("%s\n", missed(p, q, k) ? " (some runs missed the target: their times are where "
+                                     "they stopped)" : "");
 }
 
 static void print_speedups(const sw_rl_eval *p, const part *all)
@@ -135,8 +157,10 @@ static void print_speedups(const sw_rl_eval *p, const part *all)
      * policy has over the best single one without doing better than any classic policy. */
     double m, h;
     ratio_ci(p, all, single, -1, &m, &h);
-    printf("each instance's best over the best single  %.2fx +- %.2f (what choosing the right "
-           "classic policy per instance would give)\n", m, h);
+    printf("each instance's best over the best single  %.2fx", m);
+    if (all->n > 1)
+        printf(" +- %.2f", h);
+    printf(" (what choosing the right classic policy per instance would give)\n");
 }
 
 /* The index of a policy by its spec, or -1. */
