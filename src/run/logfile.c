@@ -44,7 +44,7 @@ void sw_run_write_end(FILE *f, double t, uint64_t V, const char *why)
 static int whole(const sw_log_line *l, const char *key, double max, double dflt, double *out,
                  char *err)
 {
-    double v = sw_log_num(l, key, dflt);
+    double v = sw_log_str(l, key) ? NAN : sw_log_num(l, key, dflt); /* "ten" is not 10 */
     if (!(v >= 0 && v <= max && v == floor(v)))
         return sw_fail(err, SW_EFORMAT,
                        "the start line's \"%s\" is missing or not a whole "
@@ -88,6 +88,9 @@ static int read_start(const sw_log_line *l, sw_run_info *s, char *err)
     s->params = (size_t)params;
     s->batch = (uint32_t)batch;
     s->lr = (float)sw_log_num(l, "lr", 0);
+    if (sw_log_str(l, "lr") || sw_log_str(l, "target_acc"))
+        return sw_fail(err, SW_EFORMAT, "the start line's \"%s\" is not a number",
+                       sw_log_str(l, "lr") ? "lr" : "target_acc");
     const char *task = sw_log_str(l, "task");
     bool task_is_number = !isnan(sw_log_num(l, "task", NAN));
     if (task_is_number || (task && strcmp(task, "regress") && strcmp(task, "classify")))

@@ -134,6 +134,10 @@ static void start_fields_out_of_their_domain_are_refused(void **state)
         {"\"slots\":0", "\"slots\""},
         {"\"slots\":2.5", "\"slots\""},
         {"\"seed\":-1", "\"seed\""},
+        {"\"workers\":\"ten\"", "\"workers\""}, /* a number as text is not one */
+        {"\"slots\":\"2\"", "\"slots\""},
+        {"\"lr\":\"0.1\"", "\"lr\""},
+        {"\"target_acc\":\"0.9\"", "\"target_acc\""},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         expect_start_refused(bad[i][0], strstr(bad[i][0], "slots") ? "" : "\"slots\":2,",
