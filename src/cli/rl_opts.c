@@ -34,7 +34,7 @@ const sw_opt sw_cli_rl_opts_table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(sc.target_acc), 1e-6, 1, "X",
                 "an episode ends at this validation accuracy")},
     {SW_OPT_ROW(SW_OPT_U64, "max-pushes", 0, AT(sc.max_pushes), 0, 0, "N",
-                "and at the latest after N pushes")},
+                "and at the latest after N pushes (0: no limit)")},
     {SW_OPT_ROW(SW_OPT_F64, "reward-unit", 0, AT(sc.reward_unit), 0, 1e9, "S",
                 "seconds a reward of -1 stands for"),
      .shown = "4.5 s / workers, the push interval of ASP on the default cluster"},
