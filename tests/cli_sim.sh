@@ -35,6 +35,8 @@ expect_status 1 "the same log held to ssp:s=2" -- "$SW" check "$TMP/e.jsonl"
 expect_output "BROKEN: $TMP/e.jsonl:" "names the line"
 expect_output "steps ahead of the slowest live worker (s=2)" "names the bound"
 expect_status 2 "check a file that is not a log" -- "$SW" check "$0"
+expect_status 0 "rlp without a model" -- "$SW" sim --policy rlp --no-model --max-time 20 -q
+expect_output "rlp decides from the model's loss, which a run without a model" "says it sees zeros"
 expect_status 2 "more shards than the model has parameters" -- "$SW" sim --max-time 1 \
   --data synthetic:task=logistic,d=8,n=500 --model softmax --net shards=100
 expect_output "cannot place 18 parameters on 100 shards" "says why, before the run"

@@ -2,9 +2,13 @@
 #include "scenario.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "syncwise/err.h"
 #include "syncwise/log.h"
+#include "syncwise/policy.h"
+#include "syncwise/spec.h"
 
 _Static_assert(sizeof(sw_batch_mode) == sizeof(int), "--batch-mode stores an int");
 
@@ -13,6 +17,19 @@ void sw_cli_scenario_defaults(sw_cli_scenario *s)
     *s = (sw_cli_scenario){
         .cfg = sw_sim_default_config(), .data_spec = "fashion-mnist", .optim.spec = "sgd"};
     s->cfg.cluster = SW_CLI_DEFAULT_CLUSTER;
+}
+
+/* A policy that decides from the model (its loss, its gradients' norms) sees only zeros in a run
+ * without one: allowed (its timing still shows), but said. */
+static void warn_blind(const char *policy)
+{
+    char name[SW_SPEC_NAME_LEN];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(policy, ":"), policy);
+    const sw_policy_ops *o = sw_policy_find(name);
+    if (o && (o->wants & (SW_WANT_LOSS | SW_WANT_SQ_NORM)))
+        sw_log(SW_LOG_WARN, "%s decides from the model's %s, which a run without a model "
+               "(--no-model) does not have: it sees zeros", name,
+               (o->wants & SW_WANT_LOSS) ? "loss" : "gradient norms");
 }
 
 int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *const *policies, int n)
@@ -37,6 +54,8 @@ int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *cons
             sw_cli_error(cmd, "%s", err);
             return sw_cli_scenario_status(rc);
         }
+        if (!s->data_spec)
+            warn_blind(policies[i]);
     }
     if (!(c->max_time > 0) && !c->max_applies && !c->max_pushes) {
         c->max_time = SW_CLI_DEFAULT_MAX_TIME;
