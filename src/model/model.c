@@ -223,10 +223,26 @@ void sw_model_evaluate(sw_model *m, const float *params, const sw_dataset *ds, s
     out->accuracy = ds->n && ds->objective == SW_CLASSIFY ? (double)correct / (double)ds->n : 0;
 }
 
+/* Whether the model sees its input as an image (a convolution or pooling reads its rows and
+ * columns), or only as a vector of floats. */
+static bool spatial(const sw_model *m)
+{
+    for (int i = 0; i < m->arch.n_layers; i++)
+        if (m->arch.layers[i].ops == &sw__conv_ops || m->arch.layers[i].ops == &sw__maxpool_ops)
+            return true;
+    return false;
+}
+
+static uint64_t size_of(const uint32_t shape[3])
+{
+    return (uint64_t)shape[0] * shape[1] * shape[2];
+}
+
 int sw_model_check_data(const sw_model *m, const sw_dataset *ds, char *err)
 {
     const sw_model_desc *d = &m->desc;
-    if (memcmp(ds->shape, d->in_shape, sizeof ds->shape) != 0)
+    bool flat_alike = !spatial(m) && size_of(ds->shape) == size_of(d->in_shape);
+    if (memcmp(ds->shape, d->in_shape, sizeof ds->shape) != 0 && !flat_alike)
         return sw_fail(err, SW_EMISMATCH, "data of shape %ux%ux%u for a model of input %ux%ux%u",
                        ds->shape[0], ds->shape[1], ds->shape[2], d->in_shape[0], d->in_shape[1],
                        d->in_shape[2]);

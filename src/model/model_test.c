@@ -213,6 +213,18 @@ static void data_fit_is_checked(void **state)
     assert_int_equal(sw_model_check_data(m, d.train, err), SW_EMISMATCH);
     assert_non_null(strstr(err, "regression"));
     sw_model_free(m);
+    /* The same floats laid out as an image: a dense model reads them alike, a convolution not. */
+    desc = (sw_model_desc){.spec = "mlp:h=1,u=4", .in_shape = {5, 1, 1}, .objective = SW_REGRESS};
+    assert_int_equal(sw_model_new(&m, &desc, 4, NULL), 0);
+    assert_int_equal(sw_model_check_data(m, d.train, err), 0);
+    sw_model_free(m);
+    sw_data_free(&d);
+    assert_int_equal(sw_data_load(&d, "synthetic:task=lsq,d=784,n=50", 1, NULL), 0);
+    desc = (sw_model_desc){.spec = "cnn:c1=2,c2=2,f=4", .in_shape = {28, 28, 1},
+                           .objective = SW_REGRESS};
+    assert_int_equal(sw_model_new(&m, &desc, 4, err), 0);
+    assert_int_equal(sw_model_check_data(m, d.train, err), SW_EMISMATCH);
+    sw_model_free(m);
     sw_data_free(&d);
 }
 
