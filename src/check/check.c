@@ -177,6 +177,41 @@ static bool starts_call(sw_event_kind k)
            k == SW_EV_SWITCH || k == SW_EV_TICK;
 }
 
+/* The order of an engine call's lines (docs/log.md): its starting event, a drop, the apply, the
+ * grants, the policy's releases, a wake-up request, the liveness rule's releases. -1 for the
+ * driver's notes (evaluations, restores), which belong to no call. */
+static int call_phase(const sw_event *ev)
+{
+    switch (ev->kind) {
+    case SW_EV_DROP: return 1;
+    case SW_EV_APPLY: return 2;
+    case SW_EV_GRANT: return 3;
+    case SW_EV_RELEASE: return ev->reason && !strcmp(ev->reason, "liveness") ? 6 : 4;
+    case SW_EV_WAKE: return 5;
+    case SW_EV_EVAL:
+    case SW_EV_RESTORE: return -1;
+    default: return 0; /* starts a call */
+    }
+}
+
+/* Each line of a call comes in the call's order, a step at most once where it is one line
+ * (drop, apply, wake), and only within a call. */
+static int in_call_order(sw_check *c, const sw_event *ev, char *err)
+{
+    int phase = call_phase(ev);
+    if (phase <= 0)
+        return 0;
+    const char *name = sw_event_kind_name(ev->kind);
+    if (!c->g.started)
+        return engine_broke(err, "a %s outside any engine call", name);
+    bool once = ev->kind == SW_EV_DROP || ev->kind == SW_EV_APPLY || ev->kind == SW_EV_WAKE;
+    if (phase < c->g.phase || (once && phase == c->g.phase))
+        return engine_broke(err, "a %s out of the engine call's order (drop, apply, grants, "
+                            "releases, wake, liveness releases)", name);
+    c->g.phase = phase;
+    return 0;
+}
+
 static int live_worker(const sw_check *c, uint32_t w, char *err)
 {
     if (w >= c->slots)
@@ -316,7 +351,8 @@ static int on_release(sw_check *c, const sw_event *ev, char *err)
                             (unsigned long long)ev->clock, (unsigned long long)want);
     bool liveness = ev->reason && strcmp(ev->reason, "liveness") == 0;
     decide(c);
-    if (liveness && (c->g.waiting_at_decision != c->g.live_at_decision || c->wake_at >= 0))
+    if (liveness && (c->g.waiting_at_decision != c->g.live_at_decision || c->wake_at >= 0 ||
+                     c->g.released > 0))
         return engine_broke(err, "a liveness release of worker %u while some worker computed "
                             "or a wake-up was due", ev->worker);
     if (!liveness && c->g.liveness)
@@ -498,7 +534,9 @@ int sw_check_event_at(sw_check *c, const sw_event *ev, uint64_t where, char *err
         c->g = (ck_group){.started = true, .start = ev->kind, .t = ev->t, .worker = ev->worker,
                           .where = where};
     }
-    rc = replay(c, ev, why);
+    rc = in_call_order(c, ev, why);
+    if (!rc)
+        rc = replay(c, ev, why);
     bool driver_note = ev->kind == SW_EV_EVAL || ev->kind == SW_EV_RESTORE; /* no engine call */
     if (!rc && !driver_note && c->promise && c->promise->on_event)
         rc = c->promise->on_event(c->pstate, c, ev, why);

@@ -68,6 +68,7 @@ typedef struct ck_group {
     uint32_t released;      /* workers the policy released */
     uint32_t liveness;      /* workers the liveness rule released */
     bool pusher_released;
+    int phase;              /* the latest step of the call's order seen (check.c, call_phase) */
 } ck_group;
 
 typedef struct ck_promise ck_promise;

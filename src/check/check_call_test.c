@@ -1,0 +1,95 @@
+/* The checker holds every engine call to the order of its lines (docs/log.md: the starting
+ * event, a drop, the apply, grants, the policy's releases, a wake-up request, the liveness
+ * rule's releases) and lets the liveness rule act only when the policy left everyone waiting.
+ * Found loose by an independent checker written from the docs alone. */
+#include "check_test_rig.h"
+
+static void wake(script *s, double at)
+{
+    feed(s, (sw_event){.kind = SW_EV_WAKE, .at = at});
+}
+
+static void liveness(script *s, uint32_t w, uint64_t step)
+{
+    feed(s, (sw_event){.kind = SW_EV_RELEASE, .worker = w, .clock = step, .reason = "liveness"});
+}
+
+static void a_call_in_order_is_kept(void **state)
+{
+    (void)state;
+    script *s = open_script("mystery", 2); /* a policy of one's own may grant */
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1);
+    grant(s, 0, 1);
+    release(s, 0, 1);
+    wake(s, s->t + 5);
+    expect(s, NULL);
+}
+
+static void a_line_out_of_order_is_broken(void **state)
+{
+    (void)state;
+    script *s = open_script("mystery", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1);
+    release(s, 0, 1);
+    grant(s, 0, 1); /* grants come before the releases */
+    expect(s, "a grant out of the engine call's order");
+
+    s = open_script("mystery", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1);
+    wake(s, s->t + 5);
+    release(s, 0, 1); /* the policy's releases come before its wake-up request */
+    expect(s, "a release out of the engine call's order");
+
+    s = open_script("mystery", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1);
+    release(s, 0, 1);
+    wake(s, s->t + 5);
+    wake(s, s->t + 6); /* one request a call */
+    expect(s, "a wake out of the engine call's order");
+
+    s = open_script("mystery", 2);
+    wake(s, 5); /* before any call */
+    expect(s, "a wake outside any engine call");
+}
+
+static void liveness_acts_only_when_the_policy_left_everyone_waiting(void **state)
+{
+    (void)state;
+    script *s = open_script("actions", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1); /* nobody: worker 1 still computes */
+    push(s, 1, 1, 1);
+    apply_scaled(s, 1, 1);
+    liveness(s, 0, 1); /* everyone waits: the liveness rule may act */
+    liveness(s, 1, 1);
+    expect(s, NULL);
+
+    s = open_script("actions", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1);
+    push(s, 1, 1, 1);
+    apply_scaled(s, 1, 1);
+    release(s, 1, 1); /* the pusher goes on: somebody computes */
+    liveness(s, 0, 1);
+    expect(s, "a liveness release of worker 0 while some worker computed");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_call_in_order_is_kept),
+        cmocka_unit_test(a_line_out_of_order_is_broken),
+        cmocka_unit_test(liveness_acts_only_when_the_policy_left_everyone_waiting),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
