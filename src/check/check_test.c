@@ -322,6 +322,18 @@ static void ebsp_stops_workers_at_the_searched_barrier(void **state)
     apply_scaled(s, 1, 1);
     release(s, 0, 3); /* past its barrier */
     expect(s, "released worker 0 before the barrier");
+
+    /* Monitoring ends when everyone pushed twice: the search must answer then (a log without
+     * any grant passed as ebsp). */
+    s = open_script("ebsp:R=4", 2);
+    start_all(s, 2);
+    for (uint64_t k = 1; k <= 2; k++)
+        for (uint32_t w = 0; w < 2; w++) {
+            push(s, w, k, s->V);
+            apply_scaled(s, 1, 1);
+            release(s, w, k);
+        }
+    expect(s, "every live worker pushed twice since the barrier, and no barrier search's grants");
 }
 
 static void actions_release_nobody_the_pusher_or_all(void **state)

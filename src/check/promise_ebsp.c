@@ -53,6 +53,15 @@ static int grant(ebsp_promise *st, sw_check *c, const sw_event *ev, char *err)
     return 0;
 }
 
+/* Monitoring is over: every live worker (one at least) pushed twice since the barrier. */
+static bool monitored(const ebsp_promise *st, const sw_check *c)
+{
+    for (uint32_t w = 0; w < c->slots; w++)
+        if (c->w[w].state != SW_WORKER_ABSENT && st->since[w] < 2)
+            return false;
+    return c->n_live > 0;
+}
+
 /* The pusher of the engine call being judged still holds granted steps. */
 static bool pusher_goes_on(const ebsp_promise *st, const sw_check *c)
 {
@@ -114,6 +123,9 @@ static int ebsp_end(void *state, sw_check *c, char *err)
     else if (!rc && st->grants == 0 && st->predicting && pusher_goes_on(st, c) &&
              !g->pusher_released)
         rc = ck_broken(c, err, "kept worker %u waiting with granted steps left", g->worker);
+    else if (!rc && st->grants == 0 && !st->predicting && monitored(st, c))
+        rc = ck_broken(c, err, "every live worker pushed twice since the barrier, and no "
+                       "barrier search's grants followed");
     else if (!rc && st->grants == 0 && !st->predicting)
         rc = ck_nobody_waits(c, err);
     if (st->grants > 0)
