@@ -122,7 +122,7 @@ static int read_end(const sw_log_line *l, uint64_t *V, const char **why, char *e
     *V = (uint64_t)v;
     *why = sw_log_str(l, "why") ? sw_log_str(l, "why") : "";
     if (!sw_end_reason_known(*why))
-        return sw_fail(err, SW_EFORMAT, "the end line gives no known reason (\"%.60s\")", *why);
+        return sw_fail(err, SW_EPROMISE, "the end line gives no known reason (\"%.60s\")", *why);
     return 0;
 }
 
@@ -147,7 +147,7 @@ static int take(reading *rd, size_t lineno, bool *callback_failed, char *err)
     if (rd->lines++ == 0 && !start)
         return sw_fail(err, SW_EFORMAT, "a log begins with its \"start\" line, not \"%s\"", kind);
     if (rd->ended && !start)
-        return sw_fail(err, SW_EFORMAT, "%s after the run's \"end\" line (a second run belongs "
+        return sw_fail(err, SW_EPROMISE, "%s after the run's \"end\" line (a second run belongs "
                        "in a log of its own)", end ? "a second end" : "an event");
     rd->ended = end;
     sw_event ev;
@@ -158,7 +158,7 @@ static int take(reading *rd, size_t lineno, bool *callback_failed, char *err)
         sw_run_info now;
         if (!(rc = read_start(l, &now, err)) && rd->lines > 1 &&
             !restarts(&rd->info, &now, rd->last_V))
-            rc = sw_fail(err, SW_EFORMAT, "a second run in one log, not a restart of the first "
+            rc = sw_fail(err, SW_EPROMISE, "a second run in one log, not a restart of the first "
                          "(a resumed server's start line: same slots, a version it reached)");
         if (!rc)
             rd->info = now, V = now.version;
