@@ -289,10 +289,10 @@ expect_output "none.ckpt" "the error names the file"
 # What a sharded run does not take yet is refused before anything starts.
 SHARDS="tcp://127.0.0.1:1"
 for bad in "--policy actions" "--apply-threads 2 --policy asp"; do
-  expect_status 1 "server --shards $bad" -- "$SW" server --shards "$SHARDS" $bad --max-time 1
+  expect_status 2 "server --shards $bad" -- "$SW" server --shards "$SHARDS" $bad --max-time 1
   expect_output "shards" "server --shards $bad: the error names the shards"
 done
-expect_status 1 "an empty shard in the list" -- "$SW" server --shards "a,,b" --max-time 1
+expect_status 2 "an empty shard in the list" -- "$SW" server --shards "a,,b" --max-time 1
 expect_output "endpoints separated by commas" "the error says what a list is"
 
 finish

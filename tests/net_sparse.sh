@@ -64,7 +64,7 @@ for mode in hogwild atomic; do
 done
 run ssp:s=2 --apply-threads 2
 expect_output "target reached" "ssp with 2 locked apply threads reaches 0.75"
-expect_status 1 "threads need a policy that applies on arrival" -- "$SW" server --policy bsp \
+expect_status 2 "threads need a policy that applies on arrival" -- "$SW" server --policy bsp \
   --apply-threads 2 --model svm --data "sparse:n=100,test=10,dim=50" --max-time 1
 expect_output "cannot run with concurrent applies" "the refusal says why"
 expect_status 2 "unknown apply mode" -- "$SW" server --apply-threads 2 --apply-mode lockless \
@@ -114,7 +114,7 @@ awk -v a="${acc:--1}" -v f="${final:--9}" 'BEGIN { d = a - f; exit !(d < 1e-3 &&
 expect_status 1 "eval has no val split for sparse data" -- "$SW" eval --model-file "$TMP/s.ckpt" \
   --split val
 expect_output "no val split" "the refusal says why"
-expect_status 1 "unknown sparse data" -- "$SW" server --model svm --data "fashion-mnist" \
+expect_status 2 "unknown sparse data" -- "$SW" server --model svm --data "fashion-mnist" \
   --max-time 1
 expect_output "unknown sparse data" "sparse models need sparse data"
 finish

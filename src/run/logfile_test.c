@@ -180,7 +180,7 @@ static void a_log_holds_one_run_and_its_restarts(void **state)
         char err[SW_ERR_LEN] = "";
         sw_run_reader r = {.start = on_start, .end = on_end, .ctx = &out};
         int rc = sw_run_read_text(text, &r, err);
-        if (second[i][1] ? rc != SW_EFORMAT || !strstr(err, second[i][1]) : rc != 0)
+        if (second[i][1] ? rc != SW_EPROMISE || !strstr(err, second[i][1]) : rc != 0)
             fail_msg("%s: %d '%s'", second[i][0], rc, err);
     }
 }

@@ -100,7 +100,7 @@ static void bad_inputs_are_named(void **state)
     char twice[4096];
     snprintf(twice, sizeof twice, "%s%s", LOG, LOG);
     sw_test_write_text(sw_test_path("twice.jsonl"), twice);
-    assert_int_equal(sw_report_add_log(&r, sw_test_path("twice.jsonl"), err), SW_EFORMAT);
+    assert_int_equal(sw_report_add_log(&r, sw_test_path("twice.jsonl"), err), SW_EPROMISE);
     assert_non_null(strstr(err, "twice.jsonl:14"));
     sw_test_write_text(sw_test_path("t.csv"), "candidate,d\n0,x\n");
     assert_int_equal(sw_report_add_trace(&r, sw_test_path("t.csv"), err), SW_EFORMAT);
