@@ -129,7 +129,8 @@ expect_status 2 "a target accuracy on regression runs" -- "$SW" report "$TMP/lsq
   -o "$TMP/lsq-out2" --target-acc 0.5
 expect_output "regression task, which has no accuracy" "says why"
 # Beside a classification run of the same policy, the accuracy legend counts only that one.
-"$SW" sim --policy asp --workers 3 --data synthetic:task=logistic,d=8,n=1000 --model softmax --max-time 300 \
+"$SW" sim --policy asp --workers 3 --data synthetic:task=logistic,d=8,n=1000 --model softmax \
+  --max-time 300 \
   --eval-every 10 --log "$TMP/asp-class.jsonl" -q >/dev/null
 expect_status 0 "report of a policy's regression and classification runs" -- "$SW" report -q \
   "$TMP/lsq.jsonl" "$TMP/asp-class.jsonl" -o "$TMP/mixed-out"

@@ -28,8 +28,11 @@ expect_status 2 "naive alone on a problem too large for it" -- "$SW" zipline --a
   --workers 10 --trace "$TMP/never.csv"
 expect_output "about 10^11.8 combinations, over its limit" "it says why"
 checks=$((checks + 1))
-[ ! -e "$TMP/never.csv" ] || { echo "FAIL: a refused search wrote a trace"; failures=$((failures + 1)); }
-case "$OUT" in *candidates*) echo "FAIL: the refusal came after the table's header"; failures=$((failures + 1)) ;; esac
+[ ! -e "$TMP/never.csv" ] ||
+  { echo "FAIL: a refused search wrote a trace"; failures=$((failures + 1)); }
+case "$OUT" in
+  *candidates*) echo "FAIL: the refusal came after the table's header"; failures=$((failures + 1)) ;;
+esac
 expect_status 2 "ebsp refuses a naive search too large to answer" -- "$SW" sim --no-model \
   --workers 10 --max-time 100 --policy ebsp:algo=naive
 expect_output "about 10^11.8 combinations" "and says how large"

@@ -34,7 +34,8 @@ static const sw_opt own[] = {
     {SW_OPT_ROW(SW_OPT_LONG, "pre-instances", 0, AT(pre_instances), 0, 1000000, "N",
                 "pre-training instances (0 skips pre-training)")},
     {SW_OPT_ROW(SW_OPT_STR, "pre-policies", 0, AT(pre_policies), 0, 0, "LIST",
-                "classic policies copied on each: bsp, asp or ssp:s=S\n(the paper's SSP s=2,5,8 are ssp:s=1,4,7)")},
+                "classic policies copied on each: bsp, asp or ssp:s=S\n"
+                "(the paper's SSP s=2,5,8 are ssp:s=1,4,7)")},
     {SW_OPT_ROW(SW_OPT_LONG, "episodes", 0, AT(episodes), 0, 10000000, "N", "DQN episodes")},
     {SW_OPT_ROW(SW_OPT_LONG, "save-every", 0, AT(save_every), 1, 10000000, "N",
                 "episodes between saves")},
