@@ -13,19 +13,28 @@ static void controller_finds_where_pushes_meet(void **state)
     (void)state;
     /* p pushes every 1 s (last at 10); the slowest every 3 s (last at 10, next at 13, 16...).
      * p's pushes at 10, 11, 12, 13: the 4th (r = 3) meets the slowest's at 13. */
-    assert_int_equal(sw__dssp_controller(10, 9, 10, 7, 12), 3);
+    assert_int_equal(sw__dssp_controller(10, 9, 10, 7, 12, 12), 3);
     /* With r_max = 2 the nearest is r = 2 (12 is 1 s from 13). */
-    assert_int_equal(sw__dssp_controller(10, 9, 10, 7, 2), 2);
+    assert_int_equal(sw__dssp_controller(10, 9, 10, 7, 2, 2), 2);
     /* p every 2 s from 10; slowest every 5 s from 11 (next 16, 21): p's 16 is r = 3. */
-    assert_int_equal(sw__dssp_controller(10, 8, 11, 6, 12), 3);
+    assert_int_equal(sw__dssp_controller(10, 8, 11, 6, 12, 12), 3);
     /* Equally good r values: the smallest wins. p pushes at even times 10, 12, ...; the slowest
      * at odd times 21, 31, 41: nothing meets exactly, and 20 (r = 5) and 22 (r = 6) are both
      * 1 s from 21, so r = 5. */
-    assert_int_equal(sw__dssp_controller(10, 8, 11, 1, 12), 5);
+    assert_int_equal(sw__dssp_controller(10, 8, 11, 1, 12, 12), 5);
     /* An unknown interval (fewer than two pushes) grants nothing. */
-    assert_int_equal(sw__dssp_controller(10, -1, 10, 7, 12), 0);
-    assert_int_equal(sw__dssp_controller(10, 9, 10, -1, 12), 0);
-    assert_int_equal(sw__dssp_controller(10, 10, 10, 7, 12), 0); /* zero interval */
+    assert_int_equal(sw__dssp_controller(10, -1, 10, 7, 12, 12), 0);
+    assert_int_equal(sw__dssp_controller(10, 9, 10, -1, 12, 12), 0);
+    assert_int_equal(sw__dssp_controller(10, 10, 10, 7, 12, 12), 0); /* zero interval */
+    /* Near hi, p may take r <= 2 steps though the slowest's pushes are seen 5 steps ahead. p
+     * pushes every 1 s (last at 43.6), the slowest every 4.4 s (next at 44.0, 48.4): r = 5
+     * (48.6) is the best overall, but within the cap r = 0 (0.4 s) beats r = 2 (1.6 s, what the
+     * best overall cut down to the cap would give). */
+    assert_int_equal(sw__dssp_controller(43.6, 42.6, 39.6, 35.2, 2, 5), 0);
+    /* Ties that rounding would break: p every 5.0001 s from 12.0003, the slowest every 5.0001 s
+     * from 10.0002: every r >= 1 is 2.0001 s from a push of the slowest, in exact arithmetic;
+     * the smallest r wins (doubles alone gave r = 2). */
+    assert_int_equal(sw__dssp_controller(12.0003, 7.0002, 10.0002, 5.0001, 4, 4), 1);
 }
 
 static void dbw_waits_for_all_when_variance_dominates(void **state)

@@ -13,8 +13,10 @@
  * - Algorithm 1 releases the worker on the grant and then once per remaining quota, which would
  *   run r* + 1 extra steps; we run exactly r*, as its Figure 5.1 describes ("allows worker 1 to
  *   run 3 more iterations");
- * - r* is capped at hi - lead + 1 for a worker `lead` steps ahead when it asks, since each
- *   granted step may put it one step further ahead (r_max = hi - lo assumes it asks at lo + 1).
+ * - r* is the best r within hi - lead + 1 for a worker `lead` steps ahead when it asks, since
+ *   each granted step may put it one step further ahead (r_max = hi - lo assumes it asks at
+ *   lo + 1); the slowest worker's pushes are still predicted hi - lo steps ahead.
+ * Gaps equal but for rounding are a tie, which goes to the smaller r.
  * Each grant is logged (sw_decision_grant), so that the checker holds the policy to it.
  */
 #include <math.h>
@@ -30,18 +32,22 @@ typedef struct dssp_state {
     int64_t *quota; /* per worker: extra steps it may still run without asking */
 } dssp_state;
 
-uint32_t sw__dssp_controller(double p0, double p1, double s0, double s1, uint32_t r_max)
+uint32_t sw__dssp_controller(double p0, double p1, double s0, double s1, uint32_t r_max,
+                             uint32_t k_max)
 {
     double ip = p0 - p1, is = s0 - s1;
     if (p1 < 0 || s1 < 0 || !(ip > 0) || !(is > 0))
         return 0;
+    /* Gaps that differ by rounding alone are a tie (push times 2.0001 apart do not subtract
+     * exactly), which goes to the smaller r as the thesis's earliest rule would. */
+    double tie = 1e-9 * fmax(1, fabs(p0) + fabs(s0));
     uint32_t best = 0;
     double best_gap = INFINITY;
     for (uint32_t r = 0; r <= r_max; r++) {
         double sim_p = p0 + r * ip;
-        for (uint32_t k = 0; k <= r_max; k++) {
+        for (uint32_t k = 0; k <= k_max; k++) {
             double gap = fabs(s0 + is + k * is - sim_p);
-            if (gap < best_gap) {
+            if (gap < best_gap - tie) {
                 best_gap = gap;
                 best = r;
             }
@@ -106,18 +112,18 @@ static void release_within(dssp_state *st, const sw_engine_view *v, sw_decision 
     sw_policy_release_within(v, st->lo, d);
 }
 
-/* The extra steps the controller grants worker w, `lead` steps ahead, at most what keeps each
- * of them within hi. */
+/* The extra steps the controller grants worker w, `lead` steps ahead: the best within what
+ * keeps each of them within hi (not the best of hi - lo cut down to it, which may be the
+ * worst of those allowed). */
 static uint32_t grant(const dssp_state *st, const sw_engine_view *v, uint32_t w, uint64_t lead)
 {
     uint32_t sl = slowest(v);
     if (lead > st->hi || sl == UINT32_MAX)
         return 0;
     const sw_worker_info *k = &v->workers[w], *s = &v->workers[sl];
-    uint32_t r = sw__dssp_controller(k->push_t[0], k->push_t[1], s->push_t[0], s->push_t[1],
-                                     (uint32_t)(st->hi - st->lo));
-    uint64_t cap = st->hi - lead + 1;
-    return r < cap ? r : (uint32_t)cap;
+    uint64_t range = st->hi - st->lo, cap = st->hi - lead + 1;
+    return sw__dssp_controller(k->push_t[0], k->push_t[1], s->push_t[0], s->push_t[1],
+                               (uint32_t)(cap < range ? cap : range), (uint32_t)range);
 }
 
 static void dssp_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)

@@ -6,9 +6,11 @@
 
 /* DSSP's synchronization controller (thesis 002, Algorithm 2): from the last two push times of
  * worker p (p0 newest, p1 before it) and of the slowest worker (s0, s1), the r in [0, r_max]
- * whose simulated push of p is nearest to a simulated push of the slowest worker; the smallest
- * such r on ties, 0 when either interval is unknown (a time < 0) or not positive. */
-uint32_t sw__dssp_controller(double p0, double p1, double s0, double s1, uint32_t r_max);
+ * whose simulated push of p is nearest to one of the slowest worker's next k_max + 1 simulated
+ * pushes; the smallest such r on ties (gaps equal but for rounding count as equal), 0 when
+ * either interval is unknown (a time < 0) or not positive. */
+uint32_t sw__dssp_controller(double p0, double p1, double s0, double s1, uint32_t r_max,
+                             uint32_t k_max);
 
 #include <stdbool.h>
 
