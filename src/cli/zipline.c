@@ -222,7 +222,7 @@ static int run(const sw_zl_problem *p, const char *algo, const char *trace_path,
                          "another --algo", a->name);
             break;
         }
-        printf("%-14s %14.6g %16.9g %12llu %14.1f%s\n", a->name, res.d, res.t_sync,
+        printf("%-14s %14.9g %16.9g %12llu %14.1f%s\n", a->name, res.d, res.t_sync,
                (unsigned long long)res.candidates, us, a->exact ? "" : "  (heuristic)");
         if (a->exact || best.d < 0) {
             best.d = res.d;
@@ -231,7 +231,7 @@ static int run(const sw_zl_problem *p, const char *algo, const char *trace_path,
         }
     }
     if (!rc && best.d >= 0) {
-        printf("\nd* = %.6g (the fastest worker's wait), barrier at t_sync = %.9g\n", best.d,
+        printf("\nd* = %.9g (the fastest worker's wait), barrier at t_sync = %.9g\n", best.d,
                best.t_sync);
         print_picks(in, &best, p->n);
     }

@@ -126,6 +126,17 @@ static void earliest_barrier_wins_ties(void **state)
         assert_int_equal(pick[0], 0);
         assert_int_equal(pick[1], 0);
     }
+    /* A tie that rounding hides: 0.9 - 0.7 and 1.3 - 1.1 are both 0.2, not in doubles (the
+     * first is the larger there); the earlier barrier still wins. */
+    double u[] = {0.7, 1.1, 0.9, 1.3};
+    uint32_t ustart[] = {0, 2, 4};
+    sw_zl_problem q = {.n = 2, .t = u, .start = ustart};
+    for (const sw_zl_algo *a = sw_zl_algos; a->name; a++) {
+        uint32_t pick[2];
+        sw_zl_result res = {.pick = pick};
+        assert_int_equal(a->run(&q, ws, &res), 0);
+        assert_float_equal(res.t_sync, 0.9, 0);
+    }
     sw_zl_workspace_free(ws);
 }
 

@@ -3,6 +3,9 @@
 #ifndef SW_ZL_INTERNAL_H
 #define SW_ZL_INTERNAL_H
 
+#include <float.h>
+#include <math.h>
+
 #include "syncwise/zipline.h"
 
 /* One point of the merged timeline Ω. */
@@ -33,14 +36,17 @@ int sw__zl_by_time(const void *a, const void *b);
 /* Sorts every point of p into ws->omega by (time, worker, index); returns the count. */
 size_t sw__zl_build_omega(const sw_zl_problem *p, sw_zl_workspace *ws);
 
-/* Offers candidate (d, t_sync): the result keeps it when d is strictly smaller, so the earliest
- * of equal candidates in scan order stays. Counts and traces every offer. */
+/* Offers candidate (d, t_sync): the result keeps it when d is smaller, or equal and earlier
+ * (section 6.4.2's tie-break). Waits that differ by rounding alone are equal: 0.9 - 0.7 and
+ * 1.3 - 1.1 are both 0.2, though not in doubles, and the earlier barrier must win. Counts and
+ * traces every offer. */
 static inline int sw__zl_offer(sw_zl_workspace *ws, sw_zl_result *out, double d, double t_sync)
 {
     out->candidates++;
     if (ws->trace)
         ws->trace(ws->trace_ctx, d);
-    if (d < out->d || (d == out->d && t_sync < out->t_sync)) {
+    double tie = 8 * DBL_EPSILON * (fabs(t_sync) > 1 ? fabs(t_sync) : 1); /* a few roundings */
+    if (d < out->d - tie || (d <= out->d + tie && t_sync < out->t_sync)) {
         out->d = d;
         out->t_sync = t_sync;
         return 1;
