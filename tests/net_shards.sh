@@ -269,6 +269,25 @@ OUT=$(cat "$TMP/workers.out")
 expect_output "the server's run failed: shard 1" "the workers say why they failed"
 wait "${SHPIDS[0]}" 2>/dev/null
 
+# The server itself stopped for longer than --shard-wait (a frozen VM, SIGSTOP): the shards'
+# silence counts only while it listened and pinged, so the run goes on, blaming no shard. The
+# workers are stopped first, so that no shard has anything queued for the server but its last
+# answer to a ping.
+WPIDS=()
+start_shards 2
+start_server asp --wait-workers 2 --shard-wait 1 --max-time 6
+for i in 1 2; do start_worker --delay-ms 5; done
+wait_status 15 'workers live 2'
+kill -STOP "${WPIDS[@]}"
+sleep 0.5
+kill -STOP "$SPID"
+sleep 2.5
+kill -CONT "$SPID"
+kill -CONT "${WPIDS[@]}"
+expect_server "a sharded server stopped for longer than --shard-wait"
+expect_output "0 crashed" "no worker was dropped for the server's own silence"
+wait "${WPIDS[@]}" "${SHPIDS[@]}" 2>/dev/null
+
 # Two shards given one --checkpoint file would overwrite each other's saves: the second refuses
 # to start.
 start_shards 1 --checkpoint "$TMP/one.ckpt"

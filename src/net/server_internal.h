@@ -68,7 +68,7 @@ struct sw_server {
     sw_rng tokens; /* membership tokens, seeded from the clock: unlike ids, never reused */
     uint32_t slots;
     double t0, wake_at, next_eval, next_ckpt;
-    double last_heartbeat_check; /* when the workers' silence was last judged */
+    double last_turn;            /* when the last turn began (a long gap: the server stalled) */
     uint64_t last_ckpt_applies;
     uint64_t eval_version;  /* the version the last evaluation saw */
     sw_rate recent;         /* applies per second over the last seconds, for ctl status */

@@ -44,12 +44,14 @@ void sw__shards_keep_alive(server *s)
     for (uint32_t j = 0; j < h->n; j++)
         if (now - h->seen[j].heard > wait_limit(s)) {
             const char *hint = !h->seen[j].answered ? "is a shard running there?"
-                               : s->p->checkpoint ? "killed (or started again with other CURVE "
-                                                    "keys)? the run ends; to go on from the "
-                                                    "last checkpoint, start every shard and the "
-                                                    "server again with --resume"
-                                                  : "killed? (a run without --checkpoint cannot "
-                                                    "take a shard back)";
+                               : !s->p->checkpoint ? "killed? (a run without --checkpoint cannot "
+                                                     "take a shard back)"
+                               : h->saved == SW_SHARD_NONE
+                                   ? "killed (or started again with other CURVE keys)? the run "
+                                     "ends, before any checkpoint was complete: it starts over"
+                                   : "killed (or started again with other CURVE keys)? the run "
+                                     "ends; to go on from the last checkpoint, start every "
+                                     "shard and the server again with --resume";
             char why[240];
             snprintf(why, sizeof why, "%.0f s (--shard-wait): %s", now - h->seen[j].heard, hint);
             sw__shards_failed(s, j, "has been silent for ", (int)strlen(why), why);

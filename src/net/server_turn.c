@@ -85,16 +85,25 @@ static void drain_shards(server *s)
 }
 
 /* Silence counts only while the server listened: a turn long after the last (the process
- * stopped, its machine froze, a long evaluation) moves every worker's last sign of life on by
- * the stall, so that the heartbeats that waited in the sockets meanwhile are read before anyone
- * is judged, not taken for a crash of every worker. */
+ * stopped, its machine froze, a long evaluation) moves every worker's and every shard's last
+ * sign of life on by the stall, so that the heartbeats that waited in the sockets meanwhile are
+ * read, and the shards pinged again, before anyone is judged, not taken for a crash of every
+ * worker or the loss of a shard. Turns come at least every HEARTBEAT_CHECK_S. */
+static void forgive_stall(server *s)
+{
+    double now = sw__server_now(s), stalled = now - s->last_turn - HEARTBEAT_CHECK_S;
+    s->last_turn = now;
+    if (!(stalled > STALL_S))
+        return;
+    for (uint32_t w = 0; w < s->slots; w++)
+        s->conns[w].last_seen += stalled;
+    for (uint32_t j = 0; j < s->shards.n; j++)
+        s->shards.seen[j].heard += stalled;
+}
+
 static void check_heartbeats(server *s)
 {
-    double now = sw__server_now(s), stalled = now - s->last_heartbeat_check - HEARTBEAT_CHECK_S;
-    s->last_heartbeat_check = now;
-    if (stalled > STALL_S)
-        for (uint32_t w = 0; w < s->slots; w++)
-            s->conns[w].last_seen += stalled;
+    double now = sw__server_now(s);
     for (uint32_t w = 0; w < s->slots; w++)
         if (s->conns[w].live && now - s->conns[w].last_seen > s->p->heartbeat_timeout_s)
             sw__server_drop_worker(s, w, true);
@@ -249,6 +258,7 @@ double sw__server_turn(void *ctx, double now)
     (void)now;
     server *s = ctx;
     const sw_server_params *p = s->p;
+    forgive_stall(s);
     if (s->ops && !s->done)
         drain(s, s->ops);
     drain_shards(s);
