@@ -138,6 +138,19 @@ expect_status 2 "server: bsp with concurrent applies" -- "$SW" server --bind "tc
   --policy bsp --apply-threads 2 --max-time 1
 expect_output "cannot run with concurrent applies" "says why"
 
+# A log that cannot be written (a full disk: /dev/full) fails the run, saying so, where the
+# server's line-buffered log failed in silence.
+if [ -w /dev/full ]; then
+  expect_status 1 "a server whose log cannot be written" -- "$SW" server -q \
+    --bind "tcp://127.0.0.1:*" --data synthetic:d=5,n=100 --model softmax --max-time 0.5 \
+    --log /dev/full
+  expect_output "could not be written (a full disk?)" "warns as it happens"
+  expect_output "/dev/full: write error" "and fails at the end"
+  expect_status 1 "a simulation whose log cannot be written" -- "$SW" sim -q --no-model \
+    --max-time 10 --log /dev/full
+  expect_output "/dev/full: write error" "says so"
+fi
+
 # A worker whose server never answers gives up after --server-timeout, saying so (a generous
 # bound: the test is that it ends, not how fast).
 expect_status 1 "a worker with no server" -- timeout 15 "$SW" worker \

@@ -41,6 +41,11 @@ int sw_file_claim(const char *path, const char *what, int *lock_fd, char *err);
  * the old contents before it knows it runs empties it later). A FIFO or device is opened as it
  * is. NULL with err set on failure; fclose releases the lock. */
 FILE *sw_file_open_log(const char *path, bool keep, const char *what, char *err);
+
+/* Closes a file written through f (NULL: nothing to do), and fails with SW_EIO naming path if
+ * any write to it failed: a full disk, a removed directory. A line-buffered log's failed writes
+ * leave fclose nothing to fail on, so the stream's error flag is read first. */
+int sw_file_close(FILE *f, const char *path, char *err);
 /* Cuts a text file open as fd (for reading and writing) back to its last newline: a line a crash left half-written goes,
  * so that what is appended next begins a line of its own. 1 when it cut, 0 when the file
  * ended on a whole line (or was empty), -1 on error (errno). */

@@ -288,3 +288,13 @@ int sw_file_drop_torn_line(int fd)
         return 0;
     return ftruncate(fd, keep) == 0 ? 1 : -1;
 }
+
+int sw_file_close(FILE *f, const char *path, char *err)
+{
+    if (!f)
+        return 0;
+    bool failed = ferror(f) != 0;
+    failed |= fclose(f) != 0;
+    return failed ? sw_fail(err, SW_EIO, "%s: write error (a full disk?): it is incomplete", path)
+                  : 0;
+}

@@ -181,8 +181,8 @@ static void run_job(plan *p, job *j)
         }
     }
     j->rc = sw_sim_run(&cfg, &j->r, j->err);
-    if (cfg.log && fclose(cfg.log) != 0 && !j->rc)
-        j->rc = sw_fail(j->err, SW_EIO, "%s: write error", path);
+    int crc = sw_file_close(cfg.log, path, j->rc ? NULL : j->err);
+    j->rc = j->rc ? j->rc : crc;
 }
 
 static double run_time(const sw_sim_result *r)
@@ -351,7 +351,7 @@ static int write_results(const plan *p, char *err)
                 sw_run_stats_idle_share(st), j->r.final_loss, acc,
                 j->r.decide_s / (j->r.wall_s + 1e-12));
     }
-    return fclose(f) == 0 ? 0 : sw_fail(err, SW_EIO, "%s: write error", path);
+    return sw_file_close(f, path, err);
 }
 
 /* Logs in --log-dir that this comparison did not write (an earlier one's) would join it in

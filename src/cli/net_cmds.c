@@ -216,8 +216,8 @@ int sw_cli_server(int argc, char **argv)
     int rc = sw_server_run(&p, &r, err);
     if (p.on_eval && isatty(STDERR_FILENO))
         fputc('\n', stderr);
-    if (log && fclose(log) != 0 && !rc)
-        rc = sw_fail(err, SW_EIO, "%s: write error", log_path);
+    int crc = sw_file_close(log, log_path, rc ? NULL : err);
+    rc = rc ? rc : crc;
     if (rc && rc != SW_EPROMISE) /* a configuration refused is a usage error, as in sim */
         return sw_cli_error("server", "%s", err) * (r.configured ? 1 : sw_cli_load_status(rc));
     char took[96];

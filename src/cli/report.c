@@ -345,8 +345,8 @@ static int render(const sw_report *r, const report_opts *o, char *err)
     if (!g)
         return sw_fail(err, SW_EIO, "%s: cannot create: %s", script, strerror(errno));
     write_script(g, r, o);
-    if (fclose(g) != 0)
-        return sw_fail(err, SW_EIO, "%s: write error", script);
+    if (sw_file_close(g, script, err))
+        return SW_EIO;
     int rc = run_gnuplot(r->dir, err);
     if (rc == 1)
         printf("gnuplot is not installed, so there are no plots: apt-get install gnuplot-nox, "
@@ -400,9 +400,7 @@ static int write_markdown(const sw_report *r, char *err)
     fprintf(md, "\nThe data: runs.csv, targets.csv, evals.csv, accuracy_mean.csv, applies.csv, "
                 "timeline.csv, staleness.csv, zipline.csv (tidy tables, a row per observation; "
                 "plots.gp draws the plots).\n");
-    if (fclose(md) != 0)
-        return sw_fail(err, SW_EIO, "%s: write error", path);
-    return 0;
+    return sw_file_close(md, path, err);
 }
 
 /* A file's CRC-32, or 0 when it cannot be read (reading it as a log then says why). */

@@ -14,6 +14,7 @@
 
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
+#include "syncwise/file.h"
 
 #define CMD "rl eval"
 #define FIRST_EVAL_INSTANCE 2000000 /* never a training or pre-training instance */
@@ -181,8 +182,9 @@ int sw_cli_rl_eval(int argc, char **argv)
                        "idle_share,decide_share,pushes,regime\n");
     if (!rc && !(rc = sw_cli_rl_load(&p.rl, CMD)) && !(rc = run_all(&p)))
         sw_rl_eval_report(&p);
-    if (p.csv && (ferror(p.csv) | fclose(p.csv)) && !rc)
-        rc = sw_cli_error(CMD, "%s: write error", p.csv_path);
+    char err[SW_ERR_LEN];
+    if (sw_file_close(p.csv, p.csv_path, err) && !rc)
+        rc = sw_cli_error(CMD, "%s", err);
     free(p.runs);
     free(p.finished);
     sw_data_free(&p.rl.data);

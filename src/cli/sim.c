@@ -112,8 +112,8 @@ static int run(sw_cli_scenario *sc, const char *log_path)
                          "finite (a lower --lr?)", r.diverged_t, r.held_out);
         sw_sim_result_free(&r);
     }
-    if (log && fclose(log) != 0 && !rc)
-        rc = sw_fail(err, SW_EIO, "%s: write error", log_path);
+    int crc = sw_file_close(log, log_path, rc ? NULL : err);
+    rc = rc ? rc : crc;
     sw_task_data_free(&data);
     return rc ? sw_cli_error(CMD, "%s", err) : 0;
 }

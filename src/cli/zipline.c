@@ -14,6 +14,7 @@
 #include "opts.h"
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
+#include "syncwise/file.h"
 #include "syncwise/lines.h"
 #include "syncwise/zipline.h"
 
@@ -235,8 +236,8 @@ static int run(const sw_zl_problem *p, const char *algo, const char *trace_path,
                best.t_sync);
         print_picks(in, &best, p->n);
     }
-    if (tf.f && fclose(tf.f) != 0 && !rc)
-        rc = sw_fail(err, SW_EIO, "%s: write error", trace_path);
+    int crc = sw_file_close(tf.f, trace_path, rc ? NULL : err);
+    rc = rc ? rc : crc;
     free(pick);
     sw_zl_workspace_free(ws);
     return rc;

@@ -69,6 +69,7 @@ struct sw_server {
     uint32_t slots;
     double t0, wake_at, next_eval, next_ckpt;
     double last_turn;            /* when the last turn began (a long gap: the server stalled) */
+    bool log_failed;             /* a write to --log failed (said once) */
     uint64_t last_ckpt_applies;
     uint64_t eval_version;  /* the version the last evaluation saw */
     sw_rate recent;         /* applies per second over the last seconds, for ctl status */

@@ -215,6 +215,11 @@ static void deadlines(server *s)
         s->done = true;
     }
     const sw_server_params *p = s->p;
+    if (p->log && !s->log_failed && ferror(p->log)) { /* said now; the run fails at its end */
+        s->log_failed = true;
+        sw_log(SW_LOG_WARN, "the event log (--log) could not be written (a full disk?): it is "
+               "incomplete from t=%.1f s on, and the run will end as failed", now);
+    }
     bool due = (p->checkpoint_applies && V - s->last_ckpt_applies >= p->checkpoint_applies) ||
                now >= s->next_ckpt;
     char err[SW_ERR_LEN];

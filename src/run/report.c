@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "syncwise/err.h"
+#include "syncwise/file.h"
 #include "syncwise/lines.h"
 #include "syncwise/run.h"
 
@@ -52,9 +53,12 @@ int sw_report_open(sw_report *r, const char *dir, char *err)
 int sw_report_close(sw_report *r, char *err)
 {
     int rc = 0;
-    for (int i = 0; i < SW_CSV_COUNT; i++)
-        if (r->csv[i] && fclose(r->csv[i]) != 0 && !rc)
-            rc = sw_fail(err, SW_EIO, "%s/%s: write error", r->dir, names[i]);
+    for (int i = 0; i < SW_CSV_COUNT; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", r->dir, names[i]);
+        int crc = sw_file_close(r->csv[i], path, rc ? NULL : err);
+        rc = rc ? rc : crc;
+    }
     memset(r->csv, 0, sizeof r->csv);
     return rc;
 }
