@@ -104,6 +104,17 @@ for log in "$LOG" "$TMP/link.jsonl"; do
 done
 expect_status 1 "a simulation on a running server's log" -- "$SW" sim --no-model --max-time 5 \
   --log "$TMP/link.jsonl"
+# Nor may any save replace it: a second server's --endpoint-file, a training's --out.
+expect_status 1 "an endpoint file over a running server's log" -- "$SW" server \
+  --bind "tcp://127.0.0.1:*" --data "$DATA" --model mlp:h=1,u=32 --endpoint-file "$LOG" \
+  --max-time 1
+expect_output "another process writes it" "says why"
+expect_status 1 "a training saved over a running server's log" -- "$SW" train \
+  --data synthetic:n=200,d=5 --model softmax --epochs 1 --out "$LOG"
+expect_output "another process writes it" "says why"
+checks=$((checks + 1))
+head -1 "$LOG" | grep -q '"ev":"start"' ||
+  { echo "FAIL: the running server's log was replaced"; failures=$((failures + 1)); }
 # A policy switched by an operator is the run's: it survives the crash and the restart. The
 # workers are stopped first, so that no scheduled checkpoint (every 20 applies) can follow the
 # switch: only the switch's own checkpoint can carry it.

@@ -91,6 +91,20 @@ bool sw_file_replaceable(const char *path)
     return stat(path, &st) != 0 || S_ISREG(st.st_mode);
 }
 
+/* Whether another process holds path's own lock: a running server's or simulation's log
+ * (sw_file_open_log), which a whole-file write would take from it. */
+static bool locked_by_another(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    bool held = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd);
+    return held;
+}
+
 int sw_file_check_writable(const char *path, const char *what, char *err)
 {
     struct stat st;
@@ -102,6 +116,9 @@ int sw_file_check_writable(const char *path, const char *what, char *err)
     if (exists && !S_ISREG(st.st_mode)) /* as sw_file_replaceable says */
         return sw_fail(err, SW_EIO, "%s %s: is not a regular file (a device, FIFO or socket), "
                        "which a save would replace: give a file's name", what, path);
+    if (exists && locked_by_another(path))
+        return sw_fail(err, SW_ESTATE, "%s %s: another process writes it (a running server's "
+                       "log?), which a save would replace: give a file of its own", what, path);
     char tmp[4096];
     int fd = open_temporary(path, tmp);
     if (fd < 0)
@@ -207,6 +224,9 @@ int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const cha
 {
     if (!sw_file_replaceable(path))
         return sw_fail(err, SW_EIO, "%s: is not a regular file (a device, FIFO or socket): "
+                       "the %s would replace it", path, what);
+    if (locked_by_another(path))
+        return sw_fail(err, SW_ESTATE, "%s: another process writes it (a running server's log?): "
                        "the %s would replace it", path, what);
     sw_file_remove_stale(path);
     char tmp[4096];
