@@ -70,15 +70,17 @@ checks=$((checks + 1))
 expect_status 1 "sim --log into a missing directory" -- "$SW" sim --no-model --max-time 1 \
   --log "$TMP/nodir/x.jsonl"
 expect_output "nodir/x.jsonl: cannot open: No such file or directory" "says why"
-# A server resumed on other data or another seed goes on (it may be meant), saying so.
+# A server resumed on other data, another seed or learning rate goes on (it may be meant),
+# saying so.
 expect_status 0 "a server that saves" -- "$SW" server --bind "tcp://127.0.0.1:*" --max-time 0.3 \
   --data synthetic:n=500,d=5 --model softmax --checkpoint "$TMP/r.ckpt" -q
 expect_status 0 "resumed on other data and seed" -- "$SW" server --bind "tcp://127.0.0.1:*" \
   --max-time 0.3 --data synthetic:n=600,d=5 --model softmax --checkpoint "$TMP/r.ckpt" --resume \
-  --seed 4
+  --seed 4 --lr 0.5
 expect_output "was trained on --data synthetic:n=500,d=5; this run reads synthetic:n=600,d=5" \
   "names both data sets"
 expect_output "was made with --seed 1; this run has 4" "and both seeds"
+expect_output "was made at --lr 0.01; this run goes on at 0.5" "and both learning rates"
 # 0 is no limit nowhere in sim: it would have meant the 50,000-second default, a long surprise.
 expect_status 2 "sim --max-time 0" -- "$SW" sim --max-time 0
 expect_output "--max-time: 0 is outside" "names the option"

@@ -1,7 +1,9 @@
 /* A server's resume from its checkpoint: the parameters, the version and the optimizer's state
  * of an unsharded run, and for every run the policy that was in force. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kv_text.h"
@@ -16,8 +18,20 @@ static void spec_name(const char *spec, char *out, size_t cap)
     snprintf(out, cap, "%.*s", (int)strcspn(spec, ":"), spec);
 }
 
+/* A learning rate other than the checkpoint's is taken (training on at another rate may be
+ * meant) but said, as another seed or data set is. */
+static void resume_lr(const server *s, const char *record)
+{
+    const char *at = sw__text_value(record, "lr");
+    double was = at ? strtod(at, NULL) : NAN;
+    if (at && (float)was != s->p->lr)
+        sw_log(SW_LOG_WARN, "%s was made at --lr %g; this run goes on at %g", s->p->checkpoint,
+               was, (double)s->p->lr);
+}
+
 void sw__server_resume_policy(server *s, const char *record)
 {
+    resume_lr(s, record);
     const char *at = sw__text_value(record, "policy");
     char saved[sizeof s->policy], name[64], given[64];
     snprintf(saved, sizeof saved, "%.*s", at ? (int)strcspn(at, "\n") : 0, at ? at : "");

@@ -89,9 +89,10 @@ static void saved(server *s)
     h->saved = h->saving;
     h->saving = SW_SHARD_NONE;
     char text[512], err[SW_ERR_LEN];
-    int len = snprintf(text, sizeof text, "run=%llu\nversion=%llu\nshards=%u\npolicy=%s\n",
+    int len = snprintf(text, sizeof text,
+                       "run=%llu\nversion=%llu\nshards=%u\npolicy=%s\nlr=%.9g\n",
                        (unsigned long long)h->run, (unsigned long long)h->saved, h->n,
-                       sw_engine_policy_spec(s->engine));
+                       sw_engine_policy_spec(s->engine), (double)s->p->lr);
     /* A damaged or edited record would restore every shard to a version none holds. */
     len += snprintf(text + len, sizeof text - (size_t)len, "crc=%08x\n",
                     sw_crc32(0, text, (size_t)len));
