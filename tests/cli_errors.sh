@@ -153,6 +153,13 @@ if [ -w /dev/full ]; then
   expect_output "/dev/full: write error" "says so"
 fi
 
+# A run whose model meets the target before training (a finished run resumed) says so, not that
+# too few workers joined.
+expect_status 0 "a server whose model meets the target at once" -- "$SW" server -q \
+  --bind "tcp://127.0.0.1:*" --data synthetic:task=logistic,d=5,n=200 --model softmax \
+  --target-acc 0.01
+expect_output "before any training: the model met the target already" "says so"
+
 # A worker whose server never answers gives up after --server-timeout, saying so (a generous
 # bound: the test is that it ends, not how fast).
 expect_status 1 "a worker with no server" -- timeout 15 "$SW" worker \

@@ -224,6 +224,9 @@ int sw_cli_server(int argc, char **argv)
     if (r.started_s >= 0)
         snprintf(took, sizeof took, "trained %.1f s after %.1f s waiting for workers",
                  r.elapsed_s - r.started_s, r.started_s);
+    else if (r.reached) /* a finished run resumed, say: its model met the target already */
+        snprintf(took, sizeof took, "%.1f s, before any training: the model met the target "
+                 "already", r.elapsed_s);
     else
         snprintf(took, sizeof took, "%.1f s, never started (too few workers joined)", r.elapsed_s);
     char quality[48];
