@@ -112,10 +112,10 @@ int sw_sparse_generate(sw_sparse_data **out, const sw_sparse_gen *g, char *err)
     double mean = g->density * (double)g->dim;
     size_t max_k = (size_t)(1.5 * mean) + 2;
     double bytes = (double)g->n * (double)max_k * (sizeof(uint32_t) + sizeof(float));
-    if (bytes > (double)SW_DATA_MAX_GENERATED)
-        return sw_fail(err, SW_ERANGE, "sparse: %zu rows of up to %zu nonzeros take %.1f GiB, "
-                       "over the %.0f GiB a generator makes: use a LIBSVM file", g->n, max_k,
-                       bytes / 0x1p30, (double)SW_DATA_MAX_GENERATED / 0x1p30);
+    if (bytes > (double)SW_DATA_MAX_GENERATED) /* draws merge: a row holds at most dim */
+        return sw_fail(err, SW_ERANGE, "sparse: %zu rows of up to %zu draws of features take "
+                       "%.1f GiB, over the %.0f GiB a generator makes: use a LIBSVM file", g->n,
+                       max_k, bytes / 0x1p30, (double)SW_DATA_MAX_GENERATED / 0x1p30);
     double *cdf = zipf_cdf(g->dim, g->zipf);
     float *truth = malloc(g->dim * sizeof *truth);
     uint32_t *col = malloc(g->n * max_k * sizeof *col);
