@@ -85,7 +85,7 @@ typedef struct run_state {
     int *state; /* per worker: 0 absent, 1 waiting, 2 running */
     double *since;
     sw_run_stats stats;
-    uint64_t events;
+    uint64_t events, lines; /* events; start and end lines */
     double last_t;
     double offset;     /* added to a segment's times: a restarted server's clock began at 0 */
     sw_report_run run; /* what the summary keeps */
@@ -119,7 +119,7 @@ static int on_restart(run_state *s, const sw_run_info *info, size_t line, char *
     for (uint32_t w = 0; w < s->n; w++)
         set_state(s, w, 0, s->last_t);
     s->offset = s->last_t;
-    s->events++;
+    s->lines++;
     return 0;
 }
 
@@ -190,7 +190,7 @@ static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
     s->run.target_acc = info->target_acc;
     s->run.regress = info->regress;
     s->n = info->slots;
-    s->events++; /* the column counts the log's lines */
+    s->lines++; /* the column counts events, as check does: not start and end lines */
     s->state = calloc(s->n, sizeof *s->state);
     s->since = calloc(s->n, sizeof *s->since);
     if (!s->state || !s->since)
@@ -268,7 +268,7 @@ static int on_end(void *ctx, double t, uint64_t V, const char *why, size_t line,
 {
     (void)V, (void)line, (void)err;
     run_state *s = ctx;
-    s->events++;
+    s->lines++;
     s->last_t = t + s->offset;
     s->run.ended_on_target =
         !strcmp(why, sw_stop_reason_name(SW_STOP_TARGET_LOSS)) ||
@@ -358,7 +358,7 @@ int sw_report_add_log(sw_report *r, const char *path, char *err)
     unique_name(r, s->name, sizeof s->name);
     sw_run_reader reader = {.start = on_start, .event = on_event, .end = on_end, .ctx = s};
     int rc = sw_run_read_log(path, &reader, err);
-    if (!rc && s->events == 0)
+    if (!rc && s->events + s->lines == 0)
         rc = sw_fail(err, SW_EFORMAT, "%s: no events", path);
     if (!rc && write_run(r, s))
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
