@@ -253,17 +253,28 @@ static void release(sw_engine *e, uint32_t w, double t, const char *reason, sw_e
 
 /* A decision that names a worker outside the table breaks the policy contract: the engine
  * stops deciding, and every call says why. */
+/* An apply's learning-rate scale is a finite number >= 0, or the engine breaks before it
+ * applies anything: every path to an apply asks (the decision's, one before on_applied, a
+ * concurrent job's). */
+static bool scale_ok(sw_engine *e, const sw_decision *d)
+{
+    if (isfinite(d->lr_scale) && d->lr_scale >= 0)
+        return true;
+    snprintf(e->broken, sizeof e->broken,
+             "policy '%s' scaled an apply's learning rate by %g (a finite number >= 0 is needed)",
+             e->spec, (double)d->lr_scale);
+    return false;
+}
+
 static bool check_decision(sw_engine *e, const sw_decision *d)
 {
     if (d->bad_worker != UINT32_MAX)
         snprintf(e->broken, sizeof e->broken,
                  "policy '%s' named worker %u in a decision, outside the table of %u slots",
                  e->spec, d->bad_worker, e->view.n_slots);
-    else if (d->apply && !(isfinite(d->lr_scale) && d->lr_scale >= 0))
-        snprintf(e->broken, sizeof e->broken,
-                 "policy '%s' scaled an apply's learning rate by %g (a finite number >= 0 is "
-                 "needed)", e->spec, (double)d->lr_scale);
-    else if (d->wake_at >= 0 && !isfinite(d->wake_at))
+    else if (d->apply && !scale_ok(e, d))
+        return false;
+    else if (isnan(d->wake_at) || (d->wake_at >= 0 && !isfinite(d->wake_at)))
         snprintf(e->broken, sizeof e->broken, "policy '%s' asked for a wake-up at %g", e->spec,
                  d->wake_at);
     return !e->broken[0];
@@ -390,6 +401,10 @@ static int push_concurrent(sw_engine *e, sw_decision *d, double t, sw_engine_res
                  e->spec, d->drop ? "dropped" : "did not apply");
         return SW_EBUG;
     }
+    if (!scale_ok(e, d)) {
+        forget_marks(e, d);
+        return SW_EBUG;
+    }
     out->has_job = true;
     out->job = (sw_apply_job){.lr = sw_engine_lr(e) * d->lr_scale, .weight_decay = e->p.weight_decay};
     out->applied = true;
@@ -451,6 +466,11 @@ static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version
     }
     if (d.apply && e->ops->on_applied && e->view.buffered > 0) {
         /* Decisions that depend on the new parameters are made after the apply. */
+        if (!scale_ok(e, &d)) {
+            forget_marks(e, &d);
+            sw__gradbuf_keep(&e->buf);
+            return SW_EBUG;
+        }
         sw__engine_apply(e, d.lr_scale, t);
         out->applied = true;
         d.apply = false;

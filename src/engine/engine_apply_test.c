@@ -129,23 +129,39 @@ static void bare_push(void *state, const sw_engine_view *v, const sw_push *p, sw
 {
     (void)state, (void)v;
     d->apply = true;
-    d->lr_scale = p->version == 5 ? NAN : 1;
-    d->wake_at = p->version == 6 ? INFINITY : -1;
+    d->lr_scale = p->version == 5 ? NAN : p->version == 8 ? -1 : 1;
+    d->wake_at = p->version == 6 ? INFINITY : p->version == 7 ? NAN : -1;
     sw_decision_release(d, p->worker);
 }
 
-static const sw_policy_ops bare = {.name = "bare", .on_push = bare_push};
+static void bare_applied(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
+{
+    (void)state, (void)v, (void)p, (void)d;
+}
 
-static sw_engine *bare_engine(void)
+static const sw_policy_ops bare = {.name = "bare", .on_push = bare_push};
+/* The same with decisions after the apply: the apply comes before the decision is carried out,
+ * and must be refused all the same. */
+static const sw_policy_ops bare_after = {
+    .name = "bare", .on_push = bare_push, .on_applied = bare_applied};
+
+/* And a concurrent one, whose apply is a job the caller runs. */
+static const sw_policy_ops bare_concurrent = {
+    .name = "bare", .on_push = bare_push, .concurrent = true};
+
+static sw_engine *bare_engine_of(const sw_policy_ops *ops)
 {
     sw_engine_params p = two_params("bare", 1);
-    p.policy_ops = &bare;
+    p.policy_ops = ops;
+    p.concurrent = ops->concurrent;
     sw_engine *e;
     sw_engine_result r;
     assert_int_equal(sw_engine_new(&e, &p, NULL), 0);
     assert_int_equal(sw_engine_join(e, 0, 0, &r), 0);
     return e;
 }
+
+static sw_engine *bare_engine(void) { return bare_engine_of(&bare); }
 
 static void a_bare_policy_runs_and_a_scale_or_wake_up_out_of_range_breaks_the_engine(void **state)
 {
@@ -168,6 +184,20 @@ static void a_bare_policy_runs_and_a_scale_or_wake_up_out_of_range_breaks_the_en
     assert_int_equal(sw_engine_push(e, 0, g, 6, 1, &r), SW_EBUG);
     assert_non_null(strstr(sw_engine_error(e), "wake-up at inf"));
     sw_engine_free(e);
+    e = bare_engine();
+    assert_int_equal(sw_engine_push(e, 0, g, 7, 1, &r), SW_EBUG); /* NaN is no "none" */
+    assert_non_null(strstr(sw_engine_error(e), "wake-up at nan"));
+    sw_engine_free(e);
+    const sw_policy_ops *early[] = {&bare_after, &bare_concurrent};
+    for (int k = 0; k < 2; k++)
+        for (uint64_t ver = 5; ver <= 8; ver += 3) { /* NaN and a negative scale */
+            e = bare_engine_of(early[k]);
+            assert_int_equal(sw_engine_push(e, 0, g, ver, 1, &r), SW_EBUG);
+            assert_non_null(strstr(sw_engine_error(e), "scaled an apply's learning rate"));
+            assert_int_equal(sw_engine_version(e), 0);
+            assert_false(r.has_job);
+            sw_engine_free(e);
+        }
 }
 
 /* The same pushes through a serial engine and a concurrent one whose jobs run in order: the same
