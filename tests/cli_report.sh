@@ -213,6 +213,25 @@ expect_output "**Warning: runs bsp-seed1 and bsp-seed1~2 differ" "report.md says
 expect_status 0 "a second comparison into the same directory" -- "$SW" compare --policies asp \
   --seeds 2 --no-model --max-time 20 --log-dir "$TMP/reused" -q
 expect_output "holds 1 log this comparison did not write" "warns of the earlier log"
+# No output replaces a file another process writes (a running server's log: flock(1) holds the
+# same lock here).
+if command -v flock >/dev/null; then
+  mkdir -p "$TMP/busy"
+  echo '{"t":0}' > "$TMP/busy/runs.csv"
+  flock "$TMP/busy/runs.csv" sleep 30 &
+  holder=$!
+  sleep 0.3
+  expect_status 1 "a report over a file another process writes" -- "$SW" report -q \
+    "$TMP/bsp.jsonl" -o "$TMP/busy"
+  expect_output "another process writes it" "says why"
+  expect_status 1 "a zipline trace over it" -- "$SW" zipline --workers 3 --R 3 \
+    --trace "$TMP/busy/runs.csv"
+  expect_output "another process writes it" "says why"
+  OUT=$(cat "$TMP/busy/runs.csv")
+  expect_output '{"t":0}' "the file is as it was"
+  kill "$holder" 2>/dev/null
+  wait "$holder" 2>/dev/null
+fi
 # Runs that met their target at once (t = 0) are reported, as compare tabulates them.
 "$SW" compare --policies "bsp;asp" --seeds 2 --data synthetic:task=logistic,d=8,n=1000 \
   --model softmax --target-acc 0.01 --log-dir "$TMP/at-once" -q >/dev/null

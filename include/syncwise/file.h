@@ -42,6 +42,14 @@ int sw_file_claim(const char *path, const char *what, int *lock_fd, char *err);
  * is. NULL with err set on failure; fclose releases the lock. */
 FILE *sw_file_open_log(const char *path, bool keep, const char *what, char *err);
 
+/* Whether another process holds path's own lock: a running server's or simulation's log
+ * (sw_file_open_log), which no other output may replace or empty. */
+bool sw_file_in_use(const char *path);
+
+/* Creates (or empties) path for writing, as fopen "w" does, unless another process holds its
+ * lock (sw_file_in_use): NULL with err set, naming `what`, on either failure. */
+FILE *sw_file_create(const char *path, const char *what, char *err);
+
 /* Closes a file written through f (NULL: nothing to do), and fails with SW_EIO naming path if
  * any write to it failed: a full disk, a removed directory. A line-buffered log's failed writes
  * leave fclose nothing to fail on, so the stream's error flag is read first. */

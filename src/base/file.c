@@ -91,9 +91,7 @@ bool sw_file_replaceable(const char *path)
     return stat(path, &st) != 0 || S_ISREG(st.st_mode);
 }
 
-/* Whether another process holds path's own lock: a running server's or simulation's log
- * (sw_file_open_log), which a whole-file write would take from it. */
-static bool locked_by_another(const char *path)
+bool sw_file_in_use(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
@@ -116,7 +114,7 @@ int sw_file_check_writable(const char *path, const char *what, char *err)
     if (exists && !S_ISREG(st.st_mode)) /* as sw_file_replaceable says */
         return sw_fail(err, SW_EIO, "%s %s: is not a regular file (a device, FIFO or socket), "
                        "which a save would replace: give a file's name", what, path);
-    if (exists && locked_by_another(path))
+    if (exists && sw_file_in_use(path))
         return sw_fail(err, SW_ESTATE, "%s %s: another process writes it (a running server's "
                        "log?), which a save would replace: give a file of its own", what, path);
     char tmp[4096];
@@ -225,7 +223,7 @@ int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const cha
     if (!sw_file_replaceable(path))
         return sw_fail(err, SW_EIO, "%s: is not a regular file (a device, FIFO or socket): "
                        "the %s would replace it", path, what);
-    if (locked_by_another(path))
+    if (sw_file_in_use(path))
         return sw_fail(err, SW_ESTATE, "%s: another process writes it (a running server's log?): "
                        "the %s would replace it", path, what);
     sw_file_remove_stale(path);
@@ -317,4 +315,17 @@ int sw_file_close(FILE *f, const char *path, char *err)
     failed |= fclose(f) != 0;
     return failed ? sw_fail(err, SW_EIO, "%s: write error (a full disk?): it is incomplete", path)
                   : 0;
+}
+
+FILE *sw_file_create(const char *path, const char *what, char *err)
+{
+    if (sw_file_in_use(path)) {
+        sw_fail(err, SW_ESTATE, "%s %s: another process writes it (a running server's log?): "
+                "give a file of its own", what, path);
+        return NULL;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f)
+        sw_fail(err, SW_EIO, "%s %s: cannot create: %s", what, path, strerror(errno));
+    return f;
 }

@@ -331,9 +331,9 @@ static int write_results(const plan *p, char *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/results.csv", p->log_dir);
-    FILE *f = fopen(path, "w");
+    FILE *f = sw_file_create(path, "--log-dir's table", err);
     if (!f)
-        return sw_fail(err, SW_EIO, "%s: cannot create: %s", path, strerror(errno));
+        return SW_EIO;
     fprintf(f, "policy,seed,reached,time_to_target,end_t,applies,pushes,drops,idle_share,"
                "final_loss,final_acc,decide_share\n");
     for (size_t i = 0; i < p->n_runs; i++) {

@@ -470,6 +470,10 @@ static int move_into(const char *tmp, const char *dir, char **inputs, int n, cha
                 if (sw_file_same(inputs[i], to))
                     rc = sw_fail(err, SW_EINVAL, "%s is the report's own %s: give -o another "
                                  "directory", inputs[i], e->d_name);
+            if (pass == 0 && !rc && sw_file_in_use(to))
+                rc = sw_fail(err, SW_ESTATE, "%s: another process writes it (a running "
+                             "server's log?), which the report's own %s would replace: give -o "
+                             "another directory", to, e->d_name);
             if (pass == 1 && rename(from, to) != 0)
                 rc = sw_fail(err, SW_EIO, "%s: cannot put it in place: %s", to, strerror(errno));
         }

@@ -175,14 +175,15 @@ int sw_cli_rl_eval(int argc, char **argv)
     const char *inputs[] = {p.policy_file, p.rl.data_spec, p.baselines, p.rl.sc.cluster};
     if ((rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--csv"}, &p.csv_path, 4, inputs)))
         return rc;
-    if (!(rc = make_policies(&p)) && p.csv_path && !(p.csv = fopen(p.csv_path, "w")))
-        rc = sw_cli_error(CMD, "%s: cannot create: %s", p.csv_path, strerror(errno));
+    char err[SW_ERR_LEN];
+    if (!(rc = make_policies(&p)) && p.csv_path &&
+        !(p.csv = sw_file_create(p.csv_path, "--csv", err)))
+        rc = sw_cli_error(CMD, "%s", err);
     if (p.csv)
         fprintf(p.csv, "instance,seed,policy,model,time,reached,steps_per_worker,applies,"
                        "idle_share,decide_share,pushes,regime\n");
     if (!rc && !(rc = sw_cli_rl_load(&p.rl, CMD)) && !(rc = run_all(&p)))
         sw_rl_eval_report(&p);
-    char err[SW_ERR_LEN];
     if (sw_file_close(p.csv, p.csv_path, err) && !rc)
         rc = sw_cli_error(CMD, "%s", err);
     free(p.runs);

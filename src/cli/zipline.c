@@ -195,8 +195,8 @@ static int run(const sw_zl_problem *p, const char *algo, const char *trace_path,
     trace_file tf = {0};
     if (!pick)
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
-    if (!rc && trace_path && !(tf.f = fopen(trace_path, "w")))
-        rc = sw_fail(err, SW_EIO, "%s: cannot create: %s", trace_path, strerror(errno));
+    if (!rc && trace_path && !(tf.f = sw_file_create(trace_path, "--trace", err)))
+        rc = SW_EIO;
     if (tf.f)
         fprintf(tf.f, "candidate,d\n");
     sw_zl_result best = {.pick = pick, .d = -1};
