@@ -57,9 +57,10 @@ static const sw_opt server_table[] = {
                 "the server decides on each push's facts (dense or\n"
                 "sparse models, every policy but those that read the\n"
                 "loss: rlp, actions; not yet with --apply-threads)")},
-    {SW_OPT_ROW(SW_OPT_F64, "shard-wait", 0, AT(p.shard_wait_s), 0.1, 1e6, "S",
-                "end the run when a shard has been silent S seconds\n"
-                "(one started again with --resume within S rejoins it)")},
+    {SW_OPT_ROW(SW_OPT_F64, "shard-wait", 0, AT(p.shard_wait_s), 1, 1e6, "S",
+                "end the run when a shard has been silent S seconds, at\n"
+                "least 1 (shards are pinged 4 times a second; one started\n"
+                "again with --resume within S rejoins it)")},
     SW_OPT_HEADING("the run, as for sim (workers learn it on joining)"),
     {SW_OPT_ROW(SW_OPT_STR, "model", 0, AT(p.model), 0, 0, "SPEC", "model")},
     {SW_OPT_ROW(SW_OPT_STR, "data", 0, AT(p.data), 0, 0, "SPEC", "data set")},

@@ -12,7 +12,8 @@
 #include "syncwise/log.h"
 
 #define HEARTBEAT_CHECK_S 0.2
-#define STALL_S 1.0 /* a turn this much later than due: the server itself stalled */
+#define STALL_S 0.25 /* a turn this much later than due: the server itself stalled (a shard's
+                       * silence is judged on a ping every SW_SHARDS_PING_S) */
 #define BURST 64 /* messages handled from one socket before the deadlines get a look */
 
 /* The live worker that joined from this route, or s->slots. */
