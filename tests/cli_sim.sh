@@ -35,6 +35,11 @@ expect_status 1 "the same log held to ssp:s=2" -- "$SW" check "$TMP/e.jsonl"
 expect_output "BROKEN: $TMP/e.jsonl:" "names the line"
 expect_output "steps ahead of the slowest live worker (s=2)" "names the bound"
 expect_status 2 "check a file that is not a log" -- "$SW" check "$0"
+# An accuracy of 5/6 meets a target of 0.8333333: the log keeps as many digits of it as of the
+# target, or check would call the run's end line a forgery.
+"$SW" sim -q --workers 2 --data synthetic:task=logistic,d=6,n=300,val=6 --model softmax \
+  --batch 4 --target-acc 0.8333333 --seed 1 --log "$TMP/sixths.jsonl" >/dev/null
+expect_status 0 "a run that met a target of 0.8333333 with 5/6" -- "$SW" check "$TMP/sixths.jsonl"
 expect_status 0 "rlp without a model" -- "$SW" sim --policy rlp --no-model --max-time 20 -q
 expect_output "rlp decides from the model's loss, which a run without a model" "says it sees zeros"
 expect_status 2 "more shards than the model has parameters" -- "$SW" sim --max-time 1 \

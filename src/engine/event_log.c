@@ -64,8 +64,8 @@ void sw_event_write_jsonl(FILE *f, const sw_event *ev)
          * NAN), so that the log stays readable to its end. */
         if (isfinite(ev->loss))
             fprintf(f, ",\"loss\":%.6g", ev->loss);
-        if (isfinite(ev->accuracy))
-            fprintf(f, ",\"acc\":%.6g", ev->accuracy);
+        if (isfinite(ev->accuracy)) /* as many digits as a target's: 5/6 must meet 0.8333333 */
+            fprintf(f, ",\"acc\":%.9g", ev->accuracy);
         break;
     case SW_EV_WAKE:
         fprintf(f, ",\"at\":%.9g", ev->at);
