@@ -81,6 +81,12 @@ expect_output "was trained on --data synthetic:n=500,d=5; this run reads synthet
   "names both data sets"
 expect_output "was made with --seed 1; this run has 4" "and both seeds"
 expect_output "was made at --lr 0.01; this run goes on at 0.5" "and both learning rates"
+# Other worker slots would make the resumed log a second run in one file (check and report
+# would refuse it): refused, saying what to give.
+expect_status 1 "resumed with other --max-workers" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --max-time 0.3 --data synthetic:n=600,d=5 --model softmax --checkpoint "$TMP/r.ckpt" --resume \
+  --max-workers 16
+expect_output "give --max-workers 64" "says what to give"
 # 0 is no limit nowhere in sim: it would have meant the 50,000-second default, a long surprise.
 expect_status 2 "sim --max-time 0" -- "$SW" sim --max-time 0
 expect_output "--max-time: 0 is outside" "names the option"

@@ -46,6 +46,17 @@ void sw__server_resume_policy(server *s, const char *record)
     snprintf(s->policy, sizeof s->policy, "%s", saved);
 }
 
+int sw__server_resume_slots(const server *s, const char *record, char *err)
+{
+    unsigned long long was;
+    if (sw__text_number(record, "slots", &was) || was == s->slots)
+        return 0; /* older checkpoints do not say */
+    return sw_fail(err, SW_EMISMATCH, "%s was made by a run of %llu worker slots; --max-workers "
+                   "%u would make the resumed log a second run in one file: give --max-workers "
+                   "%llu (or start a new run with another --log)", s->p->checkpoint, was,
+                   s->slots, was);
+}
+
 /* A model's shape in words, for a mismatch: "softmax on 1x1x50 inputs, 2 classes, 102
  * parameters". */
 static void describe(const sw_model_desc *d, size_t n_params, char *out, size_t cap)
@@ -97,8 +108,10 @@ int sw__server_load_resume(server *s, float *init, uint64_t *version, sw_optim *
         *version = ck.model_version;
         rc = resume_optim(s, &ck, o, err);
     }
-    if (!rc)
+    if (!rc) {
         sw__server_resume_policy(s, ck.note);
+        rc = sw__server_resume_slots(s, ck.note, err);
+    }
     /* Another data set or seed of the same shape may be meant (training on), but is more often
      * a slip: the run goes on, saying so. */
     if (!rc && ck.data_spec[0] && strcmp(ck.data_spec, s->p->data) != 0)

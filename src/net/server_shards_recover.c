@@ -90,9 +90,9 @@ static void saved(server *s)
     h->saving = SW_SHARD_NONE;
     char text[512], err[SW_ERR_LEN];
     int len = snprintf(text, sizeof text,
-                       "run=%llu\nversion=%llu\nshards=%u\npolicy=%s\nlr=%.9g\n",
+                       "run=%llu\nversion=%llu\nshards=%u\npolicy=%s\nlr=%.9g\nslots=%u\n",
                        (unsigned long long)h->run, (unsigned long long)h->saved, h->n,
-                       sw_engine_policy_spec(s->engine), (double)s->p->lr);
+                       sw_engine_policy_spec(s->engine), (double)s->p->lr, s->slots);
     /* A damaged or edited record would restore every shard to a version none holds. */
     len += snprintf(text + len, sizeof text - (size_t)len, "crc=%08x\n",
                     sw_crc32(0, text, (size_t)len));
@@ -131,7 +131,7 @@ int sw__shards_read_record(server *s, uint64_t *version, char *err)
     s->shards.run = run;
     *version = v;
     sw__server_resume_policy(s, text);
-    return 0;
+    return sw__server_resume_slots(s, text, err);
 }
 
 /* ---- Restores -------------------------------------------------------------------------------- */
