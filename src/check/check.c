@@ -165,6 +165,9 @@ static int end_group(sw_check *c, char *err)
     if (c->n_live > 0 && c->n_waiting == c->n_live && c->wake_at < 0)
         rc = engine_broke(err, "stalled: all %u live workers wait, none computes, and no "
                           "wake-up is due", c->n_live);
+    else if (c->g.liveness > 0 && c->n_waiting > 0) /* the rule releases everyone at once */
+        rc = engine_broke(err, "the liveness rule released %u of the %u waiting workers",
+                          c->g.liveness, c->g.liveness + c->n_waiting);
     if (!rc && c->promise && c->promise->on_end)
         rc = c->promise->on_end(c->pstate, c, err);
     c->g = (ck_group){0};

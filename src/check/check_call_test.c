@@ -82,6 +82,33 @@ static void liveness_acts_only_when_the_policy_left_everyone_waiting(void **stat
     release(s, 1, 1); /* the pusher goes on: somebody computes */
     liveness(s, 0, 1);
     expect(s, "a liveness release of worker 0 while some worker computed");
+
+    s = open_script("actions", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1);
+    push(s, 1, 1, 1);
+    apply_scaled(s, 1, 1);
+    liveness(s, 0, 1); /* one of the two: the rule releases everyone */
+    expect(s, "the liveness rule released 1 of the 2 waiting workers");
+}
+
+static void a_barrier_search_grants_each_worker_once(void **state)
+{
+    (void)state;
+    script *s = open_script("ebsp:R=4", 2);
+    start_all(s, 2);
+    for (uint64_t k = 1; k <= 2; k++)
+        for (uint32_t w = 0; w < 2; w++) {
+            push(s, w, k, s->V);
+            apply_scaled(s, 1, 1);
+            if (k == 2 && w == 1) { /* two grants, but both to worker 0 */
+                grant(s, 0, 1);
+                grant(s, 0, 2);
+            }
+            release(s, w, k);
+        }
+    expect(s, "granted worker 0 twice in one barrier search");
 }
 
 int main(void)
@@ -90,6 +117,7 @@ int main(void)
         cmocka_unit_test(a_call_in_order_is_kept),
         cmocka_unit_test(a_line_out_of_order_is_broken),
         cmocka_unit_test(liveness_acts_only_when_the_policy_left_everyone_waiting),
+        cmocka_unit_test(a_barrier_search_grants_each_worker_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
