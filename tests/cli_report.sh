@@ -29,6 +29,8 @@ done
 expect_status 0 "report with --baselines" -- "$SW" report "$TMP/bsp.jsonl" "$TMP/backup.jsonl" \
   -o "$TMP/out-base" --baselines "backup:k=2"
 expect_output "the best baseline (\`backup:k=2\`)" "its speedups are over the baseline named"
+expect_status 0 "report with a baseline whose spec has a comma" -- "$SW" report \
+  "$TMP/bsp.jsonl" "$TMP/dssp.jsonl" -o "$TMP/out-base3" --baselines "dssp:lo=1,hi=3"
 expect_status 2 "report with a baseline no run has" -- "$SW" report "$TMP/bsp.jsonl" \
   -o "$TMP/out-base2" --baselines "ssp:s=3"
 expect_output "'ssp:s=3' is the policy of no run" "says which"

@@ -265,7 +265,7 @@ static void print_answer(const plan *p, const sw_trials *s, int best)
 {
     int fastest = -1;
     for (int i = 0; i < p->n_policies; i++)
-        if (s[i].n > 0 && s[i].mean > 0 && (fastest < 0 || s[i].mean < s[fastest].mean))
+        if (s[i].n > 0 && (fastest < 0 || s[i].mean < s[fastest].mean))
             fastest = i;
     if (fastest < 0 || best < 0)
         return;
@@ -283,6 +283,9 @@ static void print_answer(const plan *p, const sw_trials *s, int best)
     if (fastest == best)
         printf("fastest: %s, the best baseline, at %.1f virtual s%s\n", p->policies[best],
                s[best].mean, censored);
+    else if (!(s[fastest].mean > 0)) /* met at once: a time of 0 has no ratio */
+        printf("fastest: %s, at 0.0 virtual s (the target was met at once)%s\n",
+               p->policies[fastest], censored);
     else
         printf("fastest: %s, %.2fx the best baseline (%s)%s\n", p->policies[fastest],
                sw_speedup(&s[best], &s[fastest]), p->policies[best], censored);

@@ -262,11 +262,12 @@ static void timeline_plot(FILE *g, const sw_report *r, int run, int png, double 
     fprintf(g, "\nset yrange [*:*]\nset xrange [*:*]\nset ytics autofreq\nset key default\n");
 }
 
-/* Whether any run applied a gradient (k and staleness have nothing to draw otherwise). */
-static bool applied(const sw_report *r)
+/* Whether a run the plots draw applied a gradient (k and staleness have nothing to draw
+ * otherwise: gnuplot fails on a plot of no points). */
+static bool applied(const sw_report *r, const int *pick, int n)
 {
-    for (uint32_t i = 0; i < r->n_runs; i++)
-        if (r->runs[i].applies)
+    for (int i = 0; i < n; i++)
+        if (r->runs[pick[i]].applies)
             return true;
     return false;
 }
@@ -283,7 +284,7 @@ static void write_script(FILE *g, const sw_report *r, const report_opts *o)
             loss_plot(g, r, pick, n, png);
         for (int i = 0; i < n && i < MAX_TIMELINES; i++)
             timeline_plot(g, r, pick[i], png, o->from, to > o->from ? to : o->from + 1);
-        if (n > 0 && applied(r)) {
+        if (n > 0 && applied(r, pick, n)) {
             terminal(g, "k", png);
             fprintf(g,
                     "set title 'Gradients per apply (k_t) against %s'\n"
@@ -305,6 +306,21 @@ static void write_script(FILE *g, const sw_report *r, const report_opts *o)
                        "title 'candidates'\n");
         }
     }
+}
+
+/* The last line gnuplot wrote to its log, for the message of a failure: the report's working
+ * directory, where the log is, goes with it. */
+static void last_line(const char *dir, char *out, size_t cap)
+{
+    char path[4200], text[4096];
+    snprintf(path, sizeof path, "%s/gnuplot.log", dir);
+    snprintf(out, cap, "no message");
+    FILE *f = fopen(path, "r");
+    while (f && fgets(text, sizeof text, f))
+        if (text[strspn(text, " \t\r\n")])
+            snprintf(out, cap, "%.*s", (int)strcspn(text, "\r\n"), text);
+    if (f)
+        fclose(f);
 }
 
 /* gnuplot on the script in the report's directory, with an argument list: no shell reads the
@@ -331,9 +347,11 @@ static int run_gnuplot(const char *dir, char *err)
             return sw_fail(err, SW_EIO, "waiting for gnuplot: %s", strerror(errno));
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
         return 1;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return sw_fail(err, SW_EIO, "gnuplot failed on %s/plots.gp (its messages are in "
-                       "%s/gnuplot.log)", dir, dir);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char said[200];
+        last_line(dir, said, sizeof said);
+        return sw_fail(err, SW_EIO, "gnuplot failed on the report's plots: %s", said);
+    }
     return 0;
 }
 
@@ -544,6 +562,8 @@ int sw_cli_report(int argc, char **argv)
     if (o.baselines &&
         !(o.baselines_read = sw_cli_policy_list_joined(CMD, "--baselines", o.baselines, 64)))
         return 2;
+    for (char *c = o.baselines_read; c && *c; c++) /* as the runs' policies are kept (CSV) */
+        *c = *c == ',' ? ' ' : *c;
     /* Made in a directory of its own inside DIR and moved in whole: a report refused midway
      * leaves DIR as it was, not half rewritten. */
     char tmp[4096];

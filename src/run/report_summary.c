@@ -190,7 +190,7 @@ static void write_answer(const sw_report *r, FILE *md)
     }
     const sw_report_policy *p = &r->policies[f];
     const char *all = p->trials.reached == p->trials.n ? "" : " (not every run reached it)";
-    if (b >= 0 && b != f)
+    if (b >= 0 && b != f && p->trials.mean > 0) /* a time of 0 has no ratio */
         fprintf(md, "**Fastest: `%s`, %.2fx the best baseline (`%s`)**%s.\n\n", p->policy,
                 sw_speedup(&r->policies[b].trials, &p->trials), r->policies[b].policy, all);
     else
