@@ -205,6 +205,17 @@ mkdir -p "$TMP/exp1" "$TMP/exp2"
 expect_status 0 "a report of two experiments' runs" -- "$SW" report -q \
   "$TMP/exp1/bsp-seed1.jsonl" "$TMP/exp2/bsp-seed1.jsonl" -o "$TMP/out-mixed"
 expect_output "differ in their workers ('10' and '4'): their times do not compare" "warns"
+# Runs to targets of their own differ unless --target-acc gives one.
+"$SW" sim -q --data synthetic:task=logistic,d=6,n=300 --model softmax --max-time 50 \
+  --target-acc 0.7 --log "$TMP/t07.jsonl" >/dev/null
+"$SW" sim -q --data synthetic:task=logistic,d=6,n=300 --model softmax --max-time 50 \
+  --target-acc 0.8 --log "$TMP/t08.jsonl" >/dev/null
+expect_status 0 "runs to two targets" -- "$SW" report -q "$TMP/t07.jsonl" "$TMP/t08.jsonl" \
+  -o "$TMP/out-targets"
+expect_output "differ in their target accuracy ('0.7' and '0.8')" "warns"
+expect_status 0 "runs to two targets, one given" -- "$SW" report -q "$TMP/t07.jsonl" \
+  "$TMP/t08.jsonl" -o "$TMP/out-targets2" --target-acc 0.75
+expect_no_output "differ in" "no warning: one target judges both"
 OUT=$(cut -d, -f1 "$TMP/out-mixed/runs.csv" | tr '\n' ' ')
 expect_output "run bsp-seed1 bsp-seed1~2 " "each run has a name of its own"
 OUT=$(cat "$TMP/out-mixed/report.md")

@@ -123,20 +123,21 @@ static int on_restart(run_state *s, const sw_run_info *info, size_t line, char *
     return 0;
 }
 
-/* What makes runs comparable, besides their policy and seed: field i of a start line as text. */
-static const char *const settings[] = {"model",     "workers",         "cluster", "batch", "lr",
-                                       "optimizer", "target accuracy", "driver"};
+/* What makes runs comparable, besides their policy and seed: field i of a start line as text
+ * (the targets are compared when the report uses the runs' own: sw_report_summarize). */
+static const char *const settings[] = {"model", "parameters (data)", "workers", "cluster",
+                                       "batch", "lr", "optimizer", "driver"};
 
 static void setting(const sw_run_info *r, int i, char *out, size_t cap)
 {
     switch (i) {
     case 0: snprintf(out, cap, "%s", r->model); break;
-    case 1: snprintf(out, cap, "%u", r->workers); break;
-    case 2: snprintf(out, cap, "%s", r->cluster); break;
-    case 3: snprintf(out, cap, "%u", r->batch); break;
-    case 4: snprintf(out, cap, "%g", (double)r->lr); break;
-    case 5: snprintf(out, cap, "%s", r->optimizer); break;
-    case 6: snprintf(out, cap, "%g", r->target_acc); break;
+    case 1: snprintf(out, cap, "%zu", r->params); break;
+    case 2: snprintf(out, cap, "%u", r->workers); break;
+    case 3: snprintf(out, cap, "%s", r->cluster); break;
+    case 4: snprintf(out, cap, "%u", r->batch); break;
+    case 5: snprintf(out, cap, "%g", (double)r->lr); break;
+    case 6: snprintf(out, cap, "%s", r->optimizer); break;
     default: snprintf(out, cap, "%s", r->driver); break;
     }
 }

@@ -126,6 +126,12 @@ int sw_report_summarize(sw_report *r, double target_acc, const char *baselines, 
                            "whether it reached its own target)",
                            r->runs[i].name);
     r->target_acc = shared_target(r, target_acc);
+    for (uint32_t i = 1; i < r->n_runs && target_acc <= 0 && !r->mixed[0]; i++)
+        if (r->runs[i].target_acc != r->runs[0].target_acc) /* each judged on its own */
+            snprintf(r->mixed, sizeof r->mixed, "runs %.100s and %.100s differ in their target "
+                     "accuracy ('%g' and '%g'): their times do not compare (--target-acc gives "
+                     "one)", r->runs[0].name, r->runs[i].name, r->runs[0].target_acc,
+                     r->runs[i].target_acc);
     free(r->policies);
     r->n_policies = 0;
     r->best = -1;
