@@ -80,6 +80,9 @@ expect_output "not 'dbw'" "names it"
 expect_status 2 "a Q-network that cannot be built" -- "$SW" rl train --qnet cnn \
   --out "$TMP/never.swrl"
 expect_output "--qnet:" "names the option"
+expect_status 2 "an unknown data set" -- "$SW" rl train --data nosuch --out "$TMP/never.swrl"
+expect_status 2 "an unknown data key" -- "$SW" rl eval --policy "$TMP/p.swrl" \
+  --data synthetic:zz=1
 expect_status 2 "empty baselines" -- "$SW" rl eval --policy "$TMP/p.swrl" --baselines ,
 expect_status 2 "bad model list" -- "$SW" rl train "${inst[@]}" --models "resnet" \
   --pre-instances 1 --episodes 0 --out "$TMP/x.swrl"

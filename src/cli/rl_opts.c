@@ -1,5 +1,6 @@
 /* The instance options of `syncwise rl`: one table, parsed in one place. */
 #include "rl_opts.h"
+#include "scenario.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -86,8 +87,9 @@ int sw_cli_rl_load(sw_cli_rl_opts *r, const char *cmd)
     char err[SW_ERR_LEN];
     if (resolve_optimizers(r, err))
         return sw_cli_error(cmd, "%s", err) + 1;
-    if (sw_data_load(&r->data, r->data_spec, r->seed, err))
-        return sw_cli_error(cmd, "%s", err);
+    int rc = sw_data_load(&r->data, r->data_spec, r->seed, err);
+    if (rc) /* a bad spec is a usage error (2), a file that cannot be read is not (1) */
+        return sw_cli_error(cmd, "%s", err) * sw_cli_load_status(rc);
     r->sc.data = &r->data; /* the models are tried on it */
     if (sw_rl_scenario_check(&r->sc, err)) {
         sw_data_free(&r->data);
