@@ -143,8 +143,11 @@ expect_status 2 "server with an unknown model" -- "$SW" server --bind "tcp://127
   --model nonesuch --max-time 1
 expect_output "unknown model 'nonesuch'" "names it"
 expect_status 2 "server: bsp with concurrent applies" -- "$SW" server --bind "tcp://127.0.0.1:*" \
-  --policy bsp --apply-threads 2 --max-time 1
+  --policy bsp --apply-threads 2 --max-time 1 --log "$TMP/refused.jsonl"
 expect_output "cannot run with concurrent applies" "says why"
+checks=$((checks + 1))
+[ ! -e "$TMP/refused.jsonl" ] ||
+  { echo "FAIL: a refused server left an empty log"; failures=$((failures + 1)); }
 
 # A log that cannot be written (a full disk: /dev/full) fails the run, saying so, where the
 # server's line-buffered log failed in silence.

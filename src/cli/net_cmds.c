@@ -204,9 +204,11 @@ int sw_cli_server(int argc, char **argv)
     sw_cli_set_threads(o.threads);
     p.stop = sw_cli_catch_signals();
     char err[SW_ERR_LEN];
-    /* Opened for appending, so that a server refused at its start leaves the log as it was; the
-     * server empties it (or, resumed, cuts a torn last line) once it runs. A second server
-     * given the same log is refused by its lock. */
+    /* Opened for appending, so that a server refused at its start leaves the log as it was (one
+     * it created is removed again); the server empties it (or, resumed, cuts a torn last line)
+     * once it runs. A second server given the same log is refused by its lock. */
+    struct stat before;
+    bool existed = log_path && stat(log_path, &before) == 0;
     FILE *log = log_path ? sw_file_open_log(log_path, true, "--log", err) : NULL;
     if (log_path && !log)
         return sw_cli_error("server", "%s", err);
@@ -218,6 +220,10 @@ int sw_cli_server(int argc, char **argv)
     if (p.on_eval && isatty(STDERR_FILENO))
         fputc('\n', stderr);
     int crc = sw_file_close(log, log_path, rc ? NULL : err);
+    struct stat after;
+    if (rc && !r.configured && log_path && !existed && stat(log_path, &after) == 0 &&
+        after.st_size == 0)
+        unlink(log_path); /* refused before it ran: no empty log that check cannot read */
     rc = rc ? rc : crc;
     if (rc && rc != SW_EPROMISE) /* a configuration refused is a usage error, as in sim */
         return sw_cli_error("server", "%s", err) * (r.configured ? 1 : sw_cli_load_status(rc));
