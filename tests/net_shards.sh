@@ -113,10 +113,10 @@ if [ "$fewer" -lt 10 ]; then
   echo "FAIL: dbw on 2 shards hardly chose k below every worker ($fewer applies of 1 or 2)"
   failures=$((failures + 1))
 fi
-# The engine decides no push before it has the last apply's norms, as an unsharded one: pushes
-# that come in the round trip to the shards after an apply wait for them (a few in a hundred).
-OUT=$(cat "$TMP/server.err")
-expect_output "pushes waited for the last apply's norms" "dbw on 2 shards decides on the last apply's norms"
+# Whether a push comes in the round trip to the shards after an apply (and waits for its norms)
+# is timing: a few in a hundred here, none in a clean-clone run under load, so no check of it
+# can pass on any machine. (tests/sim_net_equivalence.c holds the sharded engine's decisions to
+# the simulator's, with the norms in time.)
 wait "${WPIDS[@]}"
 expect_shards "dbw on 2 shards"
 
