@@ -60,55 +60,48 @@ static void a_line_out_of_order_is_broken(void **state)
     expect(s, "a wake outside any engine call");
 }
 
-static void liveness_acts_only_when_the_policy_left_everyone_waiting(void **state)
+/* actions on 2 workers whose policy released nobody after either push: in the second push's
+ * call, every worker waits. */
+static script *both_waiting(void)
 {
-    (void)state;
     script *s = open_script("actions", 2);
     start_all(s, 2);
     push(s, 0, 1, 0);
     apply_scaled(s, 1, 1); /* nobody: worker 1 still computes */
     push(s, 1, 1, 1);
     apply_scaled(s, 1, 1);
+    return s;
+}
+
+static void liveness_acts_only_when_the_policy_left_everyone_waiting(void **state)
+{
+    (void)state;
+    script *s = both_waiting();
     liveness(s, 0, 1); /* everyone waits: the liveness rule may act */
     liveness(s, 1, 1);
     expect(s, NULL);
 
-    s = open_script("actions", 2);
-    start_all(s, 2);
-    push(s, 0, 1, 0);
-    apply_scaled(s, 1, 1);
-    push(s, 1, 1, 1);
-    apply_scaled(s, 1, 1);
+    s = both_waiting();
     release(s, 1, 1); /* the pusher goes on: somebody computes */
     liveness(s, 0, 1);
     expect(s, "a liveness release of worker 0 while some worker computed");
 
-    s = open_script("actions", 2);
-    start_all(s, 2);
-    push(s, 0, 1, 0);
-    apply_scaled(s, 1, 1);
-    push(s, 1, 1, 1);
-    apply_scaled(s, 1, 1);
+    s = both_waiting();
     liveness(s, 0, 1); /* one of the two: the rule releases everyone */
     expect(s, "the liveness rule released 1 of the 2 waiting workers");
+}
+
+/* Two grants, but both to worker 0. */
+static void search_answers_twice(script *s)
+{
+    grant(s, 0, 1);
+    grant(s, 0, 2);
 }
 
 static void a_barrier_search_grants_each_worker_once(void **state)
 {
     (void)state;
-    script *s = open_script("ebsp:R=4", 2);
-    start_all(s, 2);
-    for (uint64_t k = 1; k <= 2; k++)
-        for (uint32_t w = 0; w < 2; w++) {
-            push(s, w, k, s->V);
-            apply_scaled(s, 1, 1);
-            if (k == 2 && w == 1) { /* two grants, but both to worker 0 */
-                grant(s, 0, 1);
-                grant(s, 0, 2);
-            }
-            release(s, w, k);
-        }
-    expect(s, "granted worker 0 twice in one barrier search");
+    expect(ebsp_monitored(search_answers_twice), "granted worker 0 twice in one barrier search");
 }
 
 int main(void)

@@ -285,22 +285,14 @@ static void backup_and_sync_drop_the_late_and_count_k(void **state)
 
 /* Two workers under ebsp:R=4 push twice each (monitoring), and the search grants worker 0 one
  * step and worker 1 two, counting the steps in flight. */
-static script *ebsp_predicting(void)
+/* Everyone pushed twice: the search's answer. */
+static void search_answers(script *s)
 {
-    script *s = open_script("ebsp:R=4", 2);
-    start_all(s, 2);
-    for (uint64_t k = 1; k <= 2; k++)
-        for (uint32_t w = 0; w < 2; w++) {
-            push(s, w, k, s->V);
-            apply_scaled(s, 1, 1);
-            if (k == 2 && w == 1) { /* everyone pushed twice: the search's answer */
-                grant(s, 0, 1);
-                grant(s, 1, 2);
-            }
-            release(s, w, k);
-        }
-    return s;
+    grant(s, 0, 1);
+    grant(s, 1, 2);
 }
+
+static script *ebsp_predicting(void) { return ebsp_monitored(search_answers); }
 
 static void ebsp_stops_workers_at_the_searched_barrier(void **state)
 {
@@ -325,14 +317,7 @@ static void ebsp_stops_workers_at_the_searched_barrier(void **state)
 
     /* Monitoring ends when everyone pushed twice: the search must answer then (a log without
      * any grant passed as ebsp). */
-    s = open_script("ebsp:R=4", 2);
-    start_all(s, 2);
-    for (uint64_t k = 1; k <= 2; k++)
-        for (uint32_t w = 0; w < 2; w++) {
-            push(s, w, k, s->V);
-            apply_scaled(s, 1, 1);
-            release(s, w, k);
-        }
+    s = ebsp_monitored(NULL);
     expect(s, "every live worker pushed twice since the barrier, and no barrier search's grants");
 }
 

@@ -98,4 +98,21 @@ static inline void expect(script *s, const char *want)
         fail_msg("'%s' does not say '%s'", s->err, want);
 }
 
+/* ebsp:R=4 on 2 workers through monitoring: each pushes twice, and at the last push, before
+ * its release, `answer` (NULL: nothing) logs the barrier search's grants. */
+static inline script *ebsp_monitored(void (*answer)(script *s))
+{
+    script *s = open_script("ebsp:R=4", 2);
+    start_all(s, 2);
+    for (uint64_t k = 1; k <= 2; k++)
+        for (uint32_t w = 0; w < 2; w++) {
+            push(s, w, k, s->V);
+            apply_scaled(s, 1, 1);
+            if (k == 2 && w == 1 && answer)
+                answer(s);
+            release(s, w, k);
+        }
+    return s;
+}
+
 #endif
