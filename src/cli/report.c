@@ -1,24 +1,21 @@
 /* `syncwise report`: CSV files and plots from event logs and ZipLine traces.
  *
- * The plots are gnuplot scripts run by gnuplot when it is installed; without it the CSV files
- * are complete and the command says how to get the plots. One curve per policy: when several
- * runs share a policy (seeds of a compare), the first run stands for it.
+ * The tables are complete without gnuplot; the plots (report_plots.c) are drawn when it is
+ * installed. The report is made in a working directory inside -o and moved in whole.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "opts.h"
+#include "report_plots.h"
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
 #include "syncwise/file.h"
@@ -26,8 +23,6 @@
 #include "syncwise/report.h"
 
 #define CMD "report"
-#define MAX_CURVES 12
-#define MAX_TIMELINES 6
 
 typedef struct report_opts {
     const char *out;
@@ -105,274 +100,6 @@ static const sw_cmd_opts command = {
     .max_args = -1,
 };
 
-/* The first run of each policy, at most MAX_CURVES of them. */
-static int curves(const sw_report *r, int *pick)
-{
-    int n = 0;
-    for (uint32_t i = 0; i < r->n_runs && n < MAX_CURVES; i++) {
-        int seen = 0;
-        for (int j = 0; j < n; j++)
-            seen |= !strcmp(r->runs[pick[j]].policy, r->runs[i].policy);
-        if (!seen)
-            pick[n++] = (int)i;
-    }
-    return n;
-}
-
-/* A string for gnuplot: single-quoted, with a quote doubled (the only escape there). */
-static void gp_str(FILE *g, const char *text)
-{
-    fputc('\'', g);
-    for (const char *c = text; *c; c++) {
-        if (*c == '\'')
-            fputc('\'', g);
-        fputc(*c, g);
-    }
-    fputc('\'', g);
-}
-
-/* What the runs' seconds are. */
-static const char *clock_name(const sw_report *r)
-{
-    return r->real_time ? "time" : "virtual time";
-}
-
-/* The script runs in the report's directory, so it names files without a path. */
-static void terminal(FILE *g, const char *name, int png)
-{
-    if (png)
-        fprintf(g, "set terminal pngcairo size 1000,560 font 'sans,11'\n");
-    else
-        fprintf(g, "set terminal svg size 1000,560 dynamic font 'sans,11'\n");
-    fprintf(g, "set output ");
-    char file[300];
-    snprintf(file, sizeof file, "%s.%s", name, png ? "png" : "svg");
-    gp_str(g, file);
-    fputc('\n', g);
-}
-
-/* One line per curve: plot for the chosen runs, filtering rows of `file` by run. */
-static void plot_by_run(FILE *g, const sw_report *r, const int *pick, int n, const char *file,
-                        const char *x, const char *y, const char *style)
-{
-    fprintf(g, "plot ");
-    for (int i = 0; i < n; i++) {
-        fprintf(g, "%s'%s' every ::1 using %s:(strcol(1) eq ", i ? ", \\\n     " : "", file, x);
-        gp_str(g, r->runs[pick[i]].name);
-        fprintf(g, " ? %s : NaN) %s title ", y, style);
-        gp_str(g, r->runs[pick[i]].policy);
-    }
-    fprintf(g, "\n");
-}
-
-/* Whether a run of `policy` (any, for NULL) evaluated the model, with an accuracy when
- * `accuracy` asks for one: a run without a model (--no-model) has no curve to draw, and one of a
- * regression task no accuracy. */
-/* How many runs (of one policy, or of all with policy NULL) have evaluations: with accuracy,
- * only those of a classification task. */
-static uint32_t evaluated(const sw_report *r, const char *policy, bool accuracy)
-{
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < r->n_runs; i++)
-        n += r->runs[i].n_evals && !(accuracy && r->runs[i].regress) &&
-             (!policy || !strcmp(policy, r->runs[i].policy));
-    return n;
-}
-
-static void loss_plot(FILE *g, const sw_report *r, const int *pick, int n, int png)
-{
-    terminal(g, "loss", png);
-    fprintf(g,
-            "set title 'Validation loss against %s (the first run of each policy)'\n"
-            "set xlabel '%s (s)'\nset ylabel 'loss'\nset key top right\n",
-            clock_name(r), clock_name(r));
-    plot_by_run(g, r, pick, n, "evals.csv", "3", "$5", "with lines lw 2");
-}
-
-/* Each policy's mean accuracy over its runs with a band from the lowest to the highest run,
- * and the target as a dashed line. */
-static void accuracy_plot(FILE *g, const sw_report *r, int png)
-{
-    terminal(g, "accuracy", png);
-    fprintf(g,
-            "set title 'Validation accuracy against %s: mean over each policy''s runs, "
-            "band from lowest to highest'\nset xlabel '%s (s)'\n"
-            "set ylabel 'accuracy'\nset key bottom right\nset style fill transparent solid "
-            "0.18 noborder\n",
-            clock_name(r), clock_name(r));
-    if (r->target_acc > 0)
-        fprintf(g,
-                "set arrow 1 from graph 0, first %.6g to graph 1, first %.6g nohead dt 2 "
-                "lw 1.5 lc rgb '#444444' front\nset label 1 'target %.4g' at graph 0.01, "
-                "first %.6g offset 0,0.6 front\nset yrange [%.3g:%.3g]\n",
-                r->target_acc, r->target_acc, r->target_acc, r->target_acc,
-                fmax(0, r->target_acc - 0.35), fmin(1, r->target_acc + 0.05));
-    fprintf(g, "plot ");
-    int n = r->n_policies < MAX_CURVES ? r->n_policies : MAX_CURVES;
-    for (int i = 0, drawn = 0; i < n; i++) {
-        uint32_t runs = evaluated(r, r->policies[i].policy, true);
-        if (!runs)
-            continue;
-        const char *sep = drawn++ ? ", \\\n     " : "";
-        fprintf(g, "%s'accuracy_mean.csv' every ::1 using 2:(strcol(1) eq ", sep);
-        gp_str(g, r->policies[i].policy);
-        fprintf(g,
-                " ? $4 : NaN):5 with filledcurves lc %d notitle, \\\n     "
-                "'accuracy_mean.csv' every ::1 using 2:(strcol(1) eq ",
-                i + 1);
-        gp_str(g, r->policies[i].policy);
-        fprintf(g, " ? $3 : NaN) with lines lw 2 lc %d title ", i + 1);
-        char title[300];
-        snprintf(title, sizeof title, "%s (%u run%s)", r->policies[i].policy, runs,
-                 runs == 1 ? "" : "s");
-        gp_str(g, title);
-    }
-    fprintf(g, "\nunset arrow 1\nunset label 1\nset yrange [*:*]\nset style fill solid\n");
-}
-
-/* Running and waiting intervals of one run's workers over [from, to], in a file named by its
- * policy. */
-static void timeline_plot(FILE *g, const sw_report *r, int run, int png, double from, double to)
-{
-    char part[200], name[220];
-    sw_cli_file_part(r->runs[run].policy, part, sizeof part);
-    snprintf(name, sizeof name, "timeline-%s", part);
-    terminal(g, name, png);
-    char title[400];
-    snprintf(title, sizeof title,
-             "Workers over time: %s, %.6g to %.6g s (running in colour, "
-             "waiting in grey)",
-             r->runs[run].policy, from, to);
-    fprintf(g, "set title ");
-    gp_str(g, title);
-    fprintf(g,
-            "\nset xlabel '%s (s)'\nset ylabel 'worker'\nset key outside top center "
-            "horizontal\nset yrange [-0.5:%u.5]\nset ytics 1\nset xrange [%.9g:%.9g]\n",
-            clock_name(r), r->workers ? r->workers - 1 : 0, from, to);
-    static const char *const states[][2] = {{"running", "#1f77b4"}, {"waiting", "#bbbbbb"}};
-    fprintf(g, "plot ");
-    for (int i = 0; i < 2; i++) {
-        fprintf(g, "%s'timeline.csv' every ::1 using (strcol(1) eq ", i ? ", \\\n     " : "");
-        gp_str(g, r->runs[run].name);
-        fprintf(g,
-                " && strcol(4) eq '%s' ? $5 : NaN):3:($6-$5):(0) with vectors nohead lw 8 "
-                "lc rgb '%s' title '%s'",
-                states[i][0], states[i][1], states[i][0]);
-    }
-    fprintf(g, "\nset yrange [*:*]\nset xrange [*:*]\nset ytics autofreq\nset key default\n");
-}
-
-/* Whether a run the plots draw applied a gradient (k and staleness have nothing to draw
- * otherwise: gnuplot fails on a plot of no points). */
-static bool applied(const sw_report *r, const int *pick, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (r->runs[pick[i]].applies)
-            return true;
-    return false;
-}
-
-static void write_script(FILE *g, const sw_report *r, const report_opts *o)
-{
-    int pick[MAX_CURVES], n = curves(r, pick);
-    double to = o->to > 0 ? o->to : r->longest / 20;
-    fprintf(g, "set datafile separator ','\nset termoption noenhanced\nset grid\n");
-    for (int png = 0; png < 2; png++) {
-        if (n > 0 && evaluated(r, NULL, true))
-            accuracy_plot(g, r, png);
-        if (n > 0 && evaluated(r, NULL, false))
-            loss_plot(g, r, pick, n, png);
-        for (int i = 0; i < n && i < MAX_TIMELINES; i++)
-            timeline_plot(g, r, pick[i], png, o->from, to > o->from ? to : o->from + 1);
-        if (n > 0 && applied(r, pick, n)) {
-            terminal(g, "k", png);
-            fprintf(g,
-                    "set title 'Gradients per apply (k_t) against %s'\n"
-                    "set xlabel '%s (s)'\nset ylabel 'gradients applied'\n",
-                    clock_name(r), clock_name(r));
-            fprintf(g, "set key top right\nset yrange [0:*]\nset offsets 0, 0, 1, 0\n");
-            plot_by_run(g, r, pick, n, "applies.csv", "3", "$5", "with steps lw 1.5");
-            fprintf(g, "set yrange [*:*]\nset offsets 0, 0, 0, 0\n"); /* no line on the frame */
-            terminal(g, "staleness", png);
-            fprintf(g, "set title 'Staleness of applied gradients'\nset xlabel 'staleness "
-                       "(versions)'\nset ylabel 'share of applied gradients'\n");
-            plot_by_run(g, r, pick, n, "staleness.csv", "3", "$5", "with linespoints lw 2");
-        }
-        if (r->zipline_rows) {
-            terminal(g, "zipline", png);
-            fprintf(g, "set title 'Candidate d along the scan'\nset xlabel 'candidate (scan "
-                       "order)'\nset ylabel 'd: the fastest worker''s wait'\n"
-                       "plot 'zipline.csv' every ::1 using 2:3 with points pt 7 ps 0.3 "
-                       "title 'candidates'\n");
-        }
-    }
-}
-
-/* The last line gnuplot wrote to its log, for the message of a failure: the report's working
- * directory, where the log is, goes with it. */
-static void last_line(const char *dir, char *out, size_t cap)
-{
-    char path[4200], text[4096];
-    snprintf(path, sizeof path, "%s/gnuplot.log", dir);
-    snprintf(out, cap, "no message");
-    FILE *f = fopen(path, "r");
-    while (f && fgets(text, sizeof text, f))
-        if (text[strspn(text, " \t\r\n")])
-            snprintf(out, cap, "%.*s", (int)strcspn(text, "\r\n"), text);
-    if (f)
-        fclose(f);
-}
-
-/* gnuplot on the script in the report's directory, with an argument list: no shell reads the
- * path. 0, 1 when gnuplot is not installed, or an error. */
-static int run_gnuplot(const char *dir, char *err)
-{
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0)
-        return sw_fail(err, SW_EIO, "cannot start gnuplot: %s", strerror(errno));
-    if (pid == 0) {
-        if (chdir(dir) != 0)
-            _exit(126);
-        /* Its warnings (an empty range, a curve without points) are kept, not shown. */
-        int log = open("gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (log >= 0 && dup2(log, STDERR_FILENO) >= 0)
-            close(log);
-        execlp("gnuplot", "gnuplot", "plots.gp", (char *)NULL);
-        _exit(errno == ENOENT ? 127 : 126);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return sw_fail(err, SW_EIO, "waiting for gnuplot: %s", strerror(errno));
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-        return 1;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        char said[200];
-        last_line(dir, said, sizeof said);
-        return sw_fail(err, SW_EIO, "gnuplot failed on the report's plots: %s", said);
-    }
-    return 0;
-}
-
-static int render(const sw_report *r, const report_opts *o, char *err)
-{
-    char script[4096];
-    snprintf(script, sizeof script, "%s/plots.gp", r->dir);
-    FILE *g = fopen(script, "w");
-    if (!g)
-        return sw_fail(err, SW_EIO, "%s: cannot create: %s", script, strerror(errno));
-    write_script(g, r, o);
-    if (sw_file_close(g, script, err))
-        return SW_EIO;
-    int rc = run_gnuplot(r->dir, err);
-    if (rc == 1)
-        printf("gnuplot is not installed, so there are no plots: apt-get install gnuplot-nox, "
-               "then run gnuplot plots.gp in %s\n",
-               o->out);
-    return rc == 1 ? 0 : rc;
-}
-
 static int ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
@@ -406,8 +133,8 @@ static int write_markdown(const sw_report *r, char *err)
         if (access(png, R_OK) == 0)
             fprintf(md, "\n## %s\n\n![%s](%s.png)\n", plots[i][1], plots[i][0], plots[i][0]);
     }
-    int pick[MAX_CURVES], n = curves(r, pick);
-    for (int i = 0; i < n && i < MAX_TIMELINES; i++) {
+    int pick[SW_REPORT_MAX_CURVES], n = sw_cli_report_curves(r, pick);
+    for (int i = 0; i < n && i < SW_REPORT_MAX_TIMELINES; i++) {
         char part[200], png[4400];
         sw_cli_file_part(r->runs[pick[i]].policy, part, sizeof part);
         snprintf(png, sizeof png, "%s/timeline-%s.png", r->dir, part);
@@ -543,7 +270,7 @@ static int make_report(sw_report *r, const report_opts *o, const char *tmp, char
     int crc = sw_report_close(r, rc ? NULL : err);
     rc = rc ? rc : crc;
     if (!rc)
-        rc = render(r, o, err);
+        rc = sw_cli_report_render(r, o->from, o->to, o->out, err);
     return rc ? rc : write_markdown(r, err);
 }
 
