@@ -103,6 +103,13 @@ bool sw_file_in_use(const char *path)
     return held;
 }
 
+/* The refusal of an output over a file another process writes (sw_file_in_use). */
+static int in_use(const char *path, const char *what, char *err)
+{
+    return sw_fail(err, SW_ESTATE, "%s %s: another process writes it (a running server's log?), "
+                   "which this would replace: give a file of its own", what, path);
+}
+
 int sw_file_check_writable(const char *path, const char *what, char *err)
 {
     struct stat st;
@@ -115,8 +122,7 @@ int sw_file_check_writable(const char *path, const char *what, char *err)
         return sw_fail(err, SW_EIO, "%s %s: is not a regular file (a device, FIFO or socket), "
                        "which a save would replace: give a file's name", what, path);
     if (exists && sw_file_in_use(path))
-        return sw_fail(err, SW_ESTATE, "%s %s: another process writes it (a running server's "
-                       "log?), which a save would replace: give a file of its own", what, path);
+        return in_use(path, what, err);
     char tmp[4096];
     int fd = open_temporary(path, tmp);
     if (fd < 0)
@@ -224,8 +230,7 @@ int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const cha
         return sw_fail(err, SW_EIO, "%s: is not a regular file (a device, FIFO or socket): "
                        "the %s would replace it", path, what);
     if (sw_file_in_use(path))
-        return sw_fail(err, SW_ESTATE, "%s: another process writes it (a running server's log?): "
-                       "the %s would replace it", path, what);
+        return in_use(path, what, err);
     sw_file_remove_stale(path);
     char tmp[4096];
     int fd = open_temporary(path, tmp);
@@ -320,8 +325,7 @@ int sw_file_close(FILE *f, const char *path, char *err)
 FILE *sw_file_create(const char *path, const char *what, char *err)
 {
     if (sw_file_in_use(path)) {
-        sw_fail(err, SW_ESTATE, "%s %s: another process writes it (a running server's log?): "
-                "give a file of its own", what, path);
+        in_use(path, what, err);
         return NULL;
     }
     FILE *f = fopen(path, "w");
