@@ -251,8 +251,6 @@ static void release(sw_engine *e, uint32_t w, double t, const char *reason, sw_e
                         .reason = reason});
 }
 
-/* A decision that names a worker outside the table breaks the policy contract: the engine
- * stops deciding, and every call says why. */
 /* An apply's learning-rate scale is a finite number >= 0, or the engine breaks before it
  * applies anything: every path to an apply asks (the decision's, one before on_applied, a
  * concurrent job's). */
@@ -266,6 +264,8 @@ static bool scale_ok(sw_engine *e, const sw_decision *d)
     return false;
 }
 
+/* A decision that names a worker outside the table, or a scale or wake-up no run can follow,
+ * breaks the policy contract: the engine stops deciding, and every call says why. */
 static bool check_decision(sw_engine *e, const sw_decision *d)
 {
     if (d->bad_worker != UINT32_MAX)
