@@ -15,8 +15,8 @@ typedef struct ebsp_promise {
     bool predicting;
     uint32_t *quota;  /* per worker: granted steps left (prediction) */
     uint32_t *since;  /* per worker: pushes since the last barrier */
-    uint64_t *granted_in; /* per worker: the engine call (c->events at its grant) it was last
-                           * granted in, so that one call grants each worker once */
+    uint64_t *granted_in; /* per worker: the engine call (where it starts, c->g.where) it was
+                           * last granted in, so that one call grants each worker once */
     uint32_t grants;  /* grants in the engine call being judged */
     bool had_quota;   /* the push being judged spent a granted step */
 } ebsp_promise;
