@@ -462,6 +462,7 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
         return live_worker(c, ev->worker, err);
     case SW_EV_WAKE:
         c->wake_at = ev->at;
+        c->wake_due = ev->at > ev->t ? ev->at : ev->t;
         return 0;
     case SW_EV_TICK:
         if (c->wake_at < 0 || ev->t < c->wake_at)
@@ -517,6 +518,8 @@ int sw_check_event(sw_check *c, const sw_event *ev, char *err)
 
 uint64_t sw_check_where(const sw_check *c) { return c->broken_where; }
 
+void sw_check_virtual_clock(sw_check *c) { c->virtual_clock = true; }
+
 int sw_check_event_at(sw_check *c, const sw_event *ev, uint64_t where, char *err)
 {
     if (c->broken[0])
@@ -528,6 +531,9 @@ int sw_check_event_at(sw_check *c, const sw_event *ev, uint64_t where, char *err
         rc = engine_broke(why, "an event of unknown kind %d", (int)ev->kind);
     else if (ev->t < c->last_t)
         rc = engine_broke(why, "time went back from %.9g", c->last_t);
+    else if (c->virtual_clock && c->wake_at >= 0 && ev->kind != SW_EV_TICK && ev->t > c->wake_due)
+        rc = engine_broke(why, "a wake-up due at t=%.9g had not come (on a virtual clock a "
+                          "tick comes on time)", c->wake_at);
     if (rc)
         return broken_at(c, rc, ev->t, ev->kind, ev->worker, where, "", why, err);
     c->last_t = ev->t;

@@ -83,6 +83,9 @@ struct sw_check {
     uint32_t buf_twice;     /* a worker with two own gradients in the buffer, or UINT32_MAX */
     uint32_t epoch;         /* counts switches */
     double wake_at;         /* a pending wake-up, < 0 when none */
+    double wake_due;        /* when its tick is owed on a virtual clock: at, or the request's
+                             * time if at was already past */
+    bool virtual_clock;     /* the driver's time is its own (the simulator): ticks are on time */
     double last_t;          /* the time of the last event: it never goes back */
     uint64_t min_clock;     /* the slowest started clock, kept as the engine keeps it */
     uint32_t n_at_min;      /* started workers at min_clock */

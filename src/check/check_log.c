@@ -49,7 +49,11 @@ static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
     r->best_acc = NAN;
     char why[SW_ERR_LEN];
     int rc = sw_check_new(&r->c, info->policy, info->slots, info->version, why);
-    return rc ? sw_fail(err, rc, "%zu: %s", line, why) : 0;
+    if (rc)
+        return sw_fail(err, rc, "%zu: %s", line, why);
+    if (!strcmp(info->driver, "sim"))
+        sw_check_virtual_clock(r->c);
+    return 0;
 }
 
 static int on_event(void *ctx, const sw_event *ev, size_t line, char *err)

@@ -111,11 +111,35 @@ static void the_end_line_is_held_to_the_run(void **state)
     assert_non_null(strstr(err, "no evaluation reached 0.9"));
 }
 
+/* A log cut after a wake-up went overdue: the simulator's ticks come on time, so its log broke
+ * a promise; a server's real clock may serve a push first, and its cut log tells nothing. */
+static void the_driver_says_whether_ticks_come_on_time(void **state)
+{
+    (void)state;
+    const char *path = sw_test_path("cut.jsonl");
+    const char *run = "\"policy\":\"mystery\",\"slots\":2}\n" TWO_WORKERS_ONE_APPLY
+                      "{\"t\":1,\"ev\":\"wake\",\"V\":1,\"at\":1.5}\n"
+                      "{\"t\":2,\"ev\":\"push\",\"w\":1,\"step\":1,\"ver\":0,\"V\":1}\n";
+    char text[2048];
+    sw_check_summary sum;
+    char err[SW_ERR_LEN];
+    snprintf(text, sizeof text, "{\"t\":0,\"ev\":\"start\",\"driver\":\"sim\",%s", run);
+    sw_test_write_text(path, text);
+    assert_int_equal(sw_check_log(path, &sum, err), SW_EPROMISE);
+    assert_non_null(strstr(err, "cut.jsonl:10: t=2, push of worker 1: "));
+    assert_non_null(strstr(err, "a wake-up due at t=1.5 had not come"));
+    snprintf(text, sizeof text, "{\"t\":0,\"ev\":\"start\",\"driver\":\"server\",%s", run);
+    sw_test_write_text(path, text);
+    if (sw_check_log(path, &sum, err))
+        fail_msg("%s", err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_log_file_is_checked_and_its_line_named),
         cmocka_unit_test(the_end_line_is_held_to_the_run),
+        cmocka_unit_test(the_driver_says_whether_ticks_come_on_time),
     };
     return cmocka_run_group_tests(tests, NULL, sw_test_teardown);
 }

@@ -185,6 +185,8 @@ static int setup_engine(sim *s, char *err)
         ep.loss_probe_ctx = s;
     }
     int rc = c->no_check ? 0 : sw_check_new(&s->check, c->policy, s->n_slots, 0, err);
+    if (s->check)
+        sw_check_virtual_clock(s->check);
     if (!rc)
         rc = sw_engine_new(&s->engine, &ep, err);
     free(init);
