@@ -74,6 +74,10 @@ typedef struct sw_rl_features {
     float state[SW_RL_MAX_HISTORY * SW_RL_TUPLE_MAX]; /* newest tuple first, history x tuple */
 } sw_rl_features;
 
+/* How long an applied gradient goes on acting under optimizer o: the share of it each later
+ * update carries on (heavy ball's momentum, Adam's beta1; 0 for plain SGD). */
+float sw_rl_momentum(const sw_optim_params *o);
+
 /* The state of a layout with `history` iterations, for a run under optimizer o. */
 void sw_rl_features_init(sw_rl_features *f, uint32_t history, uint32_t layout,
                          const sw_optim_params *o);

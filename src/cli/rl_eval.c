@@ -21,7 +21,8 @@
 
 #define AT(field) offsetof(sw_rl_eval, field)
 static const sw_opt own[] = {
-    {SW_OPT_ROW(SW_OPT_STR, "policy", 0, AT(policy_file), 0, 0, "FILE", "learned policy"),
+    {SW_OPT_ROW(SW_OPT_STR, "policy", 0, AT(policy_file), 0, 0, "FILE",
+                "learned policy: a file, or an rlp spec (rlp:file=A,high=B)"),
      .shown = "the shipped one"},
     {SW_OPT_ROW(SW_OPT_STR, "baselines", 0, AT(baselines), 0, 0, "LIST",
                 "policies to compare with")},
@@ -49,34 +50,41 @@ static const sw_cmd_opts command = {
     .tables = {own, sw_cli_rl_opts_table},
 };
 
-static int add_policy(sw_rl_eval *p, const char *spec)
+static int add_policy(sw_rl_eval *p, const char *spec, const char *option)
 {
     if (p->n == SW_RL_EVAL_MAX_POLICIES || strlen(spec) >= sizeof p->specs[0])
         return sw_cli_error(CMD, "too many or too long policies");
     char err[SW_ERR_LEN]; /* before any run: as many slots as an instance may draw workers */
     int rc = sw_engine_check_policy(spec, SW_RL_EVAL_CHECK_SLOTS, err);
     if (rc) /* a bad spec is the command line's, as in sim; a policy file that fails is not */
-        return sw_cli_error(CMD, "--baselines: %s", err) * sw_cli_scenario_status(rc);
+        return sw_cli_error(CMD, "%s: %s", option, err) * sw_cli_scenario_status(rc);
     snprintf(p->specs[p->n++], sizeof p->specs[0], "%s", spec);
     return 0;
 }
 
+/* The learned policy (a file, or an rlp spec naming its files) first, then the baselines; each
+ * checked, and its files read, before any run. */
 static int make_policies(sw_rl_eval *p)
 {
-    sw_rl_policy learned; /* read once up front: a bad file is said before any run */
     char err[SW_ERR_LEN];
-    if (sw_rl_policy_load(p->policy_file, &learned, err))
-        return sw_cli_error(CMD, "--policy: %s", err);
-    sw_rl_policy_free(&learned);
-    char first[300];
-    snprintf(first, sizeof first, "rlp:file=%s", p->policy_file);
-    int rc = add_policy(p, first);
+    bool spec = !strncmp(p->policy_file, "rlp:", 4);
+    if (!spec) { /* a file that fails says so in its own words */
+        sw_rl_policy learned;
+        if (sw_rl_policy_load(p->policy_file, &learned, err))
+            return sw_cli_error(CMD, "--policy: %s", err);
+        sw_rl_policy_free(&learned);
+    }
+    char first[sizeof p->specs[0]];
+    if (snprintf(first, sizeof first, spec ? "%s" : "rlp:file=%s", p->policy_file) >=
+        (int)sizeof first)
+        return sw_cli_error(CMD, "--policy: too long") * 2;
+    int rc = add_policy(p, first, "--policy");
     char *specs[SW_RL_EVAL_MAX_POLICIES];
     int n = sw_cli_policy_list(CMD, "--baselines", p->baselines, specs, SW_RL_EVAL_MAX_POLICIES);
     if (n < 0)
         return 2;
     for (int i = 0; i < n; i++) {
-        rc = rc ? rc : add_policy(p, specs[i]);
+        rc = rc ? rc : add_policy(p, specs[i], "--baselines");
         free(specs[i]);
     }
     if (!rc && p->n < 2)

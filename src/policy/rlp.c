@@ -1,7 +1,11 @@
 /* rlp — the learned policy of the RLP paper (000): the `actions` action space, decided by a
  * trained Q-network (syncwise/rl.h) from the last H iterations' normalised tuples. The policy
  * file is read once, at init (the only I/O of any policy); deciding allocates nothing. With
- * eps > 0 it explores like training does, drawing from the policy's own stream. */
+ * eps > 0 it explores like training does, drawing from the policy's own stream.
+ *
+ * One network per regime (not the paper's): with high=PATH, a run whose optimizer carries at
+ * least `above` of each gradient on (heavy-ball momentum, Adam's beta1) is decided by that
+ * network instead, one trained on that regime alone (docs/results/rl.md, item 9). */
 #include <stdlib.h>
 
 #include "syncwise/err.h"
@@ -22,10 +26,21 @@ static int rlp_init(void *state, sw_spec *spec, const sw_engine_view *v, const s
     rlp_state *st = state;
     st->rng = env->rng;
     const char *path = sw_spec_str(spec, "file", sw_rl_default_policy_path());
+    const char *high = sw_spec_str(spec, "high", NULL);
+    double above = 0.7;
     int rc = sw_spec_double(spec, "eps", 0, 1, &st->eps, err);
+    if (!rc)
+        rc = sw_spec_double(spec, "above", 0, 1, &above, err);
     if (rc)
         return rc;
     sw_rl_policy pol;
+    if (high) { /* both are read, so that a bad file is said whichever regime the run is in */
+        bool high_decides = sw_rl_momentum(&env->optim) >= (float)above; /* as given */
+        if ((rc = sw_rl_policy_load(high_decides ? path : high, &pol, err)))
+            return rc;
+        sw_rl_policy_free(&pol);
+        path = high_decides ? high : path;
+    }
     if ((rc = sw_rl_policy_load(path, &pol, err)))
         return rc;
     rc = sw_rl_agent_new(&st->agent, &pol.hp, pol.weights, pol.n_weights, 1, err);
@@ -59,10 +74,11 @@ static void rlp_fini(void *state)
 
 const sw_policy_ops sw_policy_rlp = {
     .name = "rlp",
-    .keys = "file, eps",
+    .keys = "file, high, above, eps",
     .help = "learned by deep Q-learning (syncwise rl train): after each applied push, release "
             "nobody, the pusher or all idle workers as the policy file=PATH says (default: the "
-            "shipped policy); eps=0 explores with that probability",
+            "shipped policy); high=PATH decides instead under momentum (or Adam's beta1) of at "
+            "least above=0.7; eps=0 explores with that probability",
     .state_size = sizeof(rlp_state),
     .wants = SW_WANT_LOSS,
     .init = rlp_init,

@@ -11,8 +11,7 @@ uint32_t sw_rl_tuple(uint32_t layout)
     return layout == SW_RL_LAYOUT_PAPER ? 4 : layout == SW_RL_LAYOUT_MOMENTUM ? 5 : 0;
 }
 
-/* How long an applied gradient goes on acting: the share of it each later update carries on. */
-static float momentum_of(const sw_optim_params *o)
+float sw_rl_momentum(const sw_optim_params *o)
 {
     return o->kind == SW_OPTIM_ADAM ? o->beta1 : o->momentum;
 }
@@ -24,7 +23,7 @@ void sw_rl_features_init(sw_rl_features *f, uint32_t history, uint32_t layout,
     f->history = history < 1 ? 1 : history > SW_RL_MAX_HISTORY ? SW_RL_MAX_HISTORY : history;
     f->tuple = sw_rl_tuple(layout) ? sw_rl_tuple(layout) : sw_rl_tuple(SW_RL_LAYOUT_PAPER);
     f->loss0 = NAN;
-    f->momentum = momentum_of(o);
+    f->momentum = sw_rl_momentum(o);
 }
 
 static float clip(double x, double bound)

@@ -346,6 +346,71 @@ static void rlp_refuses_a_bad_file(void **state)
     assert_non_null(strstr(err, "eps"));
 }
 
+/* A policy file whose network always takes `action`: every weight 0 but the output's bias. */
+static const char *constant_policy(const char *name, int action)
+{
+    sw_rl_agent *a;
+    sw_rl_policy p = trained_like(&a);
+    float *w = calloc(p.n_weights, sizeof *w);
+    assert_non_null(w);
+    w[p.n_weights - SW_RL_ACTIONS + (size_t)action] = 1;
+    p.weights = w;
+    const char *path = sw_test_path(name);
+    assert_int_equal(sw_rl_policy_save(path, &p, NULL), 0);
+    free(w);
+    sw_rl_agent_free(a);
+    return path;
+}
+
+/* Workers released by the first push of 2 workers under `policy` and momentum mu. */
+static uint32_t released_by_first_push(const char *policy, float mu)
+{
+    sw_engine_params ep = sw_engine_default_params();
+    ep.max_workers = 2;
+    ep.policy = policy;
+    ep.optim.momentum = mu;
+    sw_engine *e;
+    char err[SW_ERR_LEN];
+    if (sw_engine_new(&e, &ep, err))
+        fail_msg("%s", err);
+    sw_engine_result r;
+    for (uint32_t w = 0; w < 2; w++)
+        sw_engine_join(e, w, 0, &r);
+    sw_engine_push(e, 0, NULL, 0, 1, &r);
+    uint32_t n = r.n_released;
+    sw_engine_free(e);
+    return n;
+}
+
+/* rlp:high=B: under momentum of at least `above` network B decides, else the file's. */
+static void the_momentum_chooses_the_network(void **state)
+{
+    (void)state;
+    char spec[1500];
+    const char *none = constant_policy("none.swrl", 0), *pusher = constant_policy("pusher.swrl", 1);
+    snprintf(spec, sizeof spec, "rlp:file=%s", none); /* one network for every regime */
+    assert_int_equal(released_by_first_push(spec, 0.9f), 0);
+    snprintf(spec, sizeof spec, "rlp:file=%s,high=%s", none, pusher);
+    assert_int_equal(released_by_first_push(spec, 0), 0);
+    assert_int_equal(released_by_first_push(spec, 0.5f), 0);
+    assert_int_equal(released_by_first_push(spec, 0.7f), 1); /* the default above=0.7 */
+    assert_int_equal(released_by_first_push(spec, 0.9f), 1);
+    snprintf(spec, sizeof spec, "rlp:file=%s,high=%s,above=0.4", none, pusher);
+    assert_int_equal(released_by_first_push(spec, 0.5f), 1);
+
+    /* Both files are read whichever decides: a bad one is said in every regime. */
+    sw_engine_params ep = sw_engine_default_params();
+    snprintf(spec, sizeof spec, "rlp:file=%s,high=/nonexistent/h.swrl", none);
+    ep.policy = spec;
+    sw_engine *e;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_engine_new(&e, &ep, err), SW_EIO);
+    assert_non_null(strstr(err, "/nonexistent/h.swrl"));
+    snprintf(spec, sizeof spec, "rlp:file=%s,high=%s,above=1.5", none, pusher);
+    assert_int_equal(sw_engine_new(&e, &ep, err), SW_ERANGE);
+    assert_non_null(strstr(err, "above"));
+}
+
 /* A recording or learning episode without an agent is refused before anything runs. */
 static void an_episode_that_learns_needs_an_agent(void **state)
 {
@@ -371,6 +436,7 @@ int main(void)
         cmocka_unit_test(damaged_files_are_refused),
         cmocka_unit_test(greedy_rlp_is_deterministic),
         cmocka_unit_test(rlp_refuses_a_bad_file),
+        cmocka_unit_test(the_momentum_chooses_the_network),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     sw_test_cleanup();
