@@ -188,6 +188,28 @@ checks=$((checks + 1))
 [ -s "$TMP/shard0.ckpt" ] && [ -s "$TMP/shard0.ckpt.prev" ] && grep -q "^version=$version$" "$TMP/server.ckpt" ||
   { echo "FAIL: the final checkpoint is not on every shard and in the server's record"; failures=$((failures + 1)); }
 
+# The only shard killed while workers push without pause (bsp: a barrier of three, so a push is
+# almost always on its way): a push the shard took to its death, told to no one, is sent again
+# by its worker, who heard no answer, and the barriers go on to the apply limit (they stopped
+# for good in 2 of 3 runs before, and the run ended at its time limit).
+WPIDS=()
+rm -f "$TMP"/shard*.ckpt*
+start_shards 1 --checkpoint "$TMP/shard@J@.ckpt"
+start_server bsp --max-applies 6000 --wait-workers 3 --checkpoint "$TMP/server.ckpt" \
+  --checkpoint-applies 10 --shard-wait 30
+for i in 1 2 3; do start_worker; done
+wait_status 20 '^version [0-9]*[0-9][0-9][0-9][0-9] '
+kill -9 "${SHPIDS[0]}"
+wait "${SHPIDS[0]}" 2>/dev/null
+"$SW" shard --bind "$(cat "$TMP/shard0.ep")" --checkpoint "$TMP/shard0.ckpt" --resume \
+  > "$TMP/shard0.out" 2> "$TMP/shard0.err" &
+SHPIDS[0]=$!
+expect_server "bsp on 1 shard, killed with pushes on their way and resumed"
+OUT=$(tail -1 "$LOG")
+expect_output '"why":"apply limit"' "the barriers go on after the restore"
+wait "${WPIDS[@]}"
+expect_shards "the only shard killed and resumed"
+
 # A shard started again from another shard's checkpoint (files swapped or copied): restoring
 # its slice in this one's place would scramble θ, so the server ends the run, naming both.
 WPIDS=()

@@ -83,7 +83,8 @@ void sw__shards_flush(server *s)
 }
 
 /* Every shard forgets the push (w, token, seq) (a shard that never had it passes it over). */
-void sw__shards_drop_everywhere(server *s, uint32_t w, uint64_t token, uint64_t seq)
+/* The order to forget push (w, token, seq): to every shard, or to shard `only`. */
+static void forget(server *s, uint32_t w, uint64_t token, uint64_t seq, uint32_t only)
 {
     const sw__shards *h = &s->shards;
     uint8_t pay[8 + sizeof h->deciding];
@@ -93,7 +94,15 @@ void sw__shards_drop_everywhere(server *s, uint32_t w, uint64_t token, uint64_t 
     sw_shard_entry_put(pay + 8, w, token, seq, &all, h->n);
     sw_msg m = {.type = SW_MSG_SHARD_APPLY, .worker = SW_NO_WORKER, .flags = SW_FLAG_DROPPED,
                 .payload = pay, .payload_len = 8 + h->entry};
-    sw__shards_send_all(s, &m);
+    if (only == SW_SHARDS_MAX)
+        sw__shards_send_all(s, &m);
+    else
+        sw__shards_send_to(s, only, &m, NULL);
+}
+
+void sw__shards_drop_everywhere(server *s, uint32_t w, uint64_t token, uint64_t seq)
+{
+    forget(s, w, token, seq, SW_SHARDS_MAX);
 }
 
 /* ---- Opening ----------------------------------------------------------------------------- */
@@ -377,6 +386,23 @@ void sw__shards_stop_waiting_for_norms(server *s)
     decide_held(s);
 }
 
+/* Whether a counted push is still to be applied: waiting for an apply's norms, or in the
+ * next apply's list. */
+static bool still_due(const sw__shards *h, uint32_t w, uint64_t token, uint64_t seq)
+{
+    for (uint32_t i = 0; i < h->n_held; i++) {
+        const sw__held *x = &h->held[(h->held_first + i) % h->cap_held];
+        if (x->worker == w && x->push.token == token && x->push.seq == seq)
+            return true;
+    }
+    for (uint32_t k = 0; k < h->n_order; k++) {
+        const uint8_t *e = order_entry(h, k);
+        if (sw_get_u32(e) == w && sw_get_u64(e + 4) == token && sw_get_u64(e + 12) == seq)
+            return true;
+    }
+    return false;
+}
+
 /* A shard holds its slice of a push: once every shard the push went to has said so, the
  * engine decides on it. */
 static void reported(server *s, uint32_t j, const sw_msg *m)
@@ -391,6 +417,14 @@ static void reported(server *s, uint32_t j, const sw_msg *m)
     }
     uint64_t token = sw_get_u64(m->payload), seq = sw_get_u64(m->payload + 8);
     sw__reporting *r = &s->shards.reporting[m->worker];
+    if (!r->open && r->token == token && r->seq == seq) {
+        /* Sent again by a worker that heard no answer yet, counted (or dropped) already: a
+         * shard that restarted from an older file took it afresh, and holds it for nothing
+         * unless an apply is still to name it. */
+        if (!still_due(&s->shards, m->worker, token, seq))
+            forget(s, m->worker, token, seq, j);
+        return;
+    }
     if (!r->open || r->token != token || r->seq != seq) {
         if (r->open) /* a push that never reached every shard, replaced by the next */
             sw__shards_drop_everywhere(s, m->worker, r->token, r->seq);

@@ -83,8 +83,10 @@ static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
     uint64_t token = sw_get_u64(m->payload), seq = sw_get_u64(m->payload + 8);
     if (sw__shard_is_lost(h, m->worker, token, seq))
         return NULL; /* counted already, without this slice, when its shard was restored */
+    if (seq + 1 == h->next_seq[m->worker])
+        return NULL; /* the last push again: its worker heard no answer (a shard had died) */
     if (seq < h->next_seq[m->worker] || seq == UINT64_MAX) { /* MAX: next would wrap */
-        sw__shard_refuse(h, f, m, "a push's sequence number repeated or gone back");
+        sw__shard_refuse(h, f, m, "a push's sequence number gone back");
         return NULL;
     }
     held *e = find(h, m->worker, token, seq) ? NULL : free_entry(h);

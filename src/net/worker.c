@@ -171,8 +171,8 @@ static void deadlines(worker *k, double now)
         sw__worker_rejoin_due(k, now);
     else if (k->state == COMPUTED && now >= k->push_at)
         sw__worker_push(k, now);
-    else if (now >= sw__worker_shards_repull_at(k))
-        sw__worker_shards_repull_due(k, now);
+    else if (now >= sw__worker_shards_again_at(k))
+        sw__worker_shards_again_due(k, now);
     else if (k->state != COMPUTED && k->state != OVER &&
              now - silent_since(k) > k->p->server_timeout_s)
         silent(k, now);
@@ -183,7 +183,7 @@ static double next_due(const worker *k, double now)
     double due = k->state == JOINING    ? k->sent_at + SW_JOIN_RETRY_S
                  : k->state == COMPUTED ? k->push_at
                                         : silent_since(k) + k->p->server_timeout_s;
-    due = sw__worker_shards_repull_at(k) < due ? sw__worker_shards_repull_at(k) : due;
+    due = sw__worker_shards_again_at(k) < due ? sw__worker_shards_again_at(k) : due;
     return k->beating && due > now + RECHECK_S ? now + RECHECK_S : due;
 }
 

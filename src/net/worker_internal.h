@@ -87,8 +87,10 @@ struct sw_worker {
     uint32_t retries;   /* pulls sent again this step (a shard not told of us yet) */
     size_t part[SW_SHARDS_MAX + 1]; /* a sparse step: shard j's touched indices are
                                      * [part[j], part[j + 1]) of the learner's */
-    double pulled_at;   /* when the slices still due were last asked for */
+    double asked_at;    /* when what is still due was last asked for: the slices, or (ANSWER)
+                         * the push's answer */
     uint64_t seq;       /* the number of the next push */
+    uint32_t push_flags; /* the last push's, for sending it again */
     bool said_full;     /* a join refused for want of a slot was told once */
     /* Shared with the heartbeat thread. */
     atomic_uint id;
@@ -156,11 +158,12 @@ void sw__worker_shards_close(worker *k);
  * the touched weights from the shards holding them (sparse). */
 void sw__worker_shards_pull(worker *k, uint64_t version, double now);
 void sw__worker_shards_take(worker *k, uint32_t j, sw_frame *frame, double now);
-void sw__worker_shards_push(worker *k, uint32_t flags);
-/* When the slices still due are asked for again (a shard that died lost the pull; started
- * again, it answers the next), and doing so when it is time. */
-double sw__worker_shards_repull_at(const worker *k);
-void sw__worker_shards_repull_due(worker *k, double now);
+void sw__worker_shards_push(worker *k, uint32_t flags, double now);
+/* When the slices still due, or the last push if no answer came, are sent again (a shard that
+ * died lost them; started again, it answers the next), INFINITY when nothing is due; and doing
+ * so when it is time. */
+double sw__worker_shards_again_at(const worker *k);
+void sw__worker_shards_again_due(worker *k, double now);
 /* The gradient at the parameters now held (k->theta): computed, to be pushed when the step's
  * time is over. */
 void sw__worker_compute(worker *k, double now);

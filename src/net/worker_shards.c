@@ -17,8 +17,10 @@
  * link. After these, the pull is asked again every REPULL_S: a restarted server's shards know
  * no one until we join it again, which our heartbeats will tell us to do. */
 #define MAX_RETRIES 10
-/* Slices unanswered this long are asked for again. */
-#define REPULL_S 1.0
+/* Slices unanswered this long are asked for again, and a push with no answer is sent again:
+ * its shards may have died with it before any of them told the server (a shard ignores a push
+ * it has had, and the server one it has counted). */
+#define AGAIN_S 1.0
 
 static bool same_shards(const worker *k, const config *c)
 {
@@ -136,22 +138,7 @@ void sw__worker_shards_pull(worker *k, uint64_t version, double now)
         if (sw_shard_set_has(&k->awaited, j))
             pull_one(k, j);
     k->state = PULLING;
-    k->since = k->pulled_at = now;
-}
-
-double sw__worker_shards_repull_at(const worker *k)
-{
-    return k->state == PULLING && k->cfg.n_shards ? k->pulled_at + REPULL_S : INFINITY;
-}
-
-void sw__worker_shards_repull_due(worker *k, double now)
-{
-    if (now < sw__worker_shards_repull_at(k))
-        return;
-    for (uint32_t j = 0; j < k->cfg.n_shards; j++)
-        if (sw_shard_set_has(&k->awaited, j))
-            pull_one(k, j);
-    k->pulled_at = now;
+    k->since = k->asked_at = now;
 }
 
 /* A slice from after a restore came: the slices in so far are from before it, and go back to
@@ -179,7 +166,7 @@ static void sliced(worker *k, uint32_t j, const sw_msg *m, double now)
         return;
     }
     if (mark < k->pull_mark)
-        return; /* from before a restore another slice is from after: asked again, REPULL_S on */
+        return; /* from before a restore another slice is from after: asked again, AGAIN_S on */
     if (mark > k->pull_mark)
         restored_meanwhile(k, mark);
     const sw_chunk_table *t = &k->cfg.table;
@@ -259,9 +246,9 @@ static void push_sparse(worker *k, uint64_t seq)
     }
 }
 
-void sw__worker_shards_push(worker *k, uint32_t flags)
+/* Push number seq: each shard its slice of the gradient (dense), or the pairs it holds. */
+static void send_push(worker *k, uint64_t seq)
 {
-    uint64_t seq = k->seq++;
     const sw_chunk_table *t = &k->cfg.table;
     if (sw_task_is_sparse(k->task)) {
         push_sparse(k, seq);
@@ -275,6 +262,32 @@ void sw__worker_shards_push(worker *k, uint32_t flags)
             continue;
         sw_put_u64(pay + 8, seq);
         sw_msg_put_floats(pay + 16, k->grad.dense + sw_chunk_slice_at(t, j), len);
-        send_message(k, j, f, SW_MSG_SHARD_PUSH, flags, k->version, 16 + 4 * len);
+        send_message(k, j, f, SW_MSG_SHARD_PUSH, k->push_flags, k->version, 16 + 4 * len);
     }
+}
+
+void sw__worker_shards_push(worker *k, uint32_t flags, double now)
+{
+    k->push_flags = flags;
+    k->asked_at = now;
+    send_push(k, k->seq++);
+}
+
+double sw__worker_shards_again_at(const worker *k)
+{
+    bool waits = k->state == PULLING || k->state == ANSWER;
+    return waits && k->cfg.n_shards ? k->asked_at + AGAIN_S : INFINITY;
+}
+
+void sw__worker_shards_again_due(worker *k, double now)
+{
+    if (now < sw__worker_shards_again_at(k))
+        return;
+    if (k->state == ANSWER)
+        send_push(k, k->seq - 1);
+    else
+        for (uint32_t j = 0; j < k->cfg.n_shards; j++)
+            if (sw_shard_set_has(&k->awaited, j))
+                pull_one(k, j);
+    k->asked_at = now;
 }

@@ -162,7 +162,7 @@ void sw__worker_push(worker *k, double now)
 {
     bool want = k->since_pull >= k->p->get_model_frequency && !sw_task_is_sparse(k->task);
     if (k->cfg.n_shards)
-        sw__worker_shards_push(k, want ? SW_FLAG_WANT_MODEL : 0);
+        sw__worker_shards_push(k, want ? SW_FLAG_WANT_MODEL : 0, now);
     else if (sw_task_is_sparse(k->task))
         push_sparse(k);
     else
