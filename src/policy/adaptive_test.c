@@ -1,10 +1,13 @@
 /* The adaptive policies' decision rules on hand-made inputs: DSSP's controller (Algorithm 2)
  * and DBW's choice of k (section III-C). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "syncwise/rng.h"
 
 #include "policy/policy_internal.h"
 
@@ -35,6 +38,50 @@ static void controller_finds_where_pushes_meet(void **state)
      * from 10.0002: every r >= 1 is 2.0001 s from a push of the slowest, in exact arithmetic;
      * the smallest r wins (doubles alone gave r = 2). */
     assert_int_equal(sw__dssp_controller(12.0003, 7.0002, 10.0002, 5.0001, 4, 4), 1);
+}
+
+/* Algorithm 2 as the thesis writes it: every (r, k), the first best r. */
+static uint32_t controller_by_every_pair(double p0, double p1, double s0, double s1,
+                                         uint32_t r_max, uint32_t k_max)
+{
+    double ip = p0 - p1, is = s0 - s1, best_gap = INFINITY;
+    uint32_t best = 0;
+    for (uint32_t r = 0; r <= r_max; r++)
+        for (uint32_t k = 0; k <= k_max; k++)
+            if (fabs(s0 + is + k * is - (p0 + r * ip)) < best_gap) {
+                best_gap = fabs(s0 + is + k * is - (p0 + r * ip));
+                best = r;
+            }
+    return best;
+}
+
+/* The controller looks at two k a step (the closest lie on either side of the gap's root):
+ * on random problems it gives what trying every (r, k) gives, up to rounding ties. */
+static void the_controller_agrees_with_every_pair(void **state)
+{
+    (void)state;
+    sw_rng rng;
+    sw_rng_seed(&rng, 12, 0);
+    int differ = 0;
+    for (int i = 0; i < 20000; i++) {
+        double p1 = 100 * sw_rng_uniform(&rng), s1 = 100 * sw_rng_uniform(&rng);
+        double p0 = p1 + 0.1 + 5 * sw_rng_uniform(&rng), s0 = s1 + 0.1 + 20 * sw_rng_uniform(&rng);
+        uint32_t r_max = (uint32_t)sw_rng_below(&rng, 30), k_max = (uint32_t)sw_rng_below(&rng, 30);
+        uint32_t fast = sw__dssp_controller(p0, p1, s0, s1, r_max, k_max);
+        uint32_t every = controller_by_every_pair(p0, p1, s0, s1, r_max, k_max);
+        if (fast != every) { /* only where two r are within rounding of each other */
+            double ip = p0 - p1, is = s0 - s1, g[2];
+            uint32_t r[2] = {fast, every};
+            for (int j = 0; j < 2; j++) {
+                g[j] = INFINITY;
+                for (uint32_t k = 0; k <= k_max; k++)
+                    g[j] = fmin(g[j], fabs(s0 + is + k * is - (p0 + r[j] * ip)));
+            }
+            assert_true(fabs(g[0] - g[1]) <= 1e-9 * (p0 + s0));
+            differ++;
+        }
+    }
+    assert_true(differ < 20);
 }
 
 static void dbw_waits_for_all_when_variance_dominates(void **state)
@@ -76,6 +123,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(controller_finds_where_pushes_meet),
+        cmocka_unit_test(the_controller_agrees_with_every_pair),
         cmocka_unit_test(dbw_waits_for_all_when_variance_dominates),
         cmocka_unit_test(blind_dbw_depends_on_timing_only),
         cmocka_unit_test(missing_estimates_are_skipped),

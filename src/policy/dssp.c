@@ -45,7 +45,12 @@ uint32_t sw__dssp_controller(double p0, double p1, double s0, double s1, uint32_
     double best_gap = INFINITY;
     for (uint32_t r = 0; r <= r_max; r++) {
         double sim_p = p0 + r * ip;
-        for (uint32_t k = 0; k <= k_max; k++) {
+        /* The gap is |a linear function of k|: only the k on either side of its root can be
+         * the closest, so each r costs O(1) and a decision O(hi - lo), not O((hi - lo)^2)
+         * (hi = 1000000 took minutes a decision). */
+        double root = (sim_p - s0) / is - 1;
+        double k_lo = fmin(fmax(floor(root) - 1, 0), k_max);
+        for (double k = k_lo; k <= fmin(k_lo + 3, k_max); k++) {
             double gap = fabs(s0 + is + k * is - sim_p);
             if (gap < best_gap - tie) {
                 best_gap = gap;
