@@ -164,6 +164,14 @@ expect_status 1 "a diverging run" -- "$SW" sim --policy asp --workers 3 --data "
   --model mlp:h=2,u=16 --lr 1e5 --max-time 100
 expect_output "DIVERGED at t=" "the summary says when"
 expect_output "the model diverged" "and the error why"
+# Steps so heavy-tailed that the virtual clock overflows: the run fails before a time it cannot
+# write (its log said "t":inf, which no JSON reader takes), and its log stays readable.
+expect_status 1 "an overflowing clock" -- "$SW" sim -q --policy asp --workers 4 \
+  --cluster pareto:0.01,1 --no-model --max-pushes 20000 --log "$TMP/inf.jsonl"
+expect_output "the virtual clock overflowed" "the error says why"
+expect_status 0 "its log checked" -- "$SW" check "$TMP/inf.jsonl"
+OUT=$(tail -1 "$TMP/inf.jsonl")
+expect_output '"why":"failed: t=inf: the virtual clock overflowed' "the log ends failed"
 # A part with '=' and no ':' continues the policy before it, with or without parameters.
 expect_status 0 "continued specs" -- "$SW" compare -q --policies "bsp,lr=0.1;backup:k=2,dbw,lr=0.08,agg=mean" \
   --seeds 1 --no-model --workers 4 --max-pushes 20
