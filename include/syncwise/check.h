@@ -31,10 +31,13 @@ typedef struct sw_check sw_check;
 int sw_check_new(sw_check **out, const char *policy, uint32_t slots, uint64_t version,
                  char *err);
 void sw_check_free(sw_check *c);
-/* The run's driver keeps a virtual clock (the simulator, "driver": "sim"): a wake-up's tick then
- * comes before any event later than it is due, where a real clock's server may serve a message
- * first (promises.md, rule 6). Call before the first event. */
-void sw_check_virtual_clock(sw_check *c);
+/* The run's driver is the simulator ("driver": "sim"), which a server's log is held to less
+ * strictly: on its virtual clock a wake-up's tick comes before any event later than it is due
+ * (a server may serve a message first); a worker computes at most at the version it was
+ * released at (a sharded server's worker may pull slices newer); an evaluation reads the
+ * version of its moment; nothing restores (promises.md, rules 1, 2 and 6). Call before the
+ * first event. */
+void sw_check_simulated(sw_check *c);
 
 /* Replays one event. Returns 0, or SW_EPROMISE with the broken promise in err (which event, what
  * was promised, what happened); the checker then stays broken and refuses every later event.

@@ -242,6 +242,11 @@ static int on_push(sw_check *c, const sw_event *ev, char *err)
         return engine_broke(err, "worker %u pushed a gradient of version %llu after one of "
                             "version %llu: its parameters went back", ev->worker,
                             (unsigned long long)ev->ver, (unsigned long long)k->pulled);
+    if (c->simulated && ev->ver > k->released_V)
+        return engine_broke(err, "worker %u pushed a gradient of version %llu, released at "
+                            "version %llu: a simulated worker pulls only when released",
+                            ev->worker, (unsigned long long)ev->ver,
+                            (unsigned long long)k->released_V);
     k->pulled = ev->ver;
     if (c->n_buf == c->cap_buf) {
         ck_grad *grown = realloc(c->buf, 2 * (size_t)c->cap_buf * sizeof *grown);
@@ -370,6 +375,7 @@ static int on_release(sw_check *c, const sw_event *ev, char *err)
     k->fresh = false;
     k->released_epoch = c->epoch;
     k->released_at = c->applies;
+    k->released_V = c->V;
     c->n_waiting--;
     if (liveness)
         c->g.liveness++;
@@ -441,7 +447,7 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
     uint64_t V = ev->kind == SW_EV_APPLY ? c->V + 1 : c->V;
     /* An evaluation may read a model a little older than the latest version: a sharded server
      * evaluates what it gathered from its shards while they went on. */
-    bool ok = ev->kind == SW_EV_EVAL ? ev->V <= V : ev->V == V;
+    bool ok = ev->kind == SW_EV_EVAL && !c->simulated ? ev->V <= V : ev->V == V;
     if (!ok)
         return engine_broke(err, "the %s says version %llu, the version is %llu",
                             sw_event_kind_name(ev->kind), (unsigned long long)ev->V,
@@ -471,6 +477,9 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
         return 0;
     case SW_EV_EVAL: return 0;
     case SW_EV_RESTORE:
+        if (c->simulated)
+            return engine_broke(err, "a restore in a simulator's log (only a sharded server's "
+                                "shards restore)");
         if (ev->ver > ev->V)
             return engine_broke(err, "a restore to version %llu, ahead of it",
                                 (unsigned long long)ev->ver);
@@ -518,7 +527,7 @@ int sw_check_event(sw_check *c, const sw_event *ev, char *err)
 
 uint64_t sw_check_where(const sw_check *c) { return c->broken_where; }
 
-void sw_check_virtual_clock(sw_check *c) { c->virtual_clock = true; }
+void sw_check_simulated(sw_check *c) { c->simulated = true; }
 
 int sw_check_event_at(sw_check *c, const sw_event *ev, uint64_t where, char *err)
 {
@@ -531,7 +540,7 @@ int sw_check_event_at(sw_check *c, const sw_event *ev, uint64_t where, char *err
         rc = engine_broke(why, "an event of unknown kind %d", (int)ev->kind);
     else if (ev->t < c->last_t)
         rc = engine_broke(why, "time went back from %.9g", c->last_t);
-    else if (c->virtual_clock && c->wake_at >= 0 && ev->kind != SW_EV_TICK && ev->t > c->wake_due)
+    else if (c->simulated && c->wake_at >= 0 && ev->kind != SW_EV_TICK && ev->t > c->wake_due)
         rc = engine_broke(why, "a wake-up due at t=%.9g had not come (on a virtual clock a "
                           "tick comes on time)", c->wake_at);
     if (rc)

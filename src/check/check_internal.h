@@ -19,6 +19,7 @@ typedef struct ck_worker {
     bool fresh;              /* joined and not yet released: its clock is provisional */
     uint32_t released_epoch; /* the policy epoch of its last release */
     uint64_t released_at;    /* applies done when it was last released */
+    uint64_t released_V;     /* the version then */
     uint64_t pulled;         /* the newest version its pushes say it computed at: its pulls
                               * never go back (pulls may be less frequent than steps) */
     uint32_t own_in_buffer;  /* its gradients in the buffer pushed under the policy in force */
@@ -85,7 +86,7 @@ struct sw_check {
     double wake_at;         /* a pending wake-up, < 0 when none */
     double wake_due;        /* when its tick is owed on a virtual clock: at, or the request's
                              * time if at was already past */
-    bool virtual_clock;     /* the driver's time is its own (the simulator): ticks are on time */
+    bool simulated;         /* the driver is the simulator (sw_check_simulated) */
     double last_t;          /* the time of the last event: it never goes back */
     uint64_t min_clock;     /* the slowest started clock, kept as the engine keeps it */
     uint32_t n_at_min;      /* started workers at min_clock */

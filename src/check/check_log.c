@@ -52,7 +52,7 @@ static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
     if (rc)
         return sw_fail(err, rc, "%zu: %s", line, why);
     if (!strcmp(info->driver, "sim"))
-        sw_check_virtual_clock(r->c);
+        sw_check_simulated(r->c);
     return 0;
 }
 

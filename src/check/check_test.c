@@ -157,6 +157,15 @@ static void dssp_keeps_hi_and_spends_grants_on_every_push(void **state)
 
     s = open_script("dssp:lo=2,hi=6", 2);
     start_all(s, 2);
+    run_ahead(s, 2);
+    push(s, 0, 3, s->V);
+    apply_scaled(s, 1, 1);
+    grant(s, 0, 1);
+    grant(s, 0, 3); /* the second would replace the first */
+    expect(s, "granted worker 0 steps twice in one decision");
+
+    s = open_script("dssp:lo=2,hi=6", 2);
+    start_all(s, 2);
     run_ahead(s, 3);
     expect(s, "beyond lo=2, without a granted step");
 

@@ -186,7 +186,7 @@ static int setup_engine(sim *s, char *err)
     }
     int rc = c->no_check ? 0 : sw_check_new(&s->check, c->policy, s->n_slots, 0, err);
     if (s->check)
-        sw_check_virtual_clock(s->check);
+        sw_check_simulated(s->check);
     if (!rc)
         rc = sw_engine_new(&s->engine, &ep, err);
     free(init);

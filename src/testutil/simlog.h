@@ -94,7 +94,7 @@ static inline sw_check *replay_of(const events *es)
     if (sw_check_new(&c, es->info.policy, es->info.slots, es->info.version, err))
         fail_msg("%s", err);
     if (!strcmp(es->info.driver, "sim"))
-        sw_check_virtual_clock(c);
+        sw_check_simulated(c);
     return c;
 }
 
