@@ -214,12 +214,26 @@ static void on_set(shard *h, const from *f, const sw_msg *m)
     }
 }
 
+/* Forgets worker w's waiting pull (SW_NO_WORKER: the server's), if any. */
+static void forget_pull(shard *h, uint32_t w)
+{
+    for (size_t i = 0; i < h->n_pulls; i++)
+        if (h->pulls[i].worker == w) {
+            free(h->pulls[i].idx);
+            h->pulls[i] = h->pulls[--h->n_pulls];
+            return;
+        }
+}
+
 /* ---- Members ------------------------------------------------------------------------------- */
 
 void sw__shard_set_token(shard *h, uint32_t w, uint64_t token)
 {
-    if (h->tokens[w] != token) /* a new membership numbers its pushes afresh */
+    if (h->tokens[w] != token) { /* a new membership numbers its pushes afresh, and the old
+                                  * one's pull is nobody's */
         h->next_seq[w] = 0;
+        forget_pull(h, w);
+    }
     h->tokens[w] = token;
 }
 
@@ -280,6 +294,10 @@ static void on_pull(shard *h, const from *f, const sw_msg *m)
         free(idx);
         return;
     }
+    /* A puller waits for one answer: a pull asked again replaces the one before, so that the
+     * waiting pulls stay one per slot (a member pulling in a loop for a version far ahead
+     * grew them without bound, and every new version scanned them all). */
+    forget_pull(h, m->worker);
     waiting *more = realloc(h->pulls, (h->n_pulls + 1) * sizeof *more);
     if (!more || f->route_len > SW_ROUTE_MAX) {
         free(idx);

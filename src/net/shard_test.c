@@ -243,6 +243,35 @@ static void a_replayed_push_is_refused(void **state)
     assert_int_equal(g->r.pushes, 3);
 }
 
+/* A member's pull asked again replaces the one before: a hundred pulls for a version to come
+ * are answered once when it comes (they were kept, and scanned, without bound), and a member
+ * gone takes its waiting pull with it. */
+static void waiting_pulls_stay_one_per_member(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {0}, g0[LEN] = {1, 2, 3, 4, 5};
+    start_run(g, theta);
+    uint8_t tok[8];
+    sw_put_u64(tok, 100);
+    for (int i = 0; i < 100; i++)
+        send_raw(g->w[0], SW_MSG_SHARD_PULL, 0, 0, 8, tok, 8);
+    sw_put_u64(tok, 200);
+    send_raw(g->w[1], SW_MSG_SHARD_PULL, 1, 0, 8, tok, 8);
+    settle(g);
+    send_raw(g->server, SW_MSG_SHARD_MEMBER, 1, SW_FLAG_DONE, 0, NULL, 0); /* worker 1 leaves */
+    push_kept(g, 0, 100, 1, 7, g0, LEN);
+    apply(g, 0, 8, 0.1f, (uint32_t[]){0}, (uint64_t[]){1}, 1);
+    settle(g);
+    float want[LEN];
+    memcpy(want, theta, sizeof want);
+    sw_sgd_step(want, g0, LEN, 0.1f, 0);
+    expect_slice_values(g->w[0], 8, want, LEN);
+    sw_msg m;
+    sw_frame *f;
+    assert_false(next(g->w[0], &m, &f));
+    assert_false(next(g->w[1], &m, &f));
+}
+
 static void send_on(void *ctx, sw_frame *f) { sw_send(ctx, NULL, 0, f); }
 
 /* Two APPLYs of one lone gradient each, making versions 8 and 9, in one batch from `from`. */
@@ -380,6 +409,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_worker_ahead_of_the_run_is_told_to_ask_again, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_replayed_push_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(waiting_pulls_stay_one_per_member, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_messages_are_refused_and_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(reports_and_orders_travel_in_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_batches_are_refused_and_counted, setup, teardown),
