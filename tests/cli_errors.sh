@@ -175,11 +175,18 @@ expect_status 1 "a worker with no server" -- timeout 15 "$SW" worker \
   --connect tcp://127.0.0.1:9 --server-timeout 1
 expect_output "no server answered at tcp://127.0.0.1:9 within 1 s" "says so"
 
-# Endpoints: ports in range, and host names where ZeroMQ takes only addresses.
-expect_status 1 "a port out of range" -- "$SW" server --bind tcp://127.0.0.1:99999 --max-time 1
+# Endpoints: ports in range, and host names where ZeroMQ takes only addresses; a bad one is the
+# command line's (2), said before anything starts.
+expect_status 2 "a port out of range" -- "$SW" server --bind tcp://127.0.0.1:99999 --max-time 1
 expect_output "port '99999' is not a number in [1, 65535]" "names the port"
-expect_status 1 "a worker's port out of range" -- "$SW" worker --connect tcp://127.0.0.1:70000
+expect_status 2 "a worker's port out of range" -- "$SW" worker --connect tcp://127.0.0.1:70000
 expect_output "port '70000'" "names it"
+expect_status 2 "a shard's port out of range" -- "$SW" shard --bind tcp://127.0.0.1:99999
+expect_status 2 "a shard list of no endpoint" -- "$SW" server --shards nonsense --max-time 1
+expect_output "--shards: nonsense: not an endpoint" "names the entry"
+expect_no_output "operator commands" "before the server starts"
+expect_status 2 "a shard resumed without its file" -- "$SW" shard --resume
+expect_output "--resume needs --checkpoint" "says what it needs"
 expect_status 0 "a server bound by host name" -- "$SW" server --bind "tcp://localhost:*" \
   --endpoint-file "$TMP/ep" --data synthetic:d=5,n=100 --model softmax --max-time 0.3 -q
 OUT=$(cat "$TMP/ep")

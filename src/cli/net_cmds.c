@@ -170,6 +170,9 @@ static int server_opts(int argc, char **argv, server_cli *o)
         o->p.on_eval = NULL;
     if (o->p.resume && !o->p.checkpoint)
         return sw_cli_error("server", "--resume needs --checkpoint FILE") + 1;
+    if ((rc = sw_cli_endpoint_ok("server", "--bind", o->p.bind, true)) ||
+        (rc = sw_cli_shard_list_ok("server", o->p.shards)))
+        return rc;
     if ((rc = sw_cli_curve_pair("server", "--curve-key", o->p.curve_key, "--curve-clients",
                                 o->p.curve_clients)))
         return rc;
@@ -306,7 +309,8 @@ int sw_cli_worker(int argc, char **argv)
     sw_cli_set_verbosity(o.quiet, o.verbose);
     sw_cli_set_threads(o.threads);
     if ((prc = sw_cli_curve_pair("worker", "--curve-key", o.p.curve_key, "--curve-server",
-                                 o.p.curve_server)))
+                                 o.p.curve_server)) ||
+        (prc = sw_cli_endpoint_ok("worker", "--connect", o.p.connect, false)))
         return prc;
     sw_worker_params p = o.p;
     p.stop = sw_cli_catch_signals();

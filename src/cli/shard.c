@@ -70,6 +70,10 @@ int sw_cli_shard(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : rc;
     sw_cli_set_verbosity(o.quiet, o.verbose);
+    if (o.p.resume && !o.p.checkpoint)
+        return sw_cli_error(CMD, "--resume needs --checkpoint FILE") + 1;
+    if ((rc = sw_cli_endpoint_ok(CMD, "--bind", o.p.bind, true)))
+        return rc;
     if ((rc = sw_cli_curve_pair(CMD, "--curve-key", o.p.curve_key, "--curve-clients",
                                 o.p.curve_clients)))
         return rc;

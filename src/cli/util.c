@@ -15,9 +15,12 @@
 
 #include "cli.h"
 #include "syncwise/data.h"
+#include "syncwise/err.h"
 #include "syncwise/file.h"
 #include "syncwise/log.h"
 #include "syncwise/policy.h"
+#include "syncwise/shard.h"
+#include "syncwise/transport.h"
 
 int sw_cli_error(const char *cmd, const char *fmt, ...)
 {
@@ -352,6 +355,29 @@ char *sw_cli_policy_list_joined(const char *cmd, const char *opt, const char *li
     if (!joined)
         sw_cli_error(cmd, "out of memory");
     return joined;
+}
+
+int sw_cli_endpoint_ok(const char *cmd, const char *opt, const char *ep, bool bind)
+{
+    char out[512], err[SW_ERR_LEN];
+    if (!ep || sw_endpoint_check(ep, bind, out, sizeof out, err) == 0)
+        return 0;
+    return sw_cli_error(cmd, "%s: %s", opt, err) + 1;
+}
+
+int sw_cli_shard_list_ok(const char *cmd, const char *list)
+{
+    if (!list)
+        return 0;
+    char(*eps)[SW_SHARD_EP_LEN] = malloc(SW_SHARDS_MAX * sizeof *eps), err[SW_ERR_LEN];
+    uint32_t n = 0;
+    int rc = !eps ? sw_cli_error(cmd, "out of memory") : 0;
+    if (!rc && sw_shard_list_parse(list, eps, &n, err))
+        rc = sw_cli_error(cmd, "--shards: %s", err) + 1;
+    for (uint32_t j = 0; !rc && j < n; j++)
+        rc = sw_cli_endpoint_ok(cmd, "--shards", eps[j], false);
+    free(eps);
+    return rc;
 }
 
 int sw_cli_curve_pair(const char *cmd, const char *key_opt, const char *key, const char *other_opt,
