@@ -33,6 +33,12 @@ typedef struct sw_spec {
  * repeated key, too many or too long parts. */
 int sw_spec_parse(sw_spec *s, const char *text, char *err);
 
+/* Whether text starts as a number in decimal as users write it: an optional '-', then a digit
+ * (or a point and a digit). strtod and strtol also take leading spaces, '+', hex ("0x10" read
+ * as 16), inf and nan; the parsers of specs and options refuse those (the rest of the text is
+ * theirs to read). */
+bool sw_spec_decimal(const char *text);
+
 /* Typed getters: when key is absent *out keeps its value (the caller's default) and they return
  * 0; when present the value must parse completely and lie in [lo, hi]. */
 int sw_spec_int(sw_spec *s, const char *key, long lo, long hi, long *out, char *err);

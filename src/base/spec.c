@@ -1,6 +1,7 @@
 /* Parsing and typed access for "name:key=value,..." parameter strings. */
 #include "syncwise/spec.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -92,16 +93,25 @@ static sw_spec_arg *find_pos(sw_spec *s, int i)
 
 bool sw_spec_has(const sw_spec *s, const char *key) { return find((sw_spec *)s, key) != NULL; }
 
+bool sw_spec_decimal(const char *text)
+{
+    const char *p = text + (*text == '-');
+    if (!isdigit((unsigned char)p[0]) && !(p[0] == '.' && isdigit((unsigned char)p[1])))
+        return false;
+    return !strpbrk(p, "xX");
+}
+
 static int parse_double(const sw_spec *s, const sw_spec_arg *a, const char *label, double lo,
                         double hi, double *out, char *err)
 {
     char *end;
     errno = 0;
     double v = strtod(a->val, &end);
-    if (end == a->val || *end != '\0' || errno == ERANGE || !isfinite(v))
+    if (!sw_spec_decimal(a->val) || *end != '\0' || errno == ERANGE || !isfinite(v))
         return sw_fail(err, SW_EINVAL, "%s: %s='%s' is not a number", s->name, label, a->val);
     if (v < lo || v > hi)
-        return sw_fail(err, SW_ERANGE, "%s: %s=%g is outside [%g, %g]", s->name, label, v, lo, hi);
+        return sw_fail(err, SW_ERANGE, "%s: %s=%.9g is outside [%g, %g]", s->name, label, v, lo,
+                       hi);
     *out = v;
     return 0;
 }
@@ -115,7 +125,7 @@ int sw_spec_int(sw_spec *s, const char *key, long lo, long hi, long *out, char *
     char *end;
     errno = 0;
     long v = strtol(a->val, &end, 10);
-    if (end == a->val || *end != '\0' || errno == ERANGE)
+    if (!sw_spec_decimal(a->val) || *end != '\0' || errno == ERANGE)
         return sw_fail(err, SW_EINVAL, "%s: %s='%s' is not an integer", s->name, key, a->val);
     if (v < lo || v > hi)
         return sw_fail(err, SW_ERANGE, "%s: %s=%ld is outside [%ld, %ld]", s->name, key, v, lo,

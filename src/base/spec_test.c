@@ -63,6 +63,16 @@ static void bad_values_are_refused(void **state)
     assert_int_equal(sw_spec_int(&s, "b", 0, 4, &v, err), SW_ERANGE);
     assert_int_equal(sw_spec_double(&s, "c", 0, 1, &d, err), SW_EINVAL);
     assert_int_equal(sw_spec_int(&s, "e", 0, 4, &v, err), SW_EINVAL); /* not an integer */
+    /* Decimal as users write it: strtod's hex, spaces, '+' and inf are refused. */
+    assert_int_equal(sw_spec_parse(&s, "x:a=0x10,b= 1,c=+1,d=inf,e=.5,f=-2e-3,g=1e6x", err), 0);
+    const char *keys[] = {"a", "b", "c", "d", "g"};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(sw_spec_double(&s, keys[i], -10, 1e9, &d, err), SW_EINVAL);
+    assert_int_equal(sw_spec_int(&s, "b", -10, 10, &v, err), SW_EINVAL);
+    assert_int_equal(sw_spec_double(&s, "e", -10, 10, &d, err), 0);
+    assert_true(d == 0.5);
+    assert_int_equal(sw_spec_double(&s, "f", -10, 10, &d, err), 0);
+    assert_true(d == -2e-3);
 }
 
 static void malformed_strings(void **state)

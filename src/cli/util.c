@@ -20,6 +20,7 @@
 #include "syncwise/log.h"
 #include "syncwise/policy.h"
 #include "syncwise/shard.h"
+#include "syncwise/spec.h"
 #include "syncwise/transport.h"
 
 int sw_cli_error(const char *cmd, const char *fmt, ...)
@@ -38,7 +39,7 @@ bool sw_cli_long(const char *cmd, const char *opt, const char *arg, long lo, lon
     char *end;
     errno = 0;
     long v = strtol(arg, &end, 10);
-    if (end == arg || *end || errno) {
+    if (!sw_spec_decimal(arg) || *end || errno) {
         sw_cli_error(cmd, "%s: '%s' is not an integer", opt, arg);
         return false;
     }
@@ -55,7 +56,7 @@ bool sw_cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t *out
     char *end;
     errno = 0;
     unsigned long long v = strtoull(arg, &end, 10);
-    if (end == arg || *end || errno || *arg == '-') {
+    if (!sw_spec_decimal(arg) || *end || errno || *arg == '-') {
         sw_cli_error(cmd, "%s: '%s' is not a non-negative integer", opt, arg);
         return false;
     }
@@ -69,12 +70,12 @@ bool sw_cli_double(const char *cmd, const char *opt, const char *arg, double lo,
     char *end;
     errno = 0;
     double v = strtod(arg, &end);
-    if (end == arg || *end || errno || !isfinite(v)) {
+    if (!sw_spec_decimal(arg) || *end || errno || !isfinite(v)) {
         sw_cli_error(cmd, "%s: '%s' is not a number", opt, arg);
         return false;
     }
     if (v < lo || v > hi) {
-        sw_cli_error(cmd, "%s: %g is outside [%g, %g]", opt, v, lo, hi);
+        sw_cli_error(cmd, "%s: %.9g is outside [%g, %g]", opt, v, lo, hi);
         return false;
     }
     *out = v;
