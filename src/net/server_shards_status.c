@@ -16,10 +16,20 @@ static double skew(const double *x, uint32_t n)
     return sum > 0 ? top * n / sum : 1;
 }
 
+/* A checkpoint's version, or "none" before the first. */
+static const char *version_or_none(char *out, uint64_t version)
+{
+    if (version == SW_SHARD_NONE)
+        return "none";
+    snprintf(out, 24, "%llu", (unsigned long long)version);
+    return out;
+}
+
 int sw__shards_status(const server *s, char *text, size_t cap, int len)
 {
     const sw__shards *h = &s->shards;
     const sw_chunk_table *t = &h->table;
+    char saved[24];
     double params[SW_SHARDS_MAX], bytes[SW_SHARDS_MAX], now = sw__server_now(s);
     for (uint32_t j = 0; j < h->n; j++) {
         params[j] = (double)sw_chunk_slice_len(t, j);
@@ -31,9 +41,9 @@ int sw__shards_status(const server *s, char *text, size_t cap, int len)
                           h->n, t->n_chunks, t->chunk, skew(params, h->n), skew(bytes, h->n));
     if (h->saved != SW_SHARD_NONE || h->restores)
         len = sw__text_append(text, cap, len,
-                              "  checkpoint: every shard holds version %lld; %llu restores "
+                              "  checkpoint: every shard holds version %s; %llu restores "
                               "undid %llu applies\n",
-                              h->saved == SW_SHARD_NONE ? -1LL : (long long)h->saved,
+                              version_or_none(saved, h->saved),
                               (unsigned long long)h->restores,
                               (unsigned long long)h->lost_applies);
     if (h->waited)
@@ -44,12 +54,12 @@ int sw__shards_status(const server *s, char *text, size_t cap, int len)
         const sw__shard_seen *v = &h->seen[j];
         len = sw__text_append(text, cap, len,
                               "  shard %u  %-24s params [%zu, %zu)  chunks %u  version %llu  "
-                              "checkpoint %lld  restores %llu  in %.1f MB  out %.1f MB  refused "
+                              "checkpoint %s  restores %llu  in %.1f MB  out %.1f MB  refused "
                               "%llu  heard %.1f s ago%s\n",
                               j, h->eps[j], sw_chunk_slice_at(t, j),
                               sw_chunk_slice_at(t, j) + sw_chunk_slice_len(t, j),
                               t->first[j + 1] - t->first[j], (unsigned long long)v->version,
-                              v->saved == SW_SHARD_NONE ? -1LL : (long long)v->saved,
+                              version_or_none(saved, v->saved),
                               (unsigned long long)v->restores,
                               (double)v->bytes_in / 1e6, (double)v->bytes_out / 1e6,
                               (unsigned long long)v->refused, now - v->heard,
