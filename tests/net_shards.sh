@@ -263,6 +263,9 @@ expect_shards "a sharded server killed and resumed" strangers
 # every shard restore a version none holds.
 expect_status 1 "eval of the sharded server's record" -- "$SW" eval --model-file "$TMP/server2.ckpt"
 expect_output "is a sharded server's record" "says what the file is"
+expect_status 1 "a resume with another model" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=64 --checkpoint "$TMP/server2.ckpt" --resume
+expect_output "records a run of 1698 parameters; --model mlp:h=1,u=64" "says which, before any restore"
 sed -i 's/^version=.*/version=1/' "$TMP/server2.ckpt"
 expect_status 1 "a resume from an edited record" -- "$SW" server --bind "tcp://127.0.0.1:*" \
   --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=32 --checkpoint "$TMP/server2.ckpt" --resume
@@ -321,7 +324,7 @@ kill -9 "${SHPIDS[0]}"
 wait "${SHPIDS[0]}" 2>/dev/null
 
 # A shard started with --resume and no checkpoint, or without --checkpoint, says so.
-expect_status 1 "shard --resume without --checkpoint" -- "$SW" shard --bind "tcp://127.0.0.1:*" --resume
+expect_status 2 "shard --resume without --checkpoint" -- "$SW" shard --bind "tcp://127.0.0.1:*" --resume
 expect_output "--resume needs --checkpoint" "the error says what is missing"
 expect_status 1 "shard --resume from nothing" -- "$SW" shard --bind "tcp://127.0.0.1:*" \
   --checkpoint "$TMP/none.ckpt" --resume

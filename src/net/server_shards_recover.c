@@ -90,9 +90,10 @@ static void saved(server *s)
     h->saving = SW_SHARD_NONE;
     char text[512], err[SW_ERR_LEN];
     int len = snprintf(text, sizeof text,
-                       "run=%llu\nversion=%llu\nshards=%u\npolicy=%s\nlr=%.9g\nslots=%u\n",
+                       "run=%llu\nversion=%llu\nshards=%u\npolicy=%s\nlr=%.9g\nslots=%u\n"
+                       "params=%zu\n",
                        (unsigned long long)h->run, (unsigned long long)h->saved, h->n,
-                       sw_engine_policy_spec(s->engine), (double)s->p->lr, s->slots);
+                       sw_engine_policy_spec(s->engine), (double)s->p->lr, s->slots, s->n);
     /* A damaged or edited record would restore every shard to a version none holds. */
     len += snprintf(text + len, sizeof text - (size_t)len, "crc=%08x\n",
                     sw_crc32(0, text, (size_t)len));
@@ -128,6 +129,12 @@ int sw__shards_read_record(server *s, uint64_t *version, char *err)
     if (n != listed)
         return sw_fail(err, SW_EMISMATCH, "%s records a run on %llu shards; --shards lists %u",
                        s->p->checkpoint, n, listed);
+    unsigned long long params; /* older records do not say */
+    if (!sw__text_number(text, "params", &params) && params != s->n)
+        return sw_fail(err, SW_EMISMATCH, "%s records a run of %llu parameters; --model %s on "
+                       "this data has %zu: resume with the run's --model and --data (the "
+                       "shards' slices would not fit)", s->p->checkpoint, params, s->p->model,
+                       s->n);
     s->shards.run = run;
     *version = v;
     sw__server_resume_policy(s, text);
