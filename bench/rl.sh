@@ -9,14 +9,16 @@
 #
 # The family of scenarios (issue: a regime where staleness costs something):
 #   bench/rl.sh train-family [BUILD_DIR] [OUT] [RL TRAIN OPTIONS...]   trains on it (default
-#     policies/rlp-family.swrl); e.g. `--reward-progress 1000` for docs/results/rl.md's item 5
+#     policies/rlp-family.swrl); e.g. `--reward-progress 1000` for docs/results/rl.md's item 5;
+#     with FAMILY_OPTIMIZER=sgd:momentum=0.9 in the environment, on that regime alone (item 9)
 #   bench/rl.sh family [BUILD_DIR] [INSTANCES] [SEEDS] [POLICY] [NAME]
-#     evaluates POLICY (default policies/rlp-family.swrl) against bsp, asp and ssp s=1..8 on
+#     evaluates POLICY (default policies/rlp-family.swrl; a file or an rlp spec such as
+#     rlp:file=policies/rlp-family.swrl,high=policies/rlp-family-m9.swrl) against bsp, asp and ssp s=1..8 on
 #     fresh instances of it, two runs at once: docs/results/NAME.txt and NAME.csv (NAME:
 #     rl-family by default).
 set -euo pipefail
 FAMILY_LR='0.003|0.005'
-FAMILY_OPTIMIZER='sgd:momentum=0.5|sgd:momentum=0.9'
+FAMILY_OPTIMIZER=${FAMILY_OPTIMIZER:-'sgd:momentum=0.5|sgd:momentum=0.9'}
 FAMILY_CLUSTER='straggle:p=0.3,mean=10,sd=4,base=4.5,mode=worker|straggle:p=0.3,mean=10,sd=4,base=4.5,mode=step'
 family=(--lr "$FAMILY_LR" --optimizer "$FAMILY_OPTIMIZER" --cluster "$FAMILY_CLUSTER")
 if [ "${1:-}" = train-family ]; then

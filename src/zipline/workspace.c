@@ -56,18 +56,32 @@ double sw__zl_log10_combinations(const sw_zl_problem *p)
     return sum;
 }
 
+/* fullgridscan's GridScan from every row costs (points per row)^2 x rows^2. */
+static int fullgrid_refusal(const sw_zl_algo *a, uint32_t n, double per_row, char *err)
+{
+    double steps = per_row * per_row * n * n;
+    if (a->run != sw__zl_fullgridscan || !(steps > SW__ZL_FULLGRID_MAX_STEPS))
+        return 0;
+    return sw_fail(err, SW_ERANGE,
+                   "fullgridscan over %u workers x %.0f points is about %.3g steps a search "
+                   "(R^2 n^2), over its limit of %.3g: choose another algorithm",
+                   n, per_row, steps, SW__ZL_FULLGRID_MAX_STEPS);
+}
+
 int sw_zl_fits(const sw_zl_algo *a, uint32_t n, uint32_t R, char *err)
 {
     char points[16];
     snprintf(points, sizeof points, "%u", R);
-    return a->run == sw__zl_naive ? naive_refusal(n, points, n * log10((double)R), err) : 0;
+    if (a->run == sw__zl_naive)
+        return naive_refusal(n, points, n * log10((double)R), err);
+    return fullgrid_refusal(a, n, R, err);
 }
 
 int sw_zl_problem_fits(const sw_zl_algo *a, const sw_zl_problem *p, char *err)
 {
-    return a->run == sw__zl_naive
-               ? naive_refusal(p->n, "their", sw__zl_log10_combinations(p), err)
-               : 0;
+    if (a->run == sw__zl_naive)
+        return naive_refusal(p->n, "their", sw__zl_log10_combinations(p), err);
+    return fullgrid_refusal(a, p->n, (double)p->start[p->n] / p->n, err);
 }
 
 int sw_zl_workspace_new(sw_zl_workspace **out, uint32_t max_n, size_t max_points, char *err)
