@@ -410,9 +410,9 @@ static void log_start(const server *s)
  * it), and the log closed with its end line, which says why (failed: what went wrong). */
 static void log_end(server *s, const char *failed)
 {
-    char why[SW_ERR_LEN];
-    if (!failed && !s->r->broken[0] && sw_check_end(s->check, why))
-        promise_broken(s, why);
+    char broke[SW_ERR_LEN], why[sizeof SW_END_FAILED + SW_ERR_LEN]; /* a whole message */
+    if (!failed && !s->r->broken[0] && sw_check_end(s->check, broke))
+        promise_broken(s, broke);
     if (failed)
         snprintf(why, sizeof why, "%s%s", SW_END_FAILED, failed);
     if (s->p->log)

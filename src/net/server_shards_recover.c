@@ -225,9 +225,9 @@ static void restore(server *s, uint32_t j, uint64_t from)
     bool pending = h->saving != SW_SHARD_NONE && h->saving == from;
     if (from == SW_SHARD_NONE || (from != h->saved && !pending)) {
         char why[240];
-        snprintf(why, sizeof why, "%llu, where the shards' common one is %lld (an old file?): "
-                 "the run ends; to go on from the common one, start every shard, each with its "
-                 "own file, and the server again with --resume", (unsigned long long)from,
+        snprintf(why, sizeof why, "%llu, not the shards' common %lld (an old file?): the run "
+                 "ends; start every shard on its own file and the server with --resume to go on",
+                 (unsigned long long)from,
                  h->saved == SW_SHARD_NONE ? -1LL : (long long)h->saved);
         sw__shards_failed(s, j, "resumed from its checkpoint of version ", (int)strlen(why), why);
         return;
