@@ -82,8 +82,8 @@ void sw__shards_flush(server *s)
     sw__batch_flush(&s->shards.to_all);
 }
 
-/* Every shard forgets the push (w, token, seq) (a shard that never had it passes it over). */
-/* The order to forget push (w, token, seq): to every shard, or to shard `only`. */
+/* The order to forget push (w, token, seq): to every shard, or to shard `only` (a shard that
+ * never had it passes it over). */
 static void forget(server *s, uint32_t w, uint64_t token, uint64_t seq, uint32_t only)
 {
     const sw__shards *h = &s->shards;
