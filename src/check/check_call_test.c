@@ -106,10 +106,10 @@ static void a_barrier_search_grants_each_worker_once(void **state)
 
 /* A policy of one's own on 2 workers: worker 0's push asks for a wake-up 2 s on; worker 1 pushes
  * `late` s after it is due, before any tick. */
-static script *push_after_wake(bool virtual_clock, double late)
+static script *push_after_wake(bool simulated, double late)
 {
     script *s = open_script("mystery", 2);
-    if (virtual_clock)
+    if (simulated)
         sw_check_simulated(s->c);
     start_all(s, 2);
     push(s, 0, 1, 0);
