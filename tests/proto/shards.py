@@ -145,14 +145,15 @@ def check_shard_hostile(env):
 
 
 def check_shard_repeat_seq(env):
-    # "a repeated sequence number" is refused: twice while the first is held ...
+    # "the last one again is ignored in silence: a worker sends it again when no answer comes":
+    # twice while the first is held ...
     sw = env.sw
     w = sw.w
     sw.seq += 1
     parts = [sw.push_payload(sw.seq, [0.0] * (hi - lo)) for lo, hi in sw.ranges()]
     sw.conns[0].send(SHARD_PUSH, wid=w.wid, flags=F_WANT_MODEL, ver=w.version, payload=parts[0])
     sw.conns[0].send(SHARD_PUSH, wid=w.wid, flags=F_WANT_MODEL, ver=w.version, payload=parts[0])
-    shard_refusal(sw.conns[0])
+    sw.conns[0].silent(0.3)
     w.conn.silent(0.3)   # step 4: no answer before every shard has reported the push
     for conn, p in zip(sw.conns[1:], parts[1:]):
         conn.send(SHARD_PUSH, wid=w.wid, flags=F_WANT_MODEL, ver=w.version, payload=p)
@@ -160,11 +161,17 @@ def check_shard_repeat_seq(env):
     # ... and again after that push was applied (same number, at the new version)
     for conn, p in zip(sw.conns, parts):
         conn.send(SHARD_PUSH, wid=w.wid, flags=F_WANT_MODEL, ver=w.version, payload=p)
-    # "a sequence number not above the last one it kept from that membership" is refused
+    for conn in sw.conns:
+        conn.silent(0.3)
+    w.conn.silent(0.3)   # and the server never counts it
+    # "a sequence number below the last one it kept from that membership" is refused
+    older = [sw.push_payload(sw.seq - 1, [0.0] * (hi - lo)) for lo, hi in sw.ranges()]
+    for conn, p in zip(sw.conns, older):
+        conn.send(SHARD_PUSH, wid=w.wid, flags=F_WANT_MODEL, ver=w.version, payload=p)
     answers = [conn.recv(1.0) for conn in sw.conns]
     need(all(a is not None and a.type == ERROR for a in answers),
-         "a replayed SHARD_PUSH was not refused by every shard: %r" % answers)
-    w.conn.silent(0.3)   # and the server never counts it
+         "a SHARD_PUSH numbered below the last kept was not refused by every shard: %r" % answers)
+    w.conn.silent(0.3)
 
 
 def check_shard_server_refuses_dense(env):
