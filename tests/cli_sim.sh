@@ -172,6 +172,10 @@ expect_output "the virtual clock overflowed" "the error says why"
 expect_status 0 "its log checked" -- "$SW" check "$TMP/inf.jsonl"
 OUT=$(tail -1 "$TMP/inf.jsonl")
 expect_output '"why":"failed: t=inf: the virtual clock overflowed' "the log ends failed"
+expect_status 0 "a time limit before the overflow" -- "$SW" sim -q --seed 2 --policy bsp \
+  --workers 2 --no-model --cluster 'const:1@0;pareto:0.001,1@1' --max-time 100 --log "$TMP/inf.jsonl"
+OUT=$(tail -1 "$TMP/inf.jsonl")
+expect_output '"why":"time limit"' "ends at its limit"
 # A part with '=' and no ':' continues the policy before it, with or without parameters.
 expect_status 0 "continued specs" -- "$SW" compare -q --policies "bsp,lr=0.1;backup:k=2,dbw,lr=0.08,agg=mean" \
   --seeds 1 --no-model --workers 4 --max-pushes 20

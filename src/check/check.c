@@ -473,6 +473,9 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
     case SW_EV_TICK:
         if (c->wake_at < 0 || ev->t < c->wake_at)
             return engine_broke(err, "a tick with no wake-up due");
+        if (c->simulated && ev->t != c->wake_due)
+            return engine_broke(err, "a tick at t=%.9g, due at t=%.9g (on a virtual clock a "
+                                "tick comes on time)", ev->t, c->wake_due);
         c->wake_at = -1;
         return 0;
     case SW_EV_EVAL: return 0;

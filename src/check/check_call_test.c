@@ -135,6 +135,11 @@ static void on_a_virtual_clock_a_tick_comes_on_time(void **state)
     s = push_after_wake(true, 0);
     feed(s, (sw_event){.kind = SW_EV_TICK});
     expect(s, NULL);
+    /* Nor does a tick come late with nothing between. */
+    s = push_after_wake(true, 0);
+    s->t += 0.5;
+    feed(s, (sw_event){.kind = SW_EV_TICK});
+    expect(s, "a tick at t=3.5, due at t=3");
 
     s = open_script("mystery", 2); /* a wake-up asked for in the past is owed at once */
     sw_check_simulated(s->c);

@@ -57,6 +57,8 @@ uint32_t sw__dssp_controller(double p0, double p1, double s0, double s1, uint32_
                 best = r;
             }
         }
+        if (best_gap <= tie)
+            break; /* nothing later can beat it by more than a tie (even clusters: at once) */
     }
     return best;
 }

@@ -397,12 +397,6 @@ static sw_stop_reason loop(sim *s)
     const sw_run_stats *st = &s->r->stats;
     bool at_limit = false;
     while (sw__heap_pop(&s->heap, &ev)) {
-        if (!isfinite(ev.t)) { /* a log cannot say t = inf, nor a run mean anything after it */
-            sw__sim_fail(s, SW_ERANGE, "t=%.9g: the virtual clock overflowed after t=%.9g s "
-                         "(steps drawn too long for a double: a heavy-tailed cluster such as "
-                         "pareto with a shape near 0?); give --max-time", ev.t, now);
-            return SW_STOP_NONE;
-        }
         if (sw_stopper_limits(&s->stopper, ev.t, 0, 0) == SW_STOP_MAX_TIME) {
             s->r->end_t = s->c->max_time; /* the run covers [0, max_time] */
             at_limit = true;
@@ -410,6 +404,12 @@ static sw_stop_reason loop(sim *s)
                 return SW_STOP_MAX_TIME;
             if (ev.kind != EV_EVAL) /* at the limit only the evaluation due then happens */
                 continue;
+        }
+        if (!isfinite(ev.t)) { /* a log cannot say t = inf, nor a run mean anything after it */
+            sw__sim_fail(s, SW_ERANGE, "t=%.9g: the virtual clock overflowed after t=%.9g s "
+                         "(steps drawn too long for a double: a heavy-tailed cluster such as "
+                         "pareto with a shape near 0?); give --max-time", ev.t, now);
+            return SW_STOP_NONE;
         }
         now = ev.t;
         s->r->end_t = now;
