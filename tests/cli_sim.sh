@@ -164,6 +164,13 @@ expect_status 1 "a diverging run" -- "$SW" sim --policy asp --workers 3 --data "
   --model mlp:h=2,u=16 --lr 1e5 --max-time 100
 expect_output "DIVERGED at t=" "the summary says when"
 expect_output "the model diverged" "and the error why"
+# Numbers are decimal as users write them: strtod's hex, signs and spaces are refused.
+for bad in "--max-time 0x10" "--policy asp:lr=0x1p-3" "--policy ssp:s=+1" "--cluster const:1@+0-3"; do
+  # shellcheck disable=SC2086
+  expect_status 2 "not decimal: $bad" -- "$SW" sim -q --workers 4 --no-model --max-pushes 5 $bad
+done
+expect_status 2 "not decimal: a model's width" -- "$SW" sim -q --workers 4 --max-pushes 5 \
+  --data synthetic:d=5,n=100 --model mlp:h=1,u=+8
 # Steps so heavy-tailed that the virtual clock overflows: the run fails before a time it cannot
 # write (its log said "t":inf, which no JSON reader takes), and its log stays readable.
 expect_status 1 "an overflowing clock" -- "$SW" sim -q --policy asp --workers 4 \

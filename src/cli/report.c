@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "syncwise/spec.h"
 #include "report_plots.h"
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
@@ -39,9 +41,10 @@ static bool parse_window(void *opts, const char *cmd, const char *arg)
     report_opts *o = opts;
     char *end;
     o->from = strtod(arg, &end);
-    if (*end == ':')
+    bool decimal = sw_spec_decimal(arg) && *end == ':' && sw_spec_decimal(end + 1);
+    if (decimal)
         o->to = strtod(end + 1, &end);
-    if (*end || !(o->from >= 0) || !(o->to > o->from)) {
+    if (!decimal || *end || !isfinite(o->to) || !(o->from >= 0) || !(o->to > o->from)) {
         sw_cli_error(cmd, "--window %s: give START:END in seconds, START < END", arg);
         return false;
     }

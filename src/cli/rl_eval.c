@@ -67,7 +67,7 @@ static int add_policy(sw_rl_eval *p, const char *spec, const char *option)
 static int make_policies(sw_rl_eval *p)
 {
     char err[SW_ERR_LEN];
-    bool spec = !strncmp(p->policy_file, "rlp:", 4);
+    bool spec = !strncmp(p->policy_file, "rlp:", 4) || !strcmp(p->policy_file, "rlp");
     if (!spec) { /* a file that fails says so in its own words */
         sw_rl_policy learned;
         if (sw_rl_policy_load(p->policy_file, &learned, err))

@@ -216,7 +216,12 @@ static int parse_range(const char *r, uint32_t n, uint32_t *first, uint32_t *las
     unsigned long a = strtoul(r, &end, 10), b = a;
     if (end != r && *end == '-')
         b = strtoul(end + 1, &end, 10);
-    if (end == r || *end || errno || a > b)
+    /* Digits, or digits-digits: strtoul would also take spaces and signs ("@+0- 1"). */
+    size_t first_len = strspn(r, "0123456789");
+    const char *second = r[first_len] == '-' ? r + first_len + 1 : NULL;
+    bool digits = first_len > 0 && (!r[first_len] || (second && strspn(second, "0123456789") > 0 &&
+                                                      !second[strspn(second, "0123456789")]));
+    if (!digits || end == r || *end || errno || a > b)
         return sw_fail(err, SW_EINVAL, "cluster: '@%s' is not a worker or range FIRST-LAST", r);
     if (b >= n)
         return sw_fail(err, SW_ERANGE, "cluster: '@%s' names worker %lu of only %u", r, b, n);

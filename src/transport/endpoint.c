@@ -18,9 +18,10 @@ static int check_port(const char *ep, const char *port, bool bind, char *err)
 {
     if (bind && !strcmp(port, "*"))
         return 0;
-    char *end;
-    long v = strtol(port, &end, 10);
-    if (end == port || *end || v < 1 || v > 65535)
+    /* Digits only: strtol also takes a sign and spaces, which ZeroMQ then refuses late. */
+    size_t digits = strspn(port, "0123456789");
+    long v = digits && digits <= 5 && !port[digits] ? strtol(port, NULL, 10) : 0;
+    if (v < 1 || v > 65535)
         return sw_fail(err, SW_EINVAL, "%s: port '%s' is not a number in [1, 65535]%s", ep, port,
                        bind ? " or *" : "");
     return 0;

@@ -56,16 +56,16 @@ double sw__zl_log10_combinations(const sw_zl_problem *p)
     return sum;
 }
 
-/* fullgridscan's GridScan from every row costs (points per row)^2 x rows^2. */
-static int fullgrid_refusal(const sw_zl_algo *a, uint32_t n, double per_row, char *err)
+/* fullgridscan scans from every row: each of a row's points against every other row's points,
+ * `steps` in all (R^2 n (n - 1) for n rows of R). */
+static int fullgrid_refusal(const sw_zl_algo *a, uint32_t n, double steps, char *err)
 {
-    double steps = per_row * per_row * n * n;
     if (a->run != sw__zl_fullgridscan || !(steps > SW__ZL_FULLGRID_MAX_STEPS))
         return 0;
     return sw_fail(err, SW_ERANGE,
-                   "fullgridscan over %u workers x %.0f points is about %.3g steps a search "
-                   "(R^2 n^2), over its limit of %.3g: choose another algorithm",
-                   n, per_row, steps, SW__ZL_FULLGRID_MAX_STEPS);
+                   "fullgridscan over %u workers is about %.3g steps a search (each row's "
+                   "points against every other row's), over its limit of %.3g: choose another "
+                   "algorithm", n, steps, SW__ZL_FULLGRID_MAX_STEPS);
 }
 
 int sw_zl_fits(const sw_zl_algo *a, uint32_t n, uint32_t R, char *err)
@@ -74,14 +74,19 @@ int sw_zl_fits(const sw_zl_algo *a, uint32_t n, uint32_t R, char *err)
     snprintf(points, sizeof points, "%u", R);
     if (a->run == sw__zl_naive)
         return naive_refusal(n, points, n * log10((double)R), err);
-    return fullgrid_refusal(a, n, R, err);
+    return fullgrid_refusal(a, n, (double)R * R * n * (n - 1.0), err);
 }
 
 int sw_zl_problem_fits(const sw_zl_algo *a, const sw_zl_problem *p, char *err)
 {
     if (a->run == sw__zl_naive)
         return naive_refusal(p->n, "their", sw__zl_log10_combinations(p), err);
-    return fullgrid_refusal(a, p->n, (double)p->start[p->n] / p->n, err);
+    double all = (double)p->start[p->n], steps = 0;
+    for (uint32_t w = 0; w < p->n; w++) {
+        double row = (double)(p->start[w + 1] - p->start[w]);
+        steps += row * (all - row);
+    }
+    return fullgrid_refusal(a, p->n, steps, err);
 }
 
 int sw_zl_workspace_new(sw_zl_workspace **out, uint32_t max_n, size_t max_points, char *err)

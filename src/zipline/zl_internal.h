@@ -58,8 +58,8 @@ void sw__zl_reset(sw_zl_result *out);
 
 /* Naive search refuses problems above this many combinations. */
 #define SW__ZL_NAIVE_MAX_COMBINATIONS 20000000.0
-/* And fullgridscan's R^2 n^2 (a few seconds a search here). */
-#define SW__ZL_FULLGRID_MAX_STEPS 1e10
+/* And fullgridscan's steps, R^2 n (n - 1) for n rows of R (about a minute a search here). */
+#define SW__ZL_FULLGRID_MAX_STEPS 1e11
 int sw__zl_naive(const sw_zl_problem *p, sw_zl_workspace *ws, sw_zl_result *out);
 /* log10 of the combinations naive search would try on p: the product of each worker's points. */
 double sw__zl_log10_combinations(const sw_zl_problem *p);
