@@ -99,7 +99,7 @@ wait_for 20 test -s "$TMP/server.ckpt"
 ln -sf "$LOG" "$TMP/link.jsonl"
 for log in "$LOG" "$TMP/link.jsonl"; do
   expect_status 1 "a second server on a running server's log ($log)" -- "$SW" server \
-    --bind tcp://127.0.0.1:0 --data "$DATA" --model mlp:h=1,u=32 --log "$log"
+    --bind "tcp://127.0.0.1:*" --data "$DATA" --model mlp:h=1,u=32 --log "$log"
   expect_output "another process writes it already" "says why"
 done
 expect_status 1 "a simulation on a running server's log" -- "$SW" sim --no-model --max-time 5 \
