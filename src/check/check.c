@@ -6,7 +6,6 @@
  * when the next one starts (or the stream ends), when the decision is known whole.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,99 +13,6 @@
 #include "check_internal.h"
 #include "syncwise/run.h"
 #include "syncwise/policy.h"
-
-int ck_broken(const sw_check *c, char *err, const char *fmt, ...)
-{
-    char what[SW_ERR_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return sw_fail(err, SW_EPROMISE, "%s: %s", c->spec, what);
-}
-
-/* A rule every run keeps, whatever the policy. */
-static int engine_broke(char *err, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static int engine_broke(char *err, const char *fmt, ...)
-{
-    char what[SW_ERR_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return sw_fail(err, SW_EPROMISE, "every run: %s", what);
-}
-
-/* A spec with a key its policy does not take was never accepted by an engine. */
-static int known_keys_only(sw_spec *spec, char *err)
-{
-    const sw_policy_ops *ops = sw_policy_find(spec->name);
-    if (!ops)
-        return 0;
-    char keys[256];
-    snprintf(keys, sizeof keys, "%s", ops->keys);
-    for (char *save = NULL, *k = strtok_r(keys, ", ", &save); k; k = strtok_r(NULL, ", ", &save))
-        (void)sw_spec_str(spec, k, NULL); /* the policy's own keys count as read */
-    (void)sw_spec_str(spec, SW_POLICY_LR_KEY, NULL); /* and the one every spec takes */
-    char why[SW_ERR_LEN];
-    int rc = sw_spec_finish(spec, ops->keys, why);
-    return rc ? engine_broke(err, "a spec no engine takes: %s", why) : 0;
-}
-
-/* Rule 7 as the engine reads a spec (each policy's keys, ranges and choices, the learning rate
- * every spec takes): one reading, not a second copy here. A file the spec names (rlp's policy)
- * that cannot be read on this machine says nothing of the spec, so only a refusal of a value
- * counts. */
-static int engine_takes(const sw_check *c, const char *spec, char *err)
-{
-    char why[SW_ERR_LEN];
-    int rc = sw_engine_check_policy(spec, c->slots, why);
-    if (rc == SW_EINVAL || rc == SW_ERANGE)
-        return engine_broke(err, "a spec no engine takes: %s", why);
-    return 0;
-}
-
-static void stop_promise(sw_check *c)
-{
-    if (c->promise && c->promise->fini && c->pstate)
-        c->promise->fini(c->pstate);
-    free(c->pstate);
-    c->pstate = NULL;
-    c->promise = NULL;
-}
-
-static int start_promise(sw_check *c, const char *spec_text, char *err)
-{
-    sw_spec spec;
-    char why[SW_ERR_LEN];
-    int rc = sw_spec_parse(&spec, spec_text, why);
-    if (rc == SW_ENOMEM)
-        return sw_fail(err, rc, "%s", why);
-    if (rc)
-        return engine_broke(err, "a spec no engine takes: %s", why);
-    stop_promise(c);
-    snprintf(c->spec, sizeof c->spec, "%s", spec_text);
-    for (int i = 0; sw__promises[i]; i++)
-        if (strcmp(sw__promises[i]->policy, spec.name) == 0)
-            c->promise = sw__promises[i];
-    if (!c->promise) {
-        if (!c->unknown[0])
-            snprintf(c->unknown, sizeof c->unknown, "%s", spec.name);
-        return 0;
-    }
-    if (!(c->pstate = calloc(1, c->promise->state_size ? c->promise->state_size : 1)))
-        return sw_fail(err, SW_ENOMEM, "out of memory");
-    rc = c->promise->init ? c->promise->init(c->pstate, &spec, c, why) : 0;
-    if (rc == SW_ENOMEM)
-        return sw_fail(err, rc, "%s", why);
-    if (rc) /* a value out of its range is broken as an unknown key is (promises.md, rule 7) */
-        return engine_broke(err, "a spec no engine takes: %s", why);
-    return (rc = known_keys_only(&spec, err)) ? rc : engine_takes(c, spec_text, err);
-}
 
 int sw_check_new(sw_check **out, const char *policy, uint32_t slots, uint64_t version,
                  char *err)
@@ -126,7 +32,7 @@ int sw_check_new(sw_check **out, const char *policy, uint32_t slots, uint64_t ve
     c->cap_buf = 64;
     c->buf_twice = UINT32_MAX;
     c->wake_at = -1;
-    int rc = start_promise(c, policy, err);
+    int rc = ck_start_promise(c, policy, err);
     if (rc) {
         sw_check_free(c);
         return rc;
@@ -139,7 +45,7 @@ void sw_check_free(sw_check *c)
 {
     if (!c)
         return;
-    stop_promise(c);
+    ck_stop_promise(c);
     free(c->w);
     free(c->buf);
     free(c->waits);
@@ -163,10 +69,10 @@ static int end_group(sw_check *c, char *err)
     decide(c);
     int rc = 0;
     if (c->n_live > 0 && c->n_waiting == c->n_live && c->wake_at < 0)
-        rc = engine_broke(err, "stalled: all %u live workers wait, none computes, and no "
+        rc = ck_engine_broke(err, "stalled: all %u live workers wait, none computes, and no "
                           "wake-up is due", c->n_live);
     else if (c->g.liveness > 0 && c->n_waiting > 0) /* the rule releases everyone at once */
-        rc = engine_broke(err, "the liveness rule released %u of the %u waiting workers",
+        rc = ck_engine_broke(err, "the liveness rule released %u of the %u waiting workers",
                           c->g.liveness, c->g.liveness + c->n_waiting);
     if (!rc && c->promise && c->promise->on_end)
         rc = c->promise->on_end(c->pstate, c, err);
@@ -206,10 +112,10 @@ static int in_call_order(sw_check *c, const sw_event *ev, char *err)
         return 0;
     const char *name = sw_event_kind_name(ev->kind);
     if (!c->g.started)
-        return engine_broke(err, "a %s outside any engine call", name);
+        return ck_engine_broke(err, "a %s outside any engine call", name);
     bool once = ev->kind == SW_EV_DROP || ev->kind == SW_EV_APPLY || ev->kind == SW_EV_WAKE;
     if (phase < c->g.phase || (once && phase == c->g.phase))
-        return engine_broke(err, "a %s out of the engine call's order (drop, apply, grants, "
+        return ck_engine_broke(err, "a %s out of the engine call's order (drop, apply, grants, "
                             "releases, wake, liveness releases)", name);
     c->g.phase = phase;
     return 0;
@@ -218,9 +124,9 @@ static int in_call_order(sw_check *c, const sw_event *ev, char *err)
 static int live_worker(const sw_check *c, uint32_t w, char *err)
 {
     if (w >= c->slots)
-        return engine_broke(err, "worker %u is outside the table of %u slots", w, c->slots);
+        return ck_engine_broke(err, "worker %u is outside the table of %u slots", w, c->slots);
     if (c->w[w].state == SW_WORKER_ABSENT)
-        return engine_broke(err, "worker %u is not live", w);
+        return ck_engine_broke(err, "worker %u is not live", w);
     return 0;
 }
 
@@ -231,19 +137,19 @@ static int on_push(sw_check *c, const sw_event *ev, char *err)
     if (rc)
         return rc;
     if (k->state != SW_WORKER_RUNNING)
-        return engine_broke(err, "worker %u pushed while waiting: it was not released", ev->worker);
+        return ck_engine_broke(err, "worker %u pushed while waiting: it was not released", ev->worker);
     if (ev->clock != k->clock + 1)
-        return engine_broke(err, "worker %u pushed step %llu after step %llu", ev->worker,
+        return ck_engine_broke(err, "worker %u pushed step %llu after step %llu", ev->worker,
                             (unsigned long long)ev->clock, (unsigned long long)k->clock);
     if (ev->ver > c->V)
-        return engine_broke(err, "a gradient of version %llu reached a server at version %llu",
+        return ck_engine_broke(err, "a gradient of version %llu reached a server at version %llu",
                             (unsigned long long)ev->ver, (unsigned long long)c->V);
     if (ev->ver < k->pulled)
-        return engine_broke(err, "worker %u pushed a gradient of version %llu after one of "
+        return ck_engine_broke(err, "worker %u pushed a gradient of version %llu after one of "
                             "version %llu: its parameters went back", ev->worker,
                             (unsigned long long)ev->ver, (unsigned long long)k->pulled);
     if (c->simulated && ev->ver > k->released_V)
-        return engine_broke(err, "worker %u pushed a gradient of version %llu, released at "
+        return ck_engine_broke(err, "worker %u pushed a gradient of version %llu, released at "
                             "version %llu: a simulated worker pulls only when released",
                             ev->worker, (unsigned long long)ev->ver,
                             (unsigned long long)k->released_V);
@@ -277,7 +183,7 @@ static int on_drop(sw_check *c, const sw_event *ev, char *err)
 {
     if (c->g.start != SW_EV_PUSH || c->g.worker != ev->worker || c->g.dropped || c->g.applied ||
         c->g.decided || ev->ver != c->g.push_ver)
-        return engine_broke(err, "a drop of worker %u that does not follow its push", ev->worker);
+        return ck_engine_broke(err, "a drop of worker %u that does not follow its push", ev->worker);
     ck_worker *k = &c->w[ev->worker];
     c->n_buf--;
     if (k->own_in_buffer-- == 2 && c->buf_twice == ev->worker) {
@@ -326,13 +232,13 @@ static ck_apply describe_apply(const sw_check *c, const sw_event *ev)
 static int on_apply(sw_check *c, const sw_event *ev, char *err)
 {
     if (ev->V != c->V + 1)
-        return engine_broke(err, "an apply took the version from %llu to %llu",
+        return ck_engine_broke(err, "an apply took the version from %llu to %llu",
                             (unsigned long long)c->V, (unsigned long long)ev->V);
     if (ev->n == 0 || ev->n != c->n_buf)
-        return engine_broke(err, "an apply of %u gradients with %u accepted since the last one",
+        return ck_engine_broke(err, "an apply of %u gradients with %u accepted since the last one",
                             ev->n, c->n_buf);
     if (c->g.applied || c->g.decided)
-        return engine_broke(err, "an apply after the decision's releases");
+        return ck_engine_broke(err, "an apply after the decision's releases");
     c->g.apply = describe_apply(c, ev);
     c->g.applied = true;
     for (uint32_t i = 0; i < c->n_buf; i++)
@@ -351,20 +257,20 @@ static int on_release(sw_check *c, const sw_event *ev, char *err)
         return rc;
     ck_worker *k = &c->w[ev->worker];
     if (k->state != SW_WORKER_WAITING)
-        return engine_broke(err, "worker %u was released while not waiting", ev->worker);
+        return ck_engine_broke(err, "worker %u was released while not waiting", ev->worker);
     /* A joiner starts at the slowest started clock (its own when none has started). */
     uint64_t want = k->fresh && c->n_at_min > 0 ? c->min_clock : k->clock;
     if (ev->clock != want)
-        return engine_broke(err, "worker %u was released at step %llu, not %llu", ev->worker,
+        return ck_engine_broke(err, "worker %u was released at step %llu, not %llu", ev->worker,
                             (unsigned long long)ev->clock, (unsigned long long)want);
     bool liveness = ev->reason && strcmp(ev->reason, "liveness") == 0;
     decide(c);
     if (liveness && (c->g.waiting_at_decision != c->g.live_at_decision || c->wake_at >= 0 ||
                      c->g.released > 0))
-        return engine_broke(err, "a liveness release of worker %u while some worker computed "
+        return ck_engine_broke(err, "a liveness release of worker %u while some worker computed "
                             "or a wake-up was due", ev->worker);
     if (!liveness && c->g.liveness)
-        return engine_broke(err, "a policy release after the liveness rule's");
+        return ck_engine_broke(err, "a policy release after the liveness rule's");
     if (k->fresh) {
         k->clock = ev->clock;
         if (c->n_at_min++ == 0)
@@ -389,13 +295,13 @@ static int on_release(sw_check *c, const sw_event *ev, char *err)
 static int on_join(sw_check *c, const sw_event *ev, char *err)
 {
     if (ev->worker >= c->slots)
-        return engine_broke(err, "worker %u is outside the table of %u slots", ev->worker,
+        return ck_engine_broke(err, "worker %u is outside the table of %u slots", ev->worker,
                             c->slots);
     ck_worker *k = &c->w[ev->worker];
     if (k->state != SW_WORKER_ABSENT)
-        return engine_broke(err, "worker %u joined while live", ev->worker);
+        return ck_engine_broke(err, "worker %u joined while live", ev->worker);
     if (ev->clock != c->min_clock)
-        return engine_broke(err, "worker %u joined at step %llu, not the slowest started step "
+        return ck_engine_broke(err, "worker %u joined at step %llu, not the slowest started step "
                             "%llu", ev->worker, (unsigned long long)ev->clock,
                             (unsigned long long)c->min_clock);
     *k = (ck_worker){.state = SW_WORKER_WAITING, .clock = ev->clock, .fresh = true,
@@ -414,7 +320,7 @@ static int on_leave(sw_check *c, const sw_event *ev, char *err)
         return rc;
     ck_worker *k = &c->w[ev->worker];
     if (ev->clock != k->clock)
-        return engine_broke(err, "worker %u left at step %llu, not %llu", ev->worker,
+        return ck_engine_broke(err, "worker %u left at step %llu, not %llu", ev->worker,
                             (unsigned long long)ev->clock, (unsigned long long)k->clock);
     bool was_at_min = ck_at_min(c, k);
     if (k->state == SW_WORKER_WAITING)
@@ -437,8 +343,8 @@ static int on_switch(sw_check *c, const sw_event *ev, char *err)
     for (uint32_t w = 0; w < c->slots; w++)
         c->w[w].own_in_buffer = 0; /* what is buffered now was pushed under the old policy */
     c->buf_twice = UINT32_MAX;
-    int rc = start_promise(c, ev->reason, err);
-    return rc == SW_EINVAL ? engine_broke(err, "a switch to a bad spec '%s'", ev->reason) : rc;
+    int rc = ck_start_promise(c, ev->reason, err);
+    return rc == SW_EINVAL ? ck_engine_broke(err, "a switch to a bad spec '%s'", ev->reason) : rc;
 }
 
 /* Replays ev into the state, checking the rules every run keeps. */
@@ -449,7 +355,7 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
      * evaluates what it gathered from its shards while they went on. */
     bool ok = ev->kind == SW_EV_EVAL && !c->simulated ? ev->V <= V : ev->V == V;
     if (!ok)
-        return engine_broke(err, "the %s says version %llu, the version is %llu",
+        return ck_engine_broke(err, "the %s says version %llu, the version is %llu",
                             sw_event_kind_name(ev->kind), (unsigned long long)ev->V,
                             (unsigned long long)V);
     switch (ev->kind) {
@@ -472,26 +378,26 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
         return 0;
     case SW_EV_TICK:
         if (c->wake_at < 0 || ev->t < c->wake_at)
-            return engine_broke(err, "a tick with no wake-up due");
+            return ck_engine_broke(err, "a tick with no wake-up due");
         if (c->simulated && ev->t != c->wake_due)
-            return engine_broke(err, "a tick at t=%.9g, due at t=%.9g (on a virtual clock a "
+            return ck_engine_broke(err, "a tick at t=%.9g, due at t=%.9g (on a virtual clock a "
                                 "tick comes on time)", ev->t, c->wake_due);
         c->wake_at = -1;
         return 0;
     case SW_EV_EVAL: return 0;
     case SW_EV_RESTORE:
         if (c->simulated)
-            return engine_broke(err, "a restore in a simulator's log (only a sharded server's "
+            return ck_engine_broke(err, "a restore in a simulator's log (only a sharded server's "
                                 "shards restore)");
         if (ev->ver > ev->V)
-            return engine_broke(err, "a restore to version %llu, ahead of it",
+            return ck_engine_broke(err, "a restore to version %llu, ahead of it",
                                 (unsigned long long)ev->ver);
         /* Pulls may now return the older parameters of the restored version. */
         for (uint32_t w = 0; w < c->slots; w++)
             c->w[w].pulled = c->w[w].pulled < ev->ver ? c->w[w].pulled : ev->ver;
         return 0;
     }
-    return engine_broke(err, "an event of unknown kind %d", (int)ev->kind);
+    return ck_engine_broke(err, "an event of unknown kind %d", (int)ev->kind);
 }
 
 static bool names_a_worker(sw_event_kind k)
@@ -540,11 +446,11 @@ int sw_check_event_at(sw_check *c, const sw_event *ev, uint64_t where, char *err
     char why[SW_ERR_LEN];
     int rc = 0;
     if (!sw_event_kind_name(ev->kind))
-        rc = engine_broke(why, "an event of unknown kind %d", (int)ev->kind);
+        rc = ck_engine_broke(why, "an event of unknown kind %d", (int)ev->kind);
     else if (ev->t < c->last_t)
-        rc = engine_broke(why, "time went back from %.9g", c->last_t);
+        rc = ck_engine_broke(why, "time went back from %.9g", c->last_t);
     else if (c->simulated && c->wake_at >= 0 && ev->kind != SW_EV_TICK && ev->t > c->wake_due)
-        rc = engine_broke(why, "a wake-up due at t=%.9g had not come (on a virtual clock a "
+        rc = ck_engine_broke(why, "a wake-up due at t=%.9g had not come (on a virtual clock a "
                           "tick comes on time)", c->wake_at);
     if (rc)
         return broken_at(c, rc, ev->t, ev->kind, ev->worker, where, "", why, err);
@@ -573,7 +479,7 @@ int sw_check_end(sw_check *c, char *err)
     int rc = c->g.started ? judge_group(c, err) : 0;
     if (!rc && c->wake_at >= 0 && c->wake_at < c->last_t) {
         char why[SW_ERR_LEN];
-        engine_broke(why, "a wake-up due at t=%.9g never came", c->wake_at);
+        ck_engine_broke(why, "a wake-up due at t=%.9g never came", c->wake_at);
         rc = broken_at(c, SW_EPROMISE, c->last_t, SW_EV_WAKE, 0, c->events, "", why, err);
     }
     return rc;
@@ -586,9 +492,9 @@ int sw_check_end_line(sw_check *c, double t, uint64_t V, const char *why, uint64
         return sw_fail(err, SW_EPROMISE, "%s", c->broken);
     char what[SW_ERR_LEN] = "";
     if (t < c->last_t)
-        engine_broke(what, "the end line's time went back from %.9g", c->last_t);
+        ck_engine_broke(what, "the end line's time went back from %.9g", c->last_t);
     else if (V != c->V)
-        engine_broke(what, "the end line says version %llu, the version is %llu",
+        ck_engine_broke(what, "the end line says version %llu, the version is %llu",
                      (unsigned long long)V, (unsigned long long)c->V);
     if (what[0]) {
         snprintf(c->broken, sizeof c->broken, "t=%.9g, end: %s", t, what);

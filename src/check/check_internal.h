@@ -129,6 +129,16 @@ int ck_broken(const sw_check *c, char *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* A rule every run keeps, whatever the policy, broken: SW_EPROMISE with "every run: ...". */
+int ck_engine_broke(char *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* The promise of the policy `spec_text` names takes over from the one before (none for a policy
+ * the checker does not know); a spec no engine takes is broken (rule 7). */
+int ck_start_promise(sw_check *c, const char *spec_text, char *err);
+void ck_stop_promise(sw_check *c);
 
 /* The smallest clock among started live workers, as the engine's min_live_clock: fresh joiners
  * do not count, and with no started worker it is the last one seen. */
