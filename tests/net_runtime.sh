@@ -30,7 +30,8 @@ done
 WPIDS=()
 start_server bsp --target-acc 0.9 --wait-workers 2
 start_worker --delay-ms 2 --server-timeout 1
-sleep 2.5
+wait_status 15 "not started: 1 of 2 workers in" # its join may be slow on a loaded machine
+sleep 1.5 # then held past its own --server-timeout
 expect_status 0 "ctl status while waiting" -- "$SW" ctl --connect "$EP" status
 expect_output "not started: 1 of 2 workers in" "the server holds the first worker"
 start_worker --delay-ms 2
