@@ -335,6 +335,20 @@ static int on_leave(sw_check *c, const sw_event *ev, char *err)
     return 0;
 }
 
+static int on_grant(sw_check *c, const sw_event *ev, char *err)
+{
+    c->g.granted = true;
+    if (c->promise && !c->promise->grants)
+        return ck_broken(c, err, "granted worker %u steps, which it never does", ev->worker);
+    int rc = live_worker(c, ev->worker, err);
+    if (rc)
+        return rc;
+    ck_worker *k = &c->w[ev->worker];
+    k->grants_in_call = k->granted_call == c->g.where ? k->grants_in_call + 1 : 1;
+    k->granted_call = c->g.where;
+    return 0;
+}
+
 static int on_switch(sw_check *c, const sw_event *ev, char *err)
 {
     c->switches++;
@@ -367,11 +381,7 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
     case SW_EV_LEAVE:
     case SW_EV_CRASH: return on_leave(c, ev, err);
     case SW_EV_SWITCH: return on_switch(c, ev, err);
-    case SW_EV_GRANT:
-        c->g.granted = true;
-        if (c->promise && !c->promise->grants)
-            return ck_broken(c, err, "granted worker %u steps, which it never does", ev->worker);
-        return live_worker(c, ev->worker, err);
+    case SW_EV_GRANT: return on_grant(c, ev, err);
     case SW_EV_WAKE:
         c->wake_at = ev->at;
         c->wake_due = ev->at > ev->t ? ev->at : ev->t;

@@ -24,6 +24,9 @@ typedef struct ck_worker {
                               * never go back (pulls may be less frequent than steps) */
     uint32_t own_in_buffer;  /* its gradients in the buffer pushed under the policy in force */
     uint32_t wait_seq;       /* counts its waits (and drops), to tell stale heap entries */
+    uint64_t granted_call;   /* the engine call (c->g.where) of its last grant */
+    uint32_t grants_in_call; /* its grants in that call: the engine takes at most one per worker
+                              * and decision (sw_decision_grant) */
 } ck_worker;
 
 /* A started worker waiting at a clock, in the heap of waiting clocks; stale once the worker

@@ -15,8 +15,6 @@ typedef struct ebsp_promise {
     bool predicting;
     uint32_t *quota;  /* per worker: granted steps left (prediction) */
     uint32_t *since;  /* per worker: pushes since the last barrier */
-    uint64_t *granted_in; /* per worker: the engine call (where it starts, c->g.where) it was
-                           * last granted in, so that one call grants each worker once */
     uint32_t grants;  /* grants in the engine call being judged */
     bool had_quota;   /* the push being judged spent a granted step */
 } ebsp_promise;
@@ -29,8 +27,7 @@ static int ebsp_init(void *state, sw_spec *spec, sw_check *c, char *err)
     st->R = (uint32_t)R;
     st->quota = calloc(c->slots, sizeof *st->quota);
     st->since = calloc(c->slots, sizeof *st->since);
-    st->granted_in = calloc(c->slots, sizeof *st->granted_in);
-    return rc ? rc : st->quota && st->since && st->granted_in ? 0 : SW_ENOMEM;
+    return rc ? rc : st->quota && st->since ? 0 : SW_ENOMEM;
 }
 
 static void ebsp_free(void *state)
@@ -38,7 +35,6 @@ static void ebsp_free(void *state)
     ebsp_promise *st = state;
     free(st->quota);
     free(st->since);
-    free(st->granted_in);
 }
 
 static int grant(ebsp_promise *st, sw_check *c, const sw_event *ev, char *err)
@@ -52,9 +48,8 @@ static int grant(ebsp_promise *st, sw_check *c, const sw_event *ev, char *err)
         if (c->w[w].state != SW_WORKER_ABSENT && st->since[w] < 2)
             return ck_broken(c, err, "predicted before worker %u pushed twice since the barrier",
                              w);
-    if (st->grants > 0 && st->granted_in[ev->worker] == c->g.where)
+    if (c->w[ev->worker].grants_in_call > 1)
         return ck_broken(c, err, "granted worker %u twice in one barrier search", ev->worker);
-    st->granted_in[ev->worker] = c->g.where;
     st->quota[ev->worker] = ev->n;
     st->grants++;
     return 0;
