@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "syncwise/cluster.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -213,14 +214,13 @@ static int parse_range(const char *r, uint32_t n, uint32_t *first, uint32_t *las
 {
     char *end;
     errno = 0;
+    /* Each number starts with a digit: strtoul would also take spaces and signs ("@+0- 1"). */
+    bool digits = isdigit((unsigned char)r[0]);
     unsigned long a = strtoul(r, &end, 10), b = a;
-    if (end != r && *end == '-')
+    if (end != r && *end == '-') {
+        digits = digits && isdigit((unsigned char)end[1]);
         b = strtoul(end + 1, &end, 10);
-    /* Digits, or digits-digits: strtoul would also take spaces and signs ("@+0- 1"). */
-    size_t first_len = strspn(r, "0123456789");
-    const char *second = r[first_len] == '-' ? r + first_len + 1 : NULL;
-    bool digits = first_len > 0 && (!r[first_len] || (second && strspn(second, "0123456789") > 0 &&
-                                                      !second[strspn(second, "0123456789")]));
+    }
     if (!digits || end == r || *end || errno || a > b)
         return sw_fail(err, SW_EINVAL, "cluster: '@%s' is not a worker or range FIRST-LAST", r);
     if (b >= n)
