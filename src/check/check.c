@@ -69,11 +69,13 @@ static int end_group(sw_check *c, char *err)
     decide(c);
     int rc = 0;
     if (c->n_live > 0 && c->n_waiting == c->n_live && c->wake_at < 0)
-        rc = ck_engine_broke(err, "stalled: all %u live workers wait, none computes, and no "
-                          "wake-up is due", c->n_live);
+        rc = ck_engine_broke(err,
+                             "stalled: all %u live workers wait, none computes, and no "
+                             "wake-up is due",
+                             c->n_live);
     else if (c->g.liveness > 0 && c->n_waiting > 0) /* the rule releases everyone at once */
         rc = ck_engine_broke(err, "the liveness rule released %u of the %u waiting workers",
-                          c->g.liveness, c->g.liveness + c->n_waiting);
+                             c->g.liveness, c->g.liveness + c->n_waiting);
     if (!rc && c->promise && c->promise->on_end)
         rc = c->promise->on_end(c->pstate, c, err);
     c->g = (ck_group){0};
@@ -115,8 +117,10 @@ static int in_call_order(sw_check *c, const sw_event *ev, char *err)
         return ck_engine_broke(err, "a %s outside any engine call", name);
     bool once = ev->kind == SW_EV_DROP || ev->kind == SW_EV_APPLY || ev->kind == SW_EV_WAKE;
     if (phase < c->g.phase || (once && phase == c->g.phase))
-        return ck_engine_broke(err, "a %s out of the engine call's order (drop, apply, grants, "
-                            "releases, wake, liveness releases)", name);
+        return ck_engine_broke(err,
+                               "a %s out of the engine call's order (drop, apply, grants, "
+                               "releases, wake, liveness releases)",
+                               name);
     c->g.phase = phase;
     return 0;
 }
@@ -137,22 +141,26 @@ static int on_push(sw_check *c, const sw_event *ev, char *err)
     if (rc)
         return rc;
     if (k->state != SW_WORKER_RUNNING)
-        return ck_engine_broke(err, "worker %u pushed while waiting: it was not released", ev->worker);
+        return ck_engine_broke(err, "worker %u pushed while waiting: it was not released",
+                               ev->worker);
     if (ev->clock != k->clock + 1)
         return ck_engine_broke(err, "worker %u pushed step %llu after step %llu", ev->worker,
-                            (unsigned long long)ev->clock, (unsigned long long)k->clock);
+                               (unsigned long long)ev->clock, (unsigned long long)k->clock);
     if (ev->ver > c->V)
         return ck_engine_broke(err, "a gradient of version %llu reached a server at version %llu",
-                            (unsigned long long)ev->ver, (unsigned long long)c->V);
+                               (unsigned long long)ev->ver, (unsigned long long)c->V);
     if (ev->ver < k->pulled)
-        return ck_engine_broke(err, "worker %u pushed a gradient of version %llu after one of "
-                            "version %llu: its parameters went back", ev->worker,
-                            (unsigned long long)ev->ver, (unsigned long long)k->pulled);
+        return ck_engine_broke(err,
+                               "worker %u pushed a gradient of version %llu after one of "
+                               "version %llu: its parameters went back",
+                               ev->worker, (unsigned long long)ev->ver,
+                               (unsigned long long)k->pulled);
     if (c->simulated && ev->ver > k->released_V)
-        return ck_engine_broke(err, "worker %u pushed a gradient of version %llu, released at "
-                            "version %llu: a simulated worker pulls only when released",
-                            ev->worker, (unsigned long long)ev->ver,
-                            (unsigned long long)k->released_V);
+        return ck_engine_broke(err,
+                               "worker %u pushed a gradient of version %llu, released at "
+                               "version %llu: a simulated worker pulls only when released",
+                               ev->worker, (unsigned long long)ev->ver,
+                               (unsigned long long)k->released_V);
     k->pulled = ev->ver;
     if (c->n_buf == c->cap_buf) {
         ck_grad *grown = realloc(c->buf, 2 * (size_t)c->cap_buf * sizeof *grown);
@@ -183,7 +191,8 @@ static int on_drop(sw_check *c, const sw_event *ev, char *err)
 {
     if (c->g.start != SW_EV_PUSH || c->g.worker != ev->worker || c->g.dropped || c->g.applied ||
         c->g.decided || ev->ver != c->g.push_ver)
-        return ck_engine_broke(err, "a drop of worker %u that does not follow its push", ev->worker);
+        return ck_engine_broke(err, "a drop of worker %u that does not follow its push",
+                               ev->worker);
     ck_worker *k = &c->w[ev->worker];
     c->n_buf--;
     if (k->own_in_buffer-- == 2 && c->buf_twice == ev->worker) {
@@ -233,10 +242,10 @@ static int on_apply(sw_check *c, const sw_event *ev, char *err)
 {
     if (ev->V != c->V + 1)
         return ck_engine_broke(err, "an apply took the version from %llu to %llu",
-                            (unsigned long long)c->V, (unsigned long long)ev->V);
+                               (unsigned long long)c->V, (unsigned long long)ev->V);
     if (ev->n == 0 || ev->n != c->n_buf)
         return ck_engine_broke(err, "an apply of %u gradients with %u accepted since the last one",
-                            ev->n, c->n_buf);
+                               ev->n, c->n_buf);
     if (c->g.applied || c->g.decided)
         return ck_engine_broke(err, "an apply after the decision's releases");
     c->g.apply = describe_apply(c, ev);
@@ -262,13 +271,15 @@ static int on_release(sw_check *c, const sw_event *ev, char *err)
     uint64_t want = k->fresh && c->n_at_min > 0 ? c->min_clock : k->clock;
     if (ev->clock != want)
         return ck_engine_broke(err, "worker %u was released at step %llu, not %llu", ev->worker,
-                            (unsigned long long)ev->clock, (unsigned long long)want);
+                               (unsigned long long)ev->clock, (unsigned long long)want);
     bool liveness = ev->reason && strcmp(ev->reason, "liveness") == 0;
     decide(c);
     if (liveness && (c->g.waiting_at_decision != c->g.live_at_decision || c->wake_at >= 0 ||
                      c->g.released > 0))
-        return ck_engine_broke(err, "a liveness release of worker %u while some worker computed "
-                            "or a wake-up was due", ev->worker);
+        return ck_engine_broke(err,
+                               "a liveness release of worker %u while some worker computed "
+                               "or a wake-up was due",
+                               ev->worker);
     if (!liveness && c->g.liveness)
         return ck_engine_broke(err, "a policy release after the liveness rule's");
     if (k->fresh) {
@@ -296,14 +307,16 @@ static int on_join(sw_check *c, const sw_event *ev, char *err)
 {
     if (ev->worker >= c->slots)
         return ck_engine_broke(err, "worker %u is outside the table of %u slots", ev->worker,
-                            c->slots);
+                               c->slots);
     ck_worker *k = &c->w[ev->worker];
     if (k->state != SW_WORKER_ABSENT)
         return ck_engine_broke(err, "worker %u joined while live", ev->worker);
     if (ev->clock != c->min_clock)
-        return ck_engine_broke(err, "worker %u joined at step %llu, not the slowest started step "
-                            "%llu", ev->worker, (unsigned long long)ev->clock,
-                            (unsigned long long)c->min_clock);
+        return ck_engine_broke(err,
+                               "worker %u joined at step %llu, not the slowest started step "
+                               "%llu",
+                               ev->worker, (unsigned long long)ev->clock,
+                               (unsigned long long)c->min_clock);
     *k = (ck_worker){.state = SW_WORKER_WAITING, .clock = ev->clock, .fresh = true,
                      .wait_seq = k->wait_seq};
     c->fresh_waiting++;
@@ -321,7 +334,7 @@ static int on_leave(sw_check *c, const sw_event *ev, char *err)
     ck_worker *k = &c->w[ev->worker];
     if (ev->clock != k->clock)
         return ck_engine_broke(err, "worker %u left at step %llu, not %llu", ev->worker,
-                            (unsigned long long)ev->clock, (unsigned long long)k->clock);
+                               (unsigned long long)ev->clock, (unsigned long long)k->clock);
     bool was_at_min = ck_at_min(c, k);
     if (k->state == SW_WORKER_WAITING)
         c->n_waiting--;
@@ -370,8 +383,8 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
     bool ok = ev->kind == SW_EV_EVAL && !c->simulated ? ev->V <= V : ev->V == V;
     if (!ok)
         return ck_engine_broke(err, "the %s says version %llu, the version is %llu",
-                            sw_event_kind_name(ev->kind), (unsigned long long)ev->V,
-                            (unsigned long long)V);
+                               sw_event_kind_name(ev->kind), (unsigned long long)ev->V,
+                               (unsigned long long)V);
     switch (ev->kind) {
     case SW_EV_PUSH: return on_push(c, ev, err);
     case SW_EV_DROP: return on_drop(c, ev, err);
@@ -390,18 +403,20 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
         if (c->wake_at < 0 || ev->t < c->wake_at)
             return ck_engine_broke(err, "a tick with no wake-up due");
         if (c->simulated && ev->t != c->wake_due)
-            return ck_engine_broke(err, "a tick at t=%.9g, due at t=%.9g (on a virtual clock a "
-                                "tick comes on time)", ev->t, c->wake_due);
+            return ck_engine_broke(err,
+                                   "a tick at t=%.9g, due at t=%.9g (on a virtual clock a "
+                                   "tick comes on time)",
+                                   ev->t, c->wake_due);
         c->wake_at = -1;
         return 0;
     case SW_EV_EVAL: return 0;
     case SW_EV_RESTORE:
         if (c->simulated)
             return ck_engine_broke(err, "a restore in a simulator's log (only a sharded server's "
-                                "shards restore)");
+                                        "shards restore)");
         if (ev->ver > ev->V)
             return ck_engine_broke(err, "a restore to version %llu, ahead of it",
-                                (unsigned long long)ev->ver);
+                                   (unsigned long long)ev->ver);
         /* Pulls may now return the older parameters of the restored version. */
         for (uint32_t w = 0; w < c->slots; w++)
             c->w[w].pulled = c->w[w].pulled < ev->ver ? c->w[w].pulled : ev->ver;
@@ -446,7 +461,10 @@ int sw_check_event(sw_check *c, const sw_event *ev, char *err)
 
 uint64_t sw_check_where(const sw_check *c) { return c->broken_where; }
 
-void sw_check_simulated(sw_check *c) { c->simulated = true; }
+void sw_check_simulated(sw_check *c)
+{
+    c->simulated = true;
+}
 
 int sw_check_event_at(sw_check *c, const sw_event *ev, uint64_t where, char *err)
 {
@@ -460,8 +478,10 @@ int sw_check_event_at(sw_check *c, const sw_event *ev, uint64_t where, char *err
     else if (ev->t < c->last_t)
         rc = ck_engine_broke(why, "time went back from %.9g", c->last_t);
     else if (c->simulated && c->wake_at >= 0 && ev->kind != SW_EV_TICK && ev->t > c->wake_due)
-        rc = ck_engine_broke(why, "a wake-up due at t=%.9g had not come (on a virtual clock a "
-                          "tick comes on time)", c->wake_at);
+        rc = ck_engine_broke(why,
+                             "a wake-up due at t=%.9g had not come (on a virtual clock a "
+                             "tick comes on time)",
+                             c->wake_at);
     if (rc)
         return broken_at(c, rc, ev->t, ev->kind, ev->worker, where, "", why, err);
     c->last_t = ev->t;
@@ -505,7 +525,7 @@ int sw_check_end_line(sw_check *c, double t, uint64_t V, const char *why, uint64
         ck_engine_broke(what, "the end line's time went back from %.9g", c->last_t);
     else if (V != c->V)
         ck_engine_broke(what, "the end line says version %llu, the version is %llu",
-                     (unsigned long long)V, (unsigned long long)c->V);
+                        (unsigned long long)V, (unsigned long long)c->V);
     if (what[0]) {
         snprintf(c->broken, sizeof c->broken, "t=%.9g, end: %s", t, what);
         c->broken_where = where;

@@ -38,7 +38,7 @@ static int known_keys_only(sw_spec *spec, char *err)
     char keys[256];
     snprintf(keys, sizeof keys, "%s", ops->keys);
     for (char *save = NULL, *k = strtok_r(keys, ", ", &save); k; k = strtok_r(NULL, ", ", &save))
-        (void)sw_spec_str(spec, k, NULL); /* the policy's own keys count as read */
+        (void)sw_spec_str(spec, k, NULL);            /* the policy's own keys count as read */
     (void)sw_spec_str(spec, SW_POLICY_LR_KEY, NULL); /* and the one every spec takes */
     char why[SW_ERR_LEN];
     int rc = sw_spec_finish(spec, ops->keys, why);
@@ -95,4 +95,3 @@ int ck_start_promise(sw_check *c, const char *spec_text, char *err)
         return ck_engine_broke(err, "a spec no engine takes: %s", why);
     return (rc = known_keys_only(&spec, err)) ? rc : engine_takes(c, spec_text, err);
 }
-
