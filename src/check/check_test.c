@@ -128,15 +128,23 @@ static void ssp_bounds_the_lead_both_ways(void **state)
     expect(s, "left worker 0 waiting 1 steps ahead");
 }
 
-static void dssp_keeps_hi_and_spends_grants_on_every_push(void **state)
+/* dssp:lo=2,hi=6 on 2 workers: worker 0's push of step 3 (3 ahead, beyond lo) applied, the
+ * controller's decision to come. */
+static script *asking_at_3(void)
 {
-    (void)state;
-    /* The scenario in small: a release 7 ahead with hi=6. */
     script *s = open_script("dssp:lo=2,hi=6", 2);
     start_all(s, 2);
     run_ahead(s, 2);
     push(s, 0, 3, s->V);
     apply_scaled(s, 1, 1);
+    return s;
+}
+
+static void dssp_keeps_hi_and_spends_grants_on_every_push(void **state)
+{
+    (void)state;
+    /* The scenario in small: a release 7 ahead with hi=6. */
+    script *s = asking_at_3();
     grant(s, 0, 4);
     release(s, 0, 3);
     run_ahead(s, 0);
@@ -147,19 +155,11 @@ static void dssp_keeps_hi_and_spends_grants_on_every_push(void **state)
     }
     expect(s, "released worker 0 7 steps ahead of the slowest live worker (hi=6)");
 
-    s = open_script("dssp:lo=2,hi=6", 2);
-    start_all(s, 2);
-    run_ahead(s, 2);
-    push(s, 0, 3, s->V);
-    apply_scaled(s, 1, 1);
+    s = asking_at_3();
     grant(s, 0, 5); /* 3 ahead: at most hi - 3 + 1 = 4 keep every granted step within hi */
     expect(s, "at most 4 keep it within hi=6");
 
-    s = open_script("dssp:lo=2,hi=6", 2);
-    start_all(s, 2);
-    run_ahead(s, 2);
-    push(s, 0, 3, s->V);
-    apply_scaled(s, 1, 1);
+    s = asking_at_3();
     grant(s, 0, 1);
     grant(s, 0, 3); /* the second would replace the first */
     expect(s, "granted worker 0 steps twice in one decision");
@@ -171,11 +171,7 @@ static void dssp_keeps_hi_and_spends_grants_on_every_push(void **state)
 
     /* A grant is spent on every push, even within lo: a step granted at 3 ahead cannot be
      * spent after the slowest caught up and ran away again. */
-    s = open_script("dssp:lo=2,hi=6", 2);
-    start_all(s, 2);
-    run_ahead(s, 2);
-    push(s, 0, 3, s->V);
-    apply_scaled(s, 1, 1);
+    s = asking_at_3();
     grant(s, 0, 2);
     release(s, 0, 3); /* one granted step left */
     for (uint64_t k = 1; k <= 3; k++) { /* worker 1 catches up; 0's push then spends it */
