@@ -157,6 +157,9 @@ int sw__server_load_resume(server *s, float *init, uint64_t *version, sw_optim *
  * force when it was saved, so that a switch by ctl survives a restart; a different --policy
  * does not override it (the log says so). Sets s->policy. */
 void sw__server_resume_policy(server *s, const char *record);
+/* What a checkpoint records of the run for a resume to read back (the policy in force, the
+ * learning rate, the worker slots), as key=value lines into out; the length written. */
+int sw__server_resume_facts(const server *s, char *out, size_t cap);
 /* A resume keeps the checkpoint's worker slots (its log goes on as the same run); an older
  * checkpoint that does not say passes. SW_EMISMATCH with a message otherwise. */
 int sw__server_resume_slots(const server *s, const char *record, char *err);

@@ -46,6 +46,12 @@ void sw__server_resume_policy(server *s, const char *record)
     snprintf(s->policy, sizeof s->policy, "%s", saved);
 }
 
+int sw__server_resume_facts(const server *s, char *out, size_t cap)
+{
+    return snprintf(out, cap, "policy=%s\nlr=%.9g\nslots=%u\n", sw_engine_policy_spec(s->engine),
+                    (double)s->p->lr, s->slots);
+}
+
 int sw__server_resume_slots(const server *s, const char *record, char *err)
 {
     unsigned long long was;

@@ -89,11 +89,10 @@ static void saved(server *s)
     h->saved = h->saving;
     h->saving = SW_SHARD_NONE;
     char text[512], err[SW_ERR_LEN];
-    int len = snprintf(text, sizeof text,
-                       "run=%llu\nversion=%llu\nshards=%u\npolicy=%s\nlr=%.9g\nslots=%u\n"
-                       "params=%zu\n",
-                       (unsigned long long)h->run, (unsigned long long)h->saved, h->n,
-                       sw_engine_policy_spec(s->engine), (double)s->p->lr, s->slots, s->n);
+    int len = snprintf(text, sizeof text, "run=%llu\nversion=%llu\nshards=%u\n",
+                       (unsigned long long)h->run, (unsigned long long)h->saved, h->n);
+    len += sw__server_resume_facts(s, text + len, sizeof text - (size_t)len);
+    len += snprintf(text + len, sizeof text - (size_t)len, "params=%zu\n", s->n);
     /* A damaged or edited record would restore every shard to a version none holds. */
     len += snprintf(text + len, sizeof text - (size_t)len, "crc=%08x\n",
                     sw_crc32(0, text, (size_t)len));

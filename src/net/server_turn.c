@@ -126,8 +126,7 @@ int sw__server_checkpoint(server *s, char *err)
                  .n_params = s->n,
                  .params = (float *)sw__server_params(s)};
     snprintf(c.data_spec, sizeof c.data_spec, "%s", s->p->data);
-    snprintf(c.note, sizeof c.note, "policy=%s\nlr=%.9g\nslots=%u",
-             sw_engine_policy_spec(s->engine), (double)s->p->lr, s->slots);
+    sw__server_resume_facts(s, c.note, sizeof c.note);
     int rc = sw_ckpt_put_optim(&c, sw_engine_optim(s->engine), err);
     s->last_ckpt_applies = sw_engine_version(s->engine);
     s->next_ckpt = sw__server_now(s) + (s->p->checkpoint_s > 0 ? s->p->checkpoint_s : INFINITY);
