@@ -30,18 +30,26 @@
 #include "syncwise/engine.h"
 #include "syncwise/model.h"
 
-#define SW_RL_TUPLE_MAX 5 /* features per iteration, at most */
+#define SW_RL_TUPLE_MAX 7 /* features per iteration, at most */
 #define SW_RL_ACTIONS 3   /* none, pusher, all */
 #define SW_RL_MAX_HISTORY 64
-/* The feature layouts (policy files record theirs): the paper's four features per iteration,
- * and those four and the optimizer's momentum. */
-typedef enum sw_rl_layout { SW_RL_LAYOUT_PAPER = 1, SW_RL_LAYOUT_MOMENTUM = 2 } sw_rl_layout;
+/* The feature layouts (policy files record theirs): the paper's four features per iteration;
+ * those four and the optimizer's momentum; and those five, the share of live workers waiting
+ * and the pusher's lead over the slowest clock (what a barrier or a bound needs to see). */
+typedef enum sw_rl_layout {
+    SW_RL_LAYOUT_PAPER = 1,
+    SW_RL_LAYOUT_MOMENTUM = 2,
+    SW_RL_LAYOUT_WAITING = 3,
+} sw_rl_layout;
 /* Features per iteration of a layout; 0 for a value that is none. */
 uint32_t sw_rl_tuple(uint32_t layout);
 /* The normalisation above; policy files record it and are refused if it changes. */
 #define SW_RL_STEPS_UNIT 1000.0 /* steps per worker that read 1 */
 #define SW_RL_DLOSS_SCALE 100.0
 #define SW_RL_DLOSS_CLIP 10.0
+/* Steps ahead of the slowest that read 1 in the waiting layout: part of that layout's
+ * definition (files record the layout, not this), so a change needs a new layout. */
+#define SW_RL_LEAD_UNIT 8.0
 
 /* Learning hyperparameters: stored in policy files so that a run can be reproduced. */
 typedef struct sw_rl_hparams {
@@ -69,7 +77,7 @@ typedef struct sw_rl_features {
     uint32_t history, tuple; /* tuple: features per iteration, as the layout says */
     uint64_t n;              /* iterations seen */
     double loss0;            /* L0, NAN until the first apply */
-    float momentum;          /* the layout's fifth feature */
+    float momentum;          /* the fifth feature */
     float ring[SW_RL_MAX_HISTORY][SW_RL_TUPLE_MAX];
     float state[SW_RL_MAX_HISTORY * SW_RL_TUPLE_MAX]; /* newest tuple first, history x tuple */
 } sw_rl_features;
@@ -83,7 +91,7 @@ void sw_rl_features_init(sw_rl_features *f, uint32_t history, uint32_t layout,
                          const sw_optim_params *o);
 
 /* Records the iteration the view just applied (the push p) and rebuilds f->state. */
-void sw_rl_features_update(sw_rl_features *f, const sw_engine_view *v, uint64_t push_version);
+void sw_rl_features_update(sw_rl_features *f, const sw_engine_view *v, const sw_push *p);
 
 /* ---- Q-network and agent ----------------------------------------------------------------- */
 

@@ -26,7 +26,7 @@ typedef struct plan {
     char saved[64]; /* what the policy file holds: "pre-training", "episode 25", or "" */
 } plan;
 
-static const char *const layouts[] = {"paper", "momentum", NULL};
+static const char *const layouts[] = {"paper", "momentum", "waiting", NULL};
 
 #define AT(field) offsetof(plan, field)
 static const sw_opt own[] = {
@@ -44,8 +44,9 @@ static const sw_opt own[] = {
     {SW_OPT_ROW(SW_OPT_U32, "history", 0, AT(hp.history), 1, SW_RL_MAX_HISTORY, "H",
                 "pushes of history in the state")},
     {SW_OPT_ROW(SW_OPT_CHOICE, "features", 0, AT(layout), 0, 0, "F",
-                "paper: the paper's four per push; momentum: and\nthe optimizer's momentum (not "
-                "the paper's)"),
+                "paper: the paper's four per push; momentum: and\nthe optimizer's momentum; "
+                "waiting: and the share of\nworkers waiting and the pusher's lead over the\n"
+                "slowest clock (the last two not the paper's)"),
      .choices = layouts},
     {SW_OPT_ROW(SW_OPT_U32, "replay", 0, AT(hp.replay), 1, 1 << 24, "N", "replay pool")},
     {SW_OPT_ROW(SW_OPT_U32, "minibatch", 0, AT(hp.minibatch), 1, 4096, "B", "learning minibatch")},

@@ -58,7 +58,7 @@ static void rlp_push(void *state, const sw_engine_view *v, const sw_push *p, sw_
 static void rlp_applied(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
 {
     rlp_state *st = state;
-    sw_rl_features_update(&st->features, v, p->version);
+    sw_rl_features_update(&st->features, v, p);
     int a = st->eps > 0 && sw_rng_uniform(st->rng) < st->eps
                 ? (int)sw_rng_below(st->rng, SW_RL_ACTIONS)
                 : sw_rl_agent_act(st->agent, st->features.state, 0);

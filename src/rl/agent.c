@@ -44,8 +44,9 @@ sw_rl_hparams sw_rl_default_hparams(void)
 int sw_rl_check_hparams(const sw_rl_hparams *hp, char *err)
 {
     if (!sw_rl_tuple(hp->layout))
-        return sw_fail(err, SW_EINVAL, "feature layout %u is not %d (the paper's) or %d (momentum)",
-                       hp->layout, SW_RL_LAYOUT_PAPER, SW_RL_LAYOUT_MOMENTUM);
+        return sw_fail(err, SW_EINVAL,
+                       "feature layout %u is not %d (the paper's), %d (momentum) or %d (waiting)",
+                       hp->layout, SW_RL_LAYOUT_PAPER, SW_RL_LAYOUT_MOMENTUM, SW_RL_LAYOUT_WAITING);
     if (hp->history < 1 || hp->history > SW_RL_MAX_HISTORY)
         return sw_fail(err, SW_EINVAL, "history %u is not in [1, %d]", hp->history,
                        SW_RL_MAX_HISTORY);

@@ -1,6 +1,7 @@
 /* The RLP state: the last H normalised tuples (n, L(w), L(w') - L(w), l_n), newest first, each
- * with the optimizer's momentum in the second layout. The normalisations are documented in
- * syncwise/rl.h and docs/rl.md. */
+ * with the optimizer's momentum in the second layout, and with the share of live workers
+ * waiting and the pusher's lead over the slowest clock in the third. The normalisations are
+ * documented in syncwise/rl.h and docs/rl.md. */
 #include <math.h>
 #include <string.h>
 
@@ -8,7 +9,12 @@
 
 uint32_t sw_rl_tuple(uint32_t layout)
 {
-    return layout == SW_RL_LAYOUT_PAPER ? 4 : layout == SW_RL_LAYOUT_MOMENTUM ? 5 : 0;
+    switch (layout) {
+    case SW_RL_LAYOUT_PAPER: return 4;
+    case SW_RL_LAYOUT_MOMENTUM: return 5;
+    case SW_RL_LAYOUT_WAITING: return 7;
+    default: return 0;
+    }
 }
 
 float sw_rl_momentum(const sw_optim_params *o)
@@ -33,7 +39,7 @@ static float clip(double x, double bound)
     return (float)(x < -bound ? -bound : x > bound ? bound : x);
 }
 
-void sw_rl_features_update(sw_rl_features *f, const sw_engine_view *v, uint64_t push_version)
+void sw_rl_features_update(sw_rl_features *f, const sw_engine_view *v, const sw_push *p)
 {
     f->n++;
     double live = v->n_live ? (double)v->n_live : 1.0;
@@ -41,13 +47,17 @@ void sw_rl_features_update(sw_rl_features *f, const sw_engine_view *v, uint64_t 
         f->loss0 = v->loss_before;
     double l0 = isnan(f->loss0) ? 1.0 : f->loss0;
     /* The view is after the apply: the applies between pull and push exclude this one. */
-    double between = v->version > push_version + 1 ? (double)(v->version - 1 - push_version) : 0;
+    double between = v->version > p->version + 1 ? (double)(v->version - 1 - p->version) : 0;
+    /* A fresh joiner's clock may sit below the slowest started one: it leads by nothing. */
+    double lead = p->clock > v->min_live_clock ? (double)(p->clock - v->min_live_clock) : 0;
     float *t = f->ring[(f->n - 1) % f->history];
     t[0] = (float)(log1p((double)f->n / live) / log1p(SW_RL_STEPS_UNIT));
     t[1] = clip(v->loss_after / l0, 1e3);
     t[2] = clip(SW_RL_DLOSS_SCALE * (v->loss_after - v->loss_before) / l0, SW_RL_DLOSS_CLIP);
     t[3] = clip(between / (live > 1 ? live - 1 : 1), 1e3);
-    t[4] = f->momentum; /* read by the second layout only */
+    t[4] = f->momentum;                  /* the later layouts' */
+    t[5] = (float)(v->n_waiting / live); /* the pusher counts: it waits until released */
+    t[6] = (float)(log1p(lead) / log1p(SW_RL_LEAD_UNIT));
     size_t bytes = f->tuple * sizeof(float);
     for (uint32_t k = 0; k < f->history; k++) {
         float *dst = f->state + (size_t)k * f->tuple;

@@ -104,7 +104,7 @@ static void features_are_normalised_newest_first(void **state)
     sw_rl_features f;
     sw_rl_features_init(&f, 3, SW_RL_LAYOUT_PAPER, &(sw_optim_params){.momentum = 0.9f});
     sw_engine_view v = view_at(1, 5, 2.0, 1.9);
-    sw_rl_features_update(&f, &v, 0);
+    sw_rl_features_update(&f, &v, &(sw_push){.version = 0});
     /* n: ln(1 + 1/5) / ln(1001); L/L0 = 0.95; 100 * -0.1 / 2 = -5; no applies in between. */
     assert_true(fabsf(f.state[0] - (float)(log1p(0.2) / log1p(1000.0))) < 1e-6f);
     assert_true(fabsf(f.state[1] - 0.95f) < 1e-6f);
@@ -115,12 +115,12 @@ static void features_are_normalised_newest_first(void **state)
     /* Pulled at version 1, pushed when 9 applies had happened (the view shows 10 after this
      * one): 8 others' applies over 4 other workers = 2. A huge loss change is clipped. */
     v = view_at(10, 5, 1.9, 100.0);
-    sw_rl_features_update(&f, &v, 1);
+    sw_rl_features_update(&f, &v, &(sw_push){.version = 1});
     assert_true(fabsf(f.state[3] - 2.0f) < 1e-6f);
     assert_true(f.state[2] == (float)SW_RL_DLOSS_CLIP);
     assert_true(fabsf(f.state[5] - 0.95f) < 1e-6f); /* the older tuple moved back */
     for (int k = 0; k < 5; k++)
-        sw_rl_features_update(&f, &v, 9);
+        sw_rl_features_update(&f, &v, &(sw_push){.version = 9});
     assert_true(f.n == 7);
     assert_true(f.state[8] > 0 && f.state[11] == 0.0f); /* the ring holds only 3 */
 }
@@ -134,15 +134,15 @@ static void the_momentum_layout_adds_the_optimizers_momentum(void **state)
     sw_rl_features_init(&f, 2, SW_RL_LAYOUT_MOMENTUM, &(sw_optim_params){.momentum = 0.9f});
     assert_int_equal(f.tuple, 5);
     sw_engine_view v = view_at(1, 5, 2.0, 1.9);
-    sw_rl_features_update(&f, &v, 0);
+    sw_rl_features_update(&f, &v, &(sw_push){.version = 0});
     assert_true(fabsf(f.state[1] - 0.95f) < 1e-6f && f.state[4] == 0.9f);
     for (int i = 5; i < 10; i++)
         assert_true(f.state[i] == 0.0f);
-    sw_rl_features_update(&f, &v, 0);
+    sw_rl_features_update(&f, &v, &(sw_push){.version = 0});
     assert_true(f.state[4] == 0.9f && f.state[9] == 0.9f && fabsf(f.state[6] - 0.95f) < 1e-6f);
     sw_optim_params adam = {.kind = SW_OPTIM_ADAM, .beta1 = 0.8f, .beta2 = 0.999f};
     sw_rl_features_init(&f, 2, SW_RL_LAYOUT_MOMENTUM, &adam);
-    sw_rl_features_update(&f, &v, 0);
+    sw_rl_features_update(&f, &v, &(sw_push){.version = 0});
     assert_true(f.state[4] == 0.8f);
     sw_rl_hparams hp = sw_rl_default_hparams();
     hp.layout = SW_RL_LAYOUT_MOMENTUM;
@@ -152,9 +152,38 @@ static void the_momentum_layout_adds_the_optimizers_momentum(void **state)
     /* 50 inputs: (50 x 64 + 64) + (64 x 32 + 32) + (32 x 3 + 3) */
     assert_int_equal(sw_rl_agent_n_params(a), 50 * 64 + 64 + 64 * 32 + 32 + 32 * 3 + 3);
     sw_rl_agent_free(a);
-    hp.layout = 3;
+    hp.layout = 4;
     assert_int_equal(sw_rl_agent_new(&a, &hp, NULL, 0, 1, err), SW_EINVAL);
-    assert_non_null(strstr(err, "feature layout 3"));
+    assert_non_null(strstr(err, "feature layout 4"));
+}
+
+/* The third layout adds what a barrier or a bound decides on: the share of live workers
+ * waiting (the pusher among them) and how far the pusher is ahead of the slowest clock. */
+static void the_waiting_layout_sees_who_waits_and_how_far_ahead(void **state)
+{
+    (void)state;
+    sw_rl_features f;
+    sw_rl_features_init(&f, 2, SW_RL_LAYOUT_WAITING, &(sw_optim_params){.momentum = 0.5f});
+    assert_int_equal(f.tuple, 7);
+    sw_engine_view v = view_at(1, 4, 2.0, 1.9);
+    v.n_waiting = 3;
+    v.min_live_clock = 5;
+    sw_rl_features_update(&f, &v, &(sw_push){.version = 0, .clock = 13});
+    assert_true(fabsf(f.state[1] - 0.95f) < 1e-6f && f.state[4] == 0.5f);
+    assert_true(f.state[5] == 0.75f);
+    assert_true(fabsf(f.state[6] - 1.0f) < 1e-6f); /* 8 ahead reads 1 */
+    v.n_waiting = 4;
+    sw_rl_features_update(&f, &v, &(sw_push){.version = 0, .clock = 2}); /* a fresh joiner */
+    assert_true(f.state[5] == 1.0f && f.state[6] == 0.0f);
+    assert_true(f.state[7 + 5] == 0.75f); /* the older tuple moved back whole */
+    sw_rl_hparams hp = sw_rl_default_hparams();
+    hp.layout = SW_RL_LAYOUT_WAITING;
+    sw_rl_agent *a;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_rl_agent_new(&a, &hp, NULL, 0, 1, err), 0);
+    /* 70 inputs: (70 x 64 + 64) + (64 x 32 + 32) + (32 x 3 + 3) */
+    assert_int_equal(sw_rl_agent_n_params(a), 70 * 64 + 64 + 64 * 32 + 32 + 32 * 3 + 3);
+    sw_rl_agent_free(a);
 }
 
 static int spy_init(void *state, sw_spec *spec, const sw_engine_view *v, const sw_policy_env *env,
@@ -431,6 +460,7 @@ int main(void)
         cmocka_unit_test(an_episode_that_learns_needs_an_agent),
         cmocka_unit_test(features_are_normalised_newest_first),
         cmocka_unit_test(the_momentum_layout_adds_the_optimizers_momentum),
+        cmocka_unit_test(the_waiting_layout_sees_who_waits_and_how_far_ahead),
         cmocka_unit_test(a_policy_learns_the_engines_optimizer),
         cmocka_unit_test(policy_file_round_trip),
         cmocka_unit_test(damaged_files_are_refused),

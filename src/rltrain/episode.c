@@ -141,7 +141,7 @@ static int learn_and_act(episode *e, double t, double probe)
 
 static int choose(episode *e, const sw_engine_view *v, const sw_push *p)
 {
-    sw_rl_features_update(&e->f, v, p->version);
+    sw_rl_features_update(&e->f, v, p);
     if (e->mode == SW_RL_LEARN)
         return learn_and_act(e, v->now, loss_now(e, v));
     int a = emulate(e, v, p);
