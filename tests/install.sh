@@ -43,10 +43,17 @@ expect_status 0 "compare runs the plugin's policy beside built-in ones" -- "${pl
   "$TMP/prefix/bin/syncwise" compare --policies "half:share=0.5;bsp" --no-model --max-time 200 \
   --seeds 2 --log-dir "$TMP/plugin-logs" -q
 expect_output "half:share=0.5" "its row is in the table"
-expect_status 0 "check reads its log" -- "${plugin[@]}" "$TMP/prefix/bin/syncwise" check \
-  "$TMP/plugin-logs/half-share=0.5-seed1.jsonl"
-expect_output "the policy of one's own 'half' has no promise the checker knows" \
-  "and says it holds the plugin's policy to the rules every run keeps"
+expect_status 0 "check holds its log to the plugin's promise" -- "${plugin[@]}" \
+  "$TMP/prefix/bin/syncwise" check "$TMP/plugin-logs/half-share=0.5-seed1.jsonl"
+expect_output "every promise kept" "the plugin's promise and the rules every run keep"
+# The same log said to be of half:share=1: its applies hold half the workers' gradients, fewer
+# than that spec promises, which only the plugin's own predicate can tell.
+sed 's/half:share=0.5/half:share=1/' "$TMP/plugin-logs/half-share=0.5-seed1.jsonl" \
+  > "$TMP/half-forged.jsonl"
+expect_status 1 "a log that breaks the plugin's promise" -- "${plugin[@]}" \
+  "$TMP/prefix/bin/syncwise" check "$TMP/half-forged.jsonl"
+expect_output "half:share=1: applied 5 gradients of 10 live workers, fewer than 10" \
+  "is told apart by the plugin's own predicate"
 expect_status 2 "without the plugin the policy is unknown" -- "$TMP/prefix/bin/syncwise" sim \
   --policy half --no-model --max-time 10
 expect_status 1 "a plugin that cannot be loaded" -- env SYNCWISE_PLUGINS="$TMP/none.so" \

@@ -10,7 +10,7 @@
  *   cc half_barrier.c $(pkg-config --cflags --libs syncwise) -o half_barrier
  *   ./half_barrier [WORKERS] [PUSHES]
  * or as a plugin, which gives every syncwise command the policy (sim, compare, server, ctl,
- * check) by the name "half":
+ * check) by the name "half", and `syncwise check` its promise:
  *   cc -shared -fPIC half_barrier.c $(pkg-config --cflags --libs syncwise) -o half.so
  *   SYNCWISE_PLUGINS=$PWD/half.so syncwise compare --policies "half;bsp;asp" ...
  * (with LD_LIBRARY_PATH=PREFIX/lib for an install under a prefix of your own).
@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <syncwise/check.h>
 #include <syncwise/err.h>
 #include <syncwise/policy.h>
 #include <syncwise/sim.h>
@@ -26,21 +27,30 @@ typedef struct half {
     double share; /* of the live workers whose pushes make an apply */
 } half;
 
+static int read_share(half *h, sw_spec *spec, char *err)
+{
+    h->share = 0.5;
+    return sw_spec_double(spec, "share", 0.01, 1, &h->share, err);
+}
+
+/* Gradients that make an apply when `live` workers run. */
+static uint32_t needed(const half *h, uint32_t live)
+{
+    uint32_t need = (uint32_t)(h->share * live + 0.999);
+    return need ? need : 1;
+}
+
 static int half_init(void *state, sw_spec *spec, const sw_engine_view *v, const sw_policy_env *env,
                      char *err)
 {
     (void)v, (void)env;
-    half *h = state;
-    h->share = 0.5;
-    return sw_spec_double(spec, "share", 0.01, 1, &h->share, err);
+    return read_share(state, spec, err);
 }
 
 static void half_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
 {
     (void)p;
-    const half *h = state;
-    uint32_t need = (uint32_t)(h->share * v->n_live + 0.999);
-    if (v->buffered + 1 < (need ? need : 1))
+    if (v->buffered + 1 < needed(state, v->n_live))
         return; /* the pusher waits */
     d->apply = true;
     sw_policy_release_all(v, d);
@@ -55,11 +65,47 @@ static const sw_policy_ops half_policy = {
     .on_push = half_push,
 };
 
-/* The policies this file gives syncwise as a plugin (SYNCWISE_PLUGINS, syncwise/policy.h). */
+/* What "half" promises, as `syncwise check` holds its logs to it (syncwise/check.h): an apply
+ * comes only on a push, and holds at least the share of the workers live at that decision. */
+static int half_promise_init(void *state, sw_spec *spec, char *why)
+{
+    return read_share(state, spec, why);
+}
+
+static int half_promise_end(void *state, const sw_check *c, char *why)
+{
+    sw_check_call call;
+    sw_check_call_facts(c, &call);
+    if (!call.applied)
+        return 0;
+    if (call.start != SW_EV_PUSH)
+        return snprintf(why, SW_ERR_LEN, "applied outside a push");
+    uint32_t need = needed(state, call.live_at_decision);
+    if (call.applied_n < need)
+        return snprintf(why, SW_ERR_LEN, "applied %u gradients of %u live workers, fewer than %u",
+                        call.applied_n, call.live_at_decision, need);
+    return 0;
+}
+
+static const sw_promise_ops half_promise = {
+    .policy = "half",
+    .state_size = sizeof(half),
+    .init = half_promise_init,
+    .on_end = half_promise_end,
+};
+
+/* The policies this file gives syncwise as a plugin (SYNCWISE_PLUGINS, syncwise/policy.h), and
+ * their promises (syncwise/check.h). */
 const sw_policy_ops *const *sw_plugin_policies(void)
 {
     static const sw_policy_ops *const policies[] = {&half_policy, NULL};
     return policies;
+}
+
+const sw_promise_ops *const *sw_plugin_promises(void)
+{
+    static const sw_promise_ops *const promises[] = {&half_promise, NULL};
+    return promises;
 }
 
 int main(int argc, char **argv)

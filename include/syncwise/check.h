@@ -13,7 +13,7 @@
  * over from the old policy are judged by the rules docs/promises.md gives for switches.
  *
  * A policy the checker does not know (one of a caller's own) is held to the rules every run
- * keeps.
+ * keeps, and to the promise it brings, if any (sw_check_register_promise).
  */
 #ifndef SYNCWISE_CHECK_H
 #define SYNCWISE_CHECK_H
@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "syncwise/engine.h"
+#include "syncwise/spec.h"
 
 typedef struct sw_check sw_check;
 
@@ -68,6 +69,54 @@ uint64_t sw_check_lead(const sw_check *c, uint32_t w);
  * when it knew them all; else only the rules every run keeps were checked for it). */
 uint64_t sw_check_count(const sw_check *c);
 const char *sw_check_unknown_policy(const sw_check *c);
+
+/* ---- A promise of one's own -----------------------------------------------------------------
+ * A policy of one's own (a plugin's) may bring the predicate it promises; the checker holds
+ * every run of the policy to it, beside the rules every run keeps, wherever logs are checked
+ * (docs/promises.md, "A promise of one's own"). It is called on each event of an engine call
+ * under the policy, after the checker's own replay of the event, and once the call is complete;
+ * it reads the replay through sw_check_call_facts, sw_check_worker and sw_check_lead, and keeps
+ * no pointer to it. A callback returns 0, or nonzero with what broke in `why` (SW_ERR_LEN
+ * bytes), which the checker reports and places as it does its own promises'. */
+
+/* The engine call being replayed: the event that began it and what its decision did so far. */
+typedef struct sw_check_call {
+    sw_event_kind start;   /* push, join, leave, crash, switch or tick */
+    uint32_t worker;       /* the starting event's worker */
+    uint64_t push_version; /* a push: the version its gradient was computed at, */
+    uint64_t push_V;       /* and the version when it arrived */
+    bool dropped, applied; /* the push's gradient was refused; the buffer was applied */
+    uint32_t applied_n;    /* gradients the apply held */
+    float lr_scale;        /* the apply's learning-rate scale */
+    uint32_t released;     /* workers the policy released */
+    uint32_t liveness;     /* workers the engine's liveness rule released */
+    bool pusher_released;
+    uint32_t live_at_decision; /* live workers when the decision was made */
+    uint32_t live, waiting;    /* live and waiting workers now */
+    uint32_t buffered;         /* gradients in the aggregation buffer now */
+    uint32_t slots;            /* the worker table's size (sw_check_worker's bound) */
+    uint64_t V;                /* the version now */
+} sw_check_call;
+void sw_check_call_facts(const sw_check *c, sw_check_call *out);
+
+typedef struct sw_promise_ops {
+    const char *policy; /* the registered policy it is the promise of */
+    size_t state_size;  /* zeroed before init */
+    /* Reads the spec's parameters (the engine took it, so its keys are the policy's); nonzero:
+     * a spec no engine takes (promises.md, rule 7). May be NULL. */
+    int (*init)(void *state, sw_spec *spec, char *why);
+    int (*on_event)(void *state, const sw_check *c, const sw_event *ev, char *why); /* or NULL */
+    int (*on_end)(void *state, const sw_check *c, char *why);                       /* or NULL */
+    void (*fini)(void *state);                                                      /* or NULL */
+} sw_promise_ops;
+
+/* Gives ops->policy, a registered policy of one's own (not a built-in one), its promise; ops must
+ * outlive every checker. At most SW_POLICY_MAX_REGISTERED. Fails with a message. */
+int sw_check_register_promise(const sw_promise_ops *ops, char *err);
+
+/* What a plugin (SYNCWISE_PLUGINS, syncwise/policy.h) may define beside sw_plugin_policies: the
+ * promises of its policies, a NULL-terminated list. */
+const sw_promise_ops *const *sw_plugin_promises(void);
 
 /* What checking a log file found. */
 typedef struct sw_check_summary {

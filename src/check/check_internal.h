@@ -125,6 +125,10 @@ struct ck_promise {
 
 /* The promises the checker knows, NULL-terminated. */
 extern const ck_promise *const sw__promises[];
+/* The adapter that runs a promise of one's own (promise_plugin.c), and the one registered for
+ * `policy` (NULL: none). */
+extern const ck_promise sw__promise_own;
+const sw_promise_ops *ck_own_promise(const char *policy);
 
 /* Fails with SW_EPROMISE and the message, prefixed by the policy in force. */
 int ck_broken(const sw_check *c, char *err, const char *fmt, ...)

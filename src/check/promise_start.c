@@ -81,6 +81,8 @@ int ck_start_promise(sw_check *c, const char *spec_text, char *err)
     for (int i = 0; sw__promises[i]; i++)
         if (strcmp(sw__promises[i]->policy, spec.name) == 0)
             c->promise = sw__promises[i];
+    if (!c->promise && ck_own_promise(spec.name))
+        c->promise = &sw__promise_own;
     if (!c->promise) {
         if (!c->unknown[0])
             snprintf(c->unknown, sizeof c->unknown, "%s", spec.name);

@@ -1,7 +1,8 @@
 /* Policies of one's own for every command: the shared objects SYNCWISE_PLUGINS names (paths
  * separated by ':') are loaded at start, and the policies each lists (sw_plugin_policies,
  * syncwise/policy.h) join the registry, so that sim, compare, server, ctl and check name them in
- * specs as they name the built-in ones. */
+ * specs as they name the built-in ones; the promises it may bring (sw_plugin_promises,
+ * syncwise/check.h) join the checker's. */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
 #include <stdio.h>
@@ -9,10 +10,25 @@
 #include <string.h>
 
 #include "cli.h"
+#include "syncwise/check.h"
 #include "syncwise/err.h"
 #include "syncwise/policy.h"
 
 typedef const sw_policy_ops *const *(*plugin_list)(void);
+typedef const sw_promise_ops *const *(*promise_list)(void);
+
+/* The promises a plugin may bring for its policies (sw_plugin_promises, syncwise/check.h). */
+static int load_promises(void *lib, const char *path, char *err)
+{
+    promise_list list;
+    *(void **)&list = dlsym(lib, "sw_plugin_promises");
+    const sw_promise_ops *const *ops = list ? list() : NULL;
+    char why[SW_ERR_LEN];
+    for (size_t i = 0; ops && ops[i]; i++)
+        if (sw_check_register_promise(ops[i], why))
+            return sw_fail(err, SW_EINVAL, "SYNCWISE_PLUGINS: %s: %s", path, why);
+    return 0;
+}
 
 /* One plugin: loaded for the process's life (its policies run until the end). */
 static int load_one(const char *path, char *err)
@@ -33,7 +49,7 @@ static int load_one(const char *path, char *err)
     for (size_t i = 0; !rc && ops[i]; i++)
         if ((rc = sw_policy_register(ops[i], why)))
             rc = sw_fail(err, rc, "SYNCWISE_PLUGINS: %s: %s", path, why);
-    return rc;
+    return rc ? rc : load_promises(lib, path, err);
 }
 
 int sw_cli_load_plugins(void)
