@@ -28,6 +28,8 @@ static const sw_cmd_opts command = {
              "--log') and checks that every policy that ran kept its promise: ssp never let a\n"
              "worker more than s steps ahead of the slowest, bsp applied one gradient per live\n"
              "worker, every run's version counts its applies, and so on (docs/promises.md).\n"
+             "A plugin's policy (SYNCWISE_PLUGINS) is held to the promise the plugin brings\n"
+             "(sw_plugin_promises), if any, and to the rules every run keeps.\n"
              "Prints one line per log; exits 1 if any promise was broken, 2 on a log it cannot\n"
              "read.",
     .tables = {table},
