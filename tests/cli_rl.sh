@@ -28,6 +28,41 @@ cp "$TMP/p.swrl" "$TMP/first.swrl"
 checks=$((checks + 1))
 cmp -s "$TMP/p.swrl" "$TMP/first.swrl" || { echo "FAIL: same seed, different policy"; failures=$((failures + 1)); }
 
+# --resume goes on from the last save: a training killed part way is not lost.
+short=("${inst[@]}" --pre-instances 2 --seed 5)
+expect_status 0 "a training done already" -- "$SW" rl train "${short[@]}" --episodes 3 \
+  --save-every 2 --out "$TMP/p.swrl" --resume
+expect_output "after 10 pre-training runs and 3 episodes" "says where it stood"
+expect_output "nothing left to do" "and that nothing is left"
+cp "$TMP/first.swrl" "$TMP/more.swrl"
+expect_status 0 "more episodes after a finished training" -- "$SW" rl train "${short[@]}" \
+  --episodes 5 --save-every 2 --out "$TMP/more.swrl" --resume
+expect_output "episode 5/5" "it runs the episodes left, counted from the start"
+expect_not_output "episode 3/5" "and none done already"
+expect_output "wrote $TMP/more.swrl" "and writes the policy"
+expect_status 0 "the longer training's file is a policy" -- "$SW" rl eval "${inst[@]}" \
+  --policy "$TMP/more.swrl" --instances 1 --seeds 1 --baselines asp
+expect_status 2 "a resume with other learning options" -- "$SW" rl train "${short[@]}" \
+  --episodes 5 --out "$TMP/more.swrl" --resume --history 5
+expect_output "another --history" "names the option"
+cp "$(dirname "$0")/../policies/rlp.swrl" "$TMP/old.swrl"
+expect_status 1 "a resume of a file from before --resume" -- "$SW" rl train "${short[@]}" \
+  --out "$TMP/old.swrl" --resume
+expect_output "does not say how far its training came" "says why it cannot"
+# Killed (SIGKILL) after its first saves in the episodes (a few of 200: each takes milliseconds),
+# then resumed: it goes on from its last save to the end.
+"$SW" rl train "${short[@]}" --episodes 200 --save-every 1 --out "$TMP/killed.swrl" \
+  > "$TMP/killed.out" 2>&1 &
+pid=$!
+for _ in $(seq 600); do grep -q "episode 2/200" "$TMP/killed.out" && break; sleep 0.05; done
+kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+expect_status 0 "a killed training resumes" -- "$SW" rl train "${short[@]}" --episodes 200 \
+  --save-every 1 --out "$TMP/killed.swrl" --resume
+expect_output "resuming $TMP/killed.swrl after 10 pre-training runs" "from its last save"
+expect_status 0 "and is whole after it" -- "$SW" rl train "${short[@]}" --episodes 200 \
+  --out "$TMP/killed.swrl" --resume
+expect_output "after 10 pre-training runs and 200 episodes" "every episode done"
+
 expect_status 0 "rl eval" -- "$SW" rl eval "${inst[@]}" --policy "$TMP/p.swrl" --instances 2 \
   --seeds 1 --baselines bsp,asp,ssp:s=1 --csv "$TMP/runs.csv"
 expect_output "speedup over best SSP (ssp:s=1)" "eval compares with the best SSP"

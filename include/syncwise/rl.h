@@ -136,6 +136,10 @@ typedef struct sw_rl_policy {
     char note[256]; /* how it was made: command and seed */
     float *weights;
     size_t n_weights;
+    /* How far the training that wrote it had come, for `rl train --resume`: pre-training runs
+     * and DQN episodes done. Read from a file of format 2; a format-1 file does not say. */
+    bool has_progress;
+    uint64_t pre_runs, episodes;
 } sw_rl_policy;
 
 int sw_rl_policy_save(const char *path, const sw_rl_policy *p, char *err);

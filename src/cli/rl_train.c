@@ -22,8 +22,11 @@ typedef struct plan {
     const char *out, *pre_policies;
     long pre_instances, episodes, save_every;
     int layout; /* in layouts[]: sw_rl_layout - 1 */
+    bool resume;
+    int n_pre_policies;
+    long pre_done, episodes_done; /* runs of each phase done (before this command: --resume) */
     char note[256];
-    char saved[64]; /* what the policy file holds: "pre-training", "episode 25", or "" */
+    char saved[64]; /* what the policy file holds: "pre-training run 50", "episode 25", or "" */
 } plan;
 
 static const char *const layouts[] = {"paper", "momentum", "waiting", NULL};
@@ -38,7 +41,10 @@ static const sw_opt own[] = {
                 "(the paper's SSP s=2,5,8 are ssp:s=1,4,7)")},
     {SW_OPT_ROW(SW_OPT_LONG, "episodes", 0, AT(episodes), 0, 10000000, "N", "DQN episodes")},
     {SW_OPT_ROW(SW_OPT_LONG, "save-every", 0, AT(save_every), 1, 10000000, "N",
-                "episodes between saves")},
+                "pre-training runs or episodes between saves")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "resume", 0, AT(resume), 0, 0, NULL,
+                "go on from where the training that wrote --out\nstopped (its last save), "
+                "given that command's\noptions again")},
     {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(rl.quiet), 0, 0, NULL, "no progress lines")},
     SW_OPT_HEADING("learning (defaults from the paper)"),
     {SW_OPT_ROW(SW_OPT_U32, "history", 0, AT(hp.history), 1, SW_RL_MAX_HISTORY, "H",
@@ -69,8 +75,9 @@ static const sw_cmd_opts command = {
     .about = "Learns a synchronization policy by deep Q-learning on simulated instances: first\n"
              "regresses Q(S, a) on the discounted return that followed in runs copying classic\n"
              "policies (pre-training), then runs double DQN episodes, each training one model\n"
-             "to the target accuracy. Writes the policy file (atomically) after pre-training\n"
-             "and every --save-every episodes, for `--policy rlp:file=FILE`.",
+             "to the target accuracy. Writes the policy file (atomically) every --save-every\n"
+             "runs of either phase and at its end, for `--policy rlp:file=FILE`; --resume goes\n"
+             "on from the last save of a training that stopped.",
     .tables = {own, sw_cli_rl_opts_table},
 };
 
@@ -83,7 +90,7 @@ static void make_note(plan *p, int argc, char **argv)
 }
 
 /* Pre-training copies classic policies only: each of the list is checked before any run. */
-static int check_pre_policies(const plan *p)
+static int check_pre_policies(plan *p)
 {
     char *names[32], err[SW_ERR_LEN];
     int n = sw_cli_policy_list(CMD, "--pre-policies", p->pre_policies, names, 32), rc = 0;
@@ -94,6 +101,7 @@ static int check_pre_policies(const plan *p)
             rc = sw_cli_error(CMD, "--pre-policies: %s", err) + 1;
         free(names[k]);
     }
+    p->n_pre_policies = n;
     return rc;
 }
 
@@ -109,6 +117,8 @@ static int parse(int argc, char **argv, plan *p)
     sw_rl_agent *a; /* a Q-network that cannot be built is said before the data is read */
     if (sw_rl_agent_new(&a, &p->hp, NULL, 0, p->rl.seed, err))
         return sw_cli_error(CMD, "--qnet: %s", err) + 1;
+    /* as the network spells itself, which is how a policy file records it (--resume compares) */
+    snprintf(p->hp.qnet, sizeof p->hp.qnet, "%s", sw_rl_agent_hparams(a)->qnet);
     sw_rl_agent_free(a);
     if ((rc = check_pre_policies(p)))
         return rc;
@@ -141,7 +151,9 @@ static int save(plan *p, const sw_rl_agent *a, const char *what)
 {
     sw_rl_policy pol = {.hp = *sw_rl_agent_hparams(a),
                         .weights = (float *)sw_rl_agent_weights(a),
-                        .n_weights = sw_rl_agent_n_params(a)};
+                        .n_weights = sw_rl_agent_n_params(a),
+                        .pre_runs = (uint64_t)p->pre_done,
+                        .episodes = (uint64_t)p->episodes_done};
     snprintf(pol.note, sizeof pol.note, "%s", p->note);
     char err[SW_ERR_LEN];
     if (sw_rl_policy_save(p->out, &pol, err))
@@ -150,16 +162,81 @@ static int save(plan *p, const sw_rl_agent *a, const char *what)
     return 0;
 }
 
+static int new_agent(const plan *p, sw_rl_agent **a)
+{
+    char err[SW_ERR_LEN];
+    return sw_rl_agent_new(a, &p->hp, NULL, 0, p->rl.seed, err) ? sw_cli_error(CMD, "%s", err) : 0;
+}
+
+/* The learning option of the command that differs from what the policy file records, or NULL:
+ * a training goes on only as it began. */
+static const char *other_option(const sw_rl_hparams *file, const sw_rl_hparams *cmd)
+{
+    return file->layout != cmd->layout           ? "--features"
+           : file->history != cmd->history       ? "--history"
+           : file->replay != cmd->replay         ? "--replay"
+           : file->minibatch != cmd->minibatch   ? "--minibatch"
+           : file->copy_every != cmd->copy_every ? "--copy-every"
+           : file->gamma != cmd->gamma           ? "--gamma"
+           : file->epsilon != cmd->epsilon       ? "--epsilon"
+           : file->lr != cmd->lr                 ? "--rl-lr"
+           : strcmp(file->qnet, cmd->qnet)       ? "--qnet"
+                                                 : NULL;
+}
+
+/* --resume: the network of --out's last save, and how far its training had come. What a save
+ * does not keep starts anew: the replay pool (empty) and the exploration's draws. */
+static int resume(plan *p, sw_rl_agent **a)
+{
+    sw_rl_policy pol;
+    char err[SW_ERR_LEN];
+    if (sw_rl_policy_load(p->out, &pol, err))
+        return sw_cli_error(CMD, "--resume: %s", err);
+    const char *other = other_option(&pol.hp, &p->hp);
+    int rc = 0;
+    if (!pol.has_progress)
+        rc = sw_cli_error(CMD,
+                          "--resume: %s does not say how far its training came (a file "
+                          "written before --resume existed)",
+                          p->out);
+    else if (other)
+        rc = sw_cli_error(CMD,
+                          "--resume: %s was trained with another %s than this command's: "
+                          "give the options of the command that began it",
+                          p->out, other) +
+             1;
+    else if (pol.pre_runs > (uint64_t)(p->pre_instances * p->n_pre_policies) ||
+             pol.episodes > (uint64_t)p->episodes)
+        rc = sw_cli_error(CMD,
+                          "--resume: %s has %llu pre-training runs and %llu episodes done, "
+                          "more than --pre-instances and --episodes ask",
+                          p->out, (unsigned long long)pol.pre_runs,
+                          (unsigned long long)pol.episodes) +
+             1;
+    if (!rc && sw_rl_agent_new(a, &p->hp, pol.weights, pol.n_weights, p->rl.seed, err))
+        rc = sw_cli_error(CMD, "--resume: %s", err);
+    if (!rc) {
+        p->pre_done = (long)pol.pre_runs;
+        p->episodes_done = (long)pol.episodes;
+        snprintf(p->saved, sizeof p->saved, "its last save");
+        printf("resuming %s after %ld pre-training runs and %ld episodes\n", p->out, p->pre_done,
+               p->episodes_done);
+    }
+    sw_rl_policy_free(&pol);
+    return rc;
+}
+
 /* A line of progress: `done` of the phase's `total` runs, and the time left in all, the runs
- * of the phases still to come (`later`) counted at this phase's pace (a pre-training run and an
- * episode each simulate one instance). */
-static void progress(const plan *p, const char *phase, long done, long total, long later, double t0,
-                     const char *detail)
+ * of the phases still to come (`later`) counted at the pace of this command's runs since
+ * `first` (a pre-training run and an episode each simulate one instance). */
+static void progress(const plan *p, const char *phase, long done, long total, long first,
+                     long later, double t0, const char *detail)
 {
     if (p->rl.quiet)
         return;
     double spent = sw_clock_now_s() - t0,
-           left = done ? spent / (double)done * (double)(total - done + later) : 0;
+           left =
+               done > first ? spent / (double)(done - first) * (double)(total - done + later) : 0;
     char a[32], b[32];
     sw_cli_rl_duration(a, sizeof a, spent);
     sw_cli_rl_duration(b, sizeof b, left);
@@ -172,8 +249,8 @@ static void progress(const plan *p, const char *phase, long done, long total, lo
         fputc('\n', stderr);
 }
 
-/* Pre-training: every instance under every listed classic policy. */
-static int pretrain(const plan *p, sw_rl_agent *a)
+/* Pre-training: every instance under every listed classic policy, from run p->pre_done on. */
+static int pretrain(plan *p, sw_rl_agent *a)
 {
     char *names[32];
     int n = sw_cli_policy_list(CMD, "--pre-policies", p->pre_policies, names, 32);
@@ -181,10 +258,10 @@ static int pretrain(const plan *p, sw_rl_agent *a)
         return 2;
     double t0 = sw_clock_now_s(), loss = 0;
     int rc = 0;
-    long total = p->pre_instances * n, done = 0;
+    long total = p->pre_instances * n, done = p->pre_done, first = done;
     char err[SW_ERR_LEN], detail[512];
-    for (long i = 0; i < p->pre_instances && !rc; i++)
-        for (int k = 0; k < n && !rc; k++, done++) {
+    for (long i = done / n; i < p->pre_instances && !rc; i++)
+        for (int k = (int)(done % n); k < n && !rc; k++, done++) {
             sw_rl_run run;
             rc = sw_rl_run_instance(&p->rl.sc, p->rl.seed, (uint64_t)i, 0, names[k], SW_RL_EMULATE,
                                     a, 0, &run, err);
@@ -195,10 +272,15 @@ static int pretrain(const plan *p, sw_rl_agent *a)
             snprintf(detail, sizeof detail, "pre-training run %ld", done + 1);
             if ((rc = diverged(p, detail, run.td_loss)))
                 break;
-            loss = done ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
+            loss = done > first ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
             snprintf(detail, sizeof detail, "%s on %s: %.0f s to target, regression loss %.3g",
                      names[k], run.regime[0] ? run.regime : run.model, run.time, loss);
-            progress(p, "pre-training", done + 1, total, p->episodes, t0, detail);
+            progress(p, "pre-training", done + 1, total, first, p->episodes - p->episodes_done, t0,
+                     detail);
+            p->pre_done = done + 1;
+            snprintf(detail, sizeof detail, "pre-training run %ld", done + 1);
+            if ((done + 1) % p->save_every == 0 || done + 1 == total)
+                rc = save(p, a, detail);
         }
     for (int k = 0; k < n; k++)
         free(names[k]);
@@ -209,7 +291,7 @@ static int train_episodes(plan *p, sw_rl_agent *a)
 {
     double t0 = sw_clock_now_s(), avg = 0, loss = 0;
     char err[SW_ERR_LEN], detail[512];
-    for (long e = 0; e < p->episodes; e++) {
+    for (long e = p->episodes_done, first = e; e < p->episodes; e++) {
         sw_rl_run run;
         if (sw_rl_run_instance(&p->rl.sc, p->rl.seed, FIRST_TRAIN_INSTANCE + (uint64_t)e, 0,
                                "actions", SW_RL_LEARN, a, p->hp.epsilon, &run, err))
@@ -217,12 +299,14 @@ static int train_episodes(plan *p, sw_rl_agent *a)
         snprintf(detail, sizeof detail, "episode %ld", e + 1);
         if (diverged(p, detail, run.td_loss))
             return 1;
-        avg = e ? 0.95 * avg + 0.05 * run.time : run.time;
-        loss = e ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
+        avg = e > first ? 0.95 * avg + 0.05 * run.time : run.time;
+        loss = e > first ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
         snprintf(detail, sizeof detail, "%s: %.0f s%s (average %.0f s), TD loss %.3g",
                  run.regime[0] ? run.regime : run.model, run.time,
                  run.reached ? "" : " (target not reached)", avg, loss);
-        progress(p, "episode", e + 1, p->episodes, 0, t0, detail);
+        progress(p, "episode", e + 1, p->episodes, first, 0, t0, detail);
+        p->episodes_done = e + 1;
+        snprintf(detail, sizeof detail, "episode %ld", e + 1);
         if (((e + 1) % p->save_every == 0 || e + 1 == p->episodes) && save(p, a, detail))
             return 1;
     }
@@ -244,16 +328,18 @@ int sw_cli_rl_train(int argc, char **argv)
     if ((rc = sw_cli_rl_load(&p.rl, CMD)))
         return rc;
     sw_rl_agent *a = NULL;
-    char err[SW_ERR_LEN];
     double t0 = sw_clock_now_s();
-    if (sw_rl_agent_new(&a, &p.hp, NULL, 0, p.rl.seed, err))
-        rc = sw_cli_error(CMD, "%s", err);
-    if (!rc && p.pre_instances > 0 && !(rc = pretrain(&p, a)))
-        rc = save(&p, a, "pre-training");
+    rc = p.resume ? resume(&p, &a) : new_agent(&p, &a);
+    long pre_total = p.pre_instances * p.n_pre_policies;
+    bool complete = p.resume && p.pre_done == pre_total && p.episodes_done == p.episodes;
+    if (!rc && p.pre_done < pre_total)
+        rc = pretrain(&p, a);
     double pre_s = sw_clock_now_s() - t0;
     if (!rc)
         rc = train_episodes(&p, a);
-    if (!rc)
+    if (!rc && complete)
+        printf("%s holds the whole training already: nothing left to do\n", p.out);
+    else if (!rc)
         printf("wrote %s: pre-training %.0f s, %ld episodes %.0f s, %.0f s in all\n", p.out, pre_s,
                p.episodes, sw_clock_now_s() - t0 - pre_s, sw_clock_now_s() - t0);
     sw_rl_agent_free(a);

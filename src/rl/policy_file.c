@@ -7,7 +7,8 @@
  *   36  u32 replay, u32 mini-batch, u32 copy interval
  *   48  f32 gamma, f32 epsilon, f32 learning rate
  *   60  u64 weights
- *   68  u32 length + Q-network spec, u32 length + note, weights as f32
+ *   68  u64 pre-training runs done, u64 episodes done (format 2; format 1 goes on at 68)
+ *   84  u32 length + Q-network spec, u32 length + note, weights as f32
  *   end u32 CRC-32 (zlib) of every byte before it
  */
 #define _POSIX_C_SOURCE 200809L
@@ -24,8 +25,9 @@
 #include "syncwise/file.h"
 #include "syncwise/rl.h"
 
-#define SW_RL_FILE_VERSION 1
-#define FIXED 68
+#define SW_RL_FILE_VERSION 2
+#define FIXED_V1 68 /* format 1 had no progress: shipped policies are of it, and still read */
+#define FIXED 84
 #define MAX_FILE ((size_t)1 << 30)
 
 static const uint8_t MAGIC[4] = {'S', 'W', 'R', 'L'};
@@ -59,6 +61,8 @@ int sw_rl_policy_save(const char *path, const sw_rl_policy *pol, char *err)
     sw_put_f32(p + 52, hp->epsilon);
     sw_put_f32(p + 56, hp->lr);
     sw_put_u64(p + 60, pol->n_weights);
+    sw_put_u64(p + 68, pol->pre_runs);
+    sw_put_u64(p + 76, pol->episodes);
     p = put_text(p + FIXED, hp->qnet);
     p = put_text(p, pol->note);
     for (size_t i = 0; i < pol->n_weights; i++, p += 4)
@@ -72,13 +76,13 @@ int sw_rl_policy_save(const char *path, const sw_rl_policy *pol, char *err)
 /* Magic, version, checksum and the feature layout: what makes a file readable by this build. */
 static int check_envelope(const uint8_t *b, size_t len, const char *path, char *err)
 {
-    if (len < FIXED + 12 || memcmp(b, MAGIC, 4) != 0)
+    if (len < FIXED_V1 + 12 || memcmp(b, MAGIC, 4) != 0)
         return sw_fail(err, SW_EFORMAT, "%s: not a syncwise RL policy (bad magic or too short)",
                        path);
     uint32_t version = sw_get_u32(b + 4);
-    if (version != SW_RL_FILE_VERSION)
-        return sw_fail(err, SW_EVERSION, "%s: policy format version %u (this build reads %d)", path,
-                       version, SW_RL_FILE_VERSION);
+    if (version != 1 && (version != SW_RL_FILE_VERSION || len < FIXED + 12))
+        return sw_fail(err, SW_EVERSION, "%s: policy format version %u (this build reads 1 to %d)",
+                       path, version, SW_RL_FILE_VERSION);
     uint32_t stored = sw_get_u32(b + len - 4), actual = sw_crc32(0, b, len - 4);
     if (stored != actual)
         return sw_fail(err, SW_ECHECKSUM,
@@ -111,7 +115,12 @@ static int decode(const uint8_t *b, size_t len, sw_rl_policy *out, const char *p
     hp->epsilon = sw_get_f32(b + 52);
     hp->lr = sw_get_f32(b + 56);
     uint64_t n = sw_get_u64(b + 60);
-    size_t off = FIXED;
+    size_t off = FIXED_V1;
+    if ((out->has_progress = sw_get_u32(b + 4) >= 2)) {
+        out->pre_runs = sw_get_u64(b + 68);
+        out->episodes = sw_get_u64(b + 76);
+        off = FIXED;
+    }
     if ((rc = sw_get_text(b, len - 4, &off, hp->qnet, sizeof hp->qnet, 1, "Q-network spec", path,
                           err)) ||
         (rc = sw_get_text(b, len - 4, &off, out->note, sizeof out->note, 0, "note", path, err)))

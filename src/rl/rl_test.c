@@ -220,6 +220,8 @@ static sw_rl_policy trained_like(sw_rl_agent **agent)
                       .weights = (float *)sw_rl_agent_weights(*agent),
                       .n_weights = sw_rl_agent_n_params(*agent)};
     strcpy(p.note, "syncwise rl train --seed 9");
+    p.pre_runs = 500;
+    p.episodes = 25;
     return p;
 }
 
@@ -236,6 +238,7 @@ static void policy_file_round_trip(void **state)
         fail_msg("%s", err);
     assert_memory_equal(&back.hp, &p.hp, sizeof p.hp);
     assert_string_equal(back.note, p.note);
+    assert_true(back.has_progress && back.pre_runs == 500 && back.episodes == 25);
     assert_int_equal(back.n_weights, p.n_weights);
     assert_memory_equal(back.weights, p.weights, p.n_weights * sizeof(float));
     sw_rl_policy_free(&back);
@@ -281,6 +284,28 @@ static int load_after(const char *path, size_t n, bool fix_crc, char *err)
     return rc;
 }
 
+/* A file of format 1 (the shipped policies): no progress, the rest read as before. */
+static void format_1_files_are_read_without_progress(void **state)
+{
+    (void)state;
+    sw_rl_agent *a;
+    sw_rl_policy p = trained_like(&a);
+    const char *v2 = sw_test_path("v2.swrl"), *v1 = sw_test_path("v1.swrl");
+    assert_int_equal(sw_rl_policy_save(v2, &p, NULL), 0);
+    size_t n = slurp(v2);
+    memmove(file_buf + 68, file_buf + 84, n - 84); /* drop the progress */
+    sw_put_u32(file_buf + 4, 1);
+    char err[SW_ERR_LEN];
+    assert_int_equal(load_after(v1, n - 16, true, err), 0);
+    sw_rl_policy back;
+    assert_int_equal(sw_rl_policy_load(v1, &back, err), 0);
+    assert_false(back.has_progress);
+    assert_string_equal(back.note, p.note);
+    assert_memory_equal(back.weights, p.weights, p.n_weights * sizeof(float));
+    sw_rl_policy_free(&back);
+    sw_rl_agent_free(a);
+}
+
 static void damaged_files_are_refused(void **state)
 {
     (void)state;
@@ -304,7 +329,7 @@ static void damaged_files_are_refused(void **state)
     sw_put_f32(file_buf + 16, 50.0f); /* trained with another feature scaling */
     assert_int_equal(load_after(bad, n, true, err), SW_EFORMAT);
     n = slurp(good);
-    sw_put_u32(file_buf + 8, 3); /* a layout this build does not know */
+    sw_put_u32(file_buf + 8, 9); /* a layout this build does not know */
     assert_int_equal(load_after(bad, n, true, err), SW_EFORMAT);
     n = slurp(good);
     sw_put_u32(file_buf + 8, SW_RL_LAYOUT_MOMENTUM); /* its tuple size says the paper's */
@@ -463,6 +488,7 @@ int main(void)
         cmocka_unit_test(the_waiting_layout_sees_who_waits_and_how_far_ahead),
         cmocka_unit_test(a_policy_learns_the_engines_optimizer),
         cmocka_unit_test(policy_file_round_trip),
+        cmocka_unit_test(format_1_files_are_read_without_progress),
         cmocka_unit_test(damaged_files_are_refused),
         cmocka_unit_test(greedy_rlp_is_deterministic),
         cmocka_unit_test(rlp_refuses_a_bad_file),
