@@ -125,6 +125,19 @@ static void features_are_normalised_newest_first(void **state)
     assert_true(f.state[8] > 0 && f.state[11] == 0.0f); /* the ring holds only 3 */
 }
 
+/* The default Q-network on a layout's state (10 tuples) has `inputs` inputs:
+ * (inputs x 64 + 64) + (64 x 32 + 32) + (32 x 3 + 3) parameters. */
+static void network_reads(uint32_t layout, size_t inputs)
+{
+    sw_rl_hparams hp = sw_rl_default_hparams();
+    hp.layout = layout;
+    sw_rl_agent *a;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_rl_agent_new(&a, &hp, NULL, 0, 1, err), 0);
+    assert_int_equal(sw_rl_agent_n_params(a), inputs * 64 + 64 + 64 * 32 + 32 + 32 * 3 + 3);
+    sw_rl_agent_free(a);
+}
+
 /* The second layout adds the optimizer's momentum to every tuple (Adam's beta1), the paper's
  * four features unchanged before it. */
 static void the_momentum_layout_adds_the_optimizers_momentum(void **state)
@@ -144,14 +157,10 @@ static void the_momentum_layout_adds_the_optimizers_momentum(void **state)
     sw_rl_features_init(&f, 2, SW_RL_LAYOUT_MOMENTUM, &adam);
     sw_rl_features_update(&f, &v, &(sw_push){.version = 0});
     assert_true(f.state[4] == 0.8f);
+    network_reads(SW_RL_LAYOUT_MOMENTUM, 50);
     sw_rl_hparams hp = sw_rl_default_hparams();
-    hp.layout = SW_RL_LAYOUT_MOMENTUM;
     sw_rl_agent *a;
     char err[SW_ERR_LEN];
-    assert_int_equal(sw_rl_agent_new(&a, &hp, NULL, 0, 1, err), 0);
-    /* 50 inputs: (50 x 64 + 64) + (64 x 32 + 32) + (32 x 3 + 3) */
-    assert_int_equal(sw_rl_agent_n_params(a), 50 * 64 + 64 + 64 * 32 + 32 + 32 * 3 + 3);
-    sw_rl_agent_free(a);
     hp.layout = 4;
     assert_int_equal(sw_rl_agent_new(&a, &hp, NULL, 0, 1, err), SW_EINVAL);
     assert_non_null(strstr(err, "feature layout 4"));
@@ -176,14 +185,7 @@ static void the_waiting_layout_sees_who_waits_and_how_far_ahead(void **state)
     sw_rl_features_update(&f, &v, &(sw_push){.version = 0, .clock = 2}); /* a fresh joiner */
     assert_true(f.state[5] == 1.0f && f.state[6] == 0.0f);
     assert_true(f.state[7 + 5] == 0.75f); /* the older tuple moved back whole */
-    sw_rl_hparams hp = sw_rl_default_hparams();
-    hp.layout = SW_RL_LAYOUT_WAITING;
-    sw_rl_agent *a;
-    char err[SW_ERR_LEN];
-    assert_int_equal(sw_rl_agent_new(&a, &hp, NULL, 0, 1, err), 0);
-    /* 70 inputs: (70 x 64 + 64) + (64 x 32 + 32) + (32 x 3 + 3) */
-    assert_int_equal(sw_rl_agent_n_params(a), 70 * 64 + 64 + 64 * 32 + 32 + 32 * 3 + 3);
-    sw_rl_agent_free(a);
+    network_reads(SW_RL_LAYOUT_WAITING, 70);
 }
 
 static int spy_init(void *state, sw_spec *spec, const sw_engine_view *v, const sw_policy_env *env,
