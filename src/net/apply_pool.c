@@ -65,6 +65,10 @@ static void *apply_thread(void *arg)
             run_job(pool, j, &sc);
         sw_frame_unref(j->frame);
         free(j);
+        pthread_mutex_lock(&pool->lock);
+        if (--pool->pending == 0)
+            pthread_cond_broadcast(&pool->idle);
+        pthread_mutex_unlock(&pool->lock);
     }
     free(sc.idx);
     free(sc.val);
@@ -84,6 +88,7 @@ int sw__pool_start(sw__apply_pool *pool, sw_engine *engine, size_t n, uint32_t t
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->more, NULL);
     pthread_cond_init(&pool->room, NULL);
+    pthread_cond_init(&pool->idle, NULL);
     pool->ready = true;
     size_t k = n ? n : 1;
     pool->own_idx = malloc(k * sizeof *pool->own_idx);
@@ -115,6 +120,7 @@ void sw__pool_stop(sw__apply_pool *pool)
     }
     pthread_cond_destroy(&pool->more);
     pthread_cond_destroy(&pool->room);
+    pthread_cond_destroy(&pool->idle);
     pthread_mutex_destroy(&pool->lock);
     free(pool->threads);
     free(pool->own_idx);
@@ -142,6 +148,17 @@ void sw__pool_run(sw__apply_pool *pool, sw_frame *frame, const sw_apply_job *job
         pool->head = j;
     pool->tail = j;
     pool->queued++;
+    pool->pending++;
     pthread_cond_signal(&pool->more);
+    pthread_mutex_unlock(&pool->lock);
+}
+
+void sw__pool_drain(sw__apply_pool *pool)
+{
+    if (!pool->ready)
+        return;
+    pthread_mutex_lock(&pool->lock);
+    while (pool->pending > 0 && pool->started > 0)
+        pthread_cond_wait(&pool->idle, &pool->lock);
     pthread_mutex_unlock(&pool->lock);
 }

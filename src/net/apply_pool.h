@@ -25,9 +25,10 @@ typedef struct sw__apply_pool {
     /* The jobs handed over and not yet taken, oldest first; at most `limit` of them, so that
      * the main thread slows down to the threads' pace instead of queuing without end. */
     pthread_mutex_t lock;
-    pthread_cond_t more, room;
+    pthread_cond_t more, room, idle;
     sw__pool_job *head, *tail;
     size_t queued, limit;
+    size_t pending; /* jobs handed over and not yet done: queued, or being applied */
     bool stopping, ready;
     /* The main thread's buffers, for a job it applies itself when memory for queuing runs out. */
     uint32_t *own_idx;
@@ -42,5 +43,8 @@ void sw__pool_stop(sw__apply_pool *pool);
 /* Hands a job and the checked PUSH or PUSH_SPARSE frame it came from to a thread (the frame is
  * shared, not copied). */
 void sw__pool_run(sw__apply_pool *pool, sw_frame *frame, const sw_apply_job *job);
+/* Waits until every job handed over is done: θ then holds every apply the engine decided, as a
+ * checkpoint labelled with the engine's version must. */
+void sw__pool_drain(sw__apply_pool *pool);
 
 #endif

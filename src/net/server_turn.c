@@ -120,6 +120,8 @@ int sw__server_checkpoint(server *s, char *err)
         sw__shards_save(s);
         return 0;
     }
+    if (s->threaded) /* the jobs of applies decided still running: θ is not yet version V's */
+        sw__pool_drain(&s->pool);
     sw_ckpt c = {.desc = sw_task_desc(s->task),
                  .model_version = sw_engine_version(s->engine),
                  .seed = s->p->seed,
