@@ -192,6 +192,18 @@ expect_server "a replacement on a full server"
 expect_output "3 joins, 1 crashed" "the replacement joined once the dead worker's slot was free"
 wait "${WPIDS[@]:1}"
 
+# A joiner refused as full whose server then ends: it does not blame a full server for the
+# silence after it.
+WPIDS=()
+start_server asp --max-time 2 --max-workers 1
+start_worker --delay-ms 20
+wait_status 15 'workers live 1'
+expect_status 1 "a joiner refused as full, then the run over" -- "$SW" worker --connect "$EP" \
+  --threads 1 --server-timeout 6 -q
+expect_output "was full, then silent for the last" "says the server went silent"
+expect_server "the run the joiner could not join"
+wait "${WPIDS[@]}"
+
 # A run whose parameters overflow (a learning rate far too high) ends at the server's next
 # evaluation, saying so; its checkpoint keeps the last finite save, which eval reads, and the
 # worker that pulled the overflowed parameters names the cause too.

@@ -99,6 +99,7 @@ static void on_error(worker *k, const sw_msg *m, sw_frame *frame, double now)
         if (!k->said_full) /* JOIN goes again every second, until --server-timeout */
             sw_log(SW_LOG_INFO, "the server is full: trying again until a slot frees");
         k->said_full = true;
+        k->full_at = now;
     } else if (k->state == JOINING) {
         sw__worker_fail(k, SW_ESTATE, "the server answered a join with '%.*s'", len, why);
     } else {

@@ -92,6 +92,7 @@ struct sw_worker {
     uint64_t seq;       /* the number of the next push */
     uint32_t push_flags; /* the last push's, for sending it again */
     bool said_full;     /* a join refused for want of a slot was told once */
+    double full_at;     /* when the server last said so */
     /* Shared with the heartbeat thread. */
     atomic_uint id;
     atomic_bool rejoin; /* the server no longer knows us */
