@@ -109,7 +109,7 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(p.max_time_s), 0, 1e9, "S",
                 "stop S seconds after starting (the wait for\n--wait-workers included)")},
     {SW_OPT_ROW(SW_OPT_U64, "max-applies", 0, AT(p.max_applies), 0, 0, "N",
-                "stop after N applies")},
+                "stop after N applies (by this process: after\n--resume, counted from the resumed version)")},
     {SW_OPT_ROW(SW_OPT_F64, "eval-every", 0, AT(p.eval_every_s), 0.01, 1e9, "S",
                 "seconds between evaluations")},
     {SW_OPT_ROW(SW_OPT_STR, "log", 0, AT(log_path), 0, 0, "FILE",
