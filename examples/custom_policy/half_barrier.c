@@ -78,7 +78,7 @@ static int half_promise_end(void *state, const sw_check *c, char *why)
     sw_check_call_facts(c, &call);
     if (!call.applied)
         return 0;
-    if (call.start != SW_EV_PUSH)
+    if (!call.started || call.start != SW_EV_PUSH)
         return snprintf(why, SW_ERR_LEN, "applied outside a push");
     uint32_t need = needed(state, call.live_at_decision);
     if (call.applied_n < need)

@@ -81,7 +81,8 @@ const char *sw_check_unknown_policy(const sw_check *c);
 
 /* The engine call being replayed: the event that began it and what its decision did so far. */
 typedef struct sw_check_call {
-    sw_event_kind start;   /* push, join, leave, crash, switch or tick */
+    bool started;          /* false for a log's first events, before any call began */
+    sw_event_kind start;   /* push, join, leave, crash, switch or tick, once started */
     uint32_t worker;       /* the starting event's worker */
     uint64_t push_version; /* a push: the version its gradient was computed at, */
     uint64_t push_V;       /* and the version when it arrived */

@@ -39,7 +39,8 @@ int sw_check_register_promise(const sw_promise_ops *ops, char *err)
 void sw_check_call_facts(const sw_check *c, sw_check_call *out)
 {
     const ck_group *g = &c->g;
-    *out = (sw_check_call){.start = g->start,
+    *out = (sw_check_call){.started = g->started,
+                           .start = g->start,
                            .worker = g->worker,
                            .push_version = g->push_ver,
                            .push_V = g->push_V,
