@@ -98,6 +98,22 @@ for run in "ssp:s=2 2" "asp 3" "bsp 3 --momentum 0.5"; do
   expect_shards "sparse $policy on $shards shards"
 done
 
+# Workers that leave after --max-steps lose no gradient: the server hears of a push from the
+# shard, so a LEAVE sent at once could overtake the last one (it lost one in most runs).
+WPIDS=()
+start_shards 1
+start_server asp --max-applies 400 --max-time 30
+for i in 1 2 3 4; do start_worker --max-steps 100; done
+wait "${WPIDS[@]}"
+expect_server "4 workers of 100 steps each on a shard"
+expect_output "version 400 (from 0), 400 pushes" "every one of their 400 pushes was applied"
+for w in 0 1 2 3; do
+  checks=$((checks + 1))
+  n=$(grep -c "\"ev\":\"push\",\"w\":$w," "$LOG")
+  [ "$n" -eq 100 ] || { echo "FAIL: worker $w: $n pushes in the log, not 100"; failures=$((failures + 1)); }
+done
+expect_shards "the shard of workers that left after --max-steps"
+
 # DBW on 2 shards decides on the gradients' norms the shards measure: with one straggler and
 # large batches (little gradient noise) it stops waiting for the straggler, which it could not
 # do without the norms (k stays at every worker until its estimates exist).

@@ -55,14 +55,18 @@ static void on_welcome(worker *k, const sw_msg *m, sw_frame *frame, double now)
 
 static void on_release(worker *k, const sw_msg *m, sw_frame *frame, double now)
 {
-    if (k->state != JOINING) /* else an answer to what we sent before joining again */
+    if (k->leaving) /* the last push is in */
+        sw_worker_leave(k);
+    else if (k->state != JOINING) /* else an answer to what we sent before joining again */
         sw__worker_release(k, m, frame, now);
 }
 
 static void on_wait(worker *k, const sw_msg *m, sw_frame *frame, double now)
 {
     (void)frame;
-    if (k->state == JOINING)
+    if (k->leaving)
+        sw_worker_leave(k);
+    if (k->state == JOINING || k->state == OVER)
         return;
     k->redo |= (m->flags & SW_FLAG_DROPPED) != 0;
     k->state = HELD;
@@ -165,10 +169,15 @@ static void silent(worker *k, double now)
     k->server_gone = true;
 }
 
-/* What is due: a JOIN again, a push, or giving up on a silent server. */
+/* What is due: a JOIN again, a push, a LEAVE that waited long enough, or giving up on a silent
+ * server. */
 static void deadlines(worker *k, double now)
 {
-    if (k->state == JOINING)
+    if (k->leaving && now >= k->leave_by) {
+        sw_log(SW_LOG_WARN, "no answer to our last push in %.0f s: leaving without it",
+               now - k->since);
+        sw_worker_leave(k);
+    } else if (k->state == JOINING)
         sw__worker_rejoin_due(k, now);
     else if (k->state == COMPUTED && now >= k->push_at)
         sw__worker_push(k, now);
@@ -185,6 +194,7 @@ static double next_due(const worker *k, double now)
                  : k->state == COMPUTED ? k->push_at
                                         : silent_since(k) + k->p->server_timeout_s;
     due = sw__worker_shards_again_at(k) < due ? sw__worker_shards_again_at(k) : due;
+    due = k->leaving && k->leave_by < due ? k->leave_by : due;
     return k->beating && due > now + RECHECK_S ? now + RECHECK_S : due;
 }
 
@@ -195,12 +205,25 @@ void sw_worker_leave(sw_worker *k)
     k->state = OVER;
 }
 
+void sw__worker_leave_when_answered(worker *k, double now)
+{
+    if (!k->cfg.n_shards || k->state != ANSWER) {
+        sw_worker_leave(k);
+        return;
+    }
+    k->leaving = true;
+    double wait =
+        k->p->server_timeout_s < SW_LEAVE_WAIT_S ? k->p->server_timeout_s : SW_LEAVE_WAIT_S;
+    k->leave_by = now + wait;
+}
+
 static double turn(void *ctx, double now)
 {
     worker *k = ctx;
-    if (k->p->stop && *k->p->stop) { /* a stopped worker says goodbye: no crash to detect */
-        sw_worker_leave(k);
-        return SW_AGENT_DONE;
+    if (k->p->stop && *k->p->stop && !k->leaving) { /* a stopped worker says goodbye */
+        sw__worker_leave_when_answered(k, now);
+        if (k->state == OVER)
+            return SW_AGENT_DONE;
     }
     /* A worker waiting at a barrier sends nothing: only its heartbeats learn that a restarted
      * server does not know it. */

@@ -91,6 +91,8 @@ struct sw_worker {
                          * the push's answer */
     uint64_t seq;       /* the number of the next push */
     uint32_t push_flags; /* the last push's, for sending it again */
+    bool leaving;        /* LEAVE goes once the server answers the last push, or at leave_by */
+    double leave_by;
     bool said_full;     /* a join refused for want of a slot was told once */
     double full_at;     /* when the server last said so */
     /* Shared with the heartbeat thread. */
@@ -134,6 +136,13 @@ void sw__worker_fail(worker *k, int rc, const char *fmt, ...)
  * be noticed: it is sent again every SW_JOIN_RETRY_S (the server answers a repeat from the same
  * connection with the same id). */
 #define SW_JOIN_RETRY_S 1.0
+
+/* The worker is done (--max-steps, or stopped): LEAVE. In a sharded run the server hears of a
+ * push from the shards, and a LEAVE sent at once could overtake the last one, which the server
+ * would then forget; so while a push awaits its answer, LEAVE waits for it (SW_LEAVE_WAIT_S at
+ * most, or --server-timeout if shorter). */
+#define SW_LEAVE_WAIT_S 5.0
+void sw__worker_leave_when_answered(worker *k, double now);
 
 /* Joining: JOIN now (and again when it is not answered); WELCOME's configuration, loaded. */
 void sw__worker_join(worker *k, double now);

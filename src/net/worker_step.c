@@ -171,8 +171,6 @@ void sw__worker_push(worker *k, double now)
     k->r->steps++;
     k->state = ANSWER;
     k->since = now;
-    if (k->p->max_steps && k->r->steps >= k->p->max_steps) {
-        sw__worker_send(k, SW_MSG_LEAVE, 0, k->version, "", 0, NULL);
-        k->state = OVER;
-    }
+    if (k->p->max_steps && k->r->steps >= k->p->max_steps)
+        sw__worker_leave_when_answered(k, now);
 }
