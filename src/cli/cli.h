@@ -100,14 +100,15 @@ int sw_cli_policy_list(const char *cmd, const char *opt, const char *list, char 
  * sw_is_baseline takes it), malloc'd; NULL after a message. At most min(max, 64) specs. */
 char *sw_cli_policy_list_joined(const char *cmd, const char *opt, const char *list, int max);
 
-/* CURVE options that only work together (our key pair and the peer's public key or the
- * clients' list): one without the other would run without CURVE, unasked. Fails (status 2)
- * naming both. */
 /* An endpoint given to `opt` (NULL: none given), checked before anything starts: 0, or 2 with
  * the message (a bad endpoint is the command line's, said before a socket opens). A list (the
  * server's --shards) is checked entry by entry. */
 int sw_cli_endpoint_ok(const char *cmd, const char *opt, const char *ep, bool bind);
 int sw_cli_shard_list_ok(const char *cmd, const char *list);
+
+/* CURVE options that only work together (our key pair and the peer's public key or the
+ * clients' list): one without the other would run without CURVE, unasked. Fails (status 2)
+ * naming both. */
 int sw_cli_curve_pair(const char *cmd, const char *key_opt, const char *key, const char *other_opt,
                       const char *other);
 

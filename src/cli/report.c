@@ -16,13 +16,13 @@
 
 #include "cli.h"
 #include "opts.h"
-#include "syncwise/spec.h"
 #include "report_plots.h"
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
 #include "syncwise/file.h"
 #include "syncwise/log.h"
 #include "syncwise/report.h"
+#include "syncwise/spec.h"
 
 #define CMD "report"
 

@@ -114,7 +114,7 @@ static int parse_widths(sw_spec *s, long widths[], long *h, char *err)
     for (;;) {
         char *end;
         long u = strtol(p, &end, 10);
-        if (!sw_spec_decimal(p) || end == p || u < 1 || u > (1 << 16) || n == SW__MAX_LAYERS / 2 - 1)
+        if (!sw_spec_decimal(p) || u < 1 || u > (1 << 16) || n == SW__MAX_LAYERS / 2 - 1)
             return sw_fail(err, SW_EINVAL, "mlp: u=%s is not a width in [1, 65536] or a list "
                            "of at most %d widths like 64/32", text, SW__MAX_LAYERS / 2 - 1);
         widths[n++] = u;
