@@ -129,6 +129,9 @@ extern const ck_promise *const sw__promises[];
  * `policy` (NULL: none). */
 extern const ck_promise sw__promise_own;
 const sw_promise_ops *ck_own_promise(const char *policy);
+/* The promise the checker holds `policy` to: its own, the adapter of one registered for it, or
+ * NULL (only the rules every run keeps). */
+const ck_promise *ck_promise_for(const char *policy);
 
 /* Fails with SW_EPROMISE and the message, prefixed by the policy in force. */
 int ck_broken(const sw_check *c, char *err, const char *fmt, ...)

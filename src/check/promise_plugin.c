@@ -24,11 +24,11 @@ int sw_check_register_promise(const sw_promise_ops *ops, char *err)
     if (!ops || !ops->policy || !sw_policy_find(ops->policy))
         return sw_fail(err, SW_EINVAL, "a promise names a registered policy ('%s' is not one)",
                        ops && ops->policy ? ops->policy : "");
-    for (int i = 0; sw__promises[i]; i++)
-        if (strcmp(sw__promises[i]->policy, ops->policy) == 0)
-            return sw_fail(err, SW_EINVAL, "'%s' has the checker's own promise", ops->policy);
-    if (ck_own_promise(ops->policy))
-        return sw_fail(err, SW_EINVAL, "'%s' has a promise already", ops->policy);
+    const ck_promise *known = ck_promise_for(ops->policy);
+    if (known)
+        return sw_fail(err, SW_EINVAL, "'%s' has %s", ops->policy,
+                       known == &sw__promise_own ? "a promise already"
+                                                 : "the checker's own promise");
     if (n_registered == SW_POLICY_MAX_REGISTERED)
         return sw_fail(err, SW_ERANGE, "more than %d promises of one's own",
                        SW_POLICY_MAX_REGISTERED);

@@ -58,6 +58,14 @@ static int engine_takes(const sw_check *c, const char *spec, char *err)
     return 0;
 }
 
+const ck_promise *ck_promise_for(const char *policy)
+{
+    for (int i = 0; sw__promises[i]; i++)
+        if (strcmp(sw__promises[i]->policy, policy) == 0)
+            return sw__promises[i];
+    return ck_own_promise(policy) ? &sw__promise_own : NULL;
+}
+
 void ck_stop_promise(sw_check *c)
 {
     if (c->promise && c->promise->fini && c->pstate)
@@ -78,12 +86,7 @@ int ck_start_promise(sw_check *c, const char *spec_text, char *err)
         return ck_engine_broke(err, "a spec no engine takes: %s", why);
     ck_stop_promise(c);
     snprintf(c->spec, sizeof c->spec, "%s", spec_text);
-    for (int i = 0; sw__promises[i]; i++)
-        if (strcmp(sw__promises[i]->policy, spec.name) == 0)
-            c->promise = sw__promises[i];
-    if (!c->promise && ck_own_promise(spec.name))
-        c->promise = &sw__promise_own;
-    if (!c->promise) {
+    if (!(c->promise = ck_promise_for(spec.name))) {
         if (!c->unknown[0])
             snprintf(c->unknown, sizeof c->unknown, "%s", spec.name);
         return 0;
