@@ -100,9 +100,8 @@ static void on_error(worker *k, const sw_msg *m, sw_frame *frame, double now)
         }
     } else if (k->state == JOINING && len == (int)strlen(SW_REFUSED_FULL) &&
                !memcmp(why, SW_REFUSED_FULL, (size_t)len)) {
-        if (!k->said_full) /* JOIN goes again every second, until --server-timeout */
+        if (k->full_at < 0) /* JOIN goes again every second, until --server-timeout */
             sw_log(SW_LOG_INFO, "the server is full: trying again until a slot frees");
-        k->said_full = true;
         k->full_at = now;
     } else if (k->state == JOINING) {
         sw__worker_fail(k, SW_ESTATE, "the server answered a join with '%.*s'", len, why);
@@ -263,6 +262,7 @@ int sw_worker_new(sw_worker **out, sw_net *net, const sw_worker_params *p, sw_wo
     k->p = p;
     k->r = r;
     k->net = net;
+    k->full_at = -1;
     atomic_init(&k->id, SW_NO_WORKER);
     atomic_init(&k->rejoin, false);
     atomic_init(&k->token, 0);

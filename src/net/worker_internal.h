@@ -93,8 +93,7 @@ struct sw_worker {
     uint32_t push_flags; /* the last push's, for sending it again */
     bool leaving;        /* LEAVE goes once the server answers the last push, or at leave_by */
     double leave_by;
-    bool said_full;     /* a join refused for want of a slot was told once */
-    double full_at;     /* when the server last said so */
+    double full_at; /* when a join was last refused for want of a slot (< 0: never) */
     /* Shared with the heartbeat thread. */
     atomic_uint id;
     atomic_bool rejoin; /* the server no longer knows us */

@@ -36,13 +36,13 @@ void sw__worker_rejoin_due(worker *k, double now)
         return;
     }
     /* Full until the last JOIN or two, or full and then silent: the run over, most likely. */
-    bool still_full = now - k->full_at <= 2.5 * SW_JOIN_RETRY_S;
-    if (k->said_full && still_full)
+    bool said_full = k->full_at >= 0, still_full = now - k->full_at <= 2.5 * SW_JOIN_RETRY_S;
+    if (said_full && still_full)
         sw__worker_fail(k, SW_EIO,
                         "the server at %s was full for %.0f s: no slot freed (its "
                         "--max-workers; --server-timeout waits longer)",
                         k->p->connect, k->p->server_timeout_s);
-    else if (k->said_full)
+    else if (said_full)
         sw__worker_fail(k, SW_EIO,
                         "the server at %s was full, then silent for the last %.0f s (the run "
                         "over?)",
