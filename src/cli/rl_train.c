@@ -162,6 +162,13 @@ static int save(plan *p, const sw_rl_agent *a, const char *what)
     return 0;
 }
 
+/* After the phase's run `done` of `total`, `at` ("episode 25"): the file is written every
+ * --save-every runs and at the phase's end. */
+static int save_due(plan *p, const sw_rl_agent *a, long done, long total, const char *at)
+{
+    return done % p->save_every == 0 || done == total ? save(p, a, at) : 0;
+}
+
 static int new_agent(const plan *p, sw_rl_agent **a)
 {
     char err[SW_ERR_LEN];
@@ -259,7 +266,7 @@ static int pretrain(plan *p, sw_rl_agent *a)
     double t0 = sw_clock_now_s(), loss = 0;
     int rc = 0;
     long total = p->pre_instances * n, done = p->pre_done, first = done;
-    char err[SW_ERR_LEN], detail[512];
+    char err[SW_ERR_LEN], detail[512], at[64];
     for (long i = done / n; i < p->pre_instances && !rc; i++)
         for (int k = (int)(done % n); k < n && !rc; k++, done++) {
             sw_rl_run run;
@@ -269,8 +276,8 @@ static int pretrain(plan *p, sw_rl_agent *a)
                 rc = sw_cli_error(CMD, "pre-training %s on instance %ld: %s", names[k], i, err);
                 break;
             }
-            snprintf(detail, sizeof detail, "pre-training run %ld", done + 1);
-            if ((rc = diverged(p, detail, run.td_loss)))
+            snprintf(at, sizeof at, "pre-training run %ld", done + 1);
+            if ((rc = diverged(p, at, run.td_loss)))
                 break;
             loss = done > first ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
             snprintf(detail, sizeof detail, "%s on %s: %.0f s to target, regression loss %.3g",
@@ -278,9 +285,7 @@ static int pretrain(plan *p, sw_rl_agent *a)
             progress(p, "pre-training", done + 1, total, first, p->episodes - p->episodes_done, t0,
                      detail);
             p->pre_done = done + 1;
-            snprintf(detail, sizeof detail, "pre-training run %ld", done + 1);
-            if ((done + 1) % p->save_every == 0 || done + 1 == total)
-                rc = save(p, a, detail);
+            rc = save_due(p, a, done + 1, total, at);
         }
     for (int k = 0; k < n; k++)
         free(names[k]);
@@ -290,14 +295,14 @@ static int pretrain(plan *p, sw_rl_agent *a)
 static int train_episodes(plan *p, sw_rl_agent *a)
 {
     double t0 = sw_clock_now_s(), avg = 0, loss = 0;
-    char err[SW_ERR_LEN], detail[512];
+    char err[SW_ERR_LEN], detail[512], at[64];
     for (long e = p->episodes_done, first = e; e < p->episodes; e++) {
         sw_rl_run run;
         if (sw_rl_run_instance(&p->rl.sc, p->rl.seed, FIRST_TRAIN_INSTANCE + (uint64_t)e, 0,
                                "actions", SW_RL_LEARN, a, p->hp.epsilon, &run, err))
             return sw_cli_error(CMD, "episode %ld: %s", e + 1, err);
-        snprintf(detail, sizeof detail, "episode %ld", e + 1);
-        if (diverged(p, detail, run.td_loss))
+        snprintf(at, sizeof at, "episode %ld", e + 1);
+        if (diverged(p, at, run.td_loss))
             return 1;
         avg = e > first ? 0.95 * avg + 0.05 * run.time : run.time;
         loss = e > first ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
@@ -306,8 +311,7 @@ static int train_episodes(plan *p, sw_rl_agent *a)
                  run.reached ? "" : " (target not reached)", avg, loss);
         progress(p, "episode", e + 1, p->episodes, first, 0, t0, detail);
         p->episodes_done = e + 1;
-        snprintf(detail, sizeof detail, "episode %ld", e + 1);
-        if (((e + 1) % p->save_every == 0 || e + 1 == p->episodes) && save(p, a, detail))
+        if (save_due(p, a, e + 1, p->episodes, at))
             return 1;
     }
     return 0;
