@@ -114,8 +114,9 @@ typedef struct sw_stop_eval {
 } sw_stop_eval;
 
 void sw_stopper_init(sw_stopper *st, const sw_stop_rules *rules);
-/* Fails when the rules ask for what the task cannot give: a target accuracy of a regression
- * task, which has no accuracy, so that the run would go on to its limits. */
+/* Fails when the rules ask for what no run or the task cannot give, so that the run would go on
+ * to its limits: a target accuracy outside [0, 1] (nor could a log say it), or one of a
+ * regression task, which has no accuracy. */
 int sw_stop_rules_check(const sw_stop_rules *rules, bool classify, char *err);
 /* After an evaluation: a target met, patience run out, or SW_STOP_NONE. *improved says it was
  * the best so far (the weights early stopping keeps). */

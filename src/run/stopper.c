@@ -30,6 +30,9 @@ void sw_stopper_init(sw_stopper *st, const sw_stop_rules *rules)
 
 int sw_stop_rules_check(const sw_stop_rules *rules, bool classify, char *err)
 {
+    if (!(rules->target_acc >= 0 && rules->target_acc <= 1)) /* a log's reader refuses it */
+        return sw_fail(err, SW_EINVAL, "a target accuracy of %g is not in [0, 1]",
+                       rules->target_acc);
     if (rules->target_acc > 0 && !classify)
         return sw_fail(err, SW_EINVAL,
                        "a target accuracy needs a classification task, and this data set's is "

@@ -547,6 +547,10 @@ static void bad_configurations(void **state)
     c.data = NULL;
     c.target_acc = 0.5;
     assert_int_equal(sw_sim_run(&c, &res, err), SW_EINVAL);
+    c = base("asp");
+    c.target_acc = 2; /* the log's reader would refuse it */
+    assert_int_equal(sw_sim_run(&c, &res, err), SW_EINVAL);
+    assert_non_null(strstr(err, "not in [0, 1]"));
 }
 
 int main(void)
