@@ -80,6 +80,26 @@ expect_status 0 "rlp in the simulator" -- "$SW" sim --policy "rlp:file=$TMP/p.sw
 expect_output "policy rlp:file=" "sim runs the learned policy"
 expect_output "loss probe" "sim reports the loss probe's share"
 
+# The stretch layout: a policy that picks bsp, ssp:s=4 or asp per stretch, run as rlswitch (rl
+# eval tells from the file); rlp and rlswitch each refuse the other's files, saying which to use.
+expect_status 0 "rl train --features stretch" -- "$SW" rl train "${inst[@]}" --pre-instances 1 \
+  --episodes 3 --features stretch --gamma 1 --out "$TMP/s.swrl" --seed 5
+expect_output "pre-training 5/5" "a stretch policy pre-trains on the classic policies"
+expect_status 0 "rl eval of a stretch policy" -- "$SW" rl eval "${inst[@]}" \
+  --policy "$TMP/s.swrl" --instances 1 --seeds 1 --baselines asp
+expect_output "rlswitch:file=$TMP/s.swrl" "eval runs a stretch policy as rlswitch"
+expect_status 0 "rlswitch in the simulator, checked" -- "$SW" sim --policy "rlswitch:file=$TMP/s.swrl" \
+  --workers 4 --data "synthetic:task=logistic,d=10,n=3000" --model softmax --lr 0.1 \
+  --max-pushes 600 --log "$TMP/s.jsonl"
+expect_status 0 "its log keeps rlswitch's promise" -- "$SW" check "$TMP/s.jsonl"
+expect_output "every promise kept" "check holds rlswitch to its promise"
+expect_status 2 "rlp refuses a stretch policy" -- "$SW" sim --policy "rlp:file=$TMP/s.swrl" \
+  --no-model --max-pushes 10
+expect_output "run it as rlswitch:file=$TMP/s.swrl" "and says how to run it"
+expect_status 2 "rlswitch refuses a policy per push" -- "$SW" sim \
+  --policy "rlswitch:file=$TMP/p.swrl" --no-model --max-pushes 10
+expect_output "run it as rlp:file=$TMP/p.swrl" "and says how to run that"
+
 # The shipped policy is what `rlp` uses without file=.
 expect_status 0 "the shipped policy" -- "$SW" sim --policy rlp --workers 4 \
   --data "synthetic:task=logistic,d=10,n=3000" --model softmax --lr 0.1 --max-pushes 500

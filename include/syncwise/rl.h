@@ -19,6 +19,10 @@
  * server's optimizer (heavy ball or Nesterov mu, Adam's beta1, 0 for plain SGD). It tells the
  * policy how long an applied gradient goes on acting, which is what makes staleness cost more
  * (docs/results/rl.md: under momentum 0.9 BSP needs a quarter of ASP's gradients).
+ *
+ * A fourth layout (not the paper's) is another action space: policy `rlswitch` decides once per
+ * stretch of SW_RL_STRETCH_STEPS steps per live worker which classic policy runs the next
+ * stretch (bsp, ssp:s=4 or asp), from one tuple per stretch (docs/rl.md, "Stretches").
  */
 #ifndef SYNCWISE_RL_H
 #define SYNCWISE_RL_H
@@ -40,6 +44,7 @@ typedef enum sw_rl_layout {
     SW_RL_LAYOUT_PAPER = 1,
     SW_RL_LAYOUT_MOMENTUM = 2,
     SW_RL_LAYOUT_WAITING = 3,
+    SW_RL_LAYOUT_STRETCH = 4,
 } sw_rl_layout;
 /* Features per iteration of a layout; 0 for a value that is none. */
 uint32_t sw_rl_tuple(uint32_t layout);
@@ -50,6 +55,12 @@ uint32_t sw_rl_tuple(uint32_t layout);
 /* Steps ahead of the slowest that read 1 in the waiting layout: part of that layout's
  * definition (files record the layout, not this), so a change needs a new layout. */
 #define SW_RL_LEAD_UNIT 8.0
+/* The stretch layout's definition (a change would be a new layout): a stretch is this many
+ * steps per live worker; its tuple's loss fall is scaled by SW_RL_STRETCH_DLOSS_SCALE; action
+ * a runs sw_rl_stretch_policies[a] through the stretch. */
+#define SW_RL_STRETCH_STEPS 10
+#define SW_RL_STRETCH_DLOSS_SCALE 10.0
+extern const char *const sw_rl_stretch_policies[SW_RL_ACTIONS];
 
 /* Learning hyperparameters: stored in policy files so that a run can be reproduced. */
 typedef struct sw_rl_hparams {
@@ -78,6 +89,7 @@ typedef struct sw_rl_features {
     uint64_t n;              /* iterations seen */
     double loss0;            /* L0, NAN until the first apply */
     float momentum;          /* the fifth feature */
+    double mark_loss;        /* the stretch layout: the probe loss when the last stretch ended */
     float ring[SW_RL_MAX_HISTORY][SW_RL_TUPLE_MAX];
     float state[SW_RL_MAX_HISTORY * SW_RL_TUPLE_MAX]; /* newest tuple first, history x tuple */
 } sw_rl_features;
@@ -92,6 +104,23 @@ void sw_rl_features_init(sw_rl_features *f, uint32_t history, uint32_t layout,
 
 /* Records the iteration the view just applied (the push p) and rebuilds f->state. */
 void sw_rl_features_update(sw_rl_features *f, const sw_engine_view *v, const sw_push *p);
+
+/* The stretch layout: notes L0 from an apply's view (the first one's counts), and records a
+ * stretch that ended after `pushes` pushes in all, run by action `ran` (-1 before the first),
+ * then rebuilds f->state. Its tuple: n (as above, from the pushes), L / L0, the loss fall over
+ * the stretch (SW_RL_STRETCH_DLOSS_SCALE (L_start - L_end) / L0, clipped to +-10), the
+ * momentum, and the action that ran, one-hot. */
+void sw_rl_features_note_loss0(sw_rl_features *f, const sw_engine_view *v);
+void sw_rl_features_stretch(sw_rl_features *f, const sw_engine_view *v, uint64_t pushes, int ran);
+
+/* What picks rlswitch's action at each stretch when a caller runs it as its own policy
+ * (sw_policy_env.ctx): a training episode, told the state, the time and the probe loss in units
+ * of L0 (NAN while unknown); the state has `history` stretches. */
+typedef struct sw_rl_chooser {
+    int (*choose)(void *ctx, const float *state, double now, double loss);
+    void *ctx;
+    uint32_t history;
+} sw_rl_chooser;
 
 /* ---- Q-network and agent ----------------------------------------------------------------- */
 
@@ -150,5 +179,7 @@ void sw_rl_policy_free(sw_rl_policy *p);
 
 /* The policy file `rlp` uses when given no file= (installed copy first, then the source tree's). */
 const char *sw_rl_default_policy_path(void);
+/* Another shipped policy, `name` in the same directory as that one (rlswitch's). */
+void sw_rl_shipped_path(const char *name, char *out, size_t cap);
 
 #endif

@@ -31,7 +31,8 @@ typedef struct sw_rl_scenario {
     double target_acc;   /* each episode ends at this validation accuracy */
     double eval_every;   /* virtual seconds between evaluations */
     uint64_t max_pushes; /* a cap for episodes that never reach the target */
-    double reward_unit;  /* seconds a reward of -1 stands for; 0: base step / workers */
+    double reward_unit;  /* seconds a reward of -1 stands for; 0: base step / workers, or
+                          * SW_RL_STRETCH_STEPS base steps for the stretch layout */
     /* Beside the paper's reward (minus the time), a reward of `reward_progress` per fall of the
      * probe loss by its first value, earned in the transition that saw it fall (0: the paper's
      * reward alone). Waiting pays only at the finish line under minus the time; this pays for
@@ -76,6 +77,8 @@ typedef enum sw_rl_mode {
     SW_RL_EMULATE, /* record states of an `actions` run whose choices copy a classic policy
                     * ("bsp", "asp", "ssp:s=S" in our convention), then regress on returns */
     SW_RL_LEARN,   /* double DQN while acting eps-greedily */
+    /* With an agent of the stretch layout both run rlswitch, choosing per stretch: the copy of
+     * a classic policy is the action that stands for it (any ssp for ssp:s=4). */
 } sw_rl_mode;
 
 /* Whether SW_RL_EMULATE can copy `policy` (bsp, asp or ssp:s=S); SW_EINVAL with a message if

@@ -339,6 +339,40 @@ static void actions_release_nobody_the_pusher_or_all(void **state)
     expect(s, "neither nobody, the pusher nor all");
 }
 
+/* rlswitch: what bsp, ssp and asp all keep, and their hand-overs: a barrier of everyone at the
+ * scale of its gradients, an apply on arrival at 1, asp taking over bsp's buffer at 1; never a
+ * drop, nor a sum scaled without everyone waiting. */
+static void rlswitch_keeps_what_its_three_policies_keep(void **state)
+{
+    (void)state;
+    script *s = open_script("rlswitch", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    push(s, 1, 1, 0);
+    apply(s, 2); /* bsp's barrier */
+    release(s, 0, 1);
+    release(s, 1, 1);
+    push(s, 0, 2, 1);
+    push(s, 1, 2, 1);
+    apply_scaled(s, 2, 1); /* asp taking over a buffer */
+    release(s, 0, 2);
+    release(s, 1, 2);
+    expect(s, NULL);
+
+    s = open_script("rlswitch", 3);
+    start_all(s, 3);
+    push(s, 0, 1, 0);
+    push(s, 1, 1, 0);
+    apply(s, 2);
+    expect(s, "neither 1 nor, in a barrier of every live worker, their number");
+
+    s = open_script("rlswitch", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    drop(s, 0, 0);
+    expect(s, "dropped the gradient of worker 0");
+}
+
 /* Rules the independent review found loose: placement, grants, wake-ups, specs, scales, and the
  * backup workers' departures. */
 static void what_no_policy_does_and_where_it_shows(void **state)
@@ -469,6 +503,7 @@ int main(void)
         cmocka_unit_test(bsp_waits_for_everyone),
         cmocka_unit_test(backup_and_sync_drop_the_late_and_count_k),
         cmocka_unit_test(ebsp_stops_workers_at_the_searched_barrier),
+        cmocka_unit_test(rlswitch_keeps_what_its_three_policies_keep),
         cmocka_unit_test(actions_release_nobody_the_pusher_or_all),
         cmocka_unit_test(what_no_policy_does_and_where_it_shows),
         cmocka_unit_test(backup_settles_departures_and_never_sits_on_k),

@@ -3,14 +3,24 @@
 
 #include "check_internal.h"
 
-extern const ck_promise sw__promise_asp, sw__promise_ssp, sw__promise_dssp,
-    sw__promise_actions, sw__promise_rlp, sw__promise_bsp, sw__promise_backup, sw__promise_dbw,
-    sw__promise_bdbw, sw__promise_sync, sw__promise_ebsp;
+extern const ck_promise sw__promise_asp, sw__promise_ssp, sw__promise_dssp, sw__promise_actions,
+    sw__promise_rlp, sw__promise_bsp, sw__promise_backup, sw__promise_dbw, sw__promise_bdbw,
+    sw__promise_sync, sw__promise_ebsp, sw__promise_rlswitch;
 
 const ck_promise *const sw__promises[] = {
-    &sw__promise_asp,    &sw__promise_ssp,  &sw__promise_dssp, &sw__promise_actions,
-    &sw__promise_rlp,    &sw__promise_bsp,  &sw__promise_backup, &sw__promise_dbw,
-    &sw__promise_bdbw,   &sw__promise_sync, &sw__promise_ebsp, NULL,
+    &sw__promise_asp,
+    &sw__promise_ssp,
+    &sw__promise_dssp,
+    &sw__promise_actions,
+    &sw__promise_rlp,
+    &sw__promise_bsp,
+    &sw__promise_backup,
+    &sw__promise_dbw,
+    &sw__promise_bdbw,
+    &sw__promise_sync,
+    &sw__promise_ebsp,
+    &sw__promise_rlswitch,
+    NULL,
 };
 
 int ck_no_liveness(const sw_check *c, const sw_event *ev, char *err)

@@ -22,15 +22,14 @@
 #define AT(field) offsetof(sw_rl_eval, field)
 static const sw_opt own[] = {
     {SW_OPT_ROW(SW_OPT_STR, "policy", 0, AT(policy_file), 0, 0, "FILE",
-                "learned policy: a file, or an rlp spec (rlp:file=A,high=B)"),
+                "learned policy: a file, or an rlp or rlswitch spec\n(rlp:file=A,high=B)"),
      .shown = "the shipped one"},
     {SW_OPT_ROW(SW_OPT_STR, "baselines", 0, AT(baselines), 0, 0, "LIST",
                 "policies to compare with")},
     {SW_OPT_ROW(SW_OPT_LONG, "instances", 0, AT(instances), 1, 1000000, "N", "test instances")},
     {SW_OPT_ROW(SW_OPT_LONG, "seeds", 0, AT(seeds), 1, 10000, "K",
                 "runs of each instance with other seeds")},
-    {SW_OPT_ROW(SW_OPT_LONG, "jobs", 'j', AT(jobs), 0, 256, "N",
-                "runs at once (0: one per core)")},
+    {SW_OPT_ROW(SW_OPT_LONG, "jobs", 'j', AT(jobs), 0, 256, "N", "runs at once (0: one per core)")},
     {SW_OPT_ROW(SW_OPT_STR, "csv", 0, AT(csv_path), 0, 0, "FILE",
                 "one row per run, written as the runs end")},
     {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(rl.quiet), 0, 0, NULL, "no progress lines")},
@@ -62,21 +61,23 @@ static int add_policy(sw_rl_eval *p, const char *spec, const char *option)
     return 0;
 }
 
-/* The learned policy (a file, or an rlp spec naming its files) first, then the baselines; each
- * checked, and its files read, before any run. */
+/* The learned policy (a file, or an rlp or rlswitch spec naming its files) first, then the
+ * baselines; each checked, and its files read, before any run. */
 static int make_policies(sw_rl_eval *p)
 {
     char err[SW_ERR_LEN];
-    bool spec = !strncmp(p->policy_file, "rlp:", 4) || !strcmp(p->policy_file, "rlp");
-    if (!spec) { /* a file that fails says so in its own words */
+    const char *f = p->policy_file;
+    bool spec = !strncmp(f, "rlp:", 4) || !strcmp(f, "rlp") || !strncmp(f, "rlswitch:", 9);
+    const char *as = "%s";
+    if (!spec) { /* a file that fails says so in its own words; its layout says who runs it */
         sw_rl_policy learned;
-        if (sw_rl_policy_load(p->policy_file, &learned, err))
+        if (sw_rl_policy_load(f, &learned, err))
             return sw_cli_error(CMD, "--policy: %s", err);
+        as = learned.hp.layout == SW_RL_LAYOUT_STRETCH ? "rlswitch:file=%s" : "rlp:file=%s";
         sw_rl_policy_free(&learned);
     }
     char first[sizeof p->specs[0]];
-    if (snprintf(first, sizeof first, spec ? "%s" : "rlp:file=%s", p->policy_file) >=
-        (int)sizeof first)
+    if (snprintf(first, sizeof first, as, f) >= (int)sizeof first)
         return sw_cli_error(CMD, "--policy: too long") * 2;
     int rc = add_policy(p, first, "--policy");
     char *specs[SW_RL_EVAL_MAX_POLICIES];

@@ -29,7 +29,7 @@ typedef struct plan {
     char saved[64]; /* what the policy file holds: "pre-training run 50", "episode 25", or "" */
 } plan;
 
-static const char *const layouts[] = {"paper", "momentum", "waiting", NULL};
+static const char *const layouts[] = {"paper", "momentum", "waiting", "stretch", NULL};
 
 #define AT(field) offsetof(plan, field)
 static const sw_opt own[] = {
@@ -48,11 +48,13 @@ static const sw_opt own[] = {
     {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(rl.quiet), 0, 0, NULL, "no progress lines")},
     SW_OPT_HEADING("learning (defaults from the paper)"),
     {SW_OPT_ROW(SW_OPT_U32, "history", 0, AT(hp.history), 1, SW_RL_MAX_HISTORY, "H",
-                "pushes of history in the state")},
+                "pushes (stretches) of history in the state")},
     {SW_OPT_ROW(SW_OPT_CHOICE, "features", 0, AT(layout), 0, 0, "F",
                 "paper: the paper's four per push; momentum: and\nthe optimizer's momentum; "
                 "waiting: and the share of\nworkers waiting and the pusher's lead over the\n"
-                "slowest clock (the last two not the paper's)"),
+                "slowest clock; stretch: another action space,\n"
+                "for rlswitch, picking bsp, ssp:s=4 or asp every\n"
+                "10 steps per worker (the last three not the paper's)"),
      .choices = layouts},
     {SW_OPT_ROW(SW_OPT_U32, "replay", 0, AT(hp.replay), 1, 1 << 24, "N", "replay pool")},
     {SW_OPT_ROW(SW_OPT_U32, "minibatch", 0, AT(hp.minibatch), 1, 4096, "B", "learning minibatch")},

@@ -7,12 +7,12 @@
 
 extern const sw_policy_ops sw_policy_bsp, sw_policy_asp, sw_policy_ssp, sw_policy_sync,
     sw_policy_actions, sw_policy_dssp, sw_policy_ebsp, sw_policy_backup, sw_policy_dbw,
-    sw_policy_bdbw, sw_policy_rlp;
+    sw_policy_bdbw, sw_policy_rlp, sw_policy_rlswitch;
 
 const sw_policy_ops *const sw_policies[] = {
-    &sw_policy_bsp,  &sw_policy_asp,    &sw_policy_ssp, &sw_policy_sync,
-    &sw_policy_dssp, &sw_policy_ebsp,   &sw_policy_backup, &sw_policy_dbw,
-    &sw_policy_bdbw, &sw_policy_actions, &sw_policy_rlp, NULL,
+    &sw_policy_bsp,  &sw_policy_asp,      &sw_policy_ssp, &sw_policy_sync, &sw_policy_dssp,
+    &sw_policy_ebsp, &sw_policy_backup,   &sw_policy_dbw, &sw_policy_bdbw, &sw_policy_actions,
+    &sw_policy_rlp,  &sw_policy_rlswitch, NULL,
 };
 
 /* Policies of one's own (plugins). */

@@ -43,7 +43,13 @@ static int rlp_init(void *state, sw_spec *spec, const sw_engine_view *v, const s
     }
     if ((rc = sw_rl_policy_load(path, &pol, err)))
         return rc;
-    rc = sw_rl_agent_new(&st->agent, &pol.hp, pol.weights, pol.n_weights, 1, err);
+    if (pol.hp.layout == SW_RL_LAYOUT_STRETCH)
+        rc = sw_fail(err, SW_EINVAL,
+                     "rlp: %s picks a policy per stretch (trained with --features stretch): "
+                     "run it as rlswitch:file=%s",
+                     path, path);
+    if (!rc)
+        rc = sw_rl_agent_new(&st->agent, &pol.hp, pol.weights, pol.n_weights, 1, err);
     sw_rl_features_init(&st->features, pol.hp.history, pol.hp.layout, &env->optim);
     sw_rl_policy_free(&pol);
     return rc;

@@ -226,3 +226,10 @@ const char *sw_rl_default_policy_path(void)
     return "policies/rlp.swrl";
 #endif
 }
+
+void sw_rl_shipped_path(const char *name, char *out, size_t cap)
+{
+    const char *rlp = sw_rl_default_policy_path(), *slash = strrchr(rlp, '/');
+    int dir = slash ? (int)(slash - rlp + 1) : 0;
+    snprintf(out, cap, "%.*s%s", dir, rlp, name);
+}

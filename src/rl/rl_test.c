@@ -161,9 +161,9 @@ static void the_momentum_layout_adds_the_optimizers_momentum(void **state)
     sw_rl_hparams hp = sw_rl_default_hparams();
     sw_rl_agent *a;
     char err[SW_ERR_LEN];
-    hp.layout = 4;
+    hp.layout = 5;
     assert_int_equal(sw_rl_agent_new(&a, &hp, NULL, 0, 1, err), SW_EINVAL);
-    assert_non_null(strstr(err, "feature layout 4"));
+    assert_non_null(strstr(err, "feature layout 5"));
 }
 
 /* The third layout adds what a barrier or a bound decides on: the share of live workers
@@ -186,6 +186,36 @@ static void the_waiting_layout_sees_who_waits_and_how_far_ahead(void **state)
     assert_true(f.state[5] == 1.0f && f.state[6] == 0.0f);
     assert_true(f.state[7 + 5] == 0.75f); /* the older tuple moved back whole */
     network_reads(SW_RL_LAYOUT_WAITING, 70);
+}
+
+/* The stretch layout: one tuple per stretch (n from the pushes, L / L0, the loss fall over the
+ * stretch, the momentum, the action that ran it one-hot), newest first. */
+static void the_stretch_layout_sees_each_stretch_and_who_ran_it(void **state)
+{
+    (void)state;
+    sw_rl_features f;
+    sw_rl_features_init(&f, 2, SW_RL_LAYOUT_STRETCH, &(sw_optim_params){.momentum = 0.9f});
+    assert_int_equal(f.tuple, 7);
+    sw_engine_view v = view_at(0, 5, NAN, NAN);
+    sw_rl_features_stretch(&f, &v, 0, -1); /* the run's start: nothing known but the momentum */
+    for (int i = 0; i < 14; i++)
+        assert_true(f.state[i] == (i == 3 ? 0.9f : 0.0f));
+    v = view_at(1, 5, 2.0, 1.9);
+    sw_rl_features_note_loss0(&f, &v);
+    v = view_at(40, 5, 1.6, 1.5);
+    sw_rl_features_note_loss0(&f, &v); /* L0 stays the first apply's */
+    sw_rl_features_stretch(&f, &v, 50, 2);
+    assert_true(fabsf(f.state[0] - (float)(log1p(10.0) / log1p(1000.0))) < 1e-6f);
+    assert_true(fabsf(f.state[1] - 0.75f) < 1e-6f);
+    assert_true(f.state[2] == 0.0f); /* no loss known when the stretch began */
+    assert_true(f.state[3] == 0.9f && f.state[4] == 0 && f.state[5] == 0 && f.state[6] == 1);
+    assert_true(f.state[7 + 3] == 0.9f); /* the start's tuple moved back */
+    v = view_at(60, 5, 1.2, 1.1);
+    sw_rl_features_stretch(&f, &v, 100, 0);
+    /* 10 (1.5 - 1.1) / 2 = 2 */
+    assert_true(fabsf(f.state[2] - 2.0f) < 1e-5f && f.state[4] == 1 && f.state[6] == 0);
+    assert_true(f.state[7 + 6] == 1); /* the stretch before, run by action 2 */
+    network_reads(SW_RL_LAYOUT_STRETCH, 70);
 }
 
 static int spy_init(void *state, sw_spec *spec, const sw_engine_view *v, const sw_policy_env *env,
@@ -402,11 +432,17 @@ static void rlp_refuses_a_bad_file(void **state)
     assert_non_null(strstr(err, "eps"));
 }
 
-/* A policy file whose network always takes `action`: every weight 0 but the output's bias. */
-static const char *constant_policy(const char *name, int action)
+/* A policy file of a layout whose network always takes `action`: every weight 0 but the
+ * output's bias. */
+static const char *constant_policy(const char *name, uint32_t layout, int action)
 {
     sw_rl_agent *a;
     sw_rl_policy p = trained_like(&a);
+    p.hp.layout = layout;
+    sw_rl_agent_free(a);
+    if (sw_rl_agent_new(&a, &p.hp, NULL, 0, 1, NULL))
+        fail_msg("layout %u", layout);
+    p.n_weights = sw_rl_agent_n_params(a);
     float *w = calloc(p.n_weights, sizeof *w);
     assert_non_null(w);
     w[p.n_weights - SW_RL_ACTIONS + (size_t)action] = 1;
@@ -443,7 +479,8 @@ static void the_momentum_chooses_the_network(void **state)
 {
     (void)state;
     char spec[1500];
-    const char *none = constant_policy("none.swrl", 0), *pusher = constant_policy("pusher.swrl", 1);
+    const char *none = constant_policy("none.swrl", SW_RL_LAYOUT_PAPER, 0),
+               *pusher = constant_policy("pusher.swrl", SW_RL_LAYOUT_PAPER, 1);
     snprintf(spec, sizeof spec, "rlp:file=%s", none); /* one network for every regime */
     assert_int_equal(released_by_first_push(spec, 0.9f), 0);
     snprintf(spec, sizeof spec, "rlp:file=%s,high=%s", none, pusher);
@@ -467,6 +504,30 @@ static void the_momentum_chooses_the_network(void **state)
     assert_non_null(strstr(err, "above"));
 }
 
+/* rlswitch runs the policy its network picks (a barrier holds the first push of two, asp lets
+ * it go on); rlp and rlswitch each refuse the other's files, saying which to use. */
+static void rlswitch_runs_the_policy_its_network_picks(void **state)
+{
+    (void)state;
+    char spec[1500], err[SW_ERR_LEN];
+    const char *bsp = constant_policy("bsp.swrl", SW_RL_LAYOUT_STRETCH, 0),
+               *asp = constant_policy("asp.swrl", SW_RL_LAYOUT_STRETCH, 2),
+               *paper = constant_policy("paper.swrl", SW_RL_LAYOUT_PAPER, 1);
+    snprintf(spec, sizeof spec, "rlswitch:file=%s", bsp);
+    assert_int_equal(released_by_first_push(spec, 0.9f), 0);
+    snprintf(spec, sizeof spec, "rlswitch:file=%s", asp);
+    assert_int_equal(released_by_first_push(spec, 0.9f), 1);
+    sw_engine_params ep = sw_engine_default_params();
+    sw_engine *e;
+    ep.policy = spec;
+    snprintf(spec, sizeof spec, "rlp:file=%s", asp);
+    assert_int_equal(sw_engine_new(&e, &ep, err), SW_EINVAL);
+    assert_non_null(strstr(err, "run it as rlswitch:file="));
+    snprintf(spec, sizeof spec, "rlswitch:file=%s", paper);
+    assert_int_equal(sw_engine_new(&e, &ep, err), SW_EINVAL);
+    assert_non_null(strstr(err, "run it as rlp:file="));
+}
+
 /* A recording or learning episode without an agent is refused before anything runs. */
 static void an_episode_that_learns_needs_an_agent(void **state)
 {
@@ -485,6 +546,8 @@ int main(void)
         cmocka_unit_test(dqn_learns_a_delayed_reward),
         cmocka_unit_test(regression_fits_returns),
         cmocka_unit_test(an_episode_that_learns_needs_an_agent),
+        cmocka_unit_test(the_stretch_layout_sees_each_stretch_and_who_ran_it),
+        cmocka_unit_test(rlswitch_runs_the_policy_its_network_picks),
         cmocka_unit_test(features_are_normalised_newest_first),
         cmocka_unit_test(the_momentum_layout_adds_the_optimizers_momentum),
         cmocka_unit_test(the_waiting_layout_sees_who_waits_and_how_far_ahead),

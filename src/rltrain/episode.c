@@ -1,6 +1,7 @@
 /* Episodes: one simulated run of an RLP instance, plain, or under the episode's own policy in the
  * RLP action space whose choices copy a classic policy (pre-training records) or come from a
- * learning agent. */
+ * learning agent; or, for an agent of the stretch layout, under rlswitch, whose choice per
+ * stretch the episode makes the same two ways. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ typedef struct episode {
     double eps, unit;
     double progress; /* reward per fall of the probe loss by L0 (sw_rl_scenario) */
     sw_rl_features f;
+    sw_rl_chooser chooser; /* the stretch layout's: rlswitch asks it */
     size_t dim;
     int classic;
     long ssp_s;
@@ -89,7 +91,7 @@ static double reward(const episode *e, double t0, double l0, double t1, double l
     return r;
 }
 
-static void record(episode *e, int action, double t, double loss)
+static void record(episode *e, const float *state, int action, double t, double loss)
 {
     if (e->n == e->cap) {
         size_t cap = e->cap ? 2 * e->cap : 1024;
@@ -111,7 +113,7 @@ static void record(episode *e, int action, double t, double loss)
         }
         e->cap = cap;
     }
-    memcpy(e->states + e->n * e->dim, e->f.state, e->dim * sizeof(float));
+    memcpy(e->states + e->n * e->dim, state, e->dim * sizeof(float));
     e->actions[e->n] = action;
     e->losses[e->n] = loss;
     e->times[e->n++] = t;
@@ -119,19 +121,19 @@ static void record(episode *e, int action, double t, double loss)
 
 /* A learning step per iteration: the transition that this push completes, then the next
  * action (Algorithm 2 of the paper). */
-static int learn_and_act(episode *e, double t, double probe)
+static int learn_and_act(episode *e, const float *state, double t, double probe)
 {
     if (e->has_prev) {
         float r = (float)reward(e, e->prev_t, e->prev_loss, t, probe);
-        sw_rl_agent_remember(e->agent, e->prev, e->prev_action, r, e->f.state, false);
+        sw_rl_agent_remember(e->agent, e->prev, e->prev_action, r, state, false);
         double loss = sw_rl_agent_learn(e->agent);
         if (loss >= 0) {
             e->loss_sum += loss;
             e->loss_n++;
         }
     }
-    int a = sw_rl_agent_act(e->agent, e->f.state, e->eps);
-    memcpy(e->prev, e->f.state, e->dim * sizeof(float));
+    int a = sw_rl_agent_act(e->agent, state, e->eps);
+    memcpy(e->prev, state, e->dim * sizeof(float));
     e->prev_action = a;
     e->prev_t = t;
     e->prev_loss = probe;
@@ -143,9 +145,21 @@ static int choose(episode *e, const sw_engine_view *v, const sw_push *p)
 {
     sw_rl_features_update(&e->f, v, p);
     if (e->mode == SW_RL_LEARN)
-        return learn_and_act(e, v->now, loss_now(e, v));
+        return learn_and_act(e, e->f.state, v->now, loss_now(e, v));
     int a = emulate(e, v, p);
-    record(e, a, v->now, loss_now(e, v));
+    record(e, e->f.state, a, v->now, loss_now(e, v));
+    return a;
+}
+
+/* The stretch layout's choice (sw_rl_chooser): the classic policy copied runs every stretch as
+ * the action that stands for it (any ssp for ssp:s=4), or the agent learns and picks. */
+static int choose_stretch(void *ctx, const float *state, double now, double loss)
+{
+    episode *e = ctx;
+    if (e->mode == SW_RL_LEARN)
+        return learn_and_act(e, state, now, loss);
+    int a = e->classic == CLASSIC_BSP ? 0 : e->classic == CLASSIC_SSP ? 1 : 2;
+    record(e, state, a, now, loss);
     return a;
 }
 
@@ -451,7 +465,11 @@ static int run_sim(const sw_rl_scenario *sc, const sw_task_data *view, const sw_
     c.target_acc = sc->target_acc;
     c.eval_every = sc->eval_every;
     c.max_pushes = sc->max_pushes;
-    if (e->mode != SW_RL_PLAIN) {
+    if (e->mode != SW_RL_PLAIN && e->chooser.choose) {
+        c.policy = "rlswitch";
+        c.policy_ops = sw_policy_find(c.policy);
+        c.policy_ctx = &e->chooser;
+    } else if (e->mode != SW_RL_PLAIN) {
         c.policy_ops = &learner;
         c.policy_ctx = e;
     }
@@ -480,10 +498,16 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
         const sw_rl_hparams *hp = sw_rl_agent_hparams(agent);
         sw_rl_features_init(&e.f, hp->history, hp->layout, &d.optim);
         e.dim = (size_t)hp->history * e.f.tuple;
+        if (hp->layout == SW_RL_LAYOUT_STRETCH)
+            e.chooser =
+                (sw_rl_chooser){.choose = choose_stretch, .ctx = &e, .history = hp->history};
     }
     memcpy(out->model, d.model, sizeof out->model);
     memcpy(out->regime, d.regime, sizeof out->regime);
-    e.unit = sc->reward_unit > 0 ? sc->reward_unit : 4.5 / d.workers;
+    /* By default a push's time at ASP's pace on the default cluster costs 1, or a stretch's */
+    e.unit = sc->reward_unit > 0 ? sc->reward_unit
+             : e.chooser.choose  ? 4.5 * SW_RL_STRETCH_STEPS
+                                 : 4.5 / d.workers;
     e.progress = sc->reward_progress;
     sim_seed += repeat * 0x2545f4914f6cdd1dULL; /* another run of the same instance */
     sw_task_data view = {.dense = {.train = train, .val = sc->data->val, .test = sc->data->test}};

@@ -160,6 +160,36 @@ static void the_progress_reward_reads_the_probe_losses(void **state)
     assert_true(td[0] != td[1]);
 }
 
+/* In the stretch layout an episode runs rlswitch: copying a classic policy in every stretch is
+ * that policy's own run, and a learning episode learns from its stretches. */
+static void a_stretch_episode_runs_rlswitch(void **state)
+{
+    (void)state;
+    char err[SW_ERR_LEN];
+    sw_rl_hparams hp = sw_rl_default_hparams();
+    hp.layout = SW_RL_LAYOUT_STRETCH;
+    hp.minibatch = 2;
+    sw_rl_scenario sc = quick();
+    sc.models = "mlp:h=0";
+    sw_rl_agent *a;
+    assert_int_equal(sw_rl_agent_new(&a, &hp, NULL, 0, 5, err), 0);
+    for (int k = 0; k < SW_RL_ACTIONS; k++) {
+        const char *classic = sw_rl_stretch_policies[k];
+        sw_rl_run copied, alone;
+        assert_int_equal(
+            sw_rl_run_instance(&sc, 3, 0, 0, classic, SW_RL_EMULATE, a, 0, &copied, err), 0);
+        assert_int_equal(
+            sw_rl_run_instance(&sc, 3, 0, 0, classic, SW_RL_PLAIN, NULL, 0, &alone, err), 0);
+        assert_true(copied.iterations == alone.iterations && copied.iterations > 60);
+        assert_true(copied.applies == alone.applies && copied.time == alone.time);
+        assert_true(copied.td_loss > 0); /* pre-training regressed on its stretches */
+    }
+    sw_rl_run learnt;
+    assert_int_equal(sw_rl_run_instance(&sc, 3, 0, 0, NULL, SW_RL_LEARN, a, 0.5, &learnt, err), 0);
+    assert_true(learnt.td_loss > 0);
+    sw_rl_agent_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +197,7 @@ int main(void)
         cmocka_unit_test(a_family_draws_every_entry),
         cmocka_unit_test(other_lists_leave_an_instance_as_it_was),
         cmocka_unit_test(the_progress_reward_reads_the_probe_losses),
+        cmocka_unit_test(a_stretch_episode_runs_rlswitch),
     };
     int failed = cmocka_run_group_tests(tests, load, unload);
     sw_test_cleanup();
