@@ -78,7 +78,8 @@ wait "$server" 2>/dev/null
 "$SW" server --bind "$EP2" --policy asp "${task[@]}" --checkpoint ck --resume --max-time 60 \
   > s2.out 2>&1 &
 server=$!
-sleep 2
+# Until the worker met it (a fixed sleep missed it on a loaded machine).
+for _ in $(seq 300); do grep -q "another protocol" w.out && break; sleep 0.1; done
 kill -9 "$server"
 wait "$server" 2>/dev/null
 expect_status 0 "the CURVE server back" -- "$SW" server --bind "$EP2" --policy asp "${task[@]}" \
