@@ -83,7 +83,7 @@ expect_output "loss probe" "sim reports the loss probe's share"
 # The stretch layout: a policy that picks bsp, ssp:s=4 or asp per stretch, run as rlswitch (rl
 # eval tells from the file); rlp and rlswitch each refuse the other's files, saying which to use.
 expect_status 0 "rl train --features stretch" -- "$SW" rl train "${inst[@]}" --pre-instances 1 \
-  --episodes 3 --features stretch --gamma 1 --out "$TMP/s.swrl" --seed 5
+  --episodes 3 --features stretch --gamma 1 --learn-steps 3 --out "$TMP/s.swrl" --seed 5
 expect_output "pre-training 5/5" "a stretch policy pre-trains on the classic policies"
 expect_status 0 "rl eval of a stretch policy" -- "$SW" rl eval "${inst[@]}" \
   --policy "$TMP/s.swrl" --instances 1 --seeds 1 --baselines asp

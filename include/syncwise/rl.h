@@ -74,6 +74,8 @@ typedef struct sw_rl_hparams {
     float lr;                     /* 0.01 */
     float grad_clip;              /* 0: none (the paper); else a learning step's gradient is
                                    * scaled down to this norm (training only: not in files) */
+    uint32_t learn_steps;         /* learning steps per decision, 0 for 1 (the paper); more for
+                                   * the stretch layout's few decisions (training only) */
     char qnet[SW_MODEL_SPEC_LEN]; /* "mlp:u=64/32,act=leaky" */
 } sw_rl_hparams;
 

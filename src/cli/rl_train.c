@@ -65,6 +65,9 @@ static const sw_opt own[] = {
     {SW_OPT_ROW(SW_OPT_F32, "rl-lr", 0, AT(hp.lr), 1e-9, 9.99, "X",
                 "learning rate of the Q-network")},
     {SW_OPT_ROW(SW_OPT_TEXT, "qnet", 0, AT(hp.qnet), 0, SW_MODEL_SPEC_LEN, "SPEC", "Q-network")},
+    {SW_OPT_ROW(SW_OPT_U32, "learn-steps", 0, AT(hp.learn_steps), 1, 100000, "N",
+                "learning steps per decision (1, as the paper;\n"
+                "a stretch is a hundred pushes' decision)")},
     {SW_OPT_ROW(SW_OPT_F32, "grad-clip", 0, AT(hp.grad_clip), 0, 1e9, "N",
                 "scale a learning step's gradient down to this norm\n"
                 "(0: never, as the paper)")},

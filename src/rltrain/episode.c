@@ -119,17 +119,20 @@ static void record(episode *e, const float *state, int action, double t, double 
     e->times[e->n++] = t;
 }
 
-/* A learning step per iteration: the transition that this push completes, then the next
- * action (Algorithm 2 of the paper). */
+/* A learning step per iteration (or --learn-steps): the transition that this push (or
+ * stretch) completes, then the next action (Algorithm 2 of the paper). */
 static int learn_and_act(episode *e, const float *state, double t, double probe)
 {
     if (e->has_prev) {
         float r = (float)reward(e, e->prev_t, e->prev_loss, t, probe);
         sw_rl_agent_remember(e->agent, e->prev, e->prev_action, r, state, false);
-        double loss = sw_rl_agent_learn(e->agent);
-        if (loss >= 0) {
-            e->loss_sum += loss;
-            e->loss_n++;
+        uint32_t steps = sw_rl_agent_hparams(e->agent)->learn_steps;
+        for (uint32_t k = 0; k < (steps ? steps : 1); k++) {
+            double loss = sw_rl_agent_learn(e->agent);
+            if (loss >= 0) {
+                e->loss_sum += loss;
+                e->loss_n++;
+            }
         }
     }
     int a = sw_rl_agent_act(e->agent, state, e->eps);
