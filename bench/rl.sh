@@ -11,6 +11,8 @@
 #   bench/rl.sh train-family [BUILD_DIR] [OUT] [RL TRAIN OPTIONS...]   trains on it (default
 #     policies/rlp-family.swrl); e.g. `--reward-progress 1000` for docs/results/rl.md's item 5;
 #     with FAMILY_OPTIMIZER=sgd:momentum=0.9 in the environment, on that regime alone (item 9)
+#   bench/rl.sh mixing [BUILD_DIR]   bsp and asp alone and handing over to each other every
+#     100 or 400 s, under momentum 0.5 and 0.9 (docs/results/rl-mixing.txt)
 #   bench/rl.sh family [BUILD_DIR] [INSTANCES] [SEEDS] [POLICY] [NAME]
 #     evaluates POLICY (default policies/rlp-family.swrl; a file or an rlp spec such as
 #     rlp:file=policies/rlp-family.swrl,high=policies/rlp-family-m9.swrl) against bsp, asp and ssp s=1..8 on
@@ -50,6 +52,47 @@ if [ "${1:-}" = family ]; then
     echo "(wall time $((SECONDS - start)) s)"
   } > "docs/results/$name.txt"
   cat "docs/results/$name.txt"
+  exit 0
+fi
+if [ "${1:-}" = mixing ]; then
+  # Does a run that hands over between bsp and asp pay for it? One family instance (mlp h=2, lr
+  # 0.005, stragglers per step), under each momentum, each policy alone and both alternating
+  # every P seconds of virtual time (docs/results/rl.md, item 11).
+  build=${2:-build}
+  export OPENBLAS_NUM_THREADS=1
+  base=(--workers 10 --cluster "straggle:p=0.3,mean=10,sd=4,base=4.5,mode=step" --lr 0.005
+        --model mlp:h=2,u=256 --batch 16 --target-acc 0.8 --eval-every 20 --max-time 20000)
+  alternate() { # first, second, period: the switches of a run that starts with `first`
+    local ev="" k
+    for k in $(seq 1 $((20000 / $3))); do
+      ev="$ev${ev:+;}switch:t=$((k * $3)),policy=$([ $((k % 2)) = 1 ] && echo "$2" || echo "$1")"
+    done
+    echo "$ev"
+  }
+  target() { # the time to the target of a run, or - when it never came
+    local t
+    t=$("$build/syncwise" sim "${base[@]}" "$@" 2> /dev/null | sed -n 's/.*target reached at t=\([0-9]*\).*/\1/p')
+    echo "${t:--}"
+  }
+  {
+    echo "== mixing: syncwise sim ${base[*]} --optimizer sgd:momentum=MU --seed S --policy ..."
+    echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-unset}"
+    echo "time to 0.80 (s; - = not within 20000 s)"
+    printf '%-6s %-5s %7s %7s %16s %16s %16s %16s\n' momentum seed bsp asp "bsp/asp 100 s" \
+      "asp/bsp 100 s" "bsp/asp 400 s" "asp/bsp 400 s"
+    for mu in 0.5 0.9; do
+      for seed in 1 2 3; do
+        o=(--optimizer "sgd:momentum=$mu" --seed "$seed")
+        row=()
+        row+=("$(target "${o[@]}" --policy bsp)" "$(target "${o[@]}" --policy asp)")
+        for p in 100 400; do
+          row+=("$(target "${o[@]}" --policy bsp --events "$(alternate bsp asp $p)")")
+          row+=("$(target "${o[@]}" --policy asp --events "$(alternate asp bsp $p)")")
+        done
+        printf '%-8s %-5s %7s %7s %16s %16s %16s %16s\n' "$mu" "$seed" "${row[@]}"
+      done
+    done
+  } | tee docs/results/rl-mixing.txt
   exit 0
 fi
 if [ "${1:-}" = train ]; then
