@@ -60,6 +60,7 @@ uint32_t sw_rl_tuple(uint32_t layout);
  * a runs sw_rl_stretch_policies[a] through the stretch. */
 #define SW_RL_STRETCH_STEPS 10
 #define SW_RL_STRETCH_DLOSS_SCALE 10.0
+enum { SW_RL_STRETCH_BSP, SW_RL_STRETCH_SSP, SW_RL_STRETCH_ASP }; /* the actions */
 extern const char *const sw_rl_stretch_policies[SW_RL_ACTIONS];
 
 /* Learning hyperparameters: stored in policy files so that a run can be reproduced. */

@@ -8,7 +8,8 @@
 
 #include "syncwise/rl.h"
 
-const char *const sw_rl_stretch_policies[SW_RL_ACTIONS] = {"bsp", "ssp:s=4", "asp"};
+const char *const sw_rl_stretch_policies[SW_RL_ACTIONS] = {
+    [SW_RL_STRETCH_BSP] = "bsp", [SW_RL_STRETCH_SSP] = "ssp:s=4", [SW_RL_STRETCH_ASP] = "asp"};
 
 uint32_t sw_rl_tuple(uint32_t layout)
 {

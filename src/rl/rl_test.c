@@ -510,8 +510,8 @@ static void rlswitch_runs_the_policy_its_network_picks(void **state)
 {
     (void)state;
     char spec[1500], err[SW_ERR_LEN];
-    const char *bsp = constant_policy("bsp.swrl", SW_RL_LAYOUT_STRETCH, 0),
-               *asp = constant_policy("asp.swrl", SW_RL_LAYOUT_STRETCH, 2),
+    const char *bsp = constant_policy("bsp.swrl", SW_RL_LAYOUT_STRETCH, SW_RL_STRETCH_BSP),
+               *asp = constant_policy("asp.swrl", SW_RL_LAYOUT_STRETCH, SW_RL_STRETCH_ASP),
                *paper = constant_policy("paper.swrl", SW_RL_LAYOUT_PAPER, 1);
     snprintf(spec, sizeof spec, "rlswitch:file=%s", bsp);
     assert_int_equal(released_by_first_push(spec, 0.9f), 0);

@@ -161,7 +161,9 @@ static int choose_stretch(void *ctx, const float *state, double now, double loss
     episode *e = ctx;
     if (e->mode == SW_RL_LEARN)
         return learn_and_act(e, state, now, loss);
-    int a = e->classic == CLASSIC_BSP ? 0 : e->classic == CLASSIC_SSP ? 1 : 2;
+    int a = e->classic == CLASSIC_BSP   ? SW_RL_STRETCH_BSP
+            : e->classic == CLASSIC_SSP ? SW_RL_STRETCH_SSP
+                                        : SW_RL_STRETCH_ASP;
     record(e, state, a, now, loss);
     return a;
 }
