@@ -8,7 +8,7 @@
 BUILD=${2:?usage: $0 SYNCWISE BUILD_DIR}
 
 expect_status 0 "install under a prefix" -- cmake --install "$BUILD" --prefix "$TMP/prefix"
-for f in bin/syncwise share/man/man1/syncwise.1 share/syncwise/rlp.swrl; do
+for f in bin/syncwise share/man/man1/syncwise.1 share/syncwise/rlp.swrl share/syncwise/rlswitch.swrl; do
   checks=$((checks + 1))
   [ -s "$TMP/prefix/$f" ] || { echo "FAIL: $f was not installed"; failures=$((failures + 1)); }
 done
@@ -65,9 +65,16 @@ expect_status 0 "a moved install still builds the example" -- build_example "$TM
 expect_status 0 "the moved install runs the shipped policy" -- "$TMP/moved/bin/syncwise" sim \
   --policy rlp --no-model --max-pushes 20 -q
 expect_output "policy rlp" "it ran"
+expect_status 0 "and plain rlswitch" -- "$TMP/moved/bin/syncwise" sim --policy rlswitch \
+  --no-model --max-pushes 20 -q
 # Proof that it read its own copy: a broken one there is what it complains about.
 echo "not a policy" > "$TMP/moved/share/syncwise/rlp.swrl"
 expect_status 1 "a broken installed policy" -- "$TMP/moved/bin/syncwise" sim --policy rlp \
   --no-model --max-pushes 20 -q
 expect_output "$TMP/moved/bin/../share/syncwise/rlp.swrl" "the installed copy was the one read"
+# rlswitch's shipped policy lies beside rlp's.
+echo "not a policy" > "$TMP/moved/share/syncwise/rlswitch.swrl"
+expect_status 1 "a broken installed rlswitch policy" -- "$TMP/moved/bin/syncwise" sim \
+  --policy rlswitch --no-model --max-pushes 20 -q
+expect_output "$TMP/moved/bin/../share/syncwise/rlswitch.swrl" "its installed copy was the one read"
 finish
