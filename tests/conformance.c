@@ -39,7 +39,8 @@ typedef struct scenario {
 } scenario;
 
 static const char *dir;       /* scratch directory */
-static const char *rlp_file;  /* the shipped learned policy */
+static const char *rlp_file;  /* the shipped learned policies */
+static const char *rlswitch_file;
 
 static void arg(scenario *s, const char *fmt, ...)
 {
@@ -66,7 +67,7 @@ static void random_policy(sw_rng *r, uint32_t slots, char *out, size_t cap)
     static const char *const algos[] = {"sweep", "zipline", "ziplineopt", "ziplineoptbs",
                                         "gridscan"};
     const char *agg = below(r, 3) == 0 ? ",agg=mean" : "";
-    switch (below(r, 11)) {
+    switch (below(r, 12)) {
     case 0: snprintf(out, cap, "bsp%s", *agg ? ":agg=mean" : ""); break;
     case 1: snprintf(out, cap, "asp%s", below(r, 2) ? ":lr_mod=staleness" : ""); break;
     case 2: snprintf(out, cap, "ssp:s=%u", below(r, 7)); break;
@@ -88,7 +89,10 @@ static void random_policy(sw_rng *r, uint32_t slots, char *out, size_t cap)
         snprintf(out, cap, "ebsp:R=%u,algo=%s", 1 + below(r, 20), algos[below(r, 5)]);
         break;
     case 9: snprintf(out, cap, "actions"); break;
-    default: snprintf(out, cap, "rlp:file=%s", rlp_file); break;
+    case 10: snprintf(out, cap, "rlp:file=%s", rlp_file); break;
+    default: /* exploring, it hands over between its policies at every other stretch */
+        snprintf(out, cap, "rlswitch:file=%s%s", rlswitch_file, below(r, 2) ? ",eps=0.7" : "");
+        break;
     }
 }
 
@@ -310,7 +314,7 @@ int main(int argc, char **argv)
     }
     long n = atol(argv[2]);
     uint64_t seed = argc > 3 ? strtoull(argv[3], NULL, 10) : 1;
-    static char scratch[512], rlp[512];
+    static char scratch[512];
     const char *base = getenv("SW_TEST_TMPDIR");
     snprintf(scratch, sizeof scratch, "%s/conformance.XXXXXX", base && *base ? base : "/tmp");
     if (base && *base)
@@ -320,8 +324,8 @@ int main(int argc, char **argv)
         return 2;
     }
     dir = scratch;
-    snprintf(rlp, sizeof rlp, "%s", SW_RLP_SOURCE);
-    rlp_file = rlp;
+    rlp_file = SW_RLP_SOURCE;
+    rlswitch_file = SW_RLSWITCH_SOURCE;
     time_t t0 = time(NULL);
     int failures = 0;
     uint64_t events = 0, pushes = 0, applies = 0, switches = 0, workers = 0;
