@@ -84,10 +84,15 @@ expect_output "loss probe" "sim reports the loss probe's share"
 # eval tells from the file); rlp and rlswitch each refuse the other's files, saying which to use.
 expect_status 0 "rl train --features stretch" -- "$SW" rl train "${inst[@]}" --pre-instances 1 \
   --episodes 3 --features stretch --gamma 1 --learn-steps 3 --out "$TMP/s.swrl" --seed 5
-expect_output "pre-training 5/5" "a stretch policy pre-trains on the classic policies"
+expect_output "pre-training 3/3" "a stretch policy pre-trains on its three actions by default"
 expect_status 0 "rl eval of a stretch policy" -- "$SW" rl eval "${inst[@]}" \
   --policy "$TMP/s.swrl" --instances 1 --seeds 1 --baselines asp
 expect_output "rlswitch:file=$TMP/s.swrl" "eval runs a stretch policy as rlswitch"
+expect_status 0 "rl eval of the shipped rlswitch" -- "$SW" rl eval "${inst[@]}" --policy rlswitch \
+  --instances 1 --seeds 1 --baselines asp --max-pushes 300
+expect_status 2 "a stretch pre-training copies its actions only" -- "$SW" rl train \
+  --features stretch --pre-policies bsp,ssp:s=1 --out "$TMP/never.swrl"
+expect_output "bsp, ssp:s=4 or asp, not 'ssp:s=1'" "and says which"
 expect_status 0 "rlswitch in the simulator, checked" -- "$SW" sim --policy "rlswitch:file=$TMP/s.swrl" \
   --workers 4 --data "synthetic:task=logistic,d=10,n=3000" --model softmax --lr 0.1 \
   --max-pushes 600 --log "$TMP/s.jsonl"

@@ -56,7 +56,8 @@ static const sw_opt server_table[] = {
                 "(syncwise shard) do, and workers push and pull there;\n"
                 "the server decides on each push's facts (dense or\n"
                 "sparse models, every policy but those that read the\n"
-                "loss: rlp, actions; not yet with --apply-threads)")},
+                "loss: rlp, rlswitch, actions; not yet with\n"
+                "--apply-threads)")},
     {SW_OPT_ROW(SW_OPT_F64, "shard-wait", 0, AT(p.shard_wait_s), 1, 1e6, "S",
                 "end the run when a shard has been silent S seconds, at\n"
                 "least 1 (shards are pinged 4 times a second; one started\n"
@@ -109,7 +110,8 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(p.max_time_s), 0, 1e9, "S",
                 "stop S seconds after starting (the wait for\n--wait-workers included)")},
     {SW_OPT_ROW(SW_OPT_U64, "max-applies", 0, AT(p.max_applies), 0, 0, "N",
-                "stop after N applies (by this process: after\n--resume, counted from the resumed version)")},
+                "stop after N applies (by this process: after\n--resume, counted from the resumed "
+                "version)")},
     {SW_OPT_ROW(SW_OPT_F64, "eval-every", 0, AT(p.eval_every_s), 0.01, 1e9, "S",
                 "seconds between evaluations")},
     {SW_OPT_ROW(SW_OPT_STR, "log", 0, AT(log_path), 0, 0, "FILE",

@@ -67,7 +67,8 @@ static int make_policies(sw_rl_eval *p)
 {
     char err[SW_ERR_LEN];
     const char *f = p->policy_file;
-    bool spec = !strncmp(f, "rlp:", 4) || !strcmp(f, "rlp") || !strncmp(f, "rlswitch:", 9);
+    bool spec = !strncmp(f, "rlp:", 4) || !strcmp(f, "rlp") || !strncmp(f, "rlswitch:", 9) ||
+                !strcmp(f, "rlswitch");
     const char *as = "%s";
     if (!spec) { /* a file that fails says so in its own words; its layout says who runs it */
         sw_rl_policy learned;

@@ -38,8 +38,7 @@ const sw_opt sw_cli_rl_opts_table[] = {
                 "and at the latest after N pushes (0: no limit)")},
     {SW_OPT_ROW(SW_OPT_F64, "reward-unit", 0, AT(sc.reward_unit), 0, 1e9, "S",
                 "seconds a reward of -1 stands for"),
-     .shown = "4.5 s / workers, the push interval of ASP on the default cluster;\n"
-              "45 s, a stretch's, with --features stretch"},
+     .shown = "4.5 s / workers; 45 s with --features stretch"},
     {SW_OPT_ROW(SW_OPT_F64, "reward-progress", 0, AT(sc.reward_progress), 0, 1e9, "X",
                 "also reward X per fall of the probe loss by its first value\n"
                 "(not the paper's reward; 0: minus the time alone)")},

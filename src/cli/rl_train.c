@@ -81,8 +81,9 @@ static const sw_cmd_opts command = {
              "regresses Q(S, a) on the discounted return that followed in runs copying classic\n"
              "policies (pre-training), then runs double DQN episodes, each training one model\n"
              "to the target accuracy. Writes the policy file (atomically) every --save-every\n"
-             "runs of either phase and at its end, for `--policy rlp:file=FILE`; --resume goes\n"
-             "on from the last save of a training that stopped.",
+             "runs of either phase and at its end, for `--policy rlp:file=FILE` (with --features\n"
+             "stretch, `--policy rlswitch:file=FILE`); --resume goes on from the last save of a\n"
+             "training that stopped.",
     .tables = {own, sw_cli_rl_opts_table},
 };
 
@@ -94,9 +95,25 @@ static void make_note(plan *p, int argc, char **argv)
         off += (size_t)snprintf(p->note + off, sizeof p->note - off, " %s", argv[i]);
 }
 
-/* Pre-training copies classic policies only: each of the list is checked before any run. */
+static const char default_pre[] = "bsp,asp,ssp:s=1,ssp:s=4,ssp:s=7";
+
+/* Whether `name` is one of the stretch layout's actions, which its pre-training copies. */
+static bool a_stretch_action(const char *name)
+{
+    for (int a = 0; a < SW_RL_ACTIONS; a++)
+        if (strcmp(name, sw_rl_stretch_policies[a]) == 0)
+            return true;
+    return false;
+}
+
+/* Pre-training copies classic policies only: each of the list is checked before any run. In
+ * the stretch layout each is one of its actions (another ssp would run as ssp:s=4), and so is
+ * the default. */
 static int check_pre_policies(plan *p)
 {
+    bool stretch = p->hp.layout == SW_RL_LAYOUT_STRETCH;
+    if (stretch && p->pre_policies == default_pre)
+        p->pre_policies = "bsp,asp,ssp:s=4";
     char *names[32], err[SW_ERR_LEN];
     int n = sw_cli_policy_list(CMD, "--pre-policies", p->pre_policies, names, 32), rc = 0;
     if (n < 0)
@@ -104,6 +121,12 @@ static int check_pre_policies(plan *p)
     for (int k = 0; k < n; k++) {
         if (!rc && sw_rl_check_classic(names[k], err))
             rc = sw_cli_error(CMD, "--pre-policies: %s", err) + 1;
+        else if (!rc && stretch && !a_stretch_action(names[k]))
+            rc = sw_cli_error(CMD,
+                              "--pre-policies: with --features stretch each is one of its "
+                              "actions, bsp, ssp:s=4 or asp, not '%s'",
+                              names[k]) +
+                 1;
         free(names[k]);
     }
     p->n_pre_policies = n;
@@ -326,7 +349,7 @@ int sw_cli_rl_train(int argc, char **argv)
 {
     plan p = {.hp = sw_rl_default_hparams(),
               .out = "rlp.swrl",
-              .pre_policies = "bsp,asp,ssp:s=1,ssp:s=4,ssp:s=7",
+              .pre_policies = default_pre,
               .pre_instances = 100,
               .episodes = 1000,
               .save_every = 25};

@@ -19,6 +19,19 @@ typedef struct rlp_state {
     sw_rng *rng;
 } rlp_state;
 
+/* A policy file that decides after each push: a stretch layout's is rlswitch's. */
+static int load_per_push(const char *path, sw_rl_policy *pol, char *err)
+{
+    int rc = sw_rl_policy_load(path, pol, err);
+    if (rc || pol->hp.layout != SW_RL_LAYOUT_STRETCH)
+        return rc;
+    sw_rl_policy_free(pol);
+    return sw_fail(err, SW_EINVAL,
+                   "rlp: %s picks a policy per stretch (trained with --features stretch): run "
+                   "it as rlswitch:file=%s",
+                   path, path);
+}
+
 static int rlp_init(void *state, sw_spec *spec, const sw_engine_view *v, const sw_policy_env *env,
                     char *err)
 {
@@ -36,20 +49,14 @@ static int rlp_init(void *state, sw_spec *spec, const sw_engine_view *v, const s
     sw_rl_policy pol;
     if (high) { /* both are read, so that a bad file is said whichever regime the run is in */
         bool high_decides = sw_rl_momentum(&env->optim) >= (float)above; /* as given */
-        if ((rc = sw_rl_policy_load(high_decides ? path : high, &pol, err)))
+        if ((rc = load_per_push(high_decides ? path : high, &pol, err)))
             return rc;
         sw_rl_policy_free(&pol);
         path = high_decides ? high : path;
     }
-    if ((rc = sw_rl_policy_load(path, &pol, err)))
+    if ((rc = load_per_push(path, &pol, err)))
         return rc;
-    if (pol.hp.layout == SW_RL_LAYOUT_STRETCH)
-        rc = sw_fail(err, SW_EINVAL,
-                     "rlp: %s picks a policy per stretch (trained with --features stretch): "
-                     "run it as rlswitch:file=%s",
-                     path, path);
-    if (!rc)
-        rc = sw_rl_agent_new(&st->agent, &pol.hp, pol.weights, pol.n_weights, 1, err);
+    rc = sw_rl_agent_new(&st->agent, &pol.hp, pol.weights, pol.n_weights, 1, err);
     sw_rl_features_init(&st->features, pol.hp.history, pol.hp.layout, &env->optim);
     sw_rl_policy_free(&pol);
     return rc;

@@ -526,6 +526,10 @@ static void rlswitch_runs_the_policy_its_network_picks(void **state)
     snprintf(spec, sizeof spec, "rlswitch:file=%s", paper);
     assert_int_equal(sw_engine_new(&e, &ep, err), SW_EINVAL);
     assert_non_null(strstr(err, "run it as rlp:file="));
+    /* Also as the network of the other regime, which this run (no momentum) would not use. */
+    snprintf(spec, sizeof spec, "rlp:file=%s,high=%s", paper, asp);
+    assert_int_equal(sw_engine_new(&e, &ep, err), SW_EINVAL);
+    assert_non_null(strstr(err, "run it as rlswitch:file="));
 }
 
 /* A recording or learning episode without an agent is refused before anything runs. */
