@@ -38,6 +38,10 @@ typedef struct sw_rl_scenario {
      * reward alone). Waiting pays only at the finish line under minus the time; this pays for
      * the better steps it buys within the discount's horizon. Not the paper's. */
     double reward_progress;
+    /* A cost, in reward units, of a decision that changes the action of the one before: under
+     * momentum, a run that hands over between policies pays for it beyond the time the reward
+     * sees at once (docs/results/rl.md, item 11). 0: none. Meant for the stretch layout. */
+    double switch_cost;
 } sw_rl_scenario;
 
 sw_rl_scenario sw_rl_default_scenario(void);

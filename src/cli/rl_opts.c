@@ -42,6 +42,9 @@ const sw_opt sw_cli_rl_opts_table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "reward-progress", 0, AT(sc.reward_progress), 0, 1e9, "X",
                 "also reward X per fall of the probe loss by its first value\n"
                 "(not the paper's reward; 0: minus the time alone)")},
+    {SW_OPT_ROW(SW_OPT_F64, "switch-cost", 0, AT(sc.switch_cost), 0, 1e9, "X",
+                "also cost X per decision that changes the action of\n"
+                "the one before (not the paper's; for --features stretch)")},
     {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(seed), 0, 0, "N",
                 "seed of instances, weights and exploration")},
     {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 1024, "N",

@@ -39,6 +39,7 @@ typedef struct episode {
     sw_rl_agent *agent;
     double eps, unit;
     double progress; /* reward per fall of the probe loss by L0 (sw_rl_scenario) */
+    double switch_cost;
     sw_rl_features f;
     sw_rl_chooser chooser; /* the stretch layout's: rlswitch asks it */
     size_t dim;
@@ -46,7 +47,7 @@ typedef struct episode {
     long ssp_s;
     bool has_prev;
     float prev[DIM_MAX];
-    int prev_action;
+    int prev_action, action_before; /* the last decision's, and the one's before it (-1) */
     double prev_t, prev_loss, loss_sum;
     uint64_t loss_n;
     /* Pre-training records: state, action, time and probe loss of every iteration. */
@@ -119,12 +120,22 @@ static void record(episode *e, const float *state, int action, double t, double 
     e->times[e->n++] = t;
 }
 
+/* The reward of the last decision's transition, which ended at (t, loss): with the cost of a
+ * change of action when it made one. */
+static float last_reward(const episode *e, double t, double loss)
+{
+    double r = reward(e, e->prev_t, e->prev_loss, t, loss);
+    if (e->action_before >= 0 && e->prev_action != e->action_before)
+        r -= e->switch_cost;
+    return (float)r;
+}
+
 /* A learning step per iteration (or --learn-steps): the transition that this push (or
  * stretch) completes, then the next action (Algorithm 2 of the paper). */
 static int learn_and_act(episode *e, const float *state, double t, double probe)
 {
     if (e->has_prev) {
-        float r = (float)reward(e, e->prev_t, e->prev_loss, t, probe);
+        float r = last_reward(e, t, probe);
         sw_rl_agent_remember(e->agent, e->prev, e->prev_action, r, state, false);
         uint32_t steps = sw_rl_agent_hparams(e->agent)->learn_steps;
         for (uint32_t k = 0; k < (steps ? steps : 1); k++) {
@@ -137,6 +148,7 @@ static int learn_and_act(episode *e, const float *state, double t, double probe)
     }
     int a = sw_rl_agent_act(e->agent, state, e->eps);
     memcpy(e->prev, state, e->dim * sizeof(float));
+    e->action_before = e->has_prev ? e->prev_action : -1;
     e->prev_action = a;
     e->prev_t = t;
     e->prev_loss = probe;
@@ -514,6 +526,7 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
              : e.chooser.choose  ? 4.5 * SW_RL_STRETCH_STEPS
                                  : 4.5 / d.workers;
     e.progress = sc->reward_progress;
+    e.switch_cost = sc->switch_cost;
     sim_seed += repeat * 0x2545f4914f6cdd1dULL; /* another run of the same instance */
     sw_task_data view = {.dense = {.train = train, .val = sc->data->val, .test = sc->data->test}};
     sw_sim_result r;
@@ -522,7 +535,7 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
         double end = r.target_t >= 0 ? r.target_t : r.end_t;
         if (mode == SW_RL_LEARN && e.has_prev) {
             static const float terminal[DIM_MAX];
-            float r_end = (float)reward(&e, e.prev_t, NAN, end, NAN);
+            float r_end = last_reward(&e, end, NAN); /* no probe at the end */
             sw_rl_agent_remember(agent, e.prev, e.prev_action, r_end, terminal, true);
         }
         double pre_loss = mode == SW_RL_EMULATE ? regress_returns(&e, end, sim_seed) : 0;

@@ -184,10 +184,20 @@ static void a_stretch_episode_runs_rlswitch(void **state)
         assert_true(copied.applies == alone.applies && copied.time == alone.time);
         assert_true(copied.td_loss > 0); /* pre-training regressed on its stretches */
     }
-    sw_rl_run learnt;
-    assert_int_equal(sw_rl_run_instance(&sc, 3, 0, 0, NULL, SW_RL_LEARN, a, 0.5, &learnt, err), 0);
-    assert_true(learnt.td_loss > 0);
     sw_rl_agent_free(a);
+    /* Learning from its stretches, exploring: a cost per change of action is learnt from (the
+     * same run, the same fresh agent, other losses). */
+    double td[2];
+    for (int k = 0; k < 2; k++) {
+        sc.switch_cost = k ? 100 : 0;
+        assert_int_equal(sw_rl_agent_new(&a, &hp, NULL, 0, 5, err), 0);
+        sw_rl_run learnt;
+        assert_int_equal(sw_rl_run_instance(&sc, 3, 0, 0, NULL, SW_RL_LEARN, a, 0.9, &learnt, err),
+                         0);
+        td[k] = learnt.td_loss;
+        sw_rl_agent_free(a);
+    }
+    assert_true(td[0] > 0 && td[1] > td[0]);
 }
 
 int main(void)
