@@ -62,6 +62,8 @@ uint32_t sw_rl_tuple(uint32_t layout);
 #define SW_RL_STRETCH_DLOSS_SCALE 10.0
 enum { SW_RL_STRETCH_BSP, SW_RL_STRETCH_SSP, SW_RL_STRETCH_ASP }; /* the actions */
 extern const char *const sw_rl_stretch_policies[SW_RL_ACTIONS];
+/* The action that runs `policy` (one of the three, as written there), or -1. */
+int sw_rl_stretch_action(const char *policy);
 
 /* Learning hyperparameters: stored in policy files so that a run can be reproduced. */
 typedef struct sw_rl_hparams {

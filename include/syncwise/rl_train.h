@@ -81,8 +81,8 @@ typedef enum sw_rl_mode {
     SW_RL_EMULATE, /* record states of an `actions` run whose choices copy a classic policy
                     * ("bsp", "asp", "ssp:s=S" in our convention), then regress on returns */
     SW_RL_LEARN,   /* double DQN while acting eps-greedily */
-    /* With an agent of the stretch layout both run rlswitch, choosing per stretch: the copy of
-     * a classic policy is the action that stands for it (any ssp for ssp:s=4). */
+    /* With an agent of the stretch layout both run rlswitch, choosing per stretch: a copy is
+     * of one of its actions (sw_rl_stretch_policies), SW_EINVAL for another policy. */
 } sw_rl_mode;
 
 /* Whether SW_RL_EMULATE can copy `policy` (bsp, asp or ssp:s=S); SW_EINVAL with a message if

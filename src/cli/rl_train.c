@@ -97,18 +97,8 @@ static void make_note(plan *p, int argc, char **argv)
 
 static const char default_pre[] = "bsp,asp,ssp:s=1,ssp:s=4,ssp:s=7";
 
-/* Whether `name` is one of the stretch layout's actions, which its pre-training copies. */
-static bool a_stretch_action(const char *name)
-{
-    for (int a = 0; a < SW_RL_ACTIONS; a++)
-        if (strcmp(name, sw_rl_stretch_policies[a]) == 0)
-            return true;
-    return false;
-}
-
 /* Pre-training copies classic policies only: each of the list is checked before any run. In
- * the stretch layout each is one of its actions (another ssp would run as ssp:s=4), and so is
- * the default. */
+ * the stretch layout each is one of its actions, and so is the default. */
 static int check_pre_policies(plan *p)
 {
     bool stretch = p->hp.layout == SW_RL_LAYOUT_STRETCH;
@@ -121,7 +111,7 @@ static int check_pre_policies(plan *p)
     for (int k = 0; k < n; k++) {
         if (!rc && sw_rl_check_classic(names[k], err))
             rc = sw_cli_error(CMD, "--pre-policies: %s", err) + 1;
-        else if (!rc && stretch && !a_stretch_action(names[k]))
+        else if (!rc && stretch && sw_rl_stretch_action(names[k]) < 0)
             rc = sw_cli_error(CMD,
                               "--pre-policies: with --features stretch each is one of its "
                               "actions, bsp, ssp:s=4 or asp, not '%s'",

@@ -11,6 +11,14 @@
 const char *const sw_rl_stretch_policies[SW_RL_ACTIONS] = {
     [SW_RL_STRETCH_BSP] = "bsp", [SW_RL_STRETCH_SSP] = "ssp:s=4", [SW_RL_STRETCH_ASP] = "asp"};
 
+int sw_rl_stretch_action(const char *policy)
+{
+    for (int a = 0; a < SW_RL_ACTIONS; a++)
+        if (strcmp(policy, sw_rl_stretch_policies[a]) == 0)
+            return a;
+    return -1;
+}
+
 uint32_t sw_rl_tuple(uint32_t layout)
 {
     switch (layout) {

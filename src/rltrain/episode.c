@@ -45,6 +45,7 @@ typedef struct episode {
     size_t dim;
     int classic;
     long ssp_s;
+    int copied; /* the stretch layout's pre-training: the action that runs the copied policy */
     bool has_prev;
     float prev[DIM_MAX];
     int prev_action, action_before; /* the last decision's, and the one's before it (-1) */
@@ -166,18 +167,15 @@ static int choose(episode *e, const sw_engine_view *v, const sw_push *p)
     return a;
 }
 
-/* The stretch layout's choice (sw_rl_chooser): the classic policy copied runs every stretch as
- * the action that stands for it (any ssp for ssp:s=4), or the agent learns and picks. */
+/* The stretch layout's choice (sw_rl_chooser): the copied policy's action in every stretch, or
+ * the agent learns and picks. */
 static int choose_stretch(void *ctx, const float *state, double now, double loss)
 {
     episode *e = ctx;
     if (e->mode == SW_RL_LEARN)
         return learn_and_act(e, state, now, loss);
-    int a = e->classic == CLASSIC_BSP   ? SW_RL_STRETCH_BSP
-            : e->classic == CLASSIC_SSP ? SW_RL_STRETCH_SSP
-                                        : SW_RL_STRETCH_ASP;
-    record(e, state, a, now, loss);
-    return a;
+    record(e, state, e->copied, now, loss);
+    return e->copied;
 }
 
 /* The policy an episode that records or learns runs (a policy of its own, sw_sim_config's
@@ -518,6 +516,16 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
         if (hp->layout == SW_RL_LAYOUT_STRETCH)
             e.chooser =
                 (sw_rl_chooser){.choose = choose_stretch, .ctx = &e, .history = hp->history};
+        if (e.chooser.choose && mode == SW_RL_EMULATE &&
+            (e.copied = sw_rl_stretch_action(policy)) < 0)
+            rc = sw_fail(err, SW_EINVAL,
+                         "the stretch layout's pre-training copies its actions, bsp, ssp:s=4 or "
+                         "asp, not '%s'",
+                         policy);
+    }
+    if (rc) {
+        sw_dataset_free(train);
+        return rc;
     }
     memcpy(out->model, d.model, sizeof out->model);
     memcpy(out->regime, d.regime, sizeof out->regime);

@@ -184,6 +184,10 @@ static void a_stretch_episode_runs_rlswitch(void **state)
         assert_true(copied.applies == alone.applies && copied.time == alone.time);
         assert_true(copied.td_loss > 0); /* pre-training regressed on its stretches */
     }
+    sw_rl_run other; /* another ssp is none of its actions */
+    assert_int_equal(sw_rl_run_instance(&sc, 3, 0, 0, "ssp:s=1", SW_RL_EMULATE, a, 0, &other, err),
+                     SW_EINVAL);
+    assert_non_null(strstr(err, "not 'ssp:s=1'"));
     sw_rl_agent_free(a);
     /* Learning from its stretches, exploring: a cost per change of action is learnt from (the
      * same run, the same fresh agent, other losses). */
