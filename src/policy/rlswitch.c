@@ -23,7 +23,6 @@ typedef struct rlswitch_state {
     const sw_rl_chooser *chooser; /* training's, or NULL */
     sw_rl_features features;
     double eps;
-    sw_rng *rng;
     sw_policy_env sub_env; /* the run's, without the chooser: the three are registered ones */
     const sw_policy_ops *ops[SW_RL_ACTIONS];
     void *sub[SW_RL_ACTIONS];
@@ -75,8 +74,8 @@ static int choose(rlswitch_state *st, const sw_engine_view *v)
         double loss = v->version > 0 && isfinite(f->loss0) ? v->loss_after / f->loss0 : NAN;
         return st->chooser->choose(st->chooser->ctx, f->state, v->now, loss);
     }
-    if (st->eps > 0 && sw_rng_uniform(st->rng) < st->eps)
-        return (int)sw_rng_below(st->rng, SW_RL_ACTIONS);
+    if (st->eps > 0 && sw_rng_uniform(st->sub_env.rng) < st->eps)
+        return (int)sw_rng_below(st->sub_env.rng, SW_RL_ACTIONS);
     return sw_rl_agent_act(st->agent, f->state, 0);
 }
 
@@ -84,7 +83,6 @@ static int rlswitch_init(void *state, sw_spec *spec, const sw_engine_view *v,
                          const sw_policy_env *env, char *err)
 {
     rlswitch_state *st = state;
-    st->rng = env->rng;
     st->chooser = env->ctx;
     st->sub_env = *env;
     st->sub_env.ctx = NULL;

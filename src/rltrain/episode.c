@@ -503,6 +503,15 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
             return sw_fail(err, SW_EINVAL, "an episode that records or learns needs an agent");
         if (mode == SW_RL_EMULATE && (rc = parse_classic(&e, policy, err)))
             return rc;
+        uint32_t history = sw_rl_agent_hparams(agent)->history;
+        if (sw_rl_agent_hparams(agent)->layout == SW_RL_LAYOUT_STRETCH)
+            e.chooser = (sw_rl_chooser){.choose = choose_stretch, .ctx = &e, .history = history};
+        if (e.chooser.choose && mode == SW_RL_EMULATE &&
+            (e.copied = sw_rl_stretch_action(policy)) < 0)
+            return sw_fail(err, SW_EINVAL,
+                           "the stretch layout's pre-training copies its actions, bsp, ssp:s=4 "
+                           "or asp, not '%s'",
+                           policy);
     }
     sw_dataset *train = NULL;
     uint64_t sim_seed = 0;
@@ -513,19 +522,6 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
         const sw_rl_hparams *hp = sw_rl_agent_hparams(agent);
         sw_rl_features_init(&e.f, hp->history, hp->layout, &d.optim);
         e.dim = (size_t)hp->history * e.f.tuple;
-        if (hp->layout == SW_RL_LAYOUT_STRETCH)
-            e.chooser =
-                (sw_rl_chooser){.choose = choose_stretch, .ctx = &e, .history = hp->history};
-        if (e.chooser.choose && mode == SW_RL_EMULATE &&
-            (e.copied = sw_rl_stretch_action(policy)) < 0)
-            rc = sw_fail(err, SW_EINVAL,
-                         "the stretch layout's pre-training copies its actions, bsp, ssp:s=4 or "
-                         "asp, not '%s'",
-                         policy);
-    }
-    if (rc) {
-        sw_dataset_free(train);
-        return rc;
     }
     memcpy(out->model, d.model, sizeof out->model);
     memcpy(out->regime, d.regime, sizeof out->regime);
