@@ -38,7 +38,7 @@ cp "$TMP/first.swrl" "$TMP/more.swrl"
 expect_status 0 "more episodes after a finished training" -- "$SW" rl train "${short[@]}" \
   --episodes 5 --save-every 2 --out "$TMP/more.swrl" --resume
 expect_output "episode 5/5" "it runs the episodes left, counted from the start"
-expect_not_output "episode 3/5" "and none done already"
+expect_no_output "episode 3/5" "and none done already"
 expect_output "wrote $TMP/more.swrl" "and writes the policy"
 expect_status 0 "the longer training's file is a policy" -- "$SW" rl eval "${inst[@]}" \
   --policy "$TMP/more.swrl" --instances 1 --seeds 1 --baselines asp
@@ -90,6 +90,28 @@ expect_status 0 "rl eval of a stretch policy" -- "$SW" rl eval "${inst[@]}" \
 expect_output "rlswitch:file=$TMP/s.swrl" "eval runs a stretch policy as rlswitch"
 expect_status 0 "rl eval of the shipped rlswitch" -- "$SW" rl eval "${inst[@]}" --policy rlswitch \
   --instances 1 --seeds 1 --baselines asp --max-pushes 300
+# --pre-epochs: passes over all pre-training's records once its runs are done; a training resumed
+# in its pre-training gathers the earlier runs' records again before the passes.
+expect_status 0 "rl train --pre-epochs" -- "$SW" rl train "${inst[@]}" --pre-instances 1 \
+  --episodes 0 --features stretch --gamma 1 --pre-epochs 20 --out "$TMP/e.swrl" --seed 5
+expect_output "pass over pre-training's records 20/20" "the passes follow the runs"
+expect_status 0 "rlswitch:choose=once of it" -- "$SW" sim --policy "rlswitch:file=$TMP/e.swrl,choose=once" \
+  --workers 4 --data "synthetic:task=logistic,d=10,n=3000" --model softmax --lr 0.1 \
+  --max-pushes 600 --log "$TMP/once.jsonl"
+expect_status 0 "its log keeps rlswitch's promise" -- "$SW" check "$TMP/once.jsonl"
+expect_status 0 "a resumed pre-training with passes" -- "$SW" rl train "${inst[@]}" \
+  --pre-instances 2 --episodes 0 --features stretch --gamma 1 --pre-epochs 20 --out "$TMP/e.swrl" \
+  --seed 5 --resume
+expect_output "gathering pre-training's records again 3/3" "gathers the runs done before"
+expect_output "pre-training 6/6" "runs the rest"
+expect_output "pass over pre-training's records 20/20" "and passes over all"
+expect_status 0 "a resume after the passes" -- "$SW" rl train "${inst[@]}" \
+  --pre-instances 2 --episodes 0 --features stretch --gamma 1 --pre-epochs 20 --out "$TMP/e.swrl" \
+  --seed 5 --resume
+expect_output "nothing left to do" "finds them done"
+expect_status 2 "rlswitch's choose is stretch or once" -- "$SW" sim \
+  --policy "rlswitch:file=$TMP/e.swrl,choose=twice" --no-model --max-pushes 10
+expect_output "choose='twice' is not stretch or once" "says what it takes"
 expect_status 2 "a stretch pre-training copies its actions only" -- "$SW" rl train \
   --features stretch --pre-policies bsp,ssp:s=1 --out "$TMP/never.swrl"
 expect_output "bsp, ssp:s=4 or asp, not 'ssp:s=1'" "and says which"

@@ -8,7 +8,8 @@
 BUILD=${2:?usage: $0 SYNCWISE BUILD_DIR}
 
 expect_status 0 "install under a prefix" -- cmake --install "$BUILD" --prefix "$TMP/prefix"
-for f in bin/syncwise share/man/man1/syncwise.1 share/syncwise/rlp.swrl share/syncwise/rlswitch.swrl; do
+for f in bin/syncwise share/man/man1/syncwise.1 share/syncwise/rlp.swrl share/syncwise/rlswitch.swrl \
+         share/syncwise/rlswitch-once.swrl; do
   checks=$((checks + 1))
   [ -s "$TMP/prefix/$f" ] || { echo "FAIL: $f was not installed"; failures=$((failures + 1)); }
 done
@@ -77,4 +78,11 @@ echo "not a policy" > "$TMP/moved/share/syncwise/rlswitch.swrl"
 expect_status 1 "a broken installed rlswitch policy" -- "$TMP/moved/bin/syncwise" sim \
   --policy rlswitch --no-model --max-pushes 20 -q
 expect_output "$TMP/moved/bin/../share/syncwise/rlswitch.swrl" "its installed copy was the one read"
+# Choosing once, it reads the network trained for that, installed beside.
+expect_status 0 "rlswitch:choose=once" -- "$TMP/moved/bin/syncwise" sim \
+  --policy rlswitch:choose=once --no-model --max-pushes 20 -q
+echo "not a policy" > "$TMP/moved/share/syncwise/rlswitch-once.swrl"
+expect_status 1 "a broken installed rlswitch-once policy" -- "$TMP/moved/bin/syncwise" sim \
+  --policy rlswitch:choose=once --no-model --max-pushes 20 -q
+expect_output "$TMP/moved/bin/../share/syncwise/rlswitch-once.swrl" "its own installed copy was read"
 finish

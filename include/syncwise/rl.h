@@ -137,6 +137,7 @@ int sw_rl_agent_new(sw_rl_agent **out, const sw_rl_hparams *hp, const float *ini
 void sw_rl_agent_free(sw_rl_agent *a);
 
 size_t sw_rl_agent_n_params(const sw_rl_agent *a);
+size_t sw_rl_agent_dim(const sw_rl_agent *a); /* floats in a state */
 const sw_rl_hparams *sw_rl_agent_hparams(const sw_rl_agent *a);
 /* The target network's weights: what a trained policy is. */
 const float *sw_rl_agent_weights(const sw_rl_agent *a);

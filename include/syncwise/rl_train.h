@@ -12,6 +12,7 @@
 #include "syncwise/model.h"
 #include "syncwise/optim.h"
 #include "syncwise/rl.h"
+#include "syncwise/rng.h"
 
 /* An instance of the RLP paper's section 4: a cluster of `workers` with its stragglers drawn from
  * its seed, an MLP with a random number of hidden layers, and a random share of the training
@@ -80,6 +81,8 @@ typedef enum sw_rl_mode {
     SW_RL_PLAIN,   /* run `policy` as it is */
     SW_RL_EMULATE, /* record states of an `actions` run whose choices copy a classic policy
                     * ("bsp", "asp", "ssp:s=S" in our convention), then regress on returns */
+    SW_RL_RECORD,  /* as SW_RL_EMULATE, but only keep the records in the archive: a resumed
+                    * pre-training gathering again what its earlier runs kept */
     SW_RL_LEARN,   /* double DQN while acting eps-greedily */
     /* With an agent of the stretch layout both run rlswitch, choosing per stretch: a copy is
      * of one of its actions (sw_rl_stretch_policies), SW_EINVAL for another policy. */
@@ -89,8 +92,30 @@ typedef enum sw_rl_mode {
  * not. */
 int sw_rl_check_classic(const char *policy, char *err);
 
+/* Pre-training's records kept across its runs: (state, action, return) triples for passes over
+ * all of them (rl train --pre-epochs). */
+typedef struct sw_rl_archive sw_rl_archive;
+int sw_rl_archive_new(sw_rl_archive **out, size_t dim, char *err);
+void sw_rl_archive_free(sw_rl_archive *ar);
+size_t sw_rl_archive_size(const sw_rl_archive *ar);
+/* Appends n records (states: n x dim floats); SW_ENOMEM, keeping none of them, when out of
+ * memory. */
+int sw_rl_archive_add(sw_rl_archive *ar, const float *states, const int *actions,
+                      const float *returns, size_t n);
+/* One pass of regression steps (sw_rl_agent_regress) over n records in mini-batches, shuffled
+ * by r; *loss: their mean loss (0 for none). SW_ENOMEM. */
+int sw_rl_regress_pass(sw_rl_agent *a, const float *states, const int *actions,
+                       const float *returns, size_t n, sw_rng *r, double *loss);
+/* `epochs` passes over the whole archive, shuffled from `seed`. After each, done (when not NULL)
+ * is told its mean loss; a nonzero return stops the passes and is returned. SW_ENOMEM. */
+typedef int sw_rl_epoch_fn(void *ctx, uint32_t epoch, uint32_t epochs, double loss);
+int sw_rl_archive_refit(const sw_rl_archive *ar, sw_rl_agent *a, uint32_t epochs, uint64_t seed,
+                        sw_rl_epoch_fn *done, void *ctx);
+
+/* With an archive, a run that records (SW_RL_EMULATE, SW_RL_RECORD) keeps its records there too
+ * (SW_ENOMEM when it cannot). */
 int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instance, uint32_t repeat,
-                       const char *policy, sw_rl_mode mode, sw_rl_agent *agent, double eps,
-                       sw_rl_run *out, char *err);
+                       const char *policy, sw_rl_mode mode, sw_rl_agent *agent,
+                       sw_rl_archive *archive, double eps, sw_rl_run *out, char *err);
 
 #endif

@@ -141,7 +141,7 @@ static void *worker(void *arg)
         int k = (int)(at % p->n);
         char err[SW_ERR_LEN];
         int rc = sw_rl_run_instance(&p->rl.sc, p->rl.seed, FIRST_EVAL_INSTANCE + (uint64_t)instance,
-                                    (uint32_t)seed, p->specs[k], SW_RL_PLAIN, NULL, 0,
+                                    (uint32_t)seed, p->specs[k], SW_RL_PLAIN, NULL, NULL, 0,
                                     &p->runs[at], err);
         pthread_mutex_lock(&p->lock);
         if (rc && !p->rc) {

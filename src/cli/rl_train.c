@@ -21,6 +21,8 @@ typedef struct plan {
     sw_rl_hparams hp;
     const char *out, *pre_policies;
     long pre_instances, episodes, save_every;
+    uint32_t pre_epochs;
+    double epochs_t0; /* when the passes over pre-training's records began */
     int layout; /* in layouts[]: sw_rl_layout - 1 */
     bool resume;
     int n_pre_policies;
@@ -39,6 +41,10 @@ static const sw_opt own[] = {
     {SW_OPT_ROW(SW_OPT_STR, "pre-policies", 0, AT(pre_policies), 0, 0, "LIST",
                 "classic policies copied on each: bsp, asp or ssp:s=S\n"
                 "(the paper's SSP s=2,5,8 are ssp:s=1,4,7)")},
+    {SW_OPT_ROW(SW_OPT_U32, "pre-epochs", 0, AT(pre_epochs), 0, 100000, "N",
+                "passes over all pre-training's records, shuffled,\n"
+                "after its last run (0: none; each run regresses\n"
+                "once on its own as it comes, as the paper)")},
     {SW_OPT_ROW(SW_OPT_LONG, "episodes", 0, AT(episodes), 0, 10000000, "N", "DQN episodes")},
     {SW_OPT_ROW(SW_OPT_LONG, "save-every", 0, AT(save_every), 1, 10000000, "N",
                 "pre-training runs or episodes between saves")},
@@ -274,8 +280,10 @@ static void progress(const plan *p, const char *phase, long done, long total, lo
         fputc('\n', stderr);
 }
 
-/* Pre-training: every instance under every listed classic policy, from run p->pre_done on. */
-static int pretrain(plan *p, sw_rl_agent *a)
+/* Pre-training: every instance under every listed classic policy, from run p->pre_done on,
+ * keeping the records in `archive` when passes over them follow (then the phase's end is
+ * theirs to save: a file that says pre-training is done holds them). */
+static int pretrain_runs(plan *p, sw_rl_agent *a, sw_rl_archive *archive)
 {
     char *names[32];
     int n = sw_cli_policy_list(CMD, "--pre-policies", p->pre_policies, names, 32);
@@ -284,12 +292,13 @@ static int pretrain(plan *p, sw_rl_agent *a)
     double t0 = sw_clock_now_s(), loss = 0;
     int rc = 0;
     long total = p->pre_instances * n, done = p->pre_done, first = done;
+    long save_at = archive ? total + 1 : total;
     char err[SW_ERR_LEN], detail[512], at[64];
     for (long i = done / n; i < p->pre_instances && !rc; i++)
         for (int k = (int)(done % n); k < n && !rc; k++, done++) {
             sw_rl_run run;
             rc = sw_rl_run_instance(&p->rl.sc, p->rl.seed, (uint64_t)i, 0, names[k], SW_RL_EMULATE,
-                                    a, 0, &run, err);
+                                    a, archive, 0, &run, err);
             if (rc) {
                 rc = sw_cli_error(CMD, "pre-training %s on instance %ld: %s", names[k], i, err);
                 break;
@@ -303,10 +312,66 @@ static int pretrain(plan *p, sw_rl_agent *a)
             progress(p, "pre-training", done + 1, total, first, p->episodes - p->episodes_done, t0,
                      detail);
             p->pre_done = done + 1;
-            rc = save_due(p, a, done + 1, total, at);
+            rc = save_due(p, a, done + 1, save_at, at);
         }
     for (int k = 0; k < n; k++)
         free(names[k]);
+    return rc;
+}
+
+/* A resumed training's archive: the records of the pre-training runs done before it, gathered
+ * again (the runs are the same, and only recorded). */
+static int gather_again(plan *p, sw_rl_agent *a, sw_rl_archive *archive)
+{
+    char *names[32], err[SW_ERR_LEN], detail[64];
+    int n = sw_cli_policy_list(CMD, "--pre-policies", p->pre_policies, names, 32), rc = 0;
+    if (n < 0)
+        return 2;
+    double t0 = sw_clock_now_s();
+    for (long done = 0; done < p->pre_done && !rc; done++) {
+        sw_rl_run run;
+        long i = done / n;
+        if (sw_rl_run_instance(&p->rl.sc, p->rl.seed, (uint64_t)i, 0, names[done % n], SW_RL_RECORD,
+                               a, archive, 0, &run, err))
+            rc = sw_cli_error(CMD, "pre-training %s on instance %ld: %s", names[done % n], i, err);
+        snprintf(detail, sizeof detail, "%zu records", sw_rl_archive_size(archive));
+        progress(p, "gathering pre-training's records again", done + 1, p->pre_done, 0, 0, t0,
+                 detail);
+    }
+    for (int k = 0; k < n; k++)
+        free(names[k]);
+    return rc;
+}
+
+static int epoch_done(void *ctx, uint32_t epoch, uint32_t epochs, double loss)
+{
+    plan *p = ctx;
+    char at[64], detail[64];
+    snprintf(at, sizeof at, "pass %u over pre-training's records", epoch);
+    snprintf(detail, sizeof detail, "regression loss %.3g", loss);
+    progress(p, "pass over pre-training's records", epoch, epochs, 0, 0, p->epochs_t0, detail);
+    return diverged(p, at, loss);
+}
+
+/* Pre-training's runs, then --pre-epochs passes over all their records. */
+static int pretrain(plan *p, sw_rl_agent *a)
+{
+    sw_rl_archive *archive = NULL;
+    char err[SW_ERR_LEN];
+    if (p->pre_epochs > 0 && sw_rl_archive_new(&archive, sw_rl_agent_dim(a), err))
+        return sw_cli_error(CMD, "%s", err);
+    int rc = archive && p->pre_done > 0 ? gather_again(p, a, archive) : 0;
+    if (!rc)
+        rc = pretrain_runs(p, a, archive);
+    if (!rc && archive) {
+        p->epochs_t0 = sw_clock_now_s();
+        rc = sw_rl_archive_refit(archive, a, p->pre_epochs, p->rl.seed, epoch_done, p);
+        if (rc == SW_ENOMEM)
+            rc = sw_cli_error(CMD, "out of memory for a pass over pre-training's records");
+        if (!rc)
+            rc = save(p, a, "pre-training's passes");
+    }
+    sw_rl_archive_free(archive);
     return rc;
 }
 
@@ -317,7 +382,7 @@ static int train_episodes(plan *p, sw_rl_agent *a)
     for (long e = p->episodes_done, first = e; e < p->episodes; e++) {
         sw_rl_run run;
         if (sw_rl_run_instance(&p->rl.sc, p->rl.seed, FIRST_TRAIN_INSTANCE + (uint64_t)e, 0,
-                               "actions", SW_RL_LEARN, a, p->hp.epsilon, &run, err))
+                               "actions", SW_RL_LEARN, a, NULL, p->hp.epsilon, &run, err))
             return sw_cli_error(CMD, "episode %ld: %s", e + 1, err);
         snprintf(at, sizeof at, "episode %ld", e + 1);
         if (diverged(p, at, run.td_loss))

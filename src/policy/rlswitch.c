@@ -13,6 +13,7 @@
  * sw_rl_chooser that picks instead of a file's network. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "syncwise/err.h"
 #include "syncwise/policy.h"
@@ -23,6 +24,7 @@ typedef struct rlswitch_state {
     const sw_rl_chooser *chooser; /* training's, or NULL */
     sw_rl_features features;
     double eps;
+    bool once;             /* choose=once: the first choice runs the whole run */
     sw_policy_env sub_env; /* the run's, without the chooser: the three are registered ones */
     const sw_policy_ops *ops[SW_RL_ACTIONS];
     void *sub[SW_RL_ACTIONS];
@@ -86,8 +88,12 @@ static int rlswitch_init(void *state, sw_spec *spec, const sw_engine_view *v,
     st->chooser = env->ctx;
     st->sub_env = *env;
     st->sub_env.ctx = NULL;
-    char shipped[4096];
-    sw_rl_shipped_path("rlswitch.swrl", shipped, sizeof shipped);
+    const char *when = sw_spec_str(spec, "choose", "stretch");
+    st->once = strcmp(when, "once") == 0;
+    if (!st->once && strcmp(when, "stretch") != 0)
+        return sw_fail(err, SW_EINVAL, "rlswitch: choose='%s' is not stretch or once", when);
+    char shipped[4096]; /* each way of choosing has its own network, trained for it */
+    sw_rl_shipped_path(st->once ? "rlswitch-once.swrl" : "rlswitch.swrl", shipped, sizeof shipped);
     const char *path = sw_spec_str(spec, "file", shipped);
     int rc = sw_spec_double(spec, "eps", 0, 1, &st->eps, err);
     if (!rc)
@@ -107,7 +113,7 @@ static void rlswitch_push(void *state, const sw_engine_view *v, const sw_push *p
     rlswitch_state *st = state;
     uint64_t live = v->n_live ? v->n_live : 1;
     int before = st->active;
-    if (st->pushes - st->stretch_start >= SW_RL_STRETCH_STEPS * live) {
+    if (!st->once && st->pushes - st->stretch_start >= SW_RL_STRETCH_STEPS * live) {
         st->active = choose(st, v);
         st->stretch_start = st->pushes;
     }
@@ -163,10 +169,11 @@ static void rlswitch_fini(void *state)
 
 const sw_policy_ops sw_policy_rlswitch = {
     .name = "rlswitch",
-    .keys = "file, eps",
+    .keys = "file, choose, eps",
     .help = "learned per stretch (syncwise rl train --features stretch): every 10 steps per "
             "worker, the policy file=PATH (default: the shipped one) picks bsp, ssp:s=4 or asp "
-            "for the next 10; eps=0 explores with that probability",
+            "for the next 10; choose=once: its first pick runs the whole run (default file: the "
+            "shipped one trained for that); eps=0 explores with that probability",
     .state_size = sizeof(rlswitch_state),
     .wants = SW_WANT_LOSS,
     .init = rlswitch_init,

@@ -58,14 +58,19 @@ static int pick(void *ctx, const float *state, double now, double loss)
     return p->fixed >= 0 ? p->fixed : every_hand_over[p->calls++ % HAND_OVERS];
 }
 
-/* A run under the test's chooser; its log. */
-static char *run_switching(picks *p, sw_sim_result *res)
+/* A run of `spec` (rlswitch's) under the test's chooser; its log. */
+static char *run_spec(const char *spec, picks *p, sw_sim_result *res)
 {
     sw_rl_chooser chooser = {.choose = pick, .ctx = p, .history = 3};
-    sw_sim_config c = base("rlswitch");
-    c.policy_ops = sw_policy_find(c.policy);
+    sw_sim_config c = base(spec);
+    c.policy_ops = sw_policy_find("rlswitch");
     c.policy_ctx = &chooser;
     return run_log(c, res); /* it fails the test on a broken promise */
+}
+
+static char *run_switching(picks *p, sw_sim_result *res)
+{
+    return run_spec("rlswitch", p, res);
 }
 
 static void a_stretch_is_its_policy_s_run(void **state)
@@ -114,11 +119,36 @@ static void the_choice_comes_once_per_stretch_and_nobody_is_held_over(void **sta
     sw_sim_result_free(&res);
 }
 
+/* choose=once: the first choice, made at the start, runs the whole run as its policy alone would,
+ * however the chooser would go on. */
+static void choosing_once_runs_the_first_choice_throughout(void **state)
+{
+    (void)state;
+    picks p = {.fixed = -1};
+    sw_sim_result once, alone;
+    free(run_spec("rlswitch:choose=once", &p, &once));
+    assert_int_equal(p.calls, 1);
+    sw_sim_config c = base(sw_rl_stretch_policies[every_hand_over[0]]);
+    assert_int_equal(sw_sim_run(&c, &alone, NULL), 0);
+    assert_true(once.stats.pushes > (HAND_OVERS + 1) * SW_RL_STRETCH_STEPS * WORKERS);
+    assert_int_equal(once.stats.pushes, alone.stats.pushes);
+    assert_int_equal(once.stats.applies, alone.stats.applies);
+    assert_true(once.end_t == alone.end_t);
+    sw_sim_result_free(&once);
+    sw_sim_result_free(&alone);
+
+    c = base("rlswitch:choose=sometimes");
+    char err[SW_ERR_LEN] = "";
+    assert_int_not_equal(sw_sim_run(&c, &alone, err), 0);
+    assert_non_null(strstr(err, "choose='sometimes' is not stretch or once"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_stretch_is_its_policy_s_run),
         cmocka_unit_test(the_choice_comes_once_per_stretch_and_nobody_is_held_over),
+        cmocka_unit_test(choosing_once_runs_the_first_choice_throughout),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

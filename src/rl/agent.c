@@ -153,6 +153,10 @@ size_t sw_rl_agent_n_params(const sw_rl_agent *a)
 {
     return a->n_params;
 }
+size_t sw_rl_agent_dim(const sw_rl_agent *a)
+{
+    return a->dim;
+}
 const sw_rl_hparams *sw_rl_agent_hparams(const sw_rl_agent *a)
 {
     return &a->hp;

@@ -539,8 +539,9 @@ static void an_episode_that_learns_needs_an_agent(void **state)
     sw_rl_scenario sc = {0};
     sw_rl_run out;
     char err[SW_ERR_LEN];
-    assert_int_equal(sw_rl_run_instance(&sc, 1, 0, 0, "bsp", SW_RL_LEARN, NULL, 0.1, &out, err),
-                     SW_EINVAL);
+    assert_int_equal(
+        sw_rl_run_instance(&sc, 1, 0, 0, "bsp", SW_RL_LEARN, NULL, NULL, 0.1, &out, err),
+        SW_EINVAL);
     assert_non_null(strstr(err, "needs an agent"));
 }
 

@@ -215,50 +215,34 @@ static const sw_policy_ops learner = {
 };
 
 /* Pre-training: Q(s_i, a_i) regressed on the discounted return that followed, in shuffled
- * mini-batches (with gamma = 1 the return is minus the time to the end, as in the paper). */
-static double regress_returns(episode *e, double end_t, uint64_t seed)
+ * mini-batches (with gamma = 1 the return is minus the time to the end, as in the paper), and the
+ * records kept in the archive when there is one. Returns the mean loss (0 when only kept). */
+static double regress_returns(episode *e, double end_t, uint64_t seed, sw_rl_archive *archive)
 {
     if (e->n == 0)
         return 0;
-    const sw_rl_hparams *hp = sw_rl_agent_hparams(e->agent);
     float *y = malloc(e->n * sizeof *y);
-    uint32_t *order = malloc(e->n * sizeof *order);
-    float *xs = malloc((size_t)hp->minibatch * e->dim * sizeof *xs);
-    int *as = malloc(hp->minibatch * sizeof *as);
-    float *ys = malloc(hp->minibatch * sizeof *ys);
-    double loss = 0;
-    size_t steps = 0;
-    if (y && order && xs && as && ys) {
-        double g = 0;
-        for (size_t i = e->n; i-- > 0;) {
-            bool last = i + 1 == e->n; /* to the end: the time, and no loss known there */
-            double next_t = last ? end_t : e->times[i + 1], next_l = last ? NAN : e->losses[i + 1];
-            g = reward(e, e->times[i], e->losses[i], next_t, next_l) + hp->gamma * g;
-            y[i] = (float)g;
-            order[i] = (uint32_t)i;
-        }
-        sw_rng r;
-        sw_rng_seed(&r, seed, SW_STREAM_RL);
-        sw_rng_shuffle(&r, order, e->n);
-        for (size_t at = 0; at < e->n; at += hp->minibatch, steps++) {
-            size_t m = e->n - at < hp->minibatch ? e->n - at : hp->minibatch;
-            for (size_t j = 0; j < m; j++) {
-                uint32_t k = order[at + j];
-                memcpy(xs + j * e->dim, e->states + (size_t)k * e->dim, e->dim * sizeof *xs);
-                as[j] = e->actions[k];
-                ys[j] = y[k];
-            }
-            loss += sw_rl_agent_regress(e->agent, xs, as, ys, m);
-        }
-    } else {
+    double loss = 0, g = 0;
+    if (!y) {
         e->out_of_memory = true;
+        return 0;
     }
+    float gamma = sw_rl_agent_hparams(e->agent)->gamma;
+    for (size_t i = e->n; i-- > 0;) {
+        bool last = i + 1 == e->n; /* to the end: the time, and no loss known there */
+        double next_t = last ? end_t : e->times[i + 1], next_l = last ? NAN : e->losses[i + 1];
+        g = reward(e, e->times[i], e->losses[i], next_t, next_l) + gamma * g;
+        y[i] = (float)g;
+    }
+    sw_rng r;
+    sw_rng_seed(&r, seed, SW_STREAM_RL);
+    if (archive && sw_rl_archive_add(archive, e->states, e->actions, y, e->n))
+        e->out_of_memory = true;
+    else if (e->mode == SW_RL_EMULATE &&
+             sw_rl_regress_pass(e->agent, e->states, e->actions, y, e->n, &r, &loss))
+        e->out_of_memory = true;
     free(y);
-    free(order);
-    free(xs);
-    free(as);
-    free(ys);
-    return steps ? loss / (double)steps : 0;
+    return loss;
 }
 
 /* How many entries the '|'-separated list has. */
@@ -492,8 +476,8 @@ static int run_sim(const sw_rl_scenario *sc, const sw_task_data *view, const sw_
 }
 
 int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instance, uint32_t repeat,
-                       const char *policy, sw_rl_mode mode, sw_rl_agent *agent, double eps,
-                       sw_rl_run *out, char *err)
+                       const char *policy, sw_rl_mode mode, sw_rl_agent *agent,
+                       sw_rl_archive *archive, double eps, sw_rl_run *out, char *err)
 {
     memset(out, 0, sizeof *out);
     episode e = {.mode = mode, .agent = agent, .eps = eps};
@@ -501,13 +485,13 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
     if (mode != SW_RL_PLAIN) {
         if (!agent)
             return sw_fail(err, SW_EINVAL, "an episode that records or learns needs an agent");
-        if (mode == SW_RL_EMULATE && (rc = parse_classic(&e, policy, err)))
+        bool copies = mode == SW_RL_EMULATE || mode == SW_RL_RECORD;
+        if (copies && (rc = parse_classic(&e, policy, err)))
             return rc;
         uint32_t history = sw_rl_agent_hparams(agent)->history;
         if (sw_rl_agent_hparams(agent)->layout == SW_RL_LAYOUT_STRETCH)
             e.chooser = (sw_rl_chooser){.choose = choose_stretch, .ctx = &e, .history = history};
-        if (e.chooser.choose && mode == SW_RL_EMULATE &&
-            (e.copied = sw_rl_stretch_action(policy)) < 0)
+        if (e.chooser.choose && copies && (e.copied = sw_rl_stretch_action(policy)) < 0)
             return sw_fail(err, SW_EINVAL,
                            "the stretch layout's pre-training copies its actions, bsp, ssp:s=4 "
                            "or asp, not '%s'",
@@ -542,9 +526,10 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
             float r_end = last_reward(&e, end, NAN); /* no probe at the end */
             sw_rl_agent_remember(agent, e.prev, e.prev_action, r_end, terminal, true);
         }
-        double pre_loss = mode == SW_RL_EMULATE ? regress_returns(&e, end, sim_seed) : 0;
+        bool copied = mode == SW_RL_EMULATE || mode == SW_RL_RECORD;
+        double pre_loss = copied ? regress_returns(&e, end, sim_seed, archive) : 0;
         fill_run(&r, &e, out);
-        if (mode == SW_RL_EMULATE)
+        if (copied)
             out->td_loss = pre_loss;
         sw_sim_result_free(&r);
         if (e.out_of_memory)

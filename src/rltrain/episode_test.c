@@ -89,8 +89,8 @@ static void a_family_draws_every_entry(void **state)
     bool seen_lr[2] = {false}, seen_w[3] = {false};
     for (uint64_t i = 0; i < 24; i++) {
         sw_rl_run r;
-        assert_int_equal(sw_rl_run_instance(&sc, 7, i, 0, "asp", SW_RL_PLAIN, NULL, 0, &r, err),
-                         0);
+        assert_int_equal(
+            sw_rl_run_instance(&sc, 7, i, 0, "asp", SW_RL_PLAIN, NULL, NULL, 0, &r, err), 0);
         assert_non_null(strstr(r.regime, "model="));
         assert_null(strstr(r.regime, "optimizer="));
         assert_null(strstr(r.regime, "cluster="));
@@ -103,7 +103,7 @@ static void a_family_draws_every_entry(void **state)
         }
         sw_rl_run again;
         assert_int_equal(
-            sw_rl_run_instance(&sc, 7, i, 0, "asp", SW_RL_PLAIN, NULL, 0, &again, err), 0);
+            sw_rl_run_instance(&sc, 7, i, 0, "asp", SW_RL_PLAIN, NULL, NULL, 0, &again, err), 0);
         assert_string_equal(again.regime, r.regime);
         assert_true(again.time == r.time && again.iterations == r.iterations);
     }
@@ -121,12 +121,11 @@ static void other_lists_leave_an_instance_as_it_was(void **state)
     family.optimizers = "sgd|sgd";
     for (uint64_t i = 0; i < 6; i++) {
         sw_rl_run a, b;
-        assert_int_equal(sw_rl_run_instance(&plain, 3, i, 1, "ssp:s=1", SW_RL_PLAIN, NULL, 0, &a,
-                                            err),
-                         0);
-        assert_int_equal(sw_rl_run_instance(&family, 3, i, 1, "ssp:s=1", SW_RL_PLAIN, NULL, 0, &b,
-                                            err),
-                         0);
+        assert_int_equal(
+            sw_rl_run_instance(&plain, 3, i, 1, "ssp:s=1", SW_RL_PLAIN, NULL, NULL, 0, &a, err), 0);
+        assert_int_equal(
+            sw_rl_run_instance(&family, 3, i, 1, "ssp:s=1", SW_RL_PLAIN, NULL, NULL, 0, &b, err),
+            0);
         assert_string_equal(a.model, b.model);
         assert_true(a.time == b.time && a.iterations == b.iterations && a.applies == b.applies);
         assert_null(strstr(a.regime, "lr="));
@@ -151,7 +150,8 @@ static void the_progress_reward_reads_the_probe_losses(void **state)
         sw_rl_agent *a;
         assert_int_equal(sw_rl_agent_new(&a, &hp, NULL, 0, 5, err), 0);
         sw_rl_run r;
-        assert_int_equal(sw_rl_run_instance(&sc, 3, 0, 0, "bsp", SW_RL_EMULATE, a, 0, &r, err), 0);
+        assert_int_equal(
+            sw_rl_run_instance(&sc, 3, 0, 0, "bsp", SW_RL_EMULATE, a, NULL, 0, &r, err), 0);
         td[k] = r.td_loss;
         iterations[k] = r.iterations;
         sw_rl_agent_free(a);
@@ -177,16 +177,17 @@ static void a_stretch_episode_runs_rlswitch(void **state)
         const char *classic = sw_rl_stretch_policies[k];
         sw_rl_run copied, alone;
         assert_int_equal(
-            sw_rl_run_instance(&sc, 3, 0, 0, classic, SW_RL_EMULATE, a, 0, &copied, err), 0);
+            sw_rl_run_instance(&sc, 3, 0, 0, classic, SW_RL_EMULATE, a, NULL, 0, &copied, err), 0);
         assert_int_equal(
-            sw_rl_run_instance(&sc, 3, 0, 0, classic, SW_RL_PLAIN, NULL, 0, &alone, err), 0);
+            sw_rl_run_instance(&sc, 3, 0, 0, classic, SW_RL_PLAIN, NULL, NULL, 0, &alone, err), 0);
         assert_true(copied.iterations == alone.iterations && copied.iterations > 60);
         assert_true(copied.applies == alone.applies && copied.time == alone.time);
         assert_true(copied.td_loss > 0); /* pre-training regressed on its stretches */
     }
     sw_rl_run other; /* another ssp is none of its actions */
-    assert_int_equal(sw_rl_run_instance(&sc, 3, 0, 0, "ssp:s=1", SW_RL_EMULATE, a, 0, &other, err),
-                     SW_EINVAL);
+    assert_int_equal(
+        sw_rl_run_instance(&sc, 3, 0, 0, "ssp:s=1", SW_RL_EMULATE, a, NULL, 0, &other, err),
+        SW_EINVAL);
     assert_non_null(strstr(err, "not 'ssp:s=1'"));
     sw_rl_agent_free(a);
     /* Learning from its stretches, exploring: a cost per change of action is learnt from (the
@@ -196,8 +197,8 @@ static void a_stretch_episode_runs_rlswitch(void **state)
         sc.switch_cost = k ? 100 : 0;
         assert_int_equal(sw_rl_agent_new(&a, &hp, NULL, 0, 5, err), 0);
         sw_rl_run learnt;
-        assert_int_equal(sw_rl_run_instance(&sc, 3, 0, 0, NULL, SW_RL_LEARN, a, 0.9, &learnt, err),
-                         0);
+        assert_int_equal(
+            sw_rl_run_instance(&sc, 3, 0, 0, NULL, SW_RL_LEARN, a, NULL, 0.9, &learnt, err), 0);
         td[k] = learnt.td_loss;
         sw_rl_agent_free(a);
     }
