@@ -11,7 +11,10 @@
  *                                      reached") and MEMBERS naming fake peers, 5 times each
  *   net_hostile ENDPOINT orders KEY PUB  to a shard under CURVE, admitted with a worker's key
  *                                      pair KEY (PUB: the server's public key): every order only
- *                                      the server may give, each of which must be refused */
+ *                                      the server may give, each of which must be refused
+ *   net_hostile ENDPOINT flood BYTES   one frame of BYTES (a push's header claiming them all),
+ *                                      then a second later leaves: a receiver's size limit must
+ *                                      drop it unread */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -106,6 +109,23 @@ static int false_peer(void)
     return 0;
 }
 
+/* One frame of `bytes` (at least a header): a push whose header claims the rest. */
+static int flood(size_t bytes)
+{
+    size_t len = bytes > SW_PROTO_HEADER ? bytes - SW_PROTO_HEADER : 0;
+    uint8_t *frame = malloc(sw_msg_size(len)), *zeros = calloc(len ? len : 1, 1);
+    if (!frame || !zeros)
+        return 2;
+    sw_msg m = {.type = SW_MSG_PUSH, .worker = 0, .payload = zeros, .payload_len = len};
+    sw_msg_encode(&m, frame);
+    send_raw(frame, sw_msg_size(len));
+    zmq_poll(NULL, 0, 1000);
+    free(frame);
+    free(zeros);
+    printf("sent a frame of %zu bytes\n", bytes);
+    return 0;
+}
+
 /* A worker's key pair giving a shard the server's orders: each is refused. */
 static int false_server(void)
 {
@@ -142,8 +162,10 @@ int main(int argc, char **argv)
     bool haunting = argc == 4 && !strcmp(argv[2], "haunt");
     bool peer = argc == 3 && !strcmp(argv[2], "peer");
     bool orders = argc == 5 && !strcmp(argv[2], "orders");
-    if (argc != 2 && !haunting && !peer && !orders) {
-        fprintf(stderr, "usage: net_hostile ENDPOINT [haunt SECONDS | peer | orders KEY PUB]\n");
+    bool flooding = argc == 4 && !strcmp(argv[2], "flood");
+    if (argc != 2 && !haunting && !peer && !orders && !flooding) {
+        fprintf(stderr, "usage: net_hostile ENDPOINT [haunt SECONDS | peer | orders KEY PUB | "
+                        "flood BYTES]\n");
         return 2;
     }
     void *ctx = zmq_ctx_new();
@@ -155,8 +177,11 @@ int main(int argc, char **argv)
     if (orders && curve_client(argv[3], argv[4]))
         return 2;
     zmq_connect(sock, argv[1]);
-    if (haunting || peer || orders) {
-        int rc = haunting ? haunt(atof(argv[3])) : peer ? false_peer() : false_server();
+    if (haunting || peer || orders || flooding) {
+        int rc = haunting ? haunt(atof(argv[3]))
+                 : peer   ? false_peer()
+                 : orders ? false_server()
+                          : flood(strtoull(argv[3], NULL, 10));
         zmq_close(sock);
         zmq_ctx_term(ctx);
         return rc;

@@ -7,6 +7,7 @@
 # version every shard holds; what a sharded run does not take yet is refused up front. Every process is reaped at the end.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net_lib.sh"
+HOSTILE=${2:?usage: $0 SYNCWISE NET_HOSTILE}
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 start_shards() { # count, then extra shard options: starts the shards, sets SHPIDS and
   # SHARDS (their endpoints)
@@ -78,6 +79,23 @@ for run in "bsp 2" "ssp:s=2 2 --checksum off" "backup:b=1 3" "asp 3 --momentum 0
   wait "${WPIDS[@]}"
   expect_shards "$policy on $shards shards"
 done
+
+# A shard's --max-frame: a run that needs larger frames is refused at INIT, saying how much; a
+# stranger's frame over it is dropped as it comes (ZeroMQ's limit), never read whole nor counted.
+start_shards 1 --max-frame 65536
+start_server asp --model mlp:h=1,u=256
+expect_server_fails "a shard whose --max-frame is below what the run sends" 1
+expect_output "(--max-frame), and its slice of 13570 floats needs" "says what the shard needs"
+kill "${SHPIDS[@]}"
+wait "${SHPIDS[@]}" 2>/dev/null
+WPIDS=()
+start_shards 1 --max-frame 200000
+expect_status 0 "a stranger's 4 MB frame to a shard" -- "$HOSTILE" "$SHARDS" flood 4000000
+start_server asp --model mlp:h=1,u=256 --max-applies 30
+start_worker
+expect_server "a run on a shard a stranger flooded"
+wait "${WPIDS[@]}"
+expect_shards "the shard with --max-frame"
 
 # A sparse model (a linear SVM on LIBSVM-like rows) on 2 and 3 shards: workers pull and push at
 # the shards their batches touch.

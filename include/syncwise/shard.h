@@ -98,6 +98,11 @@ typedef struct sw_shard_params {
      * workers admitted (the server's --curve-clients). The server, dialling with that same
      * key pair, is the only connection whose orders a shard takes. NULL: no CURVE. */
     const char *curve_key, *curve_clients;
+    /* The largest frame a shard reads, in bytes (0: the protocol's 2 GiB). ZeroMQ drops a larger
+     * one as it arrives, before reading it whole, and closes that connection; a shard bound
+     * before it knows its slice cannot set that limit itself. A run whose messages to this
+     * shard could be larger is refused at INIT (or at --resume) with the size it needs. */
+    uint64_t max_frame;
     volatile sig_atomic_t *stop;
 } sw_shard_params;
 

@@ -14,6 +14,7 @@
 
 typedef struct shard_opts {
     sw_shard_params p;
+    long max_frame;
     bool quiet, verbose;
 } shard_opts;
 
@@ -36,6 +37,10 @@ static const sw_opt table[] = {
                 "--curve-clients")},
     {SW_OPT_ROW(SW_OPT_STR, "curve-clients", 0, AT(p.curve_clients), 0, 0, "FILE",
                 "the workers' public keys (the server's --curve-clients)")},
+    {SW_OPT_ROW(SW_OPT_LONG, "max-frame", 0, AT(max_frame), 65536, 1L << 31, "BYTES",
+                "read no frame larger (default: the protocol's 2 GiB);\n"
+                "ZeroMQ drops a larger one before reading it. A run\n"
+                "needing more is refused at INIT, saying how much")},
     SW_OPT_LOG_ROWS(AT(quiet), AT(verbose)),
     SW_OPT_END_ROW,
 };
@@ -83,6 +88,7 @@ int sw_cli_shard(int argc, char **argv)
     if ((rc = sw_cli_outputs_apart(CMD, 2, names, outs, 2, inputs)))
         return rc;
     sw_shard_params p = o.p;
+    p.max_frame = (uint64_t)o.max_frame;
     p.stop = sw_cli_catch_signals();
     sw_shard_result r;
     char err[SW_ERR_LEN];

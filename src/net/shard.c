@@ -137,6 +137,15 @@ bool sw__shard_is_member(const shard *h, const sw_msg *m)
 
 /* ---- The run: INIT and SET ------------------------------------------------------------------ */
 
+/* The largest a run's message may be: a pushed slice (at most a pair per place), an apply
+ * naming every slot, or a batch (h->table, h->len and h->slots set). */
+uint64_t sw__shard_run_payload(const shard *h)
+{
+    uint64_t push = 16 + sw_shard_set_bytes(h->table.n_shards) + 8 * (uint64_t)h->len;
+    uint64_t apply = 8 + sw_shard_entry_bytes(h->table.n_shards) * (uint64_t)h->slots;
+    return (push > apply ? push : apply) + SW_BATCH_BYTES;
+}
+
 /* The run INIT describes (or a checkpoint kept): the table, the optimizer, the slice's room. */
 int sw__shard_configure(shard *h, const char *text, char *err)
 {
@@ -167,6 +176,12 @@ int sw__shard_configure(shard *h, const char *text, char *err)
     h->index = (uint32_t)index;
     h->slots = (uint32_t)slots;
     h->len = sw_chunk_slice_len(&h->table, h->index);
+    uint64_t need = sw_msg_size(sw__shard_run_payload(h));
+    if (h->p->max_frame && need > h->p->max_frame)
+        return sw_fail(err, SW_EINVAL,
+                       "this shard reads frames of at most %llu bytes (--max-frame), and its "
+                       "slice of %zu floats needs %llu: start it with at least that",
+                       (unsigned long long)h->p->max_frame, h->len, (unsigned long long)need);
     h->theta = calloc(h->len, sizeof *h->theta);
     h->sum = calloc(h->len, sizeof *h->sum);
     h->tokens = calloc(slots, sizeof *h->tokens);
@@ -332,15 +347,11 @@ static bool from_server(sw_msg_type type)
            type != SW_MSG_SHARD_PULL;
 }
 
-/* The largest a run's message may be: a pushed slice (at most a pair per place), an apply
- * naming every slot, or a batch. */
+/* A shard without its run yet reads what comes (it is in memory already) so that it can tell a
+ * worker UNKNOWN, which the worker asks again after, rather than refuse its size. */
 static uint64_t payload_limit(const shard *h)
 {
-    uint64_t push = 16 + sw_shard_set_bytes(h->table.n_shards) + 8 * (uint64_t)h->len;
-    uint64_t apply = 8 + sw_shard_entry_bytes(h->table.n_shards) * (uint64_t)h->slots;
-    /* a shard without its run yet reads what comes (it is in memory already) so that it can
-     * tell a worker UNKNOWN, which the worker asks again after, rather than refuse its size */
-    return h->configured ? (push > apply ? push : apply) + SW_BATCH_BYTES : SW_PROTO_MAX_PAYLOAD;
+    return h->configured ? sw__shard_run_payload(h) : SW_PROTO_MAX_PAYLOAD;
 }
 
 /* A batch of the server's orders, checked whole (a malformed one is refused, none of it
@@ -420,8 +431,12 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     *h = (shard){.p = p, .r = r, .net = net, .saved = SW_SHARD_NONE, .ckpt_lock = -1,
                  .to_server = {.send = send_to_server, .ctx = h}};
     /* The server holds this listener's own key pair: that key alone is an operator here. */
-    sw_listen_params lp = {.endpoint = p->bind, .linger_s = 1, .curve_key = p->curve_key,
-                           .curve_clients = p->curve_clients, .curve_operators = p->curve_key};
+    sw_listen_params lp = {.endpoint = p->bind,
+                           .linger_s = 1,
+                           .curve_key = p->curve_key,
+                           .curve_clients = p->curve_clients,
+                           .curve_operators = p->curve_key,
+                           .max_frame = p->max_frame};
     int rc = p->checkpoint ? sw_file_claim(p->checkpoint, "--checkpoint", &h->ckpt_lock, err) : 0;
     char prev[4096]; /* where the checkpoint before goes: refused now, not at the first save */
     snprintf(prev, sizeof prev, "%s.prev", p->checkpoint ? p->checkpoint : "");
