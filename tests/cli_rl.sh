@@ -109,6 +109,24 @@ expect_status 0 "a resume after the passes" -- "$SW" rl train "${inst[@]}" \
   --pre-instances 2 --episodes 0 --features stretch --gamma 1 --pre-epochs 20 --out "$TMP/e.swrl" \
   --seed 5 --resume
 expect_output "nothing left to do" "finds them done"
+# Killed during the passes (the last run is never saved before them), then resumed: the passes
+# are not skipped.
+"$SW" rl train "${inst[@]}" --pre-instances 1 --episodes 0 --features stretch --gamma 1 \
+  --pre-epochs 30000 --save-every 1 --out "$TMP/k.swrl" --seed 5 > "$TMP/k.out" 2>&1 &
+pid=$!
+for _ in $(seq 600); do grep -q "pass over" "$TMP/k.out" && break; sleep 0.05; done
+kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+expect_status 0 "a training killed in its passes resumes" -- "$SW" rl train "${inst[@]}" \
+  --pre-instances 1 --episodes 0 --features stretch --gamma 1 --pre-epochs 30000 --save-every 1 \
+  --out "$TMP/k.swrl" --seed 5 --resume
+expect_output "after 2 pre-training runs" "from the save before its last run"
+expect_output "pass over pre-training's records 30000/30000" "and makes every pass"
+expect_status 2 "nothing to learn" -- "$SW" rl train "${inst[@]}" --pre-instances 0 --episodes 0 \
+  --out "$TMP/none.swrl"
+expect_output "leave nothing to learn" "says so"
+expect_status 2 "passes without pre-training" -- "$SW" rl train "${inst[@]}" --pre-instances 0 \
+  --pre-epochs 3 --out "$TMP/none.swrl"
+expect_output "there are none" "says why"
 expect_status 2 "rlswitch's choose is stretch or once" -- "$SW" sim \
   --policy "rlswitch:file=$TMP/e.swrl,choose=twice" --no-model --max-pushes 10
 expect_output "choose='twice' is not stretch or once" "says what it takes"

@@ -168,7 +168,7 @@ double sw_rl_agent_regress(sw_rl_agent *a, const float *states, const int *actio
  * docs/rl.md). */
 typedef struct sw_rl_policy {
     sw_rl_hparams hp;
-    char note[256]; /* how it was made: command and seed */
+    char note[1024]; /* how it was made: command and seed */
     float *weights;
     size_t n_weights;
     /* How far the training that wrote it had come, for `rl train --resume`: pre-training runs

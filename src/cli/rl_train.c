@@ -22,12 +22,12 @@ typedef struct plan {
     const char *out, *pre_policies;
     long pre_instances, episodes, save_every;
     uint32_t pre_epochs;
-    double epochs_t0; /* when the passes over pre-training's records began */
+    double epochs_t0, epochs_said; /* when the passes began, and last said how far they were */
     int layout; /* in layouts[]: sw_rl_layout - 1 */
     bool resume;
     int n_pre_policies;
     long pre_done, episodes_done; /* runs of each phase done (before this command: --resume) */
-    char note[256];
+    char note[1024];
     char saved[64]; /* what the policy file holds: "pre-training run 50", "episode 25", or "" */
 } plan;
 
@@ -40,7 +40,9 @@ static const sw_opt own[] = {
                 "pre-training instances (0 skips pre-training)")},
     {SW_OPT_ROW(SW_OPT_STR, "pre-policies", 0, AT(pre_policies), 0, 0, "LIST",
                 "classic policies copied on each: bsp, asp or ssp:s=S\n"
-                "(the paper's SSP s=2,5,8 are ssp:s=1,4,7)")},
+                "(the paper's SSP s=2,5,8 are ssp:s=1,4,7); with\n"
+                "--features stretch only its actions, by default\n"
+                "bsp,asp,ssp:s=4")},
     {SW_OPT_ROW(SW_OPT_U32, "pre-epochs", 0, AT(pre_epochs), 0, 100000, "N",
                 "passes over all pre-training's records, shuffled,\n"
                 "after its last run (0: none; each run regresses\n"
@@ -146,6 +148,12 @@ static int parse(int argc, char **argv, plan *p)
     sw_rl_agent_free(a);
     if ((rc = check_pre_policies(p)))
         return rc;
+    if (p->pre_instances == 0 && p->episodes == 0)
+        return sw_cli_error(CMD, "--pre-instances 0 and --episodes 0 leave nothing to learn") + 1;
+    if (p->pre_instances == 0 && p->pre_epochs > 0)
+        return sw_cli_error(CMD, "--pre-epochs passes over pre-training's records: with "
+                                 "--pre-instances 0 there are none") +
+               1;
     make_note(p, argc, argv);
     /* A policy file that cannot be written is said now, not after minutes of pre-training. */
     const char *inputs[] = {p->rl.data_spec, p->pre_policies, p->rl.sc.cluster};
@@ -166,9 +174,9 @@ static int diverged(const plan *p, const char *when, double loss)
     if (p->saved[0])
         snprintf(kept, sizeof kept, "keeps the policy of %s", p->saved);
     return sw_cli_error(CMD,
-                        "the Q-network diverged (its learning loss is %g) in %s; %s %s; try "
+                        "the Q-network diverged (its learning loss is %s) in %s; %s %s; try "
                         "--grad-clip 10 or a smaller --rl-lr",
-                        loss, when, p->out, kept);
+                        isnan(loss) ? "NaN" : "infinite", when, p->out, kept);
 }
 
 static int save(plan *p, const sw_rl_agent *a, const char *what)
@@ -292,7 +300,6 @@ static int pretrain_runs(plan *p, sw_rl_agent *a, sw_rl_archive *archive)
     double t0 = sw_clock_now_s(), loss = 0;
     int rc = 0;
     long total = p->pre_instances * n, done = p->pre_done, first = done;
-    long save_at = archive ? total + 1 : total;
     char err[SW_ERR_LEN], detail[512], at[64];
     for (long i = done / n; i < p->pre_instances && !rc; i++)
         for (int k = (int)(done % n); k < n && !rc; k++, done++) {
@@ -310,9 +317,10 @@ static int pretrain_runs(plan *p, sw_rl_agent *a, sw_rl_archive *archive)
             snprintf(detail, sizeof detail, "%s on %s: %.0f s to target, regression loss %.3g",
                      names[k], run.regime[0] ? run.regime : run.model, run.time, loss);
             progress(p, "pre-training", done + 1, total, first, p->episodes - p->episodes_done, t0,
-                     detail);
+                     detail); /* the passes are quick beside the runs */
             p->pre_done = done + 1;
-            rc = save_due(p, a, done + 1, save_at, at);
+            if (!archive || done + 1 < total)
+                rc = save_due(p, a, done + 1, total, at);
         }
     for (int k = 0; k < n; k++)
         free(names[k]);
@@ -335,7 +343,8 @@ static int gather_again(plan *p, sw_rl_agent *a, sw_rl_archive *archive)
                                a, archive, 0, &run, err))
             rc = sw_cli_error(CMD, "pre-training %s on instance %ld: %s", names[done % n], i, err);
         snprintf(detail, sizeof detail, "%zu records", sw_rl_archive_size(archive));
-        progress(p, "gathering pre-training's records again", done + 1, p->pre_done, 0, 0, t0,
+        long later = p->pre_instances * n - p->pre_done + p->episodes - p->episodes_done;
+        progress(p, "gathering pre-training's records again", done + 1, p->pre_done, 0, later, t0,
                  detail);
     }
     for (int k = 0; k < n; k++)
@@ -349,7 +358,11 @@ static int epoch_done(void *ctx, uint32_t epoch, uint32_t epochs, double loss)
     char at[64], detail[64];
     snprintf(at, sizeof at, "pass %u over pre-training's records", epoch);
     snprintf(detail, sizeof detail, "regression loss %.3g", loss);
-    progress(p, "pass over pre-training's records", epoch, epochs, 0, 0, p->epochs_t0, detail);
+    double now = sw_clock_now_s(); /* thousands of quick passes: a line a second at most */
+    if (epoch == 1 || epoch == epochs || now - p->epochs_said >= 1) {
+        progress(p, "pass over pre-training's records", epoch, epochs, 0, 0, p->epochs_t0, detail);
+        p->epochs_said = now;
+    }
     return diverged(p, at, loss);
 }
 
@@ -418,6 +431,7 @@ int sw_cli_rl_train(int argc, char **argv)
     double t0 = sw_clock_now_s();
     rc = p.resume ? resume(&p, &a) : new_agent(&p, &a);
     long pre_total = p.pre_instances * p.n_pre_policies;
+    long pre_before = p.pre_done, episodes_before = p.episodes_done; /* --resume: done before */
     bool complete = p.resume && p.pre_done == pre_total && p.episodes_done == p.episodes;
     if (!rc && p.pre_done < pre_total)
         rc = pretrain(&p, a);
@@ -427,8 +441,10 @@ int sw_cli_rl_train(int argc, char **argv)
     if (!rc && complete)
         printf("%s holds the whole training already: nothing left to do\n", p.out);
     else if (!rc)
-        printf("wrote %s: pre-training %.0f s, %ld episodes %.0f s, %.0f s in all\n", p.out, pre_s,
-               p.episodes, sw_clock_now_s() - t0 - pre_s, sw_clock_now_s() - t0);
+        printf("wrote %s: %ld pre-training runs%s %.0f s, %ld episodes %.0f s, %.0f s in all\n",
+               p.out, pre_total - pre_before,
+               p.pre_epochs && pre_before < pre_total ? " and their passes" : "", pre_s,
+               p.episodes - episodes_before, sw_clock_now_s() - t0 - pre_s, sw_clock_now_s() - t0);
     sw_rl_agent_free(a);
     sw_data_free(&p.rl.data);
     return rc;

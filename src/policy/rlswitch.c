@@ -172,8 +172,9 @@ const sw_policy_ops sw_policy_rlswitch = {
     .keys = "file, choose, eps",
     .help = "learned per stretch (syncwise rl train --features stretch): every 10 steps per "
             "worker, the policy file=PATH (default: the shipped one) picks bsp, ssp:s=4 or asp "
-            "for the next 10; choose=once: its first pick runs the whole run (default file: the "
-            "shipped one trained for that); eps=0 explores with that probability",
+            "for the next 10; choose=stretch (default) or once: its first pick runs the whole "
+            "run (default file: the shipped one trained for that); eps=0 explores with that "
+            "probability",
     .state_size = sizeof(rlswitch_state),
     .wants = SW_WANT_LOSS,
     .init = rlswitch_init,
