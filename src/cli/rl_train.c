@@ -340,8 +340,10 @@ static int gather_again(plan *p, sw_rl_agent *a, sw_rl_archive *archive)
         sw_rl_run run;
         long i = done / n;
         if (sw_rl_run_instance(&p->rl.sc, p->rl.seed, (uint64_t)i, 0, names[done % n], SW_RL_RECORD,
-                               a, archive, 0, &run, err))
+                               a, archive, 0, &run, err)) {
             rc = sw_cli_error(CMD, "pre-training %s on instance %ld: %s", names[done % n], i, err);
+            break;
+        }
         snprintf(detail, sizeof detail, "%zu records", sw_rl_archive_size(archive));
         long later = p->pre_instances * n - p->pre_done + p->episodes - p->episodes_done;
         progress(p, "gathering pre-training's records again", done + 1, p->pre_done, 0, later, t0,

@@ -482,10 +482,10 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
     memset(out, 0, sizeof *out);
     episode e = {.mode = mode, .agent = agent, .eps = eps};
     int rc = 0;
+    bool copies = mode == SW_RL_EMULATE || mode == SW_RL_RECORD; /* a classic policy's run */
     if (mode != SW_RL_PLAIN) {
         if (!agent)
             return sw_fail(err, SW_EINVAL, "an episode that records or learns needs an agent");
-        bool copies = mode == SW_RL_EMULATE || mode == SW_RL_RECORD;
         if (copies && (rc = parse_classic(&e, policy, err)))
             return rc;
         uint32_t history = sw_rl_agent_hparams(agent)->history;
@@ -526,10 +526,9 @@ int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instanc
             float r_end = last_reward(&e, end, NAN); /* no probe at the end */
             sw_rl_agent_remember(agent, e.prev, e.prev_action, r_end, terminal, true);
         }
-        bool copied = mode == SW_RL_EMULATE || mode == SW_RL_RECORD;
-        double pre_loss = copied ? regress_returns(&e, end, sim_seed, archive) : 0;
+        double pre_loss = copies ? regress_returns(&e, end, sim_seed, archive) : 0;
         fill_run(&r, &e, out);
-        if (copied)
+        if (copies)
             out->td_loss = pre_loss;
         sw_sim_result_free(&r);
         if (e.out_of_memory)
