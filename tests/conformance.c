@@ -90,9 +90,12 @@ static void random_policy(sw_rng *r, uint32_t slots, char *out, size_t cap)
         break;
     case 9: snprintf(out, cap, "actions"); break;
     case 10: snprintf(out, cap, "rlp:file=%s", rlp_file); break;
-    default: /* exploring, it hands over between its policies at every other stretch */
-        snprintf(out, cap, "rlswitch:file=%s%s", rlswitch_file, below(r, 2) ? ",eps=0.7" : "");
+    default: { /* exploring, it hands over between its policies at every other stretch; choosing
+                * once, it keeps a random first pick */
+        static const char *const how[] = {"", ",eps=0.7", ",choose=once,eps=0.7"};
+        snprintf(out, cap, "rlswitch:file=%s%s", rlswitch_file, how[below(r, 3)]);
         break;
+    }
     }
 }
 
