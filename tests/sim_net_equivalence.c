@@ -445,11 +445,21 @@ static void same_decisions(const scenario *sc)
     sw_task_data_free(&data);
 }
 
+/* The learned policies read the source tree's networks (rlswitch's as its two ways of choosing). */
+static char rlp[600], rlswitch[600], rlswitch_once[600];
+
+static void name_learned(void)
+{
+    snprintf(rlp, sizeof rlp, "rlp:file=%s", SW_RLP_SOURCE);
+    snprintf(rlswitch, sizeof rlswitch, "rlswitch:file=%s/rlswitch.swrl", SW_POLICIES_DIR);
+    snprintf(rlswitch_once, sizeof rlswitch_once, "rlswitch:file=%s/rlswitch-once.swrl,choose=once",
+             SW_POLICIES_DIR);
+}
+
 static void every_policy(void **state)
 {
     (void)state;
-    static char rlp[600];
-    snprintf(rlp, sizeof rlp, "rlp:file=%s", SW_RLP_SOURCE);
+    name_learned();
     const char *policies[][2] = {
         {"bsp", "asp"},
         {"asp", "bsp"},
@@ -463,6 +473,8 @@ static void every_policy(void **state)
         {"ebsp:R=20", "ssp:s=2"},
         {"actions", "bsp"},
         {rlp, "ssp:s=2"},
+        {rlswitch, "bsp"},
+        {rlswitch_once, "ssp:s=1"},
     };
     for (size_t i = 0; i < sizeof policies / sizeof *policies; i++) {
         scenario sc = {.policy = policies[i][0], .switch_to = policies[i][1],
@@ -489,10 +501,11 @@ static void a_sparse_model(void **state)
 static void stateful_optimizers(void **state)
 {
     (void)state;
-    static char rlp[600];
-    snprintf(rlp, sizeof rlp, "rlp:file=%s", SW_RLP_SOURCE);
+    name_learned();
     const scenario dense[] = {
         {.policy = rlp, .switch_to = "asp", .optim = "sgd:momentum=0.9"},
+        {.policy = rlswitch_once, .switch_to = "asp", .optim = "sgd:momentum=0.9"},
+        {.policy = rlswitch, .switch_to = "ssp:s=2", .optim = "sgd:momentum=0.5"},
         {.policy = "dbw", .switch_to = "bsp", .optim = "adam"},
         {.policy = "bsp:lr=0.02", .switch_to = "asp", .optim = "sgd:momentum=0.5,nesterov=1"},
     };
