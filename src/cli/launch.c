@@ -34,7 +34,7 @@ static void examples(void)
 
 typedef struct launch_opts {
     long port, servers;
-    const char *server, *shard_state, *curve;
+    const char *server, *shard_state, *curve, *shard_max_frame;
     bool dry_run;
 } launch_opts;
 
@@ -48,8 +48,11 @@ static const sw_opt table[] = {
                 "its record to DIR/server.ckpt (unless given --checkpoint);\n"
                 "each resumes from its file when it is there (a restarted\n"
                 "rank rejoins). DIR is made if missing")},
+    {SW_OPT_ROW(SW_OPT_STR, "shard-max-frame", 0, offsetof(launch_opts, shard_max_frame), 0, 0,
+                "BYTES", "each shard's --max-frame: it drops a larger frame\nunread")},
     {SW_OPT_ROW(SW_OPT_STR, "server", 0, offsetof(launch_opts, server), 0, 0, "HOST",
-                "the server's host"), .shown = "found as below"},
+                "the server's host"),
+     .shown = "found as below"},
     {SW_OPT_ROW(SW_OPT_STR, "curve", 0, offsetof(launch_opts, curve), 0, 0, "DIR",
                 "encrypt and authenticate every link with CURVE, the keys\n"
                 "in DIR (a shared or mounted directory; see below)")},
@@ -379,10 +382,14 @@ static int run_shard(const launch_opts *o, long rank)
 {
     char endpoint[64], path[4096], prev[4112];
     snprintf(endpoint, sizeof endpoint, "tcp://0.0.0.0:%ld", o->port + rank);
-    char *argv[10] = {"shard", "--bind", endpoint};
+    char *argv[16] = {"shard", "--bind", endpoint};
     int n = 3;
     if (curve_server_args(o, argv, &n))
         return 1;
+    if (o->shard_max_frame) { /* checked where the shard reads it */
+        argv[n++] = "--max-frame";
+        argv[n++] = (char *)o->shard_max_frame;
+    }
     if (o->shard_state) {
         char name[48];
         snprintf(name, sizeof name, "shard-%ld.ckpt", rank);
