@@ -99,6 +99,16 @@ expect_status 0 "rlswitch:choose=once of it" -- "$SW" sim --policy "rlswitch:fil
   --workers 4 --data "synthetic:task=logistic,d=10,n=3000" --model softmax --lr 0.1 \
   --max-pushes 600 --log "$TMP/once.jsonl"
 expect_status 0 "its log keeps rlswitch's promise" -- "$SW" check "$TMP/once.jsonl"
+# rl eval of it, its pick random: each run is the run of the policy it picked, to the second
+# (runs of a hundred steps per worker: choosing per stretch, such a pick would change ten times).
+expect_status 0 "rl eval of rlswitch:choose=once" -- "$SW" rl eval "${inst[@]}" --lr 0.01 \
+  --target-acc 0.9 --policy "rlswitch:file=$TMP/e.swrl,choose=once,eps=0.9" --instances 2 \
+  --seeds 1 --baselines bsp,asp,ssp:s=4 --csv "$TMP/once.csv"
+OUT=$(awk -F'"' 'NR > 1 { split($1, k, ","); split($5, v, ","); run = k[1] "," k[2]
+                          if ($2 ~ /^rlswitch/) mine[run] = v[2] "," v[4]; else them[run] = them[run] " " v[2] "," v[4] }
+                 END { for (r in mine) print (index(them[r] " ", " " mine[r] " ") ? "same" : "differs") }' "$TMP/once.csv" | sort -u)
+expect_output "same" "each of its runs is a classic policy's"
+expect_no_output "differs" "and none is another run"
 expect_status 0 "a resumed pre-training with passes" -- "$SW" rl train "${inst[@]}" \
   --pre-instances 2 --episodes 0 --features stretch --gamma 1 --pre-epochs 20 --out "$TMP/e.swrl" \
   --seed 5 --resume
