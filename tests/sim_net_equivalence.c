@@ -55,6 +55,10 @@ static const scripted script[] = {
 
 #define DENSE_MODEL "softmax"
 #define DENSE_DATA "synthetic:task=logistic,d=12,n=3000,test=300,val=300"
+/* The learned policies: the source tree's networks (rlswitch's, both ways of choosing). */
+#define RLP "rlp:file=" SW_RLP_SOURCE
+#define RLSWITCH "rlswitch:file=" SW_POLICIES_DIR "/rlswitch.swrl"
+#define RLSWITCH_ONCE "rlswitch:file=" SW_POLICIES_DIR "/rlswitch-once.swrl,choose=once"
 #define SPARSE_MODEL "svm"
 #define SPARSE_DATA "sparse:n=4000,test=400,dim=2000"
 
@@ -431,7 +435,6 @@ static char *net_log(const scenario *sc)
 
 /* ---- The policies -------------------------------------------------------------------------- */
 
-
 static void same_decisions(const scenario *sc)
 {
     sw_task_data data;
@@ -445,21 +448,9 @@ static void same_decisions(const scenario *sc)
     sw_task_data_free(&data);
 }
 
-/* The learned policies read the source tree's networks (rlswitch's as its two ways of choosing). */
-static char rlp[600], rlswitch[600], rlswitch_once[600];
-
-static void name_learned(void)
-{
-    snprintf(rlp, sizeof rlp, "rlp:file=%s", SW_RLP_SOURCE);
-    snprintf(rlswitch, sizeof rlswitch, "rlswitch:file=%s/rlswitch.swrl", SW_POLICIES_DIR);
-    snprintf(rlswitch_once, sizeof rlswitch_once, "rlswitch:file=%s/rlswitch-once.swrl,choose=once",
-             SW_POLICIES_DIR);
-}
-
 static void every_policy(void **state)
 {
     (void)state;
-    name_learned();
     const char *policies[][2] = {
         {"bsp", "asp"},
         {"asp", "bsp"},
@@ -472,9 +463,9 @@ static void every_policy(void **state)
         {"sync:grads_to_wait=3", "backup:k=2"},
         {"ebsp:R=20", "ssp:s=2"},
         {"actions", "bsp"},
-        {rlp, "ssp:s=2"},
-        {rlswitch, "bsp"},
-        {rlswitch_once, "ssp:s=1"},
+        {RLP, "ssp:s=2"},
+        {RLSWITCH, "bsp"},
+        {RLSWITCH_ONCE, "ssp:s=1"},
     };
     for (size_t i = 0; i < sizeof policies / sizeof *policies; i++) {
         scenario sc = {.policy = policies[i][0], .switch_to = policies[i][1],
@@ -496,16 +487,14 @@ static void a_sparse_model(void **state)
     }
 }
 
-/* Momentum and Adam: the server's engine steps as the simulator's, so the policies that read
- * the parameters' loss (rlp) or the gradients' norms (dbw) decide the same. */
+/* Momentum and Adam: the server steps as the simulator, so what reads the loss decides alike. */
 static void stateful_optimizers(void **state)
 {
     (void)state;
-    name_learned();
     const scenario dense[] = {
-        {.policy = rlp, .switch_to = "asp", .optim = "sgd:momentum=0.9"},
-        {.policy = rlswitch_once, .switch_to = "asp", .optim = "sgd:momentum=0.9"},
-        {.policy = rlswitch, .switch_to = "ssp:s=2", .optim = "sgd:momentum=0.5"},
+        {.policy = RLP, .switch_to = "asp", .optim = "sgd:momentum=0.9"},
+        {.policy = RLSWITCH_ONCE, .switch_to = "asp", .optim = "sgd:momentum=0.9"},
+        {.policy = RLSWITCH, .switch_to = "ssp:s=2", .optim = "sgd:momentum=0.5"},
         {.policy = "dbw", .switch_to = "bsp", .optim = "adam"},
         {.policy = "bsp:lr=0.02", .switch_to = "asp", .optim = "sgd:momentum=0.5,nesterov=1"},
     };
@@ -600,73 +589,12 @@ static void many_shards(void **state)
     on_shards_n(sparse, three_words, 1);
 }
 
-/* ---- A limit met within one burst ---------------------------------------------------------- */
-
-static double one_second(void *ctx, uint32_t worker)
-{
-    (void)ctx, (void)worker;
-    return 1.0;
-}
-
-/* Workers whose every step takes the same time push at the same instant, so one turn of the
- * server reads all their pushes: --max-applies still stops the run at its count, not at the
- * burst's end. */
-static void a_limit_holds_within_a_burst(void **state)
-{
-    (void)state;
-    enum { MANY = 6, LIMIT = 4 };
-    char err[SW_ERR_LEN];
-    sw_net *net;
-    sw_loop *loop;
-    sw_inproc_params np = {.latency_s = LATENCY_S, .bandwidth = BANDWIDTH};
-    if (sw_net_inproc_new(&net, &np, err) || sw_loop_new(&loop, net, err))
-        fail_msg("%s", err);
-    sw_server_params p = sw_server_default_params();
-    p.bind = "server";
-    p.ctl_bind = "operators";
-    p.policy = "asp";
-    p.model = DENSE_MODEL;
-    p.data = DENSE_DATA;
-    p.lr = 0.05f;
-    p.seed = SEED;
-    p.max_workers = MANY;
-    p.wait_workers = MANY; /* all start together, and stay in step */
-    p.heartbeat_timeout_s = 1e9;
-    p.eval_every_s = 1e9;
-    p.checkpoint_applies = 0;
-    p.checkpoint_s = 0;
-    p.max_applies = LIMIT;
-    sw_server_result r;
-    sw_server *s;
-    if (sw_server_new(&s, net, &p, &r, err) || sw_loop_add(loop, sw_server_agent(s), err))
-        fail_msg("the server: %s", err);
-    sw_worker_params wp = sw_worker_default_params();
-    wp.connect = "server";
-    wp.server_timeout_s = 1e9;
-    wp.step_s = one_second;
-    sw_worker *workers[MANY];
-    sw_worker_result results[MANY];
-    for (int w = 0; w < MANY; w++)
-        if (sw_worker_new(&workers[w], net, &wp, &results[w], err) ||
-            sw_loop_add(loop, sw_worker_agent(workers[w]), err))
-            fail_msg("a worker: %s", err);
-    if (sw_loop_run(loop, NULL, END_S, err))
-        fail_msg("the loop: %s", err);
-    for (int w = 0; w < MANY; w++)
-        sw_worker_end(workers[w], NULL);
-    if (sw_server_end(s, err))
-        fail_msg("the server's run: %s", err);
-    assert_int_equal(r.version - r.start_version, LIMIT); /* without the check per message: 6 */
-    sw_loop_free(loop);
-    sw_net_free(net);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_policy),        cmocka_unit_test(a_sparse_model),
         cmocka_unit_test(stateful_optimizers), cmocka_unit_test(sharded),
-        cmocka_unit_test(many_shards),         cmocka_unit_test(a_limit_holds_within_a_burst),
+        cmocka_unit_test(many_shards),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
