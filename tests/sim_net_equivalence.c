@@ -487,7 +487,7 @@ static void a_sparse_model(void **state)
     }
 }
 
-/* Momentum and Adam: the server steps as the simulator, so what reads the loss decides alike. */
+/* Momentum and Adam: the server steps as the simulator; what reads loss or norms decides alike. */
 static void stateful_optimizers(void **state)
 {
     (void)state;
