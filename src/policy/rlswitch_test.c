@@ -1,7 +1,8 @@
 /* rlswitch on simulator runs (each checked against its promise by the simulator): a stretch is
  * its policy's, so a choice that never changes gives the very run that policy gives alone; the
  * choice comes once per stretch; through every hand-over from one policy to another, every
- * worker pushes in every stretch (none is left held by the policy before). */
+ * worker pushes in every stretch (none is left held by the policy before); choosing once is one
+ * policy's run, and the checker holds it to that. */
 #include "testutil/simlog.h"
 
 #include "syncwise/rl.h"
@@ -135,6 +136,24 @@ static void choosing_once_runs_the_first_choice_throughout(void **state)
     assert_int_equal(once.stats.applies, alone.stats.applies);
     assert_true(once.end_t == alone.end_t);
     sw_sim_result_free(&once);
+    sw_sim_result_free(&alone);
+
+    /* Held to choosing once, a run that hands over breaks the promise: no one policy's run. */
+    p = (picks){.fixed = -1};
+    char *log = run_switching(&p, &alone);
+    events es = read_events(log);
+    sw_check *check;
+    char err0[SW_ERR_LEN] = "";
+    assert_int_equal(sw_check_new(&check, "rlswitch:choose=once", es.info.slots, 0, err0), 0);
+    sw_check_simulated(check);
+    int rc = 0;
+    for (size_t i = 0; i < es.n && !rc; i++)
+        rc = sw_check_event(check, &es.e[i].ev, err0);
+    assert_int_equal(rc, SW_EPROMISE);
+    assert_non_null(strstr(err0, "kept none of its policies' promises"));
+    sw_check_free(check);
+    free(es.e);
+    free(log);
     sw_sim_result_free(&alone);
 
     c = base("rlswitch:choose=sometimes");
