@@ -7,6 +7,7 @@
  * With choose=once the first pick decides the whole run, so the log must keep one of the three
  * policies' own promises from end to end: each is followed alongside, and the run breaks the
  * promise when the last of them breaks. */
+#include <stddef.h>
 #include <string.h>
 
 #include "check_internal.h"
@@ -17,7 +18,8 @@ extern const ck_promise sw__promise_bsp, sw__promise_ssp, sw__promise_asp;
 typedef struct rlswitch_promise {
     bool once;
     const ck_promise *sub[SW_RL_ACTIONS];
-    uint8_t state[SW_RL_ACTIONS][64]; /* each sub-promise's state (sizes checked at init) */
+    /* each sub-promise's state (sizes checked at init), aligned for any of its fields */
+    _Alignas(max_align_t) uint8_t state[SW_RL_ACTIONS][64];
     bool kept[SW_RL_ACTIONS];
     char broke[SW_RL_ACTIONS][SW_ERR_LEN];
 } rlswitch_promise;

@@ -139,7 +139,7 @@ bool sw__shard_is_member(const shard *h, const sw_msg *m)
 
 /* The largest a run's message may be: a pushed slice (at most a pair per place), an apply
  * naming every slot, or a batch (h->table, h->len and h->slots set). */
-uint64_t sw__shard_run_payload(const shard *h)
+static uint64_t run_payload(const shard *h)
 {
     uint64_t push = 16 + sw_shard_set_bytes(h->table.n_shards) + 8 * (uint64_t)h->len;
     uint64_t apply = 8 + sw_shard_entry_bytes(h->table.n_shards) * (uint64_t)h->slots;
@@ -176,7 +176,7 @@ int sw__shard_configure(shard *h, const char *text, char *err)
     h->index = (uint32_t)index;
     h->slots = (uint32_t)slots;
     h->len = sw_chunk_slice_len(&h->table, h->index);
-    uint64_t need = sw_msg_size(sw__shard_run_payload(h));
+    uint64_t need = sw_msg_size(run_payload(h));
     if (h->p->max_frame && need > h->p->max_frame)
         return sw_fail(err, SW_EINVAL,
                        "this shard reads frames of at most %llu bytes (--max-frame), and its "
@@ -351,7 +351,7 @@ static bool from_server(sw_msg_type type)
  * worker UNKNOWN, which the worker asks again after, rather than refuse its size. */
 static uint64_t payload_limit(const shard *h)
 {
-    return h->configured ? sw__shard_run_payload(h) : SW_PROTO_MAX_PAYLOAD;
+    return h->configured ? run_payload(h) : SW_PROTO_MAX_PAYLOAD;
 }
 
 /* A batch of the server's orders, checked whole (a malformed one is refused, none of it

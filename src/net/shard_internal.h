@@ -105,8 +105,6 @@ bool sw__shard_is_member(const struct sw_shard *h, const sw_msg *m);
 /* Slot w's membership token (0: none); a new one may number its pushes from 0. */
 void sw__shard_set_token(struct sw_shard *h, uint32_t w, uint64_t token);
 int sw__shard_configure(struct sw_shard *h, const char *text, char *err);
-/* The largest payload a configured shard's run sends it. */
-uint64_t sw__shard_run_payload(const struct sw_shard *h);
 void sw__shard_answer_waiting(struct sw_shard *h);
 void sw__shard_take(struct sw_shard *h, const sw_delivery *d);
 
