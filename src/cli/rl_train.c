@@ -288,70 +288,68 @@ static void progress(const plan *p, const char *phase, long done, long total, lo
         fputc('\n', stderr);
 }
 
-/* Pre-training: every instance under every listed classic policy, from run p->pre_done on,
- * keeping the records in `archive` when passes over them follow (then the phase's end is
- * theirs to save: a file that says pre-training is done holds them). */
-static int pretrain_runs(plan *p, sw_rl_agent *a, sw_rl_archive *archive)
-{
+/* Pre-training's runs, numbered as they come: run r copies policy r % n on instance r / n. */
+typedef struct pre_list {
     char *names[32];
-    int n = sw_cli_policy_list(CMD, "--pre-policies", p->pre_policies, names, 32);
-    if (n < 0)
-        return 2;
+    int n;
+} pre_list;
+
+static int pre_run(plan *p, const pre_list *l, long r, sw_rl_mode mode, sw_rl_agent *a,
+                   sw_rl_archive *archive, sw_rl_run *run)
+{
+    char err[SW_ERR_LEN];
+    const char *policy = l->names[r % l->n];
+    if (sw_rl_run_instance(&p->rl.sc, p->rl.seed, (uint64_t)(r / l->n), 0, policy, mode, a, archive,
+                           0, run, err))
+        return sw_cli_error(CMD, "pre-training %s on instance %ld: %s", policy, r / l->n, err);
+    return 0;
+}
+
+/* Every instance under every listed classic policy, from run p->pre_done on, keeping the
+ * records in `archive` when passes over them follow (then the phase's end is theirs to save: a
+ * file that says pre-training is done holds them). */
+static int pretrain_runs(plan *p, const pre_list *l, sw_rl_agent *a, sw_rl_archive *archive)
+{
     double t0 = sw_clock_now_s(), loss = 0;
     int rc = 0;
-    long total = p->pre_instances * n, done = p->pre_done, first = done;
-    char err[SW_ERR_LEN], detail[512], at[64];
-    for (long i = done / n; i < p->pre_instances && !rc; i++)
-        for (int k = (int)(done % n); k < n && !rc; k++, done++) {
-            sw_rl_run run;
-            rc = sw_rl_run_instance(&p->rl.sc, p->rl.seed, (uint64_t)i, 0, names[k], SW_RL_EMULATE,
-                                    a, archive, 0, &run, err);
-            if (rc) {
-                rc = sw_cli_error(CMD, "pre-training %s on instance %ld: %s", names[k], i, err);
-                break;
-            }
-            snprintf(at, sizeof at, "pre-training run %ld", done + 1);
-            if ((rc = diverged(p, at, run.td_loss)))
-                break;
-            loss = done > first ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
-            snprintf(detail, sizeof detail, "%s on %s: %.0f s to target, regression loss %.3g",
-                     names[k], run.regime[0] ? run.regime : run.model, run.time, loss);
-            progress(p, "pre-training", done + 1, total, first, p->episodes - p->episodes_done, t0,
-                     detail); /* the passes are quick beside the runs */
-            p->pre_done = done + 1;
-            if (!archive || done + 1 < total)
-                rc = save_due(p, a, done + 1, total, at);
-        }
-    for (int k = 0; k < n; k++)
-        free(names[k]);
+    long total = p->pre_instances * l->n, first = p->pre_done;
+    char detail[512], at[64];
+    for (long done = first; done < total && !rc; done++) {
+        sw_rl_run run;
+        if ((rc = pre_run(p, l, done, SW_RL_EMULATE, a, archive, &run)))
+            break;
+        snprintf(at, sizeof at, "pre-training run %ld", done + 1);
+        if ((rc = diverged(p, at, run.td_loss)))
+            break;
+        loss = done > first ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
+        snprintf(detail, sizeof detail, "%s on %s: %.0f s to target, regression loss %.3g",
+                 l->names[done % l->n], run.regime[0] ? run.regime : run.model, run.time, loss);
+        progress(p, "pre-training", done + 1, total, first, p->episodes - p->episodes_done, t0,
+                 detail); /* the passes are quick beside the runs */
+        p->pre_done = done + 1;
+        if (!archive || done + 1 < total)
+            rc = save_due(p, a, done + 1, total, at);
+    }
     return rc;
 }
 
 /* A resumed training's archive: the records of the pre-training runs done before it, gathered
  * again (the runs are the same, and only recorded). */
-static int gather_again(plan *p, sw_rl_agent *a, sw_rl_archive *archive)
+static int gather_again(plan *p, const pre_list *l, sw_rl_agent *a, sw_rl_archive *archive)
 {
-    char *names[32], err[SW_ERR_LEN], detail[64];
-    int n = sw_cli_policy_list(CMD, "--pre-policies", p->pre_policies, names, 32), rc = 0;
-    if (n < 0)
-        return 2;
     double t0 = sw_clock_now_s();
-    for (long done = 0; done < p->pre_done && !rc; done++) {
+    long later = p->pre_instances * l->n - p->pre_done + p->episodes - p->episodes_done;
+    char detail[64];
+    for (long done = 0; done < p->pre_done; done++) {
         sw_rl_run run;
-        long i = done / n;
-        if (sw_rl_run_instance(&p->rl.sc, p->rl.seed, (uint64_t)i, 0, names[done % n], SW_RL_RECORD,
-                               a, archive, 0, &run, err)) {
-            rc = sw_cli_error(CMD, "pre-training %s on instance %ld: %s", names[done % n], i, err);
-            break;
-        }
+        int rc = pre_run(p, l, done, SW_RL_RECORD, a, archive, &run);
+        if (rc)
+            return rc;
         snprintf(detail, sizeof detail, "%zu records", sw_rl_archive_size(archive));
-        long later = p->pre_instances * n - p->pre_done + p->episodes - p->episodes_done;
         progress(p, "gathering pre-training's records again", done + 1, p->pre_done, 0, later, t0,
                  detail);
     }
-    for (int k = 0; k < n; k++)
-        free(names[k]);
-    return rc;
+    return 0;
 }
 
 static int epoch_done(void *ctx, uint32_t epoch, uint32_t epochs, double loss)
@@ -371,13 +369,18 @@ static int epoch_done(void *ctx, uint32_t epoch, uint32_t epochs, double loss)
 /* Pre-training's runs, then --pre-epochs passes over all their records. */
 static int pretrain(plan *p, sw_rl_agent *a)
 {
+    pre_list l;
+    if ((l.n = sw_cli_policy_list(CMD, "--pre-policies", p->pre_policies, l.names, 32)) < 0)
+        return 2;
     sw_rl_archive *archive = NULL;
     char err[SW_ERR_LEN];
-    if (p->pre_epochs > 0 && sw_rl_archive_new(&archive, sw_rl_agent_dim(a), err))
-        return sw_cli_error(CMD, "%s", err);
-    int rc = archive && p->pre_done > 0 ? gather_again(p, a, archive) : 0;
+    int rc = p->pre_epochs > 0 && sw_rl_archive_new(&archive, sw_rl_agent_dim(a), err)
+                 ? sw_cli_error(CMD, "%s", err)
+                 : 0;
+    if (!rc && archive && p->pre_done > 0)
+        rc = gather_again(p, &l, a, archive);
     if (!rc)
-        rc = pretrain_runs(p, a, archive);
+        rc = pretrain_runs(p, &l, a, archive);
     if (!rc && archive) {
         p->epochs_t0 = sw_clock_now_s();
         rc = sw_rl_archive_refit(archive, a, p->pre_epochs, p->rl.seed, epoch_done, p);
@@ -387,6 +390,8 @@ static int pretrain(plan *p, sw_rl_agent *a)
             rc = save(p, a, "pre-training's passes");
     }
     sw_rl_archive_free(archive);
+    for (int k = 0; k < l.n; k++)
+        free(l.names[k]);
     return rc;
 }
 
