@@ -234,13 +234,14 @@ static double regress_returns(episode *e, double end_t, uint64_t seed, sw_rl_arc
         g = reward(e, e->times[i], e->losses[i], next_t, next_l) + gamma * g;
         y[i] = (float)g;
     }
-    sw_rng r;
-    sw_rng_seed(&r, seed, SW_STREAM_RL);
-    if (archive && sw_rl_archive_add(archive, e->states, e->actions, y, e->n))
+    if (archive && sw_rl_archive_add(archive, e->states, e->actions, y, e->n)) {
         e->out_of_memory = true;
-    else if (e->mode == SW_RL_EMULATE &&
-             sw_rl_regress_pass(e->agent, e->states, e->actions, y, e->n, &r, &loss))
-        e->out_of_memory = true;
+    } else if (e->mode == SW_RL_EMULATE) {
+        sw_rng r;
+        sw_rng_seed(&r, seed, SW_STREAM_RL);
+        if (sw_rl_regress_pass(e->agent, e->states, e->actions, y, e->n, &r, &loss))
+            e->out_of_memory = true;
+    }
     free(y);
     return loss;
 }
