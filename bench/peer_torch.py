@@ -26,7 +26,15 @@ def cnn():
                          nn.Flatten(), nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, 10))
 
 
-WORKLOADS = [("mlp_b16", mlp, 16, True), ("mlp_b128", mlp, 128, True), ("cnn_b16", cnn, 16, False)]
+def cnn_dbw():
+    # syncwise's cnn:c1=8,c2=16,f=64, the network of the DBW Fig. 3 runs (bench/adaptive.sh).
+    return nn.Sequential(nn.Conv2d(1, 8, 5), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(8, 16, 5), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(256, 64), nn.ReLU(), nn.Linear(64, 10))
+
+
+WORKLOADS = [("mlp_b16", mlp, 16, True), ("mlp_b128", mlp, 128, True), ("cnn_b16", cnn, 16, False),
+             ("cnn_dbw_b500", cnn_dbw, 500, False)]
 
 
 def step_us(make, batch, flat, seconds, x, y):

@@ -40,11 +40,11 @@ awk '
   $2 == "sgemm" { gflops[val($0, "threads")] = val($0, "gflops"); next }
   $3 ~ /^threads=/ && $4 ~ /^us=/ { us[$1, $2, val($0, "threads")] = val($0, "us"); names[$2] = 1 }
   END {
-    printf "\n%-10s %7s %12s %12s %8s\n", "workload", "threads", "syncwise us", "torch us", "ratio"
-    split("mlp_b16 mlp_b128 cnn_b16", order, " ")
-    for (t = 1; t <= 2; t++) for (i = 1; i <= 3; i++) {
+    printf "\n%-12s %7s %12s %12s %8s\n", "workload", "threads", "syncwise us", "torch us", "ratio"
+    k = split("mlp_b16 mlp_b128 cnn_b16 cnn_dbw_b500", order, " ")
+    for (t = 1; t <= 2; t++) for (i = 1; i <= k; i++) {
       n = order[i]; a = us["syncwise", n, t]; b = us["torch", n, t]
-      if (a != "" && b != "") printf "%-10s %7d %12.1f %12.1f %8.2f\n", n, t, a, b, b / a
+      if (a != "" && b != "") printf "%-12s %7d %12.1f %12.1f %8.2f\n", n, t, a, b, b / a
     }
     # MLP 784-256-10: forward and weight-gradient GEMMs of both layers, input gradient of the
     # second: 2*B*(2*784*256 + 3*256*10) floating-point operations per step.

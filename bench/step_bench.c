@@ -26,6 +26,7 @@ static const workload workloads[] = {
     {"mlp_b16", "mlp:h=1,u=256", 16},
     {"mlp_b128", "mlp:h=1,u=256", 128},
     {"cnn_b16", "cnn:c1=20,c2=50,f=500", 16},
+    {"cnn_dbw_b500", "cnn:c1=8,c2=16,f=64", 500}, /* DBW Fig. 3 (bench/adaptive.sh) */
 };
 
 static int cmp_double(const void *a, const void *b)

@@ -1,5 +1,6 @@
 /* Layers without parameters: ReLU, leaky ReLU and 2-D max pooling (window k, stride k,
  * channels-last). */
+#include <stdbool.h>
 #include <string.h>
 
 #include "layer.h"
@@ -61,34 +62,44 @@ const sw__layer_ops sw__leaky_ops = {
     .backward = leaky_backward,
 };
 
-/* The input index (within the batch) of the largest value in one pooling window. */
-static uint32_t window_argmax(const sw__layer *l, const float *in, size_t base, uint32_t oy,
-                              uint32_t ox, uint32_t ch)
+/* One pooling window of every channel (channels-last: a window position holds them side by
+ * side): out[ch] is the largest value, argmax[ch] its input index within the batch. The first
+ * position holds until a later one is strictly larger, so ties and NaNs keep the first. Locals
+ * and selects, not branches: the data decide at random, and a mispredicted branch costs more
+ * than the compare. */
+static void pool_window(const sw__layer *l, const float *in, size_t corner, float *out,
+                        uint32_t *argmax)
 {
-    const uint32_t k = l->k, c = l->in[2], w_in = l->in[1];
-    size_t best = base + ((size_t)oy * k * w_in + (size_t)ox * k) * c + ch;
-    for (uint32_t dy = 0; dy < k; dy++)
-        for (uint32_t dx = 0; dx < k; dx++) {
-            size_t i = base + ((size_t)(oy * k + dy) * w_in + ox * k + dx) * c + ch;
-            if (in[i] > in[best])
-                best = i;
-        }
-    return (uint32_t)best;
+    const uint32_t k = l->k, c = l->in[2];
+    const size_t row = (size_t)l->in[1] * c;
+    for (uint32_t ch = 0; ch < c; ch++) {
+        size_t best_at = corner + ch;
+        float best = in[best_at];
+        for (uint32_t dy = 0; dy < k; dy++)
+            for (uint32_t dx = 0; dx < k; dx++) {
+                const size_t at = corner + dy * row + (size_t)dx * c + ch;
+                const float v = in[at];
+                const bool larger = v > best;
+                best_at = larger ? at : best_at;
+                best = larger ? v : best;
+            }
+        out[ch] = best;
+        argmax[ch] = (uint32_t)best_at;
+    }
 }
 
 static void maxpool_forward(sw__layer *l, const float *w, const float *in, float *out, size_t n)
 {
     (void)w;
-    const uint32_t oh = l->out[0], ow = l->out[1], c = l->out[2];
+    const uint32_t k = l->k, c = l->out[2], oh = l->out[0], ow = l->out[1];
+    const size_t row = (size_t)l->in[1] * c;
     size_t o = 0;
     for (size_t e = 0; e < n; e++)
         for (uint32_t oy = 0; oy < oh; oy++)
-            for (uint32_t ox = 0; ox < ow; ox++)
-                for (uint32_t ch = 0; ch < c; ch++, o++) {
-                    uint32_t a = window_argmax(l, in, e * l->in_size, oy, ox, ch);
-                    l->argmax[o] = a;
-                    out[o] = in[a];
-                }
+            for (uint32_t ox = 0; ox < ow; ox++, o += c) {
+                size_t corner = e * l->in_size + (size_t)oy * k * row + (size_t)ox * k * c;
+                pool_window(l, in, corner, out + o, l->argmax + o);
+            }
 }
 
 static void maxpool_backward(sw__layer *l, const float *w, const float *in, const float *out,

@@ -4,11 +4,24 @@
 
 #include "layer.h"
 
+/* Every row of y starts as the bias: the first row, then copies of the rows filled so far, so
+ * that a convolution's many short rows (a few floats each) cost a few long copies. */
+static void fill_rows(float *y, const float *b, size_t rows, size_t out)
+{
+    if (rows == 0)
+        return;
+    memcpy(y, b, out * sizeof *y);
+    for (size_t done = 1; done < rows;) {
+        size_t more = done < rows - done ? done : rows - done;
+        memcpy(y + done * out, y, more * out * sizeof *y);
+        done += more;
+    }
+}
+
 void sw__dense_fwd(const float *w, const float *b, const float *x, float *y, size_t rows,
                    size_t in, size_t out)
 {
-    for (size_t r = 0; r < rows; r++)
-        memcpy(y + r * out, b, out * sizeof *y);
+    fill_rows(y, b, rows, out);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)out, (int)in, 1.0f, x,
                 (int)in, w, (int)in, 1.0f, y, (int)out);
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,6 +198,43 @@ static void maxpool_matches_naive_loops(void **state)
             }
 }
 
+/* A window's gradient goes to one input: its largest, the first in scan order among equals
+ * (so a run does not depend on how the pooling loops are ordered), in every example. */
+static void maxpool_ties_go_to_the_first(void **state)
+{
+    (void)state;
+    const uint32_t H = 4, W = 4, C = 2, N = 2;
+    sw__layer l = {.ops = &sw__maxpool_ops,
+                   .in = {H, W, C},
+                   .out = {2, 2, C},
+                   .k = 2,
+                   .in_size = H * W * C,
+                   .out_size = 2 * 2 * C};
+    float in[2 * 4 * 4 * 2], out[16], dout[16], din[64];
+    uint32_t argmax[16];
+    l.argmax = argmax;
+    for (uint32_t i = 0; i < 64; i++)
+        in[i] = 1.0f; /* every window a tie: the first position wins */
+    in[((0 * W + 1) * C) + 1] = in[((1 * W + 1) * C) + 1] = 5.0f; /* example 0, channel 1 */
+    l.ops->forward(&l, NULL, in, out, N);
+    for (uint32_t o = 0; o < 16; o++)
+        dout[o] = (float)(o + 1);
+    l.ops->backward(&l, NULL, in, out, dout, din, NULL, N);
+    for (uint32_t e = 0; e < N; e++)
+        for (uint32_t y = 0; y < H; y++)
+            for (uint32_t x = 0; x < W; x++)
+                for (uint32_t c = 0; c < C; c++) {
+                    uint32_t o = ((e * 2 + y / 2) * 2 + x / 2) * C + c;
+                    bool tied_max = e == 0 && c == 1 && y == 0 && x == 1;
+                    bool first =
+                        e == 0 && c == 1 && y < 2 && x < 2 ? tied_max : y % 2 == 0 && x % 2 == 0;
+                    float want = first ? dout[o] : 0.0f;
+                    assert_float_equal(din[((e * H + y) * W + x) * C + c], want, 0);
+                    if (first)
+                        assert_float_equal(out[o], tied_max ? 5.0f : 1.0f, 0);
+                }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +245,7 @@ int main(void)
         cmocka_unit_test(cnn_gradient),
         cmocka_unit_test(conv_matches_naive_loops),
         cmocka_unit_test(maxpool_matches_naive_loops),
+        cmocka_unit_test(maxpool_ties_go_to_the_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
