@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compare_journal.h"
 #include "scenario.h"
 #include "syncwise/clock.h"
 #include "syncwise/compare.h"
@@ -34,6 +35,8 @@ typedef struct job {
     sw_sim_result r;
     int rc;
     bool done;
+    char *row;         /* its results.csv row once done (kept from an earlier run on --resume) */
+    sw__cmp_row facts; /* what the table reads of it, from the row */
     char err[SW_ERR_LEN];
 } job;
 
@@ -46,10 +49,12 @@ typedef struct plan {
     const char *baselines; /* policy-spec prefixes that count as baselines; NULL: classic */
     char *baselines_read;  /* --baselines as read (sw_cli_policy_list), ';' between the specs */
     const char *log_dir;   /* keep every run's event log and results.csv here */
+    bool resume;           /* keep the runs results.csv holds for this scenario */
+    sw__cmp_journal journal;
     const sw_task_data *data;
     job *runs;
     size_t n_runs, next;
-    size_t done;
+    size_t done, resumed; /* runs finished, of which kept from an earlier comparison */
     double t0;
     pthread_mutex_t lock;
 } plan;
@@ -67,6 +72,10 @@ static const sw_opt own[] = {
     {SW_OPT_ROW(SW_OPT_STR, "log-dir", 0, AT(log_dir), 0, 0, "DIR",
                 "keep every run's JSONL event log there (for syncwise\n"
                 "report DIR/*.jsonl), and results.csv with one row per run")},
+    {SW_OPT_ROW(SW_OPT_FLAG, "resume", 0, AT(resume), 0, 0, NULL,
+                "with --log-dir: keep the runs its results.csv holds\n"
+                "(each row is written as its run ends) and run the\n"
+                "others; the scenario must be the one run there")},
     {SW_OPT_ROW(SW_OPT_STR, "baselines", 0, AT(baselines), 0, 0, "LIST",
                 "which of the policies are baselines for the speedup\n"
                 "(a list as --policies takes, each spelled as there)"),
@@ -162,6 +171,8 @@ static int parse(int argc, char **argv, plan *p)
     }
     if ((p->baselines && read_baselines(p)) || check_list(p))
         return 2;
+    if (p->resume && !p->log_dir)
+        return sw_cli_error(CMD, "--resume needs --log-dir DIR, the comparison to go on with") + 1;
     rc = sw_cli_scenario_finish(&p->sc, CMD, (const char *const *)p->policies, p->n_policies);
     return rc ? rc : outputs_apart(p);
 }
@@ -183,11 +194,12 @@ static void run_job(plan *p, job *j)
     j->rc = sw_sim_run(&cfg, &j->r, j->err);
     int crc = sw_file_close(cfg.log, path, j->rc ? NULL : j->err);
     j->rc = j->rc ? j->rc : crc;
-}
-
-static double run_time(const sw_sim_result *r)
-{
-    return r->target_t >= 0 ? r->target_t : r->end_t;
+    if (j->rc)
+        return;
+    /* The table reads the row, as it reads a row kept from an earlier comparison. */
+    j->row = sw__cmp_row_format(p->policies[j->policy], j->seed, &j->r);
+    if (!j->row || !sw__cmp_row_parse(j->row, &j->facts))
+        j->rc = sw_fail(j->err, SW_ENOMEM, "out of memory for the run's row");
 }
 
 /* The policy with the lowest mean time among finished runs, for the progress line. */
@@ -200,7 +212,7 @@ static void best_so_far(const plan *p, char *out, size_t cap)
         int n = 0;
         for (size_t i = 0; i < p->n_runs; i++)
             if (p->runs[i].policy == k && p->runs[i].done && !p->runs[i].rc) {
-                sum += run_time(&p->runs[i].r);
+                sum += p->runs[i].facts.trial.time;
                 n++;
             }
         if (n && (who < 0 || sum / n < best)) {
@@ -223,20 +235,24 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&p->lock);
         if (i >= p->n_runs)
             return NULL;
-        run_job(p, &p->runs[i]);
+        job *j = &p->runs[i];
+        if (j->done) /* kept from an earlier comparison */
+            continue;
+        run_job(p, j);
         pthread_mutex_lock(&p->lock);
-        p->runs[i].done = true;
+        j->done = true;
         p->done++;
+        if (!j->rc && p->log_dir)
+            j->rc = sw__cmp_journal_add(&p->journal, j->row, j->err);
         if (!p->sc.quiet) {
-            double el = sw_clock_now_s() - p->t0;
+            double el = sw_clock_now_s() - p->t0, ran = (double)(p->done - p->resumed);
             char best[300];
             best_so_far(p, best, sizeof best);
             fprintf(stderr,
                     isatty(STDERR_FILENO)
                         ? "\r\033[K%zu/%zu runs in %.0f s of wall time, about %.0f s left%s"
                         : "%zu/%zu runs in %.0f s of wall time, about %.0f s left%s\n",
-                    p->done, p->n_runs, el, el / (double)p->done * (double)(p->n_runs - p->done),
-                    best);
+                    p->done, p->n_runs, el, el / ran * (double)(p->n_runs - p->done), best);
         }
         pthread_mutex_unlock(&p->lock);
     }
@@ -250,10 +266,7 @@ static sw_trials summarize(const plan *p, int policy)
     for (size_t i = 0; t && i < p->n_runs; i++) {
         const job *j = &p->runs[i];
         if (j->policy == policy && !j->rc)
-            t[n++] = (sw_trial){.time = run_time(&j->r),
-                                .reached = j->r.target_t >= 0,
-                                .applies = (double)j->r.stats.applies,
-                                .idle = sw_run_stats_idle_share(&j->r.stats)};
+            t[n++] = j->facts.trial;
     }
     sw_trials s = sw_trials_summarize(t, n);
     free(t);
@@ -323,38 +336,23 @@ static void report(const plan *p)
         if (j->rc)
             printf("run %s seed %llu failed: %s\n", p->policies[j->policy],
                    (unsigned long long)j->seed, j->err);
-        else if (j->r.diverged_t >= 0) /* counted as not reaching the target, as it never will */
+        else if (j->facts.diverged_t >= 0) /* counted as not reaching the target: it never will */
             printf("run %s seed %llu diverged at t=%.1f s (a lower --lr?)\n",
-                   p->policies[j->policy], (unsigned long long)j->seed, j->r.diverged_t);
+                   p->policies[j->policy], (unsigned long long)j->seed, j->facts.diverged_t);
     }
 }
 
-/* One row per run, for scripts (syncwise report reads the runs' logs). */
-static int write_results(const plan *p, char *err)
+/* results.csv in the comparison's order, one row per run (syncwise report reads the logs). */
+static int write_results(plan *p, char *err)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/results.csv", p->log_dir);
-    FILE *f = sw_file_create(path, "--log-dir's table", err);
-    if (!f)
-        return SW_EIO;
-    fprintf(f, "policy,seed,reached,time_to_target,end_t,applies,pushes,drops,idle_share,"
-               "final_loss,final_acc,decide_share\n");
-    for (size_t i = 0; i < p->n_runs; i++) {
-        const job *j = &p->runs[i];
-        if (j->rc)
-            continue;
-        const sw_run_stats *st = &j->r.stats;
-        char acc[32] = ""; /* empty for regression, which has no accuracy */
-        if (j->r.classify)
-            snprintf(acc, sizeof acc, "%.6g", j->r.final_acc);
-        fprintf(f, "\"%s\",%llu,%d,%.9g,%.9g,%llu,%llu,%llu,%.6f,%.6g,%s,%.6g\n",
-                p->policies[j->policy], (unsigned long long)j->seed, j->r.target_t >= 0,
-                run_time(&j->r), j->r.end_t, (unsigned long long)st->applies,
-                (unsigned long long)st->pushes, (unsigned long long)st->drops,
-                sw_run_stats_idle_share(st), j->r.final_loss, acc,
-                j->r.decide_s / (j->r.wall_s + 1e-12));
-    }
-    return sw_file_close(f, path, err);
+    char **rows = malloc(p->n_runs * sizeof *rows);
+    if (!rows)
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    for (size_t i = 0; i < p->n_runs; i++)
+        rows[i] = p->runs[i].rc ? NULL : p->runs[i].row;
+    int rc = sw__cmp_journal_finish(&p->journal, rows, p->n_runs, err);
+    free(rows);
+    return rc;
 }
 
 /* Logs in --log-dir that this comparison did not write (an earlier one's) would join it in
@@ -383,7 +381,43 @@ static void warn_of_other_logs(const plan *p)
                others == 1 ? "" : "s", p->log_dir, others == 1 ? "it" : "them");
 }
 
-static int run_all(plan *p, char *err)
+/* The comparison's record in --log-dir: its scenario, the rows of the runs it keeps (on
+ * --resume), and results.csv open for the rows to come. */
+static int open_journal(plan *p, int argc, char **argv, char *err)
+{
+    static const char *const not_scenario[] = {"quiet", "verbose", NULL};
+    char scenario[8192];
+    if (sw_cli_options_given(&command, argc, argv, sw_cli_scenario_opts, not_scenario, scenario,
+                             sizeof scenario))
+        return sw_fail(err, SW_ERANGE, "the scenario's options are too long to record");
+    int rc = sw__cmp_journal_start(&p->journal, p->log_dir, scenario, p->resume, err);
+    char **kept = rc ? NULL : calloc(p->n_runs, sizeof *kept);
+    if (!rc && !kept)
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < p->n_runs; i++) {
+        job *j = &p->runs[i];
+        kept[i] = j->row = sw__cmp_journal_take(&p->journal, p->policies[j->policy], j->seed);
+        if (j->row && sw__cmp_row_parse(j->row, &j->facts)) {
+            j->done = true;
+            p->done++;
+            p->resumed++;
+        }
+    }
+    size_t others = rc ? 0 : sw__cmp_journal_unclaimed(&p->journal);
+    if (others)
+        sw_log(SW_LOG_WARN,
+               "results.csv holds %zu rows of runs outside this comparison (another "
+               "policy or seed): they stay at its end, out of the table",
+               others);
+    if (!rc && p->resume)
+        sw_log(SW_LOG_INFO, "%zu of the %zu runs were done: %zu to run", p->resumed, p->n_runs,
+               p->n_runs - p->resumed);
+    rc = rc ? rc : sw__cmp_journal_open(&p->journal, kept, p->n_runs, err);
+    free(kept);
+    return rc;
+}
+
+static int run_all(plan *p, int argc, char **argv, char *err)
 {
     p->n_runs = (size_t)p->seeds * (size_t)p->n_policies;
     p->runs = calloc(p->n_runs, sizeof *p->runs);
@@ -394,6 +428,9 @@ static int run_all(plan *p, char *err)
         p->runs[i].policy = (int)(i % (size_t)p->n_policies);
         p->runs[i].seed = 1 + i / (size_t)p->n_policies;
     }
+    int rc = p->log_dir ? open_journal(p, argc, argv, err) : 0;
+    if (rc)
+        return rc;
     p->t0 = sw_clock_now_s();
     pthread_mutex_init(&p->lock, NULL);
     sw_cli_run_jobs(p->jobs, worker, p);
@@ -421,7 +458,7 @@ int sw_cli_compare(int argc, char **argv)
             rc = sw_cli_scenario_check_data(&p.sc, CMD, p.policies[0], p.data);
         if (!rc && p.log_dir && sw_cli_mkdirs(p.log_dir) != 0)
             rc = sw_cli_error(CMD, "%s: cannot create: %s", p.log_dir, strerror(errno));
-        if (!rc && (rc = run_all(&p, err)))
+        if (!rc && (rc = run_all(&p, argc, argv, err)))
             rc = sw_cli_error(CMD, "%s", err);
         if (!rc && p.log_dir && write_results(&p, err))
             rc = sw_cli_error(CMD, "%s", err);
@@ -433,8 +470,11 @@ int sw_cli_compare(int argc, char **argv)
             if (p.runs[i].rc) /* the table stands, but the comparison is not whole */
                 rc = sw_cli_error(CMD, "%s", "some runs failed (listed above)");
     }
-    for (size_t i = 0; p.runs && i < p.n_runs; i++)
+    for (size_t i = 0; p.runs && i < p.n_runs; i++) {
         sw_sim_result_free(&p.runs[i].r);
+        free(p.runs[i].row);
+    }
+    sw__cmp_journal_free(&p.journal);
     free(p.runs);
     for (int i = 0; i < p.n_policies; i++)
         free(p.policies[i]);

@@ -174,6 +174,57 @@ int sw_cli_parse(const sw_cmd_opts *c, int argc, char **argv, void *opts, int *f
     return 0;
 }
 
+static bool named_in(const char *name, const char *const *names)
+{
+    for (; names && *names; names++)
+        if (!strcmp(name, *names))
+            return true;
+    return false;
+}
+
+static bool in_table(const sw_opt *o, const sw_opt *table)
+{
+    for (const sw_opt *t = table; t->type != SW_OPT_END; t++)
+        if (t == o)
+            return true;
+    return false;
+}
+
+int sw_cli_options_given(const sw_cmd_opts *c, int argc, char **argv, const sw_opt *table,
+                         const char *const *skip, char *out, size_t cap)
+{
+    const sw_opt *rows[MAX_OPTS];
+    const char *value[MAX_OPTS];
+    bool given[MAX_OPTS] = {false};
+    size_t n = rows_of(c, rows, MAX_OPTS);
+    struct option longs[MAX_OPTS + 2];
+    char shorts[2 * MAX_OPTS + 3];
+    getopt_tables(rows, n, longs, shorts);
+    optind = 1;
+    opterr = 0;
+    int code;
+    while ((code = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        const sw_opt *o = code >= 256 ? rows[code - 256] : by_short(rows, n, code);
+        for (size_t i = 0; o && i < n; i++)
+            if (rows[i] == o) {
+                given[i] = true;
+                value[i] = takes_arg(o) ? optarg : NULL;
+            }
+    }
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (!given[i] || !in_table(rows[i], table) || named_in(rows[i]->name, skip))
+            continue;
+        int w = snprintf(out + len, cap - len, "--%s%s%s\n", rows[i]->name, value[i] ? " " : "",
+                         value[i] ? value[i] : "");
+        if (w < 0 || (size_t)w >= cap - len)
+            return -1;
+        len += (size_t)w;
+    }
+    return 0;
+}
+
 /* ---- --help -------------------------------------------------------------------------------- */
 
 /* The default of an option as its field holds it, or nothing worth showing. */

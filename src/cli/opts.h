@@ -72,6 +72,13 @@ typedef struct sw_cmd_opts {
  * a usage error (exit 2). */
 int sw_cli_parse(const sw_cmd_opts *c, int argc, char **argv, void *opts, int *first);
 
+/* The options of `table` (one of c's tables) that argv sets, after sw_cli_parse accepted it:
+ * one line "--name VALUE" (or "--name" for a flag) each, with the last value given, in the
+ * table's order whatever argv's, leaving out the names in `skip` (NULL-ended). So two command
+ * lines give the same text when they set those options alike. 0, or -1 when cap is too small. */
+int sw_cli_options_given(const sw_cmd_opts *c, int argc, char **argv, const sw_opt *table,
+                         const char *const *skip, char *out, size_t cap);
+
 /* Prints the command's --help, defaults taken from opts. */
 void sw_cli_help(const sw_cmd_opts *c, const void *opts);
 

@@ -1,0 +1,252 @@
+/* The comparison's record in --log-dir: compare_journal.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "compare_journal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "syncwise/err.h"
+#include "syncwise/file.h"
+
+#define HEADER                                                                                     \
+    "policy,seed,reached,time_to_target,end_t,applies,pushes,drops,idle_share,final_loss,"         \
+    "final_acc,decide_share,diverged_t"
+#define FIELDS 13                  /* the header's columns */
+#define MAX_FILE ((size_t)1 << 30) /* a results.csv larger than this is not ours */
+
+char *sw__cmp_row_format(const char *policy, uint64_t seed, const sw_sim_result *r)
+{
+    const sw_run_stats *st = &r->stats;
+    char acc[32] = "", div[32] = ""; /* empty: regression (no accuracy), did not diverge */
+    if (r->classify)
+        snprintf(acc, sizeof acc, "%.6g", r->final_acc);
+    if (r->diverged_t >= 0)
+        snprintf(div, sizeof div, "%.17g", r->diverged_t);
+    double time = r->target_t >= 0 ? r->target_t : r->end_t;
+    const char *fmt = "\"%s\",%" PRIu64 ",%d,%.17g,%.17g,%llu,%llu,%llu,%.17g,%.6g,%s,%.6g,%s";
+#define ROW_ARGS                                                                                   \
+    policy, seed, r->target_t >= 0, time, r->end_t, (unsigned long long)st->applies,               \
+        (unsigned long long)st->pushes, (unsigned long long)st->drops,                             \
+        sw_run_stats_idle_share(st), r->final_loss, acc, r->decide_s / (r->wall_s + 1e-12), div
+    int len = snprintf(NULL, 0, fmt, ROW_ARGS);
+    char *row = len < 0 ? NULL : malloc((size_t)len + 1);
+    if (row)
+        snprintf(row, (size_t)len + 1, fmt, ROW_ARGS);
+#undef ROW_ARGS
+    return row;
+}
+
+/* One field of a row: all of it a number, or empty where the column may be (-1 then). */
+static bool number(const char *text, bool may_be_empty, double *out)
+{
+    if (!*text) {
+        *out = -1;
+        return may_be_empty;
+    }
+    char *end;
+    errno = 0;
+    *out = strtod(text, &end);
+    return !errno && *end == '\0';
+}
+
+bool sw__cmp_row_parse(const char *line, sw__cmp_row *out)
+{
+    const char *close = line[0] == '"' ? strstr(line + 1, "\",") : NULL;
+    if (!close || (size_t)(close - line - 1) >= sizeof out->policy)
+        return false;
+    memcpy(out->policy, line + 1, (size_t)(close - line - 1));
+    out->policy[close - line - 1] = '\0';
+    double v[FIELDS - 1];
+    int n = 0;
+    for (const char *f = close + 2;; f += strcspn(f, ",") + 1) {
+        size_t len = strcspn(f, ",");
+        char text[64];
+        if (n == FIELDS - 1 || len >= sizeof text)
+            return false;
+        memcpy(text, f, len);
+        text[len] = '\0';
+        if (!number(text, n == 9 || n == 11, &v[n])) /* final_acc, diverged_t: maybe empty */
+            return false;
+        n++;
+        if (f[len] == '\0')
+            break;
+    }
+    if (n != FIELDS - 1 || !(v[0] >= 1 && v[0] < 0x1p53) || v[0] != (double)(uint64_t)v[0] ||
+        (v[1] != 0 && v[1] != 1))
+        return false;
+    out->seed = (uint64_t)v[0];
+    out->trial = (sw_trial){.time = v[2], .reached = v[1] == 1, .applies = v[4], .idle = v[7]};
+    out->diverged_t = v[11];
+    return true;
+}
+
+/* ---- The scenario ----------------------------------------------------------------------- */
+
+static int check_scenario(const char *path, const char *scenario, char *err)
+{
+    uint8_t *kept;
+    size_t len;
+    char why[SW_ERR_LEN];
+    if (sw_file_read_all(path, 1 << 20, &kept, &len, why))
+        return sw_fail(err, SW_EINVAL, "--resume: no comparison to resume there (%s)", why);
+    bool same = len == strlen(scenario) && !memcmp(kept, scenario, len);
+    if (!same) /* both in full: the message buffer is too short for them */
+        fprintf(stderr,
+                "syncwise compare: the comparison to resume ran with\n%.*s%sand this "
+                "one runs with\n%s%s",
+                (int)len, (const char *)kept, len ? "" : "  (no scenario option)\n", scenario,
+                *scenario ? "" : "  (no scenario option)\n");
+    free(kept);
+    return same ? 0
+                : sw_fail(err, SW_EMISMATCH,
+                          "--resume: %s holds another scenario (above); "
+                          "the policies, --seeds and --jobs may change, not the rest",
+                          path);
+}
+
+/* The rows a results.csv holds, after its header; a line a crash cut short is not one. */
+static int read_rows(sw__cmp_journal *j, char *err)
+{
+    uint8_t *text;
+    size_t len;
+    if (access(j->csv, F_OK) != 0)
+        return 0; /* killed before its first run ended */
+    int rc = sw_file_read_all(j->csv, MAX_FILE, &text, &len, err);
+    if (rc)
+        return rc;
+    size_t cap = 0;
+    for (size_t at = 0, line = 0; at < len && !rc; line++) {
+        const uint8_t *nl = memchr(text + at, '\n', len - at);
+        if (!nl)
+            break; /* torn */
+        size_t n = (size_t)(nl - (text + at));
+        sw__cmp_row row;
+        char *copy = strndup((const char *)text + at, n);
+        at += n + 1;
+        if (copy && (line == 0 || !sw__cmp_row_parse(copy, &row))) {
+            if (line == 0 && strcmp(copy, HEADER))
+                rc = sw_fail(err, SW_EINVAL,
+                             "%s: not a results table of this version (its "
+                             "header differs)",
+                             j->csv);
+            free(copy);
+            continue;
+        }
+        if (j->n_old == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **more = realloc(j->old, cap * sizeof *more);
+            if (!more) {
+                free(copy);
+                copy = NULL;
+            } else {
+                j->old = more;
+            }
+        }
+        if (!copy)
+            rc = sw_fail(err, SW_ENOMEM, "out of memory reading %s", j->csv);
+        else
+            j->old[j->n_old++] = copy;
+    }
+    free(text);
+    return rc;
+}
+
+int sw__cmp_journal_start(sw__cmp_journal *j, const char *dir, const char *scenario, bool resume,
+                          char *err)
+{
+    *j = (sw__cmp_journal){0};
+    char path[4096];
+    snprintf(path, sizeof path, "%s/compare.scenario", dir);
+    snprintf(j->csv, sizeof j->csv, "%s/results.csv", dir);
+    if (sw_file_in_use(j->csv))
+        return sw_fail(err, SW_ESTATE, "%s: another comparison is writing it", j->csv);
+    if (!resume)
+        return sw_file_write_atomic(path, (const uint8_t *)scenario, strlen(scenario),
+                                    "the comparison's scenario", err);
+    int rc = check_scenario(path, scenario, err);
+    return rc ? rc : read_rows(j, err);
+}
+
+char *sw__cmp_journal_take(sw__cmp_journal *j, const char *policy, uint64_t seed)
+{
+    char *found = NULL;
+    for (size_t i = 0; i < j->n_old; i++) {
+        sw__cmp_row row;
+        if (j->old[i] && sw__cmp_row_parse(j->old[i], &row) && row.seed == seed &&
+            !strcmp(row.policy, policy)) {
+            free(found); /* a later row of the same run wins */
+            found = j->old[i];
+            j->old[i] = NULL;
+        }
+    }
+    return found;
+}
+
+size_t sw__cmp_journal_unclaimed(const sw__cmp_journal *j)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < j->n_old; i++)
+        n += j->old[i] != NULL;
+    return n;
+}
+
+/* The header, every row given, then the rows kept that no run claimed (nothing computed is
+ * lost), as the file's whole text. */
+static int write_all(const sw__cmp_journal *j, char *const *rows, size_t n, char *err)
+{
+    size_t len = sizeof HEADER + 1; /* its newline, and sprintf's last nul */
+    for (size_t i = 0; i < n + j->n_old; i++) {
+        const char *row = i < n ? rows[i] : j->old[i - n];
+        len += row ? strlen(row) + 1 : 0;
+    }
+    char *text = malloc(len), *at = text;
+    if (!text)
+        return sw_fail(err, SW_ENOMEM, "out of memory writing %s", j->csv);
+    at += sprintf(at, "%s\n", HEADER);
+    for (size_t i = 0; i < n + j->n_old; i++) {
+        const char *row = i < n ? rows[i] : j->old[i - n];
+        if (row)
+            at += sprintf(at, "%s\n", row);
+    }
+    int rc = sw_file_write_atomic(j->csv, (const uint8_t *)text, (size_t)(at - text),
+                                  "--log-dir's table", err);
+    free(text);
+    return rc;
+}
+
+int sw__cmp_journal_open(sw__cmp_journal *j, char *const *rows, size_t n, char *err)
+{
+    int rc = write_all(j, rows, n, err);
+    if (!rc && !(j->f = sw_file_open_log(j->csv, true, "--log-dir's table", err)))
+        rc = SW_EIO;
+    if (!rc && fseek(j->f, 0, SEEK_END) != 0)
+        rc = sw_fail(err, SW_EIO, "%s: %s", j->csv, strerror(errno));
+    return rc;
+}
+
+int sw__cmp_journal_add(sw__cmp_journal *j, const char *row, char *err)
+{
+    if (fprintf(j->f, "%s\n", row) < 0 || fflush(j->f) != 0 || fsync(fileno(j->f)) != 0)
+        return sw_fail(err, SW_EIO, "%s: %s", j->csv, strerror(errno));
+    return 0;
+}
+
+int sw__cmp_journal_finish(sw__cmp_journal *j, char *const *rows, size_t n, char *err)
+{
+    int rc = sw_file_close(j->f, j->csv, err);
+    j->f = NULL;
+    return rc ? rc : write_all(j, rows, n, err);
+}
+
+void sw__cmp_journal_free(sw__cmp_journal *j)
+{
+    if (j->f)
+        fclose(j->f);
+    for (size_t i = 0; i < j->n_old; i++)
+        free(j->old[i]);
+    free(j->old);
+    *j = (sw__cmp_journal){0};
+}

@@ -1,0 +1,60 @@
+/* A comparison's record in its --log-dir, kept as it runs, so that a comparison stopped, killed
+ * or crashed keeps every run it finished and `compare --resume` runs only the others.
+ *
+ * DIR/compare.scenario holds the scenario's options as given (one "--name VALUE" a line, in
+ * the option table's order): a resume must give the same, or its runs would not be the ones
+ * kept. DIR/results.csv holds a row per finished run, appended (and synced) as each ends, and
+ * rewritten in the comparison's order when it is done. A row keeps every figure the table
+ * reads at full precision, so a resumed table is the table an uninterrupted run prints.
+ */
+#ifndef SW_CLI_COMPARE_JOURNAL_H
+#define SW_CLI_COMPARE_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "syncwise/compare.h"
+#include "syncwise/sim.h"
+
+typedef struct sw__cmp_journal {
+    char csv[4096]; /* DIR/results.csv */
+    char **old;     /* a resume: the rows the file held, NULL once taken */
+    size_t n_old;
+    FILE *f; /* open for appending, locked, while the runs go */
+} sw__cmp_journal;
+
+/* What a row says of its run, as the table reads it. */
+typedef struct sw__cmp_row {
+    char policy[1024];
+    uint64_t seed;
+    sw_trial trial;
+    double diverged_t; /* -1: it did not diverge */
+} sw__cmp_row;
+
+/* A finished run's row (no newline), or NULL out of memory. */
+char *sw__cmp_row_format(const char *policy, uint64_t seed, const sw_sim_result *r);
+/* Reads a row as sw__cmp_row_format writes it; false for anything else. */
+bool sw__cmp_row_parse(const char *line, sw__cmp_row *out);
+
+/* Checks DIR/compare.scenario against `scenario` when resuming (and reads the rows kept), or
+ * writes it when not. */
+int sw__cmp_journal_start(sw__cmp_journal *j, const char *dir, const char *scenario, bool resume,
+                          char *err);
+/* The row kept for this run (the last, if the file held several), which the caller now owns;
+ * NULL when there is none. */
+char *sw__cmp_journal_take(sw__cmp_journal *j, const char *policy, uint64_t seed);
+/* How many rows kept no run of this comparison claimed (another seed count or policy list). */
+size_t sw__cmp_journal_unclaimed(const sw__cmp_journal *j);
+/* Writes the rows kept (n of them; then those no run claimed, which stay at the end of the file
+ * through finish) as the file, and opens it for the rows to come. */
+int sw__cmp_journal_open(sw__cmp_journal *j, char *const *rows, size_t n, char *err);
+/* Appends a finished run's row and syncs it to disk. */
+int sw__cmp_journal_add(sw__cmp_journal *j, const char *row, char *err);
+/* Closes the file and writes it again with every row, in order (rows[i] NULL: none). */
+int sw__cmp_journal_finish(sw__cmp_journal *j, char *const *rows, size_t n, char *err);
+/* Frees what is left (the file is closed if open). */
+void sw__cmp_journal_free(sw__cmp_journal *j);
+
+#endif

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# compare --log-dir keeps each run's row as the run ends; --resume runs only the others, and the
+# table it prints is the one an uninterrupted comparison prints.
+. "$(dirname "$0")/lib.sh"
+
+scenario=(--policies "bsp;asp;ssp:s=2" --workers 4 --data "synthetic:task=logistic,d=10,n=2000"
+          --model softmax --lr 0.1 --target-acc 0.8 --max-time 3000)
+table() { grep -v "runs in" <<< "$1"; } # the table alone, without progress or notes
+
+expect_status 0 "an uninterrupted comparison" -- "$SW" compare "${scenario[@]}" --seeds 8 \
+  --log-dir "$TMP/whole"
+whole=$(table "$OUT")
+OUT=$(cat "$TMP/whole/compare.scenario")
+expect_output "--lr 0.1" "the scenario is recorded"
+expect_no_output "--seeds" "without what may change on a resume"
+
+# Killed once a few rows are in: those stay, and a resume runs the rest. Runs long enough to be
+# caught between them (about 150 ms each, and short logs).
+slow=(--policies "bsp;asp;ssp:s=2" --workers 4 --data synthetic:task=logistic,d=200,n=4000
+      --model mlp:h=2,u=256 --batch 256 --max-time 100 --seeds 8)
+expect_status 0 "an uninterrupted slow comparison" -- "$SW" compare "${slow[@]}" \
+  --log-dir "$TMP/slow"
+slow_whole=$(table "$OUT")
+"$SW" compare "${slow[@]}" --jobs 1 --log-dir "$TMP/cut" -q > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1000); do
+  [ "$(cat "$TMP/cut/results.csv" 2> /dev/null | wc -l)" -ge 4 ] && break
+  sleep 0.01
+done
+kill -KILL "$pid"
+wait "$pid" 2> /dev/null
+kept=$(($(cat "$TMP/cut/results.csv" 2> /dev/null | wc -l) - 1))
+checks=$((checks + 1))
+[ "$kept" -ge 3 ] && [ "$kept" -lt 24 ] ||
+  { echo "FAIL: killed with $kept of 24 rows written (wanted some, not all)"; failures=$((failures + 1)); }
+expect_status 0 "the resume" -- "$SW" compare "${slow[@]}" --log-dir "$TMP/cut" --resume
+expect_output "$kept of the 24 runs were done: $((24 - kept)) to run" "it says what it keeps"
+checks=$((checks + 1))
+[ "$(table "$OUT" | grep -v "runs were done")" = "$slow_whole" ] ||
+  { echo "FAIL: the resumed table differs from the uninterrupted one"; failures=$((failures + 1)); }
+checks=$((checks + 1))
+diff <(cut -d, -f1-11 "$TMP/slow/results.csv") <(cut -d, -f1-11 "$TMP/cut/results.csv") ||
+  { echo "FAIL: results.csv differs beyond the real time spent deciding"; failures=$((failures + 1)); }
+# The same from a comparison cut after any of its rows (the file as a kill leaves it).
+for rows in 1 7 23; do
+  mkdir -p "$TMP/cut$rows"
+  cp "$TMP/whole/compare.scenario" "$TMP/cut$rows/"
+  head -n $((rows + 1)) "$TMP/whole/results.csv" > "$TMP/cut$rows/results.csv"
+  expect_status 0 "a resume of $rows rows" -- "$SW" compare "${scenario[@]}" --seeds 8 \
+    --log-dir "$TMP/cut$rows" --resume
+  checks=$((checks + 1))
+  [ "$(table "$OUT" | grep -v "runs were done")" = "$whole" ] ||
+    { echo "FAIL: resumed from $rows rows, the table differs"; failures=$((failures + 1)); }
+done
+
+# A row cut short by a crash is not a run: that run is run again.
+head -c -20 "$TMP/whole/results.csv" > "$TMP/torn.csv"
+mv "$TMP/torn.csv" "$TMP/whole/results.csv"
+expect_status 0 "a resume after a torn row" -- "$SW" compare "${scenario[@]}" --seeds 8 \
+  --log-dir "$TMP/whole" --resume
+expect_output "23 of the 24 runs were done: 1 to run" "the torn row's run runs again"
+
+# More seeds extend it; fewer keep the other rows at the end of results.csv, out of the table.
+expect_status 0 "more seeds" -- "$SW" compare "${scenario[@]}" --seeds 9 --log-dir "$TMP/whole" \
+  --resume -q
+expect_output "9/9" "the table covers nine seeds"
+expect_status 0 "fewer seeds" -- "$SW" compare "${scenario[@]}" --seeds 2 --log-dir "$TMP/whole" \
+  --resume -q
+expect_output "2/2" "the table covers two seeds"
+expect_output "holds 21 rows of runs outside this comparison" "it says what it leaves out"
+OUT=$(wc -l < "$TMP/whole/results.csv")
+expect_output "28" "and keeps them"
+# The order of the options and their spelling do not matter; their values do.
+expect_status 0 "another order" -- "$SW" compare --max-time=3000 --seeds 9 \
+  --target-acc 0.8 --lr 0.1 --model softmax --data "synthetic:task=logistic,d=10,n=2000" \
+  --workers 4 --policies "bsp;asp;ssp:s=2" --log-dir "$TMP/whole" --resume
+expect_output "27 of the 27 runs were done: 0 to run" "is the same scenario"
+expect_status 1 "another scenario" -- "$SW" compare "${scenario[@]}" --seeds 8 --lr 0.2 \
+  --log-dir "$TMP/whole" --resume
+expect_output "holds another scenario" "is refused"
+expect_output "--lr 0.2" "showing both"
+expect_status 1 "nothing to resume" -- "$SW" compare "${scenario[@]}" --seeds 2 \
+  --log-dir "$TMP/none" --resume
+expect_output "no comparison to resume there" "is refused"
+expect_status 2 "--resume without --log-dir" -- "$SW" compare "${scenario[@]}" --resume
+expect_output "--resume needs --log-dir" "says what it needs"
+finish
