@@ -3,6 +3,9 @@
 # the simulator; tables go to stdout and to docs/results/adaptive-*.txt.
 #   bench/adaptive.sh [BUILD_DIR] [SEEDS] [NAMES]   (defaults: build, 20 / 10 / 10 seeds, all;
 #   NAMES, space-separated, runs only those experiments: dbw-a1 dssp-momentum ...)
+#   With keep=DIR in the environment the CNN runs (1c) keep their logs in DIR/NAME and go on
+#   from there when run again (compare --resume): 20 seeds take several sittings. jobs=N caps
+#   the runs at once (compare's default: the cores).
 # 1. DBW vs blind DBW vs static k in {16, 12, 8}: 16 workers, round trips 1 - a + a Exp(1) for a
 #    in {0, 0.2, 1}, softmax regression on Fashion-MNIST with batch 500 and one learning rate for
 #    every policy, lr 0.01 (with agg=sum, 0.01 k per apply; the DBW paper's batch, but not its
@@ -40,7 +43,7 @@ run() { # name, then compare arguments
   [ -z "$only" ] || [[ " $only " == *" $name "* ]] || return 0
   echo "== $name: syncwise compare $*" | tee "$out/adaptive-$name.txt"
   local start=$SECONDS
-  "$sw" compare -q "$@" | tee -a "$out/adaptive-$name.txt"
+  "$sw" compare -q ${jobs:+--jobs "$jobs"} "$@" | tee -a "$out/adaptive-$name.txt"
   echo "(wall time $((SECONDS - start)) s)" | tee -a "$out/adaptive-$name.txt"
 }
 
@@ -69,14 +72,19 @@ cnn_run() { # name, a, then the protocol's arguments: runs it, keeps seed 1's pl
   local name=$1 a=$2
   shift 2
   [ -z "$only" ] || [[ " $only " == *" $name "* ]] || return 0
-  local logs
-  logs=$(mktemp -d)
+  local logs resume=()
+  if [ -n "${keep:-}" ]; then
+    logs=$keep/$name
+    [ -f "$logs/compare.scenario" ] && resume=(--resume)
+  else
+    logs=$(mktemp -d)
+  fi
   run "$name" "$@" "${cnn[@]}" --cluster "shexp:$a" --seeds "${seeds:-20}" --log-dir "$logs" \
-    --baselines "$(grep -o 'backup:[^;"]*' <<< "$2" | paste -sd';')"
+    --baselines "$(grep -o 'backup:[^;"]*' <<< "$2" | paste -sd';')" "${resume[@]}"
   "$sw" report -q -o "$out/$name" "$logs"/*-seed1.jsonl
   # Keep what the write-up shows: the report and its plots.
   find "$out/$name" -type f ! -name '*.png' ! -name report.md -delete
-  rm -rf "$logs"
+  [ -n "${keep:-}" ] || rm -rf "$logs"
 }
 for a in 0 0.2 1; do
   cnn_run "dbw-cnn-a$a" "$a" "${cnn_paper[@]}"
