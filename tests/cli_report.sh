@@ -254,4 +254,14 @@ expect_status 2 "a target accuracy of 0" -- "$SW" report "$TMP"/at-once/*.jsonl 
   --target-acc 0
 OUT=$(grep '^| `bsp`' "$TMP/out5/report.md")
 expect_output "| 2/2 | 0.0 +- 0.0 |" "they reached it at 0 s"
+# Runs that --max-applies stopped short of the target end early; they are not the fastest, and
+# compare and report rank them alike: the share of runs that reached it first.
+expect_status 0 "a comparison of runs cut short" -- "$SW" compare --policies "bsp;asp;ssp:s=1" \
+  --seeds 2 --data synthetic:task=logistic,d=8,n=1000 --model softmax --lr 0.02 \
+  --target-acc 0.8 --max-applies 25 --max-time 5000 --log-dir "$TMP/short" -q
+expect_output "fastest: bsp, the best baseline" "compare names the policy that reached it"
+expect_output "<=" "the speedup of runs cut short is a bound"
+expect_status 0 "their report" -- "$SW" report -q "$TMP"/short/*.jsonl -o "$TMP/out7"
+OUT=$(cat "$TMP/out7/report.md")
+expect_output "**Fastest: \`bsp\`" "report names the same"
 finish

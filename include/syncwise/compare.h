@@ -40,12 +40,22 @@ sw_trials sw_trials_summarize(const sw_trial *runs, size_t n);
  * parameters); else exactly one of the ';'-separated specs of baselines. */
 bool sw_is_baseline(const char *policy, const char *baselines);
 
-/* The baseline with the smallest mean time among n policies with at least one run (of equal
- * means, the first by name), or -1. */
+/* The ranking of policies by their runs, best first: the larger share of runs that reached
+ * the target (a run that did not is censored: its time is where a limit stopped it, which
+ * --max-applies or --max-pushes can make short), then the smaller mean time, then the first
+ * name. Policies without runs are never best. */
+/* The best baseline among n policies by that ranking, or -1. */
 int sw_best_baseline(const char *const *policies, const sw_trials *s, int n,
                      const char *baselines);
+/* The best of all n policies by that ranking (the fastest), or -1. */
+int sw_fastest(const char *const *policies, const sw_trials *s, int n);
 
 /* The speedup of s over the baseline b: b's mean time over s's (0 when s has no time). */
 double sw_speedup(const sw_trials *b, const sw_trials *s);
+
+/* What that speedup is when runs missed the target (their means are lower bounds): "" exact,
+ * "<=" an upper bound (only s's runs missed), ">=" a lower bound (only b's), NULL unknown
+ * (both missed, or s has no time): no figure to show. s == b, the baseline itself, is exact. */
+const char *sw_speedup_bound(const sw_trials *b, const sw_trials *s);
 
 #endif

@@ -74,6 +74,7 @@ typedef struct sw_report {
     sw_report_run *runs;     /* n_runs of them */
     sw_report_policy *policies;
     int n_policies, best;    /* best: the best baseline (syncwise/compare.h), or -1 */
+    int fastest;             /* the best of all policies by the same ranking, or -1 */
     sw_run_info first;       /* the first run's start line: the setting of the comparison */
     char first_name[256];    /* its run's name */
     char mixed[768];         /* "" or the first way a run's setting differs from the first's

@@ -276,10 +276,7 @@ static sw_trials summarize(const plan *p, int policy)
 /* The answer in one line: the fastest policy, and by how much it beats the best baseline. */
 static void print_answer(const plan *p, const sw_trials *s, int best)
 {
-    int fastest = -1;
-    for (int i = 0; i < p->n_policies; i++)
-        if (s[i].n > 0 && (fastest < 0 || s[i].mean < s[fastest].mean))
-            fastest = i;
+    int fastest = sw_fastest((const char *const *)p->policies, s, p->n_policies);
     if (fastest < 0 || best < 0)
         return;
     int reached = 0;
@@ -299,9 +296,13 @@ static void print_answer(const plan *p, const sw_trials *s, int best)
     else if (!(s[fastest].mean > 0)) /* met at once: a time of 0 has no ratio */
         printf("fastest: %s, at 0.0 virtual s (the target was met at once)%s\n",
                p->policies[fastest], censored);
+    else if (sw_speedup_bound(&s[best], &s[fastest]))
+        printf("fastest: %s, %s%.2fx the best baseline (%s)%s\n", p->policies[fastest],
+               sw_speedup_bound(&s[best], &s[fastest]), sw_speedup(&s[best], &s[fastest]),
+               p->policies[best], censored);
     else
-        printf("fastest: %s, %.2fx the best baseline (%s)%s\n", p->policies[fastest],
-               sw_speedup(&s[best], &s[fastest]), p->policies[best], censored);
+        printf("fastest: %s, at %.1f virtual s%s\n", p->policies[fastest], s[fastest].mean,
+               censored);
 }
 
 static void report(const plan *p)
@@ -317,10 +318,11 @@ static void report(const plan *p)
         snprintf(cell, sizeof cell, "%.1f +- %.1f%s", s[i].mean, s[i].half,
                  s[i].reached < s[i].n ? " (>=)" : "");
         printf("%-22s %3ld/%-4ld %26s", p->policies[i], s[i].reached, s[i].n, cell);
-        if (best >= 0 && s[i].mean > 0)
-            printf(" %8.2fx", sw_speedup(&s[best], &s[i]));
-        else
-            printf(" %9s", "-");
+        const char *bound = best >= 0 ? sw_speedup_bound(&s[best], &s[i]) : NULL;
+        char speedup[32] = "-";
+        if (bound)
+            snprintf(speedup, sizeof speedup, "%s%.2fx", bound, sw_speedup(&s[best], &s[i]));
+        printf(" %9s", speedup);
         printf(" %9.0f %7.1f\n", s[i].applies, 100 * s[i].idle);
     }
     if (best >= 0 && p->seeds > 1)

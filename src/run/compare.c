@@ -57,23 +57,53 @@ bool sw_is_baseline(const char *policy, const char *baselines)
     return false;
 }
 
-int sw_best_baseline(const char *const *policies, const sw_trials *s, int n,
-                     const char *baselines)
+/* Whether policy i ranks above policy k (compare.h). A tie goes to the first name, so that
+ * compare (in command order) and report (in log order) name the same policy. */
+static bool ranks_above(const char *const *policies, const sw_trials *s, int i, int k)
+{
+    double share_i = (double)s[i].reached / (double)s[i].n,
+           share_k = (double)s[k].reached / (double)s[k].n;
+    if (share_i != share_k)
+        return share_i > share_k;
+    if (s[i].mean != s[k].mean)
+        return s[i].mean < s[k].mean;
+    return strcmp(policies[i], policies[k]) < 0;
+}
+
+/* The best-ranked policy among those with runs that are baselines (all when only_baselines is
+ * false), or -1. */
+static int best_of(const char *const *policies, const sw_trials *s, int n, bool only_baselines,
+                   const char *baselines)
 {
     int best = -1;
     for (int i = 0; i < n; i++) {
-        if (!s[i].n || !sw_is_baseline(policies[i], baselines))
+        if (!s[i].n || (only_baselines && !sw_is_baseline(policies[i], baselines)))
             continue;
-        /* a tie goes to the first name, so that compare (in command order) and report (in
-         * log order) name the same baseline */
-        if (best < 0 || s[i].mean < s[best].mean ||
-            (s[i].mean == s[best].mean && strcmp(policies[i], policies[best]) < 0))
+        if (best < 0 || ranks_above(policies, s, i, best))
             best = i;
     }
     return best;
 }
 
+int sw_best_baseline(const char *const *policies, const sw_trials *s, int n, const char *baselines)
+{
+    return best_of(policies, s, n, true, baselines);
+}
+
+int sw_fastest(const char *const *policies, const sw_trials *s, int n)
+{
+    return best_of(policies, s, n, false, NULL);
+}
+
 double sw_speedup(const sw_trials *b, const sw_trials *s)
 {
     return s->mean > 0 ? b->mean / s->mean : 0;
+}
+
+const char *sw_speedup_bound(const sw_trials *b, const sw_trials *s)
+{
+    bool s_short = s->reached < s->n, b_short = b->reached < b->n;
+    if (!(s->mean > 0) || (s_short && b_short && s != b))
+        return NULL;
+    return s == b ? "" : s_short ? "<=" : b_short ? ">=" : "";
 }

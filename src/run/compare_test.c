@@ -102,6 +102,28 @@ static void the_best_baseline_and_speedups(void **state)
     assert_int_equal(sw_best_baseline(reversed, r, 4, NULL), 2);
 }
 
+/* A policy whose runs were stopped short of the target (by --max-applies, say) is not faster
+ * than one that reached it, however early it stopped: the share reached ranks first. */
+static void censored_runs_rank_below_reached_ones(void **state)
+{
+    (void)state;
+    const char *policies[] = {"bsp", "asp", "backup:k=2", "dbw"};
+    sw_trials s[4] = {{.n = 2, .reached = 2, .mean = 120},
+                      {.n = 2, .reached = 0, .mean = 16},
+                      {.n = 4, .reached = 3, .mean = 50},
+                      {.n = 4, .reached = 4, .mean = 130}};
+    assert_int_equal(sw_best_baseline(policies, s, 4, NULL), 0);
+    assert_int_equal(sw_fastest(policies, s, 4), 0);
+    s[0].reached = 1; /* half of bsp's, three quarters of backup's */
+    assert_int_equal(sw_fastest(policies, s, 4), 3);
+    s[3].reached = 3;
+    assert_int_equal(sw_fastest(policies, s, 4), 2); /* equal shares: the smaller mean */
+    assert_int_equal(sw_best_baseline(policies, s, 4, "asp;backup:k=2"), 2);
+    for (int i = 0; i < 4; i++)
+        s[i].reached = 0; /* none reached: the smaller mean, as before */
+    assert_int_equal(sw_fastest(policies, s, 4), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -111,6 +133,7 @@ int main(void)
         cmocka_unit_test(one_run_or_none),
         cmocka_unit_test(which_policies_are_baselines),
         cmocka_unit_test(the_best_baseline_and_speedups),
+        cmocka_unit_test(censored_runs_rank_below_reached_ones),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

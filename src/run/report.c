@@ -39,7 +39,7 @@ int sw_report_open(sw_report *r, const char *dir, char *err)
 {
     memset(r, 0, sizeof *r);
     r->dir = dir;
-    r->best = -1;
+    r->best = r->fastest = -1;
     for (int i = 0; i < SW_CSV_COUNT; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);

@@ -134,7 +134,7 @@ int sw_report_summarize(sw_report *r, double target_acc, const char *baselines, 
                      r->runs[i].target_acc);
     free(r->policies);
     r->n_policies = 0;
-    r->best = -1;
+    r->best = r->fastest = -1;
     if (!(r->policies = calloc(r->n_runs ? r->n_runs : 1, sizeof *r->policies)))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < r->n_runs; i++) {
@@ -162,30 +162,15 @@ int sw_report_summarize(sw_report *r, double target_acc, const char *baselines, 
     for (int i = 0; i < r->n_policies; i++)
         names[i] = r->policies[i].policy, s[i] = r->policies[i].trials;
     r->best = sw_best_baseline(names, s, r->n_policies, baselines);
+    r->fastest = sw_fastest(names, s, r->n_policies);
     free(names);
     free(s);
     return 0;
 }
 
-/* The policy with the smallest mean time among those whose every run reached the target, or
- * among all when none did; -1 without policies. */
-static int fastest(const sw_report *r)
-{
-    int best = -1;
-    for (int pass = 0; pass < 2 && best < 0; pass++)
-        for (int i = 0; i < r->n_policies; i++) {
-            const sw_trials *t = &r->policies[i].trials;
-            if ((pass == 0 && t->reached < t->n) || t->n == 0)
-                continue;
-            if (best < 0 || t->mean < r->policies[best].trials.mean)
-                best = i;
-        }
-    return best;
-}
-
 static void write_answer(const sw_report *r, FILE *md)
 {
-    int f = fastest(r), b = r->best, reached = 0;
+    int f = r->fastest, b = r->best, reached = 0;
     if (f < 0)
         return;
     for (int i = 0; i < r->n_policies; i++)
@@ -196,8 +181,9 @@ static void write_answer(const sw_report *r, FILE *md)
     }
     const sw_report_policy *p = &r->policies[f];
     const char *all = p->trials.reached == p->trials.n ? "" : " (not every run reached it)";
-    if (b >= 0 && b != f && p->trials.mean > 0) /* a time of 0 has no ratio */
-        fprintf(md, "**Fastest: `%s`, %.2fx the best baseline (`%s`)**%s.\n\n", p->policy,
+    const char *bound = b >= 0 ? sw_speedup_bound(&r->policies[b].trials, &p->trials) : NULL;
+    if (b >= 0 && b != f && bound) /* a time of 0, or two lower bounds, have no ratio */
+        fprintf(md, "**Fastest: `%s`, %s%.2fx the best baseline (`%s`)**%s.\n\n", p->policy, bound,
                 sw_speedup(&r->policies[b].trials, &p->trials), r->policies[b].policy, all);
     else
         fprintf(md, "**Fastest: `%s`, at %.1f s on average**%s.\n\n", p->policy, p->trials.mean,
@@ -221,15 +207,17 @@ void sw_report_write_table(const sw_report *r, FILE *md)
         const sw_trials *t = &r->policies[i].trials;
         fprintf(md, "| `%s` | %ld/%ld | %.1f +- %.1f%s | ", r->policies[i].policy, t->reached, t->n,
                 t->mean, t->half, t->reached < t->n ? " (>=)" : "");
-        if (r->best >= 0 && t->mean > 0)
-            fprintf(md, "%.2fx", sw_speedup(&r->policies[r->best].trials, t));
+        const sw_trials *b = r->best >= 0 ? &r->policies[r->best].trials : NULL;
+        const char *bound = b ? sw_speedup_bound(b, t) : NULL;
+        if (bound)
+            fprintf(md, "%s%.2fx", bound, sw_speedup(b, t));
         else
             fputs("-", md);
         fprintf(md, " | %.0f | %.1f |\n", t->applies, 100 * t->idle);
     }
     fputs("\n+- is the half-width of the 95% confidence interval over the runs (Student's t); "
           "(>=) marks a mean that counts runs which missed the target at their end time, a lower "
-          "bound.",
+          "bound, so that a speedup is a bound too (<=, >=) or unknown (-) where both missed.",
           md);
     if (r->best >= 0)
         fprintf(md, " Speedup: the mean time of the best baseline (`%s`) over each policy's.",
