@@ -446,7 +446,7 @@ int sw_cli_compare(int argc, char **argv)
 {
     plan p = {.seeds = 10};
     sw_cli_scenario_defaults(&p.sc);
-    p.sc.threads = 1; /* parallel runs each take one core: OpenBLAS threads would fight */
+    /* --threads 1 by default (the scenario's), as parallel runs each take one core */
     int rc = parse(argc, argv, &p);
     char err[SW_ERR_LEN];
     sw_task_data data = {0};
