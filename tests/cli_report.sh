@@ -254,6 +254,11 @@ expect_status 2 "a target accuracy of 0" -- "$SW" report "$TMP"/at-once/*.jsonl 
   --target-acc 0
 OUT=$(grep '^| `bsp`' "$TMP/out5/report.md")
 expect_output "| 2/2 | 0.0 +- 0.0 |" "they reached it at 0 s"
+# Seeds are whole numbers in the tidy tables, however large.
+"$SW" sim -q --no-model --max-time 20 --seed 9007199254740992 --log "$TMP/seeded.jsonl" > /dev/null
+"$SW" report -q "$TMP/seeded.jsonl" -o "$TMP/out8"
+OUT=$(cat "$TMP/out8/runs.csv" "$TMP/out8/targets.csv")
+expect_output ",9007199254740992," "the seed as the log has it"
 # Runs that --max-applies stopped short of the target end early; they are not the fastest, and
 # compare and report rank them alike: the share of runs that reached it first.
 expect_status 0 "a comparison of runs cut short" -- "$SW" compare --policies "bsp;asp;ssp:s=1" \

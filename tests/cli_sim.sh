@@ -128,6 +128,10 @@ checks=$((checks + 1))
 cmp -s "$TMP/kept.jsonl" "$TMP/kept.before" ||
   { echo "FAIL: a refused run emptied the log it was given"; failures=$((failures + 1)); }
 expect_status 2 "bad option value" -- "$SW" sim --workers 0
+# A log's numbers are read back as doubles: a seed above 2^53 would come back another.
+expect_status 2 "a seed no log keeps exactly" -- "$SW" sim --no-model --max-time 5 \
+  --seed 9007199254740993
+expect_output "above 9007199254740992" "says the largest"
 
 expect_status 0 "compare" -- "$SW" compare --policies "bsp,asp,ssp:s=1" --seeds 3 --jobs 2 \
   --data "$data" --model softmax --lr 0.1 --target-acc 0.8 --max-time 3000 -q

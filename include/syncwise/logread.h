@@ -9,6 +9,9 @@
 #include <stdio.h>
 
 #define SW_LOG_MAX_FIELDS 24
+/* The largest seed a log keeps exactly: its numbers are read as doubles, whole up to 2^53, and
+ * the commands that write logs take no larger one. */
+#define SW_LOG_MAX_SEED 0x1p53
 
 typedef struct sw_log_field {
     char key[24];

@@ -46,7 +46,7 @@ enum {
 typedef struct sw_report_run {
     char name[256];   /* from its file: "ssp-s=3-seed1" */
     char policy[256];
-    double seed;
+    uint64_t seed;
     double end_t;
     bool ended_on_target; /* its end line says so */
     double target_acc;    /* from its start line, 0 for none */

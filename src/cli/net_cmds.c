@@ -17,6 +17,7 @@
 #include "syncwise/err.h"
 #include "syncwise/file.h"
 #include "syncwise/log.h"
+#include "syncwise/logread.h"
 #include "syncwise/net.h"
 
 /* One updating line on a terminal (with the best accuracy so far), a line per evaluation
@@ -69,9 +70,9 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_F32, "lr", 0, AT(p.lr), 0, 1e6, "X", "learning rate")},
     {SW_OPT_ROW(SW_OPT_F32, "wd", 0, AT(p.weight_decay), 0, 1e6, "X", "weight decay")},
     SW_CLI_OPTIM_ROWS(AT(optim)),
-    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(p.seed), 0, 0, "N",
+    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(p.seed), 0, SW_LOG_MAX_SEED, "N",
                 "seed of the initial parameters and the workers' batch\norder (the data set is "
-                "the spec's alone)")},
+                "the spec's alone; at most 2^53)")},
     {SW_OPT_ROW(SW_OPT_CHOICE, "batch-mode", 0, AT(batch_mode), 0, 0, "M",
                 "sample: each worker reads the whole training set in its\n"
                 "own order, right when workers come and go; shard:\n"

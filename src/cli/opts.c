@@ -85,7 +85,7 @@ static bool apply(const sw_opt *o, const char *cmd, const char *arg, void *opts)
     case SW_OPT_U64:
         if (!sw_cli_u64(cmd, name, arg, &u))
             return false;
-        if (o->hi > 0 && (double)u > o->hi) {
+        if (o->hi > 0 && u > (uint64_t)o->hi) { /* in integers: 2^53 + 1 is 2^53 as a double */
             sw_cli_error(cmd, "%s: %llu is above %.0f", name, (unsigned long long)u, o->hi);
             return false;
         }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "syncwise/err.h"
+#include "syncwise/logread.h"
 #include "syncwise/optim.h"
 
 #define AT(field) offsetof(sw_cli_rl_opts, field)
@@ -45,8 +46,8 @@ const sw_opt sw_cli_rl_opts_table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "switch-cost", 0, AT(sc.switch_cost), 0, 1e9, "X",
                 "also cost X per decision that changes the action of\n"
                 "the one before (not the paper's; for --features stretch)")},
-    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(seed), 0, 0, "N",
-                "seed of instances, weights and exploration")},
+    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(seed), 0, SW_LOG_MAX_SEED, "N",
+                "seed of instances, weights and exploration (at most\n2^53)")},
     {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 1024, "N",
                 "OpenBLAS threads (0: its own choice)")},
     SW_OPT_END_ROW,

@@ -11,6 +11,7 @@
 #include "syncwise/err.h"
 #include "syncwise/file.h"
 #include "syncwise/log.h"
+#include "syncwise/logread.h"
 
 #define CMD "sim"
 
@@ -23,9 +24,9 @@ typedef struct sim_opts {
 static const sw_opt own[] = {
     {SW_OPT_ROW(SW_OPT_STR, "policy", 0, AT(sc.cfg.policy), 0, 0, "SPEC",
                 "synchronization policy")},
-    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(sc.cfg.seed), 0, 0, "N",
+    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(sc.cfg.seed), 0, SW_LOG_MAX_SEED, "N",
                 "seed of the cluster, the initial parameters and the\nbatch order (the data set is "
-                "the spec's alone)")},
+                "the spec's alone; at most 2^53, which\nthe log's JSON keeps exactly)")},
     {SW_OPT_ROW(SW_OPT_STR, "log", 0, AT(log_path), 0, 0, "FILE",
                 "JSONL event log (see docs/log.md)")},
     SW_OPT_END_ROW,

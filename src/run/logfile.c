@@ -68,7 +68,7 @@ static int read_start(const sw_log_line *l, sw_run_info *s, char *err)
         return sw_fail(err, SW_EFORMAT, "the start line names no \"policy\"");
     if ((rc = whole(l, "slots", 1u << 24, NAN, &slots, err)) ||
         (rc = whole(l, "workers", 1u << 24, 0, &workers, err)) ||
-        (rc = whole(l, "seed", 0x1p63, 0, &seed, err)) ||
+        (rc = whole(l, "seed", SW_LOG_MAX_SEED, 0, &seed, err)) ||
         (rc = whole(l, "V", 0x1p53, 0, &V, err)) ||
         (rc = whole(l, "params", 0x1p53, 0, &params, err)) ||
         (rc = whole(l, "batch", 1u << 30, 0, &batch, err)))

@@ -80,7 +80,8 @@ void sw_report_free(sw_report *r)
 typedef struct run_state {
     sw_report *r;
     char name[256], policy[256], model[256];
-    double workers, seed;
+    double workers;
+    uint64_t seed;
     uint32_t n; /* worker slots */
     int *state; /* per worker: 0 absent, 1 waiting, 2 running */
     double *since;
@@ -185,7 +186,7 @@ static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
     snprintf(s->model, sizeof s->model, "%s", info->model);
     s->r->real_time |= strcmp(info->driver, "sim") != 0;
     s->workers = info->workers;
-    s->seed = (double)info->seed;
+    s->seed = info->seed;
     snprintf(s->run.policy, sizeof s->run.policy, "%s", s->policy);
     s->run.seed = s->seed;
     s->run.target_acc = info->target_acc;
@@ -342,8 +343,8 @@ static int write_run(sw_report *r, run_state *s)
             fprintf(r->csv[SW_CSV_STALENESS], "%s,%s,%d,%llu,%.6f\n", s->name, s->policy, b,
                     (unsigned long long)s->stats.stale_hist[b],
                     (double)s->stats.stale_hist[b] / (double)total);
-    fprintf(r->csv[SW_CSV_RUNS], "%s,\"%s\",%g,%g,\"%s\",%llu\n", s->name, s->policy, s->workers,
-            s->seed, s->model, (unsigned long long)s->events);
+    fprintf(r->csv[SW_CSV_RUNS], "%s,\"%s\",%g,%llu,\"%s\",%llu\n", s->name, s->policy, s->workers,
+            (unsigned long long)s->seed, s->model, (unsigned long long)s->events);
     r->n_runs++;
     r->workers = s->n > r->workers ? s->n : r->workers;
     return 0;

@@ -140,9 +140,8 @@ int sw_report_summarize(sw_report *r, double target_acc, const char *baselines, 
     for (uint32_t i = 0; i < r->n_runs; i++) {
         const sw_report_run *run = &r->runs[i];
         double at = reached_at(run, target_acc);
-        fprintf(r->csv[SW_CSV_TARGETS], "%s,%s,%g,%d,%.9g,%.9g\n",
-                run->name, run->policy, run->seed, at >= 0,
-                at >= 0 ? at : run->end_t, run->end_t);
+        fprintf(r->csv[SW_CSV_TARGETS], "%s,%s,%llu,%d,%.9g,%.9g\n", run->name, run->policy,
+                (unsigned long long)run->seed, at >= 0, at >= 0 ? at : run->end_t, run->end_t);
         int p = find_policy(r->policies, r->n_policies, run->policy);
         if (p < r->n_policies)
             continue;
