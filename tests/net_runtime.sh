@@ -129,6 +129,14 @@ wait "$SPID" 2>/dev/null
 kill -CONT "${WPIDS[@]}"
 checks=$((checks + 1))
 [ -s "$TMP/server.ckpt" ] || { echo "FAIL: no checkpoint"; failures=$((failures + 1)); }
+# Restarted without --resume, a server would start from scratch and overwrite the trained model.
+cp "$TMP/server.ckpt" "$TMP/server.ckpt.kept"
+expect_status 1 "a fresh start over a checkpoint" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --policy bsp --checkpoint "$TMP/server.ckpt" --max-time 2 -q
+expect_output "holds a checkpoint" "is refused, saying why"
+checks=$((checks + 1))
+cmp -s "$TMP/server.ckpt" "$TMP/server.ckpt.kept" ||
+  { echo "FAIL: the refused server touched the checkpoint"; failures=$((failures + 1)); }
 # A crash (a full disk, a machine gone) may leave a half-written last line: the resumed server
 # cuts it, so that its segment begins on a line of its own.
 printf '{"t":99,"ev":"pu' >> "$LOG"

@@ -181,7 +181,7 @@ expect_shards "with a worker killed"
 # checkpoint all of them hold, the version counter goes on, and the run completes (under DBW,
 # whose pushes may be waiting for an apply's norms that the dead shard will never report).
 WPIDS=()
-rm -f "$TMP"/shard*.ckpt*
+rm -f "$TMP"/shard*.ckpt* "$TMP/server.ckpt" # a fresh run: no record to overwrite
 start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
 start_server dbw:agg=mean --target-acc 0.95 --wait-workers 2 --checkpoint "$TMP/server.ckpt" \
   --checkpoint-applies 10 --shard-wait 30
@@ -227,7 +227,7 @@ checks=$((checks + 1))
 # by its worker, who heard no answer, and the barriers go on to the apply limit (they stopped
 # for good in 2 of 3 runs before, and the run ended at its time limit).
 WPIDS=()
-rm -f "$TMP"/shard*.ckpt*
+rm -f "$TMP"/shard*.ckpt* "$TMP/server.ckpt" # a fresh run: no record to overwrite
 start_shards 1 --checkpoint "$TMP/shard@J@.ckpt"
 start_server bsp --max-applies 6000 --wait-workers 3 --checkpoint "$TMP/server.ckpt" \
   --checkpoint-applies 10 --shard-wait 30
@@ -247,7 +247,7 @@ expect_shards "the only shard killed and resumed"
 # A shard started again from another shard's checkpoint (files swapped or copied): restoring
 # its slice in this one's place would scramble θ, so the server ends the run, naming both.
 WPIDS=()
-rm -f "$TMP"/shard*.ckpt*
+rm -f "$TMP"/shard*.ckpt* "$TMP/server.ckpt" # a fresh run: no record to overwrite
 start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
 start_server bsp --wait-workers 2 --checkpoint "$TMP/server.ckpt" --checkpoint-applies 10 \
   --shard-wait 30

@@ -218,6 +218,13 @@ static int setup(server *s, char *err)
     int rc = p->checkpoint ? sw_file_claim(p->checkpoint, "--checkpoint", &s->ckpt_lock, err) : 0;
     if (rc)
         return rc;
+    struct stat st;
+    if (p->checkpoint && !p->resume && stat(p->checkpoint, &st) == 0 && st.st_size > 0)
+        return sw_fail(err, SW_ESTATE,
+                       "%s holds a checkpoint, which a run started afresh would "
+                       "overwrite: --resume goes on from it; to start afresh, remove it or name "
+                       "another file",
+                       p->checkpoint); /* a trained model is not lost to a typo */
     if (p->wait_workers > p->max_workers)
         return sw_fail(err, SW_EINVAL, "cannot wait for %u workers with %u slots", p->wait_workers,
                        p->max_workers);
