@@ -269,4 +269,12 @@ expect_output "<=" "the speedup of runs cut short is a bound"
 expect_status 0 "their report" -- "$SW" report -q "$TMP"/short/*.jsonl -o "$TMP/out7"
 OUT=$(cat "$TMP/out7/report.md")
 expect_output "**Fastest: \`bsp\`" "report names the same"
+# A log cut short (a run killed, or still going) short of its target says nothing of its time:
+# it is left out of the times to target, and the report says so.
+head -n 60 "$TMP/short/asp-seed2.jsonl" > "$TMP/short-cut.jsonl"
+expect_status 0 "a report with a log cut short" -- "$SW" report "$TMP/short/asp-seed1.jsonl" \
+  "$TMP/short-cut.jsonl" "$TMP/short/bsp-seed1.jsonl" -o "$TMP/out9"
+expect_output "1 run (short-cut) stops without an end line" "says which"
+OUT=$(grep '^| `asp`' "$TMP/out9/report.md")
+expect_output "| 0/1 |" "and counts only the finished run"
 finish

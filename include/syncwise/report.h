@@ -49,6 +49,7 @@ typedef struct sw_report_run {
     uint64_t seed;
     double end_t;
     bool ended_on_target; /* its end line says so */
+    bool finished;        /* its log ends with an end line (after its last start line) */
     double target_acc;    /* from its start line, 0 for none */
     bool regress;         /* a regression task: its evaluations have no accuracy (NAN) */
     double idle;          /* share of worker time spent waiting */
@@ -79,6 +80,8 @@ typedef struct sw_report {
     char first_name[256];    /* its run's name */
     char mixed[768];         /* "" or the first way a run's setting differs from the first's
                               * (model, workers, cluster, ...): its times compare with nothing */
+    char unfinished[384];    /* "" or which runs the times to target leave out: their logs stop
+                              * without an end line (killed, still going) short of the target */
 } sw_report;
 
 /* The file name of one of the tables (SW_CSV_RUNS, ...). */

@@ -120,6 +120,8 @@ static int write_markdown(const sw_report *r, char *err)
     fprintf(md, "# syncwise report: %u run%s\n\n", r->n_runs, r->n_runs == 1 ? "" : "s");
     if (r->mixed[0])
         fprintf(md, "**Warning: %s.**\n\n", r->mixed);
+    if (r->unfinished[0])
+        fprintf(md, "**Warning: %s.**\n\n", r->unfinished);
     if (r->n_runs)
         sw_report_write_table(r, md);
     static const char *const plots[][2] = {
@@ -311,6 +313,8 @@ int sw_cli_report(int argc, char **argv)
     r.dir = out;
     if (!rc && r.mixed[0])
         sw_log(SW_LOG_WARN, "%s", r.mixed);
+    if (!rc && r.unfinished[0])
+        sw_log(SW_LOG_WARN, "%s", r.unfinished);
     if (!rc && r.n_runs && !o.quiet)
         sw_report_write_table(&r, stdout);
     sw_report_free(&r);

@@ -121,6 +121,7 @@ static int on_restart(run_state *s, const sw_run_info *info, size_t line, char *
         set_state(s, w, 0, s->last_t);
     s->offset = s->last_t;
     s->lines++;
+    s->run.finished = false; /* until this segment's own end line */
     return 0;
 }
 
@@ -272,6 +273,7 @@ static int on_end(void *ctx, double t, uint64_t V, const char *why, size_t line,
     run_state *s = ctx;
     s->lines++;
     s->last_t = t + s->offset;
+    s->run.finished = true;
     s->run.ended_on_target =
         !strcmp(why, sw_stop_reason_name(SW_STOP_TARGET_LOSS)) ||
         (!strcmp(why, sw_stop_reason_name(SW_STOP_TARGET_ACC)) && met_target_acc(&s->run));

@@ -29,6 +29,30 @@ static int find_policy(const sw_report_policy *p, int n, const char *policy)
 }
 
 /* One policy's trials, in the order its runs came. */
+/* Whether a run counts in the times to target: it reached the target (at >= 0), or ran to its
+ * end; a log cut short of both (a run killed, or still going) says nothing of its time. */
+static bool counts(const sw_report_run *run, double at)
+{
+    return at >= 0 || run->finished;
+}
+
+/* "" or which runs do not count, for the report to say. */
+static void note_unfinished(sw_report *r, double target)
+{
+    uint32_t n = 0, first = 0;
+    for (uint32_t i = 0; i < r->n_runs; i++)
+        if (!counts(&r->runs[i], reached_at(&r->runs[i], target)) && n++ == 0)
+            first = i;
+    r->unfinished[0] = '\0';
+    if (n)
+        snprintf(r->unfinished, sizeof r->unfinished,
+                 "%u run%s (%.100s%s) stop%s without an end "
+                 "line, short of the target (killed, or still going): %s out of the times to "
+                 "target",
+                 n, n == 1 ? "" : "s", r->runs[first].name, n > 1 ? ", ..." : "", n == 1 ? "s" : "",
+                 n == 1 ? "it is left" : "they are left");
+}
+
 static sw_trials policy_trials(const sw_report *r, const char *policy, double target)
 {
     sw_trial *t = calloc(r->n_runs ? r->n_runs : 1, sizeof *t);
@@ -37,9 +61,9 @@ static sw_trials policy_trials(const sw_report *r, const char *policy, double ta
     size_t n = 0;
     for (uint32_t i = 0; i < r->n_runs; i++) {
         const sw_report_run *run = &r->runs[i];
-        if (strcmp(run->policy, policy) != 0)
-            continue;
         double at = reached_at(run, target);
+        if (strcmp(run->policy, policy) != 0 || !counts(run, at))
+            continue;
         t[n++] = (sw_trial){.time = at >= 0 ? at : run->end_t,
                             .reached = at >= 0,
                             .applies = (double)run->applies,
@@ -135,6 +159,7 @@ int sw_report_summarize(sw_report *r, double target_acc, const char *baselines, 
     free(r->policies);
     r->n_policies = 0;
     r->best = r->fastest = -1;
+    note_unfinished(r, target_acc);
     if (!(r->policies = calloc(r->n_runs ? r->n_runs : 1, sizeof *r->policies)))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < r->n_runs; i++) {
