@@ -277,4 +277,27 @@ expect_status 0 "a report with a log cut short" -- "$SW" report "$TMP/short/asp-
 expect_output "1 run (short-cut) stops without an end line" "says which"
 OUT=$(grep '^| `asp`' "$TMP/out9/report.md")
 expect_output "| 0/1 |" "and counts only the finished run"
+# A policy whose spec holds a double quote and a backslash (a file's name): the tables and the
+# plots still read it, as a label.
+cp "$(dirname "$0")/../policies/rlp.swrl" "$TMP/q\"x.swrl"
+mkdir -p "$TMP/b\\d"
+"$SW" sim -q --policy "rlp:file=$TMP/b\\d/../q\"x.swrl" --no-model --workers 3 --max-time 50 \
+  --log "$TMP/quoted.jsonl" > /dev/null
+expect_status 0 "a report of a spec with a quote and a backslash" -- "$SW" report -q \
+  "$TMP/quoted.jsonl" -o "$TMP/out10/"
+expect_output "written to $TMP/out10/report.md" "one slash before report.md"
+if command -v gnuplot > /dev/null; then
+  expect_output "plots as SVG and PNG" "with its plots"
+fi
+# gnuplot failing costs the plots, not the tables.
+mkdir -p "$TMP/badbin"
+printf '#!/bin/sh\necho "broken on purpose" >&2\nexit 1\n' > "$TMP/badbin/gnuplot"
+chmod +x "$TMP/badbin/gnuplot"
+expect_status 0 "a report whose gnuplot fails" -- env PATH="$TMP/badbin:$PATH" "$SW" report -q \
+  "$TMP/quoted.jsonl" -o "$TMP/out11"
+expect_output "no plots:" "says so"
+expect_output "(with CSV files; no plots)" "and says what it wrote"
+checks=$((checks + 1))
+[ -s "$TMP/out11/report.md" ] && [ -s "$TMP/out11/runs.csv" ] ||
+  { echo "FAIL: the tables were lost with the plots"; failures=$((failures + 1)); }
 finish

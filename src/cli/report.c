@@ -260,8 +260,8 @@ static bool something_happened(const sw_report *r)
 }
 
 /* The report, made in tmp: tables, plots and report.md. */
-static int make_report(sw_report *r, const report_opts *o, const char *tmp, char **inputs,
-                       int n, char *err)
+static int make_report(sw_report *r, const report_opts *o, const char *tmp, char **inputs, int n,
+                       bool *plotted, char *err)
 {
     int rc = sw_report_open(r, tmp, err);
     for (int i = 0; !rc && i < n; i++)
@@ -274,8 +274,11 @@ static int make_report(sw_report *r, const report_opts *o, const char *tmp, char
         rc = sw_report_summarize(r, o->target_acc, o->baselines_read, err);
     int crc = sw_report_close(r, rc ? NULL : err);
     rc = rc ? rc : crc;
-    if (!rc)
-        rc = sw_cli_report_render(r, o->from, o->to, o->out, err);
+    char why[SW_ERR_LEN];
+    int drawn = rc ? 1 : sw_cli_report_render(r, o->from, o->to, o->out, why);
+    if (drawn < 0) /* the tables stand without them */
+        sw_log(SW_LOG_WARN, "no plots: %s; the tables and report.md are written without them", why);
+    *plotted = drawn == 0;
     return rc ? rc : write_markdown(r, err);
 }
 
@@ -306,7 +309,8 @@ int sw_cli_report(int argc, char **argv)
     }
     char err[SW_ERR_LEN];
     sw_report r;
-    int rc = make_report(&r, &o, tmp, argv + optind, argc - optind, err);
+    bool plotted = false;
+    int rc = make_report(&r, &o, tmp, argv + optind, argc - optind, &plotted, err);
     if (!rc)
         rc = move_into(tmp, out, argv + optind, argc - optind, err);
     remove_dir(tmp);
@@ -321,9 +325,11 @@ int sw_cli_report(int argc, char **argv)
     free(o.baselines_read);
     if (rc)
         return sw_cli_error(CMD, "%s", err) + (rc == SW_EINVAL);
-    printf("\nreport of %u run%s and %s written to %s/report.md (with CSV files; plots as SVG "
-           "and PNG)\n",
-           r.n_runs, r.n_runs == 1 ? "" : "s", r.zipline_rows ? "a zipline trace" : "no trace",
-           out);
+    int dir_len = (int)strlen(out);
+    while (dir_len > 1 && out[dir_len - 1] == '/') /* -o rep/ names rep/report.md */
+        dir_len--;
+    printf("\nreport of %u run%s and %s written to %.*s/report.md (with CSV files%s)\n", r.n_runs,
+           r.n_runs == 1 ? "" : "s", r.zipline_rows ? "a zipline trace" : "no trace", dir_len, out,
+           plotted ? "; plots as SVG and PNG" : "; no plots");
     return 0;
 }

@@ -11,8 +11,8 @@
 int sw_cli_report_curves(const sw_report *r, int *pick);
 
 /* Writes plots.gp into r->dir and runs gnuplot there; timelines over [from, to] (to <= 0: the
- * first 5% of the longest run). Without gnuplot it says how to draw them (in `out`, where the
- * report ends up) and succeeds. */
+ * first 5% of the longest run). 0 when it drew them; without gnuplot, 1 after saying how to
+ * draw them (in `out`, where the report ends up); an error code when gnuplot failed. */
 int sw_cli_report_render(const sw_report *r, double from, double to, const char *out,
                          char *err);
 

@@ -181,9 +181,10 @@ static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
         return on_restart(s, info, line, err);
     note_setting(s->r, s, info);
     snprintf(s->policy, sizeof s->policy, "%s", info->policy);
-    /* The policy is a label in the tidy CSV files: commas would split its column. */
+    /* The policy is a label in the tidy CSV files and gnuplot's columns: commas would split its
+     * column, a double quote end it, and gnuplot reads a backslash as an escape. */
     for (char *c = s->policy; *c; c++)
-        *c = *c == ',' ? ' ' : *c;
+        *c = *c == ',' ? ' ' : *c == '"' ? '\'' : *c == '\\' ? '/' : *c;
     snprintf(s->model, sizeof s->model, "%s", info->model);
     s->r->real_time |= strcmp(info->driver, "sim") != 0;
     s->workers = info->workers;
