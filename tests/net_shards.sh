@@ -305,6 +305,18 @@ expect_status 1 "a resume from an edited record" -- "$SW" server --bind "tcp://1
   --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=32 --checkpoint "$TMP/server2.ckpt" --resume
 expect_output "fails its checksum" "says why"
 
+# No shard at the endpoint: a run over at --max-time has nothing to gather from it, and ends at
+# once (it spun a core and ran 12 s of a 3 s run, blaming --shard-wait).
+start=$SECONDS
+expect_status 1 "a server whose shard is not there" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --shards "tcp://127.0.0.1:$((20000 + RANDOM % 20000))" --data "$DATA" --model mlp:h=1,u=32 \
+  --max-time 2 -q
+expect_output "the run is over, and its last gather waits no longer): is a shard running there?" \
+  "says why, and which limit"
+checks=$((checks + 1))
+[ $((SECONDS - start)) -le 8 ] ||
+  { echo "FAIL: the run over at 2 s took $((SECONDS - start)) s to end"; failures=$((failures + 1)); }
+
 # A shard killed and not started again: the run cannot go on without its slice; the server ends
 # it after --shard-wait, saying which.
 WPIDS=()

@@ -15,12 +15,19 @@
 
 /* ---- Pings and silence ------------------------------------------------------------------ */
 
-/* How long a shard may be silent: --shard-wait, and no longer than the last gather may take
- * once the run is over. */
-static double wait_limit(const server *s)
+/* How long shard j may be silent: --shard-wait; once the run is over, no longer than the last
+ * gather may take, and not at all when it never answered (there is nothing to gather). What
+ * bounds it goes into `why`. */
+static double wait_limit(const server *s, uint32_t j, const char **why)
 {
     double limit = s->p->shard_wait_s;
-    return s->done && limit > SW_SHARDS_LAST_GATHER_S ? SW_SHARDS_LAST_GATHER_S : limit;
+    *why = "--shard-wait";
+    if (!s->done)
+        return limit;
+    *why = "the run is over, and its last gather waits no longer";
+    if (!s->shards.seen[j].answered)
+        return 0;
+    return limit > SW_SHARDS_LAST_GATHER_S ? SW_SHARDS_LAST_GATHER_S : limit;
 }
 
 bool sw__shards_out(const server *s, uint32_t j)
@@ -41,22 +48,24 @@ void sw__shards_keep_alive(server *s)
 {
     sw__shards *h = &s->shards;
     double now = sw__server_now(s);
-    for (uint32_t j = 0; j < h->n; j++)
-        if (now - h->seen[j].heard > wait_limit(s)) {
-            const char *hint = !h->seen[j].answered ? "is a shard running there?"
-                               : !s->p->checkpoint ? "killed? (a run without --checkpoint cannot "
-                                                     "take a shard back)"
-                               : h->saved == SW_SHARD_NONE
-                                   ? "killed (or started again with other CURVE keys)? the run "
-                                     "ends, before any checkpoint was complete: it starts over"
-                                   : "killed (or started again with other CURVE keys)? the run "
-                                     "ends; to go on from the last checkpoint, start every "
-                                     "shard and the server again with --resume";
-            char why[240];
-            snprintf(why, sizeof why, "%.0f s (--shard-wait): %s", now - h->seen[j].heard, hint);
-            sw__shards_failed(s, j, "has been silent for ", (int)strlen(why), why);
-            return;
-        }
+    for (uint32_t j = 0; j < h->n; j++) {
+        const char *bound;
+        if (!(now - h->seen[j].heard > wait_limit(s, j, &bound)))
+            continue;
+        const char *hint = !h->seen[j].answered ? "is a shard running there?"
+                           : !s->p->checkpoint  ? "killed? (a run without --checkpoint cannot "
+                                                  "take a shard back)"
+                           : h->saved == SW_SHARD_NONE
+                               ? "killed (or started again with other CURVE keys)? the run "
+                                 "ends, before any checkpoint was complete: it starts over"
+                               : "killed (or started again with other CURVE keys)? the run "
+                                 "ends; to go on from the last checkpoint, start every "
+                                 "shard and the server again with --resume";
+        char why[240];
+        snprintf(why, sizeof why, "%.0f s (%s): %s", now - h->seen[j].heard, bound, hint);
+        sw__shards_failed(s, j, "has been silent for ", (int)strlen(why), why);
+        return;
+    }
     if (now < h->next_ping)
         return;
     uint8_t run[8];

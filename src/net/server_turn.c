@@ -268,6 +268,8 @@ static double next_due(const server *s)
     double now = sw__server_now(s), next = now + HEARTBEAT_CHECK_S;
     if (s->shards.n && s->shards.next_ping < next)
         next = s->shards.next_ping;
+    if (s->done) /* no evaluation or wake-up is taken once done: one due would spin the loop */
+        return s->t0 + next;
     next = eval_due_at(s) < next ? eval_due_at(s) : next;
     next = s->wake_at >= 0 && s->wake_at < next ? s->wake_at : next;
     return s->t0 + next;
