@@ -271,4 +271,14 @@ expect_status 1 "a switch to a policy that drops gradients" -- "$SW" ctl --conne
 expect_output "cannot run with concurrent applies" "the refusal says why"
 expect_status 0 "a switch to ssp" -- "$SW" ctl --connect "$EP" policy ssp:s=2
 expect_server "the threaded server finishes"
+# A worker that loads a data set for longer than the heartbeat timeout is no crash: it beats
+# from the moment it is a member, while it loads (a false crash and a rejoin, before).
+WPIDS=()
+DATA="synthetic:task=logistic,d=400,n=150000" start_server asp --heartbeat-timeout 0.7 --max-time 4
+start_worker
+expect_server "a worker that loads for long"
+checks=$((checks + 1))
+! grep -q '"ev":"crash"' "$LOG" ||
+  { echo "FAIL: a worker loading its data was taken for a crash"; failures=$((failures + 1)); }
+wait "${WPIDS[@]}" 2>/dev/null
 finish

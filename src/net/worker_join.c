@@ -201,17 +201,18 @@ void sw__worker_welcome(worker *k, const sw_msg *m, double now)
     config c;
     char err[SW_ERR_LEN];
     int rc = parse_config(m, &c, err);
-    if (!rc && (rc = load(k, &c, err))) { /* a member now: say goodbye, not a crash */
+    if (!rc) { /* a member from now: our heartbeats say so while the data loads (seconds) */
+        atomic_store(&k->token, c.token);
         atomic_store(&k->id, c.worker);
-        sw__worker_send(k, SW_MSG_LEAVE, 0, 0, "", 0, NULL);
-        atomic_store(&k->id, SW_NO_WORKER);
+        if ((rc = load(k, &c, err))) { /* say goodbye, not a crash */
+            sw__worker_send(k, SW_MSG_LEAVE, 0, 0, "", 0, NULL);
+            atomic_store(&k->id, SW_NO_WORKER);
+        }
     }
     if (rc) {
         sw__worker_fail(k, rc, "%s", err);
         return;
     }
-    atomic_store(&k->token, c.token);
-    atomic_store(&k->id, c.worker);
     k->since_pull = UINT32_MAX; /* the first release carries the parameters */
     k->redo = false;
     k->r->joins++;
