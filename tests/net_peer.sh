@@ -126,4 +126,17 @@ loss=$(sed -n 's/.*best held-out loss \([0-9.]*\).*/\1/p' <<< "$OUT")
 checks=$((checks + 1))
 awk -v l="${loss:-9}" 'BEGIN { exit !(l <= 0.45) }' ||
   { echo "FAIL: the MLP's judged loss is '${loss}', not below the target"; failures=$((failures + 1)); }
+# A peer of another run (other data, model or seed) would train another model on the group's
+# weights, both saying they succeeded: it is turned away, told which fields differ.
+start_first --max-time 4
+for other in "--data sparse:n=20000,test=2000,dim=1000,density=0.01" "--seed 7"; do
+  # shellcheck disable=SC2086
+  expect_status 1 "a peer of another run ($other)" -- "$SW" peer --join "$EP" --data "$DATA" \
+    $other --max-time 4
+  expect_output "turned us away: its run is not the group's:" "it is told"
+done
+expect_output "seed 7, the group's 1" "which field differs"
+expect_exit "$P1" "the group's peer"
+OUT=$(cat "$TMP/p1.out")
+expect_output "2 messages ignored" "the group's peer counts both"
 finish

@@ -90,17 +90,30 @@ void sw__peer_drop_silent(sw__peer *pe)
             sw__peer_remove(pe, k, "silent");
 }
 
-void sw__peer_send(sw__peer *pe, int rank, sw_msg_type type, const void *payload, size_t len)
+static void send_on(sw__peer *pe, sw_sock *out, sw_msg_type type, const void *payload, size_t len)
 {
-    if (rank < 0 || rank >= pe->n_members || !pe->m[rank].out)
-        return;
     sw_frame *f = sw_frame_new(sw_msg_size(len));
     if (!f)
         return;
     sw_msg m = {.type = type, .worker = SW_NO_WORKER, .payload = payload, .payload_len = len};
     sw_msg_encode(&m, sw_frame_data(f));
-    if (sw_send(pe->m[rank].out, NULL, 0, f))
+    if (sw_send(out, NULL, 0, f))
         pe->r->bytes_sent += sw_msg_size(len);
+}
+
+void sw__peer_send(sw__peer *pe, int rank, sw_msg_type type, const void *payload, size_t len)
+{
+    if (rank >= 0 && rank < pe->n_members && pe->m[rank].out)
+        send_on(pe, pe->m[rank].out, type, payload, len);
+}
+
+void sw__peer_tell(sw__peer *pe, const char *ep, sw_msg_type type, const void *payload, size_t len)
+{
+    sw_sock *out = connect_to(pe, ep);
+    if (!out)
+        return;
+    send_on(pe, out, type, payload, len);
+    sw_sock_close(out);
 }
 
 void sw__peer_broadcast(sw__peer *pe, sw_msg_type type, const void *payload, size_t len)

@@ -78,12 +78,60 @@ static void refuse(sw__peer *pe, const char *from, const char *why)
            pe->r->refused == SW_PEER_REFUSALS_SAID ? " (further refusals are counted only)" : "");
 }
 
+/* A HELLO's payload: the endpoint, a newline, the run (both cut to fit). */
+static void read_hello(const sw_msg *m, char *ep, size_t ep_cap, char *run, size_t run_cap)
+{
+    const char *text = (const char *)m->payload, *nl = memchr(text, '\n', m->payload_len);
+    size_t ep_len = nl ? (size_t)(nl - text) : m->payload_len;
+    size_t run_len = nl ? m->payload_len - ep_len - 1 : 0;
+    snprintf(ep, ep_cap, "%.*s", (int)(ep_len < ep_cap ? ep_len : ep_cap - 1), text);
+    snprintf(run, run_cap, "%.*s", (int)(run_len < run_cap ? run_len : run_cap - 1),
+             nl ? nl + 1 : "");
+}
+
+/* The value of `key` in a run ("model=... params=... data=... seed=..."), into out. */
+static void run_field(const char *run, const char *key, char *out, size_t cap)
+{
+    size_t klen = strlen(key);
+    const char *at = run;
+    while (*at && !(strncmp(at, key, klen) == 0 && at[klen] == '='))
+        at += strcspn(at, " ") + (at[strcspn(at, " ")] == ' ');
+    size_t len = *at ? strcspn(at + klen + 1, " ") : 0;
+    snprintf(out, cap, "%.*s", (int)len, *at ? at + klen + 1 : "");
+}
+
+/* A peer whose run is not ours would train another model on our weights: it is told how it
+ * differs (each field that does), and not admitted. */
+static bool same_run(sw__peer *pe, const char *from, const char *ep, const char *run)
+{
+    if (!strcmp(run, pe->run))
+        return true;
+    static const char *const keys[] = {"model", "params", "data", "seed"};
+    char why[SW_PEER_RUN_LEN + 64] = "its run is not the group's:";
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        char theirs[SW_PEER_RUN_LEN], ours[SW_PEER_RUN_LEN];
+        run_field(run, keys[k], theirs, sizeof theirs);
+        run_field(pe->run, keys[k], ours, sizeof ours);
+        size_t len = strlen(why);
+        if (strcmp(theirs, ours))
+            snprintf(why + len, sizeof why - len, " %s %.60s, the group's %.60s;", keys[k],
+                     *theirs ? theirs : "(none)", ours);
+    }
+    why[strlen(why) - 1] = '\0'; /* the last separator */
+    refuse(pe, from, why);
+    for (const char *c = ep; *c; c++)
+        if (*c <= ' ' || *c >= 127)
+            return false; /* no endpoint to answer */
+    sw__peer_tell(pe, ep, SW_MSG_ERROR, why, strlen(why));
+    return false;
+}
+
 static void on_hello(sw__peer *pe, const char *from, const sw_msg *m)
 {
-    char ep[SW_PEER_EP_LEN];
-    size_t len = m->payload_len < sizeof ep - 1 ? m->payload_len : sizeof ep - 1;
-    memcpy(ep, m->payload, len);
-    ep[len] = '\0';
+    char ep[SW_PEER_EP_LEN], run[SW_PEER_RUN_LEN];
+    read_hello(m, ep, sizeof ep, run, sizeof run);
+    if (sw__peer_rank(pe, ep) < 0 && !same_run(pe, from, ep, run))
+        return;
     int rank = sw__peer_add(pe, ep);
     if (rank < 0) {
         char why[SW_PEER_EP_LEN + 64];
@@ -125,6 +173,13 @@ static void handle(sw__peer *pe, const char *from, const sw_msg *m)
         pe->r->reached = m->payload_len == 7 && !memcmp(m->payload, "reached", 7);
         break;
     case SW_MSG_PEER_BYE: sw__peer_remove(pe, rank, "left"); break;
+    case SW_MSG_ERROR: /* our contact turned us away while we join */
+        if (!pe->have_replica && pe->p->join && !strcmp(from, pe->p->join))
+            snprintf(pe->refused, sizeof pe->refused, "%.*s",
+                     (int)(m->payload_len < SW_PEER_RUN_LEN + 100 ? m->payload_len
+                                                                  : SW_PEER_RUN_LEN + 100),
+                     (const char *)m->payload);
+        break;
     default: sw_log(SW_LOG_WARN, "ignoring a '%s' message", sw_msg_type_name(m->type));
     }
 }
@@ -261,6 +316,10 @@ static int setup_task(sw__peer *pe, char *err)
         rc = sw_grad_alloc(&pe->grad, pe->learner, err);
     if (!rc)
         pe->n = sw_task_n_params(pe->task);
+    if (!rc)
+        snprintf(pe->run, sizeof pe->run, "model=%.160s params=%zu data=%08x seed=%llu",
+                 sw_task_spec(pe->task), pe->n, sw_task_data_fingerprint(&pe->data),
+                 (unsigned long long)p->seed);
     return rc;
 }
 
@@ -306,10 +365,18 @@ static int join(sw__peer *pe, char *err)
 {
     if (sw__peer_add(pe, pe->p->join) < 0)
         return sw_fail(err, SW_EINVAL, "cannot connect to %s", pe->p->join);
-    sw__peer_send(pe, sw__peer_rank(pe, pe->p->join), SW_MSG_PEER_HELLO, pe->me, strlen(pe->me));
+    char hello[SW_PEER_EP_LEN + SW_PEER_RUN_LEN + 1];
+    int len = snprintf(hello, sizeof hello, "%s\n%s", pe->me, pe->run);
+    sw__peer_send(pe, sw__peer_rank(pe, pe->p->join), SW_MSG_PEER_HELLO, hello, (size_t)len);
     double deadline = sw__peer_now(pe) + pe->p->timeout_s * 5;
-    while (!pe->have_replica && sw__peer_now(pe) < deadline && !(pe->p->stop && *pe->p->stop))
+    while (!pe->have_replica && !pe->refused[0] && sw__peer_now(pe) < deadline &&
+           !(pe->p->stop && *pe->p->stop))
         receive_all(pe, 0.1);
+    if (pe->refused[0]) {
+        for (char *c = pe->refused; *c; c++) /* the contact's words, printable */
+            *c = *c < ' ' || *c >= 127 ? '?' : *c;
+        return sw_fail(err, SW_EMISMATCH, "%s turned us away: %s", pe->p->join, pe->refused);
+    }
     if (!pe->have_replica)
         return sw_fail(err, SW_EIO, "%s did not answer our hello", pe->p->join);
     sw_eval e;

@@ -15,6 +15,7 @@
 #define SW_PEER_MAX_MEMBERS 64
 #define SW_PEER_EP_LEN 128
 #define SW_PEER_REFUSALS_SAID 5 /* refused messages logged as warnings; the rest counted */
+#define SW_PEER_RUN_LEN 256     /* a run's identity in a HELLO */
 
 typedef struct sw__member {
     char ep[SW_PEER_EP_LEN];
@@ -45,6 +46,10 @@ typedef struct sw__peer {
     uint8_t *pay; /* an encoded payload: up to n pairs */
     double t0;
     bool done, have_replica;
+    /* What every member must share, said in our HELLO (docs/protocol.md): the model, its
+     * weights, the data's fingerprint and the seed. */
+    char run[SW_PEER_RUN_LEN];
+    char refused[SW_PEER_RUN_LEN + 128]; /* joining: why the contact turned us away, or "" */
 } sw__peer;
 
 double sw__peer_now(const sw__peer *pe);
@@ -58,6 +63,9 @@ void sw__peer_remove(sw__peer *pe, int rank, const char *why);
 /* Drops members silent for longer than the timeout. */
 void sw__peer_drop_silent(sw__peer *pe);
 
+/* Sends one message to an endpoint that is no member (a joiner turned away), on a socket of its
+ * own, closed once the message is sent (or the silence timeout passed). */
+void sw__peer_tell(sw__peer *pe, const char *ep, sw_msg_type type, const void *payload, size_t len);
 /* Sends one message to member `rank` (never blocks: a full queue loses it). */
 void sw__peer_send(sw__peer *pe, int rank, sw_msg_type type, const void *payload, size_t len);
 void sw__peer_broadcast(sw__peer *pe, sw_msg_type type, const void *payload, size_t len);
