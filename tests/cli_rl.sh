@@ -45,6 +45,12 @@ expect_status 0 "the longer training's file is a policy" -- "$SW" rl eval "${ins
 expect_status 2 "a resume with other learning options" -- "$SW" rl train "${short[@]}" \
   --episodes 5 --out "$TMP/more.swrl" --resume --history 5
 expect_output "another --history" "names the option"
+# The instances (models, clusters, limits...) are the training's too: a resume over others would
+# mix two families in one policy.
+expect_status 2 "a resume over other instances" -- "$SW" rl train "${short[@]}" --episodes 5 \
+  --out "$TMP/more.swrl" --resume --max-pushes 250
+expect_output "was begun with other options" "is refused"
+expect_output "--max-pushes 250" "showing both"
 cp "$(dirname "$0")/../policies/rlp.swrl" "$TMP/old.swrl"
 expect_status 1 "a resume of a file from before --resume" -- "$SW" rl train "${short[@]}" \
   --out "$TMP/old.swrl" --resume

@@ -214,7 +214,7 @@ int sw_cli_options_given(const sw_cmd_opts *c, int argc, char **argv, const sw_o
     size_t len = 0;
     out[0] = '\0';
     for (size_t i = 0; i < n; i++) {
-        if (!given[i] || !in_table(rows[i], table) || named_in(rows[i]->name, skip))
+        if (!given[i] || (table && !in_table(rows[i], table)) || named_in(rows[i]->name, skip))
             continue;
         int w = snprintf(out + len, cap - len, "--%s%s%s\n", rows[i]->name, value[i] ? " " : "",
                          value[i] ? value[i] : "");

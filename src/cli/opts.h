@@ -72,7 +72,8 @@ typedef struct sw_cmd_opts {
  * a usage error (exit 2). */
 int sw_cli_parse(const sw_cmd_opts *c, int argc, char **argv, void *opts, int *first);
 
-/* The options of `table` (one of c's tables) that argv sets, after sw_cli_parse accepted it:
+/* The options of `table` (one of c's tables; NULL: all of them) that argv sets, after
+ * sw_cli_parse accepted it (options it does not know are passed over):
  * one line "--name VALUE" (or "--name" for a flag) each, with the last value given, in the
  * table's order whatever argv's, leaving out the names in `skip` (NULL-ended). So two command
  * lines give the same text when they set those options alike. 0, or -1 when cap is too small. */

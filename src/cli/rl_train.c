@@ -12,6 +12,7 @@
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
 #include "syncwise/file.h"
+#include "syncwise/log.h"
 
 #define CMD "rl train"
 #define FIRST_TRAIN_INSTANCE 1000000 /* training instances never repeat pre-training ones */
@@ -28,6 +29,8 @@ typedef struct plan {
     int n_pre_policies;
     long pre_done, episodes_done; /* runs of each phase done (before this command: --resume) */
     char note[1024];
+    int argc;
+    char **argv;    /* this command's, for --resume to compare with the note's */
     char saved[64]; /* what the policy file holds: "pre-training run 50", "episode 25", or "" */
 } plan;
 
@@ -155,6 +158,8 @@ static int parse(int argc, char **argv, plan *p)
                                  "--pre-instances 0 there are none") +
                1;
     make_note(p, argc, argv);
+    p->argc = argc;
+    p->argv = argv;
     /* A policy file that cannot be written is said now, not after minutes of pre-training. */
     const char *inputs[] = {p->rl.data_spec, p->pre_policies, p->rl.sc.cluster};
     if ((rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--out"}, &p->out, 3, inputs)))
@@ -223,6 +228,45 @@ static const char *other_option(const sw_rl_hparams *file, const sw_rl_hparams *
                                                  : NULL;
 }
 
+/* What a resume may change: how many runs, where the file goes, what it prints. */
+static const char *const may_change[] = {"out",    "pre-instances", "episodes", "save-every",
+                                         "resume", "quiet",         "threads",  NULL};
+
+/* Whether this command sets the options that shaped the training (the instances, the layout,
+ * the seed: all but may_change) as the command in the file's note did; both are printed when
+ * not. A note cut at its length cannot tell, and is passed over with a warning. */
+static int same_training(const plan *p, const char *note)
+{
+    const char *head = "syncwise rl train";
+    if (strncmp(note, head, strlen(head)) || strlen(note) >= sizeof p->note - 1) {
+        sw_log(SW_LOG_WARN,
+               "--resume: %s's note does not hold its whole command: the options "
+               "that shaped it cannot be compared with these",
+               p->out);
+        return 0;
+    }
+    char words[sizeof p->note], *argv[sizeof p->note / 2 + 2];
+    snprintf(words, sizeof words, "%.*s", (int)sizeof words - 1, note + strlen(head));
+    int argc = 0;
+    argv[argc++] = "rl train";
+    for (char *w = strtok(words, " "); w; w = strtok(NULL, " "))
+        argv[argc++] = w;
+    argv[argc] = NULL;
+    char was[4096], now[4096];
+    if (sw_cli_options_given(&command, argc, argv, NULL, may_change, was, sizeof was) ||
+        sw_cli_options_given(&command, p->argc, p->argv, NULL, may_change, now, sizeof now) ||
+        !strcmp(was, now))
+        return 0;
+    fprintf(stderr, "syncwise %s: the training in %s was begun with\n%sand this command gives\n%s",
+            CMD, p->out, *was ? was : "  (no option)\n", *now ? now : "  (no option)\n");
+    return sw_cli_error(CMD,
+                        "--resume: %s was begun with other options (above): give those of "
+                        "the command that began it (only --out, --pre-instances, --episodes, "
+                        "--save-every, --threads and -q may change)",
+                        p->out) +
+           1;
+}
+
 /* --resume: the network of --out's last save, and how far its training had come. What a save
  * does not keep starts anew: the replay pool (empty) and the exploration's draws. */
 static int resume(plan *p, sw_rl_agent **a)
@@ -244,8 +288,10 @@ static int resume(plan *p, sw_rl_agent **a)
                           "give the options of the command that began it",
                           p->out, other) +
              1;
-    else if (pol.pre_runs > (uint64_t)(p->pre_instances * p->n_pre_policies) ||
-             pol.episodes > (uint64_t)p->episodes)
+    else
+        rc = same_training(p, pol.note);
+    if (!rc && (pol.pre_runs > (uint64_t)(p->pre_instances * p->n_pre_policies) ||
+                pol.episodes > (uint64_t)p->episodes))
         rc = sw_cli_error(CMD,
                           "--resume: %s has %llu pre-training runs and %llu episodes done, "
                           "more than --pre-instances and --episodes ask",
