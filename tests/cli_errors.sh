@@ -194,6 +194,7 @@ OUT=$(cat "$TMP/ep")
 expect_output "tcp://127.0.0.1:" "localhost was resolved to its address"
 
 # A resumed checkpoint of another shape: the refusal names both shapes.
+rm -f "$TMP/r.ckpt" # an earlier test's: a fresh server refuses to overwrite it
 "$SW" server --bind "tcp://127.0.0.1:*" --data synthetic:task=logistic,d=50,n=200 \
   --model softmax --checkpoint "$TMP/r.ckpt" --max-time 0.3 -q > /dev/null 2>&1
 expect_status 1 "resume another shape" -- "$SW" server --bind "tcp://127.0.0.1:*" \

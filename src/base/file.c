@@ -226,6 +226,10 @@ void sw_file_release(int lock_fd)
 
 int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return sw_fail(err, SW_EIO, "%s: is a directory: give a file's name for the %s", path,
+                       what);
     if (!sw_file_replaceable(path))
         return sw_fail(err, SW_EIO, "%s: is not a regular file (a device, FIFO or socket): "
                        "the %s would replace it", path, what);

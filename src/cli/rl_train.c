@@ -455,7 +455,7 @@ static int train_episodes(plan *p, sw_rl_agent *a)
             return 1;
         avg = e > first ? 0.95 * avg + 0.05 * run.time : run.time;
         loss = e > first ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
-        snprintf(detail, sizeof detail, "%s: %.0f s%s (average %.0f s), TD loss %.3g",
+        snprintf(detail, sizeof detail, "%s: %.0f s%s (recent average %.0f s), TD loss %.3g",
                  run.regime[0] ? run.regime : run.model, run.time,
                  run.reached ? "" : " (target not reached)", avg, loss);
         progress(p, "episode", e + 1, p->episodes, first, 0, t0, detail);

@@ -110,8 +110,10 @@ static int resolve_label(table *t, char *err)
     long col = strtol(want, &end, 10);
     if (*end == '\0' && end != want) {
         if (col < 0 || (size_t)col >= t->cols)
-            return sw_fail(err, SW_EINVAL, "%s: label column %ld but only %zu columns", t->path,
-                           col, t->cols);
+            return sw_fail(err, SW_EINVAL,
+                           "%s: label=%ld, but columns count from 0 and the "
+                           "last is %zu (label=last names it)",
+                           t->path, col, t->cols - 1);
         t->lc = (size_t)col;
         return 0;
     }

@@ -157,12 +157,13 @@ const sw_data_source_info sw_data_sources[] = {
     {"fashion-mnist", "Fashion-MNIST from the Debian package (dir=PATH to use another copy)"},
     {"idx", "an MNIST-style IDX directory: dir=PATH, classes=10"},
     {"libsvm", "LIBSVM text: train=PATH, test=PATH, dim=D, task=classify|regress"},
-    {"csv", "CSV: train=PATH, test=PATH, label=first|last|COLUMN|NAME (a header's), "
+    {"csv", "CSV: train=PATH, test=PATH, label=first|last|COLUMN (from 0)|NAME (a header's), "
             "task=...; text labels become classes"},
     {"synthetic", "a hidden linear model: task=lsq|logistic, d=100, n=10000, test=2000, "
                   "noise=0.1"},
     {"(each above)", "val=N validation examples split off training (default: min(5000, "
-                     "n/10); 0: none, runs evaluate on the test set), frac=F keep a random fraction of training, norm=none|standard (for "
+                     "n/10); 0: none, runs evaluate on the test set), frac=F keep a random "
+                     "fraction of training, norm=none|standard (for "
                      "the dense models)"},
     {NULL, NULL},
 };

@@ -69,9 +69,10 @@ static int schedule_one(sim *s, char *text, uint32_t *next_new, char *err)
         return rc;
     double t = -1;
     long w = -1;
+    bool to_policy = !strcmp(sp.name, "switch"); /* the only one that names a policy */
     if ((rc = sw_spec_double(&sp, "t", 0, 1e15, &t, err)) ||
         (rc = sw_spec_int(&sp, "w", 0, (long)s->n_slots - 1, &w, err)) ||
-        (rc = sw_spec_finish(&sp, "w, t, policy", err)))
+        (rc = sw_spec_finish(&sp, to_policy ? "w, t, policy" : "w, t", err)))
         return rc;
     if (t < 0)
         return sw_fail(err, SW_EINVAL, "event '%s': t=SECONDS is required", text);
