@@ -171,8 +171,10 @@ static void runs_summarize_into_times_and_a_mean_curve(void **state)
         char text[2048] = "";
         assert_true(fread(text, 1, sizeof text - 1, md) > 0);
         fclose(md);
-        assert_non_null(strstr(text, given ? "**Fastest: `fast`, 1.60x the best baseline (`bsp`)"
-                                           : "**Fastest: `fast`, 1.33x the best baseline (`bsp`)"));
+        /* bsp never reached it: its mean is a lower bound, and so is the speedup over it */
+        assert_non_null(strstr(text, given
+                                         ? "**Fastest: `fast`, >=1.60x the best baseline (`bsp`)"
+                                         : "**Fastest: `fast`, >=1.33x the best baseline (`bsp`)"));
         assert_non_null(strstr(text, "| `bsp` | 0/1 | 40.0 +- 0.0 (>=) |"));
         assert_int_equal(sw_report_close(&r, err), 0);
         sw_report_free(&r);
