@@ -186,6 +186,8 @@ expect_status 2 "a shard list of no endpoint" -- "$SW" server --shards nonsense 
 expect_output "--shards: nonsense: not an endpoint" "names the entry"
 expect_no_output "operator commands" "before the server starts"
 expect_status 2 "a port with a sign" -- "$SW" worker --connect "tcp://127.0.0.1:+5555"
+expect_status 2 "ctl of no endpoint" -- "$SW" ctl --connect foo status
+expect_output "--connect: foo: not an endpoint" "is a usage error, as the man page says"
 expect_status 2 "a shard resumed without its file" -- "$SW" shard --resume
 expect_output "--resume needs --checkpoint" "says what it needs"
 expect_status 0 "a server bound by host name" -- "$SW" server --bind "tcp://localhost:*" \

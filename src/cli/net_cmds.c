@@ -369,7 +369,8 @@ int sw_cli_ctl(int argc, char **argv)
     if (prc)
         return prc == 1 ? 0 : prc;
     const char *connect = o.connect, *key = o.key, *server = o.server;
-    if ((prc = sw_cli_curve_pair("ctl", "--curve-key", key, "--curve-server", server)))
+    if ((prc = sw_cli_curve_pair("ctl", "--curve-key", key, "--curve-server", server)) ||
+        (prc = sw_cli_endpoint_ok("ctl", "--connect", connect, false)))
         return prc;
     char cmd[512] = "";
     for (; i < argc; i++) {
