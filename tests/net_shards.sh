@@ -221,6 +221,12 @@ expect_output "1 restores" "and so was the one that lived"
 checks=$((checks + 1))
 [ -s "$TMP/shard0.ckpt" ] && [ -s "$TMP/shard0.ckpt.prev" ] && grep -q "^version=$version$" "$TMP/server.ckpt" ||
   { echo "FAIL: the final checkpoint is not on every shard and in the server's record"; failures=$((failures + 1)); }
+# The shards hold a slice each; the whole model at the end is beside the record, for eval.
+expect_status 1 "eval of the record" -- "$SW" eval --model-file "$TMP/server.ckpt"
+expect_output "the model at the run's end is $TMP/server.ckpt.model" "says where the model is"
+expect_status 0 "eval of the sharded run's model" -- "$SW" eval --model-file \
+  "$TMP/server.ckpt.model" --data "$DATA"
+expect_output "version $version" "at the run's last version"
 
 # The only shard killed while workers push without pause (bsp: a barrier of three, so a push is
 # almost always on its way): a push the shard took to its death, told to no one, is sent again

@@ -23,11 +23,13 @@ static const char *const splits[] = {"test", "val", "train", NULL};
 #define AT(field) offsetof(eval_opts, field)
 static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "model-file", 0, AT(file), 0, 0, "FILE",
-                "checkpoint written by 'syncwise train' or a server's\n--checkpoint (required)")},
+                "checkpoint written by 'syncwise train' or a server's\n--checkpoint (a sharded "
+                "server's: FILE.model, its model\nat the run's end) (required)")},
     {SW_OPT_ROW(SW_OPT_STR, "data", 0, AT(data), 0, 0, "SPEC", "data set"),
      .shown = "the one the checkpoint was trained on"},
     {SW_OPT_ROW(SW_OPT_CHOICE, "split", 0, AT(split), 0, 0, "NAME",
-                "test, val or train (sparse data: test or train)"), .choices = splits},
+                "test, val or train (sparse data: test or train)"),
+     .choices = splits},
     {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 256, "N",
                 "OpenBLAS threads (0: its own choice)")},
     SW_OPT_END_ROW,

@@ -92,9 +92,11 @@ static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, 
                          const char *path, char *err)
 {
     if (len >= 4 && !memcmp(b, "run=", 4)) /* server --shards --checkpoint's text */
-        return sw_fail(err, SW_EFORMAT, "%s is a sharded server's record of the version its "
-                       "shards saved, not a model: the parameters are in the shards' "
-                       "--checkpoint files, a slice each", path);
+        return sw_fail(err, SW_EFORMAT,
+                       "%s is a sharded server's record of the version its "
+                       "shards saved, not a model (a slice in each shard's file): the model at "
+                       "the run's end is %s.model",
+                       path, path);
     if (len < FIXED_BYTES + 4 || memcmp(b, MAGIC, 4) != 0)
         return sw_fail(err, SW_EFORMAT, "%s: not a syncwise checkpoint (bad magic or too short)",
                        path);

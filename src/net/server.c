@@ -500,6 +500,8 @@ int sw_server_end(sw_server *s, char *err)
         sw__server_evaluate(s);
     if (!rc)
         rc = sw__server_checkpoint(s, err);
+    if (!rc)
+        rc = sw__server_save_gathered(s, err);
     finish(s, rc ? err : NULL);
     log_end(s, rc ? err : NULL);
     if (!rc && out->broken[0])

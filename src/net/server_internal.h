@@ -150,6 +150,9 @@ bool sw__server_evaluate(server *s);
 void sw__server_gathered(server *s);
 /* A checkpoint, when the run keeps one. */
 int sw__server_checkpoint(server *s, char *err);
+/* A sharded run's whole model at its end (its last gather) as FILE.model beside --checkpoint's
+ * record: the shards' files hold a slice each, which eval cannot read. 0 with nothing to do. */
+int sw__server_save_gathered(server *s, char *err);
 /* The parameters, version and optimizer state of an unsharded run's checkpoint (which must
  * hold this run's model), and the policy it was under (sw__server_resume_policy). */
 int sw__server_load_resume(server *s, float *init, uint64_t *version, sw_optim *o, char *err);

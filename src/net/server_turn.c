@@ -154,6 +154,23 @@ int sw__server_checkpoint(server *s, char *err)
     return rc;
 }
 
+int sw__server_save_gathered(server *s, char *err)
+{
+    const sw__shards *h = &s->shards;
+    if (!s->p->checkpoint || !h->n || !h->have_theta ||
+        h->theta_version != sw_engine_version(s->engine))
+        return 0;
+    sw_ckpt c = {.desc = sw_task_desc(s->task),
+                 .model_version = h->theta_version,
+                 .seed = s->p->seed,
+                 .n_params = s->n,
+                 .params = h->theta};
+    snprintf(c.data_spec, sizeof c.data_spec, "%s", s->p->data);
+    char path[4096];
+    snprintf(path, sizeof path, "%s.model", s->p->checkpoint);
+    return sw_ckpt_save(path, &c, err);
+}
+
 bool sw__server_evaluate(server *s)
 {
     uint64_t V;
