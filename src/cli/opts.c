@@ -143,7 +143,12 @@ static int usage_error(const sw_cmd_opts *c, char **argv, int c_opt)
     return 2;
 }
 
-int sw_cli_parse(const sw_cmd_opts *c, int argc, char **argv, void *opts, int *first)
+/* Runs getopt_long over argv with the command's rows, calling on(ctx, row, code, its argument)
+ * for each option in turn (row NULL: none of the command's: 'h', or unknown) until one returns
+ * nonzero, which it returns; 0 at the end, with optind at the first argument left. */
+typedef int (*on_option_fn)(void *ctx, const sw_opt *row, int code, const char *arg);
+
+static int each_option(const sw_cmd_opts *c, int argc, char **argv, on_option_fn on, void *ctx)
 {
     const sw_opt *rows[MAX_OPTS];
     size_t n = rows_of(c, rows, MAX_OPTS);
@@ -152,18 +157,35 @@ int sw_cli_parse(const sw_cmd_opts *c, int argc, char **argv, void *opts, int *f
     getopt_tables(rows, n, longs, shorts);
     optind = 1;
     opterr = 0;
-    int code;
-    while ((code = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
-        const sw_opt *o = code >= 256 ? rows[code - 256] : by_short(rows, n, code);
-        if (code == 'h' && !o) {
-            sw_cli_help(c, opts);
-            return 1;
-        }
-        if (!o)
-            return usage_error(c, argv, code);
-        if (!apply(o, c->cmd, optarg, opts))
-            return 2;
+    int code, rc = 0;
+    while (!rc && (code = getopt_long(argc, argv, shorts, longs, NULL)) != -1)
+        rc = on(ctx, code >= 256 ? rows[code - 256] : by_short(rows, n, code), code, optarg);
+    return rc;
+}
+
+typedef struct parsing {
+    const sw_cmd_opts *c;
+    char **argv;
+    void *opts;
+} parsing;
+
+static int parse_one(void *ctx, const sw_opt *o, int code, const char *arg)
+{
+    parsing *p = ctx;
+    if (code == 'h' && !o) {
+        sw_cli_help(p->c, p->opts);
+        return 1;
     }
+    if (!o)
+        return usage_error(p->c, p->argv, code);
+    return apply(o, p->c->cmd, arg, p->opts) ? 0 : 2;
+}
+
+int sw_cli_parse(const sw_cmd_opts *c, int argc, char **argv, void *opts, int *first)
+{
+    int rc = each_option(c, argc, argv, parse_one, &(parsing){c, argv, opts});
+    if (rc)
+        return rc;
     int left = argc - optind;
     if (c->max_args >= 0 && left > c->max_args) {
         sw_cli_error(c->cmd, "unexpected argument '%s' (see --help)", argv[optind + c->max_args]);
@@ -190,34 +212,40 @@ static bool in_table(const sw_opt *o, const sw_opt *table)
     return false;
 }
 
+/* The options given, each row's last value: for sw_cli_options_given. */
+typedef struct given_options {
+    const sw_opt *rows[MAX_OPTS];
+    size_t n;
+    bool given[MAX_OPTS];
+    const char *value[MAX_OPTS];
+} given_options;
+
+static int note_one(void *ctx, const sw_opt *o, int code, const char *arg)
+{
+    (void)code;
+    given_options *g = ctx;
+    for (size_t i = 0; o && i < g->n; i++)
+        if (g->rows[i] == o) {
+            g->given[i] = true;
+            g->value[i] = takes_arg(o) ? arg : NULL;
+        }
+    return 0;
+}
+
 int sw_cli_options_given(const sw_cmd_opts *c, int argc, char **argv, const sw_opt *table,
                          const char *const *skip, char *out, size_t cap)
 {
-    const sw_opt *rows[MAX_OPTS];
-    const char *value[MAX_OPTS];
-    bool given[MAX_OPTS] = {false};
-    size_t n = rows_of(c, rows, MAX_OPTS);
-    struct option longs[MAX_OPTS + 2];
-    char shorts[2 * MAX_OPTS + 3];
-    getopt_tables(rows, n, longs, shorts);
-    optind = 1;
-    opterr = 0;
-    int code;
-    while ((code = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
-        const sw_opt *o = code >= 256 ? rows[code - 256] : by_short(rows, n, code);
-        for (size_t i = 0; o && i < n; i++)
-            if (rows[i] == o) {
-                given[i] = true;
-                value[i] = takes_arg(o) ? optarg : NULL;
-            }
-    }
+    given_options g = {.given = {false}};
+    g.n = rows_of(c, g.rows, MAX_OPTS);
+    each_option(c, argc, argv, note_one, &g);
     size_t len = 0;
     out[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        if (!given[i] || (table && !in_table(rows[i], table)) || named_in(rows[i]->name, skip))
+    for (size_t i = 0; i < g.n; i++) {
+        if (!g.given[i] || (table && !in_table(g.rows[i], table)) ||
+            named_in(g.rows[i]->name, skip))
             continue;
-        int w = snprintf(out + len, cap - len, "--%s%s%s\n", rows[i]->name, value[i] ? " " : "",
-                         value[i] ? value[i] : "");
+        int w = snprintf(out + len, cap - len, "--%s%s%s\n", g.rows[i]->name, g.value[i] ? " " : "",
+                         g.value[i] ? g.value[i] : "");
         if (w < 0 || (size_t)w >= cap - len)
             return -1;
         len += (size_t)w;
