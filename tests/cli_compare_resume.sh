@@ -70,6 +70,15 @@ expect_output "2/2" "the table covers two seeds"
 expect_output "holds 21 rows of runs outside this comparison" "it says what it leaves out"
 OUT=$(wc -l < "$TMP/whole/results.csv")
 expect_output "28" "and keeps them"
+# A policy spec with a double quote (a file's name) is one CSV field, quoted as CSV quotes.
+cp "$(dirname "$0")/../policies/rlp.swrl" "$TMP/q\"x.swrl"
+quoted=(--policies "rlp:file=$TMP/q\"x.swrl;asp" --workers 4 --no-model --max-time 200)
+"$SW" compare "${quoted[@]}" --seeds 2 --log-dir "$TMP/quoted" -q > /dev/null 2>&1
+OUT=$(cat "$TMP/quoted/results.csv")
+expect_output "\"rlp:file=$TMP/q\"\"x.swrl\",2," "the quote doubled"
+expect_status 0 "its resume" -- "$SW" compare "${quoted[@]}" --seeds 3 --log-dir "$TMP/quoted" \
+  --resume
+expect_output "4 of the 6 runs were done" "reads its rows back"
 # The order of the options and their spelling do not matter; their values do.
 expect_status 0 "another order" -- "$SW" compare --max-time=3000 --seeds 9 \
   --target-acc 0.8 --lr 0.1 --model softmax --data "synthetic:task=logistic,d=10,n=2000" \

@@ -198,8 +198,13 @@ static void run_job(plan *p, job *j)
         return;
     /* The table reads the row, as it reads a row kept from an earlier comparison. */
     j->row = sw__cmp_row_format(p->policies[j->policy], j->seed, &j->r);
-    if (!j->row || !sw__cmp_row_parse(j->row, &j->facts))
+    if (!j->row)
         j->rc = sw_fail(j->err, SW_ENOMEM, "out of memory for the run's row");
+    else if (!sw__cmp_row_parse(j->row, &j->facts))
+        j->rc = sw_fail(j->err, SW_ERANGE,
+                        "the run's row cannot be read back (a policy spec of "
+                        "%zu characters?)",
+                        strlen(p->policies[j->policy]));
 }
 
 /* The policy with the lowest mean time among finished runs, for the progress line. */

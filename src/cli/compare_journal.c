@@ -17,8 +17,25 @@
 #define FIELDS 13                  /* the header's columns */
 #define MAX_FILE ((size_t)1 << 30) /* a results.csv larger than this is not ours */
 
-char *sw__cmp_row_format(const char *policy, uint64_t seed, const sw_sim_result *r)
+/* The policy as a CSV field's text: its double quotes doubled (the field is quoted). */
+static char *csv_text(const char *policy)
 {
+    char *out = malloc(2 * strlen(policy) + 1), *at = out;
+    for (const char *c = policy; out && *c; c++) {
+        *at++ = *c;
+        if (*c == '"')
+            *at++ = '"';
+    }
+    if (out)
+        *at = '\0';
+    return out;
+}
+
+char *sw__cmp_row_format(const char *spec, uint64_t seed, const sw_sim_result *r)
+{
+    char *policy = csv_text(spec);
+    if (!policy)
+        return NULL;
     const sw_run_stats *st = &r->stats;
     char acc[32] = "", div[32] = ""; /* empty: regression (no accuracy), did not diverge */
     if (r->classify)
@@ -36,6 +53,7 @@ char *sw__cmp_row_format(const char *policy, uint64_t seed, const sw_sim_result 
     if (row)
         snprintf(row, (size_t)len + 1, fmt, ROW_ARGS);
 #undef ROW_ARGS
+    free(policy);
     return row;
 }
 
@@ -52,16 +70,32 @@ static bool number(const char *text, bool may_be_empty, double *out)
     return !errno && *end == '\0';
 }
 
+/* The quoted field at the start of line (its "" read as "), into out; what follows it, or NULL
+ * when it is no such field or too long. */
+static const char *quoted_field(const char *line, char *out, size_t cap)
+{
+    if (*line++ != '"')
+        return NULL;
+    size_t n = 0;
+    for (; *line && n + 1 < cap; line++) {
+        if (*line == '"' && line[1] != '"') {
+            out[n] = '\0';
+            return line + 1;
+        }
+        line += *line == '"'; /* "" */
+        out[n++] = *line;
+    }
+    return NULL;
+}
+
 bool sw__cmp_row_parse(const char *line, sw__cmp_row *out)
 {
-    const char *close = line[0] == '"' ? strstr(line + 1, "\",") : NULL;
-    if (!close || (size_t)(close - line - 1) >= sizeof out->policy)
+    const char *close = quoted_field(line, out->policy, sizeof out->policy);
+    if (!close || *close != ',')
         return false;
-    memcpy(out->policy, line + 1, (size_t)(close - line - 1));
-    out->policy[close - line - 1] = '\0';
     double v[FIELDS - 1];
     int n = 0;
-    for (const char *f = close + 2;; f += strcspn(f, ",") + 1) {
+    for (const char *f = close + 1;; f += strcspn(f, ",") + 1) {
         size_t len = strcspn(f, ",");
         char text[64];
         if (n == FIELDS - 1 || len >= sizeof text)

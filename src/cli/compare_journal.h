@@ -33,8 +33,8 @@ typedef struct sw__cmp_row {
     double diverged_t; /* -1: it did not diverge */
 } sw__cmp_row;
 
-/* A finished run's row (no newline), or NULL out of memory. */
-char *sw__cmp_row_format(const char *policy, uint64_t seed, const sw_sim_result *r);
+/* A finished run's row (no newline; the spec quoted as CSV quotes), or NULL out of memory. */
+char *sw__cmp_row_format(const char *spec, uint64_t seed, const sw_sim_result *r);
 /* Reads a row as sw__cmp_row_format writes it; false for anything else. */
 bool sw__cmp_row_parse(const char *line, sw__cmp_row *out);
 
