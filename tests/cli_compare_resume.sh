@@ -88,9 +88,43 @@ expect_status 1 "another scenario" -- "$SW" compare "${scenario[@]}" --seeds 8 -
   --log-dir "$TMP/whole" --resume
 expect_output "holds another scenario" "is refused"
 expect_output "--lr 0.2" "showing both"
-expect_status 1 "nothing to resume" -- "$SW" compare "${scenario[@]}" --seeds 2 \
+# A comparison killed before it wrote anything (while its data loaded) resumes as a fresh one;
+# rows without the scenario they ran under are refused.
+expect_status 0 "nothing to resume" -- "$SW" compare "${scenario[@]}" --seeds 2 \
+  --log-dir "$TMP/none" --resume
+expect_output "holds no comparison yet: every run runs" "runs everything"
+rm "$TMP/none/compare.scenario"
+expect_status 1 "rows of no known scenario" -- "$SW" compare "${scenario[@]}" --seeds 2 \
   --log-dir "$TMP/none" --resume
 expect_output "no comparison to resume there" "is refused"
+# Run again without --resume, a comparison keeps the earlier one's rows aside, not lost.
+cp "$TMP/cut1/results.csv" "$TMP/cut1.rows"
+expect_status 0 "a comparison run again without --resume" -- "$SW" compare "${scenario[@]}" \
+  --seeds 2 --log-dir "$TMP/cut1"
+expect_output "kept as $TMP/cut1/results.csv.prev" "says where"
+checks=$((checks + 1))
+cmp -s "$TMP/cut1.rows" "$TMP/cut1/results.csv.prev" ||
+  { echo "FAIL: the earlier rows were not kept"; failures=$((failures + 1)); }
+# Rows written on another system (CRLF) read as well; a line that is no row is said, and its
+# run runs again.
+sed 's/$/\r/' "$TMP/cut7/results.csv" > "$TMP/crlf.csv"
+sed -i '3s/.*/"bsp",2,1,not-a-number\r/' "$TMP/crlf.csv"
+mv "$TMP/crlf.csv" "$TMP/cut7/results.csv"
+expect_status 0 "a resume of CRLF rows, one spoilt" -- "$SW" compare "${scenario[@]}" --seeds 8 \
+  --log-dir "$TMP/cut7" --resume
+expect_output "1 lines of results.csv are no row this version reads" "says so"
+expect_output "23 of the 24 runs were done" "and reads the others"
+# One comparison a directory: a second one while it runs is refused before it writes anything.
+"$SW" compare "${slow[@]}" --jobs 1 --log-dir "$TMP/busy" -q > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 500); do [ -s "$TMP/busy/compare.scenario" ] && break; sleep 0.01; done
+expect_status 1 "a second comparison in a busy directory" -- "$SW" compare "${scenario[@]}" \
+  --seeds 2 --log-dir "$TMP/busy"
+expect_output "another comparison is running there" "is refused"
+kill "$pid"
+wait "$pid" 2> /dev/null
+OUT=$(cat "$TMP/busy/compare.scenario")
+expect_output "--max-time 100" "the running comparison's scenario stays"
 expect_status 2 "--resume without --log-dir" -- "$SW" compare "${scenario[@]}" --resume
 expect_output "--resume needs --log-dir" "says what it needs"
 finish

@@ -410,6 +410,11 @@ static int open_journal(plan *p, int argc, char **argv, char *err)
             p->resumed++;
         }
     }
+    if (!rc && p->journal.unread)
+        sw_log(SW_LOG_WARN,
+               "%zu lines of results.csv are no row this version reads (cut short "
+               "by a kill, or edited): their runs run again",
+               p->journal.unread);
     size_t others = rc ? 0 : sw__cmp_journal_unclaimed(&p->journal);
     if (others)
         sw_log(SW_LOG_WARN,

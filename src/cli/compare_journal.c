@@ -4,12 +4,15 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "syncwise/err.h"
 #include "syncwise/file.h"
+#include "syncwise/log.h"
 
 #define HEADER                                                                                     \
     "policy,seed,reached,time_to_target,end_t,applies,pushes,drops,idle_share,final_loss,"         \
@@ -109,7 +112,8 @@ bool sw__cmp_row_parse(const char *line, sw__cmp_row *out)
             break;
     }
     if (n != FIELDS - 1 || !(v[0] >= 1 && v[0] < 0x1p53) || v[0] != (double)(uint64_t)v[0] ||
-        (v[1] != 0 && v[1] != 1))
+        (v[1] != 0 && v[1] != 1) || !(v[2] >= 0 && v[2] < INFINITY) || !(v[4] >= 0) ||
+        !(v[7] >= 0 && v[7] <= 1)) /* times, applies and shares a run can have */
         return false;
     out->seed = (uint64_t)v[0];
     out->trial = (sw_trial){.time = v[2], .reached = v[1] == 1, .applies = v[4], .idle = v[7]};
@@ -154,18 +158,19 @@ static int read_rows(sw__cmp_journal *j, char *err)
     size_t cap = 0;
     for (size_t at = 0, line = 0; at < len && !rc; line++) {
         const uint8_t *nl = memchr(text + at, '\n', len - at);
-        if (!nl)
-            break; /* torn */
-        size_t n = (size_t)(nl - (text + at));
+        size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
         sw__cmp_row row;
         char *copy = strndup((const char *)text + at, n);
         at += n + 1;
-        if (copy && (line == 0 || !sw__cmp_row_parse(copy, &row))) {
+        if (copy && n && copy[n - 1] == '\r') /* written on another system */
+            copy[n - 1] = '\0';
+        if (copy && (line == 0 || !nl || !sw__cmp_row_parse(copy, &row))) {
             if (line == 0 && strcmp(copy, HEADER))
                 rc = sw_fail(err, SW_EINVAL,
-                             "%s: not a results table of this version (its "
-                             "header differs)",
-                             j->csv);
+                             "%s: its first line is not the header of this "
+                             "version's results table (%s)",
+                             j->csv, HEADER);
+            j->unread += line > 0; /* a torn last line too */
             free(copy);
             continue;
         }
@@ -191,17 +196,35 @@ static int read_rows(sw__cmp_journal *j, char *err)
 int sw__cmp_journal_start(sw__cmp_journal *j, const char *dir, const char *scenario, bool resume,
                           char *err)
 {
-    *j = (sw__cmp_journal){0};
-    char path[4096];
+    *j = (sw__cmp_journal){.lock_fd = -1};
+    char path[4096], prev[4200];
     snprintf(path, sizeof path, "%s/compare.scenario", dir);
     snprintf(j->csv, sizeof j->csv, "%s/results.csv", dir);
-    if (sw_file_in_use(j->csv))
-        return sw_fail(err, SW_ESTATE, "%s: another comparison is writing it", j->csv);
-    if (!resume)
-        return sw_file_write_atomic(path, (const uint8_t *)scenario, strlen(scenario),
-                                    "the comparison's scenario", err);
-    int rc = check_scenario(path, scenario, err);
-    return rc ? rc : read_rows(j, err);
+    int rc = sw_file_claim(j->csv, "--log-dir's table", &j->lock_fd, err);
+    if (rc == SW_ESTATE)
+        return sw_fail(err, SW_ESTATE, "%s: another comparison is running there", dir);
+    bool fresh = resume && access(path, F_OK) != 0 && access(j->csv, F_OK) != 0;
+    if (fresh)
+        sw_log(SW_LOG_INFO, "%s holds no comparison yet: every run runs", dir);
+    if (rc)
+        return rc;
+    if (resume && !fresh) {
+        rc = check_scenario(path, scenario, err);
+        return rc ? rc : read_rows(j, err);
+    }
+    struct stat st; /* a comparison run again without --resume: its rows are kept aside */
+    snprintf(prev, sizeof prev, "%s.prev", j->csv);
+    if (stat(j->csv, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > (off_t)sizeof HEADER) {
+        if (rename(j->csv, prev) != 0)
+            return sw_fail(err, SW_EIO, "%s: cannot keep it as %s: %s", j->csv, prev,
+                           strerror(errno));
+        sw_log(SW_LOG_INFO,
+               "the earlier comparison's rows are kept as %s (--resume would have "
+               "gone on with them)",
+               prev);
+    }
+    return sw_file_write_atomic(path, (const uint8_t *)scenario, strlen(scenario),
+                                "the comparison's scenario", err);
 }
 
 char *sw__cmp_journal_take(sw__cmp_journal *j, const char *policy, uint64_t seed)
@@ -279,6 +302,7 @@ void sw__cmp_journal_free(sw__cmp_journal *j)
 {
     if (j->f)
         fclose(j->f);
+    sw_file_release(j->lock_fd);
     for (size_t i = 0; i < j->n_old; i++)
         free(j->old[i]);
     free(j->old);

@@ -20,6 +20,8 @@
 
 typedef struct sw__cmp_journal {
     char csv[4096]; /* DIR/results.csv */
+    int lock_fd;    /* DIR/results.csv.lock, held from start to free: one comparison a DIR */
+    size_t unread;  /* a resume: lines of the file that are no row (torn, edited) */
     char **old;     /* a resume: the rows the file held, NULL once taken */
     size_t n_old;
     FILE *f; /* open for appending, locked, while the runs go */
@@ -38,8 +40,10 @@ char *sw__cmp_row_format(const char *spec, uint64_t seed, const sw_sim_result *r
 /* Reads a row as sw__cmp_row_format writes it; false for anything else. */
 bool sw__cmp_row_parse(const char *line, sw__cmp_row *out);
 
-/* Checks DIR/compare.scenario against `scenario` when resuming (and reads the rows kept), or
- * writes it when not. */
+/* Claims DIR for this comparison (another running there is refused), then checks
+ * DIR/compare.scenario against `scenario` when resuming and reads the rows kept (a DIR with
+ * neither file has nothing to resume: every run runs), or, when not, writes it and keeps an
+ * earlier comparison's rows as results.csv.prev. */
 int sw__cmp_journal_start(sw__cmp_journal *j, const char *dir, const char *scenario, bool resume,
                           char *err);
 /* The row kept for this run (the last, if the file held several), which the caller now owns;
