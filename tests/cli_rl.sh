@@ -51,6 +51,16 @@ expect_status 2 "a resume over other instances" -- "$SW" rl train "${short[@]}" 
   --out "$TMP/more.swrl" --resume --max-pushes 250
 expect_output "was begun with other options" "is refused"
 expect_output "--max-pushes 250" "showing both"
+# A value with a space or an apostrophe (a path) is quoted in the note, and read back whole.
+mkdir -p "$TMP/it's a dir"
+awk 'BEGIN { srand(3); for (i = 0; i < 600; i++) { a = rand() - 0.5; b = rand() - 0.5;
+  printf "%.3f,%.3f,%d\n", a, b, (a + b > 0) } }' > "$TMP/it's a dir/t.csv"
+spaced=(--pre-instances 1 --episodes 1 --max-pushes 200 --models softmax --seed 5
+        --data "csv:train=$TMP/it's a dir/t.csv,label=last")
+"$SW" rl train "${spaced[@]}" --out "$TMP/spaced.swrl" -q > /dev/null
+expect_status 0 "a resume of a training whose data path has a space and an apostrophe" -- \
+  "$SW" rl train "${spaced[@]}" --episodes 2 --out "$TMP/spaced.swrl" --resume
+expect_output "resuming" "is the same training"
 cp "$(dirname "$0")/../policies/rlp.swrl" "$TMP/old.swrl"
 expect_status 1 "a resume of a file from before --resume" -- "$SW" rl train "${short[@]}" \
   --out "$TMP/old.swrl" --resume

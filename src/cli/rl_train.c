@@ -98,12 +98,47 @@ static const sw_cmd_opts command = {
     .tables = {own, sw_cli_rl_opts_table},
 };
 
-/* The command line, kept in the policy file so that it can be made again. */
+/* Whether a word needs quotes in a shell (and in the note, which --resume reads back). */
+static bool plain_word(const char *w)
+{
+    return *w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                           "_@%+=:,./-") == strlen(w);
+}
+
+/* The command line, kept in the policy file so that it can be made again: a shell's words,
+ * each quoted when it must be ('it'\''s' for an apostrophe). */
 static void make_note(plan *p, int argc, char **argv)
 {
     size_t off = (size_t)snprintf(p->note, sizeof p->note, "syncwise rl train");
-    for (int i = 1; i < argc && off < sizeof p->note; i++)
-        off += (size_t)snprintf(p->note + off, sizeof p->note - off, " %s", argv[i]);
+    for (int i = 1; i < argc && off < sizeof p->note; i++) {
+        bool plain = plain_word(argv[i]);
+        off += (size_t)snprintf(p->note + off, sizeof p->note - off, plain ? " %s" : " '", argv[i]);
+        for (const char *c = argv[i]; !plain && *c && off < sizeof p->note; c++)
+            off += (size_t)snprintf(p->note + off, sizeof p->note - off,
+                                    *c == '\'' ? "'\\''" : "%c", *c);
+        if (!plain && off < sizeof p->note)
+            off += (size_t)snprintf(p->note + off, sizeof p->note - off, "'");
+    }
+}
+
+/* The next word of a note as a shell reads it (quotes and backslashes), into out; the text
+ * after it, or NULL at the end. */
+static const char *next_word(const char *at, char *out)
+{
+    at += strspn(at, " ");
+    if (!*at)
+        return NULL;
+    bool quoted = false;
+    for (; *at && (quoted || *at != ' '); at++) {
+        if (*at == '\'')
+            quoted = !quoted;
+        else if (*at == '\\' && !quoted && at[1])
+            *out++ = *++at;
+        else
+            *out++ = *at;
+    }
+    *out = '\0';
+    return at;
 }
 
 static const char default_pre[] = "bsp,asp,ssp:s=1,ssp:s=4,ssp:s=7";
@@ -245,11 +280,10 @@ static int same_training(const plan *p, const char *note)
                p->out);
         return 0;
     }
-    char words[sizeof p->note], *argv[sizeof p->note / 2 + 2];
-    snprintf(words, sizeof words, "%.*s", (int)sizeof words - 1, note + strlen(head));
+    char words[2 * sizeof p->note], *argv[sizeof p->note / 2 + 2], *w = words;
     int argc = 0;
     argv[argc++] = "rl train";
-    for (char *w = strtok(words, " "); w; w = strtok(NULL, " "))
+    for (const char *at = note + strlen(head); (at = next_word(at, w)); w += strlen(w) + 1)
         argv[argc++] = w;
     argv[argc] = NULL;
     char was[4096], now[4096];
