@@ -300,4 +300,7 @@ expect_output "(with CSV files; no plots)" "and says what it wrote"
 checks=$((checks + 1))
 [ -s "$TMP/out11/report.md" ] && [ -s "$TMP/out11/runs.csv" ] ||
   { echo "FAIL: the tables were lost with the plots"; failures=$((failures + 1)); }
+# --baselines spells a policy as the logs do, whatever its label in the tables.
+expect_status 0 "a baseline whose spec holds a quote and a backslash" -- "$SW" report -q \
+  "$TMP/quoted.jsonl" -o "$TMP/out12" --baselines "rlp:file=$TMP/b\\d/../q\"x.swrl"
 finish

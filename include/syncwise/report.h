@@ -84,6 +84,11 @@ typedef struct sw_report {
                               * without an end line (killed, still going) short of the target */
 } sw_report;
 
+/* A policy spec as the tables label it, in place: in the tidy CSV files and gnuplot's columns a
+ * comma would split its column, a double quote end it, and gnuplot reads a backslash as an
+ * escape, so they become ' ', ' and /. */
+void sw_report_label(char *spec);
+
 /* The file name of one of the tables (SW_CSV_RUNS, ...). */
 const char *sw_report_csv_name(int which);
 /* Creates the tables in dir (which must exist), each with its header line. */

@@ -297,8 +297,8 @@ int sw_cli_report(int argc, char **argv)
     if (o.baselines &&
         !(o.baselines_read = sw_cli_policy_list_joined(CMD, "--baselines", o.baselines, 64)))
         return 2;
-    for (char *c = o.baselines_read; c && *c; c++) /* as the runs' policies are kept (CSV) */
-        *c = *c == ',' ? ' ' : *c;
+    if (o.baselines_read) /* as the runs' policies are labelled */
+        sw_report_label(o.baselines_read);
     /* Made in a directory of its own inside DIR and moved in whole: a report refused midway
      * leaves DIR as it was, not half rewritten. */
     char tmp[4096];

@@ -174,6 +174,12 @@ static void note_setting(sw_report *r, const run_state *s, const sw_run_info *in
                  "times do not compare", r->first_name, s->name, diff);
 }
 
+void sw_report_label(char *spec)
+{
+    for (char *c = spec; *c; c++)
+        *c = *c == ',' ? ' ' : *c == '"' ? '\'' : *c == '\\' ? '/' : *c;
+}
+
 static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
 {
     run_state *s = ctx;
@@ -181,10 +187,7 @@ static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
         return on_restart(s, info, line, err);
     note_setting(s->r, s, info);
     snprintf(s->policy, sizeof s->policy, "%s", info->policy);
-    /* The policy is a label in the tidy CSV files and gnuplot's columns: commas would split its
-     * column, a double quote end it, and gnuplot reads a backslash as an escape. */
-    for (char *c = s->policy; *c; c++)
-        *c = *c == ',' ? ' ' : *c == '"' ? '\'' : *c == '\\' ? '/' : *c;
+    sw_report_label(s->policy);
     snprintf(s->model, sizeof s->model, "%s", info->model);
     s->r->real_time |= strcmp(info->driver, "sim") != 0;
     s->workers = info->workers;
