@@ -99,8 +99,8 @@ static const sw_opt server_table[] = {
                 "checkpoint there every --checkpoint-applies and\n"
                 "--checkpoint-every, and at the end; with --shards each\n"
                 "shard checkpoints its slice at that version, and FILE\n"
-                "records the version all of them hold (a FILE that holds\n"
-                "a checkpoint is refused without --resume)")},
+                "records the version all of them hold (a FILE that is\n"
+                "not empty is refused without --resume)")},
     {SW_OPT_ROW(SW_OPT_U64, "checkpoint-applies", 0, AT(p.checkpoint_applies), 0, 0, "N",
                 "applies between checkpoints (0: not by count)")},
     {SW_OPT_ROW(SW_OPT_F64, "checkpoint-every", 0, AT(p.checkpoint_s), 0, 1e9, "S",

@@ -221,9 +221,9 @@ static int setup(server *s, char *err)
     struct stat st;
     if (p->checkpoint && !p->resume && stat(p->checkpoint, &st) == 0 && st.st_size > 0)
         return sw_fail(err, SW_ESTATE,
-                       "%s holds a checkpoint, which a run started afresh would "
-                       "overwrite: --resume goes on from it; to start afresh, remove it or name "
-                       "another file",
+                       "%s is not empty (an earlier run's checkpoint?), and a run started "
+                       "afresh would overwrite it: --resume goes on from a checkpoint; to start "
+                       "afresh, remove it or name another file",
                        p->checkpoint); /* a trained model is not lost to a typo */
     if (p->wait_workers > p->max_workers)
         return sw_fail(err, SW_EINVAL, "cannot wait for %u workers with %u slots", p->wait_workers,
