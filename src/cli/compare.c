@@ -7,6 +7,7 @@
  * bound; the table says so.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -364,21 +365,33 @@ static int write_results(plan *p, char *err)
 
 /* Logs in --log-dir that this comparison did not write (an earlier one's) would join it in
  * a report of every log in DIR: the user is told, and their files are left alone. */
+/* Whether a file name is one of this comparison's logs: POLICY-seedN.jsonl (log_path) with a
+ * policy of its own (parts: their file-name parts) and N one of its seeds. */
+static bool our_log(const plan *p, char parts[][256], const char *name)
+{
+    for (int k = 0; k < p->n_policies; k++) {
+        size_t len = strlen(parts[k]);
+        if (strncmp(name, parts[k], len) || strncmp(name + len, "-seed", 5))
+            continue;
+        char *end;
+        long seed = strtol(name + len + 5, &end, 10);
+        if (seed >= 1 && seed <= p->seeds && !strcmp(end, ".jsonl") && isdigit(name[len + 5]))
+            return true;
+    }
+    return false;
+}
+
 static void warn_of_other_logs(const plan *p)
 {
+    char parts[MAX_POLICIES][256];
+    for (int k = 0; k < p->n_policies; k++)
+        sw_cli_file_part(p->policies[k], parts[k], sizeof parts[k]);
     DIR *d = opendir(p->log_dir);
     size_t others = 0;
     for (struct dirent *e; d && (e = readdir(d));) {
         size_t len = strlen(e->d_name);
-        if (len < 6 || strcmp(e->d_name + len - 6, ".jsonl"))
-            continue;
-        bool ours = false;
-        for (size_t i = 0; i < p->n_runs && !ours; i++) {
-            char path[4096];
-            log_path(p, &p->runs[i], path, sizeof path);
-            ours = !strcmp(strrchr(path, '/') + 1, e->d_name);
-        }
-        others += !ours;
+        if (len >= 6 && !strcmp(e->d_name + len - 6, ".jsonl"))
+            others += !our_log(p, parts, e->d_name);
     }
     if (d)
         closedir(d);

@@ -145,6 +145,25 @@ static int check_scenario(const char *path, const char *scenario, char *err)
                           path);
 }
 
+/* A row read, and what it says; -1 out of memory. */
+static int keep_row(sw__cmp_journal *j, char *line, const sw__cmp_row *facts)
+{
+    if (j->n_old == j->cap_old) {
+        size_t cap = j->cap_old ? 2 * j->cap_old : 64;
+        char **old = realloc(j->old, cap * sizeof *old);
+        if (old)
+            j->old = old;
+        sw__cmp_row *more = old ? realloc(j->facts, cap * sizeof *more) : NULL;
+        if (!more)
+            return -1;
+        j->facts = more;
+        j->cap_old = cap;
+    }
+    j->facts[j->n_old] = *facts;
+    j->old[j->n_old++] = line;
+    return 0;
+}
+
 /* The rows a results.csv holds, after its header; a line a crash cut short is not one. */
 static int read_rows(sw__cmp_journal *j, char *err)
 {
@@ -155,7 +174,6 @@ static int read_rows(sw__cmp_journal *j, char *err)
     int rc = sw_file_read_all(j->csv, MAX_FILE, &text, &len, err);
     if (rc)
         return rc;
-    size_t cap = 0;
     for (size_t at = 0, line = 0; at < len && !rc; line++) {
         const uint8_t *nl = memchr(text + at, '\n', len - at);
         size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
@@ -174,20 +192,10 @@ static int read_rows(sw__cmp_journal *j, char *err)
             free(copy);
             continue;
         }
-        if (j->n_old == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **more = realloc(j->old, cap * sizeof *more);
-            if (!more) {
-                free(copy);
-                copy = NULL;
-            } else {
-                j->old = more;
-            }
-        }
-        if (!copy)
+        if (!copy || keep_row(j, copy, &row)) {
+            free(copy);
             rc = sw_fail(err, SW_ENOMEM, "out of memory reading %s", j->csv);
-        else
-            j->old[j->n_old++] = copy;
+        }
     }
     free(text);
     return rc;
@@ -203,11 +211,11 @@ int sw__cmp_journal_start(sw__cmp_journal *j, const char *dir, const char *scena
     int rc = sw_file_claim(j->csv, "--log-dir's table", &j->lock_fd, err);
     if (rc == SW_ESTATE)
         return sw_fail(err, SW_ESTATE, "%s: another comparison is running there", dir);
+    if (rc)
+        return rc;
     bool fresh = resume && access(path, F_OK) != 0 && access(j->csv, F_OK) != 0;
     if (fresh)
         sw_log(SW_LOG_INFO, "%s holds no comparison yet: every run runs", dir);
-    if (rc)
-        return rc;
     if (resume && !fresh) {
         rc = check_scenario(path, scenario, err);
         return rc ? rc : read_rows(j, err);
@@ -231,9 +239,7 @@ char *sw__cmp_journal_take(sw__cmp_journal *j, const char *policy, uint64_t seed
 {
     char *found = NULL;
     for (size_t i = 0; i < j->n_old; i++) {
-        sw__cmp_row row;
-        if (j->old[i] && sw__cmp_row_parse(j->old[i], &row) && row.seed == seed &&
-            !strcmp(row.policy, policy)) {
+        if (j->old[i] && j->facts[i].seed == seed && !strcmp(j->facts[i].policy, policy)) {
             free(found); /* a later row of the same run wins */
             found = j->old[i];
             j->old[i] = NULL;
@@ -306,5 +312,6 @@ void sw__cmp_journal_free(sw__cmp_journal *j)
     for (size_t i = 0; i < j->n_old; i++)
         free(j->old[i]);
     free(j->old);
-    *j = (sw__cmp_journal){0};
+    free(j->facts);
+    *j = (sw__cmp_journal){.lock_fd = -1};
 }

@@ -23,7 +23,8 @@ typedef struct sw__cmp_journal {
     int lock_fd;    /* DIR/results.csv.lock, held from start to free: one comparison a DIR */
     size_t unread;  /* a resume: lines of the file that are no row (torn, edited) */
     char **old;     /* a resume: the rows the file held, NULL once taken */
-    size_t n_old;
+    struct sw__cmp_row *facts; /* what each of them says, read once */
+    size_t n_old, cap_old;
     FILE *f; /* open for appending, locked, while the runs go */
 } sw__cmp_journal;
 
