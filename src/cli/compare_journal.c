@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmdline.h"
 #include "syncwise/err.h"
 #include "syncwise/file.h"
 #include "syncwise/log.h"
@@ -132,11 +133,8 @@ static int check_scenario(const char *path, const char *scenario, char *err)
         return sw_fail(err, SW_EINVAL, "--resume: no comparison to resume there (%s)", why);
     bool same = len == strlen(scenario) && !memcmp(kept, scenario, len);
     if (!same) /* both in full: the message buffer is too short for them */
-        fprintf(stderr,
-                "syncwise compare: the comparison to resume ran with\n%.*s%sand this "
-                "one runs with\n%s%s",
-                (int)len, (const char *)kept, len ? "" : "  (no scenario option)\n", scenario,
-                *scenario ? "" : "  (no scenario option)\n");
+        sw_cli_print_both("compare", "the comparison to resume ran with", (const char *)kept, len,
+                          "and this one runs with", scenario);
     free(kept);
     return same ? 0
                 : sw_fail(err, SW_EMISMATCH,

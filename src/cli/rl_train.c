@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmdline.h"
 #include "rl_opts.h"
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
@@ -98,49 +99,6 @@ static const sw_cmd_opts command = {
     .tables = {own, sw_cli_rl_opts_table},
 };
 
-/* Whether a word needs quotes in a shell (and in the note, which --resume reads back). */
-static bool plain_word(const char *w)
-{
-    return *w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                           "_@%+=:,./-") == strlen(w);
-}
-
-/* The command line, kept in the policy file so that it can be made again: a shell's words,
- * each quoted when it must be ('it'\''s' for an apostrophe). */
-static void make_note(plan *p, int argc, char **argv)
-{
-    size_t off = (size_t)snprintf(p->note, sizeof p->note, "syncwise rl train");
-    for (int i = 1; i < argc && off < sizeof p->note; i++) {
-        bool plain = plain_word(argv[i]);
-        off += (size_t)snprintf(p->note + off, sizeof p->note - off, plain ? " %s" : " '", argv[i]);
-        for (const char *c = argv[i]; !plain && *c && off < sizeof p->note; c++)
-            off += (size_t)snprintf(p->note + off, sizeof p->note - off,
-                                    *c == '\'' ? "'\\''" : "%c", *c);
-        if (!plain && off < sizeof p->note)
-            off += (size_t)snprintf(p->note + off, sizeof p->note - off, "'");
-    }
-}
-
-/* The next word of a note as a shell reads it (quotes and backslashes), into out; the text
- * after it, or NULL at the end. */
-static const char *next_word(const char *at, char *out)
-{
-    at += strspn(at, " ");
-    if (!*at)
-        return NULL;
-    bool quoted = false;
-    for (; *at && (quoted || *at != ' '); at++) {
-        if (*at == '\'')
-            quoted = !quoted;
-        else if (*at == '\\' && !quoted && at[1])
-            *out++ = *++at;
-        else
-            *out++ = *at;
-    }
-    *out = '\0';
-    return at;
-}
-
 static const char default_pre[] = "bsp,asp,ssp:s=1,ssp:s=4,ssp:s=7";
 
 /* Pre-training copies classic policies only: each of the list is checked before any run. In
@@ -192,7 +150,8 @@ static int parse(int argc, char **argv, plan *p)
         return sw_cli_error(CMD, "--pre-epochs passes over pre-training's records: with "
                                  "--pre-instances 0 there are none") +
                1;
-    make_note(p, argc, argv);
+    /* The command line, kept in the policy file so that it can be made again. */
+    sw_cli_cmdline_write(p->note, sizeof p->note, "syncwise rl train", argc, argv);
     p->argc = argc;
     p->argv = argv;
     /* A policy file that cannot be written is said now, not after minutes of pre-training. */
@@ -272,27 +231,25 @@ static const char *const may_change[] = {"out",    "pre-instances", "episodes", 
  * not. A note cut at its length cannot tell, and is passed over with a warning. */
 static int same_training(const plan *p, const char *note)
 {
-    const char *head = "syncwise rl train";
-    if (strncmp(note, head, strlen(head)) || strlen(note) >= sizeof p->note - 1) {
+    char words[sizeof p->note], *argv[sizeof p->note / 2 + 2];
+    int argc = strlen(note) < sizeof p->note - 1
+                   ? sw_cli_cmdline_read(note, "syncwise rl train", CMD, words, argv,
+                                         (int)(sizeof argv / sizeof *argv))
+                   : -1;
+    if (argc < 0) {
         sw_log(SW_LOG_WARN,
                "--resume: %s's note does not hold its whole command: the options "
                "that shaped it cannot be compared with these",
                p->out);
         return 0;
     }
-    char words[2 * sizeof p->note], *argv[sizeof p->note / 2 + 2], *w = words;
-    int argc = 0;
-    argv[argc++] = "rl train";
-    for (const char *at = note + strlen(head); (at = next_word(at, w)); w += strlen(w) + 1)
-        argv[argc++] = w;
-    argv[argc] = NULL;
-    char was[4096], now[4096];
+    char was[4096], now[4096], heading[4200];
     if (sw_cli_options_given(&command, argc, argv, NULL, may_change, was, sizeof was) ||
         sw_cli_options_given(&command, p->argc, p->argv, NULL, may_change, now, sizeof now) ||
         !strcmp(was, now))
         return 0;
-    fprintf(stderr, "syncwise %s: the training in %s was begun with\n%sand this command gives\n%s",
-            CMD, p->out, *was ? was : "  (no option)\n", *now ? now : "  (no option)\n");
+    snprintf(heading, sizeof heading, "the training in %s was begun with", p->out);
+    sw_cli_print_both(CMD, heading, was, strlen(was), "and this command gives", now);
     return sw_cli_error(CMD,
                         "--resume: %s was begun with other options (above): give those of "
                         "the command that began it (only --out, --pre-instances, --episodes, "
