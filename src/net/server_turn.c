@@ -126,6 +126,18 @@ static void check_heartbeats(server *s)
             sw__server_drop_worker(s, w, true);
 }
 
+/* A checkpoint of this run's model at `params`, version V (no optimizer state, no note). */
+static sw_ckpt model_ckpt(const server *s, float *params, uint64_t V)
+{
+    sw_ckpt c = {.desc = sw_task_desc(s->task),
+                 .model_version = V,
+                 .seed = s->p->seed,
+                 .n_params = s->n,
+                 .params = params};
+    snprintf(c.data_spec, sizeof c.data_spec, "%s", s->p->data);
+    return c;
+}
+
 int sw__server_checkpoint(server *s, char *err)
 {
     if (!s->p->checkpoint)
@@ -138,12 +150,7 @@ int sw__server_checkpoint(server *s, char *err)
     }
     if (s->threaded) /* the jobs of applies decided still running: θ is not yet version V's */
         sw__pool_drain(&s->pool);
-    sw_ckpt c = {.desc = sw_task_desc(s->task),
-                 .model_version = sw_engine_version(s->engine),
-                 .seed = s->p->seed,
-                 .n_params = s->n,
-                 .params = (float *)sw__server_params(s)};
-    snprintf(c.data_spec, sizeof c.data_spec, "%s", s->p->data);
+    sw_ckpt c = model_ckpt(s, (float *)sw__server_params(s), sw_engine_version(s->engine));
     sw__server_resume_facts(s, c.note, sizeof c.note);
     int rc = sw_ckpt_put_optim(&c, sw_engine_optim(s->engine), err);
     s->last_ckpt_applies = sw_engine_version(s->engine);
@@ -160,12 +167,7 @@ int sw__server_save_gathered(server *s, char *err)
     if (!s->p->checkpoint || !h->n || !h->have_theta ||
         h->theta_version != sw_engine_version(s->engine))
         return 0;
-    sw_ckpt c = {.desc = sw_task_desc(s->task),
-                 .model_version = h->theta_version,
-                 .seed = s->p->seed,
-                 .n_params = s->n,
-                 .params = h->theta};
-    snprintf(c.data_spec, sizeof c.data_spec, "%s", s->p->data);
+    sw_ckpt c = model_ckpt(s, h->theta, h->theta_version);
     char path[4096];
     snprintf(path, sizeof path, "%s.model", s->p->checkpoint);
     return sw_ckpt_save(path, &c, err);

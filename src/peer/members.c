@@ -41,6 +41,18 @@ static sw_sock *connect_to(sw__peer *pe, const char *ep)
     return sw_dial(pe->net, &s, &dp, NULL) ? NULL : s;
 }
 
+/* An endpoint we would dial: short enough, and no space or control character (no endpoint
+ * has one, and every log line names members). */
+static bool endpoint_ok(const char *ep)
+{
+    if (strlen(ep) >= SW_PEER_EP_LEN)
+        return false;
+    for (const char *c = ep; *c; c++)
+        if (*c <= ' ' || *c >= 127)
+            return false;
+    return true;
+}
+
 int sw__peer_add(sw__peer *pe, const char *ep)
 {
     int k = sw__peer_rank(pe, ep);
@@ -48,11 +60,8 @@ int sw__peer_add(sw__peer *pe, const char *ep)
         pe->m[k].last_seen = sw__peer_now(pe);
         return k;
     }
-    if (pe->n_members == SW_PEER_MAX_MEMBERS || strlen(ep) >= SW_PEER_EP_LEN)
+    if (pe->n_members == SW_PEER_MAX_MEMBERS || !endpoint_ok(ep))
         return -1;
-    for (const char *c = ep; *c; c++)
-        if (*c <= ' ' || *c >= 127) /* no endpoint has one; every log line names members */
-            return -1;
     sw__member nm = {.last_seen = sw__peer_now(pe)};
     snprintf(nm.ep, sizeof nm.ep, "%s", ep);
     if (strcmp(ep, pe->me) != 0 && !(nm.out = connect_to(pe, ep)))
@@ -109,7 +118,7 @@ void sw__peer_send(sw__peer *pe, int rank, sw_msg_type type, const void *payload
 
 void sw__peer_tell(sw__peer *pe, const char *ep, sw_msg_type type, const void *payload, size_t len)
 {
-    sw_sock *out = connect_to(pe, ep);
+    sw_sock *out = endpoint_ok(ep) ? connect_to(pe, ep) : NULL;
     if (!out)
         return;
     send_on(pe, out, type, payload, len);

@@ -119,9 +119,6 @@ static bool same_run(sw__peer *pe, const char *from, const char *ep, const char 
     }
     why[strlen(why) - 1] = '\0'; /* the last separator */
     refuse(pe, from, why);
-    for (const char *c = ep; *c; c++)
-        if (*c <= ' ' || *c >= 127)
-            return false; /* no endpoint to answer */
     sw__peer_tell(pe, ep, SW_MSG_ERROR, why, strlen(why));
     return false;
 }
@@ -176,8 +173,8 @@ static void handle(sw__peer *pe, const char *from, const sw_msg *m)
     case SW_MSG_ERROR: /* our contact turned us away while we join */
         if (!pe->have_replica && pe->p->join && !strcmp(from, pe->p->join))
             snprintf(pe->refused, sizeof pe->refused, "%.*s",
-                     (int)(m->payload_len < SW_PEER_RUN_LEN + 100 ? m->payload_len
-                                                                  : SW_PEER_RUN_LEN + 100),
+                     (int)(m->payload_len < sizeof pe->refused ? m->payload_len
+                                                               : sizeof pe->refused - 1),
                      (const char *)m->payload);
         break;
     default: sw_log(SW_LOG_WARN, "ignoring a '%s' message", sw_msg_type_name(m->type));

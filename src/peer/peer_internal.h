@@ -64,7 +64,8 @@ void sw__peer_remove(sw__peer *pe, int rank, const char *why);
 void sw__peer_drop_silent(sw__peer *pe);
 
 /* Sends one message to an endpoint that is no member (a joiner turned away), on a socket of its
- * own, closed once the message is sent (or the silence timeout passed). */
+ * own, closed once the message is sent (or the silence timeout passed); nothing to an endpoint
+ * sw__peer_add would not take. */
 void sw__peer_tell(sw__peer *pe, const char *ep, sw_msg_type type, const void *payload, size_t len);
 /* Sends one message to member `rank` (never blocks: a full queue loses it). */
 void sw__peer_send(sw__peer *pe, int rank, sw_msg_type type, const void *payload, size_t len);
