@@ -58,7 +58,8 @@ void sw_cli_set_verbosity(bool quiet, bool verbose);
  * one failed, 0 otherwise (also without plugins). */
 int sw_cli_load_plugins(void);
 
-/* Creates a directory and its missing parents (mkdir -p); -1 with errno on failure. */
+/* Creates a directory and its missing parents (mkdir -p); -1 with errno on failure, ENOTDIR
+ * when path is there but no directory. */
 int sw_cli_mkdirs(const char *path);
 /* Whether one of the file names a spec holds (after ':' or '=', between ',', ';', '@', '|')
  * names path, or names a directory in which path is an existing file (a data set read from a

@@ -193,7 +193,13 @@ int sw_cli_mkdirs(const char *path)
             return -1;
         *p = '/';
     }
-    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+    if (mkdir(buf, 0755) == 0)
+        return 0;
+    struct stat st; /* there already: as a directory, or it is no place for files */
+    if (errno != EEXIST || stat(buf, &st) != 0)
+        return -1;
+    errno = S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+    return errno ? -1 : 0;
 }
 
 /* A usage error (2, said) when two of the n named paths name one file (NULL: not given). */
