@@ -4,8 +4,13 @@
 #   bench/adaptive.sh [BUILD_DIR] [SEEDS] [NAMES]   (defaults: build, 20 / 10 / 10 seeds, all;
 #   NAMES, space-separated, runs only those experiments: dbw-a1 dssp-momentum ...)
 #   With keep=DIR in the environment the CNN runs (1c) keep their logs in DIR/NAME and go on
-#   from there when run again (compare --resume): 20 seeds take several sittings. jobs=N caps
-#   the runs at once (compare's default: the cores).
+#   from there when run again (compare --resume): 20 seeds take several sittings. A sitting that
+#   goes on from rows another one kept first reruns one of them and stops if it differs (another
+#   build or OpenBLAS kernel would mix two simulators in one table); seed 1's logs, which the
+#   plots need and a fresh checkout lacks, are made again and held to the kept rows the same way.
+#   keep=docs/results/runs keeps the rows in the repository (the logs are ignored), so that the
+#   next sitting on a fresh machine goes on from them. jobs=N caps the runs at once (compare's
+#   default: the cores).
 # 1. DBW vs blind DBW vs static k in {16, 12, 8}: 16 workers, round trips 1 - a + a Exp(1) for a
 #    in {0, 0.2, 1}, softmax regression on Fashion-MNIST with batch 500 and one learning rate for
 #    every policy, lr 0.01 (with agg=sum, 0.01 k per apply; the DBW paper's batch, but not its
@@ -68,19 +73,54 @@ same=agg=mean
 # k = 16 and blind DBW at this rate are 1c's own rows (0.005 x 16 on the sum is 0.08 on the mean)
 cnn_same=(--policies "dbw:$same;backup:k=12,$same;backup:k=8,$same;backup:k=4,$same;backup:k=2,$same;backup:k=1,$same"
           --lr 0.08)
+# A results.csv's rows, sorted, without the one column a wall clock sets (decide_share, the
+# 12th): what a scenario and its seed fix. The policy, first and quoted, may hold commas, so it
+# moves to the end before the cut.
+settled_rows() {
+  tail -n +2 "$1" | sed -E 's/^("([^"]|"")*"),(.*)$/\3,\1/' | cut -d, -f1-10,12- | sort
+}
+# Runs seed 1 of POLICIES (a compare list) in DIR with the scenario's arguments, and fails
+# unless each row it writes is one of KEPT's.
+same_as_kept() { # kept results.csv, dir, policies, then the scenario's arguments
+  local kept=$1 dir=$2 policies=$3
+  shift 3
+  "$sw" compare -q "$@" --policies "$policies" --seeds 1 --log-dir "$dir" >/dev/null
+  local stray
+  stray=$(comm -13 <(settled_rows "$kept") <(settled_rows "$dir/results.csv"))
+  [ -z "$stray" ] || { echo "$kept: seed 1 run again differs from the kept row (another build or" \
+    "OpenBLAS kernel?); not mixing them:" >&2; echo "$stray" >&2; return 1; }
+}
+count() { local f n=0; for f; do [ -e "$f" ] && n=$((n + 1)); done; echo "$n"; }
+rows() { # DIR SEED: the rows DIR's results.csv holds of that seed (a pattern: '[0-9]*' for any)
+  grep -c "^\"\([^\"]\|\"\"\)*\",$2," "$1/results.csv" || true
+}
 cnn_run() { # name, a, then the protocol's arguments: runs it, keeps seed 1's plots
   local name=$1 a=$2
   shift 2
   [ -z "$only" ] || [[ " $only " == *" $name "* ]] || return 0
-  local logs resume=()
+  local logs resume=() scenario=("$@" "${cnn[@]}" --cluster "shexp:$a")
   if [ -n "${keep:-}" ]; then
     logs=$keep/$name
     [ -f "$logs/compare.scenario" ] && resume=(--resume)
   else
     logs=$(mktemp -d)
   fi
-  run "$name" "$@" "${cnn[@]}" --cluster "shexp:$a" --seeds "${seeds:-20}" --log-dir "$logs" \
+  local first check
+  if [ -f "$logs/results.csv" ] && [ "$(count "$logs"/*.jsonl)" -lt "$(rows "$logs" '[0-9]*')" ]; then
+    # rows from another sitting (their logs are not here): the first one again, before adding
+    first=$(sed -n '2s/^"\(\([^"]\|""\)*\)".*/\1/p' "$logs/results.csv" | sed 's/""/"/g')
+    check=$(mktemp -d)
+    same_as_kept "$logs/results.csv" "$check" "$first" "${scenario[@]}"
+    rm -rf "$check"
+  fi
+  run "$name" "${scenario[@]}" --seeds "${seeds:-20}" --log-dir "$logs" \
     --baselines "$(grep -o 'backup:[^;"]*' <<< "$2" | paste -sd';')" "${resume[@]}"
+  if [ "$(count "$logs"/*-seed1.jsonl)" -lt "$(rows "$logs" 1)" ]; then
+    check=$(mktemp -d)  # seed 1 ran in another sitting: its logs again, for the plots
+    same_as_kept "$logs/results.csv" "$check" "$2" "${scenario[@]}"
+    cp "$check"/*-seed1.jsonl "$logs/"
+    rm -rf "$check"
+  fi
   "$sw" report -q -o "$out/$name" "$logs"/*-seed1.jsonl
   # Keep what the write-up shows: the report and its plots.
   find "$out/$name" -type f ! -name '*.png' ! -name report.md -delete
