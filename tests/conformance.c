@@ -208,6 +208,45 @@ static uint32_t random_workers(sw_rng *r)
     return u < 5 ? 1 + below(r, 8) : u < 8 ? 9 + below(r, 16) : 25 + below(r, 40);
 }
 
+/* Transfers' costs, and a third of the time parameters on shards behind one control plane
+ * (which reorders arrivals and adds the control plane's turns). */
+static void random_net(sw_rng *r, scenario *s)
+{
+    char shards[160] = "";
+    if (below(r, 3) == 0)
+        snprintf(shards, sizeof shards, ",shards=%u,decide=%.3g,fanout=%.3g,entry=%.3g",
+                 1 + below(r, 6), between(r, 0, 0.01), between(r, 0, 0.01), between(r, 0, 0.005));
+    arg(s, "bw=%.3g,lat=%.3g%s", between(r, 1e5, 1e10), between(r, 0, 0.5), shards);
+}
+
+/* A tiny model: real gradients, norms for dbw, losses for rlp; dense or (where every step
+ * pulls, as a sparse model's must) sparse, any optimizer, each worker its shard or the whole
+ * set. */
+static void tiny_model(sw_rng *r, scenario *s, double horizon, bool may_be_sparse)
+{
+    static const char *const dense[] = {"softmax", "mlp:h=1,u=4"};
+    static const char *const optim[] = {"sgd:momentum=0.9", "sgd:momentum=0.5,nesterov=1",
+                                        "adam"};
+    bool sparse = may_be_sparse && below(r, 4) == 0;
+    arg(s, "--data");
+    arg(s, "%s", sparse ? "sparse:n=300,test=60,dim=40,density=0.1"
+                        : "synthetic:task=logistic,d=6,n=300");
+    arg(s, "--model");
+    arg(s, "%s", sparse ? (below(r, 2) ? "svm" : "logistic") : dense[below(r, 2)]);
+    arg(s, "--batch");
+    arg(s, "4");
+    arg(s, "--eval-every");
+    arg(s, "%.3f", horizon / 5);
+    if (below(r, 3) == 0) {
+        arg(s, "--optimizer");
+        arg(s, "%s", optim[below(r, 3)]);
+    }
+    if (below(r, 3) == 0) {
+        arg(s, "--batch-mode");
+        arg(s, "sample");
+    }
+}
+
 static void draw(scenario *s, const char *syncwise, uint64_t seed, uint64_t id)
 {
     sw_rng r;
@@ -221,6 +260,9 @@ static void draw(scenario *s, const char *syncwise, uint64_t seed, uint64_t id)
     random_events(&r, s->workers, horizon, events, sizeof events, &s->slots);
     random_cluster(&r, s->slots, id, cluster, sizeof cluster);
     random_policy(&r, s->slots, policy, sizeof policy);
+    if (below(&r, 6) == 0) /* a learning rate of the policy's own (any spec takes lr=) */
+        snprintf(policy + strlen(policy), sizeof policy - strlen(policy), "%slr=%.3g",
+                 strchr(policy, ':') ? "," : ":", between(&r, 0.001, 0.03));
     arg(s, "%s", syncwise);
     arg(s, "sim");
     arg(s, "--policy");
@@ -239,26 +281,19 @@ static void draw(scenario *s, const char *syncwise, uint64_t seed, uint64_t id)
     arg(s, "%.3f", horizon * 1.5);
     arg(s, "--max-applies");
     arg(s, "%u", 50 + below(&r, 3000));
-    if (below(&r, 4) == 0) {
+    bool local_steps = below(&r, 4) == 0;
+    if (local_steps) {
         arg(s, "--get-model-frequency");
         arg(s, "%u", 2 + below(&r, 3));
     }
     if (below(&r, 4) == 0) {
         arg(s, "--net");
-        arg(s, "bw=%.3g,lat=%.3g", between(&r, 1e5, 1e10), between(&r, 0, 0.5));
+        random_net(&r, s);
     }
-    if (below(&r, 8) == 0) { /* a tiny model: real gradients, losses for rlp */
-        arg(s, "--data");
-        arg(s, "synthetic:task=logistic,d=6,n=300");
-        arg(s, "--model");
-        arg(s, "%s", below(&r, 2) ? "softmax" : "mlp:h=1,u=4");
-        arg(s, "--batch");
-        arg(s, "4");
-        arg(s, "--eval-every");
-        arg(s, "%.3f", horizon / 5);
-    } else {
+    if (below(&r, 8) == 0)
+        tiny_model(&r, s, horizon, !local_steps);
+    else
         arg(s, "--no-model");
-    }
     arg(s, "-q");
     arg(s, "--log");
     arg(s, "%s/run-%llu.jsonl", dir, (unsigned long long)id);
