@@ -224,4 +224,9 @@ expect_status 2 "compare refuses a switch to a bad spec" -- "$SW" compare --poli
 expect_output "switch to ssp:t=1" "the refusal names the event"
 expect_status 2 "a bad spec in sim's events too" -- "$SW" sim --no-model --max-time 100 \
   --events "switch:t=10,policy=dssp:lo=5,hi=2"
+for ev in "crash:w=1,t=50,policy=bsp" "join:t=50,policy=ssp:s=2" "leave:w=0,t=5,policy=asp"; do
+  expect_status 2 "a policy on an event that takes none: $ev" -- "$SW" sim --no-model \
+    --max-time 100 --events "$ev"
+  expect_output "policy= belongs to a switch" "$ev: the refusal says why"
+done
 finish

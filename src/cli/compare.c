@@ -481,6 +481,8 @@ int sw_cli_compare(int argc, char **argv)
         p.data = p.sc.data_spec ? &data : NULL;
         if (!rc) /* the model, targets and shares hold for every policy: the first says */
             rc = sw_cli_scenario_check_data(&p.sc, CMD, p.policies[0], p.data);
+        if (!rc && p.log_dir && !*p.log_dir)
+            rc = sw_cli_error(CMD, "--log-dir: an empty path: give a directory") + 1;
         if (!rc && p.log_dir && sw_cli_mkdirs(p.log_dir) != 0)
             rc = sw_cli_error(CMD, "--log-dir %s: cannot create: %s", p.log_dir, strerror(errno));
         if (!rc && (rc = run_all(&p, argc, argv, err)))

@@ -230,7 +230,7 @@ int sw__cmp_journal_start(sw__cmp_journal *j, const char *dir, const char *scena
                prev);
     }
     return sw_file_write_atomic(path, (const uint8_t *)scenario, strlen(scenario),
-                                "the comparison's scenario", err);
+                                "comparison's scenario", err);
 }
 
 char *sw__cmp_journal_take(sw__cmp_journal *j, const char *policy, uint64_t seed)

@@ -292,6 +292,8 @@ int sw_cli_report(int argc, char **argv)
     const char *out = o.out;
     if (!out || optind >= argc)
         return sw_cli_error(CMD, "give log files and -o DIR (see --help)") + 1;
+    if (!*out)
+        return sw_cli_error(CMD, "-o: an empty path: give a directory") + 1;
     if ((prc = distinct_inputs(argv + optind, argc - optind)))
         return prc;
     if (o.baselines &&

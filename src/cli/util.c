@@ -181,6 +181,10 @@ void sw_cli_set_verbosity(bool quiet, bool verbose)
 int sw_cli_mkdirs(const char *path)
 {
     char buf[4096];
+    if (!*path) { /* no directory named: mkdir's own answer for "" */
+        errno = ENOENT;
+        return -1;
+    }
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
         errno = ENAMETOOLONG;
         return -1;

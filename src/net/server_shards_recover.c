@@ -107,7 +107,7 @@ static void saved(server *s)
                     sw_crc32(0, text, (size_t)len));
     if (s->p->checkpoint &&
         sw_file_write_atomic(s->p->checkpoint, (const uint8_t *)text, (size_t)len,
-                             "the shards' checkpoint record", err))
+                             "shards' checkpoint record", err))
         sw__server_fail(s, SW_EIO, err);
 }
 

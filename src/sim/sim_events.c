@@ -88,6 +88,9 @@ static int schedule_one(sim *s, char *text, uint32_t *next_new, char *err)
     if (kind == UINT32_MAX)
         return sw_fail(err, SW_EINVAL, "unknown event '%s' (known: crash, leave, join, switch)",
                        sp.name);
+    if (policy && !to_policy)
+        return sw_fail(err, SW_EINVAL, "event '%s': policy= belongs to a switch (known: w, t)",
+                       sp.name);
     if ((kind == EV_CRASH || kind == EV_LEAVE) && w < 0)
         return sw_fail(err, SW_EINVAL, "event '%s': w=WORKER is required", text);
     if (kind == EV_JOIN && w < 0)
