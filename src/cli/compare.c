@@ -209,25 +209,32 @@ static void run_job(plan *p, job *j)
 }
 
 /* The policy with the lowest mean time among finished runs, for the progress line. */
+/* The runs of one policy that are done and did not fail (all of them once the runs end). */
+static sw_trials summarize(const plan *p, int policy)
+{
+    sw_trial *t = malloc((size_t)p->seeds * sizeof *t);
+    size_t n = 0;
+    for (size_t i = 0; t && i < p->n_runs; i++) {
+        const job *j = &p->runs[i];
+        if (j->policy == policy && j->done && !j->rc)
+            t[n++] = j->facts.trial;
+    }
+    sw_trials s = sw_trials_summarize(t, n);
+    free(t);
+    return s;
+}
+
+/* The fastest policy of the runs done, by the table's own ranking (a policy whose runs a limit
+ * cut short is not crowned for the short times). */
 static void best_so_far(const plan *p, char *out, size_t cap)
 {
-    double best = -1;
-    int who = -1;
-    for (int k = 0; k < p->n_policies; k++) {
-        double sum = 0;
-        int n = 0;
-        for (size_t i = 0; i < p->n_runs; i++)
-            if (p->runs[i].policy == k && p->runs[i].done && !p->runs[i].rc) {
-                sum += p->runs[i].facts.trial.time;
-                n++;
-            }
-        if (n && (who < 0 || sum / n < best)) {
-            best = sum / n;
-            who = k;
-        }
-    }
+    sw_trials s[MAX_POLICIES];
+    for (int k = 0; k < p->n_policies; k++)
+        s[k] = summarize(p, k);
+    int who = sw_fastest((const char *const *)p->policies, s, p->n_policies);
     if (who >= 0)
-        snprintf(out, cap, "; fastest so far %s, a mean %.0f virtual s", p->policies[who], best);
+        snprintf(out, cap, "; fastest so far %s, a mean %.0f virtual s (%ld/%ld reached)",
+                 p->policies[who], s[who].mean, s[who].reached, s[who].n);
     else
         out[0] = '\0';
 }
@@ -262,21 +269,6 @@ static void *worker(void *arg)
         }
         pthread_mutex_unlock(&p->lock);
     }
-}
-
-/* The runs of one policy that did not fail. */
-static sw_trials summarize(const plan *p, int policy)
-{
-    sw_trial *t = malloc((size_t)p->seeds * sizeof *t);
-    size_t n = 0;
-    for (size_t i = 0; t && i < p->n_runs; i++) {
-        const job *j = &p->runs[i];
-        if (j->policy == policy && !j->rc)
-            t[n++] = j->facts.trial;
-    }
-    sw_trials s = sw_trials_summarize(t, n);
-    free(t);
-    return s;
 }
 
 /* The answer in one line: the fastest policy, and by how much it beats the best baseline. */
