@@ -45,6 +45,12 @@ expect_status 0 "the longer training's file is a policy" -- "$SW" rl eval "${ins
 expect_status 2 "a resume with other learning options" -- "$SW" rl train "${short[@]}" \
   --episodes 5 --out "$TMP/more.swrl" --resume --history 5
 expect_output "another --history" "names the option"
+# Pre-training comes before the episodes: once they began, more pre-training runs would regress
+# the network on classic policies' returns in the middle of its Q-learning.
+expect_status 2 "a resume that grows pre-training after episodes" -- "$SW" rl train \
+  "${inst[@]}" --pre-instances 3 --seed 5 --episodes 6 --out "$TMP/more.swrl" --resume
+expect_output "--pre-instances cannot grow now (give 2)" "is refused, saying what to give"
+expect_no_output "pre-training 11/" "and runs nothing"
 # The instances (models, clusters, limits...) are the training's too: a resume over others would
 # mix two families in one policy.
 expect_status 2 "a resume over other instances" -- "$SW" rl train "${short[@]}" --episodes 5 \
@@ -71,6 +77,11 @@ expect_output "does not say how far its training came" "says why it cannot"
   > "$TMP/killed.out" 2>&1 &
 pid=$!
 for _ in $(seq 600); do grep -q "episode 2/200" "$TMP/killed.out" && break; sleep 0.05; done
+# A second training of the same file, while the first still writes it (held stopped), is refused.
+kill -STOP $pid 2>/dev/null
+expect_status 2 "two trainings of one file at once" -- "$SW" rl train "${short[@]}" \
+  --episodes 200 --save-every 1 --out "$TMP/killed.swrl" --resume
+expect_output "another process writes it already" "says why"
 kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
 expect_status 0 "a killed training resumes" -- "$SW" rl train "${short[@]}" --episodes 200 \
   --save-every 1 --out "$TMP/killed.swrl" --resume

@@ -33,6 +33,7 @@ typedef struct plan {
     int argc;
     char **argv;    /* this command's, for --resume to compare with the note's */
     char saved[64]; /* what the policy file holds: "pre-training run 50", "episode 25", or "" */
+    int out_lock;   /* --out's lock, held from the start to the end (sw_file_claim) */
 } plan;
 
 static const char *const layouts[] = {"paper", "momentum", "waiting", "stretch", NULL};
@@ -158,7 +159,9 @@ static int parse(int argc, char **argv, plan *p)
     const char *inputs[] = {p->rl.data_spec, p->pre_policies, p->rl.sc.cluster};
     if ((rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--out"}, &p->out, 3, inputs)))
         return rc;
-    if (sw_file_check_writable(p->out, "--out", err))
+    /* Claimed, not only checked: two trainings saving one file in turns would each overwrite
+     * the other's weights and progress, and a resume would go on from either. */
+    if (sw_file_claim(p->out, "--out", &p->out_lock, err))
         return sw_cli_error(CMD, "%s", err) + 1;
     return 0;
 }
@@ -281,6 +284,15 @@ static int resume(plan *p, sw_rl_agent **a)
              1;
     else
         rc = same_training(p, pol.note);
+    if (!rc && pol.episodes > 0 && pol.pre_runs < (uint64_t)(p->pre_instances * p->n_pre_policies))
+        rc = sw_cli_error(CMD,
+                          "--resume: %s has %llu episodes done after %llu pre-training runs: "
+                          "pre-training comes first, so --pre-instances cannot grow now "
+                          "(give %llu)",
+                          p->out, (unsigned long long)pol.episodes,
+                          (unsigned long long)pol.pre_runs,
+                          (unsigned long long)(pol.pre_runs / (uint64_t)p->n_pre_policies)) +
+             1;
     if (!rc && (pol.pre_runs > (uint64_t)(p->pre_instances * p->n_pre_policies) ||
                 pol.episodes > (uint64_t)p->episodes))
         rc = sw_cli_error(CMD,
@@ -464,13 +476,16 @@ int sw_cli_rl_train(int argc, char **argv)
               .pre_policies = default_pre,
               .pre_instances = 100,
               .episodes = 1000,
-              .save_every = 25};
+              .save_every = 25,
+              .out_lock = -1};
     sw_cli_rl_defaults(&p.rl);
     int rc = parse(argc, argv, &p);
     if (rc)
         return rc < 0 ? 0 : rc;
-    if ((rc = sw_cli_rl_load(&p.rl, CMD)))
+    if ((rc = sw_cli_rl_load(&p.rl, CMD))) {
+        sw_file_release(p.out_lock);
         return rc;
+    }
     sw_rl_agent *a = NULL;
     double t0 = sw_clock_now_s();
     rc = p.resume ? resume(&p, &a) : new_agent(&p, &a);
@@ -491,5 +506,6 @@ int sw_cli_rl_train(int argc, char **argv)
                p.episodes - episodes_before, sw_clock_now_s() - t0 - pre_s, sw_clock_now_s() - t0);
     sw_rl_agent_free(a);
     sw_data_free(&p.rl.data);
+    sw_file_release(p.out_lock);
     return rc;
 }
