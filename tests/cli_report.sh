@@ -303,4 +303,15 @@ checks=$((checks + 1))
 # --baselines spells a policy as the logs do, whatever its label in the tables.
 expect_status 0 "a baseline whose spec holds a quote and a backslash" -- "$SW" report -q \
   "$TMP/quoted.jsonl" -o "$TMP/out12" --baselines "rlp:file=$TMP/b\\d/../q\"x.swrl"
+# Two specs that differ only where the label changes them (" and ') stay two policies.
+cp "$(dirname "$0")/../policies/rlp.swrl" "$TMP/q'x.swrl"
+"$SW" sim -q --policy "rlp:file=$TMP/b\\d/../q'x.swrl" --no-model --workers 3 --max-time 50 \
+  --seed 2 --log "$TMP/quoted2.jsonl" > /dev/null
+expect_status 0 "a report of two specs of one label" -- "$SW" report "$TMP/quoted.jsonl" \
+  "$TMP/quoted2.jsonl" -o "$TMP/out13" --baselines "rlp:file=$TMP/b\\d/../q'x.swrl"
+expect_output "| 0/1 |" "each is a policy of one run"
+expect_no_output "| 0/2 |" "not one of two"
+expect_output "x.swrl #2\`" "the second labelled apart"
+OUT=$(cut -d, -f2 "$TMP/out13/targets.csv" | sort -u | wc -l)
+expect_output "3" "targets.csv has the two labels (and its header)"
 finish

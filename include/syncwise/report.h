@@ -45,7 +45,8 @@ enum {
 /* What the summary keeps of each run. */
 typedef struct sw_report_run {
     char name[256];   /* from its file: "ssp-s=3-seed1" */
-    char policy[256];
+    char spec[256];   /* its policy as its log spells it */
+    char policy[256]; /* as the tables label it (sw_report_label), one label a spec */
     uint64_t seed;
     double end_t;
     bool ended_on_target; /* its end line says so */
@@ -86,7 +87,8 @@ typedef struct sw_report {
 
 /* A policy spec as the tables label it, in place: in the tidy CSV files and gnuplot's columns a
  * comma would split its column, a double quote end it, and gnuplot reads a backslash as an
- * escape, so they become ' ', ' and /. */
+ * escape, so they become ' ', ' and /. Two specs that this makes one label (differing only in
+ * those characters) stay two policies: the report labels the second " #2", and so on. */
 void sw_report_label(char *spec);
 
 /* The file name of one of the tables (SW_CSV_RUNS, ...). */

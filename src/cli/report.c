@@ -299,8 +299,6 @@ int sw_cli_report(int argc, char **argv)
     if (o.baselines &&
         !(o.baselines_read = sw_cli_policy_list_joined(CMD, "--baselines", o.baselines, 64)))
         return 2;
-    if (o.baselines_read) /* as the runs' policies are labelled */
-        sw_report_label(o.baselines_read);
     /* Made in a directory of its own inside DIR and moved in whole: a report refused midway
      * leaves DIR as it was, not half rewritten. */
     char tmp[4096];

@@ -180,14 +180,37 @@ void sw_report_label(char *spec)
         *c = *c == ',' ? ' ' : *c == '"' ? '\'' : *c == '\\' ? '/' : *c;
 }
 
+/* The label of spec in r's tables: that of an earlier run of the same spec, else
+ * sw_report_label's, with " #2", " #3"... while an earlier run of another spec has it. */
+static void unique_label(const sw_report *r, const char *spec, char *label, size_t cap)
+{
+    for (uint32_t i = 0; i < r->n_runs; i++)
+        if (!strcmp(r->runs[i].spec, spec)) {
+            snprintf(label, cap, "%s", r->runs[i].policy);
+            return;
+        }
+    char base[256];
+    snprintf(base, sizeof base, "%s", spec);
+    sw_report_label(base);
+    snprintf(label, cap, "%s", base);
+    for (int k = 2;; k++) {
+        bool taken = false;
+        for (uint32_t i = 0; i < r->n_runs && !taken; i++)
+            taken = !strcmp(r->runs[i].policy, label);
+        if (!taken)
+            return;
+        snprintf(label, cap, "%.240s #%d", base, k);
+    }
+}
+
 static int on_start(void *ctx, const sw_run_info *info, size_t line, char *err)
 {
     run_state *s = ctx;
     if (s->state)
         return on_restart(s, info, line, err);
     note_setting(s->r, s, info);
-    snprintf(s->policy, sizeof s->policy, "%s", info->policy);
-    sw_report_label(s->policy);
+    snprintf(s->run.spec, sizeof s->run.spec, "%s", info->policy);
+    unique_label(s->r, s->run.spec, s->policy, sizeof s->policy);
     snprintf(s->model, sizeof s->model, "%s", info->model);
     s->r->real_time |= strcmp(info->driver, "sim") != 0;
     s->workers = info->workers;

@@ -123,25 +123,35 @@ static double shared_target(const sw_report *r, double given)
     return t;
 }
 
-/* Every baseline named is a policy of the runs (a typo would leave no speedup at all). */
-static int baselines_ran(const sw_report *r, const char *baselines, char *err)
+/* The baselines named (specs as the logs spell them, ';' between them) as the tables label
+ * their runs, into *labels (the caller frees it); SW_EINVAL, said in err, when one is the policy
+ * of no run (a typo would leave no speedup at all). */
+static int baseline_labels(const sw_report *r, const char *baselines, char **labels, char *err)
 {
-    for (const char *b = baselines; b && *b; b += strcspn(b, ";"), b += *b == ';') {
-        int len = (int)strcspn(b, ";"), found = 0;
-        for (uint32_t i = 0; i < r->n_runs && !found; i++)
-            found = (int)strlen(r->runs[i].policy) == len && !strncmp(r->runs[i].policy, b, len);
-        if (!found && len)
+    size_t cap = 1;
+    for (uint32_t i = 0; i < r->n_runs; i++)
+        cap += sizeof r->runs[i].policy + 1;
+    char *out = calloc(1, cap), *at = out;
+    if (!(*labels = out))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    for (const char *b = baselines; *b; b += strcspn(b, ";"), b += *b == ';') {
+        int len = (int)strcspn(b, ";");
+        const sw_report_run *run = NULL;
+        for (uint32_t i = 0; i < r->n_runs && !run; i++)
+            if ((int)strlen(r->runs[i].spec) == len && !strncmp(r->runs[i].spec, b, len))
+                run = &r->runs[i];
+        if (!run && len)
             return sw_fail(err, SW_EINVAL, "--baselines: '%.*s' is the policy of no run (a "
                            "baseline is spelled as the logs' start lines spell it)", len, b);
+        if (run) /* each label fits: cap holds every run's */
+            at += sprintf(at, "%s%s", at == out ? "" : ";", run->policy);
     }
     return 0;
 }
 
-int sw_report_summarize(sw_report *r, double target_acc, const char *baselines, char *err)
+/* sw_report_summarize with the baselines as the tables label them. */
+static int summarize(sw_report *r, double target_acc, const char *baselines, char *err)
 {
-    int rc = baselines_ran(r, baselines, err);
-    if (rc)
-        return rc;
     for (uint32_t i = 0; i < r->n_runs && target_acc > 0; i++)
         if (r->runs[i].regress)
             return sw_fail(err, SW_EINVAL,
@@ -190,6 +200,16 @@ int sw_report_summarize(sw_report *r, double target_acc, const char *baselines, 
     free(names);
     free(s);
     return 0;
+}
+
+int sw_report_summarize(sw_report *r, double target_acc, const char *baselines, char *err)
+{
+    char *labels = NULL;
+    int rc = baselines ? baseline_labels(r, baselines, &labels, err) : 0;
+    if (!rc)
+        rc = summarize(r, target_acc, labels, err);
+    free(labels);
+    return rc;
 }
 
 static void write_answer(const sw_report *r, FILE *md)
