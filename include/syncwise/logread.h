@@ -6,18 +6,20 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define SW_LOG_MAX_FIELDS 24
-/* The largest seed a log keeps exactly: its numbers are read as doubles, whole up to 2^53, and
- * the commands that write logs take no larger one. */
+/* The largest seed the commands that write logs take: a log's numbers are doubles to a JSON
+ * reader that knows no other (whole up to 2^53). This reader reads a seed's digits exactly
+ * (sw_log_whole), so a log of an older version with a larger seed still opens. */
 #define SW_LOG_MAX_SEED 0x1p53
 
 typedef struct sw_log_field {
     char key[24];
     char str[1024]; /* string values (the longest a log holds: a cluster spec, run.h's
                      * sw_run_info); empty for numbers */
-    double num;    /* number values; 0 for strings */
+    double num;    /* number values; 0 for strings (str then holds the number's text) */
     bool is_str;
 } sw_log_field;
 
@@ -35,6 +37,9 @@ int sw_log_parse_line(const char *text, sw_log_line *out, char *err);
 
 /* A field's number (dflt when absent or a string) and string (NULL when absent or a number). */
 double sw_log_num(const sw_log_line *l, const char *key, double dflt);
+/* A field written as digits alone, exactly, into *out: false when absent, a string, or not such
+ * a number up to 2^64 - 1 (a sign, a fraction, an exponent). */
+bool sw_log_whole(const sw_log_line *l, const char *key, uint64_t *out);
 const char *sw_log_str(const sw_log_line *l, const char *key);
 
 #endif

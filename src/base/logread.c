@@ -3,6 +3,7 @@
  * true/false/null are refused, since our logs never hold them. */
 #include "syncwise/logread.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -121,6 +122,8 @@ static const char *read_field(const char *p, sw_log_field *f, const char **why)
         *why = "a number out of range (or not finite)";
     if (end == p || errno == ERANGE || !isfinite(f->num))
         return NULL;
+    /* The number's text too, for a whole number beyond a double's exact ones (a seed). */
+    snprintf(f->str, sizeof f->str, "%.*s", (int)(end - p), p);
     return end;
 }
 
@@ -162,6 +165,20 @@ static const sw_log_field *find(const sw_log_line *l, const char *key)
         if (strcmp(l->f[i].key, key) == 0)
             return &l->f[i];
     return NULL;
+}
+
+bool sw_log_whole(const sw_log_line *l, const char *key, uint64_t *out)
+{
+    const sw_log_field *f = find(l, key);
+    if (!f || f->is_str || !isdigit((unsigned char)f->str[0]))
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(f->str, &end, 10);
+    if (errno || *end)
+        return false;
+    *out = v;
+    return true;
 }
 
 double sw_log_num(const sw_log_line *l, const char *key, double dflt)

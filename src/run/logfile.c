@@ -62,19 +62,23 @@ static void copy(char *dst, size_t cap, const char *src)
 static int read_start(const sw_log_line *l, sw_run_info *s, char *err)
 {
     memset(s, 0, sizeof *s);
-    double slots = 0, workers = 0, seed = 0, V = 0, params = 0, batch = 0;
+    double slots = 0, workers = 0, V = 0, params = 0, batch = 0;
     int rc;
     if (!sw_log_str(l, "policy"))
         return sw_fail(err, SW_EFORMAT, "the start line names no \"policy\"");
     if ((rc = whole(l, "slots", 1u << 24, NAN, &slots, err)) ||
         (rc = whole(l, "workers", 1u << 24, 0, &workers, err)) ||
-        (rc = whole(l, "seed", SW_LOG_MAX_SEED, 0, &seed, err)) ||
         (rc = whole(l, "V", 0x1p53, 0, &V, err)) ||
         (rc = whole(l, "params", 0x1p53, 0, &params, err)) ||
         (rc = whole(l, "batch", 1u << 30, 0, &batch, err)))
         return rc;
     if (slots < 1)
         return sw_fail(err, SW_EFORMAT, "the start line's \"slots\" is 0");
+    /* Read exactly, as written: an older version wrote seeds up to 2^64 - 1. */
+    bool has_seed = sw_log_str(l, "seed") || !isnan(sw_log_num(l, "seed", NAN));
+    if (has_seed && !sw_log_whole(l, "seed", &s->seed))
+        return sw_fail(err, SW_EFORMAT, "the start line's \"seed\" is not a whole number in "
+                       "[0, 2^64 - 1]");
     copy(s->policy, sizeof s->policy, sw_log_str(l, "policy"));
     copy(s->model, sizeof s->model, sw_log_str(l, "model"));
     copy(s->cluster, sizeof s->cluster, sw_log_str(l, "cluster"));
@@ -83,7 +87,6 @@ static int read_start(const sw_log_line *l, sw_run_info *s, char *err)
          sw_log_str(l, "optimizer") ? sw_log_str(l, "optimizer") : "sgd");
     s->slots = (uint32_t)slots;
     s->workers = (uint32_t)workers;
-    s->seed = (uint64_t)seed;
     s->version = (uint64_t)V;
     s->params = (size_t)params;
     s->batch = (uint32_t)batch;

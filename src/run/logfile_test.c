@@ -107,6 +107,26 @@ static void older_start_lines_read_with_their_defaults(void **state)
     assert_string_equal(out.info.optimizer, "sgd");
 }
 
+/* Seeds are read as written, digit for digit: an older version wrote seeds above 2^53, which a
+ * double would round. */
+static void seeds_beyond_a_double_read_exactly(void **state)
+{
+    (void)state;
+    seen out = {0};
+    char err[SW_ERR_LEN];
+    sw_run_reader r = {.start = on_start, .ctx = &out};
+    assert_int_equal(sw_run_read_text("{\"t\":0,\"ev\":\"start\",\"policy\":\"bsp\",\"slots\":2,"
+                                      "\"seed\":18446744073709551615,\"driver\":\"sim\"}\n",
+                                      &r, err),
+                     0);
+    assert_true(out.info.seed == UINT64_MAX);
+    assert_int_equal(sw_run_read_text("{\"t\":0,\"ev\":\"start\",\"policy\":\"bsp\",\"slots\":2,"
+                                      "\"seed\":9007199254740993,\"driver\":\"sim\"}\n",
+                                      &r, err),
+                     0);
+    assert_true(out.info.seed == 9007199254740993ull); /* 2^53 + 1, which no double holds */
+}
+
 /* A start line of bsp with `fields` after `slots` (its "slots" field, or "") is refused as a
  * format error whose message says `want`, and reaches no callback. */
 static void expect_start_refused(const char *fields, const char *slots, const char *want)
@@ -134,6 +154,9 @@ static void start_fields_out_of_their_domain_are_refused(void **state)
         {"\"slots\":0", "\"slots\""},
         {"\"slots\":2.5", "\"slots\""},
         {"\"seed\":-1", "\"seed\""},
+        {"\"seed\":2.5", "\"seed\""},
+        {"\"seed\":\"7\"", "\"seed\""},
+        {"\"seed\":18446744073709551616", "\"seed\""}, /* 2^64 */
         {"\"workers\":\"ten\"", "\"workers\""}, /* a number as text is not one */
         {"\"slots\":\"2\"", "\"slots\""},
         {"\"lr\":\"0.1\"", "\"lr\""},
@@ -192,6 +215,7 @@ int main(void)
         cmocka_unit_test(lines_json_allows_but_a_log_never_holds_are_named),
         cmocka_unit_test(start_and_end_lines_round_trip),
         cmocka_unit_test(older_start_lines_read_with_their_defaults),
+        cmocka_unit_test(seeds_beyond_a_double_read_exactly),
         cmocka_unit_test(start_fields_out_of_their_domain_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
