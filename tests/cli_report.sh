@@ -277,6 +277,16 @@ expect_status 0 "a report with a log cut short" -- "$SW" report "$TMP/short/asp-
 expect_output "1 run (short-cut) stops without an end line" "says which"
 OUT=$(grep '^| `asp`' "$TMP/out9/report.md")
 expect_output "| 0/1 |" "and counts only the finished run"
+# Cut after the evaluation that met the run's own target (only the end line lost): it reached
+# the target there, with --target-acc given or not.
+head -n -1 "$TMP/short/bsp-seed1.jsonl" > "$TMP/bsp-cut.jsonl"
+for given in "" "--target-acc 0.8"; do
+  expect_status 0 "a report of a log cut after its target ${given:-(its own)}" -- "$SW" report \
+    $given "$TMP/bsp-cut.jsonl" -o "$TMP/out9b"
+  expect_no_output "without an end line" "${given:-its own target}: not said to stop short"
+  OUT=$(grep '^| `bsp`' "$TMP/out9b/report.md")
+  expect_output "| 1/1 |" "${given:-its own target}: it reached it"
+done
 # A policy whose spec holds a double quote and a backslash (a file's name): the tables and the
 # plots still read it, as a label.
 cp "$(dirname "$0")/../policies/rlp.swrl" "$TMP/q\"x.swrl"

@@ -8,11 +8,15 @@
 #include "syncwise/err.h"
 #include "syncwise/report.h"
 
-/* The time run i reached the target, or -1. */
+/* The time run i reached the target (given, else its own), or -1. A run ends on its own
+ * target accuracy at the first evaluation that meets it, so a log cut short of its end line
+ * after such an evaluation reached it there. */
 static double reached_at(const sw_report_run *run, double target)
 {
-    if (target <= 0)
+    if (target <= 0 && (run->finished || !(run->target_acc > 0)))
         return run->ended_on_target ? run->end_t : -1;
+    if (target <= 0)
+        target = run->target_acc;
     for (size_t k = 0; k < run->n_evals; k++)
         if (run->eval_acc[k] >= target)
             return run->eval_t[k];
