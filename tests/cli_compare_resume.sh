@@ -79,9 +79,10 @@ expect_output "\"rlp:file=$TMP/q\"\"x.swrl\",2," "the quote doubled"
 expect_status 0 "its resume" -- "$SW" compare "${quoted[@]}" --seeds 3 --log-dir "$TMP/quoted" \
   --resume
 expect_output "4 of the 6 runs were done" "reads its rows back"
-# The order of the options and their spelling do not matter; their values do.
-expect_status 0 "another order" -- "$SW" compare --max-time=3000 --seeds 9 \
-  --target-acc 0.8 --lr 0.1 --model softmax --data "synthetic:task=logistic,d=10,n=2000" \
+# The order of the options and their spelling do not matter (a number's either: .8 is 0.8);
+# their values do.
+expect_status 0 "another order" -- "$SW" compare --max-time=3e3 --seeds 9 \
+  --target-acc .80 --lr 0.1 --model softmax --data "synthetic:task=logistic,d=10,n=2000" \
   --workers 4 --policies "bsp;asp;ssp:s=2" --log-dir "$TMP/whole" --resume
 expect_output "27 of the 27 runs were done: 0 to run" "is the same scenario"
 expect_status 1 "another scenario" -- "$SW" compare "${scenario[@]}" --seeds 8 --lr 0.2 \

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "opts.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -218,7 +219,34 @@ typedef struct given_options {
     size_t n;
     bool given[MAX_OPTS];
     const char *value[MAX_OPTS];
+    char number[MAX_OPTS][32]; /* a number's value as the record spells it */
 } given_options;
+
+/* A number as one spelling: .75, 0.75 and 7.5e-1 are one value, and so one record. */
+static const char *canonical(const sw_opt *o, const char *arg, char *out, size_t cap)
+{
+    char *end;
+    errno = 0;
+    if (o->type == SW_OPT_F32 || o->type == SW_OPT_F64 || o->type == SW_OPT_MS) {
+        double d = strtod(arg, &end);
+        if (!errno && end != arg && !*end) {
+            for (int digits = 1; digits <= 17; digits++) { /* the shortest that reads back */
+                snprintf(out, cap, "%.*g", digits, d);
+                if (strtod(out, NULL) == d)
+                    break;
+            }
+            return out;
+        }
+    } else if (o->type == SW_OPT_U32 || o->type == SW_OPT_LONG || o->type == SW_OPT_SIZE ||
+               o->type == SW_OPT_U64) {
+        unsigned long long u = strtoull(arg, &end, 10);
+        if (!errno && end != arg && !*end && *arg != '-') {
+            snprintf(out, cap, "%llu", u);
+            return out;
+        }
+    }
+    return arg;
+}
 
 static int note_one(void *ctx, const sw_opt *o, int code, const char *arg)
 {
@@ -227,7 +255,8 @@ static int note_one(void *ctx, const sw_opt *o, int code, const char *arg)
     for (size_t i = 0; o && i < g->n; i++)
         if (g->rows[i] == o) {
             g->given[i] = true;
-            g->value[i] = takes_arg(o) ? arg : NULL;
+            g->value[i] = takes_arg(o) ? canonical(o, arg, g->number[i], sizeof g->number[i])
+                                       : NULL;
         }
     return 0;
 }

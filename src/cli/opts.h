@@ -75,8 +75,9 @@ int sw_cli_parse(const sw_cmd_opts *c, int argc, char **argv, void *opts, int *f
 /* The options of `table` (one of c's tables; NULL: all of them) that argv sets, after
  * sw_cli_parse accepted it (options it does not know are passed over):
  * one line "--name VALUE" (or "--name" for a flag) each, with the last value given, in the
- * table's order whatever argv's, leaving out the names in `skip` (NULL-ended). So two command
- * lines give the same text when they set those options alike. 0, or -1 when cap is too small. */
+ * table's order whatever argv's, leaving out the names in `skip` (NULL-ended); a number in its
+ * shortest spelling (.75 and 0.750 are 0.75). So two command lines give the same text when they
+ * set those options alike. 0, or -1 when cap is too small. */
 int sw_cli_options_given(const sw_cmd_opts *c, int argc, char **argv, const sw_opt *table,
                          const char *const *skip, char *out, size_t cap);
 
