@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,11 +231,11 @@ static const char *canonical(const sw_opt *o, const char *arg, char *out, size_t
     if (o->type == SW_OPT_F32 || o->type == SW_OPT_F64 || o->type == SW_OPT_MS) {
         double d = strtod(arg, &end);
         if (!errno && end != arg && !*end) {
-            for (int digits = 1; digits <= 17; digits++) { /* the shortest that reads back */
-                snprintf(out, cap, "%.*g", digits, d);
-                if (strtod(out, NULL) == d)
-                    break;
-            }
+            int digits = 1; /* the fewest that read back, and no exponent on a whole number */
+            while (digits < 17 && (snprintf(out, cap, "%.*g", digits, d), strtod(out, NULL) != d))
+                digits++;
+            int whole = fabs(d) >= 1 && fabs(d) < 1e17 ? (int)floor(log10(fabs(d))) + 1 : 0;
+            snprintf(out, cap, "%.*g", digits > whole ? digits : whole, d);
             return out;
         }
     } else if (o->type == SW_OPT_U32 || o->type == SW_OPT_LONG || o->type == SW_OPT_SIZE ||
