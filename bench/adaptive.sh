@@ -107,11 +107,15 @@ cnn_run() { # name, a, then the protocol's arguments: runs it, keeps seed 1's pl
   fi
   local first check
   if [ -f "$logs/results.csv" ] && [ "$(count "$logs"/*.jsonl)" -lt "$(rows "$logs" '[0-9]*')" ]; then
-    # rows from another sitting (their logs are not here): the first one again, before adding
-    first=$(sed -n '2s/^"\(\([^"]\|""\)*\)".*/\1/p' "$logs/results.csv" | sed 's/""/"/g')
-    check=$(mktemp -d)
-    same_as_kept "$logs/results.csv" "$check" "$first" "${scenario[@]}"
-    rm -rf "$check"
+    # rows from another sitting (their logs are not here): a seed-1 row again (rows come in the
+    # order runs end, so the first need not be seed 1), before adding to them
+    first=$(sed -n 's/^"\(\([^"]\|""\)*\)",1,.*/\1/p' "$logs/results.csv" | head -1 |
+            sed 's/""/"/g')
+    if [ -n "$first" ]; then
+      check=$(mktemp -d)
+      same_as_kept "$logs/results.csv" "$check" "$first" "${scenario[@]}"
+      rm -rf "$check"
+    fi
   fi
   run "$name" "${scenario[@]}" --seeds "${seeds:-20}" --log-dir "$logs" \
     --baselines "$(grep -o 'backup:[^;"]*' <<< "$2" | paste -sd';')" "${resume[@]}"
