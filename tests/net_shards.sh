@@ -227,6 +227,10 @@ expect_output "the model at the run's end is $TMP/server.ckpt.model" "says where
 expect_status 0 "eval of the sharded run's model" -- "$SW" eval --model-file \
   "$TMP/server.ckpt.model" --data "$DATA"
 expect_output "version $version" "at the run's last version"
+cp "$TMP/server.ckpt" "$TMP/record-alone"
+expect_status 1 "eval of a record with no model beside it" -- "$SW" eval --model-file \
+  "$TMP/record-alone"
+expect_output "there is no $TMP/record-alone.model" "says there is none, not where it is"
 
 # The only shard killed while workers push without pause (bsp: a barrier of three, so a push is
 # almost always on its way): a push the shard took to its death, told to no one, is sent again

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model_internal.h"
 #include "syncwise/bytes.h"
@@ -91,12 +92,17 @@ int sw_ckpt_save(const char *path, const sw_ckpt *c, char *err)
 static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, uint32_t *version,
                          const char *path, char *err)
 {
-    if (len >= 4 && !memcmp(b, "run=", 4)) /* server --shards --checkpoint's text */
+    if (len >= 4 && !memcmp(b, "run=", 4)) { /* server --shards --checkpoint's text */
+        char model[4096];
+        snprintf(model, sizeof model, "%s.model", path);
+        bool there = access(model, F_OK) == 0;
         return sw_fail(err, SW_EFORMAT,
                        "%s is a sharded server's record of the version its "
-                       "shards saved, not a model (a slice in each shard's file): the model at "
-                       "the run's end is %s.model",
-                       path, path);
+                       "shards saved, not a model (a slice in each shard's file): %s %s%s",
+                       path, there ? "the model at the run's end is" : "there is no", model,
+                       there ? "" : " (the server writes it at the end of a run whose shards it "
+                       "reached: this run was killed, or is still going)");
+    }
     if (len < FIXED_BYTES + 4 || memcmp(b, MAGIC, 4) != 0)
         return sw_fail(err, SW_EFORMAT, "%s: not a syncwise checkpoint (bad magic or too short)",
                        path);

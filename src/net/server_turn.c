@@ -1,10 +1,12 @@
 /* The server's turns: what arrived on its sockets, then what is due (a dead worker, the
  * policy's wake-up, an evaluation, the stopping rules, a checkpoint). The loop of
  * syncwise/transport.h gives them, on the real clock or a fake one. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "server_internal.h"
 #include "syncwise/check.h"
@@ -164,12 +166,23 @@ int sw__server_checkpoint(server *s, char *err)
 int sw__server_save_gathered(server *s, char *err)
 {
     const sw__shards *h = &s->shards;
-    if (!s->p->checkpoint || !h->n || !h->have_theta ||
-        h->theta_version != sw_engine_version(s->engine))
+    if (!s->p->checkpoint || !h->n)
         return 0;
-    sw_ckpt c = model_ckpt(s, h->theta, h->theta_version);
     char path[4096];
     snprintf(path, sizeof path, "%s.model", s->p->checkpoint);
+    uint64_t V = sw_engine_version(s->engine);
+    if (!h->have_theta || h->theta_version != V) {
+        /* No model of this run's end: an earlier run's file would pass for one. */
+        if (unlink(path) == 0 || errno != ENOENT)
+            sw_log(SW_LOG_WARN, "%s: not written, and an earlier one removed: the shards' "
+                   "last gathered parameters are not of the run's end (version %llu)",
+                   path, (unsigned long long)V);
+        else
+            sw_log(SW_LOG_WARN, "%s: not written: the shards' last gathered parameters are "
+                   "not of the run's end (version %llu)", path, (unsigned long long)V);
+        return 0;
+    }
+    sw_ckpt c = model_ckpt(s, h->theta, h->theta_version);
     return sw_ckpt_save(path, &c, err);
 }
 
