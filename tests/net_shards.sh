@@ -281,6 +281,7 @@ wait "${WPIDS[@]}" "${SHPIDS[@]}" 2>/dev/null
 # server's record names, the workers join again by themselves, and the run goes on from there.
 # Until a worker has joined the new server, the shards refuse its messages as a non-member's.
 WPIDS=()
+rm -f "$TMP"/shard*.ckpt* # a fresh run: no slice to overwrite
 start_shards 2 --checkpoint "$TMP/shard@J@.ckpt" -v
 start_server bsp --target-acc 0.95 --wait-workers 2 --checkpoint "$TMP/server2.ckpt" \
   --checkpoint-applies 10
@@ -385,6 +386,14 @@ expect_output "--resume needs --checkpoint" "the error says what is missing"
 expect_status 1 "shard --resume from nothing" -- "$SW" shard --bind "tcp://127.0.0.1:*" \
   --checkpoint "$TMP/none.ckpt" --resume
 expect_output "none.ckpt" "the error names the file"
+# A slice an earlier run saved is not overwritten by a shard started afresh (a forgotten --resume).
+cp "$TMP/shard0.ckpt" "$TMP/kept.ckpt"
+expect_status 1 "a shard started afresh over a saved slice" -- "$SW" shard \
+  --bind "tcp://127.0.0.1:*" --checkpoint "$TMP/kept.ckpt"
+expect_output "would overwrite it: --resume goes on from it" "says why, and what to do"
+checks=$((checks + 1))
+cmp -s "$TMP/shard0.ckpt" "$TMP/kept.ckpt" ||
+  { echo "FAIL: the refused shard changed the file"; failures=$((failures + 1)); }
 
 # What a sharded run does not take yet is refused before anything starts.
 SHARDS="tcp://127.0.0.1:1"

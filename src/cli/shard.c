@@ -27,7 +27,8 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "checkpoint", 0, AT(p.checkpoint), 0, 0, "FILE",
                 "checkpoint the slice there when the server says (it\n"
                 "does on its --checkpoint schedule); the one before is\n"
-                "kept as FILE.prev")},
+                "kept as FILE.prev (a FILE that is not empty is refused\n"
+                "without --resume)")},
     {SW_OPT_ROW(SW_OPT_FLAG, "resume", 0, AT(p.resume), 0, 0, NULL,
                 "start from the checkpoint and rejoin its run: every\n"
                 "shard goes back to that version, and the run goes on")},

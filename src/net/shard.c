@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kv_text.h"
 #include "shard_internal.h"
@@ -442,6 +443,13 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     snprintf(prev, sizeof prev, "%s.prev", p->checkpoint ? p->checkpoint : "");
     if (!rc && p->checkpoint)
         rc = sw_file_check_writable(prev, "--checkpoint's FILE.prev", err);
+    struct stat st; /* as the server: a slice of a trained model is not lost to a typo */
+    if (!rc && p->checkpoint && !p->resume && stat(p->checkpoint, &st) == 0 && st.st_size > 0)
+        rc = sw_fail(err, SW_ESTATE,
+                     "%s is not empty (an earlier run's slice?), and a shard started afresh "
+                     "would overwrite it: --resume goes on from it; to start afresh, remove it "
+                     "or name another file",
+                     p->checkpoint);
     if (!rc)
         rc = sw_listen(net, &h->sock, &lp, err);
     if (!rc && p->endpoint_file)
