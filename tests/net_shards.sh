@@ -154,6 +154,17 @@ fi
 wait "${WPIDS[@]}"
 expect_shards "dbw on 2 shards"
 
+# The learned policy that picks a classic one at the start (rlswitch:choose=once) reads no loss,
+# so it runs on shards, and keeps its promise there.
+WPIDS=()
+start_shards 2
+start_server rlswitch:choose=once --target-acc 0.9 --wait-workers 2 --momentum 0.9 --lr 0.01
+for i in 1 2; do start_worker; done
+expect_server "rlswitch:choose=once on 2 shards"
+expect_output "target reached" "it reaches 0.9"
+wait "${WPIDS[@]}"
+expect_shards "rlswitch:choose=once on 2 shards"
+
 # A worker killed mid-run and a late joiner: the run completes, versions carry on, and ctl
 # status shows the shards.
 WPIDS=()
@@ -397,7 +408,8 @@ cmp -s "$TMP/shard0.ckpt" "$TMP/kept.ckpt" ||
 
 # What a sharded run does not take yet is refused before anything starts.
 SHARDS="tcp://127.0.0.1:1"
-for bad in "--policy actions" "--apply-threads 2 --policy asp"; do
+for bad in "--policy actions" "--policy rlswitch" "--policy rlswitch:choose=stretch" \
+  "--apply-threads 2 --policy asp"; do
   expect_status 2 "server --shards $bad" -- "$SW" server --shards "$SHARDS" $bad --max-time 1
   expect_output "shards" "server --shards $bad: the error names the shards"
 done

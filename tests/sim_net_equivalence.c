@@ -540,7 +540,7 @@ static void on_shards(scenario sc)
 
 /* A sharded server: its engine decides as the simulator's on the facts the shards report
  * (DBW's on the norms they report of each push and apply, which here come before the next
- * decision), and the shards hold the model an unsharded server would, dense or sparse (whose
+ * decision; the learned policy that chooses once, on none), and the shards hold the model an unsharded server would, dense or sparse (whose
  * workers pull and push at the shards their batches touch). */
 static void sharded(void **state)
 {
@@ -557,6 +557,7 @@ static void sharded(void **state)
         {.policy = "asp", .switch_to = "ssp:s=1", .optim = "adam"},
         {.policy = "dbw", .switch_to = "bdbw"},
         {.policy = "bdbw", .switch_to = "dbw", .optim = "adam"},
+        {.policy = RLSWITCH_ONCE, .switch_to = "asp", .optim = "sgd:momentum=0.9"},
     };
     for (size_t i = 0; i < sizeof policies / sizeof *policies; i++) {
         scenario sc = policies[i];

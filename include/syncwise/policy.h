@@ -43,7 +43,7 @@ typedef struct sw_policy_ops {
     const char *keys; /* accepted parameter names, for error messages ("s", "" or NULL) */
     const char *help; /* one line for --help */
     size_t state_size;
-    unsigned wants;   /* SW_WANT_* flags */
+    unsigned wants;   /* SW_WANT_* flags (every spec's, unless wants_of says otherwise) */
     /* Its applies may run on other threads, after its decisions (sw_engine_params.concurrent):
      * it applies each accepted gradient alone, on arrival, drops none and reads nothing of θ
      * or of the gradients. */
@@ -67,6 +67,10 @@ typedef struct sw_policy_ops {
     void (*on_tick)(void *state, const sw_engine_view *v, sw_decision *d);
     /* Releases what init acquired. NULL: nothing to release. */
     void (*fini)(void *state);
+    /* What a spec of this policy wants, where its parameters change it (rlswitch's choose=once
+     * reads no loss, so it pays no probe and runs on shards); the spec parsed, unchecked. NULL:
+     * `wants` for every spec. */
+    unsigned (*wants_of)(const sw_spec *spec);
 } sw_policy_ops;
 
 /* Parameter defaults: the one copy that the policies and the promise checker
@@ -95,6 +99,12 @@ int sw_policy_register(const sw_policy_ops *ops, char *err);
  * gives every syncwise command its policies through this function, a NULL-terminated list
  * (examples/custom_policy/half_barrier.c builds as one). */
 const sw_policy_ops *const *sw_plugin_policies(void);
+
+/* What a spec wants of the engine (SW_WANT_* flags): ops->wants_of's answer, else ops->wants.
+ * sw_policy_spec_wants reads a spec's text (0 for one that does not parse or names no policy:
+ * the engine refuses those, saying why). */
+unsigned sw_policy_wants(const sw_policy_ops *ops, const sw_spec *spec);
+unsigned sw_policy_spec_wants(const char *spec);
 
 /* Comma-separated names of every policy, for "unknown policy" messages. */
 const char *sw_policy_names(void);

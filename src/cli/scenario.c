@@ -28,11 +28,11 @@ static void warn_blind(const char *policy)
 {
     char name[SW_SPEC_NAME_LEN];
     snprintf(name, sizeof name, "%.*s", (int)strcspn(policy, ":"), policy);
-    const sw_policy_ops *o = sw_policy_find(name);
-    if (o && (o->wants & (SW_WANT_LOSS | SW_WANT_SQ_NORM)))
+    unsigned wants = sw_policy_spec_wants(policy);
+    if (wants & (SW_WANT_LOSS | SW_WANT_SQ_NORM))
         sw_log(SW_LOG_WARN, "%s decides from the model's %s, which a run without a model "
                "(--no-model) does not have: it sees zeros", name,
-               (o->wants & SW_WANT_LOSS) ? "loss" : "gradient norms");
+               (wants & SW_WANT_LOSS) ? "loss" : "gradient norms");
 }
 
 int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *const *policies, int n)

@@ -21,6 +21,10 @@ int sw__engine_optim_new(sw_engine *e, const sw_engine_params *p, char *err)
                        "concurrent applies (--apply-threads) take plain SGD "
                        "only: momentum and Adam keep a state that applies must update one at "
                        "a time");
+    /* Without parameters (its driver's shards apply) there is no state to keep; the policies
+     * still see the optimizer in their env (a learned policy reads the momentum). */
+    if (p->n_params == 0)
+        return 0;
     int rc = sw_optim_init(&e->opt, &p->optim, p->n_params, err);
     if (rc || !p->optim_init)
         return rc;
@@ -36,7 +40,7 @@ int sw__engine_optim_new(sw_engine *e, const sw_engine_params *p, char *err)
 
 static bool probing(const sw_engine *e)
 {
-    return (e->ops->wants & SW_WANT_LOSS) && e->p.loss_probe && e->p.n_params;
+    return (e->wants & SW_WANT_LOSS) && e->p.loss_probe && e->p.n_params;
 }
 
 static double probe(sw_engine *e)
@@ -68,7 +72,7 @@ void sw__engine_apply(sw_engine *e, float lr_scale, double t)
     if (probe_loss && isnan(e->loss_now))
         e->loss_now = probe(e);
     double sum_sq = 0;
-    double *want_sq = (e->ops->wants & SW_WANT_SQ_NORM) ? &sum_sq : NULL;
+    double *want_sq = (e->wants & SW_WANT_SQ_NORM) ? &sum_sq : NULL;
     if (e->opt.m) { /* momentum or Adam on the mean gradient, sum / count */
         sw__gradbuf_apply_optim(&e->buf, &e->opt, sw__engine_writable_theta(e), 1.0f / (float)count,
                                 sw_engine_lr(e) * lr_scale, e->p.weight_decay, want_sq);
@@ -77,7 +81,7 @@ void sw__engine_apply(sw_engine *e, float lr_scale, double t)
         sw__gradbuf_apply(&e->buf, sw__engine_writable_theta(e), lr, e->p.weight_decay * (float)count,
                           want_sq);
     }
-    if ((e->ops->wants & SW_WANT_SQ_NORM) && e->p.n_params) /* else the driver reports them */
+    if ((e->wants & SW_WANT_SQ_NORM) && e->p.n_params) /* else the driver reports them */
         e->view.norms = (sw_apply_norms){.version = e->view.version + 1, .n = count,
                                          .sq_norms = e->view.buffered_sq_norm, .sum_sq = sum_sq};
     /* One probe per apply: the loss after this apply is the loss before the next one. */

@@ -77,7 +77,8 @@ static int finish_spec(const sw_spec *spec, const sw_policy_ops *o, char *err)
 /* The policy of spec `text`: `own` when not NULL (the caller's own ops), else the registered
  * one of that name; *lr gets the spec's own learning rate (NAN when it sets none). */
 static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
-                       const sw_policy_ops **ops, void **state, float *lr, char *err)
+                       const sw_policy_ops **ops, void **state, float *lr, unsigned *wants,
+                       char *err)
 {
     sw_spec spec;
     int rc = sw_spec_parse(&spec, text, err);
@@ -90,16 +91,16 @@ static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
     if (!o)
         return sw_fail(err, SW_ENOTFOUND, "unknown policy '%s' (known: %s)", spec.name,
                        sw_policy_names());
+    unsigned w = sw_policy_wants(o, &spec);
     if (e->p.concurrent && !o->concurrent)
         return sw_fail(err, SW_EINVAL,
                        "policy '%s' cannot run with concurrent applies "
                        "(--apply-threads): it %s, while concurrent applies need each gradient "
                        "applied alone on arrival, unseen by the policy (asp, ssp, dssp, ebsp)",
                        spec.name,
-                       (o->wants & SW_WANT_LOSS)      ? "decides from the loss after each "
-                                                        "apply"
-                       : (o->wants & SW_WANT_SQ_NORM) ? "reads the gradients' norms"
-                                                      : "aggregates or drops gradients");
+                       (w & SW_WANT_LOSS)      ? "decides from the loss after each apply"
+                       : (w & SW_WANT_SQ_NORM) ? "reads the gradients' norms"
+                                               : "aggregates or drops gradients");
     void *st = calloc(1, o->state_size ? o->state_size : 1);
     if (!st)
         return sw_fail(err, SW_ENOMEM, "out of memory for policy state");
@@ -115,6 +116,7 @@ static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
     *ops = o;
     *state = st;
     *lr = (float)spec_lr;
+    *wants = w;
     return 0;
 }
 
@@ -173,7 +175,8 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     e->wake_at = -1;
     rc = sw__engine_optim_new(e, p, err);
     if (!rc)
-        rc = make_policy(e, p->policy, p->policy_ops, &e->ops, &e->state, &e->policy_lr, err);
+        rc = make_policy(e, p->policy, p->policy_ops, &e->ops, &e->state, &e->policy_lr,
+                         &e->wants, err);
     if (rc) {
         sw_engine_free(e);
         return rc;
@@ -442,7 +445,7 @@ static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version
                         .ver = version,
                         .V = e->view.version});
     sw_push p = {.worker = w, .version = version, .clock = k->clock};
-    if (e->ops->wants & SW_WANT_SQ_NORM)
+    if (e->wants & SW_WANT_SQ_NORM)
         p.sq_norm = e->p.n_params ? sw__grad_sq_norm(grad, e->p.n_params) : grad->sq_norm;
     double t0 = sw_clock_now_s();
     e->ops->on_push(e->state, &e->view, &p, &d);
@@ -553,8 +556,9 @@ int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engin
     const sw_policy_ops *ops;
     void *state;
     float lr;
+    unsigned wants;
     e->view.now = t;
-    int rc = make_policy(e, policy, NULL, &ops, &state, &lr, err);
+    int rc = make_policy(e, policy, NULL, &ops, &state, &lr, &wants, err);
     if (rc)
         return rc;
     if (e->ops->fini)
@@ -563,6 +567,7 @@ int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engin
     e->ops = ops;
     e->state = state;
     e->policy_lr = lr;
+    e->wants = wants;
     e->wake_at = -1; /* the old policy's wake-up means nothing to the new one */
     snprintf(e->spec, sizeof e->spec, "%s", policy);
     sw__engine_emit(e, &(sw_event){.kind = SW_EV_SWITCH, .t = t, .V = e->view.version, .reason = e->spec});

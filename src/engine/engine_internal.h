@@ -26,6 +26,7 @@ struct sw_engine {
     uint8_t *chosen; /* a decision's release marks, all zero between calls */
     uint32_t *grant_w, *grant_steps;
     const sw_policy_ops *ops;
+    unsigned wants; /* what the spec in force wants (sw_policy_wants) */
     void *state;
     sw_rng rng;
     sw_policy_env env;

@@ -55,7 +55,7 @@ const char *sw_engine_policy_name(const sw_engine *e)
 
 bool sw_engine_policy_wants(const sw_engine *e, unsigned flags)
 {
-    return (e->ops->wants & flags) == flags;
+    return (e->wants & flags) == flags;
 }
 
 const sw_optim *sw_engine_optim(const sw_engine *e)

@@ -161,7 +161,7 @@ static int setup_engine(server *s, char *err)
     ep.init_version = version;
     ep.lr = p->lr;
     ep.weight_decay = p->weight_decay;
-    ep.optim = sharded ? sw_optim_default() : p->optim;
+    ep.optim = p->optim; /* sharded, the shards step it; the policy sees it all the same */
     ep.optim_init = resumed.m ? &resumed : NULL;
     ep.max_workers = s->slots;
     ep.policy = s->policy;

@@ -111,8 +111,7 @@ int sw__shards_policy_ok(const char *spec, char *err)
 {
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":"), spec);
-    const sw_policy_ops *ops = sw_policy_find(name);
-    if (ops && (ops->wants & SW_WANT_LOSS))
+    if (sw_policy_spec_wants(spec) & SW_WANT_LOSS)
         return sw_fail(err, SW_EINVAL,
                        "policy '%s' decides on the model's loss after every apply, which a "
                        "sharded run would have to gather from every shard each time: run it "

@@ -43,6 +43,21 @@ int sw_policy_register(const sw_policy_ops *ops, char *err)
     return 0;
 }
 
+unsigned sw_policy_wants(const sw_policy_ops *ops, const sw_spec *spec)
+{
+    return ops->wants_of ? ops->wants_of(spec) : ops->wants;
+}
+
+unsigned sw_policy_spec_wants(const char *text)
+{
+    sw_spec spec;
+    char err[SW_ERR_LEN];
+    if (sw_spec_parse(&spec, text, err))
+        return 0;
+    const sw_policy_ops *ops = sw_policy_find(spec.name);
+    return ops ? sw_policy_wants(ops, &spec) : 0;
+}
+
 const char *sw_policy_names(void)
 {
     static char names[1024];

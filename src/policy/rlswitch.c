@@ -167,6 +167,13 @@ static void rlswitch_fini(void *state)
     st->agent = NULL;
 }
 
+/* choose=once picks at the start, when no loss is known yet, and never again: it reads none. */
+static unsigned rlswitch_wants(const sw_spec *spec)
+{
+    sw_spec read = *spec; /* the getter marks what it reads: init reads it again */
+    return strcmp(sw_spec_str(&read, "choose", "stretch"), "once") ? SW_WANT_LOSS : 0;
+}
+
 const sw_policy_ops sw_policy_rlswitch = {
     .name = "rlswitch",
     .keys = "file, choose, eps",
@@ -177,6 +184,7 @@ const sw_policy_ops sw_policy_rlswitch = {
             "probability",
     .state_size = sizeof(rlswitch_state),
     .wants = SW_WANT_LOSS,
+    .wants_of = rlswitch_wants,
     .init = rlswitch_init,
     .on_push = rlswitch_push,
     .on_applied = rlswitch_applied,
