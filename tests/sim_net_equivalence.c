@@ -540,7 +540,7 @@ static void on_shards(scenario sc)
 
 /* A sharded server: its engine decides as the simulator's on the facts the shards report
  * (DBW's on the norms they report of each push and apply, which here come before the next
- * decision; the learned policy that chooses once, on none), and the shards hold the model an unsharded server would, dense or sparse (whose
+ * decision), and the shards hold the model an unsharded server would, dense or sparse (whose
  * workers pull and push at the shards their batches touch). */
 static void sharded(void **state)
 {
