@@ -83,7 +83,11 @@ static void random_policy(sw_rng *r, uint32_t slots, char *out, size_t cap)
         else
             snprintf(out, cap, "backup:b=%u%s", below(r, slots), agg);
         break;
-    case 6: snprintf(out, cap, "dbw:D=%u%s", 1 + below(r, 8), agg); break;
+    case 6: {
+        static const char *const gain[] = {"", ",gain=eta", ",gain=eta,L=3"};
+        snprintf(out, cap, "dbw:D=%u%s%s", 1 + below(r, 8), agg, gain[below(r, 3)]);
+        break;
+    }
     case 7: snprintf(out, cap, "bdbw%s", *agg ? ":agg=mean" : ""); break;
     case 8:
         snprintf(out, cap, "ebsp:R=%u,algo=%s", 1 + below(r, 20), algos[below(r, 5)]);

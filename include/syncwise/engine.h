@@ -76,6 +76,9 @@ typedef struct sw_engine_view {
     size_t n_params;
     uint64_t min_live_clock;      /* smallest clock among started live workers (fresh joiners
                                    * excluded); the last one seen while none is started */
+    double lr;                    /* the learning rate in force (the run's, or the policy
+                                   * spec's lr=), which an apply's lr_scale multiplies; set
+                                   * once the policy's init has run */
     double last_apply_t;          /* the last apply's time (-1 before the first) */
     uint32_t last_apply_n;        /* gradients it applied */
     /* When the policy asked for squared norms (SW_WANT_SQ_NORM): those of the last apply, or on

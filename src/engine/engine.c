@@ -183,6 +183,7 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     }
     snprintf(e->spec, sizeof e->spec, "%s", p->policy);
     e->p.policy = e->spec;
+    e->view.lr = sw_engine_lr(e);
     *out = e;
     return 0;
 }
@@ -567,6 +568,7 @@ int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engin
     e->ops = ops;
     e->state = state;
     e->policy_lr = lr;
+    e->view.lr = sw_engine_lr(e);
     e->wants = wants;
     e->wake_at = -1; /* the old policy's wake-up means nothing to the new one */
     snprintf(e->spec, sizeof e->spec, "%s", policy);

@@ -84,6 +84,13 @@ static void the_controller_agrees_with_every_pair(void **state)
     assert_true(differ < 20);
 }
 
+/* The paper's gain (eq. 12) of a squared gradient norm and a variance; blind DBW's. */
+static uint32_t choose12(double grad_sq, double var, const double *T, uint32_t n, bool blind)
+{
+    sw__dbw_gain g = {.blind = blind, .grad_sq = grad_sq, .var = var, .L = -1};
+    return sw__dbw_choose(&g, T, n);
+}
+
 static void dbw_waits_for_all_when_variance_dominates(void **state)
 {
     (void)state;
@@ -91,32 +98,54 @@ static void dbw_waits_for_all_when_variance_dominates(void **state)
     const double T[8] = {1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 3.0, 6.0};
     /* Variance 50 times the squared gradient norm: gain = g^2 - V/k is negative below k = 50,
      * so no k < 8 pays and DBW waits for everyone. */
-    assert_int_equal(sw__dbw_choose(1.0, 50.0, T, 8, false), 8);
+    assert_int_equal(choose12(1.0, 50.0, T, 8, false), 8);
     /* Negligible variance: every k gains about the same, so the fastest k = 1 wins. */
-    assert_int_equal(sw__dbw_choose(1.0, 1e-9, T, 8, false), 1);
+    assert_int_equal(choose12(1.0, 1e-9, T, 8, false), 1);
     /* In between, k stops before the stragglers: gain/T is best at k = 6 for V = 3. */
-    assert_int_equal(sw__dbw_choose(1.0, 3.0, T, 8, false), 6);
+    assert_int_equal(choose12(1.0, 3.0, T, 8, false), 6);
 }
 
 static void blind_dbw_depends_on_timing_only(void **state)
 {
     (void)state;
     const double T[8] = {1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 3.0, 6.0};
-    uint32_t k = sw__dbw_choose(1.0, 50.0, T, 8, true);
+    uint32_t k = choose12(1.0, 50.0, T, 8, true);
     assert_int_equal(k, 6); /* argmax k / T[k-1]: 6 / 1.5 = 4 */
-    assert_int_equal(sw__dbw_choose(1.0, 1e-9, T, 8, true), k);
-    assert_int_equal(sw__dbw_choose(123.0, 7.0, T, 8, true), k);
+    assert_int_equal(choose12(1.0, 1e-9, T, 8, true), k);
+    assert_int_equal(choose12(123.0, 7.0, T, 8, true), k);
     const double later[8] = {1, 1, 1, 1, 1, 1, 1, 1}; /* no stragglers: wait for all */
-    assert_int_equal(sw__dbw_choose(1.0, 50.0, later, 8, true), 8);
+    assert_int_equal(choose12(1.0, 50.0, later, 8, true), 8);
 }
 
 static void missing_estimates_are_skipped(void **state)
 {
     (void)state;
     const double T[4] = {0, 0, 2.0, 0}; /* only k = 3 has samples */
-    assert_int_equal(sw__dbw_choose(1.0, 0.1, T, 4, false), 3);
+    assert_int_equal(choose12(1.0, 0.1, T, 4, false), 3);
     const double none[4] = {0, 0, 0, 0};
-    assert_int_equal(sw__dbw_choose(1.0, 0.1, none, 4, false), 4);
+    assert_int_equal(choose12(1.0, 0.1, none, 4, false), 4);
+}
+
+/* gain=eta: eq. 8 at the applied rate. eta = 1/L is eq. 12 scaled by eta / 2; a rate far below
+ * 1/L weighs the variance L eta / 2 times less, so DBW waits for fewer gradients. */
+static void dbw_at_the_applied_rate(void **state)
+{
+    (void)state;
+    const double T[8] = {1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 3.0, 6.0};
+    sw__dbw_gain g = {.grad_sq = 1.0, .var = 3.0, .lr = 0.5, .L = 2.0}; /* eta = 1/L */
+    for (uint32_t k = 1; k <= 8; k++)
+        assert_float_equal(sw__dbw_gain_of(&g, k), 0.25 * (1.0 - 3.0 / k), 1e-12);
+    assert_int_equal(sw__dbw_choose(&g, T, 8), choose12(1.0, 3.0, T, 8, false));
+    g.lr = 0.05; /* a tenth of 1/L: the variance term weighs 0.05 against 0.95 */
+    assert_int_equal(sw__dbw_choose(&g, T, 8), 1);
+    g.L = 0; /* no curvature seen: every k gains alike, time decides */
+    assert_int_equal(sw__dbw_choose(&g, T, 8), 1);
+    /* agg=sum: the rate on the mean grows with k, and a step past 2/L loses (eta k L > 2). */
+    sw__dbw_gain sum = {.grad_sq = 1.0, .var = 0, .lr = 0.5, .L = 1.0, .sum = true};
+    assert_true(sw__dbw_gain_of(&sum, 1) > 0);
+    assert_true(sw__dbw_gain_of(&sum, 5) < 0);
+    const double flat[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    assert_int_equal(sw__dbw_choose(&sum, flat, 8), 2); /* eta = 1/L at k = 2: the most */
 }
 
 int main(void)
@@ -127,6 +156,7 @@ int main(void)
         cmocka_unit_test(dbw_waits_for_all_when_variance_dominates),
         cmocka_unit_test(blind_dbw_depends_on_timing_only),
         cmocka_unit_test(missing_estimates_are_skipped),
+        cmocka_unit_test(dbw_at_the_applied_rate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,12 +11,21 @@
  * default) the learning rate grows with k, as in the paper's experiments, which eq. 12 does not
  * model (it assumes eta = 1/L). bdbw (blind DBW) uses gain = k.
  *
+ * gain=eta (not the paper's; its "optional gain" of the fidelity issue): eq. 8, the gain before
+ * eq. 12 set eta = 1/L, at the rate an apply of k runs at (lr on the mean, lr k with agg=sum)
+ * and a smoothness L: given (L=X), or estimated from the probe loss around each apply. eq. 5
+ * along the step says F(w') - F(w) = -eta g.grad F + (L/2) eta^2 |g|^2, with g.grad F taken at
+ * its expectation, eq. 11's |grad F|^2, so L is fitted by least squares to the last D applies'
+ * (eta, |g|^2, loss change); negative fits count as 0 (no sign of curvature: every k gains
+ * alike, and time decides). It assumes plain SGD: momentum and weight decay move w otherwise.
+ *
  * T(k): the time from an apply until the k-th gradient of the new version arrives, learned
  * online as the mean of samples taken when the previous apply had waited for h gradients (the
  * paper's t_{h,k}); with no sample for this h, the mean over every h. Gradients that arrive after
  * the apply (and are dropped) still give samples for larger k. Until the first estimates exist,
  * k = every live worker.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +44,12 @@ typedef struct timing {
 
 typedef struct dbw_state {
     bool blind, mean;
+    bool eta;        /* gain=eta */
+    double L_given;  /* gain=eta's L=X, or 0: estimated */
+    /* gain=eta with L estimated, per apply that has probe losses, the last D: the rate on its
+     * mean gradient, that gradient's squared norm and the probe loss's change */
+    double step_lr[MAX_D], step_q[MAX_D], step_df[MAX_D];
+    uint32_t step_hist;
     uint32_t D, n, k, k_prev;
     uint64_t seen_version, seen_norms; /* the version k was chosen for; the apply last recorded */
     double gsq[MAX_D];             /* per apply, the last D: mean gradient's squared norm */
@@ -46,20 +61,44 @@ typedef struct dbw_state {
     timing ver[VERSIONS];
 } dbw_state;
 
-uint32_t sw__dbw_choose(double grad_sq, double var, const double *T, uint32_t n, bool blind)
+double sw__dbw_gain_of(const sw__dbw_gain *g, uint32_t k)
+{
+    if (g->blind)
+        return (double)k;
+    if (g->L < 0)
+        return g->grad_sq - g->var / (double)k;
+    double eta = g->lr * (g->sum ? (double)k : 1.0);
+    return eta * (1 - g->L * eta / 2) * g->grad_sq - g->L * eta * eta / 2 * g->var / (double)k;
+}
+
+uint32_t sw__dbw_choose(const sw__dbw_gain *g, const double *T, uint32_t n)
 {
     uint32_t best = n;
     double best_rate = 0;
     for (uint32_t k = 1; k <= n; k++) {
         if (!(T[k - 1] > 0))
             continue;
-        double g = blind ? (double)k : grad_sq - var / (double)k;
-        if (g > 0 && g / T[k - 1] > best_rate) {
-            best_rate = g / T[k - 1];
+        double gain = sw__dbw_gain_of(g, k);
+        if (gain > 0 && gain / T[k - 1] > best_rate) {
+            best_rate = gain / T[k - 1];
             best = k;
         }
     }
     return best;
+}
+
+/* gain=eta and L=X: DBW's own keys beside D and agg. */
+static int read_gain(dbw_state *st, sw_spec *spec, char *err)
+{
+    const char *gain = sw_spec_str(spec, "gain", "eq12");
+    if (strcmp(gain, "eq12") && strcmp(gain, "eta"))
+        return sw_fail(err, SW_EINVAL, "dbw: gain='%s' is not eq12 or eta", gain);
+    st->eta = !strcmp(gain, "eta");
+    if (sw_spec_has(spec, "L") && !st->eta)
+        return sw_fail(err, SW_EINVAL, "dbw: L= is the smoothness of gain=eta");
+    st->L_given = 0;
+    int rc = sw_spec_double(spec, "L", 1e-12, 1e12, &st->L_given, err);
+    return rc;
 }
 
 static int dbw_init_common(dbw_state *st, sw_spec *spec, const sw_engine_view *v, bool blind,
@@ -68,7 +107,7 @@ static int dbw_init_common(dbw_state *st, sw_spec *spec, const sw_engine_view *v
     long D = 5;
     int rc;
     if ((rc = sw_spec_int(spec, "D", 1, MAX_D, &D, err)) ||
-        (rc = sw__parse_agg(spec, &st->mean, err)))
+        (rc = sw__parse_agg(spec, &st->mean, err)) || (!blind && (rc = read_gain(st, spec, err))))
         return rc;
     uint32_t n = v->n_slots;
     st->blind = blind;
@@ -142,6 +181,30 @@ static void record_apply(dbw_state *st, const sw_engine_view *v)
     st->gsq[i] = a->sum_sq / ((double)k * k);
     if (k >= 2) /* one gradient says nothing of the variance: the last measured stands */
         st->var[st->var_hist++ % st->D] = (a->sq_norms - a->sum_sq / k) / (k - 1);
+    double df = v->loss_after - v->loss_before; /* the probes of that same apply */
+    if (st->eta && !(st->L_given > 0) && isfinite(df)) {
+        uint32_t j = st->step_hist++ % st->D;
+        st->step_lr[j] = v->lr * (st->mean ? 1.0 : (double)k);
+        st->step_q[j] = st->gsq[i];
+        st->step_df[j] = df;
+    }
+}
+
+/* gain=eta's L: given, or the least-squares fit of (L/2) eta^2 |g|^2 = dF + eta |grad F|^2
+ * over the last D applies (eq. 5 along the step); 0 for a fit below 0, and -1 (eq. 12) until
+ * an apply with probe losses has been seen. */
+static double smoothness(const dbw_state *st, double grad_sq)
+{
+    if (st->L_given > 0)
+        return st->L_given;
+    uint32_t m = st->step_hist < st->D ? st->step_hist : st->D;
+    double num = 0, den = 0;
+    for (uint32_t i = 0; i < m; i++) {
+        double x = st->step_lr[i] * st->step_lr[i] * st->step_q[i] / 2;
+        num += x * (st->step_df[i] + st->step_lr[i] * grad_sq);
+        den += x * x;
+    }
+    return den > 0 ? (num > 0 ? num / den : 0) : -1;
 }
 
 /* eq. 10 over the last D applies that measured it (k >= 2), then eq. 11 with it over the last D
@@ -181,13 +244,16 @@ static void refresh(dbw_state *st, const sw_engine_view *v)
                        : st->t_all_cnt[k - 1] ? st->t_all_sum[k - 1] / st->t_all_cnt[k - 1]
                                                : 0;
     }
-    double grad_sq = 0, var = 0;
+    sw__dbw_gain g = {.blind = st->blind, .lr = v->lr, .L = -1, .sum = !st->mean};
     if (st->blind)
-        st->k = sw__dbw_choose(0, 0, st->T, live, true);
-    else if (estimates(st, &grad_sq, &var))
-        st->k = sw__dbw_choose(grad_sq, var, st->T, live, false);
-    else
+        st->k = sw__dbw_choose(&g, st->T, live);
+    else if (estimates(st, &g.grad_sq, &g.var)) {
+        if (st->eta)
+            g.L = smoothness(st, g.grad_sq);
+        st->k = sw__dbw_choose(&g, st->T, live);
+    } else {
         st->k = live;
+    }
 }
 
 static void dbw_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
@@ -211,13 +277,23 @@ static void dbw_leave(void *state, const sw_engine_view *v, uint32_t w, sw_decis
     dbw_settle(state, v, d);
 }
 
+/* gain=eta estimates L from probe losses; the paper's gain and a given L read none. */
+static unsigned dbw_wants(const sw_spec *spec)
+{
+    sw_spec read = *spec; /* the getters mark what they read: init reads it again */
+    bool eta = !strcmp(sw_spec_str(&read, "gain", "eq12"), "eta");
+    return SW_WANT_SQ_NORM | (eta && !sw_spec_has(&read, "L") ? SW_WANT_LOSS : 0);
+}
+
 const sw_policy_ops sw_policy_dbw = {
     .name = "dbw",
-    .keys = "D, agg",
+    .keys = "D, agg, gain, L",
     .help = "dynamic backup workers: after each apply, k = argmax gain/time from gradient "
-            "statistics of the last D=5 applies and learned arrival times",
+            "statistics of the last D=5 applies and learned arrival times (gain=eq12, the "
+            "paper's; gain=eta: at the applied rate with a smoothness L estimated, or L=X)",
     .state_size = sizeof(dbw_state),
     .wants = SW_WANT_SQ_NORM,
+    .wants_of = dbw_wants,
     .init = dbw_init,
     .on_push = dbw_push,
     .on_leave = dbw_leave,

@@ -20,7 +20,19 @@ uint32_t sw__dssp_controller(double p0, double p1, double s0, double s1, uint32_
  * gain(k) = grad_sq - var / k (its constant eta / 2 does not move the argmax), or gain(k) = k for
  * blind DBW. T[k - 1] <= 0 means no estimate: that k is skipped. Returns n when no k has a
  * positive gain and an estimate. */
-uint32_t sw__dbw_choose(double grad_sq, double var, const double *T, uint32_t n, bool blind);
+/* What DBW expects an apply of k gradients to gain (the paper's section III-A): eq. 12, which
+ * assumes the rate eta = 1/L; k alone (blind DBW); or, with gain=eta, eq. 8 at the rate the
+ * apply runs at, eta_k = lr on the mean gradient (lr k with agg=sum), and a smoothness L. */
+typedef struct sw__dbw_gain {
+    bool blind;
+    double grad_sq, var; /* eqs. 11 and 10 */
+    double lr, L;        /* eq. 8's rate and smoothness (0: none seen); L < 0: eq. 12 */
+    bool sum;            /* agg=sum: the rate on the mean gradient grows with k */
+} sw__dbw_gain;
+double sw__dbw_gain_of(const sw__dbw_gain *g, uint32_t k);
+/* argmax over k in 1..n with an estimate T[k-1] > 0 of gain(k) / T[k-1], among gains > 0; n when
+ * none is. */
+uint32_t sw__dbw_choose(const sw__dbw_gain *g, const double *T, uint32_t n);
 
 /* The k-of-n mechanism of backup workers and DBW: only gradients computed at the current
  * version are accepted; when k of them are in, they are applied (lr times their sum, or their
