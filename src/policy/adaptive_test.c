@@ -146,6 +146,9 @@ static void dbw_at_the_applied_rate(void **state)
     assert_true(sw__dbw_gain_of(&sum, 5) < 0);
     const double flat[8] = {1, 1, 1, 1, 1, 1, 1, 1};
     assert_int_equal(sw__dbw_choose(&sum, flat, 8), 2); /* eta = 1/L at k = 2: the most */
+    sum.var = 100; /* every k loses: the smallest step loses least, not waiting for all */
+    assert_true(sw__dbw_gain_of(&sum, 1) < 0);
+    assert_int_equal(sw__dbw_choose(&sum, flat, 8), 1);
 }
 
 int main(void)

@@ -73,8 +73,8 @@ double sw__dbw_gain_of(const sw__dbw_gain *g, uint32_t k)
 
 uint32_t sw__dbw_choose(const sw__dbw_gain *g, const double *T, uint32_t n)
 {
-    uint32_t best = n;
-    double best_rate = 0;
+    uint32_t best = n, least_bad = 0;
+    double best_rate = 0, least_loss = -INFINITY;
     for (uint32_t k = 1; k <= n; k++) {
         if (!(T[k - 1] > 0))
             continue;
@@ -83,7 +83,13 @@ uint32_t sw__dbw_choose(const sw__dbw_gain *g, const double *T, uint32_t n)
             best_rate = gain / T[k - 1];
             best = k;
         }
+        if (gain > least_loss)
+            least_loss = gain, least_bad = k;
     }
+    /* No k gains: eq. 12's gain grows with k, so waiting for all loses least; eq. 8's can
+     * fall with k (agg=sum: a larger step), so the k that loses least. */
+    if (best_rate == 0 && g->L >= 0 && !g->blind && least_bad)
+        return least_bad;
     return best;
 }
 

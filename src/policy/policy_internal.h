@@ -30,8 +30,8 @@ typedef struct sw__dbw_gain {
     bool sum;            /* agg=sum: the rate on the mean gradient grows with k */
 } sw__dbw_gain;
 double sw__dbw_gain_of(const sw__dbw_gain *g, uint32_t k);
-/* argmax over k in 1..n with an estimate T[k-1] > 0 of gain(k) / T[k-1], among gains > 0; n when
- * none is. */
+/* argmax over k in 1..n with an estimate T[k-1] > 0 of gain(k) / T[k-1], among gains > 0; when
+ * none is, n (eq. 12, blind) or eq. 8's k of the largest gain. */
 uint32_t sw__dbw_choose(const sw__dbw_gain *g, const double *T, uint32_t n);
 
 /* The k-of-n mechanism of backup workers and DBW: only gradients computed at the current
