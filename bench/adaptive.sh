@@ -25,6 +25,9 @@
 #    plots (k over time, loss, timelines) go to docs/results/dbw-cnn-aA/. Beside it the same CNN
 #    with one learning rate for every policy (0.08 on the mean of the applied gradients) and static
 #    k down to 1, which isolates what choosing k is worth (dbw-cnn-same-aA).
+# 1d. DBW weighing k at the rate its apply runs at (dbw:gain=eta: eq. 8 with a smoothness fitted
+#    to probe losses; not the paper's) beside eq. 12's DBW, blind DBW and static k, under 1b's
+#    protocol and under 1a's one rule, a in {0.2, 1}, 10 seeds.
 # 2. DSSP (lo=3, hi=15) vs SSP for every s in 3..15 on a heterogeneous cluster of two speed
 #    classes (4 workers, two of them 2.5 times slower), MLP 784-256-10 to 0.84 accuracy.
 # 3. ElasticBSP (R = 15, 60, 240) vs BSP, SSP (s=3) and ASP on the default straggling cluster
@@ -63,6 +66,16 @@ for a in 0 0.2 1; do
     --policies "dbw:agg=mean,lr=0.08;bdbw:agg=mean,lr=0.08;backup:k=16;backup:k=12;backup:k=8" \
     --baselines "backup:k=16;backup:k=12;backup:k=8" --seeds "${seeds:-20}" --workers 16 \
     --cluster "shexp:$a" --model softmax --batch 500 --lr 0.005 --target-loss 0.6 \
+    --eval-every 2 --max-time 20000
+done
+for a in 0.2 1; do # 1d
+  run "dbw-eta-a$a" --policies "dbw:agg=mean,lr=0.08;dbw:agg=mean,lr=0.08,gain=eta;bdbw:agg=mean,lr=0.08;backup:k=16;backup:k=12;backup:k=8" \
+    --baselines "backup:k=16;backup:k=12;backup:k=8" --seeds "${seeds:-10}" --workers 16 \
+    --cluster "shexp:$a" --model softmax --batch 500 --lr 0.005 --target-loss 0.6 \
+    --eval-every 2 --max-time 20000
+  run "dbw-eta-sum-a$a" --policies "dbw;dbw:gain=eta;bdbw;backup:k=16;backup:k=12;backup:k=8" \
+    --baselines "backup:k=16;backup:k=12;backup:k=8" --seeds "${seeds:-10}" --workers 16 \
+    --cluster "shexp:$a" --model softmax --batch 500 --lr 0.01 --target-loss 0.5 \
     --eval-every 2 --max-time 20000
 done
 cnn=(--workers 16 --model cnn:c1=8,c2=16,f=64 --batch 500 --batch-mode sample --target-loss 0.6

@@ -11,8 +11,8 @@
  * default) the learning rate grows with k, as in the paper's experiments, which eq. 12 does not
  * model (it assumes eta = 1/L). bdbw (blind DBW) uses gain = k.
  *
- * gain=eta (not the paper's; its "optional gain" of the fidelity issue): eq. 8, the gain before
- * eq. 12 set eta = 1/L, at the rate an apply of k runs at (lr on the mean, lr k with agg=sum)
+ * gain=eta (not the paper's): eq. 8, the gain before eq. 12 set eta = 1/L, at the rate an apply
+ * of k runs at (lr on the mean, lr k with agg=sum)
  * and a smoothness L: given (L=X), or estimated from the probe loss around each apply. eq. 5
  * along the step says F(w') - F(w) = -eta g.grad F + (L/2) eta^2 |g|^2, with g.grad F taken at
  * its expectation, eq. 11's |grad F|^2, so L is fitted by least squares to the last D applies'
