@@ -262,6 +262,17 @@ expect_status 2 "train --out an empty path" -- "$SW" train --data synthetic:task
   --model softmax --epochs 1 --out ""
 expect_output "an empty path" "says so before training"
 mkdir -p "$TMP/outdir"
+# Only whole names are options: getopt's prefixes turned compare's --seed into --seeds and --log
+# into --log-dir without a word.
+expect_status 2 "compare --seed (a prefix of --seeds)" -- "$SW" compare --policies bsp --seed 3 \
+  --no-model --max-time 10
+expect_output "unknown option '--seed'" "is refused as the option it is not"
+expect_status 2 "compare --log (a prefix of --log-dir)" -- "$SW" compare --policies bsp \
+  --log "$TMP/x.jsonl" --no-model --max-time 10
+checks=$((checks + 1))
+[ ! -e "$TMP/x.jsonl" ] || { echo "FAIL: --log made a directory"; failures=$((failures + 1)); }
+expect_status 0 "a value that looks like an option" -- bash -c \
+  'cd "$1" && "$2" sim --no-model --max-time 10 -q --log --odd.jsonl' _ "$TMP" "$SW"
 expect_status 2 "rl train --out a directory" -- timeout 20 "$SW" rl train --pre-instances 3 \
   --episodes 2 --models mlp:h=0 --max-pushes 300 --out "$TMP/outdir"
 expect_output "is a directory" "refused before pre-training"

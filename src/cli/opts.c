@@ -125,6 +125,15 @@ static void getopt_tables(const sw_opt **rows, size_t n, struct option *longs, c
     shorts[s] = '\0';
 }
 
+/* Whether the row named by the len characters of name takes a value. */
+static bool takes_arg_named(const sw_opt **rows, size_t n, const char *name, size_t len)
+{
+    for (size_t k = 0; k < n; k++)
+        if (is_option(rows[k]) && strlen(rows[k]->name) == len && !strncmp(rows[k]->name, name, len))
+            return takes_arg(rows[k]);
+    return false;
+}
+
 static const sw_opt *by_short(const sw_opt **rows, size_t n, int c)
 {
     for (size_t i = 0; i < n; i++)
@@ -183,9 +192,37 @@ static int parse_one(void *ctx, const sw_opt *o, int code, const char *arg)
     return apply(o, p->c->cmd, arg, p->opts) ? 0 : 2;
 }
 
+/* getopt_long takes an unambiguous prefix for a whole name, so a habit from another command
+ * became another option without a word (compare's --seed for --seeds, --log for --log-dir):
+ * only whole names are options here. 2 (said) for the first "--name" that is none. */
+static int whole_names_only(const sw_cmd_opts *c, int argc, char **argv)
+{
+    const sw_opt *rows[MAX_OPTS];
+    size_t n = rows_of(c, rows, MAX_OPTS);
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+        const char *name = argv[i] + 2;
+        size_t len = strcspn(name, "=");
+        if (strncmp(argv[i], "--", 2) || (len == 4 && !strncmp(name, "help", 4)))
+            continue;
+        bool known = false;
+        for (size_t k = 0; k < n && !known; k++)
+            known = is_option(rows[k]) && strlen(rows[k]->name) == len &&
+                    !strncmp(rows[k]->name, name, len);
+        if (!known) {
+            sw_cli_error(c->cmd, "unknown option '%.*s' (see --help)", (int)len + 2, argv[i]);
+            return 2;
+        }
+        if (takes_arg_named(rows, n, name, len) && !name[len])
+            i++; /* its value, whatever it looks like */
+    }
+    return 0;
+}
+
 int sw_cli_parse(const sw_cmd_opts *c, int argc, char **argv, void *opts, int *first)
 {
-    int rc = each_option(c, argc, argv, parse_one, &(parsing){c, argv, opts});
+    int rc = whole_names_only(c, argc, argv);
+    if (!rc)
+        rc = each_option(c, argc, argv, parse_one, &(parsing){c, argv, opts});
     if (rc)
         return rc;
     int left = argc - optind;
