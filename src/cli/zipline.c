@@ -204,9 +204,10 @@ static int run(const sw_zl_problem *p, const char *algo, const char *trace_path,
     for (const sw_zl_algo *a = sw_zl_algos; !rc && a->name; a++) {
         if (strcmp(algo, "all") && strcmp(algo, a->name))
             continue;
-        double pairs = (double)p->start[p->n] * (double)p->start[p->n];
-        if (!strcmp(algo, "all") && !strcmp(a->name, "fullgridscan") && pairs > 2e9) {
-            printf("%-14s %14s (skipped: about %.0e point pairs)\n", a->name, "-", pairs);
+        char why[SW_ERR_LEN];
+        if (!strcmp(algo, "all") && a->run != sw_zl_find("naive")->run &&
+            sw_zl_problem_fits(a, p, why)) { /* naive says so itself, below */
+            printf("%-14s %14s (skipped: %s)\n", a->name, "-", why);
             continue;
         }
         bool traced = tf.f && (!strcmp(algo, a->name) || !strcmp(a->name, "zipline"));

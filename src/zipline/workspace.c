@@ -56,16 +56,16 @@ double sw__zl_log10_combinations(const sw_zl_problem *p)
     return sum;
 }
 
-/* fullgridscan scans from every row: each of a row's points against every other row's points,
- * `steps` in all (R^2 n (n - 1) for n rows of R). */
-static int fullgrid_refusal(const sw_zl_algo *a, uint32_t n, double steps, char *err)
+/* A grid scan's refusal of `steps` (gridscan scans from one row, fullgridscan from every one). */
+static int grid_refusal(const sw_zl_algo *a, uint32_t n, double steps, char *err)
 {
-    if (a->run != sw__zl_fullgridscan || !(steps > SW__ZL_FULLGRID_MAX_STEPS))
+    if (!(steps > SW__ZL_GRID_MAX_STEPS))
         return 0;
     return sw_fail(err, SW_ERANGE,
-                   "fullgridscan over %u workers is about %.3g steps a search (each row's "
-                   "points against every other row's), over its limit of %.3g: choose another "
-                   "algorithm", n, steps, SW__ZL_FULLGRID_MAX_STEPS);
+                   "%s over %u workers is about %.3g steps a search (%s's points against "
+                   "every other row's), over its limit of %.3g: choose another algorithm",
+                   a->name, n, steps, a->run == sw__zl_gridscan ? "one row" : "each row",
+                   SW__ZL_GRID_MAX_STEPS);
 }
 
 int sw_zl_fits(const sw_zl_algo *a, uint32_t n, uint32_t R, char *err)
@@ -74,19 +74,26 @@ int sw_zl_fits(const sw_zl_algo *a, uint32_t n, uint32_t R, char *err)
     snprintf(points, sizeof points, "%u", R);
     if (a->run == sw__zl_naive)
         return naive_refusal(n, points, n * log10((double)R), err);
-    return fullgrid_refusal(a, n, (double)R * R * n * (n - 1.0), err);
+    double row = (double)R * R * (n - 1.0);
+    if (a->run == sw__zl_gridscan)
+        return grid_refusal(a, n, row, err);
+    return a->run == sw__zl_fullgridscan ? grid_refusal(a, n, row * n, err) : 0;
 }
 
 int sw_zl_problem_fits(const sw_zl_algo *a, const sw_zl_problem *p, char *err)
 {
     if (a->run == sw__zl_naive)
         return naive_refusal(p->n, "their", sw__zl_log10_combinations(p), err);
-    double all = (double)p->start[p->n], steps = 0;
+    if (a->run != sw__zl_gridscan && a->run != sw__zl_fullgridscan)
+        return 0;
+    double all = (double)p->start[p->n], steps = 0, most = 0;
     for (uint32_t w = 0; w < p->n; w++) {
-        double row = (double)(p->start[w + 1] - p->start[w]);
-        steps += row * (all - row);
+        double row = (double)(p->start[w + 1] - p->start[w]), scan = row * (all - row);
+        steps += scan;
+        most = scan > most ? scan : most;
     }
-    return fullgrid_refusal(a, p->n, steps, err);
+    /* gridscan's row is the one with the earliest point: its cost is at most the largest */
+    return grid_refusal(a, p->n, a->run == sw__zl_gridscan ? most : steps, err);
 }
 
 int sw_zl_workspace_new(sw_zl_workspace **out, uint32_t max_n, size_t max_points, char *err)

@@ -205,6 +205,13 @@ static void predictor_and_bad_problems(void **state)
     assert_int_equal(sw_zl_fits(sw_zl_find("naive"), 4, 10, err), 0);
     for (const sw_zl_algo *a = sw_zl_algos; a->name; a++)
         assert_true(a->run == sw_zl_find("naive")->run || sw_zl_fits(a, 1000, 100, err) == 0);
+    /* The grid scans cost R^2 (n - 1) steps from one row, n times that from every row: hours at
+     * R = 100000 and 200 workers, refused before they run as naive search is. */
+    assert_int_equal(sw_zl_fits(sw_zl_find("gridscan"), 200, 100000, err), SW_ERANGE);
+    assert_non_null(strstr(err, "gridscan over 200 workers"));
+    assert_int_equal(sw_zl_fits(sw_zl_find("fullgridscan"), 200, 1000, err), SW_ERANGE);
+    for (const char *fast = "zipline"; fast; fast = strcmp(fast, "sweep") ? "sweep" : NULL)
+        assert_int_equal(sw_zl_fits(sw_zl_find(fast), 200, 100000, err), 0);
 }
 
 static int count;

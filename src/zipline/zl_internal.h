@@ -58,8 +58,10 @@ void sw__zl_reset(sw_zl_result *out);
 
 /* Naive search refuses problems above this many combinations. */
 #define SW__ZL_NAIVE_MAX_COMBINATIONS 20000000.0
-/* And fullgridscan's steps, R^2 n (n - 1) for n rows of R (about a minute a search here). */
-#define SW__ZL_FULLGRID_MAX_STEPS 1e11
+/* And a grid scan's steps, each designated row's points against every other row's: R^2 (n - 1)
+ * for gridscan's one row, R^2 n (n - 1) for fullgridscan's n (about 5 ns each here, so 1e10 is
+ * about a minute a search). */
+#define SW__ZL_GRID_MAX_STEPS 1e10
 int sw__zl_naive(const sw_zl_problem *p, sw_zl_workspace *ws, sw_zl_result *out);
 /* log10 of the combinations naive search would try on p: the product of each worker's points. */
 double sw__zl_log10_combinations(const sw_zl_problem *p);
