@@ -170,6 +170,7 @@ static int on_push(sw_check *c, const sw_event *ev, char *err)
         c->cap_buf *= 2;
     }
     c->buf[c->n_buf++] = (ck_grad){.worker = ev->worker, .ver = ev->ver, .epoch = c->epoch};
+    c->n_buf_own++;
     if (++k->own_in_buffer == 2 && c->buf_twice == UINT32_MAX)
         c->buf_twice = ev->worker;
     bool was_at_min = ck_at_min(c, k);
@@ -195,6 +196,7 @@ static int on_drop(sw_check *c, const sw_event *ev, char *err)
                                ev->worker);
     ck_worker *k = &c->w[ev->worker];
     c->n_buf--;
+    c->n_buf_own--; /* the push just made, under the policy in force */
     if (k->own_in_buffer-- == 2 && c->buf_twice == ev->worker) {
         c->buf_twice = UINT32_MAX; /* another worker may hold two as well */
         for (uint32_t i = 0; i < c->n_buf && c->buf_twice == UINT32_MAX; i++)
@@ -252,7 +254,7 @@ static int on_apply(sw_check *c, const sw_event *ev, char *err)
     c->g.applied = true;
     for (uint32_t i = 0; i < c->n_buf; i++)
         c->w[c->buf[i].worker].own_in_buffer = 0;
-    c->n_buf = 0;
+    c->n_buf = c->n_buf_own = 0;
     c->buf_twice = UINT32_MAX;
     c->V++;
     c->applies++;
@@ -369,6 +371,7 @@ static int on_switch(sw_check *c, const sw_event *ev, char *err)
     c->wake_at = -1; /* the engine forgets the old policy's wake-up */
     for (uint32_t w = 0; w < c->slots; w++)
         c->w[w].own_in_buffer = 0; /* what is buffered now was pushed under the old policy */
+    c->n_buf_own = 0;
     c->buf_twice = UINT32_MAX;
     int rc = ck_start_promise(c, ev->reason, err);
     return rc == SW_EINVAL ? ck_engine_broke(err, "a switch to a bad spec '%s'", ev->reason) : rc;

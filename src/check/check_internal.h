@@ -84,6 +84,7 @@ struct sw_check {
     uint32_t n_live, n_waiting;
     ck_grad *buf;
     uint32_t n_buf, cap_buf;
+    uint32_t n_buf_own;     /* of those, pushed under the policy in force (epoch) */
     uint32_t buf_twice;     /* a worker with two own gradients in the buffer, or UINT32_MAX */
     uint32_t epoch;         /* counts switches */
     double wake_at;         /* a pending wake-up, < 0 when none */

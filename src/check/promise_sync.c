@@ -172,15 +172,6 @@ static int kofn_event(void *state, sw_check *c, const sw_event *ev, char *err)
     return kofn_count(st, c, err);
 }
 
-/* Gradients pushed under this policy still in the buffer. */
-static uint32_t own_buffered(const sw_check *c)
-{
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < c->n_buf; i++)
-        n += c->buf[i].epoch == c->epoch;
-    return n;
-}
-
 static int kofn_end(void *state, sw_check *c, char *err)
 {
     const kofn_promise *st = state;
@@ -188,7 +179,7 @@ static int kofn_end(void *state, sw_check *c, char *err)
     int rc = ck_drops_exactly_late(c, err);
     if (rc)
         return rc;
-    uint32_t need = kofn_need(st, c->n_live), held = own_buffered(c);
+    uint32_t need = kofn_need(st, c->n_live), held = c->n_buf_own; /* pushed under it */
     if (need > 0 && held >= need)
         return ck_broken(c, err, "kept %u current gradients unapplied with k = %u", held, need);
     if (g->dropped && !g->pusher_released)
