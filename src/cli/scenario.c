@@ -111,9 +111,10 @@ const sw_opt sw_cli_scenario_opts[] = {
                 "simulated workers at the start")},
     {SW_OPT_ROW(SW_OPT_STR, "cluster", 0, AT(cfg.cluster), 0, 0, "SPEC",
                 "step times: const:T, uniform:LO,HI, shexp:A,base=B,\n"
-                "pareto:SHAPE,SCALE, straggle:p,mean,sd,base,jitter,\n"
-                "mode=worker|step, trace:FILE; speed=F (F times slower) on any; groups of\n"
-                "workers 'SPEC@0-4;SPEC@5-9'")},
+                "pareto:SHAPE,SCALE, straggle:p=P,mean=M,sd=S,base=B,\n"
+                "jitter=J,mode=worker|step, trace:FILE (rows 'worker,seconds'\n"
+                "or 'seconds' for all); speed=F (F times slower) on any;\n"
+                "groups of workers 'SPEC@0-4;SPEC@5-9'")},
     {SW_OPT_ROW(SW_OPT_STR, "net", 0, AT(cfg.net), 0, 0, "bw=B,lat=S",
                 "transfers: bytes per second and latency; params=N sizes a\n"
                 "run without a model; shards=S[,server_bw=B,decide=S,\n"

@@ -41,6 +41,8 @@ struct sw_cluster {
     uint32_t n;
     trace *traces; /* per worker, or one shared (index 0) */
     uint32_t n_traces;
+    bool trace_shared;     /* one column: every worker of the trace's group reads index 0 */
+    char trace_path[1024]; /* for what it lacks */
 };
 
 static double positive(double v) { return v > 1e-9 ? v : 1e-9; }
@@ -96,10 +98,22 @@ static int add_time(trace_reading *r, uint32_t w, double secs, char *err)
     return 0;
 }
 
+/* A first line that holds a letter and no digit-led field is a header ("worker,seconds"); one
+ * that starts like a number and does not read as one is a mistake, said as one. */
+static bool header(const char *line, size_t lineno)
+{
+    if (lineno != 1 || sw_spec_decimal(line + strspn(line, " \t")))
+        return false;
+    for (const char *c = line; *c; c++)
+        if (isalpha((unsigned char)*c))
+            return true;
+    return false;
+}
+
 static int trace_line(void *ctx, char *line, size_t lineno, char *err)
 {
     trace_reading *r = ctx;
-    if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#')
+    if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#' || header(line, lineno))
         return 0;
     char *end;
     double a = strtod(line, &end), b = 0;
@@ -108,17 +122,18 @@ static int trace_line(void *ctx, char *line, size_t lineno, char *err)
         b = strtod(end + 1, &end);
     end += strspn(end, " \t\r\n");
     if (*end != '\0' || end == line)
-        return lineno == 1 ? 0 /* a header */
-                           : sw_fail(err, SW_EFORMAT, "%s:%zu: expected 'worker,seconds' or "
-                                                      "'seconds'", r->path, lineno);
+        return sw_fail(err, SW_EFORMAT, "%s:%zu: expected 'worker,seconds' or 'seconds'",
+                       r->path, lineno);
     if (r->shared < 0)
         r->shared = !two;
     if (r->shared == two)
         return sw_fail(err, SW_EFORMAT, "%s:%zu: rows mix one and two columns", r->path, lineno);
     double secs = two ? b : a;
-    if (!(secs > 0) || !isfinite(secs) || (two && (a != floor(a) || a < 0)))
-        return sw_fail(err, SW_EFORMAT, "%s:%zu: bad worker or non-positive time", r->path,
-                       lineno);
+    if (two && (a != floor(a) || a < 0))
+        return sw_fail(err, SW_EFORMAT, "%s:%zu: bad worker", r->path, lineno);
+    if (!(secs >= 1e-9 && secs <= 1e9)) /* the bounds of every other model's times */
+        return sw_fail(err, SW_EFORMAT, "%s:%zu: a step time of %g s is outside [1e-09, 1e+09]",
+                       r->path, lineno, secs);
     if (two && a >= r->c->n_traces)
         return 0; /* rows for workers this run does not have */
     return add_time(r, two ? (uint32_t)a : 0, secs, err);
@@ -133,15 +148,25 @@ static int read_trace(sw_cluster *c, const char *path, uint32_t n_workers, char 
         return sw_fail(err, SW_ENOMEM, "out of memory for a trace");
     }
     c->n_traces = n_workers;
+    snprintf(c->trace_path, sizeof c->trace_path, "%s", path);
     trace_reading r = {c, path, cap, -1};
     int rc = sw_read_lines(path, trace_line, &r, err);
     free(cap);
-    if (!rc && c->traces[0].n == 0)
-        return sw_fail(err, SW_EFORMAT, "%s: no step times (for worker 0)", path);
-    for (uint32_t w = 0; !rc && r.shared == 0 && w < n_workers; w++)
-        if (c->traces[w].n == 0)
-            rc = sw_fail(err, SW_EFORMAT, "%s: no step times for worker %u", path, w);
-    return rc;
+    c->trace_shared = r.shared == 1;
+    if (!rc && r.shared < 0)
+        return sw_fail(err, SW_EFORMAT, "%s: no step times", path);
+    return rc; /* which workers need rows is known once the groups are (trace_of) */
+}
+
+/* Worker w's rows of the trace its group reads: its own, or the shared column. */
+static int trace_of(sw_cluster *c, uint32_t w, char *err)
+{
+    trace *t = c->trace_shared ? &c->traces[0] : &c->traces[w];
+    if (t->n == 0)
+        return sw_fail(err, SW_EFORMAT, "%s: no step times for worker %u (its group reads this "
+                       "trace)", c->trace_path, w);
+    c->w[w].tr = t;
+    return 0;
 }
 
 /* Parses one model spec ("straggle:p=0.3,...") into m; trace files are read into c. */
@@ -301,13 +326,17 @@ int sw_cluster_new(sw_cluster **out, const char *spec, uint32_t n_workers, uint6
         sw_cluster_free(c);
         return rc;
     }
-    for (uint32_t w = 0; w < n_workers; w++) {
+    for (uint32_t w = 0; w < n_workers && !rc; w++) {
         worker *k = &c->w[w];
         sw_rng_seed(&k->rng, seed, 0x636c757374ULL * 65536 + w); /* "clust" + worker */
         if (k->m.k == K_STRAGGLE && !k->m.per_step)
             k->straggler = sw_rng_uniform(&k->rng) < k->m.a;
         if (k->m.k == K_TRACE)
-            k->tr = c->traces[w].n ? &c->traces[w] : &c->traces[0];
+            rc = trace_of(c, w, err);
+    }
+    if (rc) {
+        sw_cluster_free(c);
+        return rc;
     }
     *out = c;
     return 0;

@@ -129,6 +129,36 @@ static void traces_replay(void **state)
     assert_non_null(strstr(err, ":2"));
 }
 
+/* A trace read by one group needs rows for that group's workers only; its times keep the bounds
+ * of every other model's; a first line is a header only when it reads as one. */
+static void traces_of_groups_and_their_bounds(void **state)
+{
+    (void)state;
+    const char *p = sw_test_path("group.csv");
+    char spec[800], err[SW_ERR_LEN];
+    sw_cluster *c;
+    sw_test_write_text(p, "1,2\n2,3\n");
+    snprintf(spec, sizeof spec, "const:7@0;trace:%s@1-2;const:5@3", p);
+    assert_int_equal(sw_cluster_new(&c, spec, 4, 1, err), 0);
+    assert_float_equal(sw_cluster_step_s(c, 0), 7, 0);
+    assert_float_equal(sw_cluster_step_s(c, 2), 3, 0);
+    sw_cluster_free(c);
+    snprintf(spec, sizeof spec, "trace:%s@0-1;const:5", p);
+    assert_int_equal(sw_cluster_new(&c, spec, 3, 1, err), SW_EFORMAT); /* worker 0 reads it */
+    assert_non_null(strstr(err, "worker 0"));
+    snprintf(spec, sizeof spec, "trace:%s", p);
+    static const char *const bad[][2] = {
+        {"1e300\n", "outside"}, {"1e-300\n", "outside"}, {"0\n", "outside"},
+        {"0,1,5\n", ":1: expected"}, {"1.0.0\n", ":1: expected"}, {"# nothing\n", "no step"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        sw_test_write_text(p, bad[i][0]);
+        assert_int_equal(sw_cluster_new(&c, spec, 1, 1, err), SW_EFORMAT);
+        if (!strstr(err, bad[i][1]))
+            fail_msg("%s: '%s' lacks '%s'", bad[i][0], err, bad[i][1]);
+    }
+}
+
 static void bad_specs_are_explained(void **state)
 {
     (void)state;
@@ -156,6 +186,7 @@ int main(void)
         cmocka_unit_test(groups_and_speed_factors),
         cmocka_unit_test(same_seed_same_times),
         cmocka_unit_test(traces_replay),
+        cmocka_unit_test(traces_of_groups_and_their_bounds),
         cmocka_unit_test(bad_specs_are_explained),
     };
     return cmocka_run_group_tests(tests, NULL, sw_test_teardown);
