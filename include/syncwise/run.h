@@ -27,11 +27,15 @@ typedef struct sw_run_stats {
     uint64_t *steps;                /* per worker: accepted pushes */
     double *idle_s, *live_s;        /* per worker: time waiting, time live (see sw_run_stats_close) */
     double *last_push_t;            /* per worker: its last push (< 0: none) */
+    double *busy_s;                 /* per worker: time from a release to its push, summed over
+                                     * the steps it finished (a refused one too) ... */
+    uint64_t *finished;             /* ... and counted: a step cut off by the run's end is not */
     double *stale_sum;              /* per worker: staleness of its applied gradients, summed */
     uint64_t *stale_n;              /* ... and counted */
     uint64_t stale_hist[SW_STALE_BINS];
     /* Private: what an interval or an apply still waits for. */
     double *wait_since, *joined_t;  /* < 0: not waiting, not live */
+    double *run_since;              /* < 0: not in a step */
     uint32_t *pending_w;            /* buffered gradients: their workers and versions */
     uint64_t *pending_ver;
     size_t n_pending, cap_pending;

@@ -21,11 +21,10 @@ static void per_worker(FILE *f, const sw_run_stats *st)
         fprintf(f, " %7u", w);
     fputc('\n', f);
     row_u64(f, "steps", st->steps, n);
-    fprintf(f, "  %-12s", "step time s");
+    fprintf(f, "  %-12s", "step time s"); /* of the steps it finished */
     for (uint32_t w = 0; w < n; w++) {
-        double busy = st->live_s[w] - st->idle_s[w];
-        if (st->steps[w])
-            fprintf(f, " %7.2f", busy / (double)st->steps[w]);
+        if (st->finished[w])
+            fprintf(f, " %7.2f", st->busy_s[w] / (double)st->finished[w]);
         else
             fprintf(f, " %7s", "-");
     }

@@ -14,17 +14,20 @@ int sw_run_stats_init(sw_run_stats *s, uint32_t slots, char *err)
     s->idle_s = calloc(n, sizeof *s->idle_s);
     s->live_s = calloc(n, sizeof *s->live_s);
     s->last_push_t = malloc(n * sizeof *s->last_push_t);
+    s->busy_s = calloc(n, sizeof *s->busy_s);
+    s->finished = calloc(n, sizeof *s->finished);
+    s->run_since = malloc(n * sizeof *s->run_since);
     s->stale_sum = calloc(n, sizeof *s->stale_sum);
     s->stale_n = calloc(n, sizeof *s->stale_n);
     s->wait_since = malloc(n * sizeof *s->wait_since);
     s->joined_t = malloc(n * sizeof *s->joined_t);
     if (!s->steps || !s->idle_s || !s->live_s || !s->last_push_t || !s->stale_sum || !s->stale_n ||
-        !s->wait_since || !s->joined_t) {
+        !s->wait_since || !s->joined_t || !s->busy_s || !s->finished || !s->run_since) {
         sw_run_stats_free(s);
         return sw_fail(err, SW_ENOMEM, "out of memory for the statistics of %u workers", slots);
     }
     for (size_t w = 0; w < n; w++)
-        s->last_push_t[w] = s->wait_since[w] = s->joined_t[w] = -1;
+        s->last_push_t[w] = s->wait_since[w] = s->joined_t[w] = s->run_since[w] = -1;
     return 0;
 }
 
@@ -34,6 +37,9 @@ void sw_run_stats_free(sw_run_stats *s)
     free(s->idle_s);
     free(s->live_s);
     free(s->last_push_t);
+    free(s->busy_s);
+    free(s->finished);
+    free(s->run_since);
     free(s->stale_sum);
     free(s->stale_n);
     free(s->wait_since);
@@ -96,6 +102,11 @@ int sw_run_stats_event(sw_run_stats *s, const sw_event *ev)
         s->steps[w]++;
         s->last_push_t[w] = ev->t;
         s->wait_since[w] = ev->t;
+        if (s->run_since[w] >= 0) {
+            s->busy_s[w] += ev->t - s->run_since[w];
+            s->finished[w]++;
+        }
+        s->run_since[w] = -1;
         return remember(s, w, ev->ver);
     case SW_EV_DROP:
         s->drops++;
@@ -103,7 +114,10 @@ int sw_run_stats_event(sw_run_stats *s, const sw_event *ev)
         s->n_pending -= s->n_pending > 0; /* the drop follows its own push at once */
         return 0;
     case SW_EV_APPLY: applied(s, ev->V); return 0;
-    case SW_EV_RELEASE: stop_waiting(s, w, ev->t); return 0;
+    case SW_EV_RELEASE:
+        stop_waiting(s, w, ev->t);
+        s->run_since[w] = ev->t;
+        return 0;
     case SW_EV_JOIN:
         s->joined_t[w] = ev->t;
         s->wait_since[w] = ev->t;
@@ -111,6 +125,7 @@ int sw_run_stats_event(sw_run_stats *s, const sw_event *ev)
     case SW_EV_LEAVE:
     case SW_EV_CRASH:
         stop_waiting(s, w, ev->t);
+        s->run_since[w] = -1; /* its step is lost */
         if (s->joined_t[w] >= 0)
             s->live_s[w] += ev->t - s->joined_t[w];
         s->joined_t[w] = -1;

@@ -58,6 +58,33 @@ static void idle_time_per_worker_and_overall(void **state)
     sw_run_stats_free(&s);
 }
 
+/* A step's time runs from its release to its push; the step the run's end cuts off is no step
+ * yet, and one a crash loses is none at all. */
+static void step_times_of_finished_steps(void **state)
+{
+    (void)state;
+    sw_run_stats s;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_run_stats_init(&s, 2, err), 0);
+    join(&s, 0, 0);
+    join(&s, 1, 0);
+    release(&s, 0, 0);
+    release(&s, 1, 0);
+    push(&s, 0, 5, 0);
+    push(&s, 1, 2, 0);
+    feed(&s, (sw_event){.kind = SW_EV_DROP, .worker = 1, .t = 2, .ver = 0}); /* refused: still
+                                                                                * computed */
+    release(&s, 0, 6);
+    release(&s, 1, 2);
+    feed(&s, (sw_event){.kind = SW_EV_CRASH, .worker = 1, .t = 3});
+    sw_run_stats_close(&s, 8); /* worker 0 two seconds into a step */
+    assert_int_equal(s.finished[0], 1);
+    assert_float_equal(s.busy_s[0], 5, 0);
+    assert_int_equal(s.finished[1], 1);
+    assert_float_equal(s.busy_s[1], 2, 0);
+    sw_run_stats_free(&s);
+}
+
 static void a_wait_still_open_at_the_end_counts(void **state)
 {
     (void)state;
@@ -117,6 +144,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(idle_time_per_worker_and_overall),
+        cmocka_unit_test(step_times_of_finished_steps),
         cmocka_unit_test(a_wait_still_open_at_the_end_counts),
         cmocka_unit_test(staleness_of_applied_gradients_and_drops),
         cmocka_unit_test(a_rate_over_the_last_seconds),
