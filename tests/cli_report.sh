@@ -324,4 +324,17 @@ expect_no_output "| 0/2 |" "not one of two"
 expect_output "x.swrl #2\`" "the second labelled apart"
 OUT=$(cut -d, -f2 "$TMP/out13/targets.csv" | sort -u | wc -l)
 expect_output "3" "targets.csv has the two labels (and its header)"
+# A '|' or a backtick in a spec (a file's name) stays in its cell of report.md's table.
+cp "$(dirname "$0")/../policies/rlp.swrl" "$TMP/p|x.swrl"
+cp "$(dirname "$0")/../policies/rlp.swrl" "$TMP/q\`y.swrl"
+for spec in "rlp:file=$TMP/p|x.swrl" "rlp:file=$TMP/q\`y.swrl"; do
+  "$SW" sim -q --policy "$spec" --no-model --workers 2 --max-time 20 \
+    --log "$TMP/md-$(printf '%s' "$spec" | cksum | cut -d' ' -f1).jsonl" > /dev/null 2>&1
+done
+expect_status 0 "a report of specs with '|' and a backtick" -- "$SW" report -q "$TMP"/md-*.jsonl \
+  -o "$TMP/out14"
+OUT=$(grep '^| `' "$TMP/out14/report.md" | sed 's/\\|//g' | awk -F'|' '{ print NF - 1 }' | sort -u)
+expect_output "7" "each row has its six cells: seven bars not escaped"
+OUT=$(cat "$TMP/out14/report.md")
+expect_output "\`\`rlp:file=$TMP/q\`y.swrl\`\`" "a backtick inside a longer fence"
 finish

@@ -216,6 +216,32 @@ int sw_report_summarize(sw_report *r, double target_acc, const char *baselines, 
     return rc;
 }
 
+/* text as a Markdown code span: fenced by one backtick more than its longest run of them
+ * (padded where it starts or ends with one), and in a table cell its '|' escaped, which would
+ * split the cell even inside the span (a policy spec names files, which may hold either). */
+static void md_code(FILE *md, const char *text, bool in_table)
+{
+    size_t longest = 0, run = 0;
+    for (const char *c = text; *c; c++) {
+        run = *c == '`' ? run + 1 : 0;
+        longest = run > longest ? run : longest;
+    }
+    bool pad = *text == '`' || (*text && text[strlen(text) - 1] == '`');
+    for (size_t k = 0; k <= longest; k++)
+        fputc('`', md);
+    if (pad)
+        fputc(' ', md);
+    for (const char *c = text; *c; c++) {
+        if (*c == '|' && in_table)
+            fputc('\\', md);
+        fputc(*c, md);
+    }
+    if (pad)
+        fputc(' ', md);
+    for (size_t k = 0; k <= longest; k++)
+        fputc('`', md);
+}
+
 static void write_answer(const sw_report *r, FILE *md)
 {
     int f = r->fastest, b = r->best, reached = 0;
@@ -230,12 +256,16 @@ static void write_answer(const sw_report *r, FILE *md)
     const sw_report_policy *p = &r->policies[f];
     const char *all = p->trials.reached == p->trials.n ? "" : " (not every run reached it)";
     const char *bound = b >= 0 ? sw_speedup_bound(&r->policies[b].trials, &p->trials) : NULL;
-    if (b >= 0 && b != f && bound) /* a time of 0, or two lower bounds, have no ratio */
-        fprintf(md, "**Fastest: `%s`, %s%.2fx the best baseline (`%s`)**%s.\n\n", p->policy, bound,
-                sw_speedup(&r->policies[b].trials, &p->trials), r->policies[b].policy, all);
-    else
-        fprintf(md, "**Fastest: `%s`, at %.1f s on average**%s.\n\n", p->policy, p->trials.mean,
-                all);
+    fputs("**Fastest: ", md);
+    md_code(md, p->policy, false);
+    if (b >= 0 && b != f && bound) { /* a time of 0, or two lower bounds, have no ratio */
+        fprintf(md, ", %s%.2fx the best baseline (", bound,
+                sw_speedup(&r->policies[b].trials, &p->trials));
+        md_code(md, r->policies[b].policy, false);
+        fprintf(md, ")**%s.\n\n", all);
+    } else {
+        fprintf(md, ", at %.1f s on average**%s.\n\n", p->trials.mean, all);
+    }
 }
 
 void sw_report_write_table(const sw_report *r, FILE *md)
@@ -253,8 +283,10 @@ void sw_report_write_table(const sw_report *r, FILE *md)
                 "| --- | --- | --- | --- | --- | --- |\n");
     for (int i = 0; i < r->n_policies; i++) {
         const sw_trials *t = &r->policies[i].trials;
-        fprintf(md, "| `%s` | %ld/%ld | %.1f +- %.1f%s | ", r->policies[i].policy, t->reached, t->n,
-                t->mean, t->half, t->reached < t->n ? " (>=)" : "");
+        fputs("| ", md);
+        md_code(md, r->policies[i].policy, true);
+        fprintf(md, " | %ld/%ld | %.1f +- %.1f%s | ", t->reached, t->n, t->mean, t->half,
+                t->reached < t->n ? " (>=)" : "");
         const sw_trials *b = r->best >= 0 ? &r->policies[r->best].trials : NULL;
         const char *bound = b ? sw_speedup_bound(b, t) : NULL;
         if (bound)
@@ -267,8 +299,10 @@ void sw_report_write_table(const sw_report *r, FILE *md)
           "(>=) marks a mean that counts runs which missed the target at their end time, a lower "
           "bound, so that a speedup is a bound too (<=, >=) or unknown (-) where both missed.",
           md);
-    if (r->best >= 0)
-        fprintf(md, " Speedup: the mean time of the best baseline (`%s`) over each policy's.",
-                r->policies[r->best].policy);
+    if (r->best >= 0) {
+        fputs(" Speedup: the mean time of the best baseline (", md);
+        md_code(md, r->policies[r->best].policy, false);
+        fputs(") over each policy's.", md);
+    }
     fputs("\n", md);
 }
