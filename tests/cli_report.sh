@@ -333,8 +333,9 @@ for spec in "rlp:file=$TMP/p|x.swrl" "rlp:file=$TMP/q\`y.swrl"; do
 done
 expect_status 0 "a report of specs with '|' and a backtick" -- "$SW" report -q "$TMP"/md-*.jsonl \
   -o "$TMP/out14"
-OUT=$(grep '^| `' "$TMP/out14/report.md" | sed 's/\\|//g' | awk -F'|' '{ print NF - 1 }' | sort -u)
-expect_output "7" "each row has its six cells: seven bars not escaped"
+checks=$((checks + 1)) # six cells a row: seven bars not escaped
+[ "$(grep '^| `' "$TMP/out14/report.md" | sed 's/\\|//g' | awk -F'|' 'NF != 8' | wc -l)" = 0 ] ||
+  { echo "FAIL: a '|' in a spec split its cell"; failures=$((failures + 1)); }
 OUT=$(cat "$TMP/out14/report.md")
 expect_output "\`\`rlp:file=$TMP/q\`y.swrl\`\`" "a backtick inside a longer fence"
 finish
