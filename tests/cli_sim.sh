@@ -169,6 +169,16 @@ expect_status 1 "a diverging run" -- "$SW" sim --policy asp --workers 3 --data "
   --model mlp:h=2,u=16 --lr 1e5 --max-time 100
 expect_output "DIVERGED at t=" "the summary says when"
 expect_output "the model diverged" "and the error why"
+expect_output "loss not finite (diverged)" "its final loss is said, not printed as -nan"
+# A comparison of which every run diverged compares nothing, and fails as sim does; one without
+# a baseline still says what its columns are.
+expect_status 1 "a comparison of runs that all diverge" -- "$SW" compare --policies "asp;bsp" \
+  --seeds 2 --workers 3 --data "$data" --model mlp:h=2,u=16 --lr 1e5 --max-time 100
+expect_output "every run diverged" "says why it failed"
+expect_status 0 "a comparison without a baseline" -- "$SW" compare --policies "dssp:lo=1,hi=2;dbw" \
+  --seeds 2 --no-model --max-time 50
+expect_output "no policy is a baseline" "says why no speedups"
+expect_output "no target was given" "and what the times are"
 # Numbers are decimal as users write them: strtod's hex, signs and spaces are refused.
 for bad in "--max-time 0x10" "--policy asp:lr=0x1p-3" "--policy ssp:s=+1" "--cluster const:1@+0-3"; do
   # shellcheck disable=SC2086

@@ -275,7 +275,7 @@ static void *worker(void *arg)
 static void print_answer(const plan *p, const sw_trials *s, int best)
 {
     int fastest = sw_fastest((const char *const *)p->policies, s, p->n_policies);
-    if (fastest < 0 || best < 0)
+    if (fastest < 0)
         return;
     int reached = 0;
     for (int i = 0; i < p->n_policies; i++)
@@ -288,7 +288,10 @@ static void print_answer(const plan *p, const sw_trials *s, int best)
     }
     const char *censored =
         s[fastest].reached < s[fastest].n ? " (not every run reached the target)" : "";
-    if (fastest == best)
+    if (best < 0)
+        printf("fastest: %s, at %.1f virtual s%s\n", p->policies[fastest], s[fastest].mean,
+               censored);
+    else if (fastest == best)
         printf("fastest: %s, the best baseline, at %.1f virtual s%s\n", p->policies[best],
                s[best].mean, censored);
     else if (!(s[fastest].mean > 0)) /* met at once: a time of 0 has no ratio */
@@ -330,6 +333,10 @@ static void report(const plan *p)
     else if (best >= 0) /* one sample has no spread to show */
         printf("\nspeedup: time of the best baseline (%s) over each policy's; one seed, so "
                "no interval (the +- 0.0).\n", p->policies[best]);
+    else
+        printf("\nspeedup: none, as no policy is a baseline (every bsp, asp and ssp, or "
+               "--baselines); +- is the 95%% confidence half-width over %ld seed%s.\n",
+               p->seeds, p->seeds == 1 ? "" : "s");
     print_answer(p, s, best);
     for (size_t i = 0; i < p->n_runs; i++) {
         const job *j = &p->runs[i];
@@ -485,9 +492,14 @@ int sw_cli_compare(int argc, char **argv)
             warn_of_other_logs(&p);
         if (!rc)
             report(&p);
-        for (size_t i = 0; !rc && i < p.n_runs; i++)
+        size_t diverged = 0;
+        for (size_t i = 0; !rc && i < p.n_runs; i++) {
             if (p.runs[i].rc) /* the table stands, but the comparison is not whole */
                 rc = sw_cli_error(CMD, "%s", "some runs failed (listed above)");
+            diverged += p.runs[i].facts.diverged_t >= 0;
+        }
+        if (!rc && p.n_runs && diverged == p.n_runs) /* as sim fails on its one run */
+            rc = sw_cli_error(CMD, "every run diverged (listed above): nothing compares");
     }
     for (size_t i = 0; p.runs && i < p.n_runs; i++) {
         sw_sim_result_free(&p.runs[i].r);

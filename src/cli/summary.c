@@ -91,8 +91,10 @@ void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r)
             r->wall_s);
     if (r->probe_s > 0)
         fprintf(f, ", loss probe %.2f%%", 100 * r->probe_s / (r->wall_s + 1e-12));
-    if (r->n_params)
+    if (r->n_params && isfinite(r->final_loss))
         fprintf(f, "; final %s loss %.4f", r->held_out, r->final_loss);
+    else if (r->n_params) /* printf's "-nan" says nothing */
+        fprintf(f, "; final %s loss not finite (diverged)", r->held_out);
     if (r->n_params && r->classify)
         fprintf(f, " accuracy %.4f", r->final_acc);
     fputc('\n', f);
