@@ -179,6 +179,11 @@ expect_status 0 "a comparison without a baseline" -- "$SW" compare --policies "d
   --seeds 2 --no-model --max-time 50
 expect_output "no policy is a baseline" "says why no speedups"
 expect_output "no target was given" "and what the times are"
+# A data spec's value out of its range is a bad command line (2), as a cluster's or a policy's is.
+for bad in "--data synthetic:d=0" "--data synthetic:d=5,frac=0" "--model svm --data sparse:test=0"; do
+  # shellcheck disable=SC2086
+  expect_status 2 "a data spec's value out of range: $bad" -- "$SW" sim -q --max-pushes 5 $bad
+done
 # Numbers are decimal as users write them: strtod's hex, signs and spaces are refused.
 for bad in "--max-time 0x10" "--policy asp:lr=0x1p-3" "--policy ssp:s=+1" "--cluster const:1@+0-3"; do
   # shellcheck disable=SC2086

@@ -64,7 +64,7 @@ static int load_idx(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset **
     const char *dir = sw_spec_str(s, "dir", NULL);
     int rc = sw_spec_int(s, "classes", 2, 256, &classes, err);
     if (rc)
-        return rc;
+        return sw__spec_value(rc);
     if (!dir)
         return sw_fail(err, SW_EINVAL, "idx: dir=PATH is required");
     return load_idx_dir(dir, (uint32_t)classes, train, test, err);
@@ -105,7 +105,7 @@ static int load_libsvm(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset
     const char *tr = sw_spec_str(s, "train", NULL), *te = sw_spec_str(s, "test", NULL);
     int rc;
     if ((rc = sw_spec_int(s, "dim", 0, 1 << 24, &dim, err)) || (rc = parse_task(s, &task, err)))
-        return rc;
+        return sw__spec_value(rc);
     if (!tr)
         return sw_fail(err, SW_EINVAL, "libsvm: train=PATH is required");
     if ((rc = sw_libsvm_read(train, tr, (size_t)dim, task, err)))
@@ -225,8 +225,9 @@ static int load(sw_data *out, sw_spec *s, uint64_t seed, char *err)
         return sw_fail(err, SW_EINVAL, "%s: norm='%s' is not none or standard", s->name, norm);
     int rc;
     if ((rc = sw_spec_int(s, "val", 0, 1 << 26, &n_val, err)) ||
-        (rc = sw_spec_double(s, "frac", 1e-6, 1.0, &frac, err)) ||
-        (rc = src->load(s, seed, &out->train, &out->test, err)))
+        (rc = sw_spec_double(s, "frac", 1e-6, 1.0, &frac, err)))
+        return sw__spec_value(rc);
+    if ((rc = src->load(s, seed, &out->train, &out->test, err)))
         return rc;
     char known[128];
     snprintf(known, sizeof known, "%s, %s", src->keys, COMMON_KEYS);
