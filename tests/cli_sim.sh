@@ -239,6 +239,16 @@ expect_status 2 "compare refuses a switch to a bad spec" -- "$SW" compare --poli
 expect_output "switch to ssp:t=1" "the refusal names the event"
 expect_status 2 "a bad spec in sim's events too" -- "$SW" sim --no-model --max-time 100 \
   --events "switch:t=10,policy=dssp:lo=5,hi=2"
+expect_status 2 "a switch names no worker" -- "$SW" sim --no-model --max-time 10 \
+  --events "switch:t=1,w=0,policy=bsp"
+expect_status 2 "t= after policy=" -- "$SW" sim --no-model --max-time 10 \
+  --events "switch:policy=asp,t=1"
+expect_output "before policy=, which takes the rest" "says where t= goes"
+expect_status 2 "join:w= of a new worker's slot before its own join" -- "$SW" sim --no-model \
+  --workers 3 --max-time 10 --events "join:w=3,t=1;join:t=5"
+expect_output "a new worker joins without w=" "says how a new worker joins"
+expect_status 0 "join:w= brings a new worker back" -- "$SW" sim --no-model --workers 3 \
+  --max-time 10 -q --events "join:t=1;crash:w=3,t=2;join:w=3,t=5"
 for ev in "crash:w=1,t=50,policy=bsp" "join:t=50,policy=ssp:s=2" "leave:w=0,t=5,policy=asp"; do
   expect_status 2 "a policy on an event that takes none: $ev" -- "$SW" sim --no-model \
     --max-time 100 --events "$ev"

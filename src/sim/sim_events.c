@@ -60,7 +60,14 @@ static const char *cut_policy(char *text)
     return at + strlen("policy=");
 }
 
-static int schedule_one(sim *s, char *text, uint32_t *next_new, char *err)
+/* Where the joins of worker slots beyond the first workers stand: an anonymous join's time per
+ * slot (it takes the next new slot, in the order listed), and the earliest explicit join. */
+typedef struct new_slots {
+    uint32_t first;           /* the workers at the start */
+    double *anon_t, *named_t; /* per slot from `first`: < 0 when none */
+} new_slots;
+
+static int schedule_one(sim *s, char *text, uint32_t *next_new, new_slots *ns, char *err)
 {
     const char *policy = cut_policy(text);
     sw_spec sp;
@@ -71,9 +78,12 @@ static int schedule_one(sim *s, char *text, uint32_t *next_new, char *err)
     long w = -1;
     bool to_policy = !strcmp(sp.name, "switch"); /* the only one that names a policy */
     if ((rc = sw_spec_double(&sp, "t", 0, 1e15, &t, err)) ||
-        (rc = sw_spec_int(&sp, "w", 0, (long)s->n_slots - 1, &w, err)) ||
-        (rc = sw_spec_finish(&sp, to_policy ? "w, t, policy" : "w, t", err)))
+        (!to_policy && (rc = sw_spec_int(&sp, "w", 0, (long)s->n_slots - 1, &w, err))) ||
+        (rc = sw_spec_finish(&sp, to_policy ? "t, policy" : "w, t", err)))
         return rc;
+    if (t < 0 && policy && strstr(policy, "t="))
+        return sw_fail(err, SW_EINVAL, "event '%s': t=SECONDS is required before policy=, which "
+                       "takes the rest of the event ('%s')", text, policy);
     if (t < 0)
         return sw_fail(err, SW_EINVAL, "event '%s': t=SECONDS is required", text);
     static const struct {
@@ -93,8 +103,13 @@ static int schedule_one(sim *s, char *text, uint32_t *next_new, char *err)
                        sp.name);
     if ((kind == EV_CRASH || kind == EV_LEAVE) && w < 0)
         return sw_fail(err, SW_EINVAL, "event '%s': w=WORKER is required", text);
-    if (kind == EV_JOIN && w < 0)
+    if (kind == EV_JOIN && w < 0) {
         w = (long)(*next_new)++;
+        ns->anon_t[w - ns->first] = t;
+    } else if (kind == EV_JOIN && w >= (long)ns->first) {
+        double *at = &ns->named_t[w - ns->first];
+        *at = *at < 0 || t < *at ? t : *at;
+    }
     sw__sim_event ev = {.t = t, .kind = kind, .worker = (uint32_t)(w < 0 ? 0 : w)};
     if (kind == EV_SWITCH && (rc = add_switch(s, policy, &ev, err)))
         return rc;
@@ -108,10 +123,24 @@ int sw__sim_schedule(sim *s, const char *events, uint32_t workers, char *err)
     char *copy = strdup(events), *save = NULL;
     if (!copy)
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    uint32_t next_new = workers;
-    int rc = 0;
+    uint32_t next_new = workers, extra = s->n_slots > workers ? s->n_slots - workers : 0;
+    new_slots ns = {.first = workers, .anon_t = malloc((extra + 1) * sizeof(double)),
+                    .named_t = malloc((extra + 1) * sizeof(double))};
+    int rc = ns.anon_t && ns.named_t ? 0 : sw_fail(err, SW_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < extra && !rc; i++)
+        ns.anon_t[i] = ns.named_t[i] = -1;
     for (char *e = strtok_r(copy, ";", &save); e && !rc; e = strtok_r(NULL, ";", &save))
-        rc = schedule_one(s, e, &next_new, err);
+        rc = schedule_one(s, e, &next_new, &ns, err);
+    /* A new worker's slot is its anonymous join's: join:w= of it may bring it back later, not
+     * take it first (two joins would make one worker, the second passed over as live). */
+    for (uint32_t i = 0; i < extra && !rc; i++)
+        if (ns.named_t[i] >= 0 && !(ns.anon_t[i] >= 0 && ns.anon_t[i] < ns.named_t[i]))
+            rc = sw_fail(err, SW_EINVAL, "join:w=%u at t=%g: worker %u is not one of the %u at "
+                         "the start, and no join:t=T (without w=) brings it in before: a new "
+                         "worker joins without w=", workers + i, ns.named_t[i], workers + i,
+                         workers);
+    free(ns.anon_t);
+    free(ns.named_t);
     free(copy);
     return rc;
 }
