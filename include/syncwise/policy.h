@@ -106,6 +106,10 @@ const sw_policy_ops *const *sw_plugin_policies(void);
 unsigned sw_policy_wants(const sw_policy_ops *ops, const sw_spec *spec);
 unsigned sw_policy_spec_wants(const char *spec);
 
+/* Refuses a key of spec that neither ops's keys nor every spec's lr= name, listing both
+ * (sw_spec_finish): the engine's reading of a spec, which the checker shares. */
+int sw_policy_spec_finish(const sw_spec *spec, const sw_policy_ops *ops, char *err);
+
 /* Comma-separated names of every policy, for "unknown policy" messages. */
 const char *sw_policy_names(void);
 

@@ -41,7 +41,7 @@ static int known_keys_only(sw_spec *spec, char *err)
         (void)sw_spec_str(spec, k, NULL);            /* the policy's own keys count as read */
     (void)sw_spec_str(spec, SW_POLICY_LR_KEY, NULL); /* and the one every spec takes */
     char why[SW_ERR_LEN];
-    int rc = sw_spec_finish(spec, ops->keys, why);
+    int rc = sw_policy_spec_finish(spec, ops, why);
     return rc ? ck_engine_broke(err, "a spec no engine takes: %s", why) : 0;
 }
 

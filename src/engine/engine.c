@@ -65,15 +65,6 @@ static void recount_min(sw_engine *e)
     e->n_at_min = at;
 }
 
-/* Refuses a key that neither the policy nor every spec (lr) takes, listing both. */
-static int finish_spec(const sw_spec *spec, const sw_policy_ops *o, char *err)
-{
-    char known[SPEC_LEN];
-    const char *keys = o->keys ? o->keys : ""; /* a plugin may name none */
-    snprintf(known, sizeof known, "%s%s%s", keys, keys[0] ? ", " : "", SW_POLICY_LR_KEY);
-    return sw_spec_finish(spec, known, err);
-}
-
 /* The policy of spec `text`: `own` when not NULL (the caller's own ops), else the registered
  * one of that name; *lr gets the spec's own learning rate (NAN when it sets none). */
 static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
@@ -106,7 +97,7 @@ static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
         return sw_fail(err, SW_ENOMEM, "out of memory for policy state");
     rc = o->init ? o->init(st, &spec, &e->view, &e->env, err) : 0;
     if (!rc)
-        rc = finish_spec(&spec, o, err);
+        rc = sw_policy_spec_finish(&spec, o, err);
     if (rc) {
         if (o->fini)
             o->fini(st);

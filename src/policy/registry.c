@@ -58,6 +58,14 @@ unsigned sw_policy_spec_wants(const char *text)
     return ops ? sw_policy_wants(ops, &spec) : 0;
 }
 
+int sw_policy_spec_finish(const sw_spec *spec, const sw_policy_ops *ops, char *err)
+{
+    char known[512];
+    const char *keys = ops->keys ? ops->keys : ""; /* a plugin may name none */
+    snprintf(known, sizeof known, "%s%s%s", keys, keys[0] ? ", " : "", SW_POLICY_LR_KEY);
+    return sw_spec_finish(spec, known, err);
+}
+
 const char *sw_policy_names(void)
 {
     static char names[1024];

@@ -144,6 +144,8 @@ static int take(reading *rd, size_t lineno, bool *callback_failed, char *err)
     const sw_run_reader *r = rd->r;
     const sw_log_line *l = &rd->line;
     const char *kind = sw_log_str(l, "ev");
+    if (sw_log_str(l, "t"))
+        return sw_fail(err, SW_EFORMAT, "\"t\" is not a number (\"%s\")", sw_log_str(l, "t"));
     if (!kind || isnan(sw_log_num(l, "t", NAN)))
         return sw_fail(err, SW_EFORMAT, "a log line needs \"t\" and \"ev\"");
     bool start = strcmp(kind, "start") == 0, end = strcmp(kind, "end") == 0;
