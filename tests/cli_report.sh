@@ -313,6 +313,13 @@ checks=$((checks + 1))
 # --baselines spells a policy as the logs do, whatever its label in the tables.
 expect_status 0 "a baseline whose spec holds a quote and a backslash" -- "$SW" report -q \
   "$TMP/quoted.jsonl" -o "$TMP/out12" --baselines "rlp:file=$TMP/b\\d/../q\"x.swrl"
+# A long spec given as a baseline several times (the labels' room was one per run).
+long="$TMP/$(printf 'd%.0s' $(seq 150))"
+mkdir -p "$long" && cp "$(dirname "$0")/../policies/rlp.swrl" "$long/p.swrl"
+"$SW" sim -q --policy "rlp:file=$long/p.swrl" --no-model --workers 3 --max-time 20 \
+  --log "$TMP/long.jsonl" > /dev/null 2>&1
+expect_status 0 "a long baseline named three times" -- "$SW" report -q "$TMP/long.jsonl" \
+  -o "$TMP/out12b" --baselines "rlp:file=$long/p.swrl;rlp:file=$long/p.swrl;rlp:file=$long/p.swrl"
 # Two specs that differ only where the label changes them (" and ') stay two policies.
 cp "$(dirname "$0")/../policies/rlp.swrl" "$TMP/q'x.swrl"
 "$SW" sim -q --policy "rlp:file=$TMP/b\\d/../q'x.swrl" --no-model --workers 3 --max-time 50 \

@@ -132,23 +132,25 @@ static double shared_target(const sw_report *r, double given)
  * of no run (a typo would leave no speedup at all). */
 static int baseline_labels(const sw_report *r, const char *baselines, char **labels, char *err)
 {
-    size_t cap = 1;
-    for (uint32_t i = 0; i < r->n_runs; i++)
-        cap += sizeof r->runs[i].policy + 1;
-    char *out = calloc(1, cap), *at = out;
+    size_t entries = 1;
+    for (const char *c = baselines; *c; c++)
+        entries += *c == ';';
+    size_t cap = entries * (sizeof r->runs[0].policy + 1) + 1; /* a label, ';', for each */
+    char *out = calloc(1, cap);
+    size_t len = 0;
     if (!(*labels = out))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     for (const char *b = baselines; *b; b += strcspn(b, ";"), b += *b == ';') {
-        int len = (int)strcspn(b, ";");
+        int n = (int)strcspn(b, ";");
         const sw_report_run *run = NULL;
         for (uint32_t i = 0; i < r->n_runs && !run; i++)
-            if ((int)strlen(r->runs[i].spec) == len && !strncmp(r->runs[i].spec, b, len))
+            if ((int)strlen(r->runs[i].spec) == n && !strncmp(r->runs[i].spec, b, n))
                 run = &r->runs[i];
-        if (!run && len)
+        if (!run && n)
             return sw_fail(err, SW_EINVAL, "--baselines: '%.*s' is the policy of no run (a "
-                           "baseline is spelled as the logs' start lines spell it)", len, b);
-        if (run) /* each label fits: cap holds every run's */
-            at += sprintf(at, "%s%s", at == out ? "" : ";", run->policy);
+                           "baseline is spelled as the logs' start lines spell it)", n, b);
+        if (run)
+            len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ";" : "", run->policy);
     }
     return 0;
 }
