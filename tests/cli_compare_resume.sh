@@ -85,6 +85,13 @@ expect_status 0 "another order" -- "$SW" compare --max-time=3e3 --seeds 9 \
   --target-acc .80 --lr 0.1 --model softmax --data "synthetic:task=logistic,d=10,n=2000" \
   --workers 4 --policies "bsp;asp;ssp:s=2" --log-dir "$TMP/whole" --resume
 expect_output "27 of the 27 runs were done: 0 to run" "is the same scenario"
+# A record an earlier version kept spells numbers as they were given: it is read as this one
+# spells them.
+cp -r "$TMP/whole" "$TMP/older"
+sed -i 's/^--lr 0.1$/--lr .10/; s/^--max-time 3000$/--max-time 3e3/' "$TMP/older/compare.scenario"
+expect_status 0 "a record in an earlier version's spelling" -- "$SW" compare "${scenario[@]}" \
+  --seeds 8 --log-dir "$TMP/older" --resume
+expect_output "24 of the 24 runs were done: 0 to run" "is the same scenario"
 expect_status 1 "another scenario" -- "$SW" compare "${scenario[@]}" --seeds 8 --lr 0.2 \
   --log-dir "$TMP/whole" --resume
 expect_output "holds another scenario" "is refused"

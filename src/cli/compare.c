@@ -400,16 +400,47 @@ static void warn_of_other_logs(const plan *p)
                others == 1 ? "" : "s", p->log_dir, others == 1 ? "it" : "them");
 }
 
+static const char *const not_scenario[] = {"quiet", "verbose", NULL};
+
+/* A kept record ("--name VALUE" lines) as this version spells it: its lines made a command line
+ * again and recorded anew. */
+static bool record_anew(const char *kept, char *out, size_t cap)
+{
+    size_t n = strlen(kept);
+    char *text = malloc(n + 1), **argv = malloc((2 * n + 2) * sizeof *argv);
+    int argc = 0;
+    bool ok = text && argv;
+    if (ok) {
+        memcpy(text, kept, n + 1);
+        argv[argc++] = "compare";
+        for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+             line = strtok_r(NULL, "\n", &save)) {
+            char *space = strchr(line, ' ');
+            if (space)
+                *space = '\0';
+            argv[argc++] = line;
+            if (space)
+                argv[argc++] = space + 1;
+        }
+        argv[argc] = NULL;
+        ok = !sw_cli_options_given(&command, argc, argv, sw_cli_scenario_opts, not_scenario, out,
+                                   cap);
+    }
+    free(argv);
+    free(text);
+    return ok;
+}
+
 /* The comparison's record in --log-dir: its scenario, the rows of the runs it keeps (on
  * --resume), and results.csv open for the rows to come. */
 static int open_journal(plan *p, int argc, char **argv, char *err)
 {
-    static const char *const not_scenario[] = {"quiet", "verbose", NULL};
     char scenario[8192];
     if (sw_cli_options_given(&command, argc, argv, sw_cli_scenario_opts, not_scenario, scenario,
                              sizeof scenario))
         return sw_fail(err, SW_ERANGE, "the scenario's options are too long to record");
-    int rc = sw__cmp_journal_start(&p->journal, p->log_dir, scenario, p->resume, err);
+    int rc = sw__cmp_journal_start(&p->journal, p->log_dir, scenario, p->resume, record_anew,
+                                   err);
     char **kept = rc ? NULL : calloc(p->n_runs, sizeof *kept);
     if (!rc && !kept)
         rc = sw_fail(err, SW_ENOMEM, "out of memory");

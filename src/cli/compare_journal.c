@@ -124,17 +124,30 @@ bool sw__cmp_row_parse(const char *line, sw__cmp_row *out)
 
 /* ---- The scenario ----------------------------------------------------------------------- */
 
-static int check_scenario(const char *path, const char *scenario, char *err)
+static int check_scenario(const char *path, const char *scenario, sw__cmp_scenario_fn canon,
+                          char *err)
 {
     uint8_t *kept;
     size_t len;
     char why[SW_ERR_LEN];
     if (sw_file_read_all(path, 1 << 20, &kept, &len, why))
         return sw_fail(err, SW_EINVAL, "--resume: no comparison to resume there (%s)", why);
-    bool same = len == strlen(scenario) && !memcmp(kept, scenario, len);
+    /* as kept, or as this version reads what an earlier one kept */
+    size_t cap = len + 1 > 8192 ? len + 1 : 8192;
+    char *text = malloc(len + 1), *now = malloc(cap);
+    if (!text || !now) {
+        free(text), free(now), free(kept);
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    }
+    memcpy(text, kept, len);
+    text[len] = '\0';
+    bool same = !strcmp(text, scenario) ||
+                (canon && canon(text, now, cap) && !strcmp(now, scenario));
     if (!same) /* both in full: the message buffer is too short for them */
         sw_cli_print_both("compare", "the comparison to resume ran with", (const char *)kept, len,
                           "and this one runs with", scenario);
+    free(text);
+    free(now);
     free(kept);
     return same ? 0
                 : sw_fail(err, SW_EMISMATCH,
@@ -200,7 +213,7 @@ static int read_rows(sw__cmp_journal *j, char *err)
 }
 
 int sw__cmp_journal_start(sw__cmp_journal *j, const char *dir, const char *scenario, bool resume,
-                          char *err)
+                          sw__cmp_scenario_fn canon, char *err)
 {
     *j = (sw__cmp_journal){.lock_fd = -1};
     char path[4096], prev[4200];
@@ -215,7 +228,7 @@ int sw__cmp_journal_start(sw__cmp_journal *j, const char *dir, const char *scena
     if (fresh)
         sw_log(SW_LOG_INFO, "%s holds no comparison yet: every run runs", dir);
     if (resume && !fresh) {
-        rc = check_scenario(path, scenario, err);
+        rc = check_scenario(path, scenario, canon, err);
         return rc ? rc : read_rows(j, err);
     }
     struct stat st; /* a comparison run again without --resume: its rows are kept aside */

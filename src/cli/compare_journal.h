@@ -2,8 +2,8 @@
  * or crashed keeps every run it finished and `compare --resume` runs only the others.
  *
  * DIR/compare.scenario holds the scenario's options as given (one "--name VALUE" a line, in
- * the option table's order): a resume must give the same, or its runs would not be the ones
- * kept. DIR/results.csv holds a row per finished run, appended (and synced) as each ends, and
+ * the option table's order, a number in its shortest spelling): a resume must give the same, or
+ * its runs would not be the ones kept. DIR/results.csv holds a row per finished run, appended (and synced) as each ends, and
  * rewritten in the comparison's order when it is done. A row keeps every figure the table
  * reads at full precision, so a resumed table is the table an uninterrupted run prints.
  */
@@ -41,12 +41,16 @@ char *sw__cmp_row_format(const char *spec, uint64_t seed, const sw_sim_result *r
 /* Reads a row as sw__cmp_row_format writes it; false for anything else. */
 bool sw__cmp_row_parse(const char *line, sw__cmp_row *out);
 
+/* What a kept record reads as now (its numbers spelled as `scenario` spells them: an earlier
+ * version kept them as given), into out; false when it does not read. */
+typedef bool (*sw__cmp_scenario_fn)(const char *kept, char *out, size_t cap);
+
 /* Claims DIR for this comparison (another running there is refused), then checks
- * DIR/compare.scenario against `scenario` when resuming and reads the rows kept (a DIR with
- * neither file has nothing to resume: every run runs), or, when not, writes it and keeps an
- * earlier comparison's rows as results.csv.prev. */
+ * DIR/compare.scenario, as `canon` reads it, against `scenario` when resuming and reads the rows
+ * kept (a DIR with neither file has nothing to resume: every run runs), or, when not, writes it
+ * and keeps an earlier comparison's rows as results.csv.prev. */
 int sw__cmp_journal_start(sw__cmp_journal *j, const char *dir, const char *scenario, bool resume,
-                          char *err);
+                          sw__cmp_scenario_fn canon, char *err);
 /* The row kept for this run (the last, if the file held several), which the caller now owns;
  * NULL when there is none. */
 char *sw__cmp_journal_take(sw__cmp_journal *j, const char *policy, uint64_t seed);
