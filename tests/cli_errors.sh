@@ -273,6 +273,8 @@ checks=$((checks + 1))
 [ ! -e "$TMP/x.jsonl" ] || { echo "FAIL: --log made a directory"; failures=$((failures + 1)); }
 expect_status 0 "a value that looks like an option" -- bash -c \
   'cd "$1" && "$2" sim --no-model --max-time 10 -q --log --odd.jsonl' _ "$TMP" "$SW"
+expect_status 0 "a short option's value that looks like one" -- bash -c \
+  'cd "$1" && "$2" report -q ./--odd.jsonl -o --odd-report' _ "$TMP" "$SW"
 expect_status 2 "rl train --out a directory" -- timeout 20 "$SW" rl train --pre-instances 3 \
   --episodes 2 --models mlp:h=0 --max-pushes 300 --out "$TMP/outdir"
 expect_output "is a directory" "refused before pre-training"

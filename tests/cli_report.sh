@@ -328,7 +328,9 @@ expect_status 0 "a report of two specs of one label" -- "$SW" report "$TMP/quote
   "$TMP/quoted2.jsonl" -o "$TMP/out13" --baselines "rlp:file=$TMP/b\\d/../q'x.swrl"
 expect_output "| 0/1 |" "each is a policy of one run"
 expect_no_output "| 0/2 |" "not one of two"
-expect_output "x.swrl #2\`" "the second labelled apart"
+expect_output "x.swrl ~2\`" "the second labelled apart"
+OUT=$(grep -o 'timeline-[^)]*' "$TMP/out13/report.md")
+expect_no_output "#" "its timeline's link holds no '#' (a URL's fragment)"
 OUT=$(cut -d, -f2 "$TMP/out13/targets.csv" | sort -u | wc -l)
 expect_output "3" "targets.csv has the two labels (and its header)"
 # A '|' or a backtick in a spec (a file's name) stays in its cell of report.md's table.

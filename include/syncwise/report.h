@@ -88,7 +88,7 @@ typedef struct sw_report {
 /* A policy spec as the tables label it, in place: in the tidy CSV files and gnuplot's columns a
  * comma would split its column, a double quote end it, and gnuplot reads a backslash as an
  * escape, so they become ' ', ' and /. Two specs that this makes one label (differing only in
- * those characters) stay two policies: the report labels the second " #2", and so on. */
+ * those characters) stay two policies: the report labels the second " ~2", and so on. */
 void sw_report_label(char *spec);
 
 /* The file name of one of the tables (SW_CSV_RUNS, ...). */

@@ -208,7 +208,6 @@ static void run_job(plan *p, job *j)
                         strlen(p->policies[j->policy]));
 }
 
-/* The policy with the lowest mean time among finished runs, for the progress line. */
 /* The runs of one policy that are done and did not fail (all of them once the runs end). */
 static sw_trials summarize(const plan *p, int policy)
 {
@@ -333,10 +332,12 @@ static void report(const plan *p)
     else if (best >= 0) /* one sample has no spread to show */
         printf("\nspeedup: time of the best baseline (%s) over each policy's; one seed, so "
                "no interval (the +- 0.0).\n", p->policies[best]);
+    else if (p->seeds > 1)
+        printf("\nspeedup: none, as no policy is a baseline (every bsp, asp and ssp, or "
+               "--baselines); +- is the 95%% confidence half-width over %ld seeds.\n", p->seeds);
     else
         printf("\nspeedup: none, as no policy is a baseline (every bsp, asp and ssp, or "
-               "--baselines); +- is the 95%% confidence half-width over %ld seed%s.\n",
-               p->seeds, p->seeds == 1 ? "" : "s");
+               "--baselines); one seed, so no interval (the +- 0.0).\n");
     print_answer(p, s, best);
     for (size_t i = 0; i < p->n_runs; i++) {
         const job *j = &p->runs[i];

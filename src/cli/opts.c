@@ -202,6 +202,16 @@ static int whole_names_only(const sw_cmd_opts *c, int argc, char **argv)
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
         const char *name = argv[i] + 2;
         size_t len = strcspn(name, "=");
+        if (argv[i][0] == '-' && argv[i][1] != '-') { /* short ones: -qo DIR takes DIR */
+            for (const char *ch = argv[i] + 1; *ch; ch++) {
+                const sw_opt *o = by_short(rows, n, *ch);
+                if (o && takes_arg(o)) {
+                    i += !ch[1]; /* its value: the rest of the word, else the next word */
+                    break;
+                }
+            }
+            continue;
+        }
         if (strncmp(argv[i], "--", 2) || (len == 4 && !strncmp(name, "help", 4)))
             continue;
         bool known = false;

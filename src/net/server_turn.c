@@ -173,13 +173,14 @@ int sw__server_save_gathered(server *s, char *err)
     uint64_t V = sw_engine_version(s->engine);
     if (!h->have_theta || h->theta_version != V) {
         /* No model of this run's end: an earlier run's file would pass for one. */
-        if (unlink(path) == 0 || errno != ENOENT)
-            sw_log(SW_LOG_WARN, "%s: not written, and an earlier one removed: the shards' "
-                   "last gathered parameters are not of the run's end (version %llu)",
-                   path, (unsigned long long)V);
-        else
-            sw_log(SW_LOG_WARN, "%s: not written: the shards' last gathered parameters are "
-                   "not of the run's end (version %llu)", path, (unsigned long long)V);
+        char also[160] = "";
+        if (unlink(path) == 0)
+            snprintf(also, sizeof also, ", and an earlier one removed");
+        else if (errno != ENOENT)
+            snprintf(also, sizeof also, ", and an earlier one could not be removed (%s)",
+                     strerror(errno));
+        sw_log(SW_LOG_WARN, "%s: not written%s: the shards' last gathered parameters are not of "
+               "the run's end (version %llu)", path, also, (unsigned long long)V);
         return 0;
     }
     sw_ckpt c = model_ckpt(s, h->theta, h->theta_version);

@@ -181,7 +181,8 @@ void sw_report_label(char *spec)
 }
 
 /* The label of spec in r's tables: that of an earlier run of the same spec, else
- * sw_report_label's, with " #2", " #3"... while an earlier run of another spec has it. */
+ * sw_report_label's, with " ~2", " ~3"... while an earlier run of another spec has it (a
+ * character a file name, a link in report.md, a CSV field and gnuplot all take as it is). */
 static void unique_label(const sw_report *r, const char *spec, char *label, size_t cap)
 {
     for (uint32_t i = 0; i < r->n_runs; i++)
@@ -199,7 +200,7 @@ static void unique_label(const sw_report *r, const char *spec, char *label, size
             taken = !strcmp(r->runs[i].policy, label);
         if (!taken)
             return;
-        snprintf(label, cap, "%.240s #%d", base, k);
+        snprintf(label, cap, "%.240s ~%d", base, k);
     }
 }
 
