@@ -60,6 +60,20 @@ expect_status 2 "without the plugin the policy is unknown" -- "$TMP/prefix/bin/s
 expect_status 1 "a plugin that cannot be loaded" -- env SYNCWISE_PLUGINS="$TMP/none.so" \
   "$TMP/prefix/bin/syncwise" sim --no-model --max-time 10
 expect_output "SYNCWISE_PLUGINS: $TMP/none.so" "says which"
+# A plugin built against another plugin interface (an older syncwise's headers) is refused:
+# it would read the structs it shares with syncwise where their fields are not.
+printf '#include <syncwise/policy.h>\n%s\nconst sw_policy_ops *const *sw_plugin_policies(void) { return 0; }\n' \
+  "" > "$TMP/old.c"
+printf '#include <syncwise/policy.h>\n%s\nconst sw_policy_ops *const *sw_plugin_policies(void) { return 0; }\n' \
+  "int sw_plugin_abi(void) { return 1; }" > "$TMP/abi1.c"
+for old in old abi1; do
+  cc -std=c11 -shared -fPIC $SAN "$TMP/$old.c" \
+    $(PKG_CONFIG_PATH=$(dirname "$(find "$TMP/prefix" -name syncwise.pc)") pkg-config --cflags syncwise) \
+    -o "$TMP/$old.so"
+  expect_status 1 "a plugin of another interface ($old)" -- env SYNCWISE_PLUGINS="$TMP/$old.so" \
+    "$TMP/prefix/bin/syncwise" sim --no-model --max-time 10
+  expect_output "build it again against this syncwise's headers" "$old: says what to do"
+done
 mv "$TMP/prefix" "$TMP/moved"
 rm "$TMP/half_barrier"
 expect_status 0 "a moved install still builds the example" -- build_example "$TMP/moved"

@@ -94,8 +94,10 @@ static const sw_promise_ops half_promise = {
     .on_end = half_promise_end,
 };
 
-/* The policies this file gives syncwise as a plugin (SYNCWISE_PLUGINS, syncwise/policy.h), and
- * their promises (syncwise/check.h). */
+/* The plugin interface this file was built against (SYNCWISE_PLUGINS refuses another), the
+ * policies it gives syncwise as a plugin (syncwise/policy.h), and their promises
+ * (syncwise/check.h). */
+SW_PLUGIN_ABI_HERE
 const sw_policy_ops *const *sw_plugin_policies(void)
 {
     static const sw_policy_ops *const policies[] = {&half_policy, NULL};

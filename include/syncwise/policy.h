@@ -100,6 +100,16 @@ int sw_policy_register(const sw_policy_ops *ops, char *err);
  * (examples/custom_policy/half_barrier.c builds as one). */
 const sw_policy_ops *const *sw_plugin_policies(void);
 
+/* The plugin interface's version, raised whenever the structs a plugin shares with syncwise
+ * change their layout (sw_policy_ops, sw_engine_view, sw_decision, the promises'): a plugin
+ * built against other headers would read fields where they are not, so it is refused with a
+ * message. A plugin says which it was built against by writing SW_PLUGIN_ABI_HERE once, at file
+ * scope. (2: sw_policy_ops.wants_of and sw_engine_view.lr.) */
+#define SW_PLUGIN_ABI 2
+int sw_plugin_abi(void);
+#define SW_PLUGIN_ABI_HERE                                                                         \
+    int sw_plugin_abi(void) { return SW_PLUGIN_ABI; }
+
 /* What a spec wants of the engine (SW_WANT_* flags): ops->wants_of's answer, else ops->wants.
  * sw_policy_spec_wants reads a spec's text (0 for one that does not parse or names no policy:
  * the engine refuses those, saying why). */

@@ -38,8 +38,17 @@ static int load_one(const char *path, char *err)
         return sw_fail(err, SW_EIO, "SYNCWISE_PLUGINS: %s%s", dlerror(),
                        strchr(path, '/') ? "" : " (a name without '/' is looked up in the "
                                                 "library path: give ./NAME for a file here)");
+    int (*abi)(void);
+    *(void **)&abi = dlsym(lib, "sw_plugin_abi"); /* POSIX's way to a function */
+    int built = abi ? abi() : 1;
+    if (built != SW_PLUGIN_ABI)
+        return sw_fail(err, SW_EMISMATCH, "SYNCWISE_PLUGINS: %s was built against the plugin "
+                       "interface %d%s, and this syncwise has %d: build it again against this "
+                       "syncwise's headers (syncwise/policy.h)", path, built,
+                       abi ? "" : " (it defines no sw_plugin_abi: SW_PLUGIN_ABI_HERE)",
+                       SW_PLUGIN_ABI);
     plugin_list list;
-    *(void **)&list = dlsym(lib, "sw_plugin_policies"); /* POSIX's way to a function */
+    *(void **)&list = dlsym(lib, "sw_plugin_policies");
     if (!list)
         return sw_fail(err, SW_EINVAL, "SYNCWISE_PLUGINS: %s defines no sw_plugin_policies "
                        "(syncwise/policy.h)", path);
