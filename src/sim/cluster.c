@@ -98,11 +98,14 @@ static int add_time(trace_reading *r, uint32_t w, double secs, char *err)
     return 0;
 }
 
-/* A first line that holds a letter and no digit-led field is a header ("worker,seconds"); one
- * that starts like a number and does not read as one is a mistake, said as one. */
+/* A first line that holds a letter and no number-led field is a header ("worker,seconds"); one
+ * that starts like a number ("1.0.0", "inf") and does not read as a row is a mistake, said as
+ * one. */
 static bool header(const char *line, size_t lineno)
 {
-    if (lineno != 1 || sw_spec_decimal(line + strspn(line, " \t")))
+    char *end;
+    const char *at = line + strspn(line, " \t");
+    if (lineno != 1 || sw_spec_decimal(at) || (strtod(at, &end), end != at))
         return false;
     for (const char *c = line; *c; c++)
         if (isalpha((unsigned char)*c))

@@ -150,6 +150,7 @@ static void traces_of_groups_and_their_bounds(void **state)
     static const char *const bad[][2] = {
         {"1e300\n", "outside"}, {"1e-300\n", "outside"}, {"0\n", "outside"},
         {"0,1,5\n", ":1: expected"}, {"1.0.0\n", ":1: expected"}, {"# nothing\n", "no step"},
+        {"inf\n", "outside"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         sw_test_write_text(p, bad[i][0]);
