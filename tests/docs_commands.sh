@@ -6,7 +6,8 @@
 # that must exit 0, its background jobs included. `syncwise` and `build/syncwise` are this
 # build's program, wrapped so that long runs are shortened: options appended after the
 # documented ones (the last of a repeated option wins) cap virtual time, seeds, episodes and a
-# server's wall time. `make` lines are what CI itself runs, and are left out.
+# server's wall time, and ctl waits longer for a server still starting. `make` lines are what CI
+# itself runs, and are left out.
 . "$(dirname "$0")/lib.sh"
 DOCS=$(cd "$(dirname "$0")/.." && pwd)
 SW=$(cd "$(dirname "$SW")" && pwd)/$(basename "$SW") # the blocks run elsewhere
@@ -23,6 +24,7 @@ syncwise() {
     train) set -- "$@" --epochs 1 ;;
     server) set -- "$@" --max-time 4 -q ;;
     peer) set -- "$@" --max-time 4 -q ;;
+    ctl) set -- --timeout 120 "$@" ;; # a busy machine's server may still be loading its data
     data) [ "${1:-}" = gen ] && set -- "$@" --n 3000 ;;
     rl) case ${1:-} in
           train) set -- "$@" --pre-instances 1 --episodes 1 --max-pushes 300 -q ;;
@@ -61,7 +63,7 @@ run_blocks() { # name of the document, for messages
     if ! (cd "$TMP/work" && timeout 300 bash "$block.run") > "$block.out" 2>&1; then
       echo "FAIL: $doc, block $(basename "$block" .sh | sed 's/.*-//'):"
       grep -v '^\. \|^set -e\|^finish_block' "$block.run" | sed 's/^/    $ /'
-      tail -8 "$block.out" | sed 's/^/    /'
+      tail -30 "$block.out" | sed 's/^/    /'
       failures=$((failures + 1))
     fi
   done

@@ -72,7 +72,13 @@ EP2=$(endpoint_of ep2)
 "$SW" worker --connect "$EP2" --curve-key w1.key --curve-server server.pub --delay-ms 5 \
   --server-timeout 30 > w.out 2>&1 &
 worker=$!
-for _ in $(seq 100); do [ -s ck ] && break; sleep 0.1; done
+# Once the worker got in (else it never met a CURVE handshake that worked, and blames its key
+# for the closes that follow, rightly) and a checkpoint holds the run.
+for _ in $(seq 300); do
+  "$SW" ctl --connect "$EP2" --curve-key w1.key --curve-server server.pub status 2>/dev/null |
+    grep -q "workers live 1" && [ -s ck ] && break
+  sleep 0.1
+done
 kill -9 "$server"
 wait "$server" 2>/dev/null
 "$SW" server --bind "$EP2" --policy asp "${task[@]}" --checkpoint ck --resume --max-time 60 \

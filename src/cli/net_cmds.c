@@ -331,6 +331,7 @@ int sw_cli_worker(int argc, char **argv)
 
 typedef struct ctl_cli {
     const char *connect, *key, *server;
+    double timeout_s;
 } ctl_cli;
 
 #define AT(field) offsetof(ctl_cli, field)
@@ -340,6 +341,9 @@ static const sw_opt ctl_table[] = {
                 "CURVE: the operator's key pair, with")},
     {SW_OPT_ROW(SW_OPT_STR, "curve-server", 0, AT(server), 0, 0, "FILE",
                 "the server's public key")},
+    {SW_OPT_ROW(SW_OPT_F64, "timeout", 0, AT(timeout_s), 0.1, 86400, "SECONDS",
+                "wait that long for the answer (default 5): a server\n"
+                "just started may still be loading its data")},
     SW_OPT_END_ROW,
 };
 #undef AT
@@ -363,7 +367,7 @@ static const sw_cmd_opts ctl_command = {
 
 int sw_cli_ctl(int argc, char **argv)
 {
-    ctl_cli o = {.connect = "tcp://127.0.0.1:5555"};
+    ctl_cli o = {.connect = "tcp://127.0.0.1:5555", .timeout_s = 5};
     int i;
     int prc = sw_cli_parse(&ctl_command, argc, argv, &o, &i);
     if (prc)
@@ -390,7 +394,7 @@ int sw_cli_ctl(int argc, char **argv)
         S_ISSOCK(st.st_mode))
         connect = ops;
     char reply[8192];
-    if (sw_ctl(connect, cmd, 5, key, server, reply, sizeof reply, err))
+    if (sw_ctl(connect, cmd, o.timeout_s, key, server, reply, sizeof reply, err))
         return sw_cli_error("ctl", "%s", err);
     fputs(reply, stdout);
     return strncmp(reply, "error", 5) == 0;

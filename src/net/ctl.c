@@ -118,7 +118,8 @@ static int ask(sw_net *net, sw_sock *sock, const char *connect, const char *comm
     int rc = 0;
     while (!rc && sw_recv(sock, &d) != 0) {
         if (sw_net_now(net) >= until)
-            return sw_fail(err, SW_EIO, "no answer from %s within %.0f s", connect, timeout_s);
+            return sw_fail(err, SW_EIO, "no answer from %s within %g s (--timeout)", connect,
+                           timeout_s);
         rc = sw_net_wait(net, &sock, 1, until, &ready, err);
     }
     sw_msg r;
