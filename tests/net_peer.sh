@@ -80,7 +80,9 @@ rm -f "$TMP"/p*.out
 PIDS=()
 start_first --target-loss 0.265 --delay-ms 5 --timeout 1 --max-time 90
 for i in 2 3 4; do join_peer p$i --target-loss 0.265 --delay-ms 5 --timeout 1 --max-time 90; done
-sleep 1
+# Once all four are members (a fixed second was too short on a loaded machine: the peer died
+# before it joined, and there was nobody to drop).
+for _ in $(seq 300); do grep -q "joined: 4 members" "$TMP/p1.out" && break; sleep 0.1; done
 kill -9 "${PIDS[1]}"
 wait "$P1" "${PIDS[0]}" "${PIDS[2]}"
 all_out

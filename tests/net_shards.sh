@@ -250,7 +250,7 @@ expect_output "there is no $TMP/record-alone.model" "says there is none, not whe
 WPIDS=()
 rm -f "$TMP"/shard*.ckpt* "$TMP/server.ckpt" # a fresh run: no record to overwrite
 start_shards 1 --checkpoint "$TMP/shard@J@.ckpt"
-start_server bsp --max-applies 6000 --wait-workers 3 --checkpoint "$TMP/server.ckpt" \
+start_server bsp --max-applies 3000 --wait-workers 3 --checkpoint "$TMP/server.ckpt" \
   --checkpoint-applies 10 --shard-wait 30
 for i in 1 2 3; do start_worker; done
 wait_status 20 '^version [0-9]*[0-9][0-9][0-9][0-9] '
