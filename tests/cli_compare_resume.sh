@@ -92,7 +92,7 @@ sed -i 's/^--lr 0.1$/--lr .10/; s/^--max-time 3000$/--max-time 3e3/' "$TMP/older
 expect_status 0 "a record in an earlier version's spelling" -- "$SW" compare "${scenario[@]}" \
   --seeds 8 --log-dir "$TMP/older" --resume
 expect_output "24 of the 24 runs were done: 0 to run" "is the same scenario"
-expect_status 1 "another scenario" -- "$SW" compare "${scenario[@]}" --seeds 8 --lr 0.2 \
+expect_status 2 "another scenario" -- "$SW" compare "${scenario[@]}" --seeds 8 --lr 0.2 \
   --log-dir "$TMP/whole" --resume
 expect_output "holds another scenario" "is refused"
 expect_output "--lr 0.2" "showing both"
@@ -102,7 +102,7 @@ expect_status 0 "nothing to resume" -- "$SW" compare "${scenario[@]}" --seeds 2 
   --log-dir "$TMP/none" --resume
 expect_output "holds no comparison yet: every run runs" "runs everything"
 rm "$TMP/none/compare.scenario"
-expect_status 1 "rows of no known scenario" -- "$SW" compare "${scenario[@]}" --seeds 2 \
+expect_status 2 "rows of no known scenario" -- "$SW" compare "${scenario[@]}" --seeds 2 \
   --log-dir "$TMP/none" --resume
 expect_output "no comparison to resume there" "is refused"
 # Run again without --resume, a comparison keeps the earlier one's rows aside, not lost.
@@ -122,6 +122,11 @@ expect_status 0 "a resume of CRLF rows, one spoilt" -- "$SW" compare "${scenario
   --log-dir "$TMP/cut7" --resume
 expect_output "1 lines of results.csv are no row this version reads" "says so"
 expect_output "23 of the 24 runs were done" "and reads the others"
+# The zeros a crash can leave at the end of an appended file are no row either.
+printf '\0\0\0\0\0\0\0\0\n\0\0\0' >> "$TMP/cut7/results.csv"
+expect_status 0 "a resume of rows followed by zeros" -- "$SW" compare "${scenario[@]}" --seeds 8 \
+  --log-dir "$TMP/cut7" --resume
+expect_output "24 of the 24 runs were done" "reads the rows before them"
 # One comparison a directory: a second one while it runs is refused before it writes anything.
 "$SW" compare "${slow[@]}" --jobs 1 --log-dir "$TMP/busy" -q > /dev/null 2>&1 &
 pid=$!

@@ -34,6 +34,14 @@ wait_status 15 "not started: 1 of 2 workers in" # its join may be slow on a load
 sleep 1.5 # then held past its own --server-timeout
 expect_status 0 "ctl status while waiting" -- "$SW" ctl --connect "$EP" status
 expect_output "not started: 1 of 2 workers in" "the server holds the first worker"
+# A second server on the same port at another address would share the operator socket (named
+# by the port): it is refused, and the first keeps it.
+port=${EP##*:}
+expect_status 1 "a second server on the port at another address" -- "$SW" server \
+  --bind "tcp://127.0.0.2:$port" --policy asp --data "$DATA" --model softmax --max-time 2 -q
+expect_output "another server on this host serves port $port" "is told to give --ctl-bind"
+expect_status 0 "the first still answers" -- "$SW" ctl --connect "$EP" status
+expect_output "policy bsp" "at its own socket"
 start_worker --delay-ms 2
 expect_server "bsp started when both were in"
 expect_output "target reached" "the held run completes"

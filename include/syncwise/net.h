@@ -178,6 +178,9 @@ int sw_ctl_endpoint(const char *server_endpoint, char *out, size_t cap, char *er
  * wildcard address, or one of this machine's interfaces): only then may its private operator
  * endpoint be the server's, since the port alone names it. */
 bool sw_ctl_is_this_host(const char *endpoint);
+/* Whether a listener answers at the local socket PATH (another server's operator socket, where
+ * a file a killed one left does not). */
+bool sw_ctl_socket_answers(const char *path);
 
 /* Sends one operator command ("status", "policy SPEC") and stores the reply (NUL-terminated)
  * in reply. With CURVE, curve_key and curve_server name the key files (else NULL). */

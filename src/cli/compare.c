@@ -516,8 +516,8 @@ int sw_cli_compare(int argc, char **argv)
             rc = sw_cli_error(CMD, "--log-dir: an empty path: give a directory") + 1;
         if (!rc && p.log_dir && sw_cli_mkdirs(p.log_dir) != 0)
             rc = sw_cli_error(CMD, "--log-dir %s: cannot create: %s", p.log_dir, strerror(errno));
-        if (!rc && (rc = run_all(&p, argc, argv, err)))
-            rc = sw_cli_error(CMD, "%s", err);
+        if (!rc && (rc = run_all(&p, argc, argv, err))) /* --resume of another scenario: 2 */
+            rc = sw_cli_error(CMD, "%s", err) * sw_cli_scenario_status(rc);
         if (!rc && p.log_dir && write_results(&p, err))
             rc = sw_cli_error(CMD, "%s", err);
         if (!rc && p.log_dir)

@@ -189,12 +189,15 @@ static int read_rows(sw__cmp_journal *j, char *err)
         const uint8_t *nl = memchr(text + at, '\n', len - at);
         size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
         sw__cmp_row row;
+        /* A NUL (the zeros a crash can leave in an appended file) ends the text early: such a
+         * line is no row, whatever comes before it. */
+        bool nul = memchr(text + at, '\0', n) != NULL;
         char *copy = strndup((const char *)text + at, n);
         at += n + 1;
-        if (copy && n && copy[n - 1] == '\r') /* written on another system */
+        if (copy && !nul && n && copy[n - 1] == '\r') /* written on another system */
             copy[n - 1] = '\0';
-        if (copy && (line == 0 || !nl || !sw__cmp_row_parse(copy, &row))) {
-            if (line == 0 && strcmp(copy, HEADER))
+        if (copy && (line == 0 || !nl || nul || !sw__cmp_row_parse(copy, &row))) {
+            if (line == 0 && (nul || strcmp(copy, HEADER)))
                 rc = sw_fail(err, SW_EINVAL,
                              "%s: its first line is not the header of this "
                              "version's results table (%s)",

@@ -342,8 +342,8 @@ static const sw_opt ctl_table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "curve-server", 0, AT(server), 0, 0, "FILE",
                 "the server's public key")},
     {SW_OPT_ROW(SW_OPT_F64, "timeout", 0, AT(timeout_s), 0.1, 86400, "SECONDS",
-                "wait that long for the answer (default 5): a server\n"
-                "just started may still be loading its data")},
+                "wait that long for the answer: a server just started\n"
+                "may still be loading its data")},
     SW_OPT_END_ROW,
 };
 #undef AT

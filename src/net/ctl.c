@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -42,6 +43,20 @@ int sw_ctl_endpoint(const char *server_endpoint, char *out, size_t cap, char *er
                        "--ctl-bind", path);
     snprintf(out, cap, "ipc://%s", path);
     return 0;
+}
+
+bool sw_ctl_socket_answers(const char *path)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof a.sun_path)
+        return false;
+    memcpy(a.sun_path, path, strlen(path));
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    bool answers = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    close(fd);
+    return answers;
 }
 
 /* Whether a is a loopback or wildcard address, or that of one of the interfaces. */

@@ -302,6 +302,13 @@ static int bind_operators(server *s, const char *bound, char *err)
     bool private_ipc = !want && !strncmp(s->ops_ep, "ipc://", 6);
     if (!rc && private_ipc && (rc = private_dir(s->ops_ep + 6, err)))
         return rc;
+    /* The socket is named by the port alone, so a server of another address on this port has
+     * it: taking it over would send that server's operator commands here. */
+    if (!rc && private_ipc && sw_ctl_socket_answers(s->ops_ep + 6))
+        return sw_fail(err, SW_ESTATE,
+                       "another server on this host serves port %s and takes its operator "
+                       "commands at %s: give this one --ctl-bind ENDPOINT (or none)",
+                       strrchr(bound, ':') ? strrchr(bound, ':') + 1 : bound, s->ops_ep);
     if (!rc && private_ipc)
         unlink(s->ops_ep + 6); /* a socket a killed server left behind */
     if (!rc &&
