@@ -195,7 +195,7 @@ expect_output "nothing to report" "says so"
 head -1 "$TMP/bsp.jsonl" > "$TMP/start-only.jsonl"
 expect_status 1 "a log of its start line alone" -- "$SW" report "$TMP/start-only.jsonl" \
   -o "$TMP/out4"
-expect_output "runs of nothing but their start lines" "says there is nothing to plot"
+expect_output "runs in which no time passed" "says there is nothing to plot"
 # Two logs of one name from two experiments: two runs, told apart, and a warning that their
 # settings differ.
 mkdir -p "$TMP/exp1" "$TMP/exp2"

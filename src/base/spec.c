@@ -101,17 +101,25 @@ bool sw_spec_decimal(const char *text)
     return !strpbrk(p, "xX");
 }
 
-static int parse_double(const sw_spec *s, const sw_spec_arg *a, const char *label, double lo,
-                        double hi, double *out, char *err)
+/* key: the value's name; NULL for the pos-th value given without one (shexp:0.5). */
+static int parse_double(const sw_spec *s, const sw_spec_arg *a, const char *key, int pos,
+                        double lo, double hi, double *out, char *err)
 {
+    char what[96];
+    if (key)
+        snprintf(what, sizeof what, "%s=%.40s", key, a->val);
+    else
+        snprintf(what, sizeof what, "%.40s (value %d)", a->val, pos + 1);
     char *end;
     errno = 0;
     double v = strtod(a->val, &end);
-    if (!sw_spec_decimal(a->val) || *end != '\0' || errno == ERANGE || !isfinite(v))
-        return sw_fail(err, SW_EINVAL, "%s: %s='%s' is not a number", s->name, label, a->val);
+    if (!sw_spec_decimal(a->val) || *end != '\0')
+        return sw_fail(err, SW_EINVAL, "%s: %s is not a number", s->name, what);
+    if (errno == ERANGE || !isfinite(v)) /* 1e-400 too: it would be read as 0 */
+        return sw_fail(err, SW_ERANGE, "%s: %s is beyond what a double holds (give one in "
+                       "[%g, %g])", s->name, what, lo, hi);
     if (v < lo || v > hi)
-        return sw_fail(err, SW_ERANGE, "%s: %s=%.9g is outside [%g, %g]", s->name, label, v, lo,
-                       hi);
+        return sw_fail(err, SW_ERANGE, "%s: %s is outside [%g, %g]", s->name, what, lo, hi);
     *out = v;
     return 0;
 }
@@ -140,7 +148,7 @@ int sw_spec_double(sw_spec *s, const char *key, double lo, double hi, double *ou
     if (!a)
         return 0;
     a->used = true;
-    return parse_double(s, a, key, lo, hi, out, err);
+    return parse_double(s, a, key, 0, lo, hi, out, err);
 }
 
 const char *sw_spec_str(sw_spec *s, const char *key, const char *dflt)
@@ -158,9 +166,7 @@ int sw_spec_pos_double(sw_spec *s, int i, double lo, double hi, double *out, cha
     if (!a)
         return 0;
     a->used = true;
-    char label[32];
-    snprintf(label, sizeof label, "value %d", i + 1);
-    return parse_double(s, a, label, lo, hi, out, err);
+    return parse_double(s, a, NULL, i, lo, hi, out, err);
 }
 
 const char *sw_spec_pos_str(sw_spec *s, int i)

@@ -269,7 +269,8 @@ static int make_report(sw_report *r, const report_opts *o, const char *tmp, char
                                           : sw_report_add_log(r, inputs[i], err);
     if (!rc && !r->zipline_rows && !something_happened(r))
         rc = sw_fail(err, SW_EFORMAT, "nothing to report: the files hold %s and no trace row",
-                     r->n_runs ? "runs of nothing but their start lines" : "no run");
+                     r->n_runs ? "runs in which no time passed (no apply, evaluation or end)"
+                               : "no run");
     if (!rc)
         rc = sw_report_summarize(r, o->target_acc, o->baselines_read, err);
     int crc = sw_report_close(r, rc ? NULL : err);

@@ -45,10 +45,13 @@ static bool is_address(const char *host)
 
 int sw_endpoint_check(const char *ep, bool bind, char *out, size_t cap, char *err)
 {
+    /* inproc:// is not one: it reaches no other process (ZeroMQ's own, used inside ours) */
     if (strncmp(ep, "tcp://", 6) != 0) {
-        if (strncmp(ep, "ipc://", 6) && strncmp(ep, "inproc://", 9))
+        if (strncmp(ep, "ipc://", 6))
             return sw_fail(err, SW_EINVAL, "%s: not an endpoint (tcp://HOST:PORT, ipc://PATH)",
                            ep);
+        if (!ep[6])
+            return sw_fail(err, SW_EINVAL, "%s: ipc:// needs the socket's path", ep);
         return snprintf(out, cap, "%s", ep) < (int)cap ? 0
                    : sw_fail(err, SW_EINVAL, "%s: endpoint too long", ep);
     }
@@ -59,6 +62,14 @@ int sw_endpoint_check(const char *ep, bool bind, char *out, size_t cap, char *er
         return sw_fail(err, SW_EINVAL, "%s: expected tcp://HOST:PORT", ep);
     memcpy(host, ep + 6, hlen);
     host[hlen] = '\0';
+    /* A second colon outside [IPv6] brackets, or a separator: two endpoints run together
+     * ("tcp://a:1;tcp://b:2"), or one port too many, which ZeroMQ would refuse only late. */
+    bool bracketed = host[0] == '[' && host[hlen - 1] == ']';
+    if ((!bracketed && strchr(host, ':')) || host[strcspn(host, ";, \t\n")])
+        return sw_fail(err, SW_EINVAL,
+                       "%s: expected tcp://HOST:PORT, one endpoint (an IPv6 address in brackets: "
+                       "tcp://[::1]:5555)",
+                       ep);
     int rc = check_port(ep, colon + 1, bind, err);
     if (rc)
         return rc;

@@ -65,6 +65,15 @@ static void free_net(sw_net *net)
     free(n);
 }
 
+/* ZeroMQ takes an IPv6 address only on a socket told so; told always, it would also bind every
+ * wildcard endpoint to IPv6, which not every host has. */
+static void ipv6_if_named(zsock *z, const char *endpoint)
+{
+    int on = 1;
+    if (!strncmp(endpoint, "tcp://[", 7))
+        zmq_setsockopt(z->sock, ZMQ_IPV6, &on, sizeof on);
+}
+
 static zsock *new_sock(znet *n, int type, double linger_s, size_t max_frame, char *err)
 {
     zsock *z = calloc(1, sizeof *z);
@@ -142,6 +151,7 @@ static int listen_zmq(sw_net *net, sw_sock **out, const sw_listen_params *p, cha
         close_sock(&z->base);
         return rc;
     }
+    ipv6_if_named(z, bind);
     if (zmq_bind(z->sock, bind) != 0) {
         rc = sw_fail(err, SW_EIO, "cannot bind %s: %s%s", p->endpoint, zmq_strerror(errno),
                      errno == ENODEV ? " (give an address, a host name or an interface)" : "");
@@ -279,6 +289,7 @@ static int dial_zmq(sw_net *net, sw_sock **out, const sw_dial_params *p, char *e
         rc = curve_dialer(z, p, err);
     if (!rc)
         rc = watch_handshakes((znet *)net, z, err);
+    ipv6_if_named(z, connect);
     if (!rc && zmq_connect(z->sock, connect) != 0)
         rc = sw_fail(err, SW_EIO, "cannot connect to %s: %s", p->endpoint, zmq_strerror(errno));
     if (rc) {
