@@ -190,14 +190,15 @@ expect_status 2 "ctl of no endpoint" -- "$SW" ctl --connect foo status
 expect_output "--connect: foo: not an endpoint" "is a usage error, as the man page says"
 # Endpoints ZeroMQ would refuse only late, or take and serve nobody on: said at once.
 for ep in tcp://127.0.0.1:5555:5556 "tcp://127.0.0.1:5600;tcp://127.0.0.1:5601" \
-  "tcp://127.0.0.1:5600,tcp://127.0.0.1:5601" ipc:// inproc://x; do
+  "tcp://127.0.0.1:5600,tcp://127.0.0.1:5601" ipc:// inproc://x "ipc:///tmp/a;ipc:///tmp/b" \
+  "tcp://[]:5555"; do
   expect_status 2 "a server bound at '$ep'" -- "$SW" server --bind "$ep" --max-time 1
   expect_output "$ep: " "names it"
   expect_no_output "operator commands" "before the server starts"
 done
 expect_status 2 "two shards run together" -- "$SW" server --shards \
   "tcp://127.0.0.1:5600;tcp://127.0.0.1:5601" --max-time 1
-expect_output "one endpoint" "is told to give one each"
+expect_output "two endpoints run together" "is told to give one each"
 expect_status 2 "a worker's two endpoints" -- "$SW" worker --connect "tcp://127.0.0.1:5600;x:5601"
 expect_output "one endpoint" "is told at once, not after its server timeout"
 expect_status 2 "a shard resumed without its file" -- "$SW" shard --resume

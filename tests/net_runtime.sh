@@ -289,4 +289,15 @@ checks=$((checks + 1))
 ! grep -q '"ev":"crash"' "$LOG" ||
   { echo "FAIL: a worker loading its data was taken for a crash"; failures=$((failures + 1)); }
 wait "${WPIDS[@]}" 2>/dev/null
+# An operator's command given as the server starts (still loading its data): ctl waits for the
+# server's operator socket instead of taking the refusal of its public endpoint.
+port=$((20000 + RANDOM % 9000))
+"$SW" server --bind "tcp://127.0.0.1:$port" --policy asp --data "synthetic:d=200,n=100000" \
+  --model softmax --max-time 6 -q > /dev/null 2>&1 &
+starting=$!
+expect_status 0 "ctl policy as the server starts" -- "$SW" ctl --connect "tcp://127.0.0.1:$port" \
+  --timeout 60 policy ssp:s=2
+expect_output "policy switched to ssp:s=2" "reaches it"
+kill "$starting" 2>/dev/null
+wait "$starting" 2>/dev/null
 finish

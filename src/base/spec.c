@@ -115,9 +115,10 @@ static int parse_double(const sw_spec *s, const sw_spec_arg *a, const char *key,
     double v = strtod(a->val, &end);
     if (!sw_spec_decimal(a->val) || *end != '\0')
         return sw_fail(err, SW_EINVAL, "%s: %s is not a number", s->name, what);
-    if (errno == ERANGE || !isfinite(v)) /* 1e-400 too: it would be read as 0 */
-        return sw_fail(err, SW_ERANGE, "%s: %s is beyond what a double holds (give one in "
-                       "[%g, %g])", s->name, what, lo, hi);
+    /* strtod says ERANGE of a subnormal too, which a double holds; 1e-400 it reads as 0 */
+    if (!isfinite(v) || (errno == ERANGE && v == 0))
+        return sw_fail(err, SW_ERANGE, "%s: %s is too %s for a double", s->name, what,
+                       v == 0 ? "small" : "large");
     if (v < lo || v > hi)
         return sw_fail(err, SW_ERANGE, "%s: %s is outside [%g, %g]", s->name, what, lo, hi);
     *out = v;

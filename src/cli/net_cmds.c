@@ -365,6 +365,12 @@ static const sw_cmd_opts ctl_command = {
     .max_args = -1,
 };
 
+static bool is_socket(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
 int sw_cli_ctl(int argc, char **argv)
 {
     ctl_cli o = {.connect = "tcp://127.0.0.1:5555", .timeout_s = 5};
@@ -387,13 +393,15 @@ int sw_cli_ctl(int argc, char **argv)
     /* With no CURVE key to say who we are, a command goes to the server's private operator
      * socket when the server is on this host: an operator command needs it, and status is
      * answered there too (where a CURVE server's own endpoint would want a key). */
-    char ops[256], err[SW_ERR_LEN];
-    struct stat st;
-    if (!key && sw_ctl_is_this_host(connect) &&
-        sw_ctl_endpoint(connect, ops, sizeof ops, err) == 0 && stat(ops + 6, &st) == 0 &&
-        S_ISSOCK(st.st_mode))
+    char ops[256], err[SW_ERR_LEN], reply[8192];
+    bool local = !key && sw_ctl_is_this_host(connect) &&
+                 sw_ctl_endpoint(connect, ops, sizeof ops, err) == 0;
+    /* A server still starting has made neither its endpoint nor its operator socket: once its
+     * endpoint answers (status, answered by every server), the socket is there if it has one. */
+    if (local && !is_socket(ops + 6) && cmd[0] == 'p')
+        sw_ctl(connect, "status", o.timeout_s, NULL, NULL, reply, sizeof reply, err);
+    if (local && is_socket(ops + 6))
         connect = ops;
-    char reply[8192];
     if (sw_ctl(connect, cmd, o.timeout_s, key, server, reply, sizeof reply, err))
         return sw_cli_error("ctl", "%s", err);
     fputs(reply, stdout);

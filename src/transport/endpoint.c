@@ -46,6 +46,8 @@ static bool is_address(const char *host)
 int sw_endpoint_check(const char *ep, bool bind, char *out, size_t cap, char *err)
 {
     /* inproc:// is not one: it reaches no other process (ZeroMQ's own, used inside ours) */
+    if (strstr(ep, "://") && strstr(strstr(ep, "://") + 3, "://"))
+        return sw_fail(err, SW_EINVAL, "%s: two endpoints run together: give one", ep);
     if (strncmp(ep, "tcp://", 6) != 0) {
         if (strncmp(ep, "ipc://", 6))
             return sw_fail(err, SW_EINVAL, "%s: not an endpoint (tcp://HOST:PORT, ipc://PATH)",
@@ -64,8 +66,8 @@ int sw_endpoint_check(const char *ep, bool bind, char *out, size_t cap, char *er
     host[hlen] = '\0';
     /* A second colon outside [IPv6] brackets, or a separator: two endpoints run together
      * ("tcp://a:1;tcp://b:2"), or one port too many, which ZeroMQ would refuse only late. */
-    bool bracketed = host[0] == '[' && host[hlen - 1] == ']';
-    if ((!bracketed && strchr(host, ':')) || host[strcspn(host, ";, \t\n")])
+    bool bracketed = hlen > 2 && host[0] == '[' && host[hlen - 1] == ']';
+    if ((!bracketed && strpbrk(host, ":[]")) || host[strcspn(host, ";, \t\n")])
         return sw_fail(err, SW_EINVAL,
                        "%s: expected tcp://HOST:PORT, one endpoint (an IPv6 address in brackets: "
                        "tcp://[::1]:5555)",
