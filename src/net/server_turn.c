@@ -104,10 +104,11 @@ static void drain_shards(server *s)
 }
 
 /* Silence counts only while the server listened: a turn long after the last (the process
- * stopped, its machine froze, a long evaluation) moves every worker's and every shard's last
- * sign of life on by the stall, so that the heartbeats that waited in the sockets meanwhile are
- * read, and the shards pinged again, before anyone is judged, not taken for a crash of every
- * worker or the loss of a shard. Turns come at least every HEARTBEAT_CHECK_S. */
+ * stopped, its machine froze, a long evaluation) counts every worker and every shard as heard
+ * from now, so that the heartbeats that waited in the sockets meanwhile are read (ZeroMQ's own
+ * thread, stopped too, has them still to move), and the shards pinged again, before anyone is
+ * judged, not taken for a crash of every worker or the loss of a shard. Turns come at least
+ * every HEARTBEAT_CHECK_S. */
 static void forgive_stall(server *s)
 {
     double now = sw__server_now(s), stalled = now - s->last_turn - HEARTBEAT_CHECK_S;
@@ -115,9 +116,9 @@ static void forgive_stall(server *s)
     if (!(stalled > STALL_S))
         return;
     for (uint32_t w = 0; w < s->slots; w++)
-        s->conns[w].last_seen += stalled;
+        s->conns[w].last_seen = now;
     for (uint32_t j = 0; j < s->shards.n; j++)
-        s->shards.seen[j].heard += stalled;
+        s->shards.seen[j].heard = now;
 }
 
 static void check_heartbeats(server *s)
