@@ -149,7 +149,7 @@ if [ "$fewer" -lt 10 ]; then
 fi
 # Whether a push comes in the round trip to the shards after an apply (and waits for its norms)
 # is timing: a few in a hundred here, none in a clean-clone run under load, so no check of it
-# can pass on any machine. (tests/sim_net_equivalence.c holds the sharded engine's decisions to
+# can pass on any machine. (tests/sim_net_shards.c holds the sharded engine's decisions to
 # the simulator's, with the norms in time.)
 wait "${WPIDS[@]}"
 expect_shards "dbw on 2 shards"

@@ -6,7 +6,7 @@
  *               event to the next: a frame arrives a latency (plus its size over a bandwidth)
  *               after it was sent, in order per connection, and a closed connection is told
  *               to its listener. Runs are deterministic, so the server and its workers can be
- *               tested on a scripted cluster without sleeps (tests/sim_net_equivalence.c).
+ *               tested on a scripted cluster without sleeps (tests/sim_net_rig.c).
  *
  * Two kinds of socket, as ZeroMQ's ROUTER and DEALER: a listener binds an endpoint and hears
  * many dialers, each named by a route that comes with its frames and addresses the answers; a
