@@ -125,7 +125,10 @@ static int supported(const server *s, char *err)
 {
     const sw_server_params *p = s->p;
     if (p->apply_threads > 1)
-        return sw_fail(err, SW_EINVAL, "a run with --shards does not take --apply-threads yet");
+        return sw_fail(err, SW_EINVAL,
+                       "a server with --shards holds no parameters, so --apply-threads would "
+                       "have nothing to apply: each shard applies its slice on one thread, and "
+                       "more shards spread the applies over more cores");
     return sw__shards_policy_ok(p->policy, err);
 }
 
