@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """A raw client of syncwise's wire protocol, written from docs/protocol.md alone.
 
-usage: client.py --server EP --server-off EP [--sharded EP] [--live EP]
+usage: client.py --server EP --server-off EP [--sharded EP] [--live EP] [--binary PATH --tmp DIR]
 
   --server      an unsharded server, --policy asp, checksums on (plain TCP, auto)
   --server-off  an unsharded server, --policy asp, --checksum off --max-applies 4
   --sharded     a server started with --shards (two `syncwise shard`), --policy asp
   --live        an unsharded asp server with --wait-workers 2 --heartbeat-timeout 3
+  --binary      syncwise itself: the control-plane checks start servers of their own against a
+                shard the client plays (control_plane.py), logging in --tmp
 
 Every check is named after the part of docs/protocol.md it tests, and a place where the server
 does what the document does not say fails it. It prints PASS/FAIL per check; the exit status is
@@ -22,6 +24,7 @@ import time
 
 from wire import *  # noqa: F401,F403
 from shards import *  # noqa: F401,F403
+from control_plane import check_push_waits_for_norms, check_push_answered_without_norms
 
 # ================================================================ check 1: a worker's life
 # protocol.md "Messages" (JOIN, WELCOME, RELEASE, PUSH, PULL, MODEL, HEARTBEAT, LEAVE),
@@ -466,6 +469,7 @@ class Env:
     def __init__(self, args):
         self.server, self.server_off, self.sharded = args.server, args.server_off, args.sharded
         self.live = args.live
+        self.binary, self.tmp, self.children = args.binary, args.tmp, []
         self.operator = None
         self.life = None
 
@@ -476,6 +480,8 @@ def main():
     ap.add_argument("--server-off", required=True)
     ap.add_argument("--sharded")
     ap.add_argument("--live")
+    ap.add_argument("--binary")
+    ap.add_argument("--tmp", default="/tmp")
     args = ap.parse_args()
     env = Env(args)
     t0 = time.time()
@@ -524,6 +530,14 @@ def main():
     if env.live:
         run_group((("6 held/wait-workers-echo-shared-release", check_wait_workers),
                    ("6 held/heartbeat-timeout-and-strangers", check_liveness)), env)
+
+    if env.binary:
+        run_check("7 control-plane/push-waits-for-norms", check_push_waits_for_norms, env)
+        run_check("7 control-plane/push-answered-without-norms",
+                  check_push_answered_without_norms, env)
+        for p in env.children:
+            p.kill()
+            p.wait()
 
     failed = [r for r in RESULTS if not r[1]]
     print("%d checks, %d passed, %d failed; %.1f s"

@@ -6,7 +6,8 @@
 #   - an unsharded asp server (checksums: auto, i.e. on over plain TCP),
 #   - an unsharded asp server with --checksum off --max-applies 4,
 #   - two `syncwise shard` processes and an asp server with --shards,
-#   - an unsharded asp server with --wait-workers 2 --heartbeat-timeout 3.
+#   - an unsharded asp server with --wait-workers 2 --heartbeat-timeout 3;
+# and the client starts two sharded servers of its own against a shard it plays itself.
 # Everything it starts is killed on exit. Exit status 0 only if every check passed.
 set -u
 
@@ -72,7 +73,7 @@ SERVER=$(endpoint server) && OFF=$(endpoint off) && LIVE=$(endpoint live) &&
 # in the background, so that a signal to this script runs the trap at once (bash runs traps
 # only between foreground commands, but interrupts `wait`)
 "$PY" "$HERE/client.py" --server "$SERVER" --server-off "$OFF" --sharded "$SHARDED" \
-    --live "$LIVE" "$@" &
+    --live "$LIVE" --binary "$BIN" --tmp "$TMP" "$@" &
 PIDS+=($!)
 wait $!
 rc=$?

@@ -1,0 +1,168 @@
+"""A sharded server's control plane against a shard of the client's own (protocol.md, "Shards",
+step 5), so that the client decides when each report reaches the server: a push every shard
+reported while an apply's norms are due waits for them under a policy that reads them (DBW),
+and is answered at once under one that does not (bsp)."""
+import os
+import subprocess
+import time
+
+from wire import *  # noqa: F401,F403 (the protocol's names, as client.py uses them)
+
+SHARD_SET, SHARD_PUSHED, SHARD_PING, SHARD_STATE, SHARD_APPLIED, BATCH = 23, 27, 30, 32, 34, 36
+NONE_SAVED = 2 ** 64 - 1
+
+
+class FakeShard:
+    """One shard of a one-shard run: a ROUTER the server dials. It answers PINGs with
+    SHARD_STATE (step 7) and gathers with the slice SET gave, and keeps the members' tokens;
+    every other order the check reads."""
+
+    def __init__(self):
+        self.sock = CTX.socket(zmq.ROUTER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        port = self.sock.bind_to_random_port("tcp://127.0.0.1")
+        self.endpoint = "tcp://127.0.0.1:%d" % port
+        self.server_id = None
+        self.checksum = None
+        self.run = 0
+        self.version = 0
+        self.tokens = {}
+        self.theta = b""   # the slice SET gave (the check's applies change nothing)
+        self.pending = []
+
+    def _unbatch(self, m):
+        """protocol.md's BATCH row: messages, each padded with zeros to a multiple of 8."""
+        out, at, p = [], 0, m.payload
+        while at < len(p):
+            need(len(p) - at >= 40, "a batch's message shorter than a header")
+            inner = Msg(p[at:at + 40 + HDR.unpack(p[at:at + 40])[6]])
+            need(inner.type != BATCH, "a BATCH inside a BATCH")
+            out.append(inner)
+            at += 40 + inner.length
+            at += -at % 8
+        return out
+
+    def _read(self, timeout):
+        if not self.sock.poll(int(timeout * 1000)):
+            return False
+        parts = self.sock.recv_multipart()
+        need(len(parts) == 2, "the server sent the shard a %d-part message" % (len(parts) - 1))
+        need(self.server_id in (None, parts[0]), "a second connection spoke to the shard")
+        self.server_id = parts[0]
+        m = Msg(parts[1])
+        need(m.magic == MAGIC and m.length == len(m.payload), "a malformed order: %r" % m)
+        for x in self._unbatch(m) if m.type == BATCH else [m]:
+            if x.type == SHARD_PING:
+                self.send(SHARD_STATE, ver=self.version, payload=struct.pack(
+                    "<9Q", self.run, NONE_SAVED, 0, 0, 0, 0, 0, 0, 0))
+            elif x.type == SHARD_PULL and x.wid == NOID:   # a gather (step 6): the slice
+                self.send(SHARD_SLICE, ver=self.version,
+                          payload=struct.pack("<Q", 0) + self.theta)
+            elif x.type == SHARD_MEMBER and not x.flags & F_DONE:
+                self.tokens[x.wid] = x.ver
+            else:
+                if x.type == SHARD_INIT:   # the run a PING names, and the link's checksums
+                    kv = parse_kv(x.text())
+                    self.run, self.checksum, self.version = int(kv["run"]), kv["checksum"], x.ver
+                if x.type == SHARD_SET:
+                    self.theta = x.payload
+                self.pending.append(x)
+        return True
+
+    def expect(self, mtype, timeout=TIMEOUT, what=""):
+        """The next order other than a PING or a MEMBER, which must be of type mtype."""
+        end = time.time() + timeout
+        while not self.pending and self._read(max(0.0, end - time.time())):
+            pass
+        need(self.pending, "the shard got no order %d within %.0f s %s" % (mtype, timeout, what))
+        m = self.pending.pop(0)
+        need(m.type == mtype, "the shard expected order %d %s, got %r" % (mtype, what, m))
+        return m
+
+    def settle(self, seconds):
+        """Reads what comes for a while (PINGs are answered meanwhile)."""
+        end = time.time() + seconds
+        while time.time() < end:
+            self._read(max(0.0, end - time.time()))
+
+    def send(self, mtype, wid=NOID, flags=0, ver=0, payload=b""):
+        data = frame(mtype, wid=wid, flags=flags, ver=ver, payload=payload,
+                     unchecked=self.checksum == "off")
+        self.sock.send_multipart([self.server_id, data])
+
+    def pushed(self, w, seq, sq):
+        """SHARD_PUSHED: this shard holds w's push `seq`, computed at w's version."""
+        self.send(SHARD_PUSHED, wid=w.wid, flags=F_WANT_MODEL, ver=w.version,
+                  payload=struct.pack("<QQdQ", self.tokens[w.wid], seq, sq, 1))
+
+    def close(self):
+        self.sock.close(0)
+
+
+def start_server(env, shard, policy, tmp):
+    """A server of one shard, two workers; its endpoint once it wrote it."""
+    ep_file = os.path.join(tmp, "control-%s.ep" % policy.split(":")[0])
+    log = open(os.path.join(tmp, "control-%s.log" % policy.split(":")[0]), "w")
+    if os.path.exists(ep_file):   # an earlier run's
+        os.remove(ep_file)
+    p = subprocess.Popen([env.binary, "server", "--bind", "tcp://127.0.0.1:*", "--endpoint-file",
+                          ep_file, "--shards", shard.endpoint, "--policy", policy,
+                          "--data", "synthetic:task=logistic,d=10,n=200", "--model", "mlp:h=1,u=5",
+                          "--threads", "1", "--eval-every", "30", "--max-time", "55",
+                          "--wait-workers", "2", "--heartbeat-timeout", "30"],
+                         stdout=log, stderr=subprocess.STDOUT)
+    env.children.append(p)
+    for _ in range(200):
+        if os.path.exists(ep_file) and open(ep_file).read().strip():
+            return open(ep_file).read().strip()
+        shard.settle(0.05)
+    raise CheckFailed("the server wrote no endpoint within 10 s")
+
+
+def first_apply(env, policy):
+    """INIT and SET to the shard, two workers in, both pushes reported: the apply of version 1,
+    its order, and the shard, the workers and the order, for the check to go on."""
+    shard = FakeShard()
+    endpoint = start_server(env, shard, policy, env.tmp)
+    init = shard.expect(SHARD_INIT, what="(the run)")
+    kv = parse_kv(init.text())
+    need(kv.get("shard") == "0" and kv.get("shards") == "1", "INIT of a one-shard run: %r" % kv)
+    shard.expect(SHARD_SET, what="(the slice of theta0)")
+    a = Worker(endpoint, "control-a", expect_model_payload=False, held=True)
+    b = Worker(endpoint, "control-b", expect_model_payload=False, held=True)
+    for w in (a, b):
+        w.take_first_release(w.conn.expect(RELEASE, what="once both joined"), False)
+    shard.settle(0.1)
+    need(a.wid in shard.tokens and b.wid in shard.tokens, "no SHARD_MEMBER before the WELCOMEs")
+    shard.pushed(a, 1, 1.0)
+    a.conn.expect(WAIT, what="(one of the two pushes an apply of both needs)")
+    shard.pushed(b, 1, 2.0)
+    for w in (a, b):
+        r = w.conn.expect(RELEASE, what="(both pushes in: the apply)")
+        need(r.ver == 1, "RELEASE at version %d after the first apply" % r.ver)
+        w.version = 1
+    order = shard.expect(SHARD_APPLY, what="(the first apply)")
+    need(order.ver == 1 and struct.unpack("<fI", order.payload[:8])[1] == 2,
+         "the first apply's order: %r" % order)
+    shard.version = 1
+    return shard, a, b, order
+
+
+def check_push_waits_for_norms(env):
+    shard, a, b, order = first_apply(env, "dbw")
+    need(order.flags & F_WANT_NORMS, "a DBW apply's order lacks WANT_NORMS: %r" % order)
+    shard.pushed(a, 2, 1.5)   # reported before the shard's norms of version 1
+    a.conn.silent(1.0)
+    shard.send(SHARD_APPLIED, ver=1, payload=struct.pack("<d", 3.0))
+    r = a.conn.recv()
+    need(r is not None and r.type in (WAIT, RELEASE),
+         "no WAIT or RELEASE for the push that waited, once the norms came: %r" % r)
+    shard.close()
+
+
+def check_push_answered_without_norms(env):
+    shard, a, b, order = first_apply(env, "bsp")
+    need(not order.flags & F_WANT_NORMS, "a bsp apply's order asks for norms: %r" % order)
+    shard.pushed(a, 2, 1.5)
+    a.conn.expect(WAIT, what="(bsp reads no norms: the push is decided at once)")
+    shard.close()
