@@ -28,6 +28,7 @@ class FakeShard:
         self.version = 0
         self.tokens = {}
         self.theta = b""   # the slice SET gave (the check's applies change nothing)
+        self.gather_bytes = None   # how much of it a gather gets: all
         self.pending = []
 
     def _unbatch(self, m):
@@ -57,7 +58,7 @@ class FakeShard:
                     "<9Q", self.run, NONE_SAVED, 0, 0, 0, 0, 0, 0, 0))
             elif x.type == SHARD_PULL and x.wid == NOID:   # a gather (step 6): the slice
                 self.send(SHARD_SLICE, ver=self.version,
-                          payload=struct.pack("<Q", 0) + self.theta)
+                          payload=struct.pack("<Q", 0) + self.theta[:self.gather_bytes])
             elif x.type == SHARD_MEMBER and not x.flags & F_DONE:
                 self.tokens[x.wid] = x.ver
             else:
@@ -99,31 +100,49 @@ class FakeShard:
         self.sock.close(0)
 
 
-def start_server(env, shard, policy, tmp):
-    """A server of one shard, two workers; its endpoint once it wrote it."""
-    ep_file = os.path.join(tmp, "control-%s.ep" % policy.split(":")[0])
-    log = open(os.path.join(tmp, "control-%s.log" % policy.split(":")[0]), "w")
-    if os.path.exists(ep_file):   # an earlier run's
-        os.remove(ep_file)
-    p = subprocess.Popen([env.binary, "server", "--bind", "tcp://127.0.0.1:*", "--endpoint-file",
-                          ep_file, "--shards", shard.endpoint, "--policy", policy,
-                          "--data", "synthetic:task=logistic,d=10,n=200", "--model", "mlp:h=1,u=5",
-                          "--threads", "1", "--eval-every", "30", "--max-time", "55",
-                          "--wait-workers", "2", "--heartbeat-timeout", "30"],
-                         stdout=log, stderr=subprocess.STDOUT)
-    env.children.append(p)
-    for _ in range(200):
-        if os.path.exists(ep_file) and open(ep_file).read().strip():
-            return open(ep_file).read().strip()
-        shard.settle(0.05)
-    raise CheckFailed("the server wrote no endpoint within 10 s")
+class Server:
+    """A server of one shard (the client's), for two workers; its endpoint once it wrote it."""
+
+    def __init__(self, env, shard, policy, name):
+        ep_file = os.path.join(env.tmp, "control-%s.ep" % name)
+        self.log_path = os.path.join(env.tmp, "control-%s.log" % name)
+        if os.path.exists(ep_file):   # an earlier run's
+            os.remove(ep_file)
+        with open(self.log_path, "w") as log:
+            self.proc = subprocess.Popen(
+                [env.binary, "server", "--bind", "tcp://127.0.0.1:*", "--endpoint-file", ep_file,
+                 "--shards", shard.endpoint, "--policy", policy,
+                 "--data", "synthetic:task=logistic,d=10,n=200", "--model", "mlp:h=1,u=5",
+                 "--threads", "1", "--eval-every", "30", "--max-time", "55",
+                 "--wait-workers", "2", "--heartbeat-timeout", "30"],
+                stdout=log, stderr=subprocess.STDOUT)
+        env.children.append(self.proc)
+        for _ in range(200):
+            if os.path.exists(ep_file) and open(ep_file).read().strip():
+                self.endpoint = open(ep_file).read().strip()
+                return
+            shard.settle(0.05)
+        raise CheckFailed("the server wrote no endpoint within 10 s")
+
+    def ends_naming(self, shard, why, timeout=20):
+        """protocol.md: a shard that sends anything the protocol does not allow ends the run,
+        naming the shard."""
+        end = time.time() + timeout
+        while self.proc.poll() is None and time.time() < end:
+            shard.settle(0.05)
+        need(self.proc.poll() is not None, "the server went on for %.0f s after the shard %s"
+             % (timeout, why))
+        need(self.proc.returncode != 0, "the server ended with status 0 after the shard %s" % why)
+        text = open(self.log_path).read()
+        need("shard 0" in text and why in text, "the server's last words do not name shard 0 "
+             "and say it %s: %r" % (why, text[-400:]))
 
 
 def first_apply(env, policy):
     """INIT and SET to the shard, two workers in, both pushes reported: the apply of version 1,
     its order, and the shard, the workers and the order, for the check to go on."""
     shard = FakeShard()
-    endpoint = start_server(env, shard, policy, env.tmp)
+    endpoint = Server(env, shard, policy, policy.split(":")[0]).endpoint
     init = shard.expect(SHARD_INIT, what="(the run)")
     kv = parse_kv(init.text())
     need(kv.get("shard") == "0" and kv.get("shards") == "1", "INIT of a one-shard run: %r" % kv)
@@ -165,4 +184,67 @@ def check_push_answered_without_norms(env):
     need(not order.flags & F_WANT_NORMS, "a bsp apply's order asks for norms: %r" % order)
     shard.pushed(a, 2, 1.5)
     a.conn.expect(WAIT, what="(bsp reads no norms: the push is decided at once)")
+    shard.close()
+
+
+def state(run, index=0):
+    """SHARD_STATE's nine u64 (step 7): run, newest checkpoint, bytes in and out, refused,
+    restores taken, awaiting, index, the last restore's number."""
+    return struct.pack("<9Q", run, NONE_SAVED, 0, 0, 0, 0, 0, index, 0)
+
+
+def hostile_shard_cases():
+    """(name, what the server must say the shard did, what the shard sends once the run is
+    set up) for every way protocol.md lets a shard break the run."""
+    def pushed(payload, wid=0):
+        return lambda sh: sh.send(SHARD_PUSHED, wid=wid, ver=0, payload=payload)
+    token = struct.pack("<QQ", 1, 1)
+    return [
+        ("push-report-short", "reported a push the protocol does not allow",
+         pushed(token + struct.pack("<d", 1.0))),
+        ("push-report-negative-norm", "reported a push the protocol does not allow",
+         pushed(token + struct.pack("<dQ", -1.0, 1))),
+        ("push-report-nan-norm", "reported a push the protocol does not allow",
+         pushed(token + struct.pack("<dQ", float("nan"), 1))),
+        ("push-report-not-this-shard", "reported a push the protocol does not allow",
+         pushed(token + struct.pack("<dQ", 1.0, 0))),
+        ("push-report-shard-beyond-run", "reported a push the protocol does not allow",
+         pushed(token + struct.pack("<dQ", 1.0, 3))),
+        ("push-report-no-such-slot", "reported a push the protocol does not allow",
+         pushed(token + struct.pack("<dQ", 1.0, 1), wid=1000)),
+        ("apply-norm-nan", "reported an apply's norm the protocol does not allow",
+         lambda sh: sh.send(SHARD_APPLIED, ver=1, payload=struct.pack("<d", float("nan")))),
+        ("apply-norm-short", "reported an apply's norm the protocol does not allow",
+         lambda sh: sh.send(SHARD_APPLIED, ver=1, payload=b"\0" * 4)),
+        ("message-meant-for-a-worker", "sent a message meant for someone else",
+         lambda sh: sh.send(RELEASE, ver=0)),
+        ("refusal", "refused the server's order",
+         lambda sh: sh.send(ERROR, payload=b"no")),
+        ("another-run", "says it serves another run",
+         lambda sh: sh.send(SHARD_STATE, ver=0, payload=state(sh.run ^ 1))),
+        ("another-slice", "holds the slice of shard",
+         lambda sh: sh.send(SHARD_STATE, ver=0, payload=state(sh.run, index=1))),
+        ("bad-magic", "sent a message the server cannot read",
+         lambda sh: sh.sock.send_multipart([sh.server_id, b"XXXX" + frame(SHARD_STATE)[4:]])),
+        ("bad-checksum", "sent a message the server cannot read",
+         lambda sh: sh.sock.send_multipart([sh.server_id, frame(SHARD_STATE, crc=1,
+                                                                 payload=state(sh.run))])),
+    ]
+
+
+def check_hostile_shard(env, name, why, attack):
+    shard = FakeShard()
+    server = Server(env, shard, "dbw", "hostile-" + name)
+    shard.expect(SHARD_INIT, what="(the run)")
+    attack(shard)
+    server.ends_naming(shard, why)
+    shard.close()
+
+
+def check_short_slice(env):
+    """A gather's slice of the wrong length ends the run too."""
+    shard = FakeShard()
+    shard.gather_bytes = 4
+    server = Server(env, shard, "dbw", "hostile-short-slice")
+    server.ends_naming(shard, "sent a bad slice")
     shard.close()
