@@ -145,9 +145,10 @@ expect_output "--shards tcp://n1:5556,tcp://n2:5557" "cyclic tasks go round the 
 expect_status 0 "Slurm, uneven" -- "${slurm[@]}" SLURM_TASKS_PER_NODE="1,3(x2)" SLURM_PROCID=0 \
   "$SW" launch -n --servers 3
 expect_output "--shards tcp://n1:5556,tcp://n1:5557,tcp://n1:5558" "one task on n0, then three on n1"
-expect_status 0 "Slurm, a shard's frame limit" -- "${slurm[@]}" SLURM_PROCID=1 "$SW" launch -n \
-  --servers 2 --shard-max-frame 1000000
-expect_output "shard --bind tcp://0.0.0.0:5556 --max-frame 1000000" "rank 1 passes it on"
+expect_status 0 "Slurm, a shard's frame limit and threads" -- "${slurm[@]}" SLURM_PROCID=1 \
+  "$SW" launch -n --servers 2 --shard-max-frame 1000000 --shard-apply-threads 4
+expect_output "shard --bind tcp://0.0.0.0:5556 --max-frame 1000000 --apply-threads 4" \
+  "rank 1 passes them on"
 expect_status 1 "Slurm, a layout it cannot tell" -- "${slurm[@]}" SLURM_DISTRIBUTION=plane=2 \
   SLURM_PROCID=0 "$SW" launch -n --servers 1
 expect_output "set SYNCWISE_HOSTS" "says how to name the hosts"

@@ -100,6 +100,12 @@ void sw_optim_copy_state(sw_optim *o, const sw_optim *src);
 /* One step of a stateful optimizer on theta (n floats) with the gradient scale * g. */
 void sw_optim_step(sw_optim *o, float *theta, const float *g, float scale, float lr, float wd);
 
+/* Coordinates [lo, hi) of step number `step` (o->steps + 1 for the next one): threads may step
+ * disjoint ranges of one step at once, each coordinate as sw_optim_step computes it; the caller
+ * then counts the step (o->steps = step). */
+void sw_optim_step_range(const sw_optim *o, uint64_t step, float *theta, const float *g,
+                         float scale, float lr, float wd, size_t lo, size_t hi);
+
 /* The same with a sparse gradient: nnz (index, value) pairs, indices ascending, distinct and
  * below n. */
 void sw_optim_step_sparse(sw_optim *o, float *theta, const uint32_t *idx, const float *val,

@@ -160,15 +160,15 @@ static inline void adam_coord(const step_consts *k, float *theta, float *m, floa
     *theta = *theta - k->step_size * mm / (sqrtf(uu) * k->inv_sqrt_bc2 + k->eps);
 }
 
-static step_consts consts(sw_optim *o, float scale, float lr, float wd)
+/* The constants of step number `step` (Adam's bias correction counts steps from 1). */
+static step_consts consts_at(const sw_optim *o, uint64_t step, float scale, float lr, float wd)
 {
     const sw_optim_params *p = &o->p;
     step_consts k = {
         .scale = scale, .lr = lr, .wd = wd, .mu = p->momentum, .nesterov = p->nesterov};
-    o->steps++;
     if (p->kind == SW_OPTIM_ADAM) {
-        double bc1 = 1 - pow(p->beta1, (double)o->steps);
-        double bc2 = 1 - pow(p->beta2, (double)o->steps);
+        double bc1 = 1 - pow(p->beta1, (double)step);
+        double bc2 = 1 - pow(p->beta2, (double)step);
         k.b1 = p->beta1, k.c1 = 1.0f - p->beta1;
         k.b2 = p->beta2, k.c2 = 1.0f - p->beta2;
         k.eps = p->eps;
@@ -176,6 +176,12 @@ static step_consts consts(sw_optim *o, float scale, float lr, float wd)
         k.inv_sqrt_bc2 = (float)(1 / sqrt(bc2));
     }
     return k;
+}
+
+/* The next step's constants, counting it. */
+static step_consts consts(sw_optim *o, float scale, float lr, float wd)
+{
+    return consts_at(o, ++o->steps, scale, lr, wd);
 }
 
 /* Coordinate j with gradient g, whichever optimizer. */
@@ -187,15 +193,22 @@ static inline void coord(const sw_optim *o, const step_consts *k, float *theta, 
         sgd_coord(k, &theta[j], &o->m[j], g);
 }
 
-SW_VECTOR_CLONES void sw_optim_step(sw_optim *o, float *theta, const float *g, float scale, float lr, float wd)
+SW_VECTOR_CLONES void sw_optim_step_range(const sw_optim *o, uint64_t step, float *theta,
+                                          const float *g, float scale, float lr, float wd,
+                                          size_t lo, size_t hi)
 {
-    step_consts k = consts(o, scale, lr, wd);
+    step_consts k = consts_at(o, step, scale, lr, wd);
     if (o->p.kind == SW_OPTIM_ADAM)
-        for (size_t j = 0; j < o->n; j++)
+        for (size_t j = lo; j < hi; j++)
             adam_coord(&k, &theta[j], &o->m[j], &o->u[j], g[j]);
     else
-        for (size_t j = 0; j < o->n; j++)
+        for (size_t j = lo; j < hi; j++)
             sgd_coord(&k, &theta[j], &o->m[j], g[j]);
+}
+
+void sw_optim_step(sw_optim *o, float *theta, const float *g, float scale, float lr, float wd)
+{
+    sw_optim_step_range(o, ++o->steps, theta, g, scale, lr, wd, 0, o->n);
 }
 
 void sw_optim_step_sparse(sw_optim *o, float *theta, const uint32_t *idx, const float *val,

@@ -140,6 +140,41 @@ static void sparse_gives_the_dense_bits(void **state)
     }
 }
 
+/* A step taken in ranges (as a shard's threads take it) gives the bits of one whole step. */
+static void ranges_give_the_whole_step(void **state)
+{
+    (void)state;
+    const char *specs[] = {"sgd:momentum=0.9", "sgd:momentum=0.7,nesterov=1", "adam"};
+    enum { N = 41 };
+    const size_t cuts[] = {0, 1, 13, 14, 40, N};
+    for (size_t s = 0; s < 3; s++) {
+        sw_optim_params p;
+        sw_optim a, b;
+        assert_int_equal(sw_optim_parse(&p, specs[s], NULL), 0);
+        assert_int_equal(sw_optim_init(&a, &p, N, NULL), 0);
+        assert_int_equal(sw_optim_init(&b, &p, N, NULL), 0);
+        float ta[N], tb[N], g[N];
+        for (int j = 0; j < N; j++)
+            ta[j] = tb[j] = sinf((float)j);
+        for (int t = 0; t < 4; t++) {
+            for (int j = 0; j < N; j++)
+                g[j] = cosf((float)(j * 5 + t)) - 0.2f;
+            sw_optim_step(&a, ta, g, 0.5f, 0.05f, 0.001f);
+            for (size_t c = 0; c + 1 < sizeof cuts / sizeof *cuts; c++) /* last range first */
+                sw_optim_step_range(&b, b.steps + 1, tb, g, 0.5f, 0.05f, 0.001f, cuts[4 - c],
+                                    cuts[5 - c]);
+            b.steps++;
+            assert_memory_equal(ta, tb, sizeof ta);
+            assert_memory_equal(a.m, b.m, sizeof ta);
+            if (a.u)
+                assert_memory_equal(a.u, b.u, sizeof ta);
+            assert_int_equal(a.steps, b.steps);
+        }
+        sw_optim_free(&a);
+        sw_optim_free(&b);
+    }
+}
+
 /* Each optimizer brings a badly conditioned quadratic near its minimum. */
 static void each_minimises_a_quadratic(void **state)
 {
@@ -169,6 +204,7 @@ int main(void)
         cmocka_unit_test(follows_the_update_rules),
         cmocka_unit_test(adam_first_step_is_lr),
         cmocka_unit_test(sparse_gives_the_dense_bits),
+        cmocka_unit_test(ranges_give_the_whole_step),
         cmocka_unit_test(each_minimises_a_quadratic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,7 +34,7 @@ static void examples(void)
 
 typedef struct launch_opts {
     long port, servers;
-    const char *server, *shard_state, *curve, *shard_max_frame;
+    const char *server, *shard_state, *curve, *shard_max_frame, *shard_apply_threads;
     bool dry_run;
 } launch_opts;
 
@@ -50,6 +50,8 @@ static const sw_opt table[] = {
                 "rank rejoins). DIR is made if missing")},
     {SW_OPT_ROW(SW_OPT_STR, "shard-max-frame", 0, offsetof(launch_opts, shard_max_frame), 0, 0,
                 "BYTES", "each shard's --max-frame: it drops a larger frame\nunread")},
+    {SW_OPT_ROW(SW_OPT_STR, "shard-apply-threads", 0, offsetof(launch_opts, shard_apply_threads),
+                0, 0, "N", "each shard's --apply-threads: N threads share each\napply of its slice")},
     {SW_OPT_ROW(SW_OPT_STR, "server", 0, offsetof(launch_opts, server), 0, 0, "HOST",
                 "the server's host"),
      .shown = "found as below"},
@@ -389,6 +391,10 @@ static int run_shard(const launch_opts *o, long rank)
     if (o->shard_max_frame) { /* checked where the shard reads it */
         argv[n++] = "--max-frame";
         argv[n++] = (char *)o->shard_max_frame;
+    }
+    if (o->shard_apply_threads) { /* the same */
+        argv[n++] = "--apply-threads";
+        argv[n++] = (char *)o->shard_apply_threads;
     }
     if (o->shard_state) {
         char name[48];

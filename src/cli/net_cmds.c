@@ -90,7 +90,7 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_U32, "apply-threads", 0, AT(p.apply_threads), 1, 64, "N",
                 "N threads apply the pushes the policy accepted; for\n"
                 "policies that apply each gradient alone on arrival: asp,\nssp, dssp, ebsp "
-                "(not with --shards: the shards apply)")},
+                "(with --shards, the shards' --apply-threads)")},
     {SW_OPT_ROW(SW_OPT_CHOICE, "apply-mode", 0, AT(apply_mode), 0, 0, "M",
                 "locked, hogwild (no lock; racing updates of one weight\n"
                 "can be lost) or atomic (compare-and-swap)"),

@@ -38,6 +38,9 @@ static const sw_opt table[] = {
                 "--curve-clients")},
     {SW_OPT_ROW(SW_OPT_STR, "curve-clients", 0, AT(p.curve_clients), 0, 0, "FILE",
                 "the workers' public keys (the server's --curve-clients)")},
+    {SW_OPT_ROW(SW_OPT_U32, "apply-threads", 0, AT(p.apply_threads), 1, SW_SHARD_THREADS_MAX,
+                "N", "N threads share each apply of the slice, each on a\n"
+                "part of at least 65536 floats")},
     {SW_OPT_ROW(SW_OPT_LONG, "max-frame", 0, AT(max_frame), 65536, 1L << 31, "BYTES",
                 "read no frame larger (default: the protocol's 2 GiB);\n"
                 "ZeroMQ drops a larger one before reading it. A run\n"
@@ -71,7 +74,7 @@ static const sw_cmd_opts command = {
 
 int sw_cli_shard(int argc, char **argv)
 {
-    shard_opts o = {.p = {.bind = "tcp://127.0.0.1:5600"}};
+    shard_opts o = {.p = {.bind = "tcp://127.0.0.1:5600", .apply_threads = 1}};
     int rc = sw_cli_parse(&command, argc, argv, &o, NULL);
     if (rc)
         return rc == 1 ? 0 : rc;

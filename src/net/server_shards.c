@@ -127,8 +127,8 @@ static int supported(const server *s, char *err)
     if (p->apply_threads > 1)
         return sw_fail(err, SW_EINVAL,
                        "a server with --shards holds no parameters, so --apply-threads would "
-                       "have nothing to apply: each shard applies its slice on one thread, and "
-                       "more shards spread the applies over more cores");
+                       "have nothing to apply: give it to the shards (syncwise shard "
+                       "--apply-threads N, launch --shard-apply-threads N)");
     return sw__shards_policy_ok(p->policy, err);
 }
 

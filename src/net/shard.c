@@ -14,6 +14,7 @@
 #include "syncwise/err.h"
 #include "syncwise/file.h"
 #include "syncwise/log.h"
+#include "syncwise/team.h"
 
 #define BURST 64
 
@@ -450,6 +451,8 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
                      "would overwrite it: --resume goes on from it; to start afresh, remove it "
                      "or name another file",
                      p->checkpoint);
+    if (!rc && p->apply_threads > 1)
+        rc = sw_team_new(&h->team, p->apply_threads, err);
     if (!rc)
         rc = sw_listen(net, &h->sock, &lp, err);
     if (!rc && p->endpoint_file)
@@ -462,6 +465,9 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     }
     sw_log(SW_LOG_INFO, "shard on %s (%s), waiting for its server", sw_sock_endpoint(h->sock),
            p->curve_key ? "CURVE: encrypted, known keys only" : "plain TCP, no CURVE");
+    if (h->team)
+        sw_log(SW_LOG_INFO, "%u threads apply, each a part of at least %d floats",
+               sw_team_size(h->team), SW_SHARD_PART_MIN);
     h->agent = (sw_agent){.turn = turn, .ctx = h, .socks = {h->sock}, .n_socks = 1};
     *out = h;
     return 0;
@@ -477,6 +483,8 @@ void sw_shard_end(sw_shard *h)
     for (size_t i = 0; i < h->n_held; i++)
         sw__shard_let_go(&h->held[i]);
     free(h->held);
+    free(h->applying);
+    sw_team_free(h->team);
     for (size_t i = 0; i < h->n_pulls; i++)
         free(h->pulls[i].idx);
     free(h->pulls);

@@ -10,6 +10,7 @@
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
 #include "syncwise/optim.h"
+#include "syncwise/team.h"
 
 typedef struct sw_shard shard;
 typedef sw__held held;
@@ -180,43 +181,59 @@ void sw__shard_on_push_sparse(shard *h, const from *f, const sw_msg *m)
     kept(h, e, &k, m, &shards);
 }
 
-/* Adds a held gradient to the sum (the first one sets it), as the engine's buffer does. */
-static void add_to_sum(shard *h, const held *e, bool first)
+/* The plan of an apply of the n named gradients (shard_step.c): those held here in order (a
+ * slice lost with a shard that died, or that a sparse push did not send here, counts as zero);
+ * NULL, or why not: one neither held nor lost (the server ordered what it was never told of: a
+ * broken server), or no memory. */
+static const char *plan_apply(shard *h, const uint8_t *entries, uint32_t n, float lr,
+                              bool want_sq, sw__apply_plan *plan)
 {
-    if (e->idx) {
-        if (first)
-            memset(h->sum, 0, 4 * h->len);
-        for (size_t i = 0; i < e->nnz; i++)
-            h->sum[e->idx[i]] += e->g[i];
-    } else if (first) {
-        memcpy(h->sum, e->g, 4 * h->len);
-    } else {
-        sw_vec_add(h->sum, e->g, h->len);
+    if (n > h->cap_applying) {
+        const sw__held **more = realloc(h->applying, n * sizeof *more);
+        if (!more)
+            return "no memory for an apply";
+        h->applying = more;
+        h->cap_applying = n;
     }
-}
-
-/* The sum of the named gradients, in order, as the engine's buffer adds them (a lone dense one
- * as it is, uncopied); a slice lost with a shard that died, or that a sparse push did not send
- * here, counts as zero. NULL when one is neither held nor lost (the server ordered what it was
- * never told of: a broken server). */
-static const float *sum_of(shard *h, const uint8_t *entries, uint32_t n)
-{
-    uint32_t added = 0;
+    uint32_t n_g = 0;
     for (uint32_t k = 0; k < n; k++) {
         const uint8_t *at = entry_at(h, entries, k);
         held *e = entry_touches(h, entries, k) ? find_entry(h, entries, k) : NULL;
         if (!e && entry_touches(h, entries, k) &&
             !sw__shard_is_lost(h, sw_get_u32(at), sw_get_u64(at + 4), sw_get_u64(at + 12)))
-            return NULL;
-        if (!e)
-            continue;
-        if (n == 1 && !e->idx)
-            return e->g;
-        add_to_sum(h, e, added++ == 0);
+            return "an apply of a gradient this shard does not hold";
+        if (e)
+            h->applying[n_g++] = e;
     }
-    if (!added) /* every slice lost, or none sent here */
-        memset(h->sum, 0, 4 * h->len);
-    return h->sum;
+    *plan = (sw__apply_plan){.g = h->applying, .n_g = n_g, .theta = h->theta, .sum = h->sum,
+                             .len = h->len, .opt = h->opt.m ? &h->opt : NULL,
+                             .step = h->opt.steps + 1, .lr = lr, .wd = h->wd, .n = n,
+                             .want_sq = want_sq};
+    if (n == 1 && n_g == 1 && !h->applying[0]->idx) { /* a lone dense gradient: its own sum, */
+        plan->lone = h->applying[0]->g;                 /* and its norm known since it came */
+        plan->want_sq = false;
+    }
+    return NULL;
+}
+
+/* Runs the plan, on the team when the slice is worth cutting; the squared norm of the sum. */
+static double run_plan(shard *h, sw__apply_plan *plan)
+{
+    uint32_t threads = h->team ? sw_team_size(h->team) : 1;
+    size_t most = h->len / SW_SHARD_PART_MIN;
+    uint32_t parts = most < threads ? (most ? (uint32_t)most : 1) : threads;
+    if (parts > 1)
+        sw_team_run(h->team, parts, sw__shard_apply_part, plan);
+    else
+        sw__shard_apply_part(plan, 0, 1);
+    if (plan->opt)
+        h->opt.steps = plan->step;
+    if (plan->lone)
+        return plan->g[0]->sq;
+    double sq = 0;
+    for (uint32_t i = 0; i < parts && plan->want_sq; i++)
+        sq += plan->sq[i];
+    return sq;
 }
 
 /* Lets go of the named gradients; a name it does not hold is passed over (a drop may name a
@@ -244,7 +261,8 @@ static void stepped(shard *h, const from *f, const sw_msg *order, double sum_sq)
 }
 
 /* θ <- one step on the mean of the named gradients, with the engine's arithmetic (apply.c): a
- * lone sparse gradient under plain SGD in O(nnz), anything else summed into a dense slice. */
+ * lone sparse gradient under plain SGD in O(nnz), anything else summed into a dense slice, by
+ * the --apply-threads in parts (shard_step.c). */
 void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
 {
     if (!sw__shard_is_server(h, f) || !h->ready || m->payload_len < 8) {
@@ -270,20 +288,14 @@ void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
         sw_sgd_step_sparse(h->theta, h->len, lone->idx, lone->g, lone->nnz, lr, h->wd);
         stepped(h, f, m, lone->sq);
     } else if (!dropped) {
-        const float *sum = sum_of(h, entries, n);
-        if (!sum) {
-            sw__shard_refuse(h, f, m, "an apply of a gradient this shard does not hold");
+        sw__apply_plan plan;
+        const char *why = plan_apply(h, entries, n, lr, (m->flags & SW_FLAG_WANT_NORMS) != 0,
+                                     &plan);
+        if (why) {
+            sw__shard_refuse(h, f, m, why);
             return;
         }
-        /* a lone dense gradient is its own sum: its norm is known since it came */
-        double sum_sq = !(m->flags & SW_FLAG_WANT_NORMS) ? 0
-                        : lone && sum == lone->g      ? lone->sq
-                                                      : sw_sq_norm(sum, h->len);
-        if (h->opt.m)
-            sw_optim_step(&h->opt, h->theta, sum, 1.0f / (float)n, lr, h->wd);
-        else
-            sw_sgd_step(h->theta, sum, h->len, lr / (float)n, h->wd * (float)n);
-        stepped(h, f, m, sum_sq);
+        stepped(h, f, m, run_plan(h, &plan));
     }
     forget_entries(h, entries, n);
     sw__shard_answer_waiting(h);

@@ -74,6 +74,9 @@ struct sw_shard {
                              * (a worker numbers its pushes upwards: a replay is refused) */
     sw__held *held;
     size_t n_held;
+    struct sw_team *team;   /* --apply-threads beyond the shard's own, or NULL */
+    const sw__held **applying; /* an apply's gradients held here, in its order */
+    uint32_t cap_applying;
     uint8_t *lost;          /* the last RESTORE's entries: slices that may be gone */
     uint32_t n_lost;
     sw__waiting *pulls;
@@ -83,6 +86,26 @@ struct sw_shard {
     sw_frame *body; /* the frame being handled */
     sw__batch to_server; /* what the server is told in a turn, sent at its end (batch.h) */
 };
+
+/* One apply's arithmetic (shard_step.c), cut into parts a team of threads may take: each part
+ * sums the gradients over its range of the slice in the order named, takes that range's share
+ * of the sum's squared norm, and steps θ there, each coordinate as one thread would. */
+typedef struct sw__apply_plan {
+    const sw__held *const *g; /* the named gradients held here, in order (lost ones left out) */
+    uint32_t n_g;
+    const float *lone;        /* a lone dense gradient: its own sum, uncopied; or NULL */
+    float *theta, *sum;
+    size_t len;
+    const sw_optim *opt;      /* momentum or Adam; NULL: plain SGD */
+    uint64_t step;            /* the optimizer's step number (sw_optim_step_range) */
+    float lr, wd;
+    uint32_t n;               /* gradients the order named: the mean's divisor */
+    bool want_sq;
+    double sq[SW_SHARD_THREADS_MAX]; /* each part's share of the sum's squared norm */
+} sw__apply_plan;
+
+/* Part `part` of `parts` of the plan (a sw_team_fn). */
+void sw__shard_apply_part(void *plan, uint32_t part, uint32_t parts);
 
 typedef struct sw__from {
     const uint8_t *route;

@@ -1,0 +1,118 @@
+/* A shard's apply in parts (shard_step.c): whatever the number of parts and the order they run
+ * in, θ and the optimizer's state get the bits of the apply in one part, and the parts' shares
+ * of the squared norm add up to the whole one; for dense and sparse gradients, a lone dense
+ * one (its own sum), an apply whose slices were all lost, plain SGD, momentum and Adam. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "shard_internal.h"
+#include "syncwise/optim.h"
+
+enum { LEN = 1001, GRADS = 3, NNZ = 97 };
+
+typedef struct slice {
+    float theta[LEN], sum[LEN];
+    sw_optim opt;
+} slice;
+
+/* Gradients: dense ones, and a sparse one of NNZ ascending places. */
+static float dense[GRADS][LEN], sparse_val[NNZ];
+static uint32_t sparse_idx[NNZ];
+
+static void make_gradients(void)
+{
+    for (int k = 0; k < GRADS; k++)
+        for (int j = 0; j < LEN; j++)
+            dense[k][j] = sinf((float)(j * (k + 3))) * (0.5f + (float)k);
+    for (uint32_t i = 0; i < NNZ; i++) {
+        sparse_idx[i] = i * (LEN / NNZ) + (i % 3);
+        sparse_val[i] = cosf((float)i) - 0.25f;
+    }
+}
+
+static void slice_init(slice *s, const char *optim)
+{
+    for (int j = 0; j < LEN; j++)
+        s->theta[j] = 0.01f * (float)(j % 17) - 0.08f;
+    memset(&s->opt, 0, sizeof s->opt);
+    if (optim) {
+        sw_optim_params p;
+        assert_int_equal(sw_optim_parse(&p, optim, NULL), 0);
+        assert_int_equal(sw_optim_init(&s->opt, &p, LEN, NULL), 0);
+    }
+}
+
+/* Three applies of the case's gradients in `parts` parts, run last part first; the squared
+ * norms of their sums in sq. */
+static void apply(slice *s, const sw__held *const *g, uint32_t n_g, uint32_t n, bool lone,
+                  uint32_t parts, double sq[3])
+{
+    for (int t = 0; t < 3; t++) {
+        sw__apply_plan p = {.g = g, .n_g = n_g, .lone = lone ? g[0]->g : NULL,
+                            .theta = s->theta, .sum = s->sum, .len = LEN,
+                            .opt = s->opt.m ? &s->opt : NULL, .step = s->opt.steps + 1,
+                            .lr = 0.05f, .wd = 0.001f, .n = n, .want_sq = !lone};
+        for (uint32_t i = parts; i-- > 0;)
+            sw__shard_apply_part(&p, i, parts);
+        if (p.opt)
+            s->opt.steps = p.step;
+        sq[t] = 0;
+        for (uint32_t i = 0; i < parts && p.want_sq; i++)
+            sq[t] += p.sq[i];
+    }
+}
+
+static void parts_give_the_bits_of_one(void **state)
+{
+    (void)state;
+    make_gradients();
+    sw__held d[GRADS], sp = {.g = sparse_val, .idx = sparse_idx, .nnz = NNZ};
+    for (int k = 0; k < GRADS; k++)
+        d[k] = (sw__held){.g = dense[k]};
+    const sw__held *dense_three[] = {&d[0], &d[1], &d[2]}, *sparse_first[] = {&sp, &d[1]},
+                   *lone[] = {&d[2]};
+    struct {
+        const sw__held *const *g;
+        uint32_t n_g, n;
+        bool lone;
+    } cases[] = {
+        {dense_three, 3, 3, false}, {sparse_first, 2, 4, false}, /* two of four lost */
+        {lone, 1, 1, true},        {NULL, 0, 2, false},          /* every slice lost */
+    };
+    const char *optims[] = {NULL, "sgd:momentum=0.9", "sgd:momentum=0.5,nesterov=1", "adam"};
+    const uint32_t parts[] = {2, 3, 7, 64};
+    for (size_t o = 0; o < 4; o++)
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            static slice one, many;
+            double sq1[3], sqn[3];
+            slice_init(&one, optims[o]);
+            apply(&one, cases[c].g, cases[c].n_g, cases[c].n, cases[c].lone, 1, sq1);
+            for (size_t p = 0; p < 4; p++) {
+                slice_init(&many, optims[o]);
+                apply(&many, cases[c].g, cases[c].n_g, cases[c].n, cases[c].lone, parts[p], sqn);
+                assert_memory_equal(one.theta, many.theta, sizeof one.theta);
+                if (one.opt.m)
+                    assert_memory_equal(one.opt.m, many.opt.m, sizeof one.theta);
+                if (one.opt.u)
+                    assert_memory_equal(one.opt.u, many.opt.u, sizeof one.theta);
+                for (int t = 0; t < 3; t++)
+                    assert_true(fabs(sq1[t] - sqn[t]) <= 1e-9 * (1 + sq1[t]));
+                sw_optim_free(&many.opt);
+            }
+            assert_true(cases[c].n_g == 0 || cases[c].lone || sq1[0] > 0);
+            sw_optim_free(&one.opt);
+        }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parts_give_the_bits_of_one),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
