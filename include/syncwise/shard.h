@@ -120,6 +120,7 @@ typedef struct sw_shard_result {
     uint64_t version, applies, pushes, pulls, refused, saves, restores;
     uint64_t bytes_in, bytes_out;
     bool done; /* the server ended the run */
+    char failed[512]; /* why the run failed, as the server said when it ended it; "": it did not */
 } sw_shard_result;
 
 /* No checkpoint yet (SHARD_STATE's newest checkpoint). */

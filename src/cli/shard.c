@@ -105,5 +105,7 @@ int sw_cli_shard(int argc, char **argv)
            (unsigned long long)r.pulls, (unsigned long long)r.refused,
            (unsigned long long)r.saves, (unsigned long long)r.restores, (double)r.bytes_in / 1e6,
            (double)r.bytes_out / 1e6);
+    if (r.failed[0]) /* EXIT STATUS: a run that failed */
+        return sw_cli_error(CMD, "the run failed: %s", r.failed);
     return 0;
 }

@@ -365,12 +365,12 @@ static void finish(server *s, const char *failed)
         }
 }
 
-static void teardown(server *s)
+static void teardown(server *s, const char *failed)
 {
     sw__pool_stop(&s->pool); /* its jobs are done before the engine goes */
     free(s->snapshot);
     free(s->shards_init);
-    sw__shards_close(s); /* the run is over for them too */
+    sw__shards_close(s, failed); /* the run is over for them too, and failed if it did */
     sw_sock_close(s->sock);
     if (s->ops && !strncmp(s->ops_ep, "ipc://", 6))
         unlink(s->ops_ep + 6); /* ZeroMQ leaves the socket's file behind */
@@ -464,7 +464,7 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
     if (!rc && s->threaded)
         rc = sw__pool_start(&s->pool, s->engine, s->n, p->apply_threads, err);
     if (rc) {
-        teardown(s);
+        teardown(s, err);
         return rc;
     }
     s->t0 = sw_net_now(net);
@@ -511,12 +511,13 @@ int sw_server_end(sw_server *s, char *err)
         rc = sw__server_save_gathered(s, err);
     finish(s, rc ? err : NULL);
     log_end(s, rc ? err : NULL);
+    bool failed = rc != 0; /* a broken promise fails the server, not its workers and shards */
     if (!rc && out->broken[0])
         rc = sw_fail(err, SW_EPROMISE, "the policy broke its promise: %s", out->broken);
     out->elapsed_s = sw__server_now(s);
     out->version = sw_engine_version(s->engine);
     out->applies = out->version - out->start_version;
-    teardown(s);
+    teardown(s, failed ? err : NULL);
     return rc;
 }
 

@@ -117,7 +117,8 @@ struct sw_server;
 /* A sharded run's table, its connections, and the shards set to θ0 at `version` (after
  * sw__shards_check). */
 int sw__shards_open(struct sw_server *s, const float *theta0, uint64_t version, char *err);
-void sw__shards_close(struct sw_server *s);
+/* Ends the run for every shard (`failed`: why it failed, NULL: it did not) and closes. */
+void sw__shards_close(struct sw_server *s, const char *failed);
 /* Whether the policy spec can run sharded (the facts it wants are there); why not in err. */
 int sw__shards_policy_ok(const char *spec, char *err);
 

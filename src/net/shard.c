@@ -61,6 +61,8 @@ void sw__shard_send(shard *h, const from *to, sw_msg_type type, uint32_t worker,
 void sw__shard_refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_t flags,
                               const char *why)
 {
+    if (!h->configured && h->refused_run[0] && m && m->worker == SW_NO_WORKER)
+        why = h->refused_run; /* the server's next orders after the INIT it refused */
     h->r->refused++;
     sw_log(SW_LOG_DEBUG, "shard %u refused a message: %s", h->index, why);
     sw__shard_send(h, to, SW_MSG_ERROR, m ? m->worker : SW_NO_WORKER, flags, m ? m->version : 0,
@@ -206,9 +208,12 @@ static void on_init(shard *h, const from *f, const sw_msg *m)
     char text[8192], err[SW_ERR_LEN];
     snprintf(text, sizeof text, "%.*s", (int)m->payload_len, (const char *)m->payload);
     if (sw__shard_configure(h, text, err)) {
-        sw__shard_refuse(h, f, m, err);
+        snprintf(h->refused_run, sizeof h->refused_run, "this shard refused its run: %s", err);
+        sw_log(SW_LOG_WARN, "%s", h->refused_run);
+        sw__shard_refuse(h, f, m, h->refused_run);
         return;
     }
+    h->refused_run[0] = '\0';
     memcpy(h->server, f->route, f->route_len);
     h->server_len = f->route_len;
     h->version = m->version;
@@ -254,12 +259,29 @@ void sw__shard_set_token(shard *h, uint32_t w, uint64_t token)
     h->tokens[w] = token;
 }
 
+/* The run is over: failed, with the server's reason (a shard that refused the run's INIT
+ * fails with its own). */
+static void run_over(shard *h, const sw_msg *m)
+{
+    h->r->done = true;
+    if (m->payload_len)
+        snprintf(h->r->failed, sizeof h->r->failed, "%.*s", (int)m->payload_len,
+                 (const char *)m->payload);
+    else if (!h->configured)
+        snprintf(h->r->failed, sizeof h->r->failed, "%s", h->refused_run);
+}
+
 static void on_member(shard *h, const from *f, const sw_msg *m)
 {
-    if (!sw__shard_is_server(h, f)) {
+    bool over = m->worker == SW_NO_WORKER && (m->flags & SW_FLAG_DONE);
+    /* a shard that refused its run's INIT knows no server: the one it refused ends it too (a
+     * stranger could have given it an INIT before that, so it could as well end it) */
+    if (over && !h->configured && h->refused_run[0]) {
+        run_over(h, m);
+    } else if (!sw__shard_is_server(h, f)) {
         sw__shard_refuse(h, f, m, "only the server names members");
-    } else if (m->worker == SW_NO_WORKER && (m->flags & SW_FLAG_DONE)) {
-        h->r->done = true;
+    } else if (over) {
+        run_over(h, m);
     } else if (m->worker >= h->slots || (!(m->flags & SW_FLAG_DONE) && m->version == 0)) {
         sw__shard_refuse(h, f, m, "no such worker slot, or no token");
     } else {

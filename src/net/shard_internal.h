@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "syncwise/ckpt.h"
+#include "syncwise/err.h"
 #include "syncwise/optim.h"
 #include "syncwise/proto.h"
 #include "syncwise/shard.h"
@@ -54,6 +55,10 @@ struct sw_shard {
     bool configured, ready; /* INIT came (or a checkpoint said it); θ holds the run's values */
     bool awaiting;          /* resumed from its checkpoint: nothing is served until RESTORE */
     bool unchecked;         /* payloads without checksums, as the run agreed */
+    /* Why this shard refused the INIT it got ("": none refused): what it answers the server's
+     * next orders with, since the refusal itself may be lost with a connection ZeroMQ closed
+     * (a SET over --max-frame), and what it fails with when that run ends. */
+    char refused_run[SW_ERR_LEN + 64];
     char config[SW_CKPT_NOTE_LEN]; /* INIT's text, kept in checkpoints */
     uint64_t run;           /* the run's id, from INIT */
     uint32_t index, slots;
