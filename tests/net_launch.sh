@@ -149,6 +149,16 @@ expect_status 0 "Slurm, a shard's frame limit and threads" -- "${slurm[@]}" SLUR
   "$SW" launch -n --servers 2 --shard-max-frame 1000000 --shard-apply-threads 4
 expect_output "shard --bind tcp://0.0.0.0:5556 --max-frame 1000000 --apply-threads 4" \
   "rank 1 passes them on"
+# The shards' options said wrong fail before any rank starts.
+expect_status 2 "--servers with no rank left for a worker" -- env SYNCWISE_RANK=0 SYNCWISE_SIZE=3 \
+  SYNCWISE_HOSTS=a,b,c "$SW" launch -n --servers 2
+expect_output "--servers 2 needs at least 4 processes" "says how many it needs"
+expect_status 2 "a shard's frame limit a shard would refuse" -- env SYNCWISE_RANK=1 \
+  SYNCWISE_SIZE=5 SYNCWISE_HOSTS=a,b,c,d,e "$SW" launch -n --servers 2 --shard-max-frame 1000
+expect_output "--shard-max-frame: 1000 is outside" "says the range"
+expect_status 2 "--shard-state without --servers" -- env SYNCWISE_RANK=0 SYNCWISE_SIZE=3 \
+  "$SW" launch -n --shard-state "$TMP/state"
+expect_output "give --servers S too" "says what it needs"
 expect_status 1 "Slurm, a layout it cannot tell" -- "${slurm[@]}" SLURM_DISTRIBUTION=plane=2 \
   SLURM_PROCID=0 "$SW" launch -n --servers 1
 expect_output "set SYNCWISE_HOSTS" "says how to name the hosts"

@@ -422,6 +422,15 @@ checks=$((checks + 1))
 cmp -s "$TMP/shard0.ckpt" "$TMP/kept.ckpt" ||
   { echo "FAIL: the refused shard changed the file"; failures=$((failures + 1)); }
 
+# A server that checkpoints its run with a shard that cannot: refused at INIT, before training.
+start_shards 1
+start_server asp --checkpoint "$TMP/nock.ckpt"
+expect_server_fails "a checkpointed run on a shard without --checkpoint" 1
+expect_output "start this shard with --checkpoint FILE" "says what the shard needs"
+expect_no_output "target reached" "before any training"
+wait_for 10 sh -c "! kill -0 ${SHPIDS[0]}" || kill -9 "${SHPIDS[0]}"
+expect_exit "${SHPIDS[0]}" "the shard fails with the run" 1
+
 # What a sharded run does not take yet is refused before anything starts.
 SHARDS="tcp://127.0.0.1:1"
 for bad in "--policy actions" "--policy rlswitch" "--policy rlswitch:choose=stretch" \

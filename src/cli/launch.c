@@ -438,6 +438,30 @@ static int run_worker(const launch_opts *o, long rank)
     return run_role(o, sw_cli_worker, n, argv);
 }
 
+/* The shards' options, said wrong before any rank starts: on their own they would mean nothing
+ * (no --servers), a shard would refuse them after its rank started, or no rank is left for a
+ * worker. 0, or the exit status. */
+static int shard_options_ok(const launch_opts *o)
+{
+    long v, size = size_from_env();
+    if (!o->servers && (o->shard_state || o->shard_max_frame || o->shard_apply_threads))
+        return sw_cli_error(CMD, "--shard-state, --shard-max-frame and --shard-apply-threads are "
+                                 "for a sharded run: give --servers S too") + 1;
+    if (o->shard_max_frame && !sw_cli_long(CMD, "--shard-max-frame", o->shard_max_frame, 65536,
+                                           1L << 31, &v))
+        return 2;
+    if (o->shard_apply_threads && !sw_cli_long(CMD, "--shard-apply-threads",
+                                               o->shard_apply_threads, 1, SW_SHARD_THREADS_MAX,
+                                               &v))
+        return 2;
+    if (o->servers > 0 && size >= 0 && size < o->servers + 2)
+        return sw_cli_error(CMD, "--servers %ld needs at least %ld processes (the server, %ld "
+                                 "shard%s and a worker); this job has %ld",
+                            o->servers, o->servers + 2, o->servers, o->servers > 1 ? "s" : "",
+                            size) + 1;
+    return 0;
+}
+
 int sw_cli_launch(int argc, char **argv)
 {
     launch_opts o = {.port = 5555};
@@ -449,6 +473,9 @@ int sw_cli_launch(int argc, char **argv)
         return sw_cli_error(CMD, "unexpected argument '%s': the server's options follow '--' "
                                  "(see --help)",
                             argv[rest]) + 1;
+    int bad = shard_options_ok(&o);
+    if (bad)
+        return bad;
     long rank = rank_from_env();
     if (rank < 0)
         return sw_cli_error(CMD, "cannot tell this process's rank: set SYNCWISE_RANK, or run "

@@ -57,8 +57,8 @@ static const sw_opt server_table[] = {
                 "(syncwise shard) do, and workers push and pull there;\n"
                 "the server decides on each push's facts (dense or\n"
                 "sparse models, every policy but those that read the\n"
-                "loss: rlp, rlswitch, actions; not yet with\n"
-                "--apply-threads)")},
+                "loss: rlp, rlswitch, actions, dbw:gain=eta without\n"
+                "L=; the shards take --apply-threads)")},
     {SW_OPT_ROW(SW_OPT_F64, "shard-wait", 0, AT(p.shard_wait_s), 1, 1e6, "S",
                 "end the run when a shard has been silent S seconds, at\n"
                 "least 1 (shards are pinged 4 times a second; one started\n"

@@ -113,10 +113,12 @@ int sw__shards_policy_ok(const char *spec, char *err)
     snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":"), spec);
     if (sw_policy_spec_wants(spec) & SW_WANT_LOSS)
         return sw_fail(err, SW_EINVAL,
-                       "policy '%s' decides on the model's loss after every apply, which a "
+                       "policy '%.64s' decides on the model's loss after every apply, which a "
                        "sharded run would have to gather from every shard each time: run it "
-                       "without --shards",
-                       name);
+                       "without --shards%s",
+                       spec, strcmp(name, "dbw") ? ""
+                                 : " (or give dbw's gain=eta its smoothness, L=X, which it "
+                                   "then does not estimate from the loss)");
     return 0;
 }
 
@@ -141,9 +143,10 @@ static void send_init(server *s, uint32_t j, uint64_t version)
     sw_optim_format(&s->p->optim, optim);
     int len = snprintf(text, sizeof text,
                        "run=%llu\nshard=%u\nshards=%u\nparams=%zu\nslots=%u\n%soptimizer=%s\n"
-                       "wd=%.9g\nchecksum=%s\n",
+                       "wd=%.9g\nchecksum=%s\n%s",
                        (unsigned long long)h->run, j, h->n, s->n, s->slots, table, optim,
-                       (double)s->p->weight_decay, s->unchecked ? "off" : "on");
+                       (double)s->p->weight_decay, s->unchecked ? "off" : "on",
+                       s->p->checkpoint ? "checkpoints=on\n" : "");
     sw_msg m = {.type = SW_MSG_SHARD_INIT, .worker = SW_NO_WORKER, .version = version,
                 .payload = (const uint8_t *)text,
                 .payload_len = len < 0 ? 0 : (size_t)len < sizeof text ? (size_t)len : sizeof text - 1};

@@ -116,6 +116,11 @@ int sw__shards_read_record(server *s, uint64_t *version, char *err)
     uint8_t *b;
     size_t len;
     int rc = sw_file_read_all(s->p->checkpoint, 4096, &b, &len, err);
+    if (rc == SW_EFORMAT) /* too large for a record: a model's or a shard's checkpoint? */
+        return sw_fail(err, rc, "%s is not the record of a sharded run's checkpoint, which is a "
+                       "few lines of text (a model's or a shard's checkpoint? --checkpoint names "
+                       "the server's record, and each shard's own --checkpoint its slice)",
+                       s->p->checkpoint);
     if (rc)
         return rc;
     char text[4096];

@@ -166,7 +166,12 @@ int sw__shard_configure(shard *h, const char *text, char *err)
     if (rc)
         return rc;
     const char *opt = sw__text_value(text, "optimizer"), *wd = sw__text_value(text, "wd"),
-               *checksum = sw__text_value(text, "checksum");
+               *checksum = sw__text_value(text, "checksum"),
+               *checkpoints = sw__text_value(text, "checkpoints");
+    if (checkpoints && !strncmp(checkpoints, "on", 2) && !h->p->checkpoint)
+        return sw_fail(err, SW_EINVAL,
+                       "the server checkpoints this run (--checkpoint), and so must every "
+                       "shard: start this shard with --checkpoint FILE");
     char spec[SW_OPTIM_SPEC_LEN] = "sgd";
     if (opt)
         snprintf(spec, sizeof spec, "%.*s", (int)strcspn(opt, "\n"), opt);
@@ -202,7 +207,8 @@ static void on_init(shard *h, const from *f, const sw_msg *m)
 {
     if (h->configured) { /* one run per shard process: a restarted server needs a new shard */
         sw__shard_refuse(h, f, m, sw__shard_is_server(h, f) ? "this shard is configured already"
-                                        : "this shard serves another server");
+                                        : "this shard serves another server (or "
+                                          "this server's --shards names it twice)");
         return;
     }
     char text[8192], err[SW_ERR_LEN];

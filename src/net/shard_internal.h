@@ -118,7 +118,10 @@ typedef struct sw__from {
 } sw__from;
 
 /* Why a shard started again without --resume refuses the orders of the run it was in. */
-#define SW__SHARD_NO_RUN "this shard holds no run: to rejoin one, start it with --checkpoint FILE --resume"
+#define SW__SHARD_NO_RUN                                                                         \
+    "this shard holds no run (it started afresh): to rejoin a run that keeps checkpoints, start " \
+    "it with --checkpoint FILE --resume; a run without them lost this shard's slice, and must "  \
+    "start over"
 
 /* shard.c: sending, refusing (SW_FLAG_UNKNOWN in flags: not a member, yet), who may say
  * what, the run's configuration, the pulls waiting for a version. */

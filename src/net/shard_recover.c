@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shard_internal.h"
 #include "syncwise/bytes.h"
@@ -129,10 +130,13 @@ static int load(const shard *h, uint64_t version, sw_ckpt *ck, bool *from_prev, 
     char prev[PATH_MAX], why[SW_ERR_LEN];
     prev_path(h, prev);
     *from_prev = false;
-    if (!load_one(h, h->p->checkpoint, version, ck, err))
+    int rc = load_one(h, h->p->checkpoint, version, ck, err);
+    if (!rc)
         return 0;
+    if (version == SW_SHARD_NONE && access(prev, F_OK) != 0)
+        return rc; /* no FILE.prev to fall back on: FILE's own error says it all */
     *from_prev = true;
-    int rc = load_one(h, prev, version, ck, why);
+    rc = load_one(h, prev, version, ck, why);
     if (rc && version != SW_SHARD_NONE)
         return sw_fail(err, rc, "neither %s nor %s holds this run's version %llu", h->p->checkpoint,
                        prev, (unsigned long long)version);
