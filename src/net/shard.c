@@ -205,6 +205,10 @@ int sw__shard_configure(shard *h, const char *text, char *err)
 
 static void on_init(shard *h, const from *f, const sw_msg *m)
 {
+    if (h->configured && h->awaiting) {
+        sw__shard_refuse(h, f, m, SW__SHARD_RESUMED);
+        return;
+    }
     if (h->configured) { /* one run per shard process: a restarted server needs a new shard */
         sw__shard_refuse(h, f, m, sw__shard_is_server(h, f) ? "this shard is configured already"
                                         : "this shard serves another server (or "

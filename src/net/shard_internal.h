@@ -123,6 +123,11 @@ typedef struct sw__from {
     "it with --checkpoint FILE --resume; a run without them lost this shard's slice, and must "  \
     "start over"
 
+/* Why a shard resumed from its checkpoint refuses another run's orders. */
+#define SW__SHARD_RESUMED                                                                        \
+    "this shard resumed its run from its checkpoint and waits for that run's server, started "  \
+    "again with --checkpoint FILE --resume: to serve a new run, start it without --resume"
+
 /* shard.c: sending, refusing (SW_FLAG_UNKNOWN in flags: not a member, yet), who may say
  * what, the run's configuration, the pulls waiting for a version. */
 void sw__shard_send(struct sw_shard *h, const sw__from *to, sw_msg_type type, uint32_t worker,

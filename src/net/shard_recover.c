@@ -66,6 +66,8 @@ void sw__shard_on_ping(shard *h, const from *f, const sw_msg *m)
 {
     if (!h->configured)
         sw__shard_refuse(h, f, m, SW__SHARD_NO_RUN);
+    else if ((m->payload_len != 8 || sw_get_u64(m->payload) != h->run) && h->awaiting)
+        sw__shard_refuse(h, f, m, SW__SHARD_RESUMED);
     else if (m->payload_len != 8 || sw_get_u64(m->payload) != h->run)
         sw__shard_refuse(h, f, m, "a ping from another run");
     else
@@ -292,7 +294,11 @@ void sw__shard_on_restore(shard *h, const from *f, const sw_msg *m)
 {
     char err[SW_ERR_LEN];
     sw_ckpt ck;
-    if (!h->configured || m->payload_len < SW_SHARD_RESTORE_HEAD || sw_get_u64(m->payload) != h->run) {
+    if (!h->configured) {
+        sw__shard_refuse(h, f, m, SW__SHARD_NO_RUN); /* a resumed server, a shard started afresh */
+        return;
+    }
+    if (m->payload_len < SW_SHARD_RESTORE_HEAD || sw_get_u64(m->payload) != h->run) {
         sw__shard_refuse(h, f, m, "a restore of another run");
         return;
     }
