@@ -26,7 +26,7 @@ expect_status 1 "a worker with an unknown key" -- "$SW" worker --connect "$EP" \
   --curve-key intruder.key --curve-server server.pub --server-timeout 20
 expect_output "refused this key (CURVE, status 400)" "gets nothing from the server, and is told why"
 expect_status 1 "a worker without keys" -- "$SW" worker --connect "$EP" --server-timeout 20
-expect_output "speaks only CURVE: give this client its key pair" "is told it needs keys"
+expect_output "speaks only CURVE: a worker or operator needs its key pair" "is told it needs keys"
 # A wrong server public key: the server cannot read the worker's greeting and closes the
 # connection without a word; the worker blames the key after a few closes, not a timeout.
 expect_status 1 "a worker with the wrong server key" -- "$SW" worker --connect "$EP" \

@@ -226,9 +226,9 @@ SHARD1=$(cat "$TMP/shard1.ep")
 "$SW" shard --bind "$SHARD1" --checkpoint "$TMP/shard1.ckpt" --resume \
   > "$TMP/shard1.out" 2> "$TMP/shard1.err" &
 SHPIDS[1]=$!
-wait_status 20 '1 restores'
+wait_status 20 '1 restore undid'
 expect_status 0 "ctl status after a restore" -- "$SW" ctl --connect "$EP" status
-expect_output "1 restores undid" "status counts the restore and the applies it undid"
+expect_output "1 restore undid" "status counts the restore and the applies it undid"
 expect_server "dbw on 2 shards, one killed and resumed"
 expect_output "target reached" "the run completes after the restore"
 version=$(sed -n 's/.*version \([0-9]*\) (from.*/\1/p' "$TMP/server.out")
@@ -320,7 +320,7 @@ from=$(sed -n 's/^version=//p' "$TMP/server2.ckpt")
 BIND=$EP KEEP_LOG=1 start_server bsp --target-acc 0.95 --wait-workers 2 \
   --checkpoint "$TMP/server2.ckpt" --resume
 checks=$((checks + 1))
-wait_status 10 "; 1 restores undid" ||
+wait_status 10 "; 1 restore undid" ||
   { echo "FAIL: ctl status of the resumed server does not count its one restore"
     failures=$((failures + 1)); }
 # Each shard's line counts the restores it took (it showed the restore's random number).

@@ -215,8 +215,9 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
         sw__shards_send_to(s, j, &set, theta0 + sw_chunk_slice_at(&h->table, j));
     }
     if (!rc)
-        sw_log(SW_LOG_INFO, "the parameters cut into %u chunks of %zu over %u shards",
-               h->table.n_chunks, h->table.chunk, h->n);
+        sw_log(SW_LOG_INFO, "the parameters cut into %u chunk%s of %zu over %u shard%s",
+               h->table.n_chunks, h->table.n_chunks == 1 ? "" : "s", h->table.chunk, h->n,
+               h->n == 1 ? "" : "s");
     return rc;
 }
 

@@ -36,15 +36,17 @@ int sw__shards_status(const server *s, char *text, size_t cap, int len)
         bytes[j] = (double)(h->seen[j].bytes_in + h->seen[j].bytes_out);
     }
     len = sw__text_append(text, cap, len,
-                          "shards %u: %u chunks of %zu floats; skew (the largest over the mean) "
-                          "%.2f in parameters, %.2f in bytes moved\n",
-                          h->n, t->n_chunks, t->chunk, skew(params, h->n), skew(bytes, h->n));
+                          "shards %u: %u chunk%s of %zu floats; skew (the largest over the mean) "
+                          "%.2f in parameters, %.2f in bytes moved (each since the shard "
+                          "started)\n",
+                          h->n, t->n_chunks, t->n_chunks == 1 ? "" : "s", t->chunk,
+                          skew(params, h->n), skew(bytes, h->n));
     if (h->saved != SW_SHARD_NONE || h->restores)
         len = sw__text_append(text, cap, len,
-                              "  checkpoint: every shard holds version %s; %llu restores "
+                              "  checkpoint: every shard holds version %s; %llu restore%s "
                               "undid %llu applies\n",
                               version_or_none(saved, h->saved),
-                              (unsigned long long)h->restores,
+                              (unsigned long long)h->restores, h->restores == 1 ? "" : "s",
                               (unsigned long long)h->lost_applies);
     if (h->waited)
         len = sw__text_append(text, cap, len,

@@ -219,9 +219,12 @@ static int handshake_event(zsock *z, uint16_t event, uint32_t value, char *err)
     if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
         value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
         return sw_fail(err, SW_EAUTH,
-                       z->curve ? "%s does not speak CURVE (a server without --curve-key?)"
-                                : "%s speaks only CURVE: give this client its key pair and the "
-                                  "server's public key (--curve-key, --curve-server)",
+                       z->curve ? "%s does not speak CURVE (a server, or a shard, without "
+                                  "--curve-key?)"
+                                : "%s speaks only CURVE: a worker or operator needs its key pair "
+                                  "and the server's public key (--curve-key, --curve-server); a "
+                                  "server needs its own --curve-key and --curve-clients, as its "
+                                  "shards were given",
                        ep);
     if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && z->curve && !z->in &&
         ++z->closed >= CLOSES_BEFORE_BLAME)
