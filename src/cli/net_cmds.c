@@ -181,6 +181,11 @@ static int server_opts(int argc, char **argv, server_cli *o)
     if ((rc = sw_cli_curve_pair("server", "--curve-key", o->p.curve_key, "--curve-clients",
                                 o->p.curve_clients)))
         return rc;
+    /* Options that mean nothing alone: said, not refused (a script may pass them always). */
+    if (!o->p.shards && o->p.shard_wait_s != sw_server_default_params().shard_wait_s)
+        sw_log(SW_LOG_WARN, "--shard-wait is for a run with --shards: it is not used");
+    if (o->apply_mode && o->p.apply_threads <= 1)
+        sw_log(SW_LOG_WARN, "--apply-mode is for --apply-threads N > 1: it is not used");
     if (o->p.curve_operators && !o->p.curve_key) /* a key without operators is fine */
         return sw_cli_error("server", "--curve-operators needs --curve-key: alone it would run "
                                       "without CURVE") + 1;

@@ -42,9 +42,10 @@ static const sw_opt table[] = {
                 "N", "N threads share each apply of the slice, each on a\n"
                 "part of at least 65536 floats")},
     {SW_OPT_ROW(SW_OPT_LONG, "max-frame", 0, AT(max_frame), 65536, 1L << 31, "BYTES",
-                "read no frame larger (default: the protocol's 2 GiB);\n"
-                "ZeroMQ drops a larger one before reading it. A run\n"
-                "needing more is refused at INIT, saying how much")},
+                "read no frame larger, at least 65536 (default: the\n"
+                "protocol's 2 GiB); ZeroMQ drops a larger one before\n"
+                "reading it. A run needing more is refused at INIT,\n"
+                "saying how much")},
     SW_OPT_LOG_ROWS(AT(quiet), AT(verbose)),
     SW_OPT_END_ROW,
 };

@@ -431,9 +431,12 @@ void sw__server_handle(server *s, const peer *from, const sw_msg *m)
         return;
     }
     if (!handlers[m->type]) {
-        char why[64];
-        snprintf(why, sizeof why, "a server does not accept '%s' messages",
-                 sw_msg_type_name(m->type));
+        char why[160];
+        snprintf(why, sizeof why, "a server does not accept '%s' messages%s",
+                 sw_msg_type_name(m->type),
+                 m->type == SW_MSG_SHARD_INIT ? ": this is a server, and --shards names the "
+                                                "`syncwise shard` processes"
+                                              : "");
         sw__server_refuse(s, from, m->worker, 0, why);
         return;
     }

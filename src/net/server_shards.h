@@ -53,6 +53,7 @@ typedef struct sw__shard_seen {
     uint64_t restore_no; /* the number of the last RESTORE it took */
     bool answered; /* it has said something */
     bool awaiting;
+    bool warned;   /* told the operator it has not answered yet */
 } sw__shard_seen;
 
 typedef struct sw__shards {

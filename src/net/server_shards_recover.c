@@ -15,6 +15,8 @@
 
 /* ---- Pings and silence ------------------------------------------------------------------ */
 
+#define SW_SHARDS_FIRST_WARN_S 5.0 /* a shard that never answered is named after this */
+
 /* How long shard j may be silent: --shard-wait; once the run is over, no longer than the last
  * gather may take, and not at all when it never answered (there is nothing to gather). What
  * bounds it goes into `why`. */
@@ -50,7 +52,15 @@ void sw__shards_keep_alive(server *s)
     double now = sw__server_now(s);
     for (uint32_t j = 0; j < h->n; j++) {
         const char *bound;
-        if (!(now - h->seen[j].heard > wait_limit(s, j, &bound)))
+        sw__shard_seen *v = &h->seen[j];
+        if (!v->answered && !v->warned && now - v->heard > SW_SHARDS_FIRST_WARN_S &&
+            now - v->heard <= wait_limit(s, j, &bound)) {
+            v->warned = true; /* a run that would otherwise say nothing for --shard-wait */
+            sw_log(SW_LOG_WARN, "shard %u (%s) has not answered in %.0f s: is a shard running "
+                   "there? (the run waits for it, --shard-wait %g s)", j, h->eps[j],
+                   now - v->heard, s->p->shard_wait_s);
+        }
+        if (!(now - v->heard > wait_limit(s, j, &bound)))
             continue;
         const char *hint = !h->seen[j].answered ? "is a shard running there?"
                            : !s->p->checkpoint  ? "killed? (a run without --checkpoint cannot "

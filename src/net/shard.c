@@ -425,7 +425,10 @@ void sw__shard_take(shard *h, const sw_delivery *d)
     else if ((m.flags & SW_FLAG_UNCHECKED) && (!h->configured || !h->unchecked))
         sw__shard_refuse(h, &f, &m, "a message without a checksum: this run checks them");
     else if (!handlers[m.type])
-        sw__shard_refuse(h, &f, &m, "not a message for a shard");
+        sw__shard_refuse(h, &f, &m, m.type == SW_MSG_JOIN
+                                        ? "not a message for a shard: this is a shard of a "
+                                          "sharded run, and workers join its server"
+                                        : "not a message for a shard");
     else if (h->p->curve_key && !d->operator && from_server(m.type))
         sw__shard_refuse(h, &f, &m, "only the server's CURVE key may give a shard orders");
     else if (h->awaiting && sw__shard_awaits(h, d, &m))
