@@ -104,15 +104,15 @@ typedef struct sw_shard_params {
      * shard could be larger is refused at INIT (or at --resume) with the size it needs. */
     uint64_t max_frame;
     /* Threads that share each apply of the slice (1 or 0: the shard's own only), each on its
-     * part of at least SW_SHARD_PART_MIN floats: an apply is memory-bound, and a slice of a
-     * million floats applies about 1.3x as fast on two idle cores. θ gets the same bits. */
+     * part of at least SW_SHARD_PART_MIN floats: an apply is memory-bound, and a slice of four
+     * million floats applied 1.7-2.0x as fast on two idle cores. θ gets the same bits. */
     uint32_t apply_threads;
     volatile sig_atomic_t *stop;
 } sw_shard_params;
 
 /* The least floats a part of an apply takes: below it a thread's wake-up (tens of us) costs
- * more than it saves. */
-#define SW_SHARD_PART_MIN 65536
+ * about what it saves (bench/shard_apply_bench.c: 0.9-1.1x at 256k floats on two threads). */
+#define SW_SHARD_PART_MIN 262144
 /* The most threads a shard's apply is cut for. */
 #define SW_SHARD_THREADS_MAX 64
 
