@@ -232,12 +232,22 @@ def hostile_shard_cases():
     ]
 
 
+def run_over_says(shard, why):
+    """SHARD_MEMBER row: worker 0xffffffff with DONE ends the run, its text why it failed."""
+    shard.settle(0.2)
+    over = [m for m in shard.pending if m.type == SHARD_MEMBER and m.wid == NOID]
+    need(over and over[-1].flags & F_DONE, "no SHARD_MEMBER DONE when the run ended")
+    need(why in over[-1].payload.decode("utf-8", "replace"),
+         "the run's end does not say why it failed: %r" % over[-1].payload[:200])
+
+
 def check_hostile_shard(env, name, why, attack):
     shard = FakeShard()
     server = Server(env, shard, "dbw", "hostile-" + name)
     shard.expect(SHARD_INIT, what="(the run)")
     attack(shard)
     server.ends_naming(shard, why)
+    run_over_says(shard, why)   # and the shard hears why the run failed
     shard.close()
 
 
