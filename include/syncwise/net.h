@@ -42,6 +42,8 @@ typedef struct sw_server_params {
     const char *bind;            /* e.g. "tcp://127.0.0.1:5555"; port "*" picks a free one */
     const char *endpoint_file;   /* when set, the bound endpoint is written there */
     const char *policy, *model, *data;
+    bool policy_default;         /* policy is the default, not asked for: a resumed run's own
+                                  * policy replaces it without a word */
     uint32_t batch, max_workers;
     uint32_t wait_workers;       /* release no one until this many workers have joined (also
                                   * after --resume); 0 or 1: start with the first */

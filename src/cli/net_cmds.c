@@ -169,6 +169,7 @@ static int server_opts(int argc, char **argv, server_cli *o)
         return rc == 1 ? -1 : rc;
     o->p.batch_mode = batch_modes[o->batch_mode];
     o->p.apply_mode = apply_modes[o->apply_mode];
+    o->p.policy_default = o->p.policy == sw_server_default_params().policy; /* not given */
     o->p.checksum = (sw_checksum_mode)o->checksum;
     sw_cli_set_verbosity(o->quiet, o->verbose);
     if (o->quiet)
@@ -410,8 +411,13 @@ int sw_cli_ctl(int argc, char **argv)
         connect = ops;
     if (sw_ctl(connect, cmd, o.timeout_s, key, server, reply, sizeof reply, err))
         return sw_cli_error("ctl", "%s", err);
+    if (strncmp(reply, "error", 5) == 0) { /* refused: said as this command's error */
+        size_t len = strlen(reply);
+        return sw_cli_error("ctl", "%.*s", (int)(len && reply[len - 1] == '\n' ? len - 1 : len),
+                            reply);
+    }
     fputs(reply, stdout);
-    return strncmp(reply, "error", 5) == 0;
+    return 0;
 }
 
 static const sw_opt keygen_table[] = {SW_OPT_END_ROW};

@@ -40,7 +40,7 @@ void sw__server_resume_policy(server *s, const char *record)
     /* Older checkpoints name the policy alone: --policy's spec stands for it when it agrees. */
     if (!saved[0] || (!strchr(saved, ':') && !strcmp(saved, given)))
         return;
-    if (strcmp(saved, s->p->policy) != 0)
+    if (strcmp(saved, s->p->policy) != 0 && !s->p->policy_default)
         sw_log(SW_LOG_WARN, "resuming under %s, the policy in force at the checkpoint (--policy "
                "%s is not used: switch with syncwise ctl policy)", saved, s->p->policy);
     snprintf(s->policy, sizeof s->policy, "%s", saved);
