@@ -1,6 +1,6 @@
 /* A shard's apply on 1, 2 and 4 threads (syncwise shard --apply-threads, src/net/shard_step.c):
  * the time to sum k = 4 pushed slices and step θ, plain SGD and momentum, for slices of 256k,
- * 1M and 4M floats, each thread count's median over interleaved trials, and its speed against
+ * 1M and 4M floats cut into one part per thread (a shard cuts none below SW_SHARD_PART_MIN), each thread count's median over interleaved trials, and its speed against
  * one thread measured beside it. The apply is memory-bound: extra threads help only on idle
  * cores (on this 2-core machine 4 threads measure contention, not speed).
  *
@@ -28,9 +28,8 @@ static double one_apply(sw_team *team, const sw__held *const *g, float *theta, f
 {
     sw__apply_plan p = {.g = g, .n_g = K, .theta = theta, .sum = sum, .len = len,
                         .opt = opt, .step = opt ? opt->steps + 1 : 0, .lr = 1e-4f, .n = K};
-    size_t most = len / SW_SHARD_PART_MIN;
-    uint32_t threads = sw_team_size(team);
-    uint32_t parts = most < threads ? (most ? (uint32_t)most : 1) : threads;
+    uint32_t parts = sw_team_size(team); /* one per thread, whatever SW_SHARD_PART_MIN says:
+                                           * the bench is what sets it */
     double t0 = sw_clock_now_s();
     sw_team_run(team, parts, sw__shard_apply_part, &p);
     double dt = sw_clock_now_s() - t0;

@@ -105,14 +105,16 @@ typedef struct sw_shard_params {
     uint64_t max_frame;
     /* Threads that share each apply of the slice (1 or 0: the shard's own only), each on its
      * part of at least SW_SHARD_PART_MIN floats: an apply is memory-bound, and a slice of four
-     * million floats applied 1.7-2.0x as fast on two idle cores. θ gets the same bits. */
+     * million floats applied 1.6-2.0x as fast on two idle cores. θ gets the same bits; the
+     * squared norm a WANT_NORMS apply reports is summed part by part, and may round otherwise. */
     uint32_t apply_threads;
     volatile sig_atomic_t *stop;
 } sw_shard_params;
 
 /* The least floats a part of an apply takes: below it a thread's wake-up (tens of us) costs
- * about what it saves (bench/shard_apply_bench.c: 0.9-1.1x at 256k floats on two threads). */
+ * more than it saves (bench/shard_apply_bench.c: 256k floats in two parts, 0.7-0.8x). */
 #define SW_SHARD_PART_MIN 262144
+#define SW_SHARD_PART_MIN_TEXT "262144" /* for --help; shard_test.c checks they agree */
 /* The most threads a shard's apply is cut for. */
 #define SW_SHARD_THREADS_MAX 64
 

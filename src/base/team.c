@@ -42,9 +42,10 @@ static void *member_main(void *arg)
         sw_team_fn fn = t->fn;
         void *ctx = t->ctx;
         uint32_t parts = t->parts;
+        if (part >= parts) /* not needed this time: the caller waits for the parts only */
+            continue;
         pthread_mutex_unlock(&t->lock);
-        if (part < parts)
-            fn(ctx, part, parts);
+        fn(ctx, part, parts);
         pthread_mutex_lock(&t->lock);
         if (--t->unfinished == 0)
             pthread_cond_signal(&t->done);
@@ -66,9 +67,12 @@ int sw_team_new(sw_team **out, uint32_t threads, char *err)
     pthread_cond_init(&t->done, NULL);
     for (uint32_t i = 1; i < t->n; i++) {
         member *m = malloc(sizeof *m);
-        if (m)
-            *m = (member){.t = t, .part = i};
-        if (!m || pthread_create(&t->threads[t->started], NULL, member_main, m) != 0) {
+        if (!m) {
+            sw_team_free(t);
+            return sw_fail(err, SW_ENOMEM, "no memory for thread %u of %u", i + 1, threads);
+        }
+        *m = (member){.t = t, .part = i};
+        if (pthread_create(&t->threads[t->started], NULL, member_main, m) != 0) {
             free(m);
             sw_team_free(t);
             return sw_fail(err, SW_EIO, "could not start thread %u of %u", i + 1, threads);
@@ -96,7 +100,7 @@ void sw_team_run(sw_team *t, uint32_t parts, sw_team_fn fn, void *ctx)
     t->fn = fn;
     t->ctx = ctx;
     t->parts = parts;
-    t->unfinished = t->started;
+    t->unfinished = parts - 1; /* the members of parts 1 .. parts - 1 */
     t->generation++;
     pthread_cond_broadcast(&t->work);
     pthread_mutex_unlock(&t->lock);

@@ -1,5 +1,6 @@
 /* The team (syncwise/team.h): every part runs exactly once per run, on as many threads as the
  * team has, run after run; a team of one runs everything on the caller. */
+#define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,6 +49,40 @@ static void each_part_once(void **state)
     sw_team_free(team);
 }
 
+/* The parts run at once, each on its own thread: every part waits at a barrier for the others
+ * (run one after another, they would never pass it; ctest's timeout would say so). */
+static pthread_barrier_t all_parts;
+
+static void meet(void *ctx, uint32_t part, uint32_t parts)
+{
+    (void)part, (void)parts;
+    pthread_barrier_wait(&all_parts);
+    atomic_fetch_add((atomic_uint *)ctx, 1);
+}
+
+static void parts_run_at_once(void **state)
+{
+    (void)state;
+    for (uint32_t size = 2; size <= 4; size++) {
+        sw_team *team;
+        assert_int_equal(sw_team_new(&team, size, NULL), 0);
+        pthread_barrier_init(&all_parts, NULL, size);
+        atomic_uint met = 0;
+        for (int rep = 0; rep < 50; rep++)
+            sw_team_run(team, size, meet, &met);
+        assert_int_equal(atomic_load(&met), 50 * size);
+        pthread_barrier_destroy(&all_parts);
+        /* fewer parts than threads: the idle members are not waited for, run after run */
+        tally t = {.caller = pthread_self()};
+        for (int rep = 0; rep < 50; rep++)
+            sw_team_run(team, 2, count, &t);
+        assert_int_equal(atomic_load(&t.runs[0]), 50);
+        assert_int_equal(atomic_load(&t.runs[1]), 50);
+        assert_int_equal(atomic_load(&t.runs[2]), 0);
+        sw_team_free(team);
+    }
+}
+
 static void a_team_of_one(void **state)
 {
     (void)state;
@@ -66,6 +101,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_part_once),
+        cmocka_unit_test(parts_run_at_once),
         cmocka_unit_test(a_team_of_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,7 +40,7 @@ static const sw_opt table[] = {
                 "the workers' public keys (the server's --curve-clients)")},
     {SW_OPT_ROW(SW_OPT_U32, "apply-threads", 0, AT(p.apply_threads), 1, SW_SHARD_THREADS_MAX,
                 "N", "N threads share each apply of the slice, each on a\n"
-                "part of at least 262144 floats")},
+                "part of at least " SW_SHARD_PART_MIN_TEXT " floats")},
     {SW_OPT_ROW(SW_OPT_LONG, "max-frame", 0, AT(max_frame), 65536, 1L << 31, "BYTES",
                 "read no frame larger, at least 65536 (default: the\n"
                 "protocol's 2 GiB); ZeroMQ drops a larger one before\n"

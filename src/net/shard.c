@@ -56,12 +56,26 @@ void sw__shard_send(shard *h, const from *to, sw_msg_type type, uint32_t worker,
     }
 }
 
+/* A server's order (or a gather's pull), as a refused shard hears them from its server. */
+static bool is_order(sw_msg_type type)
+{
+    switch (type) {
+    case SW_MSG_SHARD_INIT: case SW_MSG_SHARD_SET: case SW_MSG_SHARD_MEMBER:
+    case SW_MSG_SHARD_APPLY: case SW_MSG_SHARD_PULL: case SW_MSG_SHARD_PING:
+    case SW_MSG_SHARD_SAVE: case SW_MSG_SHARD_RESTORE: case SW_MSG_BATCH:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* ERROR to the sender; SW_FLAG_UNKNOWN in `flags` says it is no member (yet: a worker's first
  * pull may overtake the server's MEMBER, and is sent again). */
 void sw__shard_refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_t flags,
                               const char *why)
 {
-    if (!h->configured && h->refused_run[0] && m && m->worker == SW_NO_WORKER)
+    if (!h->configured && h->refused_run[0] && m && m->worker == SW_NO_WORKER &&
+        is_order(m->type))
         why = h->refused_run; /* the server's next orders after the INIT it refused */
     h->r->refused++;
     sw_log(SW_LOG_DEBUG, "shard %u refused a message: %s", h->index, why);
@@ -218,8 +232,8 @@ static void on_init(shard *h, const from *f, const sw_msg *m)
     char text[8192], err[SW_ERR_LEN];
     snprintf(text, sizeof text, "%.*s", (int)m->payload_len, (const char *)m->payload);
     if (sw__shard_configure(h, text, err)) {
-        snprintf(h->refused_run, sizeof h->refused_run, "this shard refused its run: %s", err);
-        sw_log(SW_LOG_WARN, "%s", h->refused_run);
+        snprintf(h->refused_run, sizeof h->refused_run, "%s", err);
+        sw_log(SW_LOG_WARN, "this shard refused its run: %s", h->refused_run);
         sw__shard_refuse(h, f, m, h->refused_run);
         return;
     }
@@ -274,11 +288,17 @@ void sw__shard_set_token(shard *h, uint32_t w, uint64_t token)
 static void run_over(shard *h, const sw_msg *m)
 {
     h->r->done = true;
-    if (m->payload_len)
-        snprintf(h->r->failed, sizeof h->r->failed, "%.*s", (int)m->payload_len,
-                 (const char *)m->payload);
-    else if (!h->configured)
+    if (m->payload_len) {
+        size_t n = m->payload_len < sizeof h->r->failed ? m->payload_len
+                                                         : sizeof h->r->failed - 1;
+        for (size_t i = 0; i < n; i++) { /* printed as it came: no control bytes */
+            unsigned char c = m->payload[i];
+            h->r->failed[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+        }
+        h->r->failed[n] = '\0';
+    } else if (!h->configured) {
         snprintf(h->r->failed, sizeof h->r->failed, "%s", h->refused_run);
+    }
 }
 
 static void on_member(shard *h, const from *f, const sw_msg *m)
@@ -374,6 +394,14 @@ static const handler handlers[SW_MSG_TYPE_MAX + 1] = {
     [SW_MSG_SHARD_RESTORE] = sw__shard_on_restore, [SW_MSG_BATCH] = on_batch,
 };
 
+/* The server's end of the run: what a shard that refused the run's INIT still takes, checked
+ * or not (it never learned the run's choice). */
+static bool ends_run(const sw_msg *m)
+{
+    return m->type == SW_MSG_SHARD_MEMBER && m->worker == SW_NO_WORKER &&
+           (m->flags & SW_FLAG_DONE);
+}
+
 /* The messages only the server sends. */
 static bool from_server(sw_msg_type type)
 {
@@ -420,9 +448,11 @@ void sw__shard_take(shard *h, const sw_delivery *d)
          * again, as a worker not yet a member does */
         sw__shard_refuse_flagged(h, &f, &m, SW_FLAG_UNKNOWN,
                                  "a message before this shard has its run");
-    else if ((m.flags & SW_FLAG_UNCHECKED) && !h->configured && m.type != SW_MSG_SHARD_INIT)
+    else if ((m.flags & SW_FLAG_UNCHECKED) && !h->configured && m.type != SW_MSG_SHARD_INIT &&
+             !(h->refused_run[0] && ends_run(&m)))
         sw__shard_refuse(h, &f, &m, SW__SHARD_NO_RUN); /* an order of a run it never had */
-    else if ((m.flags & SW_FLAG_UNCHECKED) && (!h->configured || !h->unchecked))
+    else if ((m.flags & SW_FLAG_UNCHECKED) && (!h->configured || !h->unchecked) &&
+             !(h->refused_run[0] && !h->configured && ends_run(&m)))
         sw__shard_refuse(h, &f, &m, "a message without a checksum: this run checks them");
     else if (!handlers[m.type])
         sw__shard_refuse(h, &f, &m, m.type == SW_MSG_JOIN
@@ -486,6 +516,9 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
                      "would overwrite it: --resume goes on from it; to start afresh, remove it "
                      "or name another file",
                      p->checkpoint);
+    if (!rc && p->apply_threads > SW_SHARD_THREADS_MAX)
+        rc = sw_fail(err, SW_EINVAL, "--apply-threads %u: at most %d", p->apply_threads,
+                     SW_SHARD_THREADS_MAX);
     if (!rc && p->apply_threads > 1)
         rc = sw_team_new(&h->team, p->apply_threads, err);
     if (!rc)

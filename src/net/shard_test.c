@@ -398,6 +398,25 @@ static void hostile_messages_are_refused_and_counted(void **state)
     assert_int_equal(g->r.pushes, 0);
 }
 
+/* More apply threads than a plan has parts for are refused, not overrun; --help's figure is the
+ * one the shard uses. */
+static void too_many_apply_threads_are_refused(void **state)
+{
+    (void)state;
+    sw_net *net;
+    assert_int_equal(sw_net_inproc_new(&net, &(sw_inproc_params){.latency_s = 1e-4}, NULL), 0);
+    sw_shard_params p = {.bind = "many", .apply_threads = SW_SHARD_THREADS_MAX + 1};
+    sw_shard_result r;
+    sw_shard *h = NULL;
+    char err[SW_ERR_LEN] = "";
+    assert_int_equal(sw_shard_new(&h, net, &p, &r, err), SW_EINVAL);
+    assert_non_null(strstr(err, "--apply-threads"));
+    sw_net_free(net);
+    char text[32];
+    snprintf(text, sizeof text, "%d", SW_SHARD_PART_MIN);
+    assert_string_equal(text, SW_SHARD_PART_MIN_TEXT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -413,6 +432,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(hostile_messages_are_refused_and_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(reports_and_orders_travel_in_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_batches_are_refused_and_counted, setup, teardown),
+        cmocka_unit_test(too_many_apply_threads_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,8 +59,11 @@ class FakeShard:
             elif x.type == SHARD_PULL and x.wid == NOID:   # a gather (step 6): the slice
                 self.send(SHARD_SLICE, ver=self.version,
                           payload=struct.pack("<Q", 0) + self.theta[:self.gather_bytes])
-            elif x.type == SHARD_MEMBER and not x.flags & F_DONE:
-                self.tokens[x.wid] = x.ver
+            elif x.type == SHARD_MEMBER and x.wid != NOID:   # a member in, or gone
+                if x.flags & F_DONE:
+                    self.tokens.pop(x.wid, None)
+                else:
+                    self.tokens[x.wid] = x.ver
             else:
                 if x.type == SHARD_INIT:   # the run a PING names, and the link's checksums
                     kv = parse_kv(x.text())
@@ -257,4 +260,5 @@ def check_short_slice(env):
     shard.gather_bytes = 4
     server = Server(env, shard, "dbw", "hostile-short-slice")
     server.ends_naming(shard, "sent a bad slice")
+    run_over_says(shard, "sent a bad slice")
     shard.close()
