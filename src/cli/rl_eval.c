@@ -146,7 +146,8 @@ static void *worker(void *arg)
         pthread_mutex_lock(&p->lock);
         if (rc && !p->rc) {
             p->rc = rc;
-            snprintf(p->err, sizeof p->err, "%s on instance %ld: %s", p->specs[k], instance, err);
+            snprintf(p->err, sizeof p->err, "%.120s on instance %ld: %.200s", p->specs[k], instance,
+                     err);
         }
         p->finished[at] = !rc;
         p->done++;

@@ -26,7 +26,7 @@ static void send_frame(server *s, uint32_t j, sw_frame *f)
         sw_msg_view(sw_frame_data(f), size, &head);
     const char *what = f ? sw_msg_type_name(head.type) : "message";
     if (!f || !sw_send(s->shards.socks[j], NULL, 0, f)) {
-        char why[SW_ERR_LEN];
+        char why[2 * SW_ERR_LEN]; /* cut to SW_ERR_LEN where it is kept */
         snprintf(why, sizeof why, "a %s order to shard %u (%s) was lost (no memory, its queue "
                  "full, or its connection broken: by a frame over the size limit, or a shard "
                  "started again without the run's CURVE options): the shards would part ways",
@@ -332,7 +332,7 @@ void sw__shards_event(server *s, const sw_event *ev)
 
 void sw__shards_failed(server *s, uint32_t j, const char *what, int len, const char *detail)
 {
-    char why[SW_ERR_LEN];
+    char why[2 * SW_ERR_LEN]; /* cut to SW_ERR_LEN where it is kept */
     snprintf(why, sizeof why, "shard %u (%s) %s%.*s", j, s->shards.eps[j], what, len, detail);
     sw__server_fail(s, SW_EIO, why);
 }
