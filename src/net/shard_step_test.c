@@ -1,7 +1,8 @@
 /* A shard's apply in parts (shard_step.c): whatever the number of parts and the order they run
  * in, θ and the optimizer's state get the bits of the apply in one part, and the parts' shares
  * of the squared norm add up to the whole one; for dense and sparse gradients, a lone dense
- * one (its own sum), an apply whose slices were all lost, plain SGD, momentum and Adam. */
+ * one (its own sum), an apply whose slices were all lost, plain SGD, momentum and Adam; run one
+ * part after another and on a team of threads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include "shard_internal.h"
 #include "syncwise/optim.h"
+#include "syncwise/team.h"
 
 enum { LEN = 1001, GRADS = 3, NNZ = 97 };
 
@@ -47,18 +49,21 @@ static void slice_init(slice *s, const char *optim)
     }
 }
 
-/* Three applies of the case's gradients in `parts` parts, run last part first; the squared
- * norms of their sums in sq. */
+/* Three applies of the case's gradients in `parts` parts, run last part first (or on the team
+ * when given); the squared norms of their sums in sq. */
 static void apply(slice *s, const sw__held *const *g, uint32_t n_g, uint32_t n, bool lone,
-                  uint32_t parts, double sq[3])
+                  uint32_t parts, sw_team *team, double sq[3])
 {
     for (int t = 0; t < 3; t++) {
         sw__apply_plan p = {.g = g, .n_g = n_g, .lone = lone ? g[0]->g : NULL,
                             .theta = s->theta, .sum = s->sum, .len = LEN,
                             .opt = s->opt.m ? &s->opt : NULL, .step = s->opt.steps + 1,
                             .lr = 0.05f, .wd = 0.001f, .n = n, .want_sq = !lone};
-        for (uint32_t i = parts; i-- > 0;)
-            sw__shard_apply_part(&p, i, parts);
+        if (team) /* on threads, as a shard's apply runs */
+            sw_team_run(team, parts, sw__shard_apply_part, &p);
+        else
+            for (uint32_t i = parts; i-- > 0;)
+                sw__shard_apply_part(&p, i, parts);
         if (p.opt)
             s->opt.steps = p.step;
         sq[t] = 0;
@@ -85,16 +90,19 @@ static void parts_give_the_bits_of_one(void **state)
         {lone, 1, 1, true},        {NULL, 0, 2, false},          /* every slice lost */
     };
     const char *optims[] = {NULL, "sgd:momentum=0.9", "sgd:momentum=0.5,nesterov=1", "adam"};
-    const uint32_t parts[] = {2, 3, 7, 64};
+    const uint32_t parts[] = {2, 3, 7, 64, 3}; /* the last on a team of three threads */
+    sw_team *team;
+    assert_int_equal(sw_team_new(&team, 3, NULL), 0);
     for (size_t o = 0; o < 4; o++)
         for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
             static slice one, many;
             double sq1[3], sqn[3];
             slice_init(&one, optims[o]);
-            apply(&one, cases[c].g, cases[c].n_g, cases[c].n, cases[c].lone, 1, sq1);
-            for (size_t p = 0; p < 4; p++) {
+            apply(&one, cases[c].g, cases[c].n_g, cases[c].n, cases[c].lone, 1, NULL, sq1);
+            for (size_t p = 0; p < 5; p++) {
                 slice_init(&many, optims[o]);
-                apply(&many, cases[c].g, cases[c].n_g, cases[c].n, cases[c].lone, parts[p], sqn);
+                apply(&many, cases[c].g, cases[c].n_g, cases[c].n, cases[c].lone, parts[p],
+                      p == 4 ? team : NULL, sqn);
                 assert_memory_equal(one.theta, many.theta, sizeof one.theta);
                 if (one.opt.m)
                     assert_memory_equal(one.opt.m, many.opt.m, sizeof one.theta);
@@ -107,6 +115,7 @@ static void parts_give_the_bits_of_one(void **state)
             assert_true(cases[c].n_g == 0 || cases[c].lone || sq1[0] > 0);
             sw_optim_free(&one.opt);
         }
+    sw_team_free(team);
 }
 
 int main(void)
