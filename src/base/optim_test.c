@@ -105,17 +105,36 @@ static void adam_first_step_is_lr(void **state)
     sw_optim_free(&o);
 }
 
+/* The stateful optimizers two paths are held to each other on. */
+static const char *const two_path_specs[] = {"sgd:momentum=0.9", "sgd:momentum=0.7,nesterov=1",
+                                             "adam"};
+
+/* Two fresh optimizers of one spec over n coordinates, one per path. */
+static void twins(const char *spec, size_t n, sw_optim *a, sw_optim *b)
+{
+    sw_optim_params p;
+    assert_int_equal(sw_optim_parse(&p, spec, NULL), 0);
+    assert_int_equal(sw_optim_init(a, &p, n, NULL), 0);
+    assert_int_equal(sw_optim_init(b, &p, n, NULL), 0);
+}
+
+/* The two paths left the same bits in θ and in the optimizer's state. */
+static void assert_same_bits(const sw_optim *a, const sw_optim *b, const float *ta,
+                             const float *tb, size_t n)
+{
+    assert_memory_equal(ta, tb, n * sizeof *ta);
+    assert_memory_equal(a->m, b->m, n * sizeof *ta);
+    if (a->u)
+        assert_memory_equal(a->u, b->u, n * sizeof *ta);
+}
+
 static void sparse_gives_the_dense_bits(void **state)
 {
     (void)state;
-    const char *specs[] = {"sgd:momentum=0.9", "sgd:momentum=0.7,nesterov=1", "adam"};
     enum { N = 37 };
     for (size_t s = 0; s < 3; s++) {
-        sw_optim_params p;
         sw_optim a, b;
-        assert_int_equal(sw_optim_parse(&p, specs[s], NULL), 0);
-        assert_int_equal(sw_optim_init(&a, &p, N, NULL), 0);
-        assert_int_equal(sw_optim_init(&b, &p, N, NULL), 0);
+        twins(two_path_specs[s], N, &a, &b);
         float ta[N], tb[N];
         for (int j = 0; j < N; j++)
             ta[j] = tb[j] = sinf((float)j);
@@ -130,10 +149,7 @@ static void sparse_gives_the_dense_bits(void **state)
             }
             sw_optim_step(&a, ta, dense, 0.25f, 0.1f, 0.001f);
             sw_optim_step_sparse(&b, tb, idx, val, nnz, 0.25f, 0.1f, 0.001f);
-            assert_memory_equal(ta, tb, sizeof ta);
-            assert_memory_equal(a.m, b.m, sizeof ta);
-            if (a.u)
-                assert_memory_equal(a.u, b.u, sizeof ta);
+            assert_same_bits(&a, &b, ta, tb, N);
         }
         sw_optim_free(&a);
         sw_optim_free(&b);
@@ -144,15 +160,11 @@ static void sparse_gives_the_dense_bits(void **state)
 static void ranges_give_the_whole_step(void **state)
 {
     (void)state;
-    const char *specs[] = {"sgd:momentum=0.9", "sgd:momentum=0.7,nesterov=1", "adam"};
     enum { N = 41 };
     const size_t cuts[] = {0, 1, 13, 14, 40, N};
     for (size_t s = 0; s < 3; s++) {
-        sw_optim_params p;
         sw_optim a, b;
-        assert_int_equal(sw_optim_parse(&p, specs[s], NULL), 0);
-        assert_int_equal(sw_optim_init(&a, &p, N, NULL), 0);
-        assert_int_equal(sw_optim_init(&b, &p, N, NULL), 0);
+        twins(two_path_specs[s], N, &a, &b);
         float ta[N], tb[N], g[N];
         for (int j = 0; j < N; j++)
             ta[j] = tb[j] = sinf((float)j);
@@ -164,10 +176,7 @@ static void ranges_give_the_whole_step(void **state)
                 sw_optim_step_range(&b, b.steps + 1, tb, g, 0.5f, 0.05f, 0.001f, cuts[4 - c],
                                     cuts[5 - c]);
             b.steps++;
-            assert_memory_equal(ta, tb, sizeof ta);
-            assert_memory_equal(a.m, b.m, sizeof ta);
-            if (a.u)
-                assert_memory_equal(a.u, b.u, sizeof ta);
+            assert_same_bits(&a, &b, ta, tb, N);
             assert_int_equal(a.steps, b.steps);
         }
         sw_optim_free(&a);

@@ -53,16 +53,16 @@ void sw__shards_keep_alive(server *s)
     for (uint32_t j = 0; j < h->n; j++) {
         const char *bound;
         sw__shard_seen *v = &h->seen[j];
-        if (!v->answered && !v->warned && now - v->heard > SW_SHARDS_FIRST_WARN_S &&
-            now - v->heard <= wait_limit(s, j, &bound)) {
+        double silent = now - v->heard, limit = wait_limit(s, j, &bound);
+        if (!v->answered && !v->warned && silent > SW_SHARDS_FIRST_WARN_S && silent <= limit) {
             v->warned = true; /* a run that would otherwise say nothing for --shard-wait */
             sw_log(SW_LOG_WARN, "shard %u (%s) has not answered in %.0f s: is a shard running "
-                   "there? (the run waits for it, --shard-wait %g s)", j, h->eps[j],
-                   now - v->heard, s->p->shard_wait_s);
+                   "there? (the run waits for it, --shard-wait %g s)", j, h->eps[j], silent,
+                   s->p->shard_wait_s);
         }
-        if (!(now - v->heard > wait_limit(s, j, &bound)))
+        if (!(silent > limit))
             continue;
-        const char *hint = !h->seen[j].answered ? "is a shard running there?"
+        const char *hint = !v->answered ? "is a shard running there?"
                            : !s->p->checkpoint  ? "killed? (a run without --checkpoint cannot "
                                                   "take a shard back)"
                            : h->saved == SW_SHARD_NONE
@@ -72,7 +72,7 @@ void sw__shards_keep_alive(server *s)
                                  "ends; to go on from the last checkpoint, start every "
                                  "shard and the server again with --resume";
         char why[240];
-        snprintf(why, sizeof why, "%.0f s (%s): %s", now - h->seen[j].heard, bound, hint);
+        snprintf(why, sizeof why, "%.0f s (%s): %s", silent, bound, hint);
         sw__shards_failed(s, j, "has been silent for ", (int)strlen(why), why);
         return;
     }

@@ -167,6 +167,10 @@ static uint64_t run_payload(const shard *h)
 /* The run INIT describes (or a checkpoint kept): the table, the optimizer, the slice's room. */
 int sw__shard_configure(shard *h, const char *text, char *err)
 {
+    /* The link's choice first: a shard that refuses this run still reads the orders that follow
+     * (the run's end) as the run sends them. */
+    const char *checksum = sw__text_value(text, "checksum");
+    h->unchecked = checksum && !strncmp(checksum, "off", 3);
     unsigned long long index, shards, params, slots, run;
     if (sw__text_number(text, "shard", &index) || sw__text_number(text, "shards", &shards) ||
         sw__text_number(text, "params", &params) || sw__text_number(text, "slots", &slots) ||
@@ -180,7 +184,6 @@ int sw__shard_configure(shard *h, const char *text, char *err)
     if (rc)
         return rc;
     const char *opt = sw__text_value(text, "optimizer"), *wd = sw__text_value(text, "wd"),
-               *checksum = sw__text_value(text, "checksum"),
                *checkpoints = sw__text_value(text, "checkpoints");
     if (checkpoints && !strncmp(checkpoints, "on", 2) && !h->p->checkpoint)
         return sw_fail(err, SW_EINVAL,
@@ -195,7 +198,6 @@ int sw__shard_configure(shard *h, const char *text, char *err)
     snprintf(h->config, sizeof h->config, "%s", text);
     h->run = run;
     h->wd = wd ? strtof(wd, NULL) : 0;
-    h->unchecked = checksum && !strncmp(checksum, "off", 3);
     h->index = (uint32_t)index;
     h->slots = (uint32_t)slots;
     h->len = sw_chunk_slice_len(&h->table, h->index);
@@ -394,12 +396,11 @@ static const handler handlers[SW_MSG_TYPE_MAX + 1] = {
     [SW_MSG_SHARD_RESTORE] = sw__shard_on_restore, [SW_MSG_BATCH] = on_batch,
 };
 
-/* The server's end of the run: what a shard that refused the run's INIT still takes, checked
- * or not (it never learned the run's choice). */
-static bool ends_run(const sw_msg *m)
+/* Whether the shard knows how its run's links are checked: from the run's INIT, taken or
+ * refused (a refused run's orders still come, its end among them). */
+static bool knows_link(const shard *h)
 {
-    return m->type == SW_MSG_SHARD_MEMBER && m->worker == SW_NO_WORKER &&
-           (m->flags & SW_FLAG_DONE);
+    return h->configured || h->refused_run[0];
 }
 
 /* The messages only the server sends. */
@@ -448,11 +449,9 @@ void sw__shard_take(shard *h, const sw_delivery *d)
          * again, as a worker not yet a member does */
         sw__shard_refuse_flagged(h, &f, &m, SW_FLAG_UNKNOWN,
                                  "a message before this shard has its run");
-    else if ((m.flags & SW_FLAG_UNCHECKED) && !h->configured && m.type != SW_MSG_SHARD_INIT &&
-             !(h->refused_run[0] && ends_run(&m)))
+    else if ((m.flags & SW_FLAG_UNCHECKED) && !knows_link(h) && m.type != SW_MSG_SHARD_INIT)
         sw__shard_refuse(h, &f, &m, SW__SHARD_NO_RUN); /* an order of a run it never had */
-    else if ((m.flags & SW_FLAG_UNCHECKED) && (!h->configured || !h->unchecked) &&
-             !(h->refused_run[0] && !h->configured && ends_run(&m)))
+    else if ((m.flags & SW_FLAG_UNCHECKED) && (!knows_link(h) || !h->unchecked))
         sw__shard_refuse(h, &f, &m, "a message without a checksum: this run checks them");
     else if (!handlers[m.type])
         sw__shard_refuse(h, &f, &m, m.type == SW_MSG_JOIN
