@@ -12,6 +12,9 @@
  * 3. Applies per second with 8 concurrent clients on a small model (asp).
  * 4. A bsp barrier of 4 clients on the 1M-float model, beside ZeroMQ alone doing the same
  *    exchange with one shared reply buffer: what releasing many workers at once costs.
+ * 5. Part 1's push + pull through one shard (net_bench_shards.c): the gradient goes to the
+ *    shard, the release comes from the server, the parameters come back from the shard on a
+ *    pull; with checksums and without, beside raw TCP moving the same 8 MB, interleaved.
  * The clients send zero gradients, so the figures measure the runtime, not the model.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -28,6 +31,7 @@
 
 #include "lend.h"
 #include "net_baselines.h"
+#include "net_bench_shards.h"
 #include "syncwise/clock.h"
 #include "syncwise/log.h"
 #include "syncwise/net.h"
@@ -514,10 +518,65 @@ static void barriers(int rounds)
            co[TRIALS / 2], cz[TRIALS / 2]);
 }
 
+/* MB/s of `rounds` sharded steps of s, and the CPU they took per step (us). */
+static double sharded_mbps(sharded *s, int rounds, double *cpu_us)
+{
+    double t0 = sw_clock_now_s(), c0 = cpu_s();
+    for (int i = 0; i < rounds; i++)
+        sw_bench_sharded_trip(s);
+    *cpu_us = (cpu_s() - c0) / rounds * 1e6;
+    return 2.0 * 4 * (double)big * rounds / (sw_clock_now_s() - t0) / 1e6;
+}
+
+static void sharded_throughput(int rounds)
+{
+    enum { ON, OFF, RAW, KINDS };
+    static const char *const names[KINDS] = {"one shard", "checksum off", "raw TCP"};
+    sharded *s[2] = {sw_bench_sharded_open(big, SW_CHECKSUM_ON),
+                     sw_bench_sharded_open(big, SW_CHECKSUM_OFF)};
+    double mbps[KINDS][TRIALS], cpu[KINDS][TRIALS], ratio[2][TRIALS], legs[2][2][TRIALS];
+    printf("\n5. push + pull of the %zu-float model through one shard: the gradient to the shard,\n"
+           "   the release from the server, a pull and the slice back from the shard; with\n"
+           "   payload checksums and without, beside raw TCP moving the same bytes, interleaved,\n"
+           "   %d steps a trial\n", big, rounds);
+    for (int t = 0; t < TRIALS; t++) {
+        for (int k = ON; k <= OFF; k++) {
+            mbps[k][t] = sharded_mbps(s[k], rounds, &cpu[k][t]);
+            sw_bench_sharded_legs(s[k], &legs[k][0][t], &legs[k][1][t]);
+        }
+        double c0 = cpu_s();
+        mbps[RAW][t] = raw_tcp_mbps(4 * big, rounds);
+        cpu[RAW][t] = (cpu_s() - c0) / rounds * 1e6;
+        for (int k = ON; k <= OFF; k++)
+            ratio[k][t] = mbps[k][t] / mbps[RAW][t];
+        printf("   trial %d: one shard %5.0f MB/s   checksum off %5.0f   raw TCP %5.0f   ratios "
+               "%.2f %.2f\n", t + 1, mbps[ON][t], mbps[OFF][t], mbps[RAW][t], ratio[ON][t],
+               ratio[OFF][t]);
+    }
+    for (int k = ON; k <= OFF; k++)
+        sw_bench_sharded_close(s[k]);
+    printf("   median MB/s:");
+    for (int k = 0; k < KINDS; k++)
+        printf("  %s %.0f", names[k], median(mbps[k]));
+    printf("\n   CPU per step (median, all threads, us):");
+    for (int k = 0; k < KINDS; k++)
+        printf("  %s %.0f", names[k], median(cpu[k]));
+    static const double goal[2] = {0.70, 0.80};
+    for (int k = ON; k <= OFF; k++) {
+        double mid = median(ratio[k]);
+        printf("\n   %s / raw TCP: %.2f (range %.2f-%.2f; goal %.2f: %s)", names[k], mid,
+               ratio[k][0], ratio[k][TRIALS - 1], goal[k], mid >= goal[k] ? "met" : "NOT met");
+    }
+    printf("\n   a step's two legs (median of the trials' means, us): push to release %.0f, "
+           "release to slice %.0f;\n   checksum off %.0f and %.0f; raw TCP's one way %.0f\n",
+           median(legs[ON][0]), median(legs[ON][1]), median(legs[OFF][0]), median(legs[OFF][1]),
+           4 * (double)big / median(mbps[RAW]));
+}
+
 int main(int argc, char **argv)
 {
     /* bench_net [ROUNDS [PART]]: more round trips steady the figures; PART (throughput, small,
-     * clients or barrier) runs that part alone, for profiling it. */
+     * clients, barrier or shards) runs that part alone, for profiling it. */
     int rounds = argc > 1 ? atoi(argv[1]) : 200;
     const char *part = argc > 2 ? argv[2] : "all";
     if (rounds < 1)
@@ -540,5 +599,7 @@ int main(int argc, char **argv)
         many_clients();
     if (all || strcmp(part, "barrier") == 0)
         barriers(rounds / 4 > 10 ? rounds / 4 : 10);
+    if (all || strcmp(part, "shards") == 0)
+        sharded_throughput(rounds);
     return 0;
 }

@@ -66,10 +66,32 @@ static void many_shards(void **state)
     on_shards_n(sparse, three_words, 1);
 }
 
+/* One shard holds the whole model: a worker's push is its gradient buffer lent as it lies,
+ * and the shard's slice goes from where θ lies (src/net/lend.h), under plain SGD and under an
+ * optimizer that keeps state, dense and sparse. */
+static void one_shard(void **state)
+{
+    (void)state;
+    static const uint32_t one[] = {1};
+    const scenario dense[] = {
+        {.policy = "asp", .switch_to = "bsp"},
+        {.policy = "backup:b=1", .switch_to = "ssp:s=1", .optim = "adam"},
+    };
+    for (size_t i = 0; i < sizeof dense / sizeof *dense; i++) {
+        scenario sc = dense[i];
+        sc.model = DENSE_MODEL, sc.data = DENSE_DATA, sc.lr = sc.optim ? 0.01f : 0.05f;
+        on_shards_n(sc, one, 1);
+    }
+    scenario sparse = {.policy = "ssp:s=2", .switch_to = "asp", .model = SPARSE_MODEL,
+                       .data = SPARSE_DATA, .lr = 0.05f};
+    on_shards_n(sparse, one, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sharded),
+        cmocka_unit_test(one_shard),
         cmocka_unit_test(many_shards),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,7 +11,8 @@
 /* The floats start one cache line into the buffer; the header sits just before them. */
 #define HEADROOM 64
 #define SPARE 2 /* idle buffers kept for reuse; more are freed */
-_Static_assert(HEADROOM >= SW_PROTO_HEADER, "the header must fit in front of the floats");
+_Static_assert(HEADROOM >= SW_PROTO_HEADER + SW__LEND_HEAD_MAX,
+               "the header and a payload's head must fit in front of the floats");
 
 enum { IDLE, BUSY, ORPHAN }; /* ORPHAN: busy, and freed when its frame goes */
 
@@ -124,9 +125,13 @@ static void returned(void *ctx)
 sw_frame *sw__lender_frame(sw__lender *l, const float *floats, const sw_msg *m)
 {
     sw__lent *b = find(l, floats);
-    if (!b || !idle(b) || m->payload_len != 4 * l->n)
+    size_t head = m->payload_len - 4 * l->n;
+    if (!b || !idle(b) || m->payload_len < 4 * l->n || head > SW__LEND_HEAD_MAX ||
+        (head && !m->payload))
         return NULL;
-    uint8_t *at = (uint8_t *)b->floats - SW_PROTO_HEADER;
+    uint8_t *at = (uint8_t *)b->floats - head - SW_PROTO_HEADER;
+    if (head)
+        memcpy(at + SW_PROTO_HEADER, m->payload, head);
     sw_msg header = *m;
     header.payload = NULL; /* already in place: only checksummed */
     sw_msg_encode(&header, at);
@@ -137,16 +142,21 @@ sw_frame *sw__lender_frame(sw__lender *l, const float *floats, const sw_msg *m)
     return f;
 }
 
-sw_frame *sw__frame_build(sw__lender *l, const sw_msg *m, const float *floats)
+sw_frame *sw__frame_build_head(sw__lender *l, const sw_msg *m, size_t head, const float *floats)
 {
     sw_frame *f = l && floats ? sw__lender_frame(l, floats, m) : NULL;
     if (f || !(f = sw_frame_new(sw_msg_size(m->payload_len))))
         return f;
     if (floats)
-        sw_msg_encode_floats(m, floats, sw_frame_data(f));
+        sw_msg_encode_head_floats(m, head, floats, sw_frame_data(f));
     else
         sw_msg_encode(m, sw_frame_data(f));
     return f;
+}
+
+sw_frame *sw__frame_build(sw__lender *l, const sw_msg *m, const float *floats)
+{
+    return sw__frame_build_head(l, m, 0, floats);
 }
 
 float *sw__lender_engine_hook(void *ctx, float *theta)

@@ -37,15 +37,25 @@ void sw__lender_free(sw__lender *l);
  * (with keep false) or a buffer from elsewhere. Returns cur itself when memory runs out. */
 float *sw__lender_writable(sw__lender *l, float *cur, bool keep);
 
-/* The frame of message m whose payload is the n floats at `floats` (m->payload_len must be 4n),
- * lent over them, when floats is one of this lender's idle buffers; the buffer is busy until
- * the frame's last reference goes. NULL, having done nothing, otherwise: the caller copies. */
+/* The most payload bytes a lent frame may carry before its floats (SHARD_PUSH's token and
+ * sequence number, SHARD_SLICE's restore mark): they are written in the buffer's room. */
+#define SW__LEND_HEAD_MAX 24
+
+/* The frame of message m whose payload is the n floats at `floats`, lent over them, when floats
+ * is one of this lender's idle buffers; the buffer is busy until the frame's last reference
+ * goes. m->payload_len is 4n, or head + 4n with the head's bytes (at most SW__LEND_HEAD_MAX) at
+ * m->payload, written just before the floats. NULL, having done nothing, otherwise: the caller
+ * copies. */
 sw_frame *sw__lender_frame(sw__lender *l, const float *floats, const sw_msg *m);
 
 /* The frame of message m, always: lent as sw__lender_frame does when l is not NULL and can lend
  * `floats`, else a frame of its own written from `floats` when given, m->payload otherwise.
  * NULL when memory ran out. */
 sw_frame *sw__frame_build(sw__lender *l, const sw_msg *m, const float *floats);
+
+/* The same for a payload of `head` bytes at m->payload, then the floats (SHARD_PUSH, SHARD_SLICE:
+ * lent when l can lend `floats` with that head, else copied and checksummed in one pass). */
+sw_frame *sw__frame_build_head(sw__lender *l, const sw_msg *m, size_t head, const float *floats);
 
 /* The engine's sw_engine_params.writable hook: ctx is a lender. */
 float *sw__lender_engine_hook(void *ctx, float *theta);

@@ -49,6 +49,47 @@ static void a_lent_frame_is_the_message_without_a_copy(void **state)
     sw__lender_free(&l);
 }
 
+/* SHARD_SLICE's restore mark and SHARD_PUSH's token and sequence number open the payload: they
+ * go in the buffer's room, between the header and the floats. */
+static void a_payload_head_goes_in_front_of_the_floats(void **state)
+{
+    (void)state;
+    sw__lender l;
+    sw__lender_init(&l, N);
+    float *g = sw__lender_writable(&l, NULL, false);
+    fill(g, 2);
+    uint8_t head[SW__LEND_HEAD_MAX + 4];
+    for (size_t i = 0; i < sizeof head; i++)
+        head[i] = (uint8_t)(0xa0 + i);
+    sw_msg m = {.type = SW_MSG_SHARD_PUSH, .worker = 1, .version = 7, .payload = head,
+                .payload_len = 16 + 4 * N};
+    sw_frame *frame = sw__lender_frame(&l, g, &m);
+    assert_non_null(frame);
+    assert_ptr_equal(sw_frame_data(frame) + SW_PROTO_HEADER + 16, (uint8_t *)g); /* no copy */
+    sw_msg got;
+    assert_int_equal(sw_msg_decode(sw_frame_data(frame), sw_frame_size(frame), 16 + 4 * N, &got,
+                                   NULL), 0); /* the checksum covers the head too */
+    assert_int_equal(got.payload_len, 16 + 4 * N);
+    assert_memory_equal(got.payload, head, 16);
+    sw_frame_unref(frame);
+    m.payload_len = sizeof head + 4 * N; /* a head beyond the room */
+    assert_null(sw__lender_frame(&l, g, &m));
+    m.payload_len = 8 + 4 * N; /* a head without its bytes */
+    m.payload = NULL;
+    assert_null(sw__lender_frame(&l, g, &m));
+    m.payload = head; /* what cannot be lent is copied, head and floats, in one frame */
+    m.payload_len = 8 + 4 * N;
+    sw_frame *held = sw__lender_frame(&l, g, &m);
+    sw_frame *copy = sw__frame_build_head(&l, &m, 8, g); /* g is in flight: copied */
+    assert_non_null(copy);
+    assert_ptr_not_equal(sw_frame_data(copy) + SW_PROTO_HEADER + 8, (uint8_t *)g);
+    assert_int_equal(sw_frame_size(copy), sw_frame_size(held));
+    assert_memory_equal(sw_frame_data(copy), sw_frame_data(held), sw_frame_size(held));
+    sw_frame_unref(copy);
+    sw_frame_unref(held);
+    sw__lender_free(&l);
+}
+
 static void a_buffer_in_flight_is_never_written(void **state)
 {
     (void)state;
@@ -132,6 +173,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_lent_frame_is_the_message_without_a_copy),
+        cmocka_unit_test(a_payload_head_goes_in_front_of_the_floats),
         cmocka_unit_test(a_buffer_in_flight_is_never_written),
         cmocka_unit_test(foreign_buffers_and_wrong_sizes_are_not_lent),
         cmocka_unit_test(a_burst_of_frames_leaves_few_buffers_behind),

@@ -88,17 +88,21 @@ void sw__shard_refuse(shard *h, const from *to, const sw_msg *m, const char *why
     sw__shard_refuse_flagged(h, to, m, 0, why);
 }
 
+float *sw__shard_theta_writable(shard *h, bool keep)
+{
+    return h->theta = sw__lender_writable(&h->lender, h->theta, keep);
+}
+
 /* n floats as a SLICE, opened with the version of the last restore (its mark: a puller tells
- * a slice from before a restore from one after it); to the server after its batch. */
+ * a slice from before a restore from one after it); to the server after its batch. θ goes
+ * from where it lies, lent (lend.h), unless a frame still reads it. */
 static void send_floats(shard *h, const from *to, uint32_t worker, const float *v, size_t n)
 {
     uint8_t mark[8];
     sw_put_u64(mark, h->restored_at);
     sw_msg m = {.type = SW_MSG_SHARD_SLICE, .worker = worker, .flags = link_flags(h),
                 .version = h->version, .payload = mark, .payload_len = 8 + 4 * n};
-    sw_frame *f = sw_frame_new(sw_msg_size(m.payload_len));
-    if (f)
-        sw_msg_encode_head_floats(&m, 8, v, sw_frame_data(f));
+    sw_frame *f = sw__frame_build_head(v == h->theta ? &h->lender : NULL, &m, sizeof mark, v);
     if (sw__shard_is_server(h, to))
         sw__batch_send_alone(&h->to_server, f);
     else
@@ -207,7 +211,10 @@ int sw__shard_configure(shard *h, const char *text, char *err)
                        "this shard reads frames of at most %llu bytes (--max-frame), and its "
                        "slice of %zu floats needs %llu: start it with at least that",
                        (unsigned long long)h->p->max_frame, h->len, (unsigned long long)need);
-    h->theta = calloc(h->len, sizeof *h->theta);
+    sw__lender_init(&h->lender, h->len);
+    h->theta = sw__lender_writable(&h->lender, NULL, false);
+    if (h->theta)
+        memset(h->theta, 0, 4 * h->len);
     h->sum = calloc(h->len, sizeof *h->sum);
     h->tokens = calloc(slots, sizeof *h->tokens);
     h->next_seq = calloc(slots, sizeof *h->next_seq);
@@ -253,7 +260,7 @@ static void on_set(shard *h, const from *f, const sw_msg *m)
     char why[SW_ERR_LEN];
     if (!sw__shard_is_server(h, f))
         sw__shard_refuse(h, f, m, "only the server sets the parameters");
-    else if (sw_msg_get_floats(m, h->theta, h->len, why))
+    else if (sw_msg_get_floats(m, sw__shard_theta_writable(h, false), h->len, why))
         sw__shard_refuse(h, f, m, why);
     else {
         h->version = m->version;
@@ -555,7 +562,7 @@ void sw_shard_end(sw_shard *h)
     for (size_t i = 0; i < h->n_pulls; i++)
         free(h->pulls[i].idx);
     free(h->pulls);
-    free(h->theta);
+    sw__lender_free(&h->lender);
     free(h->sum);
     free(h->tokens);
     free(h->next_seq);

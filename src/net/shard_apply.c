@@ -205,7 +205,8 @@ static const char *plan_apply(shard *h, const uint8_t *entries, uint32_t n, floa
         if (e)
             h->applying[n_g++] = e;
     }
-    *plan = (sw__apply_plan){.g = h->applying, .n_g = n_g, .theta = h->theta, .sum = h->sum,
+    *plan = (sw__apply_plan){.g = h->applying, .n_g = n_g,
+                             .theta = sw__shard_theta_writable(h, true), .sum = h->sum,
                              .len = h->len, .opt = h->opt.m ? &h->opt : NULL,
                              .step = h->opt.steps + 1, .lr = lr, .wd = h->wd, .n = n,
                              .want_sq = want_sq};
@@ -285,7 +286,8 @@ void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
     held *lone = !dropped && n == 1 && entry_touches(h, entries, 0) ? find_entry(h, entries, 0)
                                                                     : NULL;
     if (lone && lone->idx && !h->opt.m) {
-        sw_sgd_step_sparse(h->theta, h->len, lone->idx, lone->g, lone->nnz, lr, h->wd);
+        sw_sgd_step_sparse(sw__shard_theta_writable(h, true), h->len, lone->idx, lone->g,
+                           lone->nnz, lr, h->wd);
         stepped(h, f, m, lone->sq);
     } else if (!dropped) {
         sw__apply_plan plan;

@@ -14,6 +14,7 @@
 #include "syncwise/proto.h"
 #include "syncwise/shard.h"
 #include "batch.h"
+#include "lend.h"
 #include "shard_set.h"
 
 /* A gradient slice a worker pushed, kept until an APPLY uses it or a DROPPED order forgets it.
@@ -64,7 +65,10 @@ struct sw_shard {
     uint32_t index, slots;
     sw_chunk_table table;
     size_t len;             /* floats in the slice */
+    /* θ lives in the lender's buffers and a full pull is sent from where it lies (lend.h):
+     * whoever writes θ first asks sw__shard_theta_writable. */
     float *theta, *sum;
+    sw__lender lender;
     sw_optim_params optim;
     sw_optim opt;           /* momentum or Adam on the slice; opt.m NULL for plain SGD */
     float wd;
@@ -133,6 +137,9 @@ typedef struct sw__from {
 void sw__shard_send(struct sw_shard *h, const sw__from *to, sw_msg_type type, uint32_t worker,
                     uint32_t flags, uint64_t version, const void *payload, size_t len);
 void sw__shard_refuse(struct sw_shard *h, const sw__from *to, const sw_msg *m, const char *why);
+/* θ, writable: where it lies unless a frame still reads it, else a copy of it (lend.h); `keep`
+ * false when every value is about to be overwritten. */
+float *sw__shard_theta_writable(struct sw_shard *h, bool keep);
 void sw__shard_refuse_flagged(struct sw_shard *h, const sw__from *to, const sw_msg *m,
                               uint32_t flags, const char *why);
 bool sw__shard_is_server(const struct sw_shard *h, const sw__from *f);

@@ -182,7 +182,7 @@ static int take(shard *h, const sw_ckpt *ck, char *err)
         sw_optim_free(&h->opt);
         h->opt = o;
     }
-    memcpy(h->theta, ck->params, 4 * h->len);
+    memcpy(sw__shard_theta_writable(h, false), ck->params, 4 * h->len);
     h->version = h->saved = ck->model_version;
     return 0;
 }

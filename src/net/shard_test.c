@@ -54,6 +54,40 @@ static void pushes_applies_and_pulls(void **state)
     expect_refused(g, g->server, "does not hold");
 }
 
+/* A full slice goes from where θ lies (lent, not copied): an apply while a puller still holds
+ * that frame writes elsewhere, so the slice it got keeps the version it says. */
+static void a_slice_held_keeps_its_values_while_theta_moves_on(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {1, 2, 3, 4, 5}, g1[LEN] = {3, 1, 1, -2, 0.25f};
+    start_run(g, theta);
+    uint8_t tok[8];
+    sw_put_u64(tok, 100);
+    send_raw(g->w[0], SW_MSG_SHARD_PULL, 0, 0, 7, tok, 8);
+    settle(g);
+    sw_msg m, floats;
+    sw_frame *held = NULL;
+    uint64_t mark;
+    assert_true(next(g->w[0], &m, &held)); /* kept unread, as a slow worker's socket keeps it */
+    assert_int_equal(m.type, SW_MSG_SHARD_SLICE);
+    push_kept(g, 1, 200, 1, 7, g1, LEN);
+    apply(g, 0, 8, 0.5f, (uint32_t[]){1}, (uint64_t[]){1}, 1);
+    settle(g);
+    float got[LEN], want[LEN];
+    assert_int_equal(sw_msg_decode(sw_frame_data(held), sw_frame_size(held), 1 << 20, &m, NULL),
+                     0); /* its checksum still holds */
+    assert_int_equal(m.version, 7);
+    assert_int_equal(sw_msg_get_slice(&m, &mark, &floats, NULL), 0);
+    assert_int_equal(sw_msg_get_floats(&floats, got, LEN, NULL), 0);
+    assert_memory_equal(got, theta, sizeof got);
+    memcpy(want, theta, sizeof want);
+    sw_sgd_step(want, g1, LEN, 0.5f, 0);
+    send_raw(g->w[0], SW_MSG_SHARD_PULL, 0, 0, 8, tok, 8);
+    settle(g);
+    expect_slice_values(g->w[0], 8, want, LEN); /* the apply was not lost either */
+    sw_frame_unref(held);
+}
+
 static void dropped_gradients_are_forgotten(void **state)
 {
     rig *g = *state;
@@ -421,6 +455,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(pushes_applies_and_pulls, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_slice_held_keeps_its_values_while_theta_moves_on, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(dropped_gradients_are_forgotten, setup, teardown),
         cmocka_unit_test_setup_teardown(a_gone_members_gradient_is_kept_until_ordered, setup,
                                         teardown),

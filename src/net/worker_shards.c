@@ -254,15 +254,20 @@ static void send_push(worker *k, uint64_t seq)
         push_sparse(k, seq);
         return;
     }
+    uint8_t head[16];
+    sw_put_u64(head, k->cfg.token);
+    sw_put_u64(head + 8, seq);
     for (uint32_t j = 0; j < k->cfg.n_shards; j++) {
-        size_t len = sw_chunk_slice_len(t, j);
-        sw_frame *f;
-        uint8_t *pay = open_message(k, &f, 16 + 4 * len);
-        if (!pay)
-            continue;
-        sw_put_u64(pay + 8, seq);
-        sw_msg_put_floats(pay + 16, k->grad.dense + sw_chunk_slice_at(t, j), len);
-        send_message(k, j, f, SW_MSG_SHARD_PUSH, k->push_flags, k->version, 16 + 4 * len);
+        sw_msg m = {.type = SW_MSG_SHARD_PUSH, .worker = atomic_load(&k->id),
+                    .flags = k->push_flags | sw__worker_link_flags(k), .version = k->version,
+                    .payload = head, .payload_len = sizeof head + 4 * sw_chunk_slice_len(t, j)};
+        /* A slice that is the whole gradient (one shard) is lent as it lies; any other is
+         * copied and checksummed in one pass, block by block. NULL (no memory): lost, as on a
+         * network, and the silence decides. */
+        sw_frame *f = sw__frame_build_head(&k->lender, &m, sizeof head,
+                                           k->grad.dense + sw_chunk_slice_at(t, j));
+        if (f)
+            sw_send(k->shard_socks[j], NULL, 0, f);
     }
 }
 

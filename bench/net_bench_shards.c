@@ -1,0 +1,289 @@
+/* bench_net's sharded part (net_bench_shards.h): a real control-plane server and one real
+ * shard, each a thread of this process, and a client that makes a sharded step's messages the
+ * way syncwise's worker does (src/net/worker_shards.c): its gradient to the shard (SHARD_PUSH),
+ * the server's answer (RELEASE, which carries no floats), then SHARD_PULL and the slice back. */
+#define _POSIX_C_SOURCE 200809L
+#include "net_bench_shards.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "syncwise/bytes.h"
+#include "syncwise/clock.h"
+#include "syncwise/net.h"
+#include "syncwise/proto.h"
+#include "syncwise/shard.h"
+#include "syncwise/transport.h"
+#include "lend.h"
+
+struct sharded {
+    sw_server_params sp;
+    sw_server_result sr;
+    sw_shard_params hp;
+    sw_shard_result hr;
+    volatile sig_atomic_t stop_server, stop_shard;
+    pthread_t server_th, shard_th;
+    char server_ep[256], shard_ep[256], server_file[64], shard_file[64], data[128];
+    char server_err[256], shard_err[256];
+    /* the client */
+    void *ctx, *to_server, *to_shard;
+    uint32_t id, flags;
+    uint64_t token, seq, version;
+    size_t n;
+    sw__lender lender; /* the gradient's buffers, as a worker's (lend.h) */
+    float *grad, *params;
+    double to_release_s, to_slice_s; /* summed over `trips` since sw_bench_sharded_legs */
+    long trips;
+};
+
+static void *serve(void *arg)
+{
+    sharded *s = arg;
+    sw_server_run(&s->sp, &s->sr, s->server_err);
+    return NULL;
+}
+
+static void *hold_slice(void *arg)
+{
+    sharded *s = arg;
+    sw_shard_run(&s->hp, &s->hr, s->shard_err);
+    return NULL;
+}
+
+/* Waits for the endpoint a thread writes to `file` once bound. */
+static void await_endpoint(const char *file, char *ep, size_t len, const char *who,
+                           const char *err)
+{
+    for (int i = 0; i < 2000; i++) {
+        FILE *f = fopen(file, "r");
+        if (f && fgets(ep, (int)len, f)) {
+            ep[strcspn(ep, "\n")] = '\0';
+            fclose(f);
+            return;
+        }
+        if (f)
+            fclose(f);
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+    }
+    fprintf(stderr, "the %s did not start: %s\n", who, err);
+    exit(1);
+}
+
+static void start_shard(sharded *s)
+{
+    snprintf(s->shard_file, sizeof s->shard_file, "/tmp/swnbs.%d", (int)getpid());
+    unlink(s->shard_file);
+    s->hp = (sw_shard_params){.bind = "tcp://127.0.0.1:*", .endpoint_file = s->shard_file,
+                              .stop = &s->stop_shard};
+    pthread_create(&s->shard_th, NULL, hold_slice, s);
+    await_endpoint(s->shard_file, s->shard_ep, sizeof s->shard_ep, "shard", s->shard_err);
+}
+
+static void start_server(sharded *s, size_t params, sw_checksum_mode checksum)
+{
+    snprintf(s->data, sizeof s->data, "synthetic:task=lsq,d=%zu,n=32,test=8,val=8", params - 1);
+    snprintf(s->server_file, sizeof s->server_file, "/tmp/swnbc.%d", (int)getpid());
+    unlink(s->server_file);
+    s->sp = sw_server_default_params();
+    s->sp.bind = "tcp://127.0.0.1:*";
+    s->sp.endpoint_file = s->server_file;
+    s->sp.shards = s->shard_ep;
+    s->sp.policy = "asp";
+    s->sp.model = "softmax";
+    s->sp.data = s->data;
+    s->sp.eval_every_s = 1e9;
+    s->sp.checkpoint_applies = 0;
+    s->sp.checkpoint_s = 0;
+    s->sp.heartbeat_timeout_s = 1e6;
+    s->sp.stop = &s->stop_server;
+    s->sp.checksum = checksum;
+    pthread_create(&s->server_th, NULL, serve, s);
+    await_endpoint(s->server_file, s->server_ep, sizeof s->server_ep, "server", s->server_err);
+}
+
+/* The next message on sock, decoded (its checksum and floats checked as a worker checks them);
+ * f holds its bytes until closed. */
+static int receive(void *sock, sw_msg *m, zmq_msg_t *f)
+{
+    zmq_msg_init(f);
+    if (zmq_msg_recv(f, sock, 0) < 0)
+        return -1;
+    return sw_msg_decode(zmq_msg_data(f), zmq_msg_size(f), (uint64_t)1 << 31, m, NULL);
+}
+
+static void unref_frame(void *data, void *hint)
+{
+    (void)data;
+    sw_frame_unref(hint);
+}
+
+/* f lent to ZeroMQ, which lets go of it once sent. */
+static void send_frame(void *sock, sw_frame *f)
+{
+    zmq_msg_t m;
+    if (zmq_msg_init_data(&m, sw_frame_data(f), sw_frame_size(f), unref_frame, f) == 0)
+        zmq_msg_send(&m, sock, 0);
+}
+
+/* A message to the shard with the token (and more, `len` payload bytes in all) opening its
+ * payload, as the worker builds it; fill writes the rest. */
+static sw_frame *to_shard(sharded *s, size_t len, uint8_t **pay)
+{
+    sw_frame *f = sw_frame_new(sw_msg_size(len));
+    if (!f)
+        abort();
+    *pay = sw_frame_data(f) + SW_PROTO_HEADER;
+    sw_put_u64(*pay, s->token);
+    return f;
+}
+
+static void send_to_shard(sharded *s, sw_frame *f, sw_msg_type type, uint32_t flags, size_t len)
+{
+    sw_msg m = {.type = type, .worker = s->id, .flags = flags | s->flags, .version = s->version,
+                .payload_len = len};
+    sw_msg_encode(&m, sw_frame_data(f));
+    send_frame(s->to_shard, f);
+}
+
+static void welcome(sharded *s, const sw_msg *m)
+{
+    char text[4096];
+    snprintf(text, sizeof text, "%.*s", (int)m->payload_len, (const char *)m->payload);
+    s->id = m->worker;
+    s->flags = strstr(text, "checksum=off") ? SW_FLAG_UNCHECKED : 0;
+    const char *t = strstr(text, "token="), *ep = strstr(text, "shards=");
+    unsigned long long token = 0;
+    if (!t || !ep || sscanf(t, "token=%llu", &token) != 1) {
+        fprintf(stderr, "a sharded welcome without its token or shards: %s\n", text);
+        exit(1);
+    }
+    s->token = token;
+}
+
+/* JOIN, WELCOME, the first RELEASE; then the shard is dialled. */
+static void join(sharded *s)
+{
+    s->ctx = zmq_ctx_new();
+    s->to_server = zmq_socket(s->ctx, ZMQ_DEALER);
+    zmq_connect(s->to_server, s->server_ep);
+    uint8_t head[SW_PROTO_HEADER];
+    sw_msg j = {.type = SW_MSG_JOIN, .worker = SW_NO_WORKER};
+    sw_msg_encode(&j, head);
+    zmq_send(s->to_server, head, sizeof head, 0);
+    for (bool released = false; !released;) {
+        sw_msg m;
+        zmq_msg_t f;
+        if (receive(s->to_server, &m, &f) == 0) {
+            if (m.type == SW_MSG_WELCOME)
+                welcome(s, &m);
+            released = m.type == SW_MSG_RELEASE;
+            s->version = m.version;
+        }
+        zmq_msg_close(&f);
+    }
+    s->to_shard = zmq_socket(s->ctx, ZMQ_DEALER);
+    zmq_connect(s->to_shard, s->shard_ep);
+}
+
+sharded *sw_bench_sharded_open(size_t params, sw_checksum_mode checksum)
+{
+    sharded *s = calloc(1, sizeof *s);
+    s->n = params;
+    sw__lender_init(&s->lender, params);
+    s->params = calloc(params, sizeof(float));
+    start_shard(s);
+    start_server(s, params, checksum);
+    join(s);
+    for (int i = 0; i < 3; i++) /* warm up */
+        sw_bench_sharded_trip(s);
+    double a, b;
+    sw_bench_sharded_legs(s, &a, &b);
+    return s;
+}
+
+/* The release's answer to our push: WAIT (none under asp) or RELEASE. */
+static void await_release(sharded *s)
+{
+    for (;;) {
+        sw_msg m;
+        zmq_msg_t f;
+        bool released = receive(s->to_server, &m, &f) == 0 && m.type == SW_MSG_RELEASE;
+        if (released)
+            s->version = m.version;
+        zmq_msg_close(&f);
+        if (released)
+            return;
+    }
+}
+
+/* The slice at the release's version, read into the parameters as the worker reads it. */
+static void await_slice(sharded *s)
+{
+    for (;;) {
+        sw_msg m, floats;
+        zmq_msg_t f;
+        uint64_t mark;
+        bool sliced = receive(s->to_shard, &m, &f) == 0 && m.type == SW_MSG_SHARD_SLICE &&
+                      m.version >= s->version && sw_msg_get_slice(&m, &mark, &floats, NULL) == 0 &&
+                      sw_msg_get_floats(&floats, s->params, s->n, NULL) == 0;
+        zmq_msg_close(&f);
+        if (sliced)
+            return;
+    }
+}
+
+void sw_bench_sharded_trip(sharded *s)
+{
+    uint8_t head[16], *pay;
+    sw_put_u64(head, s->token);
+    sw_put_u64(head + 8, s->seq++);
+    sw_msg p = {.type = SW_MSG_SHARD_PUSH, .worker = s->id,
+                .flags = SW_FLAG_WANT_MODEL | s->flags, .version = s->version, .payload = head,
+                .payload_len = sizeof head + 4 * s->n};
+    double t0 = sw_clock_now_s();
+    float *g = s->grad;
+    s->grad = sw__lender_writable(&s->lender, g, false); /* where a worker computes */
+    if (s->grad != g)
+        memset(s->grad, 0, 4 * s->n);
+    sw_frame *push = sw__frame_build_head(&s->lender, &p, sizeof head, s->grad);
+    if (!push)
+        abort();
+    send_frame(s->to_shard, push);
+    await_release(s);
+    double t1 = sw_clock_now_s();
+    sw_frame *pull = to_shard(s, 8, &pay);
+    send_to_shard(s, pull, SW_MSG_SHARD_PULL, 0, 8);
+    await_slice(s);
+    s->to_release_s += t1 - t0;
+    s->to_slice_s += sw_clock_now_s() - t1;
+    s->trips++;
+}
+
+void sw_bench_sharded_legs(sharded *s, double *to_release_us, double *to_slice_us)
+{
+    *to_release_us = s->trips ? s->to_release_s / (double)s->trips * 1e6 : 0;
+    *to_slice_us = s->trips ? s->to_slice_s / (double)s->trips * 1e6 : 0;
+    s->to_release_s = s->to_slice_s = 0;
+    s->trips = 0;
+}
+
+void sw_bench_sharded_close(sharded *s)
+{
+    zmq_close(s->to_shard);
+    zmq_close(s->to_server);
+    zmq_ctx_term(s->ctx);
+    s->stop_server = 1; /* the server ends the run, and with it the shard */
+    pthread_join(s->server_th, NULL);
+    s->stop_shard = 1;
+    pthread_join(s->shard_th, NULL);
+    unlink(s->server_file);
+    unlink(s->shard_file);
+    sw__lender_free(&s->lender);
+    free(s->params);
+    free(s);
+}
