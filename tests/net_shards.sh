@@ -62,9 +62,10 @@ wait "${WPIDS[@]}"
 expect_shards "the shard a failed server left waiting"
 
 # Policies on 2 and 3 shards (one with momentum: the shards keep its state; one without
-# checksums, agreed at join).
+# checksums, agreed at join; ElasticBSP's wake-ups and Dynamic SSP's bounds on real timing).
+# Every policy runs on 2 and 3 shards in process in tests/sim_net_shards.c.
 for run in "bsp 2" "ssp:s=2 2 --checksum off" "backup:b=1 3" "asp 3 --momentum 0.5 --lr 0.02" \
-  "sync:grads_to_wait=2 2"; do
+  "sync:grads_to_wait=2 2" "dssp:lo=1,hi=3 3" "ebsp:R=20 2"; do
   set -- $run
   policy=$1 shards=$2
   shift 2
