@@ -126,8 +126,10 @@ static void unref_frame(void *data, void *hint)
 static void send_frame(void *sock, sw_frame *f)
 {
     zmq_msg_t m;
-    if (zmq_msg_init_data(&m, sw_frame_data(f), sw_frame_size(f), unref_frame, f) == 0)
-        zmq_msg_send(&m, sock, 0);
+    if (zmq_msg_init_data(&m, sw_frame_data(f), sw_frame_size(f), unref_frame, f) != 0)
+        sw_frame_unref(f);
+    else if (zmq_msg_send(&m, sock, 0) < 0)
+        zmq_msg_close(&m); /* gives the frame back */
 }
 
 /* A message to the shard with the token (and more, `len` payload bytes in all) opening its

@@ -87,11 +87,24 @@ static void one_shard(void **state)
     on_shards_n(sparse, one, 1);
 }
 
+/* A model of 4 parameters on 2 shards: shard 0's slice of a gradient is the buffer's first two
+ * floats, whose push (16 bytes of head, 8 of floats) must be copied, never lent as if it were
+ * the whole buffer with a shorter head (a review found it lent so, and the run stalled). */
+static void a_tiny_model(void **state)
+{
+    (void)state;
+    static const uint32_t two[] = {2};
+    scenario sc = {.policy = "asp", .switch_to = "bsp", .model = "softmax",
+                   .data = "synthetic:task=lsq,d=3,n=3000,test=300,val=300", .lr = 0.05f};
+    on_shards_n(sc, two, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sharded),
         cmocka_unit_test(one_shard),
+        cmocka_unit_test(a_tiny_model),
         cmocka_unit_test(many_shards),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -122,11 +122,11 @@ static void returned(void *ctx)
         drop(b);
 }
 
-sw_frame *sw__lender_frame(sw__lender *l, const float *floats, const sw_msg *m)
+sw_frame *sw__lender_frame(sw__lender *l, const float *floats, const sw_msg *m, size_t head)
 {
     sw__lent *b = find(l, floats);
-    size_t head = m->payload_len - 4 * l->n;
-    if (!b || !idle(b) || m->payload_len < 4 * l->n || head > SW__LEND_HEAD_MAX ||
+    /* the whole buffer, exactly: a payload of the buffer's first floats only is not lent */
+    if (!b || !idle(b) || head > SW__LEND_HEAD_MAX || m->payload_len != head + 4 * l->n ||
         (head && !m->payload))
         return NULL;
     uint8_t *at = (uint8_t *)b->floats - head - SW_PROTO_HEADER;
@@ -144,7 +144,7 @@ sw_frame *sw__lender_frame(sw__lender *l, const float *floats, const sw_msg *m)
 
 sw_frame *sw__frame_build_head(sw__lender *l, const sw_msg *m, size_t head, const float *floats)
 {
-    sw_frame *f = l && floats ? sw__lender_frame(l, floats, m) : NULL;
+    sw_frame *f = l && floats ? sw__lender_frame(l, floats, m, head) : NULL;
     if (f || !(f = sw_frame_new(sw_msg_size(m->payload_len))))
         return f;
     if (floats)

@@ -41,12 +41,12 @@ float *sw__lender_writable(sw__lender *l, float *cur, bool keep);
  * sequence number, SHARD_SLICE's restore mark): they are written in the buffer's room. */
 #define SW__LEND_HEAD_MAX 24
 
-/* The frame of message m whose payload is the n floats at `floats`, lent over them, when floats
- * is one of this lender's idle buffers; the buffer is busy until the frame's last reference
- * goes. m->payload_len is 4n, or head + 4n with the head's bytes (at most SW__LEND_HEAD_MAX) at
- * m->payload, written just before the floats. NULL, having done nothing, otherwise: the caller
+/* The frame of message m whose payload is `head` bytes (at most SW__LEND_HEAD_MAX, at m->payload,
+ * written just before the floats) then the n floats at `floats`, lent over them, when floats is
+ * one of this lender's idle buffers and m->payload_len is exactly head + 4n; the buffer is busy
+ * until the frame's last reference goes. NULL, having done nothing, otherwise: the caller
  * copies. */
-sw_frame *sw__lender_frame(sw__lender *l, const float *floats, const sw_msg *m);
+sw_frame *sw__lender_frame(sw__lender *l, const float *floats, const sw_msg *m, size_t head);
 
 /* The frame of message m, always: lent as sw__lender_frame does when l is not NULL and can lend
  * `floats`, else a frame of its own written from `floats` when given, m->payload otherwise.

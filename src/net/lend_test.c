@@ -33,7 +33,7 @@ static void a_lent_frame_is_the_message_without_a_copy(void **state)
     assert_non_null(g);
     fill(g, 1);
     sw_msg m = push_of(3);
-    sw_frame *frame = sw__lender_frame(&l, g, &m);
+    sw_frame *frame = sw__lender_frame(&l, g, &m, 0);
     assert_non_null(frame);
     assert_ptr_equal(sw_frame_data(frame) + SW_PROTO_HEADER, (uint8_t *)g);
     sw_msg got;
@@ -63,7 +63,7 @@ static void a_payload_head_goes_in_front_of_the_floats(void **state)
         head[i] = (uint8_t)(0xa0 + i);
     sw_msg m = {.type = SW_MSG_SHARD_PUSH, .worker = 1, .version = 7, .payload = head,
                 .payload_len = 16 + 4 * N};
-    sw_frame *frame = sw__lender_frame(&l, g, &m);
+    sw_frame *frame = sw__lender_frame(&l, g, &m, 16);
     assert_non_null(frame);
     assert_ptr_equal(sw_frame_data(frame) + SW_PROTO_HEADER + 16, (uint8_t *)g); /* no copy */
     sw_msg got;
@@ -73,13 +73,28 @@ static void a_payload_head_goes_in_front_of_the_floats(void **state)
     assert_memory_equal(got.payload, head, 16);
     sw_frame_unref(frame);
     m.payload_len = sizeof head + 4 * N; /* a head beyond the room */
-    assert_null(sw__lender_frame(&l, g, &m));
+    assert_null(sw__lender_frame(&l, g, &m, sizeof head));
     m.payload_len = 8 + 4 * N; /* a head without its bytes */
     m.payload = NULL;
-    assert_null(sw__lender_frame(&l, g, &m));
-    m.payload = head; /* what cannot be lent is copied, head and floats, in one frame */
+    assert_null(sw__lender_frame(&l, g, &m, 8));
+    m.payload = head;
+    /* Only the buffer's first floats after a head (shard 0's slice of a gradient, whose head
+     * and floats could add up to a plausible whole): never lent, whatever the lengths. */
+    for (size_t short_by = 1; short_by <= 6; short_by++) {
+        size_t k = N - short_by;
+        m.payload_len = 16 + 4 * k;
+        assert_null(sw__lender_frame(&l, g, &m, 16));
+        sw_frame *part = sw__frame_build_head(&l, &m, 16, g); /* copied: head and k floats */
+        sw_msg back;
+        assert_int_equal(sw_msg_decode(sw_frame_data(part), sw_frame_size(part), 8 * N, &back,
+                                       NULL), 0);
+        assert_memory_equal(back.payload, head, 16);
+        assert_memory_equal(back.payload + 16, g, 4 * k);
+        sw_frame_unref(part);
+    }
+    /* what cannot be lent is copied, head and floats, in one frame */
     m.payload_len = 8 + 4 * N;
-    sw_frame *held = sw__lender_frame(&l, g, &m);
+    sw_frame *held = sw__lender_frame(&l, g, &m, 8);
     sw_frame *copy = sw__frame_build_head(&l, &m, 8, g); /* g is in flight: copied */
     assert_non_null(copy);
     assert_ptr_not_equal(sw_frame_data(copy) + SW_PROTO_HEADER + 8, (uint8_t *)g);
@@ -99,9 +114,9 @@ static void a_buffer_in_flight_is_never_written(void **state)
     fill(g, 1);
     assert_ptr_equal(sw__lender_writable(&l, g, true), g); /* idle: itself */
     sw_msg m = push_of(1);
-    sw_frame *frame = sw__lender_frame(&l, g, &m);
+    sw_frame *frame = sw__lender_frame(&l, g, &m, 0);
     assert_non_null(frame);
-    assert_null(sw__lender_frame(&l, g, &m)); /* one frame at a time: its header */
+    assert_null(sw__lender_frame(&l, g, &m, 0)); /* one frame at a time: its header */
     sw_frame *shared = sw_frame_ref(frame); /* sent to two receivers */
     float *w = sw__lender_writable(&l, g, true);
     assert_ptr_not_equal(w, g);
@@ -124,11 +139,11 @@ static void foreign_buffers_and_wrong_sizes_are_not_lent(void **state)
     sw__lender_init(&l, N);
     static float mine[N];
     sw_msg m = push_of(1);
-    assert_null(sw__lender_frame(&l, mine, &m));
+    assert_null(sw__lender_frame(&l, mine, &m, 0));
     float *g = sw__lender_writable(&l, mine, true); /* a foreign buffer is copied in */
     assert_ptr_not_equal(g, mine);
     m.payload_len = 4 * N - 4;
-    assert_null(sw__lender_frame(&l, g, &m));
+    assert_null(sw__lender_frame(&l, g, &m, 0));
     sw__lender_free(&l);
 }
 
@@ -142,7 +157,7 @@ static void a_burst_of_frames_leaves_few_buffers_behind(void **state)
     sw_msg m = push_of(1);
     for (int i = 0; i < 10; i++) {
         g = sw__lender_writable(&l, g, false);
-        assert_non_null(frames[i] = sw__lender_frame(&l, g, &m));
+        assert_non_null(frames[i] = sw__lender_frame(&l, g, &m, 0));
     }
     assert_int_equal(l.count, 10);
     for (int i = 0; i < 10; i++)
@@ -160,7 +175,7 @@ static void freeing_the_lender_leaves_frames_readable(void **state)
     float *g = sw__lender_writable(&l, NULL, false);
     fill(g, 7);
     sw_msg m = push_of(1);
-    sw_frame *frame = sw__lender_frame(&l, g, &m);
+    sw_frame *frame = sw__lender_frame(&l, g, &m, 0);
     assert_non_null(frame);
     sw__lender_free(&l); /* a frame queued for a server that is down, say */
     sw_msg got;

@@ -257,9 +257,12 @@ static void on_init(shard *h, const from *f, const sw_msg *m)
 
 static void on_set(shard *h, const from *f, const sw_msg *m)
 {
-    char why[SW_ERR_LEN];
+    char why[SW_ERR_LEN] = "";
     if (!sw__shard_is_server(h, f))
         sw__shard_refuse(h, f, m, "only the server sets the parameters");
+    /* checked where they lie before θ is touched: a refused SET leaves θ as it was */
+    else if (!sw_msg_floats_in_place(m, h->len, why) && why[0])
+        sw__shard_refuse(h, f, m, why);
     else if (sw_msg_get_floats(m, sw__shard_theta_writable(h, false), h->len, why))
         sw__shard_refuse(h, f, m, why);
     else {

@@ -88,6 +88,39 @@ static void a_slice_held_keeps_its_values_while_theta_moves_on(void **state)
     sw_frame_unref(held);
 }
 
+/* A SET the shard refuses (short, or with a non-finite value) leaves θ as it was, also while a
+ * slice frame holds θ's buffer. */
+static void a_refused_set_leaves_theta_alone(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {1, 2, 3, 4, 5};
+    start_run(g, theta);
+    uint8_t tok[8];
+    sw_put_u64(tok, 100);
+    send_raw(g->w[0], SW_MSG_SHARD_PULL, 0, 0, 7, tok, 8);
+    settle(g);
+    sw_msg m;
+    sw_frame *held = NULL;
+    assert_true(next(g->w[0], &m, &held)); /* θ's buffer is in this frame */
+    uint8_t pay[4 * LEN];
+    sw_msg_put_floats(pay, (const float[]){9, 9, 9, 9, 9}, LEN);
+    send_raw(g->server, SW_MSG_SHARD_SET, SW_NO_WORKER, 0, 7, pay, sizeof pay - 4);
+    expect_refused(g, g->server, "floats were expected");
+    sw_msg_put_floats(pay, (const float[]){9, 9, NAN, 9, 9}, LEN);
+    send_raw(g->server, SW_MSG_SHARD_SET, SW_NO_WORKER, 0, 7, pay, sizeof pay);
+    expect_refused(g, g->server, "not finite");
+    sw_frame_unref(held);
+    send_raw(g->w[0], SW_MSG_SHARD_PULL, 0, 0, 7, tok, 8);
+    settle(g);
+    expect_slice_values(g->w[0], 7, theta, LEN);
+    sw_msg_put_floats(pay, (const float[]){9, 9, NAN, 9, 9}, LEN); /* θ's buffer idle now */
+    send_raw(g->server, SW_MSG_SHARD_SET, SW_NO_WORKER, 0, 7, pay, sizeof pay);
+    expect_refused(g, g->server, "not finite");
+    send_raw(g->w[0], SW_MSG_SHARD_PULL, 0, 0, 7, tok, 8);
+    settle(g);
+    expect_slice_values(g->w[0], 7, theta, LEN);
+}
+
 static void dropped_gradients_are_forgotten(void **state)
 {
     rig *g = *state;
@@ -457,6 +490,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(pushes_applies_and_pulls, setup, teardown),
         cmocka_unit_test_setup_teardown(a_slice_held_keeps_its_values_while_theta_moves_on, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(a_refused_set_leaves_theta_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(dropped_gradients_are_forgotten, setup, teardown),
         cmocka_unit_test_setup_teardown(a_gone_members_gradient_is_kept_until_ordered, setup,
                                         teardown),
