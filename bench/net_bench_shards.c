@@ -36,7 +36,7 @@ struct sharded {
     uint64_t token, seq, version;
     size_t n;
     sw__lender lender; /* the gradient's buffers, as a worker's (lend.h) */
-    float *grad, *params;
+    float *grad;
     double to_release_s, to_slice_s; /* summed over `trips` since sw_bench_sharded_legs */
     long trips;
 };
@@ -197,7 +197,6 @@ sharded *sw_bench_sharded_open(size_t params, sw_checksum_mode checksum)
     sharded *s = calloc(1, sizeof *s);
     s->n = params;
     sw__lender_init(&s->lender, params);
-    s->params = calloc(params, sizeof(float));
     start_shard(s);
     start_server(s, params, checksum);
     join(s);
@@ -223,7 +222,8 @@ static void await_release(sharded *s)
     }
 }
 
-/* The slice at the release's version, read into the parameters as the worker reads it. */
+/* The slice at the release's version, checked and read where it landed, as the worker of a
+ * one-shard run reads it (src/net/worker_shards.c). */
 static void await_slice(sharded *s)
 {
     for (;;) {
@@ -232,7 +232,7 @@ static void await_slice(sharded *s)
         uint64_t mark;
         bool sliced = receive(s->to_shard, &m, &f) == 0 && m.type == SW_MSG_SHARD_SLICE &&
                       m.version >= s->version && sw_msg_get_slice(&m, &mark, &floats, NULL) == 0 &&
-                      sw_msg_get_floats(&floats, s->params, s->n, NULL) == 0;
+                      sw_msg_floats_in_place(&floats, s->n, NULL) != NULL;
         zmq_msg_close(&f);
         if (sliced)
             return;
@@ -286,6 +286,5 @@ void sw_bench_sharded_close(sharded *s)
     unlink(s->server_file);
     unlink(s->shard_file);
     sw__lender_free(&s->lender);
-    free(s->params);
     free(s);
 }

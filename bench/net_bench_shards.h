@@ -13,7 +13,7 @@ typedef struct sharded sharded;
  * checksums as `checksum` says, and a client joined to it (warmed up by three steps). */
 sharded *sw_bench_sharded_open(size_t params, sw_checksum_mode checksum);
 /* One sharded step's messages: the gradient to the shard, the server's RELEASE, the pull and
- * the slice back (read into the client's parameters, as a worker reads it). */
+ * the slice back (checked and read where it landed, as a worker of a one-shard run reads it). */
 void sw_bench_sharded_trip(sharded *s);
 /* The mean microseconds of the steps since the last call: from the push's build to the release,
  * and from the release to the slice read. */

@@ -154,7 +154,30 @@ static void restored_meanwhile(worker *k, uint64_t mark)
         }
 }
 
-static void sliced(worker *k, uint32_t j, const sw_msg *m, double now)
+/* Shard j's floats into the step's parameters. The one shard of a dense run holds the whole
+ * model: its slice is read where it landed when it can be (the frame is kept, as a release's
+ * parameters are, worker_step.c), not copied. */
+static int read_slice(worker *k, uint32_t j, const sw_msg *floats, sw_frame *frame, char *err)
+{
+    const sw_chunk_table *t = &k->cfg.table;
+    bool sparse = sw_task_is_sparse(k->task);
+    size_t n = sparse ? k->part[j + 1] - k->part[j] : sw_chunk_slice_len(t, j);
+    if (!sparse && k->cfg.n_shards == 1) {
+        const float *in_place = sw_msg_floats_in_place(floats, n, err);
+        if (in_place) {
+            sw_frame_unref(k->model_frame);
+            k->model_frame = sw_frame_ref(frame);
+            k->theta = in_place;
+            return 0;
+        }
+        if (err[0])
+            return SW_EFORMAT;
+    }
+    float *into = sparse ? k->pulled + k->part[j] : k->params + sw_chunk_slice_at(t, j);
+    return sw_msg_get_floats(floats, into, n, err);
+}
+
+static void sliced(worker *k, uint32_t j, const sw_msg *m, sw_frame *frame, double now)
 {
     if (!sw_shard_set_has(&k->awaited, j) || m->version < k->pull_min)
         return; /* an answer to a pull sent again */
@@ -169,11 +192,9 @@ static void sliced(worker *k, uint32_t j, const sw_msg *m, double now)
         return; /* from before a restore another slice is from after: asked again, AGAIN_S on */
     if (mark > k->pull_mark)
         restored_meanwhile(k, mark);
-    const sw_chunk_table *t = &k->cfg.table;
     bool sparse = sw_task_is_sparse(k->task);
-    float *into = sparse ? k->pulled + k->part[j] : k->params + sw_chunk_slice_at(t, j);
-    size_t n = sparse ? k->part[j + 1] - k->part[j] : sw_chunk_slice_len(t, j);
-    if (sw_msg_get_floats(&floats, into, n, err)) {
+    err[0] = '\0';
+    if (read_slice(k, j, &floats, frame, err)) {
         sw__worker_fail(k, SW_EFORMAT, "shard %u sent a bad slice: %s%s", j, err,
                         sw__worker_divergence_hint(err));
         return;
@@ -214,7 +235,7 @@ void sw__worker_shards_take(worker *k, uint32_t j, sw_frame *frame, double now)
         return;
     }
     if (m.type == SW_MSG_SHARD_SLICE && k->state == PULLING)
-        sliced(k, j, &m, now);
+        sliced(k, j, &m, frame, now);
     else if (m.type == SW_MSG_ERROR)
         refused(k, j, &m);
 }
