@@ -3,7 +3,7 @@
 # holding θ, then a server with each of SHARD_COUNTS shards, side by side in one run, each for
 # SECONDS.
 #   bench/shards.sh [BUILD_DIR] [SECONDS] [TRIALS] [SHARD_COUNTS] [WORKER_COUNTS]
-#   (default build 8 3 "1 2" 4)
+#   (default build 8 3 "1 2" 4; POLICY=bsp, say, for another policy than asp)
 # The model is a softmax on 65536 features (131,074 parameters, 524 KB), trained on a batch of
 # one so that the step is mostly the pull and the push, as in ps-lite's goodput figures. It
 # prints, per configuration, the median over TRIALS of:
@@ -30,6 +30,7 @@ seconds=${2:-8}
 trials=${3:-3}
 counts=${4:-1 2}
 worker_counts=${5:-4}
+policy=${POLICY:-asp}
 sw="$build/syncwise"
 D=65536
 PARAMS=$(((D + 1) * 2))
@@ -38,7 +39,7 @@ export OPENBLAS_NUM_THREADS=1
 tmp=$(mktemp -d)
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}; $(nproc) cores; $PARAMS parameters;" \
-  "workers: $worker_counts; asp"
+  "workers: $worker_counts; $policy"
 
 run() { # shards, workers -> "pushes_per_s server_cpu_s pushes shard_cpu_s frames" of one trial
   local shards=$1 workers=$2 list="" j
@@ -57,7 +58,7 @@ run() { # shards, workers -> "pushes_per_s server_cpu_s pushes shard_cpu_s frame
   local sharding=()
   [ "$shards" -gt 0 ] && sharding=(--shards "$list")
   { TIMEFORMAT='%U %S'; time "$sw" server --bind "tcp://127.0.0.1:*" --endpoint-file "$tmp/ep" \
-      "${sharding[@]}" --policy asp --data "$DATA" --model softmax --batch 1 --lr 0.01 \
+      "${sharding[@]}" --policy "$policy" --data "$DATA" --model softmax --batch 1 --lr 0.01 \
       --wait-workers "$workers" --max-time "$seconds" --eval-every 1000 -q \
       > "$tmp/out" 2> /dev/null; } 2> "$tmp/time" &
   local server=$!

@@ -90,19 +90,37 @@ void sw__shard_refuse(shard *h, const from *to, const sw_msg *m, const char *why
 
 float *sw__shard_theta_writable(shard *h, bool keep)
 {
+    sw_frame_unref(h->slice); /* θ moves on: so that its buffer is idle when ZeroMQ is done */
+    h->slice = NULL;
     return h->theta = sw__lender_writable(&h->lender, h->theta, keep);
 }
 
+/* The whole slice as a SLICE frame: the one sent last while θ has not moved since (a barrier's
+ * pullers all ask for one version), else θ lent from where it lies (lend.h) unless a frame
+ * still reads it. */
+static sw_frame *whole_slice(shard *h, const sw_msg *m)
+{
+    if (h->slice && h->slice_version == h->version && h->slice_mark == h->restored_at)
+        return sw_frame_ref(h->slice);
+    sw_frame_unref(h->slice);
+    h->slice = sw__frame_build_head(&h->lender, m, 8, h->theta);
+    h->slice_version = h->version;
+    h->slice_mark = h->restored_at;
+    return h->slice ? sw_frame_ref(h->slice) : NULL;
+}
+
 /* n floats as a SLICE, opened with the version of the last restore (its mark: a puller tells
- * a slice from before a restore from one after it); to the server after its batch. θ goes
- * from where it lies, lent (lend.h), unless a frame still reads it. */
+ * a slice from before a restore from one after it); to the server after its batch. The whole
+ * slice names no worker, so that one frame serves every puller (docs/protocol.md). */
 static void send_floats(shard *h, const from *to, uint32_t worker, const float *v, size_t n)
 {
     uint8_t mark[8];
     sw_put_u64(mark, h->restored_at);
-    sw_msg m = {.type = SW_MSG_SHARD_SLICE, .worker = worker, .flags = link_flags(h),
-                .version = h->version, .payload = mark, .payload_len = 8 + 4 * n};
-    sw_frame *f = sw__frame_build_head(v == h->theta ? &h->lender : NULL, &m, sizeof mark, v);
+    bool whole = v == h->theta;
+    sw_msg m = {.type = SW_MSG_SHARD_SLICE, .worker = whole ? SW_NO_WORKER : worker,
+                .flags = link_flags(h), .version = h->version, .payload = mark,
+                .payload_len = 8 + 4 * n};
+    sw_frame *f = whole ? whole_slice(h, &m) : sw__frame_build_head(NULL, &m, sizeof mark, v);
     if (sw__shard_is_server(h, to))
         sw__batch_send_alone(&h->to_server, f);
     else
@@ -565,6 +583,7 @@ void sw_shard_end(sw_shard *h)
     for (size_t i = 0; i < h->n_pulls; i++)
         free(h->pulls[i].idx);
     free(h->pulls);
+    sw_frame_unref(h->slice);
     sw__lender_free(&h->lender);
     free(h->sum);
     free(h->tokens);

@@ -69,6 +69,11 @@ struct sw_shard {
      * whoever writes θ first asks sw__shard_theta_writable. */
     float *theta, *sum;
     sw__lender lender;
+    /* The last whole slice sent, at slice_version and restore mark slice_mark: every puller of
+     * that version gets this one frame (its worker id SW_NO_WORKER), checksummed once; let go
+     * before θ is next written. NULL: none. */
+    sw_frame *slice;
+    uint64_t slice_version, slice_mark;
     sw_optim_params optim;
     sw_optim opt;           /* momentum or Adam on the slice; opt.m NULL for plain SGD */
     float wd;

@@ -88,6 +88,45 @@ static void a_slice_held_keeps_its_values_while_theta_moves_on(void **state)
     sw_frame_unref(held);
 }
 
+/* Every puller of one version gets the one frame of the whole slice, naming no worker, as a
+ * barrier's workers get one RELEASE; a new version is a new frame. */
+static void pullers_of_a_version_share_one_frame(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {1, 2, 3, 4, 5}, g1[LEN] = {3, 1, 1, -2, 0.25f};
+    start_run(g, theta);
+    uint8_t tok[2][8];
+    sw_put_u64(tok[0], 100);
+    sw_put_u64(tok[1], 200);
+    for (uint32_t w = 0; w < 2; w++)
+        send_raw(g->w[w], SW_MSG_SHARD_PULL, w, 0, 7, tok[w], 8);
+    settle(g);
+    sw_msg m[2];
+    sw_frame *f[2];
+    for (uint32_t w = 0; w < 2; w++) {
+        assert_true(next(g->w[w], &m[w], &f[w]));
+        assert_int_equal(m[w].type, SW_MSG_SHARD_SLICE);
+        assert_int_equal(m[w].worker, SW_NO_WORKER);
+    }
+    assert_ptr_equal(sw_frame_data(f[0]), sw_frame_data(f[1]));
+    push_kept(g, 1, 200, 1, 7, g1, LEN);
+    apply(g, 0, 8, 0.5f, (uint32_t[]){1}, (uint64_t[]){1}, 1);
+    send_raw(g->w[0], SW_MSG_SHARD_PULL, 0, 0, 8, tok[0], 8);
+    settle(g);
+    sw_msg later;
+    sw_frame *next_frame;
+    assert_true(next(g->w[0], &later, &next_frame));
+    assert_int_equal(later.version, 8);
+    assert_ptr_not_equal(sw_frame_data(next_frame), sw_frame_data(f[0]));
+    sw_frame_unref(next_frame);
+    for (uint32_t w = 0; w < 2; w++) { /* the version 7 frame still holds version 7 */
+        assert_int_equal(sw_msg_decode(sw_frame_data(f[w]), sw_frame_size(f[w]), 1 << 20, &m[w],
+                                       NULL), 0);
+        assert_int_equal(m[w].version, 7);
+        sw_frame_unref(f[w]);
+    }
+}
+
 /* A SET the shard refuses (short, or with a non-finite value) leaves θ as it was, also while a
  * slice frame holds θ's buffer. */
 static void a_refused_set_leaves_theta_alone(void **state)
@@ -491,6 +530,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_slice_held_keeps_its_values_while_theta_moves_on, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_refused_set_leaves_theta_alone, setup, teardown),
+        cmocka_unit_test_setup_teardown(pullers_of_a_version_share_one_frame, setup, teardown),
         cmocka_unit_test_setup_teardown(dropped_gradients_are_forgotten, setup, teardown),
         cmocka_unit_test_setup_teardown(a_gone_members_gradient_is_kept_until_ordered, setup,
                                         teardown),
