@@ -32,6 +32,7 @@
 #include "lend.h"
 #include "net_baselines.h"
 #include "net_bench_shards.h"
+#include "net_served.h"
 #include "syncwise/clock.h"
 #include "syncwise/log.h"
 #include "syncwise/net.h"
@@ -59,36 +60,13 @@ static void *serve(void *arg)
 static void start_checked(served *s, size_t params, const char *policy, sw_checksum_mode checksum)
 {
     memset(s, 0, sizeof *s);
-    snprintf(s->data, sizeof s->data, "synthetic:task=lsq,d=%zu,n=32,test=8,val=8", params - 1);
     snprintf(s->epfile, sizeof s->epfile, "/tmp/swnb.%d", (int)getpid());
-    unlink(s->epfile);
-    s->p = sw_server_default_params();
-    s->p.bind = "tcp://127.0.0.1:*";
-    s->p.endpoint_file = s->epfile;
-    s->p.policy = policy;
-    s->p.model = "softmax";
-    s->p.data = s->data;
-    s->p.eval_every_s = 1e9;
-    s->p.checkpoint_applies = 0;
-    s->p.checkpoint_s = 0;
-    s->p.heartbeat_timeout_s = 1e6;
-    s->p.stop = &stop_server;
+    s->p = sw_bench_server_params(params, s->data, sizeof s->data, s->epfile, policy,
+                                  &stop_server);
     s->p.checksum = checksum;
     stop_server = 0;
     pthread_create(&s->th, NULL, serve, s);
-    for (int i = 0; i < 2000; i++) {
-        FILE *f = fopen(s->epfile, "r");
-        if (f && fgets(s->ep, sizeof s->ep, f)) {
-            s->ep[strcspn(s->ep, "\n")] = '\0';
-            fclose(f);
-            return;
-        }
-        if (f)
-            fclose(f);
-        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
-    }
-    fprintf(stderr, "server did not start: %s\n", s->err);
-    exit(1);
+    sw_bench_await_endpoint(s->epfile, s->ep, sizeof s->ep, "server", s->err);
 }
 
 static void start(served *s, size_t params, const char *policy)

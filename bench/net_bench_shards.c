@@ -4,6 +4,7 @@
  * the server's answer (RELEASE, which carries no floats), then SHARD_PULL and the slice back. */
 #define _POSIX_C_SOURCE 200809L
 #include "net_bench_shards.h"
+#include "net_served.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -55,25 +56,6 @@ static void *hold_slice(void *arg)
     return NULL;
 }
 
-/* Waits for the endpoint a thread writes to `file` once bound. */
-static void await_endpoint(const char *file, char *ep, size_t len, const char *who,
-                           const char *err)
-{
-    for (int i = 0; i < 2000; i++) {
-        FILE *f = fopen(file, "r");
-        if (f && fgets(ep, (int)len, f)) {
-            ep[strcspn(ep, "\n")] = '\0';
-            fclose(f);
-            return;
-        }
-        if (f)
-            fclose(f);
-        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
-    }
-    fprintf(stderr, "the %s did not start: %s\n", who, err);
-    exit(1);
-}
-
 static void start_shard(sharded *s)
 {
     snprintf(s->shard_file, sizeof s->shard_file, "/tmp/swnbs.%d", (int)getpid());
@@ -81,29 +63,20 @@ static void start_shard(sharded *s)
     s->hp = (sw_shard_params){.bind = "tcp://127.0.0.1:*", .endpoint_file = s->shard_file,
                               .stop = &s->stop_shard};
     pthread_create(&s->shard_th, NULL, hold_slice, s);
-    await_endpoint(s->shard_file, s->shard_ep, sizeof s->shard_ep, "shard", s->shard_err);
+    sw_bench_await_endpoint(s->shard_file, s->shard_ep, sizeof s->shard_ep, "shard",
+                            s->shard_err);
 }
 
 static void start_server(sharded *s, size_t params, sw_checksum_mode checksum)
 {
-    snprintf(s->data, sizeof s->data, "synthetic:task=lsq,d=%zu,n=32,test=8,val=8", params - 1);
     snprintf(s->server_file, sizeof s->server_file, "/tmp/swnbc.%d", (int)getpid());
-    unlink(s->server_file);
-    s->sp = sw_server_default_params();
-    s->sp.bind = "tcp://127.0.0.1:*";
-    s->sp.endpoint_file = s->server_file;
+    s->sp = sw_bench_server_params(params, s->data, sizeof s->data, s->server_file, "asp",
+                                   &s->stop_server);
     s->sp.shards = s->shard_ep;
-    s->sp.policy = "asp";
-    s->sp.model = "softmax";
-    s->sp.data = s->data;
-    s->sp.eval_every_s = 1e9;
-    s->sp.checkpoint_applies = 0;
-    s->sp.checkpoint_s = 0;
-    s->sp.heartbeat_timeout_s = 1e6;
-    s->sp.stop = &s->stop_server;
     s->sp.checksum = checksum;
     pthread_create(&s->server_th, NULL, serve, s);
-    await_endpoint(s->server_file, s->server_ep, sizeof s->server_ep, "server", s->server_err);
+    sw_bench_await_endpoint(s->server_file, s->server_ep, sizeof s->server_ep, "server",
+                            s->server_err);
 }
 
 /* The next message on sock, decoded (its checksum and floats checked as a worker checks them);

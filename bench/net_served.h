@@ -1,0 +1,21 @@
+/* What bench_net's parts share to start a real server in a thread of their own. */
+#ifndef SW_BENCH_NET_SERVED_H
+#define SW_BENCH_NET_SERVED_H
+
+#include <signal.h>
+#include <stddef.h>
+
+#include "syncwise/net.h"
+
+/* A server's parameters for the benchmarks: a linear model of `params` parameters on a small
+ * synthetic set (its spec written to data, of cap bytes), bound to a free loopback port written
+ * to epfile, under `policy`, never evaluating, checkpointing nor timing out a worker, stopped by
+ * *stop. */
+sw_server_params sw_bench_server_params(size_t params, char *data, size_t cap, const char *epfile,
+                                        const char *policy, volatile sig_atomic_t *stop);
+/* Waits for the endpoint written to `file` once `who` is bound (into ep, len bytes); exits
+ * with err when it does not come within 20 s. */
+void sw_bench_await_endpoint(const char *file, char *ep, size_t len, const char *who,
+                             const char *err);
+
+#endif
