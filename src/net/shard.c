@@ -1,6 +1,8 @@
 /* A server shard (syncwise/shard.h): one slice of θ, the gradients' slices the workers pushed,
  * and the applies the server's engine ordered. An agent of the loop, with a handler per
- * message type; every frame checked before anything reads it. */
+ * message type; every frame checked before anything reads it. This file is its messages, its
+ * run (INIT, SET), its members and its turns; shard_apply.c, shard_pull.c and shard_recover.c
+ * hold the rest (shard_internal.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -19,8 +21,6 @@
 #define BURST 64
 
 typedef struct sw_shard shard;
-typedef sw__held held;
-typedef sw__waiting waiting;
 typedef sw__from from;
 
 /* ---- Sending -------------------------------------------------------------------------------- */
@@ -40,16 +40,23 @@ static void send_to_server(void *ctx, sw_frame *f)
     send_frame(h, &(from){h->server, h->server_len}, f);
 }
 
-static uint32_t link_flags(const shard *h) { return h->unchecked ? SW_FLAG_UNCHECKED : 0; }
+/* A frame built already: to the server alone after its turn's batch, to anyone else at once. */
+void sw__shard_send_frame(shard *h, const from *to, sw_frame *f)
+{
+    if (sw__shard_is_server(h, to))
+        sw__batch_send_alone(&h->to_server, f);
+    else
+        send_frame(h, to, f);
+}
 
 /* To the server, by way of the turn's batch; to anyone else at once. */
 void sw__shard_send(shard *h, const from *to, sw_msg_type type, uint32_t worker, uint32_t flags,
                     uint64_t version, const void *payload, size_t len)
 {
-    sw_msg m = {.type = type, .worker = worker, .flags = flags | link_flags(h),
+    sw_msg m = {.type = type, .worker = worker, .flags = flags | sw__shard_link_flags(h),
                 .version = version, .payload = payload, .payload_len = len};
     if (sw__shard_is_server(h, to)) {
-        h->to_server.flags = link_flags(h);
+        h->to_server.flags = sw__shard_link_flags(h);
         sw__batch_post(&h->to_server, &m);
     } else {
         send_frame(h, to, sw__msg_frame(&m, NULL));
@@ -86,78 +93,6 @@ void sw__shard_refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_
 void sw__shard_refuse(shard *h, const from *to, const sw_msg *m, const char *why)
 {
     sw__shard_refuse_flagged(h, to, m, 0, why);
-}
-
-float *sw__shard_theta_writable(shard *h, bool keep)
-{
-    sw_frame_unref(h->slice); /* θ moves on: so that its buffer is idle when ZeroMQ is done */
-    h->slice = NULL;
-    return h->theta = sw__lender_writable(&h->lender, h->theta, keep);
-}
-
-/* The whole slice as a SLICE frame: the one sent last while θ has not moved since (a barrier's
- * pullers all ask for one version), else θ lent from where it lies (lend.h) unless a frame
- * still reads it. */
-static sw_frame *whole_slice(shard *h, const sw_msg *m)
-{
-    if (h->slice && h->slice_version == h->version && h->slice_mark == h->restored_at)
-        return sw_frame_ref(h->slice);
-    sw_frame_unref(h->slice);
-    h->slice = sw__frame_build_head(&h->lender, m, 8, h->theta);
-    h->slice_version = h->version;
-    h->slice_mark = h->restored_at;
-    return h->slice ? sw_frame_ref(h->slice) : NULL;
-}
-
-/* n floats as a SLICE, opened with the version of the last restore (its mark: a puller tells
- * a slice from before a restore from one after it); to the server after its batch. The whole
- * slice names no worker, so that one frame serves every puller (docs/protocol.md). */
-static void send_floats(shard *h, const from *to, uint32_t worker, const float *v, size_t n)
-{
-    uint8_t mark[8];
-    sw_put_u64(mark, h->restored_at);
-    bool whole = v == h->theta;
-    sw_msg m = {.type = SW_MSG_SHARD_SLICE, .worker = whole ? SW_NO_WORKER : worker,
-                .flags = link_flags(h), .version = h->version, .payload = mark,
-                .payload_len = 8 + 4 * n};
-    sw_frame *f = whole ? whole_slice(h, &m) : sw__frame_build_head(NULL, &m, sizeof mark, v);
-    if (sw__shard_is_server(h, to))
-        sw__batch_send_alone(&h->to_server, f);
-    else
-        send_frame(h, to, f);
-}
-
-/* The slice, or its values at the k places idx (a sparse step's). */
-static void send_slice(shard *h, const from *to, uint32_t worker, const uint32_t *idx, size_t k)
-{
-    h->r->pulls++;
-    if (!idx) {
-        send_floats(h, to, worker, h->theta, h->len);
-        return;
-    }
-    float *at = malloc(k ? 4 * k : 1);
-    if (!at)
-        return; /* no memory: the puller asks again */
-    for (size_t i = 0; i < k; i++)
-        at[i] = h->theta[idx[i]];
-    send_floats(h, to, worker, at, k);
-    free(at);
-}
-
-/* Answers the pulls waiting for the version the shard now holds. */
-void sw__shard_answer_waiting(shard *h)
-{
-    size_t kept = 0;
-    for (size_t i = 0; i < h->n_pulls; i++) {
-        waiting *w = &h->pulls[i];
-        if (w->min <= h->version) {
-            send_slice(h, &(from){w->route, w->route_len}, w->worker, w->idx, w->k);
-            free(w->idx);
-        } else {
-            h->pulls[kept++] = *w;
-        }
-    }
-    h->n_pulls = kept;
 }
 
 /* ---- Who may say what ----------------------------------------------------------------------- */
@@ -290,17 +225,6 @@ static void on_set(shard *h, const from *f, const sw_msg *m)
     }
 }
 
-/* Forgets worker w's waiting pull (SW_NO_WORKER: the server's), if any. */
-static void forget_pull(shard *h, uint32_t w)
-{
-    for (size_t i = 0; i < h->n_pulls; i++)
-        if (h->pulls[i].worker == w) {
-            free(h->pulls[i].idx);
-            h->pulls[i] = h->pulls[--h->n_pulls];
-            return;
-        }
-}
-
 /* ---- Members ------------------------------------------------------------------------------- */
 
 void sw__shard_set_token(shard *h, uint32_t w, uint64_t token)
@@ -308,7 +232,7 @@ void sw__shard_set_token(shard *h, uint32_t w, uint64_t token)
     if (h->tokens[w] != token) { /* a new membership numbers its pushes afresh, and the old
                                   * one's pull is nobody's */
         h->next_seq[w] = 0;
-        forget_pull(h, w);
+        sw__shard_forget_pull(h, w);
     }
     h->tokens[w] = token;
 }
@@ -351,64 +275,6 @@ static void on_member(shard *h, const from *f, const sw_msg *m)
     }
 }
 
-/* A sparse pull's places in the slice (the indices after the token): true with *idx NULL
- * for a pull of the whole slice, false (refused) when they are not the slice's. */
-static bool places(shard *h, const from *f, const sw_msg *m, uint32_t **idx, size_t *k)
-{
-    *idx = NULL;
-    *k = 0;
-    if (m->payload_len <= 8)
-        return true;
-    size_t at = sw_chunk_slice_at(&h->table, h->index), cap = (m->payload_len - 8) / 4;
-    char why[SW_ERR_LEN] = "";
-    sw_msg g = *m;
-    g.payload += 8;
-    g.payload_len -= 8;
-    uint32_t *p = malloc(4 * cap + 4);
-    if (p && !sw_msg_get_indices(&g, (uint32_t)(at + h->len), p, cap, k, why) &&
-        sw__shard_in_slice(h, p, *k)) {
-        for (size_t i = 0; i < *k; i++)
-            p[i] -= (uint32_t)at;
-        *idx = p;
-        return true;
-    }
-    free(p);
-    sw__shard_refuse(h, f, m, !p ? "no memory for a pull"
-                              : why[0] ? why : "indices outside this shard's slice");
-    return false;
-}
-
-static void on_pull(shard *h, const from *f, const sw_msg *m)
-{
-    if (!sw__shard_is_server(h, f) && !sw__shard_is_member(h, m)) {
-        sw__shard_refuse_flagged(h, f, m, SW_FLAG_UNKNOWN, "a pull from no member of the run (id and token)");
-        return;
-    }
-    uint32_t *idx;
-    size_t k;
-    if (!places(h, f, m, &idx, &k))
-        return;
-    if (h->ready && m->version <= h->version) {
-        send_slice(h, f, m->worker, idx, k);
-        free(idx);
-        return;
-    }
-    /* A puller waits for one answer: a pull asked again replaces the one before, so that the
-     * waiting pulls stay one per slot (a member pulling in a loop for a version far ahead
-     * grew them without bound, and every new version scanned them all). */
-    forget_pull(h, m->worker);
-    waiting *more = realloc(h->pulls, (h->n_pulls + 1) * sizeof *more);
-    if (!more || f->route_len > SW_ROUTE_MAX) {
-        free(idx);
-        return; /* no memory: the puller's timeout decides */
-    }
-    h->pulls = more;
-    waiting *w = &h->pulls[h->n_pulls++];
-    *w = (waiting){.route_len = f->route_len, .worker = m->worker, .min = m->version,
-                   .idx = idx, .k = k};
-    memcpy(w->route, f->route, f->route_len);
-}
-
 /* ---- Turns ---------------------------------------------------------------------------------- */
 
 typedef void (*handler)(shard *h, const from *f, const sw_msg *m);
@@ -418,7 +284,7 @@ static void on_batch(shard *h, const from *f, const sw_msg *m);
 static const handler handlers[SW_MSG_TYPE_MAX + 1] = {
     [SW_MSG_SHARD_INIT] = on_init,     [SW_MSG_SHARD_SET] = on_set,
     [SW_MSG_SHARD_MEMBER] = on_member, [SW_MSG_SHARD_APPLY] = sw__shard_on_apply,
-    [SW_MSG_SHARD_PUSH] = sw__shard_on_push, [SW_MSG_SHARD_PULL] = on_pull,
+    [SW_MSG_SHARD_PUSH] = sw__shard_on_push, [SW_MSG_SHARD_PULL] = sw__shard_on_pull,
     [SW_MSG_SHARD_PUSH_SPARSE] = sw__shard_on_push_sparse,
     [SW_MSG_SHARD_PING] = sw__shard_on_ping, [SW_MSG_SHARD_SAVE] = sw__shard_on_save,
     [SW_MSG_SHARD_RESTORE] = sw__shard_on_restore, [SW_MSG_BATCH] = on_batch,

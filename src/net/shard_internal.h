@@ -1,6 +1,7 @@
-/* A server shard's state and the helpers its two halves share: shard.c serves the run (the
- * data path: pushes, applies, pulls), shard_recover.c keeps it recoverable (checkpoints,
- * pings, a resume from the checkpoint and the server's RESTORE). */
+/* A server shard's state and the helpers its parts share: shard.c serves the run (its
+ * messages, members and turns), shard_apply.c its pushes and applies, shard_pull.c its pulls,
+ * shard_recover.c keeps it recoverable (checkpoints, pings, a resume from the checkpoint and the
+ * server's RESTORE). */
 #ifndef SW_NET_SHARD_INTERNAL_H
 #define SW_NET_SHARD_INTERNAL_H
 
@@ -137,14 +138,18 @@ typedef struct sw__from {
     "this shard resumed its run from its checkpoint and waits for that run's server, started "  \
     "again with --checkpoint FILE --resume: to serve a new run, start it without --resume"
 
-/* shard.c: sending, refusing (SW_FLAG_UNKNOWN in flags: not a member, yet), who may say
- * what, the run's configuration, the pulls waiting for a version. */
+/* The flags every payload on this run's links carries. */
+static inline uint32_t sw__shard_link_flags(const struct sw_shard *h)
+{
+    return h->unchecked ? SW_FLAG_UNCHECKED : 0;
+}
+
+/* shard.c: sending (to the server by way of the turn's batch), refusing (SW_FLAG_UNKNOWN in
+ * flags: not a member, yet), who may say what, the run's configuration. */
 void sw__shard_send(struct sw_shard *h, const sw__from *to, sw_msg_type type, uint32_t worker,
                     uint32_t flags, uint64_t version, const void *payload, size_t len);
+void sw__shard_send_frame(struct sw_shard *h, const sw__from *to, sw_frame *f);
 void sw__shard_refuse(struct sw_shard *h, const sw__from *to, const sw_msg *m, const char *why);
-/* θ, writable: where it lies unless a frame still reads it, else a copy of it (lend.h); `keep`
- * false when every value is about to be overwritten. */
-float *sw__shard_theta_writable(struct sw_shard *h, bool keep);
 void sw__shard_refuse_flagged(struct sw_shard *h, const sw__from *to, const sw_msg *m,
                               uint32_t flags, const char *why);
 bool sw__shard_is_server(const struct sw_shard *h, const sw__from *f);
@@ -153,8 +158,16 @@ bool sw__shard_is_member(const struct sw_shard *h, const sw_msg *m);
 /* Slot w's membership token (0: none); a new one may number its pushes from 0. */
 void sw__shard_set_token(struct sw_shard *h, uint32_t w, uint64_t token);
 int sw__shard_configure(struct sw_shard *h, const char *text, char *err);
-void sw__shard_answer_waiting(struct sw_shard *h);
 void sw__shard_take(struct sw_shard *h, const sw_delivery *d);
+
+/* shard_pull.c: the PULL handler; the pulls waiting for the version the shard now holds,
+ * answered; worker w's waiting pull forgotten (SW_NO_WORKER: the server's). */
+void sw__shard_on_pull(struct sw_shard *h, const sw__from *f, const sw_msg *m);
+void sw__shard_answer_waiting(struct sw_shard *h);
+void sw__shard_forget_pull(struct sw_shard *h, uint32_t w);
+/* θ, writable: where it lies unless a frame still reads it, else a copy of it (lend.h); `keep`
+ * false when every value is about to be overwritten. Drops the slice frame kept for pullers. */
+float *sw__shard_theta_writable(struct sw_shard *h, bool keep);
 
 /* shard_apply.c: the handlers of PUSH, PUSH_SPARSE and APPLY; a kept gradient let go; entries
  * checked; whether k ascending global indices below the slice's end start in it. */
