@@ -159,6 +159,19 @@ expect_output "--shard-max-frame: 1000 is outside" "says the range"
 expect_status 2 "--shard-state without --servers" -- env SYNCWISE_RANK=0 SYNCWISE_SIZE=3 \
   "$SW" launch -n --shard-state "$TMP/state"
 expect_output "give --servers S too" "says what it needs"
+# What launch gives the server itself is refused among its options, in every rank (the server
+# took the last --shards, and the shards' ranks waited for a server forever).
+for rank in 0 1 3; do
+  expect_status 2 "rank $rank: --shards beside --servers" -- env SYNCWISE_RANK=$rank \
+    SYNCWISE_SIZE=5 SYNCWISE_HOSTS=a,b,c,d,e "$SW" launch -n --servers 2 -- --shards tcp://x:1
+  expect_output "give one or the other" "rank $rank says launch names the shards"
+done
+expect_status 2 "--bind among the server's options" -- env SYNCWISE_RANK=0 SYNCWISE_SIZE=3 \
+  "$SW" launch -n -- --bind tcp://127.0.0.1:7000
+expect_output "give --port instead" "says how to choose the server's port"
+expect_status 1 "a rank beyond the job's size" -- env SYNCWISE_RANK=7 SYNCWISE_SIZE=5 \
+  SYNCWISE_SERVER=a "$SW" launch -n
+expect_output "rank 7 of a job of 5 processes" "says the rank and the size"
 expect_status 1 "Slurm, a layout it cannot tell" -- "${slurm[@]}" SLURM_DISTRIBUTION=plane=2 \
   SLURM_PROCID=0 "$SW" launch -n --servers 1
 expect_output "set SYNCWISE_HOSTS" "says how to name the hosts"

@@ -70,7 +70,8 @@ static const sw_cmd_opts command = {
              "(bound to every interface on port P, with SERVER-OPTIONS); with --servers S, ranks\n"
              "1..S become its shards (rank r bound to every interface on port P + r, the server\n"
              "given --shards with their hosts); every other rank a worker connected to\n"
-             "tcp://HOST:P.\n\n"
+             "tcp://HOST:P. SERVER-OPTIONS may not say --bind (give --port), nor --shards with\n"
+             "--servers: launch says them.\n\n"
              "rank, from the first of: SYNCWISE_RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,\n"
              "SLURM_PROCID, or the ordinal ending a StatefulSet pod's host name (syncwise-3)\n"
              "rank r's host, from the first of: item r of SYNCWISE_HOSTS (comma-separated),\n"
@@ -462,6 +463,23 @@ static int shard_options_ok(const launch_opts *o)
     return 0;
 }
 
+/* What launch itself gives the server, refused among the SERVER-OPTIONS, in every rank alike:
+ * the server would take the last of two, and then the workers' or the shards' ranks would wait
+ * for a server elsewhere, or serve none, never ending the job. 0, or the exit status. */
+static int server_options_ok(const launch_opts *o, int argc, char **argv, int rest)
+{
+    if (given(argc, argv, rest, "--bind"))
+        return sw_cli_error(CMD, "--bind among the server's options: launch binds rank 0 on "
+                                 "every interface at --port P, where the workers look for it; "
+                                 "give --port instead") + 1;
+    if (o->servers > 0 && given(argc, argv, rest, "--shards"))
+        return sw_cli_error(CMD, "--shards among the server's options with --servers %ld: "
+                                 "ranks 1..%ld are the shards, and launch names them; give one "
+                                 "or the other",
+                            o->servers, o->servers) + 1;
+    return 0;
+}
+
 int sw_cli_launch(int argc, char **argv)
 {
     launch_opts o = {.port = 5555};
@@ -474,12 +492,18 @@ int sw_cli_launch(int argc, char **argv)
                                  "(see --help)",
                             argv[rest]) + 1;
     int bad = shard_options_ok(&o);
+    if (!bad)
+        bad = server_options_ok(&o, argc, argv, rest);
     if (bad)
         return bad;
-    long rank = rank_from_env();
+    long rank = rank_from_env(), size = size_from_env();
     if (rank < 0)
         return sw_cli_error(CMD, "cannot tell this process's rank: set SYNCWISE_RANK, or run "
                                  "under mpirun, srun or a StatefulSet (see --help)");
+    if (size > 0 && rank >= size)
+        return sw_cli_error(CMD, "rank %ld of a job of %ld processes (ranks 0..%ld): the rank "
+                                 "and the size come from different launchers' variables?",
+                            rank, size, size - 1);
     if (o.port + o.servers > 65535)
         return sw_cli_error(CMD, "--port %ld leaves no port for %ld shards", o.port, o.servers) +
                1;
