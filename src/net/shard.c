@@ -76,14 +76,28 @@ static bool is_order(sw_msg_type type)
     }
 }
 
+/* Why a shard without a run refuses a server's order, whichever order comes first: the run's
+ * INIT it refused, or that it holds none (started afresh, it missed its run's INIT); NULL when
+ * the shard has its run or m is no such order. */
+static const char *no_run(const shard *h, const sw_msg *m)
+{
+    if (h->configured || !m || m->worker != SW_NO_WORKER || !is_order(m->type))
+        return NULL;
+    if (h->refused_run[0])
+        return h->refused_run;
+    return m->type == SW_MSG_SHARD_INIT ? NULL : SW__SHARD_NO_RUN;
+}
+
 /* ERROR to the sender; SW_FLAG_UNKNOWN in `flags` says it is no member (yet: a worker's first
  * pull may overtake the server's MEMBER, and is sent again). */
 void sw__shard_refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_t flags,
                               const char *why)
 {
-    if (!h->configured && h->refused_run[0] && m && m->worker == SW_NO_WORKER &&
-        is_order(m->type))
-        why = h->refused_run; /* the server's next orders after the INIT it refused */
+    const char *over = no_run(h, m);
+    if (over) { /* not "ask again": this run is over here */
+        why = over;
+        flags &= ~(uint32_t)SW_FLAG_UNKNOWN;
+    }
     h->r->refused++;
     sw_log(SW_LOG_DEBUG, "shard %u refused a message: %s", h->index, why);
     sw__shard_send(h, to, SW_MSG_ERROR, m ? m->worker : SW_NO_WORKER, flags, m ? m->version : 0,

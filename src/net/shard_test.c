@@ -239,6 +239,14 @@ static void a_worker_ahead_of_the_run_is_told_to_ask_again(void **state)
     assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_ERROR);
     snprintf(why, sizeof why, "%.*s", (int)m.payload_len, (const char *)pay);
     assert_non_null(strstr(why, "holds no run"));
+    /* the server's gather pull, the first order a shard restarted afresh may get: the same
+     * reason, not "no member", and not to be asked again */
+    send_raw(g->server, SW_MSG_SHARD_PULL, SW_NO_WORKER, 0, 7, tok, 8);
+    settle(g);
+    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_ERROR);
+    assert_false(m.flags & SW_FLAG_UNKNOWN);
+    snprintf(why, sizeof why, "%.*s", (int)m.payload_len, (const char *)pay);
+    assert_non_null(strstr(why, "holds no run"));
 }
 
 /* A sparse push of `nnz` pairs (global indices) that went to the shards `to`. */
@@ -470,8 +478,9 @@ static void hostile_messages_are_refused_and_counted(void **state)
     const float theta[LEN] = {0}, g0[LEN] = {1, 1, 1, 1, 1};
     float bad[LEN] = {1, 1, NAN, 1, 1};
     const char *init = "run=7\nshard=0\nshards=2\nparams=10\nslots=2\nchunk=5\nfirst=0,1\n";
+    /* before any INIT a shard cannot tell a stranger from a server whose INIT it missed */
     send_raw(g->stranger, SW_MSG_SHARD_SET, SW_NO_WORKER, 0, 1, NULL, 0);
-    expect_refused(g, g->stranger, "only the server");
+    expect_refused(g, g->stranger, "holds no run");
     start_run(g, theta);
     send_raw(g->stranger, SW_MSG_SHARD_INIT, SW_NO_WORKER, 0, 0, init, strlen(init));
     expect_refused(g, g->stranger, "another server");
