@@ -398,6 +398,25 @@ expect_server "a sharded server stopped for longer than --shard-wait"
 expect_output "0 crashed" "no worker was dropped for the server's own silence"
 wait "${WPIDS[@]}" "${SHPIDS[@]}" 2>/dev/null
 
+# A server that died in a run without checkpoints leaves no run to resume: its shards give it up
+# after --server-timeout and end, saying so, where they held it for ever.
+WPIDS=()
+start_shards 2 --server-timeout 1
+start_server asp --wait-workers 1 --max-time 60
+start_worker --delay-ms 5
+wait_status 15 'workers live 1'
+kill -9 "$SPID"
+wait "$SPID" 2>/dev/null
+for j in 0 1; do
+  wait_for 10 sh -c "! kill -0 ${SHPIDS[$j]}" || kill -9 "${SHPIDS[$j]}"
+  expect_exit "${SHPIDS[$j]}" "shard $j of a dead server's run ends" 1
+  OUT=$(cat "$TMP/shard$j.err")
+  expect_output "silent for 1 s (--server-timeout), and the run keeps no checkpoints" \
+    "shard $j says why, and that nothing can resume the run"
+done
+kill -9 "${WPIDS[@]}" 2>/dev/null
+wait "${WPIDS[@]}" 2>/dev/null
+
 # Two shards given one --checkpoint file would overwrite each other's saves: the second refuses
 # to start.
 start_shards 1 --checkpoint "$TMP/one.ckpt"

@@ -108,6 +108,11 @@ typedef struct sw_shard_params {
      * million floats applied 1.6-2.0x as fast on two idle cores. θ gets the same bits; the
      * squared norm a WANT_NORMS apply reports is summed part by part, and may round otherwise. */
     uint32_t apply_threads;
+    /* How long the shard's run may go without a word from its server (which pings every
+     * 0.25 s) before the shard gives the run up and ends, saying whether a resume can go on
+     * from its checkpoint; 0: for ever. Not before the run's INIT, nor while a resumed shard
+     * waits for its server: those wait for the operator. */
+    double server_timeout_s;
     volatile sig_atomic_t *stop;
 } sw_shard_params;
 

@@ -41,6 +41,10 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_U32, "apply-threads", 0, AT(p.apply_threads), 1, SW_SHARD_THREADS_MAX,
                 "N", "N threads share each apply of the slice, each on a\n"
                 "part of at least " SW_SHARD_PART_MIN_TEXT " floats")},
+    {SW_OPT_ROW(SW_OPT_F64, "server-timeout", 0, AT(p.server_timeout_s), 0, 1e9, "S",
+                "give the run up when its server has been silent S\n"
+                "seconds (it pings every 0.25 s; 0: never), and end,\n"
+                "saying whether a resume can go on")},
     {SW_OPT_ROW(SW_OPT_LONG, "max-frame", 0, AT(max_frame), 65536, 1L << 31, "BYTES",
                 "read no frame larger, at least 65536 (default: the\n"
                 "protocol's 2 GiB); ZeroMQ drops a larger one before\n"
@@ -65,7 +69,8 @@ static const sw_cmd_opts command = {
              "version. A shard that dies can be started again with the same --bind, --checkpoint\n"
              "and --resume within the server's --shard-wait: every shard goes back to the last\n"
              "checkpoint, the applies since are lost, the version counter goes on, and so does the\n"
-             "run. A shard silent longer ends the run (the server says which).\n"
+             "run. A shard silent longer ends the run (the server says which); a server silent\n"
+             "for --server-timeout ends the shard.\n"
              "\n"
              "Under CURVE, give every shard the server's --curve-key and --curve-clients: workers\n"
              "know the shards by the server's public key, and a shard takes orders only from a\n"
@@ -75,7 +80,8 @@ static const sw_cmd_opts command = {
 
 int sw_cli_shard(int argc, char **argv)
 {
-    shard_opts o = {.p = {.bind = "tcp://127.0.0.1:5600", .apply_threads = 1}};
+    shard_opts o = {.p = {.bind = "tcp://127.0.0.1:5600", .apply_threads = 1,
+                          .server_timeout_s = 60}};
     int rc = sw_cli_parse(&command, argc, argv, &o, NULL);
     if (rc)
         return rc == 1 ? 0 : rc;

@@ -156,7 +156,8 @@ int sw__shard_configure(shard *h, const char *text, char *err)
         return rc;
     const char *opt = sw__text_value(text, "optimizer"), *wd = sw__text_value(text, "wd"),
                *checkpoints = sw__text_value(text, "checkpoints");
-    if (checkpoints && !strncmp(checkpoints, "on", 2) && !h->p->checkpoint)
+    h->checkpointed = checkpoints && !strncmp(checkpoints, "on", 2);
+    if (h->checkpointed && !h->p->checkpoint)
         return sw_fail(err, SW_EINVAL,
                        "the server checkpoints this run (--checkpoint), and so must every "
                        "shard: start this shard with --checkpoint FILE");
@@ -200,9 +201,12 @@ static void on_init(shard *h, const from *f, const sw_msg *m)
         return;
     }
     if (h->configured) { /* one run per shard process: a restarted server needs a new shard */
-        sw__shard_refuse(h, f, m, sw__shard_is_server(h, f) ? "this shard is configured already"
-                                        : "this shard serves another server (or "
-                                          "this server's --shards names it twice)");
+        sw__shard_refuse(h, f, m, sw__shard_is_server(h, f)
+                                      ? "this shard is configured already"
+                                      : "this shard serves another server's run (or this "
+                                        "server's --shards names it twice): a shard serves one "
+                                        "run, and holds it --server-timeout after its server "
+                                        "falls silent");
         return;
     }
     char text[8192], err[SW_ERR_LEN];
@@ -375,13 +379,38 @@ void sw__shard_take(shard *h, const sw_delivery *d)
         handlers[m.type](h, &f, &m);
         h->body = NULL;
     }
+    if (h->configured && sw__shard_is_server(h, &f)) /* after: INIT or RESTORE names it */
+        h->heard = h->now;
+}
+
+/* The run given up when its server has been silent too long (it pings every 0.25 s): a
+ * server that died would otherwise leave its shards holding the run for ever. The time of the
+ * next look, or INFINITY. */
+static double server_silence(shard *h, double now)
+{
+    double limit = h->p->server_timeout_s;
+    if (!(limit > 0) || !h->configured || h->awaiting || !isfinite(h->heard) || h->r->done)
+        return INFINITY;
+    if (now - h->heard < limit)
+        return h->heard + limit;
+    h->r->done = true;
+    snprintf(h->r->failed, sizeof h->r->failed,
+             h->checkpointed
+                 ? "the server has been silent for %g s (--server-timeout): to go on from the "
+                   "run's last checkpoint, start this shard again with --checkpoint FILE "
+                   "--resume, and the server with --resume"
+                 : "the server has been silent for %g s (--server-timeout), and the run keeps "
+                   "no checkpoints: nothing can resume it",
+             limit);
+    sw_log(SW_LOG_WARN, "shard %u gives up its run: %s", h->index, h->r->failed);
+    return INFINITY;
 }
 
 static double turn(void *ctx, double now)
 {
-    (void)now;
     shard *h = ctx;
     sw_delivery d;
+    h->now = now;
     for (int k = 0; k < BURST && !h->r->done && sw_recv(h->sock, &d) == 0; k++) {
         h->r->bytes_in += d.frame ? sw_frame_size(d.frame) : 0;
         if (!d.gone)
@@ -390,7 +419,8 @@ static double turn(void *ctx, double now)
     }
     sw__batch_flush(&h->to_server);
     h->r->version = h->version;
-    return h->r->done ? SW_AGENT_DONE : INFINITY;
+    double next = server_silence(h, now);
+    return h->r->done ? SW_AGENT_DONE : next;
 }
 
 /* ---- Life ----------------------------------------------------------------------------------- */
@@ -403,6 +433,7 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
         return sw_fail(err, SW_ENOMEM, "no memory for a shard");
     memset(r, 0, sizeof *r);
     *h = (shard){.p = p, .r = r, .net = net, .saved = SW_SHARD_NONE, .ckpt_lock = -1,
+                 .heard = -INFINITY,
                  .to_server = {.send = send_to_server, .ctx = h}};
     /* The server holds this listener's own key pair: that key alone is an operator here. */
     sw_listen_params lp = {.endpoint = p->bind,

@@ -57,6 +57,9 @@ struct sw_shard {
     bool configured, ready; /* INIT came (or a checkpoint said it); θ holds the run's values */
     bool awaiting;          /* resumed from its checkpoint: nothing is served until RESTORE */
     bool unchecked;         /* payloads without checksums, as the run agreed */
+    bool checkpointed;      /* the run keeps checkpoints (INIT's checkpoints=on) */
+    double now, heard;      /* the loop's time this turn, and of the server's last word
+                             * (-INFINITY: none yet) */
     /* Why this shard refused the INIT it got ("": none refused): what it answers the server's
      * next orders with, since the refusal itself may be lost with a connection ZeroMQ closed
      * (a SET over --max-frame), and what it fails with when that run ends. */
@@ -136,7 +139,9 @@ typedef struct sw__from {
 /* Why a shard resumed from its checkpoint refuses another run's orders. */
 #define SW__SHARD_RESUMED                                                                        \
     "this shard resumed its run from its checkpoint and waits for that run's server, started "  \
-    "again with --checkpoint FILE --resume: to serve a new run, start it without --resume"
+    "again with --checkpoint FILE --resume: to serve a new run, start it without --resume; to "  \
+    "rejoin this server's run, give it the checkpoint this run saved (its --checkpoint FILE is " \
+    "of another run)"
 
 /* The flags every payload on this run's links carries. */
 static inline uint32_t sw__shard_link_flags(const struct sw_shard *h)
