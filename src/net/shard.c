@@ -346,6 +346,19 @@ static void on_batch(shard *h, const from *f, const sw_msg *m)
             handlers[sub.type](h, f, &sub);
 }
 
+/* Why a message no shard takes is refused, with where it should go when a worker or ctl was
+ * pointed at a shard. */
+static const char *not_for_a_shard(sw_msg_type type)
+{
+    if (type == SW_MSG_JOIN)
+        return "not a message for a shard: this is a shard of a sharded run, and workers join "
+               "its server";
+    if (type == SW_MSG_CTL)
+        return "not a message for a shard: this is a shard of a sharded run; ask its server, "
+               "whose status shows every shard";
+    return "not a message for a shard";
+}
+
 void sw__shard_take(shard *h, const sw_delivery *d)
 {
     from f = {d->route, d->route_len};
@@ -366,10 +379,7 @@ void sw__shard_take(shard *h, const sw_delivery *d)
     else if ((m.flags & SW_FLAG_UNCHECKED) && (!knows_link(h) || !h->unchecked))
         sw__shard_refuse(h, &f, &m, "a message without a checksum: this run checks them");
     else if (!handlers[m.type])
-        sw__shard_refuse(h, &f, &m, m.type == SW_MSG_JOIN
-                                        ? "not a message for a shard: this is a shard of a "
-                                          "sharded run, and workers join its server"
-                                        : "not a message for a shard");
+        sw__shard_refuse(h, &f, &m, not_for_a_shard(m.type));
     else if (h->p->curve_key && !d->operator && from_server(m.type))
         sw__shard_refuse(h, &f, &m, "only the server's CURVE key may give a shard orders");
     else if (h->awaiting && sw__shard_awaits(h, d, &m))

@@ -504,6 +504,8 @@ static void hostile_messages_are_refused_and_counted(void **state)
     expect_refused(g, g->w[1], "only the server");
     send_raw(g->w[1], SW_MSG_PUSH, 1, 0, 7, NULL, 0); /* a server's message type */
     expect_refused(g, g->w[1], "not a message for a shard");
+    send_raw(g->stranger, SW_MSG_CTL, SW_NO_WORKER, 0, 0, "status", 6); /* ctl at a shard */
+    expect_refused(g, g->stranger, "ask its server");
     send_raw(g->w[1], SW_MSG_SHARD_PULL, 1, SW_FLAG_UNCHECKED, 7, "12345678", 8);
     expect_refused(g, g->w[1], "checksum");
     sw_frame *f = sw_frame_new(12);
