@@ -76,28 +76,14 @@ static bool is_order(sw_msg_type type)
     }
 }
 
-/* Why a shard without a run refuses a server's order, whichever order comes first: the run's
- * INIT it refused, or that it holds none (started afresh, it missed its run's INIT); NULL when
- * the shard has its run or m is no such order. */
-static const char *no_run(const shard *h, const sw_msg *m)
-{
-    if (h->configured || !m || m->worker != SW_NO_WORKER || !is_order(m->type))
-        return NULL;
-    if (h->refused_run[0])
-        return h->refused_run;
-    return m->type == SW_MSG_SHARD_INIT ? NULL : SW__SHARD_NO_RUN;
-}
-
 /* ERROR to the sender; SW_FLAG_UNKNOWN in `flags` says it is no member (yet: a worker's first
  * pull may overtake the server's MEMBER, and is sent again). */
 void sw__shard_refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_t flags,
                               const char *why)
 {
-    const char *over = no_run(h, m);
-    if (over) { /* not "ask again": this run is over here */
-        why = over;
-        flags &= ~(uint32_t)SW_FLAG_UNKNOWN;
-    }
+    if (!h->configured && h->refused_run[0] && m && m->worker == SW_NO_WORKER &&
+        is_order(m->type))
+        why = h->refused_run; /* the server's next orders after the INIT it refused */
     h->r->refused++;
     sw_log(SW_LOG_DEBUG, "shard %u refused a message: %s", h->index, why);
     sw__shard_send(h, to, SW_MSG_ERROR, m ? m->worker : SW_NO_WORKER, flags, m ? m->version : 0,
@@ -329,6 +315,16 @@ static uint64_t payload_limit(const shard *h)
     return h->configured ? run_payload(h) : SW_PROTO_MAX_PAYLOAD;
 }
 
+/* A server's order to a shard that holds no run and refused no run's INIT: it started afresh
+ * and missed its run's INIT (restarted without --resume), and says so whichever order comes
+ * first (a gather's pull, an apply, a ping). A worker's own pull is asked again instead. */
+static bool holds_no_run(const shard *h, const sw_msg *m)
+{
+    return !h->configured && !h->refused_run[0] && is_order(m->type) &&
+           m->type != SW_MSG_SHARD_INIT && m->type != SW_MSG_BATCH &&
+           (m->type != SW_MSG_SHARD_PULL || m->worker == SW_NO_WORKER);
+}
+
 /* A batch of the server's orders, checked whole (a malformed one is refused, none of it
  * carried out), then taken one by one, in order, as if each had come alone: each handler judges
  * who may send it (a restarted server's RESTORE comes from a route the shard does not know
@@ -342,7 +338,9 @@ static void on_batch(shard *h, const from *f, const sw_msg *m)
     }
     sw_msg sub;
     for (size_t at = 0; !h->r->done && sw__batch_next(m, &at, &sub);)
-        if (!(h->awaiting && sw__shard_awaits(h, NULL, &sub)))
+        if (holds_no_run(h, &sub))
+            sw__shard_refuse(h, f, &sub, SW__SHARD_NO_RUN);
+        else if (!(h->awaiting && sw__shard_awaits(h, NULL, &sub)))
             handlers[sub.type](h, f, &sub);
 }
 
@@ -382,6 +380,8 @@ void sw__shard_take(shard *h, const sw_delivery *d)
         sw__shard_refuse(h, &f, &m, not_for_a_shard(m.type));
     else if (h->p->curve_key && !d->operator && from_server(m.type))
         sw__shard_refuse(h, &f, &m, "only the server's CURVE key may give a shard orders");
+    else if (holds_no_run(h, &m))
+        sw__shard_refuse(h, &f, &m, SW__SHARD_NO_RUN);
     else if (h->awaiting && sw__shard_awaits(h, d, &m))
         return;
     else {
