@@ -325,6 +325,16 @@ static bool holds_no_run(const shard *h, const sw_msg *m)
            (m->type != SW_MSG_SHARD_PULL || m->worker == SW_NO_WORKER);
 }
 
+/* A message checked as a frame, to its handler, whether it came alone or in a batch (d NULL):
+ * refused by a shard that holds no run, kept by a resumed one until its RESTORE. */
+static void dispatch(shard *h, const from *f, const sw_msg *m, const sw_delivery *d)
+{
+    if (holds_no_run(h, m))
+        sw__shard_refuse(h, f, m, SW__SHARD_NO_RUN);
+    else if (!(h->awaiting && sw__shard_awaits(h, d, m)))
+        handlers[m->type](h, f, m);
+}
+
 /* A batch of the server's orders, checked whole (a malformed one is refused, none of it
  * carried out), then taken one by one, in order, as if each had come alone: each handler judges
  * who may send it (a restarted server's RESTORE comes from a route the shard does not know
@@ -338,10 +348,7 @@ static void on_batch(shard *h, const from *f, const sw_msg *m)
     }
     sw_msg sub;
     for (size_t at = 0; !h->r->done && sw__batch_next(m, &at, &sub);)
-        if (holds_no_run(h, &sub))
-            sw__shard_refuse(h, f, &sub, SW__SHARD_NO_RUN);
-        else if (!(h->awaiting && sw__shard_awaits(h, NULL, &sub)))
-            handlers[sub.type](h, f, &sub);
+        dispatch(h, f, &sub, NULL);
 }
 
 /* Why a message no shard takes is refused, with where it should go when a worker or ctl was
@@ -380,13 +387,9 @@ void sw__shard_take(shard *h, const sw_delivery *d)
         sw__shard_refuse(h, &f, &m, not_for_a_shard(m.type));
     else if (h->p->curve_key && !d->operator && from_server(m.type))
         sw__shard_refuse(h, &f, &m, "only the server's CURVE key may give a shard orders");
-    else if (holds_no_run(h, &m))
-        sw__shard_refuse(h, &f, &m, SW__SHARD_NO_RUN);
-    else if (h->awaiting && sw__shard_awaits(h, d, &m))
-        return;
     else {
         h->body = d->frame;
-        handlers[m.type](h, &f, &m);
+        dispatch(h, &f, &m, d);
         h->body = NULL;
     }
     if (h->configured && sw__shard_is_server(h, &f)) /* after: INIT or RESTORE names it */
