@@ -1,7 +1,8 @@
 /* bench_net's sharded part (net_bench_shards.h): a real control-plane server and one real
  * shard, each a thread of this process, and a client that makes a sharded step's messages the
  * way syncwise's worker does (src/net/worker_shards.c): its gradient to the shard (SHARD_PUSH),
- * the server's answer (RELEASE, which carries no floats), then SHARD_PULL and the slice back. */
+ * the server's answer (RELEASE, which carries no floats), then the slice back: sent unasked
+ * when the release says SW_FLAG_SENT (the server ordered it), else pulled (SHARD_PULL). */
 #define _POSIX_C_SOURCE 200809L
 #include "net_bench_shards.h"
 #include "net_served.h"
@@ -179,8 +180,9 @@ sharded *sw_bench_sharded_open(size_t params, sw_checksum_mode checksum)
     return s;
 }
 
-/* The release's answer to our push: WAIT (none under asp) or RELEASE. */
-static void await_release(sharded *s)
+/* The release's answer to our push: WAIT (none under asp) or RELEASE; whether the shard was
+ * ordered to send the slice. */
+static bool await_release(sharded *s)
 {
     for (;;) {
         sw_msg m;
@@ -190,7 +192,7 @@ static void await_release(sharded *s)
             s->version = m.version;
         zmq_msg_close(&f);
         if (released)
-            return;
+            return m.flags & SW_FLAG_SENT;
     }
 }
 
@@ -228,10 +230,12 @@ void sw_bench_sharded_trip(sharded *s)
     if (!push)
         abort();
     send_frame(s->to_shard, push);
-    await_release(s);
+    bool sent = await_release(s);
     double t1 = sw_clock_now_s();
-    sw_frame *pull = to_shard(s, 8, &pay);
-    send_to_shard(s, pull, SW_MSG_SHARD_PULL, 0, 8);
+    if (!sent) {
+        sw_frame *pull = to_shard(s, 8, &pay);
+        send_to_shard(s, pull, SW_MSG_SHARD_PULL, 0, 8);
+    }
     await_slice(s);
     s->to_release_s += t1 - t0;
     s->to_slice_s += sw_clock_now_s() - t1;

@@ -103,7 +103,10 @@ typedef enum sw_msg_type {
     SW_MSG_BATCH = 36,        /* server <-> shard: several messages, each as it would travel
                                * alone and padded with zeros to 8 bytes (src/net/batch.h); no
                                * floats, no batch inside, each checked as a frame */
-    SW_MSG_TYPE_MAX = 36,
+    SW_MSG_SHARD_SEND = 37,   /* server -> shard: send each member named its slice at `version`
+                               * or later, unasked, as the answer to its pull: u32 n, n (u32
+                               * worker, u64 token); the members' RELEASE says SW_FLAG_SENT */
+    SW_MSG_TYPE_MAX = 37,
 } sw_msg_type;
 
 /* Sizes in the shards' payloads, for both ends: a STATE payload; a RESTORE's head before the
@@ -125,7 +128,10 @@ typedef enum sw_msg_flag {
     /* SHARD_APPLY: answer with SHARD_APPLIED (the slice's norm), for a policy that reads the
      * applies' norms (DBW); without it the shard neither measures nor answers. */
     SW_FLAG_WANT_NORMS = 1u << 6,
-    SW_FLAG_ALL = (1u << 7) - 1,
+    /* RELEASE with SW_FLAG_MODEL in a sharded run: the server ordered the shards to send the
+     * slices (SHARD_SEND); pull only what has not come within a second. */
+    SW_FLAG_SENT = 1u << 7,
+    SW_FLAG_ALL = (1u << 8) - 1,
 } sw_msg_flag;
 
 typedef struct sw_msg {

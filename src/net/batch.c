@@ -68,6 +68,7 @@ bool sw__batch_may_carry(sw_msg_type type)
     case SW_MSG_SHARD_PUSHED: case SW_MSG_SHARD_APPLIED: case SW_MSG_SHARD_STATE:
     case SW_MSG_ERROR: case SW_MSG_SHARD_APPLY: case SW_MSG_SHARD_PING: case SW_MSG_SHARD_SAVE:
     case SW_MSG_SHARD_RESTORE: case SW_MSG_SHARD_PULL: case SW_MSG_SHARD_MEMBER:
+    case SW_MSG_SHARD_SEND:
         return true;
     default:
         return false;

@@ -76,9 +76,22 @@ static void release_with_model(server *s, const peer *to, uint32_t flags, sw_fra
     send_frame(s, to, sw_frame_ref(*shared));
 }
 
+/* A sharded release with the model: the shards send the worker their slices unasked, so that
+ * the order travels beside the RELEASE and the worker's pulls are spared (SW_FLAG_SENT), once
+ * each knows the worker's connection (from a push) and while every shard can serve (one that
+ * cannot keeps the workers' pulls until it can). */
+static uint32_t sharded_release(server *s, const conn *c, uint32_t w, sw__send_order *sends)
+{
+    if (!c->wants_model || !c->routed || sw__shards_any_out(s))
+        return 0;
+    sw__shards_order_send(s, sends, w, c->token);
+    return SW_FLAG_SENT;
+}
+
 void sw__server_follow(server *s, const sw_engine_result *res)
 {
     sw_frame *shared[2] = {NULL, NULL}; /* by SW_FLAG_DROPPED */
+    sw__send_order sends = {0};
     for (uint32_t i = 0; i < res->n_released; i++) {
         uint32_t w = res->released[i];
         conn *c = &s->conns[w];
@@ -86,13 +99,15 @@ void sw__server_follow(server *s, const sw_engine_result *res)
             continue;
         peer to = {.route = c->route, .route_len = c->route_len, .sock = s->sock};
         uint32_t flags = (c->wants_model ? SW_FLAG_MODEL : 0) | (c->dropped ? SW_FLAG_DROPPED : 0);
-        /* Sharded: MODEL tells the worker to pull the version from the shards. */
+        if (s->shards.n)
+            flags |= sharded_release(s, c, w, &sends);
         if (c->wants_model && !s->shards.n)
             release_with_model(s, &to, flags, &shared[c->dropped]);
         else
             sw__server_send(s, &to, SW_MSG_RELEASE, w, flags, NULL, 0);
         c->dropped = false;
     }
+    sw__shards_send_ordered(s, &sends);
     sw_frame_unref(shared[0]);
     sw_frame_unref(shared[1]);
     s->wake_at = res->wake_at;

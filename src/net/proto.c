@@ -21,7 +21,9 @@ const char *sw_msg_type_name(int type)
                                         "shard-apply", "shard-push", "shard-pushed",
                                         "shard-pull", "shard-slice", "shard-ping",
                                         "shard-save", "shard-state", "shard-restore",
-                                        "shard-applied", "shard-push-sparse", "batch"};
+                                        "shard-applied", "shard-push-sparse", "batch",
+                                        "shard-send"};
+    _Static_assert(sizeof names / sizeof *names == SW_MSG_TYPE_MAX + 1, "a type without a name");
     return type >= 1 && type <= SW_MSG_TYPE_MAX ? names[type] : "?";
 }
 

@@ -22,6 +22,9 @@ typedef struct conn {
     double last_seen;
     bool live, wants_model, dropped;
     bool used; /* a worker held this slot once */
+    /* Sharded: every shard has had a push of this membership since the last restore, so knows
+     * the connection to send its slices by (SHARD_SEND). */
+    bool routed;
     uint64_t token; /* this membership's, from WELCOME: a worker's heartbeats carry it */
     char name[65];    /* the --name it joined with */
     char address[48]; /* where it joined from */

@@ -349,9 +349,10 @@ static void decide(server *s, uint32_t w, const sw__reporting *r)
     sw_msg m = {.type = SW_MSG_PUSH, .worker = w, .flags = r->flags, .version = r->version};
     sw_shard_entry_put(s->shards.deciding, w, r->token, r->seq, &r->to, s->shards.n);
     s->shards.deciding_sq = r->sq_norm;
-    if (sw__server_push_allowed(s, &from, &m))
+    if (sw__server_push_allowed(s, &from, &m)) {
+        c->routed |= sw_shard_set_full(&r->to, s->shards.n);
         sw__server_accept_push(s, &from, &m, NULL, 0);
-    else
+    } else
         sw__shards_drop_everywhere(s, w, r->token, r->seq);
 }
 
@@ -567,6 +568,29 @@ void sw__shards_take(server *s, uint32_t j, const sw_delivery *d)
         s->r->shard_messages++;
         take_msg(s, j, &m);
     }
+}
+
+/* ---- Released workers' slices, sent unasked ------------------------------------------------ */
+
+void sw__shards_order_send(server *s, sw__send_order *o, uint32_t w, uint64_t token)
+{
+    if (o->n == SW__SEND_MAX)
+        sw__shards_send_ordered(s, o);
+    uint8_t *at = o->payload + 4 + 12 * (size_t)o->n++;
+    sw_put_u32(at, w);
+    sw_put_u64(at + 4, token);
+}
+
+void sw__shards_send_ordered(server *s, sw__send_order *o)
+{
+    if (!o->n)
+        return;
+    sw_put_u32(o->payload, o->n);
+    sw_msg m = {.type = SW_MSG_SHARD_SEND, .worker = SW_NO_WORKER,
+                .version = sw_engine_version(s->engine), .payload = o->payload,
+                .payload_len = 4 + 12 * (size_t)o->n};
+    sw__shards_send_all(s, &m);
+    o->n = 0;
 }
 
 /* ---- Gathers ------------------------------------------------------------------------------- */

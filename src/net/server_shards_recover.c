@@ -261,6 +261,8 @@ static void restore(server *s, uint32_t j, uint64_t from)
     h->restores++;
     h->restoring = sw_shard_set_all(h->n);
     h->gathering = h->have_theta = false; /* what was or is being gathered predates it */
+    for (uint32_t w = 0; w < s->slots; w++)
+        s->conns[w].routed = false; /* the resumed shard knows no worker's connection */
     uint64_t V = sw_engine_version(s->engine);
     /* a second restore to the same checkpoint undoes only the applies since the first */
     uint64_t lost = V - (h->restored_at > from ? h->restored_at : from);

@@ -69,7 +69,8 @@ static bool is_order(sw_msg_type type)
     switch (type) {
     case SW_MSG_SHARD_INIT: case SW_MSG_SHARD_SET: case SW_MSG_SHARD_MEMBER:
     case SW_MSG_SHARD_APPLY: case SW_MSG_SHARD_PULL: case SW_MSG_SHARD_PING:
-    case SW_MSG_SHARD_SAVE: case SW_MSG_SHARD_RESTORE: case SW_MSG_BATCH:
+    case SW_MSG_SHARD_SAVE: case SW_MSG_SHARD_RESTORE: case SW_MSG_SHARD_SEND:
+    case SW_MSG_BATCH:
         return true;
     default:
         return false;
@@ -108,6 +109,15 @@ bool sw__shard_is_member(const shard *h, const sw_msg *m)
 {
     return h->ready && m->worker < h->slots && m->payload_len >= 8 &&
            h->tokens[m->worker] != 0 && sw_get_u64(m->payload) == h->tokens[m->worker];
+}
+
+void sw__shard_note_route(shard *h, uint32_t w, const from *f)
+{
+    sw__route *r = &h->routes[w];
+    if (f->route_len > SW_ROUTE_MAX)
+        return;
+    memcpy(r->bytes, f->route, f->route_len);
+    r->len = f->route_len;
 }
 
 /* ---- The run: INIT and SET ------------------------------------------------------------------ */
@@ -172,7 +182,8 @@ int sw__shard_configure(shard *h, const char *text, char *err)
     h->sum = calloc(h->len, sizeof *h->sum);
     h->tokens = calloc(slots, sizeof *h->tokens);
     h->next_seq = calloc(slots, sizeof *h->next_seq);
-    if (!h->theta || !h->sum || !h->tokens || !h->next_seq)
+    h->routes = calloc(slots, sizeof *h->routes);
+    if (!h->theta || !h->sum || !h->tokens || !h->next_seq || !h->routes)
         return sw_fail(err, SW_ENOMEM, "no memory for a slice of %zu floats", h->len);
     if (sw_optim_stateful(&h->optim) && (rc = sw_optim_init(&h->opt, &h->optim, h->len, err)))
         return rc;
@@ -236,6 +247,7 @@ void sw__shard_set_token(shard *h, uint32_t w, uint64_t token)
     if (h->tokens[w] != token) { /* a new membership numbers its pushes afresh, and the old
                                   * one's pull is nobody's */
         h->next_seq[w] = 0;
+        h->routes[w].len = 0;
         sw__shard_forget_pull(h, w);
     }
     h->tokens[w] = token;
@@ -292,6 +304,7 @@ static const handler handlers[SW_MSG_TYPE_MAX + 1] = {
     [SW_MSG_SHARD_PUSH_SPARSE] = sw__shard_on_push_sparse,
     [SW_MSG_SHARD_PING] = sw__shard_on_ping, [SW_MSG_SHARD_SAVE] = sw__shard_on_save,
     [SW_MSG_SHARD_RESTORE] = sw__shard_on_restore, [SW_MSG_BATCH] = on_batch,
+    [SW_MSG_SHARD_SEND] = sw__shard_on_send,
 };
 
 /* Whether the shard knows how its run's links are checked: from the run's INIT, taken or
@@ -512,6 +525,7 @@ void sw_shard_end(sw_shard *h)
     free(h->sum);
     free(h->tokens);
     free(h->next_seq);
+    free(h->routes);
     sw_optim_free(&h->opt);
     sw__shard_free_recovery(h);
     sw_file_release(h->ckpt_lock);

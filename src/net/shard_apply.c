@@ -81,6 +81,7 @@ static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
         sw__shard_refuse_flagged(h, f, m, SW_FLAG_UNKNOWN, "a push from no member of the run (id and token)");
         return NULL;
     }
+    sw__shard_note_route(h, m->worker, f);
     uint64_t token = sw_get_u64(m->payload), seq = sw_get_u64(m->payload + 8);
     if (sw__shard_is_lost(h, m->worker, token, seq))
         return NULL; /* counted already, without this slice, when its shard was restored */

@@ -33,6 +33,13 @@ typedef struct sw__held {
     float *copy;
 } sw__held;
 
+/* Where a member's messages come from: the connection of its last push or pull, to which a
+ * slice the server orders sent (SHARD_SEND) goes. len 0: none yet in this membership. */
+typedef struct sw__route {
+    uint8_t bytes[SW_ROUTE_MAX];
+    size_t len;
+} sw__route;
+
 /* A PULL of a version the shard does not hold yet: of the whole slice, or of the k places in it
  * a sparse step reads. */
 typedef struct sw__waiting {
@@ -90,6 +97,7 @@ struct sw_shard {
     uint64_t *tokens;       /* per worker slot: its membership's token, 0 when not a member */
     uint64_t *next_seq;     /* per slot: the least sequence number the member may push next
                              * (a worker numbers its pushes upwards: a replay is refused) */
+    sw__route *routes;      /* per slot: where its member's messages come from */
     sw__held *held;
     size_t n_held;
     struct sw_team *team;   /* --apply-threads beyond the shard's own, or NULL */
@@ -160,14 +168,17 @@ void sw__shard_refuse_flagged(struct sw_shard *h, const sw__from *to, const sw_m
 bool sw__shard_is_server(const struct sw_shard *h, const sw__from *f);
 /* A worker's message: a member's id and its token, read from the payload's first 8 bytes. */
 bool sw__shard_is_member(const struct sw_shard *h, const sw_msg *m);
+/* A member's message came by f: where the slices the server orders sent to it go. */
+void sw__shard_note_route(struct sw_shard *h, uint32_t w, const sw__from *f);
 /* Slot w's membership token (0: none); a new one may number its pushes from 0. */
 void sw__shard_set_token(struct sw_shard *h, uint32_t w, uint64_t token);
 int sw__shard_configure(struct sw_shard *h, const char *text, char *err);
 void sw__shard_take(struct sw_shard *h, const sw_delivery *d);
 
-/* shard_pull.c: the PULL handler; the pulls waiting for the version the shard now holds,
+/* shard_pull.c: the PULL and SEND handlers; the pulls waiting for the version the shard now holds,
  * answered; worker w's waiting pull forgotten (SW_NO_WORKER: the server's). */
 void sw__shard_on_pull(struct sw_shard *h, const sw__from *f, const sw_msg *m);
+void sw__shard_on_send(struct sw_shard *h, const sw__from *f, const sw_msg *m);
 void sw__shard_answer_waiting(struct sw_shard *h);
 void sw__shard_forget_pull(struct sw_shard *h, uint32_t w);
 /* θ, writable: where it lies unless a frame still reads it, else a copy of it (lend.h); `keep`

@@ -1,6 +1,6 @@
 /* A shard's pulls (shard_internal.h): a whole slice sent from where θ lies and shared by every
- * puller of its version, a sparse step's values at its places, and the pulls that wait for a
- * version the shard does not hold yet. */
+ * puller of its version, a sparse step's values at its places, the pulls that wait for a
+ * version the shard does not hold yet, and the slices the server orders sent unasked. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
@@ -120,34 +120,69 @@ static bool places(shard *h, const from *f, const sw_msg *m, uint32_t **idx, siz
     return false;
 }
 
-void sw__shard_on_pull(shard *h, const from *f, const sw_msg *m)
+/* Worker w's pull (SW_NO_WORKER: the server's) of version min or later, answered by way of
+ * `to` now when the shard holds it, else kept until it does. Takes idx. */
+static void answer_or_wait(shard *h, const from *to, uint32_t w, uint64_t min, uint32_t *idx,
+                           size_t k)
 {
-    if (!sw__shard_is_server(h, f) && !sw__shard_is_member(h, m)) {
-        sw__shard_refuse_flagged(h, f, m, SW_FLAG_UNKNOWN,
-                                 "a pull from no member of the run (id and token)");
-        return;
-    }
-    uint32_t *idx;
-    size_t k;
-    if (!places(h, f, m, &idx, &k))
-        return;
-    if (h->ready && m->version <= h->version) {
-        send_slice(h, f, m->worker, idx, k);
+    if (h->ready && min <= h->version) {
+        send_slice(h, to, w, idx, k);
         free(idx);
         return;
     }
     /* A puller waits for one answer: a pull asked again replaces the one before, so that the
      * waiting pulls stay one per slot (a member pulling in a loop for a version far ahead
      * grew them without bound, and every new version scanned them all). */
-    sw__shard_forget_pull(h, m->worker);
+    sw__shard_forget_pull(h, w);
     waiting *more = realloc(h->pulls, (h->n_pulls + 1) * sizeof *more);
-    if (!more || f->route_len > SW_ROUTE_MAX) {
+    if (!more || to->route_len > SW_ROUTE_MAX) {
         free(idx);
         return; /* no memory: the puller's timeout decides */
     }
     h->pulls = more;
-    waiting *w = &h->pulls[h->n_pulls++];
-    *w = (waiting){.route_len = f->route_len, .worker = m->worker, .min = m->version,
-                   .idx = idx, .k = k};
-    memcpy(w->route, f->route, f->route_len);
+    waiting *p = &h->pulls[h->n_pulls++];
+    *p = (waiting){.route_len = to->route_len, .worker = w, .min = min, .idx = idx, .k = k};
+    memcpy(p->route, to->route, to->route_len);
+}
+
+void sw__shard_on_pull(shard *h, const from *f, const sw_msg *m)
+{
+    bool server = sw__shard_is_server(h, f);
+    if (!server && !sw__shard_is_member(h, m)) {
+        sw__shard_refuse_flagged(h, f, m, SW_FLAG_UNKNOWN,
+                                 "a pull from no member of the run (id and token)");
+        return;
+    }
+    if (!server)
+        sw__shard_note_route(h, m->worker, f);
+    uint32_t *idx;
+    size_t k;
+    if (places(h, f, m, &idx, &k))
+        answer_or_wait(h, f, m->worker, m->version, idx, k);
+}
+
+/* The server released these members with SW_FLAG_SENT: each gets the whole slice as the answer
+ * to a pull, by way of the connection its last push or pull came by. One no longer a member
+ * (it left meanwhile), or whose messages came by no connection yet, is passed over: a
+ * released worker pulls what has not come within a second. */
+void sw__shard_on_send(shard *h, const from *f, const sw_msg *m)
+{
+    if (!sw__shard_is_server(h, f)) {
+        sw__shard_refuse(h, f, m, "only the server orders slices sent");
+        return;
+    }
+    uint32_t n = m->payload_len >= 4 ? sw_get_u32(m->payload) : 0;
+    if (m->payload_len < 4 || m->payload_len != 4 + 12 * (uint64_t)n) {
+        sw__shard_refuse(h, f, m, "a send order of the wrong length");
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *at = m->payload + 4 + 12 * (size_t)i;
+        uint32_t w = sw_get_u32(at);
+        uint64_t token = sw_get_u64(at + 4);
+        if (w >= h->slots || token == 0 || h->tokens[w] != token || !h->routes[w].len)
+            continue;
+        const sw__route *r = &h->routes[w];
+        answer_or_wait(h, &(from){r->bytes, r->len}, w, m->version, NULL, 0);
+    }
 }

@@ -360,6 +360,16 @@ static void a_replayed_push_is_refused(void **state)
 /* A member's pull asked again replaces the one before: a hundred pulls for a version to come
  * are answered once when it comes (they were kept, and scanned, without bound), and a member
  * gone takes its waiting pull with it. */
+/* Worker 0's push g0 applied alone at lr 0.1 to reach version 8, from θ0 = theta: the slice
+ * then expected, in want. */
+static void apply_alone(rig *g, const float *theta, const float *g0, float *want)
+{
+    apply(g, 0, 8, 0.1f, (uint32_t[]){0}, (uint64_t[]){1}, 1);
+    settle(g);
+    memcpy(want, theta, LEN * sizeof *want);
+    sw_sgd_step(want, g0, LEN, 0.1f, 0);
+}
+
 static void waiting_pulls_stay_one_per_member(void **state)
 {
     rig *g = *state;
@@ -374,16 +384,61 @@ static void waiting_pulls_stay_one_per_member(void **state)
     settle(g);
     send_raw(g->server, SW_MSG_SHARD_MEMBER, 1, SW_FLAG_DONE, 0, NULL, 0); /* worker 1 leaves */
     push_kept(g, 0, 100, 1, 7, g0, LEN);
-    apply(g, 0, 8, 0.1f, (uint32_t[]){0}, (uint64_t[]){1}, 1);
-    settle(g);
     float want[LEN];
-    memcpy(want, theta, sizeof want);
-    sw_sgd_step(want, g0, LEN, 0.1f, 0);
+    apply_alone(g, theta, g0, want);
     expect_slice_values(g->w[0], 8, want, LEN);
     sw_msg m;
     sw_frame *f;
     assert_false(next(g->w[0], &m, &f));
     assert_false(next(g->w[1], &m, &f));
+}
+
+/* A SEND order naming n members (worker w[k], token tok[k]) of `version`. */
+static void send_order(sw_sock *from, uint64_t version, const uint32_t *w,
+                       const uint64_t *tok, uint32_t n)
+{
+    uint8_t pay[4 + 12 * 4];
+    sw_put_u32(pay, n);
+    for (uint32_t k = 0; k < n; k++) {
+        sw_put_u32(pay + 4 + 12 * k, w[k]);
+        sw_put_u64(pay + 8 + 12 * k, tok[k]);
+    }
+    send_raw(from, SW_MSG_SHARD_SEND, SW_NO_WORKER, 0, version, pay, 4 + 12 * n);
+}
+
+/* The server orders a released member's slice sent: it goes, unasked, by the connection of the
+ * member's last push, once the shard holds the version; a member whose connection the shard
+ * has not seen, or a token of another membership, is passed over; only the server may order
+ * it, and a malformed order is refused. */
+static void slices_the_server_orders_sent(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {1, 2, 3, 4, 5}, g0[LEN] = {1, 0, -1, 2, 0.5f};
+    start_run(g, theta);
+    send_order(g->server, 7, (uint32_t[]){0, 1}, (uint64_t[]){100, 200}, 2);
+    settle(g);
+    sw_msg m;
+    sw_frame *f;
+    assert_false(next(g->w[0], &m, &f)); /* no push yet: no connection known */
+    assert_false(next(g->w[1], &m, &f));
+    push_kept(g, 0, 100, 1, 7, g0, LEN);
+    /* ordered before the apply it names arrives, and a stale token beside it */
+    send_order(g->server, 8, (uint32_t[]){0, 1}, (uint64_t[]){100, 999}, 2);
+    settle(g);
+    assert_false(next(g->w[0], &m, &f)); /* waits for version 8 */
+    float want[LEN];
+    apply_alone(g, theta, g0, want);
+    expect_slice_values(g->w[0], 8, want, LEN);
+    assert_false(next(g->w[0], &m, &f)); /* once */
+    assert_false(next(g->w[1], &m, &f));
+    send_order(g->server, 8, (uint32_t[]){0}, (uint64_t[]){100}, 1); /* held: at once */
+    settle(g);
+    expect_slice_values(g->w[0], 8, want, LEN);
+    send_order(g->w[0], 8, (uint32_t[]){0}, (uint64_t[]){100}, 1);
+    expect_refused(g, g->w[0], "only the server");
+    send_raw(g->server, SW_MSG_SHARD_SEND, SW_NO_WORKER, 0, 8, (uint8_t[]){2, 0, 0, 0}, 4);
+    expect_refused(g, g->server, "wrong length");
+    assert_int_equal(g->r.pulls, 2);
 }
 
 static void send_on(void *ctx, sw_frame *f) { sw_send(ctx, NULL, 0, f); }
@@ -550,6 +605,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(a_replayed_push_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(waiting_pulls_stay_one_per_member, setup, teardown),
+        cmocka_unit_test_setup_teardown(slices_the_server_orders_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_messages_are_refused_and_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(reports_and_orders_travel_in_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_batches_are_refused_and_counted, setup, teardown),

@@ -85,6 +85,9 @@ struct sw_worker {
     uint64_t slice_min; /* the lowest version among the slices in */
     uint64_t pull_mark; /* the newest restore mark among the slices in (SHARD_SLICE) */
     uint32_t retries;   /* pulls sent again this step (a shard not told of us yet) */
+    /* Per shard, a slice that came while no pull was due: one the server ordered sent may
+     * overtake the RELEASE it belongs to, on another connection (NULL: none). */
+    sw_frame *early[SW_SHARDS_MAX];
     size_t part[SW_SHARDS_MAX + 1]; /* a sparse step: shard j's touched indices are
                                      * [part[j], part[j + 1]) of the learner's */
     double asked_at;    /* when what is still due was last asked for: the slices, or (ANSWER)
@@ -164,8 +167,9 @@ void sw__worker_push(worker *k, double now);
 int sw__worker_shards_connect(worker *k, const config *c, char *err);
 void sw__worker_shards_close(worker *k);
 /* Pulls from the shards what the step at `version` or later reads: every slice (dense), or
- * the touched weights from the shards holding them (sparse). */
-void sw__worker_shards_pull(worker *k, uint64_t version, double now);
+ * the touched weights from the shards holding them (sparse). `sent`: the server ordered the
+ * slices sent (SW_FLAG_SENT), and only those that do not come within a second are pulled. */
+void sw__worker_shards_pull(worker *k, uint64_t version, bool sent, double now);
 void sw__worker_shards_take(worker *k, uint32_t j, sw_frame *frame, double now);
 void sw__worker_shards_push(worker *k, uint32_t flags, double now);
 /* When the slices still due, or the last push if no answer came, are sent again (a shard that

@@ -1,7 +1,8 @@
 /* A worker of a sharded run (syncwise/shard.h): it joins the server as always, and WELCOME
- * names the shards and the chunk table. A release with SW_FLAG_MODEL pulls every shard's slice
+ * names the shards and the chunk table. A release with SW_FLAG_MODEL reads every shard's slice
  * at the version it names or later (the step's version is the lowest the slices have, so its
- * staleness is never understated); a push sends each shard its slice of the gradient, with the
+ * staleness is never understated): the shards send them unasked when the release says
+ * SW_FLAG_SENT (one may come before the release), else the worker pulls them; a push sends each shard its slice of the gradient, with the
  * membership's token and a number of its own, and the server answers it (WAIT or RELEASE) once
  * every shard has reported it. A sparse step pulls and pushes at the shards its batch touches
  * only, the push naming them. */
@@ -34,8 +35,11 @@ static bool same_shards(const worker *k, const config *c)
 
 void sw__worker_shards_close(worker *k)
 {
-    for (uint32_t j = 0; j < k->n_shard_socks; j++)
+    for (uint32_t j = 0; j < k->n_shard_socks; j++) {
         sw_sock_close(k->shard_socks[j]);
+        sw_frame_unref(k->early[j]);
+        k->early[j] = NULL;
+    }
     k->n_shard_socks = 0;
     k->agent.n_socks = 1; /* the server's connection alone */
 }
@@ -117,7 +121,9 @@ static void pull_one(worker *k, uint32_t j)
     send_message(k, j, f, SW_MSG_SHARD_PULL, 0, k->pull_min, len);
 }
 
-void sw__worker_shards_pull(worker *k, uint64_t version, double now)
+static void take_early(worker *k, double now);
+
+void sw__worker_shards_pull(worker *k, uint64_t version, bool sent, double now)
 {
     k->pull_min = version;
     k->slice_min = UINT64_MAX;
@@ -134,11 +140,13 @@ void sw__worker_shards_pull(worker *k, uint64_t version, double now)
     }
     k->retries = 0;
     k->asked = k->awaited;
-    for (uint32_t j = 0; j < k->cfg.n_shards; j++)
+    for (uint32_t j = 0; !sent && j < k->cfg.n_shards; j++)
         if (sw_shard_set_has(&k->awaited, j))
             pull_one(k, j);
     k->state = PULLING;
     k->since = k->asked_at = now;
+    if (sent)
+        take_early(k, now);
 }
 
 /* A slice from after a restore came: the slices in so far are from before it, and go back to
@@ -223,6 +231,19 @@ static void refused(worker *k, uint32_t j, const sw_msg *m)
                     (int)m->payload_len, (const char *)m->payload);
 }
 
+/* The slices that came before the release that ordered them sent (older ones are passed
+ * over as answers to a pull sent again are). */
+static void take_early(worker *k, double now)
+{
+    for (uint32_t j = 0; j < k->cfg.n_shards && k->state == PULLING; j++) {
+        sw_frame *f = k->early[j];
+        k->early[j] = NULL;
+        if (f)
+            sw__worker_shards_take(k, j, f, now);
+        sw_frame_unref(f);
+    }
+}
+
 void sw__worker_shards_take(worker *k, uint32_t j, sw_frame *frame, double now)
 {
     sw_msg m;
@@ -234,9 +255,12 @@ void sw__worker_shards_take(worker *k, uint32_t j, sw_frame *frame, double now)
                why[0] ? why : "no checksum");
         return;
     }
-    if (m.type == SW_MSG_SHARD_SLICE && k->state == PULLING)
+    if (m.type == SW_MSG_SHARD_SLICE && k->state == PULLING) {
         sliced(k, j, &m, frame, now);
-    else if (m.type == SW_MSG_ERROR)
+    } else if (m.type == SW_MSG_SHARD_SLICE) {
+        sw_frame_unref(k->early[j]);
+        k->early[j] = sw_frame_ref(frame);
+    } else if (m.type == SW_MSG_ERROR)
         refused(k, j, &m);
 }
 

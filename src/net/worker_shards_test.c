@@ -1,7 +1,9 @@
 /* A sharded worker's pulls across a shard's restore: a step never reads slices from both sides
  * of one. A test server and two test shards on the in-process network drive a real worker:
  * the shards answer its pulls with slices of chosen restore marks (SHARD_SLICE), and the
- * worker must push only once every slice of the step carries the same mark. */
+ * worker must push only once every slice of the step carries the same mark. And the slices
+ * the server orders sent (RELEASE with SW_FLAG_SENT): read whether they come before the
+ * release or after, pulled when they do not come. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -178,6 +180,57 @@ static void equal_marks_make_a_step(void **state)
     assert_false(asked_again(g, 0) || asked_again(g, 1));
 }
 
+/* A first step, pulled, after which the server orders slices sent: the shards know the
+ * worker's connections. */
+static void first_step(rig *g)
+{
+    release(g, 3);
+    answer(g, 0, 3, 0);
+    answer(g, 1, 3, 0);
+    assert_true(pushed(g));
+}
+
+static void released_with_sent(rig *g, uint64_t version)
+{
+    send_on(g->server, g->route, g->route_len, SW_MSG_RELEASE, SW_FLAG_MODEL | SW_FLAG_SENT,
+            version, NULL, 0);
+    settle(g, 0.01);
+}
+
+/* A slice the server ordered sent may overtake its RELEASE: it is kept and read then, and
+ * the worker pulls nothing. One older than the release (an answer to a pull sent again) is
+ * passed over. */
+static void slices_sent_before_their_release_are_read(void **state)
+{
+    rig *g = *state;
+    first_step(g);
+    answer(g, 1, 3, 0); /* late and stale */
+    answer(g, 0, 4, 0); /* before the release it belongs to */
+    assert_false(pushed(g));
+    released_with_sent(g, 4);
+    assert_false(asked_again(g, 0) || asked_again(g, 1));
+    assert_false(pushed(g)); /* shard 1's is not in: the stale one does not count */
+    answer(g, 1, 4, 0);
+    assert_true(pushed(g));
+    assert_int_equal(g->r.steps, 2);
+    assert_false(asked_again(g, 0) || asked_again(g, 1));
+}
+
+/* A slice ordered sent that does not come within a second is pulled. */
+static void sent_slices_that_do_not_come_are_pulled(void **state)
+{
+    rig *g = *state;
+    first_step(g);
+    released_with_sent(g, 4);
+    answer(g, 0, 4, 0);
+    assert_false(asked_again(g, 0) || asked_again(g, 1) || pushed(g));
+    settle(g, 1.1);
+    assert_false(asked_again(g, 0));
+    assert_true(asked_again(g, 1));
+    answer(g, 1, 4, 0);
+    assert_true(pushed(g));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +238,9 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(an_older_mark_is_asked_again, setup, teardown),
         cmocka_unit_test_setup_teardown(equal_marks_make_a_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(slices_sent_before_their_release_are_read, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(sent_slices_that_do_not_come_are_pulled, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -66,7 +66,7 @@ static void dense_step(worker *k, const sw_msg *rel, sw_frame *frame, double now
         sw_frame_unref(k->model_frame);
         k->model_frame = NULL;
         k->theta = k->params;
-        sw__worker_shards_pull(k, rel->version, now);
+        sw__worker_shards_pull(k, rel->version, rel->flags & SW_FLAG_SENT, now);
         return;
     }
     if (rel->flags & SW_FLAG_MODEL) {
@@ -89,7 +89,7 @@ static void dense_step(worker *k, const sw_msg *rel, sw_frame *frame, double now
 static void sparse_step(worker *k, uint64_t version, double now)
 {
     if (k->cfg.n_shards) {
-        sw__worker_shards_pull(k, version, now);
+        sw__worker_shards_pull(k, version, false, now);
         return;
     }
     size_t n;

@@ -255,7 +255,7 @@ def hostile_cases(h):
             ("reserved-nonzero", who, lambda: h.push_frame(reserved=1), any_error),
             ("unknown-type-99", who, lambda: frame(99, wid=w.wid), any_error),
             ("server-only-type-WELCOME", who, lambda: frame(WELCOME, wid=w.wid), any_error),
-            ("undefined-flag-128", who, lambda: h.push_frame(flags=F_WANT_MODEL | 128), any_error),
+            ("undefined-flag-256", who, lambda: h.push_frame(flags=F_WANT_MODEL | 256), any_error),
             ("multi-frame", who, lambda: [h.push_frame(), b"second frame"], any_error),
             ("unchecked-on-checked-run", who, lambda: h.push_frame(unchecked=True), any_error),
             ("push-NaN", who, lambda: h.push_frame(payload=nan), mine),

@@ -9,13 +9,15 @@ import time
 from wire import *  # noqa: F401,F403 (the protocol's names, as client.py uses them)
 
 SHARD_SET, SHARD_PUSHED, SHARD_PING, SHARD_STATE, SHARD_APPLIED, BATCH = 23, 27, 30, 32, 34, 36
+SHARD_SEND = 37
 NONE_SAVED = 2 ** 64 - 1
 
 
 class FakeShard:
     """One shard of a one-shard run: a ROUTER the server dials. It answers PINGs with
-    SHARD_STATE (step 7) and gathers with the slice SET gave, and keeps the members' tokens;
-    every other order the check reads."""
+    SHARD_STATE (step 7) and gathers with the slice SET gave, and keeps the members' tokens
+    and the members it is ordered to send slices (SHARD_SEND: version, worker, token); every
+    other order the check reads."""
 
     def __init__(self):
         self.sock = CTX.socket(zmq.ROUTER)
@@ -30,6 +32,7 @@ class FakeShard:
         self.theta = b""   # the slice SET gave (the check's applies change nothing)
         self.gather_bytes = None   # how much of it a gather gets: all
         self.pending = []
+        self.sends = []
 
     def _unbatch(self, m):
         """protocol.md's BATCH row: messages, each padded with zeros to a multiple of 8."""
@@ -59,6 +62,12 @@ class FakeShard:
             elif x.type == SHARD_PULL and x.wid == NOID:   # a gather (step 6): the slice
                 self.send(SHARD_SLICE, ver=self.version,
                           payload=struct.pack("<Q", 0) + self.theta[:self.gather_bytes])
+            elif x.type == SHARD_SEND:   # u32 n, then n (u32 worker, u64 token)
+                n = struct.unpack("<I", x.payload[:4])[0]
+                need(len(x.payload) == 4 + 12 * n, "a SHARD_SEND of %d bytes for %d members"
+                     % (len(x.payload), n))
+                self.sends += [(x.ver,) + struct.unpack("<IQ", x.payload[4 + 12 * i:16 + 12 * i])
+                               for i in range(n)]
             elif x.type == SHARD_MEMBER and x.wid != NOID:   # a member in, or gone
                 if x.flags & F_DONE:
                     self.tokens.pop(x.wid, None)
@@ -166,6 +175,11 @@ def first_apply(env, policy):
     order = shard.expect(SHARD_APPLY, what="(the first apply)")
     need(order.ver == 1 and struct.unpack("<fI", order.payload[:8])[1] == 2,
          "the first apply's order: %r" % order)
+    # RELEASE [MODEL, SENT]: the shards were told to send both their slices of version 1
+    shard.settle(0.1)
+    for w in (a, b):
+        need((1, w.wid, shard.tokens[w.wid]) in shard.sends,
+             "no SHARD_SEND of version 1 naming worker %d: %r" % (w.wid, shard.sends))
     shard.version = 1
     return shard, a, b, order
 

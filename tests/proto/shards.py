@@ -22,6 +22,7 @@ class ShardWorker:
         self.first = [int(x) for x in kv["first"].split(",")]
         self.conns = [Conn(e, self.w.checksum) for e in self.shards]
         self.seq = 0
+        self.sent = None
 
     def ranges(self):
         n, c = self.w.n, self.chunk
@@ -43,9 +44,11 @@ class ShardWorker:
         raise CheckFailed("SHARD_PULL refused UNKNOWN 1000 times: %r" % m)
 
     def pull_all(self):
+        """The slices a RELEASE with SENT made the shards send, else pulled (step 3)."""
         w, out = self.w, []
-        for conn, (lo, hi) in zip(self.conns, self.ranges()):
-            m = self.pull_one(conn)
+        sent, self.sent = self.sent, None
+        for j, (conn, (lo, hi)) in enumerate(zip(self.conns, self.ranges())):
+            m = sent[j] if sent else self.pull_one(conn)
             need(m.type == SHARD_SLICE, "SHARD_PULL answered %r" % m)
             need(m.ver >= w.version, "SHARD_SLICE at %d older than asked %d" % (m.ver, w.version))
             # the slice opens with its restore mark (u64: the version of the shard's last
@@ -76,8 +79,11 @@ class ShardWorker:
         # the worker"
         need(r.wid == w.wid, "sharded RELEASE names worker %#x, not %d" % (r.wid, w.wid))
         w.version = r.ver
+        if r.flags & F_SENT:   # RELEASE row: the shards send the slices unasked
+            self.sent = [c.expect(SHARD_SLICE, what="(sent after a RELEASE with SENT)")
+                         for c in self.conns]
         for conn in self.conns:
-            conn.silent(0.05)   # shards answer the server, not the worker
+            conn.silent(0.05)   # nothing else: the shards answer the server, not the worker
         return r
 
 

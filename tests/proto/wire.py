@@ -26,7 +26,8 @@ TYPE_NAMES = {1: "JOIN", 2: "WELCOME", 3: "PULL", 4: "MODEL", 5: "PUSH", 6: "WAI
               14: "PULL_SPARSE", 15: "MODEL_SPARSE", 29: "SHARD_SLICE"}
 
 F_MODEL, F_DROPPED, F_WANT_MODEL, F_UNKNOWN, F_DONE, F_UNCHECKED, F_WANT_NORMS = 1, 2, 4, 8, 16, 32, 64
-ALL_FLAGS = 127
+F_SENT = 128
+ALL_FLAGS = 255
 
 WELCOME_KEYS = ["worker", "slots", "data", "model", "batch", "lr", "wd", "seed", "params",
                 "batch_mode", "token", "checksum"]
