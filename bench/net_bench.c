@@ -558,6 +558,7 @@ int main(int argc, char **argv)
     const char *part = argc > 2 ? argv[2] : "all";
     if (rounds < 1)
         rounds = 200;
+    sw_net_keep_freed_memory(); /* as the syncwise commands do */
     const char *core = getenv("OPENBLAS_CORETYPE"), *threads = getenv("OPENBLAS_NUM_THREADS");
     if (!threads) { /* as `syncwise server` does by default */
         openblas_set_num_threads(1);

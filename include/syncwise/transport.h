@@ -59,6 +59,20 @@ typedef struct sw_inproc_params {
 } sw_inproc_params;
 int sw_net_inproc_new(sw_net **out, const sw_inproc_params *p, char *err);
 
+/* Keeps freed memory for the next message. Messages of the same few sizes come and go every
+ * step; by default glibc gives a freed one's pages back to the kernel (it trims a heap whose
+ * free top passes a threshold, with MADV_DONTNEED) and the next message faults every page in
+ * again. In a shard of a 4-worker run of 512 KB messages those faults took a fifth of its CPU,
+ * and the run moved less than half the pushes it moves without them
+ * (docs/results/shards.md). This serves blocks of up to SW_NET_HEAP_BLOCK_MAX bytes from the
+ * heaps and keeps up to SW_NET_KEEP_FREED bytes of free memory at a heap's top, for the
+ * process's life (mallopt; nothing without glibc). It sets the whole process's allocator, so
+ * it is for programs to call at start (syncwise's server, shard, worker and peer commands,
+ * and the network benchmarks), not something a library embedding syncwise gets unasked. */
+#define SW_NET_HEAP_BLOCK_MAX (32 << 20) /* glibc's largest: half a thread's heap */
+#define SW_NET_KEEP_FREED (256 << 20)
+void sw_net_keep_freed_memory(void);
+
 /* Frees the network; close its sockets first. */
 void sw_net_free(sw_net *n);
 

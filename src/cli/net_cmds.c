@@ -19,6 +19,7 @@
 #include "syncwise/log.h"
 #include "syncwise/logread.h"
 #include "syncwise/net.h"
+#include "syncwise/transport.h"
 
 /* One updating line on a terminal (with the best accuracy so far), a line per evaluation
  * otherwise. */
@@ -217,6 +218,7 @@ int sw_cli_server(int argc, char **argv)
     const char *log_path = o.log_path;
     sw_cli_set_threads(o.threads);
     p.stop = sw_cli_catch_signals();
+    sw_net_keep_freed_memory();
     char err[SW_ERR_LEN];
     /* Opened for appending, so that a server refused at its start leaves the log as it was (one
      * it created is removed again); the server empties it (or, resumed, cuts a torn last line)
@@ -325,6 +327,7 @@ int sw_cli_worker(int argc, char **argv)
         return prc;
     sw_worker_params p = o.p;
     p.stop = sw_cli_catch_signals();
+    sw_net_keep_freed_memory();
     char err[SW_ERR_LEN];
     sw_worker_result r;
     int rc = sw_worker_run(&p, &r, err);

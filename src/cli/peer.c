@@ -9,6 +9,7 @@
 #include "syncwise/err.h"
 #include "syncwise/log.h"
 #include "syncwise/peer.h"
+#include "syncwise/transport.h"
 
 #define CMD "peer"
 
@@ -85,6 +86,7 @@ int sw_cli_peer(int argc, char **argv)
         return rc;
     sw_peer_params p = o.p;
     p.stop = sw_cli_catch_signals();
+    sw_net_keep_freed_memory();
     sw_peer_result r;
     char err[SW_ERR_LEN];
     if (sw_peer_run(&p, &r, err))

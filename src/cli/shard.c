@@ -9,6 +9,7 @@
 #include "syncwise/err.h"
 #include "syncwise/log.h"
 #include "syncwise/shard.h"
+#include "syncwise/transport.h"
 
 #define CMD "shard"
 
@@ -101,6 +102,7 @@ int sw_cli_shard(int argc, char **argv)
     sw_shard_params p = o.p;
     p.max_frame = (uint64_t)o.max_frame;
     p.stop = sw_cli_catch_signals();
+    sw_net_keep_freed_memory();
     sw_shard_result r;
     char err[SW_ERR_LEN];
     if (sw_shard_run(&p, &r, err))
