@@ -33,13 +33,20 @@ static bool same_shards(const worker *k, const config *c)
     return true;
 }
 
-void sw__worker_shards_close(worker *k)
+/* The slices kept for a release to come: none is a new membership's. */
+static void forget_early(worker *k)
 {
     for (uint32_t j = 0; j < k->n_shard_socks; j++) {
-        sw_sock_close(k->shard_socks[j]);
         sw_frame_unref(k->early[j]);
         k->early[j] = NULL;
     }
+}
+
+void sw__worker_shards_close(worker *k)
+{
+    forget_early(k);
+    for (uint32_t j = 0; j < k->n_shard_socks; j++)
+        sw_sock_close(k->shard_socks[j]);
     k->n_shard_socks = 0;
     k->agent.n_socks = 1; /* the server's connection alone */
 }
@@ -47,6 +54,7 @@ void sw__worker_shards_close(worker *k)
 /* Called before k->cfg takes c: the connections of c's shards. */
 int sw__worker_shards_connect(worker *k, const config *c, char *err)
 {
+    forget_early(k);
     if (k->loaded && same_shards(k, c))
         return 0;
     sw__worker_shards_close(k);
