@@ -69,7 +69,7 @@ int sw_net_inproc_new(sw_net **out, const sw_inproc_params *p, char *err);
  * process's life (mallopt; nothing without glibc). It sets the whole process's allocator, so
  * it is for programs to call at start (syncwise's server, shard, worker and peer commands,
  * and the network benchmarks), not something a library embedding syncwise gets unasked. */
-#define SW_NET_HEAP_BLOCK_MAX (32 << 20) /* glibc's largest: half a thread's heap */
+#define SW_NET_HEAP_BLOCK_MAX (32 << 20) /* glibc's largest on 64-bit: half a thread's heap */
 #define SW_NET_KEEP_FREED (256 << 20)
 void sw_net_keep_freed_memory(void);
 

@@ -350,7 +350,10 @@ static void decide(server *s, uint32_t w, const sw__reporting *r)
     sw_shard_entry_put(s->shards.deciding, w, r->token, r->seq, &r->to, s->shards.n);
     s->shards.deciding_sq = r->sq_norm;
     if (sw__server_push_allowed(s, &from, &m)) {
-        c->routed |= sw_shard_set_full(&r->to, s->shards.n);
+        /* every shard has the worker's connection: it reported the push, since the last
+         * restore (a resumed shard knows no connection from before) */
+        c->routed |= sw_shard_set_full(&r->shards, s->shards.n) &&
+                     r->restore_no == s->shards.restore_no;
         sw__server_accept_push(s, &from, &m, NULL, 0);
     } else
         sw__shards_drop_everywhere(s, w, r->token, r->seq);
@@ -438,7 +441,8 @@ static void reported(server *s, uint32_t j, const sw_msg *m)
         if (r->open) /* a push that never reached every shard, replaced by the next */
             sw__shards_drop_everywhere(s, m->worker, r->token, r->seq);
         *r = (sw__reporting){.token = token, .seq = seq, .version = m->version, .to = to,
-                             .open = true, .flags = m->flags & SW_FLAG_WANT_MODEL};
+                             .open = true, .flags = m->flags & SW_FLAG_WANT_MODEL,
+                             .restore_no = s->shards.restore_no};
     }
     if (m->version != r->version || !sw_shard_set_equal(&to, &r->to)) { /* slices disagree */
         sw__shards_drop_everywhere(s, m->worker, token, seq);

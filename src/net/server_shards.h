@@ -28,6 +28,7 @@ typedef struct sw__reporting {
     sw_shard_set to;     /* the shards holding a slice of it (a sparse push touches some) */
     double sq_norm;  /* the sum of the reported slices' squared norms */
     uint32_t flags;  /* SW_FLAG_WANT_MODEL, as the slices said */
+    uint64_t restore_no; /* the shards' last restore when the first report came */
     bool open;
 } sw__reporting;
 

@@ -85,8 +85,9 @@ struct sw_worker {
     uint64_t slice_min; /* the lowest version among the slices in */
     uint64_t pull_mark; /* the newest restore mark among the slices in (SHARD_SLICE) */
     uint32_t retries;   /* pulls sent again this step (a shard not told of us yet) */
-    /* Per shard, a slice that came while no pull was due: one the server ordered sent may
-     * overtake the RELEASE it belongs to, on another connection (NULL: none). */
+    /* Per shard, a slice that came while our push awaited its release: one the server
+     * ordered sent may overtake that RELEASE, on another connection (NULL: none). Forgotten
+     * by a release without SW_FLAG_SENT and by a new membership. */
     sw_frame *early[SW_SHARDS_MAX];
     size_t part[SW_SHARDS_MAX + 1]; /* a sparse step: shard j's touched indices are
                                      * [part[j], part[j + 1]) of the learner's */
@@ -166,6 +167,8 @@ void sw__worker_push(worker *k, double now);
  * sparse one: to the shards it touches). */
 int sw__worker_shards_connect(worker *k, const config *c, char *err);
 void sw__worker_shards_close(worker *k);
+/* Drops the slices kept for a release to come (a membership ends). */
+void sw__worker_shards_forget_early(worker *k);
 /* Pulls from the shards what the step at `version` or later reads: every slice (dense), or
  * the touched weights from the shards holding them (sparse). `sent`: the server ordered the
  * slices sent (SW_FLAG_SENT), and only those that do not come within a second are pulled. */

@@ -21,6 +21,7 @@ void sw__worker_join(worker *k, double now)
 {
     atomic_store(&k->id, SW_NO_WORKER);
     atomic_store(&k->rejoin, false);
+    sw__worker_shards_forget_early(k); /* the old membership's */
     k->state = JOINING;
     k->since = now;
     send_join(k, now);

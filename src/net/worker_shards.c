@@ -33,10 +33,9 @@ static bool same_shards(const worker *k, const config *c)
     return true;
 }
 
-/* The slices kept for a release to come: none is a new membership's. */
-static void forget_early(worker *k)
+void sw__worker_shards_forget_early(worker *k)
 {
-    for (uint32_t j = 0; j < k->n_shard_socks; j++) {
+    for (uint32_t j = 0; j < SW_SHARDS_MAX; j++) {
         sw_frame_unref(k->early[j]);
         k->early[j] = NULL;
     }
@@ -44,7 +43,7 @@ static void forget_early(worker *k)
 
 void sw__worker_shards_close(worker *k)
 {
-    forget_early(k);
+    sw__worker_shards_forget_early(k);
     for (uint32_t j = 0; j < k->n_shard_socks; j++)
         sw_sock_close(k->shard_socks[j]);
     k->n_shard_socks = 0;
@@ -54,7 +53,6 @@ void sw__worker_shards_close(worker *k)
 /* Called before k->cfg takes c: the connections of c's shards. */
 int sw__worker_shards_connect(worker *k, const config *c, char *err)
 {
-    forget_early(k);
     if (k->loaded && same_shards(k, c))
         return 0;
     sw__worker_shards_close(k);
@@ -148,6 +146,8 @@ void sw__worker_shards_pull(worker *k, uint64_t version, bool sent, double now)
     }
     k->retries = 0;
     k->asked = k->awaited;
+    if (!sent) /* no slice was ordered for this release: what was kept is older */
+        sw__worker_shards_forget_early(k);
     for (uint32_t j = 0; !sent && j < k->cfg.n_shards; j++)
         if (sw_shard_set_has(&k->awaited, j))
             pull_one(k, j);
@@ -240,7 +240,7 @@ static void refused(worker *k, uint32_t j, const sw_msg *m)
 }
 
 /* The slices that came before the release that ordered them sent (older ones are passed
- * over as answers to a pull sent again are). */
+ * over as answers to a pull sent again are); none is kept past it. */
 static void take_early(worker *k, double now)
 {
     for (uint32_t j = 0; j < k->cfg.n_shards && k->state == PULLING; j++) {
@@ -250,6 +250,7 @@ static void take_early(worker *k, double now)
             sw__worker_shards_take(k, j, f, now);
         sw_frame_unref(f);
     }
+    sw__worker_shards_forget_early(k);
 }
 
 void sw__worker_shards_take(worker *k, uint32_t j, sw_frame *frame, double now)
@@ -265,8 +266,8 @@ void sw__worker_shards_take(worker *k, uint32_t j, sw_frame *frame, double now)
     }
     if (m.type == SW_MSG_SHARD_SLICE && k->state == PULLING) {
         sliced(k, j, &m, frame, now);
-    } else if (m.type == SW_MSG_SHARD_SLICE) {
-        sw_frame_unref(k->early[j]);
+    } else if (m.type == SW_MSG_SHARD_SLICE && (k->state == ANSWER || k->state == HELD)) {
+        sw_frame_unref(k->early[j]); /* one ordered sent may overtake the release it is for */
         k->early[j] = sw_frame_ref(frame);
     } else if (m.type == SW_MSG_ERROR)
         refused(k, j, &m);

@@ -231,6 +231,60 @@ static void sent_slices_that_do_not_come_are_pulled(void **state)
     assert_true(pushed(g));
 }
 
+/* The server ends our membership (ERROR UNKNOWN: it restarted, from an older version) and we
+ * join it again with the same shards. */
+static void join_again(rig *g)
+{
+    send_on(g->server, g->route, g->route_len, SW_MSG_ERROR, SW_FLAG_UNKNOWN, 0, "unknown", 7);
+    settle(g, 0.05);
+    assert_true(next_of(g->server, SW_MSG_JOIN, g->route, &g->route_len));
+    const char *welcome = "worker=0\nslots=1\ndata=" DATA "\nmodel=softmax\nbatch=4\nlr=0.1\n"
+                          "wd=0\nseed=1\nparams=10\nbatch_mode=shard\ntoken=78\nchecksum=on\n"
+                          "shards=s0,s1\nchunk=5\nfirst=0,1\n";
+    send_on(g->server, g->route, g->route_len, SW_MSG_WELCOME, 0, 0, welcome, strlen(welcome));
+    settle(g, 0.05);
+}
+
+/* Slices kept for a release that never came (the server died) are not the next membership's:
+ * neither read as its slices of a version they reach, nor holding its step back with a restore
+ * mark its run never had. */
+static void kept_slices_end_with_the_membership(void **state)
+{
+    rig *g = *state;
+    first_step(g);
+    answer(g, 0, 9, 8); /* after a restore at 8, for a release that never came */
+    answer(g, 1, 9, 0);
+    join_again(g);      /* the restarted server resumed at version 2 */
+    release(g, 2);      /* the new membership's first release is pulled */
+    answer(g, 0, 2, 2);
+    answer(g, 1, 2, 2);
+    assert_true(pushed(g));
+    released_with_sent(g, 3);
+    assert_false(pushed(g)); /* no slice of version 3 has come */
+    answer(g, 0, 3, 2);
+    answer(g, 1, 3, 2);
+    assert_true(pushed(g));
+    assert_int_equal(g->r.steps, 3);
+}
+
+/* A release without SENT is pulled, and what was kept before it is older: dropped, so that a
+ * slice of a later restore mark does not hold the next release's step back. */
+static void a_pulled_release_drops_the_slices_kept(void **state)
+{
+    rig *g = *state;
+    first_step(g);
+    answer(g, 0, 5, 7); /* an answer sent again, kept while the push awaits its release */
+    release(g, 4);
+    answer(g, 0, 4, 0);
+    answer(g, 1, 4, 0);
+    assert_true(pushed(g));
+    released_with_sent(g, 5);
+    answer(g, 0, 5, 0);
+    answer(g, 1, 5, 0);
+    assert_true(pushed(g));
+    assert_false(asked_again(g, 0) || asked_again(g, 1));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -241,6 +295,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(slices_sent_before_their_release_are_read, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(sent_slices_that_do_not_come_are_pulled, setup, teardown),
+        cmocka_unit_test_setup_teardown(kept_slices_end_with_the_membership, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_pulled_release_drops_the_slices_kept, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -162,7 +162,10 @@ def first_apply(env, policy):
     a = Worker(endpoint, "control-a", expect_model_payload=False, held=True)
     b = Worker(endpoint, "control-b", expect_model_payload=False, held=True)
     for w in (a, b):
-        w.take_first_release(w.conn.expect(RELEASE, what="once both joined"), False)
+        r = w.conn.expect(RELEASE, what="once both joined")
+        # step 3: no shard has had a push of theirs yet, so none can send them a slice
+        need(not r.flags & F_SENT, "a first RELEASE says SENT: %r" % r)
+        w.take_first_release(r, False)
     shard.settle(0.1)
     need(a.wid in shard.tokens and b.wid in shard.tokens, "no SHARD_MEMBER before the WELCOMEs")
     shard.pushed(a, 1, 1.0)
@@ -171,6 +174,8 @@ def first_apply(env, policy):
     for w in (a, b):
         r = w.conn.expect(RELEASE, what="(both pushes in: the apply)")
         need(r.ver == 1, "RELEASE at version %d after the first apply" % r.ver)
+        need(r.flags & F_MODEL and r.flags & F_SENT,
+             "a RELEASE after a push every shard reported lacks MODEL or SENT: %r" % r)
         w.version = 1
     order = shard.expect(SHARD_APPLY, what="(the first apply)")
     need(order.ver == 1 and struct.unpack("<fI", order.payload[:8])[1] == 2,

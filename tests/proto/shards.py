@@ -79,6 +79,9 @@ class ShardWorker:
         # the worker"
         need(r.wid == w.wid, "sharded RELEASE names worker %#x, not %d" % (r.wid, w.wid))
         w.version = r.ver
+        # step 3: every shard has had this membership's push, and none is out: SENT
+        need(r.flags & F_SENT or not r.flags & F_MODEL,
+             "a sharded RELEASE [MODEL] after a push every shard had lacks SENT: %r" % r)
         if r.flags & F_SENT:   # RELEASE row: the shards send the slices unasked
             self.sent = [c.expect(SHARD_SLICE, what="(sent after a RELEASE with SENT)")
                          for c in self.conns]
