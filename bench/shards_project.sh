@@ -19,7 +19,7 @@ sw="$build/syncwise"
 DECIDE=${DECIDE:-3.84e-5}
 FANOUT=${FANOUT:-2.53e-5}
 ENTRY=${ENTRY:-1e-6}
-SHARD_BW=${SHARD_BW:-9.3e8}
+SHARD_BW=${SHARD_BW:-1.25e9} # a shard's core moves 1.6-2 GB/s each way here: its 10 GbE link bounds it
 BW=${BW:-1.25e9}
 LAT=${LAT:-5e-5}
 echo "costs: control plane ${DECIDE} s + ${ENTRY} s x shards a push, ${FANOUT} s x shards a turn;" \
