@@ -434,11 +434,22 @@ static void slices_the_server_orders_sent(void **state)
     send_order(g->server, 8, (uint32_t[]){0}, (uint64_t[]){100}, 1); /* held: at once */
     settle(g);
     expect_slice_values(g->w[0], 8, want, LEN);
+    /* a pull tells the shard a member's connection too; a new membership's is unknown */
+    send_raw(g->w[1], SW_MSG_SHARD_PULL, 1, 0, 8, (uint8_t[]){200, 0, 0, 0, 0, 0, 0, 0}, 8);
+    settle(g);
+    expect_slice_values(g->w[1], 8, want, LEN);
+    send_order(g->server, 8, (uint32_t[]){1}, (uint64_t[]){200}, 1);
+    settle(g);
+    expect_slice_values(g->w[1], 8, want, LEN);
+    send_raw(g->server, SW_MSG_SHARD_MEMBER, 1, 0, 300, NULL, 0); /* slot 1 joined again */
+    send_order(g->server, 8, (uint32_t[]){1}, (uint64_t[]){300}, 1);
+    settle(g);
+    assert_false(next(g->w[1], &m, &f));
     send_order(g->w[0], 8, (uint32_t[]){0}, (uint64_t[]){100}, 1);
     expect_refused(g, g->w[0], "only the server");
     send_raw(g->server, SW_MSG_SHARD_SEND, SW_NO_WORKER, 0, 8, (uint8_t[]){2, 0, 0, 0}, 4);
     expect_refused(g, g->server, "wrong length");
-    assert_int_equal(g->r.pulls, 2);
+    assert_int_equal(g->r.pulls, 4);
 }
 
 static void send_on(void *ctx, sw_frame *f) { sw_send(ctx, NULL, 0, f); }
