@@ -89,6 +89,7 @@ struct sw_worker {
      * ordered sent may overtake that RELEASE, on another connection (NULL: none). Forgotten
      * by a release without SW_FLAG_SENT and by a new membership. */
     sw_frame *early[SW_SHARDS_MAX];
+    bool sent_step; /* the step's slices were ordered sent, and none was pulled yet */
     size_t part[SW_SHARDS_MAX + 1]; /* a sparse step: shard j's touched indices are
                                      * [part[j], part[j + 1]) of the learner's */
     double asked_at;    /* when what is still due was last asked for: the slices, or (ANSWER)

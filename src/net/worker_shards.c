@@ -146,6 +146,7 @@ void sw__worker_shards_pull(worker *k, uint64_t version, bool sent, double now)
     }
     k->retries = 0;
     k->asked = k->awaited;
+    k->sent_step = sent;
     if (!sent) /* no slice was ordered for this release: what was kept is older */
         sw__worker_shards_forget_early(k);
     for (uint32_t j = 0; !sent && j < k->cfg.n_shards; j++)
@@ -342,11 +343,17 @@ void sw__worker_shards_again_due(worker *k, double now)
 {
     if (now < sw__worker_shards_again_at(k))
         return;
-    if (k->state == ANSWER)
+    if (k->state == ANSWER) {
         send_push(k, k->seq - 1);
-    else
+    } else {
+        if (k->sent_step) /* once a step: what was ordered did not come */
+            sw_log(SW_LOG_INFO, "the slices the server ordered sent at version %llu did not all "
+                   "come within %.0f s (a shard restarted, or lost our connection): pulling them",
+                   (unsigned long long)k->pull_min, AGAIN_S);
+        k->sent_step = false;
         for (uint32_t j = 0; j < k->cfg.n_shards; j++)
             if (sw_shard_set_has(&k->awaited, j))
                 pull_one(k, j);
+    }
     k->asked_at = now;
 }
