@@ -2,10 +2,10 @@
  * names the shards and the chunk table. A release with SW_FLAG_MODEL reads every shard's slice
  * at the version it names or later (the step's version is the lowest the slices have, so its
  * staleness is never understated): the shards send them unasked when the release says
- * SW_FLAG_SENT (one may come before the release), else the worker pulls them; a push sends each shard its slice of the gradient, with the
- * membership's token and a number of its own, and the server answers it (WAIT or RELEASE) once
- * every shard has reported it. A sparse step pulls and pushes at the shards its batch touches
- * only, the push naming them. */
+ * SW_FLAG_SENT (one may come before the release), else the worker pulls them. A push sends
+ * each shard its slice of the gradient, with the membership's token and a number of its own,
+ * and the server answers it (WAIT or RELEASE) once every shard has reported it. A sparse step
+ * pulls and pushes at the shards its batch touches only, the push naming them. */
 #include <math.h>
 #include <string.h>
 
