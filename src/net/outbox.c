@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "server_internal.h"
+#include "syncwise/bytes.h"
 #include "syncwise/log.h"
 
 /* The frame of message m (payload copied from m->payload, or the parameters when it is NULL
@@ -76,22 +77,52 @@ static void release_with_model(server *s, const peer *to, uint32_t flags, sw_fra
     send_frame(s, to, sw_frame_ref(*shared));
 }
 
+/* The members one engine decision releases with the model, named to every shard (SHARD_SEND)
+ * in orders of at most SEND_MAX, each small enough to travel in the turn's batch. */
+#define SEND_MAX 160
+typedef struct send_order {
+    uint8_t payload[4 + 12 * SEND_MAX];
+    uint32_t n;
+} send_order;
+
+/* Sends what o gathered (nothing when it is empty), at the engine's version. */
+static void send_ordered(server *s, send_order *o)
+{
+    if (!o->n)
+        return;
+    sw_put_u32(o->payload, o->n);
+    sw_msg m = {.type = SW_MSG_SHARD_SEND, .worker = SW_NO_WORKER,
+                .version = sw_engine_version(s->engine), .payload = o->payload,
+                .payload_len = 4 + 12 * (size_t)o->n};
+    sw__shards_send_all(s, &m);
+    o->n = 0;
+}
+
+static void order_send(server *s, send_order *o, uint32_t w, uint64_t token)
+{
+    if (o->n == SEND_MAX)
+        send_ordered(s, o);
+    uint8_t *at = o->payload + 4 + 12 * (size_t)o->n++;
+    sw_put_u32(at, w);
+    sw_put_u64(at + 4, token);
+}
+
 /* A sharded release with the model: the shards send the worker their slices unasked, so that
  * the order travels beside the RELEASE and the worker's pulls are spared (SW_FLAG_SENT), once
  * each knows the worker's connection (from a push) and while every shard can serve (one that
  * cannot keeps the workers' pulls until it can). */
-static uint32_t sharded_release(server *s, const conn *c, uint32_t w, sw__send_order *sends)
+static uint32_t sharded_release(server *s, const conn *c, uint32_t w, send_order *sends)
 {
     if (!c->wants_model || !c->routed || sw__shards_any_out(s))
         return 0;
-    sw__shards_order_send(s, sends, w, c->token);
+    order_send(s, sends, w, c->token);
     return SW_FLAG_SENT;
 }
 
 void sw__server_follow(server *s, const sw_engine_result *res)
 {
     sw_frame *shared[2] = {NULL, NULL}; /* by SW_FLAG_DROPPED */
-    sw__send_order sends = {0};
+    send_order sends = {0};
     for (uint32_t i = 0; i < res->n_released; i++) {
         uint32_t w = res->released[i];
         conn *c = &s->conns[w];
@@ -107,7 +138,7 @@ void sw__server_follow(server *s, const sw_engine_result *res)
             sw__server_send(s, &to, SW_MSG_RELEASE, w, flags, NULL, 0);
         c->dropped = false;
     }
-    sw__shards_send_ordered(s, &sends);
+    send_ordered(s, &sends);
     sw_frame_unref(shared[0]);
     sw_frame_unref(shared[1]);
     s->wake_at = res->wake_at;

@@ -574,29 +574,6 @@ void sw__shards_take(server *s, uint32_t j, const sw_delivery *d)
     }
 }
 
-/* ---- Released workers' slices, sent unasked ------------------------------------------------ */
-
-void sw__shards_order_send(server *s, sw__send_order *o, uint32_t w, uint64_t token)
-{
-    if (o->n == SW__SEND_MAX)
-        sw__shards_send_ordered(s, o);
-    uint8_t *at = o->payload + 4 + 12 * (size_t)o->n++;
-    sw_put_u32(at, w);
-    sw_put_u64(at + 4, token);
-}
-
-void sw__shards_send_ordered(server *s, sw__send_order *o)
-{
-    if (!o->n)
-        return;
-    sw_put_u32(o->payload, o->n);
-    sw_msg m = {.type = SW_MSG_SHARD_SEND, .worker = SW_NO_WORKER,
-                .version = sw_engine_version(s->engine), .payload = o->payload,
-                .payload_len = 4 + 12 * (size_t)o->n};
-    sw__shards_send_all(s, &m);
-    o->n = 0;
-}
-
 /* ---- Gathers ------------------------------------------------------------------------------- */
 
 void sw__shards_gather(server *s)

@@ -169,17 +169,6 @@ int sw__shards_check(struct sw_server *s, char *err);
  * held (no push from before counts), with no members. */
 void sw__shards_restart(struct sw_server *s, uint64_t version);
 
-/* The members a turn's releases name to every shard (SHARD_SEND), gathered and sent in orders
- * of at most SW__SEND_MAX, each small enough to travel in the turn's batch. */
-#define SW__SEND_MAX 160
-typedef struct sw__send_order {
-    uint8_t payload[4 + 12 * SW__SEND_MAX];
-    uint32_t n;
-} sw__send_order;
-void sw__shards_order_send(struct sw_server *s, sw__send_order *o, uint32_t w, uint64_t token);
-/* Sends what o gathered (nothing when it is empty), at the engine's version. */
-void sw__shards_send_ordered(struct sw_server *s, sw__send_order *o);
-
 /* ctl status's lines on the shards, appended to text (cap bytes, len used); the new length. */
 int sw__shards_status(const struct sw_server *s, char *text, size_t cap, int len);
 

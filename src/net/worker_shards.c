@@ -35,7 +35,7 @@ static bool same_shards(const worker *k, const config *c)
 
 void sw__worker_shards_forget_early(worker *k)
 {
-    for (uint32_t j = 0; j < SW_SHARDS_MAX; j++) {
+    for (uint32_t j = 0; j < k->n_shard_socks; j++) { /* kept only from a connected shard */
         sw_frame_unref(k->early[j]);
         k->early[j] = NULL;
     }
