@@ -9,15 +9,16 @@ import time
 from wire import *  # noqa: F401,F403 (the protocol's names, as client.py uses them)
 
 SHARD_SET, SHARD_PUSHED, SHARD_PING, SHARD_STATE, SHARD_APPLIED, BATCH = 23, 27, 30, 32, 34, 36
-SHARD_SEND = 37
+SHARD_SAVE, SHARD_RESTORE, SHARD_SEND = 31, 33, 37
 NONE_SAVED = 2 ** 64 - 1
 
 
 class FakeShard:
-    """One shard of a one-shard run: a ROUTER the server dials. It answers PINGs with
-    SHARD_STATE (step 7) and gathers with the slice SET gave, and keeps the members' tokens
-    and the members it is ordered to send slices (SHARD_SEND: version, worker, token); every
-    other order the check reads."""
+    """One shard of a one-shard run: a ROUTER the server dials. It answers PINGs, SAVEs and
+    RESTOREs with SHARD_STATE (steps 7-9) unless told to be silent, and gathers with the slice
+    SET gave, and keeps the members' tokens and the members it is ordered to send slices
+    (SHARD_SEND: version, worker, token); every other order (RESTORE included) the check
+    reads. `awaiting` plays a shard started again with --resume."""
 
     def __init__(self):
         self.sock = CTX.socket(zmq.ROUTER)
@@ -33,6 +34,11 @@ class FakeShard:
         self.gather_bytes = None   # how much of it a gather gets: all
         self.pending = []
         self.sends = []
+        self.saved = NONE_SAVED   # the newest SAVE's version
+        self.awaiting = 0
+        self.restores = 0
+        self.restore_no = 0
+        self.silent = False       # PINGs go unanswered: a shard stopped (SIGSTOP) for a while
 
     def _unbatch(self, m):
         """protocol.md's BATCH row: messages, each padded with zeros to a multiple of 8."""
@@ -57,8 +63,11 @@ class FakeShard:
         need(m.magic == MAGIC and m.length == len(m.payload), "a malformed order: %r" % m)
         for x in self._unbatch(m) if m.type == BATCH else [m]:
             if x.type == SHARD_PING:
-                self.send(SHARD_STATE, ver=self.version, payload=struct.pack(
-                    "<9Q", self.run, NONE_SAVED, 0, 0, 0, 0, 0, 0, 0))
+                if not self.silent:
+                    self.send_state()
+            elif x.type == SHARD_SAVE:
+                self.saved = x.ver
+                self.send_state()
             elif x.type == SHARD_PULL and x.wid == NOID:   # a gather (step 6): the slice
                 self.send(SHARD_SLICE, ver=self.version,
                           payload=struct.pack("<Q", 0) + self.theta[:self.gather_bytes])
@@ -79,6 +88,10 @@ class FakeShard:
                     self.run, self.checksum, self.version = int(kv["run"]), kv["checksum"], x.ver
                 if x.type == SHARD_SET:
                     self.theta = x.payload
+                if x.type == SHARD_RESTORE:   # u64 run, u64 from, u64 number, ...
+                    self.restore_no = struct.unpack("<Q", x.payload[16:24])[0]
+                    self.version, self.awaiting, self.restores = x.ver, 0, self.restores + 1
+                    self.send_state()
                 self.pending.append(x)
         return True
 
@@ -103,6 +116,11 @@ class FakeShard:
                      unchecked=self.checksum == "off")
         self.sock.send_multipart([self.server_id, data])
 
+    def send_state(self):
+        self.send(SHARD_STATE, ver=self.version, payload=struct.pack(
+            "<9Q", self.run, self.saved, 0, 0, 0, self.restores, self.awaiting, 0,
+            self.restore_no))
+
     def pushed(self, w, seq, sq):
         """SHARD_PUSHED: this shard holds w's push `seq`, computed at w's version."""
         self.send(SHARD_PUSHED, wid=w.wid, flags=F_WANT_MODEL, ver=w.version,
@@ -115,7 +133,7 @@ class FakeShard:
 class Server:
     """A server of one shard (the client's), for two workers; its endpoint once it wrote it."""
 
-    def __init__(self, env, shard, policy, name):
+    def __init__(self, env, shard, policy, name, extra=()):
         ep_file = os.path.join(env.tmp, "control-%s.ep" % name)
         self.log_path = os.path.join(env.tmp, "control-%s.log" % name)
         if os.path.exists(ep_file):   # an earlier run's
@@ -126,7 +144,7 @@ class Server:
                  "--shards", shard.endpoint, "--policy", policy,
                  "--data", "synthetic:task=logistic,d=10,n=200", "--model", "mlp:h=1,u=5",
                  "--threads", "1", "--eval-every", "30", "--max-time", "55",
-                 "--wait-workers", "2", "--heartbeat-timeout", "30"],
+                 "--wait-workers", "2", "--heartbeat-timeout", "30"] + list(extra),
                 stdout=log, stderr=subprocess.STDOUT)
         env.children.append(self.proc)
         for _ in range(200):
@@ -150,11 +168,11 @@ class Server:
              "and say it %s: %r" % (why, text[-400:]))
 
 
-def first_apply(env, policy):
+def first_apply(env, policy, extra=(), name=None):
     """INIT and SET to the shard, two workers in, both pushes reported: the apply of version 1,
     its order, and the shard, the workers and the order, for the check to go on."""
     shard = FakeShard()
-    endpoint = Server(env, shard, policy, policy.split(":")[0]).endpoint
+    endpoint = Server(env, shard, policy, name or policy.split(":")[0], extra).endpoint
     init = shard.expect(SHARD_INIT, what="(the run)")
     kv = parse_kv(init.text())
     need(kv.get("shard") == "0" and kv.get("shards") == "1", "INIT of a one-shard run: %r" % kv)
@@ -206,6 +224,49 @@ def check_push_answered_without_norms(env):
     need(not order.flags & F_WANT_NORMS, "a bsp apply's order asks for norms: %r" % order)
     shard.pushed(a, 2, 1.5)
     a.conn.expect(WAIT, what="(bsp reads no norms: the push is decided at once)")
+    shard.close()
+
+
+def released(shard, sent, what):
+    """Each (worker, whether its RELEASE must say SENT) released at bsp's next apply, and the
+    shard ordered to send its slice of that version to those and no others."""
+    for w, want in sent:
+        r = w.conn.expect(RELEASE, what=what)
+        need(r.flags & F_MODEL, "a RELEASE after a push wanting the model lacks MODEL: %r" % r)
+        need(bool(r.flags & F_SENT) == want, "worker %d's RELEASE %s SENT %s: %r"
+             % (w.wid, "lacks" if want else "says", what, r))
+        w.version = r.ver
+    apply = shard.expect(SHARD_APPLY, what=what)
+    shard.settle(0.1)
+    named = sorted(x for x in shard.sends if x[0] == apply.ver)
+    want = sorted((apply.ver, w.wid, shard.tokens[w.wid]) for w, x in sent if x)
+    need(named == want, "SHARD_SEND of version %d %s named %r, not %r"
+         % (apply.ver, what, named, want))
+
+
+def check_sent_across_restore(env):
+    """Steps 3 and 9: a shard started again from its checkpoint knows no worker's connection,
+    so after its RESTORE the server says SENT only to a worker whose push the shard reported
+    since, and never to one whose push it reported before."""
+    ckpt = os.path.join(env.tmp, "control-restore.ckpt")
+    if os.path.exists(ckpt):
+        os.remove(ckpt)
+    shard, a, b, _ = first_apply(env, "bsp", ["--checkpoint", ckpt, "--checkpoint-applies", "1"],
+                                 "restore")
+    shard.settle(0.6)   # the SAVE of version 1, answered
+    need(shard.saved == 1, "no SAVE of version 1 under --checkpoint-applies 1: %r" % shard.saved)
+    shard.pushed(a, 2, 1.0)
+    a.conn.expect(WAIT, what="(bsp: b's push is still to come)")
+    shard.awaiting = 1   # the shard was started again with --resume: its next STATE says so
+    restore = shard.expect(SHARD_RESTORE, timeout=5, what="(to a shard that awaits one)")
+    need(struct.unpack("<Q", restore.payload[8:16])[0] == 1,
+         "a RESTORE not from the checkpoint of version 1: %r" % restore)
+    shard.pushed(b, 2, 1.0)
+    released(shard, ((a, False), (b, True)), "(a's push reported before the restore, b's after)")
+    shard.pushed(a, 3, 1.0)
+    a.conn.expect(WAIT, what="(bsp: b's push is still to come)")
+    shard.pushed(b, 3, 1.0)
+    released(shard, ((a, True), (b, True)), "(both pushes reported since the restore)")
     shard.close()
 
 
