@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_args.h"
 #include "syncwise/clock.h"
 #include "syncwise/concurrent.h"
 #include "syncwise/rng.h"
@@ -103,8 +104,12 @@ static void measure(const char *name, const uint32_t *idx, sw_apply_mode mode, i
     sw_shared_free(p);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    bench_usage(argc, argv, 0,
+                "(no arguments)\n"
+                "Concurrent applies per second and updates lost, locked, hogwild and atomic,\n"
+                "on 1, 2 and 4 threads, sparse and hot workloads.\n");
     uint32_t *sparse = malloc((size_t)BATCHES * NNZ * sizeof *sparse);
     uint32_t *hot = malloc((size_t)BATCHES * NNZ * sizeof *hot);
     make_rows(sparse, 0);

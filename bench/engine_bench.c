@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bench_args.h"
 #include "syncwise/sim.h"
 
 static double pushes_per_s(const char *policy, uint32_t workers, const sw_task_data *data,
@@ -36,7 +37,13 @@ static double pushes_per_s(const char *policy, uint32_t workers, const sw_task_d
 
 int main(int argc, char **argv)
 {
-    uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 3000000;
+    bench_usage(argc, argv, 1,
+                "[PUSHES]\n"
+                "The engine's pushes per second without gradients (100 workers, each policy\n"
+                "beside asp), then 1000 simulated workers with real gradients.\n"
+                "  PUSHES  pushes a run of the first part (default 3000000)\n");
+    uint64_t n = argc > 1 ? (uint64_t)bench_long(argv[0], "PUSHES", argv[1], 1000, 1L << 40)
+                          : 3000000;
     const char *policies[] = {"asp", "bsp", "ssp:s=3", "ssp:s=0", "sync:grads_to_wait=10"};
     printf("engine overhead: 100 workers, no gradients, %llu pushes per run\n",
            (unsigned long long)n);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "bench_args.h"
 #include "lend.h"
 #include "net_baselines.h"
 #include "net_bench_shards.h"
@@ -552,12 +553,23 @@ static void sharded_throughput(int rounds)
 
 int main(int argc, char **argv)
 {
-    /* bench_net [ROUNDS [PART]]: more round trips steady the figures; PART (throughput, small,
-     * clients, barrier or shards) runs that part alone, for profiling it. */
-    int rounds = argc > 1 ? atoi(argv[1]) : 200;
+    bench_usage(argc, argv, 2,
+                "[ROUNDS [PART]]\n"
+                "The networked runtime on loopback, side by side with ZeroMQ alone and raw TCP\n"
+                "(bench/net_bench.c says what each part measures).\n"
+                "  ROUNDS  round trips a trial of the throughput parts (default 200): more\n"
+                "          steady the figures\n"
+                "  PART    all (default), throughput, small, clients, barrier or shards: that\n"
+                "          part alone, for profiling it\n");
+    int rounds = argc > 1 ? (int)bench_long(argv[0], "ROUNDS", argv[1], 1, 1000000) : 200;
     const char *part = argc > 2 ? argv[2] : "all";
-    if (rounds < 1)
-        rounds = 200;
+    static const char *const parts[] = {"all", "throughput", "small", "clients", "barrier",
+                                        "shards"};
+    size_t known = 0;
+    while (known < sizeof parts / sizeof *parts && strcmp(part, parts[known]))
+        known++;
+    if (known == sizeof parts / sizeof *parts)
+        bench_refuse(argv[0], part, "PART is all, throughput, small, clients, barrier or shards");
     sw_net_keep_freed_memory(); /* as the syncwise commands do */
     const char *core = getenv("OPENBLAS_CORETYPE"), *threads = getenv("OPENBLAS_NUM_THREADS");
     if (!threads) { /* as `syncwise server` does by default */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_args.h"
 #include "shard_internal.h"
 #include "syncwise/clock.h"
 #include "syncwise/optim.h"
@@ -40,11 +41,12 @@ static double one_apply(sw_team *team, const sw__held *const *g, float *theta, f
 
 int main(int argc, char **argv)
 {
-    int trials = argc > 1 ? atoi(argv[1]) : 31;
-    if (trials < 1 || trials > MAX_TRIALS) {
-        fprintf(stderr, "usage: %s [TRIALS, 1..%d]\n", argv[0], MAX_TRIALS);
-        return 2;
-    }
+    bench_usage(argc, argv, 1,
+                "[TRIALS]\n"
+                "A shard's apply of 4 pushed slices on 1, 2 and 4 threads, plain SGD and\n"
+                "momentum, slices of 256k, 1M and 4M floats.\n"
+                "  TRIALS  interleaved trials, 1 to 201 (default 31)\n");
+    int trials = argc > 1 ? (int)bench_long(argv[0], "TRIALS", argv[1], 1, MAX_TRIALS) : 31;
     const char *core = getenv("OPENBLAS_CORETYPE");
     printf("shard apply of %d slices, median of %d interleaved trials; OPENBLAS_CORETYPE=%s "
            "(no BLAS call here)\n", K, trials, core ? core : "unset");

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_args.h"
 #include "syncwise/clock.h"
 #include "syncwise/data.h"
 #include "syncwise/model.h"
@@ -120,11 +121,21 @@ int main(int argc, char **argv)
 {
     int threads = 1;
     double seconds = 2.0;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    bench_usage(argc, argv, 4,
+                "[--threads N] [--seconds S]\n"
+                "Microseconds per training step of the foundation benchmark's models, and\n"
+                "sgemm's GFLOPS (bench/step.sh reads the lines and runs the PyTorch peer).\n"
+                "  --threads N   OpenBLAS threads, 1 to 64 (default 1)\n"
+                "  --seconds S   time each measurement for about S seconds (default 2)\n");
+    for (int i = 1; i < argc; i += 2) {
+        if (i + 1 == argc)
+            bench_refuse(argv[0], argv[i], "takes a value");
         if (strcmp(argv[i], "--threads") == 0)
-            threads = atoi(argv[i + 1]);
+            threads = (int)bench_long(argv[0], "--threads", argv[i + 1], 1, 64);
         else if (strcmp(argv[i], "--seconds") == 0)
-            seconds = atof(argv[i + 1]);
+            seconds = bench_double(argv[0], "--seconds", argv[i + 1], 0.01, 3600);
+        else
+            bench_refuse(argv[0], argv[i], "the options are --threads and --seconds");
     }
     openblas_set_num_threads(threads);
     printf("openblas core=%s threads=%d\n", openblas_get_corename(), openblas_get_num_threads());

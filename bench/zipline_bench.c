@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_args.h"
 #include "syncwise/clock.h"
 #include "syncwise/err.h"
 #include "syncwise/zipline.h"
@@ -70,8 +71,12 @@ static double thesis_us(const char *algo, int col)
     return -1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    bench_usage(argc, argv, 0,
+                "(no arguments)\n"
+                "The ZipLine family's microseconds per search on the grid of the thesis's\n"
+                "Table 6.4 and more, the thesis's figures beside ours.\n");
     const uint32_t ns[] = {10, 100, 200, 400, 600, 800, 1000}, Rs[] = {15, 150};
     sw_zl_workspace *ws;
     char err[SW_ERR_LEN];
