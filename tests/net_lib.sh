@@ -74,3 +74,39 @@ expect_server() { # description: waits for the server, which must succeed and ke
     *) echo "FAIL: $1: the server's log: $said"; failures=$((failures + 1)) ;;
   esac
 }
+
+# Sharded runs (net_shards.sh, net_shards_faults.sh).
+start_shards() { # count, then extra shard options: starts the shards, sets SHPIDS and
+  # SHARDS (their endpoints)
+  SHPIDS=() SHARDS=""
+  local j n=$1
+  shift
+  for j in $(seq 0 $((n - 1))); do
+    rm -f "$TMP/shard$j.ep"
+    "$SW" shard --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/shard$j.ep" "${@//@J@/$j}" \
+      > "$TMP/shard$j.out" 2> "$TMP/shard$j.err" &
+    SHPIDS+=($!)
+  done
+  for j in $(seq 0 $((n - 1))); do
+    SHARDS="$SHARDS${SHARDS:+,}$(endpoint_of "$TMP/shard$j.ep")"
+  done
+}
+
+expect_shards() { # description [strangers]: every shard ended with the run, at the server's
+  # version, having refused nothing (strangers: nothing but messages from workers who were no
+  # members then, which shards started with -v log)
+  local version j
+  version=$(sed -n 's/.*version \([0-9]*\) (from.*/\1/p' "$TMP/server.out")
+  for j in "${!SHPIDS[@]}"; do
+    wait_for 10 sh -c "! kill -0 ${SHPIDS[$j]}" || kill -9 "${SHPIDS[$j]}"
+    expect_exit "${SHPIDS[$j]}" "$1: shard $j ends with the run"
+    OUT=$(cat "$TMP/shard$j.out")
+    expect_output "run over: version $version," "$1: shard $j holds the server's version"
+    if [ "${2:-}" = strangers ]; then
+      OUT=$(grep "refused a message" "$TMP/shard$j.err" | grep -v "from no member")
+      expect_no_output "refused" "$1: shard $j refused nothing but non-members"
+    else
+      expect_output " 0 refused" "$1: shard $j refused nothing"
+    fi
+  done
+}

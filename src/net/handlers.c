@@ -330,6 +330,10 @@ static void status(server *s, char *text, size_t cap)
     if (!s->started)
         len = sw__text_append(text, cap, len, "not started: %u of %u workers in\n", live_conns(s),
                      s->p->wait_workers);
+    if (s->done) /* a sharded run ends once its last gather (and checkpoint) is in */
+        len = sw__text_append(text, cap, len, "run over (%s): ending%s\n",
+                     s->rc ? "failed" : sw__server_end_reason(s),
+                     s->shards.n ? ", once the shards' last gather and checkpoint are in" : "");
     if (s->p->curve_key)
         len = sw__text_append(text, cap, len, "refused connections (unknown CURVE keys) %llu\n",
                      (unsigned long long)sw_net_refused(s->net));
@@ -369,6 +373,9 @@ static void on_ctl(server *s, const peer *from, const sw_msg *m)
                      "ctl --connect %s%s", s->ops_ep, s->ops_ep, remote);
         sw__server_refuse(s, from, SW_NO_WORKER, 0, why);
         return;
+    } else if (strncmp(cmd, "policy ", 7) == 0 && s->done) { /* a sharded run's last gather */
+        snprintf(reply, sizeof reply, "error: the run is over (version %llu): no policy switches\n",
+                 (unsigned long long)sw_engine_version(s->engine));
     } else if (strncmp(cmd, "policy ", 7) == 0) {
         char err[SW_ERR_LEN];
         sw_engine_result res;
@@ -420,10 +427,16 @@ void sw__server_handle(server *s, const peer *from, const sw_msg *m)
         sw__server_refuse(s, from, m->worker, 0, "the operator socket takes ctl commands only");
         return;
     }
-    if (s->done && m->type != SW_MSG_CTL) {
-        sw__server_send(s, from, SW_MSG_RELEASE, m->worker, SW_FLAG_DONE, "", 0);
+    /* Done (a sharded run ends once its last gather is in): a member waits for the RELEASE
+     * with DONE that ends the run and says whether it failed, its heartbeats echoed meanwhile,
+     * and anything else it sends is moot; one joining now is told at once. */
+    if (s->done && m->type == SW_MSG_JOIN) {
+        const char *why = s->rc ? s->msg : "";
+        sw__server_send(s, from, SW_MSG_RELEASE, m->worker, SW_FLAG_DONE, why, strlen(why));
         return;
     }
+    if (s->done && m->type != SW_MSG_CTL && m->type != SW_MSG_HEARTBEAT)
+        return;
     if (s->shards.n && to_the_shards(m->type)) {
         sw__server_refuse(s, from, m->worker, 0,
                           "this run is sharded: gradients and parameters go to the shards "

@@ -422,6 +422,11 @@ static void log_start(const server *s)
 
 /* The run is over: the last engine call is judged (unless the run failed, which may have cut
  * it), and the log closed with its end line, which says why (failed: what went wrong). */
+const char *sw__server_end_reason(const server *s)
+{
+    return s->r->reached ? "target accuracy" : s->limit ? sw_stop_reason_name(s->limit) : "stopped";
+}
+
 static void log_end(server *s, const char *failed)
 {
     char broke[SW_ERR_LEN], why[sizeof SW_END_FAILED + SW_ERR_LEN]; /* a whole message */
@@ -431,10 +436,7 @@ static void log_end(server *s, const char *failed)
         snprintf(why, sizeof why, "%s%s", SW_END_FAILED, failed);
     if (s->p->log)
         sw_run_write_end(s->p->log, sw__server_now(s), sw_engine_version(s->engine),
-                         failed         ? why
-                         : s->r->reached ? "target accuracy"
-                         : s->limit      ? sw_stop_reason_name(s->limit)
-                                         : "stopped");
+                         failed ? why : sw__server_end_reason(s));
 }
 
 int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_server_result *r,

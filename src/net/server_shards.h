@@ -100,6 +100,7 @@ typedef struct sw__shards {
     uint64_t restores;        /* RESTOREs sent by this server */
     uint64_t restore_no;      /* the last one's number (a restarted server's first is random) */
     sw_shard_set restoring;   /* the shards that have not yet taken the last RESTORE */
+    double restore_sent;      /* when the last RESTORE was sent (the server's clock) */
     uint64_t lost_applies;    /* applies the restores undid */
     uint64_t restored_at;     /* the version the last restore went on as (0: none) */
     /* The orders of no worker a turn sends every shard, sent as one frame at its end
@@ -113,6 +114,9 @@ typedef struct sw__shards {
 #define SW_SHARDS_PING_S 0.25
 /* A shard silent this long (four pings unanswered) is out: killed, stopped or cut off. */
 #define SW_SHARDS_OUT_S 1.0
+/* A shard that still says it awaits a RESTORE this long after one was sent lost it: it was
+ * started again before it took it (its answers to pings from before the RESTORE come sooner). */
+#define SW_SHARDS_RESTORE_LOST_S 2.0
 
 struct sw_server;
 

@@ -212,6 +212,7 @@ void sw__shards_restart(server *s, uint64_t version)
     h->restore_no = sw_rng_u64(&s->tokens); /* unlike any number a shard took before */
     h->restores++;
     h->restoring = sw_shard_set_all(h->n);
+    h->restore_sent = sw__server_now(s);
     h->saved = version;
     size_t len;
     uint8_t *pay = restore_payload(s, version, &len); /* no member and no push yet */
@@ -260,6 +261,7 @@ static void restore(server *s, uint32_t j, uint64_t from)
     h->restore_no++;
     h->restores++;
     h->restoring = sw_shard_set_all(h->n);
+    h->restore_sent = sw__server_now(s);
     h->gathering = h->have_theta = false; /* what was or is being gathered predates it */
     for (uint32_t w = 0; w < s->slots; w++)
         s->conns[w].routed = false; /* the resumed shard knows no worker's connection */
@@ -287,6 +289,21 @@ static void restore(server *s, uint32_t j, uint64_t from)
     count_open(s);
 }
 
+/* Shard j, which the last RESTORE has not reached, still awaits one long after it was sent:
+ * the process it went to died before taking it, and the one started again never had it (a
+ * shard stopped, then killed, while another came back). Every shard goes back again, as when
+ * a second shard dies after a restore. */
+static bool lost_restore(server *s, uint32_t j)
+{
+    sw__shards *h = &s->shards;
+    if (!(sw__server_now(s) - h->restore_sent > SW_SHARDS_RESTORE_LOST_S))
+        return false;
+    sw_log(SW_LOG_WARN, "shard %u (%s) still awaits a restore %.0f s after one was sent: started "
+           "again before it took it? every shard goes back again", j, h->eps[j],
+           sw__server_now(s) - h->restore_sent);
+    return true;
+}
+
 void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
 {
     sw__shards *h = &s->shards;
@@ -309,7 +326,7 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
     v->awaiting = sw_get_u64(m->payload + 48) != 0;
     v->restore_no = sw_get_u64(m->payload + 64);
     v->version = m->version;
-    if (v->awaiting && !sw_shard_set_has(&h->restoring, j))
+    if (v->awaiting && (!sw_shard_set_has(&h->restoring, j) || lost_restore(s, j)))
         restore(s, j, v->saved);
     else if (!v->awaiting && v->restore_no == h->restore_no)
         sw_shard_set_remove(&h->restoring, j);

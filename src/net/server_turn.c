@@ -80,11 +80,13 @@ static void check_limits(server *s)
     }
 }
 
-/* Handles a burst from one socket, then returns to the deadlines. */
+/* Handles a burst from one socket, then returns to the deadlines. Also once the run is done,
+ * while a sharded one ends: its workers are told so (sw__server_handle) and ctl is answered,
+ * and what waits is read, where it would keep the loop from ever sleeping. */
 static void drain(server *s, sw_sock *sock)
 {
     sw_delivery d;
-    for (int k = 0; k < BURST && !s->done && sw_recv(sock, &d) == 0; k++) {
+    for (int k = 0; k < BURST && sw_recv(sock, &d) == 0; k++) {
         take(s, sock, &d);
         sw_frame_unref(d.frame);
         check_limits(s);
@@ -119,6 +121,7 @@ static void forgive_stall(server *s)
         s->conns[w].last_seen = now;
     for (uint32_t j = 0; j < s->shards.n; j++)
         s->shards.seen[j].heard = now;
+    s->shards.restore_sent = now; /* the shards' answers from before it are read first */
 }
 
 static void check_heartbeats(server *s)
@@ -315,11 +318,10 @@ double sw__server_turn(void *ctx, double now)
     server *s = ctx;
     const sw_server_params *p = s->p;
     forgive_stall(s);
-    if (s->ops && !s->done)
+    if (s->ops)
         drain(s, s->ops);
     drain_shards(s);
-    if (!s->done)
-        drain(s, s->sock);
+    drain(s, s->sock);
     if (!s->done)
         deadlines(s);
     if (s->shards.n) /* also once done: the last gather waits on live shards only */

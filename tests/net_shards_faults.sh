@@ -1,0 +1,318 @@
+#!/usr/bin/env bash
+# A sharded run's faults and checkpoints, with real processes on loopback: a shard killed and
+# resumed from its checkpoint rejoins the run (also one started again before it took the
+# restore another's return began), one that stays dead ends it with its name, one resumed from
+# another's file too; a server killed and resumed goes on from the version every shard holds; a
+# server stopped for longer than --shard-wait blames no shard; the shards of a dead server
+# without checkpoints end; a run over while a shard is stopped still answers ctl and its
+# workers while its last gather waits; checkpoint files misused are refused. Every process is
+# reaped at the end.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/net_lib.sh"
+trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+
+# A shard killed and started again from its checkpoint: every shard goes back to the last
+# checkpoint all of them hold, the version counter goes on, and the run completes (under DBW,
+# whose pushes may be waiting for an apply's norms that the dead shard will never report).
+WPIDS=()
+rm -f "$TMP"/shard*.ckpt* "$TMP/server.ckpt" # a fresh run: no record to overwrite
+start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
+start_server dbw:agg=mean --target-acc 0.95 --wait-workers 2 --checkpoint "$TMP/server.ckpt" \
+  --checkpoint-applies 10 --shard-wait 30
+for i in 1 2; do start_worker --delay-ms 20; done # ~7 s to the target: the kill comes first
+wait_status 20 'every shard holds version [1-9]'
+killed_at=$("$SW" ctl --connect "$EP" status | sed -n 's/^version \([0-9]*\).*/\1/p')
+kill -9 "${SHPIDS[1]}"
+wait "${SHPIDS[1]}" 2>/dev/null
+wait_status 10 'not answering'
+expect_status 0 "ctl status while a shard is out" -- "$SW" ctl --connect "$EP" status
+expect_output "not answering: the workers wait" "status says which shard is out"
+expect_output " blocked " "and shows the workers waiting for it as blocked"
+expect_output "(blocked " "in the totals too"
+SHARD1=$(cat "$TMP/shard1.ep")
+"$SW" shard --bind "$SHARD1" --checkpoint "$TMP/shard1.ckpt" --resume \
+  > "$TMP/shard1.out" 2> "$TMP/shard1.err" &
+SHPIDS[1]=$!
+wait_status 20 '1 restore undid'
+expect_status 0 "ctl status after a restore" -- "$SW" ctl --connect "$EP" status
+expect_output "1 restore undid" "status counts the restore and the applies it undid"
+expect_server "dbw on 2 shards, one killed and resumed"
+expect_output "target reached" "the run completes after the restore"
+version=$(sed -n 's/.*version \([0-9]*\) (from.*/\1/p' "$TMP/server.out")
+checks=$((checks + 1))
+[ "${version:-0}" -gt "${killed_at:-0}" ] ||
+  { echo "FAIL: versions did not carry on ($killed_at, then $version)"; failures=$((failures + 1)); }
+OUT=$(cat "$TMP/server.err")
+expect_output "came back from its checkpoint of version" "the server says what the restore undid"
+OUT=$(grep '"ev":"restore"' "$LOG")
+expect_output '"ev":"restore"' "the server's log records the restore (and check reads it)"
+wait "${WPIDS[@]}"
+expect_shards "one shard killed and resumed"
+OUT=$(cat "$TMP/shard1.out")
+expect_output "1 restores" "the resumed shard was restored once"
+OUT=$(cat "$TMP/shard0.out")
+expect_output "1 restores" "and so was the one that lived"
+checks=$((checks + 1))
+[ -s "$TMP/shard0.ckpt" ] && [ -s "$TMP/shard0.ckpt.prev" ] && grep -q "^version=$version$" "$TMP/server.ckpt" ||
+  { echo "FAIL: the final checkpoint is not on every shard and in the server's record"; failures=$((failures + 1)); }
+# The shards hold a slice each; the whole model at the end is beside the record, for eval.
+expect_status 1 "eval of the record" -- "$SW" eval --model-file "$TMP/server.ckpt"
+expect_output "the model at the run's end is $TMP/server.ckpt.model" "says where the model is"
+expect_status 0 "eval of the sharded run's model" -- "$SW" eval --model-file \
+  "$TMP/server.ckpt.model" --data "$DATA"
+expect_output "version $version" "at the run's last version"
+cp "$TMP/server.ckpt" "$TMP/record-alone"
+expect_status 1 "eval of a record with no model beside it" -- "$SW" eval --model-file \
+  "$TMP/record-alone"
+expect_output "there is no $TMP/record-alone.model" "says there is none, not where it is"
+
+# The only shard killed while workers push without pause (bsp: a barrier of three, so a push is
+# almost always on its way): a push the shard took to its death, told to no one, is sent again
+# by its worker, who heard no answer, and the barriers go on to the apply limit (they stopped
+# for good in 2 of 3 runs before, and the run ended at its time limit).
+WPIDS=()
+rm -f "$TMP"/shard*.ckpt* "$TMP/server.ckpt" # a fresh run: no record to overwrite
+start_shards 1 --checkpoint "$TMP/shard@J@.ckpt"
+start_server bsp --max-applies 3000 --wait-workers 3 --checkpoint "$TMP/server.ckpt" \
+  --checkpoint-applies 10 --shard-wait 30
+for i in 1 2 3; do start_worker; done
+wait_status 20 '^version [0-9]*[0-9][0-9][0-9][0-9] '
+kill -9 "${SHPIDS[0]}"
+wait "${SHPIDS[0]}" 2>/dev/null
+"$SW" shard --bind "$(cat "$TMP/shard0.ep")" --checkpoint "$TMP/shard0.ckpt" --resume \
+  > "$TMP/shard0.out" 2> "$TMP/shard0.err" &
+SHPIDS[0]=$!
+expect_server "bsp on 1 shard, killed with pushes on their way and resumed"
+OUT=$(tail -1 "$LOG")
+expect_output '"why":"apply limit"' "the barriers go on after the restore"
+wait "${WPIDS[@]}"
+expect_shards "the only shard killed and resumed"
+
+# A shard started again from another shard's checkpoint (files swapped or copied): restoring
+# its slice in this one's place would scramble θ, so the server ends the run, naming both.
+WPIDS=()
+rm -f "$TMP"/shard*.ckpt* "$TMP/server.ckpt" # a fresh run: no record to overwrite
+start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
+start_server bsp --wait-workers 2 --checkpoint "$TMP/server.ckpt" --checkpoint-applies 10 \
+  --shard-wait 30
+for i in 1 2; do start_worker --delay-ms 20; done
+wait_status 20 'every shard holds version [1-9]'
+kill -9 "${SHPIDS[1]}"
+wait "${SHPIDS[1]}" 2>/dev/null
+cp "$TMP/shard0.ckpt" "$TMP/other.ckpt"
+SHARD1=$(cat "$TMP/shard1.ep")
+"$SW" shard --bind "$SHARD1" --checkpoint "$TMP/other.ckpt" --resume \
+  > "$TMP/shard1.out" 2> "$TMP/shard1.err" &
+SHPIDS[1]=$!
+expect_server_fails "a shard resumed from another shard's checkpoint"
+expect_output "shard 1 (tcp://127.0.0.1:" "the server names the shard"
+expect_output "holds the slice of shard 0: its --checkpoint file is that shard's" \
+  "and whose slice it resumed"
+kill -9 "${WPIDS[@]}" "${SHPIDS[@]}" 2>/dev/null
+wait "${WPIDS[@]}" "${SHPIDS[@]}" 2>/dev/null
+
+# The server killed and started again with --resume: every shard goes back to the version the
+# server's record names, the workers join again by themselves, and the run goes on from there.
+# Until a worker has joined the new server, the shards refuse its messages as a non-member's.
+WPIDS=()
+rm -f "$TMP"/shard*.ckpt* # a fresh run: no slice to overwrite
+start_shards 2 --checkpoint "$TMP/shard@J@.ckpt" -v
+start_server bsp --target-acc 0.95 --wait-workers 2 --checkpoint "$TMP/server2.ckpt" \
+  --checkpoint-applies 10
+for i in 1 2; do start_worker --delay-ms 20; done
+wait_for 20 grep -q "^version=[1-9]" "$TMP/server2.ckpt"
+kill -9 "$SPID"
+wait "$SPID" 2>/dev/null
+from=$(sed -n 's/^version=//p' "$TMP/server2.ckpt")
+BIND=$EP KEEP_LOG=1 start_server bsp --target-acc 0.95 --wait-workers 2 \
+  --checkpoint "$TMP/server2.ckpt" --resume
+checks=$((checks + 1))
+wait_status 10 "; 1 restore undid" ||
+  { echo "FAIL: ctl status of the resumed server does not count its one restore"
+    failures=$((failures + 1)); }
+# Each shard's line counts the restores it took (it showed the restore's random number).
+OUT=$("$SW" ctl --connect "$EP" status | grep -c "restores 1 ")
+expect_output "2" "each shard's line counts its one restore"
+expect_server "a sharded server killed and resumed"
+expect_output "target reached" "the resumed sharded run completes"
+expect_output "(from $from)" "it goes on from the version every shard holds ($from)"
+wait "${WPIDS[@]}"
+expect_shards "a sharded server killed and resumed" strangers
+# The record is no model (eval says what it is), and an edited one is refused: it would have
+# every shard restore a version none holds.
+expect_status 1 "eval of the sharded server's record" -- "$SW" eval --model-file "$TMP/server2.ckpt"
+expect_output "is a sharded server's record" "says what the file is"
+expect_status 1 "a resume with another model" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=64 --checkpoint "$TMP/server2.ckpt" --resume
+expect_output "records a run of 1698 parameters; --model mlp:h=1,u=64" "says which, before any restore"
+sed -i 's/^version=.*/version=1/' "$TMP/server2.ckpt"
+expect_status 1 "a resume from an edited record" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=32 --checkpoint "$TMP/server2.ckpt" --resume
+expect_output "fails its checksum" "says why"
+
+# No shard at the endpoint: a run over at --max-time has nothing to gather from it, and ends at
+# once (it spun a core and ran 12 s of a 3 s run, blaming --shard-wait).
+start=$SECONDS
+expect_status 1 "a server whose shard is not there" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --shards "tcp://127.0.0.1:$((20000 + RANDOM % 20000))" --data "$DATA" --model mlp:h=1,u=32 \
+  --max-time 2 -q
+expect_output "the run is over, and its last gather waits no longer): is a shard running there?" \
+  "says why, and which limit"
+checks=$((checks + 1))
+[ $((SECONDS - start)) -le 8 ] ||
+  { echo "FAIL: the run over at 2 s took $((SECONDS - start)) s to end"; failures=$((failures + 1)); }
+
+# A shard killed and not started again: the run cannot go on without its slice; the server ends
+# it after --shard-wait, saying which.
+WPIDS=()
+start_shards 2
+start_server asp --wait-workers 2 --shard-wait 1
+for i in 1 2; do start_worker --delay-ms 5; done
+wait_status 15 'workers live 2'
+kill -9 "${SHPIDS[1]}"
+expect_server_fails "a shard lost for good"
+expect_output "shard 1 (tcp://127.0.0.1:" "the server names the lost shard"
+expect_output "has been silent for" "and says why"
+expect_output "a run without --checkpoint cannot take a shard back" "and that it could not wait"
+OUT=$(tail -1 "$LOG")
+expect_output '"ev":"end"' "the failed run's log ends with its end line"
+expect_output '"why":"failed: shard 1' "which says why it failed"
+expect_status 0 "the failed run's log keeps its promises" -- "$SW" check "$LOG"
+for pid in "${WPIDS[@]}"; do # the workers fail with the run, saying why
+  expect_exit "$pid" "a worker of the failed run" 1
+done
+OUT=$(cat "$TMP/workers.out")
+expect_output "the server's run failed: shard 1" "the workers say why they failed"
+wait "${SHPIDS[0]}" 2>/dev/null
+
+# The server itself stopped for longer than --shard-wait (a frozen VM, SIGSTOP): the shards'
+# silence counts only while it listened and pinged, so the run goes on, blaming no shard. The
+# workers are stopped first, so that no shard has anything queued for the server but its last
+# answer to a ping.
+WPIDS=()
+start_shards 2
+start_server asp --wait-workers 2 --shard-wait 1 --max-time 6
+for i in 1 2; do start_worker --delay-ms 5; done
+wait_status 15 'workers live 2'
+kill -STOP "${WPIDS[@]}"
+sleep 0.5
+kill -STOP "$SPID"
+sleep 2.5
+kill -CONT "$SPID"
+kill -CONT "${WPIDS[@]}"
+expect_server "a sharded server stopped for longer than --shard-wait"
+expect_output "0 crashed" "no worker was dropped for the server's own silence"
+wait "${WPIDS[@]}" "${SHPIDS[@]}" 2>/dev/null
+
+# A server that died in a run without checkpoints leaves no run to resume: its shards give it up
+# after --server-timeout and end, saying so, where they held it for ever.
+WPIDS=()
+start_shards 2 --server-timeout 1
+start_server asp --wait-workers 1 --max-time 60
+start_worker --delay-ms 5
+wait_status 15 'workers live 1'
+kill -9 "$SPID"
+wait "$SPID" 2>/dev/null
+for j in 0 1; do
+  wait_for 10 sh -c "! kill -0 ${SHPIDS[$j]}" || kill -9 "${SHPIDS[$j]}"
+  expect_exit "${SHPIDS[$j]}" "shard $j of a dead server's run ends" 1
+  OUT=$(cat "$TMP/shard$j.err")
+  expect_output "silent for 1 s (--server-timeout), and the run keeps no checkpoints" \
+    "shard $j says why, and that nothing can resume the run"
+done
+kill -9 "${WPIDS[@]}" 2>/dev/null
+wait "${WPIDS[@]}" 2>/dev/null
+
+# Two shards given one --checkpoint file would overwrite each other's saves: the second refuses
+# to start.
+start_shards 1 --checkpoint "$TMP/one.ckpt"
+wait_for 10 test -s "$TMP/shard0.ep"
+expect_status 1 "a second shard on the same --checkpoint" -- "$SW" shard --bind "tcp://127.0.0.1:*" \
+  --checkpoint "$TMP/one.ckpt"
+expect_output "--checkpoint $TMP/one.ckpt: another process writes it already" "it says why"
+kill -9 "${SHPIDS[0]}"
+wait "${SHPIDS[0]}" 2>/dev/null
+
+# A shard started with --resume and no checkpoint, or without --checkpoint, says so.
+expect_status 2 "shard --resume without --checkpoint" -- "$SW" shard --bind "tcp://127.0.0.1:*" --resume
+expect_output "--resume needs --checkpoint" "the error says what is missing"
+expect_status 1 "shard --resume from nothing" -- "$SW" shard --bind "tcp://127.0.0.1:*" \
+  --checkpoint "$TMP/none.ckpt" --resume
+expect_output "none.ckpt" "the error names the file"
+# A slice an earlier run saved is not overwritten by a shard started afresh (a forgotten --resume).
+cp "$TMP/shard0.ckpt" "$TMP/kept.ckpt"
+expect_status 1 "a shard started afresh over a saved slice" -- "$SW" shard \
+  --bind "tcp://127.0.0.1:*" --checkpoint "$TMP/kept.ckpt"
+expect_output "would overwrite it: --resume goes on from it" "says why, and what to do"
+checks=$((checks + 1))
+cmp -s "$TMP/shard0.ckpt" "$TMP/kept.ckpt" ||
+  { echo "FAIL: the refused shard changed the file"; failures=$((failures + 1)); }
+
+# A server that checkpoints its run with a shard that cannot: refused at INIT, before training.
+start_shards 1
+start_server asp --checkpoint "$TMP/nock.ckpt" --checksum off # the end comes unchecked
+expect_server_fails "a checkpointed run on a shard without --checkpoint" 1
+expect_output "start this shard with --checkpoint FILE" "says what the shard needs"
+expect_no_output "target reached" "before any training"
+wait_for 10 sh -c "! kill -0 ${SHPIDS[0]}" || kill -9 "${SHPIDS[0]}"
+expect_exit "${SHPIDS[0]}" "the shard fails with the run" 1
+
+# A shard started again before it took the RESTORE that another's return began (stopped while
+# it came, then killed): it awaits a restore, and gets one, as does every shard again; the run
+# goes on. The server waited for it for good, and spun a core, before.
+WPIDS=()
+rm -f "$TMP"/shard*.ckpt* "$TMP/server.ckpt" # a fresh run: no record to overwrite
+start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
+start_server asp --max-applies 1500 --wait-workers 2 --checkpoint "$TMP/server.ckpt" \
+  --checkpoint-applies 10 --shard-wait 30
+for i in 1 2; do start_worker --delay-ms 2; done
+wait_status 20 'every shard holds version [1-9]'
+kill -STOP "${SHPIDS[1]}"
+kill -9 "${SHPIDS[0]}"
+wait "${SHPIDS[0]}" 2>/dev/null
+"$SW" shard --bind "$(cat "$TMP/shard0.ep")" --checkpoint "$TMP/shard0.ckpt" --resume \
+  > "$TMP/shard0.out" 2> "$TMP/shard0.err" &
+SHPIDS[0]=$!
+wait_for 10 grep -q "came back from its checkpoint" "$TMP/server.err" # the RESTORE is sent
+kill -9 "${SHPIDS[1]}"
+wait "${SHPIDS[1]}" 2>/dev/null
+"$SW" shard --bind "$(cat "$TMP/shard1.ep")" --checkpoint "$TMP/shard1.ckpt" --resume \
+  > "$TMP/shard1.out" 2> "$TMP/shard1.err" &
+SHPIDS[1]=$!
+expect_server "a shard started again before it took a restore"
+expect_output "still awaits a restore" "the server says it sends it again"
+OUT=$(tail -1 "$LOG")
+expect_output '"why":"apply limit"' "the run goes on to its limit"
+wait "${WPIDS[@]}"
+expect_shards "a shard started again before it took a restore"
+OUT=$(cat "$TMP/shard0.out")
+expect_output "2 restores" "the shard that came back first was restored twice"
+
+# A run over while a shard is stopped (SIGSTOP) waits for its last gather at most --shard-wait,
+# and meanwhile answers ctl, saying so, and echoes its workers' heartbeats, so that they wait
+# to hear why it failed. It read neither before, and spun a core in the meantime.
+WPIDS=()
+: > "$TMP/workers.out"
+start_shards 2
+start_server asp --wait-workers 2 --max-time 3 --shard-wait 6
+for i in 1 2; do start_worker --delay-ms 5 --server-timeout 2; done
+wait_status 15 'workers live 2'
+kill -STOP "${SHPIDS[1]}"
+checks=$((checks + 1))
+wait_status 10 "run over (time limit): ending, once the shards" ||
+  { echo "FAIL: ctl status of a run waiting for its last gather does not say so"
+    failures=$((failures + 1)); }
+expect_status 0 "ctl status while the run ends" -- "$SW" ctl --connect "$EP" status
+expect_output "shard 1 " "it shows the shards"
+expect_server_fails "a run over while a shard is stopped"
+expect_output "the run is over, and its last gather waits no longer" "the server says why"
+for pid in "${WPIDS[@]}"; do # the workers wait for the run's end, and fail with it
+  expect_exit "$pid" "a worker of a run whose last gather failed" 1
+done
+OUT=$(cat "$TMP/workers.out")
+expect_output "the server's run failed: shard 1" "the workers say why"
+expect_no_output "the server at" "and were not left to time out (the server at ... has been silent)"
+kill -9 "${SHPIDS[@]}" 2>/dev/null
+wait "${SHPIDS[@]}" 2>/dev/null
+
+finish
