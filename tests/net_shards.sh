@@ -114,6 +114,18 @@ for w in 0 1 2 3; do
 done
 expect_shards "the shard of workers that left after --max-steps"
 
+# --max-applies is exact on shards too: a shard's one frame may report many pushes, and none is
+# decided past the limit (it stopped 1-3 applies late in about half the runs).
+WPIDS=()
+start_shards 2
+start_server asp --max-applies 2000 --wait-workers 4
+for i in 1 2 3 4; do start_worker; done
+expect_server "asp on 2 shards to --max-applies 2000"
+OUT=$(tail -1 "$LOG")
+expect_output '"V":2000,"why":"apply limit"' "the run stops at its 2000th apply"
+wait "${WPIDS[@]}"
+expect_shards "the shards of a run to --max-applies"
+
 # DBW on 2 shards decides on the gradients' norms the shards measure: with one straggler and
 # large batches (little gradient noise) it stops waiting for the straggler, which it could not
 # do without the norms (k stays at every worker until its estimates exist).

@@ -143,6 +143,8 @@ void sw__server_drop_worker(server *s, uint32_t w, bool crashed);
 
 /* Records the failure that ends the run (the first one) and stops it. */
 void sw__server_fail(server *s, int rc, const char *why);
+/* Ends the run (done) when it reached --max-time or --max-applies. */
+void sw__server_check_limits(server *s);
 /* Why a run that did not fail ended: the target, the limit that stopped it, or "stopped". */
 const char *sw__server_end_reason(const server *s);
 

@@ -341,6 +341,7 @@ void sw__shards_failed(server *s, uint32_t j, const char *what, int len, const c
 static void decide(server *s, uint32_t w, const sw__reporting *r)
 {
     conn *c = &s->conns[w];
+    sw__server_check_limits(s); /* one batch of reports may complete many pushes */
     if (s->done || !c->live || c->token != r->token) { /* the run or the membership is over */
         sw__shards_drop_everywhere(s, w, r->token, r->seq);
         return;

@@ -67,9 +67,10 @@ static void take(server *s, sw_sock *sock, sw_delivery *d)
 }
 
 /* The run's limits (--max-time, --max-applies): checked after every message, since a burst
- * can hold a worker's next push (its answer came back before the burst ended), and an apply
- * past the limit must not happen. */
-static void check_limits(server *s)
+ * can hold a worker's next push (its answer came back before the burst ended), and before
+ * every sharded push is decided, since a shard's batch reports many: an apply past the limit
+ * must not happen. */
+void sw__server_check_limits(server *s)
 {
     uint64_t V = sw_engine_version(s->engine);
     sw_stop_reason limit =
@@ -89,7 +90,7 @@ static void drain(server *s, sw_sock *sock)
     for (int k = 0; k < BURST && sw_recv(sock, &d) == 0; k++) {
         take(s, sock, &d);
         sw_frame_unref(d.frame);
-        check_limits(s);
+        sw__server_check_limits(s);
     }
 }
 
@@ -101,7 +102,7 @@ static void drain_shards(server *s)
         for (int k = 0; k < BURST && !s->finished && sw_recv(s->shards.socks[j], &d) == 0; k++) {
             sw__shards_take(s, j, &d);
             sw_frame_unref(d.frame);
-            check_limits(s); /* a report completes a push, which may apply */
+            sw__server_check_limits(s); /* a report completes a push, which may apply */
         }
 }
 
@@ -265,7 +266,7 @@ static void deadlines(server *s)
     uint64_t V = sw_engine_version(s->engine);
     if (now >= eval_due_at(s))
         evaluation_due(s);
-    check_limits(s);
+    sw__server_check_limits(s);
     const sw_server_params *p = s->p;
     if (p->log && !s->log_failed && ferror(p->log)) { /* said now; the run fails at its end */
         s->log_failed = true;
