@@ -315,4 +315,26 @@ expect_no_output "the server at" "and were not left to time out (the server at .
 kill -9 "${SHPIDS[@]}" 2>/dev/null
 wait "${SHPIDS[@]}" 2>/dev/null
 
+# A checkpointed run's shards save its start: a shard killed before the first apply is started
+# again with --resume, and the run goes on (it could only start over before).
+WPIDS=()
+rm -f "$TMP"/shard*.ckpt* "$TMP/server.ckpt" # a fresh run: no record to overwrite
+start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
+start_server asp --max-applies 300 --wait-workers 2 --checkpoint "$TMP/server.ckpt" \
+  --shard-wait 30
+checks=$((checks + 1))
+wait_for 10 grep -q "^version=0$" "$TMP/server.ckpt" ||
+  { echo "FAIL: no record of the run's start"; failures=$((failures + 1)); }
+kill -9 "${SHPIDS[1]}"
+wait "${SHPIDS[1]}" 2>/dev/null
+"$SW" shard --bind "$(cat "$TMP/shard1.ep")" --checkpoint "$TMP/shard1.ckpt" --resume \
+  > "$TMP/shard1.out" 2> "$TMP/shard1.err" &
+SHPIDS[1]=$!
+for i in 1 2; do start_worker --delay-ms 2; done
+expect_server "a shard killed before the first apply, resumed"
+OUT=$(tail -1 "$LOG")
+expect_output '"V":300,"why":"apply limit"' "the run goes on from its start"
+wait "${WPIDS[@]}"
+expect_shards "a shard killed before the first apply, resumed"
+
 finish

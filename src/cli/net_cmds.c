@@ -99,10 +99,11 @@ static const sw_opt server_table[] = {
     SW_OPT_HEADING("checkpoints and stopping"),
     {SW_OPT_ROW(SW_OPT_STR, "checkpoint", 0, AT(p.checkpoint), 0, 0, "FILE",
                 "checkpoint there every --checkpoint-applies and\n"
-                "--checkpoint-every, and at the end; with --shards each\n"
-                "shard checkpoints its slice at that version, and FILE\n"
-                "records the version all of them hold (a FILE that is\n"
-                "not empty is refused without --resume)")},
+                "--checkpoint-every, and at the end; with --shards also\n"
+                "at the start, each shard checkpointing its slice at\n"
+                "that version, and FILE records the version all of them\n"
+                "hold (a FILE that is not empty is refused without\n"
+                "--resume)")},
     {SW_OPT_ROW(SW_OPT_U64, "checkpoint-applies", 0, AT(p.checkpoint_applies), 0, 0, "N",
                 "applies between checkpoints (0: not by count)")},
     {SW_OPT_ROW(SW_OPT_F64, "checkpoint-every", 0, AT(p.checkpoint_s), 0, 1e9, "S",

@@ -214,6 +214,10 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
                       .payload_len = 4 * sw_chunk_slice_len(&h->table, j)};
         sw__shards_send_to(s, j, &set, theta0 + sw_chunk_slice_at(&h->table, j));
     }
+    /* A first checkpoint of the run as it starts: a shard or server killed before the first
+     * one on the schedule is started again with --resume, where the run had to start over. */
+    if (!rc && s->p->checkpoint)
+        sw__server_checkpoint(s, err);
     if (!rc)
         sw_log(SW_LOG_INFO, "the parameters cut into %u chunk%s of %zu over %u shard%s",
                h->table.n_chunks, h->table.n_chunks == 1 ? "" : "s", h->table.chunk, h->n,
