@@ -76,6 +76,26 @@ kill -9 "${PIDS[0]}" 2>/dev/null # still training 5 s later: it did not stop wit
 expect_exit "${PIDS[0]}" "the member without a limit stops with the judge"
 rm -f "$TMP"/p*.out
 
+# 1d. A member stopped (SIGSTOP) past --timeout: the judge drops it and goes on to its limit;
+# the member, continued, finds itself alone and ends (status 1), saying it was cut off, where
+# it trained on alone for good (no judge left to stop it) or, had it judged, split the run in
+# two, each reporting a best.
+port=$((20000 + RANDOM % 9000))
+start_first --bind "tcp://127.0.0.1:$port" --wait-peers 2 --delay-ms 10 --timeout 1 --max-time 4
+PIDS=()
+join_peer p2 --bind "tcp://127.0.0.1:$((port + 1))" --delay-ms 10 --timeout 1
+sleep 1
+kill -STOP "${PIDS[0]}"
+sleep 2
+kill -CONT "${PIDS[0]}"
+expect_exit "$P1" "the judge of a member stopped past --timeout"
+for i in $(seq 100); do kill -0 "${PIDS[0]}" 2>/dev/null || break; sleep 0.1; done
+kill -9 "${PIDS[0]}" 2>/dev/null # still training 10 s later: it did not see it was cut off
+expect_exit "${PIDS[0]}" "the member stopped past --timeout ends, failing" 1
+OUT=$(cat "$TMP/p2.out")
+expect_output "this peer was cut off from the group" "it says why"
+rm -f "$TMP"/p*.out
+
 # 2. A peer killed mid-run: the others drop it after the timeout and finish.
 PIDS=()
 start_first --target-loss 0.265 --delay-ms 5 --timeout 1 --max-time 90

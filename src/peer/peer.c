@@ -455,6 +455,10 @@ int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
         if (out->steps % p->round_steps == 0)
             round_end(pe, &since_best);
     }
+    if (!rc && pe->alone)
+        rc = sw_fail(err, SW_EIO, "every other member has been silent for --timeout %g s: this "
+                     "peer was cut off from the group (stopped?), or the group is gone; it ends "
+                     "rather than train on alone as a second run", p->timeout_s);
     /* The judge's --max-time ends the group's run, as its other stopping rules do; any other
      * member's ends its own part. */
     if (!rc && !pe->done && timed_out(pe) && sw__peer_my_rank(pe) == 0)

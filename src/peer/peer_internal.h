@@ -46,6 +46,9 @@ typedef struct sw__peer {
     uint8_t *pay; /* an encoded payload: up to n pairs */
     double t0;
     bool done, have_replica;
+    bool alone;       /* left alone by silence, and cut off from the group or not its judge */
+    double last_drop; /* when silent members were last looked for (once a round) */
+    bool was_silent;  /* we were, once, longer than --timeout: the others may have dropped us */
     /* What every member must share, said in our HELLO (docs/protocol.md): the model, its
      * weights, the data's fingerprint and the seed. */
     char run[SW_PEER_RUN_LEN];
