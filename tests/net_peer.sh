@@ -96,6 +96,19 @@ OUT=$(cat "$TMP/p2.out")
 expect_output "this peer was cut off from the group" "it says why"
 rm -f "$TMP"/p*.out
 
+# 1e. --wait-peers given to the first peer holds every member until the group is whole: the
+# second waits with it for the third (it trained alone, 440 steps in 2 s, before).
+start_first --wait-peers 3 --delay-ms 5 --max-time 20 --target-loss 0.3
+PIDS=()
+join_peer p2 --delay-ms 5 --max-time 20 --target-loss 0.3
+for _ in $(seq 100); do grep -q "joined through" "$TMP/p2.out" 2>/dev/null && break; sleep 0.1; done
+sleep 1
+join_peer p3 --delay-ms 5 --max-time 20 --target-loss 0.3
+wait "$P1" "${PIDS[@]}"
+OUT=$(cat "$TMP/p2.out")
+expect_output "the group waits for 3 members before it trains: 2 in" "the second member waits"
+rm -f "$TMP"/p*.out
+
 # 2. A peer killed mid-run: the others drop it after the timeout and finish.
 PIDS=()
 start_first --target-loss 0.265 --delay-ms 5 --timeout 1 --max-time 90

@@ -2,6 +2,7 @@
  * each, and when each was last heard from. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "peer_internal.h"
@@ -142,17 +143,26 @@ void sw__peer_broadcast(sw__peer *pe, sw_msg_type type, const void *payload, siz
         sw__peer_send(pe, k, type, payload, len);
 }
 
+uint32_t sw__peer_wait_for(const sw__peer *pe)
+{
+    return pe->p->wait_peers > pe->group_wait ? pe->p->wait_peers : pe->group_wait;
+}
+
+/* The members, and while we wait for the group to be whole, how many it waits for: a member
+ * that joins a waiting group waits with it, though only the first peer was given --wait-peers. */
 size_t sw__peer_members_text(const sw__peer *pe, char *out, size_t cap)
 {
     size_t len = 0;
     for (int k = 0; k < pe->n_members && len < cap; k++)
         len += (size_t)snprintf(out + len, cap - len, "%s\n", pe->m[k].ep);
+    if (!pe->training && sw__peer_wait_for(pe) > 1 && len < cap)
+        len += (size_t)snprintf(out + len, cap - len, "wait=%u\n", sw__peer_wait_for(pe));
     return len < cap ? len : cap;
 }
 
 void sw__peer_merge_members(sw__peer *pe, const sw_msg *m)
 {
-    char text[SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN];
+    char text[SW_PEER_MEMBERS_LEN];
     size_t len = m->payload_len < sizeof text - 1 ? m->payload_len : sizeof text - 1;
     memcpy(text, m->payload, len);
     text[len] = '\0';
@@ -160,4 +170,9 @@ void sw__peer_merge_members(sw__peer *pe, const sw_msg *m)
         if ((strncmp(line, "tcp://", 6) == 0 || strncmp(line, "ipc://", 6) == 0) &&
             sw__peer_rank(pe, line) < 0) /* hearsay adds a member but proves nobody alive */
             sw__peer_add(pe, line);
+        else if (strncmp(line, "wait=", 5) == 0 && !pe->training) {
+            unsigned long n = strtoul(line + 5, NULL, 10);
+            if (n <= SW_PEER_MAX_MEMBERS && n > pe->group_wait)
+                pe->group_wait = (uint32_t)n;
+        }
 }

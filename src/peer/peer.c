@@ -138,7 +138,7 @@ static void on_hello(sw__peer *pe, const char *from, const sw_msg *m)
         refuse(pe, from, why);
         return;
     }
-    char text[SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN];
+    char text[SW_PEER_MEMBERS_LEN];
     size_t n = sw__peer_members_text(pe, text, sizeof text);
     sw__peer_broadcast(pe, SW_MSG_PEER_MEMBERS, text, n);
     send_replica(pe, sw__peer_rank(pe, ep));
@@ -193,7 +193,7 @@ static void take(sw__peer *pe, const sw_delivery *d)
     sw_msg m;
     char why[SW_ERR_LEN];
     if (sw_msg_decode(sw_frame_data(d->frame), sw_frame_size(d->frame),
-                      8 * (uint64_t)pe->n + SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN, &m, why) == 0)
+                      8 * (uint64_t)pe->n + SW_PEER_MEMBERS_LEN, &m, why) == 0)
         handle(pe, from, &m);
     else
         refuse(pe, from, why);
@@ -446,8 +446,12 @@ int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
     int rc = setup(pe, err);
     if (!rc && p->join)
         rc = join(pe, err);
-    while (!rc && pe->n_members < (int)p->wait_peers && !should_stop(pe))
+    if (!rc && pe->n_members < (int)sw__peer_wait_for(pe))
+        sw_log(SW_LOG_INFO, "the group waits for %u members before it trains: %d in",
+               sw__peer_wait_for(pe), pe->n_members);
+    while (!rc && pe->n_members < (int)sw__peer_wait_for(pe) && !should_stop(pe))
         receive_all(pe, 0.05); /* nobody trains before the group is whole */
+    pe->training = true;
     uint32_t since_best = 0;
     while (!rc && !should_stop(pe)) {
         step(pe);

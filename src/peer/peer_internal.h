@@ -14,6 +14,8 @@
 
 #define SW_PEER_MAX_MEMBERS 64
 #define SW_PEER_EP_LEN 128
+/* PEER_MEMBERS' text: the endpoints, then a `wait=N` line. */
+#define SW_PEER_MEMBERS_LEN (SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN + 32)
 #define SW_PEER_REFUSALS_SAID 5 /* refused messages logged as warnings; the rest counted */
 #define SW_PEER_RUN_LEN 256     /* a run's identity in a HELLO */
 
@@ -49,6 +51,8 @@ typedef struct sw__peer {
     bool alone;       /* left alone by silence, and cut off from the group or not its judge */
     double last_drop; /* when silent members were last looked for (once a round) */
     bool was_silent;  /* we were, once, longer than --timeout: the others may have dropped us */
+    bool training;    /* the group was whole (--wait-peers): we train */
+    uint32_t group_wait; /* the members the group waits for, as a waiting member's MEMBERS say */
     /* What every member must share, said in our HELLO (docs/protocol.md): the model, its
      * weights, the data's fingerprint and the seed. */
     char run[SW_PEER_RUN_LEN];
@@ -65,6 +69,8 @@ int sw__peer_add(sw__peer *pe, const char *ep);
 void sw__peer_remove(sw__peer *pe, int rank, const char *why);
 /* Drops members silent for longer than the timeout. */
 void sw__peer_drop_silent(sw__peer *pe);
+/* How many members the group waits for before anyone trains: ours, or a waiting member's. */
+uint32_t sw__peer_wait_for(const sw__peer *pe);
 
 /* Sends one message to an endpoint that is no member (a joiner turned away), on a socket of its
  * own, closed once the message is sent (or the silence timeout passed); nothing to an endpoint
