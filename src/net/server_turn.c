@@ -81,6 +81,20 @@ void sw__server_check_limits(server *s)
     }
 }
 
+/* A checkpoint when --checkpoint-applies or --checkpoint-every calls for one: looked for after
+ * every message too, since a burst may make many applies, and a crash loses those since the
+ * last checkpoint (up to 6 at --checkpoint-applies 1 when looked for once a turn). */
+static void checkpoint_if_due(server *s)
+{
+    const sw_server_params *p = s->p;
+    uint64_t V = sw_engine_version(s->engine);
+    bool due = (p->checkpoint_applies && V - s->last_ckpt_applies >= p->checkpoint_applies) ||
+               sw__server_now(s) >= s->next_ckpt;
+    char err[SW_ERR_LEN];
+    if (p->checkpoint && !s->done && due && sw__server_checkpoint(s, err))
+        sw__server_fail(s, SW_EIO, err);
+}
+
 /* Handles a burst from one socket, then returns to the deadlines. Also once the run is done,
  * while a sharded one ends: its workers are told so (sw__server_handle) and ctl is answered,
  * and what waits is read, where it would keep the loop from ever sleeping. */
@@ -91,6 +105,7 @@ static void drain(server *s, sw_sock *sock)
         take(s, sock, &d);
         sw_frame_unref(d.frame);
         sw__server_check_limits(s);
+        checkpoint_if_due(s);
     }
 }
 
@@ -263,7 +278,6 @@ static void deadlines(server *s)
         if (sw__server_engine_ok(s, sw_engine_tick(s->engine, now, &res), "wake-up", SW_NO_WORKER))
             sw__server_follow(s, &res);
     }
-    uint64_t V = sw_engine_version(s->engine);
     if (now >= eval_due_at(s))
         evaluation_due(s);
     sw__server_check_limits(s);
@@ -273,11 +287,7 @@ static void deadlines(server *s)
         sw_log(SW_LOG_WARN, "the event log (--log) could not be written (a full disk?): it is "
                "incomplete from t=%.1f s on, and the run will end as failed", now);
     }
-    bool due = (p->checkpoint_applies && V - s->last_ckpt_applies >= p->checkpoint_applies) ||
-               now >= s->next_ckpt;
-    char err[SW_ERR_LEN];
-    if (due && sw__server_checkpoint(s, err))
-        sw__server_fail(s, SW_EIO, err);
+    checkpoint_if_due(s);
 }
 
 /* A done run is over at once; a sharded one once a gather at its last version is evaluated
