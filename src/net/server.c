@@ -470,6 +470,7 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
         return rc;
     }
     s->t0 = sw_net_now(net);
+    s->shards.restore_sent = 0; /* a resumed run's RESTORE went before the clock started */
     s->next_eval = 0;
     s->last_ckpt_applies = r->start_version;
     s->eval_version = r->start_version;

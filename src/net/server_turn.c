@@ -39,8 +39,8 @@ static void take(server *s, sw_sock *sock, sw_delivery *d)
                  .sock = sock,
                  .operator= sock == s->ops || d->operator,
                  .address = d->address };
-    if (d->gone) {
-        uint32_t w = sock == s->sock ? worker_at(s, d->route, d->route_len) : s->slots;
+    if (d->gone) { /* once the run is done, its engine decides nothing more */
+        uint32_t w = sock == s->sock && !s->done ? worker_at(s, d->route, d->route_len) : s->slots;
         if (w < s->slots)
             sw__server_drop_worker(s, w, true);
         return;
@@ -118,6 +118,7 @@ static void drain_shards(server *s)
             sw__shards_take(s, j, &d);
             sw_frame_unref(d.frame);
             sw__server_check_limits(s); /* a report completes a push, which may apply */
+            checkpoint_if_due(s);
         }
 }
 

@@ -93,17 +93,15 @@ void sw__peer_remove(sw__peer *pe, int rank, const char *why)
 }
 
 /* Left alone by silence, a peer ends its part (pe->alone) when it was once itself silent
- * longer than --timeout (stopped, or a round that long: the others dropped it and went on, one
- * by one perhaps, and training on would split the run in two, each judging) or when it was no
- * judge (the group it trained for is gone). A judge that never was is left with members that
- * died: it goes on. */
+ * longer than --timeout (pe->was_silent: stopped, or one step that long; the others dropped it
+ * and went on, one by one perhaps, and training on would split the run in two, each judging)
+ * or when it was no judge (the group it trained for is gone). A judge that never was is left
+ * with members that died: it goes on. */
 void sw__peer_drop_silent(sw__peer *pe)
 {
     double now = sw__peer_now(pe);
-    pe->was_silent |= pe->last_drop > 0 && now - pe->last_drop > pe->p->timeout_s;
     bool judged = sw__peer_my_rank(pe) == 0;
     int was = pe->n_members;
-    pe->last_drop = now;
     for (int k = pe->n_members - 1; k >= 0; k--)
         if (pe->m[k].out && now - pe->m[k].last_seen > pe->p->timeout_s)
             sw__peer_remove(pe, k, "silent");

@@ -454,6 +454,9 @@ int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
     pe->training = true;
     uint32_t since_best = 0;
     while (!rc && !should_stop(pe)) {
+        double now = sw__peer_now(pe); /* a turn sends: a long gap was our own silence */
+        pe->was_silent |= pe->last_tick > 0 && now - pe->last_tick > p->timeout_s;
+        pe->last_tick = now;
         step(pe);
         receive_all(pe, 0);
         if (out->steps % p->round_steps == 0)

@@ -49,7 +49,7 @@ typedef struct sw__peer {
     double t0;
     bool done, have_replica;
     bool alone;       /* left alone by silence, and cut off from the group or not its judge */
-    double last_drop; /* when silent members were last looked for (once a round) */
+    double last_tick; /* when our training loop last turned (it sends every step) */
     bool was_silent;  /* we were, once, longer than --timeout: the others may have dropped us */
     bool training;    /* the group was whole (--wait-peers): we train */
     uint32_t group_wait; /* the members the group waits for, as a waiting member's MEMBERS say */
