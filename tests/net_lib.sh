@@ -110,3 +110,15 @@ expect_shards() { # description [strangers]: every shard ended with the run, at 
     fi
   done
 }
+
+kill_shard() { # j: SIGKILLs shard j and reaps it
+  kill -9 "${SHPIDS[$1]}"
+  wait "${SHPIDS[$1]}" 2>/dev/null
+}
+
+resume_shard() { # j [FILE]: starts shard j again on its endpoint with --resume, from its
+  # checkpoint (or FILE); sets SHPIDS[j]
+  "$SW" shard --bind "$(cat "$TMP/shard$1.ep")" --checkpoint "${2:-$TMP/shard$1.ckpt}" --resume \
+    > "$TMP/shard$1.out" 2> "$TMP/shard$1.err" &
+  SHPIDS[$1]=$!
+}

@@ -22,17 +22,13 @@ start_server dbw:agg=mean --target-acc 0.95 --wait-workers 2 --checkpoint "$TMP/
 for i in 1 2; do start_worker --delay-ms 20; done # ~7 s to the target: the kill comes first
 wait_status 20 'every shard holds version [1-9]'
 killed_at=$("$SW" ctl --connect "$EP" status | sed -n 's/^version \([0-9]*\).*/\1/p')
-kill -9 "${SHPIDS[1]}"
-wait "${SHPIDS[1]}" 2>/dev/null
+kill_shard 1
 wait_status 10 'not answering'
 expect_status 0 "ctl status while a shard is out" -- "$SW" ctl --connect "$EP" status
 expect_output "not answering: the workers wait" "status says which shard is out"
 expect_output " blocked " "and shows the workers waiting for it as blocked"
 expect_output "(blocked " "in the totals too"
-SHARD1=$(cat "$TMP/shard1.ep")
-"$SW" shard --bind "$SHARD1" --checkpoint "$TMP/shard1.ckpt" --resume \
-  > "$TMP/shard1.out" 2> "$TMP/shard1.err" &
-SHPIDS[1]=$!
+resume_shard 1
 wait_status 20 '1 restore undid'
 expect_status 0 "ctl status after a restore" -- "$SW" ctl --connect "$EP" status
 expect_output "1 restore undid" "status counts the restore and the applies it undid"
@@ -77,11 +73,8 @@ start_server bsp --max-applies 3000 --wait-workers 3 --checkpoint "$TMP/server.c
   --checkpoint-applies 10 --shard-wait 30
 for i in 1 2 3; do start_worker; done
 wait_status 20 '^version [0-9]*[0-9][0-9][0-9][0-9] '
-kill -9 "${SHPIDS[0]}"
-wait "${SHPIDS[0]}" 2>/dev/null
-"$SW" shard --bind "$(cat "$TMP/shard0.ep")" --checkpoint "$TMP/shard0.ckpt" --resume \
-  > "$TMP/shard0.out" 2> "$TMP/shard0.err" &
-SHPIDS[0]=$!
+kill_shard 0
+resume_shard 0
 expect_server "bsp on 1 shard, killed with pushes on their way and resumed"
 OUT=$(tail -1 "$LOG")
 expect_output '"why":"apply limit"' "the barriers go on after the restore"
@@ -97,13 +90,9 @@ start_server bsp --wait-workers 2 --checkpoint "$TMP/server.ckpt" --checkpoint-a
   --shard-wait 30
 for i in 1 2; do start_worker --delay-ms 20; done
 wait_status 20 'every shard holds version [1-9]'
-kill -9 "${SHPIDS[1]}"
-wait "${SHPIDS[1]}" 2>/dev/null
+kill_shard 1
 cp "$TMP/shard0.ckpt" "$TMP/other.ckpt"
-SHARD1=$(cat "$TMP/shard1.ep")
-"$SW" shard --bind "$SHARD1" --checkpoint "$TMP/other.ckpt" --resume \
-  > "$TMP/shard1.out" 2> "$TMP/shard1.err" &
-SHPIDS[1]=$!
+resume_shard 1 "$TMP/other.ckpt"
 expect_server_fails "a shard resumed from another shard's checkpoint"
 expect_output "shard 1 (tcp://127.0.0.1:" "the server names the shard"
 expect_output "holds the slice of shard 0: its --checkpoint file is that shard's" \
@@ -230,8 +219,7 @@ wait_for 10 test -s "$TMP/shard0.ep"
 expect_status 1 "a second shard on the same --checkpoint" -- "$SW" shard --bind "tcp://127.0.0.1:*" \
   --checkpoint "$TMP/one.ckpt"
 expect_output "--checkpoint $TMP/one.ckpt: another process writes it already" "it says why"
-kill -9 "${SHPIDS[0]}"
-wait "${SHPIDS[0]}" 2>/dev/null
+kill_shard 0
 
 # A shard started with --resume and no checkpoint, or without --checkpoint, says so.
 expect_status 2 "shard --resume without --checkpoint" -- "$SW" shard --bind "tcp://127.0.0.1:*" --resume
@@ -268,17 +256,11 @@ start_server asp --max-applies 1500 --wait-workers 2 --checkpoint "$TMP/server.c
 for i in 1 2; do start_worker --delay-ms 2; done
 wait_status 20 'every shard holds version [1-9]'
 kill -STOP "${SHPIDS[1]}"
-kill -9 "${SHPIDS[0]}"
-wait "${SHPIDS[0]}" 2>/dev/null
-"$SW" shard --bind "$(cat "$TMP/shard0.ep")" --checkpoint "$TMP/shard0.ckpt" --resume \
-  > "$TMP/shard0.out" 2> "$TMP/shard0.err" &
-SHPIDS[0]=$!
+kill_shard 0
+resume_shard 0
 wait_for 10 grep -q "came back from its checkpoint" "$TMP/server.err" # the RESTORE is sent
-kill -9 "${SHPIDS[1]}"
-wait "${SHPIDS[1]}" 2>/dev/null
-"$SW" shard --bind "$(cat "$TMP/shard1.ep")" --checkpoint "$TMP/shard1.ckpt" --resume \
-  > "$TMP/shard1.out" 2> "$TMP/shard1.err" &
-SHPIDS[1]=$!
+kill_shard 1
+resume_shard 1
 expect_server "a shard started again before it took a restore"
 expect_output "still awaits a restore" "the server says it sends it again"
 OUT=$(tail -1 "$LOG")
@@ -325,11 +307,8 @@ start_server asp --max-applies 300 --wait-workers 2 --checkpoint "$TMP/server.ck
 checks=$((checks + 1))
 wait_for 10 grep -q "^version=0$" "$TMP/server.ckpt" ||
   { echo "FAIL: no record of the run's start"; failures=$((failures + 1)); }
-kill -9 "${SHPIDS[1]}"
-wait "${SHPIDS[1]}" 2>/dev/null
-"$SW" shard --bind "$(cat "$TMP/shard1.ep")" --checkpoint "$TMP/shard1.ckpt" --resume \
-  > "$TMP/shard1.out" 2> "$TMP/shard1.err" &
-SHPIDS[1]=$!
+kill_shard 1
+resume_shard 1
 for i in 1 2; do start_worker --delay-ms 2; done
 expect_server "a shard killed before the first apply, resumed"
 OUT=$(tail -1 "$LOG")
