@@ -87,11 +87,13 @@ void sw__server_check_limits(server *s)
 static void checkpoint_if_due(server *s)
 {
     const sw_server_params *p = s->p;
+    if (!p->checkpoint || s->done) /* on every message: nothing more to look at */
+        return;
     uint64_t V = sw_engine_version(s->engine);
     bool due = (p->checkpoint_applies && V - s->last_ckpt_applies >= p->checkpoint_applies) ||
                sw__server_now(s) >= s->next_ckpt;
     char err[SW_ERR_LEN];
-    if (p->checkpoint && !s->done && due && sw__server_checkpoint(s, err))
+    if (due && sw__server_checkpoint(s, err))
         sw__server_fail(s, SW_EIO, err);
 }
 
