@@ -102,7 +102,8 @@ expect_output '{"kept":1}' "the refused server left the log as it was"
 WPIDS=()
 start_server bsp --checkpoint "$TMP/server.ckpt" --checkpoint-applies 20 --lr 0.01 --momentum 0.9
 for i in 1 2 3; do start_worker --delay-ms 20; done
-wait_for 20 test -s "$TMP/server.ckpt"
+# The start's checkpoint is there at once; the kill below comes after the one at 20 applies.
+wait_for 20 sh -c "[ \$(grep -c '\"ev\":\"apply\"' '$LOG') -ge 25 ]"
 # A second server given the running one's log, by its name or through a link, is refused
 # before it writes a byte of it; so is a simulation.
 ln -sf "$LOG" "$TMP/link.jsonl"
@@ -176,6 +177,23 @@ checks=$((checks + 1)) # the resumed segment goes on after the killed one: its t
 awk -F, 'NR > 1 && $3 < last { bad = 1 } NR > 1 { last = $3 } END { exit bad }' \
   "$TMP/resumed-report/applies.csv" ||
   { echo "FAIL: the report's applies go back in time at the restart"; failures=$((failures + 1)); }
+wait "${WPIDS[@]}"
+
+# A server killed before the first checkpoint on its schedule goes on with --resume from the one
+# it saved as it started, at version 0.
+rm -f "$TMP/early.ckpt"
+WPIDS=()
+start_server asp --checkpoint "$TMP/early.ckpt" --checkpoint-applies 100000 \
+  --checkpoint-every 1000
+checks=$((checks + 1))
+wait_for 20 test -s "$TMP/early.ckpt" ||
+  { echo "FAIL: no checkpoint at the start"; failures=$((failures + 1)); }
+kill -9 "$SPID"
+wait "$SPID" 2>/dev/null
+BIND=$EP KEEP_LOG=1 start_server asp --checkpoint "$TMP/early.ckpt" --resume --max-applies 30
+start_worker
+expect_server "a server killed before its first scheduled checkpoint, resumed"
+expect_output "version 30 (from 0)" "it goes on from the start's checkpoint"
 wait "${WPIDS[@]}"
 
 # The server itself stopped for longer than the heartbeat timeout (a frozen VM, SIGSTOP): the

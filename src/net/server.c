@@ -477,6 +477,12 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
     sw_rate_init(&s->recent, 5);
     sw_rate_add(&s->recent, 0, r->start_version);
     s->next_ckpt = p->checkpoint_s > 0 ? p->checkpoint_s : INFINITY;
+    /* The run's start is its first checkpoint, as a sharded run's is (sw__shards_open): a
+     * server killed before the schedule's first is started again with --resume. */
+    if (p->checkpoint && !p->resume && !s->shards.n && (rc = sw__server_checkpoint(s, err))) {
+        teardown(s, err);
+        return rc;
+    }
     s->agent = (sw_agent){.turn = sw__server_turn, .ctx = s, .socks = {s->sock}, .n_socks = 1};
     if (s->ops)
         s->agent.socks[s->agent.n_socks++] = s->ops;
