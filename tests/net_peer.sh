@@ -109,6 +109,28 @@ OUT=$(cat "$TMP/p2.out")
 expect_output "the group waits for 3 members before it trains: 2 in" "the second member waits"
 rm -f "$TMP"/p*.out
 
+# 1f. The first peer killed while the group waits: the second drops it and waits for live
+# members (it counted the dead one before, and waited until its --max-time for nobody); two
+# more join through it, and the three train to the target.
+start_first --wait-peers 3 --delay-ms 5 --timeout 1 --max-time 40 --target-loss 0.3
+PIDS=()
+rm -f "$TMP/ep2"
+join_peer p2 --delay-ms 5 --timeout 1 --max-time 40 --target-loss 0.3 --endpoint-file "$TMP/ep2"
+for _ in $(seq 100); do grep -q "joined through" "$TMP/p2.out" 2>/dev/null && break; sleep 0.1; done
+kill -9 "$P1"
+wait "$P1" 2>/dev/null
+checks=$((checks + 1))
+for _ in $(seq 100); do grep -q "dropped peer" "$TMP/p2.out" && break; sleep 0.1; done
+grep -q "dropped peer .* (silent)" "$TMP/p2.out" ||
+  { echo "FAIL: the waiting member did not drop the dead one"; failures=$((failures + 1)); }
+EP=$(endpoint_of "$TMP/ep2")
+for i in 3 4; do join_peer p$i --delay-ms 5 --timeout 1 --max-time 40 --target-loss 0.3; done
+wait "${PIDS[@]}"
+OUT=$(cat "$TMP/p2.out")
+expect_output "target loss reached" "the three live members train to the target"
+expect_output "3 members at the end" "with no dead member among them"
+rm -f "$TMP"/p*.out
+
 # 2. A peer killed mid-run: the others drop it after the timeout and finish.
 PIDS=()
 start_first --target-loss 0.265 --delay-ms 5 --timeout 1 --max-time 90

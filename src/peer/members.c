@@ -92,6 +92,14 @@ void sw__peer_remove(sw__peer *pe, int rank, const char *why)
     pe->r->dropped_peers++;
 }
 
+void sw__peer_remove_silent(sw__peer *pe)
+{
+    double now = sw__peer_now(pe);
+    for (int k = pe->n_members - 1; k >= 0; k--)
+        if (pe->m[k].out && now - pe->m[k].last_seen > pe->p->timeout_s)
+            sw__peer_remove(pe, k, "silent");
+}
+
 /* Left alone by silence, a peer ends its part (pe->alone) when it was once itself silent
  * longer than --timeout (pe->was_silent: stopped, or one step that long; the others dropped it
  * and went on, one by one perhaps, and training on would split the run in two, each judging)
@@ -99,12 +107,9 @@ void sw__peer_remove(sw__peer *pe, int rank, const char *why)
  * with members that died: it goes on. */
 void sw__peer_drop_silent(sw__peer *pe)
 {
-    double now = sw__peer_now(pe);
     bool judged = sw__peer_my_rank(pe) == 0;
     int was = pe->n_members;
-    for (int k = pe->n_members - 1; k >= 0; k--)
-        if (pe->m[k].out && now - pe->m[k].last_seen > pe->p->timeout_s)
-            sw__peer_remove(pe, k, "silent");
+    sw__peer_remove_silent(pe);
     if (pe->n_members == 1 && was > 1 && (pe->was_silent || !judged))
         pe->alone = pe->done = true;
 }

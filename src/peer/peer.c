@@ -422,6 +422,22 @@ static void cleanup(sw__peer *pe)
     free(pe->pay);
 }
 
+/* A turn of the wait for the group to be whole. Nobody trains, so nothing else shows who
+ * lives: the members tell each other who they know a few times a --timeout, and one silent
+ * past it (killed) is dropped, so that the group waits for live members, not for the dead. */
+static void wait_turn(sw__peer *pe)
+{
+    double now = sw__peer_now(pe);
+    if (now >= pe->next_beat) {
+        char text[SW_PEER_MEMBERS_LEN];
+        size_t n = sw__peer_members_text(pe, text, sizeof text);
+        sw__peer_broadcast(pe, SW_MSG_PEER_MEMBERS, text, n);
+        sw__peer_remove_silent(pe);
+        pe->next_beat = now + pe->p->timeout_s / 4;
+    }
+    receive_all(pe, 0.05);
+}
+
 static bool timed_out(const sw__peer *pe)
 {
     return pe->p->max_time_s > 0 && sw__peer_now(pe) >= pe->p->max_time_s;
@@ -450,7 +466,7 @@ int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
         sw_log(SW_LOG_INFO, "the group waits for %u members before it trains: %d in",
                sw__peer_wait_for(pe), pe->n_members);
     while (!rc && pe->n_members < (int)sw__peer_wait_for(pe) && !should_stop(pe))
-        receive_all(pe, 0.05); /* nobody trains before the group is whole */
+        wait_turn(pe); /* nobody trains before the group is whole */
     pe->training = true;
     uint32_t since_best = 0;
     while (!rc && !should_stop(pe)) {

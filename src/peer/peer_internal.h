@@ -50,6 +50,7 @@ typedef struct sw__peer {
     bool done, have_replica;
     bool alone;       /* left alone by silence, and cut off from the group or not its judge */
     double last_tick; /* when our training loop last turned (it sends every step) */
+    double next_beat; /* while the group waits to be whole: when we next say who we know */
     bool was_silent;  /* we were, once, longer than --timeout: the others may have dropped us */
     bool training;    /* the group was whole (--wait-peers): we train */
     uint32_t group_wait; /* the members the group waits for, as a waiting member's MEMBERS say */
@@ -68,6 +69,8 @@ int sw__peer_owner(const sw__peer *pe, uint32_t j); /* rank of the owner of weig
 int sw__peer_add(sw__peer *pe, const char *ep);
 void sw__peer_remove(sw__peer *pe, int rank, const char *why);
 /* Drops members silent for longer than the timeout. */
+void sw__peer_remove_silent(sw__peer *pe);
+/* The same in training, where a peer so left alone may have to end (pe->alone). */
 void sw__peer_drop_silent(sw__peer *pe);
 /* How many members the group waits for before anyone trains: ours, or a waiting member's. */
 uint32_t sw__peer_wait_for(const sw__peer *pe);
