@@ -110,25 +110,56 @@ expect_output "the group waits for 3 members before it trains: 2 in" "the second
 rm -f "$TMP"/p*.out
 
 # 1f. The first peer killed while the group waits: the second drops it and waits for live
-# members (it counted the dead one before, and waited until its --max-time for nobody); two
-# more join through it, and the three train to the target.
-start_first --wait-peers 3 --delay-ms 5 --timeout 1 --max-time 40 --target-loss 0.3
+# members (it counted the dead one before, and waited until its --max-time for nobody); a third
+# joining through it before the dead one is dropped does not make the group whole, nor does it
+# after; at its --max-time each says the group never had its members, fails, and writes no
+# weights.
+start_first --wait-peers 3 --timeout 2 --max-time 20
 PIDS=()
 rm -f "$TMP/ep2"
-join_peer p2 --delay-ms 5 --timeout 1 --max-time 40 --target-loss 0.3 --endpoint-file "$TMP/ep2"
+join_peer p2 --timeout 2 --max-time 6 --endpoint-file "$TMP/ep2" --out "$TMP/never2.txt"
 for _ in $(seq 100); do grep -q "joined through" "$TMP/p2.out" 2>/dev/null && break; sleep 0.1; done
 kill -9 "$P1"
 wait "$P1" 2>/dev/null
-checks=$((checks + 1))
-for _ in $(seq 100); do grep -q "dropped peer" "$TMP/p2.out" && break; sleep 0.1; done
-grep -q "dropped peer .* (silent)" "$TMP/p2.out" ||
-  { echo "FAIL: the waiting member did not drop the dead one"; failures=$((failures + 1)); }
+sleep 0.3
 EP=$(endpoint_of "$TMP/ep2")
-for i in 3 4; do join_peer p$i --delay-ms 5 --timeout 1 --max-time 40 --target-loss 0.3; done
-wait "${PIDS[@]}"
+join_peer p3 --timeout 2 --max-time 6 --out "$TMP/never3.txt"
+expect_exit "${PIDS[0]}" "the second member, with two of three live" 1
+expect_exit "${PIDS[1]}" "the third" 1
+all_out
+expect_output "dropped peer" "the dead first peer was dropped"
+expect_output "the group never had the 3 live members it waited for" "they say why they end"
+checks=$((checks + 1)) # each member that dropped it learned it again from the other before
+[ "$(grep -c "dropped peer" "$TMP/p2.out")" = 1 ] ||
+  { echo "FAIL: the dead peer came back from hearsay"; failures=$((failures + 1)); }
+checks=$((checks + 1))
+[ "$(grep -h "stopped after" "$TMP"/p*.out | grep -vc " 0 steps")" = 0 ] ||
+  { echo "FAIL: a member trained with two of three live"; failures=$((failures + 1)); }
+checks=$((checks + 1))
+[ ! -e "$TMP/never2.txt" ] && [ ! -e "$TMP/never3.txt" ] ||
+  { echo "FAIL: weights written for a run that never trained"; failures=$((failures + 1)); }
+rm -f "$TMP"/p*.out
+
+# 1g. A waiting member stopped past --timeout, then continued: the others dropped it; it says
+# hello again, and the three train as one group (before, it waited or trained apart, and two
+# judges wrote weights). The first peer's --timeout is longer than the others' (it beat at a
+# quarter of its own, and the others took it for dead).
+start_first --wait-peers 3 --timeout 4 --max-time 15 --target-loss 0.3 --out "$TMP/g1.txt"
+PIDS=()
+join_peer p2 --timeout 1 --max-time 15 --target-loss 0.3 --out "$TMP/g2.txt"
+for _ in $(seq 100); do grep -q "joined through" "$TMP/p2.out" 2>/dev/null && break; sleep 0.1; done
+kill -STOP "${PIDS[0]}"
+sleep 5
+join_peer p3 --timeout 1 --max-time 15 --target-loss 0.3 --out "$TMP/g3.txt"
+sleep 1
+kill -CONT "${PIDS[0]}"
+wait "$P1" "${PIDS[@]}"
 OUT=$(cat "$TMP/p2.out")
-expect_output "target loss reached" "the three live members train to the target"
-expect_output "3 members at the end" "with no dead member among them"
+expect_output "saying hello again" "the continued member says hello again"
+expect_output "target loss reached" "and trains to the target"
+checks=$((checks + 1))
+[ "$(ls "$TMP"/g?.txt 2>/dev/null | wc -l)" = 1 ] ||
+  { echo "FAIL: $(ls "$TMP"/g?.txt 2>/dev/null | wc -l) judges wrote weights"; failures=$((failures + 1)); }
 rm -f "$TMP"/p*.out
 
 # 2. A peer killed mid-run: the others drop it after the timeout and finish.

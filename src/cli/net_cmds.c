@@ -98,9 +98,9 @@ static const sw_opt server_table[] = {
      .choices = apply_modes},
     SW_OPT_HEADING("checkpoints and stopping"),
     {SW_OPT_ROW(SW_OPT_STR, "checkpoint", 0, AT(p.checkpoint), 0, 0, "FILE",
-                "checkpoint there every --checkpoint-applies and\n"
-                "--checkpoint-every, and at the end; with --shards also\n"
-                "at the start, each shard checkpointing its slice at\n"
+                "checkpoint there at the start, every\n"
+                "--checkpoint-applies and --checkpoint-every, and at the\n"
+                "end; with --shards each shard checkpoints its slice at\n"
                 "that version, and FILE records the version all of them\n"
                 "hold (a FILE that is not empty is refused without\n"
                 "--resume)")},

@@ -41,8 +41,9 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "timeout", 0, AT(p.timeout_s), 0.01, 3600, "S",
                 "drop a member silent this long")},
     {SW_OPT_ROW(SW_OPT_U32, "wait-peers", 0, AT(p.wait_peers), 0, 1 << 16, "N",
-                "train only once N members are in (give it to the first\n"
-                "peer, or the group may finish before the others join)")},
+                "train only once N live members are in (give it to the\n"
+                "first peer, or the group may finish before the others\n"
+                "join); a group not whole by --max-time fails")},
     SW_OPT_HEADING("stopping (the first member in endpoint order judges)"),
     {SW_OPT_ROW(SW_OPT_F64, "target-loss", 0, AT(p.target_loss), 0, 1e9, "X", "held-out loss")},
     {SW_OPT_ROW(SW_OPT_U32, "patience", 0, AT(p.patience), 0, 1 << 30, "N",

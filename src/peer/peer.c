@@ -138,6 +138,7 @@ static void on_hello(sw__peer *pe, const char *from, const sw_msg *m)
         refuse(pe, from, why);
         return;
     }
+    pe->m[rank].heard = sw__peer_now(pe);
     char text[SW_PEER_MEMBERS_LEN];
     size_t n = sw__peer_members_text(pe, text, sizeof text);
     sw__peer_broadcast(pe, SW_MSG_PEER_MEMBERS, text, n);
@@ -156,11 +157,14 @@ static void handle(sw__peer *pe, const char *from, const sw_msg *m)
         return;
     }
     if (rank >= 0)
-        pe->m[rank].last_seen = sw__peer_now(pe);
+        pe->m[rank].last_seen = pe->m[rank].heard = sw__peer_now(pe);
     switch (m->type) {
     case SW_MSG_PEER_HELLO: on_hello(pe, from, m); break;
     case SW_MSG_PEER_MEMBERS: sw__peer_merge_members(pe, m); break;
-    case SW_MSG_PEER_DELTA: take_pairs(pe, m, true); break;
+    case SW_MSG_PEER_DELTA:
+        take_pairs(pe, m, true);
+        pe->started |= !pe->training; /* a member trains: the group was whole for it */
+        break;
     case SW_MSG_PEER_SLICE:
         take_pairs(pe, m, false);
         pe->have_replica = true;
@@ -199,8 +203,7 @@ static void take(sw__peer *pe, const sw_delivery *d)
         refuse(pe, from, why);
 }
 
-/* Handles everything waiting, or waits up to wait_s for the first message. */
-static void receive_all(sw__peer *pe, double wait_s)
+void sw__peer_receive_all(sw__peer *pe, double wait_s)
 {
     bool ready;
     if (wait_s > 0 && sw_net_wait(pe->net, &pe->in, 1, sw_net_now(pe->net) + wait_s, &ready, NULL))
@@ -363,12 +366,12 @@ static int join(sw__peer *pe, char *err)
     if (sw__peer_add(pe, pe->p->join) < 0)
         return sw_fail(err, SW_EINVAL, "cannot connect to %s", pe->p->join);
     char hello[SW_PEER_EP_LEN + SW_PEER_RUN_LEN + 1];
-    int len = snprintf(hello, sizeof hello, "%s\n%s", pe->me, pe->run);
-    sw__peer_send(pe, sw__peer_rank(pe, pe->p->join), SW_MSG_PEER_HELLO, hello, (size_t)len);
+    size_t len = sw__peer_hello(pe, hello, sizeof hello);
+    sw__peer_send(pe, sw__peer_rank(pe, pe->p->join), SW_MSG_PEER_HELLO, hello, len);
     double deadline = sw__peer_now(pe) + pe->p->timeout_s * 5;
     while (!pe->have_replica && !pe->refused[0] && sw__peer_now(pe) < deadline &&
            !(pe->p->stop && *pe->p->stop))
-        receive_all(pe, 0.1);
+        sw__peer_receive_all(pe, 0.1);
     if (pe->refused[0]) {
         for (char *c = pe->refused; *c; c++) /* the contact's words, printable */
             *c = *c < ' ' || *c >= 127 ? '?' : *c;
@@ -422,22 +425,6 @@ static void cleanup(sw__peer *pe)
     free(pe->pay);
 }
 
-/* A turn of the wait for the group to be whole. Nobody trains, so nothing else shows who
- * lives: the members tell each other who they know a few times a --timeout, and one silent
- * past it (killed) is dropped, so that the group waits for live members, not for the dead. */
-static void wait_turn(sw__peer *pe)
-{
-    double now = sw__peer_now(pe);
-    if (now >= pe->next_beat) {
-        char text[SW_PEER_MEMBERS_LEN];
-        size_t n = sw__peer_members_text(pe, text, sizeof text);
-        sw__peer_broadcast(pe, SW_MSG_PEER_MEMBERS, text, n);
-        sw__peer_remove_silent(pe);
-        pe->next_beat = now + pe->p->timeout_s / 4;
-    }
-    receive_all(pe, 0.05);
-}
-
 static bool timed_out(const sw__peer *pe)
 {
     return pe->p->max_time_s > 0 && sw__peer_now(pe) >= pe->p->max_time_s;
@@ -446,6 +433,24 @@ static bool timed_out(const sw__peer *pe)
 static bool should_stop(const sw__peer *pe)
 {
     return pe->done || (pe->p->stop && *pe->p->stop) || timed_out(pe);
+}
+
+/* Nobody trains before the group is whole: --wait-peers live members, or one of them trains
+ * already. A wait that the time limit ends has trained nothing, and says so. */
+static int wait_group(sw__peer *pe, char *err)
+{
+    uint32_t want = sw__peer_wait_for(pe);
+    if (sw__peer_live(pe) < (int)want)
+        sw_log(SW_LOG_INFO, "the group waits for %u members before it trains: %d in", want,
+               sw__peer_live(pe));
+    while (!pe->started && sw__peer_live(pe) < (int)(want = sw__peer_wait_for(pe)) &&
+           !should_stop(pe))
+        sw__peer_wait_turn(pe);
+    if (!pe->started && sw__peer_live(pe) < (int)want && timed_out(pe))
+        return sw_fail(err, SW_EIO, "the group never had the %u live members it waited for "
+                       "(--wait-peers; %d at the end) within --max-time %g s: nobody trained",
+                       want, sw__peer_live(pe), pe->p->max_time_s);
+    return 0;
 }
 
 int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
@@ -462,19 +467,15 @@ int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
     int rc = setup(pe, err);
     if (!rc && p->join)
         rc = join(pe, err);
-    if (!rc && pe->n_members < (int)sw__peer_wait_for(pe))
-        sw_log(SW_LOG_INFO, "the group waits for %u members before it trains: %d in",
-               sw__peer_wait_for(pe), pe->n_members);
-    while (!rc && pe->n_members < (int)sw__peer_wait_for(pe) && !should_stop(pe))
-        wait_turn(pe); /* nobody trains before the group is whole */
-    pe->training = true;
+    if (!rc && !(rc = wait_group(pe, err)))
+        pe->training = true;
     uint32_t since_best = 0;
     while (!rc && !should_stop(pe)) {
         double now = sw__peer_now(pe); /* a turn sends: a long gap was our own silence */
         pe->was_silent |= pe->last_tick > 0 && now - pe->last_tick > p->timeout_s;
         pe->last_tick = now;
         step(pe);
-        receive_all(pe, 0);
+        sw__peer_receive_all(pe, 0);
         if (out->steps % p->round_steps == 0)
             round_end(pe, &since_best);
     }

@@ -22,7 +22,8 @@
 typedef struct sw__member {
     char ep[SW_PEER_EP_LEN];
     sw_sock *out; /* a dialer connected to it; NULL for ourselves */
-    double last_seen;
+    double last_seen; /* when it was added or last spoke to us */
+    double heard;     /* when it last spoke to us itself (0: never; hearsay proves nothing) */
 } sw__member;
 
 typedef struct sw__peer {
@@ -53,6 +54,7 @@ typedef struct sw__peer {
     double next_beat; /* while the group waits to be whole: when we next say who we know */
     bool was_silent;  /* we were, once, longer than --timeout: the others may have dropped us */
     bool training;    /* the group was whole (--wait-peers): we train */
+    bool started;     /* a member's DELTA came while we waited: the group trains already */
     uint32_t group_wait; /* the members the group waits for, as a waiting member's MEMBERS say */
     /* What every member must share, said in our HELLO (docs/protocol.md): the model, its
      * weights, the data's fingerprint and the seed. */
@@ -74,6 +76,15 @@ void sw__peer_remove_silent(sw__peer *pe);
 void sw__peer_drop_silent(sw__peer *pe);
 /* How many members the group waits for before anyone trains: ours, or a waiting member's. */
 uint32_t sw__peer_wait_for(const sw__peer *pe);
+/* A HELLO's payload: our endpoint, a newline, our run. */
+size_t sw__peer_hello(const sw__peer *pe, char *out, size_t cap);
+
+/* The wait for the group to be whole (wait.c): the members heard from lately, ourselves
+ * included, and one turn of the wait. */
+int sw__peer_live(const sw__peer *pe);
+void sw__peer_wait_turn(sw__peer *pe);
+/* Handles everything waiting, or waits up to wait_s for the first message (peer.c). */
+void sw__peer_receive_all(sw__peer *pe, double wait_s);
 
 /* Sends one message to an endpoint that is no member (a joiner turned away), on a socket of its
  * own, closed once the message is sent (or the silence timeout passed); nothing to an endpoint
