@@ -88,6 +88,9 @@ EP=$(endpoint_of "$TMP/ep")
 WPIDS=()
 for i in 1 2 3; do "$SW" worker --connect "$EP" --threads 1 --delay-ms 30 -q & WPIDS+=($!); done
 for _ in $(seq 200); do [ -s "$TMP/s.ckpt" ] && break; sleep 0.05; done
+# That one is the start's (version 0): the kill comes after a checkpoint of applies.
+cp "$TMP/s.ckpt" "$TMP/s.ckpt.start" 2>/dev/null
+for _ in $(seq 400); do cmp -s "$TMP/s.ckpt" "$TMP/s.ckpt.start" || break; sleep 0.05; done
 kill -9 "$SPID"
 wait "$SPID" 2>/dev/null
 checks=$((checks + 1))

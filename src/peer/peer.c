@@ -440,6 +440,7 @@ static bool should_stop(const sw__peer *pe)
 static int wait_group(sw__peer *pe, char *err)
 {
     uint32_t want = sw__peer_wait_for(pe);
+    pe->last_tick = sw__peer_now(pe); /* a stop from here on is seen as a gap */
     if (sw__peer_live(pe) < (int)want)
         sw_log(SW_LOG_INFO, "the group waits for %u members before it trains: %d in", want,
                sw__peer_live(pe));
