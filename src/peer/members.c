@@ -86,6 +86,7 @@ void sw__peer_remove(sw__peer *pe, int rank, const char *why)
     if (rank < 0 || rank >= pe->n_members || !pe->m[rank].out)
         return;
     sw_log(SW_LOG_INFO, "dropped peer %s (%s): %d members", pe->m[rank].ep, why, pe->n_members - 1);
+    sw_sock_discard(pe->m[rank].out); /* it is gone: what we queued for it would hold our exit */
     sw_sock_close(pe->m[rank].out);
     memmove(&pe->m[rank], &pe->m[rank + 1], (size_t)(pe->n_members - rank - 1) * sizeof pe->m[0]);
     pe->n_members--;

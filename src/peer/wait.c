@@ -1,8 +1,8 @@
 /* The wait for the group to be whole (--wait-peers): nobody trains yet, so nothing else shows
  * who lives. The members tell each other who they know every SW_PEER_WAIT_BEAT_S; a member
  * counts toward the group only while it is heard from itself, and one silent past --timeout
- * (killed) is dropped. A peer that was itself silent about that long (stopped) says hello again:
- * the others dropped it, and it would otherwise wait, or train, apart from them. */
+ * (killed) is dropped. A peer that was itself away (stopped) says hello again: the others may
+ * have dropped it, and it would otherwise wait, or train, apart from them. */
 #define _POSIX_C_SOURCE 200809L
 #include "peer_internal.h"
 #include "syncwise/log.h"
@@ -41,14 +41,15 @@ void sw__peer_wait_turn(sw__peer *pe)
     /* What came while we were away first: members who spoke are not taken for dead. */
     sw__peer_receive_all(pe, beat_s(pe) / 2);
     double now = sw__peer_now(pe);
-    /* Half the timeout, not all of it: the others count our silence from our last beat,
-     * which came before this gap began; a hello to members who kept us is harmless. Their
-     * silence meanwhile was ours: it counts from now. */
-    if (pe->last_tick > 0 && now - pe->last_tick > pe->p->timeout_s / 2) {
-        say_hello_again(pe, now - pe->last_tick);
+    /* Away two beats: the others may have dropped us, for their --timeout may be shorter
+     * than ours; a hello to members who kept us is harmless. Away half our own --timeout:
+     * their silence meanwhile was ours, and counts from now. */
+    double gap = now - pe->last_tick;
+    if (gap > 2 * beat_s(pe))
+        say_hello_again(pe, gap);
+    if (gap > pe->p->timeout_s / 2)
         for (int k = 0; k < pe->n_members; k++)
             pe->m[k].last_seen = now;
-    }
     pe->last_tick = now;
     sw__peer_remove_silent(pe);
     if (now >= pe->next_beat) {

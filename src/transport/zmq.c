@@ -152,6 +152,12 @@ static int listen_zmq(sw_net *net, sw_sock **out, const sw_listen_params *p, cha
         return rc;
     }
     ipv6_if_named(z, bind);
+    /* A dialer that names its route (a peer, by its endpoint) and comes back on a new
+     * connection takes that route over: by default ZeroMQ refuses the newcomer while the old
+     * connection seems alive, and what it sends is lost (a peer stopped, dropped and taken in
+     * again was never heard, and dropped again). Made-up routes never repeat. */
+    int handover = 1;
+    zmq_setsockopt(z->sock, ZMQ_ROUTER_HANDOVER, &handover, sizeof handover);
     if (zmq_bind(z->sock, bind) != 0) {
         rc = sw_fail(err, SW_EIO, "cannot bind %s: %s%s", p->endpoint, zmq_strerror(errno),
                      errno == ENODEV ? " (give an address, a host name or an interface)" : "");
