@@ -158,6 +158,12 @@ size_t sw__peer_hello(const sw__peer *pe, char *out, size_t cap)
     return len < 0 ? 0 : (size_t)len < cap ? (size_t)len : cap - 1;
 }
 
+bool sw__peer_heard_within(const sw__peer *pe, int rank, double s)
+{
+    const sw__member *m = &pe->m[rank];
+    return !m->out || (m->heard > 0 && sw__peer_now(pe) - m->heard <= s);
+}
+
 /* The members we heard from ourselves within --timeout (hearsay passed on would keep a dead
  * member in the group: each member that dropped it would learn it again from one that had not
  * yet), and while we wait for the group to be whole, how many it waits for: a member that
@@ -165,9 +171,8 @@ size_t sw__peer_hello(const sw__peer *pe, char *out, size_t cap)
 size_t sw__peer_members_text(const sw__peer *pe, char *out, size_t cap)
 {
     size_t len = 0;
-    double now = sw__peer_now(pe);
     for (int k = 0; k < pe->n_members && len < cap; k++)
-        if (!pe->m[k].out || (pe->m[k].heard > 0 && now - pe->m[k].heard <= pe->p->timeout_s))
+        if (sw__peer_heard_within(pe, k, pe->p->timeout_s))
             len += (size_t)snprintf(out + len, cap - len, "%s\n", pe->m[k].ep);
     if (!pe->training && sw__peer_wait_for(pe) > 1 && len < cap)
         len += (size_t)snprintf(out + len, cap - len, "wait=%u\n", sw__peer_wait_for(pe));

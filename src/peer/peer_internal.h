@@ -65,6 +65,8 @@ typedef struct sw__peer {
 double sw__peer_now(const sw__peer *pe);
 int sw__peer_rank(const sw__peer *pe, const char *ep); /* -1 if not a member */
 int sw__peer_my_rank(const sw__peer *pe);
+/* Whether member `rank` is ourselves or spoke to us itself within `s` seconds. */
+bool sw__peer_heard_within(const sw__peer *pe, int rank, double s);
 int sw__peer_owner(const sw__peer *pe, uint32_t j); /* rank of the owner of weight j */
 
 /* Adds a member (connecting to it) or refreshes its last_seen; -1 when the table is full. */

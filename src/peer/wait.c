@@ -18,11 +18,10 @@ static double beat_s(const sw__peer *pe)
 
 int sw__peer_live(const sw__peer *pe)
 {
-    double now = sw__peer_now(pe);
     double live = pe->p->timeout_s < SW_PEER_WAIT_LIVE_S ? pe->p->timeout_s : SW_PEER_WAIT_LIVE_S;
     int n = 0;
     for (int k = 0; k < pe->n_members; k++)
-        n += !pe->m[k].out || (pe->m[k].heard > 0 && now - pe->m[k].heard <= live);
+        n += sw__peer_heard_within(pe, k, live);
     return n;
 }
 
