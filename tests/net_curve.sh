@@ -3,7 +3,8 @@
 # a worker without keys, or with a key the server does not know, cannot join or push; only an
 # operator's key may switch the policy from afar, and status counts the refused connections. A
 # sharded run under CURVE: the shards hold the server's key pair, a worker's key trains through
-# them, and every order only the server may give is refused from a worker's key.
+# them, and every order only the server may give is refused from a worker's key. Peers sharing
+# a group's key pair.
 HOSTILE=${2:?usage: $0 SYNCWISE NET_HOSTILE}
 . "$(dirname "$0")/lib.sh"
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
@@ -161,6 +162,36 @@ expect_output '"ev":"leave"' "which left"
 OUT=$(cat w2.out)
 expect_output "refused this key" "the refused worker says why"
 wait
+
+# Peers under CURVE: a group whose members share one key pair trains to its target; a peer with
+# another pair, or with none, is refused at once and told why (without CURVE anyone who knows
+# the run's facts may say HELLO), and a stranger's frames never reach a member.
+"$SW" keygen group >/dev/null
+peer_task=(--data "sparse:n=20000,test=2000,dim=2000,density=0.01" --target-loss 0.3 --max-time 30)
+"$SW" peer --endpoint-file pep "${peer_task[@]}" --curve-key group.key --wait-peers 2 \
+  --out best > peer1.out 2>&1 &
+peer1=$!
+PEP=$(endpoint_of pep)
+expect_status 1 "a peer with another key pair" -- "$SW" peer --join "$PEP" "${peer_task[@]}" \
+  --curve-key intruder.key
+expect_output "closed the CURVE handshake 3 times in a row" "is refused and told which key to check"
+expect_status 1 "a peer without keys" -- "$SW" peer --join "$PEP" "${peer_task[@]}"
+expect_output "a peer, its group's --curve-key" "is told the group speaks only CURVE"
+expect_status 1 "a peer given a public key only" -- "$SW" peer --join "$PEP" "${peer_task[@]}" \
+  --curve-key group.pub
+expect_output "group.pub: lacks the secret key" "is told what its file lacks"
+expect_status 0 "a stranger's frames" -- "$HOSTILE" "$PEP" peer
+expect_status 0 "a peer holding the group's pair" -- "$SW" peer --join "$PEP" "${peer_task[@]}" \
+  --curve-key group.key --out best
+expect_output "target loss reached" "joins, and the group trains to its target"
+expect_exit "$peer1" "the group's first peer"
+OUT=$(cat peer1.out)
+expect_output "2 members at the end" "the group had the two key holders"
+checks=$((checks + 1))
+! grep -q "messages ignored" <<< "$OUT" ||
+  { echo "FAIL: a stranger's frames reached a member: $OUT"; failures=$((failures + 1)); }
+OUT=$(wc -l < best)
+expect_output "2001" "the judge wrote its weights"
 
 echo "garbage" > bad.key
 expect_status 1 "a bad key file" -- "$SW" worker --curve-key bad.key --curve-server server.pub

@@ -38,6 +38,8 @@ typedef struct sw_peer_params {
     double delay_s;       /* injected slowness per step */
     const char *out;      /* the judge writes its best weights there (text, one per line; a
                            * linear model's features' weights, then the bias); may be NULL */
+    const char *curve_key; /* CURVE: the group's one key pair file, which every member holds;
+                            * only its holders get in (NULL: plain TCP, anyone may say HELLO) */
     volatile sig_atomic_t *stop;
 } sw_peer_params;
 

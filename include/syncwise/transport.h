@@ -90,6 +90,8 @@ typedef struct sw_listen_params {
     /* CURVE (ZeroMQ only): our key pair file, and the public keys of the clients we admit and
      * of the operators among them (may be NULL); curve_key NULL: no CURVE. */
     const char *curve_key, *curve_clients, *curve_operators;
+    bool curve_group; /* admit only holders of curve_key's own pair (peers sharing one): no
+                       * clients' file */
 } sw_listen_params;
 
 typedef struct sw_dial_params {

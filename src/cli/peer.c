@@ -44,6 +44,10 @@ static const sw_opt table[] = {
                 "train only once N live members are in (give it to the\n"
                 "first peer, or the group may finish before the others\n"
                 "join); a group not whole by --max-time fails")},
+    {SW_OPT_ROW(SW_OPT_STR, "curve-key", 0, AT(p.curve_key), 0, 0, "FILE",
+                "CURVE: the group's key pair (syncwise keygen), one\n"
+                "file every member holds: only its holders get in, and\n"
+                "every link is encrypted (default: plain TCP)")},
     SW_OPT_HEADING("stopping (the first member in endpoint order judges)"),
     {SW_OPT_ROW(SW_OPT_F64, "target-loss", 0, AT(p.target_loss), 0, 1e9, "X", "held-out loss")},
     {SW_OPT_ROW(SW_OPT_U32, "patience", 0, AT(p.patience), 0, 1 << 30, "N",

@@ -37,8 +37,12 @@ int sw__peer_owner(const sw__peer *pe, uint32_t j)
 static sw_sock *connect_to(sw__peer *pe, const char *ep)
 {
     sw_sock *s = NULL;
-    sw_dial_params dp = {
-        .endpoint = ep, .identity = pe->me, .queue = 10000, .linger_s = pe->p->timeout_s};
+    sw_dial_params dp = {.endpoint = ep,
+                         .identity = pe->me,
+                         .queue = 10000,
+                         .linger_s = pe->p->timeout_s,
+                         .curve_key = pe->p->curve_key, /* every member listens with the pair */
+                         .curve_server = pe->p->curve_key};
     return sw_dial(pe->net, &s, &dp, NULL) ? NULL : s;
 }
 

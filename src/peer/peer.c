@@ -331,7 +331,10 @@ static int setup(sw__peer *pe, char *err)
     if (!rc)
         rc = sw_net_zmq_new(&pe->net, err);
     if (!rc)
-        rc = sw_listen(pe->net, &pe->in, &(sw_listen_params){.endpoint = p->bind}, err);
+        rc = sw_listen(pe->net, &pe->in,
+                       &(sw_listen_params){
+                           .endpoint = p->bind, .curve_key = p->curve_key, .curve_group = true},
+                       err);
     if (rc)
         return rc;
     snprintf(pe->me, sizeof pe->me, "%s", sw_sock_endpoint(pe->in));
@@ -370,8 +373,16 @@ static int join(sw__peer *pe, char *err)
     sw__peer_send(pe, sw__peer_rank(pe, pe->p->join), SW_MSG_PEER_HELLO, hello, len);
     double deadline = sw__peer_now(pe) + pe->p->timeout_s * 5;
     while (!pe->have_replica && !pe->refused[0] && sw__peer_now(pe) < deadline &&
-           !(pe->p->stop && *pe->p->stop))
-        sw__peer_receive_all(pe, 0.1);
+           !(pe->p->stop && *pe->p->stop)) {
+        /* our dialer to the contact too: a CURVE handshake it refuses fails the join, saying why */
+        int contact = sw__peer_rank(pe, pe->p->join);
+        sw_sock *socks[2] = {pe->in, contact >= 0 ? pe->m[contact].out : NULL};
+        bool ready[2];
+        int rc = sw_net_wait(pe->net, socks, socks[1] ? 2 : 1, sw__peer_now(pe) + 0.1, ready, err);
+        if (rc)
+            return rc;
+        sw__peer_receive_all(pe, 0);
+    }
     if (pe->refused[0]) {
         for (char *c = pe->refused; *c; c++) /* the contact's words, printable */
             *c = *c < ' ' || *c >= 127 ? '?' : *c;

@@ -152,14 +152,14 @@ static int client_line(void *ctx, char *line, size_t lineno, char *err)
     return 0;
 }
 
-int sw__zap_new(sw__zap **out, void *ctx, const char *clients_path, const char *operators_path,
-               char *err)
+int sw__zap_new(sw__zap **out, void *ctx, const char *clients_path, bool group,
+                const char *operators_path, char *err)
 {
     *out = NULL;
     sw__zap *z = calloc(1, sizeof *z);
     if (!z)
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    clients_reading r = {z, clients_path, true};
+    clients_reading r = {z, clients_path, !group};
     int rc = sw_read_lines(clients_path, client_line, &r, err);
     z->n_workers = z->n;
     if (!rc && operators_path) {

@@ -121,19 +121,21 @@ static void close_sock(sw_sock *s)
     free(z);
 }
 
-/* CURVE on a listener: our key pair, and the ZAP handler admitting the listed clients. */
+/* CURVE on a listener: our key pair, and the ZAP handler admitting the listed clients, or in a
+ * group the holders of our own pair. */
 static int curve_listener(znet *n, zsock *z, const sw_listen_params *p, char *err)
 {
     if (!sw_curve_available())
         return sw_fail(err, SW_ENOTFOUND, "this libzmq has no CURVE support");
-    if (!p->curve_clients)
+    const char *clients = p->curve_group ? p->curve_key : p->curve_clients;
+    if (!clients)
         return sw_fail(err, SW_EINVAL, "CURVE needs the authorised clients' keys");
     if (n->zap)
         return sw_fail(err, SW_ESTATE, "one CURVE listener per network");
     sw_curve_keys keys;
     int rc = sw_curve_read(p->curve_key, 1, &keys, err);
     if (!rc)
-        rc = sw__zap_new(&n->zap, n->ctx, p->curve_clients, p->curve_operators, err);
+        rc = sw__zap_new(&n->zap, n->ctx, clients, p->curve_group, p->curve_operators, err);
     return rc ? rc : sw__curve_server(z->sock, &keys, err);
 }
 
@@ -225,19 +227,20 @@ static int handshake_event(zsock *z, uint16_t event, uint32_t value, char *err)
     if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
         value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
         return sw_fail(err, SW_EAUTH,
-                       z->curve ? "%s does not speak CURVE (a server, or a shard, without "
+                       z->curve ? "%s does not speak CURVE (a server, shard or peer without "
                                   "--curve-key?)"
                                 : "%s speaks only CURVE: a worker or operator needs its key pair "
                                   "and the server's public key (--curve-key, --curve-server); a "
                                   "server needs its own --curve-key and --curve-clients, as its "
-                                  "shards were given",
+                                  "shards were given; a peer, its group's --curve-key",
                        ep);
     if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && z->curve && !z->in &&
         ++z->closed >= CLOSES_BEFORE_BLAME)
         return sw_fail(err, SW_EAUTH,
                        "%s closed the CURVE handshake %u times in a row: does it hold the key "
                        "pair whose public key we were given (a worker's --curve-server; a shard "
-                       "the server's --curve-key), and does it run under CURVE?",
+                       "the server's --curve-key; a peer its group's --curve-key), and does it "
+                       "run under CURVE?",
                        ep, z->closed);
     return 0;
 }
