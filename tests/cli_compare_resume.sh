@@ -96,6 +96,16 @@ expect_status 2 "another scenario" -- "$SW" compare "${scenario[@]}" --seeds 8 -
   --log-dir "$TMP/whole" --resume
 expect_output "holds another scenario" "is refused"
 expect_output "--lr 0.2" "showing both"
+# A record holding a line this version never writes (another tool's, a newer option), or one
+# option twice, is another scenario: it was passed over unread, and the rows kept as this one's.
+for odd in "--future-option 5" "not an option line" "--workers 7"; do
+  cp -r "$TMP/whole" "$TMP/odd"
+  echo "$odd" >> "$TMP/odd/compare.scenario"
+  expect_status 2 "a record with the line '$odd'" -- "$SW" compare "${scenario[@]}" --seeds 8 \
+    --log-dir "$TMP/odd" --resume
+  expect_output "holds another scenario" "is refused"
+  rm -rf "$TMP/odd"
+done
 # A comparison killed before it wrote anything (while its data loaded) resumes as a fresh one;
 # rows without the scenario they ran under are refused.
 expect_status 0 "nothing to resume" -- "$SW" compare "${scenario[@]}" --seeds 2 \
@@ -127,6 +137,17 @@ printf '\0\0\0\0\0\0\0\0\n\0\0\0' >> "$TMP/cut7/results.csv"
 expect_status 0 "a resume of rows followed by zeros" -- "$SW" compare "${scenario[@]}" --seeds 8 \
   --log-dir "$TMP/cut7" --resume
 expect_output "24 of the 24 runs were done" "reads the rows before them"
+# Numbers only as the table writes them ("0x10" was read as 16, a time to target after the
+# run's end was counted), and a blank line is no lost run.
+sed -i '2s/^\("[^"]*"\),\([0-9]*\),1,[^,]*,\([^,]*\),/\1,\2,1,0x10,\3,/' "$TMP/cut7/results.csv"
+sed -i '3s/^\("[^"]*"\),\([0-9]*\),\([01]\),[^,]*,\([^,]*\),/\1,\2,\3,+\4,\4,/' "$TMP/cut7/results.csv"
+awk -F, 'NR == 4 { $4 = $5 + 1 } 1' OFS=, "$TMP/cut7/results.csv" > "$TMP/late.csv"
+mv "$TMP/late.csv" "$TMP/cut7/results.csv"
+echo >> "$TMP/cut7/results.csv"
+expect_status 0 "a resume of rows with hex, '+' and a target after the end" -- "$SW" compare \
+  "${scenario[@]}" --seeds 8 --log-dir "$TMP/cut7" --resume
+expect_output "3 lines of results.csv are no row this version reads" "says so, blank line aside"
+expect_output "21 of the 24 runs were done" "and runs those three again"
 # One comparison a directory: a second one while it runs is refused before it writes anything.
 "$SW" compare "${slow[@]}" --jobs 1 --log-dir "$TMP/busy" -q > /dev/null 2>&1 &
 pid=$!

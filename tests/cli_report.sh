@@ -348,4 +348,16 @@ rows=$(grep '^| `' "$TMP/out14/report.md" | sed 's/\\|//g')
   { echo "FAIL: a '|' in a spec split its cell"; failures=$((failures + 1)); }
 OUT=$(cat "$TMP/out14/report.md")
 expect_output "\`\`rlp:file=$TMP/q\`y.swrl\`\`" "a backtick inside a longer fence"
+# A newline in a policy spec (a file name's) or in a log's name is no row's end: each table's
+# rows keep their header's fields (they split, and gnuplot drew no plot of any run).
+sed '1s/"policy":"bsp"/"policy":"rlp:file=\/tmp\/a\\nb.swrl"/' "$TMP/bsp.jsonl" > "$TMP/nl.jsonl"
+cp "$TMP/backup.jsonl" "$TMP/x
+y.jsonl"
+expect_status 0 "report of a spec and a file name with newlines" -- "$SW" report "$TMP/nl.jsonl" \
+  "$TMP/x
+y.jsonl" -o "$TMP/out-nl"
+for name in runs applies timeline staleness targets; do
+  OUT=$(awk -F, 'NR == 1 { n = NF } NF != n { bad++ } END { print bad + 0 }' "$TMP/out-nl/$name.csv")
+  expect_output "0" "$name.csv: every row has its header's fields"
+done
 finish

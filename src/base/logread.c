@@ -88,10 +88,40 @@ static const char *string_fault(const char *p, size_t cap)
             return "a control character in a string";
         if (*s == '\\' && s[1] == 'u')
             return "an escape this reader does not take (\\u above 007f or \\u0000)";
+        if (*s == '\\' && s[1] && !strchr("\"\\/bfnrtu", s[1]))
+            return "an escape JSON does not have (a backslash before another character than "
+                   "\" \\ / b f n r t u)";
         if (*s == '\\' && s[1]) /* the escaped character is not the string's end */
             s++;
     }
     return n + 1 >= cap ? "a string longer than any a log holds" : "a string without its end";
+}
+
+/* Where a number as JSON writes it ends: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?; NULL if
+ * none starts at p (strtod also reads hex, '+', leading zeros, "4." and ".5"). */
+static const char *json_number_end(const char *p)
+{
+    p += *p == '-';
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        p += strspn(p, "0123456789");
+    else
+        return NULL;
+    if (*p == '.') {
+        size_t digits = strspn(p + 1, "0123456789");
+        if (!digits)
+            return NULL;
+        p += 1 + digits;
+    }
+    if (*p == 'e' || *p == 'E') {
+        const char *e = p + 1 + (p[1] == '+' || p[1] == '-');
+        size_t digits = strspn(e, "0123456789");
+        if (!digits)
+            return NULL;
+        p = e + digits;
+    }
+    return p;
 }
 
 /* One "key":value; NULL with *why set when it is not one. */
@@ -118,6 +148,10 @@ static const char *read_field(const char *p, sw_log_field *f, const char **why)
     char *end;
     errno = 0;
     f->num = strtod(p, &end);
+    if (end != p && end != json_number_end(p)) {
+        *why = "a number not as JSON writes it (hex, '+', a leading zero, a bare point)";
+        return NULL;
+    }
     if (end != p && (errno == ERANGE || !isfinite(f->num)))
         *why = "a number out of range (or not finite)";
     if (end == p || errno == ERANGE || !isfinite(f->num))

@@ -403,6 +403,24 @@ static void warn_of_other_logs(const plan *p)
 
 static const char *const not_scenario[] = {"quiet", "verbose", NULL};
 
+/* Whether a kept record's line is "--NAME" or "--NAME VALUE" for a scenario option NAME not
+ * named before (seen: one flag per row of the table): the lines this version writes. Another
+ * tool's line, or a newer version's option, would otherwise be passed over unread. */
+#define RECORD_ROWS 128 /* the scenario table's rows, headings included, at most */
+static bool record_line_ours(const char *line, bool seen[RECORD_ROWS])
+{
+    if (strncmp(line, "--", 2))
+        return false;
+    size_t len = strcspn(line + 2, " ");
+    for (size_t i = 0; i < RECORD_ROWS && sw_cli_scenario_opts[i].type != SW_OPT_END; i++) {
+        const sw_opt *o = &sw_cli_scenario_opts[i];
+        if (o->type != SW_OPT_SECTION && strlen(o->name) == len &&
+            !strncmp(o->name, line + 2, len))
+            return !seen[i] && (seen[i] = true);
+    }
+    return false;
+}
+
 /* A kept record ("--name VALUE" lines) as this version spells it: its lines made a command line
  * again and recorded anew. */
 static bool record_anew(const char *kept, char *out, size_t cap)
@@ -414,8 +432,10 @@ static bool record_anew(const char *kept, char *out, size_t cap)
     if (ok) {
         memcpy(text, kept, n + 1);
         argv[argc++] = "compare";
-        for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+        bool seen[RECORD_ROWS] = {false};
+        for (char *save = NULL, *line = strtok_r(text, "\n", &save); ok && line;
              line = strtok_r(NULL, "\n", &save)) {
+            ok = record_line_ours(line, seen);
             char *space = strchr(line, ' ');
             if (space)
                 *space = '\0';
@@ -424,8 +444,8 @@ static bool record_anew(const char *kept, char *out, size_t cap)
                 argv[argc++] = space + 1;
         }
         argv[argc] = NULL;
-        ok = !sw_cli_options_given(&command, argc, argv, sw_cli_scenario_opts, not_scenario, out,
-                                   cap);
+        ok = ok && !sw_cli_options_given(&command, argc, argv, sw_cli_scenario_opts,
+                                         not_scenario, out, cap);
     }
     free(argv);
     free(text);

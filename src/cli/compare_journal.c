@@ -70,8 +70,10 @@ static bool number(const char *text, bool may_be_empty, double *out)
     }
     char *end;
     errno = 0;
-    *out = strtod(text, &end);
-    return !errno && *end == '\0';
+    *out = strtod(text, &end); /* decimal as the table writes it: no hex or +1 */
+    return !errno && *end == '\0' &&
+           (sw_spec_decimal(text) || !strcmp(text + (*text == '-'), "inf") ||
+            !strcmp(text + (*text == '-'), "nan")); /* a diverged run's loss, as printf says it */
 }
 
 /* The quoted field at the start of line (its "" read as "), into out; what follows it, or NULL
@@ -113,7 +115,8 @@ bool sw__cmp_row_parse(const char *line, sw__cmp_row *out)
             break;
     }
     if (n != FIELDS - 1 || !(v[0] >= 1 && v[0] < 0x1p53) || v[0] != (double)(uint64_t)v[0] ||
-        (v[1] != 0 && v[1] != 1) || !(v[2] >= 0 && v[2] < INFINITY) || !(v[4] >= 0) ||
+        (v[1] != 0 && v[1] != 1) || !(v[2] >= 0 && v[2] <= v[3] && v[3] < INFINITY) ||
+        !(v[4] >= 0) ||
         !(v[7] >= 0 && v[7] <= 1)) /* times, applies and shares a run can have */
         return false;
     out->seed = (uint64_t)v[0];
@@ -202,7 +205,7 @@ static int read_rows(sw__cmp_journal *j, char *err)
                              "%s: its first line is not the header of this "
                              "version's results table (%s)",
                              j->csv, HEADER);
-            j->unread += line > 0; /* a torn last line too */
+            j->unread += line > 0 && copy[strspn(copy, " \t")]; /* a torn last line too */
             free(copy);
             continue;
         }

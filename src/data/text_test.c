@@ -73,6 +73,11 @@ static void libsvm_refuses_bad_input(void **state)
     expect_libsvm_error("1 2:1e39\n", SW_ERANGE, "bad.svm:1:5: value 1e39 of index 2");
     expect_libsvm_error("1e39 2:1\n", SW_ERANGE, "bad.svm:1:1: label 1e39 does not fit");
     expect_libsvm_error("1 2:nan\n", SW_EFORMAT, "bad value");
+    /* strtod's hex and inf are no numbers a data file writes ("0x10" was read as 16) */
+    expect_libsvm_error("1 2:0x10\n", SW_EFORMAT, "bad value after index 2");
+    expect_libsvm_error("1 2:0x1p2\n", SW_EFORMAT, "bad value after index 2");
+    expect_libsvm_error("1 2:inf\n", SW_EFORMAT, "bad value after index 2");
+    expect_libsvm_error("0x1 2:1\n", SW_EFORMAT, "bad.svm:1:1");
     expect_libsvm_error("1.5 2:1\n", SW_ERANGE, "label 1.5");
     expect_libsvm_error("-3 2:1\n", SW_ERANGE, "label -3");
     /* The label to blame, on its own line, not the first -1 of a +1/-1 file. */
@@ -189,6 +194,7 @@ static void csv_refuses_bad_input(void **state)
     expect_csv_error("2.5,1\n", "say label=last");
     expect_csv_error("price,kind\n3.0522,1\n", "label 3.0522 (column 0, 'price')");
     expect_csv_error("1,2\n1,1e39\n", "bad.csv:2: field 2 does not fit a float");
+    expect_csv_error("1,2\n1,0x10\n", "bad.csv:2: field 2");
     expect_csv_error("1\n", "columns");
 }
 

@@ -113,6 +113,16 @@ static void lines_no_writer_makes_are_refused(void **state)
          SW_EFORMAT},
         {"{\"t\":1,\"ev\":\"switch\",\"V\":1}", "policy", SW_EFORMAT},
         {"{\"t\":1,\"ev\":\"wake\",\"V\":1}", "\"at\"", SW_EFORMAT},
+        /* numbers strtod reads and JSON does not: "0x10" was read as 16 */
+        {"{\"t\":0x10,\"ev\":\"wake\",\"V\":1,\"at\":2}", "not as JSON writes it", SW_EFORMAT},
+        {"{\"t\":0x1p2,\"ev\":\"wake\",\"V\":1,\"at\":2}", "not as JSON writes it", SW_EFORMAT},
+        {"{\"t\":+1,\"ev\":\"wake\",\"V\":1,\"at\":2}", "not as JSON writes it", SW_EFORMAT},
+        {"{\"t\":01,\"ev\":\"wake\",\"V\":1,\"at\":2}", "not as JSON writes it", SW_EFORMAT},
+        {"{\"t\":1.,\"ev\":\"wake\",\"V\":1,\"at\":2}", "not as JSON writes it", SW_EFORMAT},
+        {"{\"t\":.5,\"ev\":\"wake\",\"V\":1,\"at\":2}", "not as JSON writes it", SW_EFORMAT},
+        {"{\"t\":1e,\"ev\":\"wake\",\"V\":1,\"at\":2}", "not as JSON writes it", SW_EFORMAT},
+        {"{\"t\":1,\"ev\":\"wa\\qke\",\"V\":1,\"at\":2}", "an escape JSON does not have",
+         SW_EFORMAT},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sw_event ev;
@@ -123,12 +133,32 @@ static void lines_no_writer_makes_are_refused(void **state)
     }
 }
 
+/* Every number JSON allows reads: a sign, zero, a fraction, an exponent of either case and sign. */
+static void json_numbers_read(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *t;
+        double want;
+    } good[] = {{"0", 0}, {"-0", 0}, {"0.5", 0.5}, {"1e-05", 1e-5}, {"2E+3", 2e3}, {"10", 10}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char text[128], err[SW_ERR_LEN] = "";
+        snprintf(text, sizeof text, "{\"t\":%s,\"ev\":\"wake\",\"V\":1,\"at\":%s}", good[i].t,
+                 good[i].t);
+        sw_event ev;
+        if (read_back(text, &ev, err))
+            fail_msg("%s: %s", text, err);
+        assert_true(ev.t == good[i].want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_kind_reads_back_as_written),
         cmocka_unit_test(an_unmeasured_loss_reads_back_as_nan),
         cmocka_unit_test(lines_no_writer_makes_are_refused),
+        cmocka_unit_test(json_numbers_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

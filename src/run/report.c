@@ -176,8 +176,9 @@ static void note_setting(sw_report *r, const run_state *s, const sw_run_info *in
 
 void sw_report_label(char *spec)
 {
-    for (char *c = spec; *c; c++)
-        *c = *c == ',' ? ' ' : *c == '"' ? '\'' : *c == '\\' ? '/' : *c;
+    for (char *c = spec; *c; c++) /* a control character (a file name's newline) ends a row */
+        *c = *c == ',' ? ' ' : *c == '"' ? '\'' : *c == '\\' ? '/'
+           : (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c;
 }
 
 /* The label of spec in r's tables: that of an earlier run of the same spec, else
@@ -317,8 +318,8 @@ static void run_name(const char *path, char *out, size_t cap)
     char *dot = strrchr(out, '.');
     if (dot && dot != out)
         *dot = '\0';
-    for (char *c = out; *c; c++) /* CSV- and gnuplot-safe */
-        if (*c == ',' || *c == '"' || *c == ' ')
+    for (char *c = out; *c; c++) /* CSV- and gnuplot-safe: a newline would end a row */
+        if (*c == ',' || *c == '"' || *c == ' ' || (unsigned char)*c < 0x20 || *c == 0x7f)
             *c = '_';
 }
 

@@ -119,12 +119,16 @@ static int trace_line(void *ctx, char *line, size_t lineno, char *err)
     if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#' || header(line, lineno))
         return 0;
     char *end;
+    const char *first = line + strspn(line, " \t"), *second = NULL;
     double a = strtod(line, &end), b = 0;
     int two = *end == ',';
-    if (two)
+    if (two) {
+        second = end + 1 + strspn(end + 1, " \t");
         b = strtod(end + 1, &end);
+    }
     end += strspn(end, " \t\r\n");
-    if (*end != '\0' || end == line)
+    /* decimal as people write it: strtod would read "0x10" as 16, and inf */
+    if (*end != '\0' || end == line || !sw_spec_decimal(first) || (two && !sw_spec_decimal(second)))
         return sw_fail(err, SW_EFORMAT, "%s:%zu: expected 'worker,seconds' or 'seconds'",
                        r->path, lineno);
     if (r->shared < 0)

@@ -150,7 +150,8 @@ static void traces_of_groups_and_their_bounds(void **state)
     static const char *const bad[][2] = {
         {"1e300\n", "outside"}, {"1e-300\n", "outside"}, {"0\n", "outside"},
         {"0,1,5\n", ":1: expected"}, {"1.0.0\n", ":1: expected"}, {"# nothing\n", "no step"},
-        {"inf\n", "outside"},
+        {"inf\n", ":1: expected"}, {"0x10\n", ":1: expected"}, {"0,0x10\n", ":1: expected"},
+        {"+1\n", ":1: expected"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         sw_test_write_text(p, bad[i][0]);
