@@ -148,6 +148,14 @@ expect_status 0 "a resume of rows with hex, '+' and a target after the end" -- "
   "${scenario[@]}" --seeds 8 --log-dir "$TMP/cut7" --resume
 expect_output "3 lines of results.csv are no row this version reads" "says so, blank line aside"
 expect_output "21 of the 24 runs were done" "and runs those three again"
+# A run that reached a target in a comparison that set none was never this scenario's.
+notarget=(--policies bsp --no-model --workers 3 --max-time 30 --seeds 2 --log-dir "$TMP/notarget")
+expect_status 0 "a comparison without a target" -- "$SW" compare "${notarget[@]}"
+sed -i '2s/^\("[^"]*"\),\([0-9]*\),0,/\1,\2,1,/' "$TMP/notarget/results.csv"
+expect_status 0 "its resume, one row saying it reached the target" -- "$SW" compare \
+  "${notarget[@]}" --resume
+expect_output "1 lines of results.csv are no row this version reads" "says so"
+expect_output "1 of the 2 runs were done" "and runs it again"
 # One comparison a directory: a second one while it runs is refused before it writes anything.
 "$SW" compare "${slow[@]}" --jobs 1 --log-dir "$TMP/busy" -q > /dev/null 2>&1 &
 pid=$!

@@ -463,15 +463,20 @@ static int open_journal(plan *p, int argc, char **argv, char *err)
     int rc = sw__cmp_journal_start(&p->journal, p->log_dir, scenario, p->resume, record_anew,
                                    err);
     char **kept = rc ? NULL : calloc(p->n_runs, sizeof *kept);
+    bool target = p->sc.cfg.target_acc > 0 || p->sc.cfg.target_loss > 0;
     if (!rc && !kept)
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < p->n_runs; i++) {
         job *j = &p->runs[i];
         kept[i] = j->row = sw__cmp_journal_take(&p->journal, p->policies[j->policy], j->seed);
-        if (j->row && sw__cmp_row_parse(j->row, &j->facts)) {
+        if (j->row && sw__cmp_row_parse(j->row, &j->facts) && (target || !j->facts.trial.reached)) {
             j->done = true;
             p->done++;
             p->resumed++;
+        } else if (j->row) { /* a target reached where none was set: no row this scenario wrote */
+            free(j->row);
+            kept[i] = j->row = NULL;
+            p->journal.unread++;
         }
     }
     if (!rc && p->journal.unread)
