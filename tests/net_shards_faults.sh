@@ -286,6 +286,9 @@ wait_status 10 "run over (time limit): ending, once the shards" ||
     failures=$((failures + 1)); }
 expect_status 0 "ctl status while the run ends" -- "$SW" ctl --connect "$EP" status
 expect_output "shard 1 " "it shows the shards"
+expect_status 0 "a worker joining while the run ends" -- "$SW" worker --connect "$EP" --threads 1 \
+  --server-timeout 5
+expect_output "the server's run was over when we joined: nothing to train" "is told so at once"
 expect_server_fails "a run over while a shard is stopped"
 expect_output "the run is over, and its last gather waits no longer" "the server says why"
 for pid in "${WPIDS[@]}"; do # the workers wait for the run's end, and fail with it

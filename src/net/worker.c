@@ -141,6 +141,8 @@ static void take(worker *k, sw_frame *frame, double now)
         sw__worker_fail(k, SW_ESTATE, "the server's run failed: %.*s", (int)m.payload_len,
                         (const char *)m.payload);
     if (m.flags & SW_FLAG_DONE) {
+        if (k->state == JOINING && !k->rc) /* a run in its last gather, or just over */
+            sw_log(SW_LOG_INFO, "the server's run was over when we joined: nothing to train");
         k->r->done = true;
         k->state = OVER;
     } else if (handlers[m.type]) {
