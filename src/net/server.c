@@ -363,6 +363,7 @@ static void finish(server *s, const char *failed)
             peer to = {.route = s->conns[w].route, .route_len = s->conns[w].route_len};
             sw__server_send(s, &to, SW_MSG_RELEASE, w, SW_FLAG_DONE, why, strlen(why));
         }
+    sw__server_answer_late(s);
 }
 
 static void teardown(server *s, const char *failed)

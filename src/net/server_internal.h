@@ -145,6 +145,9 @@ void sw__server_drop_worker(server *s, uint32_t w, bool crashed);
 void sw__server_fail(server *s, int rc, const char *why);
 /* Ends the run (done) when it reached --max-time or --max-applies. */
 void sw__server_check_limits(server *s);
+/* Once the run is over: what waits on the workers' socket is read once more, so that a JOIN
+ * sent as the run ended is told DONE at once, not left to wait out its --server-timeout. */
+void sw__server_answer_late(server *s);
 /* Why a run that did not fail ended: the target, the limit that stopped it, or "stopped". */
 const char *sw__server_end_reason(const server *s);
 

@@ -111,6 +111,12 @@ static void drain(server *s, sw_sock *sock)
     }
 }
 
+void sw__server_answer_late(server *s)
+{
+    s->done = true; /* a JOIN is answered with DONE, and nothing else is decided */
+    drain(s, s->sock);
+}
+
 /* What the shards said: also once the run is done, for its last gather. */
 static void drain_shards(server *s)
 {
