@@ -57,7 +57,8 @@ int sw_spec_parse(sw_spec *s, const char *text, char *err)
     const char *colon = strchr(text, ':');
     size_t nlen = colon ? (size_t)(colon - text) : strlen(text);
     if (nlen == 0)
-        return sw_fail(err, SW_EINVAL, "'%s': missing name before ':'", text);
+        return sw_fail(err, SW_EINVAL, colon ? "'%s': missing name before ':'" : "an empty spec",
+                       text);
     int rc = copy_part(s->name, sizeof s->name, text, nlen, "name", text, err);
     if (rc || !colon)
         return rc;
@@ -109,7 +110,7 @@ static int parse_double(const sw_spec *s, const sw_spec_arg *a, const char *key,
     if (key)
         snprintf(what, sizeof what, "%s=%.40s", key, a->val);
     else
-        snprintf(what, sizeof what, "%.40s (value %d)", a->val, pos + 1);
+        snprintf(what, sizeof what, "value #%d = %.40s", pos + 1, a->val);
     char *end;
     errno = 0;
     double v = strtod(a->val, &end);

@@ -81,6 +81,9 @@ static void malformed_strings(void **state)
     sw_spec s;
     char err[SW_ERR_LEN];
     assert_int_equal(sw_spec_parse(&s, ":a=1", err), SW_EINVAL);
+    assert_non_null(strstr(err, "missing name before ':'"));
+    assert_int_equal(sw_spec_parse(&s, "", err), SW_EINVAL); /* no ':' to name */
+    assert_string_equal(err, "an empty spec");
     assert_int_equal(sw_spec_parse(&s, "x:=1", err), SW_EINVAL);
     assert_int_equal(sw_spec_parse(&s, "x:a=1,,b=2", err), SW_EINVAL);
     assert_int_equal(sw_spec_parse(&s, "x:a=1,a=2", err), SW_EINVAL);
@@ -102,6 +105,9 @@ static void positional_values(void **state)
     assert_int_equal(sw_spec_pos_double(&s, 0, 0, 10, &lo, err), 0);
     assert_int_equal(sw_spec_pos_double(&s, 1, 0, 10, &hi, err), 0);
     assert_true(lo == 0.5 && hi == 2.0);
+    /* which value was wrong, and what it was, apart: "(value 2)" read as if the value were 2 */
+    assert_int_equal(sw_spec_pos_double(&s, 1, 5, 10, &hi, err), SW_ERANGE);
+    assert_non_null(strstr(err, "uniform: value #2 = 2 is outside [5, 10]"));
     assert_string_equal(sw_spec_str(&s, "seed", "x"), "3");
     assert_int_equal(sw_spec_finish(&s, "", err), 0);
     assert_int_equal(sw_spec_parse(&s, "trace:/tmp/a=b.csv", err), 0); /* '=' makes it a key */

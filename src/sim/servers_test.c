@@ -223,6 +223,9 @@ static void keys_that_mean_nothing_are_refused(void **state)
     c.model = "mlp:h=1,u=16";
     assert_int_equal(sw_sim_run(&c, &r, err), SW_EINVAL);
     assert_non_null(strstr(err, "params="));
+    c.net = "params=0,shards=2"; /* said, if only as 0 (it was taken then, and meant nothing) */
+    assert_int_equal(sw_sim_run(&c, &r, err), SW_EINVAL);
+    assert_non_null(strstr(err, "params="));
     sw_task_data_free(&data);
 }
 

@@ -41,7 +41,7 @@ int sw__sim_parse_net(sim *s, char *err)
     if (!rc && !(rc = sw_spec_double(&sp, "bw", 1, 1e15, &bw, err)) &&
         !(rc = sw_spec_double(&sp, "lat", 0, 1e6, &lat, err)))
         rc = sw_spec_int(&sp, "params", 0, 1L << 40, &params, err);
-    if (!rc && params && s->c->data)
+    if (!rc && sw_spec_has(&sp, "params") && s->c->data)
         rc = sw_fail(err, SW_EINVAL,
                      "--net params= sizes the transfers of a run without a model "
                      "(--no-model): a model has its own size");
