@@ -192,6 +192,31 @@ checks=$((checks + 1))
   { echo "FAIL: a stranger's frames reached a member: $OUT"; failures=$((failures + 1)); }
 OUT=$(wc -l < best)
 expect_output "2001" "the judge wrote its weights"
+# Members that train still let holders in: a late joiner got nothing (the handshakes waited on
+# a check only a sleeping reader answered, and a training peer reads without sleeping), and a
+# third member joining as the group started was never heard by the second, who dropped it.
+rm -f pep best
+"$SW" peer --endpoint-file pep "${peer_task[@]}" --curve-key group.key --wait-peers 3 \
+  --target-loss 0.01 --max-time 8 --delay-ms 2 --out best > peer1.out 2>&1 &
+peer1=$!
+PEP=$(endpoint_of pep)
+for i in 2 3; do
+  "$SW" peer --join "$PEP" "${peer_task[@]}" --curve-key group.key --delay-ms 2 --out best \
+    > "peer$i.out" 2>&1 &
+  eval "peer$i=\$!"
+done
+for _ in $(seq 100); do grep -q "joined through" peer2.out peer3.out 2>/dev/null && break; sleep 0.1; done
+sleep 1
+expect_status 0 "a holder joining the training group late" -- "$SW" peer --join "$PEP" \
+  "${peer_task[@]}" --curve-key group.key --delay-ms 2
+expect_output "4 members at the end" "gets in, and trains with the four"
+for pid in "$peer1" "$peer2" "$peer3"; do expect_exit "$pid" "a member of the group of four"; done
+OUT=$(cat peer1.out peer2.out peer3.out)
+checks=$((checks + 1))
+[ "$(grep -c "4 members at the end, 0 dropped" <<< "$OUT")" -eq 3 ] ||
+  { echo "FAIL: the group did not stay whole: $OUT"; failures=$((failures + 1)); }
+OUT=$(wc -l < best)
+expect_output "2001" "one judge wrote its weights"
 
 echo "garbage" > bad.key
 expect_status 1 "a bad key file" -- "$SW" worker --curve-key bad.key --curve-server server.pub

@@ -51,6 +51,7 @@ typedef struct sw_peer_result {
     double best_loss, elapsed_s, join_loss; /* join_loss: of the weights received on joining */
     uint64_t steps, rounds, deltas_sent, bytes_sent, dropped_peers;
     uint64_t refused;                       /* messages ignored: malformed, or a non-member's */
+    uint64_t refused_keys;                  /* connections refused for an unknown CURVE key */
     uint32_t members; /* at the end */
 } sw_peer_result;
 

@@ -108,6 +108,9 @@ int sw_cli_peer(int argc, char **argv)
     if (r.refused)
         printf("; %llu messages ignored (malformed or from non-members)",
                (unsigned long long)r.refused);
+    if (r.refused_keys)
+        printf("; %llu connections refused (unknown CURVE keys)",
+               (unsigned long long)r.refused_keys);
     printf("\n");
     return 0;
 }

@@ -513,6 +513,7 @@ int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
         rc = write_best(pe, err);
     out->elapsed_s = pe->net ? sw__peer_now(pe) : 0;
     out->members = (uint32_t)pe->n_members;
+    out->refused_keys = pe->net ? sw_net_refused(pe->net) : 0;
     /* A failed part has nothing to deliver (a STOP is a judge's, at a run's good end): what is
      * queued for members that may be dead must not hold our exit for --timeout. */
     for (int k = 0; rc && k < pe->n_members; k++)

@@ -401,12 +401,25 @@ static int take_body(zsock *z, sw_delivery *d, int flags)
     return 0;
 }
 
+/* The CURVE handshakes waiting on our ZAP handler, answered. A reader that never sleeps in
+ * sw_net_wait (a training peer reads with no wait) would otherwise leave every new connection
+ * half open: a late joiner never got in, and members joining as a group started never heard
+ * each other. */
+static void answer_zap(znet *n)
+{
+    zmq_pollitem_t item = {.socket = sw__zap_socket(n->zap), .events = ZMQ_POLLIN};
+    while (zmq_poll(&item, 1, 0) > 0 && (item.revents & ZMQ_POLLIN))
+        sw__zap_handle(n->zap);
+}
+
 static int recv_zmq(sw_sock *s, sw_delivery *d)
 {
     zsock *z = (zsock *)s;
     memset(d, 0, sizeof *d);
     if (!z->listener)
         return take_body(z, d, ZMQ_DONTWAIT);
+    if (((znet *)s->net)->zap)
+        answer_zap((znet *)s->net);
     zmq_msg_t id;
     zmq_msg_init(&id);
     int rc = 1;
@@ -460,7 +473,7 @@ static int wait_zmq(sw_net *net, sw_sock **socks, size_t k, double until, bool *
     for (size_t i = 0; i < k; i++)
         redial((zsock *)socks[i], sw_clock_now_s());
     if (got > 0 && n->zap && (items[zap].revents & ZMQ_POLLIN))
-        sw__zap_handle(n->zap);
+        answer_zap(n);
     if (items != few)
         free(items);
     return rc;
