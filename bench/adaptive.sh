@@ -21,7 +21,7 @@
 # 1c. Fig. 3 in the paper's own setting: the protocol of 1b with every worker reading the whole
 #    data set (--batch-mode sample) and a two-convolution CNN (cnn:c1=8,c2=16,f=64, smaller than
 #    the paper's to fit: ~0.05 s of CPU per push here, ~2.5 min per run, so 20 seeds x 5 policies
-#    x 3 a is about 12 h on 2 cores; docs/results reports 5 seeds), to training loss 0.6. Seed 1's
+#    x 3 a is about 12 h on 2 cores, over several sittings with keep=), to training loss 0.6. Seed 1's
 #    plots (k over time, loss, timelines) go to docs/results/dbw-cnn-aA/. Beside it the same CNN
 #    with one learning rate for every policy (0.08 on the mean of the applied gradients) and static
 #    k down to 1, which isolates what choosing k is worth (dbw-cnn-same-aA).
