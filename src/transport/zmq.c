@@ -418,8 +418,6 @@ static int recv_zmq(sw_sock *s, sw_delivery *d)
     memset(d, 0, sizeof *d);
     if (!z->listener)
         return take_body(z, d, ZMQ_DONTWAIT);
-    if (((znet *)s->net)->zap)
-        answer_zap((znet *)s->net);
     zmq_msg_t id;
     zmq_msg_init(&id);
     int rc = 1;
@@ -429,6 +427,8 @@ static int recv_zmq(sw_sock *s, sw_delivery *d)
         rc = take_body(z, d, 0); /* the rest of a message is there with its first frame */
     }
     zmq_msg_close(&id);
+    if (rc && ((znet *)s->net)->zap) /* once the queue is read, not on every message */
+        answer_zap((znet *)s->net);
     return rc;
 }
 
