@@ -176,7 +176,7 @@ expect_status 1 "a peer with another key pair" -- "$SW" peer --join "$PEP" "${pe
   --curve-key intruder.key
 expect_output "closed the CURVE handshake 3 times in a row" "is refused and told which key to check"
 expect_status 1 "a peer without keys" -- "$SW" peer --join "$PEP" "${peer_task[@]}"
-expect_output "a peer, its group's --curve-key" "is told the group speaks only CURVE"
+expect_output "a peer its group's key" "is told the group speaks only CURVE"
 expect_status 1 "a peer given a public key only" -- "$SW" peer --join "$PEP" "${peer_task[@]}" \
   --curve-key group.pub
 expect_output "group.pub: lacks the secret key" "is told what its file lacks"
