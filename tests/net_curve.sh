@@ -35,7 +35,7 @@ expect_status 1 "a worker with the wrong server key" -- "$SW" worker --connect "
 expect_output "closed the CURVE handshake 3 times in a row: does it hold the key pair" \
   "is told which key to check"
 expect_status 1 "ctl without keys" -- "$SW" ctl --connect "$EP" status
-expect_status 0 "ctl with a known key" -- "$SW" ctl --connect "$EP" --curve-key ops.key \
+expect_status 0 "ctl with a known key" -- "$SW" ctl --timeout 30 --connect "$EP" --curve-key ops.key \
   --curve-server server.pub status
 expect_output "workers live 0" "nobody got in"
 checks=$((checks + 1))
@@ -44,7 +44,7 @@ grep -Eq "refused connections \(unknown CURVE keys\) [1-9]" <<< "$OUT" ||
 expect_status 1 "a worker's key cannot switch the policy" -- "$SW" ctl --connect "$EP" \
   --curve-key w1.key --curve-server server.pub policy ssp:s=1
 expect_output "operator commands are taken" "the refusal says who may"
-expect_status 0 "an operator's key can" -- "$SW" ctl --connect "$EP" --curve-key ops.key \
+expect_status 0 "an operator's key can" -- "$SW" ctl --timeout 30 --connect "$EP" --curve-key ops.key \
   --curve-server server.pub policy ssp:s=1
 expect_output "policy switched to ssp:s=1" "the switch is confirmed"
 expect_status 0 "a worker with a known key" -- "$SW" worker --connect "$EP" --curve-key w1.key \

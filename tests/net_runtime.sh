@@ -32,7 +32,7 @@ start_server bsp --target-acc 0.9 --wait-workers 2
 start_worker --delay-ms 2 --server-timeout 1
 wait_status 15 "not started: 1 of 2 workers in" # its join may be slow on a loaded machine
 sleep 1.5 # then held past its own --server-timeout
-expect_status 0 "ctl status while waiting" -- "$SW" ctl --connect "$EP" status
+expect_status 0 "ctl status while waiting" -- "$SW" ctl --timeout 30 --connect "$EP" status
 expect_output "not started: 1 of 2 workers in" "the server holds the first worker"
 # A second server on the same port at another address would share the operator socket (named
 # by the port): it is refused, and the first keeps it.
@@ -40,7 +40,7 @@ port=${EP##*:}
 expect_status 1 "a second server on the port at another address" -- "$SW" server \
   --bind "tcp://127.0.0.2:$port" --policy asp --data "$DATA" --model softmax --max-time 2 -q
 expect_output "another server on this host serves port $port" "is told to give --ctl-bind"
-expect_status 0 "the first still answers" -- "$SW" ctl --connect "$EP" status
+expect_status 0 "the first still answers" -- "$SW" ctl --timeout 30 --connect "$EP" status
 expect_output "policy bsp" "at its own socket"
 start_worker --delay-ms 2
 expect_server "bsp started when both were in"
@@ -129,7 +129,7 @@ head -1 "$LOG" | grep -q '"ev":"start"' ||
 # workers are stopped first, so that no scheduled checkpoint (every 20 applies) can follow the
 # switch: only the switch's own checkpoint can carry it.
 kill -STOP "${WPIDS[@]}"
-expect_status 0 "a switch before the crash" -- "$SW" ctl --connect "$EP" policy ssp:s=2
+expect_status 0 "a switch before the crash" -- "$SW" ctl --timeout 30 --connect "$EP" policy ssp:s=2
 checks=$((checks + 1))
 wait_for 20 grep -q "policy=ssp:s=2" "$TMP/server.ckpt" ||
   { echo "FAIL: no checkpoint names the policy switched to"; failures=$((failures + 1)); }
@@ -149,9 +149,12 @@ cmp -s "$TMP/server.ckpt" "$TMP/server.ckpt.kept" ||
 # A crash (a full disk, a machine gone) may leave a half-written last line: the resumed server
 # cuts it, so that its segment begins on a line of its own.
 printf '{"t":99,"ev":"pu' >> "$LOG"
+# Given no optimizer, the resumed run takes up the checkpoint's and its state.
 BIND=$EP KEEP_LOG=1 start_server bsp --checkpoint "$TMP/server.ckpt" --resume --wait-workers 3 \
-  --max-applies 40 --lr 0.01 --momentum 0.9
+  --max-applies 40 --lr 0.01
 expect_server "resumed server"
+expect_output "resuming with sgd:momentum=0.9, the optimizer of" \
+  "the resumed server goes on with the checkpoint's optimizer, given none, and says so"
 expect_output "resuming under ssp:s=2, the policy in force at the checkpoint" \
   "the resumed server goes on under the policy switched to, and says so"
 checks=$((checks + 1))
@@ -267,20 +270,20 @@ for i in 1 2 3; do start_worker --delay-ms 5; done
 wait_status 15 'workers live 3'
 start_worker --delay-ms 5 --name late-one
 wait_status 15 'workers live 4'
-expect_status 0 "ctl status lists the workers" -- "$SW" ctl --connect "$EP" status
+expect_status 0 "ctl status lists the workers" -- "$SW" ctl --timeout 30 --connect "$EP" status
 expect_output "late-one" "by the name they joined with"
 expect_output "127.0.0.1" "and the address they joined from"
 expect_output "over the last 5 s" "with the recent apply rate"
 expect_output "mean staleness" "and the staleness"
 expect_status 0 "a hostile client is refused" -- "$HOSTILE" "$EP"
 expect_output "16 of 16 hostile messages refused" "every hostile message"
-expect_status 0 "ctl status" -- "$SW" ctl --connect "$EP" status
+expect_status 0 "ctl status" -- "$SW" ctl --timeout 30 --connect "$EP" status
 expect_output "policy bsp" "status names the policy"
 expect_output "refused messages" "status counts refused messages"
 expect_output "workers live 4" "the late worker joined"
-expect_status 0 "ctl policy" -- "$SW" ctl --connect "$EP" policy ssp:s=3
+expect_status 0 "ctl policy" -- "$SW" ctl --timeout 30 --connect "$EP" policy ssp:s=3
 expect_output "policy switched to ssp:s=3" "the switch is confirmed"
-expect_status 0 "ctl status after the switch" -- "$SW" ctl --connect "$EP" status
+expect_status 0 "ctl status after the switch" -- "$SW" ctl --timeout 30 --connect "$EP" status
 expect_output "policy ssp" "the new policy runs"
 expect_status 1 "ctl with a bad policy" -- "$SW" ctl --connect "$EP" policy nonsense
 expect_output "unknown policy" "explains"
@@ -293,13 +296,13 @@ wait "${WPIDS[@]}"
 start_server asp --apply-threads 2 --max-time 4 --wd 0.01
 expect_status 0 "a hostile client of a threaded server" -- "$HOSTILE" "$EP"
 expect_output "16 of 16 hostile messages refused" "every hostile message, threads or not"
-expect_status 0 "ctl status of the threaded server" -- "$SW" ctl --connect "$EP" status
+expect_status 0 "ctl status of the threaded server" -- "$SW" ctl --timeout 30 --connect "$EP" status
 expect_output "version 0 (" "refused pushes were never counted"
 expect_output "0 applied of 0 decided" "nor applied"
 expect_status 1 "a switch to a policy that drops gradients" -- "$SW" ctl --connect "$EP" policy \
   backup:k=2
 expect_output "cannot run with concurrent applies" "the refusal says why"
-expect_status 0 "a switch to ssp" -- "$SW" ctl --connect "$EP" policy ssp:s=2
+expect_status 0 "a switch to ssp" -- "$SW" ctl --timeout 30 --connect "$EP" policy ssp:s=2
 expect_server "the threaded server finishes"
 # A worker that loads a data set for longer than the heartbeat timeout is no crash: it beats
 # from the moment it is a member, while it loads (a false crash and a rejoin, before).

@@ -170,7 +170,7 @@ kill -9 "${WPIDS[0]}"
 wait_status 6 'crashed 1'
 start_worker --delay-ms 20 --name late-one
 wait_status 15 'late-one'
-expect_status 0 "ctl status of a sharded run" -- "$SW" ctl --connect "$EP" status
+expect_status 0 "ctl status of a sharded run" -- "$SW" ctl --timeout 30 --connect "$EP" status
 expect_output "shards 2:" "status counts the shards"
 expect_output "skew (the largest over the mean)" "and says how even their load is"
 expect_output "refused 0  heard" "and what each shard says of itself"

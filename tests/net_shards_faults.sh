@@ -21,16 +21,16 @@ start_server dbw:agg=mean --target-acc 0.95 --wait-workers 2 --checkpoint "$TMP/
   --checkpoint-applies 10 --shard-wait 30
 for i in 1 2; do start_worker --delay-ms 20; done # ~7 s to the target: the kill comes first
 wait_status 20 'every shard holds version [1-9]'
-killed_at=$("$SW" ctl --connect "$EP" status | sed -n 's/^version \([0-9]*\).*/\1/p')
+killed_at=$("$SW" ctl --timeout 30 --connect "$EP" status | sed -n 's/^version \([0-9]*\).*/\1/p')
 kill_shard 1
 wait_status 10 'not answering'
-expect_status 0 "ctl status while a shard is out" -- "$SW" ctl --connect "$EP" status
+expect_status 0 "ctl status while a shard is out" -- "$SW" ctl --timeout 30 --connect "$EP" status
 expect_output "not answering: the workers wait" "status says which shard is out"
 expect_output " blocked " "and shows the workers waiting for it as blocked"
 expect_output "(blocked " "in the totals too"
 resume_shard 1
 wait_status 20 '1 restore undid'
-expect_status 0 "ctl status after a restore" -- "$SW" ctl --connect "$EP" status
+expect_status 0 "ctl status after a restore" -- "$SW" ctl --timeout 30 --connect "$EP" status
 expect_output "1 restore undid" "status counts the restore and the applies it undid"
 expect_server "dbw on 2 shards, one killed and resumed"
 expect_output "target reached" "the run completes after the restore"
@@ -120,7 +120,7 @@ wait_status 10 "; 1 restore undid" ||
   { echo "FAIL: ctl status of the resumed server does not count its one restore"
     failures=$((failures + 1)); }
 # Each shard's line counts the restores it took (it showed the restore's random number).
-OUT=$("$SW" ctl --connect "$EP" status | grep -c "restores 1 ")
+OUT=$("$SW" ctl --timeout 30 --connect "$EP" status | grep -c "restores 1 ")
 expect_output "2" "each shard's line counts its one restore"
 expect_server "a sharded server killed and resumed"
 expect_output "target reached" "the resumed sharded run completes"
@@ -284,7 +284,7 @@ checks=$((checks + 1))
 wait_status 10 "run over (time limit): ending, once the shards" ||
   { echo "FAIL: ctl status of a run waiting for its last gather does not say so"
     failures=$((failures + 1)); }
-expect_status 0 "ctl status while the run ends" -- "$SW" ctl --connect "$EP" status
+expect_status 0 "ctl status while the run ends" -- "$SW" ctl --timeout 30 --connect "$EP" status
 expect_output "shard 1 " "it shows the shards"
 expect_status 0 "a worker joining while the run ends" -- "$SW" worker --connect "$EP" --threads 1 \
   --server-timeout 5

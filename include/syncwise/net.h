@@ -49,6 +49,8 @@ typedef struct sw_server_params {
                                   * after --resume); 0 or 1: start with the first */
     float lr, weight_decay;
     sw_optim_params optim;       /* the engine's update; kept in checkpoints and resumed */
+    bool optim_default;          /* optim is the default, not asked for: a resumed run takes up
+                                  * its checkpoint's optimizer and state */
     uint64_t seed;
     const char *batch_mode;      /* "shard" or "sample", told to the workers */
     double heartbeat_timeout_s;  /* a worker silent this long is dead */

@@ -63,7 +63,8 @@ typedef struct sw_optim_params {
     sw_optim_kind kind;
     float momentum;          /* sgd: in [0, 1); 0 is plain SGD */
     bool nesterov;           /* sgd with momentum > 0 */
-    float beta1, beta2, eps; /* adam */
+    double beta1, beta2, eps; /* adam, as given: 1 - beta is taken before rounding to float, as
+                               * PyTorch takes it */
 } sw_optim_params;
 
 #define SW_OPTIM_SPEC_LEN 96

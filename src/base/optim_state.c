@@ -14,7 +14,7 @@
 
 sw_optim_params sw_optim_default(void)
 {
-    return (sw_optim_params){.kind = SW_OPTIM_SGD, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f};
+    return (sw_optim_params){.kind = SW_OPTIM_SGD, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8};
 }
 
 static int parse_sgd(sw_optim_params *p, sw_spec *s, char *err)
@@ -42,9 +42,9 @@ static int parse_adam(sw_optim_params *p, sw_spec *s, char *err)
         (rc = sw_spec_double(s, "eps", 1e-12, 1, &eps, err)) ||
         (rc = sw_spec_finish(s, "beta1, beta2, eps", err)))
         return rc;
-    p->beta1 = (float)b1;
-    p->beta2 = (float)b2;
-    p->eps = (float)eps;
+    p->beta1 = b1;
+    p->beta2 = b2;
+    p->eps = eps;
     return 0;
 }
 
@@ -68,12 +68,13 @@ int sw_optim_parse(sw_optim_params *p, const char *text, char *err)
     return rc;
 }
 
-/* The shortest decimal that reads back as x: 0.9, not 0.899999976. */
-static const char *shortest(float x, char out[16])
+/* The shortest decimal that reads back as x (a float's value when single): 0.9, not
+ * 0.899999976. */
+static const char *shortest(double x, bool single, char out[25])
 {
-    for (int digits = 6; digits <= 9; digits++) {
-        snprintf(out, 16, "%.*g", digits, (double)x);
-        if (strtof(out, NULL) == x)
+    for (int digits = 6; digits <= 17; digits++) {
+        snprintf(out, 25, "%.*g", digits, x);
+        if (single ? strtof(out, NULL) == (float)x : strtod(out, NULL) == x)
             break;
     }
     return out;
@@ -81,12 +82,12 @@ static const char *shortest(float x, char out[16])
 
 void sw_optim_format(const sw_optim_params *p, char out[SW_OPTIM_SPEC_LEN])
 {
-    char a[16], b[16], c[16];
+    char a[25], b[25], c[25]; /* "%.17g" at its longest, -1.2345678901234567e-100 */
     if (p->kind == SW_OPTIM_ADAM)
-        snprintf(out, SW_OPTIM_SPEC_LEN, "adam:beta1=%s,beta2=%s,eps=%s", shortest(p->beta1, a),
-                 shortest(p->beta2, b), shortest(p->eps, c));
+        snprintf(out, SW_OPTIM_SPEC_LEN, "adam:beta1=%s,beta2=%s,eps=%s", shortest(p->beta1, false, a),
+                 shortest(p->beta2, false, b), shortest(p->eps, false, c));
     else if (p->momentum > 0)
-        snprintf(out, SW_OPTIM_SPEC_LEN, "sgd:momentum=%s%s", shortest(p->momentum, a),
+        snprintf(out, SW_OPTIM_SPEC_LEN, "sgd:momentum=%s%s", shortest(p->momentum, true, a),
                  p->nesterov ? ",nesterov=1" : "");
     else
         snprintf(out, SW_OPTIM_SPEC_LEN, "sgd");
@@ -169,9 +170,9 @@ static step_consts consts_at(const sw_optim *o, uint64_t step, float scale, floa
     if (p->kind == SW_OPTIM_ADAM) {
         double bc1 = 1 - pow(p->beta1, (double)step);
         double bc2 = 1 - pow(p->beta2, (double)step);
-        k.b1 = p->beta1, k.c1 = 1.0f - p->beta1;
-        k.b2 = p->beta2, k.c2 = 1.0f - p->beta2;
-        k.eps = p->eps;
+        k.b1 = (float)p->beta1, k.c1 = (float)(1 - p->beta1);
+        k.b2 = (float)p->beta2, k.c2 = (float)(1 - p->beta2);
+        k.eps = (float)p->eps;
         k.step_size = (float)(lr / bc1);
         k.inv_sqrt_bc2 = (float)(1 / sqrt(bc2));
     }

@@ -105,6 +105,26 @@ static void adam_first_step_is_lr(void **state)
     sw_optim_free(&o);
 }
 
+/* Adam's moments weigh the gradient by 1 - beta taken before rounding, as PyTorch does: with
+ * beta2 = 0.999999 the float 1 - 0.999999f would be 4.6% off 1e-6. */
+static void adam_weighs_by_the_exact_complement(void **state)
+{
+    (void)state;
+    sw_optim_params p;
+    sw_optim o;
+    assert_int_equal(sw_optim_parse(&p, "adam:beta1=0.9999,beta2=0.999999", NULL), 0);
+    assert_int_equal(sw_optim_init(&o, &p, 1, NULL), 0);
+    float theta[1] = {0};
+    const float g[1] = {1.0f};
+    sw_optim_step(&o, theta, g, 1.0f, 0.01f, 0);
+    assert_true(fabsf(o.m[0] - 1e-4f) < 1e-4f * 1e-6f);
+    assert_true(fabsf(o.u[0] - 1e-6f) < 1e-6f * 1e-6f);
+    char text[SW_OPTIM_SPEC_LEN];
+    sw_optim_format(&p, text); /* the spec as given, not its float's digits */
+    assert_string_equal(text, "adam:beta1=0.9999,beta2=0.999999,eps=1e-08");
+    sw_optim_free(&o);
+}
+
 /* The stateful optimizers two paths are held to each other on. */
 static const char *const two_path_specs[] = {"sgd:momentum=0.9", "sgd:momentum=0.7,nesterov=1",
                                              "adam"};
@@ -212,6 +232,7 @@ int main(void)
         cmocka_unit_test(bad_specs_are_refused),
         cmocka_unit_test(follows_the_update_rules),
         cmocka_unit_test(adam_first_step_is_lr),
+        cmocka_unit_test(adam_weighs_by_the_exact_complement),
         cmocka_unit_test(sparse_gives_the_dense_bits),
         cmocka_unit_test(ranges_give_the_whole_step),
         cmocka_unit_test(each_minimises_a_quadratic),

@@ -109,14 +109,16 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "checkpoint-every", 0, AT(p.checkpoint_s), 0, 1e9, "S",
                 "seconds between checkpoints (0: not by time)")},
     {SW_OPT_ROW(SW_OPT_FLAG, "resume", 0, AT(p.resume), 0, 0, NULL,
-                "start from the checkpoint (its parameters and version)")},
+                "start from the checkpoint: its parameters, version, the\n"
+                "policy in force and, given no optimizer option, its\n"
+                "optimizer and the optimizer's state")},
     {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(p.target_acc), 1e-6, 1, "X",
                 "stop at this validation accuracy")},
     {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(p.max_time_s), 0, 1e9, "S",
-                "stop S seconds after starting (the wait for\n--wait-workers included)")},
+                "stop S seconds after starting (the wait for\n--wait-workers included; 0: no limit)")},
     {SW_OPT_ROW(SW_OPT_U64, "max-applies", 0, AT(p.max_applies), 0, 0, "N",
                 "stop after N applies (by this process: after\n--resume, counted from the resumed "
-                "version)")},
+                "version; 0: no limit)")},
     {SW_OPT_ROW(SW_OPT_F64, "eval-every", 0, AT(p.eval_every_s), 0.01, 1e9, "S",
                 "seconds between evaluations")},
     {SW_OPT_ROW(SW_OPT_STR, "log", 0, AT(log_path), 0, 0, "FILE",
@@ -172,6 +174,7 @@ static int server_opts(int argc, char **argv, server_cli *o)
     o->p.batch_mode = batch_modes[o->batch_mode];
     o->p.apply_mode = apply_modes[o->apply_mode];
     o->p.policy_default = o->p.policy == sw_server_default_params().policy; /* not given */
+    o->p.optim_default = !o->optim.spec && !o->optim.momentum && !o->optim.nesterov;
     o->p.checksum = (sw_checksum_mode)o->checksum;
     sw_cli_set_verbosity(o->quiet, o->verbose);
     if (o->quiet)
@@ -209,7 +212,7 @@ static int server_opts(int argc, char **argv, server_cli *o)
 int sw_cli_server(int argc, char **argv)
 {
     double best = 0;
-    server_cli o = {.p = sw_server_default_params(), .threads = 1, .optim.spec = "sgd"};
+    server_cli o = {.p = sw_server_default_params(), .threads = 1};
     o.p.on_eval = show_eval;
     o.p.on_eval_ctx = &best;
     int prc = server_opts(argc, argv, &o);
@@ -291,7 +294,7 @@ static const sw_opt worker_table[] = {
                 "give up when the server is silent this long (a worker\n"
                 "held at a barrier hears its heartbeats echoed and waits\n"
                 "as long as they come back)")},
-    {SW_OPT_ROW(SW_OPT_U64, "max-steps", 0, AT(p.max_steps), 0, 0, "N", "leave after N steps")},
+    {SW_OPT_ROW(SW_OPT_U64, "max-steps", 0, AT(p.max_steps), 0, 0, "N", "leave after N steps (0: no limit)")},
     {SW_OPT_ROW(SW_OPT_MS, "delay-ms", 0, AT(p.delay_s), 0, 1e7, "MS",
                 "each step's push waits this long (a straggler on purpose)")},
     {SW_OPT_ROW(SW_OPT_STR, "curve-key", 0, AT(p.curve_key), 0, 0, "FILE",

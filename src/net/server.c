@@ -161,7 +161,7 @@ static int setup_engine(server *s, char *err)
     ep.init_version = version;
     ep.lr = p->lr;
     ep.weight_decay = p->weight_decay;
-    ep.optim = p->optim; /* sharded, the shards step it; the policy sees it all the same */
+    ep.optim = s->optim; /* sharded, the shards step it; the policy sees it all the same */
     ep.optim_init = resumed.m ? &resumed : NULL;
     ep.max_workers = s->slots;
     ep.policy = s->policy;
@@ -417,7 +417,7 @@ static void log_start(const server *s)
                         .regress = !sw_task_classifies(s->task)};
     snprintf(info.policy, sizeof info.policy, "%s", s->policy);
     snprintf(info.model, sizeof info.model, "%s", sw_task_spec(s->task));
-    sw_optim_format(&p->optim, info.optimizer);
+    sw_optim_format(&s->optim, info.optimizer);
     sw_run_write_start(p->log, &info);
 }
 
@@ -451,6 +451,7 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
         return sw_fail(err, SW_ENOMEM, "out of memory");
     *s = (server){.p = p, .r = r, .net = net, .wake_at = -1, .ckpt_lock = -1};
     snprintf(s->policy, sizeof s->policy, "%s", p->policy);
+    s->optim = p->optim;
     /* Tokens differ from one server run to the next: the clock and the process id seed them. */
     uint64_t now_ns = (uint64_t)(sw_net_now(net) * 1e9);
     sw_rng_seed(&s->tokens, now_ns ^ (uint64_t)getpid(), 0x746f6b656eULL);

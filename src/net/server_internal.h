@@ -47,6 +47,7 @@ struct sw_server {
     sw_sock *ops;           /* the operator socket (ctl_bind), or NULL */
     char ops_ep[256];
     char policy[256];       /* the spec it starts under: --policy, or a resumed checkpoint's */
+    sw_optim_params optim;  /* its update: --optimizer's, or a resumed checkpoint's */
     float *shards_init;     /* a sharded run's starting θ until its shards have it, or NULL */
     sw_agent agent;         /* its turns (server_turn.c) */
     sw_engine *engine;
@@ -173,6 +174,10 @@ void sw__server_resume_policy(server *s, const char *record);
 /* What a checkpoint records of the run for a resume to read back (the policy in force, the
  * learning rate, the worker slots), as key=value lines into out; the length written. */
 int sw__server_resume_facts(const server *s, char *out, size_t cap);
+
+/* A resumed run given no optimizer (optim_default) takes up the one its checkpoint's record
+ * names (or, older, the spec `held` of an unsharded run's checkpoint; may be NULL). */
+void sw__server_resume_optim(server *s, const char *record, const char *held);
 /* A resume keeps the checkpoint's worker slots (its log goes on as the same run); an older
  * checkpoint that does not say passes. SW_EMISMATCH with a message otherwise. */
 int sw__server_resume_slots(const server *s, const char *record, char *err);

@@ -48,8 +48,10 @@ void sw__server_resume_policy(server *s, const char *record)
 
 int sw__server_resume_facts(const server *s, char *out, size_t cap)
 {
-    return snprintf(out, cap, "policy=%s\nlr=%.9g\nslots=%u\n", sw_engine_policy_spec(s->engine),
-                    (double)s->p->lr, s->slots);
+    char optim[SW_OPTIM_SPEC_LEN];
+    sw_optim_format(&s->optim, optim);
+    return snprintf(out, cap, "policy=%s\nlr=%.9g\nslots=%u\noptimizer=%s\n",
+                    sw_engine_policy_spec(s->engine), (double)s->p->lr, s->slots, optim);
 }
 
 int sw__server_resume_slots(const server *s, const char *record, char *err)
@@ -71,20 +73,46 @@ static void describe(const sw_model_desc *d, size_t n_params, char *out, size_t 
              d->in_shape[0], d->in_shape[1], d->in_shape[2], d->n_classes, n_params);
 }
 
+/* The optimizer a checkpoint was made by: its record's line, or (older records) the spec an
+ * unsharded run's checkpoint holds, "sgd" when it holds none; NULL when nothing says. */
+static const char *saved_optim(const char *record, const char *held, char *out, size_t cap)
+{
+    const char *at = sw__text_value(record, "optimizer");
+    if (at)
+        snprintf(out, cap, "%.*s", (int)strcspn(at, "\n"), at);
+    else if (held)
+        snprintf(out, cap, "%s", held[0] ? held : "sgd");
+    return at || held ? out : NULL;
+}
+
+void sw__server_resume_optim(server *s, const char *record, const char *held)
+{
+    char saved[SW_OPTIM_SPEC_LEN], why[SW_ERR_LEN];
+    sw_optim_params p;
+    if (!s->p->optim_default || !saved_optim(record, held, saved, sizeof saved) ||
+        sw_optim_parse(&p, saved, why)) /* a checkpoint's spec was checked when it was read */
+        return;
+    s->optim = p;
+    if (sw_optim_stateful(&p))
+        sw_log(SW_LOG_INFO, "resuming with %s, the optimizer of %s, and its state",
+               saved, s->p->checkpoint);
+}
+
 /* The optimizer state a checkpoint holds, into *o when it was made by this run's optimizer;
- * with another one (or none: plain SGD) the state starts at zero, as the log says. */
+ * with another one asked for (plain SGD given) the state starts at zero, as the log says. */
 static int resume_optim(server *s, const sw_ckpt *ck, sw_optim *o, char *err)
 {
-    if (!sw_optim_stateful(&s->p->optim)) {
+    sw__server_resume_optim(s, ck->note, ck->optimizer);
+    char run[SW_OPTIM_SPEC_LEN];
+    sw_optim_format(&s->optim, run);
+    if (!sw_optim_stateful(&s->optim)) {
         if (ck->optim_state) /* the state is dropped: say so, as the other way round does */
-            sw_log(SW_LOG_WARN, "%s was trained with the optimizer %s; this run's plain SGD "
-                   "drops its state", s->p->checkpoint, ck->optimizer);
+            sw_log(SW_LOG_WARN, "%s was trained with the optimizer %s; this run's %s "
+                   "drops its state", s->p->checkpoint, ck->optimizer, run);
         return 0;
     }
-    int rc = sw_ckpt_take_optim(ck, &s->p->optim, o, err);
+    int rc = sw_ckpt_take_optim(ck, &s->optim, o, err);
     if (rc == 1) {
-        char run[SW_OPTIM_SPEC_LEN];
-        sw_optim_format(&s->p->optim, run);
         sw_log(SW_LOG_WARN,
                "%s was trained with the optimizer %s; this run's %s starts with no "
                "state",

@@ -140,7 +140,7 @@ static void send_init(server *s, uint32_t j, uint64_t version)
     const sw__shards *h = &s->shards;
     char table[SW_CKPT_NOTE_LEN - 1024], optim[SW_OPTIM_SPEC_LEN], text[SW_CKPT_NOTE_LEN];
     sw_chunk_table_format(&h->table, table, sizeof table);
-    sw_optim_format(&s->p->optim, optim);
+    sw_optim_format(&s->optim, optim);
     int len = snprintf(text, sizeof text,
                        "run=%llu\nshard=%u\nshards=%u\nparams=%zu\nslots=%u\n%soptimizer=%s\n"
                        "wd=%.9g\nchecksum=%s\n%s",
