@@ -123,6 +123,14 @@ expect_output "val: loss" "validation split"
 expect_status 2 "eval without a file" -- "$SW" eval
 expect_output "--model-file FILE is required" "says what is missing"
 expect_status 2 "eval with a bad split" -- "$SW" eval --model-file "$TMP/m.ckpt" --split dev
+# A spec that is not valid is the command line's fault (2) in every command.
+expect_status 2 "eval on an unknown data set" -- "$SW" eval --model-file "$TMP/m.ckpt" --data bogus
+expect_output "unknown data set 'bogus'" "names it"
+expect_status 2 "data export of an unknown data set" -- "$SW" data export --data bogus \
+  --out "$TMP/bogus.svm"
+expect_status 2 "a peer of an unknown model" -- "$SW" peer --model bogus --max-time 1
+expect_status 2 "a peer bound to no endpoint" -- "$SW" peer --bind foo --max-time 1
+expect_output "not an endpoint" "says why"
 head -c 100 "$TMP/m.ckpt" > "$TMP/cut.ckpt"
 expect_status 1 "truncated checkpoint" -- "$SW" eval --model-file "$TMP/cut.ckpt"
 expect_output "cut.ckpt" "names the file"

@@ -97,7 +97,7 @@ generated=$(grep -o "final test loss.*" <<< "$OUT")
 expect_status 0 "the exported files" -- "$SW" "${svm_run[@]}" \
   --data "libsvm:train=$TMP/sparse-train.svm,test=$TMP/sparse-test.svm,dim=1000"
 expect_output "$generated" "the exported files train as the generated set does ($generated)"
-expect_status 1 "sparse data have no val split" -- "$SW" data export --data "$SPARSE" --split val \
+expect_status 2 "sparse data have no val split" -- "$SW" data export --data "$SPARSE" --split val \
   --out "$TMP/none.svm"
 expect_status 2 "a sparse model on dense data" -- "$SW" sim --model svm --max-pushes 10
 expect_output "model 'svm' reads sparse rows" "the refusal says which data it reads"

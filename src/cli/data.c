@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "scenario.h"
 #include "syncwise/err.h"
 #include "syncwise/sparse.h"
 
@@ -143,5 +144,5 @@ int sw_cli_data(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     char err[SW_ERR_LEN];
     rc = strcmp(argv[1], "gen") == 0 ? gen(&o, err) : export(&o, err);
-    return rc ? sw_cli_error(CMD, "%s", err) : 0;
+    return rc ? sw_cli_error(CMD, "%s", err) * sw_cli_load_status(rc) : 0; /* 2: a bad spec */
 }

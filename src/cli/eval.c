@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "scenario.h"
 #include "syncwise/ckpt.h"
 #include "syncwise/err.h"
 #include "syncwise/sparse.h"
@@ -118,18 +119,18 @@ int sw_cli_eval(int argc, char **argv)
     sw_cli_set_threads(threads);
     char err[SW_ERR_LEN];
     sw_ckpt ck;
-    int rc = sw_ckpt_load(file, &ck, err);
+    int rc = sw_ckpt_load(file, &ck, err), status = 1; /* the file: the work failed */
     if (!rc) {
         if (!strcmp(ck.desc.spec, SW_CKPT_SLICE))
-            rc = sw_fail(err, SW_EINVAL, "%s holds one shard's slice of a sharded run's "
+            rc = sw_fail(err, SW_EFORMAT, "%s holds one shard's slice of a sharded run's "
                          "parameters, not a model eval can read", file);
         else if (!data && !ck.data_spec[0])
-            rc = sw_fail(err, SW_EINVAL, "%s records no data set: give --data", file);
-        else
-            rc = evaluate(&ck, data ? data : ck.data_spec, split, err);
+            rc = sw_fail(err, SW_EINVAL, "%s records no data set: give --data", file), status = 2;
+        else if ((rc = evaluate(&ck, data ? data : ck.data_spec, split, err)))
+            status = sw_cli_load_status(rc); /* 2: a spec or split that is not valid */
         sw_ckpt_free(&ck);
     }
     if (rc)
         sw_cli_error(CMD, "%s", err);
-    return rc ? 1 : 0;
+    return rc ? status : 0;
 }

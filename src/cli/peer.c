@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "scenario.h"
 #include "syncwise/err.h"
 #include "syncwise/log.h"
 #include "syncwise/peer.h"
@@ -53,7 +54,8 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_U32, "patience", 0, AT(p.patience), 0, 1 << 30, "N",
                 "rounds without improvement")},
     {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(p.max_time_s), 0, 1e9, "S",
-                "seconds (the judge's ends every member's run,\nanother member's its own part)")},
+                "seconds (the judge's ends every member's run,\nanother member's its own part; 0: no "
+                "limit)")},
     SW_OPT_HEADING("other"),
     {SW_OPT_ROW(SW_OPT_MS, "delay-ms", 0, AT(p.delay_s), 0, 1e6, "MS",
                 "injected slowness per step")},
@@ -94,8 +96,8 @@ int sw_cli_peer(int argc, char **argv)
     sw_net_keep_freed_memory();
     sw_peer_result r;
     char err[SW_ERR_LEN];
-    if (sw_peer_run(&p, &r, err))
-        return sw_cli_error(CMD, "%s", err);
+    if ((rc = sw_peer_run(&p, &r, err))) /* 2: a spec or endpoint that is not valid */
+        return sw_cli_error(CMD, "%s", err) * sw_cli_load_status(rc);
     printf("%s after %.1f s: %llu steps, %llu rounds, %u members at the end, %llu dropped, "
            "%.1f MB sent",
            r.reached ? "target loss reached" : "stopped", r.elapsed_s, (unsigned long long)r.steps,
