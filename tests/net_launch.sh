@@ -169,6 +169,11 @@ done
 expect_status 2 "--bind among the server's options" -- env SYNCWISE_RANK=0 SYNCWISE_SIZE=3 \
   "$SW" launch -n -- --bind tcp://127.0.0.1:7000
 expect_output "give --port instead" "says how to choose the server's port"
+for host in "" "tcp://a:1"; do
+  expect_status 2 "--server '$host'" -- env SYNCWISE_RANK=2 SYNCWISE_SIZE=3 "$SW" launch -n \
+    --server "$host"
+  expect_output "the server's host name or address alone" "a worker rank is told before it starts"
+done
 expect_status 1 "a rank beyond the job's size" -- env SYNCWISE_RANK=7 SYNCWISE_SIZE=5 \
   SYNCWISE_SERVER=a "$SW" launch -n
 expect_output "rank 7 of a job of 5 processes" "says the rank and the size"
