@@ -151,7 +151,7 @@ static const sw_opt server_table[] = {
                 "OpenBLAS threads spin on the cores the network needs;\n"
                 "0 leaves OpenBLAS its own default)")},
     {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(quiet), 0, 0, NULL,
-                "warnings and errors only, no progress")},
+                "warnings, errors and the closing summary only (no\nprogress)")},
     {SW_OPT_ROW(SW_OPT_FLAG, "verbose", 'v', AT(verbose), 0, 0, NULL, "debug messages too")},
     SW_OPT_END_ROW,
 };

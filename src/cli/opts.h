@@ -55,7 +55,8 @@ typedef struct sw_opt {
 #define SW_OPT_END_ROW {.type = SW_OPT_END}
 /* The log-level flags of the long-running processes (server's workers, peers, shards). */
 #define SW_OPT_LOG_ROWS(quiet_at, verbose_at)                                                   \
-    {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', (quiet_at), 0, 0, NULL, "warnings and errors only")}, \
+    {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', (quiet_at), 0, 0, NULL,                            \
+                "warnings, errors and the closing summary only")},                              \
     {SW_OPT_ROW(SW_OPT_FLAG, "verbose", 'v', (verbose_at), 0, 0, NULL, "debug messages too")}
 
 typedef struct sw_cmd_opts {
