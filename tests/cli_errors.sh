@@ -10,6 +10,8 @@ expect_output "unknown command 'frobnicate'" "names the unknown command"
 expect_status 0 "top-level help" -- "$SW" --help
 expect_output "train" "help lists train"
 expect_output "eval" "help lists eval"
+expect_status 0 "help COMMAND" -- "$SW" help sim
+expect_output "usage: syncwise sim" "is the command's help"
 for cmd in train eval; do
   expect_status 0 "$cmd --help" -- "$SW" $cmd --help
   expect_output "usage: syncwise $cmd" "$cmd help has a usage line"

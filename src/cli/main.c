@@ -37,7 +37,8 @@ static void usage(FILE *to)
                 "synchronization policy.\n\ncommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(to, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(to, "\n'syncwise COMMAND --help' describes a command's options.\n");
+    fprintf(to, "\n'syncwise COMMAND --help' (or 'syncwise help COMMAND') describes a command's "
+                "options;\n'syncwise --version' prints the version.\n");
 }
 
 int main(int argc, char **argv)
@@ -46,6 +47,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (strcmp(argv[1], "help") == 0 && argc == 3) /* help COMMAND: as COMMAND --help */
+        return main(3, (char *[]){argv[0], argv[2], "--help", NULL});
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
