@@ -97,6 +97,10 @@ generated=$(grep -o "final test loss.*" <<< "$OUT")
 expect_status 0 "the exported files" -- "$SW" "${svm_run[@]}" \
   --data "libsvm:train=$TMP/sparse-train.svm,test=$TMP/sparse-test.svm,dim=1000"
 expect_output "$generated" "the exported files train as the generated set does ($generated)"
+expect_status 2 "export given gen's options" -- "$SW" data export --n 10 --out "$TMP/x.svm"
+expect_output "are for gen" "is refused before the export"
+expect_status 2 "gen given export's options" -- "$SW" data gen --n 10 --split test --out "$TMP/x.svm"
+expect_output "are for export" "is refused before the rows are made"
 expect_status 2 "sparse data have no val split" -- "$SW" data export --data "$SPARSE" --split val \
   --out "$TMP/none.svm"
 expect_status 2 "a sparse model on dense data" -- "$SW" sim --model svm --max-pushes 10

@@ -129,6 +129,23 @@ static opts defaults(void)
                           .noise = 0.02, .seed = 1}};
 }
 
+/* The other subcommand's options are refused, not ignored (export --n 10 wrote the whole data
+ * set): 0, or the exit status. --seed is both's. */
+static int options_of(const char *sub, const opts *o)
+{
+    opts d = defaults();
+    const sw_sparse_gen *g = &o->gen;
+    if (!strcmp(sub, "export") && (g->n != d.gen.n || g->dim != d.gen.dim ||
+                                   g->density != d.gen.density || g->zipf != d.gen.zipf ||
+                                   g->noise != d.gen.noise))
+        return sw_cli_error(CMD, "--n, --dim, --density, --zipf and --noise are for gen: export "
+                                 "writes the data set --data names") + 1;
+    if (!strcmp(sub, "gen") && (strcmp(o->data, d.data) != 0 || o->split != d.split))
+        return sw_cli_error(CMD, "--data and --split are for export: gen makes its rows from "
+                                 "--n, --dim, --density, --zipf, --noise and --seed") + 1;
+    return 0;
+}
+
 int sw_cli_data(int argc, char **argv)
 {
     opts o = defaults();
@@ -142,6 +159,8 @@ int sw_cli_data(int argc, char **argv)
     int rc = parse(argc - 1, argv + 1, &o);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if ((rc = options_of(argv[1], &o)))
+        return rc;
     char err[SW_ERR_LEN];
     rc = strcmp(argv[1], "gen") == 0 ? gen(&o, err) : export(&o, err);
     return rc ? sw_cli_error(CMD, "%s", err) * sw_cli_load_status(rc) : 0; /* 2: a bad spec */
