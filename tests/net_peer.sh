@@ -222,7 +222,7 @@ awk -v l="${loss:-9}" 'BEGIN { exit !(l < 0.5) }' ||
 expect_status 1 "joining nobody" -- "$SW" peer --join tcp://127.0.0.1:1 --data "$DATA" --timeout 0.2
 expect_output "did not answer" "a failed join says why"
 expect_no_output "joined" "nor does it claim the member it never heard from joined"
-expect_status 1 "dense data for a sparse model" -- "$SW" peer --data fashion-mnist --max-time 1
+expect_status 2 "dense data for a sparse model" -- "$SW" peer --data fashion-mnist --max-time 1
 expect_output "model 'svm' reads sparse rows" "the refusal says which data the model reads"
 
 # 4. A dense model: two peers train an MLP on Fashion-MNIST, every step's update split among

@@ -114,7 +114,7 @@ checks=$((checks + 1))
 awk -v a="${acc:--1}" -v f="${final:--9}" 'BEGIN { d = a - f; exit !(d < 1e-3 && d > -1e-3) }' ||
   { echo "FAIL: eval scores the checkpoint ${acc:-?}, the server ${final:-?}"
     failures=$((failures + 1)); }
-expect_status 1 "eval has no val split for sparse data" -- "$SW" eval --model-file "$TMP/s.ckpt" \
+expect_status 2 "eval has no val split for sparse data" -- "$SW" eval --model-file "$TMP/s.ckpt" \
   --split val
 expect_output "no val split" "the refusal says why"
 expect_status 2 "unknown sparse data" -- "$SW" server --model svm --data "fashion-mnist" \
