@@ -107,7 +107,8 @@ static void saved(server *s)
     sw__shards *h = &s->shards;
     h->saved = h->saving;
     h->saving = SW_SHARD_NONE;
-    char text[512], err[SW_ERR_LEN];
+    /* At most about 520 bytes: a policy spec of 255, an optimizer's of 95, numbers. */
+    char text[1024], err[SW_ERR_LEN];
     int len = snprintf(text, sizeof text, "run=%llu\nversion=%llu\nshards=%u\n",
                        (unsigned long long)h->run, (unsigned long long)h->saved, h->n);
     len += sw__server_resume_facts(s, text + len, sizeof text - (size_t)len);
