@@ -42,6 +42,11 @@ expect_status 2 "check a file that is not a log" -- "$SW" check "$0"
 expect_status 0 "a run that met a target of 0.8333333 with 5/6" -- "$SW" check "$TMP/sixths.jsonl"
 expect_status 0 "rlp without a model" -- "$SW" sim --policy rlp --no-model --max-time 20 -q
 expect_output "rlp decides from the model's loss, which a run without a model" "says it sees zeros"
+for given in "--model cnn" "--data synthetic:d=5"; do # in either order, not silently unused
+  expect_status 2 "--no-model with $given" -- "$SW" sim --no-model $given --max-time 5
+  expect_output "would not be used" "says why"
+  expect_status 2 "$given with --no-model" -- "$SW" sim $given --no-model --max-time 5
+done
 expect_status 2 "more shards than the model has parameters" -- "$SW" sim --max-time 1 \
   --data synthetic:task=logistic,d=8,n=500 --model softmax --net shards=100
 expect_output "cannot place 18 parameters on 100 shards" "says why, before the run"

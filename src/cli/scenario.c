@@ -40,6 +40,16 @@ int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *cons
     sw_cli_set_verbosity(s->quiet, s->verbose);
     sw_sim_config *c = &s->cfg;
     char err[SW_ERR_LEN];
+    sw_cli_scenario d;
+    sw_cli_scenario_defaults(&d);
+    if (s->no_model &&
+        (strcmp(s->data_spec, d.data_spec) != 0 || strcmp(c->model, d.cfg.model) != 0)) {
+        sw_cli_error(cmd, "--no-model runs without data or a model: --data and --model would "
+                          "not be used");
+        return 2;
+    }
+    if (s->no_model)
+        s->data_spec = NULL;
     if (sw_cli_optim_resolve(&s->optim, &c->optim, err)) {
         sw_cli_error(cmd, "%s", err);
         return 2;
@@ -98,7 +108,7 @@ int sw_cli_scenario_status(int rc)
 static bool no_model(void *opts, const char *cmd, const char *arg)
 {
     (void)cmd, (void)arg;
-    ((sw_cli_scenario *)opts)->data_spec = NULL;
+    ((sw_cli_scenario *)opts)->no_model = true;
     return true;
 }
 

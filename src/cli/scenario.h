@@ -12,6 +12,7 @@
 typedef struct sw_cli_scenario {
     sw_sim_config cfg;
     const char *data_spec; /* NULL: timing only, no model */
+    bool no_model;         /* --no-model given: --data and --model are refused */
     sw_cli_optim optim;    /* into cfg.optim */
     long threads;
     bool quiet, verbose;
