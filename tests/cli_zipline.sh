@@ -39,6 +39,9 @@ expect_output "about 10^11.8 combinations" "and says how large"
 expect_status 2 "however large" -- "$SW" sim --no-model --workers 10 --max-time 100 \
   --policy ebsp:algo=naive,R=150
 expect_output "about 10^21.8 combinations" "without an infinity"
+expect_status 2 "--input with the synthetic data's --workers" -- "$SW" zipline \
+  --input "$TMP/push.csv" --workers 5
+expect_output "gives the pushes instead" "is refused, not ignored"
 expect_status 1 "missing CSV" -- "$SW" zipline --input "$TMP/none.csv"
 for t in inf -3 1e999; do # a push time is a finite moment of the run
   printf 'worker,time\n0,1\n1,%s\n' "$t" > "$TMP/t.csv"

@@ -244,9 +244,11 @@ static int run(const sw_zl_problem *p, const char *algo, const char *trace_path,
     return rc;
 }
 
+static const zipline_opts defaults = {.n = 10, .R = 15, .seed = 1, .algo = "all"};
+
 int sw_cli_zipline(int argc, char **argv)
 {
-    zipline_opts o = {.n = 10, .R = 15, .seed = 1, .algo = "all"};
+    zipline_opts o = defaults;
     int prc = sw_cli_parse(&command, argc, argv, &o, NULL);
     if (prc)
         return prc == 1 ? 0 : prc;
@@ -255,6 +257,9 @@ int sw_cli_zipline(int argc, char **argv)
     const char *path = o.path, *algo = o.algo, *trace = o.trace;
     if ((prc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--trace"}, &trace, 1, &path)))
         return prc;
+    if (path && (n != defaults.n || R != defaults.R || seed != defaults.seed)) /* not unused */
+        return sw_cli_error(CMD, "--workers, --R and --seed shape the synthetic data: --input "
+                                 "%s gives the pushes instead", path) + 1;
     if (strcmp(algo, "all") && !sw_zl_find(algo)) {
         char names[128];
         sw_zl_names(names, sizeof names);
