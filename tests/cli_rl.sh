@@ -267,6 +267,9 @@ expect_status 0 "rl train on a family" -- "$SW" rl train "${fam[@]}" --pre-insta
   --episodes 1 --out "$TMP/fam.swrl"
 expect_status 2 "a bad entry in a list" -- "$SW" rl eval "${fam[@]}" --lr "0.1|fast"
 expect_output "learning rate 'fast'" "the bad entry is named"
+expect_status 2 "--switch-cost without stretches" -- "$SW" rl train --switch-cost 1 \
+  --out "$TMP/never.swrl"
+expect_output "needs --features stretch" "is refused, not ignored"
 expect_status 2 "a reward's option to an evaluation" -- "$SW" rl eval "${fam[@]}" --switch-cost 1
 expect_output "shape the rewards of training" "is refused, saying why"
 expect_status 2 "--momentum with a list" -- "$SW" rl eval "${fam[@]}" --momentum 0.9

@@ -145,6 +145,9 @@ static int parse(int argc, char **argv, plan *p)
     sw_rl_agent_free(a);
     if ((rc = check_pre_policies(p)))
         return rc;
+    if (p->rl.sc.switch_cost > 0 && p->hp.layout != SW_RL_LAYOUT_STRETCH)
+        return sw_cli_error(CMD, "--switch-cost costs a change of a stretch's policy: it needs "
+                                 "--features stretch") + 1;
     if (p->pre_instances == 0 && p->episodes == 0)
         return sw_cli_error(CMD, "--pre-instances 0 and --episodes 0 leave nothing to learn") + 1;
     if (p->pre_instances == 0 && p->pre_epochs > 0)
