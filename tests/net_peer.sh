@@ -37,6 +37,11 @@ checks=$((checks + 1))
 expect_output "4 members at the end" "the group had 4 members"
 OUT=$(cat "$TMP"/best*.txt 2>/dev/null | wc -l)
 expect_output "2001" "the judge wrote its best weights (2000 features and the bias)"
+all_out
+checks=$((checks + 1))
+[ "$(grep -c "not written: another member judged" <<< "$OUT")" -eq 3 ] ||
+  { echo "FAIL: the three members that did not judge say their --out was not written"
+    failures=$((failures + 1)); }
 rm -f "$TMP"/p*.out
 
 # 1a. The judge's STOP reaches the others though it exits at once (its queue drained on close;

@@ -61,7 +61,8 @@ static const sw_opt table[] = {
                 "injected slowness per step")},
     {SW_OPT_ROW(SW_OPT_STR, "out", 0, AT(p.out), 0, 0, "FILE",
                 "the judge writes its best weights there, one per line\n"
-                "(a linear model's: the features' weights, then the bias)")},
+                "(a linear model's: the features' weights, then the bias);\n"
+                "given to a member that did not judge, nothing is written")},
     SW_OPT_LOG_ROWS(AT(quiet), AT(verbose)),
     SW_OPT_END_ROW,
 };
@@ -98,6 +99,9 @@ int sw_cli_peer(int argc, char **argv)
     char err[SW_ERR_LEN];
     if ((rc = sw_peer_run(&p, &r, err))) /* 2: a spec or endpoint that is not valid */
         return sw_cli_error(CMD, "%s", err) * sw_cli_load_status(rc);
+    if (p.out && !r.loss_peer) /* not silently unused */
+        sw_log(SW_LOG_WARN, "%s not written: another member judged at the end (the first in "
+               "endpoint order), and writes the best weights to its own --out", p.out);
     printf("%s after %.1f s: %llu steps, %llu rounds, %u members at the end, %llu dropped, "
            "%.1f MB sent",
            r.reached ? "target loss reached" : "stopped", r.elapsed_s, (unsigned long long)r.steps,
