@@ -284,6 +284,13 @@ expect_output "FILE.prev" "says which file"
 expect_status 2 "train --out an empty path" -- "$SW" train --data synthetic:task=logistic,d=8,n=500 \
   --model softmax --epochs 1 --out ""
 expect_output "an empty path" "says so before training"
+# An empty name or an endpoint that is not one is the command line's fault (2) everywhere.
+expect_status 2 "data gen --out an empty path" -- "$SW" data gen --n 5 --dim 5 --out ""
+expect_output "an empty path" "says so"
+expect_status 2 "keygen of an empty name" -- "$SW" keygen ""
+expect_status 2 "eval of an empty --model-file" -- "$SW" eval --model-file ""
+expect_status 2 "server --ctl-bind of no endpoint" -- "$SW" server --ctl-bind foo --max-time 1
+expect_output "--ctl-bind: foo: not an endpoint" "names the option"
 mkdir -p "$TMP/outdir"
 # Only whole names are options: getopt's prefixes turned compare's --seed into --seeds and --log
 # into --log-dir without a word.

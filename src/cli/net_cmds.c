@@ -181,7 +181,9 @@ static int server_opts(int argc, char **argv, server_cli *o)
         o->p.on_eval = NULL;
     if (o->p.resume && !o->p.checkpoint)
         return sw_cli_error("server", "--resume needs --checkpoint FILE") + 1;
+    const char *ctl = o->p.ctl_bind && strcmp(o->p.ctl_bind, "none") ? o->p.ctl_bind : NULL;
     if ((rc = sw_cli_endpoint_ok("server", "--bind", o->p.bind, true)) ||
+        (rc = sw_cli_endpoint_ok("server", "--ctl-bind", ctl, true)) ||
         (rc = sw_cli_shard_list_ok("server", o->p.shards)))
         return rc;
     if ((rc = sw_cli_curve_pair("server", "--curve-key", o->p.curve_key, "--curve-clients",
@@ -446,7 +448,7 @@ int sw_cli_keygen(int argc, char **argv)
     int prc = sw_cli_parse(&keygen_command, argc, argv, NULL, &first);
     if (prc)
         return prc == 1 ? 0 : prc;
-    if (first == argc)
+    if (first == argc || !*argv[first])
         return sw_cli_error("keygen", "give the NAME of the key pair (see --help)") + 1;
     const char *name = argv[first];
     char err[SW_ERR_LEN];

@@ -250,7 +250,12 @@ bool sw_cli_spec_names(const char *spec, const char *path)
 int sw_cli_outputs_apart(const char *cmd, int n_out, const char *const out_names[],
                          const char *const outs[], int n_in, const char *const inputs[])
 {
-    int rc = distinct_files(cmd, n_out, out_names, outs);
+    int rc = 0;
+    for (int i = 0; i < n_out && !rc; i++) /* said before any work, as a usage error */
+        if (outs[i] && !*outs[i])
+            rc = sw_cli_error(cmd, "%s: an empty path: give a file's name", out_names[i]) + 1;
+    if (!rc)
+        rc = distinct_files(cmd, n_out, out_names, outs);
     for (int i = 0; i < n_out && !rc; i++)
         for (int j = 0; j < n_in && !rc; j++)
             if (outs[i] && sw_cli_spec_names(inputs[j], outs[i]))
