@@ -167,7 +167,7 @@ expect_output "the report's own zipline.csv" "says why"
 OUT=$(($(wc -l < "$TMP/inplace/zipline.csv")))
 checks=$((checks + 1))
 [ "$OUT" -gt 1 ] || { echo "FAIL: the trace was overwritten"; failures=$((failures + 1)); }
-for row in "2" "3,nan" "4,1e400" "5,-7" "x,1"; do # a trace row zipline never writes
+for row in "2" "3,nan" "4,1e400" "5,-7" "x,1" "6,0x10"; do # a trace row zipline never writes
   printf 'candidate,d\n1,5.5\n%s\n' "$row" > "$TMP/bad-row.csv"
   expect_status 1 "a trace row '$row'" -- "$SW" report "$TMP/bad-row.csv" -o "$TMP/out3"
   expect_output "bad-row.csv:3:" "names the line of '$row'"
@@ -189,7 +189,11 @@ if command -v gnuplot >/dev/null; then
   OUT=$(head -c 20 "$TMP/kept/accuracy.svg")
   expect_output '{"t":0,"ev":"start"' "the input is as it was"
 fi
-printf 'worker,time\n' > "$TMP/header-only.csv"
+printf 'worker,seconds\n0,1.5\n1,2.5\n' > "$TMP/cluster-trace.csv"
+expect_status 1 "a cluster trace taken for a search trace" -- "$SW" report \
+  "$TMP/cluster-trace.csv" -o "$TMP/out3"
+expect_output "begins with the line 'candidate,d'" "is refused, saying what a trace holds"
+printf 'candidate,d\n' > "$TMP/header-only.csv"
 expect_status 1 "a trace of no rows" -- "$SW" report "$TMP/header-only.csv" -o "$TMP/out3"
 expect_output "nothing to report" "says so"
 head -1 "$TMP/bsp.jsonl" > "$TMP/start-only.jsonl"

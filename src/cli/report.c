@@ -80,7 +80,7 @@ static const sw_cmd_opts command = {
     .about = "Reads JSONL event logs (from sim --log, compare --log-dir or server --log; a\n"
              "server restarted with --resume appends a segment, joined end to end with the\n"
              "one before) and ZipLine traces (from zipline --trace, recognised by their .csv\n"
-             "ending) and writes to DIR:\n"
+             "ending; their first line is 'candidate,d') and writes to DIR:\n"
              "  report.md             the answer first: time to target per policy (mean +-\n"
              "                        95% interval over seeds, speedup over the best\n"
              "                        baseline), then the plots\n"

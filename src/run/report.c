@@ -12,6 +12,7 @@
 #include "syncwise/file.h"
 #include "syncwise/lines.h"
 #include "syncwise/run.h"
+#include "syncwise/spec.h"
 
 static const char *const headers[SW_CSV_COUNT] = {
     [SW_CSV_RUNS] = "run,policy,workers,seed,model,events",
@@ -413,12 +414,19 @@ typedef struct trace_reading {
 static int on_trace_line(void *ctx, char *line, size_t lineno, char *err)
 {
     trace_reading *tr = ctx;
-    if (lineno == 1 || line[strspn(line, " \t\r\n")] == '\0')
+    if (lineno == 1 && strncmp(line, "candidate,d", 11) == 0 &&
+        line[11 + strspn(line + 11, " \t\r\n")] == '\0')
+        return 0;
+    if (lineno == 1) /* another CSV (a cluster trace, a report's table) is no search trace */
+        return sw_fail(err, SW_EFORMAT, "%s: a ZipLine trace begins with the line 'candidate,d' "
+                       "(zipline --trace writes it)", tr->path);
+    if (line[strspn(line, " \t\r\n")] == '\0')
         return 0;
     char *end, *num;
     errno = 0;
     unsigned long long k = line[0] >= '0' && line[0] <= '9' ? strtoull(line, &end, 10) : 0;
     bool ok = line[0] >= '0' && line[0] <= '9' && errno == 0 && *end == ',';
+    ok = ok && sw_spec_decimal(end + 1); /* strtod would read "0x10" as 16 */
     double d = ok ? strtod(num = end + 1, &end) : 0;
     ok = ok && end != num && end[strspn(end, " \t\r\n")] == '\0';
     if (!ok)
