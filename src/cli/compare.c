@@ -68,7 +68,8 @@ static const sw_opt own[] = {
         "but with '=' continues the policy before it), e.g.\nbsp,asp,ssp:s=2,ssp:s=5 (required)")},
     {SW_OPT_ROW(SW_OPT_LONG, "seeds", 0, AT(seeds), 1, 100000, "N",
                 "scenarios per policy, seeds 1..N")},
-    {SW_OPT_ROW(SW_OPT_LONG, "jobs", 0, AT(jobs), 1, 256, "N", "runs at once"),
+    {SW_OPT_ROW(SW_OPT_LONG, "jobs", 'j', AT(jobs), 0, 256, "N",
+                "runs at once (0: one per core)"),
      .shown = "the cores"},
     {SW_OPT_ROW(SW_OPT_STR, "log-dir", 0, AT(log_dir), 0, 0, "DIR",
                 "keep every run's JSONL event log there (for syncwise\n"
