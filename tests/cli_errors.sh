@@ -35,6 +35,9 @@ for cmd in train eval sim compare zipline report check "data gen" peer server wo
   # shellcheck disable=SC2086
   expect_status 2 "$cmd with an unknown option" -- "$SW" $cmd --no-such-option
   expect_output "unknown option '--no-such-option'" "$cmd names the unknown option"
+  # shellcheck disable=SC2086
+  expect_status 2 "$cmd --help=1" -- "$SW" $cmd --help=1
+  expect_output "--help takes no value" "$cmd names the flag given a value"
 done
 expect_status 2 "a choice out of its list" -- "$SW" sim --batch-mode random
 expect_output "--batch-mode: 'random' is not one of shard, sample" "lists the choices"

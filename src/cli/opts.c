@@ -147,6 +147,8 @@ static int usage_error(const sw_cmd_opts *c, char **argv, int c_opt)
     const char *what = argv[optind - 1];
     if (c_opt == ':')
         sw_cli_error(c->cmd, "%s needs a value (see --help)", what);
+    else if (optopt && strncmp(what, "--", 2) == 0) /* a flag given a value: --help=1 */
+        sw_cli_error(c->cmd, "%.*s takes no value (see --help)", (int)strcspn(what, "="), what);
     else if (optopt && optopt < 256)
         sw_cli_error(c->cmd, "unknown option '-%c' (see --help)", optopt);
     else
