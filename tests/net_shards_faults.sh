@@ -103,11 +103,12 @@ wait "${WPIDS[@]}" "${SHPIDS[@]}" 2>/dev/null
 # The server killed and started again with --resume: every shard goes back to the version the
 # server's record names, the workers join again by themselves, and the run goes on from there.
 # Until a worker has joined the new server, the shards refuse its messages as a non-member's.
+# Given no optimizer, the resumed server takes up the record's (momentum: the shards' state).
 WPIDS=()
 rm -f "$TMP"/shard*.ckpt* # a fresh run: no slice to overwrite
 start_shards 2 --checkpoint "$TMP/shard@J@.ckpt" -v
 start_server bsp --target-acc 0.95 --wait-workers 2 --checkpoint "$TMP/server2.ckpt" \
-  --checkpoint-applies 10
+  --checkpoint-applies 10 --momentum 0.5
 for i in 1 2; do start_worker --delay-ms 20; done
 wait_for 20 grep -q "^version=[1-9]" "$TMP/server2.ckpt"
 kill -9 "$SPID"
@@ -123,6 +124,7 @@ wait_status 10 "; 1 restore undid" ||
 OUT=$("$SW" ctl --timeout 30 --connect "$EP" status | grep -c "restores 1 ")
 expect_output "2" "each shard's line counts its one restore"
 expect_server "a sharded server killed and resumed"
+expect_output "resuming with sgd:momentum=0.5, the optimizer of" "with the record's optimizer"
 expect_output "target reached" "the resumed sharded run completes"
 expect_output "(from $from)" "it goes on from the version every shard holds ($from)"
 wait "${WPIDS[@]}"
