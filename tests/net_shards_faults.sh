@@ -133,6 +133,11 @@ expect_shards "a sharded server killed and resumed" strangers
 # every shard restore a version none holds.
 expect_status 1 "eval of the sharded server's record" -- "$SW" eval --model-file "$TMP/server2.ckpt"
 expect_output "is a sharded server's record" "says what the file is"
+expect_status 1 "a resume with another optimizer" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=32 --checkpoint "$TMP/server2.ckpt" --resume \
+  --optimizer adam
+expect_output "records a run of the optimizer sgd:momentum=0.5, whose state the shards hold" \
+  "is refused: the shards restore their own optimizer"
 expect_status 1 "a resume with another model" -- "$SW" server --bind "tcp://127.0.0.1:*" \
   --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=64 --checkpoint "$TMP/server2.ckpt" --resume
 expect_output "records a run of 1698 parameters; --model mlp:h=1,u=64" "says which, before any restore"

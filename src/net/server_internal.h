@@ -176,8 +176,10 @@ void sw__server_resume_policy(server *s, const char *record);
 int sw__server_resume_facts(const server *s, char *out, size_t cap);
 
 /* A resumed run given no optimizer (optim_default) takes up the one its checkpoint's record
- * names (or, older, the spec `held` of an unsharded run's checkpoint; may be NULL). */
-void sw__server_resume_optim(server *s, const char *record, const char *held);
+ * names (or, older, the spec `held` of an unsharded run's checkpoint; NULL: a sharded run's
+ * record). A sharded run given another one is refused (SW_EMISMATCH): its shards restore
+ * their own optimizer's state. */
+int sw__server_resume_optim(server *s, const char *record, const char *held, char *err);
 /* A resume keeps the checkpoint's worker slots (its log goes on as the same run); an older
  * checkpoint that does not say passes. SW_EMISMATCH with a message otherwise. */
 int sw__server_resume_slots(const server *s, const char *record, char *err);

@@ -85,24 +85,35 @@ static const char *saved_optim(const char *record, const char *held, char *out, 
     return at || held ? out : NULL;
 }
 
-void sw__server_resume_optim(server *s, const char *record, const char *held)
+int sw__server_resume_optim(server *s, const char *record, const char *held, char *err)
 {
-    char saved[SW_OPTIM_SPEC_LEN], why[SW_ERR_LEN];
+    char saved[SW_OPTIM_SPEC_LEN], run[SW_OPTIM_SPEC_LEN], why[SW_ERR_LEN];
     sw_optim_params p;
-    if (!s->p->optim_default || !saved_optim(record, held, saved, sizeof saved) ||
-        sw_optim_parse(&p, saved, why)) /* a checkpoint's spec was checked when it was read */
-        return;
-    s->optim = p;
-    if (sw_optim_stateful(&p))
-        sw_log(SW_LOG_INFO, "resuming with %s, the optimizer of %s, and its state",
-               saved, s->p->checkpoint);
+    if (!saved_optim(record, held, saved, sizeof saved) || sw_optim_parse(&p, saved, why))
+        return 0; /* an older record says nothing; a checkpoint's spec was checked on reading */
+    if (s->p->optim_default) {
+        s->optim = p;
+        if (sw_optim_stateful(&p))
+            sw_log(SW_LOG_INFO, "resuming with %s, the optimizer of %s, and its state",
+                   saved, s->p->checkpoint);
+        return 0;
+    }
+    sw_optim_format(&p, saved);
+    sw_optim_format(&s->optim, run);
+    if (!held && strcmp(saved, run) != 0) /* sharded: the shards restore their own optimizer */
+        return sw_fail(err, SW_EMISMATCH, "%s records a run of the optimizer %s, whose state the "
+                       "shards hold: resume it with that one (or no optimizer option); a sharded "
+                       "run keeps its optimizer", s->p->checkpoint, saved);
+    return 0;
 }
 
 /* The optimizer state a checkpoint holds, into *o when it was made by this run's optimizer;
  * with another one asked for (plain SGD given) the state starts at zero, as the log says. */
 static int resume_optim(server *s, const sw_ckpt *ck, sw_optim *o, char *err)
 {
-    sw__server_resume_optim(s, ck->note, ck->optimizer);
+    int rc = sw__server_resume_optim(s, ck->note, ck->optimizer, err);
+    if (rc)
+        return rc;
     char run[SW_OPTIM_SPEC_LEN];
     sw_optim_format(&s->optim, run);
     if (!sw_optim_stateful(&s->optim)) {
@@ -111,7 +122,7 @@ static int resume_optim(server *s, const sw_ckpt *ck, sw_optim *o, char *err)
                    "drops its state", s->p->checkpoint, ck->optimizer, run);
         return 0;
     }
-    int rc = sw_ckpt_take_optim(ck, &s->optim, o, err);
+    rc = sw_ckpt_take_optim(ck, &s->optim, o, err);
     if (rc == 1) {
         sw_log(SW_LOG_WARN,
                "%s was trained with the optimizer %s; this run's %s starts with no "

@@ -162,8 +162,8 @@ int sw__shards_read_record(server *s, uint64_t *version, char *err)
     s->shards.run = run;
     *version = v;
     sw__server_resume_policy(s, text);
-    sw__server_resume_optim(s, text, NULL);
-    return sw__server_resume_slots(s, text, err);
+    rc = sw__server_resume_optim(s, text, NULL, err);
+    return rc ? rc : sw__server_resume_slots(s, text, err);
 }
 
 /* ---- Restores -------------------------------------------------------------------------------- */
