@@ -201,6 +201,11 @@ expect_no_output "operator commands" "before the server starts"
 expect_status 2 "a port with a sign" -- "$SW" worker --connect "tcp://127.0.0.1:+5555"
 expect_status 2 "ctl of no endpoint" -- "$SW" ctl --connect foo status
 expect_output "--connect: foo: not an endpoint" "is a usage error, as the man page says"
+for words in "policy bsp extra" "status extra" "policy"; do # one spec: quoted if it has spaces
+  # shellcheck disable=SC2086
+  expect_status 2 "ctl $words" -- "$SW" ctl --timeout 0.2 $words
+  expect_output "give 'status' or 'policy SPEC'" "ctl $words is refused before it is sent"
+done
 # Endpoints ZeroMQ would refuse only late, or take and serve nobody on: said at once.
 for ep in tcp://127.0.0.1:5555:5556 "tcp://127.0.0.1:5600;tcp://127.0.0.1:5601" \
   "tcp://127.0.0.1:5600,tcp://127.0.0.1:5601" ipc:// inproc://x "ipc:///tmp/a;ipc:///tmp/b" \

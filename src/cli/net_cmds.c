@@ -399,12 +399,14 @@ int sw_cli_ctl(int argc, char **argv)
         (prc = sw_cli_endpoint_ok("ctl", "--connect", connect, false)))
         return prc;
     char cmd[512] = "";
-    for (; i < argc; i++) {
-        strncat(cmd, argv[i], sizeof cmd - strlen(cmd) - 2);
-        if (i + 1 < argc)
-            strcat(cmd, " ");
-    }
-    if (strcmp(cmd, "status") && strncmp(cmd, "policy ", 7))
+    int words = argc - i; /* status, or policy and one spec (quoted if it holds a space) */
+    if (words == 1 && !strcmp(argv[i], "status"))
+        snprintf(cmd, sizeof cmd, "status");
+    else if (words == 2 && !strcmp(argv[i], "policy") &&
+             snprintf(cmd, sizeof cmd, "policy %s", argv[i + 1]) >= (int)sizeof cmd)
+        return sw_cli_error("ctl", "policy: a spec of %zu bytes is too long",
+                            strlen(argv[i + 1])) + 1;
+    if (!cmd[0])
         return sw_cli_error("ctl", "give 'status' or 'policy SPEC' (see --help)") + 1;
     /* With no CURVE key to say who we are, a command goes to the server's private operator
      * socket when the server is on this host: an operator command needs it, and status is
