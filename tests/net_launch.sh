@@ -169,6 +169,11 @@ done
 expect_status 2 "--bind among the server's options" -- env SYNCWISE_RANK=0 SYNCWISE_SIZE=3 \
   "$SW" launch -n -- --bind tcp://127.0.0.1:7000
 expect_output "give --port instead" "says how to choose the server's port"
+for dir in --shard-state --curve; do
+  expect_status 2 "$dir ''" -- env SYNCWISE_RANK=0 SYNCWISE_SIZE=3 SYNCWISE_HOSTS=a,b,c "$SW" \
+    launch -n --servers 1 "$dir" ""
+  expect_output "an empty path would put the files in /" "is refused before any rank starts"
+done
 for host in "" "tcp://a:1"; do
   expect_status 2 "--server '$host'" -- env SYNCWISE_RANK=2 SYNCWISE_SIZE=3 "$SW" launch -n \
     --server "$host"

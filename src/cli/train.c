@@ -19,6 +19,7 @@
 #include "syncwise/err.h"
 #include "syncwise/file.h"
 #include "syncwise/log.h"
+#include "syncwise/logread.h"
 #include "syncwise/optim.h"
 
 #define CMD "train"
@@ -49,7 +50,8 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "wd", 0, AT(wd), 0, 1e6, "X", "L2 weight decay")},
     {SW_OPT_ROW(SW_OPT_LONG, "epochs", 0, AT(epochs), 1, 1000000, "N",
                 "passes over the training set")},
-    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(seed), 0, 0, "N", "seed of every random choice")},
+    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(seed), 0, SW_LOG_MAX_SEED, "N",
+                "seed of every random choice (at most 2^53, as a server's)")},
     {SW_OPT_ROW(SW_OPT_STR, "out", 0, AT(out), 0, 0, "FILE", "checkpoint to write")},
     {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 256, "N",
                 "OpenBLAS threads (0: its own choice)")},
