@@ -84,8 +84,9 @@ void sw_optim_format(const sw_optim_params *p, char out[SW_OPTIM_SPEC_LEN])
 {
     char a[25], b[25], c[25]; /* "%.17g" at its longest, -1.2345678901234567e-100 */
     if (p->kind == SW_OPTIM_ADAM)
-        snprintf(out, SW_OPTIM_SPEC_LEN, "adam:beta1=%s,beta2=%s,eps=%s", shortest(p->beta1, false, a),
-                 shortest(p->beta2, false, b), shortest(p->eps, false, c));
+        snprintf(out, SW_OPTIM_SPEC_LEN, "adam:beta1=%s,beta2=%s,eps=%s",
+                 shortest(p->beta1, false, a), shortest(p->beta2, false, b),
+                 shortest(p->eps, false, c));
     else if (p->momentum > 0)
         snprintf(out, SW_OPTIM_SPEC_LEN, "sgd:momentum=%s%s", shortest(p->momentum, true, a),
                  p->nesterov ? ",nesterov=1" : "");

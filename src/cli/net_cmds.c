@@ -115,7 +115,8 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(p.target_acc), 1e-6, 1, "X",
                 "stop at this validation accuracy")},
     {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(p.max_time_s), 0, 1e9, "S",
-                "stop S seconds after starting (the wait for\n--wait-workers included; 0: no limit)")},
+                "stop S seconds after starting (the wait for\n--wait-workers included; 0: no "
+                "limit)")},
     {SW_OPT_ROW(SW_OPT_U64, "max-applies", 0, AT(p.max_applies), 0, 0, "N",
                 "stop after N applies (by this process: after\n--resume, counted from the resumed "
                 "version; 0: no limit)")},
@@ -296,7 +297,8 @@ static const sw_opt worker_table[] = {
                 "give up when the server is silent this long (a worker\n"
                 "held at a barrier hears its heartbeats echoed and waits\n"
                 "as long as they come back)")},
-    {SW_OPT_ROW(SW_OPT_U64, "max-steps", 0, AT(p.max_steps), 0, 0, "N", "leave after N steps (0: no limit)")},
+    {SW_OPT_ROW(SW_OPT_U64, "max-steps", 0, AT(p.max_steps), 0, 0, "N",
+                "leave after N steps (0: no limit)")},
     {SW_OPT_ROW(SW_OPT_MS, "delay-ms", 0, AT(p.delay_s), 0, 1e7, "MS",
                 "each step's push waits this long (a straggler on purpose)")},
     {SW_OPT_ROW(SW_OPT_STR, "curve-key", 0, AT(p.curve_key), 0, 0, "FILE",

@@ -54,8 +54,8 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_U32, "patience", 0, AT(p.patience), 0, 1 << 30, "N",
                 "rounds without improvement")},
     {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(p.max_time_s), 0, 1e9, "S",
-                "seconds (the judge's ends every member's run,\nanother member's its own part; 0: no "
-                "limit)")},
+                "seconds (the judge's ends every member's run,\nanother member's its own part; "
+                "0: no limit)")},
     SW_OPT_HEADING("other"),
     {SW_OPT_ROW(SW_OPT_MS, "delay-ms", 0, AT(p.delay_s), 0, 1e6, "MS",
                 "injected slowness per step")},
