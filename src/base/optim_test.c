@@ -88,17 +88,25 @@ static void follows_the_update_rules(void **state)
     }
 }
 
+/* The optimizer spec names, started on n coordinates and stepped once from theta = 0 at lr 0.01. */
+static void first_step(sw_optim *o, const char *spec, size_t n, float *theta, const float *g)
+{
+    sw_optim_params p;
+    assert_int_equal(sw_optim_parse(&p, spec, NULL), 0);
+    assert_int_equal(sw_optim_init(o, &p, n, NULL), 0);
+    for (size_t j = 0; j < n; j++)
+        theta[j] = 0;
+    sw_optim_step(o, theta, g, 1.0f, 0.01f, 0);
+}
+
 /* Adam's first step moves every coordinate by lr against its gradient's sign. */
 static void adam_first_step_is_lr(void **state)
 {
     (void)state;
-    sw_optim_params p;
     sw_optim o;
-    assert_int_equal(sw_optim_parse(&p, "adam", NULL), 0);
-    assert_int_equal(sw_optim_init(&o, &p, 3, NULL), 0);
-    float theta[3] = {0, 0, 0};
+    float theta[3];
     const float g[3] = {1e-3f, -50.0f, 7.0f};
-    sw_optim_step(&o, theta, g, 1.0f, 0.01f, 0);
+    first_step(&o, "adam", 3, theta, g);
     assert_true(fabsf(theta[0] + 0.01f) < 1e-6f);
     assert_true(fabsf(theta[1] - 0.01f) < 1e-6f);
     assert_true(fabsf(theta[2] + 0.01f) < 1e-6f);
@@ -110,17 +118,14 @@ static void adam_first_step_is_lr(void **state)
 static void adam_weighs_by_the_exact_complement(void **state)
 {
     (void)state;
-    sw_optim_params p;
     sw_optim o;
-    assert_int_equal(sw_optim_parse(&p, "adam:beta1=0.9999,beta2=0.999999", NULL), 0);
-    assert_int_equal(sw_optim_init(&o, &p, 1, NULL), 0);
-    float theta[1] = {0};
+    float theta[1];
     const float g[1] = {1.0f};
-    sw_optim_step(&o, theta, g, 1.0f, 0.01f, 0);
+    first_step(&o, "adam:beta1=0.9999,beta2=0.999999", 1, theta, g);
     assert_true(fabsf(o.m[0] - 1e-4f) < 1e-4f * 1e-6f);
     assert_true(fabsf(o.u[0] - 1e-6f) < 1e-6f * 1e-6f);
     char text[SW_OPTIM_SPEC_LEN];
-    sw_optim_format(&p, text); /* the spec as given, not its float's digits */
+    sw_optim_format(&o.p, text); /* the spec as given, not its float's digits */
     assert_string_equal(text, "adam:beta1=0.9999,beta2=0.999999,eps=1e-08");
     sw_optim_free(&o);
 }
