@@ -125,9 +125,10 @@ int sw_cli_eval(int argc, char **argv)
             rc = sw_fail(err, SW_EFORMAT, "%s holds one shard's slice of a sharded run's "
                          "parameters, not a model eval can read", file);
         else if (!data && !ck.data_spec[0])
-            rc = sw_fail(err, SW_EINVAL, "%s records no data set: give --data", file), status = 2;
-        else if ((rc = evaluate(&ck, data ? data : ck.data_spec, split, err)))
-            status = sw_cli_load_status(rc); /* 2: a spec or split that is not valid */
+            rc = sw_fail(err, SW_EINVAL, "%s records no data set: give --data", file);
+        else
+            rc = evaluate(&ck, data ? data : ck.data_spec, split, err);
+        status = sw_cli_load_status(rc); /* 2: no --data, a spec or split that is not valid */
         sw_ckpt_free(&ck);
     }
     if (rc)
