@@ -97,13 +97,14 @@ expect_status 2 "another scenario" -- "$SW" compare "${scenario[@]}" --seeds 8 -
 expect_output "holds another scenario" "is refused"
 expect_output "--lr 0.2" "showing both"
 # A record holding a line this version never writes (another tool's, a newer option), or one
-# option twice, is another scenario: it was passed over unread, and the rows kept as this one's.
+# option twice, is a record this version cannot read (a damaged file: 1), not passed over unread
+# with the rows kept as this one's, and not called another scenario.
 for odd in "--future-option 5" "not an option line" "--workers 7"; do
   cp -r "$TMP/whole" "$TMP/odd"
   echo "$odd" >> "$TMP/odd/compare.scenario"
-  expect_status 2 "a record with the line '$odd'" -- "$SW" compare "${scenario[@]}" --seeds 8 \
+  expect_status 1 "a record with the line '$odd'" -- "$SW" compare "${scenario[@]}" --seeds 8 \
     --log-dir "$TMP/odd" --resume
-  expect_output "holds another scenario" "is refused"
+  expect_output "is no comparison's record this version reads" "is refused"
   rm -rf "$TMP/odd"
 done
 # A comparison killed before it wrote anything (while its data loaded) resumes as a fresh one;

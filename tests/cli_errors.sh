@@ -74,7 +74,7 @@ checks=$((checks + 1))
   { echo "FAIL: the trace was overwritten"; failures=$((failures + 1)); }
 expect_status 1 "sim --log into a missing directory" -- "$SW" sim --no-model --max-time 1 \
   --log "$TMP/nodir/x.jsonl"
-expect_output "nodir/x.jsonl: cannot open: No such file or directory" "says why"
+expect_output "nodir/x.jsonl: cannot write there: No such file or directory" "says why"
 # A server resumed on other data, another seed or learning rate goes on (it may be meant),
 # saying so.
 expect_status 0 "a server that saves" -- "$SW" server --bind "tcp://127.0.0.1:*" --max-time 0.3 \
@@ -291,10 +291,46 @@ expect_status 1 "a shard whose FILE.prev is a FIFO" -- "$SW" shard --bind "tcp:/
 expect_output "FILE.prev" "says which file"
 expect_status 2 "train --out an empty path" -- "$SW" train --data synthetic:task=logistic,d=8,n=500 \
   --model softmax --epochs 1 --out ""
-expect_output "an empty path" "says so before training"
+expect_output "--out: an empty value" "says so before training"
 # An empty name or an endpoint that is not one is the command line's fault (2) everywhere.
 expect_status 2 "data gen --out an empty path" -- "$SW" data gen --n 5 --dim 5 --out ""
-expect_output "an empty path" "says so"
+expect_output "--out: an empty value" "says so"
+# An empty input (an unset variable) is a slip of the command line too, said as one, not a
+# file of no name that cannot be opened.
+expect_status 2 "zipline --input ''" -- "$SW" zipline --input ""
+expect_output "--input: an empty value" "names the option"
+expect_status 2 "check ''" -- "$SW" check ""
+expect_output "an empty argument" "says so"
+expect_status 2 "report ''" -- "$SW" report -o "$TMP/empty-arg-report" ""
+checks=$((checks + 1))
+[ ! -e "$TMP/empty-arg-report" ] ||
+  { echo "FAIL: a refused report made its directory"; failures=$((failures + 1)); }
+expect_status 2 "an empty value in a policy spec" -- "$SW" sim --no-model --max-time 1 \
+  --policy "rlp:file="
+expect_output "parameter 'file' without a value" "says which"
+expect_status 2 "-q=1" -- "$SW" sim --no-model -q=1
+expect_output "-q takes no value" "says the flag takes none"
+expect_status 2 "peer --bind that is no endpoint" -- "$SW" peer --bind bogus
+expect_output "--bind: bogus: not an endpoint" "names the option"
+# A refused command line is said before anything is made or loaded: a report's directory, a
+# training's lock, a sim's data (an unknown model before the limit's note, a log that cannot
+# be written before the data load).
+"$SW" sim --no-model --max-time 5 -q --log "$TMP/bsp-run.jsonl" >/dev/null
+expect_status 2 "report --baselines of no run's policy" -- "$SW" report -o "$TMP/bl-report" \
+  --baselines ssp:s=9 "$TMP/bsp-run.jsonl"
+checks=$((checks + 1))
+[ ! -e "$TMP/bl-report" ] ||
+  { echo "FAIL: a refused report left its directory"; failures=$((failures + 1)); }
+expect_status 2 "rl train on an unknown cluster" -- "$SW" rl train --out "$TMP/p.swrl" \
+  --cluster bogus
+checks=$((checks + 1))
+[ ! -e "$TMP/p.swrl.lock" ] ||
+  { echo "FAIL: a refused training left its lock"; failures=$((failures + 1)); }
+expect_status 2 "sim --model bogus" -- "$SW" sim --model bogus
+expect_no_output "no time, apply or push limit" "says nothing before the error"
+expect_status 1 "sim --log where it cannot be written" -- "$SW" sim --model softmax \
+  --data synthetic:task=logistic,d=8,n=500 --max-time 1 --log "$TMP/nodir/x.jsonl"
+expect_output "cannot write there" "says so"
 expect_status 2 "keygen of an empty name" -- "$SW" keygen ""
 expect_status 2 "eval of an empty --model-file" -- "$SW" eval --model-file ""
 expect_status 2 "server --ctl-bind of no endpoint" -- "$SW" server --ctl-bind foo --max-time 1

@@ -34,6 +34,9 @@ static int parse_arg(sw_spec *s, const char *p, size_t len, const char *text, ch
         size_t klen = (size_t)(eq - p);
         if (klen == 0)
             return sw_fail(err, SW_EINVAL, "'%s': parameter without a name before '='", text);
+        if (klen + 1 == len) /* file= from an unset variable: not the default in silence */
+            return sw_fail(err, SW_EINVAL, "'%s': parameter '%.*s' without a value after '='",
+                           text, (int)klen, p);
         if ((rc = copy_part(a->key, sizeof a->key, p, klen, "parameter name", text, err)) ||
             (rc = copy_part(a->val, sizeof a->val, eq + 1, len - klen - 1, "value", text, err)))
             return rc;

@@ -66,8 +66,10 @@ int sw_cli_mkdirs(const char *path);
  * directory): a log must not overwrite the trace or data file a run reads. */
 bool sw_cli_spec_names(const char *spec, const char *path);
 /* A usage error (2, said) unless the n_out outputs (options out_names, paths outs) are apart:
- * none is an empty path, no two name one file and none is a file that one of the n_in inputs
- * (specs or paths, as sw_cli_spec_names reads them) names. NULL entries are not given. */
+ * no two name one file and none is a file that one of the n_in inputs
+ * (specs or paths, as sw_cli_spec_names reads them) names. NULL entries are not given. Then 1
+ * (said) when one cannot be written where it is to go (its file, else its directory: a
+ * directory the command makes is the caller's to leave out). */
 int sw_cli_outputs_apart(const char *cmd, int n_out, const char *const out_names[],
                          const char *const outs[], int n_in, const char *const inputs[]);
 /* A policy spec as a file-name part: "ssp:s=2,x=1" -> "ssp-s=2_x=1" (no '/', ':' or ','). */

@@ -140,7 +140,7 @@ static void log_path(const plan *p, const job *j, char *out, size_t cap)
  * trace, a data file or a policy file kept there. */
 static int outputs_apart(const plan *p)
 {
-    if (!p->log_dir)
+    if (!p->log_dir || access(p->log_dir, F_OK) != 0) /* made later: it holds no input yet */
         return 0;
     const char *in[MAX_POLICIES + 3] = {p->sc.cfg.cluster, p->sc.data_spec, p->sc.cfg.events};
     for (int i = 0; i < p->n_policies; i++)
@@ -538,8 +538,6 @@ int sw_cli_compare(int argc, char **argv)
         p.data = p.sc.data_spec ? &data : NULL;
         if (!rc) /* the model, targets and shares hold for every policy: the first says */
             rc = sw_cli_scenario_check_data(&p.sc, CMD, p.policies[0], p.data);
-        if (!rc && p.log_dir && !*p.log_dir)
-            rc = sw_cli_error(CMD, "--log-dir: an empty path: give a directory") + 1;
         if (!rc && p.log_dir && sw_cli_mkdirs(p.log_dir) != 0)
             rc = sw_cli_error(CMD, "--log-dir %s: cannot create: %s", p.log_dir, strerror(errno));
         if (!rc && (rc = run_all(&p, argc, argv, err))) /* --resume of another scenario: 2 */

@@ -144,8 +144,16 @@ static int check_scenario(const char *path, const char *scenario, sw__cmp_scenar
     }
     memcpy(text, kept, len);
     text[len] = '\0';
-    bool same = !strcmp(text, scenario) ||
-                (canon && canon(text, now, cap) && !strcmp(now, scenario));
+    bool same = !strcmp(text, scenario);
+    bool readable = same || !canon || canon(text, now, cap);
+    same = same || (canon && readable && !strcmp(now, scenario));
+    if (!readable) { /* a damaged record: not a scenario of another comparison */
+        free(text), free(now), free(kept);
+        return sw_fail(err, SW_EFORMAT,
+                       "--resume: %s is no comparison's record this version reads (damaged, "
+                       "edited, or a newer version's?): restore it, or move the directory's "
+                       "files aside to start afresh", path);
+    }
     if (!same) /* both in full: the message buffer is too short for them */
         sw_cli_print_both("compare", "the comparison to resume ran with", (const char *)kept, len,
                           "and this one runs with", scenario);
@@ -201,7 +209,7 @@ static int read_rows(sw__cmp_journal *j, char *err)
             copy[n - 1] = '\0';
         if (copy && (line == 0 || !nl || nul || !sw__cmp_row_parse(copy, &row))) {
             if (line == 0 && (nul || strcmp(copy, HEADER)))
-                rc = sw_fail(err, SW_EINVAL,
+                rc = sw_fail(err, SW_EFORMAT, /* a damaged file: 1, not a usage error */
                              "%s: its first line is not the header of this "
                              "version's results table (%s)",
                              j->csv, HEADER);

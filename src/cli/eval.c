@@ -112,7 +112,7 @@ int sw_cli_eval(int argc, char **argv)
     int prc = sw_cli_parse(&command, argc, argv, &o, NULL);
     if (prc)
         return prc == 1 ? 0 : prc;
-    if (!o.file || !*o.file)
+    if (!o.file)
         return sw_cli_error(CMD, "--model-file FILE is required (see --help)") + 1;
     const char *file = o.file, *data = o.data, *split = splits[o.split];
     long threads = o.threads;

@@ -89,6 +89,7 @@ static const sw_cmd_opts command = {
     .tables = {table},
     .epilog = examples,
     .max_args = -1,
+    .args_verbatim = true,
 };
 
 /* The first of these variables that holds a number >= 0, or -1. */
@@ -472,10 +473,7 @@ static int server_options_ok(const launch_opts *o, int argc, char **argv, int re
         return sw_cli_error(CMD, "--bind among the server's options: launch binds rank 0 on "
                                  "every interface at --port P, where the workers look for it; "
                                  "give --port instead") + 1;
-    if ((o->shard_state && !*o->shard_state) || (o->curve && !*o->curve))
-        return sw_cli_error(CMD, "--shard-state and --curve name a directory: an empty path "
-                                 "would put the files in /") + 1;
-    if (o->server && (!o->server[0] || strpbrk(o->server, " \t/") || strstr(o->server, "://")))
+    if (o->server && (strpbrk(o->server, " \t/") || strstr(o->server, "://")))
         return sw_cli_error(CMD, "--server '%s': the server's host name or address alone (the "
                                  "endpoint is tcp://HOST:--port)", o->server) + 1;
     if (o->servers > 0 && given(argc, argv, rest, "--shards"))

@@ -452,7 +452,7 @@ int sw_cli_keygen(int argc, char **argv)
     int prc = sw_cli_parse(&keygen_command, argc, argv, NULL, &first);
     if (prc)
         return prc == 1 ? 0 : prc;
-    if (first == argc || !*argv[first])
+    if (first == argc)
         return sw_cli_error("keygen", "give the NAME of the key pair (see --help)") + 1;
     const char *name = argv[first];
     char err[SW_ERR_LEN];

@@ -62,8 +62,16 @@ static bool apply(const sw_opt *o, const char *cmd, const char *arg, void *opts)
     uint64_t u;
     switch (o->type) {
     case SW_OPT_FLAG: *(bool *)at = true; return true;
-    case SW_OPT_STR: *(const char **)at = arg; return true;
+    case SW_OPT_STR:
     case SW_OPT_TEXT:
+        if (!*arg) { /* a path, an endpoint, a list: '' is a slip (an unset variable) */
+            sw_cli_error(cmd, "%s: an empty value (see --help)", name);
+            return false;
+        }
+        if (o->type == SW_OPT_STR) {
+            *(const char **)at = arg;
+            return true;
+        }
         if (strlen(arg) >= (size_t)o->hi) {
             sw_cli_error(cmd, "%s: longer than %.0f characters", name, o->hi - 1);
             return false;
@@ -206,6 +214,11 @@ static int whole_names_only(const sw_cmd_opts *c, int argc, char **argv)
         size_t len = strcspn(name, "=");
         if (argv[i][0] == '-' && argv[i][1] != '-') { /* short ones: -qo DIR takes DIR */
             for (const char *ch = argv[i] + 1; *ch; ch++) {
+                const sw_opt *flag = ch[1] == '=' ? by_short(rows, n, *ch) : NULL;
+                if (flag && !takes_arg(flag)) { /* getopt would call '=' an unknown option */
+                    sw_cli_error(c->cmd, "-%c takes no value (see --help)", *ch);
+                    return 2;
+                }
                 const sw_opt *o = by_short(rows, n, *ch);
                 if (o && takes_arg(o)) {
                     i += !ch[1]; /* its value: the rest of the word, else the next word */
@@ -242,6 +255,11 @@ int sw_cli_parse(const sw_cmd_opts *c, int argc, char **argv, void *opts, int *f
         sw_cli_error(c->cmd, "unexpected argument '%s' (see --help)", argv[optind + c->max_args]);
         return 2;
     }
+    for (int i = optind; i < argc && !c->args_verbatim; i++)
+        if (!*argv[i]) {
+            sw_cli_error(c->cmd, "an empty argument (a file's name, a word: see --help)");
+            return 2;
+        }
     if (first)
         *first = optind;
     return 0;

@@ -66,6 +66,9 @@ typedef struct sw_cmd_opts {
     const sw_opt *tables[4]; /* NULL after the last */
     void (*epilog)(void);  /* printed after the options (lists of policies, data, models) */
     int max_args;          /* arguments allowed after the options (-1: any number) */
+    /* The arguments are a command line of another program's, passed on as they are (launch's
+     * rank command): an empty one is that program's business. Otherwise '' is refused. */
+    bool args_verbatim;
 } sw_cmd_opts;
 
 /* Parses argv into opts. Returns 0 with the arguments left at argv[*first .. argc) (first may

@@ -90,7 +90,9 @@ int sw_cli_peer(int argc, char **argv)
         return rc == 1 ? 0 : rc;
     sw_cli_set_verbosity(o.quiet, o.verbose);
     const char *names[] = {"--out", "--endpoint-file"}, *outs[] = {o.p.out, o.p.endpoint_file};
-    if ((rc = sw_cli_outputs_apart(CMD, 2, names, outs, 1, &o.p.data)))
+    if ((rc = sw_cli_outputs_apart(CMD, 2, names, outs, 1, &o.p.data)) ||
+        (rc = sw_cli_endpoint_ok(CMD, "--bind", o.p.bind, true)) ||
+        (rc = sw_cli_endpoint_ok(CMD, "--join", o.p.join, false)))
         return rc;
     sw_peer_params p = o.p;
     p.stop = sw_cli_catch_signals();

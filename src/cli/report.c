@@ -293,8 +293,6 @@ int sw_cli_report(int argc, char **argv)
     const char *out = o.out;
     if (!out || optind >= argc)
         return sw_cli_error(CMD, "give log files and -o DIR (see --help)") + 1;
-    if (!*out)
-        return sw_cli_error(CMD, "-o: an empty path: give a directory") + 1;
     if ((prc = distinct_inputs(argv + optind, argc - optind)))
         return prc;
     if (o.baselines &&
@@ -304,6 +302,8 @@ int sw_cli_report(int argc, char **argv)
      * leaves DIR as it was, not half rewritten. */
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s/.report-%ld", out, (long)getpid());
+    struct stat st;
+    bool made_out = stat(out, &st) != 0; /* and so removed again when the report is refused */
     if (sw_cli_mkdirs(out) != 0 || (mkdir(tmp, 0755) != 0 && errno != EEXIST)) {
         free(o.baselines_read);
         return sw_cli_error(CMD, "%s: cannot create: %s", out, strerror(errno));
@@ -315,6 +315,8 @@ int sw_cli_report(int argc, char **argv)
     if (!rc)
         rc = move_into(tmp, out, argv + optind, argc - optind, err);
     remove_dir(tmp);
+    if (rc && made_out)
+        rmdir(out);
     r.dir = out;
     if (!rc && r.mixed[0])
         sw_log(SW_LOG_WARN, "%s", r.mixed);

@@ -162,9 +162,7 @@ static int parse(int argc, char **argv, plan *p)
     const char *inputs[] = {p->rl.data_spec, p->pre_policies, p->rl.sc.cluster};
     if ((rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--out"}, &p->out, 3, inputs)))
         return rc;
-    /* Claimed, not only checked: two trainings saving one file in turns would each overwrite
-     * the other's weights and progress, and a resume would go on from either. */
-    if (sw_file_claim(p->out, "--out", &p->out_lock, err))
+    if (sw_file_check_writable(p->out, "--out", err)) /* claimed once the scenario holds */
         return sw_cli_error(CMD, "%s", err) + 1;
     return 0;
 }
@@ -485,9 +483,15 @@ int sw_cli_rl_train(int argc, char **argv)
     int rc = parse(argc, argv, &p);
     if (rc)
         return rc < 0 ? 0 : rc;
-    if ((rc = sw_cli_rl_load(&p.rl, CMD))) {
-        sw_file_release(p.out_lock);
+    if ((rc = sw_cli_rl_load(&p.rl, CMD)))
         return rc;
+    /* Claimed, not only checked: two trainings saving one file in turns would each overwrite
+     * the other's weights and progress, and a resume would go on from either. Claimed after
+     * the scenario is read, so that a refused command line leaves no FILE.lock behind. */
+    char err[SW_ERR_LEN];
+    if (sw_file_claim(p.out, "--out", &p.out_lock, err)) {
+        sw_data_free(&p.rl.data);
+        return sw_cli_error(CMD, "%s", err) + 1;
     }
     sw_rl_agent *a = NULL;
     double t0 = sw_clock_now_s();

@@ -50,6 +50,10 @@ int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *cons
     }
     if (s->no_model)
         s->data_spec = NULL;
+    if (s->data_spec && sw_task_model_known(c->model, err)) {
+        sw_cli_error(cmd, "%s", err);
+        return 2;
+    }
     if (sw_cli_optim_resolve(&s->optim, &c->optim, err)) {
         sw_cli_error(cmd, "%s", err);
         return 2;

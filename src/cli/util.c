@@ -247,20 +247,31 @@ bool sw_cli_spec_names(const char *spec, const char *path)
     return false;
 }
 
+/* Whether path could be opened for writing: the file itself when it exists, else its
+ * directory. Checked before any work, so that a typo in a directory costs no data load; the
+ * open itself still decides (a device like /dev/stdout passes here as it opens there). */
+static bool writable_place(const char *path)
+{
+    if (access(path, F_OK) == 0)
+        return access(path, W_OK) == 0;
+    char copy[4096];
+    snprintf(copy, sizeof copy, "%s", path);
+    return access(dirname(copy), W_OK | X_OK) == 0;
+}
+
 int sw_cli_outputs_apart(const char *cmd, int n_out, const char *const out_names[],
                          const char *const outs[], int n_in, const char *const inputs[])
 {
-    int rc = 0;
-    for (int i = 0; i < n_out && !rc; i++) /* said before any work, as a usage error */
-        if (outs[i] && !*outs[i])
-            rc = sw_cli_error(cmd, "%s: an empty path: give a file's name", out_names[i]) + 1;
-    if (!rc)
-        rc = distinct_files(cmd, n_out, out_names, outs);
+    int rc = distinct_files(cmd, n_out, out_names, outs); /* '' never parses as a value */
     for (int i = 0; i < n_out && !rc; i++)
         for (int j = 0; j < n_in && !rc; j++)
             if (outs[i] && sw_cli_spec_names(inputs[j], outs[i]))
                 rc = sw_cli_error(cmd, "%s %s is a file this run reads: give it its own",
                                   out_names[i], outs[i]) + 1;
+    for (int i = 0; i < n_out && !rc; i++)
+        if (outs[i] && !writable_place(outs[i]))
+            rc = sw_cli_error(cmd, "%s %s: cannot write there: %s", out_names[i], outs[i],
+                              strerror(errno));
     return rc;
 }
 

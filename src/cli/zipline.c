@@ -59,6 +59,7 @@ typedef struct input {
     double *t;
     uint32_t *start, *worker_of, n;
     size_t count, cap;
+    bool header; /* its first line was read as one */
     struct row {
         long long w;
         double t;
@@ -78,6 +79,7 @@ static int on_row(void *ctx, char *line, size_t lineno, char *err)
     input *in = ctx;
     if (lineno == 1 && !strncmp(line, "\xef\xbb\xbf", 3)) /* a UTF-8 byte-order mark */
         line += 3;
+    in->header |= is_header(line, lineno);
     if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#' || is_header(line, lineno))
         return 0;
     char *end;
@@ -126,7 +128,10 @@ static int read_input(input *in, const char *path, char *err)
     if (rc)
         return sw_fail(err, rc, "%s: %s", path, why);
     if (in->count == 0)
-        return sw_fail(err, SW_EFORMAT, "%s: no rows", path);
+        return sw_fail(err, SW_EFORMAT, "%s: no rows 'worker,time'%s", path,
+                       in->header ? " (its first line, starting with a letter, was read as a "
+                                    "header)"
+                                  : "");
     qsort(in->rows, in->count, sizeof *in->rows, by_worker_time);
     in->t = malloc(in->count * sizeof *in->t);
     in->start = malloc((in->count + 1) * sizeof *in->start);

@@ -28,16 +28,24 @@ static bool known_model(const char *model)
     return sw_sparse_is_model(model);
 }
 
+int sw_task_model_known(const char *model, char *err)
+{
+    return known_model(model) ? 0
+                              : sw_fail(err, SW_ENOTFOUND, "unknown model '%.*s' (known: softmax, "
+                                        "mlp, cnn, svm, logistic)",
+                                        (int)strcspn(model, ":"), model);
+}
+
 int sw_task_data_load(sw_task_data *out, const char *model, const char *spec, uint64_t seed,
                       char *err)
 {
     memset(out, 0, sizeof *out);
-    if (!known_model(model)) /* before the data, which would be read for the wrong kind */
-        return sw_fail(err, SW_ENOTFOUND, "unknown model '%.*s' (known: softmax, mlp, cnn, svm, "
-                       "logistic)", (int)strcspn(model, ":"), model);
+    int rc = sw_task_model_known(model, err); /* before the data, read for the wrong kind else */
+    if (rc)
+        return rc;
     bool sparse = sw_sparse_is_model(model);
-    int rc = sparse ? sw_sparse_load(&out->sparse, spec, seed, err)
-                    : sw_data_load(&out->dense, spec, seed, err);
+    rc = sparse ? sw_sparse_load(&out->sparse, spec, seed, err)
+                : sw_data_load(&out->dense, spec, seed, err);
     return say_which_kind(rc, model, sparse, err);
 }
 
