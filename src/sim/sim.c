@@ -211,6 +211,25 @@ static void compute_gradient(sim *s, sim_worker *k, bool pulled)
     sw_learner_grad(k->learner, at, &k->grad);
 }
 
+/* Whether the virtual clock still moves as the worker's steps ask. A double at t moves in steps
+ * of t * 2^-52 at best: at t = 9e14 a step of 0.01 s leaves the clock where it was, and a run
+ * would log steps of zero time, or never reach its time limit. Judged on a moving sum of the
+ * worker's recent steps (about the last ten), so that one tiny draw rounded off is no error;
+ * a clock that lost 1% of them ends the run, saying so. */
+static bool clock_holds(sim *s, sim_worker *k, double from, double step, double to)
+{
+    k->steps_asked = 0.9 * k->steps_asked + step;
+    k->steps_moved = 0.9 * k->steps_moved + (to - from);
+    if (!(fabs(k->steps_moved - k->steps_asked) > 0.01 * k->steps_asked))
+        return true;
+    sw__sim_fail(s, SW_ERANGE,
+                 "t=%.17g: the virtual clock is too coarse there for steps of about %.3g s (a "
+                 "double at t moves in steps of %.3g s): end the run sooner (--max-time, event "
+                 "times) or model longer steps",
+                 from, step, nextafter(from, INFINITY) - from);
+    return false;
+}
+
 /* Releases a worker into its next step: pull (or not, between pulls), compute, schedule its
  * push. A step between pulls keeps the version it pulled last and skips the pull's transfer,
  * with or without a model. With shards the push is scheduled as it leaves the worker (EV_SEND),
@@ -228,7 +247,9 @@ static void start_step(sim *s, uint32_t w, double t)
         compute_gradient(s, k, pull);
     k->redo = false;
     double pulled = pull ? sw__sim_transfer_end(s, k, t, SW_SIM_PULL) : t;
-    double computed = pulled + sw_cluster_step_s(s->cluster, w);
+    double step = sw_cluster_step_s(s->cluster, w), computed = pulled + step;
+    if (!clock_holds(s, k, pulled, step, computed))
+        return;
     sw__sim_event ev = {.kind = EV_ARRIVE, .worker = w, .epoch = k->epoch};
     if (s->servers.n) {
         ev.t = computed;

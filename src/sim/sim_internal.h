@@ -27,6 +27,9 @@ typedef struct sim_worker {
     uint32_t since_pull;   /* steps since its last pull */
     bool redo;             /* its last gradient was dropped: recompute the same batch */
     bool live;
+    /* Its recent steps' times as drawn, and as the virtual clock moved by them (moving sums):
+     * apart when the clock is too coarse to hold them (clock_holds, sim.c). */
+    double steps_asked, steps_moved;
 } sim_worker;
 
 typedef struct sim {

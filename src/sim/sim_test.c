@@ -433,6 +433,40 @@ static void everyone_gone_ends_the_run(void **state)
     sw_sim_result_free(&res);
 }
 
+/* A clock too coarse for the steps (a double at 9e14 moves by 0.125 s; steps of 0.01 s would
+ * leave it standing, the run spinning at one time) ends the run, saying so, whether a time or
+ * a push limit was to stop it; long steps at the same time, and a long run of short ones, go on. */
+static void a_clock_too_coarse_for_the_steps_ends_the_run(void **state)
+{
+    (void)state;
+    sw_sim_config c = base("asp");
+    c.data = NULL;
+    c.workers = 1;
+    c.cluster = "const:0.01";
+    c.events = "leave:w=0,t=0;join:w=0,t=9e14";
+    c.max_time = 1e15;
+    sw_sim_result res;
+    char err[SW_ERR_LEN];
+    assert_int_not_equal(sw_sim_run(&c, &res, err), 0);
+    assert_non_null(strstr(err, "too coarse"));
+    c.max_time = 0;
+    c.max_pushes = 3;
+    assert_int_not_equal(sw_sim_run(&c, &res, err), 0);
+    c.cluster = "const:1000";
+    assert_int_equal(sw_sim_run(&c, &res, err), 0);
+    assert_int_equal(res.stats.pushes, 3);
+    assert_true(res.end_t >= 9e14 + 3000);
+    sw_sim_result_free(&res);
+    /* At 1e9 the clock holds 1e-3 s steps to 1e-4 of them; exponential draws near zero are
+     * rounded off by up to half now and then, which is no error. */
+    c.cluster = "shexp:1,base=1e-3";
+    c.events = "leave:w=0,t=0;join:w=0,t=1e9";
+    c.max_pushes = 100000;
+    assert_int_equal(sw_sim_run(&c, &res, err), 0);
+    assert_int_equal(res.stats.pushes, 100000);
+    sw_sim_result_free(&res);
+}
+
 /* A policy of the test's own that names a worker outside the table at its tenth push: the
  * engine refuses the decision and the run fails. */
 static void breaking_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
@@ -573,6 +607,7 @@ int main(void)
         cmocka_unit_test(a_failed_run_ends_its_log_saying_why),
         cmocka_unit_test(a_sparse_model_runs_under_every_policy),
         cmocka_unit_test(bad_configurations),
+        cmocka_unit_test(a_clock_too_coarse_for_the_steps_ends_the_run),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
