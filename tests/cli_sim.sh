@@ -201,13 +201,16 @@ done
 expect_status 2 "not decimal: a model's width" -- "$SW" sim -q --workers 4 --max-pushes 5 \
   --data synthetic:d=5,n=100 --model mlp:h=1,u=+8
 # Steps so heavy-tailed that the virtual clock overflows: the run fails before a time it cannot
-# write (its log said "t":inf, which no JSON reader takes), and its log stays readable.
+# write (its log said "t":inf, which no JSON reader takes), and its log stays readable. Here
+# the clock grows too coarse for the other workers' steps first (at about 1e294 s), which ends
+# the run as well; either way it says why.
 expect_status 1 "an overflowing clock" -- "$SW" sim -q --policy asp --workers 4 \
   --cluster pareto:0.01,1 --no-model --max-pushes 20000 --log "$TMP/inf.jsonl"
-expect_output "the virtual clock overflowed" "the error says why"
+expect_output "the virtual clock " "the error says why"
 expect_status 0 "its log checked" -- "$SW" check "$TMP/inf.jsonl"
 OUT=$(tail -1 "$TMP/inf.jsonl")
-expect_output '"why":"failed: t=inf: the virtual clock overflowed' "the log ends failed"
+expect_output '"why":"failed: t=' "the log ends failed"
+expect_no_output '"t":inf' "at a time JSON can hold"
 expect_status 0 "a time limit before the overflow" -- "$SW" sim -q --seed 2 --policy bsp \
   --workers 2 --no-model --cluster 'const:1@0;pareto:0.001,1@1' --max-time 100 --log "$TMP/inf.jsonl"
 OUT=$(tail -1 "$TMP/inf.jsonl")

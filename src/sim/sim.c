@@ -225,7 +225,7 @@ static bool clock_holds(sim *s, sim_worker *k, double from, double step, double 
     sw__sim_fail(s, SW_ERANGE,
                  "t=%.17g: the virtual clock is too coarse there for steps of about %.3g s (a "
                  "double at t moves in steps of %.3g s): end the run sooner (--max-time, event "
-                 "times) or model longer steps",
+                 "times), or model steps of less spread (a heavy-tailed pareto?)",
                  from, step, nextafter(from, INFINITY) - from);
     return false;
 }
