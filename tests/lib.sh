@@ -53,9 +53,9 @@ expect_exit() {
 }
 
 # endpoint_of FILE: what a process that was just started writes to its --endpoint-file, once it
-# is there (empty after 5 s).
+# is there (empty after 30 s: one loading Fashion-MNIST under ASan on a busy machine takes many).
 endpoint_of() {
-  for _ in $(seq 100); do [ -s "$1" ] && break; sleep 0.05; done
+  for _ in $(seq 600); do [ -s "$1" ] && break; sleep 0.05; done
   cat "$1" 2>/dev/null
 }
 

@@ -35,6 +35,9 @@ checks=$((checks + 1))
 [ "$(grep -c "target loss reached" <<< "$OUT")" -eq 4 ] ||
   { echo "FAIL: every peer should stop at the target"; echo "$OUT" | tail -8; failures=$((failures + 1)); }
 expect_output "4 members at the end" "the group had 4 members"
+# Members' messages are never ignored: an update that outran the member list naming its sender
+# (a newcomer's first DELTAs) is held until the list comes, not dropped as a stranger's.
+expect_no_output "messages ignored" "no member's message was ignored"
 OUT=$(cat "$TMP"/best*.txt 2>/dev/null | wc -l)
 expect_output "2001" "the judge wrote its best weights (2000 features and the bias)"
 all_out
@@ -89,7 +92,8 @@ port=$((20000 + RANDOM % 9000))
 start_first --bind "tcp://127.0.0.1:$port" --wait-peers 2 --delay-ms 10 --timeout 1 --max-time 4
 PIDS=()
 join_peer p2 --bind "tcp://127.0.0.1:$((port + 1))" --delay-ms 10 --timeout 1
-sleep 1
+for _ in $(seq 300); do grep -q "joined through" "$TMP/p2.out" 2>/dev/null && break; sleep 0.1; done
+sleep 1 # training together (a stop while it joined would fail its join instead)
 kill -STOP "${PIDS[0]}"
 sleep 2
 kill -CONT "${PIDS[0]}"

@@ -145,17 +145,10 @@ static void on_hello(sw__peer *pe, const char *from, const sw_msg *m)
     send_replica(pe, sw__peer_rank(pe, ep));
 }
 
-/* Only members speak for the group: a stranger may say HELLO to join, and nothing else counts
- * (a non-member's STOP would end the run, its MEMBERS add fake peers). */
+/* A member's message (or anyone's HELLO: take and replay_held decide which). */
 static void handle(sw__peer *pe, const char *from, const sw_msg *m)
 {
     int rank = sw__peer_rank(pe, from);
-    if (rank < 0 && m->type != SW_MSG_PEER_HELLO) {
-        char why[64];
-        snprintf(why, sizeof why, "a '%s' from a non-member", sw_msg_type_name(m->type));
-        refuse(pe, from, why);
-        return;
-    }
     if (rank >= 0)
         pe->m[rank].last_seen = pe->m[rank].heard = sw__peer_now(pe);
     switch (m->type) {
@@ -185,22 +178,78 @@ static void handle(sw__peer *pe, const char *from, const sw_msg *m)
     }
 }
 
-/* One delivery: a single frame, from the member its route names. */
+static void refuse_held(sw__peer *pe, const sw__held *h)
+{
+    char why[64];
+    snprintf(why, sizeof why, "a '%s' from a non-member", sw_msg_type_name(h->type));
+    refuse(pe, h->from, why);
+    sw_frame_unref(h->frame);
+}
+
+/* Only members speak for the group: a stranger may say HELLO to join, and nothing else counts
+ * (a non-member's STOP would end the run, its MEMBERS add fake peers). But a member's DELTA can
+ * outrun the MEMBERS that names its sender (they come on different connections): it is held,
+ * SW_PEER_HELD at most, until a member list names the sender (replay_held) or --timeout passes,
+ * and only then refused. The oldest makes room, so that a stranger's flood holds little. */
+static void hold(sw__peer *pe, const char *from, sw_frame *frame, sw_msg_type type)
+{
+    if (pe->n_held == SW_PEER_HELD) {
+        refuse_held(pe, &pe->held[0]);
+        memmove(pe->held, pe->held + 1, (size_t)--pe->n_held * sizeof *pe->held);
+    }
+    sw__held *h = &pe->held[pe->n_held++];
+    snprintf(h->from, sizeof h->from, "%s", from);
+    h->frame = sw_frame_ref(frame);
+    h->type = type;
+    h->at = sw__peer_now(pe);
+}
+
+/* A frame read whole: handled, held or refused. */
+static void take_frame(sw__peer *pe, const char *from, sw_frame *frame)
+{
+    sw_msg m;
+    char why[SW_ERR_LEN];
+    if (sw_msg_decode(sw_frame_data(frame), sw_frame_size(frame),
+                      8 * (uint64_t)pe->n + SW_PEER_MEMBERS_LEN, &m, why) != 0)
+        refuse(pe, from, why);
+    else if (sw__peer_rank(pe, from) < 0 && m.type != SW_MSG_PEER_HELLO)
+        hold(pe, from, frame, m.type);
+    else
+        handle(pe, from, &m);
+}
+
+/* Handles the held messages whose senders are members now, in the order they came (one may
+ * be the MEMBERS that names the next one's sender), and refuses those held past --timeout. */
+static void replay_held(sw__peer *pe)
+{
+    for (bool more = true; more;) {
+        more = false;
+        int kept = 0;
+        for (int i = 0; i < pe->n_held; i++) {
+            sw__held h = pe->held[i];
+            if (sw__peer_rank(pe, h.from) >= 0) {
+                take_frame(pe, h.from, h.frame);
+                sw_frame_unref(h.frame);
+                more = true;
+            } else if (sw__peer_now(pe) - h.at > pe->p->timeout_s) {
+                refuse_held(pe, &h);
+            } else {
+                pe->held[kept++] = h;
+            }
+        }
+        pe->n_held = kept;
+    }
+}
+
+/* One delivery: a single frame, named by its route. */
 static void take(sw__peer *pe, const sw_delivery *d)
 {
     char from[SW_PEER_EP_LEN];
     size_t len = d->route_len < sizeof from - 1 ? d->route_len : sizeof from - 1;
     memcpy(from, d->route, len);
     from[len] = '\0';
-    if (d->gone || d->multipart)
-        return;
-    sw_msg m;
-    char why[SW_ERR_LEN];
-    if (sw_msg_decode(sw_frame_data(d->frame), sw_frame_size(d->frame),
-                      8 * (uint64_t)pe->n + SW_PEER_MEMBERS_LEN, &m, why) == 0)
-        handle(pe, from, &m);
-    else
-        refuse(pe, from, why);
+    if (!d->gone && !d->multipart)
+        take_frame(pe, from, d->frame);
 }
 
 void sw__peer_receive_all(sw__peer *pe, double wait_s)
@@ -213,6 +262,7 @@ void sw__peer_receive_all(sw__peer *pe, double wait_s)
         take(pe, &d);
         sw_frame_unref(d.frame);
     }
+    replay_held(pe);
 }
 
 /* One SGD step on our own batch: apply it to our replica, send each owner its slice's part
@@ -418,6 +468,8 @@ static int write_best(const sw__peer *pe, char *err)
 
 static void cleanup(sw__peer *pe)
 {
+    for (int i = 0; i < pe->n_held; i++) /* their senders never became members */
+        refuse_held(pe, &pe->held[i]);
     for (int k = 0; k < pe->n_members; k++)
         sw_sock_close(pe->m[k].out);
     sw_sock_close(pe->in);

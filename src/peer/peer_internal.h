@@ -18,6 +18,7 @@
 #define SW_PEER_MEMBERS_LEN (SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN + 32)
 #define SW_PEER_REFUSALS_SAID 5 /* refused messages logged as warnings; the rest counted */
 #define SW_PEER_RUN_LEN 256     /* a run's identity in a HELLO */
+#define SW_PEER_HELD 16         /* messages held from endpoints not (yet) members */
 
 typedef struct sw__member {
     char ep[SW_PEER_EP_LEN];
@@ -25,6 +26,14 @@ typedef struct sw__member {
     double last_seen; /* when it was added or last spoke to us */
     double heard;     /* when it last spoke to us itself (0: never; hearsay proves nothing) */
 } sw__member;
+
+/* A message from an endpoint that is not a member yet (peer.c: hold). */
+typedef struct sw__held {
+    char from[SW_PEER_EP_LEN];
+    sw_frame *frame; /* our reference */
+    sw_msg_type type;
+    double at;       /* when it came */
+} sw__held;
 
 typedef struct sw__peer {
     const sw_peer_params *p;
@@ -60,6 +69,8 @@ typedef struct sw__peer {
      * weights, the data's fingerprint and the seed. */
     char run[SW_PEER_RUN_LEN];
     char refused[SW_PEER_RUN_LEN + 128]; /* joining: why the contact turned us away, or "" */
+    sw__held held[SW_PEER_HELD]; /* in the order they came */
+    int n_held;
 } sw__peer;
 
 double sw__peer_now(const sw__peer *pe);
