@@ -144,9 +144,11 @@ static int check_scenario(const char *path, const char *scenario, sw__cmp_scenar
     }
     memcpy(text, kept, len);
     text[len] = '\0';
-    bool same = !strcmp(text, scenario);
-    bool readable = same || !canon || canon(text, now, cap);
-    same = same || (canon && readable && !strcmp(now, scenario));
+    bool same = !strcmp(text, scenario), readable = true;
+    if (!same && canon) {
+        readable = canon(text, now, cap);
+        same = readable && !strcmp(now, scenario);
+    }
     if (!readable) { /* a damaged record: not a scenario of another comparison */
         free(text), free(now), free(kept);
         return sw_fail(err, SW_EFORMAT,
