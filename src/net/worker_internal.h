@@ -55,6 +55,7 @@ struct sw_worker {
     worker_state state;
     double since;   /* when the state began (JOINING: the first JOIN) */
     double sent_at; /* JOINING: the last JOIN */
+    bool said_waiting; /* JOINING: "no answer yet" said (once a join) */
     double push_at; /* COMPUTED */
     int rc;         /* the failure that ended the run (0: none), and what it was */
     char msg[SW_ERR_LEN];
@@ -140,6 +141,10 @@ void sw__worker_fail(worker *k, int rc, const char *fmt, ...)
  * be noticed: it is sent again every SW_JOIN_RETRY_S (the server answers a repeat from the same
  * connection with the same id). */
 #define SW_JOIN_RETRY_S 1.0
+
+/* A join unanswered this long is said once, so a worker started before its server (or pointed at
+ * the wrong one) is not silent for the whole --server-timeout. */
+#define SW_JOIN_WAIT_SAY_S 5.0
 
 /* The worker is done (--max-steps, or stopped): LEAVE. In a sharded run the server hears of a
  * push from the shards, and a LEAVE sent at once could overtake the last one, which the server

@@ -24,7 +24,19 @@ void sw__worker_join(worker *k, double now)
     sw__worker_shards_forget_early(k); /* the old membership's */
     k->state = JOINING;
     k->since = now;
+    k->said_waiting = false;
     send_join(k, now);
+}
+
+static void say_still_waiting(worker *k, double now)
+{
+    if (k->said_waiting || k->full_at >= 0 || now - k->since < SW_JOIN_WAIT_SAY_S ||
+        k->p->server_timeout_s <= 2 * SW_JOIN_WAIT_SAY_S)
+        return;
+    k->said_waiting = true;
+    sw_log(SW_LOG_INFO, "no answer yet from a server at %s: joining again every %.0f s, for up to "
+           "%.0f s in all (--server-timeout)",
+           k->p->connect, SW_JOIN_RETRY_S, k->p->server_timeout_s);
 }
 
 /* No WELCOME yet: JOIN again, or give up after server_timeout_s. */
@@ -33,6 +45,7 @@ void sw__worker_rejoin_due(worker *k, double now)
     if (now - k->sent_at < SW_JOIN_RETRY_S)
         return;
     if (now - k->since < k->p->server_timeout_s) {
+        say_still_waiting(k, now);
         send_join(k, now);
         return;
     }
