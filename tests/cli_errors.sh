@@ -187,6 +187,12 @@ expect_output "before any training: the model met the target already" "says so"
 expect_status 1 "a worker with no server" -- timeout 15 "$SW" worker \
   --connect tcp://127.0.0.1:9 --server-timeout 1
 expect_output "no server answered at tcp://127.0.0.1:9 within 1 s" "says so"
+# ... and one that waits longer says, once and before it gives up, that nobody answered yet.
+expect_status 1 "a worker with no server, waiting 3 s" -- timeout 20 "$SW" worker \
+  --connect tcp://127.0.0.1:9 --server-timeout 3
+expect_output "no answer yet from a server at tcp://127.0.0.1:9: joining again every 1 s, for up to 3 s" \
+  "says it is still waiting"
+expect_output "no server answered at tcp://127.0.0.1:9 within 3 s" "then gives up, saying so"
 
 # Endpoints: ports in range, and host names where ZeroMQ takes only addresses; a bad one is the
 # command line's (2), said before anything starts.

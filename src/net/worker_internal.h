@@ -142,7 +142,7 @@ void sw__worker_fail(worker *k, int rc, const char *fmt, ...)
  * connection with the same id). */
 #define SW_JOIN_RETRY_S 1.0
 
-/* A join unanswered this long is said once, so a worker started before its server (or pointed at
+/* A join unanswered this long (or half --server-timeout, if less) is said once, so a worker started before its server (or pointed at
  * the wrong one) is not silent for the whole --server-timeout. */
 #define SW_JOIN_WAIT_SAY_S 5.0
 

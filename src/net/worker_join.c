@@ -30,8 +30,9 @@ void sw__worker_join(worker *k, double now)
 
 static void say_still_waiting(worker *k, double now)
 {
-    if (k->said_waiting || k->full_at >= 0 || now - k->since < SW_JOIN_WAIT_SAY_S ||
-        k->p->server_timeout_s <= 2 * SW_JOIN_WAIT_SAY_S)
+    double t = k->p->server_timeout_s,
+           say_at = t / 2 < SW_JOIN_WAIT_SAY_S ? t / 2 : SW_JOIN_WAIT_SAY_S;
+    if (k->said_waiting || k->full_at >= 0 || now - k->since < say_at)
         return;
     k->said_waiting = true;
     sw_log(SW_LOG_INFO, "no answer yet from a server at %s: joining again every %.0f s, for up to "
