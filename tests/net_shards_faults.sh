@@ -326,4 +326,52 @@ expect_output '"V":300,"why":"apply limit"' "the run goes on from its start"
 wait "${WPIDS[@]}"
 expect_shards "a shard killed before the first apply, resumed"
 
+# A server killed before every shard saved the run's start (one shard stopped): its record names
+# the run's start alone, and the server started again with --resume takes the start up again as
+# the same run, its shards configured for it taking it again (a fresh server would be refused by
+# them, and a resume had no record to go on from). A shard that claimed its file and never saved
+# it resumes as a fresh one.
+WPIDS=()
+rm -f "$TMP"/shard*.ckpt* "$TMP/server.ckpt"
+start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
+kill -STOP "${SHPIDS[1]}"
+start_server asp --max-applies 200 --checkpoint "$TMP/server.ckpt" --shard-wait 30
+checks=$((checks + 1))
+wait_for 10 grep -q "parameters \[" "$TMP/shard0.err" && grep -q "^version=start$" "$TMP/server.ckpt" ||
+  { echo "FAIL: no start record before the shards were configured"; failures=$((failures + 1)); }
+kill -9 "$SPID"
+wait "$SPID" 2>/dev/null
+kill -9 "${SHPIDS[1]}" # killed stopped: it never saved the start
+wait "${SHPIDS[1]}" 2>/dev/null
+resume_shard 1
+KEEP_LOG=1 start_server asp --max-applies 200 --checkpoint "$TMP/server.ckpt" --shard-wait 30 \
+  --resume
+start_worker --delay-ms 2
+expect_server "a server killed before its shards saved the start, resumed"
+OUT=$(cat "$TMP/server.err")
+expect_output "records the start of a run that ended before every shard had saved it" \
+  "the resumed server says it starts the run again"
+OUT=$(tail -1 "$LOG")
+expect_output '"V":200,"why":"apply limit"' "the run goes on to its limit"
+OUT=$(cat "$TMP/shard0.err")
+expect_output "it takes the start again" "the shard that lived takes the start again"
+OUT=$(cat "$TMP/shard1.err")
+expect_output "holds no checkpoint: the shard that claimed it ended before its first save" \
+  "the shard that never saved resumes as a fresh one"
+wait "${WPIDS[@]}"
+expect_shards "a server killed before its shards saved the start, resumed" strangers
+
+# A server killed before its first checkpoint (left only its lock) starts afresh on --resume.
+rm -f "$TMP/unsaved.ckpt"*
+touch "$TMP/unsaved.ckpt.lock"
+expect_status 0 "a resume of a checkpoint never saved" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --data "$DATA" --model mlp:h=1,u=32 --checkpoint "$TMP/unsaved.ckpt" --resume --max-time 0.5
+expect_output "holds no checkpoint: the run that claimed it ended before its first save" \
+  "says it starts afresh"
+checks=$((checks + 1))
+[ -s "$TMP/unsaved.ckpt" ] || { echo "FAIL: the fresh run saved nothing"; failures=$((failures + 1)); }
+expect_status 1 "a resume of no checkpoint at all" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --data "$DATA" --model mlp:h=1,u=32 --checkpoint "$TMP/none.ckpt" --resume --max-time 0.5
+expect_output "cannot open" "is refused, as a path mistyped would be"
+
 finish

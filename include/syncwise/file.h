@@ -64,6 +64,17 @@ int sw_file_drop_torn_line(int fd);
 bool sw_file_same(const char *a, const char *b);
 void sw_file_release(int lock_fd);
 
+/* Whether a process claimed path (sw_file_claim left PATH.lock) and never saved it: neither PATH
+ * nor PATH.prev exists. A run killed before its first checkpoint leaves this; asked before this
+ * process claims path. */
+bool sw_file_never_saved(const char *path);
+/* Whether PATH.lock exists: asked before sw_file_claim, it says whether the claim makes it. */
+bool sw_file_claimed_before(const char *path);
+/* sw_file_release, and when this process made PATH.lock (made) and nothing was saved at path,
+ * the lock's file removed too: a start refused before its first save leaves no sign of a run
+ * for sw_file_never_saved to find (a killed one does). */
+void sw_file_release_claim(const char *path, int lock_fd, bool made);
+
 /* Removes PATH.tmp.PID files whose process is gone; returns how many. */
 int sw_file_remove_stale(const char *path);
 

@@ -46,6 +46,33 @@ static void sync_dir_of(const char *path)
     }
 }
 
+bool sw_file_never_saved(const char *path)
+{
+    char lock[4096], prev[4096];
+    if (snprintf(lock, sizeof lock, "%s.lock", path) >= (int)sizeof lock ||
+        snprintf(prev, sizeof prev, "%s.prev", path) >= (int)sizeof prev)
+        return false;
+    return access(lock, F_OK) == 0 && access(path, F_OK) != 0 && errno == ENOENT &&
+           access(prev, F_OK) != 0 && errno == ENOENT;
+}
+
+bool sw_file_claimed_before(const char *path)
+{
+    char lock[4096];
+    return snprintf(lock, sizeof lock, "%s.lock", path) < (int)sizeof lock &&
+           access(lock, F_OK) == 0;
+}
+
+void sw_file_release_claim(const char *path, int lock_fd, bool made)
+{
+    char lock[4096], prev[4096];
+    bool named = snprintf(lock, sizeof lock, "%s.lock", path) < (int)sizeof lock &&
+                 snprintf(prev, sizeof prev, "%s.prev", path) < (int)sizeof prev;
+    if (lock_fd >= 0 && made && named && access(path, F_OK) != 0 && access(prev, F_OK) != 0)
+        unlink(lock); /* while still ours: no other claim can be under way */
+    sw_file_release(lock_fd);
+}
+
 int sw_file_remove_stale(const char *path)
 {
     char copy[4096], dir_copy[4096];

@@ -147,11 +147,11 @@ static int setup_engine(server *s, char *err)
     sw_optim resumed = {0};
     int rc = 0;
     bool sharded = p->shards != NULL;
-    if (p->resume && sharded) /* the shards hold θ: the server's record says which version */
+    if (s->resuming && sharded) /* the shards hold θ: the server's record says which version */
         rc = sw__shards_read_record(s, &version, err);
-    else if (p->resume)
+    else if (s->resuming)
         rc = sw__server_load_resume(s, init, &version, &resumed, err);
-    else
+    if (!s->resuming) /* afresh, or a sharded run's start record: the run's start again */
         sw_task_init_params(s->task, init, p->seed);
     sw_engine_params ep = sw_engine_default_params();
     ep.n_params = sharded ? 0 : s->n; /* sharded: the engine decides, the shards apply */
@@ -215,11 +215,18 @@ static int setup(server *s, char *err)
     if (p->checkpoint && sw_file_remove_stale(p->checkpoint) > 0)
         sw_log(SW_LOG_INFO, "removed what a killed server left half-written beside %s",
                p->checkpoint);
+    s->resuming = p->resume;
+    if (p->resume && p->checkpoint && sw_file_never_saved(p->checkpoint)) {
+        s->resuming = false;
+        sw_log(SW_LOG_INFO, "%s holds no checkpoint: the run that claimed it ended before its "
+               "first save, and this one starts afresh", p->checkpoint);
+    }
+    s->lock_made = p->checkpoint && !sw_file_claimed_before(p->checkpoint);
     int rc = p->checkpoint ? sw_file_claim(p->checkpoint, "--checkpoint", &s->ckpt_lock, err) : 0;
     if (rc)
         return rc;
     struct stat st;
-    if (p->checkpoint && !p->resume && stat(p->checkpoint, &st) == 0 && st.st_size > 0)
+    if (p->checkpoint && !s->resuming && stat(p->checkpoint, &st) == 0 && st.st_size > 0)
         return sw_fail(err, SW_ESTATE,
                        "%s is not empty (an earlier run's checkpoint?), and a run started "
                        "afresh would overwrite it: --resume goes on from a checkpoint; to start "
@@ -386,7 +393,7 @@ static void teardown(server *s, const char *failed)
     free(s->sval);
     free(s->grad);
     free(s->conns);
-    sw_file_release(s->ckpt_lock);
+    sw_file_release_claim(s->p->checkpoint, s->ckpt_lock, s->lock_made);
     free(s);
 }
 
@@ -399,9 +406,9 @@ static void log_start(const server *s)
     const sw_server_params *p = s->p;
     int fd = fileno(p->log);
     if (fd >= 0 && fflush(p->log) == 0) {
-        if (p->resume && sw_file_drop_torn_line(fd) > 0)
+        if (s->resuming && sw_file_drop_torn_line(fd) > 0)
             sw_log(SW_LOG_INFO, "the log ended in a half-written line, which was cut");
-        else if (!p->resume && ftruncate(fd, 0) != 0 && errno != EINVAL)
+        else if (!s->resuming && ftruncate(fd, 0) != 0 && errno != EINVAL)
             sw_log(SW_LOG_WARN, "cannot empty the log: %s", strerror(errno));
     }
     sw_run_info info = {.driver = "server",
@@ -481,7 +488,7 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
     s->next_ckpt = p->checkpoint_s > 0 ? p->checkpoint_s : INFINITY;
     /* The run's start is its first checkpoint, as a sharded run's is (sw__shards_open): a
      * server killed before the schedule's first is started again with --resume. */
-    if (p->checkpoint && !p->resume && !s->shards.n && (rc = sw__server_checkpoint(s, err))) {
+    if (p->checkpoint && !s->resuming && !s->shards.n && (rc = sw__server_checkpoint(s, err))) {
         teardown(s, err);
         return rc;
     }

@@ -42,6 +42,11 @@ typedef struct peer {
 struct sw_server {
     const sw_server_params *p;
     int ckpt_lock; /* the lock that claims --checkpoint (sw_file_claim), or -1 */
+    bool lock_made; /* this process made --checkpoint's lock file (sw_file_release_claim) */
+    /* --resume, unless its --checkpoint was never saved (a run killed before its first save) or
+     * holds only a sharded run's start record: such a run starts afresh (a start record's run
+     * keeps its id, so that the shards it configured take it again). */
+    bool resuming;
     sw_net *net;
     sw_sock *sock;
     sw_sock *ops;           /* the operator socket (ctl_bind), or NULL */

@@ -197,17 +197,21 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
     if (!h->reporting || !h->held || !h->theta)
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);
     welcome_lines(h);
-    if (!s->p->resume) /* a restarted server read it from its record */
+    if (!h->run) /* a restarted server read it from its record */
         h->run = sw_rng_u64(&s->tokens) | 1; /* never 0 */
     h->saved = h->saving = SW_SHARD_NONE;
     for (uint32_t j = 0; j < h->n; j++)
         h->seen[j] = (sw__shard_seen){.saved = SW_SHARD_NONE}; /* heard at 0, the start */
     for (uint32_t j = 0; j < h->n && !rc; j++)
         rc = dial(s, j, err);
-    if (!rc && s->p->resume) {
+    if (!rc && s->resuming) {
         sw__shards_restart(s, version);
         return 0;
     }
+    /* The run's id is on disk before any shard is configured for it: a server killed before
+     * every shard saved the start takes it up again (--resume) with the same id. */
+    if (!rc && s->p->checkpoint)
+        rc = sw__shards_write_record(s, err);
     for (uint32_t j = 0; j < h->n && !rc; j++) {
         send_init(s, j, version);
         sw_msg set = {.type = SW_MSG_SHARD_SET, .worker = SW_NO_WORKER, .version = version,
@@ -521,6 +525,12 @@ static void take_msg(server *s, uint32_t j, const sw_msg *m)
         measured(s, j, m);
     } else if (m->type == SW_MSG_SHARD_STATE) {
         sw__shards_state(s, j, m);
+    } else if (m->type == SW_MSG_ERROR && s->p->checkpoint && s->shards.saved == SW_SHARD_NONE) {
+        /* lost before the start was saved: the way on first, then the shard's own words */
+        sw__shards_failed(s, j, "refused the server's order before the run's start was saved on "
+                          "every shard (start the server again with --resume, and the shards "
+                          "that end with --checkpoint FILE --resume: they take the start "
+                          "again): ", (int)m->payload_len, (const char *)m->payload);
     } else if (m->type == SW_MSG_ERROR) {
         sw__shards_failed(s, j, "refused the server's order: ", (int)m->payload_len,
                           (const char *)m->payload);

@@ -164,8 +164,14 @@ void sw__shards_state(struct sw_server *s, uint32_t j, const sw_msg *m);
 /* Orders every shard to checkpoint the engine's version, unless one is under way or done. */
 void sw__shards_save(struct sw_server *s);
 /* A restarted server's start: the run's id and the version every shard checkpointed, from the
- * record --checkpoint FILE holds. */
+ * record --checkpoint FILE holds. A start record (version=start) says only the run's id: the
+ * run starts again (resuming turns false), and the shards it configured take its INIT again. */
 int sw__shards_read_record(struct sw_server *s, uint64_t *version, char *err);
+/* --checkpoint FILE: the record of the version every shard saved, or before any save, of the
+ * run's start (written before the first INIT, so that a server killed after it can name the run
+ * its shards were configured for). */
+int sw__shards_write_record(struct sw_server *s, char *err);
+#define SW_SHARDS_START_RECORD "start"
 /* Reads the --shards list and checks what a sharded run cannot do yet: at setup, before the
  * record of a resume (sw__shards_read_record) and sw__shards_open, which take the list. */
 int sw__shards_check(struct sw_server *s, char *err);

@@ -100,6 +100,24 @@ void sw__shards_save(server *s)
     sw__shards_send_all(s, &m);
 }
 
+int sw__shards_write_record(server *s, char *err)
+{
+    const sw__shards *h = &s->shards;
+    /* At most about 520 bytes: a policy spec of 255, an optimizer's of 95, numbers. */
+    char text[1024], version[24] = SW_SHARDS_START_RECORD;
+    if (h->saved != SW_SHARD_NONE)
+        snprintf(version, sizeof version, "%llu", (unsigned long long)h->saved);
+    int len = snprintf(text, sizeof text, "run=%llu\nversion=%s\nshards=%u\n",
+                       (unsigned long long)h->run, version, h->n);
+    len += sw__server_resume_facts(s, text + len, sizeof text - (size_t)len);
+    len += snprintf(text + len, sizeof text - (size_t)len, "params=%zu\n", s->n);
+    /* A damaged or edited record would restore every shard to a version none holds. */
+    len += snprintf(text + len, sizeof text - (size_t)len, "crc=%08x\n",
+                    sw_crc32(0, text, (size_t)len));
+    return sw_file_write_atomic(s->p->checkpoint, (const uint8_t *)text, (size_t)len,
+                                "shards' checkpoint record", err);
+}
+
 /* Every shard has checkpointed `saving`: the server's record says so (what a restarted server
  * would restore from). */
 static void saved(server *s)
@@ -107,18 +125,8 @@ static void saved(server *s)
     sw__shards *h = &s->shards;
     h->saved = h->saving;
     h->saving = SW_SHARD_NONE;
-    /* At most about 520 bytes: a policy spec of 255, an optimizer's of 95, numbers. */
-    char text[1024], err[SW_ERR_LEN];
-    int len = snprintf(text, sizeof text, "run=%llu\nversion=%llu\nshards=%u\n",
-                       (unsigned long long)h->run, (unsigned long long)h->saved, h->n);
-    len += sw__server_resume_facts(s, text + len, sizeof text - (size_t)len);
-    len += snprintf(text + len, sizeof text - (size_t)len, "params=%zu\n", s->n);
-    /* A damaged or edited record would restore every shard to a version none holds. */
-    len += snprintf(text + len, sizeof text - (size_t)len, "crc=%08x\n",
-                    sw_crc32(0, text, (size_t)len));
-    if (s->p->checkpoint &&
-        sw_file_write_atomic(s->p->checkpoint, (const uint8_t *)text, (size_t)len,
-                             "shards' checkpoint record", err))
+    char err[SW_ERR_LEN];
+    if (s->p->checkpoint && sw__shards_write_record(s, err))
         sw__server_fail(s, SW_EIO, err);
 }
 
@@ -137,9 +145,11 @@ int sw__shards_read_record(server *s, uint64_t *version, char *err)
     char text[4096];
     snprintf(text, sizeof text, "%.*s", (int)len, (const char *)b);
     free(b);
-    unsigned long long run, v, n;
+    unsigned long long run, v = 0, n;
     uint32_t listed = s->shards.n; /* sw__shards_check read --shards */
-    if (sw__text_number(text, "run", &run) || sw__text_number(text, "version", &v) ||
+    const char *at = sw__text_value(text, "version");
+    bool start = at && !strncmp(at, SW_SHARDS_START_RECORD "\n", strlen(SW_SHARDS_START_RECORD) + 1);
+    if (sw__text_number(text, "run", &run) || (!start && sw__text_number(text, "version", &v)) ||
         sw__text_number(text, "shards", &n))
         return sw_fail(err, SW_EFORMAT, "%s is not the record of a sharded run's checkpoint "
                        "(run=, version=, shards=)", s->p->checkpoint);
@@ -161,6 +171,12 @@ int sw__shards_read_record(server *s, uint64_t *version, char *err)
                        s->n);
     s->shards.run = run;
     *version = v;
+    if (start) { /* killed before every shard saved the start: the start again, as this run */
+        s->resuming = false;
+        sw_log(SW_LOG_INFO, "%s records the start of a run that ended before every shard had "
+               "saved it: the run starts again, its shards taking its start again",
+               s->p->checkpoint);
+    }
     sw__server_resume_policy(s, text);
     rc = sw__server_resume_optim(s, text, NULL, err);
     return rc ? rc : sw__server_resume_slots(s, text, err);

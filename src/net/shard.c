@@ -191,8 +191,33 @@ int sw__shard_configure(shard *h, const char *text, char *err)
     return 0;
 }
 
+/* INIT of the run this shard holds, at its start (version 0), with the text it was configured
+ * by: its server was started again (--resume) before every shard had saved the start, from the
+ * record that named the run (server_shards.h). No worker was served: SET writes θ again. */
+static bool start_again(shard *h, const from *f, const sw_msg *m)
+{
+    unsigned long long run;
+    char text[sizeof h->config];
+    snprintf(text, sizeof text, "%.*s", (int)m->payload_len, (const char *)m->payload);
+    if (!h->configured || h->version != 0 || sw__text_number(text, "run", &run) ||
+        run != h->run || strcmp(text, h->config))
+        return false;
+    sw__shard_free_recovery(h); /* what a resumed shard kept for a RESTORE that will not come */
+    h->stash = NULL;
+    h->lost = NULL;
+    h->n_stash = h->n_lost = 0;
+    h->awaiting = h->ready = false;
+    memcpy(h->server, f->route, f->route_len);
+    h->server_len = f->route_len;
+    sw_log(SW_LOG_INFO, "shard %u of %u: its run's server started again before the run's start "
+           "was saved everywhere: it takes the start again", h->index, h->table.n_shards);
+    return true;
+}
+
 static void on_init(shard *h, const from *f, const sw_msg *m)
 {
+    if (start_again(h, f, m))
+        return;
     if (h->configured && h->awaiting) {
         sw__shard_refuse(h, f, m, SW__SHARD_RESUMED);
         return;
@@ -468,6 +493,13 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
                            .curve_clients = p->curve_clients,
                            .curve_operators = p->curve_key,
                            .max_frame = p->max_frame};
+    /* Killed before its first save, a shard has nothing to resume: it starts afresh, and its
+     * server (started again too, from its start record) configures it as before. */
+    bool resume = p->resume && !(p->checkpoint && sw_file_never_saved(p->checkpoint));
+    if (p->resume && !resume)
+        sw_log(SW_LOG_INFO, "%s holds no checkpoint: the shard that claimed it ended before its "
+               "first save, and this one starts afresh", p->checkpoint);
+    h->lock_made = p->checkpoint && !sw_file_claimed_before(p->checkpoint);
     int rc = p->checkpoint ? sw_file_claim(p->checkpoint, "--checkpoint", &h->ckpt_lock, err) : 0;
     char prev[4096]; /* where the checkpoint before goes: refused now, not at the first save */
     snprintf(prev, sizeof prev, "%s.prev", p->checkpoint ? p->checkpoint : "");
@@ -489,7 +521,7 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
         rc = sw_listen(net, &h->sock, &lp, err);
     if (!rc && p->endpoint_file)
         rc = sw_file_write_line(p->endpoint_file, sw_sock_endpoint(h->sock), "endpoint file", err);
-    if (!rc && p->resume)
+    if (!rc && resume)
         rc = sw__shard_resume(h, err);
     if (rc) {
         sw_shard_end(h);
@@ -528,7 +560,7 @@ void sw_shard_end(sw_shard *h)
     free(h->routes);
     sw_optim_free(&h->opt);
     sw__shard_free_recovery(h);
-    sw_file_release(h->ckpt_lock);
+    sw_file_release_claim(h->p->checkpoint, h->ckpt_lock, h->lock_made);
     free(h);
 }
 

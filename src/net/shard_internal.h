@@ -54,6 +54,7 @@ typedef struct sw__waiting {
 struct sw_shard {
     const sw_shard_params *p;
     int ckpt_lock; /* the lock that claims --checkpoint (sw_file_claim), or -1 */
+    bool lock_made; /* this process made --checkpoint's lock file (sw_file_release_claim) */
     sw_shard_result *r;
     sw_net *net;
     sw_sock *sock;

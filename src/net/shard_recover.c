@@ -230,6 +230,7 @@ int sw__shard_resume(shard *h, char *err)
 bool sw__shard_awaits(shard *h, const sw_delivery *d, const sw_msg *m)
 {
     if (m->type == SW_MSG_SHARD_PING || m->type == SW_MSG_SHARD_RESTORE ||
+        m->type == SW_MSG_SHARD_INIT || /* its run's start again, or refused (shard.c) */
         m->type == SW_MSG_BATCH) /* a batch's orders are judged one by one (shard.c) */
         return false;
     if (m->type == SW_MSG_SHARD_MEMBER && m->worker == SW_NO_WORKER && (m->flags & SW_FLAG_DONE))
