@@ -66,9 +66,10 @@ bool sw_file_claimed_before(const char *path)
 void sw_file_release_claim(const char *path, int lock_fd, bool made)
 {
     char lock[4096], prev[4096];
-    bool named = snprintf(lock, sizeof lock, "%s.lock", path) < (int)sizeof lock &&
-                 snprintf(prev, sizeof prev, "%s.prev", path) < (int)sizeof prev;
-    if (lock_fd >= 0 && made && named && access(path, F_OK) != 0 && access(prev, F_OK) != 0)
+    if (lock_fd >= 0 && made && path &&
+        snprintf(lock, sizeof lock, "%s.lock", path) < (int)sizeof lock &&
+        snprintf(prev, sizeof prev, "%s.prev", path) < (int)sizeof prev &&
+        access(path, F_OK) != 0 && access(prev, F_OK) != 0)
         unlink(lock); /* while still ours: no other claim can be under way */
     sw_file_release(lock_fd);
 }
