@@ -525,12 +525,14 @@ static void take_msg(server *s, uint32_t j, const sw_msg *m)
         measured(s, j, m);
     } else if (m->type == SW_MSG_SHARD_STATE) {
         sw__shards_state(s, j, m);
-    } else if (m->type == SW_MSG_ERROR && s->p->checkpoint && s->shards.saved == SW_SHARD_NONE) {
-        /* lost before the start was saved: the way on first, then the shard's own words */
-        sw__shards_failed(s, j, "refused the server's order before the run's start was saved on "
-                          "every shard (start the server again with --resume, and the shards "
-                          "that end with --checkpoint FILE --resume: they take the start "
-                          "again): ", (int)m->payload_len, (const char *)m->payload);
+    } else if (m->type == SW_MSG_ERROR && s->p->checkpoint && s->shards.saved == SW_SHARD_NONE &&
+               m->payload_len >= strlen(SW_SHARD_NO_RUN_HEAD) &&
+               !memcmp(m->payload, SW_SHARD_NO_RUN_HEAD, strlen(SW_SHARD_NO_RUN_HEAD))) {
+        /* started again before the run's start was saved everywhere: the start again */
+        const char *how = "(started again before the run's start was saved on every shard): "
+                          "start the server again with --resume, and every shard that ends with "
+                          "--checkpoint FILE --resume; they take the run's start again";
+        sw__shards_failed(s, j, "holds no run ", (int)strlen(how), how);
     } else if (m->type == SW_MSG_ERROR) {
         sw__shards_failed(s, j, "refused the server's order: ", (int)m->payload_len,
                           (const char *)m->payload);

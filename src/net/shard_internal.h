@@ -141,7 +141,7 @@ typedef struct sw__from {
 
 /* Why a shard started again without --resume refuses the orders of the run it was in. */
 #define SW__SHARD_NO_RUN                                                                         \
-    "this shard holds no run (it started afresh): to rejoin a run that keeps checkpoints, start " \
+    SW_SHARD_NO_RUN_HEAD " (it started afresh): to rejoin a run that keeps checkpoints, start "  \
     "it with --checkpoint FILE --resume; a run without them lost this shard's slice, and must "  \
     "start over"
 

@@ -55,6 +55,10 @@ static inline bool sw_shard_set_full(const sw_shard_set *s, uint32_t n)
     return sw_shard_set_equal(s, &all);
 }
 
+/* The head of a shard's refusal of every order of a run it does not hold (started again
+ * without --resume): the server knows that refusal by it. */
+#define SW_SHARD_NO_RUN_HEAD "this shard holds no run"
+
 /* Bytes of a set on the wire in a run of n shards, and of an APPLY or RESTORE entry. */
 static inline size_t sw_shard_set_bytes(uint32_t n)
 {
