@@ -183,7 +183,9 @@ typedef void (*sw_event_sink)(void *ctx, const sw_event *ev);
 /* A kind's name in the event log ("push", "apply", ...); NULL for a value that is no kind. */
 const char *sw_event_kind_name(sw_event_kind kind);
 
-/* Writes ev as one line of the JSONL event log (docs/log.md) to f. */
+/* Writes ev as one line of the JSONL event log (docs/log.md) to f; nothing once f has failed
+ * (ferror), so that a log cut by a full disk is a prefix of the run's events, never one with a
+ * hole where a failed write's buffer went missing. */
 void sw_event_write_jsonl(FILE *f, const sw_event *ev);
 
 /* Reads one parsed log line (syncwise/logread.h) back into *ev: the inverse of

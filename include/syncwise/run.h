@@ -151,7 +151,7 @@ typedef struct sw_run_info {
 
 void sw_run_write_start(FILE *f, const sw_run_info *info);
 /* The "end" line a run writes when it finishes (not when it is killed): at time t, at version
- * V, for `why`. A log without one was cut short. */
+ * V, for `why`. A log without one was cut short; none is written to a stream that failed. */
 void sw_run_write_end(FILE *f, double t, uint64_t V, const char *why);
 
 /* What reading a log hands out, in order, each with its line's number. Any callback may be

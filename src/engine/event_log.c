@@ -35,6 +35,8 @@ static unsigned long long ull(uint64_t v) { return (unsigned long long)v; }
 
 void sw_event_write_jsonl(FILE *f, const sw_event *ev)
 {
+    if (ferror(f))
+        return;
     unsigned has = fields[ev->kind];
     fprintf(f, "{\"t\":%.9g,\"ev\":\"%s\"", ev->t, names[ev->kind]);
     if (has & F_W)

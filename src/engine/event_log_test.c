@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "syncwise/engine.h"
 #include "syncwise/err.h"
@@ -152,10 +153,35 @@ static void json_numbers_read(void **state)
     }
 }
 
+/* A log whose stream failed (a full disk) is written no more: it ends where it failed, with no
+ * later line beyond a hole. */
+static void a_failed_stream_is_written_no_more(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/sw-event-log-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    const sw_event push = {.kind = SW_EV_PUSH, .t = 1, .worker = 0, .clock = 1, .ver = 0, .V = 0};
+    sw_event_write_jsonl(f, &push);
+    fflush(f);
+    long before = ftell(f);
+    assert_true(before > 0);
+    assert_int_equal(fgetc(f), EOF); /* a read of a stream opened for writing only fails: */
+    assert_true(ferror(f));          /* its error flag is set, as a full disk's write sets it */
+    sw_event_write_jsonl(f, &push);
+    fflush(f);
+    assert_int_equal(ftell(f), before);
+    fclose(f);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_kind_reads_back_as_written),
+        cmocka_unit_test(a_failed_stream_is_written_no_more),
         cmocka_unit_test(an_unmeasured_loss_reads_back_as_nan),
         cmocka_unit_test(lines_no_writer_makes_are_refused),
         cmocka_unit_test(json_numbers_read),
