@@ -24,6 +24,17 @@ for f in runs:run,policy,workers,seed,model,events evals:run,policy,t,V,loss,acc
   rows=$(($(wc -l < "$TMP/out/$name.csv") - 1))
   checks=$((checks + 1)); [ "$rows" -gt 0 ] || { echo "FAIL: $name.csv has no rows"; failures=$((failures + 1)); }
 done
+# What a report killed midway left in DIR (its .report-PID) goes with the next report; a live
+# report's stage is left alone.
+mkdir -p "$TMP/out/.report-2147483646" "$TMP/out/.report-$$"
+touch "$TMP/out/.report-2147483646/accuracy.svg"
+expect_status 0 "report again into the same DIR" -- "$SW" report "$TMP/bsp.jsonl" -o "$TMP/out" -q
+checks=$((checks + 1))
+[ ! -e "$TMP/out/.report-2147483646" ] && [ -d "$TMP/out/.report-$$" ] ||
+  { echo "FAIL: a dead report's stage stayed, or a live one's went"; failures=$((failures + 1)); }
+rmdir "$TMP/out/.report-$$"
+"$SW" report "$TMP/bsp.jsonl" "$TMP/backup.jsonl" "$TMP/dssp.jsonl" "$TMP/zl.csv" -o "$TMP/out" -q
+
 # --baselines as compare takes it: the speedups are over the baselines named, which must be
 # policies of the runs.
 expect_status 0 "report with --baselines" -- "$SW" report "$TMP/bsp.jsonl" "$TMP/backup.jsonl" \

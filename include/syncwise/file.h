@@ -75,6 +75,10 @@ bool sw_file_claimed_before(const char *path);
  * for sw_file_never_saved to find (a killed one does). */
 void sw_file_release_claim(const char *path, int lock_fd, bool made);
 
+/* Whether the text is a process id whose process is gone (what a killed writer left behind,
+ * named by its pid, may be removed). */
+bool sw_file_pid_gone(const char *pid_text);
+
 /* Removes PATH.tmp.PID files whose process is gone; returns how many. */
 int sw_file_remove_stale(const char *path);
 

@@ -74,6 +74,14 @@ void sw_file_release_claim(const char *path, int lock_fd, bool made)
     sw_file_release(lock_fd);
 }
 
+bool sw_file_pid_gone(const char *pid_text)
+{
+    if (!*pid_text || pid_text[strspn(pid_text, "0123456789")] || strlen(pid_text) > 10)
+        return false;
+    long pid = strtol(pid_text, NULL, 10);
+    return pid > 0 && pid <= INT32_MAX && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
 int sw_file_remove_stale(const char *path)
 {
     char copy[4096], dir_copy[4096];
@@ -84,12 +92,10 @@ int sw_file_remove_stale(const char *path)
     DIR *d = opendir(dir);
     int removed = 0;
     for (struct dirent *e; d && (e = readdir(d));) {
-        const char *name = e->d_name, *pid_text = name + blen + 5;
-        if (strncmp(name, base, blen) || strncmp(name + blen, ".tmp.", 5) || !*pid_text ||
-            pid_text[strspn(pid_text, "0123456789")])
+        const char *name = e->d_name;
+        if (strncmp(name, base, blen) || strncmp(name + blen, ".tmp.", 5))
             continue;
-        long pid = strtol(pid_text, NULL, 10);
-        if (pid > 0 && pid <= INT32_MAX && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+        if (sw_file_pid_gone(name + blen + 5)) {
             char stale[8192];
             snprintf(stale, sizeof stale, "%s/%s", dir, name);
             removed += unlink(stale) == 0;

@@ -247,6 +247,21 @@ static void remove_dir(const char *tmp)
     rmdir(tmp);
 }
 
+/* DIR/.report-PID directories of reports killed midway (a refused one removes its own). */
+static void remove_stale_stages(const char *out)
+{
+    DIR *d = opendir(out);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (strncmp(e->d_name, ".report-", 8) || !sw_file_pid_gone(e->d_name + 8))
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", out, e->d_name);
+        remove_dir(path);
+    }
+    if (d)
+        closedir(d);
+}
+
 /* Whether some run did anything: took time, applied or evaluated (runs that met their target at
  * once did only the last, at t = 0), or ended on its target. */
 static bool something_happened(const sw_report *r)
@@ -304,6 +319,7 @@ int sw_cli_report(int argc, char **argv)
     snprintf(tmp, sizeof tmp, "%s/.report-%ld", out, (long)getpid());
     struct stat st;
     bool made_out = stat(out, &st) != 0; /* and so removed again when the report is refused */
+    remove_stale_stages(out);
     if (sw_cli_mkdirs(out) != 0 || (mkdir(tmp, 0755) != 0 && errno != EEXIST)) {
         free(o.baselines_read);
         return sw_cli_error(CMD, "%s: cannot create: %s", out, strerror(errno));

@@ -35,6 +35,8 @@ void sw_run_write_start(FILE *f, const sw_run_info *s)
 
 void sw_run_write_end(FILE *f, double t, uint64_t V, const char *why)
 {
+    if (ferror(f)) /* as sw_event_write_jsonl: a log that failed ends where it failed */
+        return;
     fprintf(f, "{\"t\":%.9g,\"ev\":\"end\",\"V\":%llu,\"why\":", t, (unsigned long long)V);
     sw_log_put_string(f, why);
     fputs("}\n", f);
