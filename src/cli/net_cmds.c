@@ -111,7 +111,8 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_FLAG, "resume", 0, AT(p.resume), 0, 0, NULL,
                 "start from the checkpoint: its parameters, version, the\n"
                 "policy in force and, given no optimizer option, its\n"
-                "optimizer and the optimizer's state")},
+                "optimizer and the optimizer's state (a run killed\n"
+                "before its first save starts again from its start)")},
     {SW_OPT_ROW(SW_OPT_F64, "target-acc", 0, AT(p.target_acc), 1e-6, 1, "X",
                 "stop at this validation accuracy")},
     {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(p.max_time_s), 0, 1e9, "S",
