@@ -68,6 +68,10 @@ void sw_file_release(int lock_fd);
  * nor PATH.prev exists. A run killed before its first checkpoint leaves this; asked before this
  * process claims path. */
 bool sw_file_never_saved(const char *path);
+/* 0 when --resume has something to go on from at path (PATH or PATH.prev); else SW_EIO with a
+ * message for a path no run ever claimed (a mistyped one, or a run killed before it claimed it:
+ * without --resume it starts afresh). Asked after sw_file_never_saved. */
+int sw_file_resumable(const char *path, char *err);
 /* Whether PATH.lock exists: asked before sw_file_claim, it says whether the claim makes it. */
 bool sw_file_claimed_before(const char *path);
 /* sw_file_release, and when this process made PATH.lock (made) and nothing was saved at path,

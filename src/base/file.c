@@ -56,6 +56,17 @@ bool sw_file_never_saved(const char *path)
            access(prev, F_OK) != 0 && errno == ENOENT;
 }
 
+int sw_file_resumable(const char *path, char *err)
+{
+    char prev[4096];
+    if (snprintf(prev, sizeof prev, "%s.prev", path) >= (int)sizeof prev ||
+        access(path, F_OK) == 0 || access(prev, F_OK) == 0)
+        return 0; /* the reader says what is wrong with it */
+    return sw_fail(err, SW_EIO, "%s: cannot open: %s: no run saved or claimed it (a mistyped "
+                   "path? a run killed as it started? without --resume one starts afresh)",
+                   path, strerror(errno));
+}
+
 bool sw_file_claimed_before(const char *path)
 {
     char lock[4096];

@@ -221,8 +221,11 @@ static int setup(server *s, char *err)
         sw_log(SW_LOG_INFO, "%s holds no checkpoint: the run that claimed it ended before its "
                "first save, and this one starts afresh", p->checkpoint);
     }
+    int rc = s->resuming && p->checkpoint ? sw_file_resumable(p->checkpoint, err) : 0;
+    if (rc)
+        return rc;
     s->lock_made = p->checkpoint && !sw_file_claimed_before(p->checkpoint);
-    int rc = p->checkpoint ? sw_file_claim(p->checkpoint, "--checkpoint", &s->ckpt_lock, err) : 0;
+    rc = p->checkpoint ? sw_file_claim(p->checkpoint, "--checkpoint", &s->ckpt_lock, err) : 0;
     if (rc)
         return rc;
     struct stat st;

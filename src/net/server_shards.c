@@ -530,8 +530,8 @@ static void take_msg(server *s, uint32_t j, const sw_msg *m)
                !memcmp(m->payload, SW_SHARD_NO_RUN_HEAD, strlen(SW_SHARD_NO_RUN_HEAD))) {
         /* started again before the run's start was saved everywhere: the start again */
         const char *how = "(started again before the run's start was saved on every shard): "
-                          "start the server again with --resume, and every shard that ends with "
-                          "--checkpoint FILE --resume; they take the run's start again";
+                          "start the server again with --resume, every shard that ends with "
+                          "--checkpoint FILE --resume, and the workers: the run starts again";
         sw__shards_failed(s, j, "holds no run ", (int)strlen(how), how);
     } else if (m->type == SW_MSG_ERROR) {
         sw__shards_failed(s, j, "refused the server's order: ", (int)m->payload_len,

@@ -499,8 +499,10 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     if (p->resume && !resume)
         sw_log(SW_LOG_INFO, "%s holds no checkpoint: the shard that claimed it ended before its "
                "first save, and this one starts afresh", p->checkpoint);
+    int rc = resume && p->checkpoint ? sw_file_resumable(p->checkpoint, err) : 0;
     h->lock_made = p->checkpoint && !sw_file_claimed_before(p->checkpoint);
-    int rc = p->checkpoint ? sw_file_claim(p->checkpoint, "--checkpoint", &h->ckpt_lock, err) : 0;
+    if (!rc && p->checkpoint)
+        rc = sw_file_claim(p->checkpoint, "--checkpoint", &h->ckpt_lock, err);
     char prev[4096]; /* where the checkpoint before goes: refused now, not at the first save */
     snprintf(prev, sizeof prev, "%s.prev", p->checkpoint ? p->checkpoint : "");
     if (!rc && p->checkpoint)
