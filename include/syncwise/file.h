@@ -64,19 +64,17 @@ int sw_file_drop_torn_line(int fd);
 bool sw_file_same(const char *a, const char *b);
 void sw_file_release(int lock_fd);
 
-/* Whether a process claimed path (sw_file_claim left PATH.lock) and never saved it: neither PATH
- * nor PATH.prev exists. A run killed before its first checkpoint leaves this; asked before this
- * process claims path. */
-bool sw_file_never_saved(const char *path);
-/* 0 when --resume has something to go on from at path (PATH or PATH.prev); else SW_EIO with a
- * message for a path no run ever claimed (a mistyped one, or a run killed before it claimed it:
- * without --resume it starts afresh). Asked after sw_file_never_saved. */
-int sw_file_resumable(const char *path, char *err);
-/* Whether PATH.lock exists: asked before sw_file_claim, it says whether the claim makes it. */
-bool sw_file_claimed_before(const char *path);
+/* Claims a --checkpoint path (sw_file_claim, what "--checkpoint") for a run that may resume
+ * from it (*resume). A resume finds one of three things there: a save (PATH or PATH.prev), which
+ * it goes on from; a claim never saved (PATH.lock alone: the `who` before it, "run" or "shard",
+ * was killed before its first save), and then *resume turns false and the run starts afresh,
+ * saying so; or nothing, refused as a mistyped path would be. *made says whether this claim made
+ * PATH.lock, for sw_file_release_claim. */
+int sw_file_claim_checkpoint(const char *path, const char *who, bool *resume, int *lock_fd,
+                             bool *made, char *err);
 /* sw_file_release, and when this process made PATH.lock (made) and nothing was saved at path,
- * the lock's file removed too: a start refused before its first save leaves no sign of a run
- * for sw_file_never_saved to find (a killed one does). */
+ * the lock's file removed too: a start refused before its first save leaves no sign of a claim
+ * (a killed one does, which is how a resume knows it). */
 void sw_file_release_claim(const char *path, int lock_fd, bool made);
 
 /* Whether the text is a process id whose process is gone (what a killed writer left behind,

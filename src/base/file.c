@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "syncwise/err.h"
+#include "syncwise/log.h"
 
 static int write_all(int fd, const uint8_t *b, size_t n)
 {
@@ -46,41 +47,43 @@ static void sync_dir_of(const char *path)
     }
 }
 
-bool sw_file_never_saved(const char *path)
+/* Whether PATH + suffix (PATH.lock, PATH.prev) exists; false for a name too long to make. */
+static bool sibling_exists(const char *path, const char *suffix)
 {
-    char lock[4096], prev[4096];
-    if (snprintf(lock, sizeof lock, "%s.lock", path) >= (int)sizeof lock ||
-        snprintf(prev, sizeof prev, "%s.prev", path) >= (int)sizeof prev)
-        return false;
-    return access(lock, F_OK) == 0 && access(path, F_OK) != 0 && errno == ENOENT &&
-           access(prev, F_OK) != 0 && errno == ENOENT;
+    char name[4096];
+    return snprintf(name, sizeof name, "%s%s", path, suffix) < (int)sizeof name &&
+           access(name, F_OK) == 0;
 }
 
-int sw_file_resumable(const char *path, char *err)
+static bool saved_at(const char *path)
 {
-    char prev[4096];
-    if (snprintf(prev, sizeof prev, "%s.prev", path) >= (int)sizeof prev ||
-        access(path, F_OK) == 0 || access(prev, F_OK) == 0)
-        return 0; /* the reader says what is wrong with it */
-    return sw_fail(err, SW_EIO, "%s: cannot open: %s: no run saved or claimed it (a mistyped "
-                   "path? a run killed as it started? without --resume one starts afresh)",
-                   path, strerror(errno));
+    return access(path, F_OK) == 0 || sibling_exists(path, ".prev");
 }
 
-bool sw_file_claimed_before(const char *path)
+int sw_file_claim_checkpoint(const char *path, const char *who, bool *resume, int *lock_fd,
+                             bool *made, char *err)
 {
-    char lock[4096];
-    return snprintf(lock, sizeof lock, "%s.lock", path) < (int)sizeof lock &&
-           access(lock, F_OK) == 0;
+    *lock_fd = -1;
+    bool claimed = sibling_exists(path, ".lock");
+    int missing = access(path, F_OK) != 0 ? errno : 0; /* ENOENT, or why it cannot be seen */
+    if (*resume && missing && !sibling_exists(path, ".prev")) {
+        if (!claimed || missing != ENOENT)
+            return sw_fail(err, SW_EIO, "%s: cannot open: %s: no run saved or claimed it (a "
+                           "mistyped path? a run killed as it started? without --resume one "
+                           "starts afresh)", path, strerror(missing));
+        *resume = false;
+        sw_log(SW_LOG_INFO, "%s holds no checkpoint: the %s that claimed it ended before its "
+               "first save, and this one starts afresh", path, who);
+    }
+    *made = !claimed;
+    return sw_file_claim(path, "--checkpoint", lock_fd, err);
 }
 
 void sw_file_release_claim(const char *path, int lock_fd, bool made)
 {
-    char lock[4096], prev[4096];
-    if (lock_fd >= 0 && made && path &&
-        snprintf(lock, sizeof lock, "%s.lock", path) < (int)sizeof lock &&
-        snprintf(prev, sizeof prev, "%s.prev", path) < (int)sizeof prev &&
-        access(path, F_OK) != 0 && access(prev, F_OK) != 0)
+    char lock[4096];
+    if (lock_fd >= 0 && made && !saved_at(path) &&
+        snprintf(lock, sizeof lock, "%s.lock", path) < (int)sizeof lock)
         unlink(lock); /* while still ours: no other claim can be under way */
     sw_file_release(lock_fd);
 }

@@ -216,16 +216,9 @@ static int setup(server *s, char *err)
         sw_log(SW_LOG_INFO, "removed what a killed server left half-written beside %s",
                p->checkpoint);
     s->resuming = p->resume;
-    if (p->resume && p->checkpoint && sw_file_never_saved(p->checkpoint)) {
-        s->resuming = false;
-        sw_log(SW_LOG_INFO, "%s holds no checkpoint: the run that claimed it ended before its "
-               "first save, and this one starts afresh", p->checkpoint);
-    }
-    int rc = s->resuming && p->checkpoint ? sw_file_resumable(p->checkpoint, err) : 0;
-    if (rc)
-        return rc;
-    s->lock_made = p->checkpoint && !sw_file_claimed_before(p->checkpoint);
-    rc = p->checkpoint ? sw_file_claim(p->checkpoint, "--checkpoint", &s->ckpt_lock, err) : 0;
+    int rc = p->checkpoint ? sw_file_claim_checkpoint(p->checkpoint, "run", &s->resuming,
+                                                      &s->ckpt_lock, &s->lock_made, err)
+                           : 0;
     if (rc)
         return rc;
     struct stat st;

@@ -203,9 +203,6 @@ static bool start_again(shard *h, const from *f, const sw_msg *m)
         run != h->run || strcmp(text, h->config))
         return false;
     sw__shard_free_recovery(h); /* what a resumed shard kept for a RESTORE that will not come */
-    h->stash = NULL;
-    h->lost = NULL;
-    h->n_stash = h->n_lost = 0;
     h->awaiting = h->ready = false;
     memcpy(h->server, f->route, f->route_len);
     h->server_len = f->route_len;
@@ -495,14 +492,10 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
                            .max_frame = p->max_frame};
     /* Killed before its first save, a shard has nothing to resume: it starts afresh, and its
      * server (started again too, from its start record) configures it as before. */
-    bool resume = p->resume && !(p->checkpoint && sw_file_never_saved(p->checkpoint));
-    if (p->resume && !resume)
-        sw_log(SW_LOG_INFO, "%s holds no checkpoint: the shard that claimed it ended before its "
-               "first save, and this one starts afresh", p->checkpoint);
-    int rc = resume && p->checkpoint ? sw_file_resumable(p->checkpoint, err) : 0;
-    h->lock_made = p->checkpoint && !sw_file_claimed_before(p->checkpoint);
-    if (!rc && p->checkpoint)
-        rc = sw_file_claim(p->checkpoint, "--checkpoint", &h->ckpt_lock, err);
+    bool resume = p->resume;
+    int rc = p->checkpoint ? sw_file_claim_checkpoint(p->checkpoint, "shard", &resume,
+                                                      &h->ckpt_lock, &h->lock_made, err)
+                           : 0;
     char prev[4096]; /* where the checkpoint before goes: refused now, not at the first save */
     snprintf(prev, sizeof prev, "%s.prev", p->checkpoint ? p->checkpoint : "");
     if (!rc && p->checkpoint)

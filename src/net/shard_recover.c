@@ -26,6 +26,9 @@ void sw__shard_free_recovery(shard *h)
         sw_frame_unref(h->stash[i].frame);
     free(h->stash);
     free(h->lost);
+    h->stash = NULL;
+    h->lost = NULL;
+    h->n_stash = h->n_lost = 0;
 }
 
 bool sw__shard_is_lost(const shard *h, uint32_t worker, uint64_t token, uint64_t seq)
