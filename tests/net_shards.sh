@@ -182,6 +182,36 @@ expect_output "4 joins" "the late worker joined"
 wait "${WPIDS[@]:1}"
 expect_shards "with a worker killed"
 
+# --cpus: every thread of the server, a shard and a worker (ZeroMQ's and OpenBLAS's too) runs
+# on the one CPU named, through the run.
+cpu=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*\([0-9]*\).*/\1/p' /proc/self/status)
+on_cpu() { # pid: every thread of it may run on $cpu alone, and it has more than one
+  local n=0 status
+  for status in /proc/"$1"/task/*/status; do
+    grep -q "^Cpus_allowed_list:[[:space:]]*$cpu\$" "$status" || return 1
+    n=$((n + 1))
+  done
+  [ "$n" -gt 1 ]
+}
+start_shards 1 --cpus "$cpu"
+start_server asp --max-applies 1000000 --cpus "$cpu" --threads 2
+start_worker --cpus "$cpu" --threads 2 --delay-ms 5
+wait_status 15 'workers live 1'
+for who in "the shard:${SHPIDS[0]}" "the server:$SPID" "the worker:${WPIDS[-1]}"; do
+  checks=$((checks + 1))
+  on_cpu "${who##*:}" || { echo "FAIL: --cpus $cpu: ${who%%:*}'s threads run elsewhere:" \
+    "$(grep -h Cpus_allowed_list /proc/"${who##*:}"/task/*/status | sort | uniq -c)"
+    failures=$((failures + 1)); }
+done
+kill -TERM "$SPID"
+expect_server "a run whose processes have --cpus"
+wait "${WPIDS[-1]}"
+expect_shards "a shard with --cpus"
+for who in server shard "worker --connect tcp://127.0.0.1:1"; do
+  expect_status 2 "$who --cpus of a CPU it may not use" -- "$SW" $who --cpus "0,1023"
+  expect_output "may not use CPU 1023 (it may use" "$who --cpus: says which CPUs it may use"
+done
+
 # What a sharded run does not take yet is refused before anything starts.
 SHARDS="tcp://127.0.0.1:1"
 for bad in "--policy actions" "--policy rlswitch" "--policy rlswitch:choose=stretch" \

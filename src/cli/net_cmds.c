@@ -34,7 +34,7 @@ static void show_eval(void *ctx, double t, uint64_t version, double loss, double
 
 typedef struct server_cli {
     sw_server_params p;
-    const char *log_path;
+    const char *log_path, *cpus;
     long threads;
     int batch_mode, apply_mode, checksum; /* in batch_modes[], apply_modes[], checksums[] */
     sw_cli_optim optim;
@@ -152,6 +152,7 @@ static const sw_opt server_table[] = {
                 "OpenBLAS threads (applies are memory-bound, and idle\n"
                 "OpenBLAS threads spin on the cores the network needs;\n"
                 "0 leaves OpenBLAS its own default)")},
+    SW_OPT_CPUS_ROW(AT(cpus)),
     {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', AT(quiet), 0, 0, NULL,
                 "warnings, errors and the closing summary only (no\nprogress)")},
     {SW_OPT_ROW(SW_OPT_FLAG, "verbose", 'v', AT(verbose), 0, 0, NULL, "debug messages too")},
@@ -210,7 +211,7 @@ static int server_opts(int argc, char **argv, server_cli *o)
         return sw_cli_error("server", "%s", err) + 1;
     if ((rc = sw_engine_check_policy(o->p.policy, o->p.max_workers, err))) /* a usage error */
         return sw_cli_error("server", "%s", err) + (sw_cli_scenario_status(rc) == 2);
-    return 0;
+    return sw_cli_pin_cpus("server", o->cpus);
 }
 
 int sw_cli_server(int argc, char **argv)
@@ -282,6 +283,7 @@ int sw_cli_server(int argc, char **argv)
 
 typedef struct worker_cli {
     sw_worker_params p;
+    const char *cpus;
     long threads;
     bool quiet, verbose;
 } worker_cli;
@@ -308,6 +310,7 @@ static const sw_opt worker_table[] = {
                 "the server's public key")},
     {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 256, "N",
                 "OpenBLAS threads (0: its own choice)")},
+    SW_OPT_CPUS_ROW(AT(cpus)),
     SW_OPT_LOG_ROWS(AT(quiet), AT(verbose)),
     SW_OPT_END_ROW,
 };
@@ -332,7 +335,8 @@ int sw_cli_worker(int argc, char **argv)
     sw_cli_set_threads(o.threads);
     if ((prc = sw_cli_curve_pair("worker", "--curve-key", o.p.curve_key, "--curve-server",
                                  o.p.curve_server)) ||
-        (prc = sw_cli_endpoint_ok("worker", "--connect", o.p.connect, false)))
+        (prc = sw_cli_endpoint_ok("worker", "--connect", o.p.connect, false)) ||
+        (prc = sw_cli_pin_cpus("worker", o.cpus)))
         return prc;
     sw_worker_params p = o.p;
     p.stop = sw_cli_catch_signals();

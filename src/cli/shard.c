@@ -15,6 +15,7 @@
 
 typedef struct shard_opts {
     sw_shard_params p;
+    const char *cpus;
     long max_frame;
     bool quiet, verbose;
 } shard_opts;
@@ -52,6 +53,7 @@ static const sw_opt table[] = {
                 "protocol's 2 GiB); ZeroMQ drops a larger one before\n"
                 "reading it. A run needing more is refused at INIT,\n"
                 "saying how much")},
+    SW_OPT_CPUS_ROW(AT(cpus)),
     SW_OPT_LOG_ROWS(AT(quiet), AT(verbose)),
     SW_OPT_END_ROW,
 };
@@ -100,7 +102,8 @@ int sw_cli_shard(int argc, char **argv)
     const char *names[] = {"--checkpoint", "--endpoint-file"};
     const char *outs[] = {o.p.checkpoint, o.p.endpoint_file};
     const char *inputs[] = {o.p.curve_key, o.p.curve_clients};
-    if ((rc = sw_cli_outputs_apart(CMD, 2, names, outs, 2, inputs)))
+    if ((rc = sw_cli_outputs_apart(CMD, 2, names, outs, 2, inputs)) ||
+        (rc = sw_cli_pin_cpus(CMD, o.cpus)))
         return rc;
     sw_shard_params p = o.p;
     p.max_frame = (uint64_t)o.max_frame;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "syncwise/cpus.h"
 #include "syncwise/data.h"
 #include "syncwise/err.h"
 #include "syncwise/file.h"
@@ -86,6 +87,14 @@ void sw_cli_set_threads(long threads)
 {
     if (threads > 0)
         openblas_set_num_threads((int)threads);
+}
+
+int sw_cli_pin_cpus(const char *cmd, const char *list)
+{
+    char err[SW_ERR_LEN];
+    if (!list || !sw_cpus_pin_process(list, err))
+        return 0;
+    return sw_cli_error(cmd, "%s", err) + 1;
 }
 
 void sw_cli_run_jobs(long jobs, void *(*worker)(void *), void *arg)
