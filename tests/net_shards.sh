@@ -207,7 +207,7 @@ kill -TERM "$SPID"
 expect_server "a run whose processes have --cpus"
 wait "${WPIDS[-1]}"
 expect_shards "a shard with --cpus"
-for who in server shard "worker --connect tcp://127.0.0.1:1"; do
+for who in server shard "worker --connect tcp://127.0.0.1:1" peer; do
   expect_status 2 "$who --cpus of a CPU it may not use" -- "$SW" $who --cpus "0,1023"
   expect_output "may not use CPU 1023 (it may use" "$who --cpus: says which CPUs it may use"
 done

@@ -58,7 +58,8 @@ typedef struct sw_opt {
     {SW_OPT_ROW(SW_OPT_FLAG, "quiet", 'q', (quiet_at), 0, 0, NULL,                            \
                 "warnings, errors and the closing summary only")},                              \
     {SW_OPT_ROW(SW_OPT_FLAG, "verbose", 'v', (verbose_at), 0, 0, NULL, "debug messages too")}
-/* --cpus of the long-running networked processes (server, shard, worker): sw_cli_pin_cpus. */
+/* --cpus of the long-running networked processes (server, shard, worker, peer):
+ * sw_cli_pin_cpus. */
 #define SW_OPT_CPUS_ROW(at_)                                                                    \
     {SW_OPT_ROW(SW_OPT_STR, "cpus", 0, (at_), 0, 0, "LIST",                                     \
                 "run every thread on these CPUs only (0, 2-3, 0,4-7;\n"                          \

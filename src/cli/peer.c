@@ -16,6 +16,7 @@
 
 typedef struct peer_opts {
     sw_peer_params p;
+    const char *cpus;
     bool quiet, verbose;
 } peer_opts;
 
@@ -63,6 +64,7 @@ static const sw_opt table[] = {
                 "the judge writes its best weights there, one per line\n"
                 "(a linear model's: the features' weights, then the bias);\n"
                 "given to a member that did not judge, nothing is written")},
+    SW_OPT_CPUS_ROW(AT(cpus)),
     SW_OPT_LOG_ROWS(AT(quiet), AT(verbose)),
     SW_OPT_END_ROW,
 };
@@ -92,7 +94,8 @@ int sw_cli_peer(int argc, char **argv)
     const char *names[] = {"--out", "--endpoint-file"}, *outs[] = {o.p.out, o.p.endpoint_file};
     if ((rc = sw_cli_outputs_apart(CMD, 2, names, outs, 1, &o.p.data)) ||
         (rc = sw_cli_endpoint_ok(CMD, "--bind", o.p.bind, true)) ||
-        (rc = sw_cli_endpoint_ok(CMD, "--join", o.p.join, false)))
+        (rc = sw_cli_endpoint_ok(CMD, "--join", o.p.join, false)) ||
+        (rc = sw_cli_pin_cpus(CMD, o.cpus)))
         return rc;
     sw_peer_params p = o.p;
     p.stop = sw_cli_catch_signals();
