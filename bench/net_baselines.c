@@ -1,6 +1,7 @@
 /* bench_net's baselines (net_baselines.h): raw TCP and ZeroMQ alone. */
 #define _POSIX_C_SOURCE 200809L
 #include "net_baselines.h"
+#include "net_placement.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -34,6 +35,7 @@ static void xfer(int fd, char *buf, size_t len, int sending)
 static void *echo_server(void *arg)
 {
     tcp_echo *e = arg;
+    sw_bench_place_server();
     int c = accept(e->fd, NULL, NULL);
     char *buf = malloc(e->bytes);
     for (int i = 0; i < e->rounds; i++) {
@@ -78,6 +80,7 @@ double raw_tcp_mbps(size_t bytes, int rounds)
 /* The echo's ROUTER, bound to a free loopback port that e->ep then names. */
 static void *echo_socket(zmq_echo *e)
 {
+    sw_bench_place_server(); /* before the first socket starts the context's threads */
     void *s = zmq_socket(e->ctx, ZMQ_ROUTER);
     zmq_bind(s, "tcp://127.0.0.1:*");
     size_t len = sizeof e->ep;

@@ -32,6 +32,7 @@
 #include "lend.h"
 #include "net_baselines.h"
 #include "net_bench_shards.h"
+#include "net_placement.h"
 #include "net_served.h"
 #include "syncwise/clock.h"
 #include "syncwise/log.h"
@@ -51,6 +52,7 @@ typedef struct served {
 static void *serve(void *arg)
 {
     served *s = arg;
+    sw_bench_place_server();
     sw_server_run(&s->p, &s->r, s->err);
     return NULL;
 }
@@ -378,8 +380,9 @@ static void throughput(int rounds)
     printf("\n1. push + pull of a %zu-float model (4 MB each way), %d round trips a trial;\n"
            "   syncwise with payload checksums and without (--checksum off), and the same bytes\n"
            "   moved the same way by ZeroMQ alone, by ZeroMQ with the work a server without\n"
-           "   checksums cannot skip (finiteness, apply), and by raw TCP, interleaved\n",
-           big, rounds);
+           "   checksums cannot skip (finiteness, apply), and by raw TCP, interleaved;\n"
+           "   %s\n",
+           big, rounds, sw_bench_placement());
     for (int t = 0; t < TRIALS; t++) {
         for (int k = ON; k <= OFF; k++)
             mbps[k][t] = trips_mbps(&c[k], rounds, &cpu[k][t]);
@@ -516,7 +519,7 @@ static void sharded_throughput(int rounds)
     printf("\n5. push + pull of the %zu-float model through one shard: the gradient to the shard,\n"
            "   the release from the server, a pull and the slice back from the shard; with\n"
            "   payload checksums and without, beside raw TCP moving the same bytes, interleaved,\n"
-           "   %d steps a trial\n", big, rounds);
+           "   %d steps a trial; %s\n", big, rounds, sw_bench_placement());
     for (int t = 0; t < TRIALS; t++) {
         for (int k = ON; k <= OFF; k++) {
             mbps[k][t] = sharded_mbps(s[k], rounds, &cpu[k][t]);
@@ -551,16 +554,34 @@ static void sharded_throughput(int rounds)
            4 * (double)big / median(mbps[RAW]));
 }
 
+/* Runs a part under each placement asked for (net_placement.h), shared first; the parts after
+ * run shared. */
+static void placed(void (*part)(int), int rounds, const char *placement)
+{
+    for (int apart = 0; apart <= 1; apart++) {
+        if (strcmp(placement, "both") && strcmp(placement, apart ? "apart" : "shared"))
+            continue;
+        if (sw_bench_place_apart(apart))
+            part(rounds);
+        else
+            printf("\n   (apart needs two CPUs this process may use: not measured)\n");
+    }
+    sw_bench_place_apart(false);
+}
+
 int main(int argc, char **argv)
 {
-    bench_usage(argc, argv, 2,
-                "[ROUNDS [PART]]\n"
+    bench_usage(argc, argv, 3,
+                "[ROUNDS [PART [PLACEMENT]]]\n"
                 "The networked runtime on loopback, side by side with ZeroMQ alone and raw TCP\n"
                 "(bench/net_bench.c says what each part measures).\n"
                 "  ROUNDS  round trips a trial of the throughput parts (default 200): more\n"
                 "          steady the figures\n"
                 "  PART    all (default), throughput, small, clients, barrier or shards: that\n"
-                "          part alone, for profiling it\n");
+                "          part alone, for profiling it\n"
+                "  PLACEMENT  of the throughput and shards parts: shared (every thread where\n"
+                "          the scheduler puts it), apart (the serving side on one CPU, the\n"
+                "          client on another, as --cpus gives processes) or both (default)\n");
     int rounds = argc > 1 ? (int)bench_long(argv[0], "ROUNDS", argv[1], 1, 1000000) : 200;
     const char *part = argc > 2 ? argv[2] : "all";
     static const char *const parts[] = {"all", "throughput", "small", "clients", "barrier",
@@ -570,6 +591,9 @@ int main(int argc, char **argv)
         known++;
     if (known == sizeof parts / sizeof *parts)
         bench_refuse(argv[0], part, "PART is all, throughput, small, clients, barrier or shards");
+    const char *placement = argc > 3 ? argv[3] : "both";
+    if (strcmp(placement, "shared") && strcmp(placement, "apart") && strcmp(placement, "both"))
+        bench_refuse(argv[0], placement, "PLACEMENT is shared, apart or both");
     sw_net_keep_freed_memory(); /* as the syncwise commands do */
     const char *core = getenv("OPENBLAS_CORETYPE"), *threads = getenv("OPENBLAS_NUM_THREADS");
     if (!threads) { /* as `syncwise server` does by default */
@@ -582,7 +606,7 @@ int main(int argc, char **argv)
     sw_log_set_level(SW_LOG_WARN); /* not every worker's leaving */
     bool all = strcmp(part, "all") == 0;
     if (all || strcmp(part, "throughput") == 0)
-        throughput(rounds);
+        placed(throughput, rounds, placement);
     if (all || strcmp(part, "small") == 0)
         small_round_trips();
     if (all || strcmp(part, "clients") == 0)
@@ -590,6 +614,6 @@ int main(int argc, char **argv)
     if (all || strcmp(part, "barrier") == 0)
         barriers(rounds / 4 > 10 ? rounds / 4 : 10);
     if (all || strcmp(part, "shards") == 0)
-        sharded_throughput(rounds);
+        placed(sharded_throughput, rounds, placement);
     return 0;
 }

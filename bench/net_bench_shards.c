@@ -5,6 +5,7 @@
  * when the release says SW_FLAG_SENT (the server ordered it), else pulled (SHARD_PULL). */
 #define _POSIX_C_SOURCE 200809L
 #include "net_bench_shards.h"
+#include "net_placement.h"
 #include "net_served.h"
 
 #include <pthread.h>
@@ -45,6 +46,7 @@ struct sharded {
 static void *serve(void *arg)
 {
     sharded *s = arg;
+    sw_bench_place_server();
     sw_server_run(&s->sp, &s->sr, s->server_err);
     return NULL;
 }
@@ -52,6 +54,7 @@ static void *serve(void *arg)
 static void *hold_slice(void *arg)
 {
     sharded *s = arg;
+    sw_bench_place_server();
     sw_shard_run(&s->hp, &s->hr, s->shard_err);
     return NULL;
 }

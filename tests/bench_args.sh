@@ -15,7 +15,9 @@ expect_status 2 "bench_net with no round trip" -- timeout 10 "$B/bench_net" 0
 expect_output "ROUNDS is a whole number" "bench_net 0"
 expect_status 2 "bench_net with a part it lacks" -- timeout 10 "$B/bench_net" 10 thru
 expect_output "PART is all, throughput" "bench_net 10 thru"
-expect_status 2 "bench_net with a third argument" -- timeout 10 "$B/bench_net" 10 small x
+expect_status 2 "bench_net with a placement it lacks" -- timeout 10 "$B/bench_net" 10 small x
+expect_output "PLACEMENT is shared, apart or both" "bench_net 10 small x"
+expect_status 2 "bench_net with a fourth argument" -- timeout 10 "$B/bench_net" 10 small both x
 expect_status 2 "bench_engine 12abc" -- timeout 10 "$B/bench_engine" 12abc
 expect_status 2 "bench_step --threads without its value" -- timeout 10 "$B/bench_step" --threads
 expect_output "takes a value" "bench_step --threads"
