@@ -137,9 +137,9 @@ void sw__shards_event(struct sw_server *s, const sw_event *ev);
 void sw__shards_take(struct sw_server *s, uint32_t j, const sw_delivery *d);
 /* Asks every shard for its slice at the engine's version (one gather at a time). */
 void sw__shards_gather(struct sw_server *s);
-/* Shared by server_shards.c and server_shards_recover.c: a message to shard j or to all (one
- * frame), a push every shard forgets, a push the engine decides on, a shard's failure that ends
- * the run. */
+/* Shared by server_shards.c, server_shards_decide.c and server_shards_recover.c: a message to
+ * shard j or to all (one frame), a push every shard forgets, a push the engine decides on, a
+ * shard's failure that ends the run. */
 void sw__shards_send_to(struct sw_server *s, uint32_t j, const sw_msg *m, const float *floats);
 void sw__shards_send_all(struct sw_server *s, const sw_msg *m);
 /* Sends the orders gathered in the turn (the server's turn ends with it). */
@@ -151,6 +151,10 @@ void sw__shards_counted(struct sw_server *s, uint32_t w, const sw__reporting *r)
 void sw__shards_stop_waiting_for_norms(struct sw_server *s);
 void sw__shards_failed(struct sw_server *s, uint32_t j, const char *what, int len,
                        const char *detail);
+/* server_shards_decide.c: shard j holds its slice of a push (SHARD_PUSHED), and its share of
+ * an apply's norms (SHARD_APPLIED). */
+void sw__shards_reported(struct sw_server *s, uint32_t j, const sw_msg *m);
+void sw__shards_measured(struct sw_server *s, uint32_t j, const sw_msg *m);
 
 /* server_shards_recover.c: the pings (and a silent shard's end of the run), what a shard says
  * of itself (SHARD_STATE: a resumed one is restored), and the checkpoints all shards take at
