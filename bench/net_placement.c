@@ -16,7 +16,7 @@ static char said[320];
 static void pin(const char *list)
 {
     char err[SW_ERR_LEN];
-    if (sw_cpus_pin_thread(list, err)) {
+    if (sw_cpus_pin_thread(list, err) < 0) {
         fprintf(stderr, "bench_net: %s\n", err);
         exit(1);
     }

@@ -12,11 +12,13 @@
 
 #include <stddef.h>
 
-/* Parses LIST, CPU numbers and ranges separated by commas ("0", "2-3", "0,4-7"), and runs
- * every thread of this process (those started before, OpenBLAS's, too) and every thread it
- * starts later on those CPUs only. Refused before anything changes when LIST is malformed or
- * names a CPU this process may not use (outside its cpuset, or offline: wherever it is pinned
- * now, it may be moved to any other); err says which and what it may use. */
+/* Parses LIST, CPU numbers and ranges separated by commas as taskset -c takes them ("0",
+ * "2-3", "0,4-7", "0-6:2" for every second CPU from 0 to 6), and runs every thread of this
+ * process (those started before, OpenBLAS's, too) and every thread it starts later on those
+ * CPUs only; returns how many CPUs that is. Refused before anything changes when LIST is
+ * malformed or names a CPU this process may not use (outside its cpuset, or offline); err says
+ * which and what it may use. Wherever the process is pinned now (taskset, a launcher's
+ * binding), it may be moved to any CPU it may use: LIST replaces that binding. */
 int sw_cpus_pin_process(const char *list, char *err);
 
 /* The same for the calling thread alone (and the threads it starts later): for programs

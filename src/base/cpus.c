@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,20 +25,30 @@ static long cpu_number(const char *s, const char **end)
     return errno || v >= CPU_SETSIZE ? -1 : (long)v;
 }
 
+/* One item of a list: N, A-B or A-B:S (every S-th CPU from A to B, as taskset takes it). */
+static bool parse_item(const char *s, const char **end, cpu_set_t *set)
+{
+    long lo = cpu_number(s, end), hi = lo, step = 1;
+    bool range = lo >= 0 && **end == '-';
+    if (range)
+        hi = cpu_number(*end + 1, end);
+    if (range && hi >= 0 && **end == ':')
+        step = cpu_number(*end + 1, end);
+    if (lo < 0 || hi < lo || step < 1)
+        return false;
+    for (long c = lo; c <= hi; c += step)
+        CPU_SET((int)c, set);
+    return true;
+}
+
 static int parse(const char *list, cpu_set_t *set, char *err)
 {
     CPU_ZERO(set);
-    const char *s = list;
-    for (;;) {
+    for (const char *s = list;;) {
         const char *e = s;
-        long lo = cpu_number(s, &e), hi = lo;
-        if (lo >= 0 && *e == '-')
-            hi = cpu_number(e + 1, &e);
-        if (lo < 0 || hi < lo || (*e && *e != ','))
-            return sw_fail(err, SW_EINVAL, "--cpus %s: not a list of CPUs such as 0, 2-3 or "
-                                           "0,4-7 (each below %d)", list, CPU_SETSIZE);
-        for (long c = lo; c <= hi; c++)
-            CPU_SET((int)c, set);
+        if (!parse_item(s, &e, set) || (*e && *e != ','))
+            return sw_fail(err, SW_EINVAL, "--cpus '%s': not a list of CPUs such as 0, 2-3, "
+                                           "0,4-7 or 0-6:2 (each below %d)", list, CPU_SETSIZE);
         if (!*e)
             return 0;
         s = e + 1;
@@ -100,37 +111,37 @@ int sw_cpus_allowed_nth(int i)
     return -1;
 }
 
-/* The set LIST names, refused unless the process may use every CPU in it. */
+/* The set LIST names, and how many CPUs are in it; refused unless the process may use every
+ * one. */
 static int wanted(const char *list, cpu_set_t *set, char *err)
 {
-    int rc = parse(list, set, err);
-    if (rc)
-        return rc;
     cpu_set_t may, extra;
     if (permitted(&may))
-        return sw_fail(err, SW_EIO, "--cpus %s: cannot read which CPUs this process may use: %s",
-                       list, strerror(errno));
+        return sw_fail(err, SW_EIO, "--cpus '%s': cannot read which CPUs this process may use: "
+                       "%s", list, strerror(errno));
+    char no[128], yes[128], why[SW_ERR_LEN];
+    write_list(&may, yes, sizeof yes);
+    if (parse(list, set, why))
+        return sw_fail(err, SW_EINVAL, "%s; this process may use %s", why, yes);
     CPU_XOR(&extra, set, &may);
     CPU_AND(&extra, &extra, set); /* in the list, not allowed */
     if (CPU_COUNT(&extra)) {
-        char no[128], yes[128];
         write_list(&extra, no, sizeof no);
-        write_list(&may, yes, sizeof yes);
-        return sw_fail(err, SW_EINVAL, "--cpus %s: this process may not use CPU %s (it may use "
-                                       "%s)", list, no, yes);
+        return sw_fail(err, SW_EINVAL, "--cpus '%s': this process may not use CPU%s %s (it may "
+                       "use %s: its cpuset's, online)", list, CPU_COUNT(&extra) > 1 ? "s" : "",
+                       no, yes);
     }
-    return 0;
+    return CPU_COUNT(set);
 }
 
 int sw_cpus_pin_thread(const char *list, char *err)
 {
     cpu_set_t set;
-    int rc = wanted(list, &set, err);
-    if (rc)
-        return rc;
-    if ((rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set)))
-        return sw_fail(err, SW_EINVAL, "--cpus %s: %s", list, strerror(rc));
-    return 0;
+    int n = wanted(list, &set, err);
+    if (n < 0)
+        return n;
+    int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    return rc ? sw_fail(err, SW_EINVAL, "--cpus '%s': %s", list, strerror(rc)) : n;
 }
 
 /* Every thread of the process, listed in /proc/self/task; a thread that ended meanwhile is
@@ -140,7 +151,7 @@ static int pin_tasks(const char *list, const cpu_set_t *set, char *err)
 {
     DIR *d = opendir("/proc/self/task");
     if (!d)
-        return sw_fail(err, SW_EIO, "--cpus %s: cannot list this process's threads: %s", list,
+        return sw_fail(err, SW_EIO, "--cpus '%s': cannot list this process's threads: %s", list,
                        strerror(errno));
     int rc = 0;
     for (struct dirent *e; !rc && (e = readdir(d));) {
@@ -148,7 +159,7 @@ static int pin_tasks(const char *list, const cpu_set_t *set, char *err)
             continue;
         pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
         if (sched_setaffinity(tid, sizeof *set, set) && errno != ESRCH)
-            rc = sw_fail(err, SW_EINVAL, "--cpus %s: thread %d: %s", list, (int)tid,
+            rc = sw_fail(err, SW_EINVAL, "--cpus '%s': thread %d: %s", list, (int)tid,
                          strerror(errno));
     }
     closedir(d);
@@ -158,11 +169,12 @@ static int pin_tasks(const char *list, const cpu_set_t *set, char *err)
 int sw_cpus_pin_process(const char *list, char *err)
 {
     cpu_set_t set;
-    int rc = wanted(list, &set, err);
-    if (rc)
-        return rc;
+    int n = wanted(list, &set, err);
+    if (n < 0)
+        return n;
     /* The calling thread first, so that any thread it starts from now on inherits the set. */
     if (sched_setaffinity(0, sizeof set, &set))
-        return sw_fail(err, SW_EINVAL, "--cpus %s: %s", list, strerror(errno));
-    return pin_tasks(list, &set, err);
+        return sw_fail(err, SW_EINVAL, "--cpus '%s': %s", list, strerror(errno));
+    int rc = pin_tasks(list, &set, err);
+    return rc ? rc : n;
 }

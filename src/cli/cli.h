@@ -84,8 +84,9 @@ volatile sig_atomic_t *sw_cli_catch_signals(void);
 /* Applies a --threads value to OpenBLAS (0 leaves its own choice). */
 void sw_cli_set_threads(long threads);
 
-/* Applies a --cpus LIST (NULL: none) to every thread of the process; 0, or the usage error's
- * status after saying why it is refused. */
+/* Applies a --cpus LIST (NULL: none) to every thread of the process, and holds OpenBLAS to at
+ * most one thread per CPU listed (as it would choose started on them; a --threads applied
+ * after wins); 0, or the usage error's status after saying why it is refused. */
 int sw_cli_pin_cpus(const char *cmd, const char *list);
 
 /* Runs worker(arg) on `jobs` threads at once (0: one per core; at most 256), or on the caller's

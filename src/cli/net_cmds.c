@@ -332,12 +332,12 @@ int sw_cli_worker(int argc, char **argv)
     if (prc)
         return prc == 1 ? 0 : prc;
     sw_cli_set_verbosity(o.quiet, o.verbose);
-    sw_cli_set_threads(o.threads);
     if ((prc = sw_cli_curve_pair("worker", "--curve-key", o.p.curve_key, "--curve-server",
                                  o.p.curve_server)) ||
         (prc = sw_cli_endpoint_ok("worker", "--connect", o.p.connect, false)) ||
         (prc = sw_cli_pin_cpus("worker", o.cpus)))
         return prc;
+    sw_cli_set_threads(o.threads); /* after --cpus, which holds OpenBLAS's own choice */
     sw_worker_params p = o.p;
     p.stop = sw_cli_catch_signals();
     sw_net_keep_freed_memory();

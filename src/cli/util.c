@@ -92,9 +92,14 @@ void sw_cli_set_threads(long threads)
 int sw_cli_pin_cpus(const char *cmd, const char *list)
 {
     char err[SW_ERR_LEN];
-    if (!list || !sw_cpus_pin_process(list, err))
-        return 0;
-    return sw_cli_error(cmd, "%s", err) + 1;
+    int n = list ? sw_cpus_pin_process(list, err) : 0;
+    if (n < 0)
+        return sw_cli_error(cmd, "%s", err) + 1;
+    if (n > 0 && openblas_get_num_threads() > n) /* its own choice: the CPUs it found at start */
+        openblas_set_num_threads(n);
+    if (n > 0)
+        sw_log(SW_LOG_INFO, "every thread runs on CPU%s %s (--cpus)", n > 1 ? "s" : "", list);
+    return 0;
 }
 
 void sw_cli_run_jobs(long jobs, void *(*worker)(void *), void *arg)
