@@ -271,6 +271,20 @@ static void *worker(void *arg)
     }
 }
 
+/* The runs that failed, and those that diverged, one line each. */
+static void list_failed(const plan *p, FILE *out)
+{
+    for (size_t i = 0; i < p->n_runs; i++) {
+        const job *j = &p->runs[i];
+        if (j->rc)
+            fprintf(out, "run %s seed %llu failed: %s\n", p->policies[j->policy],
+                    (unsigned long long)j->seed, j->err);
+        else if (j->facts.diverged_t >= 0) /* counted as not reaching the target: it never will */
+            fprintf(out, "run %s seed %llu diverged at t=%.1f s (a lower --lr?)\n",
+                    p->policies[j->policy], (unsigned long long)j->seed, j->facts.diverged_t);
+    }
+}
+
 /* The answer in one line: the fastest policy, and by how much it beats the best baseline. */
 static void print_answer(const plan *p, const sw_trials *s, int best)
 {
@@ -340,15 +354,7 @@ static void report(const plan *p)
         printf("\nspeedup: none, as no policy is a baseline (every bsp, asp and ssp, or "
                "--baselines); one seed, so no interval (the +- 0.0).\n");
     print_answer(p, s, best);
-    for (size_t i = 0; i < p->n_runs; i++) {
-        const job *j = &p->runs[i];
-        if (j->rc)
-            printf("run %s seed %llu failed: %s\n", p->policies[j->policy],
-                   (unsigned long long)j->seed, j->err);
-        else if (j->facts.diverged_t >= 0) /* counted as not reaching the target: it never will */
-            printf("run %s seed %llu diverged at t=%.1f s (a lower --lr?)\n",
-                   p->policies[j->policy], (unsigned long long)j->seed, j->facts.diverged_t);
-    }
+    list_failed(p, stdout);
 }
 
 /* results.csv in the comparison's order, one row per run (syncwise report reads the logs). */
@@ -542,8 +548,10 @@ int sw_cli_compare(int argc, char **argv)
             rc = sw_cli_error(CMD, "--log-dir %s: cannot create: %s", p.log_dir, strerror(errno));
         if (!rc && (rc = run_all(&p, argc, argv, err))) /* --resume of another scenario: 2 */
             rc = sw_cli_error(CMD, "%s", err) * sw_cli_scenario_status(rc);
-        if (!rc && p.log_dir && write_results(&p, err))
+        if (!rc && p.log_dir && write_results(&p, err)) {
+            list_failed(&p, stderr); /* a full disk, say: the runs' logs may have filled it */
             rc = sw_cli_error(CMD, "%s", err);
+        }
         if (!rc && p.log_dir)
             warn_of_other_logs(&p);
         if (!rc)
