@@ -2,8 +2,10 @@
 # syncwise beside what a user would otherwise write: a parameter server in PyTorch's own
 # distributed package (bench/ps_gloo.py: gloo over loopback; receive the gradient, check it is
 # finite, apply it, send the weights back), moving a 1M-float model both ways as bench_net's
-# throughput part does. Trials alternate between the two, under one OpenBLAS setting (printed),
-# and the medians and their ratio close the output. Goal: syncwise at least 1.9x.
+# throughput part does, both placed by the scheduler (gloo's processes are not pinned, so
+# bench_net runs its shared placement). Trials alternate between the two, under one OpenBLAS
+# setting (printed), and the medians and their ratio close the output. Goal: syncwise at least
+# 1.9x.
 #
 #   bench/ps_gloo.sh BUILD [ROUNDS] [TRIALS]     (defaults 200 and 3)
 set -euo pipefail
@@ -18,7 +20,7 @@ echo "push + pull of a 1M-float model on loopback, $rounds round trips a trial, 
 echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)} OPENBLAS_NUM_THREADS=1, $(getconf _NPROCESSORS_ONLN) cores"
 rows=()
 for t in $(seq "$trials"); do
-  read -r checked off < <("$build/bench/bench_net" "$rounds" throughput |
+  read -r checked off < <("$build/bench/bench_net" "$rounds" throughput shared |
     sed -n 's/.*median MB\/s:  syncwise \([0-9]*\)  checksum off \([0-9]*\).*/\1 \2/p')
   gloo=$(/usr/bin/python3 "$here/ps_gloo.py" "$rounds" 1 | sed -n 's/.*median \([0-9]*\) MB\/s.*/\1/p')
   echo "  trial $t: syncwise $checked MB/s, checksum off $off, gloo parameter server $gloo"
