@@ -61,6 +61,7 @@ bench: build
 	@OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_engine
 	@$(BUILD)/bench/bench_zipline
 	@OPENBLAS_NUM_THREADS=1 $(BUILD)/bench/bench_net
+	@bench/placement.sh $(BUILD)
 	@$(BUILD)/bench/bench_apply
 	@bench/sparse.sh $(BUILD)
 	@bench/compare.sh $(BUILD)
