@@ -86,6 +86,16 @@ if command -v gnuplot >/dev/null; then
   expect_output "target 0.6" "the accuracy plot draws the target"
   OUT=$(cat "$TMP/seeds-out/timeline-bsp.svg")
   expect_output "0 to 20 s" "the timeline shows the window asked for"
+  # gnuplot is given each drawn run's rows once (datablocks), the timelines only those that
+  # meet the window: every interval of bsp's first seed in it, none of a seed not drawn.
+  want=$(awk -F, '$1 == "bsp-seed1" && $5 <= 20 && $6 >= 0' "$TMP/seeds-out/timeline.csv" | wc -l)
+  blocks=$(sed -n '/^\$timeline[0-9]* << EOD$/,/^EOD$/p' "$TMP/seeds-out/plots.gp")
+  got=$(grep -c '^bsp-seed1,' <<< "$blocks")
+  checks=$((checks + 1))
+  [ "$want" -gt 0 ] && [ "$got" -eq "$want" ] ||
+    { echo "FAIL: bsp's timeline holds $got intervals of the $want in the window"; failures=$((failures + 1)); }
+  OUT=$(grep -c 'seed2,' <<< "$blocks")
+  expect_output "0" "the timelines hold no row of a run they do not draw"
   OUT=$(cat "$TMP/seeds-out/report.md")
   expect_output "![accuracy](accuracy.png)" "report.md shows the plots"
 fi
