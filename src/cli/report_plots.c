@@ -162,9 +162,10 @@ static int block_row(void *ctx, char *line, size_t lineno, char *err)
     if (lineno == 1 || strncmp(line, b->run, len) || line[len] != ',')
         return 0; /* the header, or another run's */
     if (b->window) {
-        const char *c = line;
+        const char *c = line; /* after the fourth comma: the span's start */
         for (int comma = 0; c && comma < 4; comma++)
-            c = strchr(c, ',') ? strchr(c, ',') + 1 : NULL;
+            if ((c = strchr(c, ',')))
+                c++;
         double start, end;
         if (!c || sscanf(c, "%lf,%lf", &start, &end) != 2 || start > b->to || end < b->from)
             return 0;
