@@ -47,12 +47,16 @@ static void sync_dir_of(const char *path)
     }
 }
 
-/* Whether PATH + suffix (PATH.lock, PATH.prev) exists; false for a name too long to make. */
+/* PATH + suffix (PATH.lock, PATH.prev) in name; false for a name too long to make. */
+static bool sibling(const char *path, const char *suffix, char name[4096])
+{
+    return snprintf(name, 4096, "%s%s", path, suffix) < 4096;
+}
+
 static bool sibling_exists(const char *path, const char *suffix)
 {
     char name[4096];
-    return snprintf(name, sizeof name, "%s%s", path, suffix) < (int)sizeof name &&
-           access(name, F_OK) == 0;
+    return sibling(path, suffix, name) && access(name, F_OK) == 0;
 }
 
 static bool saved_at(const char *path)
@@ -82,8 +86,7 @@ int sw_file_claim_checkpoint(const char *path, const char *who, bool *resume, in
 void sw_file_release_claim(const char *path, int lock_fd, bool made)
 {
     char lock[4096];
-    if (lock_fd >= 0 && made && !saved_at(path) &&
-        snprintf(lock, sizeof lock, "%s.lock", path) < (int)sizeof lock)
+    if (lock_fd >= 0 && made && !saved_at(path) && sibling(path, ".lock", lock))
         unlink(lock); /* while still ours: no other claim can be under way */
     sw_file_release(lock_fd);
 }
