@@ -71,7 +71,8 @@ typedef struct sw_engine_view {
     uint32_t n_waiting;
     const sw_worker_info *workers;
     uint32_t buffered;            /* gradients in the aggregation buffer */
-    double buffered_sq_norm;      /* sum of their squared norms (if the policy asked for it) */
+    double buffered_sq_norm;      /* sum of their squared norms (if the policy asked for it;
+                                   * 0 without parameters: see `norms`) */
     const float *buffer_sum;      /* their sum, n_params floats */
     size_t n_params;
     uint64_t min_live_clock;      /* smallest clock among started live workers (fresh joiners
@@ -95,7 +96,8 @@ typedef struct sw_push {
     uint32_t worker;
     uint64_t version;   /* version the gradient was computed at */
     uint64_t clock;     /* the worker's clock including this push */
-    double sq_norm;     /* squared norm of the gradient (if the policy asked for it) */
+    double sq_norm;     /* squared norm of the gradient (if the policy asked for it; 0 on an
+                         * engine without parameters, whose driver reports each apply's) */
 } sw_push;
 
 /* What a policy decides. The engine resets it before each call: accept, no apply, lr_scale 1,
@@ -287,10 +289,10 @@ int sw_engine_push(sw_engine *e, uint32_t w, const float *grad, uint64_t version
                    sw_engine_result *out);
 
 /* A push on an engine without parameters (n_params 0: a sharded run's control plane, whose
- * shards hold the gradient), with the gradient's squared norm as the driver learned it (read
- * only by a policy that wants it). */
-int sw_engine_push_norm(sw_engine *e, uint32_t w, double sq_norm, uint64_t version, double t,
-                        sw_engine_result *out);
+ * shards hold the gradient): its facts alone. A policy that reads norms gets each apply's from
+ * the driver (sw_engine_apply_norms), which the shards measure as they apply. */
+int sw_engine_push_facts(sw_engine *e, uint32_t w, uint64_t version, double t,
+                         sw_engine_result *out);
 
 /* On an engine without parameters: the norms of an apply, learned after it (a sharded run's
  * shards report their slices' sums). The view shows them unless it shows a newer apply's. */

@@ -437,8 +437,8 @@ static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version
                         .ver = version,
                         .V = e->view.version});
     sw_push p = {.worker = w, .version = version, .clock = k->clock};
-    if (e->wants & SW_WANT_SQ_NORM)
-        p.sq_norm = e->p.n_params ? sw__grad_sq_norm(grad, e->p.n_params) : grad->sq_norm;
+    if ((e->wants & SW_WANT_SQ_NORM) && e->p.n_params) /* else the driver has the norms */
+        p.sq_norm = sw__grad_sq_norm(grad, e->p.n_params);
     double t0 = sw_clock_now_s();
     e->ops->on_push(e->state, &e->view, &p, &d);
     e->decide_s += sw_clock_now_s() - t0;
@@ -485,14 +485,14 @@ int sw_engine_push(sw_engine *e, uint32_t w, const float *grad, uint64_t version
     return push(e, w, &g, version, t, out);
 }
 
-int sw_engine_push_norm(sw_engine *e, uint32_t w, double sq_norm, uint64_t version, double t,
-                        sw_engine_result *out)
+int sw_engine_push_facts(sw_engine *e, uint32_t w, uint64_t version, double t,
+                         sw_engine_result *out)
 {
     if (e->p.n_params) {
         *out = (sw_engine_result){.wake_at = -1};
         return SW_EINVAL;
     }
-    sw__grad g = {.sq_norm = sq_norm};
+    sw__grad g = {0};
     return push(e, w, &g, version, t, out);
 }
 

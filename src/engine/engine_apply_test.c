@@ -256,8 +256,8 @@ static void concurrent_jobs_apply_what_the_serial_engine_applies(void **state)
 }
 
 /* DBW's gradient statistics: measured at the apply on an engine with parameters; on one
- * without (a sharded run's control plane), the pushes' norms as the driver gives them and the
- * apply's norms when the driver reports them, never an older report over a newer one. */
+ * without (a sharded run's control plane), the apply's norms when the driver reports them,
+ * never an older report over a newer one. */
 static void an_apply_s_norms_are_measured_or_reported(void **state)
 {
     (void)state;
@@ -270,7 +270,7 @@ static void an_apply_s_norms_are_measured_or_reported(void **state)
     assert_int_equal(v->norms.n, 2);
     assert_true(fabs(v->norms.sq_norms - 10) < 1e-9); /* |(1,1)|^2 + |(2,2)|^2 */
     assert_true(fabs(v->norms.sum_sq - 18) < 1e-9);   /* |(3,3)|^2 */
-    assert_int_equal(sw_engine_push_norm(e, 0, 1, 1, 3, &r), SW_EINVAL);
+    assert_int_equal(sw_engine_push_facts(e, 0, 1, 3, &r), SW_EINVAL);
     sw_engine_apply_norms(e, &(sw_apply_norms){.version = 9, .n = 1});
     assert_int_equal(v->norms.version, 1); /* an engine with parameters measures its own */
     sw_engine_free(e);
@@ -282,9 +282,8 @@ static void an_apply_s_norms_are_measured_or_reported(void **state)
     v = sw_engine_get_view(e);
     sw_engine_join(e, 0, 0, &r);
     sw_engine_join(e, 1, 0, &r);
-    assert_int_equal(sw_engine_push_norm(e, 0, 3, 0, 1, &r), 0);
-    assert_true(fabs(v->buffered_sq_norm - 3) < 1e-12);
-    assert_int_equal(sw_engine_push_norm(e, 1, 4, 0, 2, &r), 0);
+    assert_int_equal(sw_engine_push_facts(e, 0, 0, 1, &r), 0);
+    assert_int_equal(sw_engine_push_facts(e, 1, 0, 2, &r), 0);
     assert_true(r.applied);
     assert_int_equal(v->norms.version, 0); /* not reported yet */
     sw_apply_norms one = {.version = 1, .n = 2, .sq_norms = 7, .sum_sq = 12};

@@ -16,7 +16,6 @@ typedef struct sw__grad {
     const uint32_t *idx; /* sparse: ascending distinct indices < n */
     const float *val;
     size_t nnz;
-    double sq_norm;      /* an engine without parameters: the norm its driver gave */
 } sw__grad;
 
 typedef struct sw__gradbuf {

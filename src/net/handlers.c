@@ -177,8 +177,7 @@ void sw__server_accept_push(server *s, const peer *from, const sw_msg *m, const 
     s->r->pushes++;
     sw_engine_result res;
     double now = sw__server_now(s);
-    int rc = s->shards.n ? sw_engine_push_norm(s->engine, m->worker, s->shards.deciding_sq,
-                                               m->version, now, &res)
+    int rc = s->shards.n ? sw_engine_push_facts(s->engine, m->worker, m->version, now, &res)
              : dense     ? sw_engine_push(s->engine, m->worker, dense, m->version, now, &res)
                          : sw_engine_push_sparse(s->engine, m->worker, s->sidx, s->sval, nnz,
                                                  m->version, now, &res);

@@ -221,7 +221,6 @@ void sw__shards_close(server *s, const char *failed)
     free(h->reporting);
     free(h->held);
     free(h->order);
-    free(h->order_sq);
     free(h->theta);
 }
 

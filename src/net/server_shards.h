@@ -26,7 +26,6 @@ typedef struct sw__reporting {
     uint64_t token, seq, version;
     sw_shard_set shards; /* the shards that reported it */
     sw_shard_set to;     /* the shards holding a slice of it (a sparse push touches some) */
-    double sq_norm;  /* the sum of the reported slices' squared norms */
     uint32_t flags;  /* SW_FLAG_WANT_MODEL, as the slices said */
     uint64_t restore_no; /* the shards' last restore when the first report came */
     bool open;
@@ -40,7 +39,7 @@ typedef struct sw__held {
 
 /* An apply's norms as the shards report them (SHARD_APPLIED), for the engine (DBW). */
 typedef struct sw__apply_report {
-    sw_apply_norms norms; /* sum_sq: the reported slices' sum */
+    sw_apply_norms norms; /* sum_sq, sq_norms: the reported slices' sums */
     sw_shard_set shards;  /* the shards that reported it */
 } sw__apply_report;
 
@@ -65,14 +64,11 @@ typedef struct sw__shards {
     sw_sock *socks[SW_SHARDS_MAX];
     sw__reporting *reporting; /* per slot */
     /* The next apply's SHARD_APPLY payload: 8 bytes (lr, n), then its pushes' entries (worker,
-     * token, seq, shards; `entry` bytes each), n_order of them (room for cap_order), and their
-     * squared norms. */
+     * token, seq, shards; `entry` bytes each), n_order of them (room for cap_order). */
     size_t entry;
     uint8_t *order;
-    double *order_sq;
     uint32_t n_order, cap_order;
     uint8_t deciding[20 + 8 * SW_SHARD_SET_WORDS]; /* the push the engine is deciding */
-    double deciding_sq;                   /* and its squared norm */
     sw__apply_report reports[SW_SHARDS_REPORTS];
     /* While the policy reads the applies' norms, the engine decides no push before it has the
      * last apply's, as an unsharded engine would (server_shards.c, "Norms"): norms_due names

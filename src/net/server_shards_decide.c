@@ -50,15 +50,11 @@ static bool order_add(sw__shards *h)
     if (h->n_order == h->cap_order) {
         uint32_t cap = h->cap_order ? 2 * h->cap_order : 16;
         uint8_t *more = realloc(h->order, 8 + h->entry * cap);
-        if (more)
-            h->order = more;
-        double *sq = more ? realloc(h->order_sq, cap * sizeof *sq) : NULL;
-        if (!sq)
+        if (!more)
             return false;
-        h->order_sq = sq;
+        h->order = more;
         h->cap_order = cap;
     }
-    h->order_sq[h->n_order] = h->deciding_sq;
     memcpy(order_entry(h, h->n_order++), h->deciding, h->entry);
     return true;
 }
@@ -66,10 +62,8 @@ static bool order_add(sw__shards *h)
 /* The apply that makes version V awaits its norms from every shard. */
 static void await_norms(sw__shards *h, uint64_t V)
 {
-    sw_apply_norms a = {.version = V, .n = h->n_order};
-    for (uint32_t k = 0; k < h->n_order; k++)
-        a.sq_norms += h->order_sq[k];
-    h->reports[V % SW_SHARDS_REPORTS] = (sw__apply_report){.norms = a};
+    h->reports[V % SW_SHARDS_REPORTS] =
+        (sw__apply_report){.norms = {.version = V, .n = h->n_order}};
 }
 
 static void send_apply(server *s, const sw_event *ev)
@@ -124,7 +118,6 @@ static void decide(server *s, uint32_t w, const sw__reporting *r)
     peer from = {.route = c->route, .route_len = c->route_len, .sock = s->sock};
     sw_msg m = {.type = SW_MSG_PUSH, .worker = w, .flags = r->flags, .version = r->version};
     sw_shard_entry_put(s->shards.deciding, w, r->token, r->seq, &r->to, s->shards.n);
-    s->shards.deciding_sq = r->sq_norm;
     if (sw__server_push_allowed(s, &from, &m)) {
         /* every shard has the worker's connection: it reported the push, since the last
          * restore (a resumed shard knows no connection from before) */
@@ -195,11 +188,10 @@ static bool still_due(const sw__shards *h, uint32_t w, uint64_t token, uint64_t 
  * engine decides on it. */
 void sw__shards_reported(server *s, uint32_t j, const sw_msg *m)
 {
-    bool sized = m->payload_len == 24 + sw_shard_set_bytes(s->shards.n);
-    double sq = sized ? sw_get_f64(m->payload + 16) : -1;
+    bool sized = m->payload_len == 16 + sw_shard_set_bytes(s->shards.n);
     sw_shard_set to;
-    if (!sized || !sw_shard_set_get(m->payload + 24, s->shards.n, &to) || !(sq >= 0) ||
-        !isfinite(sq) || m->worker >= s->slots || !sw_shard_set_has(&to, j)) {
+    if (!sized || !sw_shard_set_get(m->payload + 16, s->shards.n, &to) ||
+        m->worker >= s->slots || !sw_shard_set_has(&to, j)) {
         sw__shards_failed(s, j, "reported a push the protocol does not allow", 0, "");
         return;
     }
@@ -228,7 +220,6 @@ void sw__shards_reported(server *s, uint32_t j, const sw_msg *m)
     if (sw_shard_set_has(&r->shards, j))
         return; /* said twice */
     sw_shard_set_add(&r->shards, j);
-    r->sq_norm += sq;
     if (sw_shard_set_equal(&r->shards, &r->to)) {
         r->open = false;
         sw__shards_counted(s, m->worker, r);
@@ -239,8 +230,10 @@ void sw__shards_reported(server *s, uint32_t j, const sw_msg *m)
  * engine has them (an apply a restore undid, or one of before a restart, is passed over). */
 void sw__shards_measured(server *s, uint32_t j, const sw_msg *m)
 {
-    double sq = m->payload_len == 8 ? sw_get_f64(m->payload) : -1;
-    if (!(sq >= 0) || !isfinite(sq)) {
+    bool sized = m->payload_len == 16;
+    double sum_sq = sized ? sw_get_f64(m->payload) : -1,
+           each_sq = sized ? sw_get_f64(m->payload + 8) : -1;
+    if (!(sum_sq >= 0) || !isfinite(sum_sq) || !(each_sq >= 0) || !isfinite(each_sq)) {
         sw__shards_failed(s, j, "reported an apply's norm the protocol does not allow", 0, "");
         return;
     }
@@ -248,7 +241,8 @@ void sw__shards_measured(server *s, uint32_t j, const sw_msg *m)
     if (a->norms.version != m->version || a->norms.n == 0 || sw_shard_set_has(&a->shards, j))
         return;
     sw_shard_set_add(&a->shards, j);
-    a->norms.sum_sq += sq;
+    a->norms.sum_sq += sum_sq;
+    a->norms.sq_norms += each_sq;
     if (!sw_shard_set_full(&a->shards, s->shards.n))
         return;
     sw_engine_apply_norms(s->engine, &a->norms);

@@ -99,22 +99,21 @@ static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
     return e;
 }
 
-/* Kept: the server hears of it with its squared norm (kept too: a lone gradient's apply
- * reports it again) and the shards it went to. */
+/* Kept: the server hears of it at once, with the shards it went to. Its squared norm, which DBW
+ * reads, is measured at the apply (shard_step.c): here it would delay every policy's report by
+ * a pass over the slice. */
 static void kept(shard *h, held *e, const held *k, const sw_msg *m, const sw_shard_set *shards)
 {
     *e = *k;
-    e->sq = sw_sq_norm(e->g, e->idx ? e->nnz : h->len);
     h->r->pushes++;
     h->next_seq[k->worker] = k->seq + 1;
-    uint8_t facts[24 + 8 * SW_SHARD_SET_WORDS];
+    uint8_t facts[16 + 8 * SW_SHARD_SET_WORDS];
     sw_put_u64(facts, k->token);
     sw_put_u64(facts + 8, k->seq);
-    sw_put_f64(facts + 16, e->sq);
-    sw_shard_set_put(facts + 24, shards, h->table.n_shards);
+    sw_shard_set_put(facts + 16, shards, h->table.n_shards);
     sw__shard_send(h, &(from){h->server, h->server_len}, SW_MSG_SHARD_PUSHED, m->worker,
                    m->flags & SW_FLAG_WANT_MODEL, m->version, facts,
-                   24 + sw_shard_set_bytes(h->table.n_shards));
+                   16 + sw_shard_set_bytes(h->table.n_shards));
 }
 
 void sw__shard_on_push(shard *h, const from *f, const sw_msg *m)
@@ -211,15 +210,14 @@ static const char *plan_apply(shard *h, const uint8_t *entries, uint32_t n, floa
                              .len = h->len, .opt = h->opt.m ? &h->opt : NULL,
                              .step = h->opt.steps + 1, .lr = lr, .wd = h->wd, .n = n,
                              .want_sq = want_sq};
-    if (n == 1 && n_g == 1 && !h->applying[0]->idx) { /* a lone dense gradient: its own sum, */
-        plan->lone = h->applying[0]->g;                 /* and its norm known since it came */
-        plan->want_sq = false;
-    }
+    if (n == 1 && n_g == 1 && !h->applying[0]->idx) /* a lone dense gradient: its own sum */
+        plan->lone = h->applying[0]->g;
     return NULL;
 }
 
-/* Runs the plan, on the team when the slice is worth cutting; the squared norm of the sum. */
-static double run_plan(shard *h, sw__apply_plan *plan)
+/* Runs the plan, on the team when the slice is worth cutting; the norms, when it wants them:
+ * the sum's squared norm in norms[0], the sum of the gradients' squared norms in norms[1]. */
+static void run_plan(shard *h, sw__apply_plan *plan, double norms[2])
 {
     uint32_t threads = h->team ? sw_team_size(h->team) : 1;
     size_t most = h->len / SW_SHARD_PART_MIN;
@@ -230,12 +228,11 @@ static double run_plan(shard *h, sw__apply_plan *plan)
         sw__shard_apply_part(plan, 0, 1);
     if (plan->opt)
         h->opt.steps = plan->step;
-    if (plan->lone)
-        return plan->g[0]->sq;
-    double sq = 0;
-    for (uint32_t i = 0; i < parts && plan->want_sq; i++)
-        sq += plan->sq[i];
-    return sq;
+    norms[0] = norms[1] = 0;
+    for (uint32_t i = 0; i < parts && plan->want_sq; i++) {
+        norms[0] += plan->sq[i];
+        norms[1] += plan->each[i];
+    }
 }
 
 /* Lets go of the named gradients; a name it does not hold is passed over (a drop may name a
@@ -250,15 +247,17 @@ static void forget_entries(shard *h, const uint8_t *entries, uint32_t n)
 }
 
 /* The apply that makes `version` is done; when the order asked (a policy that decides on
- * gradient statistics: DBW), the server hears the squared norm of the slice of its sum. */
-static void stepped(shard *h, const from *f, const sw_msg *order, double sum_sq)
+ * gradient statistics: DBW), the server hears the norms of its slice: norms[0] of the sum of
+ * the gradients, norms[1] the sum of theirs. */
+static void stepped(shard *h, const from *f, const sw_msg *order, const double norms[2])
 {
     h->version = order->version;
     h->r->applies++;
     if (!(order->flags & SW_FLAG_WANT_NORMS))
         return;
-    uint8_t b[8];
-    sw_put_f64(b, sum_sq);
+    uint8_t b[16];
+    sw_put_f64(b, norms[0]);
+    sw_put_f64(b + 8, norms[1]);
     sw__shard_send(h, f, SW_MSG_SHARD_APPLIED, SW_NO_WORKER, 0, order->version, b, sizeof b);
 }
 
@@ -289,7 +288,8 @@ void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
     if (lone && lone->idx && !h->opt.m) {
         sw_sgd_step_sparse(sw__shard_theta_writable(h, true), h->len, lone->idx, lone->g,
                            lone->nnz, lr, h->wd);
-        stepped(h, f, m, lone->sq);
+        double sq = m->flags & SW_FLAG_WANT_NORMS ? sw_sq_norm(lone->g, lone->nnz) : 0;
+        stepped(h, f, m, (double[2]){sq, sq});
     } else if (!dropped) {
         sw__apply_plan plan;
         const char *why = plan_apply(h, entries, n, lr, (m->flags & SW_FLAG_WANT_NORMS) != 0,
@@ -298,7 +298,9 @@ void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
             sw__shard_refuse(h, f, m, why);
             return;
         }
-        stepped(h, f, m, run_plan(h, &plan));
+        double norms[2];
+        run_plan(h, &plan, norms);
+        stepped(h, f, m, norms);
     }
     forget_entries(h, entries, n);
     sw__shard_answer_waiting(h);

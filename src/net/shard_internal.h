@@ -28,7 +28,6 @@ typedef struct sw__held {
     const float *g;      /* the slice, or a sparse push's values; NULL: a free entry */
     const uint32_t *idx; /* sparse: the values' places in the slice, ascending; NULL: dense */
     size_t nnz;
-    double sq;           /* its squared norm, measured when it came */
     sw_frame *frame;
     float *copy;
 } sw__held;
@@ -116,7 +115,7 @@ struct sw_shard {
 
 /* One apply's arithmetic (shard_step.c), cut into parts a team of threads may take: each part
  * sums the gradients over its range of the slice in the order named, takes that range's share
- * of the sum's squared norm, and steps θ there, each coordinate as one thread would. */
+ * of the norms the order may ask for, and steps θ there, each coordinate as one thread would. */
 typedef struct sw__apply_plan {
     const sw__held *const *g; /* the named gradients held here, in order (lost ones left out) */
     uint32_t n_g;
@@ -127,8 +126,9 @@ typedef struct sw__apply_plan {
     uint64_t step;            /* the optimizer's step number (sw_optim_step_range) */
     float lr, wd;
     uint32_t n;               /* gradients the order named: the mean's divisor */
-    bool want_sq;
-    double sq[SW_SHARD_THREADS_MAX]; /* each part's share of the sum's squared norm */
+    bool want_sq;             /* the order asked for norms (WANT_NORMS) */
+    double sq[SW_SHARD_THREADS_MAX];   /* each part's share of the sum's squared norm, */
+    double each[SW_SHARD_THREADS_MAX]; /* and of the sum of the gradients' squared norms */
 } sw__apply_plan;
 
 /* Part `part` of `parts` of the plan (a sw_team_fn). */

@@ -97,7 +97,7 @@ static void checkpoints_restores_and_a_resume(void **state)
     sw_msg m;
     uint8_t pay[256];
     assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
-    expect_applied(g->server, 8, g0);
+    expect_applied(g->server, 8, g0, sw_sq_norm(g0, LEN));
     /* Back to version 7's θ, going on as 12; the lost push counts as zero. */
     restore(g->stranger, 8, 7, 12, 1); /* another run's id */
     expect_refused(g, g->stranger, "another run");
@@ -111,7 +111,7 @@ static void checkpoints_restores_and_a_resume(void **state)
     push(g, 0, 100, 5, 12, g0, LEN); /* the lost push's slice: ignored */
     apply(g, SW_FLAG_WANT_NORMS, 13, 0.5f, (uint32_t[]){0}, (uint64_t[]){5}, 1);
     settle(g);
-    expect_applied(g->server, 13, NULL); /* its slice counted as zero */
+    expect_applied(g->server, 13, NULL, 0); /* its slice counted as zero */
     assert_false(next(g->server, &m, &(sw_frame *){NULL}));
     assert_int_equal(g->r.refused, 2); /* the save of version 6 and the stranger's restore */
     assert_int_equal(expect_slice(g, g->w[1], 1, 13, theta), 12); /* a zero step */

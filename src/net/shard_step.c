@@ -1,7 +1,7 @@
 /* A shard's apply in parts (shard_internal.h, sw__apply_plan): what one thread does over its
  * range [lo, hi) of the slice. Each coordinate is summed in the order the APPLY named and
  * stepped by the same expression whatever the range, so cutting an apply into parts changes
- * no bit of θ; only the squared norm, a sum of the parts' shares, may round otherwise. */
+ * no bit of θ; only the squared norms, sums of the parts' shares, may round otherwise. */
 #include <string.h>
 
 #include "shard_internal.h"
@@ -43,6 +43,24 @@ static void sum_range(const sw__apply_plan *p, size_t lo, size_t hi)
     }
 }
 
+/* The named gradients' squared norms over [lo, hi), summed: measured at the apply, not as each
+ * push came, so that a push's report to the server waits for no pass over it (and only a
+ * policy that reads norms pays for them). */
+static double each_sq(const sw__apply_plan *p, size_t lo, size_t hi)
+{
+    double sq = 0;
+    for (uint32_t k = 0; k < p->n_g; k++) {
+        const sw__held *e = p->g[k];
+        if (!e->idx) {
+            sq += sw_sq_norm(e->g + lo, hi - lo);
+            continue;
+        }
+        size_t j = first_at(e, lo);
+        sq += sw_sq_norm(e->g + j, first_at(e, hi) - j);
+    }
+    return sq;
+}
+
 void sw__shard_apply_part(void *plan, uint32_t part, uint32_t parts)
 {
     sw__apply_plan *p = plan;
@@ -52,8 +70,10 @@ void sw__shard_apply_part(void *plan, uint32_t part, uint32_t parts)
         sum_range(p, lo, hi);
         sum = p->sum;
     }
-    if (p->want_sq)
+    if (p->want_sq) {
         p->sq[part] = sw_sq_norm(sum + lo, hi - lo);
+        p->each[part] = p->lone ? p->sq[part] : each_sq(p, lo, hi);
+    }
     float n = (float)p->n;
     if (p->opt)
         sw_optim_step_range(p->opt, p->step, p->theta, sum, 1.0f / n, p->lr, p->wd, lo, hi);

@@ -1,6 +1,7 @@
 /* A shard's apply in parts (shard_step.c): whatever the number of parts and the order they run
  * in, θ and the optimizer's state get the bits of the apply in one part, and the parts' shares
- * of the squared norm add up to the whole one; for dense and sparse gradients, a lone dense
+ * of the squared norms add up to the whole ones (of the sum, and the sum of the gradients'
+ * own, which DBW reads); for dense and sparse gradients, a lone dense
  * one (its own sum), an apply whose slices were all lost, plain SGD, momentum and Adam; run one
  * part after another and on a team of threads. */
 #include <setjmp.h>
@@ -50,15 +51,15 @@ static void slice_init(slice *s, const char *optim)
 }
 
 /* Three applies of the case's gradients in `parts` parts, run last part first (or on the team
- * when given); the squared norms of their sums in sq. */
+ * when given); the squared norms of their sums in sq, the sums of the gradients' in each. */
 static void apply(slice *s, const sw__held *const *g, uint32_t n_g, uint32_t n, bool lone,
-                  uint32_t parts, sw_team *team, double sq[3])
+                  uint32_t parts, sw_team *team, double sq[3], double each[3])
 {
     for (int t = 0; t < 3; t++) {
         sw__apply_plan p = {.g = g, .n_g = n_g, .lone = lone ? g[0]->g : NULL,
                             .theta = s->theta, .sum = s->sum, .len = LEN,
                             .opt = s->opt.m ? &s->opt : NULL, .step = s->opt.steps + 1,
-                            .lr = 0.05f, .wd = 0.001f, .n = n, .want_sq = !lone};
+                            .lr = 0.05f, .wd = 0.001f, .n = n, .want_sq = true};
         if (team) /* on threads, as a shard's apply runs */
             sw_team_run(team, parts, sw__shard_apply_part, &p);
         else
@@ -66,9 +67,11 @@ static void apply(slice *s, const sw__held *const *g, uint32_t n_g, uint32_t n, 
                 sw__shard_apply_part(&p, i, parts);
         if (p.opt)
             s->opt.steps = p.step;
-        sq[t] = 0;
-        for (uint32_t i = 0; i < parts && p.want_sq; i++)
+        sq[t] = each[t] = 0;
+        for (uint32_t i = 0; i < parts; i++) {
             sq[t] += p.sq[i];
+            each[t] += p.each[i];
+        }
     }
 }
 
@@ -96,23 +99,33 @@ static void parts_give_the_bits_of_one(void **state)
     for (size_t o = 0; o < 4; o++)
         for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
             static slice one, many;
-            double sq1[3], sqn[3];
+            double sq1[3], sqn[3], each1[3], eachn[3], want = 0;
+            for (uint32_t k = 0; k < cases[c].n_g; k++) {
+                const sw__held *e = cases[c].g[k];
+                want += sw_sq_norm(e->g, e->idx ? e->nnz : LEN);
+            }
             slice_init(&one, optims[o]);
-            apply(&one, cases[c].g, cases[c].n_g, cases[c].n, cases[c].lone, 1, NULL, sq1);
+            apply(&one, cases[c].g, cases[c].n_g, cases[c].n, cases[c].lone, 1, NULL, sq1,
+                  each1);
             for (size_t p = 0; p < 5; p++) {
                 slice_init(&many, optims[o]);
                 apply(&many, cases[c].g, cases[c].n_g, cases[c].n, cases[c].lone, parts[p],
-                      p == 4 ? team : NULL, sqn);
+                      p == 4 ? team : NULL, sqn, eachn);
                 assert_memory_equal(one.theta, many.theta, sizeof one.theta);
                 if (one.opt.m)
                     assert_memory_equal(one.opt.m, many.opt.m, sizeof one.theta);
                 if (one.opt.u)
                     assert_memory_equal(one.opt.u, many.opt.u, sizeof one.theta);
-                for (int t = 0; t < 3; t++)
+                for (int t = 0; t < 3; t++) {
                     assert_true(fabs(sq1[t] - sqn[t]) <= 1e-9 * (1 + sq1[t]));
+                    assert_true(fabs(eachn[t] - want) <= 1e-9 * (1 + want));
+                }
                 sw_optim_free(&many.opt);
             }
-            assert_true(cases[c].n_g == 0 || cases[c].lone || sq1[0] > 0);
+            for (int t = 0; t < 3; t++) /* a lone gradient's sum is itself */
+                assert_true(fabs(each1[t] - want) <= 1e-9 * (1 + want) &&
+                            (!cases[c].lone || sq1[t] == each1[t]));
+            assert_true(cases[c].n_g == 0 || sq1[0] > 0);
             sw_optim_free(&one.opt);
         }
     sw_team_free(team);

@@ -172,16 +172,18 @@ static inline uint64_t expect_slice_values(sw_sock *s, uint64_t version, const f
 }
 
 /* The APPLIED the server hears after the apply that made `version`: the squared norm of the
- * shard's slice of the gradients' sum, `sum` (NULL: every slice counted as zero). */
-static inline void expect_applied(sw_sock *s, uint64_t version, const float *sum)
+ * shard's slice of the gradients' sum, `sum` (NULL: every slice counted as zero), and the sum
+ * of the slices' own squared norms, `each`. */
+static inline void expect_applied(sw_sock *s, uint64_t version, const float *sum, double each)
 {
     sw_msg m;
     uint8_t pay[16];
     assert_int_equal(expect_one(s, &m, pay, sizeof pay), SW_MSG_SHARD_APPLIED);
     assert_int_equal(m.version, version);
-    assert_int_equal(m.payload_len, 8);
+    assert_int_equal(m.payload_len, 16);
     double want = sum ? sw_sq_norm(sum, LEN) : 0;
     assert_true(fabs(sw_get_f64(pay) - want) <= 1e-6 * (1 + want));
+    assert_true(fabs(sw_get_f64(pay + 8) - each) <= 1e-6 * (1 + each));
 }
 
 static inline void push(rig *g, uint32_t w, uint64_t token, uint64_t seq, uint64_t version,

@@ -121,10 +121,10 @@ class FakeShard:
             "<9Q", self.run, self.saved, 0, 0, 0, self.restores, self.awaiting, 0,
             self.restore_no))
 
-    def pushed(self, w, seq, sq):
+    def pushed(self, w, seq):
         """SHARD_PUSHED: this shard holds w's push `seq`, computed at w's version."""
         self.send(SHARD_PUSHED, wid=w.wid, flags=F_WANT_MODEL, ver=w.version,
-                  payload=struct.pack("<QQdQ", self.tokens[w.wid], seq, sq, 1))
+                  payload=struct.pack("<QQQ", self.tokens[w.wid], seq, 1))
 
     def close(self):
         self.sock.close(0)
@@ -186,9 +186,9 @@ def first_apply(env, policy, extra=(), name=None):
         w.take_first_release(r, False)
     shard.settle(0.1)
     need(a.wid in shard.tokens and b.wid in shard.tokens, "no SHARD_MEMBER before the WELCOMEs")
-    shard.pushed(a, 1, 1.0)
+    shard.pushed(a, 1)
     a.conn.expect(WAIT, what="(one of the two pushes an apply of both needs)")
-    shard.pushed(b, 1, 2.0)
+    shard.pushed(b, 1)
     for w in (a, b):
         r = w.conn.expect(RELEASE, what="(both pushes in: the apply)")
         need(r.ver == 1, "RELEASE at version %d after the first apply" % r.ver)
@@ -210,9 +210,9 @@ def first_apply(env, policy, extra=(), name=None):
 def check_push_waits_for_norms(env):
     shard, a, b, order = first_apply(env, "dbw")
     need(order.flags & F_WANT_NORMS, "a DBW apply's order lacks WANT_NORMS: %r" % order)
-    shard.pushed(a, 2, 1.5)   # reported before the shard's norms of version 1
+    shard.pushed(a, 2)   # reported before the shard's norms of version 1
     a.conn.silent(1.0)
-    shard.send(SHARD_APPLIED, ver=1, payload=struct.pack("<d", 3.0))
+    shard.send(SHARD_APPLIED, ver=1, payload=struct.pack("<dd", 3.0, 2.5))
     r = a.conn.recv()
     need(r is not None and r.type in (WAIT, RELEASE),
          "no WAIT or RELEASE for the push that waited, once the norms came: %r" % r)
@@ -222,7 +222,7 @@ def check_push_waits_for_norms(env):
 def check_push_answered_without_norms(env):
     shard, a, b, order = first_apply(env, "bsp")
     need(not order.flags & F_WANT_NORMS, "a bsp apply's order asks for norms: %r" % order)
-    shard.pushed(a, 2, 1.5)
+    shard.pushed(a, 2)
     a.conn.expect(WAIT, what="(bsp reads no norms: the push is decided at once)")
     shard.close()
 
@@ -255,17 +255,17 @@ def check_sent_across_restore(env):
                                  "restore")
     shard.settle(0.6)   # the SAVE of version 1, answered
     need(shard.saved == 1, "no SAVE of version 1 under --checkpoint-applies 1: %r" % shard.saved)
-    shard.pushed(a, 2, 1.0)
+    shard.pushed(a, 2)
     a.conn.expect(WAIT, what="(bsp: b's push is still to come)")
     shard.awaiting = 1   # the shard was started again with --resume: its next STATE says so
     restore = shard.expect(SHARD_RESTORE, timeout=5, what="(to a shard that awaits one)")
     need(struct.unpack("<Q", restore.payload[8:16])[0] == 1,
          "a RESTORE not from the checkpoint of version 1: %r" % restore)
-    shard.pushed(b, 2, 1.0)
+    shard.pushed(b, 2)
     released(shard, ((a, False), (b, True)), "(a's push reported before the restore, b's after)")
-    shard.pushed(a, 3, 1.0)
+    shard.pushed(a, 3)
     a.conn.expect(WAIT, what="(bsp: b's push is still to come)")
-    shard.pushed(b, 3, 1.0)
+    shard.pushed(b, 3)
     released(shard, ((a, True), (b, True)), "(both pushes reported since the restore)")
     shard.close()
 
@@ -284,21 +284,21 @@ def hostile_shard_cases():
     token = struct.pack("<QQ", 1, 1)
     return [
         ("push-report-short", "reported a push the protocol does not allow",
-         pushed(token + struct.pack("<d", 1.0))),
-        ("push-report-negative-norm", "reported a push the protocol does not allow",
-         pushed(token + struct.pack("<dQ", -1.0, 1))),
-        ("push-report-nan-norm", "reported a push the protocol does not allow",
-         pushed(token + struct.pack("<dQ", float("nan"), 1))),
+         pushed(token)),
+        ("push-report-long", "reported a push the protocol does not allow",
+         pushed(token + struct.pack("<dQ", 1.0, 1))),
         ("push-report-not-this-shard", "reported a push the protocol does not allow",
-         pushed(token + struct.pack("<dQ", 1.0, 0))),
+         pushed(token + struct.pack("<Q", 0))),
         ("push-report-shard-beyond-run", "reported a push the protocol does not allow",
-         pushed(token + struct.pack("<dQ", 1.0, 3))),
+         pushed(token + struct.pack("<Q", 3))),
         ("push-report-no-such-slot", "reported a push the protocol does not allow",
-         pushed(token + struct.pack("<dQ", 1.0, 1), wid=1000)),
+         pushed(token + struct.pack("<Q", 1), wid=1000)),
         ("apply-norm-nan", "reported an apply's norm the protocol does not allow",
-         lambda sh: sh.send(SHARD_APPLIED, ver=1, payload=struct.pack("<d", float("nan")))),
+         lambda sh: sh.send(SHARD_APPLIED, ver=1, payload=struct.pack("<dd", float("nan"), 1))),
+        ("apply-norms-negative", "reported an apply's norm the protocol does not allow",
+         lambda sh: sh.send(SHARD_APPLIED, ver=1, payload=struct.pack("<dd", 1, -1.0))),
         ("apply-norm-short", "reported an apply's norm the protocol does not allow",
-         lambda sh: sh.send(SHARD_APPLIED, ver=1, payload=b"\0" * 4)),
+         lambda sh: sh.send(SHARD_APPLIED, ver=1, payload=struct.pack("<d", 1.0))),
         ("message-meant-for-a-worker", "sent a message meant for someone else",
          lambda sh: sh.send(RELEASE, ver=0)),
         ("refusal", "refused the server's order",
