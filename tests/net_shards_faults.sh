@@ -5,10 +5,12 @@
 # another's file too; a server killed and resumed goes on from the version every shard holds; a
 # server stopped for longer than --shard-wait blames no shard; the shards of a dead server
 # without checkpoints end; a run over while a shard is stopped still answers ctl and its
-# workers while its last gather waits; checkpoint files misused are refused. Every process is
-# reaped at the end.
+# workers while its last gather waits; checkpoint files misused are refused. A resumed shard
+# knows its run's largest message from its checkpoint, and drops a stranger's larger frame
+# unread. Every process is reaped at the end.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net_lib.sh"
+HOSTILE=${2:?usage: $0 SYNCWISE NET_HOSTILE}
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 
 # A shard killed and started again from its checkpoint: every shard goes back to the last
@@ -30,6 +32,10 @@ expect_output " blocked " "and shows the workers waiting for it as blocked"
 expect_output "(blocked " "in the totals too"
 resume_shard 1
 wait_status 20 '1 restore undid'
+# Read whole, a frame over the run's largest would be refused and counted (expect_shards
+# below counts nothing refused).
+expect_status 0 "a stranger's 4 MB frame to the resumed shard" -- \
+  "$HOSTILE" "$(cat "$TMP/shard1.ep")" flood 4000000
 expect_status 0 "ctl status after a restore" -- "$SW" ctl --timeout 30 --connect "$EP" status
 expect_output "1 restore undid" "status counts the restore and the applies it undid"
 expect_server "dbw on 2 shards, one killed and resumed"

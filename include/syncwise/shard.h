@@ -98,10 +98,11 @@ typedef struct sw_shard_params {
      * workers admitted (the server's --curve-clients). The server, dialling with that same
      * key pair, is the only connection whose orders a shard takes. NULL: no CURVE. */
     const char *curve_key, *curve_clients;
-    /* The largest frame a shard reads, in bytes (0: the protocol's 2 GiB). ZeroMQ drops a larger
-     * one as it arrives, before reading it whole, and closes that connection; a shard bound
-     * before it knows its slice cannot set that limit itself. A run whose messages to this
-     * shard could be larger is refused at INIT (or at --resume) with the size it needs. */
+    /* The largest frame a shard reads, in bytes (0: the protocol's 2 GiB, or for a resumed
+     * shard its run's largest message, known from its checkpoint). ZeroMQ drops a larger one as
+     * it arrives, before reading it whole, and closes that connection; a shard started afresh
+     * binds before it knows its slice, and cannot set that limit itself. A run whose messages to
+     * this shard could be larger is refused at INIT (or at --resume) with the size it needs. */
     uint64_t max_frame;
     /* Threads that share each apply of the slice (1 or 0: the shard's own only), each on its
      * part of at least SW_SHARD_PART_MIN floats: an apply is memory-bound, and a slice of four

@@ -50,9 +50,9 @@ static const sw_opt table[] = {
                 "saying whether a resume can go on")},
     {SW_OPT_ROW(SW_OPT_LONG, "max-frame", 0, AT(max_frame), 65536, 1L << 31, "BYTES",
                 "read no frame larger, at least 65536 (default: the\n"
-                "protocol's 2 GiB); ZeroMQ drops a larger one before\n"
-                "reading it. A run needing more is refused at INIT,\n"
-                "saying how much")},
+                "protocol's 2 GiB, or resumed, the run's largest);\n"
+                "ZeroMQ drops a larger one before reading it. A run\n"
+                "needing more is refused at INIT, saying how much")},
     SW_OPT_CPUS_ROW(AT(cpus)),
     SW_OPT_LOG_ROWS(AT(quiet), AT(verbose)),
     SW_OPT_END_ROW,

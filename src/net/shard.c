@@ -483,13 +483,6 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     *h = (shard){.p = p, .r = r, .net = net, .saved = SW_SHARD_NONE, .ckpt_lock = -1,
                  .heard = -INFINITY,
                  .to_server = {.send = send_to_server, .ctx = h}};
-    /* The server holds this listener's own key pair: that key alone is an operator here. */
-    sw_listen_params lp = {.endpoint = p->bind,
-                           .linger_s = 1,
-                           .curve_key = p->curve_key,
-                           .curve_clients = p->curve_clients,
-                           .curve_operators = p->curve_key,
-                           .max_frame = p->max_frame};
     /* Killed before its first save, a shard has nothing to resume: it starts afresh, and its
      * server (started again too, from its start record) configures it as before. */
     bool resume = p->resume;
@@ -512,12 +505,23 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
                      SW_SHARD_THREADS_MAX);
     if (!rc && p->apply_threads > 1)
         rc = sw_team_new(&h->team, p->apply_threads, err);
+    if (!rc && resume)
+        rc = sw__shard_resume(h, err);
+    /* The server holds this listener's own key pair: that key alone is an operator here. A
+     * resumed shard knows its run's largest message, and reads none larger from anyone; one
+     * started afresh learns it only at INIT, after it binds (ZeroMQ fixes the limit there). */
+    sw_listen_params lp = {.endpoint = p->bind,
+                           .linger_s = 1,
+                           .curve_key = p->curve_key,
+                           .curve_clients = p->curve_clients,
+                           .curve_operators = p->curve_key,
+                           .max_frame = p->max_frame    ? p->max_frame
+                                        : h->configured ? sw_msg_size(run_payload(h))
+                                                        : 0};
     if (!rc)
         rc = sw_listen(net, &h->sock, &lp, err);
     if (!rc && p->endpoint_file)
         rc = sw_file_write_line(p->endpoint_file, sw_sock_endpoint(h->sock), "endpoint file", err);
-    if (!rc && resume)
-        rc = sw__shard_resume(h, err);
     if (rc) {
         sw_shard_end(h);
         return rc;
