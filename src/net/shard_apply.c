@@ -99,9 +99,10 @@ static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
     return e;
 }
 
-/* Kept: the server hears of it at once, with the shards it went to. Its squared norm, which DBW
- * reads, is measured at the apply (shard_step.c): here it would delay every policy's report by
- * a pass over the slice. */
+/* Kept: the server hears of it at once, with the shards it went to. Its squared norm, which only
+ * DBW reads, is measured after that report, while the server decides, when the last apply asked
+ * for norms; at the apply otherwise (shard_step.c). Measured before, it held every policy's
+ * report back by a pass over the slice. */
 static void kept(shard *h, held *e, const held *k, const sw_msg *m, const sw_shard_set *shards)
 {
     *e = *k;
@@ -114,6 +115,10 @@ static void kept(shard *h, held *e, const held *k, const sw_msg *m, const sw_sha
     sw__shard_send(h, &(from){h->server, h->server_len}, SW_MSG_SHARD_PUSHED, m->worker,
                    m->flags & SW_FLAG_WANT_MODEL, m->version, facts,
                    16 + sw_shard_set_bytes(h->table.n_shards));
+    if (h->norms_wanted) {
+        e->sq = sw_sq_norm(e->g, e->idx ? e->nnz : h->len);
+        e->measured = true;
+    }
 }
 
 void sw__shard_on_push(shard *h, const from *f, const sw_msg *m)
@@ -210,13 +215,16 @@ static const char *plan_apply(shard *h, const uint8_t *entries, uint32_t n, floa
                              .len = h->len, .opt = h->opt.m ? &h->opt : NULL,
                              .step = h->opt.steps + 1, .lr = lr, .wd = h->wd, .n = n,
                              .want_sq = want_sq};
-    if (n == 1 && n_g == 1 && !h->applying[0]->idx) /* a lone dense gradient: its own sum */
-        plan->lone = h->applying[0]->g;
+    if (n == 1 && n_g == 1 && !h->applying[0]->idx) { /* a lone dense gradient: its own sum, */
+        plan->lone = h->applying[0]->g;                 /* its norm perhaps measured already */
+        plan->want_sq &= !h->applying[0]->measured;
+    }
     return NULL;
 }
 
 /* Runs the plan, on the team when the slice is worth cutting; the norms, when it wants them:
- * the sum's squared norm in norms[0], the sum of the gradients' squared norms in norms[1]. */
+ * the sum's squared norm in norms[0], the sum of the gradients' squared norms in norms[1]
+ * (those measured as they came, and the parts' shares of the others'). */
 static void run_plan(shard *h, sw__apply_plan *plan, double norms[2])
 {
     uint32_t threads = h->team ? sw_team_size(h->team) : 1;
@@ -233,6 +241,8 @@ static void run_plan(shard *h, sw__apply_plan *plan, double norms[2])
         norms[0] += plan->sq[i];
         norms[1] += plan->each[i];
     }
+    for (uint32_t k = 0; k < plan->n_g && plan->want_sq && !plan->lone; k++)
+        norms[1] += plan->g[k]->measured ? plan->g[k]->sq : 0;
 }
 
 /* Lets go of the named gradients; a name it does not hold is passed over (a drop may name a
@@ -283,12 +293,16 @@ void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
         sw__shard_refuse(h, f, m, "an apply naming shards that are not the run's");
         return;
     }
+    if (!dropped) /* the policy in force reads norms: measure the pushes to come */
+        h->norms_wanted = (m->flags & SW_FLAG_WANT_NORMS) != 0;
     held *lone = !dropped && n == 1 && entry_touches(h, entries, 0) ? find_entry(h, entries, 0)
                                                                     : NULL;
     if (lone && lone->idx && !h->opt.m) {
         sw_sgd_step_sparse(sw__shard_theta_writable(h, true), h->len, lone->idx, lone->g,
                            lone->nnz, lr, h->wd);
-        double sq = m->flags & SW_FLAG_WANT_NORMS ? sw_sq_norm(lone->g, lone->nnz) : 0;
+        double sq = !(m->flags & SW_FLAG_WANT_NORMS) ? 0
+                    : lone->measured                ? lone->sq
+                                                    : sw_sq_norm(lone->g, lone->nnz);
         stepped(h, f, m, (double[2]){sq, sq});
     } else if (!dropped) {
         sw__apply_plan plan;
@@ -300,6 +314,8 @@ void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
         }
         double norms[2];
         run_plan(h, &plan, norms);
+        if (plan.lone && plan.g[0]->measured) /* its own sum, measured as it came */
+            norms[0] = norms[1] = plan.g[0]->sq;
         stepped(h, f, m, norms);
     }
     forget_entries(h, entries, n);

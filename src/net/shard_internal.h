@@ -28,6 +28,8 @@ typedef struct sw__held {
     const float *g;      /* the slice, or a sparse push's values; NULL: a free entry */
     const uint32_t *idx; /* sparse: the values' places in the slice, ascending; NULL: dense */
     size_t nnz;
+    double sq;           /* its squared norm, when measured (DBW's), */
+    bool measured;       /* which it is once reported under a policy that reads norms */
     sw_frame *frame;
     float *copy;
 } sw__held;
@@ -64,6 +66,8 @@ struct sw_shard {
     bool configured, ready; /* INIT came (or a checkpoint said it); θ holds the run's values */
     bool awaiting;          /* resumed from its checkpoint: nothing is served until RESTORE */
     bool unchecked;         /* payloads without checksums, as the run agreed */
+    bool norms_wanted;      /* the last apply asked for norms (WANT_NORMS): the policy reads
+                             * them, and a push's is measured once it is reported */
     bool checkpointed;      /* the run keeps checkpoints (INIT's checkpoints=on) */
     double now, heard;      /* the loop's time this turn, and of the server's last word
                              * (-INFINITY: none yet) */

@@ -43,14 +43,15 @@ static void sum_range(const sw__apply_plan *p, size_t lo, size_t hi)
     }
 }
 
-/* The named gradients' squared norms over [lo, hi), summed: measured at the apply, not as each
- * push came, so that a push's report to the server waits for no pass over it (and only a
- * policy that reads norms pays for them). */
+/* The named gradients' squared norms over [lo, hi), summed, of those not measured as they came
+ * (shard_apply.c): a policy that reads norms pays for them here the first time only. */
 static double each_sq(const sw__apply_plan *p, size_t lo, size_t hi)
 {
     double sq = 0;
     for (uint32_t k = 0; k < p->n_g; k++) {
         const sw__held *e = p->g[k];
+        if (e->measured)
+            continue;
         if (!e->idx) {
             sq += sw_sq_norm(e->g + lo, hi - lo);
             continue;

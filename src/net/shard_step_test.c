@@ -1,9 +1,9 @@
 /* A shard's apply in parts (shard_step.c): whatever the number of parts and the order they run
  * in, θ and the optimizer's state get the bits of the apply in one part, and the parts' shares
  * of the squared norms add up to the whole ones (of the sum, and the sum of the gradients'
- * own, which DBW reads); for dense and sparse gradients, a lone dense
- * one (its own sum), an apply whose slices were all lost, plain SGD, momentum and Adam; run one
- * part after another and on a team of threads. */
+ * own, which DBW reads, those measured as they came left out); for dense and sparse gradients,
+ * a lone dense one (its own sum), an apply whose slices were all lost, plain SGD, momentum and
+ * Adam; run one part after another and on a team of threads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -82,8 +82,11 @@ static void parts_give_the_bits_of_one(void **state)
     sw__held d[GRADS], sp = {.g = sparse_val, .idx = sparse_idx, .nnz = NNZ};
     for (int k = 0; k < GRADS; k++)
         d[k] = (sw__held){.g = dense[k]};
+    sw__held measured = d[0]; /* as a push measured when it came: its parts add none */
+    measured.measured = true;
+    measured.sq = 1e30;
     const sw__held *dense_three[] = {&d[0], &d[1], &d[2]}, *sparse_first[] = {&sp, &d[1]},
-                   *lone[] = {&d[2]};
+                   *lone[] = {&d[2]}, *one_measured[] = {&d[1], &measured, &sp};
     struct {
         const sw__held *const *g;
         uint32_t n_g, n;
@@ -91,6 +94,7 @@ static void parts_give_the_bits_of_one(void **state)
     } cases[] = {
         {dense_three, 3, 3, false}, {sparse_first, 2, 4, false}, /* two of four lost */
         {lone, 1, 1, true},        {NULL, 0, 2, false},          /* every slice lost */
+        {one_measured, 3, 3, false},
     };
     const char *optims[] = {NULL, "sgd:momentum=0.9", "sgd:momentum=0.5,nesterov=1", "adam"};
     const uint32_t parts[] = {2, 3, 7, 64, 3}; /* the last on a team of three threads */
@@ -102,7 +106,7 @@ static void parts_give_the_bits_of_one(void **state)
             double sq1[3], sqn[3], each1[3], eachn[3], want = 0;
             for (uint32_t k = 0; k < cases[c].n_g; k++) {
                 const sw__held *e = cases[c].g[k];
-                want += sw_sq_norm(e->g, e->idx ? e->nnz : LEN);
+                want += e->measured ? 0 : sw_sq_norm(e->g, e->idx ? e->nnz : LEN);
             }
             slice_init(&one, optims[o]);
             apply(&one, cases[c].g, cases[c].n_g, cases[c].n, cases[c].lone, 1, NULL, sq1,

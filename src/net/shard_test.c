@@ -50,8 +50,16 @@ static void pushes_applies_and_pulls(void **state)
     sw_sgd_step(want, g1, LEN, 0.5f, 0);
     expect_slice_values(g->w[1], 9, want, LEN);
     expect_applied(g->server, 9, g1, sw_sq_norm(g1, LEN));
+    /* Once an order asked for norms, pushes are measured as they come: the same norms. */
+    push_kept(g, 0, 100, 2, 9, g1, LEN);
+    push_kept(g, 1, 200, 3, 9, g0, LEN);
+    apply(g, SW_FLAG_WANT_NORMS, 10, 0.1f, (uint32_t[]){0, 1}, (uint64_t[]){2, 3}, 2);
+    settle(g);
+    memcpy(sum, g1, sizeof sum);
+    sw_vec_add(sum, g0, LEN);
+    expect_applied(g->server, 10, sum, sw_sq_norm(g0, LEN) + sw_sq_norm(g1, LEN));
     /* Applied gradients are gone: naming them again is refused. */
-    apply(g, 0, 10, 0.1f, (uint32_t[]){0}, (uint64_t[]){1}, 1);
+    apply(g, 0, 11, 0.1f, (uint32_t[]){0}, (uint64_t[]){1}, 1);
     expect_refused(g, g->server, "does not hold");
 }
 
