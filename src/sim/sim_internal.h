@@ -101,4 +101,11 @@ int sw__sim_schedule(sim *s, const char *events, uint32_t workers, char *err);
 /* Counts the joins in an events string (to size the worker table before parsing). */
 uint32_t sw__sim_count_joins(const char *events);
 
+/* sim_setup.c: a run's configuration checked (sizes, stopping conditions, data and model); s's
+ * result, task, network, cluster, workers, engine, checker and event heap made, for s->n_slots
+ * workers; and everything s holds freed (whatever part of it was made). */
+int sw__sim_check_run(const sw_sim_config *c, char *err);
+int sw__sim_setup(sim *s, char *err);
+void sw__sim_teardown(sim *s);
+
 #endif

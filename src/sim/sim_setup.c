@@ -1,0 +1,197 @@
+/* A simulation built and taken down (sim_internal.h): its configuration checked, the task, the
+ * workers' learners, the cluster and network models, the engine and the checker made, and all
+ * of it freed; sim.c runs what this builds. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+#include "syncwise/err.h"
+
+/* The sizes of a run, which need no data. */
+static int check_sizes(const sw_sim_config *c, char *err)
+{
+    if (c->workers == 0 || c->workers > (1u << 20))
+        return sw_fail(err, SW_EINVAL, "--workers must be in [1, %u]", 1u << 20);
+    if (c->batch == 0 || c->get_model_frequency == 0)
+        return sw_fail(err, SW_EINVAL, "batch and get_model_frequency must be at least 1");
+    if (!(c->eval_every > 0))
+        return sw_fail(err, SW_EINVAL, "the evaluation interval must be positive");
+    return 0;
+}
+
+int sw__sim_check_run(const sw_sim_config *c, char *err)
+{
+    int rc = check_sizes(c, err);
+    if (rc)
+        return rc;
+    bool has_target = c->target_acc > 0 || c->target_loss > 0 || c->patience > 0;
+    if (!c->data && has_target)
+        return sw_fail(err, SW_EINVAL, "targets and patience need data and a model");
+    if (c->data && sw_task_data_is_sparse(c->data) && c->get_model_frequency > 1)
+        return sw_fail(err, SW_EINVAL,
+                       "a sparse model pulls the weights of each batch: "
+                       "get_model_frequency must be 1");
+    if (!has_target && !(c->max_time > 0) && !c->max_applies && !c->max_pushes)
+        return sw_fail(err, SW_EINVAL,
+                       "no stopping condition: give a target accuracy or loss, "
+                       "patience, a time, apply or push limit");
+    return 0;
+}
+
+static int setup_task(sim *s, char *err)
+{
+    const sw_sim_config *c = s->c;
+    if (!c->data)
+        return 0;
+    int rc = sw_task_new(&s->task, c->model, c->data, c->batch > 256 ? c->batch : 256,
+                         c->probe_batch, err);
+    if (rc)
+        return rc;
+    s->n_params = sw_task_n_params(s->task);
+    return sw_stop_rules_check(&(sw_stop_rules){.target_acc = c->target_acc},
+                               sw_task_classifies(s->task), err);
+}
+
+static int setup_workers(sim *s, char *err)
+{
+    const sw_sim_config *c = s->c;
+    s->w = calloc(s->n_slots, sizeof *s->w);
+    if (!s->w)
+        return sw_fail(err, SW_ENOMEM, "out of memory for %u workers", s->n_slots);
+    for (uint32_t w = 0; w < s->n_slots; w++) {
+        sim_worker *k = &s->w[w];
+        if (!s->task)
+            continue;
+        sw_learner_params lp = {.batch = c->batch,
+                                .mode = c->batch_mode,
+                                .rank = w,
+                                .ranks = s->n_slots,
+                                .seed = c->seed};
+        int rc = sw_learner_new(&k->learner, s->task, &lp, err);
+        if (!rc)
+            rc = sw_grad_alloc(&k->grad, k->learner, err);
+        if (rc)
+            return rc;
+        if (c->get_model_frequency > 1 && !(k->local = malloc(s->n_params * sizeof *k->local)))
+            return sw_fail(err, SW_ENOMEM, "out of memory for worker %u", w);
+    }
+    return 0;
+}
+
+static int setup_result(sim *s, char *err)
+{
+    const sw_sim_config *c = s->c;
+    sw_sim_result *r = s->r;
+    memset(r, 0, sizeof *r);
+    r->target_t = r->diverged_t = -1;
+    sw_stopper_init(&s->stopper, &(sw_stop_rules){.target_acc = c->target_acc,
+                                                  .target_loss = c->target_loss,
+                                                  .max_time = c->max_time,
+                                                  .max_applies = c->max_applies,
+                                                  .max_pushes = c->max_pushes,
+                                                  .patience = c->patience});
+    return sw_run_stats_init(&r->stats, s->n_slots, err);
+}
+
+static double probe_loss(void *ctx, const float *params)
+{
+    return sw_task_probe_loss(((sim *)ctx)->task, params);
+}
+
+static int setup_engine(sim *s, char *err)
+{
+    const sw_sim_config *c = s->c;
+    float *init = NULL;
+    if (s->task) {
+        init = malloc(s->n_params * sizeof *init);
+        if (!init)
+            return sw_fail(err, SW_ENOMEM, "out of memory");
+        sw_task_init_params(s->task, init, c->seed);
+    }
+    sw_engine_params ep = sw_engine_default_params();
+    ep.n_params = s->n_params;
+    ep.init = init;
+    ep.lr = c->lr;
+    ep.weight_decay = c->weight_decay;
+    ep.optim = c->optim;
+    ep.max_workers = s->n_slots;
+    ep.policy = c->policy;
+    ep.seed = c->seed;
+    ep.sink = sw__sim_sink;
+    ep.sink_ctx = s;
+    ep.policy_ops = c->policy_ops;
+    ep.policy_ctx = c->policy_ctx;
+    if (s->task && sw_task_has_probe(s->task)) {
+        ep.loss_probe = probe_loss;
+        ep.loss_probe_ctx = s;
+    }
+    int rc = c->no_check ? 0 : sw_check_new(&s->check, c->policy, s->n_slots, 0, err);
+    if (s->check)
+        sw_check_simulated(s->check);
+    if (!rc)
+        rc = sw_engine_new(&s->engine, &ep, err);
+    free(init);
+    return rc;
+}
+
+int sw__sim_setup(sim *s, char *err)
+{
+    const sw_sim_config *c = s->c;
+    int rc;
+    if ((rc = setup_result(s, err)) || (rc = setup_task(s, err)) ||
+        (rc = sw__sim_parse_net(s, err)) ||
+        (rc = sw_cluster_new(&s->cluster, c->cluster, s->n_slots, c->seed, err)) ||
+        (rc = setup_workers(s, err)) || (rc = setup_engine(s, err)))
+        return rc;
+    s->r->classify = s->task && sw_task_classifies(s->task);
+    s->r->held_out = s->task ? sw_task_held_out(s->task) : NULL;
+    if (c->patience && s->task && !(s->best = malloc(s->n_params * sizeof *s->best)))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    if (sw__heap_init(&s->heap, 4 * (size_t)s->n_slots + 16))
+        return sw_fail(err, SW_ENOMEM, "out of memory");
+    return 0;
+}
+
+void sw__sim_teardown(sim *s)
+{
+    for (uint32_t w = 0; s->w && w < s->n_slots; w++) {
+        sw_learner_free(s->w[w].learner);
+        sw_grad_free(&s->w[w].grad);
+        free(s->w[w].local);
+    }
+    free(s->w);
+    free(s->best);
+    for (uint32_t i = 0; i < s->n_switches; i++)
+        free(s->switches[i]);
+    free(s->switches);
+    sw__heap_free(&s->heap);
+    sw__sim_servers_free(&s->servers);
+    sw_engine_free(s->engine);
+    sw_check_free(s->check);
+    sw_cluster_free(s->cluster);
+    sw_task_free(s->task);
+}
+
+int sw_sim_check_config(const sw_sim_config *c, char *err)
+{
+    sim s = {.c = c, .n_slots = c->workers + sw__sim_count_joins(c->events)};
+    int rc = check_sizes(c, err);
+    if (!rc && !c->policy_ops) /* a caller's own policy is its caller's to check */
+        rc = sw_engine_check_policy(c->policy, s.n_slots, err);
+    if (!rc)
+        rc = sw__sim_parse_net(&s, err);
+    if (!rc)
+        rc = sw_cluster_new(&s.cluster, c->cluster, s.n_slots, c->seed, err);
+    if (!rc && sw__heap_init(&s.heap, 16))
+        rc = sw_fail(err, SW_ENOMEM, "out of memory");
+    if (!rc)
+        rc = sw__sim_schedule(&s, c->events, c->workers, err);
+    if (!rc && c->data && !(rc = sw__sim_check_run(c, err)) && !(rc = setup_task(&s, err)))
+        rc = setup_workers(&s, err); /* the model on the data, the targets, every worker's share */
+    if (!rc && c->data) { /* again, now that the model's size is known: shards=S <= params */
+        sw__sim_servers_free(&s.servers);
+        rc = sw__sim_parse_net(&s, err);
+    }
+    sw__sim_teardown(&s);
+    return rc;
+}
