@@ -325,4 +325,27 @@ expect_status 0 "ctl policy as the server starts" -- "$SW" ctl --connect "tcp://
 expect_output "policy switched to ssp:s=2" "reaches it"
 kill "$starting" 2>/dev/null
 wait "$starting" 2>/dev/null
+# A port where something takes every connection and closes it at once, as a proxy or a port
+# forward with nothing behind it yet: a worker without keys warns, tries on, and gives up at its
+# own --server-timeout (it used to blame CURVE after three closes, in about a second).
+/usr/bin/python3 -c '
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+print(s.getsockname()[1], flush=True)
+while True:
+    s.accept()[0].close()' > "$TMP/closer.port" &
+closer=$!
+wait_for 10 test -s "$TMP/closer.port"
+began=$SECONDS
+expect_status 1 "a worker at a port that closes every connection" -- "$SW" worker \
+  --connect "tcp://127.0.0.1:$(cat "$TMP/closer.port")" --server-timeout 4
+expect_output "none complete: nothing listening behind it yet" "is warned what the closes may mean"
+expect_output "no server answered at" "and gives up at its own --server-timeout"
+checks=$((checks + 1))
+[ $((SECONDS - began)) -ge 3 ] ||
+  { echo "FAIL: the worker gave up before its --server-timeout"; failures=$((failures + 1)); }
+kill "$closer" 2>/dev/null
+wait "$closer" 2>/dev/null
 finish

@@ -237,13 +237,20 @@ static int handshake_event(zsock *z, uint16_t event, uint32_t value, char *err)
                                 : "%s " ONLY_CURVE, ep);
     /* The listener closed before the handshake ended. A listener of the other mechanism may
      * close before its greeting reaches us (then no mismatch is reported; seen under load), and
-     * a CURVE listener that cannot read our HELLO closes without a word. */
+     * a CURVE listener that cannot read our HELLO closes without a word; but so does a proxy or
+     * a port forward with nothing behind it yet. Without keys, the mismatch is what tells CURVE:
+     * closes alone only earn a warning, and the caller's own timeout decides (a worker's
+     * --server-timeout, a server's --shard-wait). With keys, they are the wrong key's sign. */
     if (event != ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL || z->in ||
         ++z->closed < CLOSES_BEFORE_BLAME)
         return 0;
-    if (!z->curve)
-        return sw_fail(err, SW_EAUTH, "%s closed %u handshakes: it likely "
-                       ONLY_CURVE, ep, z->closed);
+    if (!z->curve) {
+        if (z->closed == CLOSES_BEFORE_BLAME)
+            sw_log(SW_LOG_WARN, "%s closed %u handshakes, none complete: nothing listening "
+                   "behind it yet (a proxy or port forward closes every connection then), or "
+                   "it " ONLY_CURVE "; trying on", ep, z->closed);
+        return 0;
+    }
     return sw_fail(err, SW_EAUTH,
                    "%s closed the CURVE handshake %u times in a row: does it hold the key "
                    "pair whose public key we were given (a worker's --curve-server; a shard "
