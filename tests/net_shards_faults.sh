@@ -380,4 +380,48 @@ expect_status 1 "a resume of no checkpoint at all" -- "$SW" server --bind "tcp:/
   --data "$DATA" --model mlp:h=1,u=32 --checkpoint "$TMP/none.ckpt" --resume --max-time 0.5
 expect_output "cannot open" "is refused, as a path mistyped would be"
 
+# A network fault between the server and a shard (a proxy between them resets every connection
+# it carries; the workers' to that shard go through it too): ZeroMQ connects again, but what was
+# on its way is lost. With checkpoints every shard goes back to the last one and the run goes
+# on; without, the run ends saying why. (The shard used to refuse the reconnected server as a
+# stranger, ending the run with a wrong reason.)
+for ckpt in yes no; do
+  WPIDS=()
+  server_ckpt=() shard_ckpt=()
+  if [ "$ckpt" = yes ]; then
+    rm -f "$TMP"/net-*.ckpt*
+    server_ckpt=(--checkpoint "$TMP/net-server.ckpt" --checkpoint-applies 10)
+    shard_ckpt=(--checkpoint "$TMP/net-shard@J@.ckpt")
+  fi
+  start_shards 2 "${shard_ckpt[@]}"
+  rm -f "$TMP/proxy.port"
+  /usr/bin/python3 "$(dirname "$0")/reset_proxy.py" "$(sed 's/.*://' "$TMP/shard0.ep")" \
+    "$TMP/proxy.port" &
+  proxy=$!
+  wait_for 10 test -s "$TMP/proxy.port"
+  SHARDS="tcp://127.0.0.1:$(cat "$TMP/proxy.port"),$(cat "$TMP/shard1.ep")" \
+    start_server bsp --max-applies 300 "${server_ckpt[@]}"
+  for i in 1 2; do start_worker; done
+  if [ "$ckpt" = yes ]; then
+    wait_status 20 'every shard holds version [1-9]'
+  else
+    wait_status 20 'version [1-9][0-9]'
+  fi
+  kill -USR1 "$proxy"
+  if [ "$ckpt" = yes ]; then
+    expect_server "a reset between the server and a shard, with checkpoints"
+    expect_output "lost its connection to the server (a network fault)" "the server says why"
+    expect_output "stopped: version 300 " "and the run goes on to its end"
+  else
+    expect_server_fails "a reset between the server and a shard, without checkpoints" 1
+    expect_output "lost its connection to the server (a network fault), and what was on its way" \
+      "the run ends, saying why"
+    expect_output "without --checkpoint cannot go back" "and what would have saved it"
+  fi
+  wait "${WPIDS[@]}" 2>/dev/null
+  for j in 0 1; do wait_for 10 sh -c "! kill -0 ${SHPIDS[$j]}" || kill -9 "${SHPIDS[$j]}"; done
+  kill "$proxy" 2>/dev/null
+  wait "$proxy" 2>/dev/null
+done
+
 finish

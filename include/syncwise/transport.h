@@ -114,6 +114,10 @@ void sw_sock_close(sw_sock *s);
 void sw_sock_discard(sw_sock *s);
 /* The endpoint a listener is bound to (with the port it picked). */
 const char *sw_sock_endpoint(const sw_sock *s);
+/* How many times a dialer's connection broke and was made again (ZeroMQ: handshakes completed
+ * after its first, counted as its waits see them; in process, never): what was on its way
+ * then may be lost, in either direction. */
+unsigned sw_sock_reconnects(const sw_sock *s);
 
 /* Sends f, and gives up the caller's reference: from a listener to the dialer its route names,
  * from a dialer to its listener (route NULL). Never blocks; a frame that cannot go is lost, and

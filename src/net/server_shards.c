@@ -133,8 +133,11 @@ static int dial(server *s, uint32_t j, char *err)
     sw__shards *h = &s->shards;
     size_t slice = sw_chunk_slice_len(&h->table, j);
     /* Under CURVE every shard holds the server's own key pair (syncwise/shard.h). */
-    sw_dial_params dp = {.endpoint = h->eps[j], .linger_s = 1, .queue = ORDERS_QUEUED,
-                         .max_frame = sw_msg_size(4 * slice + 8192),
+    /* One route of this process's own at every shard: after a network fault ZeroMQ connects
+     * again under it, and the shard still knows its server (a made-up route would be a
+     * stranger's, whose orders it refuses). A server started again has another. */
+    sw_dial_params dp = {.endpoint = h->eps[j], .identity = h->route, .linger_s = 1,
+                         .queue = ORDERS_QUEUED, .max_frame = sw_msg_size(4 * slice + 8192),
                          .curve_key = s->p->curve_key, .curve_server = s->p->curve_key};
     return sw_dial(s->net, &h->socks[j], &dp, err);
 }
@@ -174,6 +177,8 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
     welcome_lines(h);
     if (!h->run) /* a restarted server read it from its record */
         h->run = sw_rng_u64(&s->tokens) | 1; /* never 0 */
+    snprintf(h->route, sizeof h->route, "sw-server-%016llx",
+             (unsigned long long)sw_rng_u64(&s->tokens));
     h->saved = h->saving = SW_SHARD_NONE;
     for (uint32_t j = 0; j < h->n; j++)
         h->seen[j] = (sw__shard_seen){.saved = SW_SHARD_NONE}; /* heard at 0, the start */

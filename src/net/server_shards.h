@@ -54,10 +54,12 @@ typedef struct sw__shard_seen {
     bool answered; /* it has said something */
     bool awaiting;
     bool warned;   /* told the operator it has not answered yet */
+    unsigned reconnects; /* the link's breaks seen so far (sw_sock_reconnects) */
 } sw__shard_seen;
 
 typedef struct sw__shards {
     uint32_t n; /* 0: not a sharded run */
+    char route[32]; /* the route this process dials every shard by (server_shards.c, dial) */
     sw_chunk_table table;
     char eps[SW_SHARDS_MAX][SW_SHARD_EP_LEN];
     char welcome[SW_SHARDS_MAX * SW_SHARD_EP_LEN + 4096]; /* shards=, chunk=, first= lines */

@@ -46,11 +46,20 @@ bool sw__shards_any_out(const server *s)
     return false;
 }
 
+static void link_broke(server *s, uint32_t j);
+
 void sw__shards_keep_alive(server *s)
 {
     sw__shards *h = &s->shards;
     double now = sw__server_now(s);
-    for (uint32_t j = 0; j < h->n; j++) {
+    for (uint32_t j = 0; j < h->n && !s->rc; j++) {
+        unsigned breaks = sw_sock_reconnects(h->socks[j]);
+        if (breaks != h->seen[j].reconnects) {
+            h->seen[j].reconnects = breaks;
+            link_broke(s, j);
+        }
+    }
+    for (uint32_t j = 0; j < h->n && !s->rc; j++) {
         const char *bound;
         sw__shard_seen *v = &h->seen[j];
         double silent = now - v->heard, limit = wait_limit(s, j, &bound);
@@ -260,8 +269,9 @@ static void count_open(server *s)
     }
 }
 
-/* Shard j came back from its checkpoint of version `from`: every shard goes back to it. */
-static void restore(server *s, uint32_t j, uint64_t from)
+/* Every shard goes back to the checkpoint of version `from`, for shard j's sake: it came back
+ * from that checkpoint, or its link broke (`cause` says which, for the log). */
+static void restore(server *s, uint32_t j, uint64_t from, const char *cause)
 {
     sw__shards *h = &s->shards;
     bool pending = h->saving != SW_SHARD_NONE && h->saving == from;
@@ -300,9 +310,9 @@ static void restore(server *s, uint32_t j, uint64_t from)
                 .payload = pay, .payload_len = len};
     sw__shards_send_all(s, &m);
     free(pay);
-    sw_log(SW_LOG_WARN, "shard %u (%s) came back from its checkpoint of version %llu: every shard "
-           "goes back to it and the run goes on as version %llu (%llu applies lost)", j,
-           h->eps[j], (unsigned long long)from, (unsigned long long)V, (unsigned long long)lost);
+    sw_log(SW_LOG_WARN, "shard %u (%s) %s %llu: every shard goes back to it and the run goes on "
+           "as version %llu (%llu applies lost)", j, h->eps[j], cause, (unsigned long long)from,
+           (unsigned long long)V, (unsigned long long)lost);
     sw__shards_stop_waiting_for_norms(s);
     count_open(s);
 }
@@ -320,6 +330,30 @@ static bool lost_restore(server *s, uint32_t j)
            "again before it took it? every shard goes back again", j, h->eps[j],
            sw__server_now(s) - h->restore_sent);
     return true;
+}
+
+/* The connection to shard j broke and ZeroMQ made it again: what was on its way, either way,
+ * may be lost, and nothing says what (an apply the shard would wait for for ever, a push's
+ * report, a slice ordered sent). Every shard goes back to the last checkpoint all of them
+ * hold, as when a shard is started again; a run without one ends, saying why. A shard that
+ * was out (killed, then started again) comes back by its own STATE instead; a run that is
+ * over has only its last gather left, which its own limit bounds. */
+static void link_broke(server *s, uint32_t j)
+{
+    sw__shards *h = &s->shards;
+    if (s->done || sw__shards_out(s, j))
+        return;
+    if (h->saved == SW_SHARD_NONE) {
+        const char *why = s->p->checkpoint ? "before its first checkpoint was complete everywhere"
+                                           : "without --checkpoint";
+        char text[200];
+        snprintf(text, sizeof text, "(a network fault), and what was on its way may be lost: a "
+                 "run %s cannot go back to a checkpoint, and ends", why);
+        sw__shards_failed(s, j, "lost its connection to the server ", (int)strlen(text), text);
+        return;
+    }
+    restore(s, j, h->saved, "lost its connection to the server (a network fault), and what was "
+            "on its way may be lost; the last checkpoint all shards hold is of version");
 }
 
 void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
@@ -345,7 +379,7 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
     v->restore_no = sw_get_u64(m->payload + 64);
     v->version = m->version;
     if (v->awaiting && (!sw_shard_set_has(&h->restoring, j) || lost_restore(s, j)))
-        restore(s, j, v->saved);
+        restore(s, j, v->saved, "came back from its checkpoint of version");
     else if (!v->awaiting && v->restore_no == h->restore_no)
         sw_shard_set_remove(&h->restoring, j);
     if (h->saving != SW_SHARD_NONE && v->saved == h->saving && !v->awaiting) {

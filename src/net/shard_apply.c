@@ -73,6 +73,32 @@ bool sw__shard_entries_ok(const shard *h, const uint8_t *entries, uint32_t n)
     return true;
 }
 
+/* SHARD_PUSHED: the server hears that this shard holds w's push (token, seq), and the shards
+ * it went to. */
+static void report(shard *h, const sw_msg *m, uint64_t token, uint64_t seq,
+                   const sw_shard_set *shards)
+{
+    uint8_t facts[16 + 8 * SW_SHARD_SET_WORDS];
+    sw_put_u64(facts, token);
+    sw_put_u64(facts + 8, seq);
+    sw_shard_set_put(facts + 16, shards, h->table.n_shards);
+    sw__shard_send(h, &(from){h->server, h->server_len}, SW_MSG_SHARD_PUSHED, m->worker,
+                   m->flags & SW_FLAG_WANT_MODEL, m->version, facts,
+                   16 + sw_shard_set_bytes(h->table.n_shards));
+}
+
+/* A push held already, sent again by its worker: the report again (the server counts a push
+ * once, and forgets one it no longer needs), in case it was lost with a broken connection. */
+static void report_again(shard *h, const sw_msg *m, uint64_t token, uint64_t seq)
+{
+    sw_shard_set shards = sw_shard_set_all(h->table.n_shards);
+    if (m->type != SW_MSG_SHARD_PUSH &&
+        (m->payload_len < 16 + sw_shard_set_bytes(h->table.n_shards) ||
+         !sw_shard_set_get(m->payload + 16, h->table.n_shards, &shards)))
+        return;
+    report(h, m, token, seq, &shards);
+}
+
 /* A push's head (token, sequence number; a sparse one's shards) checked: a member's, not
  * counted already, new, not of a version to come; where to keep it, or NULL (refused). */
 static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
@@ -85,8 +111,11 @@ static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
     uint64_t token = sw_get_u64(m->payload), seq = sw_get_u64(m->payload + 8);
     if (sw__shard_is_lost(h, m->worker, token, seq))
         return NULL; /* counted already, without this slice, when its shard was restored */
-    if (seq + 1 == h->next_seq[m->worker])
-        return NULL; /* the last push again: its worker heard no answer (a shard had died) */
+    if (seq + 1 == h->next_seq[m->worker]) { /* the last push again: its worker heard no */
+        if (find(h, m->worker, token, seq))  /* answer; our report may be what was lost */
+            report_again(h, m, token, seq);
+        return NULL;
+    }
     if (seq < h->next_seq[m->worker] || seq == UINT64_MAX) { /* MAX: next would wrap */
         sw__shard_refuse(h, f, m, "a push's sequence number gone back");
         return NULL;
@@ -99,22 +128,16 @@ static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
     return e;
 }
 
-/* Kept: the server hears of it at once, with the shards it went to. Its squared norm, which only
- * DBW reads, is measured after that report, while the server decides, when the last apply asked
- * for norms; at the apply otherwise (shard_step.c). Measured before, it held every policy's
- * report back by a pass over the slice. */
+/* Kept: the server hears of it at once. Its squared norm, which only DBW reads, is measured
+ * after that report, while the server decides, when the last apply asked for norms; at the
+ * apply otherwise (shard_step.c). Measured before, it held every policy's report back by a
+ * pass over the slice. */
 static void kept(shard *h, held *e, const held *k, const sw_msg *m, const sw_shard_set *shards)
 {
     *e = *k;
     h->r->pushes++;
     h->next_seq[k->worker] = k->seq + 1;
-    uint8_t facts[16 + 8 * SW_SHARD_SET_WORDS];
-    sw_put_u64(facts, k->token);
-    sw_put_u64(facts + 8, k->seq);
-    sw_shard_set_put(facts + 16, shards, h->table.n_shards);
-    sw__shard_send(h, &(from){h->server, h->server_len}, SW_MSG_SHARD_PUSHED, m->worker,
-                   m->flags & SW_FLAG_WANT_MODEL, m->version, facts,
-                   16 + sw_shard_set_bytes(h->table.n_shards));
+    report(h, m, k->token, k->seq, shards);
     if (h->norms_wanted) {
         e->sq = sw_sq_norm(e->g, e->idx ? e->nnz : h->len);
         e->measured = true;

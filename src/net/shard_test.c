@@ -293,7 +293,8 @@ static void sparse_pushes_pulls_and_applies(void **state)
 }
 
 /* A worker numbers its pushes upwards within a membership: its last push sent again (it heard
- * no answer: a shard may have died with it) is neither kept twice nor refused; a push numbered
+ * no answer: a shard may have died with it, or a report been lost) is neither kept twice nor
+ * refused, and reported again while held; a push numbered
  * below the last one kept is refused (it would be applied twice); a new membership numbers
  * afresh. */
 static void a_replayed_push_is_refused(void **state)
@@ -305,7 +306,11 @@ static void a_replayed_push_is_refused(void **state)
     sw_frame *f;
     uint8_t pay[64];
     push_kept(g, 0, 100, 5, 7, g0, LEN);
-    push(g, 0, 100, 5, 7, g0, LEN); /* the same push again, held */
+    push(g, 0, 100, 5, 7, g0, LEN); /* the same push again, held: reported again, in case */
+    settle(g);                      /* the first report was lost with a broken connection */
+    assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_SHARD_PUSHED);
+    assert_int_equal(sw_get_u64(pay), 100);
+    assert_int_equal(sw_get_u64(pay + 8), 5);
     apply(g, SW_FLAG_WANT_NORMS, 8, 0.1f, (uint32_t[]){0}, (uint64_t[]){5}, 1);
     settle(g);
     push(g, 0, 100, 5, 8, g0, LEN); /* and once applied */

@@ -38,6 +38,8 @@ void sw_sock_discard(sw_sock *s)
 
 const char *sw_sock_endpoint(const sw_sock *s) { return s->endpoint; }
 
+unsigned sw_sock_reconnects(const sw_sock *s) { return s->reconnects; }
+
 bool sw_send(sw_sock *s, const uint8_t *route, size_t route_len, sw_frame *f)
 {
     return f && s->net->ops->send(s, route, route_len, f);

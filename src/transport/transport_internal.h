@@ -25,6 +25,7 @@ struct sw_net {
 struct sw_sock {
     sw_net *net;
     char endpoint[256];
+    unsigned reconnects; /* a dialer's handshakes after its first (sw_sock_reconnects) */
 };
 
 extern const sw__net_ops sw__net_zmq, sw__net_inproc;

@@ -216,6 +216,7 @@ static int handshake_event(zsock *z, uint16_t event, uint32_t value, char *err)
 {
     const char *ep = z->base.endpoint;
     if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+        z->base.reconnects += z->in; /* connected again: the old connection broke */
         z->in = true;
         z->redialing = false;
     }
