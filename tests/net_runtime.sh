@@ -325,6 +325,31 @@ expect_status 0 "ctl policy as the server starts" -- "$SW" ctl --connect "tcp://
 expect_output "policy switched to ssp:s=2" "reaches it"
 kill "$starting" 2>/dev/null
 wait "$starting" 2>/dev/null
+# A network fault between a worker and the server (a proxy between them resets both of the
+# worker's connections mid-run): ZeroMQ connects again under a new route, and what was on its
+# way is lost. The worker sees it and joins again, its old membership ends as a crash, and the
+# bsp barrier goes on (it used to wait, the worker held until its --server-timeout).
+WPIDS=()
+start_server bsp --max-applies 250 --wait-workers 2
+rm -f "$TMP/proxy.port"
+/usr/bin/python3 "$(dirname "$0")/reset_proxy.py" "${EP##*:}" "$TMP/proxy.port" &
+proxy=$!
+wait_for 10 test -s "$TMP/proxy.port"
+"$SW" worker --connect "tcp://127.0.0.1:$(cat "$TMP/proxy.port")" --threads 1 \
+  --server-timeout 20 > "$TMP/proxied.out" 2>&1 &
+WPIDS+=($!)
+start_worker
+wait_status 20 'version [1-9][0-9]'
+kill -USR1 "$proxy"
+expect_server "bsp with a worker's connections reset mid-run"
+expect_output "stopped: version 250 " "the barrier goes on to the run's end"
+expect_output "1 crashed" "the old membership ends as a crash"
+wait "${WPIDS[@]}"
+OUT=$(cat "$TMP/proxied.out")
+expect_output "our connection to the server at" "the worker says its connection broke"
+expect_output "2 joins; the run is over" "and that it joined again"
+kill "$proxy" 2>/dev/null
+wait "$proxy" 2>/dev/null
 # A port where something takes every connection and closes it at once, as a proxy or a port
 # forward with nothing behind it yet: a worker without keys warns, tries on, and gives up at its
 # own --server-timeout (it used to blame CURVE after three closes, in about a second).

@@ -38,8 +38,10 @@ def pump(src, dst):
 def reset_all(signum, frame):
     with lock:
         for s in live:
-            try:  # linger 0: close sends RST, and the bytes still queued are dropped
+            try:  # linger 0: the bytes still queued are dropped, and the peer gets RST; the
+                # shutdown first wakes the thread reading it (a close alone would wait for it)
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                s.shutdown(socket.SHUT_RDWR)
                 s.close()
             except OSError:
                 pass

@@ -87,6 +87,19 @@ static void join_again(worker *k, double now)
     sw__worker_join(k, now);
 }
 
+/* Our connection to the server broke and ZeroMQ made it again: the server knows us by the old
+ * one's route, so its answers (a RELEASE) no longer reach us, and what was on its way either
+ * way (our push, its answer) may be lost. We join again, as after a server restart: the old
+ * membership ends as a crash once its heartbeats stop, and the step is done again. */
+static void link_broke(worker *k, double now)
+{
+    if (k->state == JOINING || k->state == OVER)
+        return; /* a JOIN goes again every second anyway */
+    sw_log(SW_LOG_WARN, "our connection to the server at %s broke (a network fault, or the "
+           "server restarted): joining again", k->p->connect);
+    sw__worker_join(k, now);
+}
+
 /* "Unknown worker" about our id: the server restarted, and we join again; about another id, an
  * answer from before we joined again. Any other refusal ends the run. */
 static void on_error(worker *k, const sw_msg *m, sw_frame *frame, double now)
@@ -230,6 +243,10 @@ static double turn(void *ctx, double now)
      * server does not know it. */
     if (atomic_exchange(&k->rejoin, false) && k->state != JOINING && k->state != OVER) {
         join_again(k, now);
+    }
+    if (sw_sock_reconnects(k->sock) != k->reconnects) {
+        k->reconnects = sw_sock_reconnects(k->sock);
+        link_broke(k, now);
     }
     sw_delivery d;
     while (k->state != OVER && sw_recv(k->sock, &d) == 0) {

@@ -103,6 +103,7 @@ struct sw_worker {
     /* Shared with the heartbeat thread. */
     atomic_uint id;
     atomic_bool rejoin; /* the server no longer knows us */
+    unsigned reconnects; /* the breaks of our connection to the server seen so far */
     atomic_ullong token; /* the membership's token (WELCOME): heartbeats carry it */
     atomic_ullong heard_us; /* when the heartbeat socket last heard the server (clock, us) */
     bool beating;           /* a heartbeat thread runs */
