@@ -73,30 +73,17 @@ bool sw__shard_entries_ok(const shard *h, const uint8_t *entries, uint32_t n)
     return true;
 }
 
-/* SHARD_PUSHED: the server hears that this shard holds w's push (token, seq), and the shards
- * it went to. */
-static void report(shard *h, const sw_msg *m, uint64_t token, uint64_t seq,
-                   const sw_shard_set *shards)
+/* SHARD_PUSHED: the server hears that this shard holds push e of m's worker, and the shards it
+ * went to. */
+static void report(shard *h, const sw_msg *m, const held *e)
 {
     uint8_t facts[16 + 8 * SW_SHARD_SET_WORDS];
-    sw_put_u64(facts, token);
-    sw_put_u64(facts + 8, seq);
-    sw_shard_set_put(facts + 16, shards, h->table.n_shards);
+    sw_put_u64(facts, e->token);
+    sw_put_u64(facts + 8, e->seq);
+    sw_shard_set_put(facts + 16, &e->shards, h->table.n_shards);
     sw__shard_send(h, &(from){h->server, h->server_len}, SW_MSG_SHARD_PUSHED, m->worker,
                    m->flags & SW_FLAG_WANT_MODEL, m->version, facts,
                    16 + sw_shard_set_bytes(h->table.n_shards));
-}
-
-/* A push held already, sent again by its worker: the report again (the server counts a push
- * once, and forgets one it no longer needs), in case it was lost with a broken connection. */
-static void report_again(shard *h, const sw_msg *m, uint64_t token, uint64_t seq)
-{
-    sw_shard_set shards = sw_shard_set_all(h->table.n_shards);
-    if (m->type != SW_MSG_SHARD_PUSH &&
-        (m->payload_len < 16 + sw_shard_set_bytes(h->table.n_shards) ||
-         !sw_shard_set_get(m->payload + 16, h->table.n_shards, &shards)))
-        return;
-    report(h, m, token, seq, &shards);
 }
 
 /* A push's head (token, sequence number; a sparse one's shards) checked: a member's, not
@@ -112,8 +99,9 @@ static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
     if (sw__shard_is_lost(h, m->worker, token, seq))
         return NULL; /* counted already, without this slice, when its shard was restored */
     if (seq + 1 == h->next_seq[m->worker]) { /* the last push again: its worker heard no */
-        if (find(h, m->worker, token, seq))  /* answer; our report may be what was lost */
-            report_again(h, m, token, seq);
+        const held *e = find(h, m->worker, token, seq); /* answer: held, it is reported again */
+        if (e) /* (our report may be what was lost; the server counts a push once) */
+            report(h, m, e);
         return NULL;
     }
     if (seq < h->next_seq[m->worker] || seq == UINT64_MAX) { /* MAX: next would wrap */
@@ -135,9 +123,10 @@ static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
 static void kept(shard *h, held *e, const held *k, const sw_msg *m, const sw_shard_set *shards)
 {
     *e = *k;
+    e->shards = *shards;
     h->r->pushes++;
     h->next_seq[k->worker] = k->seq + 1;
-    report(h, m, k->token, k->seq, shards);
+    report(h, m, e);
     if (h->norms_wanted) {
         e->sq = sw_sq_norm(e->g, e->idx ? e->nnz : h->len);
         e->measured = true;
@@ -245,9 +234,9 @@ static const char *plan_apply(shard *h, const uint8_t *entries, uint32_t n, floa
     return NULL;
 }
 
-/* Runs the plan, on the team when the slice is worth cutting; the norms, when it wants them:
- * the sum's squared norm in norms[0], the sum of the gradients' squared norms in norms[1]
- * (those measured as they came, and the parts' shares of the others'). */
+/* Runs the plan, on the team when the slice is worth cutting; the norms (read when the order
+ * asked): the sum's squared norm in norms[0], the sum of the gradients' squared norms in
+ * norms[1] (those measured as they came, and the parts' shares of the others'). */
 static void run_plan(shard *h, sw__apply_plan *plan, double norms[2])
 {
     uint32_t threads = h->team ? sw_team_size(h->team) : 1;
@@ -259,13 +248,15 @@ static void run_plan(shard *h, sw__apply_plan *plan, double norms[2])
         sw__shard_apply_part(plan, 0, 1);
     if (plan->opt)
         h->opt.steps = plan->step;
-    norms[0] = norms[1] = 0;
-    for (uint32_t i = 0; i < parts && plan->want_sq; i++) {
+    norms[0] = norms[1] = 0; /* the parts' shares are 0 where they measured nothing */
+    for (uint32_t i = 0; i < parts; i++) {
         norms[0] += plan->sq[i];
         norms[1] += plan->each[i];
     }
-    for (uint32_t k = 0; k < plan->n_g && plan->want_sq && !plan->lone; k++)
+    for (uint32_t k = 0; k < plan->n_g; k++)
         norms[1] += plan->g[k]->measured ? plan->g[k]->sq : 0;
+    if (plan->lone) /* its own sum */
+        norms[0] = norms[1];
 }
 
 /* Lets go of the named gradients; a name it does not hold is passed over (a drop may name a
@@ -337,8 +328,6 @@ void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
         }
         double norms[2];
         run_plan(h, &plan, norms);
-        if (plan.lone && plan.g[0]->measured) /* its own sum, measured as it came */
-            norms[0] = norms[1] = plan.g[0]->sq;
         stepped(h, f, m, norms);
     }
     forget_entries(h, entries, n);

@@ -28,6 +28,7 @@ typedef struct sw__held {
     const float *g;      /* the slice, or a sparse push's values; NULL: a free entry */
     const uint32_t *idx; /* sparse: the values' places in the slice, ascending; NULL: dense */
     size_t nnz;
+    sw_shard_set shards; /* the shards the push went to, as its report said */
     double sq;           /* its squared norm, when measured (DBW's), */
     bool measured;       /* which it is once reported under a policy that reads norms */
     sw_frame *frame;
