@@ -121,7 +121,9 @@ unsigned sw_sock_reconnects(const sw_sock *s);
 
 /* Sends f, and gives up the caller's reference: from a listener to the dialer its route names,
  * from a dialer to its listener (route NULL). Never blocks; a frame that cannot go is lost, and
- * false says so (f NULL, from a failed allocation, is lost too). */
+ * false says so, errno why: EAGAIN its queue full or, from a dialer, no connection to queue it on;
+ * EHOSTUNREACH no such route; EMSGSIZE over the receiver's limit; ENOMEM (f NULL, from a failed
+ * allocation, is lost too). */
 bool sw_send(sw_sock *s, const uint8_t *route, size_t route_len, sw_frame *f);
 
 #define SW_ROUTE_MAX 255

@@ -1,6 +1,7 @@
 /* The server as the control plane of a sharded run (server_shards.h): its shards' connections,
  * what it sends them and what they say, and the gathers that evaluations read. What the engine
  * decides on their reports is in server_shards_decide.c. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +24,12 @@ static void send_frame(server *s, uint32_t j, sw_frame *f)
     if (f)
         sw_msg_view(sw_frame_data(f), size, &head);
     const char *what = f ? sw_msg_type_name(head.type) : "message";
-    if (!f || !sw_send(s->shards.socks[j], NULL, 0, f)) {
+    if (!sw_send(s->shards.socks[j], NULL, 0, f)) {
         char why[2 * SW_ERR_LEN]; /* cut to SW_ERR_LEN where it is kept */
-        snprintf(why, sizeof why, "a %s order to shard %u (%s) was lost (no memory, its queue "
-                 "full, or its connection broken: by a frame over the size limit, or a shard "
-                 "started again without the run's CURVE options): the shards would part ways",
-                 what, j, s->shards.eps[j]);
+        snprintf(why, sizeof why, "a %s order to shard %u (%s) was lost (%s: no memory, its "
+                 "queue full, or its connection broken: by a frame over the size limit, or a "
+                 "shard started again without the run's CURVE options): the shards would part "
+                 "ways", what, j, s->shards.eps[j], strerror(errno));
         sw__server_fail(s, SW_EIO, why);
         return;
     }

@@ -1,6 +1,7 @@
 /* The in-process network (syncwise/transport.h): sockets are queues of arrivals ordered by the
  * fake time they land, then by when they were sent; a wait moves the clock to the first arrival
  * its sockets have. One thread: nothing here locks. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,7 @@ static bool deliver(isock *to, double at, double *last, sw_frame *f, const uint8
     arrival *a = calloc(1, sizeof *a);
     if (!a) {
         sw_frame_unref(f); /* lost, as a full queue loses it */
+        errno = ENOMEM;
         return false;
     }
     a->at = *last = at > *last ? at : *last;
@@ -210,6 +212,7 @@ static bool send_inproc(sw_sock *sock, const uint8_t *route, size_t route_len, s
     size_t size = sw_frame_size(f);
     if (!to || (to->max_frame && size > to->max_frame)) {
         sw_frame_unref(f); /* nobody there, or too long: lost */
+        errno = to ? EMSGSIZE : EHOSTUNREACH;
         return false;
     }
     double at = arrives_at(n, size);

@@ -1,4 +1,6 @@
 /* The calls of syncwise/transport.h, dispatched to the network a socket belongs to. */
+#include <errno.h>
+
 #include "syncwise/err.h"
 #include "transport_internal.h"
 
@@ -42,7 +44,11 @@ unsigned sw_sock_reconnects(const sw_sock *s) { return s->reconnects; }
 
 bool sw_send(sw_sock *s, const uint8_t *route, size_t route_len, sw_frame *f)
 {
-    return f && s->net->ops->send(s, route, route_len, f);
+    if (!f) {
+        errno = ENOMEM;
+        return false;
+    }
+    return s->net->ops->send(s, route, route_len, f);
 }
 
 int sw_recv(sw_sock *s, sw_delivery *d) { return s->net->ops->recv(s, d); }

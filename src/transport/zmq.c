@@ -357,15 +357,15 @@ static bool send_zmq(sw_sock *s, const uint8_t *route, size_t route_len, sw_fram
     zmq_msg_t m;
     if (message_of(f, &m) != 0) {
         sw_frame_unref(f);
+        errno = ENOMEM;
         return false;
     }
     /* A full queue or a vanished peer only loses this frame. */
-    if (z->listener && zmq_send(z->sock, route, route_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+    if ((z->listener && zmq_send(z->sock, route, route_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) ||
+        zmq_msg_send(&m, z->sock, ZMQ_DONTWAIT) < 0) {
+        int why = errno; /* ZeroMQ's */
         zmq_msg_close(&m);
-        return false;
-    }
-    if (zmq_msg_send(&m, z->sock, ZMQ_DONTWAIT) < 0) {
-        zmq_msg_close(&m);
+        errno = why;
         return false;
     }
     return true;
