@@ -348,6 +348,31 @@ wait "${WPIDS[@]}"
 OUT=$(cat "$TMP/proxied.out")
 expect_output "our connection to the server at" "the worker says its connection broke"
 expect_output "2 joins; the run is over" "and that it joined again"
+# The run's end across a link that stalls then (the proxy holds what the server sends for 3 s,
+# and resets the worker's end if the server closes meanwhile, as a host closing with data unsent
+# does): DONE still reaches the worker, as the server waits for its goodbye (it used to close at
+# once, and the worker waited out its --server-timeout and failed).
+WPIDS=()
+start_server asp --max-time 600 --heartbeat-timeout 8
+kill "$proxy" 2>/dev/null
+wait "$proxy" 2>/dev/null
+rm -f "$TMP/proxy.port"
+/usr/bin/python3 "$(dirname "$0")/reset_proxy.py" "${EP##*:}" "$TMP/proxy.port" &
+proxy=$!
+wait_for 10 test -s "$TMP/proxy.port"
+"$SW" worker --connect "tcp://127.0.0.1:$(cat "$TMP/proxy.port")" --threads 1 \
+  --server-timeout 20 --delay-ms 20 > "$TMP/proxied.out" 2>&1 &
+proxied=$!
+start_worker --delay-ms 20
+wait_status 20 'workers live 2'
+kill -USR2 "$proxy"
+sleep 0.5
+kill -TERM "$SPID"
+expect_server "a run that ends while a worker's link stalls"
+expect_exit "$proxied" "the stalled worker hears the end" 0
+OUT=$(cat "$TMP/proxied.out")
+expect_output "the run is over" "and says so"
+wait "${WPIDS[@]}"
 kill "$proxy" 2>/dev/null
 wait "$proxy" 2>/dev/null
 # A port where something takes every connection and closes it at once, as a proxy or a port

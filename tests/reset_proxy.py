@@ -6,33 +6,61 @@
 Listens on a free loopback port (written to PORT_FILE), forwards every connection to
 TARGET_PORT, and on SIGUSR1 resets every connection it carries (RST, not FIN: what a
 middlebox or a peer's crash sends), then goes on accepting new ones: what was on its way is
-lost, as after a real fault, and the ends connect again."""
+lost, as after a real fault, and the ends connect again.
+
+On SIGUSR2 it holds what the target sends for HOLD_S seconds (a link stalled one way) and then
+delivers it; a target that closes a connection meanwhile loses what was held, and the client's
+end is reset: as when a host closes a socket with data still unsent on a slow link (its kernel
+resets the connection, dropping that data)."""
 import os
+import select
 import signal
 import socket
 import struct
 import sys
 import threading
+import time
 
 target = int(sys.argv[1])
+HOLD_S = 3.0
 live = set()
 lock = threading.Lock()
+held_until = 0.0  # SIGUSR2: until then, what the target sends waits here
 
 
-def pump(src, dst):
+def pump(src, dst, may_hold):
+    held = b""
     try:
         while True:
+            if held and time.monotonic() >= held_until:
+                dst.sendall(held)
+                held = b""
+            if may_hold and not select.select([src], [], [], 0.05)[0]:
+                continue  # to deliver what was held when its time comes
             data = src.recv(1 << 16)
             if not data:
                 break
-            dst.sendall(data)
-    except OSError:
+            if may_hold and time.monotonic() < held_until:
+                held += data
+            else:
+                dst.sendall(held + data)
+                held = b""
+    except (OSError, ValueError):  # ValueError: reset_all closed it meanwhile
         pass
     for s in (src, dst):
         try:
+            if held and s is dst:  # closed while held: lost, and the client reset
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             s.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+    if held:
+        dst.close()
+
+
+def hold(signum, frame):
+    global held_until
+    held_until = time.monotonic() + HOLD_S
 
 
 def reset_all(signum, frame):
@@ -49,6 +77,7 @@ def reset_all(signum, frame):
 
 
 signal.signal(signal.SIGUSR1, reset_all)
+signal.signal(signal.SIGUSR2, hold)
 server = socket.socket()
 server.bind(("127.0.0.1", 0))
 server.listen(64)
@@ -67,5 +96,5 @@ while True:
         continue
     with lock:
         live.update((client, upstream))
-    threading.Thread(target=pump, args=(client, upstream), daemon=True).start()
-    threading.Thread(target=pump, args=(upstream, client), daemon=True).start()
+    threading.Thread(target=pump, args=(client, upstream, False), daemon=True).start()
+    threading.Thread(target=pump, args=(upstream, client, True), daemon=True).start()

@@ -428,10 +428,15 @@ void sw__server_handle(server *s, const peer *from, const sw_msg *m)
     }
     /* Done (a sharded run ends once its last gather is in): a member waits for the RELEASE
      * with DONE that ends the run and says whether it failed, its heartbeats echoed meanwhile,
-     * and anything else it sends is moot; one joining now is told at once. */
+     * and anything else it sends but its goodbye is moot; one joining now is told at once. */
     if (s->done && m->type == SW_MSG_JOIN) {
         const char *why = s->rc ? s->msg : "";
         sw__server_send(s, from, SW_MSG_RELEASE, m->worker, SW_FLAG_DONE, why, strlen(why));
+        return;
+    }
+    if (s->done && m->type == SW_MSG_LEAVE) { /* a goodbye, before DONE or in answer to it */
+        if (is_worker(s, from, m))
+            s->conns[m->worker].live = false;
         return;
     }
     if (s->done && m->type != SW_MSG_CTL && m->type != SW_MSG_HEARTBEAT)

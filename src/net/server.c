@@ -509,10 +509,13 @@ const char *sw_server_endpoint(const sw_server *s)
     return sw_sock_endpoint(s->sock);
 }
 
-int sw_server_end(sw_server *s, char *err)
+void sw__server_conclude(server *s)
 {
-    sw_server_result *out = s->r;
-    int rc = s->rc ? sw_fail(err, s->rc, "%s", s->msg) : 0;
+    if (s->concluded)
+        return;
+    s->concluded = true;
+    char err[SW_ERR_LEN];
+    int rc = s->rc;
     /* The final evaluation, unless the last one already saw this version (a run that never
      * started would print the same line twice). A sharded run evaluated its last gather. */
     bool evaluated = (s->next_eval > 0 && s->eval_version == sw_engine_version(s->engine)) ||
@@ -523,12 +526,32 @@ int sw_server_end(sw_server *s, char *err)
         rc = sw__server_checkpoint(s, err);
     if (!rc)
         rc = sw__server_save_gathered(s, err);
-    finish(s, rc ? err : NULL);
-    log_end(s, rc ? err : NULL);
+    if (rc)
+        sw__server_fail(s, rc, err);
+    finish(s, s->rc ? s->msg : NULL);
+    log_end(s, s->rc ? s->msg : NULL);
+    s->r->elapsed_s = sw__server_now(s);
+    s->farewell_by = s->r->elapsed_s + s->p->heartbeat_timeout_s;
+}
+
+bool sw__server_farewells_due(const server *s)
+{
+    if (sw__server_now(s) >= s->farewell_by)
+        return false;
+    for (uint32_t w = 0; w < s->slots; w++)
+        if (s->conns[w].live)
+            return true;
+    return false;
+}
+
+int sw_server_end(sw_server *s, char *err)
+{
+    sw_server_result *out = s->r;
+    sw__server_conclude(s); /* unless its turns did, the caller's loop having ended first */
+    int rc = s->rc ? sw_fail(err, s->rc, "%s", s->msg) : 0;
     bool failed = rc != 0; /* a broken promise fails the server, not its workers and shards */
     if (!rc && out->broken[0])
         rc = sw_fail(err, SW_EPROMISE, "the policy broke its promise: %s", out->broken);
-    out->elapsed_s = sw__server_now(s);
     out->version = sw_engine_version(s->engine);
     out->applies = out->version - out->start_version;
     teardown(s, failed ? err : NULL);
@@ -548,9 +571,13 @@ int sw_server_run(const sw_server_params *p, sw_server_result *out, char *err)
     if (!(rc = sw_server_new(&s, net, p, out, err)) && !(rc = sw_loop_new(&loop, net, err)) &&
         !(rc = sw_loop_add(loop, sw_server_agent(s), err)))
         rc = sw_loop_run(loop, p->stop, INFINITY, err);
-    /* Stopped: a sharded run still gathers θ for its last evaluation (the turn sees *stop). */
-    if (s && !rc && p->shards)
-        rc = sw_loop_run(loop, NULL, sw_net_now(net) + SW_SHARDS_LAST_GATHER_S, err);
+    /* Stopped: a sharded run still gathers θ for its last evaluation, and every run waits for
+     * its workers' goodbyes (the turn sees *stop). */
+    if (s && !rc)
+        rc = sw_loop_run(loop, NULL,
+                         sw_net_now(net) + (p->shards ? SW_SHARDS_LAST_GATHER_S : 0) +
+                             p->heartbeat_timeout_s,
+                         err);
     if (s && rc)
         sw__server_fail(s, rc, err);
     if (s)

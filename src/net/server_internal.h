@@ -88,7 +88,8 @@ struct sw_server {
     bool started;           /* wait_workers have joined: the engine knows the live workers */
     bool done;
     sw_stop_reason limit; /* the limit that ended the run (the log's end line says it), or none */
-    bool ended;             /* sw_server_end ran the end of the run */
+    bool concluded;         /* sw__server_conclude ran: the workers were told DONE */
+    double farewell_by;     /* until when the workers told DONE are waited for */
     int rc;                 /* a failure that ends the run (0: none), and what it was */
     char msg[SW_ERR_LEN];
     sw_server_result *r;
@@ -130,6 +131,14 @@ void sw__server_refuse_echo(server *s, const peer *to, const sw_msg *m, uint32_t
 /* An engine call's code: true when it succeeded; otherwise the run ends with that failure
  * (which `what` of which worker it was, and the engine's own words). */
 bool sw__server_engine_ok(server *s, int rc, const char *what, uint32_t w);
+
+/* The end of the run, once: its last evaluation and checkpoint, RELEASE with DONE to every live
+ * worker (saying why, when the run failed), the log's end line. Each worker told answers with
+ * LEAVE: until every one has, for a --heartbeat-timeout at most, the server goes on serving
+ * (sw__server_farewells_due), so that DONE reaches a worker whose link stalled across the end,
+ * where closing at once could reset the connection with DONE still on its way. */
+void sw__server_conclude(server *s);
+bool sw__server_farewells_due(const server *s);
 
 /* Carries out an engine result: RELEASE to every released worker, and the wake-up. */
 void sw__server_follow(server *s, const sw_engine_result *res);

@@ -300,15 +300,17 @@ static void deadlines(server *s)
 }
 
 /* A done run is over at once; a sharded one once a gather at its last version is evaluated
- * and, with --checkpoint, every shard has checkpointed it (or a failure ends it). */
+ * and, with --checkpoint, every shard has checkpointed it (or a failure ends it). Then it is
+ * concluded, and finished once its workers have said goodbye. */
 static void finish_when_over(server *s)
 {
     sw__shards *h = &s->shards;
     uint64_t V = sw_engine_version(s->engine);
     bool evaluated = h->have_theta && h->theta_version == V && s->eval_version == V;
     bool saved = !s->p->checkpoint || h->saved == V;
-    if (!h->n || s->rc || (evaluated && saved)) {
-        s->finished = true;
+    if (!h->n || s->rc || (evaluated && saved) || s->concluded) {
+        sw__server_conclude(s);
+        s->finished = !sw__server_farewells_due(s);
         return;
     }
     if (!sw_shard_set_empty(&h->restoring))
@@ -323,8 +325,10 @@ static void finish_when_over(server *s)
 static double next_due(const server *s)
 {
     double now = sw__server_now(s), next = now + HEARTBEAT_CHECK_S;
-    if (s->shards.n && s->shards.next_ping < next)
+    if (s->shards.n && !s->concluded && s->shards.next_ping < next)
         next = s->shards.next_ping;
+    if (s->concluded && s->farewell_by < next)
+        next = s->farewell_by;
     if (s->done) /* no evaluation or wake-up is taken once done: one due would spin the loop */
         return s->t0 + next;
     next = eval_due_at(s) < next ? eval_due_at(s) : next;
@@ -340,11 +344,12 @@ double sw__server_turn(void *ctx, double now)
     forgive_stall(s);
     if (s->ops)
         drain(s, s->ops);
-    drain_shards(s);
+    if (!s->concluded) /* then the shards' part is over: they end with the server */
+        drain_shards(s);
     drain(s, s->sock);
     if (!s->done)
         deadlines(s);
-    if (s->shards.n) /* also once done: the last gather waits on live shards only */
+    if (s->shards.n && !s->concluded) /* also once done: the last gather waits on live shards */
         sw__shards_keep_alive(s);
     if (p->stop && *p->stop)
         s->done = true;

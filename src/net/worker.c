@@ -157,7 +157,7 @@ static void take(worker *k, sw_frame *frame, double now)
         if (k->state == JOINING && !k->rc) /* a run in its last gather, or just over */
             sw_log(SW_LOG_INFO, "the server's run was over when we joined: nothing to train");
         k->r->done = true;
-        k->state = OVER;
+        sw_worker_leave(k); /* the goodbye the server waits for before it closes */
     } else if (handlers[m.type]) {
         handlers[m.type](k, &m, frame, now);
     } /* nothing else is meant for a worker: ignored */

@@ -363,7 +363,8 @@ def check_sync_dropped(env, h):
 # protocol.md "Payload checksums: agreed at join": WELCOME says checksum=off; then messages
 # carry UNCHECKED and a zero checksum field; a message flagged UNCHECKED with a non-zero
 # checksum is refused; finiteness is still checked. The run ends at --max-applies 4:
-# RELEASE `DONE` ("the run is over, exit").
+# RELEASE `DONE` ("the run is over: the worker answers with LEAVE and exits"; "the server goes on
+# serving until every worker it told has said goodbye").
 
 
 def check_off_join(env):
@@ -415,6 +416,13 @@ def check_off_done(env):
         w.version = m.ver
         if m.flags & F_DONE:
             need(m.payload == b"" or m.flags & F_MODEL, "%r" % m)
+            hb = Conn(env.server_off, "off-end")
+            hb.send(HEARTBEAT, wid=w.wid, ver=w.token)
+            hb.expect(HEARTBEAT, what="(a heartbeat after DONE, before the goodbye)")
+            w.conn.send(LEAVE, wid=w.wid, ver=w.version)
+            hb.send(HEARTBEAT, wid=w.wid, ver=w.token)
+            m = hb.recv(3)
+            need(m is None or m.type == ERROR, "a heartbeat after the goodbye: %r" % m)
             return
     raise CheckFailed("no RELEASE with DONE after --max-applies 4")
 
