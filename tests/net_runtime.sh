@@ -373,6 +373,31 @@ expect_exit "$proxied" "the stalled worker hears the end" 0
 OUT=$(cat "$TMP/proxied.out")
 expect_output "the run is over" "and says so"
 wait "${WPIDS[@]}"
+# A worker's connection to the server half open: reset at the server's end, alive at the
+# worker's (the proxy keeps it, dropping what comes), its heartbeats' connection untouched. The
+# server finds the route gone when it answers (then drops the member, whose heartbeats hear
+# UNKNOWN), or the worker hears no answer though its heartbeats are echoed: either way it
+# connects afresh and joins again (it used to wait out its --server-timeout and fail).
+WPIDS=()
+start_server bsp --max-applies 300 --wait-workers 2 --heartbeat-timeout 2
+kill "$proxy" 2>/dev/null
+wait "$proxy" 2>/dev/null
+rm -f "$TMP/proxy.port"
+/usr/bin/python3 "$(dirname "$0")/reset_proxy.py" "${EP##*:}" "$TMP/proxy.port" &
+proxy=$!
+wait_for 10 test -s "$TMP/proxy.port"
+"$SW" worker --connect "tcp://127.0.0.1:$(cat "$TMP/proxy.port")" --threads 1 \
+  --server-timeout 30 --delay-ms 10 > "$TMP/proxied.out" 2>&1 &
+proxied=$!
+start_worker --delay-ms 10
+wait_status 20 'version [1-9][0-9]'
+kill -HUP "$proxy"
+expect_server "bsp with a worker's connection half open"
+expect_output "stopped: version 300 " "the barrier goes on to the run's end"
+expect_exit "$proxied" "the worker whose connection went half open goes on" 0
+OUT=$(cat "$TMP/proxied.out")
+expect_output "2 joins; the run is over" "it joined again on a connection made afresh"
+wait "${WPIDS[@]}"
 kill "$proxy" 2>/dev/null
 wait "$proxy" 2>/dev/null
 # A port where something takes every connection and closes it at once, as a proxy or a port

@@ -1,17 +1,21 @@
 #!/usr/bin/python3
-"""A TCP proxy that breaks its connections on demand, as a network fault does.
+"""A TCP proxy that breaks its connections on demand, as network faults do.
 
     reset_proxy.py TARGET_PORT PORT_FILE
 
-Listens on a free loopback port (written to PORT_FILE), forwards every connection to
-TARGET_PORT, and on SIGUSR1 resets every connection it carries (RST, not FIN: what a
-middlebox or a peer's crash sends), then goes on accepting new ones: what was on its way is
-lost, as after a real fault, and the ends connect again.
+Listens on a free loopback port (written to PORT_FILE) and forwards every connection to
+TARGET_PORT; then, on a signal:
 
-On SIGUSR2 it holds what the target sends for HOLD_S seconds (a link stalled one way) and then
-delivers it; a target that closes a connection meanwhile loses what was held, and the client's
-end is reset: as when a host closes a socket with data still unsent on a slow link (its kernel
-resets the connection, dropping that data)."""
+SIGUSR1  resets every connection it carries (RST, not FIN: what a middlebox or a peer's crash
+         sends), and goes on accepting new ones: what was on its way is lost, as after a real
+         fault, and the ends connect again.
+SIGUSR2  holds what the target sends for HOLD_S seconds (a link stalled one way), then delivers
+         it; a target that closes a connection meanwhile loses what was held, and the client's
+         end is reset: as when a host closes a socket with data still unsent on a slow link (its
+         kernel resets the connection, dropping that data).
+SIGHUP   half-opens the connection that has carried the most bytes: the target's end is reset,
+         the client's kept open, and what the client sends on it is read and dropped, as by a
+         middlebox that lost the connection without telling the client."""
 import os
 import select
 import signal
@@ -23,39 +27,80 @@ import time
 
 target = int(sys.argv[1])
 HOLD_S = 3.0
-live = set()
 lock = threading.Lock()
+pairs = []  # [client, upstream, bytes carried, cut] of every connection carried
 held_until = 0.0  # SIGUSR2: until then, what the target sends waits here
 
 
-def pump(src, dst, may_hold):
+def reset(s):
+    """Closes s with RST (linger 0); the shutdown first wakes a thread reading it."""
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.shutdown(socket.SHUT_RDWR)
+        s.close()
+    except OSError:
+        pass
+
+
+def upward(pair):
+    client, upstream = pair[0], pair[1]
+    try:
+        while True:
+            data = client.recv(1 << 16)
+            if not data:
+                break
+            pair[2] += len(data)
+            if not pair[3]:  # once cut, dropped
+                upstream.sendall(data)
+    except OSError:
+        pass
+    if pair[3]:
+        return  # half open: the client's end stays as it is
+    for s in (client, upstream):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def downward(pair):
+    client, upstream = pair[0], pair[1]
     held = b""
     try:
         while True:
             if held and time.monotonic() >= held_until:
-                dst.sendall(held)
+                client.sendall(held)
                 held = b""
-            if may_hold and not select.select([src], [], [], 0.05)[0]:
+            if not select.select([upstream], [], [], 0.05)[0]:
                 continue  # to deliver what was held when its time comes
-            data = src.recv(1 << 16)
+            data = upstream.recv(1 << 16)
             if not data:
                 break
-            if may_hold and time.monotonic() < held_until:
+            pair[2] += len(data)
+            if time.monotonic() < held_until:
                 held += data
             else:
-                dst.sendall(held + data)
+                client.sendall(held + data)
                 held = b""
-    except (OSError, ValueError):  # ValueError: reset_all closed it meanwhile
+    except (OSError, ValueError):  # ValueError: closed meanwhile by a signal's handler
         pass
-    for s in (src, dst):
+    if pair[3]:
+        return
+    if held:  # closed while held: lost, and the client reset
+        reset(client)
+    for s in (client, upstream):
         try:
-            if held and s is dst:  # closed while held: lost, and the client reset
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             s.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-    if held:
-        dst.close()
+
+
+def reset_all(signum, frame):
+    with lock:
+        for pair in pairs:
+            reset(pair[0])
+            reset(pair[1])
+        pairs.clear()
 
 
 def hold(signum, frame):
@@ -63,21 +108,18 @@ def hold(signum, frame):
     held_until = time.monotonic() + HOLD_S
 
 
-def reset_all(signum, frame):
+def half_open(signum, frame):
     with lock:
-        for s in live:
-            try:  # linger 0: the bytes still queued are dropped, and the peer gets RST; the
-                # shutdown first wakes the thread reading it (a close alone would wait for it)
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                s.shutdown(socket.SHUT_RDWR)
-                s.close()
-            except OSError:
-                pass
-        live.clear()
+        live = [p for p in pairs if not p[3]]
+        if live:
+            busiest = max(live, key=lambda p: p[2])
+            busiest[3] = True
+            reset(busiest[1])
 
 
 signal.signal(signal.SIGUSR1, reset_all)
 signal.signal(signal.SIGUSR2, hold)
+signal.signal(signal.SIGHUP, half_open)
 server = socket.socket()
 server.bind(("127.0.0.1", 0))
 server.listen(64)
@@ -94,7 +136,8 @@ while True:
     except OSError:  # nothing behind it (yet): the client sees its connection closed
         client.close()
         continue
+    pair = [client, upstream, 0, False]
     with lock:
-        live.update((client, upstream))
-    threading.Thread(target=pump, args=(client, upstream, False), daemon=True).start()
-    threading.Thread(target=pump, args=(upstream, client, True), daemon=True).start()
+        pairs.append(pair)
+    threading.Thread(target=upward, args=(pair,), daemon=True).start()
+    threading.Thread(target=downward, args=(pair,), daemon=True).start()

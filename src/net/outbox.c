@@ -3,6 +3,7 @@
  * Every message is built in a frame that the network then sends without another copy, and the
  * parameters are lent to it as they are when nothing else reads them (lend.h).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "server_internal.h"
@@ -22,12 +23,26 @@ static sw_frame *build_frame(server *s, const sw_msg *m)
     return f;
 }
 
-/* Sends a frame to a peer, on the socket it came from, and gives it up. A full peer queue or
- * a vanished peer only loses it; the heartbeat decides. */
+/* A member whose route found no connection: marked, and dropped at the next turn (the send may
+ * be one of an engine decision's, which must not be re-entered). */
+static void route_gone(server *s, const peer *to)
+{
+    for (uint32_t w = 0; w < s->slots; w++) {
+        conn *c = &s->conns[w];
+        if (c->live && c->route_len == to->route_len &&
+            !memcmp(c->route, to->route, to->route_len))
+            c->unreachable = true;
+    }
+}
+
+/* Sends a frame to a peer, on the socket it came from, and gives it up. A full peer queue
+ * only loses it; a peer whose connection is gone is a member lost. */
 static void send_frame(server *s, const peer *to, sw_frame *f)
 {
     s->r->bytes_out += sw_frame_size(f);
-    sw_send(to->sock ? to->sock : s->sock, to->route, to->route_len, f);
+    sw_sock *sock = to->sock ? to->sock : s->sock;
+    if (!sw_send(sock, to->route, to->route_len, f) && errno == EHOSTUNREACH && sock == s->sock)
+        route_gone(s, to);
 }
 
 void sw__server_send_at(server *s, const peer *to, sw_msg_type type, uint32_t worker,

@@ -539,7 +539,7 @@ bool sw__server_farewells_due(const server *s)
     if (sw__server_now(s) >= s->farewell_by)
         return false;
     for (uint32_t w = 0; w < s->slots; w++)
-        if (s->conns[w].live)
+        if (s->conns[w].live && !s->conns[w].unreachable) /* DONE never reached that one */
             return true;
     return false;
 }

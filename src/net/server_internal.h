@@ -21,6 +21,10 @@ typedef struct conn {
     size_t route_len;
     double last_seen;
     bool live, wants_model, dropped;
+    /* A frame to its route found no connection: it broke at our end, though the worker's end
+     * may not know (its heartbeats, on their own connection, would keep it a member). Dropped
+     * as a crash at the next turn, whose heartbeats then hear UNKNOWN, and it joins again. */
+    bool unreachable;
     bool used; /* a worker held this slot once */
     /* Sharded: every shard has had a push of this membership since the last restore, so knows
      * the connection to send its slices by (SHARD_SEND). */

@@ -152,9 +152,14 @@ static void forgive_stall(server *s)
 static void check_heartbeats(server *s)
 {
     double now = sw__server_now(s);
-    for (uint32_t w = 0; w < s->slots; w++)
-        if (s->conns[w].live && now - s->conns[w].last_seen > s->p->heartbeat_timeout_s)
+    for (uint32_t w = 0; w < s->slots; w++) {
+        conn *c = &s->conns[w];
+        if (c->live && c->unreachable)
+            sw_log(SW_LOG_WARN, "worker %u's connection is gone (a network fault?): it must "
+                   "join again", w);
+        if (c->live && (c->unreachable || now - c->last_seen > s->p->heartbeat_timeout_s))
             sw__server_drop_worker(s, w, true);
+    }
 }
 
 /* A checkpoint of this run's model at `params`, version V (no optimizer state, no note). */

@@ -80,6 +80,40 @@ static void on_model_sparse(worker *k, const sw_msg *m, sw_frame *frame, double 
         sw__worker_pulled(k, m, now);
 }
 
+static int dial_server(worker *k, sw_sock **sock, char *err)
+{
+    sw_dial_params dp = {.endpoint = k->p->connect, .linger_s = 2,
+                         .curve_key = k->p->curve_key, .curve_server = k->p->curve_server};
+    return sw_dial(k->net, sock, &dp, err);
+}
+
+/* Our connection to the server, made afresh: one the server lost at its end may look alive at
+ * ours (a middlebox that dropped it without a reset), and a JOIN on it would go nowhere. What
+ * was queued on the old one is moot: we join again. */
+static void dial_again(worker *k)
+{
+    sw_sock *fresh;
+    char err[SW_ERR_LEN];
+    if (dial_server(k, &fresh, err)) {
+        sw_log(SW_LOG_WARN, "cannot connect to the server afresh (%s): joining on the old "
+               "connection", err);
+        return;
+    }
+    sw_sock_close(k->sock);
+    k->sock = k->agent.socks[0] = fresh;
+    k->reconnects = 0;
+}
+
+/* An answer lost on our connection, though the server lives: see answer_lost. */
+static void connection_lost(worker *k, double now)
+{
+    sw_log(SW_LOG_WARN, "no answer in %.0f s, though the server at %s echoes our heartbeats: "
+           "our connection to it is lost (a network fault); connecting afresh and joining again",
+           now - k->since, k->p->connect);
+    dial_again(k);
+    sw__worker_join(k, now);
+}
+
 static void join_again(worker *k, double now)
 {
     sw_log(SW_LOG_INFO, "the server does not know us (it restarted, or took our silence for a "
@@ -176,6 +210,20 @@ static double silent_since(const worker *k)
     return echoes && heard > k->since ? heard : k->since;
 }
 
+/* The server answers a push, or a sparse step's pull, at once (a sharded run's answer may
+ * wait for a shard). Echoes of our heartbeats, on their own connection, coming this long after
+ * we asked with no answer say that the server lives and our connection lost what we sent or
+ * its answer: one broken at the server's end, that looks alive at ours. */
+#define ANSWER_LOST_S 5.0
+
+static bool answer_lost(const worker *k)
+{
+    if (k->cfg.n_shards || k->leaving || (k->state != ANSWER && k->state != PULLING))
+        return false;
+    double heard = (double)atomic_load(&k->heard_us) / 1e6;
+    return heard - k->since > ANSWER_LOST_S;
+}
+
 static void silent(worker *k, double now)
 {
     sw__worker_fail(k, SW_EIO, "the server at %s has been silent for %.0f s", k->p->connect,
@@ -197,6 +245,8 @@ static void deadlines(worker *k, double now)
         sw__worker_push(k, now);
     else if (now >= sw__worker_shards_again_at(k))
         sw__worker_shards_again_due(k, now);
+    else if (answer_lost(k))
+        connection_lost(k, now);
     else if (k->state != COMPUTED && k->state != OVER &&
              now - silent_since(k) > k->p->server_timeout_s)
         silent(k, now);
@@ -240,8 +290,9 @@ static double turn(void *ctx, double now)
             return SW_AGENT_DONE;
     }
     /* A worker waiting at a barrier sends nothing: only its heartbeats learn that a restarted
-     * server does not know it. */
+     * server does not know it, or that the server dropped our connection as gone. */
     if (atomic_exchange(&k->rejoin, false) && k->state != JOINING && k->state != OVER) {
+        dial_again(k);
         join_again(k, now);
     }
     if (sw_sock_reconnects(k->sock) != k->reconnects) {
@@ -288,9 +339,7 @@ int sw_worker_new(sw_worker **out, sw_net *net, const sw_worker_params *p, sw_wo
     atomic_init(&k->heard_us, 0);
     atomic_init(&k->quit, false);
     k->cfg.params = 1 << 20; /* what we accept before WELCOME says the model's size */
-    sw_dial_params dp = {.endpoint = p->connect, .linger_s = 2, .curve_key = p->curve_key,
-                         .curve_server = p->curve_server};
-    int rc = sw_dial(net, &k->sock, &dp, err);
+    int rc = dial_server(k, &k->sock, err);
     if (rc) {
         free(k);
         return rc;

@@ -160,6 +160,10 @@ static int listen_zmq(sw_net *net, sw_sock **out, const sw_listen_params *p, cha
      * again was never heard, and dropped again). Made-up routes never repeat. */
     int handover = 1;
     zmq_setsockopt(z->sock, ZMQ_ROUTER_HANDOVER, &handover, sizeof handover);
+    /* A frame to a route that is gone fails (EHOSTUNREACH) instead of vanishing: a listener
+     * learns that a peer's connection broke under it, though that peer may not know yet. */
+    int mandatory = 1;
+    zmq_setsockopt(z->sock, ZMQ_ROUTER_MANDATORY, &mandatory, sizeof mandatory);
     if (zmq_bind(z->sock, bind) != 0) {
         rc = sw_fail(err, SW_EIO, "cannot bind %s: %s%s", p->endpoint, zmq_strerror(errno),
                      errno == ENODEV ? " (give an address, a host name or an interface)" : "");

@@ -17,8 +17,10 @@ does what the document does not say fails it. It prints PASS/FAIL per check; the
 Needs only Debian's python3-zmq. The CRC-32C is computed here (Castagnoli, reflected 0x82F63B78).
 """
 import argparse
+import os
 import re
 import struct
+import subprocess
 import sys
 import time
 
@@ -472,6 +474,47 @@ def check_liveness(env):
     a.push_and_release(a.zeros())                        # the heartbeats kept a alive
     a.conn.send(LEAVE, wid=a.wid, ver=a.version)
 
+def check_route_gone(env):
+    """Failures: "a message the server sends on a member's connection that finds it gone drops
+    that member at once, as a crash (its heartbeats then hear UNKNOWN)". A held worker's
+    connection closes while its heartbeats go on; a second worker starts the run, whose RELEASE
+    to the first finds its connection gone."""
+    ep_file = os.path.join(env.tmp, "gone.ep")
+    log = open(os.path.join(env.tmp, "gone.log"), "w")
+    proc = subprocess.Popen(
+        [env.binary, "server", "--bind", "tcp://127.0.0.1:*", "--endpoint-file", ep_file,
+         "--data", "synthetic:task=logistic,d=10,n=200", "--model", "mlp:h=1,u=5",
+         "--threads", "1", "--eval-every", "30", "--max-time", "55", "--wait-workers", "2",
+         "--heartbeat-timeout", "6"], stdout=log, stderr=subprocess.STDOUT)
+    env.children.append(proc)
+    deadline = time.time() + 10
+    while not (os.path.exists(ep_file) and open(ep_file).read().strip()):
+        need(time.time() < deadline, "the server wrote no endpoint within 10 s")
+        time.sleep(0.05)
+    ep = open(ep_file).read().strip()
+    a = Worker(ep, "proto-gone-a", held=True)
+    hb = Conn(ep, a.checksum)
+    hb.send(HEARTBEAT, wid=a.wid, ver=a.token)
+    hb.expect(HEARTBEAT, what="(echo to a held worker)")
+    a.conn.sock.close()
+    time.sleep(0.5)
+    b = Worker(ep, "proto-gone-b", held=True)
+    b.conn.expect(RELEASE, what="(second worker in)")
+    deadline = time.time() + 3  # well inside the heartbeat timeout, a beating all along
+    while True:
+        hb.send(HEARTBEAT, wid=a.wid, ver=a.token)
+        m = hb.recv()
+        need(m is not None, "no answer to a's heartbeat")
+        if m.type == ERROR:
+            need(m.flags & F_UNKNOWN, "heartbeat of the dropped worker: %r" % m)
+            break
+        need(time.time() < deadline, "a member whose connection is gone was still echoed 3 s "
+             "after a RELEASE to it (heartbeat timeout 6 s)")
+        time.sleep(0.3)
+    proc.kill()
+    proc.wait()
+
+
 # ================================================================ main
 
 
@@ -549,6 +592,7 @@ def main():
         for name, why, attack in hostile_shard_cases():
             run_check("8 hostile-shard/" + name, check_hostile_shard, env, name, why, attack)
         run_check("8 hostile-shard/short-gather-slice", check_short_slice, env)
+        run_check("6 held/connection-gone-dropped-at-once", check_route_gone, env)
         for p in env.children:
             p.kill()
             p.wait()
