@@ -375,9 +375,10 @@ expect_output "the run is over" "and says so"
 wait "${WPIDS[@]}"
 # A worker's connection to the server half open: reset at the server's end, alive at the
 # worker's (the proxy keeps it, dropping what comes), its heartbeats' connection untouched. The
-# server finds the route gone when it answers (then drops the member, whose heartbeats hear
-# UNKNOWN), or the worker hears no answer though its heartbeats are echoed: either way it
-# connects afresh and joins again (it used to wait out its --server-timeout and fail).
+# server finds the route gone when it answers, or when it probes the member's quiet connection
+# as its heartbeats come (the push was lost), and drops the member, whose heartbeats hear
+# UNKNOWN: it connects afresh and joins again (it used to wait out its --server-timeout and
+# fail).
 WPIDS=()
 start_server bsp --max-applies 300 --wait-workers 2 --heartbeat-timeout 2
 kill "$proxy" 2>/dev/null

@@ -12,6 +12,9 @@
 
 typedef void (*handler)(server *s, const peer *from, const sw_msg *m);
 
+/* A member's own connection quiet this long while its heartbeats come is probed (on_heartbeat). */
+#define SW_PROBE_S 2.0
+
 /* The sender must be the live worker it claims to be (same socket as when it joined). */
 static bool same_route(const conn *c, const peer *from)
 {
@@ -25,7 +28,7 @@ static bool is_worker(server *s, const peer *from, const sw_msg *m)
     if (from->sock != s->sock || m->worker >= s->slots || !s->conns[m->worker].live ||
         !same_route(&s->conns[m->worker], from))
         return false;
-    s->conns[m->worker].last_seen = sw__server_now(s);
+    s->conns[m->worker].last_seen = s->conns[m->worker].heard_on_route = sw__server_now(s);
     return true;
 }
 
@@ -125,6 +128,7 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
     conn *c = &s->conns[w];
     *c = (conn){.route_len = from->route_len,
                 .last_seen = sw__server_now(s),
+                .heard_on_route = sw__server_now(s),
                 .live = true,
                 .used = true,
                 .wants_model = true,
@@ -265,8 +269,17 @@ static void on_heartbeat(server *s, const peer *from, const sw_msg *m)
         refuse_unknown(s, from, m);
         return;
     }
-    s->conns[m->worker].last_seen = sw__server_now(s); /* its token: a sign of life */
+    conn *c = &s->conns[m->worker];
+    double now = sw__server_now(s);
+    c->last_seen = now; /* its token: a sign of life */
     sw__server_send_at(s, from, SW_MSG_HEARTBEAT, m->worker, 0, m->version, "", 0);
+    /* Its own connection quiet meanwhile (a long step, a barrier, or a push lost on a
+     * connection gone at our end): a probe on it, which the worker ignores, finds out. */
+    if (now - c->heard_on_route > SW_PROBE_S && now - c->probed > SW_PROBE_S) {
+        c->probed = now;
+        peer own = {.route = c->route, .route_len = c->route_len, .sock = s->sock};
+        sw__server_send_at(s, &own, SW_MSG_HEARTBEAT, m->worker, 0, m->version, "", 0);
+    }
 }
 
 static void on_leave(server *s, const peer *from, const sw_msg *m)

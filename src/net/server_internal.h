@@ -20,10 +20,13 @@ typedef struct conn {
     uint8_t route[SW_ROUTE_MAX]; /* the route of the connection it joined from */
     size_t route_len;
     double last_seen;
+    /* When its own connection last carried a message from it, and when it was last probed:
+     * heartbeats come on another connection, and cannot tell that this one is gone. */
+    double heard_on_route, probed;
     bool live, wants_model, dropped;
     /* A frame to its route found no connection: it broke at our end, though the worker's end
      * may not know (its heartbeats, on their own connection, would keep it a member). Dropped
-     * as a crash at the next turn, whose heartbeats then hear UNKNOWN, and it joins again. */
+     * as a crash at the next turn; its heartbeats then hear UNKNOWN, and it joins again. */
     bool unreachable;
     bool used; /* a worker held this slot once */
     /* Sharded: every shard has had a push of this membership since the last restore, so knows

@@ -104,16 +104,6 @@ static void dial_again(worker *k)
     k->reconnects = 0;
 }
 
-/* An answer lost on our connection, though the server lives: see answer_lost. */
-static void connection_lost(worker *k, double now)
-{
-    sw_log(SW_LOG_WARN, "no answer in %.0f s, though the server at %s echoes our heartbeats: "
-           "our connection to it is lost (a network fault); connecting afresh and joining again",
-           now - k->since, k->p->connect);
-    dial_again(k);
-    sw__worker_join(k, now);
-}
-
 static void join_again(worker *k, double now)
 {
     sw_log(SW_LOG_INFO, "the server does not know us (it restarted, or took our silence for a "
@@ -210,20 +200,6 @@ static double silent_since(const worker *k)
     return echoes && heard > k->since ? heard : k->since;
 }
 
-/* The server answers a push, or a sparse step's pull, at once (a sharded run's answer may
- * wait for a shard). Echoes of our heartbeats, on their own connection, coming this long after
- * we asked with no answer say that the server lives and our connection lost what we sent or
- * its answer: one broken at the server's end, that looks alive at ours. */
-#define ANSWER_LOST_S 5.0
-
-static bool answer_lost(const worker *k)
-{
-    if (k->cfg.n_shards || k->leaving || (k->state != ANSWER && k->state != PULLING))
-        return false;
-    double heard = (double)atomic_load(&k->heard_us) / 1e6;
-    return heard - k->since > ANSWER_LOST_S;
-}
-
 static void silent(worker *k, double now)
 {
     sw__worker_fail(k, SW_EIO, "the server at %s has been silent for %.0f s", k->p->connect,
@@ -245,8 +221,6 @@ static void deadlines(worker *k, double now)
         sw__worker_push(k, now);
     else if (now >= sw__worker_shards_again_at(k))
         sw__worker_shards_again_due(k, now);
-    else if (answer_lost(k))
-        connection_lost(k, now);
     else if (k->state != COMPUTED && k->state != OVER &&
              now - silent_since(k) > k->p->server_timeout_s)
         silent(k, now);
@@ -290,7 +264,8 @@ static double turn(void *ctx, double now)
             return SW_AGENT_DONE;
     }
     /* A worker waiting at a barrier sends nothing: only its heartbeats learn that a restarted
-     * server does not know it, or that the server dropped our connection as gone. */
+     * server does not know it, or that the server found our connection gone (a probe or an
+     * answer to it found no route) and dropped us, though that connection looks alive here. */
     if (atomic_exchange(&k->rejoin, false) && k->state != JOINING && k->state != OVER) {
         dial_again(k);
         join_again(k, now);

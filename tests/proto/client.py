@@ -474,45 +474,68 @@ def check_liveness(env):
     a.push_and_release(a.zeros())                        # the heartbeats kept a alive
     a.conn.send(LEAVE, wid=a.wid, ver=a.version)
 
-def check_route_gone(env):
-    """Failures: "a message the server sends on a member's connection that finds it gone drops
-    that member at once, as a crash (its heartbeats then hear UNKNOWN)". A held worker's
-    connection closes while its heartbeats go on; a second worker starts the run, whose RELEASE
-    to the first finds its connection gone."""
-    ep_file = os.path.join(env.tmp, "gone.ep")
-    log = open(os.path.join(env.tmp, "gone.log"), "w")
+def start_own_server(env, name, *extra):
+    """A server of this check's own (killed at the end), its endpoint."""
+    ep_file = os.path.join(env.tmp, name + ".ep")
+    log = open(os.path.join(env.tmp, name + ".log"), "w")
     proc = subprocess.Popen(
         [env.binary, "server", "--bind", "tcp://127.0.0.1:*", "--endpoint-file", ep_file,
          "--data", "synthetic:task=logistic,d=10,n=200", "--model", "mlp:h=1,u=5",
-         "--threads", "1", "--eval-every", "30", "--max-time", "55", "--wait-workers", "2",
-         "--heartbeat-timeout", "6"], stdout=log, stderr=subprocess.STDOUT)
+         "--threads", "1", "--eval-every", "30", "--max-time", "55"] + list(extra),
+        stdout=log, stderr=subprocess.STDOUT)
     env.children.append(proc)
     deadline = time.time() + 10
     while not (os.path.exists(ep_file) and open(ep_file).read().strip()):
         need(time.time() < deadline, "the server wrote no endpoint within 10 s")
         time.sleep(0.05)
-    ep = open(ep_file).read().strip()
+    return open(ep_file).read().strip()
+
+
+def beat_until_unknown(hb, w, within, why):
+    """Heartbeats of w every 0.3 s, echoed, until one is answered ERROR UNKNOWN (within s)."""
+    deadline = time.time() + within
+    while True:
+        hb.send(HEARTBEAT, wid=w.wid, ver=w.token)
+        m = hb.recv()
+        need(m is not None, "no answer to a heartbeat")
+        if m.type == ERROR:
+            need(m.flags & F_UNKNOWN, "heartbeat of a dropped worker: %r" % m)
+            return
+        need(m.type == HEARTBEAT, "a heartbeat answered %r" % m)
+        need(time.time() < deadline, why)
+        time.sleep(0.3)
+
+
+def check_route_gone(env):
+    """Failures: "a message the server sends on a member's connection that finds it gone drops
+    that member at once, as a crash (its heartbeats then hear UNKNOWN)"; HEARTBEAT row: a
+    member's own connection quiet for 2 s while its heartbeats come is probed. (1) A held
+    worker's connection closes; a second worker starts the run, whose RELEASE to the first finds
+    its connection gone. (2) A running member's connection, quiet, is probed; once closed, the
+    next probe finds it gone. The heartbeat timeout (6 s) never comes into it."""
+    ep = start_own_server(env, "gone", "--wait-workers", "2", "--heartbeat-timeout", "6")
     a = Worker(ep, "proto-gone-a", held=True)
     hb = Conn(ep, a.checksum)
     hb.send(HEARTBEAT, wid=a.wid, ver=a.token)
     hb.expect(HEARTBEAT, what="(echo to a held worker)")
-    a.conn.sock.close()
+    a.conn.close()
     time.sleep(0.5)
     b = Worker(ep, "proto-gone-b", held=True)
     b.conn.expect(RELEASE, what="(second worker in)")
-    deadline = time.time() + 3  # well inside the heartbeat timeout, a beating all along
-    while True:
-        hb.send(HEARTBEAT, wid=a.wid, ver=a.token)
-        m = hb.recv()
-        need(m is not None, "no answer to a's heartbeat")
-        if m.type == ERROR:
-            need(m.flags & F_UNKNOWN, "heartbeat of the dropped worker: %r" % m)
-            break
-        need(time.time() < deadline, "a member whose connection is gone was still echoed 3 s "
-             "after a RELEASE to it (heartbeat timeout 6 s)")
+    beat_until_unknown(hb, a, 3, "a member whose connection is gone was still echoed 3 s after "
+                       "a RELEASE to it")
+    c = Worker(ep, "proto-gone-c")
+    joined = time.time()
+    while time.time() < joined + 2.8:
+        hb.send(HEARTBEAT, wid=c.wid, ver=c.token)
+        hb.expect(HEARTBEAT, what="(echo to a running member)")
         time.sleep(0.3)
-    proc.kill()
-    proc.wait()
+    c.conn.silent(0.3)                        # probes are skipped, and counted
+    need(c.conn.probes >= 1, "no HEARTBEAT probe on a member's own connection, quiet for 2.8 s "
+         "while its heartbeats came")
+    c.conn.close()
+    beat_until_unknown(hb, c, 4, "a member whose connection is gone was still echoed 4 s later, "
+                       "its own connection quiet")
 
 
 # ================================================================ main

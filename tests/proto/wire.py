@@ -161,6 +161,10 @@ class Conn:
         self.sock.setsockopt(zmq.LINGER, 0)
         self.sock.connect(endpoint)
         self.checksum = checksum
+        # HEARTBEAT row: "a worker ignores a HEARTBEAT on its own connection" (the server's
+        # probe): set on a member's own connection, whose probes are counted and skipped
+        self.member = False
+        self.probes = 0
 
     def send(self, mtype, **kw):
         kw.setdefault("unchecked", self.checksum == "off")
@@ -174,6 +178,14 @@ class Conn:
 
     def recv(self, timeout=TIMEOUT):
         """The next message, checked against the header rules, or None after `timeout`."""
+        end = time.time() + timeout
+        while True:
+            m = self._recv_one(max(0.0, end - time.time()))
+            if m is None or not (self.member and m.type == HEARTBEAT):
+                return m
+            self.probes += 1
+
+    def _recv_one(self, timeout):
         if not self.sock.poll(int(timeout * 1000)):
             return None
         parts = self.sock.recv_multipart()
@@ -249,6 +261,7 @@ class Worker:
         self.lr = float(self.kv["lr"])
         self.checksum = self.kv.get("checksum")
         self.conn.checksum = self.checksum
+        self.conn.member = True
         self.version, self.theta = w.ver, None
         if not held:
             self.take_first_release(self.conn.expect(RELEASE, what="after WELCOME"),
