@@ -88,7 +88,7 @@ static const sw_opt server_table[] = {
         "starts with its whole cluster (also after --resume; 0\nor 1: start with the first)")},
     {SW_OPT_ROW(SW_OPT_F64, "heartbeat-timeout", 0, AT(p.heartbeat_timeout_s), 0.01, 1e6, "S",
                 "a worker silent this long is dead; at the end, the\nlongest the server waits for "
-                "its workers' goodbyes")},
+                "its workers' goodbyes\n(10 s at most)")},
     {SW_OPT_ROW(SW_OPT_U32, "apply-threads", 0, AT(p.apply_threads), 1, 64, "N",
                 "N threads apply the pushes the policy accepted; for\n"
                 "policies that apply each gradient alone on arrival: asp,\nssp, dssp, ebsp "

@@ -141,7 +141,7 @@ bool sw__server_engine_ok(server *s, int rc, const char *what, uint32_t w);
 
 /* The end of the run, once: its last evaluation and checkpoint, RELEASE with DONE to every live
  * worker (saying why, when the run failed), the log's end line. Each worker told answers with
- * LEAVE: until every one has, for a --heartbeat-timeout at most, the server goes on serving
+ * LEAVE: until every one has, for a --heartbeat-timeout (10 s) at most, the server serves on
  * (sw__server_farewells_due), so that DONE reaches a worker whose link stalled across the end,
  * where closing at once could reset the connection with DONE still on its way. */
 void sw__server_conclude(server *s);
