@@ -27,7 +27,7 @@ import time
 
 target = int(sys.argv[1])
 HOLD_S = 3.0
-lock = threading.Lock()
+lock = threading.RLock()  # a signal's handler may run while the main thread holds it
 pairs = []  # [client, upstream, bytes carried, cut] of every connection carried
 held_until = 0.0  # SIGUSR2: until then, what the target sends waits here
 
@@ -50,8 +50,12 @@ def upward(pair):
             if not data:
                 break
             pair[2] += len(data)
-            if not pair[3]:  # once cut, dropped
-                upstream.sendall(data)
+            try:
+                if not pair[3]:  # once cut, dropped
+                    upstream.sendall(data)
+            except OSError:
+                if not pair[3]:
+                    raise
     except OSError:
         pass
     if pair[3]:

@@ -533,6 +533,8 @@ void sw__server_conclude(server *s)
         sw__server_fail(s, rc, err);
     finish(s, s->rc ? s->msg : NULL);
     log_end(s, s->rc ? s->msg : NULL);
+    if (s->shards.n) /* now, not after the goodbyes: a shard waits for them no longer */
+        sw__shards_end(s, s->rc ? s->msg : NULL);
     s->r->elapsed_s = sw__server_now(s);
     double wait = s->p->heartbeat_timeout_s < FAREWELL_MAX_S ? s->p->heartbeat_timeout_s
                                                              : FAREWELL_MAX_S;
@@ -541,11 +543,16 @@ void sw__server_conclude(server *s)
 
 bool sw__server_farewells_due(const server *s)
 {
-    if (sw__server_now(s) >= s->farewell_by)
+    double now = sw__server_now(s);
+    if (now >= s->farewell_by)
         return false;
-    for (uint32_t w = 0; w < s->slots; w++)
-        if (s->conns[w].live && !s->conns[w].unreachable) /* DONE never reached that one */
+    for (uint32_t w = 0; w < s->slots; w++) {
+        const conn *c = &s->conns[w];
+        /* Not one DONE never reached, nor one silent too long (dead before the end, or an old
+         * membership of a worker that joined again). */
+        if (c->live && !c->unreachable && now - c->last_seen <= s->p->heartbeat_timeout_s)
             return true;
+    }
     return false;
 }
 

@@ -16,7 +16,7 @@
 /* ---- Sending ---------------------------------------------------------------------------- */
 
 /* Sends f (the caller's reference) to shard j. A lost order would leave the shards at
- * different versions: the run ends. */
+ * different versions: the run ends (unless it is over). */
 static void send_frame(server *s, uint32_t j, sw_frame *f)
 {
     size_t size = f ? sw_frame_size(f) : 0;
@@ -24,16 +24,22 @@ static void send_frame(server *s, uint32_t j, sw_frame *f)
     if (f)
         sw_msg_view(sw_frame_data(f), size, &head);
     const char *what = f ? sw_msg_type_name(head.type) : "message";
-    if (!sw_send(s->shards.socks[j], NULL, 0, f)) {
-        char why[2 * SW_ERR_LEN]; /* cut to SW_ERR_LEN where it is kept */
-        snprintf(why, sizeof why, "a %s order to shard %u (%s) was lost (%s: no memory, its "
-                 "queue full, or its connection broken: by a frame over the size limit, or a "
-                 "shard started again without the run's CURVE options): the shards would part "
-                 "ways", what, j, s->shards.eps[j], strerror(errno));
-        sw__server_fail(s, SW_EIO, why);
+    if (sw_send(s->shards.socks[j], NULL, 0, f)) {
+        s->r->bytes_out += size;
         return;
     }
-    s->r->bytes_out += size;
+    if (s->concluded) { /* the run is over: nothing is left to part ways over */
+        sw_log(SW_LOG_WARN, "a %s to shard %u (%s) was lost after the run's end (%s): if it "
+               "said the run is over, the shard ends at its own --server-timeout", what, j,
+               s->shards.eps[j], strerror(errno));
+        return;
+    }
+    char why[2 * SW_ERR_LEN]; /* cut to SW_ERR_LEN where it is kept */
+    snprintf(why, sizeof why, "a %s order to shard %u (%s) was lost (%s: no memory, its queue "
+             "full, or its connection broken: by a frame over the size limit, or a shard started "
+             "again without the run's CURVE options): the shards would part ways",
+             what, j, s->shards.eps[j], strerror(errno));
+    sw__server_fail(s, SW_EIO, why);
 }
 
 /* m as it travels: with the run's link flags, but INIT, which tells the shard whether the run
@@ -210,17 +216,26 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
     return rc;
 }
 
-void sw__shards_close(server *s, const char *failed)
+void sw__shards_end(server *s, const char *failed)
 {
     sw__shards *h = &s->shards;
+    if (h->ended)
+        return;
+    h->ended = true;
     const char *why = failed ? failed : "";
     sw_msg over = {.type = SW_MSG_SHARD_MEMBER, .worker = SW_NO_WORKER, .flags = SW_FLAG_DONE,
                    .payload = (const uint8_t *)why, .payload_len = strlen(why)};
     for (uint32_t j = 0; j < h->n; j++)
-        if (h->socks[j]) {
+        if (h->socks[j])
             sw__shards_send_to(s, j, &over, NULL);
-            sw_sock_close(h->socks[j]);
-        }
+}
+
+void sw__shards_close(server *s, const char *failed)
+{
+    sw__shards *h = &s->shards;
+    sw__shards_end(s, failed);
+    for (uint32_t j = 0; j < h->n; j++)
+        sw_sock_close(h->socks[j]);
     if (h->waited)
         sw_log(SW_LOG_INFO, "%llu pushes waited for the last apply's norms (the policy reads "
                "them)", (unsigned long long)h->waited);

@@ -86,6 +86,7 @@ typedef struct sw__shards {
     uint64_t theta_version;   /* the lowest of the slices' versions */
     bool have_theta;
     bool gathering;
+    bool ended; /* every shard was told the run is over (sw__shards_end) */
     sw_shard_set gathered;    /* the shards whose slices are in */
     uint64_t gather_min;      /* the lowest version among the slices in */
     /* Recovery (server_shards_recover.c). */
@@ -121,7 +122,10 @@ struct sw_server;
 /* A sharded run's table, its connections, and the shards set to θ0 at `version` (after
  * sw__shards_check). */
 int sw__shards_open(struct sw_server *s, const float *theta0, uint64_t version, char *err);
-/* Ends the run for every shard (`failed`: why it failed, NULL: it did not) and closes. */
+/* Tells every shard the run is over (`failed`: why it failed, NULL: it did not), once: when the
+ * run concludes, or at sw__shards_close if it never got that far. */
+void sw__shards_end(struct sw_server *s, const char *failed);
+/* Ends the run for every shard (sw__shards_end) and closes. */
 void sw__shards_close(struct sw_server *s, const char *failed);
 /* Whether the policy spec can run sharded (the facts it wants are there); why not in err. */
 int sw__shards_policy_ok(const char *spec, char *err);

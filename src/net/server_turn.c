@@ -130,6 +130,17 @@ static void drain_shards(server *s)
         }
 }
 
+/* Once the run is concluded the shards' part is over: what they still say (answers to the last
+ * pings, reports of pushes made before DONE) is read and dropped, where left unread it would
+ * wake the loop at once for ever (in process: hold its clock). */
+static void discard_shards(server *s)
+{
+    sw_delivery d;
+    for (uint32_t j = 0; j < s->shards.n; j++)
+        for (int k = 0; k < BURST && sw_recv(s->shards.socks[j], &d) == 0; k++)
+            sw_frame_unref(d.frame);
+}
+
 /* Silence counts only while the server listened: a turn long after the last (the process
  * stopped, its machine froze, a long evaluation) counts every worker and every shard as heard
  * from now, so that the heartbeats that waited in the sockets meanwhile are read (ZeroMQ's own
@@ -349,7 +360,9 @@ double sw__server_turn(void *ctx, double now)
     forgive_stall(s);
     if (s->ops)
         drain(s, s->ops);
-    if (!s->concluded) /* then the shards' part is over: they end with the server */
+    if (s->concluded)
+        discard_shards(s);
+    else
         drain_shards(s);
     drain(s, s->sock);
     if (!s->done)

@@ -99,6 +99,7 @@ static void dial_again(worker *k)
                "connection", err);
         return;
     }
+    sw_sock_discard(k->sock); /* what it holds goes now, not after a linger */
     sw_sock_close(k->sock);
     k->sock = k->agent.socks[0] = fresh;
     k->reconnects = 0;

@@ -212,7 +212,7 @@ static bool send_inproc(sw_sock *sock, const uint8_t *route, size_t route_len, s
     size_t size = sw_frame_size(f);
     if (!to || (to->max_frame && size > to->max_frame)) {
         sw_frame_unref(f); /* nobody there, or too long: lost */
-        errno = to ? EMSGSIZE : EHOSTUNREACH;
+        errno = to ? EMSGSIZE : s->listener ? EHOSTUNREACH : EAGAIN;
         return false;
     }
     double at = arrives_at(n, size);
