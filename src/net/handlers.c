@@ -345,7 +345,8 @@ static void status(server *s, char *text, size_t cap)
     if (s->done) /* a sharded run ends once its last gather (and checkpoint) is in */
         len = sw__text_append(text, cap, len, "run over (%s): ending%s\n",
                      s->rc ? "failed" : sw__server_end_reason(s),
-                     s->shards.n ? ", once the shards' last gather and checkpoint are in" : "");
+                     s->concluded ? ", once the workers told have said goodbye"
+                     : s->shards.n ? ", once the shards' last gather and checkpoint are in" : "");
     if (s->p->curve_key)
         len = sw__text_append(text, cap, len, "refused connections (unknown CURVE keys) %llu\n",
                      (unsigned long long)sw_net_refused(s->net));
