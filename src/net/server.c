@@ -517,7 +517,7 @@ void sw__server_conclude(server *s)
     if (s->concluded)
         return;
     s->concluded = true;
-    char err[SW_ERR_LEN];
+    char err[SW_ERR_LEN] = "";
     int rc = s->rc;
     /* The final evaluation, unless the last one already saw this version (a run that never
      * started would print the same line twice). A sharded run evaluated its last gather. */
