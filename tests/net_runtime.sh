@@ -325,19 +325,31 @@ expect_status 0 "ctl policy as the server starts" -- "$SW" ctl --connect "tcp://
 expect_output "policy switched to ssp:s=2" "reaches it"
 kill "$starting" 2>/dev/null
 wait "$starting" 2>/dev/null
+# A worker reaching the server at EP through tests/reset_proxy.py (a proxy started before it
+# replaces the last one): sets proxy and proxied (their pids); the worker's output in
+# $TMP/proxied.out. Extra worker options follow.
+start_proxied_worker() {
+  stop_proxy
+  rm -f "$TMP/proxy.port"
+  /usr/bin/python3 "$(dirname "$0")/reset_proxy.py" "${EP##*:}" "$TMP/proxy.port" &
+  proxy=$!
+  wait_for 10 test -s "$TMP/proxy.port"
+  "$SW" worker --connect "tcp://127.0.0.1:$(cat "$TMP/proxy.port")" --threads 1 "$@" \
+    > "$TMP/proxied.out" 2>&1 &
+  proxied=$!
+}
+stop_proxy() {
+  [ -z "${proxy:-}" ] || { kill "$proxy" 2>/dev/null; wait "$proxy" 2>/dev/null; }
+  proxy=
+}
 # A network fault between a worker and the server (a proxy between them resets both of the
 # worker's connections mid-run): ZeroMQ connects again under a new route, and what was on its
 # way is lost. The worker sees it and joins again, its old membership ends as a crash, and the
 # bsp barrier goes on (it used to wait, the worker held until its --server-timeout).
 WPIDS=()
 start_server bsp --max-applies 250 --wait-workers 2
-rm -f "$TMP/proxy.port"
-/usr/bin/python3 "$(dirname "$0")/reset_proxy.py" "${EP##*:}" "$TMP/proxy.port" &
-proxy=$!
-wait_for 10 test -s "$TMP/proxy.port"
-"$SW" worker --connect "tcp://127.0.0.1:$(cat "$TMP/proxy.port")" --threads 1 \
-  --server-timeout 20 > "$TMP/proxied.out" 2>&1 &
-WPIDS+=($!)
+start_proxied_worker --server-timeout 20
+WPIDS+=("$proxied")
 start_worker
 wait_status 20 'version [1-9][0-9]'
 kill -USR1 "$proxy"
@@ -354,15 +366,7 @@ expect_output "2 joins; the run is over" "and that it joined again"
 # once, and the worker waited out its --server-timeout and failed).
 WPIDS=()
 start_server asp --max-time 600 --heartbeat-timeout 8
-kill "$proxy" 2>/dev/null
-wait "$proxy" 2>/dev/null
-rm -f "$TMP/proxy.port"
-/usr/bin/python3 "$(dirname "$0")/reset_proxy.py" "${EP##*:}" "$TMP/proxy.port" &
-proxy=$!
-wait_for 10 test -s "$TMP/proxy.port"
-"$SW" worker --connect "tcp://127.0.0.1:$(cat "$TMP/proxy.port")" --threads 1 \
-  --server-timeout 20 --delay-ms 20 > "$TMP/proxied.out" 2>&1 &
-proxied=$!
+start_proxied_worker --server-timeout 20 --delay-ms 20
 start_worker --delay-ms 20
 wait_status 20 'workers live 2'
 kill -USR2 "$proxy"
@@ -381,15 +385,7 @@ wait "${WPIDS[@]}"
 # fail).
 WPIDS=()
 start_server bsp --max-applies 300 --wait-workers 2 --heartbeat-timeout 2
-kill "$proxy" 2>/dev/null
-wait "$proxy" 2>/dev/null
-rm -f "$TMP/proxy.port"
-/usr/bin/python3 "$(dirname "$0")/reset_proxy.py" "${EP##*:}" "$TMP/proxy.port" &
-proxy=$!
-wait_for 10 test -s "$TMP/proxy.port"
-"$SW" worker --connect "tcp://127.0.0.1:$(cat "$TMP/proxy.port")" --threads 1 \
-  --server-timeout 30 --delay-ms 10 > "$TMP/proxied.out" 2>&1 &
-proxied=$!
+start_proxied_worker --server-timeout 30 --delay-ms 10
 start_worker --delay-ms 10
 wait_status 20 'version [1-9][0-9]'
 kill -HUP "$proxy"
@@ -399,8 +395,7 @@ expect_exit "$proxied" "the worker whose connection went half open goes on" 0
 OUT=$(cat "$TMP/proxied.out")
 expect_output "2 joins; the run is over" "it joined again on a connection made afresh"
 wait "${WPIDS[@]}"
-kill "$proxy" 2>/dev/null
-wait "$proxy" 2>/dev/null
+stop_proxy
 # A port where something takes every connection and closes it at once, as a proxy or a port
 # forward with nothing behind it yet: a worker without keys warns, tries on, and gives up at its
 # own --server-timeout (it used to blame CURVE after three closes, in about a second).

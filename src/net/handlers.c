@@ -13,7 +13,7 @@
 typedef void (*handler)(server *s, const peer *from, const sw_msg *m);
 
 /* A member's own connection quiet this long while its heartbeats come is probed (on_heartbeat). */
-#define SW_PROBE_S 2.0
+#define PROBE_S 2.0
 
 /* The sender must be the live worker it claims to be (same socket as when it joined). */
 static bool same_route(const conn *c, const peer *from)
@@ -275,7 +275,7 @@ static void on_heartbeat(server *s, const peer *from, const sw_msg *m)
     sw__server_send_at(s, from, SW_MSG_HEARTBEAT, m->worker, 0, m->version, "", 0);
     /* Its own connection quiet meanwhile (a long step, a barrier, or a push lost on a
      * connection gone at our end): a probe on it, which the worker ignores, finds out. */
-    if (now - c->heard_on_route > SW_PROBE_S && now - c->probed > SW_PROBE_S) {
+    if (now - c->heard_on_route > PROBE_S && now - c->probed > PROBE_S) {
         c->probed = now;
         peer own = {.route = c->route, .route_len = c->route_len, .sock = s->sock};
         sw__server_send_at(s, &own, SW_MSG_HEARTBEAT, m->worker, 0, m->version, "", 0);
