@@ -115,13 +115,15 @@ void sw_sock_discard(sw_sock *s);
 /* The endpoint a listener is bound to (with the port it picked). */
 const char *sw_sock_endpoint(const sw_sock *s);
 /* How many times a dialer's connection broke and was made again (ZeroMQ: handshakes completed
- * after its first, counted as its waits see them; in process, never): what was on its way
- * then may be lost, in either direction. */
+ * after its first, counted as its waits see them; in process: listeners bound at its endpoint
+ * after the one before closed): what was on its way then may be lost, in either direction,
+ * and what the dialer sent while it had no connection reaches the new listener. */
 unsigned sw_sock_reconnects(const sw_sock *s);
 
 /* Sends f, and gives up the caller's reference: from a listener to the dialer its route names,
  * from a dialer to its listener (route NULL). Never blocks; a frame that cannot go is lost, and
- * false says so, errno why: EAGAIN its queue full or, from a dialer, no connection to queue it on;
+ * false says so, errno why: EAGAIN its queue full (a dialer without a connection keeps what it
+ * sends, up to its queue, until it connects again);
  * EHOSTUNREACH no such route; EMSGSIZE over the receiver's limit; ENOMEM (f NULL, from a failed
  * allocation, is lost too). */
 bool sw_send(sw_sock *s, const uint8_t *route, size_t route_len, sw_frame *f);

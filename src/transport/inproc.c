@@ -1,6 +1,10 @@
 /* The in-process network (syncwise/transport.h): sockets are queues of arrivals ordered by the
  * fake time they land, then by when they were sent; a wait moves the clock to the first arrival
- * its sockets have. One thread: nothing here locks. */
+ * its sockets have. One thread: nothing here locks.
+ *
+ * A listener closed (a process killed) loses what was queued for it, as a host's socket
+ * buffers are lost; its dialers keep what they send meanwhile and connect again to the next
+ * listener bound at their endpoint, which gets what they kept, as ZeroMQ does. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +33,8 @@ struct isock {
     /* A listener's dialers; a dialer's listener (NULL once it closed), route and the last
      * arrival time each way, so that no frame overtakes an earlier one. */
     isock *dialers, *peer;
+    arrival *held, **held_end; /* a dialer without a listener: what it sent since, in order */
+    size_t n_held, max_held;
     uint8_t route[SW_ROUTE_MAX];
     size_t route_len;
     double last_up, last_down;
@@ -41,6 +47,7 @@ typedef struct inet {
     uint64_t seq;
     uint32_t routes; /* made-up routes so far */
     isock *listeners;
+    isock *orphans; /* dialers whose listener closed, waiting for another at their endpoint */
 } inet;
 
 int sw_net_inproc_new(sw_net **out, const sw_inproc_params *p, char *err)
@@ -117,6 +124,43 @@ static isock *listener_at(const inet *n, const char *endpoint)
     return NULL;
 }
 
+/* What a dialer keeps while its listener is gone, unless its queue says: ZeroMQ's default
+ * high-water mark. */
+#define HELD_DEFAULT 1000
+
+static void unlink_sock(isock **list, isock *s);
+
+static void attach(isock *d, isock *l)
+{
+    d->peer = l;
+    d->next = l->dialers;
+    l->dialers = d;
+}
+
+/* The dialers of endpoint l's connect to l, as ZeroMQ's redial does, and send what they kept. */
+static void reconnect_orphans(inet *n, isock *l)
+{
+    isock **p = &n->orphans;
+    while (*p) {
+        isock *d = *p;
+        if (strcmp(d->base.endpoint, l->base.endpoint)) {
+            p = &d->next;
+            continue;
+        }
+        *p = d->next;
+        attach(d, l);
+        d->base.reconnects++;
+        while (d->held) {
+            arrival *a = d->held;
+            d->held = a->next;
+            deliver(l, arrives_at(n, sw_frame_size(a->frame)), &d->last_up, a->frame, d->route,
+                    d->route_len);
+            free(a);
+        }
+        d->n_held = 0;
+    }
+}
+
 static int listen_inproc(sw_net *net, sw_sock **out, const sw_listen_params *p, char *err)
 {
     inet *n = (inet *)net;
@@ -129,6 +173,7 @@ static int listen_inproc(sw_net *net, sw_sock **out, const sw_listen_params *p, 
         return sw_fail(err, SW_ENOMEM, "out of memory");
     s->next = n->listeners;
     n->listeners = s;
+    reconnect_orphans(n, s);
     *out = &s->base;
     return 0;
 }
@@ -154,9 +199,8 @@ static int dial_inproc(sw_net *net, sw_sock **out, const sw_dial_params *p, char
         for (int i = 0; i < 4; i++)
             s->route[1 + i] = (uint8_t)(id >> (24 - 8 * i));
     }
-    s->peer = l;
-    s->next = l->dialers;
-    l->dialers = s;
+    s->max_held = p->queue ? p->queue : HELD_DEFAULT;
+    attach(s, l);
     *out = &s->base;
     return 0;
 }
@@ -180,20 +224,56 @@ static void unlink_sock(isock **list, isock *s)
         }
 }
 
+static void drop_held(isock *d)
+{
+    while (d->held) {
+        arrival *a = d->held;
+        d->held = a->next;
+        sw_frame_unref(a->frame);
+        free(a);
+    }
+    d->n_held = 0;
+}
+
 static void close_sock(sw_sock *sock)
 {
     isock *s = (isock *)sock;
     inet *n = net_of(s);
     if (s->listener) {
-        for (isock *d = s->dialers; d; d = d->next)
+        for (isock *d = s->dialers, *next; d; d = next) {
+            next = d->next;
             d->peer = NULL;
+            d->next = n->orphans;
+            n->orphans = d;
+        }
         unlink_sock(&n->listeners, s);
     } else if (s->peer) { /* the listener hears that this connection closed */
         deliver(s->peer, arrives_at(n, 0), &s->last_up, NULL, s->route, s->route_len);
         unlink_sock(&s->peer->dialers, s);
+    } else {
+        unlink_sock(&n->orphans, s);
+        drop_held(s);
     }
     drop_queue(s);
     free(s);
+}
+
+/* Keeps what dialer d sends while its listener is gone, up to its queue (EAGAIN past it). */
+static bool hold(isock *d, sw_frame *f)
+{
+    arrival *a = d->n_held < d->max_held ? calloc(1, sizeof *a) : NULL;
+    if (!a) {
+        errno = d->n_held < d->max_held ? ENOMEM : EAGAIN;
+        sw_frame_unref(f);
+        return false;
+    }
+    a->frame = f;
+    if (!d->held)
+        d->held_end = &d->held;
+    *d->held_end = a;
+    d->held_end = &a->next;
+    d->n_held++;
+    return true;
 }
 
 static isock *dialer_of(const isock *l, const uint8_t *route, size_t len)
@@ -208,11 +288,13 @@ static bool send_inproc(sw_sock *sock, const uint8_t *route, size_t route_len, s
 {
     isock *s = (isock *)sock;
     inet *n = net_of(s);
+    if (!s->listener && !s->peer)
+        return hold(s, f);
     isock *to = s->listener ? dialer_of(s, route, route_len) : s->peer;
     size_t size = sw_frame_size(f);
     if (!to || (to->max_frame && size > to->max_frame)) {
         sw_frame_unref(f); /* nobody there, or too long: lost */
-        errno = to ? EMSGSIZE : s->listener ? EHOSTUNREACH : EAGAIN;
+        errno = to ? EMSGSIZE : EHOSTUNREACH;
         return false;
     }
     double at = arrives_at(n, size);

@@ -1,0 +1,89 @@
+/* The in-process network's broken connections: a listener closed (its process killed) loses
+ * what was queued for it; its dialers keep what they send meanwhile, up to their queue, and
+ * when another listener binds at the endpoint they connect to it, count the break, and deliver
+ * what they kept, in order, before anything sent after. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "syncwise/err.h"
+#include "syncwise/transport.h"
+
+static sw_frame *byte_frame(uint8_t b)
+{
+    sw_frame *f = sw_frame_new(1);
+    sw_frame_data(f)[0] = b;
+    return f;
+}
+
+static sw_sock *listen_at(sw_net *n, const char *ep)
+{
+    sw_sock *l;
+    sw_listen_params p = {.endpoint = ep};
+    assert_int_equal(sw_listen(n, &l, &p, NULL), 0);
+    return l;
+}
+
+/* The bytes of the frames l holds by `until` (their count). */
+static size_t drain(sw_net *n, sw_sock *l, double until, uint8_t *out, size_t cap)
+{
+    size_t k = 0;
+    bool ready;
+    while (sw_net_wait(n, &l, 1, until, &ready, NULL) == 0 && ready) {
+        sw_delivery d;
+        assert_int_equal(sw_recv(l, &d), 0);
+        assert_false(d.gone);
+        assert_true(k < cap);
+        out[k++] = sw_frame_data(d.frame)[0];
+        sw_frame_unref(d.frame);
+    }
+    return k;
+}
+
+static void a_dialer_keeps_what_it_sends_until_a_listener_comes_back(void **state)
+{
+    (void)state;
+    sw_net *n;
+    sw_inproc_params np = {.latency_s = 0.01};
+    assert_int_equal(sw_net_inproc_new(&n, &np, NULL), 0);
+    sw_sock *l = listen_at(n, "here"), *d;
+    sw_dial_params dp = {.endpoint = "here", .queue = 3};
+    assert_int_equal(sw_dial(n, &d, &dp, NULL), 0);
+    assert_true(sw_send(d, NULL, 0, byte_frame(1))); /* on its way when the listener dies */
+    sw_sock_close(l);
+    for (uint8_t b = 2; b <= 4; b++)
+        assert_true(sw_send(d, NULL, 0, byte_frame(b)));
+    errno = 0;
+    assert_false(sw_send(d, NULL, 0, byte_frame(5))); /* past its queue: lost */
+    assert_int_equal(errno, EAGAIN);
+    assert_int_equal(sw_sock_reconnects(d), 0);
+
+    l = listen_at(n, "here");
+    assert_int_equal(sw_sock_reconnects(d), 1);
+    assert_true(sw_send(d, NULL, 0, byte_frame(6)));
+    uint8_t got[8];
+    assert_int_equal(drain(n, l, 1.0, got, sizeof got), 4);
+    assert_memory_equal(got, ((uint8_t[]){2, 3, 4, 6}), 4);
+
+    /* A dialer closed while it waits gives up what it kept. */
+    sw_sock_close(l);
+    assert_true(sw_send(d, NULL, 0, byte_frame(7)));
+    sw_sock_close(d);
+    l = listen_at(n, "here");
+    assert_int_equal(drain(n, l, 2.0, got, sizeof got), 0);
+    sw_sock_close(l);
+    sw_net_free(n);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_dialer_keeps_what_it_sends_until_a_listener_comes_back),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
