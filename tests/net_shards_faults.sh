@@ -271,7 +271,7 @@ wait_status 20 'every shard holds version [1-9]'
 kill -STOP "${SHPIDS[1]}"
 kill_shard 0
 resume_shard 0
-wait_for 10 grep -q "every shard goes back to it" "$TMP/server.err" # the RESTORE is sent
+wait_for 10 grep -q "every shard goes back to version" "$TMP/server.err" # the RESTORE is sent
 kill_shard 1
 resume_shard 1
 expect_server "a shard started again before it took a restore"

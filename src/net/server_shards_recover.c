@@ -269,23 +269,51 @@ static void count_open(server *s)
     }
 }
 
-/* Every shard goes back to the checkpoint of version `from`, for shard j's sake: it came back
- * from that checkpoint, or its link broke (`cause` says which, for the log). */
-static void restore(server *s, uint32_t j, uint64_t from, const char *cause)
+/* Whether every shard but j has said it saved the version being checkpointed. */
+static bool saved_by_all_but(const sw__shards *h, uint32_t j)
+{
+    for (uint32_t k = 0; k < h->n; k++)
+        if (k != j && !sw_shard_set_has(&h->saved_by, k))
+            return false;
+    return true;
+}
+
+/* The checkpoint every shard holds, to go back to for shard j, whose newest is `newest`
+ * (SW_SHARD_NONE: none). One save is under way at a time, so each shard keeps the last one all
+ * shards saved in FILE, or in FILE.prev under the save under way (or one the run abandoned).
+ * The save under way counts only when shard j holds it and every other shard said it saved it:
+ * a shard stopped before it read the order (SIGSTOP, a stalled link) and started again never
+ * will. SW_SHARD_NONE when shard j's newest is older than the last common one (an old file). */
+static uint64_t common_checkpoint(const sw__shards *h, uint32_t j, uint64_t newest)
+{
+    if (h->saving != SW_SHARD_NONE && newest == h->saving && saved_by_all_but(h, j))
+        return h->saving;
+    if (h->saved == SW_SHARD_NONE || newest == SW_SHARD_NONE || newest < h->saved)
+        return SW_SHARD_NONE;
+    return h->saved;
+}
+
+/* Every shard goes back to the newest checkpoint all of them hold, for shard j's sake: it came
+ * back from its checkpoint of version `newest`, or its link broke (`cause` says which, for the
+ * log). */
+static void restore(server *s, uint32_t j, uint64_t newest, const char *cause)
 {
     sw__shards *h = &s->shards;
-    bool pending = h->saving != SW_SHARD_NONE && h->saving == from;
-    if (from == SW_SHARD_NONE || (from != h->saved && !pending)) {
+    uint64_t from = common_checkpoint(h, j, newest);
+    if (from == SW_SHARD_NONE) {
         char why[240];
-        snprintf(why, sizeof why, "%llu, not the shards' common %lld (an old file?): the run "
-                 "ends; start every shard on its own file and the server with --resume to go on",
-                 (unsigned long long)from,
+        snprintf(why, sizeof why, "%llu, older than the shards' common %lld (an old file?): the "
+                 "run ends; start every shard on its own file and the server with --resume to "
+                 "go on", (unsigned long long)newest,
                  h->saved == SW_SHARD_NONE ? -1LL : (long long)h->saved);
         sw__shards_failed(s, j, "resumed from its checkpoint of version ", (int)strlen(why), why);
         return;
     }
-    h->saved = from;             /* a save under way: every live shard took it before this */
-    h->saving = SW_SHARD_NONE;   /* and the resumed one never will */
+    if (from == h->saving)
+        saved(s); /* every shard holds it: the record says so */
+    h->saving = SW_SHARD_NONE; /* any other save under way is abandoned */
+    if (s->rc)
+        return;
     h->restore_no++;
     h->restores++;
     h->restoring = sw_shard_set_all(h->n);
@@ -310,9 +338,10 @@ static void restore(server *s, uint32_t j, uint64_t from, const char *cause)
                 .payload = pay, .payload_len = len};
     sw__shards_send_all(s, &m);
     free(pay);
-    sw_log(SW_LOG_WARN, "shard %u (%s) %s %llu: every shard goes back to it and the run goes on "
-           "as version %llu (%llu applies lost)", j, h->eps[j], cause, (unsigned long long)from,
-           (unsigned long long)V, (unsigned long long)lost);
+    sw_log(SW_LOG_WARN, "shard %u (%s) %s: every shard goes back to version %llu, the newest "
+           "checkpoint all hold, and the run goes on as version %llu (%llu applies lost)", j,
+           h->eps[j], cause, (unsigned long long)from, (unsigned long long)V,
+           (unsigned long long)lost);
     sw__shards_stop_waiting_for_norms(s);
     count_open(s);
 }
@@ -353,7 +382,7 @@ static void link_broke(server *s, uint32_t j)
         return;
     }
     restore(s, j, h->saved, "lost its connection to the server (a network fault), and what was "
-            "on its way may be lost; the last checkpoint all shards hold is of version");
+            "on its way may be lost");
 }
 
 void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
@@ -378,8 +407,12 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
     v->awaiting = sw_get_u64(m->payload + 48) != 0;
     v->restore_no = sw_get_u64(m->payload + 64);
     v->version = m->version;
-    if (v->awaiting && (!sw_shard_set_has(&h->restoring, j) || lost_restore(s, j)))
-        restore(s, j, v->saved, "came back from its checkpoint of version");
+    if (v->awaiting && (!sw_shard_set_has(&h->restoring, j) || lost_restore(s, j))) {
+        char cause[80];
+        snprintf(cause, sizeof cause, "came back from its checkpoint of version %llu",
+                 (unsigned long long)v->saved);
+        restore(s, j, v->saved, cause);
+    }
     else if (!v->awaiting && v->restore_no == h->restore_no)
         sw_shard_set_remove(&h->restoring, j);
     if (h->saving != SW_SHARD_NONE && v->saved == h->saving && !v->awaiting) {

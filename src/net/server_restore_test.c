@@ -1,0 +1,208 @@
+/* A sharded run's restores on the in-process network, where a killed shard's listener loses
+ * what was queued for it, and the connections to it are made again when it is started again at
+ * its endpoint, bringing what was sent meanwhile (as ZeroMQ keeps it). One shard is stopped
+ * (no more turns, as SIGSTOP), the other killed and started again from its file, then the
+ * stopped one killed and started again, at many moments around the saves the server orders
+ * every two applies, quickly (the server sees the links made again) and slowly (the shards
+ * count as out first). Whatever each shard had saved when it stopped, every shard must go back
+ * to a checkpoint all of them hold and the run must reach its limit: before, a stopped shard
+ * that had not read the save under way was sent back to it (and refused), and one that had
+ * saved a version the run then abandoned was called an old file. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "syncwise/err.h"
+#include "syncwise/net.h"
+#include "syncwise/shard.h"
+#include "syncwise/transport.h"
+
+enum { WORKERS = 2, SHARDS = 2, LIMIT = 60 };
+#define LATENCY_S 0.01 /* a save is on its way to the shards a fifth of the time */
+#define STEP_S 0.05
+#define DEADLINE_S 600.0
+
+static double a_step(void *ctx, uint32_t worker)
+{
+    (void)ctx;
+    return STEP_S * (1 + 0.3 * worker);
+}
+
+typedef struct rig {
+    sw_net *net;
+    sw_loop *loop;
+    char dir[64], files[SHARDS][96], record[96];
+    sw_shard *shards[SHARDS];
+    sw_shard_params shard_p[SHARDS];
+    sw_shard_result shard_r[SHARDS];
+} rig;
+
+static const char *const eps[SHARDS] = {"shard0", "shard1"};
+
+/* Shard j on its endpoint and file; resumed from the file when `resume`. */
+static void start_shard(rig *g, uint32_t j, bool resume)
+{
+    char err[SW_ERR_LEN];
+    g->shard_p[j] = (sw_shard_params){.bind = eps[j], .checkpoint = g->files[j], .resume = resume};
+    if (sw_shard_new(&g->shards[j], g->net, &g->shard_p[j], &g->shard_r[j], err) ||
+        sw_loop_add(g->loop, sw_shard_agent(g->shards[j]), err))
+        fail_msg("shard %u: %s", j, err);
+}
+
+/* SIGSTOP: no more turns; what comes waits in its queue. */
+static void stop_shard(rig *g, uint32_t j)
+{
+    sw_loop_remove(g->loop, sw_shard_agent(g->shards[j]));
+}
+
+/* SIGKILL (of a shard stopped or not): its queue is lost, its connections break. */
+static void kill_shard(rig *g, uint32_t j)
+{
+    sw_loop_remove(g->loop, sw_shard_agent(g->shards[j]));
+    sw_shard_end(g->shards[j]);
+    g->shards[j] = NULL;
+}
+
+static void run_until(rig *g, double t)
+{
+    char err[SW_ERR_LEN];
+    if (sw_loop_run(g->loop, NULL, t, err))
+        fail_msg("the loop: %s", err);
+}
+
+static void remove_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return;
+    char file[320];
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+            unlink(file);
+        }
+    closedir(d);
+    rmdir(path);
+}
+
+/* The moments: shard 1 stopped at `stop`, shard 0 killed at `kill0` and started again
+ * `restart_s` later, shard 1 killed 0.4 s after shard 0's start and started again
+ * `restart_s` later. */
+typedef struct plan {
+    double stop, kill0, restart_s;
+} plan;
+
+static void run_plan(const plan *pl)
+{
+    char err[SW_ERR_LEN];
+    rig g = {0};
+    sw_inproc_params np = {.latency_s = LATENCY_S, .bandwidth = 1e9};
+    if (sw_net_inproc_new(&g.net, &np, err) || sw_loop_new(&g.loop, g.net, err))
+        fail_msg("%s", err);
+    snprintf(g.dir, sizeof g.dir, "/tmp/sw_restore_test.XXXXXX");
+    assert_non_null(mkdtemp(g.dir));
+    snprintf(g.record, sizeof g.record, "%s/server.ckpt", g.dir);
+    for (uint32_t j = 0; j < SHARDS; j++) {
+        snprintf(g.files[j], sizeof g.files[j], "%s/shard%u.ckpt", g.dir, j);
+        start_shard(&g, j, false);
+    }
+    sw_server_params p = sw_server_default_params();
+    p.bind = "server";
+    p.ctl_bind = "operators";
+    p.policy = "asp";
+    p.model = "softmax";
+    p.data = "synthetic:task=logistic,d=12,n=3000,test=300,val=300";
+    p.seed = 11;
+    p.wait_workers = WORKERS;
+    p.heartbeat_timeout_s = 1e9;
+    p.eval_every_s = 1e9;
+    p.checkpoint = g.record;
+    p.checkpoint_applies = 2;
+    p.checkpoint_s = 0;
+    p.max_applies = LIMIT;
+    p.shards = "shard0,shard1";
+    sw_server_result r;
+    sw_server *s;
+    if (sw_server_new(&s, g.net, &p, &r, err) || sw_loop_add(g.loop, sw_server_agent(s), err))
+        fail_msg("the server: %s", err);
+    sw_worker_params wp = sw_worker_default_params();
+    wp.connect = "server";
+    wp.server_timeout_s = 1e9;
+    wp.step_s = a_step;
+    sw_worker *workers[WORKERS];
+    sw_worker_result results[WORKERS];
+    for (int w = 0; w < WORKERS; w++)
+        if (sw_worker_new(&workers[w], g.net, &wp, &results[w], err) ||
+            sw_loop_add(g.loop, sw_worker_agent(workers[w]), err))
+            fail_msg("a worker: %s", err);
+
+    double kill1 = pl->kill0 + pl->restart_s + 0.4;
+    run_until(&g, pl->stop < pl->kill0 ? pl->stop : pl->kill0);
+    if (pl->stop < pl->kill0) {
+        stop_shard(&g, 1);
+        run_until(&g, pl->kill0);
+        kill_shard(&g, 0);
+    } else {
+        kill_shard(&g, 0);
+        run_until(&g, pl->stop);
+        stop_shard(&g, 1);
+    }
+    run_until(&g, pl->kill0 + pl->restart_s);
+    start_shard(&g, 0, true);
+    run_until(&g, kill1);
+    kill_shard(&g, 1);
+    run_until(&g, kill1 + pl->restart_s);
+    start_shard(&g, 1, true);
+    run_until(&g, DEADLINE_S);
+
+    int rc = sw_server_end(s, err);
+    if (rc)
+        fail_msg("stop at %.3f s, kill at %.3f s, restarts after %.1f s: the run failed: %s",
+                 pl->stop, pl->kill0, pl->restart_s, err);
+    assert_string_equal(r.broken, "");
+    assert_true(r.version - r.start_version >= LIMIT);
+    for (uint32_t j = 0; j < SHARDS; j++) {
+        assert_true(g.shard_r[j].done);
+        assert_int_equal(g.shard_r[j].version, r.version);
+        assert_true(g.shard_r[j].restores >= 1);
+        sw_shard_end(g.shards[j]);
+    }
+    for (int w = 0; w < WORKERS; w++)
+        assert_int_equal(sw_worker_end(workers[w], err), 0);
+    sw_loop_free(g.loop);
+    sw_net_free(g.net);
+    remove_dir(g.dir);
+}
+
+/* Shard 1 stopped 15 ms before or after shard 0's kill, at 10 moments 7 ms apart (more than a
+ * save's period of about two applies: every phase of a save on its way), each restart quick
+ * (within the server's 1 s before a silent shard is out) and slow. */
+static void every_shard_goes_back_to_a_checkpoint_all_hold(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 10; k++)
+        for (int order = 0; order < 2; order++)
+            for (int slow = 0; slow < 2; slow++) {
+                double t = 1.0 + 0.007 * k;
+                plan pl = {.stop = order ? t + 0.015 : t, .kill0 = order ? t : t + 0.015,
+                           .restart_s = slow ? 1.5 : 0.0};
+                run_plan(&pl);
+            }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_shard_goes_back_to_a_checkpoint_all_hold),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
