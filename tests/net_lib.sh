@@ -75,6 +75,19 @@ expect_server() { # description: waits for the server, which must succeed and ke
   esac
 }
 
+unwatched_links() { # port: prints the established TCP connections at 127.0.0.1:port (either
+  # end) whose keepalive timer (/proc/net/tcp's "tr" 02) was never armed in 2 s of samples
+  # (any retransmit pending shows instead), or "none" when there are no such connections
+  local hex i
+  hex=$(printf ':%04X' "$1")
+  for i in $(seq 20); do
+    awk -v p="$hex" 'NR > 1 && $4 == "01" && (substr($2, 9) == p || substr($3, 9) == p) {
+      split($6, t, ":"); print $2 "-" $3, t[1] }' /proc/net/tcp
+    sleep 0.1
+  done | awk '{ seen[$1] = 1; if ($2 == "02") armed[$1] = 1 }
+    END { n = 0; for (c in seen) { n++; if (!(c in armed)) print c }; if (!n) print "none" }'
+}
+
 # Sharded runs (net_shards.sh, net_shards_faults.sh).
 start_shards() { # count, then extra shard options: starts the shards, sets SHPIDS and
   # SHARDS (their endpoints)

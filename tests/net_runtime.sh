@@ -34,6 +34,12 @@ wait_status 15 "not started: 1 of 2 workers in" # its join may be slow on a load
 sleep 1.5 # then held past its own --server-timeout
 expect_status 0 "ctl status while waiting" -- "$SW" ctl --timeout 30 --connect "$EP" status
 expect_output "not started: 1 of 2 workers in" "the server holds the first worker"
+# Both ends of the held worker's connections (its own, its heartbeats') watch for a link
+# dropped without a word: TCP keepalive probes while idle (SW_PROTO_DEAD_LINK_S).
+checks=$((checks + 1))
+unwatched=$(unwatched_links "${EP##*:}")
+[ -z "$unwatched" ] ||
+  { echo "FAIL: connections at the server's port without keepalive: $unwatched"; failures=$((failures + 1)); }
 # A second server on the same port at another address would share the operator socket (named
 # by the port): it is refused, and the first keeps it.
 port=${EP##*:}

@@ -92,6 +92,13 @@ typedef struct sw_listen_params {
     const char *curve_key, *curve_clients, *curve_operators;
     bool curve_group; /* admit only holders of curve_key's own pair (peers sharing one): no
                        * clients' file */
+    /* TCP: a connection whose peer's host has acknowledged nothing for this long (data sent,
+     * or keepalive probes while it is idle) is closed, and a dialer's made again: a link a
+     * middlebox or a dead host dropped without a word is found. 0: the system's (about 15
+     * minutes with data unacknowledged; never while idle). Not for a link to a process that
+     * may be stopped longer with its buffers full: its host stops taking data, and that
+     * counts too. */
+    double dead_link_s;
 } sw_listen_params;
 
 typedef struct sw_dial_params {
@@ -101,6 +108,7 @@ typedef struct sw_dial_params {
     size_t queue;         /* frames queued for sending before more are lost (0: the default) */
     double linger_s;
     const char *curve_key, *curve_server; /* CURVE: our key pair file, the server's public key */
+    double dead_link_s; /* as sw_listen_params' */
 } sw_dial_params;
 
 /* Opens a listener or a dialer. Fails with a message on a bad or busy endpoint, a key file that

@@ -337,7 +337,8 @@ static int bind_sockets(server *s, char *err)
         .max_frame = sw_msg_size((sw_task_is_sparse(s->task) ? 8 : 4) * s->n + 8192),
         .curve_key = p->curve_key,
         .curve_clients = p->curve_clients,
-        .curve_operators = p->curve_operators};
+        .curve_operators = p->curve_operators,
+        .dead_link_s = SW_PROTO_DEAD_LINK_S};
     int rc = sw_listen(s->net, &s->sock, &lp, err);
     return rc ? rc : bind_operators(s, sw_sock_endpoint(s->sock), err);
 }

@@ -83,7 +83,8 @@ static void on_model_sparse(worker *k, const sw_msg *m, sw_frame *frame, double 
 static int dial_server(worker *k, sw_sock **sock, char *err)
 {
     sw_dial_params dp = {.endpoint = k->p->connect, .linger_s = 2,
-                         .curve_key = k->p->curve_key, .curve_server = k->p->curve_server};
+                         .curve_key = k->p->curve_key, .curve_server = k->p->curve_server,
+                         .dead_link_s = SW_PROTO_DEAD_LINK_S};
     return sw_dial(k->net, sock, &dp, err);
 }
 

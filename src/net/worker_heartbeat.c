@@ -47,7 +47,8 @@ static void *heartbeats(void *arg)
     sw_dial_params dp = {.endpoint = k->p->connect,
                          .max_frame = 1 << 16,
                          .curve_key = k->p->curve_key,
-                         .curve_server = k->p->curve_server};
+                         .curve_server = k->p->curve_server,
+                         .dead_link_s = SW_PROTO_DEAD_LINK_S};
     if (sw_dial(k->net, &hb, &dp, NULL))
         return NULL; /* the main socket dialled the same: this cannot fail but for memory */
     while (!atomic_load(&k->quit)) {

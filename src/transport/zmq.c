@@ -139,6 +139,22 @@ static int curve_listener(znet *n, zsock *z, const sw_listen_params *p, char *er
     return rc ? rc : sw__curve_server(z->sock, &keys, err);
 }
 
+/* TCP keepalive probes on an idle connection, and a limit on unacknowledged data (Linux's
+ * TCP_USER_TIMEOUT, which then also ends the probes): either way a connection whose peer's
+ * host answers nothing for `s` seconds is closed. */
+static void watch_dead_link(zsock *z, double s)
+{
+    if (!(s > 0))
+        return;
+    int on = 1, idle = s >= 3 ? (int)(s / 3) : 1, every = s >= 6 ? (int)(s / 6) : 1, count = 3,
+        limit_ms = s < INT32_MAX / 1000 ? (int)(s * 1000) : INT32_MAX;
+    zmq_setsockopt(z->sock, ZMQ_TCP_KEEPALIVE, &on, sizeof on);
+    zmq_setsockopt(z->sock, ZMQ_TCP_KEEPALIVE_IDLE, &idle, sizeof idle);
+    zmq_setsockopt(z->sock, ZMQ_TCP_KEEPALIVE_INTVL, &every, sizeof every);
+    zmq_setsockopt(z->sock, ZMQ_TCP_KEEPALIVE_CNT, &count, sizeof count);
+    zmq_setsockopt(z->sock, ZMQ_TCP_MAXRT, &limit_ms, sizeof limit_ms);
+}
+
 static int listen_zmq(sw_net *net, sw_sock **out, const sw_listen_params *p, char *err)
 {
     znet *n = (znet *)net;
@@ -154,6 +170,7 @@ static int listen_zmq(sw_net *net, sw_sock **out, const sw_listen_params *p, cha
         return rc;
     }
     ipv6_if_named(z, bind);
+    watch_dead_link(z, p->dead_link_s);
     /* A dialer that names its route (a peer, by its endpoint) and comes back on a new
      * connection takes that route over: by default ZeroMQ refuses the newcomer while the old
      * connection seems alive, and what it sends is lost (a peer stopped, dropped and taken in
@@ -311,6 +328,7 @@ static int dial_zmq(sw_net *net, sw_sock **out, const sw_dial_params *p, char *e
         return SW_EIO;
     if (p->identity)
         zmq_setsockopt(z->sock, ZMQ_ROUTING_ID, p->identity, strlen(p->identity));
+    watch_dead_link(z, p->dead_link_s);
     if (p->queue) {
         int hwm = p->queue > INT32_MAX ? INT32_MAX : (int)p->queue;
         zmq_setsockopt(z->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
