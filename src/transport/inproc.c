@@ -137,7 +137,19 @@ static void attach(isock *d, isock *l)
     l->dialers = d;
 }
 
-/* The dialers of endpoint l's connect to l, as ZeroMQ's redial does, and send what they kept. */
+static void drop_held(isock *d)
+{
+    while (d->held) {
+        arrival *a = d->held;
+        d->held = a->next;
+        sw_frame_unref(a->frame);
+        free(a);
+    }
+    d->n_held = 0;
+}
+
+/* The dialers waiting for l's endpoint connect to l, as ZeroMQ's redial does, and send what
+ * they kept. Each keeps its route (ZeroMQ makes up a new one unless the dialer names its own). */
 static void reconnect_orphans(inet *n, isock *l)
 {
     isock **p = &n->orphans;
@@ -150,14 +162,12 @@ static void reconnect_orphans(inet *n, isock *l)
         *p = d->next;
         attach(d, l);
         d->base.reconnects++;
-        while (d->held) {
-            arrival *a = d->held;
-            d->held = a->next;
+        for (arrival *a = d->held; a; a = a->next) {
             deliver(l, arrives_at(n, sw_frame_size(a->frame)), &d->last_up, a->frame, d->route,
                     d->route_len);
-            free(a);
+            a->frame = NULL; /* the listener's now */
         }
-        d->n_held = 0;
+        drop_held(d);
     }
 }
 
@@ -222,17 +232,6 @@ static void unlink_sock(isock **list, isock *s)
             *p = s->next;
             return;
         }
-}
-
-static void drop_held(isock *d)
-{
-    while (d->held) {
-        arrival *a = d->held;
-        d->held = a->next;
-        sw_frame_unref(a->frame);
-        free(a);
-    }
-    d->n_held = 0;
 }
 
 static void close_sock(sw_sock *sock)
