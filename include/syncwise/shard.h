@@ -80,8 +80,8 @@ int sw_shard_list_parse(const char *list, char (*eps)[SW_SHARD_EP_LEN], uint32_t
  * checkpoint, byte counts), and orders them all to checkpoint at one version (SAVE), in the
  * stream of its orders, so that every shard saves the same version. A shard killed and started
  * again with --resume loads its checkpoint and answers the pings saying so; the server then
- * rolls every shard back to that checkpoint (RESTORE: the version counter goes on, the applies
- * since the checkpoint are lost) and names the pushes whose slices the dead shard held, which
+ * rolls every shard back to the newest checkpoint all of them hold, that one or the one before
+ * it (RESTORE: the version counter goes on, the applies since the checkpoint are lost) and names the pushes whose slices the dead shard held, which
  * count as zero there. Workers' messages that reach a resumed shard before its RESTORE wait and
  * are handled after it. */
 typedef struct sw_shard_params {

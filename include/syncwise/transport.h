@@ -58,6 +58,11 @@ typedef struct sw_inproc_params {
     double latency_s, bandwidth;
 } sw_inproc_params;
 int sw_net_inproc_new(sw_net **out, const sw_inproc_params *p, char *err);
+/* A network fault, for tests: every connection of an in-process listener breaks and is made
+ * again at once. Whatever was queued either way (read by neither end yet) is lost, as a host's
+ * buffers are when a connection is reset, and each dialer counts the break
+ * (sw_sock_reconnects). A listener (closing it instead is a process killed). */
+void sw_net_inproc_break(sw_sock *listener);
 
 /* Keeps freed memory for the next message. Messages of the same few sizes come and go every
  * step; by default glibc gives a freed one's pages back to the kernel (it trims a heap whose

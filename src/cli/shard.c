@@ -33,7 +33,8 @@ static const sw_opt table[] = {
                 "without --resume)")},
     {SW_OPT_ROW(SW_OPT_FLAG, "resume", 0, AT(p.resume), 0, 0, NULL,
                 "start from the checkpoint and rejoin its run: every\n"
-                "shard goes back to that version, and the run goes on\n"
+                "shard goes back to the newest checkpoint all hold\n"
+                "(this one or the one before), and the run goes on\n"
                 "(a shard killed before its first save starts afresh)")},
     {SW_OPT_ROW(SW_OPT_STR, "curve-key", 0, AT(p.curve_key), 0, 0, "FILE",
                 "CURVE: the server's key pair (every shard shares it,\n"

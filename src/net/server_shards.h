@@ -55,6 +55,7 @@ typedef struct sw__shard_seen {
     bool awaiting;
     bool warned;   /* told the operator it has not answered yet */
     unsigned reconnects; /* the link's breaks seen so far (sw_sock_reconnects) */
+    bool broke;          /* its link broke while it was out: mended at its next STATE */
 } sw__shard_seen;
 
 typedef struct sw__shards {

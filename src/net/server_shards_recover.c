@@ -1,7 +1,8 @@
 /* A sharded run's recovery, the server's side (server_shards.h): it pings every shard, so that
  * a silent one ends the run and a resumed one is noticed; it orders checkpoints of one version
- * on every shard; and when a shard comes back from its checkpoint, it rolls every shard back to
- * that version (RESTORE) and counts the pushes whose slices the dead shard held. */
+ * on every shard; and when a shard comes back from its checkpoint (or its link breaks), it rolls
+ * every shard back to the newest checkpoint all of them hold (RESTORE) and counts the pushes
+ * whose slices the dead shard held. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,12 +301,18 @@ static void restore(server *s, uint32_t j, uint64_t newest, const char *cause)
 {
     sw__shards *h = &s->shards;
     uint64_t from = common_checkpoint(h, j, newest);
+    if (from == SW_SHARD_NONE && h->saved == SW_SHARD_NONE) {
+        const char *why = "before every shard had saved the run's start: the run ends; start "
+                          "the server again with --resume, every shard with --resume, and the "
+                          "workers: the run starts again";
+        sw__shards_failed(s, j, "came back from its checkpoint ", (int)strlen(why), why);
+        return;
+    }
     if (from == SW_SHARD_NONE) {
         char why[240];
-        snprintf(why, sizeof why, "%llu, older than the shards' common %lld (an old file?): the "
+        snprintf(why, sizeof why, "%llu, older than the shards' common %llu (an old file?): the "
                  "run ends; start every shard on its own file and the server with --resume to "
-                 "go on", (unsigned long long)newest,
-                 h->saved == SW_SHARD_NONE ? -1LL : (long long)h->saved);
+                 "go on", (unsigned long long)newest, (unsigned long long)h->saved);
         sw__shards_failed(s, j, "resumed from its checkpoint of version ", (int)strlen(why), why);
         return;
     }
@@ -365,13 +372,19 @@ static bool lost_restore(server *s, uint32_t j)
  * may be lost, and nothing says what (an apply the shard would wait for for ever, a push's
  * report, a slice ordered sent). Every shard goes back to the last checkpoint all of them
  * hold, as when a shard is started again; a run without one ends, saying why. A shard that
- * was out (killed, then started again) comes back by its own STATE instead; a run that is
- * over has only its last gather left, which its own limit bounds. */
+ * was out is judged by its next STATE: one started again comes back by it, awaiting a
+ * restore; the same process (stopped, or its link stalled) goes back then. A run that is over
+ * has only its last gather left, which its own limit bounds. */
 static void link_broke(server *s, uint32_t j)
 {
     sw__shards *h = &s->shards;
-    if (s->done || sw__shards_out(s, j))
+    if (s->done)
         return;
+    if (sw__shards_out(s, j)) { /* awaiting a restore: a new process, which its STATE brings */
+        h->seen[j].broke = !h->seen[j].awaiting;
+        return;
+    }
+    h->seen[j].broke = false;
     if (h->saved == SW_SHARD_NONE) {
         const char *why = s->p->checkpoint ? "before its first checkpoint was complete everywhere"
                                            : "without --checkpoint";
@@ -407,13 +420,16 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
     v->awaiting = sw_get_u64(m->payload + 48) != 0;
     v->restore_no = sw_get_u64(m->payload + 64);
     v->version = m->version;
-    if (v->awaiting && (!sw_shard_set_has(&h->restoring, j) || lost_restore(s, j))) {
+    bool broke = v->broke;
+    v->broke = false;
+    if (broke && !v->awaiting) /* the same process, its link broken while it was out */
+        link_broke(s, j);
+    else if (v->awaiting && (!sw_shard_set_has(&h->restoring, j) || lost_restore(s, j))) {
         char cause[80];
         snprintf(cause, sizeof cause, "came back from its checkpoint of version %llu",
                  (unsigned long long)v->saved);
         restore(s, j, v->saved, cause);
-    }
-    else if (!v->awaiting && v->restore_no == h->restore_no)
+    } else if (!v->awaiting && v->restore_no == h->restore_no)
         sw_shard_set_remove(&h->restoring, j);
     if (h->saving != SW_SHARD_NONE && v->saved == h->saving && !v->awaiting) {
         sw_shard_set_add(&h->saved_by, j);

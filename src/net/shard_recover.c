@@ -1,6 +1,6 @@
 /* A shard's recovery (shard_internal.h): the checkpoints the server orders at one version for
  * every shard, the pings that tell the server the shard lives (and what it moved), a resume
- * from the checkpoint, and the RESTORE that rolls every shard back to it. */
+ * from the checkpoint, and the RESTORE that rolls every shard back to one they all hold. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <limits.h>

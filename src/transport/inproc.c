@@ -3,8 +3,9 @@
  * its sockets have. One thread: nothing here locks.
  *
  * A listener closed (a process killed) loses what was queued for it, as a host's socket
- * buffers are lost; its dialers keep what they send meanwhile and connect again to the next
- * listener bound at their endpoint, which gets what they kept, as ZeroMQ does. */
+ * buffers are lost, and what it sent that has not landed yet; its dialers keep what they send
+ * meanwhile and connect again to the next listener bound at their endpoint, which gets what
+ * they kept, as ZeroMQ does. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -137,6 +138,23 @@ static void attach(isock *d, isock *l)
     l->dialers = d;
 }
 
+/* What the killed listener sent that has not landed yet is lost with it (a frame still in a
+ * killed process's queue, or reset away): before the dialer connects again, as over TCP. */
+static void drop_in_flight(isock *d, double now)
+{
+    arrival **p = &d->queue;
+    while (*p) {
+        arrival *a = *p;
+        if (a->at <= now) {
+            p = &a->next;
+            continue;
+        }
+        *p = a->next;
+        sw_frame_unref(a->frame);
+        free(a);
+    }
+}
+
 static void drop_held(isock *d)
 {
     while (d->held) {
@@ -163,9 +181,12 @@ static void reconnect_orphans(inet *n, isock *l)
         attach(d, l);
         d->base.reconnects++;
         for (arrival *a = d->held; a; a = a->next) {
-            deliver(l, arrives_at(n, sw_frame_size(a->frame)), &d->last_up, a->frame, d->route,
-                    d->route_len);
-            a->frame = NULL; /* the listener's now */
+            size_t size = sw_frame_size(a->frame);
+            if (!l->max_frame || size <= l->max_frame) /* else lost, as a frame sent is */
+                deliver(l, arrives_at(n, size), &d->last_up, a->frame, d->route, d->route_len);
+            else
+                sw_frame_unref(a->frame);
+            a->frame = NULL; /* the listener's now, or gone */
         }
         drop_held(d);
     }
@@ -241,6 +262,7 @@ static void close_sock(sw_sock *sock)
     if (s->listener) {
         for (isock *d = s->dialers, *next; d; d = next) {
             next = d->next;
+            drop_in_flight(d, n->now);
             d->peer = NULL;
             d->next = n->orphans;
             n->orphans = d;
@@ -273,6 +295,18 @@ static bool hold(isock *d, sw_frame *f)
     d->held_end = &a->next;
     d->n_held++;
     return true;
+}
+
+void sw_net_inproc_break(sw_sock *listener)
+{
+    isock *l = (isock *)listener;
+    if (!l || l->base.net->ops != &sw__net_inproc || !l->listener)
+        return;
+    drop_queue(l);
+    for (isock *d = l->dialers; d; d = d->next) {
+        drop_queue(d);
+        d->base.reconnects++;
+    }
 }
 
 static isock *dialer_of(const isock *l, const uint8_t *route, size_t len)

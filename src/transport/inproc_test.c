@@ -1,7 +1,9 @@
 /* The in-process network's broken connections: a listener closed (its process killed) loses
- * what was queued for it; its dialers keep what they send meanwhile, up to their queue, and
+ * what was queued for it, and what it sent that had not landed; its dialers keep what they send meanwhile, up to their queue, and
  * when another listener binds at the endpoint they connect to it, count the break, and deliver
- * what they kept, in order, before anything sent after. */
+ * what they kept, in order, before anything sent after. A fault that breaks a listener's
+ * connections (sw_net_inproc_break) loses what was queued either way, and each dialer counts
+ * it. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,7 +31,7 @@ static sw_sock *listen_at(sw_net *n, const char *ep)
     return l;
 }
 
-/* The bytes of the frames l holds by `until` (their count). */
+/* The bytes of the frames socket l holds by `until` (their count). */
 static size_t drain(sw_net *n, sw_sock *l, double until, uint8_t *out, size_t cap)
 {
     size_t k = 0;
@@ -52,9 +54,10 @@ static void a_dialer_keeps_what_it_sends_until_a_listener_comes_back(void **stat
     sw_inproc_params np = {.latency_s = 0.01};
     assert_int_equal(sw_net_inproc_new(&n, &np, NULL), 0);
     sw_sock *l = listen_at(n, "here"), *d;
-    sw_dial_params dp = {.endpoint = "here", .queue = 3};
+    sw_dial_params dp = {.endpoint = "here", .identity = "d", .queue = 3};
     assert_int_equal(sw_dial(n, &d, &dp, NULL), 0);
     assert_true(sw_send(d, NULL, 0, byte_frame(1))); /* on its way when the listener dies */
+    assert_true(sw_send(l, (const uint8_t *)"d", 1, byte_frame(9))); /* and from it */
     sw_sock_close(l);
     for (uint8_t b = 2; b <= 4; b++)
         assert_true(sw_send(d, NULL, 0, byte_frame(b)));
@@ -69,6 +72,7 @@ static void a_dialer_keeps_what_it_sends_until_a_listener_comes_back(void **stat
     uint8_t got[8];
     assert_int_equal(drain(n, l, 1.0, got, sizeof got), 4);
     assert_memory_equal(got, ((uint8_t[]){2, 3, 4, 6}), 4);
+    assert_int_equal(drain(n, d, 1.0, got, sizeof got), 0); /* the dead one's frame is lost */
 
     /* A dialer closed while it waits gives up what it kept. */
     sw_sock_close(l);
@@ -80,10 +84,36 @@ static void a_dialer_keeps_what_it_sends_until_a_listener_comes_back(void **stat
     sw_net_free(n);
 }
 
+static void a_break_loses_what_was_on_its_way_both_ways(void **state)
+{
+    (void)state;
+    sw_net *n;
+    sw_inproc_params np = {.latency_s = 0.01};
+    assert_int_equal(sw_net_inproc_new(&n, &np, NULL), 0);
+    sw_sock *l = listen_at(n, "here"), *d;
+    sw_dial_params dp = {.endpoint = "here", .identity = "d"};
+    assert_int_equal(sw_dial(n, &d, &dp, NULL), 0);
+    assert_true(sw_send(d, NULL, 0, byte_frame(1)));
+    assert_true(sw_send(l, (const uint8_t *)"d", 1, byte_frame(2)));
+    sw_net_inproc_break(l);
+    assert_int_equal(sw_sock_reconnects(d), 1);
+    assert_true(sw_send(d, NULL, 0, byte_frame(3))); /* the new connection carries on */
+    assert_true(sw_send(l, (const uint8_t *)"d", 1, byte_frame(4)));
+    uint8_t got[4];
+    assert_int_equal(drain(n, l, 1.0, got, sizeof got), 1);
+    assert_int_equal(got[0], 3);
+    assert_int_equal(drain(n, d, 1.0, got, sizeof got), 1);
+    assert_int_equal(got[0], 4);
+    sw_sock_close(d);
+    sw_sock_close(l);
+    sw_net_free(n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_dialer_keeps_what_it_sends_until_a_listener_comes_back),
+        cmocka_unit_test(a_break_loses_what_was_on_its_way_both_ways),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
