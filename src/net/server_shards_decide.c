@@ -195,6 +195,11 @@ void sw__shards_reported(server *s, uint32_t j, const sw_msg *m)
         sw__shards_failed(s, j, "reported a push the protocol does not allow", 0, "");
         return;
     }
+    if (sw_shard_set_has(&s->shards.restoring, j))
+        return; /* sent before shard j took the last RESTORE (its STATE comes first after it),
+                 * maybe by the process the restore replaced, over a connection since broken:
+                 * the restore counted or dropped what was known, and a worker unanswered sends
+                 * its push again, which the shard then reports again */
     uint64_t token = sw_get_u64(m->payload), seq = sw_get_u64(m->payload + 8);
     sw__reporting *r = &s->shards.reporting[m->worker];
     if (!r->open && r->token == token && r->seq == seq) {

@@ -39,6 +39,8 @@ class FakeShard:
         self.restores = 0
         self.restore_no = 0
         self.silent = False       # PINGs go unanswered: a shard stopped (SIGSTOP) for a while
+        self.unread = []          # RESTOREs not taken yet (hold_restores): read, not acted on
+        self.hold_restores = False
 
     def _unbatch(self, m):
         """protocol.md's BATCH row: messages, each padded with zeros to a multiple of 8."""
@@ -88,10 +90,10 @@ class FakeShard:
                     self.run, self.checksum, self.version = int(kv["run"]), kv["checksum"], x.ver
                 if x.type == SHARD_SET:
                     self.theta = x.payload
-                if x.type == SHARD_RESTORE:   # u64 run, u64 from, u64 number, ...
-                    self.restore_no = struct.unpack("<Q", x.payload[16:24])[0]
-                    self.version, self.awaiting, self.restores = x.ver, 0, self.restores + 1
-                    self.send_state()
+                if x.type == SHARD_RESTORE and self.hold_restores:
+                    self.unread.append(x)
+                elif x.type == SHARD_RESTORE:   # u64 run, u64 from, u64 number, ...
+                    self.take_restore(x)
                 self.pending.append(x)
         return True
 
@@ -115,6 +117,11 @@ class FakeShard:
         data = frame(mtype, wid=wid, flags=flags, ver=ver, payload=payload,
                      unchecked=self.checksum == "off")
         self.sock.send_multipart([self.server_id, data])
+
+    def take_restore(self, x):
+        self.restore_no = struct.unpack("<Q", x.payload[16:24])[0]
+        self.version, self.awaiting, self.restores = x.ver, 0, self.restores + 1
+        self.send_state()
 
     def send_state(self):
         self.send(SHARD_STATE, ver=self.version, payload=struct.pack(
@@ -267,6 +274,36 @@ def check_sent_across_restore(env):
     a.conn.expect(WAIT, what="(bsp: b's push is still to come)")
     shard.pushed(b, 3)
     released(shard, ((a, True), (b, True)), "(both pushes reported since the restore)")
+    shard.close()
+
+
+def check_report_before_restore_ignored(env):
+    """Step 9: what a shard reports before it takes a RESTORE (its SHARD_STATE with the
+    restore's number comes first after it) predates the restore, maybe from the process the
+    restore replaced over a connection since broken: the server counts none of it. The
+    workers, unanswered, send their pushes again; reported again after the restore, they
+    are counted."""
+    ckpt = os.path.join(env.tmp, "control-early.ckpt")
+    if os.path.exists(ckpt):
+        os.remove(ckpt)
+    shard, a, b, _ = first_apply(env, "bsp", ["--checkpoint", ckpt, "--checkpoint-applies", "1"],
+                                 "early")
+    shard.settle(0.6)   # the SAVE of version 1, answered
+    need(shard.saved == 1, "no SAVE of version 1 under --checkpoint-applies 1: %r" % shard.saved)
+    shard.hold_restores = True
+    shard.awaiting = 1   # started again: its next STATE asks for a RESTORE
+    shard.expect(SHARD_RESTORE, timeout=5, what="(to a shard that awaits one)")
+    shard.awaiting = 0   # read, not yet taken: reports sent now precede its STATE
+    shard.pushed(a, 2)
+    shard.pushed(b, 2)
+    for w in (a, b):
+        w.conn.silent(0.5)   # bsp would release both at once had the reports counted
+    shard.hold_restores = False
+    shard.take_restore(shard.unread.pop(0))
+    shard.pushed(a, 2)   # sent again by its worker, reported again
+    a.conn.expect(WAIT, what="(bsp: b's push is still to come)")
+    shard.pushed(b, 2)
+    released(shard, ((a, True), (b, True)), "(both pushes reported again after the restore)")
     shard.close()
 
 
