@@ -84,8 +84,8 @@ checks=$((checks + 1))
 [ "$rc" -eq 0 ] || { echo "FAIL: the run with a restarted shard rank ended with $rc"
                      tail -n 3 "$TMP"/again*.out; failures=$((failures + 1)); }
 OUT=$(cat "$TMP/again0.out")
-# The shard rank comes back within a second: the server restores every shard because its STATE
-# says it came back from its checkpoint, or, sooner, because its link was made again.
+# The shard rank comes back within a second: the server restores every shard because its link
+# was made again.
 expect_output "every shard goes back to version" "the server restored the shards"
 for rank in 1 2 3 4; do # every rank ends with the run (a shard left waiting is a failure)
   wait_for 15 sh -c "! kill -0 ${pids[rank]}" || kill -9 "${pids[rank]}"

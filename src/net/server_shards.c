@@ -345,6 +345,9 @@ static void take_batch(server *s, uint32_t j, const sw_msg *batch, uint64_t limi
 
 void sw__shards_take(server *s, uint32_t j, const sw_delivery *d)
 {
+    sw__shards_notice_break(s, j); /* a new connection's first message comes after its mend */
+    if (s->rc)
+        return;
     if (d->gone) {
         sw__shards_failed(s, j, "closed its connection", 0, "");
         return;

@@ -55,7 +55,6 @@ typedef struct sw__shard_seen {
     bool awaiting;
     bool warned;   /* told the operator it has not answered yet */
     unsigned reconnects; /* the link's breaks seen so far (sw_sock_reconnects) */
-    bool broke;          /* its link broke while it was out: mended at its next STATE */
 } sw__shard_seen;
 
 typedef struct sw__shards {
@@ -163,6 +162,10 @@ void sw__shards_measured(struct sw_server *s, uint32_t j, const sw_msg *m);
  * of itself (SHARD_STATE: a resumed one is restored), and the checkpoints all shards take at
  * one version. */
 void sw__shards_keep_alive(struct sw_server *s);
+/* Whether shard j's link broke since last looked at (the connection made again): then every
+ * shard goes back to the common checkpoint before anything the new connection brings is
+ * handled (server_shards_recover.c). */
+void sw__shards_notice_break(struct sw_server *s, uint32_t j);
 /* Whether shard j cannot serve the workers now: silent past SW_SHARDS_OUT_S, or resumed and
  * waiting for its restore. Every worker's push and pull needs it until it is back. */
 bool sw__shards_out(const struct sw_server *s, uint32_t j);

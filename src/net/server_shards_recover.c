@@ -49,17 +49,21 @@ bool sw__shards_any_out(const server *s)
 
 static void link_broke(server *s, uint32_t j);
 
+void sw__shards_notice_break(server *s, uint32_t j)
+{
+    unsigned breaks = sw_sock_reconnects(s->shards.socks[j]);
+    if (breaks != s->shards.seen[j].reconnects) {
+        s->shards.seen[j].reconnects = breaks;
+        link_broke(s, j);
+    }
+}
+
 void sw__shards_keep_alive(server *s)
 {
     sw__shards *h = &s->shards;
     double now = sw__server_now(s);
-    for (uint32_t j = 0; j < h->n && !s->rc; j++) {
-        unsigned breaks = sw_sock_reconnects(h->socks[j]);
-        if (breaks != h->seen[j].reconnects) {
-            h->seen[j].reconnects = breaks;
-            link_broke(s, j);
-        }
-    }
+    for (uint32_t j = 0; j < h->n && !s->rc; j++)
+        sw__shards_notice_break(s, j);
     for (uint32_t j = 0; j < h->n && !s->rc; j++) {
         const char *bound;
         sw__shard_seen *v = &h->seen[j];
@@ -371,31 +375,34 @@ static bool lost_restore(server *s, uint32_t j)
 /* The connection to shard j broke and ZeroMQ made it again: what was on its way, either way,
  * may be lost, and nothing says what (an apply the shard would wait for for ever, a push's
  * report, a slice ordered sent). Every shard goes back to the last checkpoint all of them
- * hold, as when a shard is started again; a run without one ends, saying why. A shard that
- * was out is judged by its next STATE: one started again comes back by it, awaiting a
- * restore; the same process (stopped, or its link stalled) goes back then. A run that is over
- * has only its last gather left, which its own limit bounds. */
+ * hold, at once, before the new connection's first message is handled, whoever is behind it:
+ * the same process (stopped, or behind a stalled link), which missed what was on its way, or
+ * one started again, which awaits that restore (its STATE saying so then asks for no other).
+ * Waiting for the shard's next STATE left a gap in which a SAVE or an apply it could not take
+ * was sent on the new connection, and ended the run. A run without a checkpoint ends, saying
+ * why. A run that is over has only its last gather left, which its own limit bounds. */
+/* Who connects again: the server cannot tell. */
+#define SW__SHARDS_AGAIN "(started again, or a network fault broke its link)"
+
 static void link_broke(server *s, uint32_t j)
 {
     sw__shards *h = &s->shards;
     if (s->done)
         return;
-    if (sw__shards_out(s, j)) { /* awaiting a restore: a new process, which its STATE brings */
-        h->seen[j].broke = !h->seen[j].awaiting;
-        return;
-    }
-    h->seen[j].broke = false;
     if (h->saved == SW_SHARD_NONE) {
-        const char *why = s->p->checkpoint ? "before its first checkpoint was complete everywhere"
-                                           : "without --checkpoint";
-        char text[200];
-        snprintf(text, sizeof text, "(a network fault), and what was on its way may be lost: a "
-                 "run %s cannot go back to a checkpoint, and ends", why);
-        sw__shards_failed(s, j, "lost its connection to the server ", (int)strlen(text), text);
+        const char *why =
+            s->p->checkpoint
+                ? SW__SHARDS_AGAIN " before every shard had saved the run's start, and what was "
+                                   "on its way may be lost: start the server again with --resume, "
+                                   "every shard with --resume, and the workers: the run starts "
+                                   "again"
+                : SW__SHARDS_AGAIN ", and what was on its way may be lost: a run without "
+                                   "--checkpoint cannot go back to a checkpoint, and ends";
+        sw__shards_failed(s, j, "connected again ", (int)strlen(why), why);
         return;
     }
-    restore(s, j, h->saved, "lost its connection to the server (a network fault), and what was "
-            "on its way may be lost");
+    restore(s, j, h->saved, "connected again " SW__SHARDS_AGAIN ", and what was on its way may be "
+            "lost");
 }
 
 void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
@@ -420,11 +427,7 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
     v->awaiting = sw_get_u64(m->payload + 48) != 0;
     v->restore_no = sw_get_u64(m->payload + 64);
     v->version = m->version;
-    bool broke = v->broke;
-    v->broke = false;
-    if (broke && !v->awaiting) /* the same process, its link broken while it was out */
-        link_broke(s, j);
-    else if (v->awaiting && (!sw_shard_set_has(&h->restoring, j) || lost_restore(s, j))) {
+    if (v->awaiting && (!sw_shard_set_has(&h->restoring, j) || lost_restore(s, j))) {
         char cause[80];
         snprintf(cause, sizeof cause, "came back from its checkpoint of version %llu",
                  (unsigned long long)v->saved);

@@ -34,6 +34,8 @@ typedef struct zsock {
     bool redial;      /* a handshake broke after one had succeeded: connect again */
     bool redialing;   /* and no handshake has succeeded since (one warning a streak) */
     double redialed;  /* when it last did */
+    int news_rc;      /* what handshake news read in a recv said, for the next wait */
+    char news_err[SW_ERR_LEN];
 } zsock;
 
 /* ZeroMQ gives a connection up for good when its handshake breaks on the protocol (a listener
@@ -453,8 +455,15 @@ static int recv_zmq(sw_sock *s, sw_delivery *d)
 {
     zsock *z = (zsock *)s;
     memset(d, 0, sizeof *d);
-    if (!z->listener)
-        return take_body(z, d, ZMQ_DONTWAIT);
+    if (!z->listener) {
+        int got = take_body(z, d, ZMQ_DONTWAIT);
+        /* A connection made again is told of (its monitor's event) before ZeroMQ passes on
+         * anything it brings: read now, the break is counted before its first message is
+         * handled, so a caller mends the break first (sw_sock_reconnects). */
+        if (!got && z->handshakes && !z->news_rc)
+            z->news_rc = handshake_news(z, z->news_err);
+        return got;
+    }
     zmq_msg_t id;
     zmq_msg_init(&id);
     int rc = 1;
@@ -474,6 +483,14 @@ static int wait_zmq(sw_net *net, sw_sock **socks, size_t k, double until, bool *
     znet *n = (znet *)net;
     size_t watched = 0; /* dialers' handshake monitors, polled after the sockets */
     bool redials = false;
+    for (size_t i = 0; i < k; i++) { /* news a recv read first */
+        zsock *z = (zsock *)socks[i];
+        if (z->news_rc) {
+            int rc = sw_fail(err, z->news_rc, "%s", z->news_err);
+            z->news_rc = 0;
+            return rc;
+        }
+    }
     for (size_t i = 0; i < k; i++) {
         watched += ((zsock *)socks[i])->handshakes != NULL;
         redials |= ((zsock *)socks[i])->redial;
