@@ -254,11 +254,32 @@ static void a_link_broken_while_its_shard_is_out_is_mended(void **state)
     }
 }
 
+/* Shard 1's links broken while it works (no stop: orders and reports are on their way), at
+ * 10 moments 7 ms apart: every shard goes back, and the run reaches its limit. */
+static void a_link_broken_under_way_is_mended(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 10; k++) {
+        rig g;
+        sw_server *s;
+        sw_server_result r;
+        sw_worker *workers[WORKERS];
+        sw_worker_result results[WORKERS];
+        start_run(&g, &s, &r, workers, results);
+        double t = 1.0 + 0.007 * k;
+        run_until(&g, t);
+        sw_net_inproc_break(sw_shard_agent(g.shards[1])->socks[0]);
+        run_until(&g, DEADLINE_S);
+        end_run(&g, s, &r, workers, 1, "a link broken under way at %.3f s", t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_shard_goes_back_to_a_checkpoint_all_hold),
         cmocka_unit_test(a_link_broken_while_its_shard_is_out_is_mended),
+        cmocka_unit_test(a_link_broken_under_way_is_mended),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,7 +64,8 @@ static void send_to_all(void *ctx, sw_frame *f)
 {
     server *s = ctx;
     for (uint32_t j = 0; j < s->shards.n; j++)
-        send_frame(s, j, f ? sw_frame_ref(f) : NULL);
+        if (j != s->shards.skip)
+            send_frame(s, j, f ? sw_frame_ref(f) : NULL);
     sw_frame_unref(f);
 }
 
@@ -85,6 +86,13 @@ void sw__shards_send_all(server *s, const sw_msg *m)
 void sw__shards_flush(server *s)
 {
     sw__batch_flush(&s->shards.to_all);
+}
+
+void sw__shards_flush_but(server *s, uint32_t j)
+{
+    s->shards.skip = j;
+    sw__batch_flush(&s->shards.to_all);
+    s->shards.skip = s->shards.n;
 }
 
 /* ---- Opening ----------------------------------------------------------------------------- */
@@ -175,6 +183,7 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
         return rc;
     h->entry = sw_shard_entry_bytes(h->n);
     h->to_all = (sw__batch){.send = send_to_all, .ctx = s};
+    h->skip = h->n;
     h->reporting = calloc(s->slots, sizeof *h->reporting);
     h->cap_held = 2 * s->slots; /* a slot's old membership's push and its new one's */
     h->held = calloc(h->cap_held, sizeof *h->held);

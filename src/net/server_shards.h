@@ -105,6 +105,7 @@ typedef struct sw__shards {
     /* The orders of no worker a turn sends every shard, sent as one frame at its end
      * (batch.h); a message to one shard, or of a worker, goes after what is gathered. */
     sw__batch to_all;
+    uint32_t skip; /* a shard the batch's flush passes by (its link just broke), or n */
 } sw__shards;
 
 /* How long a stopped sharded server waits for the last gather and checkpoint. */
@@ -146,6 +147,9 @@ void sw__shards_send_to(struct sw_server *s, uint32_t j, const sw_msg *m, const 
 void sw__shards_send_all(struct sw_server *s, const sw_msg *m);
 /* Sends the orders gathered in the turn (the server's turn ends with it). */
 void sw__shards_flush(struct sw_server *s);
+/* The turn's orders so far to every shard but j, whose link broke before they went: they
+ * predate the restore it gets, and it could not take them. */
+void sw__shards_flush_but(struct sw_server *s, uint32_t j);
 void sw__shards_drop_everywhere(struct sw_server *s, uint32_t w, uint64_t token, uint64_t seq);
 void sw__shards_counted(struct sw_server *s, uint32_t w, const sw__reporting *r);
 /* The engine decides the pushes that waited for the last apply's norms: they came, or after a
@@ -166,6 +170,7 @@ void sw__shards_keep_alive(struct sw_server *s);
  * shard goes back to the common checkpoint before anything the new connection brings is
  * handled (server_shards_recover.c). */
 void sw__shards_notice_break(struct sw_server *s, uint32_t j);
+void sw__shards_notice_breaks(struct sw_server *s); /* every shard's */
 /* Whether shard j cannot serve the workers now: silent past SW_SHARDS_OUT_S, or resumed and
  * waiting for its restore. Every worker's push and pull needs it until it is back. */
 bool sw__shards_out(const struct sw_server *s, uint32_t j);

@@ -58,12 +58,17 @@ void sw__shards_notice_break(server *s, uint32_t j)
     }
 }
 
+void sw__shards_notice_breaks(server *s)
+{
+    for (uint32_t j = 0; j < s->shards.n && !s->rc; j++)
+        sw__shards_notice_break(s, j);
+}
+
 void sw__shards_keep_alive(server *s)
 {
     sw__shards *h = &s->shards;
     double now = sw__server_now(s);
-    for (uint32_t j = 0; j < h->n && !s->rc; j++)
-        sw__shards_notice_break(s, j);
+    sw__shards_notice_breaks(s);
     for (uint32_t j = 0; j < h->n && !s->rc; j++) {
         const char *bound;
         sw__shard_seen *v = &h->seen[j];
@@ -401,6 +406,7 @@ static void link_broke(server *s, uint32_t j)
         sw__shards_failed(s, j, "connected again ", (int)strlen(why), why);
         return;
     }
+    sw__shards_flush_but(s, j); /* the same process would refuse what follows an order it missed */
     restore(s, j, h->saved, "connected again " SW__SHARDS_AGAIN ", and what was on its way may be "
             "lost");
 }

@@ -358,6 +358,8 @@ double sw__server_turn(void *ctx, double now)
     server *s = ctx;
     const sw_server_params *p = s->p;
     forgive_stall(s);
+    if (s->shards.n && !s->concluded) /* a link made again is mended before any order goes */
+        sw__shards_notice_breaks(s);
     if (s->ops)
         drain(s, s->ops);
     if (s->concluded)
