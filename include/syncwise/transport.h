@@ -58,10 +58,13 @@ typedef struct sw_inproc_params {
     double latency_s, bandwidth;
 } sw_inproc_params;
 int sw_net_inproc_new(sw_net **out, const sw_inproc_params *p, char *err);
-/* A network fault, for tests: every connection of an in-process listener breaks and is made
- * again at once. Whatever was queued either way (read by neither end yet) is lost, as a host's
- * buffers are when a connection is reset, and each dialer counts the break
- * (sw_sock_reconnects). A listener (closing it instead is a process killed). */
+/* Network faults, for tests, on an in-process listener (closing it instead is a process
+ * killed). Cut: every connection of the listener breaks; whatever was queued either way (read
+ * by neither end yet) is lost, as a host's buffers are when a connection is reset, and its
+ * dialers keep what they send meanwhile. Mend: they connect again, count the break
+ * (sw_sock_reconnects) and deliver what they kept first, as ZeroMQ does. Break: both at once. */
+void sw_net_inproc_cut(sw_sock *listener);
+void sw_net_inproc_mend(sw_sock *listener);
 void sw_net_inproc_break(sw_sock *listener);
 
 /* Keeps freed memory for the next message. Messages of the same few sizes come and go every

@@ -321,6 +321,12 @@ static void take_msg(server *s, uint32_t j, const sw_msg *m)
                           "start the server again with --resume, every shard that ends with "
                           "--checkpoint FILE --resume, and the workers: the run starts again";
         sw__shards_failed(s, j, "holds no run ", (int)strlen(how), how);
+    } else if (m->type == SW_MSG_ERROR && (m->flags & SW_FLAG_DROPPED) &&
+               sw_shard_set_has(&s->shards.restoring, j)) {
+        /* out of step with orders the network let through after a break, before the restore
+         * that break brought: moot once the shard takes it */
+        sw_log(SW_LOG_DEBUG, "shard %u refused an order before its restore: %.*s", j,
+               (int)m->payload_len, (const char *)m->payload);
     } else if (m->type == SW_MSG_ERROR) {
         sw__shards_failed(s, j, "refused the server's order: ", (int)m->payload_len,
                           (const char *)m->payload);

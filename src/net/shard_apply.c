@@ -218,7 +218,7 @@ static const char *plan_apply(shard *h, const uint8_t *entries, uint32_t n, floa
         held *e = entry_touches(h, entries, k) ? find_entry(h, entries, k) : NULL;
         if (!e && entry_touches(h, entries, k) &&
             !sw__shard_is_lost(h, sw_get_u32(at), sw_get_u64(at + 4), sw_get_u64(at + 12)))
-            return "an apply of a gradient this shard does not hold";
+            return SW__SHARD_NOT_HELD;
         if (e)
             h->applying[n_g++] = e;
     }
@@ -299,8 +299,12 @@ void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
     const uint8_t *entries = m->payload + 8;
     bool dropped = (m->flags & SW_FLAG_DROPPED) != 0;
     if (m->payload_len != 8 + sw_shard_entry_bytes(h->table.n_shards) * (uint64_t)n ||
-        (!dropped && (n == 0 || !isfinite(lr) || m->version != h->version + 1))) {
-        sw__shard_refuse(h, f, m, "a malformed apply, or not the next version");
+        (!dropped && (n == 0 || !isfinite(lr)))) {
+        sw__shard_refuse(h, f, m, "a malformed apply");
+        return;
+    }
+    if (!dropped && m->version != h->version + 1) {
+        sw__shard_refuse_flagged(h, f, m, SW_FLAG_DROPPED, SW__SHARD_OUT_OF_STEP);
         return;
     }
     if (!sw__shard_entries_ok(h, entries, n)) {
@@ -322,8 +326,9 @@ void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
         sw__apply_plan plan;
         const char *why = plan_apply(h, entries, n, lr, (m->flags & SW_FLAG_WANT_NORMS) != 0,
                                      &plan);
-        if (why) {
-            sw__shard_refuse(h, f, m, why);
+        if (why) { /* a gradient it does not hold: an order it missed named it */
+            sw__shard_refuse_flagged(h, f, m, strcmp(why, SW__SHARD_NOT_HELD) ? 0 : SW_FLAG_DROPPED,
+                                     why);
             return;
         }
         double norms[2];

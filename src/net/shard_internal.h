@@ -150,6 +150,13 @@ typedef struct sw__from {
     "it with --checkpoint FILE --resume; a run without them lost this shard's slice, and must "  \
     "start over"
 
+/* Orders a shard refuses for being out of step with them: it missed one before (lost with a
+ * connection the network broke, ZeroMQ having kept the ones after). Its ERROR says so with
+ * SW_FLAG_DROPPED, and the server, which restores every shard at such a break, takes it as
+ * moot until the shard has taken that restore. */
+#define SW__SHARD_OUT_OF_STEP "an apply of a version that is not the next one"
+#define SW__SHARD_NOT_HELD "an apply of a gradient this shard does not hold"
+
 /* Why a shard resumed from its checkpoint refuses another run's orders. */
 #define SW__SHARD_RESUMED                                                                        \
     "this shard resumed its run from its checkpoint and waits for that run's server, started "  \

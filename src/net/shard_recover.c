@@ -198,7 +198,8 @@ void sw__shard_on_save(shard *h, const from *f, const sw_msg *m)
     else if (!h->p->checkpoint)
         sw__shard_refuse(h, f, m, "this shard keeps no checkpoint: start it with --checkpoint FILE");
     else if (m->version != h->version)
-        sw__shard_refuse(h, f, m, "a checkpoint of a version this shard does not hold");
+        sw__shard_refuse_flagged(h, f, m, SW_FLAG_DROPPED,
+                                 "a checkpoint of a version this shard does not hold");
     else if (save(h, err))
         sw__shard_refuse(h, f, m, err);
     else {

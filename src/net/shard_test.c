@@ -446,8 +446,10 @@ static void hostile_messages_are_refused_and_counted(void **state)
     expect_refused(g, g->stranger, "no member");
     send_raw(g->stranger, SW_MSG_SHARD_MEMBER, 0, 0, 5, NULL, 0);
     expect_refused(g, g->stranger, "only the server");
-    apply(g, 0, 9, 0.1f, NULL, NULL, 0); /* from the server, but skipping a version */
-    expect_refused(g, g->server, "next version");
+    apply(g, 0, 9, 0.1f, NULL, NULL, 0); /* an apply of nothing */
+    expect_refused(g, g->server, "a malformed apply");
+    apply(g, 0, 9, 0.1f, (uint32_t[]){0}, (uint64_t[]){1}, 1); /* skipping a version */
+    expect_refused(g, g->server, "not the next one");
     apply_to(g, 0, 8, 0.1f, (uint32_t[]){0}, (uint64_t[]){1}, (uint64_t[]){1u << 5}, 1);
     expect_refused(g, g->server, "shards that are not the run's"); /* shard 5 of 2 */
     send_raw(g->w[1], SW_MSG_SHARD_APPLY, 1, 0, 8, "abcdefgh", 8);

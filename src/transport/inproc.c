@@ -297,16 +297,40 @@ static bool hold(isock *d, sw_frame *f)
     return true;
 }
 
+static isock *inproc_listener(sw_sock *s)
+{
+    isock *l = (isock *)s;
+    return l && l->base.net->ops == &sw__net_inproc && l->listener ? l : NULL;
+}
+
+void sw_net_inproc_cut(sw_sock *listener)
+{
+    isock *l = inproc_listener(listener);
+    if (!l)
+        return;
+    inet *n = net_of(l);
+    drop_queue(l);
+    for (isock *d = l->dialers, *next; d; d = next) {
+        next = d->next;
+        drop_queue(d);
+        d->peer = NULL;
+        d->next = n->orphans;
+        n->orphans = d;
+    }
+    l->dialers = NULL;
+}
+
+void sw_net_inproc_mend(sw_sock *listener)
+{
+    isock *l = inproc_listener(listener);
+    if (l)
+        reconnect_orphans(net_of(l), l);
+}
+
 void sw_net_inproc_break(sw_sock *listener)
 {
-    isock *l = (isock *)listener;
-    if (!l || l->base.net->ops != &sw__net_inproc || !l->listener)
-        return;
-    drop_queue(l);
-    for (isock *d = l->dialers; d; d = d->next) {
-        drop_queue(d);
-        d->base.reconnects++;
-    }
+    sw_net_inproc_cut(listener);
+    sw_net_inproc_mend(listener);
 }
 
 static isock *dialer_of(const isock *l, const uint8_t *route, size_t len)

@@ -179,7 +179,8 @@ def first_apply(env, policy, extra=(), name=None):
     """INIT and SET to the shard, two workers in, both pushes reported: the apply of version 1,
     its order, and the shard, the workers and the order, for the check to go on."""
     shard = FakeShard()
-    endpoint = Server(env, shard, policy, name or policy.split(":")[0], extra).endpoint
+    shard.server = Server(env, shard, policy, name or policy.split(":")[0], extra)
+    endpoint = shard.server.endpoint
     init = shard.expect(SHARD_INIT, what="(the run)")
     kv = parse_kv(init.text())
     need(kv.get("shard") == "0" and kv.get("shards") == "1", "INIT of a one-shard run: %r" % kv)
@@ -304,6 +305,34 @@ def check_report_before_restore_ignored(env):
     a.conn.expect(WAIT, what="(bsp: b's push is still to come)")
     shard.pushed(b, 2)
     released(shard, ((a, True), (b, True)), "(both pushes reported again after the restore)")
+    shard.close()
+
+
+def check_out_of_step_refusal_before_restore(env):
+    """Step 9: a shard's refusal flagged DROPPED (out of step: an order it missed went before)
+    while it has not taken the RESTORE the server sent is moot, as orders ZeroMQ kept across a
+    broken connection reach the shard before that RESTORE: the run goes on. The same refusal
+    once the shard has taken it ends the run (hostile-shard/refusal: unflagged, at any time)."""
+    ckpt = os.path.join(env.tmp, "control-step.ckpt")
+    if os.path.exists(ckpt):
+        os.remove(ckpt)
+    shard, a, b, _ = first_apply(env, "bsp", ["--checkpoint", ckpt, "--checkpoint-applies", "1"],
+                                 "step")
+    shard.settle(0.6)   # the SAVE of version 1, answered
+    shard.hold_restores = True
+    shard.awaiting = 1
+    shard.expect(SHARD_RESTORE, timeout=5, what="(to a shard that awaits one)")
+    shard.awaiting = 0
+    shard.send(ERROR, flags=F_DROPPED, ver=3, payload=b"an apply of a version that is not the "
+               b"next one")
+    shard.hold_restores = False
+    shard.take_restore(shard.unread.pop(0))
+    shard.pushed(a, 2)
+    a.conn.expect(WAIT, what="(bsp: the run went on after a refusal the restore made moot)")
+    shard.pushed(b, 2)
+    released(shard, ((a, True), (b, True)), "(the run went on after the moot refusal)")
+    shard.send(ERROR, flags=F_DROPPED, ver=9, payload=b"out of step, restore taken")
+    shard.server.ends_naming(shard, "refused the server's order")
     shard.close()
 
 
