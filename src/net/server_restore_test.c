@@ -299,6 +299,32 @@ static void orders_kept_across_a_cut_are_moot(void **state)
     }
 }
 
+/* Shard 1's links broken near the run's end, at 10 moments 30 ms apart up to the end of the
+ * same run without a fault (some once the run is over, its last gather and save on their
+ * way): every run reaches its end, every shard at the server's version. */
+static void a_link_broken_at_the_end_is_mended(void **state)
+{
+    (void)state;
+    rig g;
+    sw_server *s;
+    sw_server_result r;
+    sw_worker *workers[WORKERS];
+    sw_worker_result results[WORKERS];
+    start_run(&g, &s, &r, workers, results, 0);
+    run_until(&g, DEADLINE_S);
+    double end = sw_net_now(g.net); /* deterministic: the same in every run until the fault */
+    end_run(&g, s, &r, workers, 0, "a run without a fault");
+    for (int k = 0; k < 10; k++) {
+        start_run(&g, &s, &r, workers, results, 0);
+        double t = end - 0.3 + 0.03 * k;
+        run_until(&g, t);
+        sw_net_inproc_break(sw_shard_agent(g.shards[1])->socks[0]);
+        run_until(&g, DEADLINE_S);
+        end_run(&g, s, &r, workers, 0, "a link broken at %.3f s, the run's end at %.3f s", t,
+                end);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +332,7 @@ int main(void)
         cmocka_unit_test(a_link_broken_while_its_shard_is_out_is_mended),
         cmocka_unit_test(a_link_broken_under_way_is_mended),
         cmocka_unit_test(orders_kept_across_a_cut_are_moot),
+        cmocka_unit_test(a_link_broken_at_the_end_is_mended),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -385,15 +385,14 @@ static bool lost_restore(server *s, uint32_t j)
  * one started again, which awaits that restore (its STATE saying so then asks for no other).
  * Waiting for the shard's next STATE left a gap in which a SAVE or an apply it could not take
  * was sent on the new connection, and ended the run. A run without a checkpoint ends, saying
- * why. A run that is over has only its last gather left, which its own limit bounds. */
+ * why. So does a run that is over, whose last gather or save the break may have lost (it
+ * waited for them for ever, the shard answering its pings): restored, it gathers again. */
 /* Who connects again: the server cannot tell. */
 #define SW__SHARDS_AGAIN "(started again, or a network fault broke its link)"
 
 static void link_broke(server *s, uint32_t j)
 {
     sw__shards *h = &s->shards;
-    if (s->done)
-        return;
     if (h->saved == SW_SHARD_NONE) {
         const char *why =
             s->p->checkpoint
