@@ -377,6 +377,9 @@ static bool lost_restore(server *s, uint32_t j)
     return true;
 }
 
+/* Who connects again: the server cannot tell. */
+#define SW__SHARDS_AGAIN "(started again, or a network fault broke its link)"
+
 /* The connection to shard j broke and ZeroMQ made it again: what was on its way, either way,
  * may be lost, and nothing says what (an apply the shard would wait for for ever, a push's
  * report, a slice ordered sent). Every shard goes back to the last checkpoint all of them
@@ -387,9 +390,6 @@ static bool lost_restore(server *s, uint32_t j)
  * was sent on the new connection, and ended the run. A run without a checkpoint ends, saying
  * why. So does a run that is over, whose last gather or save the break may have lost (it
  * waited for them for ever, the shard answering its pings): restored, it gathers again. */
-/* Who connects again: the server cannot tell. */
-#define SW__SHARDS_AGAIN "(started again, or a network fault broke its link)"
-
 static void link_broke(server *s, uint32_t j)
 {
     sw__shards *h = &s->shards;
