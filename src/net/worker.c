@@ -126,6 +126,16 @@ static void link_broke(worker *k, double now)
     sw__worker_join(k, now);
 }
 
+/* Our connection broke and was made again since we last looked (a wait or a receive counts
+ * it): we join again. */
+static void mend_if_broken(worker *k, double now)
+{
+    if (sw_sock_reconnects(k->sock) != k->reconnects) {
+        k->reconnects = sw_sock_reconnects(k->sock);
+        link_broke(k, now);
+    }
+}
+
 /* "Unknown worker" about our id: the server restarted, and we join again; about another id, an
  * answer from before we joined again. Any other refusal ends the run. */
 static void on_error(worker *k, const sw_msg *m, sw_frame *frame, double now)
@@ -272,12 +282,10 @@ static double turn(void *ctx, double now)
         dial_again(k);
         join_again(k, now);
     }
-    if (sw_sock_reconnects(k->sock) != k->reconnects) {
-        k->reconnects = sw_sock_reconnects(k->sock);
-        link_broke(k, now);
-    }
+    mend_if_broken(k, now);
     sw_delivery d;
     while (k->state != OVER && sw_recv(k->sock, &d) == 0) {
+        mend_if_broken(k, now); /* a receive may learn of it first: before what came after */
         if (d.frame)
             take(k, d.frame, now);
         sw_frame_unref(d.frame);
