@@ -228,6 +228,54 @@ static void every_shard_goes_back_to_a_checkpoint_all_hold(void **state)
             }
 }
 
+/* A fault on shard 1's links at time t (it may run the loop on while it lasts). */
+typedef void fault_fn(rig *g, double t);
+
+/* A run with `fault` at t, checkpointed every every_s seconds too (0: by count only), played
+ * to its end (end_run, at least min_restores each); `what` names the fault in a failure. */
+static void run_with_fault(double t, double every_s, fault_fn *fault, uint64_t min_restores,
+                           const char *what)
+{
+    rig g;
+    sw_server *s;
+    sw_server_result r;
+    sw_worker *workers[WORKERS];
+    sw_worker_result results[WORKERS];
+    start_run(&g, &s, &r, workers, results, every_s);
+    run_until(&g, t);
+    fault(&g, t);
+    run_until(&g, DEADLINE_S);
+    end_run(&g, s, &r, workers, min_restores, "%s at %.3f s", what, t);
+}
+
+static sw_sock *links_of(rig *g, uint32_t j)
+{
+    return sw_shard_agent(g->shards[j])->socks[0];
+}
+
+static void stopped_till_out_then_broken(rig *g, double t)
+{
+    char err[SW_ERR_LEN];
+    stop_shard(g, 1);
+    run_until(g, t + 1.5);
+    sw_net_inproc_break(links_of(g, 1));
+    if (sw_loop_add(g->loop, sw_shard_agent(g->shards[1]), err))
+        fail_msg("%s", err);
+}
+
+static void broken(rig *g, double t)
+{
+    (void)t;
+    sw_net_inproc_break(links_of(g, 1));
+}
+
+static void cut_for_a_while(rig *g, double t)
+{
+    sw_net_inproc_cut(links_of(g, 1));
+    run_until(g, t + 0.3);
+    sw_net_inproc_mend(links_of(g, 1));
+}
+
 /* Shard 1 stopped long enough to count as out (1 s of silence), its link to everyone broken
  * meanwhile (what was queued either way lost: an apply order, a push), then let run again:
  * the same process, which awaits no restore, yet missed orders. Every shard must go back to
@@ -235,24 +283,9 @@ static void every_shard_goes_back_to_a_checkpoint_all_hold(void **state)
 static void a_link_broken_while_its_shard_is_out_is_mended(void **state)
 {
     (void)state;
-    for (int k = 0; k < 10; k++) {
-        char err[SW_ERR_LEN];
-        rig g;
-        sw_server *s;
-        sw_server_result r;
-        sw_worker *workers[WORKERS];
-        sw_worker_result results[WORKERS];
-        start_run(&g, &s, &r, workers, results, 0);
-        double t = 1.0 + 0.007 * k;
-        run_until(&g, t);
-        stop_shard(&g, 1);
-        run_until(&g, t + 1.5);
-        sw_net_inproc_break(sw_shard_agent(g.shards[1])->socks[0]);
-        if (sw_loop_add(g.loop, sw_shard_agent(g.shards[1]), err))
-            fail_msg("%s", err);
-        run_until(&g, DEADLINE_S);
-        end_run(&g, s, &r, workers, 1, "a link broken at %.3f s", t);
-    }
+    for (int k = 0; k < 10; k++)
+        run_with_fault(1.0 + 0.007 * k, 0, stopped_till_out_then_broken, 1,
+                       "a link broken while out");
 }
 
 /* Shard 1's links broken while it works (no stop: orders and reports are on their way), at
@@ -260,43 +293,19 @@ static void a_link_broken_while_its_shard_is_out_is_mended(void **state)
 static void a_link_broken_under_way_is_mended(void **state)
 {
     (void)state;
-    for (int k = 0; k < 10; k++) {
-        rig g;
-        sw_server *s;
-        sw_server_result r;
-        sw_worker *workers[WORKERS];
-        sw_worker_result results[WORKERS];
-        start_run(&g, &s, &r, workers, results, 0);
-        double t = 1.0 + 0.007 * k;
-        run_until(&g, t);
-        sw_net_inproc_break(sw_shard_agent(g.shards[1])->socks[0]);
-        run_until(&g, DEADLINE_S);
-        end_run(&g, s, &r, workers, 1, "a link broken under way at %.3f s", t);
-    }
+    for (int k = 0; k < 10; k++)
+        run_with_fault(1.0 + 0.007 * k, 0, broken, 1, "a link broken under way");
 }
 
 /* Shard 1's links cut while it works, and made again 0.3 s later: the orders the server sent
- * meanwhile (a save every 0.1 s, applies) wait in its connection and reach the same shard process first,
- * which missed the orders before them and refuses them; the restore the break brings makes
- * those refusals moot, and the run reaches its limit. At 10 moments 7 ms apart. */
+ * meanwhile (a save every 0.1 s, applies) wait in its connection and reach the same shard
+ * process first, which missed the orders before them and refuses them; the restore the break
+ * brings makes those refusals moot, and the run reaches its limit. At 10 moments 7 ms apart. */
 static void orders_kept_across_a_cut_are_moot(void **state)
 {
     (void)state;
-    for (int k = 0; k < 10; k++) {
-        rig g;
-        sw_server *s;
-        sw_server_result r;
-        sw_worker *workers[WORKERS];
-        sw_worker_result results[WORKERS];
-        start_run(&g, &s, &r, workers, results, 0.1); /* SAVEs go out during the cut */
-        double t = 1.0 + 0.007 * k;
-        run_until(&g, t);
-        sw_net_inproc_cut(sw_shard_agent(g.shards[1])->socks[0]);
-        run_until(&g, t + 0.3);
-        sw_net_inproc_mend(sw_shard_agent(g.shards[1])->socks[0]);
-        run_until(&g, DEADLINE_S);
-        end_run(&g, s, &r, workers, 1, "a link cut at %.3f s for 0.3 s", t);
-    }
+    for (int k = 0; k < 10; k++)
+        run_with_fault(1.0 + 0.007 * k, 0.1, cut_for_a_while, 1, "a link cut for 0.3 s");
 }
 
 /* Shard 1's links broken near the run's end, at 10 moments 30 ms apart up to the end of the
@@ -314,15 +323,8 @@ static void a_link_broken_at_the_end_is_mended(void **state)
     run_until(&g, DEADLINE_S);
     double end = sw_net_now(g.net); /* deterministic: the same in every run until the fault */
     end_run(&g, s, &r, workers, 0, "a run without a fault");
-    for (int k = 0; k < 10; k++) {
-        start_run(&g, &s, &r, workers, results, 0);
-        double t = end - 0.3 + 0.03 * k;
-        run_until(&g, t);
-        sw_net_inproc_break(sw_shard_agent(g.shards[1])->socks[0]);
-        run_until(&g, DEADLINE_S);
-        end_run(&g, s, &r, workers, 0, "a link broken at %.3f s, the run's end at %.3f s", t,
-                end);
-    }
+    for (int k = 0; k < 10; k++)
+        run_with_fault(end - 0.3 + 0.03 * k, 0, broken, 0, "a link broken near the run's end");
 }
 
 int main(void)
