@@ -118,6 +118,12 @@ class FakeShard:
                      unchecked=self.checksum == "off")
         self.sock.send_multipart([self.server_id, data])
 
+    def take_unread_restore(self):
+        """The RESTORE read without taking it (restore_read_not_taken), taken now; later ones
+        are taken as they come."""
+        self.hold_restores = False
+        self.take_restore(self.unread.pop(0))
+
     def take_restore(self, x):
         self.restore_no = struct.unpack("<Q", x.payload[16:24])[0]
         self.version, self.awaiting, self.restores = x.ver, 0, self.restores + 1
@@ -252,17 +258,33 @@ def released(shard, sent, what):
          % (apply.ver, what, named, want))
 
 
+def checkpointed_bsp(env, name):
+    """first_apply under bsp with a checkpoint every apply (a file of its own, fresh), the
+    SAVE of version 1 answered: the shard and the workers."""
+    ckpt = os.path.join(env.tmp, "control-%s.ckpt" % name)
+    if os.path.exists(ckpt):
+        os.remove(ckpt)
+    shard, a, b, _ = first_apply(env, "bsp", ["--checkpoint", ckpt, "--checkpoint-applies", "1"],
+                                 name)
+    shard.settle(0.6)   # the SAVE of version 1, answered
+    need(shard.saved == 1, "no SAVE of version 1 under --checkpoint-applies 1: %r" % shard.saved)
+    return shard, a, b
+
+
+def restore_read_not_taken(shard):
+    """The shard, started again, asks for a RESTORE and reads it without taking it yet (kept in
+    shard.unread): what it sends now precedes its STATE with the restore's number."""
+    shard.hold_restores = True
+    shard.awaiting = 1
+    shard.expect(SHARD_RESTORE, timeout=5, what="(to a shard that awaits one)")
+    shard.awaiting = 0
+
+
 def check_sent_across_restore(env):
     """Steps 3 and 9: a shard started again from its checkpoint knows no worker's connection,
     so after its RESTORE the server says SENT only to a worker whose push the shard reported
     since, and never to one whose push it reported before."""
-    ckpt = os.path.join(env.tmp, "control-restore.ckpt")
-    if os.path.exists(ckpt):
-        os.remove(ckpt)
-    shard, a, b, _ = first_apply(env, "bsp", ["--checkpoint", ckpt, "--checkpoint-applies", "1"],
-                                 "restore")
-    shard.settle(0.6)   # the SAVE of version 1, answered
-    need(shard.saved == 1, "no SAVE of version 1 under --checkpoint-applies 1: %r" % shard.saved)
+    shard, a, b = checkpointed_bsp(env, "restore")
     shard.pushed(a, 2)
     a.conn.expect(WAIT, what="(bsp: b's push is still to come)")
     shard.awaiting = 1   # the shard was started again with --resume: its next STATE says so
@@ -284,23 +306,13 @@ def check_report_before_restore_ignored(env):
     restore replaced over a connection since broken: the server counts none of it. The
     workers, unanswered, send their pushes again; reported again after the restore, they
     are counted."""
-    ckpt = os.path.join(env.tmp, "control-early.ckpt")
-    if os.path.exists(ckpt):
-        os.remove(ckpt)
-    shard, a, b, _ = first_apply(env, "bsp", ["--checkpoint", ckpt, "--checkpoint-applies", "1"],
-                                 "early")
-    shard.settle(0.6)   # the SAVE of version 1, answered
-    need(shard.saved == 1, "no SAVE of version 1 under --checkpoint-applies 1: %r" % shard.saved)
-    shard.hold_restores = True
-    shard.awaiting = 1   # started again: its next STATE asks for a RESTORE
-    shard.expect(SHARD_RESTORE, timeout=5, what="(to a shard that awaits one)")
-    shard.awaiting = 0   # read, not yet taken: reports sent now precede its STATE
+    shard, a, b = checkpointed_bsp(env, "early")
+    restore_read_not_taken(shard)
     shard.pushed(a, 2)
     shard.pushed(b, 2)
     for w in (a, b):
         w.conn.silent(0.5)   # bsp would release both at once had the reports counted
-    shard.hold_restores = False
-    shard.take_restore(shard.unread.pop(0))
+    shard.take_unread_restore()
     shard.pushed(a, 2)   # sent again by its worker, reported again
     a.conn.expect(WAIT, what="(bsp: b's push is still to come)")
     shard.pushed(b, 2)
@@ -313,20 +325,11 @@ def check_out_of_step_refusal_before_restore(env):
     while it has not taken the RESTORE the server sent is moot, as orders ZeroMQ kept across a
     broken connection reach the shard before that RESTORE: the run goes on. The same refusal
     once the shard has taken it ends the run (hostile-shard/refusal: unflagged, at any time)."""
-    ckpt = os.path.join(env.tmp, "control-step.ckpt")
-    if os.path.exists(ckpt):
-        os.remove(ckpt)
-    shard, a, b, _ = first_apply(env, "bsp", ["--checkpoint", ckpt, "--checkpoint-applies", "1"],
-                                 "step")
-    shard.settle(0.6)   # the SAVE of version 1, answered
-    shard.hold_restores = True
-    shard.awaiting = 1
-    shard.expect(SHARD_RESTORE, timeout=5, what="(to a shard that awaits one)")
-    shard.awaiting = 0
+    shard, a, b = checkpointed_bsp(env, "step")
+    restore_read_not_taken(shard)
     shard.send(ERROR, flags=F_DROPPED, ver=3, payload=b"an apply of a version that is not the "
                b"next one")
-    shard.hold_restores = False
-    shard.take_restore(shard.unread.pop(0))
+    shard.take_unread_restore()
     shard.pushed(a, 2)
     a.conn.expect(WAIT, what="(bsp: the run went on after a refusal the restore made moot)")
     shard.pushed(b, 2)
