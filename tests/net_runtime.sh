@@ -351,12 +351,15 @@ stop_proxy() {
 # A network fault between a worker and the server (a proxy between them resets both of the
 # worker's connections mid-run): ZeroMQ connects again under a new route, and what was on its
 # way is lost. The worker sees it and joins again, its old membership ends as a crash, and the
-# bsp barrier goes on (it used to wait, the worker held until its --server-timeout).
+# bsp barrier goes on (it used to wait, the worker held until its --server-timeout). The steps
+# take 20 ms, so that the run goes on for seconds after the reset: a worker that joins again
+# needs the server still there (one ended 40 ms after the reset under load, the worker's new
+# connection not yet made, and the worker waited out its --server-timeout).
 WPIDS=()
 start_server bsp --max-applies 250 --wait-workers 2
-start_proxied_worker --server-timeout 20
+start_proxied_worker --server-timeout 20 --delay-ms 20
 WPIDS+=("$proxied")
-start_worker
+start_worker --delay-ms 20
 wait_status 20 'version [1-9][0-9]'
 kill -USR1 "$proxy"
 expect_server "bsp with a worker's connections reset mid-run"
