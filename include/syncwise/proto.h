@@ -101,7 +101,8 @@ typedef enum sw_msg_type {
                                * u32 slots, their tokens (u64 each, 0: no member), u32 n, n
                                * APPLY entries: pushes whose slices may be
                                * lost (they count as zero); SW_FLAG_DROPPED: forget every
-                               * gradient held (a restarted server) */
+                               * gradient held (a restarted server; a shard does so at
+                               * any restore from a new server's route) */
     SW_MSG_SHARD_APPLIED = 34,/* shard -> server: applied the order that made `version`; f64
                                * the squared norm of its slice of the applied gradients' sum */
     SW_MSG_SHARD_PUSH_SPARSE = 35, /* worker -> shard: u64 token, u64 seq, the set of shards

@@ -325,7 +325,10 @@ void sw__shard_on_restore(shard *h, const from *f, const sw_msg *m)
     }
     if (from_prev)
         keep_restored(h);
-    if (m->flags & SW_FLAG_DROPPED)
+    /* A restore from a server we did not take orders from before comes from a restarted
+     * server, to which no gradient held here counts: forgotten, though its DROPPED restore may
+     * have been lost with a broken link and this one, sent in its place, not say so. */
+    if ((m->flags & SW_FLAG_DROPPED) || !sw__shard_is_server(h, f))
         forget_held(h);
     sw__batch_flush(&h->to_server); /* what was said to the server before */
     memcpy(h->server, f->route, f->route_len); /* a restarted server has a new route */

@@ -1,7 +1,7 @@
 /* A shard's recovery on the in-process network (shard_test_rig.h): the checkpoints the
  * server orders, a RESTORE of one, a shard resumed from its file that waits for its RESTORE,
- * the fallback to the checkpoint before when the newest is damaged, and a second RESTORE of
- * the same version during the save after the first. */
+ * the fallback to the checkpoint before when the newest is damaged, a second RESTORE of the
+ * same version during the save after the first, and a restarted server's restore. */
 #define _POSIX_C_SOURCE 200809L
 #include "shard_test_rig.h"
 
@@ -230,6 +230,33 @@ static void a_second_restore_during_the_next_save(void **state)
     expect_slice(g, g->w[0], 0, 10, theta);
 }
 
+/* A restarted server's restore may be lost with a broken link, and the one sent in its place is
+ * not flagged DROPPED: the shard still forgets the gradients it held for the old server, which
+ * knows them no longer (and they took memory for the rest of the run). */
+static void a_restarted_servers_restore_forgets_the_old_gradients(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {1, 2, 3, 4, 5}, g0[LEN] = {1, 0, -1, 2, 0.5f};
+    uint64_t saved, restores, awaiting;
+    start_run(g, theta);
+    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 7, NULL, 0);
+    settle(g);
+    assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 7);
+    push_kept(g, 1, 200, 1, 7, g0, LEN);
+    sw_sock *again; /* the server started again: a connection of its own */
+    sw_dial_params dp = {.endpoint = "shard0", .identity = "server2"};
+    assert_int_equal(sw_dial(g->net, &again, &dp, NULL), 0);
+    restore(again, 9, 7, 12, 2); /* unflagged: as one sent after a break */
+    settle(g);
+    assert_int_equal(expect_state(again, &saved, &restores, &awaiting), 12);
+    uint8_t pay[8 + ENTRY];
+    size_t len = apply_payload(pay, 0.5f, (uint32_t[]){1}, (uint64_t[]){1}, NULL, 1);
+    send_raw(again, SW_MSG_SHARD_APPLY, SW_NO_WORKER, 0, 13, pay, len);
+    expect_refused(g, again, "does not hold");
+    expect_slice(g, g->w[0], 0, 12, theta); /* still at the checkpoint's θ */
+    sw_sock_close(again);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -238,6 +265,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_resume_falls_back_to_the_previous_checkpoint,
                                         setup_with_checkpoint, teardown_with_checkpoint),
         cmocka_unit_test_setup_teardown(a_second_restore_during_the_next_save,
+                                        setup_with_checkpoint, teardown_with_checkpoint),
+        cmocka_unit_test_setup_teardown(a_restarted_servers_restore_forgets_the_old_gradients,
                                         setup_with_checkpoint, teardown_with_checkpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
