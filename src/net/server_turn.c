@@ -1,5 +1,5 @@
-/* The server's turns: what arrived on its sockets, then what is due (a dead worker, the
- * policy's wake-up, an evaluation, the stopping rules, a checkpoint). The loop of
+/* The server's turns: a silent worker judged, what arrived on its sockets, then what is due
+ * (the policy's wake-up, an evaluation, the stopping rules, a checkpoint). The loop of
  * syncwise/transport.h gives them, on the real clock or a fake one. */
 #include <errno.h>
 #include <math.h>
@@ -291,12 +291,10 @@ static double eval_due_at(const server *s)
     return s->started || s->next_eval == 0 ? s->next_eval : INFINITY;
 }
 
-/* What is due now: a dead worker, the policy's wake-up, an evaluation, a stopping rule, a
- * checkpoint. */
+/* What is due now: the policy's wake-up, an evaluation, a stopping rule, a checkpoint. */
 static void deadlines(server *s)
 {
     double now = sw__server_now(s);
-    check_heartbeats(s);
     /* A wake-up waits with the pushes for the last apply's norms (server_shards.c). */
     if (s->wake_at >= 0 && now >= s->wake_at && !s->shards.norms_due) {
         sw_engine_result res;
@@ -358,6 +356,10 @@ double sw__server_turn(void *ctx, double now)
     server *s = ctx;
     const sw_server_params *p = s->p;
     forgive_stall(s);
+    /* Judged here, next to the stall's measure: judged after the reads, a process stopped as
+     * it read (SIGSTOP, a frozen machine) took every worker for dead when it went on. */
+    if (!s->done)
+        check_heartbeats(s);
     if (s->shards.n && !s->concluded) /* a link made again is mended before any order goes */
         sw__shards_notice_breaks(s);
     if (s->ops)

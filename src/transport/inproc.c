@@ -39,6 +39,8 @@ struct isock {
     uint8_t route[SW_ROUTE_MAX];
     size_t route_len;
     double last_up, last_down;
+    unsigned stall_after; /* sw_net_inproc_stall: frames to read before the clock jumps */
+    double stall_s;
 };
 
 typedef struct inet {
@@ -333,6 +335,15 @@ void sw_net_inproc_break(sw_sock *listener)
     sw_net_inproc_mend(listener);
 }
 
+void sw_net_inproc_stall(sw_net *net, const char *endpoint, unsigned after, double s)
+{
+    isock *l = net->ops == &sw__net_inproc ? listener_at((inet *)net, endpoint) : NULL;
+    if (l && after > 0 && s > 0) {
+        l->stall_after = after;
+        l->stall_s = s;
+    }
+}
+
 static isock *dialer_of(const isock *l, const uint8_t *route, size_t len)
 {
     for (isock *d = l->dialers; d; d = d->next)
@@ -376,6 +387,10 @@ static int recv_inproc(sw_sock *sock, sw_delivery *d)
     if (s->listener)
         snprintf(d->address, sizeof d->address, "inproc");
     free(a);
+    if (s->stall_s > 0 && --s->stall_after == 0) { /* the reader stood still as it read */
+        net_of(s)->now += s->stall_s;
+        s->stall_s = 0;
+    }
     return 0;
 }
 

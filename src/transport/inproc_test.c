@@ -3,7 +3,7 @@
  * when another listener binds at the endpoint they connect to it, count the break, and deliver
  * what they kept, in order, before anything sent after. A fault that breaks a listener's
  * connections (sw_net_inproc_break) loses what was queued either way, and each dialer counts
- * it. */
+ * it. A stall (a reader stopped as it read) moves the clock once. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -109,11 +109,39 @@ static void a_break_loses_what_was_on_its_way_both_ways(void **state)
     sw_net_free(n);
 }
 
+/* A reader that stands still as it reads (sw_net_inproc_stall): the clock jumps as it takes the
+ * frame named, once, and frames that landed meanwhile are there at once. */
+static void a_stall_moves_the_clock_as_its_frame_is_read(void **state)
+{
+    (void)state;
+    sw_net *n;
+    sw_inproc_params np = {.latency_s = 0.01};
+    assert_int_equal(sw_net_inproc_new(&n, &np, NULL), 0);
+    sw_sock *l = listen_at(n, "here"), *d;
+    sw_dial_params dp = {.endpoint = "here", .identity = "d"};
+    assert_int_equal(sw_dial(n, &d, &dp, NULL), 0);
+    sw_net_inproc_stall(n, "nowhere", 1, 5); /* no listener there: nothing */
+    sw_net_inproc_stall(n, "here", 2, 3);
+    for (uint8_t b = 1; b <= 3; b++)
+        assert_true(sw_send(d, NULL, 0, byte_frame(b)));
+    uint8_t got[4];
+    assert_int_equal(drain(n, l, 0.005, got, sizeof got), 0); /* not landed yet */
+    assert_int_equal(drain(n, l, 1, got, sizeof got), 3);
+    assert_true(sw_net_now(n) >= 3 && sw_net_now(n) < 3.1); /* once, at the second */
+    assert_true(sw_send(d, NULL, 0, byte_frame(4)));
+    assert_int_equal(drain(n, l, 3.5, got, sizeof got), 1);
+    assert_true(sw_net_now(n) == 3.5); /* the wait's end: no second jump */
+    sw_sock_close(d);
+    sw_sock_close(l);
+    sw_net_free(n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_dialer_keeps_what_it_sends_until_a_listener_comes_back),
         cmocka_unit_test(a_break_loses_what_was_on_its_way_both_ways),
+        cmocka_unit_test(a_stall_moves_the_clock_as_its_frame_is_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,132 @@
+/* A worker's silence on the in-process network, judged only while the server listened: a
+ * server that stood still (SIGSTOP, a frozen machine) takes no live worker for dead when it
+ * goes on, wherever in its turn it stopped; a worker that stopped answering is still dropped. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "syncwise/err.h"
+#include "syncwise/net.h"
+#include "syncwise/transport.h"
+
+enum { WORKERS = 3, APPLIES = 150 };
+
+static double a_tenth(void *ctx, uint32_t worker)
+{
+    (void)ctx, (void)worker;
+    return 0.1;
+}
+
+typedef struct rig {
+    sw_net *net;
+    sw_loop *loop;
+    sw_server_params p;
+    sw_server *server;
+    sw_server_result r;
+    sw_worker_params wp;
+    sw_worker *workers[WORKERS];
+    sw_worker_result wr[WORKERS];
+} rig;
+
+/* A run of WORKERS in-process workers under `policy`, whose every step takes a tenth of a
+ * second, judged silent after a second without a word (in process, workers send no heartbeats:
+ * their pushes are what the server hears). */
+static void start(rig *g, const char *policy)
+{
+    char err[SW_ERR_LEN];
+    sw_inproc_params np = {.latency_s = 1e-4, .bandwidth = 1e9};
+    if (sw_net_inproc_new(&g->net, &np, err) || sw_loop_new(&g->loop, g->net, err))
+        fail_msg("%s", err);
+    g->p = sw_server_default_params();
+    g->p.bind = "server";
+    g->p.ctl_bind = "operators";
+    g->p.policy = policy;
+    g->p.model = "softmax";
+    g->p.data = "synthetic:task=logistic,d=12,n=3000,test=300,val=300";
+    g->p.lr = 0.05f;
+    g->p.seed = 7;
+    g->p.wait_workers = WORKERS;
+    g->p.heartbeat_timeout_s = 1;
+    g->p.eval_every_s = 1e9;
+    g->p.checkpoint_applies = 0;
+    g->p.checkpoint_s = 0;
+    g->p.max_applies = APPLIES;
+    if (sw_server_new(&g->server, g->net, &g->p, &g->r, err) ||
+        sw_loop_add(g->loop, sw_server_agent(g->server), err))
+        fail_msg("the server: %s", err);
+    g->wp = sw_worker_default_params();
+    g->wp.connect = "server";
+    g->wp.server_timeout_s = 1e9;
+    g->wp.step_s = a_tenth;
+    for (int w = 0; w < WORKERS; w++)
+        if (sw_worker_new(&g->workers[w], g->net, &g->wp, &g->wr[w], err) ||
+            sw_loop_add(g->loop, sw_worker_agent(g->workers[w]), err))
+            fail_msg("a worker: %s", err);
+}
+
+static void run_until(rig *g, double t)
+{
+    char err[SW_ERR_LEN];
+    if (sw_loop_run(g->loop, NULL, t, err))
+        fail_msg("the loop: %s", err);
+}
+
+static void end(rig *g)
+{
+    char err[SW_ERR_LEN];
+    for (int w = 0; w < WORKERS; w++)
+        if (g->workers[w])
+            sw_worker_end(g->workers[w], NULL);
+    if (sw_server_end(g->server, err))
+        fail_msg("the server's run: %s", err);
+    sw_loop_free(g->loop);
+    sw_net_free(g->net);
+}
+
+/* The server stands still for 2.5 s as it reads one frame, at 12 points of a run, each in a
+ * different place of its turns: every worker stays (the server used to judge the others'
+ * silence in the same turn, 2.5 s of its own stillness counted as theirs, and drop them). */
+static void a_server_stopped_as_it_read_drops_no_one(void **state)
+{
+    (void)state;
+    for (unsigned at = 20; at < 20 + 12 * 7; at += 7) {
+        rig g;
+        start(&g, "bsp");
+        run_until(&g, 0.5);
+        sw_net_inproc_stall(g.net, "server", at, 2.5);
+        run_until(&g, 600);
+        end(&g);
+        if (g.r.crashes != 0)
+            fail_msg("stalled at frame %u: %llu workers dropped", at,
+                     (unsigned long long)g.r.crashes);
+        assert_int_equal(g.r.version, APPLIES);
+        assert_int_equal(g.r.joins, WORKERS);
+    }
+}
+
+/* A worker that stops answering (no more turns: SIGSTOP) is dropped after the timeout, the
+ * others going on (asp: held at a barrier, they too would say nothing here). */
+static void a_worker_stopped_is_dropped(void **state)
+{
+    (void)state;
+    rig g;
+    start(&g, "asp");
+    run_until(&g, 1);
+    sw_loop_remove(g.loop, sw_worker_agent(g.workers[0]));
+    run_until(&g, 600);
+    end(&g);
+    assert_int_equal(g.r.crashes, 1);
+    assert_int_equal(g.r.version, APPLIES);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_server_stopped_as_it_read_drops_no_one),
+        cmocka_unit_test(a_worker_stopped_is_dropped),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
