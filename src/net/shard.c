@@ -98,6 +98,16 @@ void sw__shard_refuse(shard *h, const from *to, const sw_msg *m, const char *why
 
 /* ---- Who may say what ----------------------------------------------------------------------- */
 
+/* An order only the server gives. One from another route is a stranger's, or a restarted
+ * server's whose RESTORE has not reached us (lost with a link that broke; what the network kept
+ * comes before the restore sent in its place): flagged DROPPED, which such a server takes as
+ * moot until we answer its restore. */
+void sw__shard_refuse_order(shard *h, const from *f, const sw_msg *m, const char *why)
+{
+    bool elsewhere = h->configured && !sw__shard_is_server(h, f);
+    sw__shard_refuse_flagged(h, f, m, elsewhere ? SW_FLAG_DROPPED : 0, why);
+}
+
 bool sw__shard_is_server(const shard *h, const from *f)
 {
     return h->configured && f->route_len == h->server_len &&
@@ -249,7 +259,7 @@ static void on_set(shard *h, const from *f, const sw_msg *m)
 {
     char why[SW_ERR_LEN] = "";
     if (!sw__shard_is_server(h, f))
-        sw__shard_refuse(h, f, m, "only the server sets the parameters");
+        sw__shard_refuse_order(h, f, m, "only the server sets the parameters");
     /* checked where they lie before θ is touched: a refused SET leaves θ as it was */
     else if (!sw_msg_floats_in_place(m, h->len, why) && why[0])
         sw__shard_refuse(h, f, m, why);
@@ -301,7 +311,7 @@ static void on_member(shard *h, const from *f, const sw_msg *m)
     if (over && !h->configured && h->refused_run[0]) {
         run_over(h, m);
     } else if (!sw__shard_is_server(h, f)) {
-        sw__shard_refuse(h, f, m, "only the server names members");
+        sw__shard_refuse_order(h, f, m, "only the server names members");
     } else if (over) {
         run_over(h, m);
     } else if (m->worker >= h->slots || (!(m->flags & SW_FLAG_DONE) && m->version == 0)) {

@@ -291,7 +291,7 @@ static void stepped(shard *h, const from *f, const sw_msg *order, const double n
 void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
 {
     if (!sw__shard_is_server(h, f) || !h->ready || m->payload_len < 8) {
-        sw__shard_refuse(h, f, m, "only the server orders applies");
+        sw__shard_refuse_order(h, f, m, "only the server orders applies");
         return;
     }
     float lr = sw_get_f32(m->payload);

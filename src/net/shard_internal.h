@@ -178,6 +178,10 @@ void sw__shard_send_frame(struct sw_shard *h, const sw__from *to, sw_frame *f);
 void sw__shard_refuse(struct sw_shard *h, const sw__from *to, const sw_msg *m, const char *why);
 void sw__shard_refuse_flagged(struct sw_shard *h, const sw__from *to, const sw_msg *m,
                               uint32_t flags, const char *why);
+/* An order only the server gives, refused: flagged DROPPED when it came from a route other than
+ * our server's (a restarted server's, its RESTORE yet to come, takes that as moot). */
+void sw__shard_refuse_order(struct sw_shard *h, const sw__from *to, const sw_msg *m,
+                            const char *why);
 bool sw__shard_is_server(const struct sw_shard *h, const sw__from *f);
 /* A worker's message: a member's id and its token, read from the payload's first 8 bytes. */
 bool sw__shard_is_member(const struct sw_shard *h, const sw_msg *m);

@@ -168,7 +168,7 @@ void sw__shard_on_pull(shard *h, const from *f, const sw_msg *m)
 void sw__shard_on_send(shard *h, const from *f, const sw_msg *m)
 {
     if (!sw__shard_is_server(h, f)) {
-        sw__shard_refuse(h, f, m, "only the server orders slices sent");
+        sw__shard_refuse_order(h, f, m, "only the server orders slices sent");
         return;
     }
     uint32_t n = m->payload_len >= 4 ? sw_get_u32(m->payload) : 0;

@@ -194,7 +194,7 @@ void sw__shard_on_save(shard *h, const from *f, const sw_msg *m)
 {
     char err[SW_ERR_LEN];
     if (!sw__shard_is_server(h, f) || !h->ready)
-        sw__shard_refuse(h, f, m, "only the server orders checkpoints");
+        sw__shard_refuse_order(h, f, m, "only the server orders checkpoints");
     else if (!h->p->checkpoint)
         sw__shard_refuse(h, f, m, "this shard keeps no checkpoint: start it with --checkpoint FILE");
     else if (m->version != h->version)

@@ -232,7 +232,8 @@ static void a_second_restore_during_the_next_save(void **state)
 
 /* A restarted server's restore may be lost with a broken link, and the one sent in its place is
  * not flagged DROPPED: the shard still forgets the gradients it held for the old server, which
- * knows them no longer (and they took memory for the rest of the run). */
+ * knows them no longer (and they took memory for the rest of the run); an order the network
+ * kept across the break, before that restore, is refused as moot. */
 static void a_restarted_servers_restore_forgets_the_old_gradients(void **state)
 {
     rig *g = *state;
@@ -246,11 +247,19 @@ static void a_restarted_servers_restore_forgets_the_old_gradients(void **state)
     sw_sock *again; /* the server started again: a connection of its own */
     sw_dial_params dp = {.endpoint = "shard0", .identity = "server2"};
     assert_int_equal(sw_dial(g->net, &again, &dp, NULL), 0);
+    /* Its order kept across the break comes before the restore sent in place of the lost one:
+     * refused, flagged as moot (the server ended the run on an unflagged refusal). */
+    uint8_t pay[8 + ENTRY];
+    size_t len = apply_payload(pay, 0.5f, (uint32_t[]){1}, (uint64_t[]){1}, NULL, 1);
+    send_raw(again, SW_MSG_SHARD_APPLY, SW_NO_WORKER, 0, 8, pay, len);
+    settle(g);
+    sw_msg m;
+    uint8_t why[128];
+    assert_int_equal(expect_one(again, &m, why, sizeof why), SW_MSG_ERROR);
+    assert_true(m.flags & SW_FLAG_DROPPED);
     restore(again, 9, 7, 12, 2); /* unflagged: as one sent after a break */
     settle(g);
     assert_int_equal(expect_state(again, &saved, &restores, &awaiting), 12);
-    uint8_t pay[8 + ENTRY];
-    size_t len = apply_payload(pay, 0.5f, (uint32_t[]){1}, (uint64_t[]){1}, NULL, 1);
     send_raw(again, SW_MSG_SHARD_APPLY, SW_NO_WORKER, 0, 13, pay, len);
     expect_refused(g, again, "does not hold");
     expect_slice(g, g->w[0], 0, 12, theta); /* still at the checkpoint's θ */
