@@ -165,7 +165,7 @@ void sw__shards_measured(struct sw_server *s, uint32_t j, const sw_msg *m);
 /* server_shards_recover.c: the pings (and a silent shard's end of the run), what a shard says
  * of itself (SHARD_STATE: a resumed one is restored), and the checkpoints all shards take at
  * one version. */
-void sw__shards_keep_alive(struct sw_server *s);
+void sw__shards_keep_alive(struct sw_server *s, double now);
 /* Whether shard j's link broke since last looked at (the connection made again): then every
  * shard goes back to the common checkpoint before anything the new connection brings is
  * handled (server_shards_recover.c). */

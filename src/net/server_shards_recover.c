@@ -64,11 +64,9 @@ void sw__shards_notice_breaks(server *s)
         sw__shards_notice_break(s, j);
 }
 
-void sw__shards_keep_alive(server *s)
+void sw__shards_keep_alive(server *s, double now)
 {
     sw__shards *h = &s->shards;
-    double now = sw__server_now(s);
-    sw__shards_notice_breaks(s);
     for (uint32_t j = 0; j < h->n && !s->rc; j++) {
         const char *bound;
         sw__shard_seen *v = &h->seen[j];

@@ -1,5 +1,5 @@
-/* The server's turns: a silent worker judged, what arrived on its sockets, then what is due
- * (the policy's wake-up, an evaluation, the stopping rules, a checkpoint). The loop of
+/* The server's turns: silent workers and shards judged, what arrived on its sockets, then what
+ * is due (the policy's wake-up, an evaluation, the stopping rules, a checkpoint). The loop of
  * syncwise/transport.h gives them, on the real clock or a fake one. */
 #include <errno.h>
 #include <math.h>
@@ -147,9 +147,9 @@ static void discard_shards(server *s)
  * thread, stopped too, has them still to move), and the shards pinged again, before anyone is
  * judged, not taken for a crash of every worker or the loss of a shard. Turns come at least
  * every HEARTBEAT_CHECK_S. */
-static void forgive_stall(server *s)
+static void forgive_stall(server *s, double now)
 {
-    double now = sw__server_now(s), stalled = now - s->last_turn - HEARTBEAT_CHECK_S;
+    double stalled = now - s->last_turn - HEARTBEAT_CHECK_S;
     s->last_turn = now;
     if (!(stalled > STALL_S))
         return;
@@ -160,9 +160,8 @@ static void forgive_stall(server *s)
     s->shards.restore_sent = now; /* the shards' answers from before it are read first */
 }
 
-static void check_heartbeats(server *s)
+static void check_heartbeats(server *s, double now)
 {
-    double now = sw__server_now(s);
     for (uint32_t w = 0; w < s->slots; w++) {
         conn *c = &s->conns[w];
         if (c->live && c->unreachable)
@@ -171,6 +170,22 @@ static void check_heartbeats(server *s)
         if (c->live && (c->unreachable || now - c->last_seen > s->p->heartbeat_timeout_s))
             sw__server_drop_worker(s, w, true);
     }
+}
+
+/* Who has been silent too long, judged first in the turn on the clock the stall was measured
+ * on: judged after the reads, a process stopped as it read (SIGSTOP, a frozen machine) took
+ * every worker, or a shard, for dead when it went on. A shard's link made again is mended
+ * before anything: a dropped worker's leave may order an apply. */
+static void judge_silence(server *s)
+{
+    double now = sw__server_now(s);
+    forgive_stall(s, now);
+    if (s->shards.n && !s->concluded)
+        sw__shards_notice_breaks(s);
+    if (!s->done)
+        check_heartbeats(s, now);
+    if (s->shards.n && !s->concluded) /* also once done: the last gather waits on live shards */
+        sw__shards_keep_alive(s, now);
 }
 
 /* A checkpoint of this run's model at `params`, version V (no optimizer state, no note). */
@@ -355,13 +370,7 @@ double sw__server_turn(void *ctx, double now)
     (void)now;
     server *s = ctx;
     const sw_server_params *p = s->p;
-    forgive_stall(s);
-    /* Judged here, next to the stall's measure: judged after the reads, a process stopped as
-     * it read (SIGSTOP, a frozen machine) took every worker for dead when it went on. */
-    if (!s->done)
-        check_heartbeats(s);
-    if (s->shards.n && !s->concluded) /* a link made again is mended before any order goes */
-        sw__shards_notice_breaks(s);
+    judge_silence(s);
     if (s->ops)
         drain(s, s->ops);
     if (s->concluded)
@@ -371,8 +380,6 @@ double sw__server_turn(void *ctx, double now)
     drain(s, s->sock);
     if (!s->done)
         deadlines(s);
-    if (s->shards.n && !s->concluded) /* also once done: the last gather waits on live shards */
-        sw__shards_keep_alive(s);
     if (p->stop && *p->stop)
         s->done = true;
     if (s->done)
