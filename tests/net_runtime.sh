@@ -367,7 +367,12 @@ expect_output "stopped: version 250 " "the barrier goes on to the run's end"
 expect_output "1 crashed" "the old membership ends as a crash"
 wait "${WPIDS[@]}"
 OUT=$(cat "$TMP/proxied.out")
-expect_output "our connection to the server at" "the worker says its connection broke"
+# Which sign reaches the worker first is a race: its own connection made again, or its
+# heartbeats' new connection hearing that the server dropped it; either way it says why.
+checks=$((checks + 1))
+grep -qE "our connection to the server at .* broke|the server does not know us" \
+  "$TMP/proxied.out" || { echo "FAIL: the worker says why it joins again"; echo "$OUT";
+  failures=$((failures + 1)); }
 expect_output "2 joins; the run is over" "and that it joined again"
 # The run's end across a link that stalls then (the proxy holds what the server sends for 3 s,
 # and resets the worker's end if the server closes meanwhile, as a host closing with data unsent
