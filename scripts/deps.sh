@@ -7,7 +7,8 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config libopenblas-dev zlib1g-dev libisal-dev libcmocka-dev
           dataset-fashion-mnist gnuplot-nox libzmq3-dev clang libclang-rt-14-dev
-          python3-zmq) # python3-zmq: the protocol test's client, written apart from the C code
+          python3-zmq iproute2) # python3-zmq: the protocol test's client, written apart from
+                                # the C code; iproute2: net_dead_link drops a connection
 if [[ "${1:-}" == "bench" ]]; then
   packages+=(python3-torch python3-numpy)
 fi

@@ -54,6 +54,7 @@ typedef struct sw_server_params {
     uint64_t seed;
     const char *batch_mode;      /* "shard" or "sample", told to the workers */
     double heartbeat_timeout_s;  /* a worker silent this long is dead */
+    double dead_link_s;          /* as sw_worker_params', on its workers' connections */
     const char *checkpoint;      /* file to checkpoint into, or NULL */
     uint64_t checkpoint_applies; /* checkpoint every this many applies (0: never by count) */
     double checkpoint_s;         /* and every this many seconds (0: never by time) */
@@ -138,6 +139,8 @@ typedef struct sw_worker_params {
     const char *name;             /* for logs; may be NULL */
     uint32_t get_model_frequency; /* pull every f steps, apply own gradients in between */
     double heartbeat_s, server_timeout_s;
+    double dead_link_s;           /* a connection whose peer's host acknowledges nothing this
+                                   * long is closed (TCP; 0: the system's, about 15 min) */
     uint64_t max_steps;           /* 0: until the server says the run is done */
     double delay_s;               /* injected slowness: a step's push waits this long */
     /* Or a step's time after its gradient, asked for each step of the worker with this id (a

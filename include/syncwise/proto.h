@@ -32,12 +32,13 @@
 #define SW_PROTO_HEADER 40
 #define SW_NO_WORKER 0xffffffffu
 #define SW_PROTO_MAX_PAYLOAD ((uint64_t)1 << 31) /* 2 GiB: 512M floats */
-/* A worker's connections (to the server, its heartbeats', to the shards) and the server's to
- * its workers are closed when the peer's host acknowledges nothing for this long (TCP
- * keepalive and user timeout, syncwise/transport.h dead_link_s): a link dropped without a word
- * at both ends, its heartbeats' connection alive, held a worker at a barrier until TCP gave up
- * (about 15 minutes). The worker then connects again and joins again. Not on the server's
- * links to its shards: a shard stopped longer with full buffers would lose its link. */
+/* By default (--dead-link), a worker's connections (to the server, its heartbeats', to the
+ * shards) and the server's to its workers are closed when the peer's host acknowledges nothing
+ * for this long (TCP keepalive and user timeout, syncwise/transport.h dead_link_s): a link
+ * dropped without a word at both ends, its heartbeats' connection alive, held a worker at a
+ * barrier until TCP gave up (about 15 minutes). The worker then connects again and joins
+ * again. Not on the server's links to its shards: a shard stopped longer with full buffers
+ * would lose its link. */
 #define SW_PROTO_DEAD_LINK_S 30.0
 /* The longest WELCOME text: a sharded run lists every shard's endpoint (SW_SHARDS_MAX of up to
  * 255 bytes) and the chunk table. */

@@ -89,6 +89,10 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "heartbeat-timeout", 0, AT(p.heartbeat_timeout_s), 0.01, 1e6, "S",
                 "a worker silent this long is dead; at the end, the\nlongest the server waits for "
                 "its workers' goodbyes\n(10 s at most)")},
+    {SW_OPT_ROW(SW_OPT_F64, "dead-link", 0, AT(p.dead_link_s), 0, 1e6, "S",
+                "close a worker's connection whose host acknowledges\n"
+                "nothing this long (TCP keepalive and user timeout; 0:\n"
+                "the system's, about 15 min)")},
     {SW_OPT_ROW(SW_OPT_U32, "apply-threads", 0, AT(p.apply_threads), 1, 64, "N",
                 "N threads apply the pushes the policy accepted; for\n"
                 "policies that apply each gradient alone on arrival: asp,\nssp, dssp, ebsp "
@@ -301,6 +305,11 @@ static const sw_opt worker_table[] = {
                 "give up when the server is silent this long (a worker\n"
                 "held at a barrier hears its heartbeats echoed and waits\n"
                 "as long as they come back)")},
+    {SW_OPT_ROW(SW_OPT_F64, "dead-link", 0, AT(p.dead_link_s), 0, 1e6, "S",
+                "close a connection whose peer's host acknowledges\n"
+                "nothing this long, and join again (a link dropped\n"
+                "silently; TCP keepalive and user timeout; 0: the\n"
+                "system's, about 15 min)")},
     {SW_OPT_ROW(SW_OPT_U64, "max-steps", 0, AT(p.max_steps), 0, 0, "N",
                 "leave after N steps (0: no limit)")},
     {SW_OPT_ROW(SW_OPT_MS, "delay-ms", 0, AT(p.delay_s), 0, 1e7, "MS",

@@ -33,6 +33,7 @@ sw_server_params sw_server_default_params(void)
         .seed = 1,
         .batch_mode = "sample",
         .heartbeat_timeout_s = 5,
+        .dead_link_s = SW_PROTO_DEAD_LINK_S,
         .shard_wait_s = 60,
         .eval_every_s = 5,
         .checkpoint_applies = 1000,
@@ -338,7 +339,7 @@ static int bind_sockets(server *s, char *err)
         .curve_key = p->curve_key,
         .curve_clients = p->curve_clients,
         .curve_operators = p->curve_operators,
-        .dead_link_s = SW_PROTO_DEAD_LINK_S};
+        .dead_link_s = s->p->dead_link_s};
     int rc = sw_listen(s->net, &s->sock, &lp, err);
     return rc ? rc : bind_operators(s, sw_sock_endpoint(s->sock), err);
 }

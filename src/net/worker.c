@@ -15,7 +15,8 @@
 sw_worker_params sw_worker_default_params(void)
 {
     return (sw_worker_params){.connect = "tcp://127.0.0.1:5555", .get_model_frequency = 1,
-                              .heartbeat_s = 0.5, .server_timeout_s = 30};
+                              .heartbeat_s = 0.5, .server_timeout_s = 30,
+                              .dead_link_s = SW_PROTO_DEAD_LINK_S};
 }
 
 void sw__worker_fail(worker *k, int rc, const char *fmt, ...)
@@ -84,7 +85,7 @@ static int dial_server(worker *k, sw_sock **sock, char *err)
 {
     sw_dial_params dp = {.endpoint = k->p->connect, .linger_s = 2,
                          .curve_key = k->p->curve_key, .curve_server = k->p->curve_server,
-                         .dead_link_s = SW_PROTO_DEAD_LINK_S};
+                         .dead_link_s = k->p->dead_link_s};
     return sw_dial(k->net, sock, &dp, err);
 }
 

@@ -48,7 +48,7 @@ static void *heartbeats(void *arg)
                          .max_frame = 1 << 16,
                          .curve_key = k->p->curve_key,
                          .curve_server = k->p->curve_server,
-                         .dead_link_s = SW_PROTO_DEAD_LINK_S};
+                         .dead_link_s = k->p->dead_link_s};
     if (sw_dial(k->net, &hb, &dp, NULL))
         return NULL; /* the main socket dialled the same: this cannot fail but for memory */
     while (!atomic_load(&k->quit)) {

@@ -62,7 +62,7 @@ int sw__worker_shards_connect(worker *k, const config *c, char *err)
         sw_dial_params dp = {.endpoint = c->shards[j], .linger_s = 2,
                              .max_frame = sw_msg_size(4 * slice + 8192),
                              .curve_key = k->p->curve_key, .curve_server = k->p->curve_server,
-                             .dead_link_s = SW_PROTO_DEAD_LINK_S};
+                             .dead_link_s = k->p->dead_link_s};
         int rc = sw_dial(k->net, &k->shard_socks[j], &dp, err);
         if (rc)
             return rc;
