@@ -338,7 +338,7 @@ void sw_net_inproc_break(sw_sock *listener)
 void sw_net_inproc_stall(sw_net *net, const char *endpoint, unsigned after, double s)
 {
     isock *l = net->ops == &sw__net_inproc ? listener_at((inet *)net, endpoint) : NULL;
-    if (l && after > 0 && s > 0) {
+    if (l && after > 0 && s > 0 && isfinite(s)) {
         l->stall_after = after;
         l->stall_s = s;
     }
