@@ -31,6 +31,26 @@ static sw_sock *listen_at(sw_net *n, const char *ep)
     return l;
 }
 
+/* A network of 10 ms latency with a listener at "here" and a dialer "d" to it, whose queue
+ * holds `queue` frames while it has no listener (0: the default). */
+static sw_net *connected(sw_sock **l, sw_sock **d, size_t queue)
+{
+    sw_net *n;
+    sw_inproc_params np = {.latency_s = 0.01};
+    assert_int_equal(sw_net_inproc_new(&n, &np, NULL), 0);
+    *l = listen_at(n, "here");
+    sw_dial_params dp = {.endpoint = "here", .identity = "d", .queue = queue};
+    assert_int_equal(sw_dial(n, d, &dp, NULL), 0);
+    return n;
+}
+
+static void disconnected(sw_net *n, sw_sock *l, sw_sock *d)
+{
+    sw_sock_close(d);
+    sw_sock_close(l);
+    sw_net_free(n);
+}
+
 /* The bytes of the frames socket l holds by `until` (their count). */
 static size_t drain(sw_net *n, sw_sock *l, double until, uint8_t *out, size_t cap)
 {
@@ -50,12 +70,8 @@ static size_t drain(sw_net *n, sw_sock *l, double until, uint8_t *out, size_t ca
 static void a_dialer_keeps_what_it_sends_until_a_listener_comes_back(void **state)
 {
     (void)state;
-    sw_net *n;
-    sw_inproc_params np = {.latency_s = 0.01};
-    assert_int_equal(sw_net_inproc_new(&n, &np, NULL), 0);
-    sw_sock *l = listen_at(n, "here"), *d;
-    sw_dial_params dp = {.endpoint = "here", .identity = "d", .queue = 3};
-    assert_int_equal(sw_dial(n, &d, &dp, NULL), 0);
+    sw_sock *l, *d;
+    sw_net *n = connected(&l, &d, 3);
     assert_true(sw_send(d, NULL, 0, byte_frame(1))); /* on its way when the listener dies */
     assert_true(sw_send(l, (const uint8_t *)"d", 1, byte_frame(9))); /* and from it */
     sw_sock_close(l);
@@ -87,12 +103,8 @@ static void a_dialer_keeps_what_it_sends_until_a_listener_comes_back(void **stat
 static void a_break_loses_what_was_on_its_way_both_ways(void **state)
 {
     (void)state;
-    sw_net *n;
-    sw_inproc_params np = {.latency_s = 0.01};
-    assert_int_equal(sw_net_inproc_new(&n, &np, NULL), 0);
-    sw_sock *l = listen_at(n, "here"), *d;
-    sw_dial_params dp = {.endpoint = "here", .identity = "d"};
-    assert_int_equal(sw_dial(n, &d, &dp, NULL), 0);
+    sw_sock *l, *d;
+    sw_net *n = connected(&l, &d, 0);
     assert_true(sw_send(d, NULL, 0, byte_frame(1)));
     assert_true(sw_send(l, (const uint8_t *)"d", 1, byte_frame(2)));
     sw_net_inproc_break(l);
@@ -104,9 +116,7 @@ static void a_break_loses_what_was_on_its_way_both_ways(void **state)
     assert_int_equal(got[0], 3);
     assert_int_equal(drain(n, d, 1.0, got, sizeof got), 1);
     assert_int_equal(got[0], 4);
-    sw_sock_close(d);
-    sw_sock_close(l);
-    sw_net_free(n);
+    disconnected(n, l, d);
 }
 
 /* A reader that stands still as it reads (sw_net_inproc_stall): the clock jumps as it takes the
@@ -114,12 +124,8 @@ static void a_break_loses_what_was_on_its_way_both_ways(void **state)
 static void a_stall_moves_the_clock_as_its_frame_is_read(void **state)
 {
     (void)state;
-    sw_net *n;
-    sw_inproc_params np = {.latency_s = 0.01};
-    assert_int_equal(sw_net_inproc_new(&n, &np, NULL), 0);
-    sw_sock *l = listen_at(n, "here"), *d;
-    sw_dial_params dp = {.endpoint = "here", .identity = "d"};
-    assert_int_equal(sw_dial(n, &d, &dp, NULL), 0);
+    sw_sock *l, *d;
+    sw_net *n = connected(&l, &d, 0);
     sw_net_inproc_stall(n, "nowhere", 1, 5); /* no listener there: nothing */
     sw_net_inproc_stall(n, "here", 2, 3);
     for (uint8_t b = 1; b <= 3; b++)
@@ -131,9 +137,7 @@ static void a_stall_moves_the_clock_as_its_frame_is_read(void **state)
     assert_true(sw_send(d, NULL, 0, byte_frame(4)));
     assert_int_equal(drain(n, l, 3.5, got, sizeof got), 1);
     assert_true(sw_net_now(n) == 3.5); /* the wait's end: no second jump */
-    sw_sock_close(d);
-    sw_sock_close(l);
-    sw_net_free(n);
+    disconnected(n, l, d);
 }
 
 int main(void)
