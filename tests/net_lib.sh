@@ -75,6 +75,17 @@ expect_server() { # description: waits for the server, which must succeed and ke
   esac
 }
 
+expect_joined_again() { # worker output file: the worker whose link broke (a reset, a silent
+  # drop) says why it joins again, and does. Which sign reaches it first is a race: its own
+  # connection made again, or its heartbeats hearing that the server dropped it; either will do.
+  OUT=$(cat "$1")
+  checks=$((checks + 1))
+  grep -qE "our connection to the server at .* broke|the server does not know us" "$1" ||
+    { echo "FAIL: the worker says why it joins again"; echo "$OUT" | sed 's/^/    /'
+      failures=$((failures + 1)); }
+  expect_output "2 joins; the run is over" "and joins again"
+}
+
 unwatched_links() { # port: prints the established TCP connections at 127.0.0.1:port (either
   # end) whose keepalive timer (/proc/net/tcp's "tr" 02) was never armed in 2 s of samples
   # (any retransmit pending shows instead), or "none" when there are no such connections
