@@ -67,8 +67,10 @@ void sw_net_inproc_cut(sw_sock *listener);
 void sw_net_inproc_mend(sw_sock *listener);
 void sw_net_inproc_break(sw_sock *listener);
 /* A process stopped as it read (SIGSTOP, a frozen machine): the clock jumps s seconds as the
- * listener bound at `endpoint` takes its `after`-th frame from now, in the middle of a turn. */
-void sw_net_inproc_stall(sw_net *net, const char *endpoint, unsigned after, double s);
+ * listener bound at `endpoint` (or, with `dialers`, any of the sockets connected to it, counted
+ * together) takes its `after`-th frame from now, in the middle of a turn. */
+void sw_net_inproc_stall(sw_net *net, const char *endpoint, bool dialers, unsigned after,
+                         double s);
 
 /* Keeps freed memory for the next message. Messages of the same few sizes come and go every
  * step; by default glibc gives a freed one's pages back to the kernel (it trims a heap whose

@@ -39,8 +39,11 @@ struct isock {
     uint8_t route[SW_ROUTE_MAX];
     size_t route_len;
     double last_up, last_down;
-    unsigned stall_after; /* sw_net_inproc_stall: frames to read before the clock jumps */
+    /* A listener's sw_net_inproc_stall: frames its side (itself, or its dialers) reads
+     * before the clock jumps. */
+    unsigned stall_after;
     double stall_s;
+    bool stall_dialers;
 };
 
 typedef struct inet {
@@ -335,12 +338,24 @@ void sw_net_inproc_break(sw_sock *listener)
     sw_net_inproc_mend(listener);
 }
 
-void sw_net_inproc_stall(sw_net *net, const char *endpoint, unsigned after, double s)
+void sw_net_inproc_stall(sw_net *net, const char *endpoint, bool dialers, unsigned after,
+                         double s)
 {
     isock *l = net->ops == &sw__net_inproc ? listener_at((inet *)net, endpoint) : NULL;
     if (l && after > 0 && s > 0 && isfinite(s)) {
         l->stall_after = after;
         l->stall_s = s;
+        l->stall_dialers = dialers;
+    }
+}
+
+/* A frame read by s: the clock jumps if it is the stall's frame. */
+static void count_toward_stall(isock *s)
+{
+    isock *l = s->listener ? s : s->peer;
+    if (l && l->stall_s > 0 && l->stall_dialers == !s->listener && --l->stall_after == 0) {
+        net_of(s)->now += l->stall_s; /* the reader stood still as it read */
+        l->stall_s = 0;
     }
 }
 
@@ -387,10 +402,7 @@ static int recv_inproc(sw_sock *sock, sw_delivery *d)
     if (s->listener)
         snprintf(d->address, sizeof d->address, "inproc");
     free(a);
-    if (s->stall_s > 0 && --s->stall_after == 0) { /* the reader stood still as it read */
-        net_of(s)->now += s->stall_s;
-        s->stall_s = 0;
-    }
+    count_toward_stall(s);
     return 0;
 }
 

@@ -126,8 +126,8 @@ static void a_stall_moves_the_clock_as_its_frame_is_read(void **state)
     (void)state;
     sw_sock *l, *d;
     sw_net *n = connected(&l, &d, 0);
-    sw_net_inproc_stall(n, "nowhere", 1, 5); /* no listener there: nothing */
-    sw_net_inproc_stall(n, "here", 2, 3);
+    sw_net_inproc_stall(n, "nowhere", false, 1, 5); /* no listener there: nothing */
+    sw_net_inproc_stall(n, "here", false, 2, 3);
     for (uint8_t b = 1; b <= 3; b++)
         assert_true(sw_send(d, NULL, 0, byte_frame(b)));
     uint8_t got[4];
@@ -137,6 +137,16 @@ static void a_stall_moves_the_clock_as_its_frame_is_read(void **state)
     assert_true(sw_send(d, NULL, 0, byte_frame(4)));
     assert_int_equal(drain(n, l, 3.5, got, sizeof got), 1);
     assert_true(sw_net_now(n) == 3.5); /* the wait's end: no second jump */
+    /* The dialers' side: the listener's reads do not count, the dialer's second does. */
+    sw_net_inproc_stall(n, "here", true, 2, 4);
+    for (uint8_t b = 5; b <= 6; b++) {
+        assert_true(sw_send(d, NULL, 0, byte_frame(b)));
+        assert_true(sw_send(l, (const uint8_t *)"d", 1, byte_frame(b)));
+    }
+    assert_int_equal(drain(n, l, 4, got, sizeof got), 2);
+    assert_true(sw_net_now(n) == 4);
+    assert_int_equal(drain(n, d, 5, got, sizeof got), 2);
+    assert_true(sw_net_now(n) >= 8 && sw_net_now(n) < 8.1);
     disconnected(n, l, d);
 }
 
