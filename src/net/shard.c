@@ -108,6 +108,41 @@ void sw__shard_refuse_order(shard *h, const from *f, const sw_msg *m, const char
     sw__shard_refuse_flagged(h, f, m, elsewhere ? SW_FLAG_DROPPED : 0, why);
 }
 
+static bool same_route(const uint8_t *route, size_t len, const from *f)
+{
+    return len && f->route_len == len && !memcmp(f->route, route, len);
+}
+
+static bool is_run_over(const sw_msg *m)
+{
+    return m->type == SW_MSG_SHARD_MEMBER && m->worker == SW_NO_WORKER &&
+           (m->flags & SW_FLAG_DONE);
+}
+
+/* The end of the run whose orders this shard, holding no run, refused: the end of its own. */
+static bool ends_refused_run(const shard *h, const from *f, const sw_msg *m)
+{
+    return !h->configured && is_run_over(m) &&
+           same_route(h->refused_server, h->refused_server_len, f);
+}
+
+void sw__shard_refuse_run(shard *h, const from *f, const sw_msg *m, const char *why)
+{
+    /* the end of a run whose orders never came is none of this shard's business */
+    if ((!h->configured || h->awaiting) && !is_run_over(m) &&
+        !same_route(h->refused_server, h->refused_server_len, f)) {
+        memcpy(h->refused_server, f->route, f->route_len);
+        h->refused_server_len = f->route_len;
+        if (h->configured)
+            sw_log(SW_LOG_WARN, "shard %u refused the orders of a server whose run is not the "
+                   "one it resumed: %s. It waits on for its own run's server", h->index, why);
+        else
+            sw_log(SW_LOG_WARN, "this shard refused a server's orders: %s. It ends when that "
+                   "server's run does", why);
+    }
+    sw__shard_refuse(h, f, m, why);
+}
+
 bool sw__shard_is_server(const shard *h, const from *f)
 {
     return h->configured && f->route_len == h->server_len &&
@@ -226,7 +261,7 @@ static void on_init(shard *h, const from *f, const sw_msg *m)
     if (start_again(h, f, m))
         return;
     if (h->configured && h->awaiting) {
-        sw__shard_refuse(h, f, m, SW__SHARD_RESUMED);
+        sw__shard_refuse_run(h, f, m, SW__SHARD_RESUMED);
         return;
     }
     if (h->configured) { /* one run per shard process: a restarted server needs a new shard */
@@ -299,16 +334,19 @@ static void run_over(shard *h, const sw_msg *m)
         }
         h->r->failed[n] = '\0';
     } else if (!h->configured) {
-        snprintf(h->r->failed, sizeof h->r->failed, "%s", h->refused_run);
+        snprintf(h->r->failed, sizeof h->r->failed, "%s",
+                 h->refused_run[0] ? h->refused_run
+                                   : "the run whose orders this shard refused is over");
     }
 }
 
 static void on_member(shard *h, const from *f, const sw_msg *m)
 {
-    bool over = m->worker == SW_NO_WORKER && (m->flags & SW_FLAG_DONE);
+    bool over = is_run_over(m);
     /* a shard that refused its run's INIT knows no server: the one it refused ends it too (a
-     * stranger could have given it an INIT before that, so it could as well end it) */
-    if (over && !h->configured && h->refused_run[0]) {
+     * stranger could have given it an INIT before that, so it could as well end it); so does
+     * the server whose orders a shard that holds no run refused (started again afresh) */
+    if ((over && !h->configured && h->refused_run[0]) || ends_refused_run(h, f, m)) {
         run_over(h, m);
     } else if (!sw__shard_is_server(h, f)) {
         sw__shard_refuse_order(h, f, m, "only the server names members");
@@ -362,10 +400,12 @@ static uint64_t payload_limit(const shard *h)
 
 /* A server's order to a shard that holds no run and refused no run's INIT: it started afresh
  * and missed its run's INIT (restarted without --resume), and says so whichever order comes
- * first (a gather's pull, an apply, a ping). A worker's own pull is asked again instead. */
-static bool holds_no_run(const shard *h, const sw_msg *m)
+ * first (a gather's pull, an apply, a ping), until that run's end, which ends it too. A
+ * worker's own pull is asked again instead. */
+static bool holds_no_run(const shard *h, const from *f, const sw_msg *m)
 {
     return !h->configured && !h->refused_run[0] && is_order(m->type) &&
+           !ends_refused_run(h, f, m) &&
            m->type != SW_MSG_SHARD_INIT && m->type != SW_MSG_BATCH &&
            (m->type != SW_MSG_SHARD_PULL || m->worker == SW_NO_WORKER);
 }
@@ -374,8 +414,8 @@ static bool holds_no_run(const shard *h, const sw_msg *m)
  * refused by a shard that holds no run, kept by a resumed one until its RESTORE. */
 static void dispatch(shard *h, const from *f, const sw_msg *m, const sw_delivery *d)
 {
-    if (holds_no_run(h, m))
-        sw__shard_refuse(h, f, m, SW__SHARD_NO_RUN);
+    if (holds_no_run(h, f, m))
+        sw__shard_refuse_run(h, f, m, SW__SHARD_NO_RUN);
     else if (!(h->awaiting && sw__shard_awaits(h, d, m)))
         handlers[m->type](h, f, m);
 }
@@ -425,7 +465,7 @@ void sw__shard_take(shard *h, const sw_delivery *d)
         sw__shard_refuse_flagged(h, &f, &m, SW_FLAG_UNKNOWN,
                                  "a message before this shard has its run");
     else if ((m.flags & SW_FLAG_UNCHECKED) && !knows_link(h) && m.type != SW_MSG_SHARD_INIT)
-        sw__shard_refuse(h, &f, &m, SW__SHARD_NO_RUN); /* an order of a run it never had */
+        sw__shard_refuse_run(h, &f, &m, SW__SHARD_NO_RUN); /* an order of a run it never had */
     else if ((m.flags & SW_FLAG_UNCHECKED) && (!knows_link(h) || !h->unchecked))
         sw__shard_refuse(h, &f, &m, "a message without a checksum: this run checks them");
     else if (!handlers[m.type])

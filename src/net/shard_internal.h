@@ -76,6 +76,11 @@ struct sw_shard {
      * next orders with, since the refusal itself may be lost with a connection ZeroMQ closed
      * (a SET over --max-frame), and what it fails with when that run ends. */
     char refused_run[SW_ERR_LEN + 64];
+    /* The route of the last server whose run's orders this shard refused while it served no
+     * run (sw__shard_refuse_run): a shard holding none ends when that run does; a resumed one
+     * says so once per server. */
+    uint8_t refused_server[SW_ROUTE_MAX];
+    size_t refused_server_len;
     char config[SW_CKPT_NOTE_LEN]; /* INIT's text, kept in checkpoints */
     uint64_t run;           /* the run's id, from INIT */
     uint32_t index, slots;
@@ -182,6 +187,10 @@ void sw__shard_refuse_flagged(struct sw_shard *h, const sw__from *to, const sw_m
  * our server's (a restarted server's, its RESTORE yet to come, takes that as moot). */
 void sw__shard_refuse_order(struct sw_shard *h, const sw__from *to, const sw_msg *m,
                             const char *why);
+/* A server's order of a run this shard cannot serve (it holds no run, or waits for its own
+ * run's server), refused, its sender remembered (refused_server). */
+void sw__shard_refuse_run(struct sw_shard *h, const sw__from *to, const sw_msg *m,
+                          const char *why);
 bool sw__shard_is_server(const struct sw_shard *h, const sw__from *f);
 /* A worker's message: a member's id and its token, read from the payload's first 8 bytes. */
 bool sw__shard_is_member(const struct sw_shard *h, const sw_msg *m);

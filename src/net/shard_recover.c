@@ -68,9 +68,9 @@ static void pinged(shard *h, const from *f)
 void sw__shard_on_ping(shard *h, const from *f, const sw_msg *m)
 {
     if (!h->configured)
-        sw__shard_refuse(h, f, m, SW__SHARD_NO_RUN);
+        sw__shard_refuse_run(h, f, m, SW__SHARD_NO_RUN);
     else if ((m->payload_len != 8 || sw_get_u64(m->payload) != h->run) && h->awaiting)
-        sw__shard_refuse(h, f, m, SW__SHARD_RESUMED);
+        sw__shard_refuse_run(h, f, m, SW__SHARD_RESUMED);
     else if (m->payload_len != 8 || sw_get_u64(m->payload) != h->run)
         sw__shard_refuse(h, f, m, "a ping from another run");
     else
@@ -300,11 +300,19 @@ void sw__shard_on_restore(shard *h, const from *f, const sw_msg *m)
     char err[SW_ERR_LEN];
     sw_ckpt ck;
     if (!h->configured) {
-        sw__shard_refuse(h, f, m, SW__SHARD_NO_RUN); /* a resumed server, a shard started afresh */
+        sw__shard_refuse_run(h, f, m, SW__SHARD_NO_RUN); /* a resumed server, a shard afresh */
         return;
     }
-    if (m->payload_len < SW_SHARD_RESTORE_HEAD || sw_get_u64(m->payload) != h->run) {
-        sw__shard_refuse(h, f, m, "a restore of another run");
+    if (m->payload_len < SW_SHARD_RESTORE_HEAD) {
+        sw__shard_refuse(h, f, m, "a malformed restore");
+        return;
+    }
+    if (sw_get_u64(m->payload) != h->run) {
+        snprintf(err, sizeof err, "a restore of another run: this shard holds run %llu (its "
+                 "--checkpoint file's), the server's record names run %llu; give each shard "
+                 "the checkpoint file its run saved", (unsigned long long)h->run,
+                 (unsigned long long)sw_get_u64(m->payload));
+        sw__shard_refuse_run(h, f, m, err);
         return;
     }
     if (!h->p->checkpoint) {

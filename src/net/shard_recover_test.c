@@ -1,7 +1,8 @@
 /* A shard's recovery on the in-process network (shard_test_rig.h): the checkpoints the
  * server orders, a RESTORE of one, a shard resumed from its file that waits for its RESTORE,
  * the fallback to the checkpoint before when the newest is damaged, a second RESTORE of the
- * same version during the save after the first, and a restarted server's restore. */
+ * same version during the save after the first, a restarted server's restore, and the end of
+ * a run a shard refused. */
 #define _POSIX_C_SOURCE 200809L
 #include "shard_test_rig.h"
 
@@ -266,6 +267,74 @@ static void a_restarted_servers_restore_forgets_the_old_gradients(void **state)
     sw_sock_close(again);
 }
 
+/* A shard started again afresh into a run that keeps checkpoints refuses its server's orders
+ * (it holds no run) and the run fails: the server's word that the run is over ends the shard
+ * too, with the server's reason, where it waited for a server for ever. A stranger's end does
+ * not, before or after. */
+static void a_shard_without_a_run_ends_with_the_run_it_refused(void **state)
+{
+    rig *g = *state;
+    static const char why[] = "shard 1 holds no run";
+    send_raw(g->stranger, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE, 0, "no", 2);
+    expect_refused(g, g->stranger, "holds no run");
+    send_raw(g->stranger, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE, 0, "no", 2);
+    expect_refused(g, g->stranger, "holds no run");
+    restore(g->server, 9, 7, 12, 1);
+    expect_refused(g, g->server, "holds no run");
+    send_raw(g->stranger, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE, 0, "no", 2);
+    expect_refused(g, g->stranger, "holds no run");
+    assert_false(g->r.done);
+    send_raw(g->server, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE, 0, why, strlen(why));
+    settle(g);
+    assert_true(g->r.done);
+    assert_string_equal(g->r.failed, why);
+}
+
+/* A shard resumed from its checkpoint, pinged and restored by a server of another run, refuses
+ * it and waits on for its own run's server: that server's end does not end it (its file is a
+ * run's only copy of its slice), and its own server still restores it. */
+static void a_resumed_shard_outlives_another_runs_server(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {1, 2, 3, 4, 5};
+    uint64_t saved, restores, awaiting;
+    start_run(g, theta);
+    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 7, NULL, 0);
+    settle(g);
+    assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 7);
+    sw_shard *again;
+    sw_shard_result r;
+    sw_shard_params p = {.bind = "shard1", .checkpoint = ckpt_path, .resume = true};
+    assert_int_equal(sw_shard_new(&again, g->net, &p, &r, NULL), 0);
+    assert_int_equal(sw_loop_add(g->loop, sw_shard_agent(again), NULL), 0);
+    sw_sock *other, *own;
+    sw_dial_params dp = {.endpoint = "shard1", .identity = "other"};
+    assert_int_equal(sw_dial(g->net, &other, &dp, NULL), 0);
+    dp.identity = "own";
+    assert_int_equal(sw_dial(g->net, &own, &dp, NULL), 0);
+    send_raw(other, SW_MSG_SHARD_PING, SW_NO_WORKER, 0, 0, (uint8_t[]){8, 0, 0, 0, 0, 0, 0, 0}, 8);
+    restore(other, 8, 7, 12, 1);
+    send_raw(other, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE, 0, "x", 1);
+    settle(g);
+    assert_false(r.done);
+    assert_int_equal(r.refused, 3);
+    sw_msg m;
+    uint8_t pay[512];
+    assert_int_equal(expect_one(other, &m, pay, sizeof pay), SW_MSG_ERROR);
+    assert_int_equal(expect_one(other, &m, pay, sizeof pay), SW_MSG_ERROR);
+    pay[m.payload_len] = '\0';
+    if (!strstr((const char *)pay, "this shard holds run 9") ||
+        !strstr((const char *)pay, "names run 8"))
+        fail_msg("the refusal of another run's restore does not name both runs: %s", pay);
+    restore(own, 9, 7, 12, 2);
+    settle(g);
+    assert_int_equal(expect_state(own, &saved, &restores, &awaiting), 12);
+    assert_int_equal(awaiting, 0);
+    sw_sock_close(other);
+    sw_sock_close(own);
+    sw_shard_end(again);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +345,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_second_restore_during_the_next_save,
                                         setup_with_checkpoint, teardown_with_checkpoint),
         cmocka_unit_test_setup_teardown(a_restarted_servers_restore_forgets_the_old_gradients,
+                                        setup_with_checkpoint, teardown_with_checkpoint),
+        cmocka_unit_test_setup_teardown(a_shard_without_a_run_ends_with_the_run_it_refused,
+                                        setup_with_checkpoint, teardown_with_checkpoint),
+        cmocka_unit_test_setup_teardown(a_resumed_shard_outlives_another_runs_server,
                                         setup_with_checkpoint, teardown_with_checkpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
