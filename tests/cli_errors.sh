@@ -205,6 +205,11 @@ expect_status 2 "a shard list of no endpoint" -- "$SW" server --shards nonsense 
 expect_output "--shards: nonsense: not an endpoint" "names the entry"
 expect_no_output "operator commands" "before the server starts"
 expect_status 2 "a port with a sign" -- "$SW" worker --connect "tcp://127.0.0.1:+5555"
+expect_status 2 "a shard list naming every interface" -- "$SW" server --shards "tcp://*:5601" \
+  --max-time 1
+expect_output "--shards: tcp://*:5601: '*' (every interface) is a host to bind" "a bind address"
+expect_status 2 "a worker connecting to every interface" -- "$SW" worker --connect "tcp://*:5600"
+expect_output "name the host (tcp://127.0.0.1:5600 on this machine)" "is told what to give"
 expect_status 2 "ctl of no endpoint" -- "$SW" ctl --connect foo status
 expect_output "--connect: foo: not an endpoint" "is a usage error, as the man page says"
 for words in "policy bsp extra" "status extra" "policy"; do # one spec: quoted if it has spaces

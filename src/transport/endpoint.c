@@ -72,6 +72,11 @@ int sw_endpoint_check(const char *ep, bool bind, char *out, size_t cap, char *er
                        "%s: expected tcp://HOST:PORT, one endpoint (an IPv6 address in brackets: "
                        "tcp://[::1]:5555)",
                        ep);
+    if (!bind && !strcmp(host, "*"))
+        return sw_fail(err, SW_EINVAL,
+                       "%s: '*' (every interface) is a host to bind, not one to connect to: "
+                       "name the host (tcp://127.0.0.1:%s on this machine)",
+                       ep, colon + 1);
     int rc = check_port(ep, colon + 1, bind, err);
     if (rc)
         return rc;
