@@ -209,5 +209,8 @@ int sw_loop_run(sw_loop *l, volatile sig_atomic_t *stop, double until, char *err
  * host name (resolved to its first IPv4 address) or a network interface; ipc://PATH as it is.
  * Fails with a message naming what is wrong. */
 int sw_endpoint_check(const char *ep, bool bind, char *out, size_t cap, char *err);
+/* How a listener's links are kept, for its first words: "CURVE: encrypted, known keys only",
+ * or plain TCP (or IPC), no CURVE. */
+const char *sw_endpoint_security(const char *ep, bool curve);
 
 #endif

@@ -352,7 +352,7 @@ static int announce(server *s, char *err)
     sw_log(SW_LOG_INFO,
            "serving %s on %s (%zu parameters, version %llu); %s; payload checksums %s",
            s->policy, ep, s->n, (unsigned long long)s->r->start_version,
-           p->curve_key ? "CURVE: encrypted, known keys only" : "plain TCP, no CURVE",
+           sw_endpoint_security(ep, p->curve_key),
            s->unchecked ? "off" : "on");
     return p->endpoint_file ? sw_file_write_line(p->endpoint_file, ep, "endpoint file", err)
                             : 0;

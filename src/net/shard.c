@@ -266,7 +266,8 @@ static void on_init(shard *h, const from *f, const sw_msg *m)
     }
     if (h->configured) { /* one run per shard process: a restarted server needs a new shard */
         sw__shard_refuse(h, f, m, sw__shard_is_server(h, f)
-                                      ? "this shard is configured already"
+                                      ? "this shard is configured already (does the "
+                                        "server's --shards name it twice, spelt two ways?)"
                                       : "this shard serves another server's run (or this "
                                         "server's --shards names it twice): a shard serves one "
                                         "run, and holds it --server-timeout after its server "
@@ -282,6 +283,10 @@ static void on_init(shard *h, const from *f, const sw_msg *m)
         return;
     }
     h->refused_run[0] = '\0';
+    if (h->p->checkpoint && !h->checkpointed)
+        sw_log(SW_LOG_WARN, "this shard's --checkpoint %s goes unused: its server keeps no "
+               "checkpoints (give the server --checkpoint FILE too), so a shard that dies ends "
+               "the run", h->p->checkpoint);
     memcpy(h->server, f->route, f->route_len);
     h->server_len = f->route_len;
     h->version = m->version;
@@ -577,7 +582,7 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
         return rc;
     }
     sw_log(SW_LOG_INFO, "shard on %s (%s), waiting for its server", sw_sock_endpoint(h->sock),
-           p->curve_key ? "CURVE: encrypted, known keys only" : "plain TCP, no CURVE");
+           sw_endpoint_security(sw_sock_endpoint(h->sock), p->curve_key));
     if (h->team)
         sw_log(SW_LOG_INFO, "%u threads apply, each a part of at least %d floats",
                sw_team_size(h->team), SW_SHARD_PART_MIN);

@@ -95,3 +95,10 @@ int sw_endpoint_check(const char *ep, bool bind, char *out, size_t cap, char *er
         return sw_fail(err, SW_EINVAL, "%s: endpoint too long", ep);
     return 0;
 }
+
+const char *sw_endpoint_security(const char *ep, bool curve)
+{
+    if (curve)
+        return "CURVE: encrypted, known keys only";
+    return strncmp(ep, "ipc://", 6) ? "plain TCP, no CURVE" : "plain IPC, no CURVE";
+}
