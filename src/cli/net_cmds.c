@@ -311,7 +311,8 @@ static const sw_opt worker_table[] = {
                 "silently; TCP keepalive and user timeout; 0: the\n"
                 "system's, about 15 min)")},
     {SW_OPT_ROW(SW_OPT_U64, "max-steps", 0, AT(p.max_steps), 0, 0, "N",
-                "leave after N steps (0: no limit)")},
+                "leave after N steps, each a push (one the policy\n"
+                "dropped, and the batch recomputed, counts; 0: no limit)")},
     {SW_OPT_ROW(SW_OPT_MS, "delay-ms", 0, AT(p.delay_s), 0, 1e7, "MS",
                 "each step's push waits this long (a straggler on purpose)")},
     {SW_OPT_ROW(SW_OPT_STR, "curve-key", 0, AT(p.curve_key), 0, 0, "FILE",
