@@ -127,7 +127,9 @@ static void stopped_as_it_read(bool sharded)
         run_until(&g, 600);
         double stalled = sw_net_now(g.net);
         end(&g); /* fails the test if the server's run failed (a shard taken for dead) */
-        assert_true(stalled >= unstalled + 2); /* it stood still (most of its wait) */
+        /* it stood still: as long as the stall unsharded, most of it sharded (a worker's
+         * read of its slice may stall the world while the others wait anyway) */
+        assert_true(stalled >= unstalled + (sharded ? 2 : 2.4));
         if (g.r.crashes != 0)
             fail_msg("stalled at frame %u: %llu workers dropped", at,
                      (unsigned long long)g.r.crashes);

@@ -128,9 +128,11 @@ static bool ends_refused_run(const shard *h, const from *f, const sw_msg *m)
 
 void sw__shard_refuse_run(shard *h, const from *f, const sw_msg *m, const char *why)
 {
-    /* the end of a run whose orders never came is none of this shard's business */
-    if ((!h->configured || h->awaiting) && !is_run_over(m) &&
-        !same_route(h->refused_server, h->refused_server_len, f)) {
+    /* The first such server only, said once: a stranger's later orders (plain TCP) take
+     * nothing over and say nothing more. A shard that refused its INIT said why already, and
+     * the end of a run whose orders never came is none of this shard's business. */
+    if ((!h->configured || h->awaiting) && !h->refused_server_len && !h->refused_run[0] &&
+        !is_run_over(m)) {
         memcpy(h->refused_server, f->route, f->route_len);
         h->refused_server_len = f->route_len;
         if (h->configured)
@@ -464,19 +466,21 @@ void sw__shard_take(shard *h, const sw_delivery *d)
         sw__shard_refuse(h, &f, NULL, "a message must be a single frame");
     else if (sw_msg_decode(sw_frame_data(d->frame), len, payload_limit(h), &m, why))
         sw__shard_refuse(h, &f, NULL, why);
+    else if (handlers[m.type] && h->p->curve_key && !d->operator && from_server(m.type))
+        sw__shard_refuse(h, &f, &m, "only the server's CURVE key may give a shard orders");
     else if ((m.flags & SW_FLAG_UNCHECKED) && !h->configured && !from_server(m.type))
         /* a worker told by WELCOME may reach a shard before the server's INIT does: it asks
          * again, as a worker not yet a member does */
         sw__shard_refuse_flagged(h, &f, &m, SW_FLAG_UNKNOWN,
                                  "a message before this shard has its run");
-    else if ((m.flags & SW_FLAG_UNCHECKED) && !knows_link(h) && m.type != SW_MSG_SHARD_INIT)
+    else if ((m.flags & SW_FLAG_UNCHECKED) && !knows_link(h) && m.type != SW_MSG_SHARD_INIT &&
+             !ends_refused_run(h, &f, &m))
         sw__shard_refuse_run(h, &f, &m, SW__SHARD_NO_RUN); /* an order of a run it never had */
-    else if ((m.flags & SW_FLAG_UNCHECKED) && (!knows_link(h) || !h->unchecked))
+    else if ((m.flags & SW_FLAG_UNCHECKED) && (!knows_link(h) || !h->unchecked) &&
+             !ends_refused_run(h, &f, &m))
         sw__shard_refuse(h, &f, &m, "a message without a checksum: this run checks them");
     else if (!handlers[m.type])
         sw__shard_refuse(h, &f, &m, not_for_a_shard(m.type));
-    else if (h->p->curve_key && !d->operator && from_server(m.type))
-        sw__shard_refuse(h, &f, &m, "only the server's CURVE key may give a shard orders");
     else {
         h->body = d->frame;
         dispatch(h, &f, &m, d);

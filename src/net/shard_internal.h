@@ -76,9 +76,9 @@ struct sw_shard {
      * next orders with, since the refusal itself may be lost with a connection ZeroMQ closed
      * (a SET over --max-frame), and what it fails with when that run ends. */
     char refused_run[SW_ERR_LEN + 64];
-    /* The route of the last server whose run's orders this shard refused while it served no
-     * run (sw__shard_refuse_run): a shard holding none ends when that run does; a resumed one
-     * says so once per server. */
+    /* The route of the first server whose run's orders this shard refused while it served no
+     * run (sw__shard_refuse_run; 0 long: none): a shard holding none ends when that run does;
+     * a resumed one says so, once. */
     uint8_t refused_server[SW_ROUTE_MAX];
     size_t refused_server_len;
     char config[SW_CKPT_NOTE_LEN]; /* INIT's text, kept in checkpoints */

@@ -270,24 +270,38 @@ static void a_restarted_servers_restore_forgets_the_old_gradients(void **state)
 /* A shard started again afresh into a run that keeps checkpoints refuses its server's orders
  * (it holds no run) and the run fails: the server's word that the run is over ends the shard
  * too, with the server's reason, where it waited for a server for ever. A stranger's end does
- * not, before or after. */
-static void a_shard_without_a_run_ends_with_the_run_it_refused(void **state)
+ * not, nor do a stranger's orders after the server's take its place. `flags`: the run's links'
+ * (SW_FLAG_UNCHECKED: without checksums, as under CURVE by default). */
+static void without_a_run_ends_with_the_run_it_refused(rig *g, uint32_t flags)
 {
-    rig *g = *state;
     static const char why[] = "shard 1 holds no run";
-    send_raw(g->stranger, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE, 0, "no", 2);
+    static const uint8_t run[8] = {9};
+    send_raw(g->stranger, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE | flags, 0, "no", 2);
     expect_refused(g, g->stranger, "holds no run");
-    send_raw(g->stranger, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE, 0, "no", 2);
+    send_raw(g->stranger, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE | flags, 0, "no", 2);
     expect_refused(g, g->stranger, "holds no run");
-    restore(g->server, 9, 7, 12, 1);
+    send_raw(g->server, SW_MSG_SHARD_PING, SW_NO_WORKER, flags, 0, run, sizeof run);
     expect_refused(g, g->server, "holds no run");
-    send_raw(g->stranger, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE, 0, "no", 2);
+    send_raw(g->stranger, SW_MSG_SHARD_PING, SW_NO_WORKER, flags, 0, run, sizeof run);
+    expect_refused(g, g->stranger, "holds no run");
+    send_raw(g->stranger, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE | flags, 0, "no", 2);
     expect_refused(g, g->stranger, "holds no run");
     assert_false(g->r.done);
-    send_raw(g->server, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE, 0, why, strlen(why));
+    send_raw(g->server, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE | flags, 0, why,
+             strlen(why));
     settle(g);
     assert_true(g->r.done);
     assert_string_equal(g->r.failed, why);
+}
+
+static void a_shard_without_a_run_ends_with_the_run_it_refused(void **state)
+{
+    without_a_run_ends_with_the_run_it_refused(*state, 0);
+}
+
+static void a_shard_without_a_run_ends_with_an_unchecked_run_it_refused(void **state)
+{
+    without_a_run_ends_with_the_run_it_refused(*state, SW_FLAG_UNCHECKED);
 }
 
 /* A shard resumed from its checkpoint, pinged and restored by a server of another run, refuses
@@ -347,6 +361,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_restarted_servers_restore_forgets_the_old_gradients,
                                         setup_with_checkpoint, teardown_with_checkpoint),
         cmocka_unit_test_setup_teardown(a_shard_without_a_run_ends_with_the_run_it_refused,
+                                        setup_with_checkpoint, teardown_with_checkpoint),
+        cmocka_unit_test_setup_teardown(a_shard_without_a_run_ends_with_an_unchecked_run_it_refused,
                                         setup_with_checkpoint, teardown_with_checkpoint),
         cmocka_unit_test_setup_teardown(a_resumed_shard_outlives_another_runs_server,
                                         setup_with_checkpoint, teardown_with_checkpoint),
