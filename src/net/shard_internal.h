@@ -198,8 +198,14 @@ bool sw__shard_is_member(const struct sw_shard *h, const sw_msg *m);
 void sw__shard_note_route(struct sw_shard *h, uint32_t w, const sw__from *f);
 /* Slot w's membership token (0: none); a new one may number its pushes from 0. */
 void sw__shard_set_token(struct sw_shard *h, uint32_t w, uint64_t token);
-int sw__shard_configure(struct sw_shard *h, const char *text, char *err);
 void sw__shard_take(struct sw_shard *h, const sw_delivery *d);
+
+/* shard_init.c: the run INIT describes (or a checkpoint kept) taken on; the INIT and SET
+ * handlers; the largest payload of the run's messages (its table, slice and slots known). */
+int sw__shard_configure(struct sw_shard *h, const char *text, char *err);
+void sw__shard_on_init(struct sw_shard *h, const sw__from *f, const sw_msg *m);
+void sw__shard_on_set(struct sw_shard *h, const sw__from *f, const sw_msg *m);
+uint64_t sw__shard_run_payload(const struct sw_shard *h);
 
 /* shard_pull.c: the PULL and SEND handlers; the pulls waiting for the version the shard now holds,
  * answered; worker w's waiting pull forgotten (SW_NO_WORKER: the server's). */
