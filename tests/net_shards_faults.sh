@@ -2,7 +2,7 @@
 # A sharded run's faults and checkpoints, with real processes on loopback: a shard killed and
 # resumed from its checkpoint rejoins the run (also one started again before it took the
 # restore another's return began), one that stays dead ends it with its name, one resumed from
-# another's file too; a server killed and resumed goes on from the version every shard holds; a
+# another's file too, one started again afresh too (and ends with it); a server killed and resumed goes on from the version every shard holds; a
 # server stopped for longer than --shard-wait blames no shard; the shards of a dead server
 # without checkpoints end; a run over while a shard is stopped still answers ctl and its
 # workers while its last gather waits; checkpoint files misused are refused. A resumed shard
@@ -106,6 +106,29 @@ expect_output "holds the slice of shard 0: its --checkpoint file is that shard's
   "and whose slice it resumed"
 kill -9 "${WPIDS[@]}" "${SHPIDS[@]}" 2>/dev/null
 wait "${WPIDS[@]}" "${SHPIDS[@]}" 2>/dev/null
+
+# A shard started again afresh (its --resume forgotten, a new file) holds no run: the server
+# ends the run, and the new shard ends with it, the server's reason its own (it waited for a
+# server for ever). Without checksums, as under CURVE: the run's end comes unchecked.
+WPIDS=()
+rm -f "$TMP"/shard*.ckpt* "$TMP/server.ckpt" # a fresh run: no record to overwrite
+start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
+start_server bsp --wait-workers 2 --checkpoint "$TMP/server.ckpt" --checkpoint-applies 10 \
+  --shard-wait 30 --checksum off
+for i in 1 2; do start_worker --delay-ms 20; done
+wait_status 20 'every shard holds version [1-9]'
+kill_shard 1
+"$SW" shard --bind "$(cat "$TMP/shard1.ep")" --checkpoint "$TMP/afresh.ckpt" \
+  > "$TMP/shard1.out" 2> "$TMP/shard1.err" &
+SHPIDS[1]=$!
+expect_server_fails "a shard started again afresh" 1
+expect_output "refused the server's order: this shard holds no run" "the server says why"
+wait_for 10 sh -c "! kill -0 ${SHPIDS[1]}" || kill -9 "${SHPIDS[1]}"
+expect_exit "${SHPIDS[1]}" "the shard started afresh ends with the run" 1
+OUT=$(cat "$TMP/shard1.err")
+expect_output "the run failed: shard 1 (" "with the server's reason"
+kill -9 "${WPIDS[@]}" "${SHPIDS[0]}" 2>/dev/null
+wait "${WPIDS[@]}" "${SHPIDS[0]}" 2>/dev/null
 
 # The server killed and started again with --resume: every shard goes back to the version the
 # server's record names, the workers join again by themselves, and the run goes on from there.
