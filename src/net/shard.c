@@ -243,11 +243,13 @@ static bool knows_link(const shard *h)
     return h->configured || h->refused_run[0];
 }
 
-/* The messages only the server sends. */
-static bool from_server(sw_msg_type type)
+/* The messages only the server sends: all but a worker's push and pull (a pull of no worker
+ * is the server's gather). */
+static bool from_server(const sw_msg *m)
 {
-    return type != SW_MSG_SHARD_PUSH && type != SW_MSG_SHARD_PUSH_SPARSE &&
-           type != SW_MSG_SHARD_PULL;
+    if (m->type == SW_MSG_SHARD_PULL)
+        return m->worker == SW_NO_WORKER;
+    return m->type != SW_MSG_SHARD_PUSH && m->type != SW_MSG_SHARD_PUSH_SPARSE;
 }
 
 /* A shard without its run yet reads what comes (it is in memory already) so that it can tell a
@@ -318,9 +320,9 @@ void sw__shard_take(shard *h, const sw_delivery *d)
         sw__shard_refuse(h, &f, NULL, "a message must be a single frame");
     else if (sw_msg_decode(sw_frame_data(d->frame), len, payload_limit(h), &m, why))
         sw__shard_refuse(h, &f, NULL, why);
-    else if (handlers[m.type] && h->p->curve_key && !d->operator && from_server(m.type))
+    else if (handlers[m.type] && h->p->curve_key && !d->operator && from_server(&m))
         sw__shard_refuse(h, &f, &m, "only the server's CURVE key may give a shard orders");
-    else if ((m.flags & SW_FLAG_UNCHECKED) && !h->configured && !from_server(m.type))
+    else if ((m.flags & SW_FLAG_UNCHECKED) && !h->configured && !from_server(&m))
         /* a worker told by WELCOME may reach a shard before the server's INIT does: it asks
          * again, as a worker not yet a member does */
         sw__shard_refuse_flagged(h, &f, &m, SW_FLAG_UNKNOWN,

@@ -280,6 +280,9 @@ static void without_a_run_ends_with_the_run_it_refused(rig *g, uint32_t flags)
     expect_refused(g, g->stranger, "holds no run");
     send_raw(g->stranger, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE | flags, 0, "no", 2);
     expect_refused(g, g->stranger, "holds no run");
+    /* its first order a gather's pull (an evaluation's), then a ping */
+    send_raw(g->server, SW_MSG_SHARD_PULL, SW_NO_WORKER, flags, 7, NULL, 0);
+    expect_refused(g, g->server, "holds no run");
     send_raw(g->server, SW_MSG_SHARD_PING, SW_NO_WORKER, flags, 0, run, sizeof run);
     expect_refused(g, g->server, "holds no run");
     send_raw(g->stranger, SW_MSG_SHARD_PING, SW_NO_WORKER, flags, 0, run, sizeof run);
