@@ -76,6 +76,27 @@ static uint64_t expect_slice(rig *g, sw_sock *s, uint32_t w, uint64_t version, c
     return expect_slice_values(s, version, want, LEN);
 }
 
+/* A second shard, resumed from the file the rig's shard saved, bound at "shard1"; its result
+ * in *r. One at a time: a shard reads its parameters for its whole life. */
+static sw_shard *resume_shard(rig *g, sw_shard_result *r)
+{
+    static sw_shard_params p;
+    sw_shard *again;
+    p = (sw_shard_params){.bind = "shard1", .checkpoint = ckpt_path, .resume = true};
+    assert_int_equal(sw_shard_new(&again, g->net, &p, r, NULL), 0);
+    assert_int_equal(sw_loop_add(g->loop, sw_shard_agent(again), NULL), 0);
+    return again;
+}
+
+/* A connection to the resumed shard, by the route `who`. */
+static sw_sock *dial_resumed(rig *g, const char *who)
+{
+    sw_sock *s;
+    sw_dial_params dp = {.endpoint = "shard1", .identity = who};
+    assert_int_equal(sw_dial(g->net, &s, &dp, NULL), 0);
+    return s;
+}
+
 /* A checkpoint ordered at the shard's version; a restore of it from a later version goes on at
  * the version the server says, counting the lost push as zero and ignoring its slice; a shard
  * resumed from the file keeps workers' messages until its RESTORE, and answers them after. */
@@ -121,16 +142,9 @@ static void checkpoints_restores_and_a_resume(void **state)
     assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 13);
 
     /* A shard resumed from the file: it waits for a RESTORE, keeping a worker's pull. */
-    sw_shard *again;
     sw_shard_result r;
-    sw_shard_params p = {.bind = "shard1", .checkpoint = ckpt_path, .resume = true};
-    assert_int_equal(sw_shard_new(&again, g->net, &p, &r, NULL), 0);
-    assert_int_equal(sw_loop_add(g->loop, sw_shard_agent(again), NULL), 0);
-    sw_sock *server, *w0;
-    sw_dial_params dp = {.endpoint = "shard1", .identity = "server2"};
-    assert_int_equal(sw_dial(g->net, &server, &dp, NULL), 0);
-    dp.identity = "w0";
-    assert_int_equal(sw_dial(g->net, &w0, &dp, NULL), 0);
+    sw_shard *again = resume_shard(g, &r);
+    sw_sock *server = dial_resumed(g, "server2"), *w0 = dial_resumed(g, "w0");
     uint8_t tok[8];
     sw_put_u64(tok, 100);
     send_raw(w0, SW_MSG_SHARD_PULL, 0, 0, 13, tok, 8);
@@ -176,12 +190,8 @@ static void a_resume_falls_back_to_the_previous_checkpoint(void **state)
     fseek(f, 60, SEEK_SET);
     fputc('!', f);
     fclose(f);
-    sw_shard *again;
     sw_shard_result r;
-    char err[SW_ERR_LEN];
-    sw_shard_params p = {.bind = "shard1", .checkpoint = ckpt_path, .resume = true};
-    assert_int_equal(sw_shard_new(&again, g->net, &p, &r, err), 0);
-    assert_int_equal(sw_loop_add(g->loop, sw_shard_agent(again), NULL), 0);
+    sw_shard *again = resume_shard(g, &r);
     sw_sock *server;
     assert_int_equal(sw_dial(g->net, &server, &(sw_dial_params){.endpoint = "shard1"}, NULL), 0);
     send_raw(server, SW_MSG_SHARD_PING, SW_NO_WORKER, 0, 0, (uint8_t[]){9, 0, 0, 0, 0, 0, 0, 0}, 8);
@@ -201,7 +211,9 @@ static void a_resume_falls_back_to_the_previous_checkpoint(void **state)
     sw_sock_close(stranger);
     sw_sock_close(server);
     sw_shard_end(again);
-    p.checkpoint = "/nonexistent/slice.ckpt";
+    char err[SW_ERR_LEN];
+    sw_shard_params p = {.bind = "shard1", .checkpoint = "/nonexistent/slice.ckpt",
+                         .resume = true};
     assert_int_not_equal(sw_shard_new(&again, g->net, &p, &r, err), 0);
     assert_non_null(strstr(err, "slice.ckpt"));
 }
@@ -319,16 +331,9 @@ static void a_resumed_shard_outlives_another_runs_server(void **state)
     send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 7, NULL, 0);
     settle(g);
     assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 7);
-    sw_shard *again;
     sw_shard_result r;
-    sw_shard_params p = {.bind = "shard1", .checkpoint = ckpt_path, .resume = true};
-    assert_int_equal(sw_shard_new(&again, g->net, &p, &r, NULL), 0);
-    assert_int_equal(sw_loop_add(g->loop, sw_shard_agent(again), NULL), 0);
-    sw_sock *other, *own;
-    sw_dial_params dp = {.endpoint = "shard1", .identity = "other"};
-    assert_int_equal(sw_dial(g->net, &other, &dp, NULL), 0);
-    dp.identity = "own";
-    assert_int_equal(sw_dial(g->net, &own, &dp, NULL), 0);
+    sw_shard *again = resume_shard(g, &r);
+    sw_sock *other = dial_resumed(g, "other"), *own = dial_resumed(g, "own");
     send_raw(other, SW_MSG_SHARD_PING, SW_NO_WORKER, 0, 0, (uint8_t[]){8, 0, 0, 0, 0, 0, 0, 0}, 8);
     restore(other, 8, 7, 12, 1);
     send_raw(other, SW_MSG_SHARD_MEMBER, SW_NO_WORKER, SW_FLAG_DONE, 0, "x", 1);
