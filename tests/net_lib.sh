@@ -135,6 +135,13 @@ expect_shards() { # description [strangers]: every shard ended with the run, at 
   done
 }
 
+expect_shard_failed() { # j description: shard j ends (killed after 10 s) with status 1, the
+  # run failed; OUT = what it said on stderr
+  wait_for 10 sh -c "! kill -0 ${SHPIDS[$1]}" || kill -9 "${SHPIDS[$1]}"
+  expect_exit "${SHPIDS[$1]}" "$2" 1
+  OUT=$(cat "$TMP/shard$1.err")
+}
+
 kill_shard() { # j: SIGKILLs shard j and reaps it
   kill -9 "${SHPIDS[$1]}"
   wait "${SHPIDS[$1]}" 2>/dev/null

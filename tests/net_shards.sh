@@ -65,9 +65,7 @@ start_shards 1 --max-frame 65536
 start_server asp --model mlp:h=1,u=256
 expect_server_fails "a shard whose --max-frame is below what the run sends" 1
 expect_output "(--max-frame), and its slice of 13570 floats needs" "says what the shard needs"
-wait_for 10 sh -c "! kill -0 ${SHPIDS[0]}" || kill -9 "${SHPIDS[0]}"
-expect_exit "${SHPIDS[0]}" "the shard that refused its run fails with it" 1
-OUT=$(cat "$TMP/shard0.err")
+expect_shard_failed 0 "the shard that refused its run fails with it"
 expect_output "the run failed: shard 0 (" "the shard says the run failed"
 expect_output "(--max-frame), and its slice of 13570 floats needs" "and why"
 WPIDS=()

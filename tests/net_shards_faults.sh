@@ -123,9 +123,7 @@ kill_shard 1
 SHPIDS[1]=$!
 expect_server_fails "a shard started again afresh" 1
 expect_output "refused the server's order: this shard holds no run" "the server says why"
-wait_for 10 sh -c "! kill -0 ${SHPIDS[1]}" || kill -9 "${SHPIDS[1]}"
-expect_exit "${SHPIDS[1]}" "the shard started afresh ends with the run" 1
-OUT=$(cat "$TMP/shard1.err")
+expect_shard_failed 1 "the shard started afresh ends with the run"
 expect_output "the run failed: shard 1 (" "with the server's reason"
 kill -9 "${WPIDS[@]}" "${SHPIDS[0]}" 2>/dev/null
 wait "${WPIDS[@]}" "${SHPIDS[0]}" 2>/dev/null
@@ -240,9 +238,7 @@ wait_status 15 'workers live 1'
 kill -9 "$SPID"
 wait "$SPID" 2>/dev/null
 for j in 0 1; do
-  wait_for 10 sh -c "! kill -0 ${SHPIDS[$j]}" || kill -9 "${SHPIDS[$j]}"
-  expect_exit "${SHPIDS[$j]}" "shard $j of a dead server's run ends" 1
-  OUT=$(cat "$TMP/shard$j.err")
+  expect_shard_failed "$j" "shard $j of a dead server's run ends"
   expect_output "silent for 1 s (--server-timeout), and the run keeps no checkpoints" \
     "shard $j says why, and that nothing can resume the run"
 done
@@ -279,8 +275,7 @@ start_server asp --checkpoint "$TMP/nock.ckpt" --checksum off # the end comes un
 expect_server_fails "a checkpointed run on a shard without --checkpoint" 1
 expect_output "start this shard with --checkpoint FILE" "says what the shard needs"
 expect_no_output "target reached" "before any training"
-wait_for 10 sh -c "! kill -0 ${SHPIDS[0]}" || kill -9 "${SHPIDS[0]}"
-expect_exit "${SHPIDS[0]}" "the shard fails with the run" 1
+expect_shard_failed 0 "the shard fails with the run"
 
 # A shard started again before it took the RESTORE that another's return began (stopped while
 # it came, then killed): it awaits a restore, and gets one, as does every shard again; the run
