@@ -146,8 +146,7 @@ void sw__shard_refuse_run(shard *h, const from *f, const sw_msg *m, const char *
 
 bool sw__shard_is_server(const shard *h, const from *f)
 {
-    return h->configured && f->route_len == h->server_len &&
-           !memcmp(f->route, h->server, f->route_len);
+    return h->configured && same_route(h->server, h->server_len, f);
 }
 
 /* A worker's message: a member's id and its token, read from the payload's first 8 bytes. */
