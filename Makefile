@@ -1,6 +1,7 @@
 # The two commands of the README, and a few more for developers.
 #   make run             install what is missing, build, run the main job
-#   make test            build and run every test (SANITIZE=1: under ASan+UBSan)
+#   make test            build and run every test (SANITIZE=1: under ASan+UBSan; TEST_JOBS=N
+#                        tests at once, one more than the cores by default)
 #   make soak            every policy's promise on thousands of random scenarios
 #                        (SCENARIOS=5000, SEED=a new one each time; a failure prints its command)
 #   make bench           run the benchmarks (installs the peers they compare against)
