@@ -168,6 +168,15 @@ bool sw__server_push_allowed(server *s, const peer *from, const sw_msg *m)
         sw__server_refuse(s, from, m->worker, 0, "gradient of a version the server never had");
         return false;
     }
+    uint64_t newest = s->conns[m->worker].pushed_version;
+    if (m->version < newest) {
+        char why[128];
+        snprintf(why, sizeof why, "gradient of version %llu after one of version %llu: a "
+                 "worker's parameters never go back", (unsigned long long)m->version,
+                 (unsigned long long)newest);
+        sw__server_refuse(s, from, m->worker, 0, why);
+        return false;
+    }
     return true;
 }
 
@@ -178,6 +187,7 @@ void sw__server_accept_push(server *s, const peer *from, const sw_msg *m, const 
 {
     conn *c = &s->conns[m->worker];
     c->wants_model = (m->flags & SW_FLAG_WANT_MODEL) != 0;
+    c->pushed_version = m->version;
     s->r->pushes++;
     sw_engine_result res;
     double now = sw__server_now(s);

@@ -33,6 +33,9 @@ typedef struct conn {
      * the connection to send its slices by (SHARD_SEND). */
     bool routed;
     uint64_t token; /* this membership's, from WELCOME: a worker's heartbeats carry it */
+    /* The newest version its pushes were computed at: a worker's parameters never go back (but
+     * to a restore's version), so an older push is refused before the engine counts it. */
+    uint64_t pushed_version;
     char name[65];    /* the --name it joined with */
     char address[48]; /* where it joined from */
 } conn;

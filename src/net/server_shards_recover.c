@@ -333,8 +333,11 @@ static void restore(server *s, uint32_t j, uint64_t newest, const char *cause)
     h->restoring = sw_shard_set_all(h->n);
     h->restore_sent = sw__server_now(s);
     h->gathering = h->have_theta = false; /* what was or is being gathered predates it */
-    for (uint32_t w = 0; w < s->slots; w++)
+    for (uint32_t w = 0; w < s->slots; w++) {
         s->conns[w].routed = false; /* the resumed shard knows no worker's connection */
+        if (s->conns[w].pushed_version > from) /* its pulls may now bring that version */
+            s->conns[w].pushed_version = from;
+    }
     uint64_t V = sw_engine_version(s->engine);
     /* a second restore to the same checkpoint undoes only the applies since the first */
     uint64_t lost = V - (h->restored_at > from ? h->restored_at : from);

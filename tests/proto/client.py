@@ -285,6 +285,10 @@ def hostile_cases(h):
             t, wid=w.wid, flags=F_WANT_MODEL if t == PUSH_SPARSE else 0, ver=w.version,
             payload=p), known))
     cases += [
+        # "no older than the version of that worker's push before it": by now the honest worker
+        # has pushed at versions above 0 (each case ends with its push and release)
+        ("push-version-older-than-its-last", "worker", lambda: h.push_frame(ver=0),
+         lambda m: (known(m), says("never go back")(m))),
         # "A push must come from the socket that joined under that id"
         ("push-with-worker's-id", "stranger", lambda: h.push_frame(), any_error),
         # "a stranger naming a worker's id keeps nothing alive and makes nobody leave"
@@ -610,6 +614,7 @@ def main():
                    ("5 shards/push-slices-release", check_shard_push),
                    ("5 shards/refusals", check_shard_hostile),
                    ("5 shards/repeated-sequence-number", check_shard_repeat_seq),
+                   ("5 shards/push-older-than-its-last", check_shard_push_older),
                    ("5 shards/server-refuses-dense-push-pull", check_shard_server_refuses_dense),
                    ("5 shards/status-and-leave", check_shard_status_leave)), env)
 

@@ -183,6 +183,23 @@ def check_shard_repeat_seq(env):
     w.conn.silent(0.3)
 
 
+def check_shard_push_older(env):
+    # "no older than that of the worker's push before it": the shards hold the slices of a push
+    # at version 0 after pushes at later versions; the server refuses it (ERROR to the worker,
+    # not UNKNOWN) and the shards forget it
+    sw = env.sw
+    w = sw.w
+    need(w.version >= 2, "the worker has not pushed past version 0 (version %d)" % w.version)
+    sw.seq += 1
+    for conn, (lo, hi) in zip(sw.conns, sw.ranges()):
+        conn.send(SHARD_PUSH, wid=w.wid, flags=F_WANT_MODEL, ver=0,
+                  payload=sw.push_payload(sw.seq, [0.0] * (hi - lo)))
+    m = w.conn.expect(ERROR, what="(a sharded push older than the worker's last)")
+    need(not m.flags & F_UNKNOWN and "never go back" in m.text(),
+         "the refusal of an older push: %r %r" % (m, m.text()))
+    sw.push_all(sw.w.zeros())                                       # still served
+
+
 def check_shard_server_refuses_dense(env):
     # "A push is a SHARD_PUSH of each slice to its shard ..., nothing to the server"
     w = env.sw.w
