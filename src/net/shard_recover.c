@@ -226,8 +226,9 @@ int sw__shard_resume(shard *h, char *err)
     if (rc)
         return rc;
     h->awaiting = true;
-    sw_log(SW_LOG_INFO, "shard %u of %u resumed at version %llu: waiting for its server to "
-           "restore the run", h->index, h->table.n_shards, (unsigned long long)h->version);
+    sw_log(SW_LOG_INFO, "shard %u of %u resumed run %llu at version %llu: waiting for its "
+           "server to restore the run", h->index, h->table.n_shards, (unsigned long long)h->run,
+           (unsigned long long)h->version);
     return 0;
 }
 
@@ -307,16 +308,18 @@ void sw__shard_on_restore(shard *h, const from *f, const sw_msg *m)
         sw__shard_refuse(h, f, m, "a malformed restore");
         return;
     }
-    if (sw_get_u64(m->payload) != h->run) {
-        snprintf(err, sizeof err, "a restore of another run: this shard holds run %llu (its "
-                 "--checkpoint file's), the server's record names run %llu; give each shard "
-                 "the checkpoint file its run saved", (unsigned long long)h->run,
-                 (unsigned long long)sw_get_u64(m->payload));
-        sw__shard_refuse_run(h, f, m, err);
-        return;
-    }
     if (!h->p->checkpoint) {
         sw__shard_refuse(h, f, m, "this shard keeps no checkpoint to restore (--checkpoint)");
+        return;
+    }
+    if (sw_get_u64(m->payload) != h->run) {
+        /* Not this shard's run id: only its run's server and its shards' files know it, and a
+         * stranger who learnt it could restore and overwrite the slice. Its log names it. */
+        snprintf(err, sizeof err, "a restore of another run: the server's record names run "
+                 "%llu, this shard's --checkpoint file holds another (the shard's log names "
+                 "it); give each shard the checkpoint file its run saved",
+                 (unsigned long long)sw_get_u64(m->payload));
+        sw__shard_refuse_run(h, f, m, err);
         return;
     }
     uint64_t from_version = sw_get_u64(m->payload + 8);
