@@ -429,7 +429,7 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
                            .curve_operators = p->curve_key,
                            .max_frame = p->max_frame    ? p->max_frame
                                         : h->configured ? sw_msg_size(sw__shard_run_payload(h))
-                                                        : 0};
+                                                        : sw_msg_size(SW_PROTO_MAX_PAYLOAD)};
     if (!rc)
         rc = sw_listen(net, &h->sock, &lp, err);
     if (!rc && p->endpoint_file)

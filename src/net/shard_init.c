@@ -61,7 +61,14 @@ int sw__shard_configure(shard *h, const char *text, char *err)
     h->index = (uint32_t)index;
     h->slots = (uint32_t)slots;
     h->len = sw_chunk_slice_len(&h->table, h->index);
+    /* Before any allocation: an INIT is the first message anyone may send a fresh shard. */
     uint64_t need = sw_msg_size(sw__shard_run_payload(h));
+    uint64_t protocol = sw_msg_size(SW_PROTO_MAX_PAYLOAD);
+    if (need > protocol)
+        return sw_fail(err, SW_EINVAL,
+                       "this shard's slice of %zu floats needs frames of %llu bytes, over the "
+                       "protocol's 2 GiB: cut the parameters over more shards", h->len,
+                       (unsigned long long)need);
     if (h->p->max_frame && need > h->p->max_frame)
         return sw_fail(err, SW_EINVAL,
                        "this shard reads frames of at most %llu bytes (--max-frame), and its "

@@ -486,6 +486,19 @@ static void too_many_apply_threads_are_refused(void **state)
     assert_string_equal(text, SW_SHARD_PART_MIN_TEXT);
 }
 
+/* An INIT is the first message anyone may send a fresh shard: one whose slice would need
+ * frames over the protocol's 2 GiB is refused before the shard allocates the slice (without
+ * --max-frame, a 150-byte INIT once made a shard take gigabytes). */
+static void an_init_past_the_protocols_frames_is_refused(void **state)
+{
+    rig *g = *state;
+    const char *init = "run=9\nshard=0\nshards=1\nparams=300000000\nslots=2\nchunk=1048576\n"
+                       "first=0\n";
+    send_raw(g->stranger, SW_MSG_SHARD_INIT, SW_NO_WORKER, 0, 7, init, strlen(init));
+    expect_refused(g, g->stranger, "over the protocol's 2 GiB");
+    start_run(g, (float[LEN]){0}); /* the run's own INIT is still taken */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -503,6 +516,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(hostile_messages_are_refused_and_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(reports_and_orders_travel_in_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_batches_are_refused_and_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(an_init_past_the_protocols_frames_is_refused, setup,
+                                        teardown),
         cmocka_unit_test(too_many_apply_threads_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
