@@ -105,7 +105,8 @@ static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
         return NULL;
     }
     if (seq < h->next_seq[m->worker] || seq == UINT64_MAX) { /* MAX: next would wrap */
-        sw__shard_refuse(h, f, m, "a push's sequence number gone back");
+        sw__shard_refuse(h, f, m, seq == UINT64_MAX ? "a push's sequence number at its limit"
+                                                    : "a push's sequence number gone back");
         return NULL;
     }
     held *e = find(h, m->worker, token, seq) ? NULL : free_entry(h);
@@ -290,8 +291,12 @@ static void stepped(shard *h, const from *f, const sw_msg *order, const double n
  * the --apply-threads in parts (shard_step.c). */
 void sw__shard_on_apply(shard *h, const from *f, const sw_msg *m)
 {
-    if (!sw__shard_is_server(h, f) || !h->ready || m->payload_len < 8) {
+    if (!sw__shard_is_server(h, f) || !h->ready) {
         sw__shard_refuse_order(h, f, m, "only the server orders applies");
+        return;
+    }
+    if (m->payload_len < 8) {
+        sw__shard_refuse_order(h, f, m, "an apply order too short for its learning rate and count");
         return;
     }
     float lr = sw_get_f32(m->payload);

@@ -1,6 +1,7 @@
 /* A shard's run (shard_internal.h): the configuration INIT gives (or a checkpoint kept), a
  * restarted server's INIT of the same run taken again, and SET, the run's first θ. */
 #define _POSIX_C_SOURCE 200809L
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,28 +24,40 @@ uint64_t sw__shard_run_payload(const shard *h)
     return (push > apply ? push : apply) + SW_BATCH_BYTES;
 }
 
+/* Lines that may be absent: wd a finite number at least 0 (into *wd), checksum "on" or "off",
+ * checkpoints "on"; a value of a later protocol is refused, not read as another. */
+static bool known_values(const char *text, double *wd)
+{
+    bool checksum = sw__text_is(text, "checksum", "on") || sw__text_is(text, "checksum", "off");
+    return (!sw__text_value(text, "wd") || (!sw__text_real(text, "wd", wd) && *wd <= FLT_MAX)) &&
+           (!sw__text_value(text, "checksum") || checksum) &&
+           (!sw__text_value(text, "checkpoints") || sw__text_is(text, "checkpoints", "on"));
+}
+
 /* The run INIT describes (or a checkpoint kept): the table, the optimizer, the slice's room. */
 int sw__shard_configure(shard *h, const char *text, char *err)
 {
     /* The link's choice first: a shard that refuses this run still reads the orders that follow
      * (the run's end) as the run sends them. */
-    const char *checksum = sw__text_value(text, "checksum");
-    h->unchecked = checksum && !strncmp(checksum, "off", 3);
+    h->unchecked = sw__text_is(text, "checksum", "off");
     unsigned long long index, shards, params, slots, run;
     if (sw__text_number(text, "shard", &index) || sw__text_number(text, "shards", &shards) ||
         sw__text_number(text, "params", &params) || sw__text_number(text, "slots", &slots) ||
         sw__text_number(text, "run", &run) || index >= shards || !slots || slots > (1u << 16) ||
         shards > SW_SHARDS_MAX)
         return sw_fail(err, SW_EFORMAT, "an incomplete or impossible shard configuration");
+    double wd = 0;
+    if (!known_values(text, &wd))
+        return sw_fail(err, SW_EFORMAT, "a shard configuration whose wd, checksum or checkpoints "
+                       "is none the protocol knows");
     if (strlen(text) >= sizeof h->config)
         return sw_fail(err, SW_EFORMAT, "a shard configuration of over %zu bytes",
                        sizeof h->config - 1);
     int rc = sw_chunk_table_parse(&h->table, text, (size_t)params, (uint32_t)shards, err);
     if (rc)
         return rc;
-    const char *opt = sw__text_value(text, "optimizer"), *wd = sw__text_value(text, "wd"),
-               *checkpoints = sw__text_value(text, "checkpoints");
-    h->checkpointed = checkpoints && !strncmp(checkpoints, "on", 2);
+    const char *opt = sw__text_value(text, "optimizer");
+    h->checkpointed = sw__text_is(text, "checkpoints", "on");
     if (h->checkpointed && !h->p->checkpoint)
         return sw_fail(err, SW_EINVAL,
                        "the server checkpoints this run (--checkpoint), and so must every "
@@ -57,7 +70,7 @@ int sw__shard_configure(shard *h, const char *text, char *err)
         return rc;
     snprintf(h->config, sizeof h->config, "%s", text);
     h->run = run;
-    h->wd = wd ? strtof(wd, NULL) : 0;
+    h->wd = (float)wd;
     h->index = (uint32_t)index;
     h->slots = (uint32_t)slots;
     h->len = sw_chunk_slice_len(&h->table, h->index);

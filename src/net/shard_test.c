@@ -488,14 +488,30 @@ static void too_many_apply_threads_are_refused(void **state)
 
 /* An INIT is the first message anyone may send a fresh shard: one whose slice would need
  * frames over the protocol's 2 GiB is refused before the shard allocates the slice (without
- * --max-frame, a 150-byte INIT once made a shard take gigabytes). */
-static void an_init_past_the_protocols_frames_is_refused(void **state)
+ * --max-frame, a 150-byte INIT once made a shard take gigabytes), and so is one whose values
+ * the protocol does not know (a NaN weight decay would make every weight NaN). */
+static void impossible_inits_are_refused(void **state)
 {
     rig *g = *state;
-    const char *init = "run=9\nshard=0\nshards=1\nparams=300000000\nslots=2\nchunk=1048576\n"
-                       "first=0\n";
-    send_raw(g->stranger, SW_MSG_SHARD_INIT, SW_NO_WORKER, 0, 7, init, strlen(init));
-    expect_refused(g, g->stranger, "over the protocol's 2 GiB");
+    const char *run = "run=9\nshard=0\nshards=1\nslots=2\nchunk=1048576\nfirst=0\n";
+    const struct {
+        const char *extra, *why;
+    } cases[] = {
+        {"params=300000000\n", "over the protocol's 2 GiB"},
+        {"params=99999999999999999999999\n", "impossible"},
+        {"params=10\nwd=nan\n", "wd, checksum"},
+        {"params=10\nwd=-1\n", "wd, checksum"},
+        {"params=10\nwd=1e39\n", "wd, checksum"},
+        {"params=10\nchecksum=maybe\n", "wd, checksum"},
+        {"params=10\nchecksum=offline\n", "wd, checksum"},
+        {"params=10\ncheckpoints=yes\n", "wd, checksum"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char init[256];
+        snprintf(init, sizeof init, "%s%s", run, cases[i].extra);
+        send_raw(g->stranger, SW_MSG_SHARD_INIT, SW_NO_WORKER, 0, 7, init, strlen(init));
+        expect_refused(g, g->stranger, cases[i].why);
+    }
     start_run(g, (float[LEN]){0}); /* the run's own INIT is still taken */
 }
 
@@ -516,8 +532,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(hostile_messages_are_refused_and_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(reports_and_orders_travel_in_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(hostile_batches_are_refused_and_counted, setup, teardown),
-        cmocka_unit_test_setup_teardown(an_init_past_the_protocols_frames_is_refused, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(impossible_inits_are_refused, setup, teardown),
         cmocka_unit_test(too_many_apply_threads_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
