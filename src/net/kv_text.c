@@ -32,10 +32,10 @@ int sw__text_real(const char *text, const char *key, double *v)
 {
     const char *at = sw__text_value(text, key);
     char *end;
-    if (!at || *at < '0' || *at > '9') /* no sign, no "nan" or "inf" */
+    if (!at)
         return -1;
     *v = strtod(at, &end);
-    return (*end && *end != '\n') || !isfinite(*v) ? -1 : 0;
+    return end == at || (*end && *end != '\n') || !isfinite(*v) ? -1 : 0;
 }
 
 bool sw__text_is(const char *text, const char *key, const char *want)

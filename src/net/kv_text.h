@@ -11,8 +11,8 @@
 const char *sw__text_value(const char *text, const char *key);
 /* The whole decimal number on line "key=N" of text into *v: 0, or -1 when there is none. */
 int sw__text_number(const char *text, const char *key, unsigned long long *v);
-/* The whole finite decimal number, at least 0, on line "key=X" of text into *v: 0, or -1 when
- * there is none. */
+/* The whole finite decimal number on line "key=X" of text into *v: 0, or -1 when there is
+ * none. */
 int sw__text_real(const char *text, const char *key, double *v);
 /* Whether line "key=..." of text says exactly `want`. */
 bool sw__text_is(const char *text, const char *key, const char *want);

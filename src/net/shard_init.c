@@ -29,7 +29,8 @@ uint64_t sw__shard_run_payload(const shard *h)
 static bool known_values(const char *text, double *wd)
 {
     bool checksum = sw__text_is(text, "checksum", "on") || sw__text_is(text, "checksum", "off");
-    return (!sw__text_value(text, "wd") || (!sw__text_real(text, "wd", wd) && *wd <= FLT_MAX)) &&
+    return (!sw__text_value(text, "wd") ||
+            (!sw__text_real(text, "wd", wd) && *wd >= 0 && *wd <= FLT_MAX)) && /* -0 is 0 */
            (!sw__text_value(text, "checksum") || checksum) &&
            (!sw__text_value(text, "checkpoints") || sw__text_is(text, "checkpoints", "on"));
 }
@@ -74,14 +75,13 @@ int sw__shard_configure(shard *h, const char *text, char *err)
     h->index = (uint32_t)index;
     h->slots = (uint32_t)slots;
     h->len = sw_chunk_slice_len(&h->table, h->index);
-    /* Before any allocation: an INIT is the first message anyone may send a fresh shard. */
-    uint64_t need = sw_msg_size(sw__shard_run_payload(h));
-    uint64_t protocol = sw_msg_size(SW_PROTO_MAX_PAYLOAD);
-    if (need > protocol)
+    /* Before any allocation (an INIT is the first message anyone may send a fresh shard), and
+     * before any arithmetic on the length: a slice whose dense push cannot travel. */
+    if (h->len > (SW_PROTO_MAX_PAYLOAD - SW_BATCH_BYTES) / 4)
         return sw_fail(err, SW_EINVAL,
-                       "this shard's slice of %zu floats needs frames of %llu bytes, over the "
-                       "protocol's 2 GiB: cut the parameters over more shards", h->len,
-                       (unsigned long long)need);
+                       "this shard's slice of %zu floats is over the protocol's 2 GiB frames: "
+                       "cut the parameters over more shards", h->len);
+    uint64_t need = sw_msg_size(sw__shard_run_payload(h));
     if (h->p->max_frame && need > h->p->max_frame)
         return sw_fail(err, SW_EINVAL,
                        "this shard reads frames of at most %llu bytes (--max-frame), and its "

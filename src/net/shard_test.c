@@ -493,26 +493,37 @@ static void too_many_apply_threads_are_refused(void **state)
 static void impossible_inits_are_refused(void **state)
 {
     rig *g = *state;
-    const char *run = "run=9\nshard=0\nshards=1\nslots=2\nchunk=1048576\nfirst=0\n";
+    const char *run = "run=9\nshard=0\nshards=1\nslots=2\n";
+    const char *small = "params=10\nchunk=5\nfirst=0\n";
     const struct {
-        const char *extra, *why;
+        const char *table, *extra, *why;
     } cases[] = {
-        {"params=300000000\n", "over the protocol's 2 GiB"},
-        {"params=99999999999999999999999\n", "impossible"},
-        {"params=10\nwd=nan\n", "wd, checksum"},
-        {"params=10\nwd=-1\n", "wd, checksum"},
-        {"params=10\nwd=1e39\n", "wd, checksum"},
-        {"params=10\nchecksum=maybe\n", "wd, checksum"},
-        {"params=10\nchecksum=offline\n", "wd, checksum"},
-        {"params=10\ncheckpoints=yes\n", "wd, checksum"},
+        {"params=600000000\nchunk=1048576\nfirst=0\n", "", "over the protocol's 2 GiB"},
+        /* 2^62 floats: 8 bytes each would wrap to a small size */
+        {"params=4611686018427387904\nchunk=2147483648\nfirst=0\n", "", "over the protocol's"},
+        {"params=99999999999999999999999\nchunk=5\nfirst=0\n", "", "impossible"},
+        {small, "wd=nan\n", "wd, checksum"},
+        {small, "wd=-1\n", "wd, checksum"},
+        {small, "wd=1e39\n", "wd, checksum"},
+        {small, "wd=\n", "wd, checksum"},
+        {small, "checksum=maybe\n", "wd, checksum"},
+        {small, "checksum=offline\n", "wd, checksum"},
+        {small, "checkpoints=yes\n", "wd, checksum"},
     };
+    char init[256];
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char init[256];
-        snprintf(init, sizeof init, "%s%s", run, cases[i].extra);
+        snprintf(init, sizeof init, "%s%s%s", run, cases[i].table, cases[i].extra);
         send_raw(g->stranger, SW_MSG_SHARD_INIT, SW_NO_WORKER, 0, 7, init, strlen(init));
         expect_refused(g, g->stranger, cases[i].why);
     }
-    start_run(g, (float[LEN]){0}); /* the run's own INIT is still taken */
+    /* the run's own INIT is still taken, with a decay of -0 as a server prints `--wd -0` */
+    snprintf(init, sizeof init, "%s%swd=-0\nchecksum=on\n", run, small);
+    send_raw(g->server, SW_MSG_SHARD_INIT, SW_NO_WORKER, 0, 7, init, strlen(init));
+    settle(g);
+    sw_msg m;
+    sw_frame *f;
+    assert_false(next(g->server, &m, &f));
+    assert_int_equal(g->r.refused, sizeof cases / sizeof *cases);
 }
 
 int main(void)
