@@ -364,4 +364,20 @@ expect_status 2 "rl train --out a directory" -- timeout 20 "$SW" rl train --pre-
   --episodes 2 --models mlp:h=0 --max-pushes 300 --out "$TMP/outdir"
 expect_output "is a directory" "refused before pre-training"
 
+# An IDX set whose test images have another shape than the training images, though as many
+# pixels (14x56 beside 28x28): refused, as a convolution would read them as 28x28.
+be32() { printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 >> 24 & 255)) $(($1 >> 16 & 255)) \
+  $(($1 >> 8 & 255)) $(($1 & 255)))"; }
+idx_set() { # NAME N ROWS COLS: images (all zero) and labels (all 0) of N examples
+  { printf '\x00\x00\x08\x03'; be32 "$2"; be32 "$3"; be32 "$4"; head -c $(($2 * $3 * $4)) /dev/zero
+  } > "$TMP/shapes/$1-images-idx3-ubyte"
+  { printf '\x00\x00\x08\x01'; be32 "$2"; head -c "$2" /dev/zero; } > "$TMP/shapes/$1-labels-idx1-ubyte"
+}
+mkdir -p "$TMP/shapes"
+idx_set train 20 28 28
+idx_set t10k 10 14 56
+expect_status 1 "IDX test images of another shape" -- "$SW" train --data "idx:dir=$TMP/shapes" \
+  --model softmax --epochs 1 --out "$TMP/shapes.ckpt"
+expect_output "test images are 14x56, training images 28x28" "says both shapes"
+
 finish

@@ -37,7 +37,8 @@ static int load_idx_dir(const char *dir, uint32_t classes, sw_dataset **train, s
     idx_path(lab, sizeof lab, dir, "t10k-labels-idx1-ubyte");
     if ((rc = sw_idx_read(test, img, lab, classes, err)))
         return rc;
-    if ((*test)->dim != (*train)->dim)
+    /* the shape, not only the pixel count: a convolution reads the rows as the training set's */
+    if (memcmp((*test)->shape, (*train)->shape, sizeof (*train)->shape))
         return sw_fail(err, SW_EMISMATCH, "%s: test images are %ux%u, training images %ux%u", dir,
                        (*test)->shape[0], (*test)->shape[1], (*train)->shape[0],
                        (*train)->shape[1]);
