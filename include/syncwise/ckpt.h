@@ -51,9 +51,13 @@
 /* A shard keeps its run's configuration there, chunk table included (up to SW_SHARDS_MAX). */
 #define SW_CKPT_NOTE_LEN 4096
 
+/* The largest version a checkpoint may hold: a run's log writes versions as JSON numbers, whole
+ * to a double only up to 2^53, and no run makes more applies. A larger one is damage. */
+#define SW_CKPT_MAX_VERSION ((uint64_t)1 << 53)
+
 typedef struct sw_ckpt {
     sw_model_desc desc;
-    uint64_t model_version;
+    uint64_t model_version; /* at most SW_CKPT_MAX_VERSION */
     uint64_t seed;
     char data_spec[SW_CKPT_DATA_SPEC_LEN]; /* may be empty */
     char note[SW_CKPT_NOTE_LEN];           /* may be empty */

@@ -125,6 +125,10 @@ static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, 
     for (int i = 0; i < 3; i++)
         c->desc.in_shape[i] = sw_get_u32(b + 16 + 4 * i);
     c->model_version = sw_get_u64(b + 28);
+    if (c->model_version > SW_CKPT_MAX_VERSION)
+        return sw_fail(err, SW_EFORMAT, "%s: byte 28: model version %llu, over 2^53, which no "
+                       "run reaches: the file is corrupt", path,
+                       (unsigned long long)c->model_version);
     c->seed = sw_get_u64(b + 36);
     uint64_t p = sw_get_u64(b + 44);
     *off = FIXED_BYTES;

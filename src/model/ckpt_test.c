@@ -124,6 +124,18 @@ static void damaged_files_are_refused(void **state)
     sw_put_u32(b + 52, 500); /* spec length beyond the limit */
     reseal(b, n);
     expect_refused(b, n, SW_EFORMAT, "model spec length");
+    memcpy(b, good, n);
+    sw_put_u64(b + 28, SW_CKPT_MAX_VERSION + 1); /* a version no run reaches (2^64 - 1 wrapped) */
+    reseal(b, n);
+    expect_refused(b, n, SW_EFORMAT, "over 2^53");
+    sw_put_u64(b + 28, SW_CKPT_MAX_VERSION); /* the last a log can write */
+    reseal(b, n);
+    const char *edge = sw_test_path("edge.ckpt");
+    sw_test_write(edge, b, n);
+    sw_ckpt d;
+    assert_int_equal(sw_ckpt_load(edge, &d, NULL), 0);
+    assert_true(d.model_version == SW_CKPT_MAX_VERSION);
+    sw_ckpt_free(&d);
 }
 
 /* Momentum's state comes back bit for bit; a version-1 file (no optimizer section) still reads,

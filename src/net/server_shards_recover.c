@@ -10,6 +10,7 @@
 #include "kv_text.h"
 #include "server_internal.h"
 #include "syncwise/bytes.h"
+#include "syncwise/ckpt.h"
 #include "syncwise/file.h"
 #include "syncwise/log.h"
 
@@ -177,6 +178,9 @@ int sw__shards_read_record(server *s, uint64_t *version, char *err)
         return sw_fail(err, SW_ECHECKSUM, "%s: the record of the shards' checkpoints %s",
                        s->p->checkpoint,
                        crc ? "fails its checksum (damaged or edited)" : "has no checksum line");
+    if (v > SW_CKPT_MAX_VERSION)
+        return sw_fail(err, SW_EFORMAT, "%s records version %llu, over 2^53, which no run "
+                       "reaches: the record is damaged", s->p->checkpoint, v);
     if (n != listed)
         return sw_fail(err, SW_EMISMATCH, "%s records a run on %llu shards; --shards lists %u",
                        s->p->checkpoint, n, listed);
