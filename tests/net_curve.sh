@@ -14,6 +14,17 @@ expect_status 1 "keygen over an existing pair" -- "$SW" keygen w1
 expect_output "w1.key exists" "keygen keeps the secret a key pair already holds"
 OUT=$(stat -c %a w1.key)
 expect_output "600" "secret keys are private"
+# A pair half written is taken back (a full disk once left an empty half.key, and every retry
+# was refused as "exists"): here half.pub cannot be written, so half.key must not stay.
+mkdir half.pub
+expect_status 1 "keygen whose public half cannot be written" -- "$SW" keygen half
+expect_output "half.pub" "names the file it could not write"
+[ ! -e half.key ] || { echo "FAIL: keygen left half.key without half.pub"; failures=$((failures + 1)); }
+checks=$((checks + 1))
+rmdir half.pub
+expect_status 0 "keygen again once the disk allows it" -- "$SW" keygen half
+OUT=$(stat -c %a half.key)
+expect_output "600" "the retried secret is private too"
 cp w1.pub clients
 "$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file ep --policy asp \
   --data synthetic:task=logistic,d=20,n=5000 --model softmax --lr 0.1 --target-acc 0.85 \

@@ -16,6 +16,11 @@
  * (killed mid-write) are removed. */
 int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err);
 
+/* sw_file_write_atomic of a file only its owner may read (mode 0600 from its making: a secret
+ * key). */
+int sw_file_write_private(const char *path, const uint8_t *b, size_t n, const char *what,
+                          char *err);
+
 /* sw_file_write_atomic of one line of text (its newline added): written whole or not at all, so
  * that whoever waits for the file (an endpoint a server bound) never reads half of it. */
 int sw_file_write_line(const char *path, const char *text, const char *what, char *err);

@@ -123,15 +123,17 @@ int sw_file_remove_stale(const char *path)
     return removed;
 }
 
-/* Opens PATH.tmp.PID (its name into tmp) for writing; -1 with errno set when it cannot
- * (ENAMETOOLONG for a path too long). */
-static int open_temporary(const char *path, char tmp[4096])
+/* Makes PATH.tmp.PID (its name into tmp) anew with mode (before the umask), for writing; -1
+ * with errno set when it cannot (ENAMETOOLONG for a path too long). Made anew, not truncated:
+ * a file left there keeps its mode, which a secret must not inherit. */
+static int open_temporary(const char *path, char tmp[4096], mode_t mode)
 {
     if (snprintf(tmp, 4096, "%s.tmp.%ld", path, (long)getpid()) >= 4096) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    return open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    unlink(tmp);
+    return open(tmp, O_WRONLY | O_CREAT | O_EXCL, mode);
 }
 
 /* A whole-file write renames over its path: a device, a FIFO or a socket there would be
@@ -175,7 +177,7 @@ int sw_file_check_writable(const char *path, const char *what, char *err)
     if (exists && sw_file_in_use(path))
         return in_use(path, what, err);
     char tmp[4096];
-    int fd = open_temporary(path, tmp);
+    int fd = open_temporary(path, tmp, 0644);
     if (fd < 0)
         return sw_fail(err, SW_EIO, "%s %s: cannot write there: %s", what, path, strerror(errno));
     close(fd);
@@ -275,7 +277,8 @@ void sw_file_release(int lock_fd)
         close(lock_fd); /* the lock goes with it; the empty PATH.lock stays for the next run */
 }
 
-int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err)
+static int write_atomic(const char *path, const uint8_t *b, size_t n, mode_t mode,
+                        const char *what, char *err)
 {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
@@ -288,7 +291,7 @@ int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const cha
         return in_use(path, what, err);
     sw_file_remove_stale(path);
     char tmp[4096];
-    int fd = open_temporary(path, tmp);
+    int fd = open_temporary(path, tmp, mode);
     if (fd < 0)
         return sw_fail(err, SW_EIO, "%s: cannot write %s there: %s", path, what,
                        strerror(errno));
@@ -302,6 +305,17 @@ int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const cha
     saved = bad ? saved : errno;
     unlink(tmp);
     return sw_fail(err, SW_EIO, "%s: cannot write %s: %s", path, what, strerror(saved));
+}
+
+int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err)
+{
+    return write_atomic(path, b, n, 0644, what, err);
+}
+
+int sw_file_write_private(const char *path, const uint8_t *b, size_t n, const char *what,
+                          char *err)
+{
+    return write_atomic(path, b, n, 0600, what, err);
 }
 
 int sw_file_read_all(const char *path, size_t max, uint8_t **out, size_t *len, char *err)

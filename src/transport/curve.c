@@ -13,21 +13,11 @@
 #include <zmq.h>
 
 #include "syncwise/err.h"
+#include "syncwise/file.h"
 #include "syncwise/lines.h"
 #include "syncwise/log.h"
 
 int sw_curve_available(void) { return zmq_has("curve"); }
-
-static int write_file(const char *path, const char *text, mode_t mode, char *err)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
-    if (fd < 0)
-        return sw_fail(err, SW_EIO, "%s: cannot create: %s", path, strerror(errno));
-    size_t len = strlen(text);
-    int bad = write(fd, text, len) != (ssize_t)len;
-    bad |= close(fd) != 0;
-    return bad ? sw_fail(err, SW_EIO, "%s: write error", path) : 0;
-}
 
 int sw_curve_keygen(const char *name, char *err)
 {
@@ -43,14 +33,20 @@ int sw_curve_keygen(const char *name, char *err)
                        path);
     if (zmq_curve_keypair(pub, sec) != 0)
         return sw_fail(err, SW_EIO, "cannot make a key pair: %s", zmq_strerror(errno));
-    snprintf(path, sizeof path, "%s.key", name);
+    /* Each file written whole or not at all (a full disk left an empty NAME.key that then
+     * refused a retry as "exists"); the secret is 0600 from its making. No NAME.pub, no
+     * NAME.key: a pair half written is taken back. */
     snprintf(text, sizeof text, "public %s\nsecret %s\n", pub, sec);
-    int rc = write_file(path, text, 0600, err);
+    int rc = sw_file_write_private(path, (const uint8_t *)text, strlen(text), "key pair", err);
     if (rc)
         return rc;
-    snprintf(path, sizeof path, "%s.pub", name);
+    char pub_path[4096];
+    snprintf(pub_path, sizeof pub_path, "%s.pub", name);
     snprintf(text, sizeof text, "public %s\n", pub);
-    return write_file(path, text, 0644, err);
+    rc = sw_file_write_atomic(pub_path, (const uint8_t *)text, strlen(text), "public key", err);
+    if (rc)
+        unlink(path);
+    return rc;
 }
 
 typedef struct key_reading {
