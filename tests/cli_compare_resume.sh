@@ -157,6 +157,18 @@ expect_status 0 "its resume, one row saying it reached the target" -- "$SW" comp
   "${notarget[@]}" --resume
 expect_output "1 lines of results.csv are no row this version reads" "says so"
 expect_output "1 of the 2 runs were done" "and runs it again"
+# A row written twice over is one run; two different rows for one run are no table compare
+# wrote, and which to believe is the user's call (the last was taken silently).
+sed -n 2p "$TMP/notarget/results.csv" >> "$TMP/notarget/results.csv"
+expect_status 0 "a resume with a row written twice" -- "$SW" compare "${notarget[@]}" --resume
+expect_output "2 of the 2 runs were done" "counts it once"
+OUT=$(wc -l < "$TMP/notarget/results.csv")
+expect_output "3" "and keeps it once"
+sed -n 2p "$TMP/notarget/results.csv" | sed 's/^\("[^"]*"\),\([0-9]*\),\([01]\),[^,]*,/\1,\2,\3,0,/' \
+  >> "$TMP/notarget/results.csv"
+expect_status 1 "a resume with two different rows for one run" -- "$SW" compare \
+  "${notarget[@]}" --resume
+expect_output "lines 2 and 4 give different results for policy \"bsp\"" "names both lines"
 # One comparison a directory: a second one while it runs is refused before it writes anything.
 "$SW" compare "${slow[@]}" --jobs 1 --log-dir "$TMP/busy" -q > /dev/null 2>&1 &
 pid=$!

@@ -188,6 +188,46 @@ static int keep_row(sw__cmp_journal *j, char *line, const sw__cmp_row *facts)
     return 0;
 }
 
+static int by_run(const void *a, const void *b)
+{
+    const sw__cmp_row *x = *(const sw__cmp_row *const *)a, *y = *(const sw__cmp_row *const *)b;
+    int c = strcmp(x->policy, y->policy);
+    if (!c)
+        c = (x->seed > y->seed) - (x->seed < y->seed);
+    return c ? c : (x > y) - (x < y); /* then in the file's order */
+}
+
+/* One row a run: a row written twice over (the same text) is kept once; two rows that differ
+ * for one policy and seed are no table compare wrote (its runs are deterministic and each is
+ * written once): which to believe is the user's call, not ours to make silently. */
+static int one_row_a_run(sw__cmp_journal *j, char *err)
+{
+    const sw__cmp_row **order = malloc((j->n_old ? j->n_old : 1) * sizeof *order);
+    if (!order)
+        return sw_fail(err, SW_ENOMEM, "out of memory reading %s", j->csv);
+    for (size_t i = 0; i < j->n_old; i++)
+        order[i] = &j->facts[i];
+    qsort(order, j->n_old, sizeof *order, by_run);
+    int rc = 0;
+    for (size_t i = 1; i < j->n_old && !rc; i++) {
+        const sw__cmp_row *a = order[i - 1], *b = order[i];
+        if (strcmp(a->policy, b->policy) || a->seed != b->seed)
+            continue;
+        size_t first = (size_t)(a - j->facts), again = (size_t)(b - j->facts);
+        if (j->old[first] && j->old[again] && strcmp(j->old[first], j->old[again]))
+            rc = sw_fail(err, SW_EFORMAT,
+                         "%s: lines %zu and %zu give different results for policy \"%s\" and "
+                         "seed %" PRIu64 ": remove the one not to keep, or move the file aside "
+                         "to run them again",
+                         j->csv, a->line, b->line, a->policy, a->seed);
+        free(j->old[again]); /* the same text twice: one is enough */
+        j->old[again] = j->old[first];
+        j->old[first] = NULL; /* the later line stands for both, as when they are compared */
+    }
+    free(order);
+    return rc;
+}
+
 /* The rows a results.csv holds, after its header; a line a crash cut short is not one. */
 static int read_rows(sw__cmp_journal *j, char *err)
 {
@@ -219,13 +259,14 @@ static int read_rows(sw__cmp_journal *j, char *err)
             free(copy);
             continue;
         }
+        row.line = line + 1;
         if (!copy || keep_row(j, copy, &row)) {
             free(copy);
             rc = sw_fail(err, SW_ENOMEM, "out of memory reading %s", j->csv);
         }
     }
     free(text);
-    return rc;
+    return rc ? rc : one_row_a_run(j, err);
 }
 
 int sw__cmp_journal_start(sw__cmp_journal *j, const char *dir, const char *scenario, bool resume,
@@ -264,15 +305,14 @@ int sw__cmp_journal_start(sw__cmp_journal *j, const char *dir, const char *scena
 
 char *sw__cmp_journal_take(sw__cmp_journal *j, const char *policy, uint64_t seed)
 {
-    char *found = NULL;
-    for (size_t i = 0; i < j->n_old; i++) {
+    for (size_t i = 0; i < j->n_old; i++) { /* one row a run (one_row_a_run) */
         if (j->old[i] && j->facts[i].seed == seed && !strcmp(j->facts[i].policy, policy)) {
-            free(found); /* a later row of the same run wins */
-            found = j->old[i];
+            char *found = j->old[i];
             j->old[i] = NULL;
+            return found;
         }
     }
-    return found;
+    return NULL;
 }
 
 size_t sw__cmp_journal_unclaimed(const sw__cmp_journal *j)

@@ -34,6 +34,7 @@ typedef struct sw__cmp_row {
     uint64_t seed;
     sw_trial trial;
     double diverged_t; /* -1: it did not diverge */
+    size_t line;       /* where results.csv holds it, from 1 (set by the reader, not the parse) */
 } sw__cmp_row;
 
 /* A finished run's row (no newline; the spec quoted as CSV quotes), or NULL out of memory. */
