@@ -116,6 +116,12 @@ rm "$TMP/none/compare.scenario"
 expect_status 2 "rows of no known scenario" -- "$SW" compare "${scenario[@]}" --seeds 2 \
   --log-dir "$TMP/none" --resume
 expect_output "no comparison to resume there" "is refused"
+# A record that is there but cannot be read is damage (1), not a command line's mistake.
+mkdir "$TMP/none/compare.scenario"
+expect_status 1 "a record that is a directory" -- "$SW" compare "${scenario[@]}" --seeds 2 \
+  --log-dir "$TMP/none" --resume
+expect_output "record cannot be read" "says so"
+rmdir "$TMP/none/compare.scenario"
 # Run again without --resume, a comparison keeps the earlier one's rows aside, not lost.
 cp "$TMP/cut1/results.csv" "$TMP/cut1.rows"
 expect_status 0 "a comparison run again without --resume" -- "$SW" compare "${scenario[@]}" \

@@ -133,8 +133,11 @@ static int check_scenario(const char *path, const char *scenario, sw__cmp_scenar
     uint8_t *kept;
     size_t len;
     char why[SW_ERR_LEN];
-    if (sw_file_read_all(path, 1 << 20, &kept, &len, why))
-        return sw_fail(err, SW_EINVAL, "--resume: no comparison to resume there (%s)", why);
+    if (access(path, F_OK) != 0) /* rows without a scenario: not this command line's */
+        return sw_fail(err, SW_EINVAL, "--resume: no comparison to resume there (%s is missing)",
+                       path);
+    if (sw_file_read_all(path, 1 << 20, &kept, &len, why)) /* there but unreadable: damage */
+        return sw_fail(err, SW_EIO, "--resume: the comparison's record cannot be read: %s", why);
     /* as kept, or as this version reads what an earlier one kept */
     size_t cap = len + 1 > 8192 ? len + 1 : 8192;
     char *text = malloc(len + 1), *now = malloc(cap);
