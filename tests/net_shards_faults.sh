@@ -169,10 +169,24 @@ expect_output "records a run of the optimizer sgd:momentum=0.5, whose state the 
 expect_status 1 "a resume with another model" -- "$SW" server --bind "tcp://127.0.0.1:*" \
   --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=64 --checkpoint "$TMP/server2.ckpt" --resume
 expect_output "records a run of 1698 parameters; --model mlp:h=1,u=64" "says which, before any restore"
+cp "$TMP/server2.ckpt" "$TMP/record.good"
 sed -i 's/^version=.*/version=1/' "$TMP/server2.ckpt"
 expect_status 1 "a resume from an edited record" -- "$SW" server --bind "tcp://127.0.0.1:*" \
   --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=32 --checkpoint "$TMP/server2.ckpt" --resume
 expect_output "fails its checksum" "says why"
+# Edited with its checksum made again, a line that says nothing a run writes is damage too (an
+# unreadable optimizer or rate was passed over, and a version past 2^53 wrapped).
+for edit in "version=9007199254740993/over 2^53" "optimizer=warp/records optimizer=warp" \
+  "lr=nan/records lr=nan" "slots=many/records slots=many" "params=-1/records params=-1"; do
+  line=${edit%%/*}
+  sed "s/^${line%%=*}=.*/$line/; /^crc=/d" "$TMP/record.good" > "$TMP/server2.ckpt"
+  python3 -c 'import sys, zlib; t = open(sys.argv[1], "rb").read(); print("crc=%08x" % zlib.crc32(t))' \
+    "$TMP/server2.ckpt" >> "$TMP/server2.ckpt"
+  expect_status 1 "a resume from a record saying $line" -- "$SW" server \
+    --bind "tcp://127.0.0.1:*" --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=32 \
+    --checkpoint "$TMP/server2.ckpt" --resume
+  expect_output "${edit#*/}" "is refused as damage"
+done
 
 # No shard at the endpoint: a run over at --max-time has nothing to gather from it, and ends at
 # once (it spun a core and ran 12 s of a 3 s run, blaming --shard-wait).

@@ -195,6 +195,10 @@ int sw__server_load_resume(server *s, float *init, uint64_t *version, sw_optim *
  * force when it was saved, so that a switch by ctl survives a restart; a different --policy
  * does not override it (the log says so). Sets s->policy. */
 void sw__server_resume_policy(server *s, const char *record);
+/* Whether each line the record holds (policy, lr, slots, optimizer, params) says what a run writes: a
+ * line that is there but unreadable is damage (SW_EFORMAT, naming it), where a line that is
+ * not there is an older record's. */
+int sw__server_resume_record_ok(const server *s, const char *record, char *err);
 /* What a checkpoint records of the run for a resume to read back (the policy in force, the
  * learning rate, the worker slots), as key=value lines into out; the length written. */
 int sw__server_resume_facts(const server *s, char *out, size_t cap);

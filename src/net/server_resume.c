@@ -18,13 +18,44 @@ static void spec_name(const char *spec, char *out, size_t cap)
     snprintf(out, cap, "%.*s", (int)strcspn(spec, ":"), spec);
 }
 
+/* A line of the record that is there but says nothing a run writes: its key, else NULL. */
+static const char *unreadable_line(const char *record)
+{
+    double lr;
+    unsigned long long slots, params;
+    char optim[SW_OPTIM_SPEC_LEN], why[SW_ERR_LEN];
+    sw_optim_params p;
+    const char *at = sw__text_value(record, "optimizer");
+    if (at)
+        snprintf(optim, sizeof optim, "%.*s", (int)strcspn(at, "\n"), at);
+    if (sw__text_value(record, "lr") && (sw__text_real(record, "lr", &lr) || !(lr >= 0)))
+        return "lr";
+    if (sw__text_value(record, "slots") && (sw__text_number(record, "slots", &slots) || !slots))
+        return "slots";
+    if (sw__text_value(record, "params") && sw__text_number(record, "params", &params))
+        return "params";
+    if (at && sw_optim_parse(&p, optim, why))
+        return "optimizer";
+    at = sw__text_value(record, "policy");
+    return at && (*at == '\n' || !*at) ? "policy" : NULL;
+}
+
+int sw__server_resume_record_ok(const server *s, const char *record, char *err)
+{
+    const char *key = unreadable_line(record);
+    if (!key)
+        return 0; /* (a line an older record lacks is no damage) */
+    const char *at = sw__text_value(record, key);
+    return sw_fail(err, SW_EFORMAT, "%s records %s=%.*s, which no run writes: the record is "
+                   "damaged or edited", s->p->checkpoint, key, (int)strcspn(at, "\n"), at);
+}
+
 /* A learning rate other than the checkpoint's is taken (training on at another rate may be
  * meant) but said, as another seed or data set is. */
 static void resume_lr(const server *s, const char *record)
 {
-    const char *at = sw__text_value(record, "lr");
-    double was = at ? strtod(at, NULL) : NAN;
-    if (at && (float)was != s->p->lr)
+    double was;
+    if (!sw__text_real(record, "lr", &was) && (float)was != s->p->lr)
         sw_log(SW_LOG_WARN, "%s was made at --lr %g; this run goes on at %g", s->p->checkpoint,
                was, (double)s->p->lr);
 }
@@ -153,6 +184,8 @@ int sw__server_load_resume(server *s, float *init, uint64_t *version, sw_optim *
         *version = ck.model_version;
         rc = resume_optim(s, &ck, o, err);
     }
+    if (!rc)
+        rc = sw__server_resume_record_ok(s, ck.note, err);
     if (!rc) {
         sw__server_resume_policy(s, ck.note);
         rc = sw__server_resume_slots(s, ck.note, err);

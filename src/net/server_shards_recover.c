@@ -181,6 +181,8 @@ int sw__shards_read_record(server *s, uint64_t *version, char *err)
     if (v > SW_CKPT_MAX_VERSION)
         return sw_fail(err, SW_EFORMAT, "%s records version %llu, over 2^53, which no run "
                        "reaches: the record is damaged", s->p->checkpoint, v);
+    if ((rc = sw__server_resume_record_ok(s, text, err)))
+        return rc;
     if (n != listed)
         return sw_fail(err, SW_EMISMATCH, "%s records a run on %llu shards; --shards lists %u",
                        s->p->checkpoint, n, listed);
