@@ -15,6 +15,10 @@
  * 5. Part 1's push + pull through one shard (net_bench_shards.c): the gradient goes to the
  *    shard, the release comes from the server, the parameters come back from the shard on a
  *    pull; with checksums and without, beside raw TCP moving the same 8 MB, interleaved.
+ * 6. Whether parts would help: part 1's exchange by ZeroMQ alone carrying syncwise frames,
+ *    each end doing syncwise's work on them (net_parts.c), whole and cut into 2, 4 and 8 parts
+ *    each way so that one part's check could hide behind the next part's transfer; with
+ *    checksums and without, beside raw TCP, interleaved.
  * The clients send zero gradients, so the figures measure the runtime, not the model.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -32,6 +36,7 @@
 #include "lend.h"
 #include "net_baselines.h"
 #include "net_bench_shards.h"
+#include "net_parts.h"
 #include "net_placement.h"
 #include "net_served.h"
 #include "syncwise/clock.h"
@@ -554,6 +559,35 @@ static void sharded_throughput(int rounds)
            4 * (double)big / median(mbps[RAW]));
 }
 
+/* Part 6: the exchange whole and in parts, with checksums and without, beside raw TCP. */
+static void in_parts(int rounds)
+{
+    enum { CUTS = 4 };
+    static const int cuts[CUTS] = {1, 2, 4, 8};
+    double mbps[2][CUTS][TRIALS], raw[TRIALS];
+    printf("\n6. part 1's exchange (%zu floats each way) by ZeroMQ alone carrying syncwise frames,\n"
+           "   each end checking, stepping and checksumming as syncwise does, whole (lent) and\n"
+           "   cut into parts (each copied as it is checksummed); %d round trips a trial;\n   %s\n",
+           big, rounds, sw_bench_placement());
+    for (int t = 0; t < TRIALS; t++) {
+        printf("   trial %d:", t + 1);
+        for (int on = 1; on >= 0; on--)
+            for (int i = 0; i < CUTS; i++) {
+                mbps[on][i][t] = zmq_parts_mbps(big, cuts[i], on, rounds);
+                printf(" %s%d %.0f", on ? "" : "off/", cuts[i], mbps[on][i][t]);
+            }
+        raw[t] = raw_tcp_mbps(4 * big, rounds);
+        printf("   raw TCP %.0f MB/s\n", raw[t]);
+    }
+    double r = median(raw);
+    for (int on = 1; on >= 0; on--) {
+        printf("   median / raw TCP, checksums %s:", on ? "on " : "off");
+        for (int i = 0; i < CUTS; i++)
+            printf("  %d part%s %.2f", cuts[i], cuts[i] > 1 ? "s" : " ", median(mbps[on][i]) / r);
+        printf("\n");
+    }
+}
+
 /* Runs a part under each placement asked for (net_placement.h), shared first; the parts after
  * run shared. */
 static void placed(void (*part)(int), int rounds, const char *placement)
@@ -577,20 +611,21 @@ int main(int argc, char **argv)
                 "(bench/net_bench.c says what each part measures).\n"
                 "  ROUNDS  round trips a trial of the throughput parts (default 200): more\n"
                 "          steady the figures\n"
-                "  PART    all (default), throughput, small, clients, barrier or shards: that\n"
-                "          part alone, for profiling it\n"
-                "  PLACEMENT  of the throughput and shards parts: shared (every thread where\n"
-                "          the scheduler puts it), apart (the serving side on one CPU, the\n"
-                "          client on another, as --cpus gives processes) or both (default)\n");
+                "  PART    all (default), throughput, small, clients, barrier, shards or parts:\n"
+                "          that part alone, for profiling it\n"
+                "  PLACEMENT  of the throughput, shards and parts parts: shared (every thread\n"
+                "          where the scheduler puts it), apart (the serving side on one CPU,\n"
+                "          the client on another, as --cpus gives processes) or both (default)\n");
     int rounds = argc > 1 ? (int)bench_long(argv[0], "ROUNDS", argv[1], 1, 1000000) : 200;
     const char *part = argc > 2 ? argv[2] : "all";
     static const char *const parts[] = {"all", "throughput", "small", "clients", "barrier",
-                                        "shards"};
+                                        "shards", "parts"};
     size_t known = 0;
     while (known < sizeof parts / sizeof *parts && strcmp(part, parts[known]))
         known++;
     if (known == sizeof parts / sizeof *parts)
-        bench_refuse(argv[0], part, "PART is all, throughput, small, clients, barrier or shards");
+        bench_refuse(argv[0], part,
+                     "PART is all, throughput, small, clients, barrier, shards or parts");
     const char *placement = argc > 3 ? argv[3] : "both";
     if (strcmp(placement, "shared") && strcmp(placement, "apart") && strcmp(placement, "both"))
         bench_refuse(argv[0], placement, "PLACEMENT is shared, apart or both");
@@ -615,5 +650,7 @@ int main(int argc, char **argv)
         barriers(rounds / 4 > 10 ? rounds / 4 : 10);
     if (all || strcmp(part, "shards") == 0)
         placed(sharded_throughput, rounds, placement);
+    if (all || strcmp(part, "parts") == 0)
+        placed(in_parts, rounds, placement);
     return 0;
 }
