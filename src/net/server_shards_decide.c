@@ -106,6 +106,12 @@ void sw__shards_event(server *s, const sw_event *ev)
 
 /* ---- Deciding ------------------------------------------------------------------------------ */
 
+/* Where a member's answers go: the route its messages to the server came by. */
+static peer member_route(const server *s, const conn *c)
+{
+    return (peer){.route = c->route, .route_len = c->route_len, .sock = s->sock};
+}
+
 /* The engine decides on worker w's push, as on an unsharded push. */
 static void decide(server *s, uint32_t w, const sw__reporting *r)
 {
@@ -115,7 +121,7 @@ static void decide(server *s, uint32_t w, const sw__reporting *r)
         sw__shards_drop_everywhere(s, w, r->token, r->seq);
         return;
     }
-    peer from = {.route = c->route, .route_len = c->route_len, .sock = s->sock};
+    peer from = member_route(s, c);
     sw_msg m = {.type = SW_MSG_PUSH, .worker = w, .flags = r->flags, .version = r->version};
     sw_shard_entry_put(s->shards.deciding, w, r->token, r->seq, &r->to, s->shards.n);
     if (sw__server_push_allowed(s, &from, &m)) {
@@ -220,6 +226,12 @@ void sw__shards_reported(server *s, uint32_t j, const sw_msg *m)
     if (m->version != r->version || !sw_shard_set_equal(&to, &r->to)) { /* slices disagree */
         sw__shards_drop_everywhere(s, m->worker, token, seq);
         r->open = false;
+        const conn *c = &s->conns[m->worker]; /* no worker sends them: refused and counted, */
+        if (c->live && c->token == token) {   /* as any push the server will not take */
+            peer to_member = member_route(s, c);
+            sw__server_refuse(s, &to_member, m->worker, 0,
+                              "the slices of one push name different versions or shards");
+        }
         return;
     }
     if (sw_shard_set_has(&r->shards, j))

@@ -615,6 +615,7 @@ def main():
                    ("5 shards/refusals", check_shard_hostile),
                    ("5 shards/repeated-sequence-number", check_shard_repeat_seq),
                    ("5 shards/push-older-than-its-last", check_shard_push_older),
+                   ("5 shards/slices-of-one-push-disagree", check_shard_slices_disagree),
                    ("5 shards/server-refuses-dense-push-pull", check_shard_server_refuses_dense),
                    ("5 shards/status-and-leave", check_shard_status_leave)), env)
 

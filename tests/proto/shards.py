@@ -200,6 +200,22 @@ def check_shard_push_older(env):
     sw.push_all(sw.w.zeros())                                       # still served
 
 
+def check_shard_slices_disagree(env):
+    # "every slice of one push names the same version": slices of one push at two versions are
+    # refused (ERROR to the worker, not UNKNOWN; counted), and every shard forgets them
+    sw = env.sw
+    w = sw.w
+    need(len(sw.conns) >= 2 and w.version >= 1, "needs two shards and a version past 0")
+    sw.seq += 1
+    for j, (conn, (lo, hi)) in enumerate(zip(sw.conns, sw.ranges())):
+        conn.send(SHARD_PUSH, wid=w.wid, flags=F_WANT_MODEL, ver=w.version - (j % 2),
+                  payload=sw.push_payload(sw.seq, [0.0] * (hi - lo)))
+    m = w.conn.expect(ERROR, what="(slices of one push at different versions)")
+    need(not m.flags & F_UNKNOWN and "different versions" in m.text(),
+         "the refusal of disagreeing slices: %r %r" % (m, m.text()))
+    sw.push_all(sw.w.zeros())                                       # still served
+
+
 def check_shard_server_refuses_dense(env):
     # "A push is a SHARD_PUSH of each slice to its shard ..., nothing to the server"
     w = env.sw.w
