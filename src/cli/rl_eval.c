@@ -183,9 +183,6 @@ int sw_cli_rl_eval(int argc, char **argv)
     int rc = sw_cli_parse(&command, argc, argv, &p, NULL);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if (p.rl.sc.reward_unit > 0 || p.rl.sc.reward_progress > 0 || p.rl.sc.switch_cost > 0)
-        return sw_cli_error(CMD, "--reward-unit, --reward-progress and --switch-cost shape the "
-                                 "rewards of training (rl train): an evaluation has none") + 1;
     const char *inputs[] = {p.policy_file, p.rl.data_spec, p.baselines, p.rl.sc.cluster};
     if ((rc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--csv"}, &p.csv_path, 4, inputs)))
         return rc;

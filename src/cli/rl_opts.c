@@ -37,6 +37,15 @@ const sw_opt sw_cli_rl_opts_table[] = {
                 "an episode ends at this validation accuracy")},
     {SW_OPT_ROW(SW_OPT_U64, "max-pushes", 0, AT(sc.max_pushes), 0, 0, "N",
                 "and at the latest after N pushes (0: no limit)")},
+    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(seed), 0, SW_LOG_MAX_SEED, "N",
+                "seed of instances, weights and exploration (at most\n2^53)")},
+    {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 1024, "N",
+                "OpenBLAS threads (0: its own choice)")},
+    SW_OPT_END_ROW,
+};
+
+const sw_opt sw_cli_rl_reward_table[] = {
+    SW_OPT_HEADING("rewards (of training only: an evaluation has none)"),
     {SW_OPT_ROW(SW_OPT_F64, "reward-unit", 0, AT(sc.reward_unit), 0, 1e9, "S",
                 "seconds a reward of -1 stands for"),
      .shown = "4.5 s / workers; 45 s with --features stretch"},
@@ -46,10 +55,6 @@ const sw_opt sw_cli_rl_opts_table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "switch-cost", 0, AT(sc.switch_cost), 0, 1e9, "X",
                 "also cost X per decision that changes the action of\n"
                 "the one before (not the paper's; for --features stretch)")},
-    {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(seed), 0, SW_LOG_MAX_SEED, "N",
-                "seed of instances, weights and exploration (at most\n2^53)")},
-    {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 1024, "N",
-                "OpenBLAS threads (0: its own choice)")},
     SW_OPT_END_ROW,
 };
 #undef AT

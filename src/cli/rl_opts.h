@@ -24,6 +24,8 @@ void sw_cli_rl_defaults(sw_cli_rl_opts *r);
 /* The shared options (opts.h): offsets into sw_cli_rl_opts, which must therefore be the first
  * member of a command's options struct. */
 extern const sw_opt sw_cli_rl_opts_table[];
+/* The options that shape training's rewards (--reward-unit, ...): rl train's only. */
+extern const sw_opt sw_cli_rl_reward_table[];
 
 /* Takes the optimizer options and loads the data once; prints why and returns nonzero (2 for
  * contradictory options) on failure. */

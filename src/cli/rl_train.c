@@ -97,7 +97,7 @@ static const sw_cmd_opts command = {
              "runs of either phase and at its end, for `--policy rlp:file=FILE` (with --features\n"
              "stretch, `--policy rlswitch:file=FILE`); --resume goes on from the last save of a\n"
              "training that stopped.",
-    .tables = {own, sw_cli_rl_opts_table},
+    .tables = {own, sw_cli_rl_opts_table, sw_cli_rl_reward_table},
 };
 
 static const char default_pre[] = "bsp,asp,ssp:s=1,ssp:s=4,ssp:s=7";
