@@ -107,6 +107,19 @@ for odd in "--future-option 5" "not an option line" "--workers 7"; do
   expect_output "is no comparison's record this version reads" "is refused"
   rm -rf "$TMP/odd"
 done
+# Nor is one with a NUL (read as text up to it, the rest was passed over) or only blanks.
+for odd in nul-after nul-within blank; do
+  cp -r "$TMP/whole" "$TMP/odd"
+  case $odd in
+    nul-after) printf '\0\1\2junk' >> "$TMP/odd/compare.scenario" ;;
+    nul-within) sed -i '1s/$/\x00junk/' "$TMP/odd/compare.scenario" ;;
+    blank) printf '\n\n\n' > "$TMP/odd/compare.scenario" ;;
+  esac
+  expect_status 1 "a record $odd" -- "$SW" compare "${scenario[@]}" --seeds 8 \
+    --log-dir "$TMP/odd" --resume
+  expect_output "is no comparison's record this version reads" "is refused as damage"
+  rm -rf "$TMP/odd"
+done
 # A comparison killed before it wrote anything (while its data loaded) resumes as a fresh one;
 # rows without the scenario they ran under are refused.
 expect_status 0 "nothing to resume" -- "$SW" compare "${scenario[@]}" --seeds 2 \
