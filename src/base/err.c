@@ -2,7 +2,9 @@
 #include "syncwise/err.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 const char *sw_strerror(int code)
 {
@@ -32,13 +34,35 @@ const char *sw_err_name(int code)
     return "SW_E?";
 }
 
+static bool continues(char c) { return ((unsigned char)c & 0xC0) == 0x80; }
+
+/* A message longer than the buffer keeps its head and its tail, "..." between, each cut
+ * between UTF-8 characters: a long path once filled the whole buffer, and the reason after it
+ * ("cannot open: No such file or directory") was lost. */
+enum { HEAD = 80, ELLIPSIS = 3 };
+
 int sw_fail(char *err, int code, const char *fmt, ...)
 {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, SW_ERR_LEN, fmt, ap);
-        va_end(ap);
+    if (!err)
+        return code;
+    char whole[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(whole, sizeof whole, fmt, ap);
+    va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof whole ? (size_t)n : sizeof whole - 1;
+    whole[len] = '\0';
+    if (len < SW_ERR_LEN) {
+        memcpy(err, whole, len + 1);
+        return code;
     }
+    size_t head = HEAD, tail = len - (SW_ERR_LEN - 1 - HEAD - ELLIPSIS);
+    while (head > 0 && continues(whole[head]))
+        head--;
+    while (tail < len && continues(whole[tail]))
+        tail++;
+    memcpy(err, whole, head);
+    memcpy(err + head, "...", ELLIPSIS);
+    memcpy(err + head + ELLIPSIS, whole + tail, len - tail + 1);
     return code;
 }
