@@ -327,6 +327,17 @@ expect_output "--bind: bogus: not an endpoint" "names the option"
 # training's lock, a sim's data (an unknown model before the limit's note, a log that cannot
 # be written before the data load).
 "$SW" sim --no-model --max-time 5 -q --log "$TMP/bsp-run.jsonl" >/dev/null
+# A log written to a FIFO waits for its reader and reaches it whole (opened to read as well, a
+# FIFO nobody read swallowed a short log and hung a long one).
+mkfifo "$TMP/log.fifo"
+"$SW" sim --no-model --max-time 20 -q --log "$TMP/fifo.jsonl" >/dev/null
+(sleep 0.5; timeout 5 cat "$TMP/log.fifo" > "$TMP/from.fifo") &
+expect_status 0 "sim --log into a FIFO, read late" -- timeout 30 "$SW" sim --no-model \
+  --max-time 20 -q --log "$TMP/log.fifo"
+wait
+checks=$((checks + 1))
+cmp -s "$TMP/fifo.jsonl" "$TMP/from.fifo" ||
+  { echo "FAIL: the log through a FIFO differs from the same run's file"; failures=$((failures + 1)); }
 expect_status 2 "report --baselines of no run's policy" -- "$SW" report -o "$TMP/bl-report" \
   --baselines ssp:s=9 "$TMP/bsp-run.jsonl"
 checks=$((checks + 1))

@@ -226,7 +226,12 @@ static int held(const char *path, const char *what, int e, char *err)
 
 FILE *sw_file_open_log(const char *path, bool keep, const char *what, char *err)
 {
-    int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    /* A FIFO or a device (/dev/stdout into a pipe) is written only, as a shell's `>` would:
+     * opened to read as well, a FIFO nobody reads opened at once, swallowed a short log and
+     * hung a long one; opened to write, it waits for its reader. */
+    struct stat at;
+    bool special = stat(path, &at) == 0 && !S_ISREG(at.st_mode) && !S_ISDIR(at.st_mode);
+    int fd = open(path, (special ? O_WRONLY : O_RDWR | O_CREAT) | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
         sw_fail(err, SW_EIO, "%s %s: cannot open: %s", what, path, strerror(errno));
         return NULL;
@@ -244,7 +249,7 @@ FILE *sw_file_open_log(const char *path, bool keep, const char *what, char *err)
         close(fd);
         return NULL;
     }
-    FILE *f = fdopen(fd, "a+");
+    FILE *f = fdopen(fd, special ? "a" : "a+");
     if (!f) {
         sw_fail(err, SW_ENOMEM, "%s %s: %s", what, path, strerror(errno));
         close(fd);
