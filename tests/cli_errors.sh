@@ -353,6 +353,10 @@ expect_no_output "no time, apply or push limit" "says nothing before the error"
 expect_status 1 "sim --log where it cannot be written" -- "$SW" sim --model softmax \
   --data synthetic:task=logistic,d=8,n=500 --max-time 1 --log "$TMP/nodir/x.jsonl"
 expect_output "cannot write there" "says so"
+echo x > "$TMP/afile"
+expect_status 1 "compare --log-dir a regular file" -- "$SW" compare --policies "bsp;asp" \
+  --no-model --max-time 10 --seeds 1 --log-dir "$TMP/afile"
+expect_output "cannot write there: Not a directory" "says why (as root it said Permission denied)"
 expect_status 2 "keygen of an empty name" -- "$SW" keygen ""
 expect_status 2 "eval of an empty --model-file" -- "$SW" eval --model-file ""
 expect_status 2 "server --ctl-bind of no endpoint" -- "$SW" server --ctl-bind foo --max-time 1

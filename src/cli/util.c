@@ -270,7 +270,13 @@ static bool writable_place(const char *path)
         return access(path, W_OK) == 0;
     char copy[4096];
     snprintf(copy, sizeof copy, "%s", path);
-    return access(dirname(copy), W_OK | X_OK) == 0;
+    const char *dir = dirname(copy);
+    struct stat st; /* a file where its directory should be: say so, not "Permission denied" */
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return false;
+    }
+    return access(dir, W_OK | X_OK) == 0;
 }
 
 int sw_cli_outputs_apart(const char *cmd, int n_out, const char *const out_names[],
