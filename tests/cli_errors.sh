@@ -375,9 +375,15 @@ expect_status 0 "a value that looks like an option" -- bash -c \
   'cd "$1" && "$2" sim --no-model --max-time 10 -q --log --odd.jsonl' _ "$TMP" "$SW"
 expect_status 0 "a short option's value that looks like one" -- bash -c \
   'cd "$1" && "$2" report -q ./--odd.jsonl -o --odd-report' _ "$TMP" "$SW"
-expect_status 2 "rl train --out a directory" -- timeout 20 "$SW" rl train --pre-instances 3 \
+expect_status 1 "rl train --out a directory" -- timeout 20 "$SW" rl train --pre-instances 3 \
   --episodes 2 --models mlp:h=0 --max-pushes 300 --out "$TMP/outdir"
-expect_output "is a directory" "refused before pre-training"
+expect_output "is a directory" "refused before pre-training, as train's --out is (1)"
+# Every output that is a directory is refused before anything starts (a server bound and served
+# before its --endpoint-file /tmp was found to be one).
+expect_status 1 "server --endpoint-file a directory" -- timeout 20 "$SW" server \
+  --endpoint-file "$TMP/outdir" --data synthetic:task=logistic,d=10,n=500 --max-time 1
+expect_output "--endpoint-file $TMP/outdir: is a directory" "before it serves"
+expect_no_output "serving" "nothing served"
 
 # An IDX set whose test images have another shape than the training images, though as many
 # pixels (14x56 beside 28x28): refused, as a convolution would read them as 28x28.

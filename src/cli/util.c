@@ -266,13 +266,17 @@ bool sw_cli_spec_names(const char *spec, const char *path)
  * open itself still decides (a device like /dev/stdout passes here as it opens there). */
 static bool writable_place(const char *path)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { /* every output here is a file */
+        errno = EISDIR;
+        return false;
+    }
     if (access(path, F_OK) == 0)
         return access(path, W_OK) == 0;
     char copy[4096];
     snprintf(copy, sizeof copy, "%s", path);
     const char *dir = dirname(copy);
-    struct stat st; /* a file where its directory should be: say so, not "Permission denied" */
-    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) { /* not "Permission denied" (X_OK) */
         errno = ENOTDIR;
         return false;
     }
@@ -290,8 +294,10 @@ int sw_cli_outputs_apart(const char *cmd, int n_out, const char *const out_names
                                   out_names[i], outs[i]) + 1;
     for (int i = 0; i < n_out && !rc; i++)
         if (outs[i] && !writable_place(outs[i]))
-            rc = sw_cli_error(cmd, "%s %s: cannot write there: %s", out_names[i], outs[i],
-                              strerror(errno));
+            rc = errno == EISDIR ? sw_cli_error(cmd, "%s %s: is a directory: give a file's name",
+                                                out_names[i], outs[i])
+                                 : sw_cli_error(cmd, "%s %s: cannot write there: %s",
+                                                out_names[i], outs[i], strerror(errno));
     return rc;
 }
 
