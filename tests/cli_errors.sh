@@ -357,6 +357,11 @@ echo x > "$TMP/afile"
 expect_status 1 "compare --log-dir a regular file" -- "$SW" compare --policies "bsp;asp" \
   --no-model --max-time 10 --seeds 1 --log-dir "$TMP/afile"
 expect_output "cannot write there: Not a directory" "says why (as root it said Permission denied)"
+# A switch to a built-in policy's impossible spec is a bad command line, said before any server
+# is asked (it waited for the server's answer, or for none, and exited 1).
+expect_status 2 "ctl policy of an impossible spec" -- timeout 20 "$SW" ctl --connect \
+  "tcp://127.0.0.1:9" policy "ssp:s=-1"
+expect_output "ssp: s=-1 is outside" "says why"
 expect_status 2 "keygen of an empty name" -- "$SW" keygen ""
 expect_status 2 "eval of an empty --model-file" -- "$SW" eval --model-file ""
 expect_status 2 "server --ctl-bind of no endpoint" -- "$SW" server --ctl-bind foo --max-time 1

@@ -19,6 +19,7 @@
 #include "syncwise/log.h"
 #include "syncwise/logread.h"
 #include "syncwise/net.h"
+#include "syncwise/policy.h"
 #include "syncwise/transport.h"
 
 /* One updating line on a terminal (with the best accuracy so far), a line per evaluation
@@ -405,6 +406,18 @@ static bool is_socket(const char *path)
     return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
+/* A switch to a built-in policy is checked here, as --policy is, before any server is asked
+ * (the server checks again with its own worker slots: here any count a server may have is
+ * allowed); a name this process does not know may be a plugin the server loaded. */
+static int spec_ok_here(const char *spec)
+{
+    char name[64], err[SW_ERR_LEN];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":"), spec);
+    if (!sw_policy_find(name) || sw_engine_check_policy(spec, 1u << 16, err) == 0)
+        return 0;
+    return sw_cli_error("ctl", "policy %s: %s", spec, err) + 1;
+}
+
 int sw_cli_ctl(int argc, char **argv)
 {
     ctl_cli o = {.connect = "tcp://127.0.0.1:5555", .timeout_s = 5};
@@ -426,6 +439,8 @@ int sw_cli_ctl(int argc, char **argv)
                             strlen(argv[i + 1])) + 1;
     if (!cmd[0])
         return sw_cli_error("ctl", "give 'status' or 'policy SPEC' (see --help)") + 1;
+    if (cmd[0] == 'p' && (prc = spec_ok_here(argv[i + 1])))
+        return prc;
     /* With no CURVE key to say who we are, a command goes to the server's private operator
      * socket when the server is on this host: an operator command needs it, and status is
      * answered there too (where a CURVE server's own endpoint would want a key). */
