@@ -33,6 +33,14 @@ checks=$((checks + 1))
 case "$OUT" in
   *candidates*) echo "FAIL: the refusal came after the table's header"; failures=$((failures + 1)) ;;
 esac
+# The ZipLines' Rn^2 scans have their limit too: at 10^5 workers they ran for minutes under
+# --algo all; now skipped, saying why, while sweep answers.
+expect_status 0 "all algorithms on 10^5 workers" -- timeout 60 "$SW" zipline --workers 100000
+expect_output "(skipped: zipline over 100000 workers is up to 1.5e+11 steps" "zipline is skipped"
+expect_output "(skipped: ziplineoptbs over 100000 workers" "and its variants"
+expect_status 2 "ziplineopt alone past its limit" -- timeout 60 "$SW" zipline --workers 60000 \
+  --algo ziplineopt
+expect_output "over its limit of 5e+10: choose another algorithm (sweep)" "is refused, saying why"
 expect_status 2 "ebsp refuses a naive search too large to answer" -- "$SW" sim --no-model \
   --workers 10 --max-time 100 --policy ebsp:algo=naive
 expect_output "about 10^11.8 combinations" "and says how large"

@@ -1,6 +1,7 @@
 /* The barrier-search workspace, the registry of algorithms, the predictor and the helpers the
  * algorithms share. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,12 +69,35 @@ static int grid_refusal(const sw_zl_algo *a, uint32_t n, double steps, char *err
                    SW__ZL_GRID_MAX_STEPS);
 }
 
+/* The ZipLine family's scans keep a set of n workers' points and visit it for each of the Rn
+ * points: up to Rn^2 steps (about 1 ns each here), which at 10^5 workers ran for minutes
+ * (zipline 113 s, ziplineopt 32 s, ziplineoptbs 27 s, R = 15). */
+static bool scans_the_set(const sw_zl_algo *a)
+{
+    return a->run == sw__zl_zipline || a->run == sw__zl_ziplineopt ||
+           a->run == sw__zl_ziplineoptbs;
+}
+
+static int set_refusal(const sw_zl_algo *a, uint32_t n, double points, char *err)
+{
+    double steps = points * n;
+    if (!(steps > SW__ZL_SET_MAX_STEPS))
+        return 0;
+    return sw_fail(err, SW_ERANGE,
+                   "%s over %u workers is up to %.3g steps a search (each of %.3g points "
+                   "against the set of every worker's latest), over its limit of %.3g: choose "
+                   "another algorithm (sweep)",
+                   a->name, n, steps, points, SW__ZL_SET_MAX_STEPS);
+}
+
 int sw_zl_fits(const sw_zl_algo *a, uint32_t n, uint32_t R, char *err)
 {
     char points[16];
     snprintf(points, sizeof points, "%u", R);
     if (a->run == sw__zl_naive)
         return naive_refusal(n, points, n * log10((double)R), err);
+    if (scans_the_set(a))
+        return set_refusal(a, n, (double)R * n, err);
     double row = (double)R * R * (n - 1.0);
     if (a->run == sw__zl_gridscan)
         return grid_refusal(a, n, row, err);
@@ -84,6 +108,8 @@ int sw_zl_problem_fits(const sw_zl_algo *a, const sw_zl_problem *p, char *err)
 {
     if (a->run == sw__zl_naive)
         return naive_refusal(p->n, "their", sw__zl_log10_combinations(p), err);
+    if (scans_the_set(a))
+        return set_refusal(a, p->n, (double)p->start[p->n], err);
     if (a->run != sw__zl_gridscan && a->run != sw__zl_fullgridscan)
         return 0;
     double all = (double)p->start[p->n], steps = 0, most = 0;

@@ -62,6 +62,9 @@ void sw__zl_reset(sw_zl_result *out);
  * for gridscan's one row, R^2 n (n - 1) for fullgridscan's n (about 5 ns each here, so 1e10 is
  * about a minute a search). */
 #define SW__ZL_GRID_MAX_STEPS 1e10
+/* And the ZipLine family's, Rn points against the set of n workers' latest: Rn^2 (about 1 ns
+ * each for zipline, a third of that for the others: under a minute a search). */
+#define SW__ZL_SET_MAX_STEPS 5e10
 int sw__zl_naive(const sw_zl_problem *p, sw_zl_workspace *ws, sw_zl_result *out);
 /* log10 of the combinations naive search would try on p: the product of each worker's points. */
 double sw__zl_log10_combinations(const sw_zl_problem *p);
