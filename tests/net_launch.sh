@@ -139,6 +139,15 @@ expect_status 0 "Slurm, blocks of two tasks per node" -- "${slurm[@]}" SLURM_PRO
   "$SW" launch --dry-run --servers 2 -- --policy asp
 expect_output "server --bind tcp://0.0.0.0:5555 --shards tcp://n0:5556,tcp://n1:5557 --wait-workers 3" \
   "rank 1 shares n0 with the server, rank 2 is on n1"
+# A launcher's count or rank that is no number a job has is refused, naming the variable (an
+# overflowing size became --wait-workers 9223372036854775806; -5 and abc were passed over).
+for bad in 99999999999999999999 -5 abc 0; do
+  expect_status 2 "SLURM_NTASKS=$bad" -- "${slurm[@]}" SLURM_NTASKS="$bad" SLURM_PROCID=0 \
+    "$SW" launch -n
+  expect_output "SLURM_NTASKS=$bad is not a whole number of processes" "names the variable"
+done
+expect_status 2 "SLURM_PROCID=-1" -- "${slurm[@]}" SLURM_PROCID=-1 "$SW" launch -n
+expect_output "SLURM_PROCID=-1 is not a rank" "names the variable"
 expect_status 0 "Slurm, a worker" -- "${slurm[@]}" SLURM_PROCID=5 "$SW" launch -n
 expect_output "worker --connect tcp://n0:5555 --name rank-5" "the workers find the server on n0"
 expect_status 0 "Slurm, cyclic" -- "${slurm[@]}" SLURM_DISTRIBUTION=cyclic SLURM_PROCID=0 \

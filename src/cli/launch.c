@@ -107,18 +107,39 @@ static long first_number(const char *const *vars, size_t n)
     return -1;
 }
 
+#define MAX_PROCESSES (1L << 20)
+static const char *const size_vars[] = {"SYNCWISE_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                        "SLURM_NTASKS"};
+static const char *const rank_vars[] = {"SYNCWISE_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                        "PMIX_RANK", "SLURM_PROCID"};
+
+/* 0, or 2 having said which of vars holds no whole number in [lo, MAX_PROCESSES]: such a value
+ * was passed over (-5, abc) or overflowed into --wait-workers 9223372036854775806. */
+static int env_numbers_ok(const char *const *vars, size_t n, long lo, const char *what)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *v = getenv(vars[i]);
+        if (!v || !*v)
+            continue;
+        char *end;
+        errno = 0;
+        long r = strtol(v, &end, 10);
+        if (errno || *end || !isdigit((unsigned char)*v) || r < lo || r > MAX_PROCESSES)
+            return sw_cli_error(CMD, "%s=%s is not %s in [%ld, %ld]", vars[i], v, what, lo,
+                                MAX_PROCESSES) + 1;
+    }
+    return 0;
+}
+
 /* How many processes the launcher started, or -1. */
 static long size_from_env(void)
 {
-    const char *vars[] = {"SYNCWISE_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
-    return first_number(vars, sizeof vars / sizeof vars[0]);
+    return first_number(size_vars, sizeof size_vars / sizeof *size_vars);
 }
 
 static long rank_from_env(void)
 {
-    const char *vars[] = {"SYNCWISE_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                          "SLURM_PROCID"};
-    long r = first_number(vars, sizeof vars / sizeof vars[0]);
+    long r = first_number(rank_vars, sizeof rank_vars / sizeof *rank_vars);
     if (r >= 0)
         return r;
     char host[256];
@@ -495,7 +516,12 @@ int sw_cli_launch(int argc, char **argv)
         return sw_cli_error(CMD, "unexpected argument '%s': the server's options follow '--' "
                                  "(see --help)",
                             argv[rest]) + 1;
-    int bad = shard_options_ok(&o);
+    int bad = env_numbers_ok(size_vars, sizeof size_vars / sizeof *size_vars, 1,
+                             "a whole number of processes");
+    if (!bad)
+        bad = env_numbers_ok(rank_vars, sizeof rank_vars / sizeof *rank_vars, 0, "a rank");
+    if (!bad)
+        bad = shard_options_ok(&o);
     if (!bad)
         bad = server_options_ok(&o, argc, argv, rest);
     if (bad)
