@@ -96,8 +96,12 @@ expect_output "speedup over best SSP (ssp:s=1)" "eval compares with the best SSP
 expect_output "rlp:file=$TMP/p.swrl" "eval lists the learned policy"
 expect_status 0 "rl eval of one instance whose runs stop short" -- "$SW" rl eval "${inst[@]}" \
   --policy "$TMP/p.swrl" --instances 1 --seeds 1 --baselines asp --max-pushes 5
-expect_output "(one instance: no interval) (some runs missed the target" \
-  "gives no interval for one instance and says the times are not times to the target"
+expect_output "speedup over asp                            -  (no run of either reached" \
+  "gives no speedup where no run reached the target (a ratio of where they stopped was shown)"
+expect_status 0 "rl eval of two instances, one stopped short" -- "$SW" rl eval "${inst[@]}" \
+  --instances 2 --seeds 1 --baselines asp --max-pushes 25
+expect_output "(95% CI over 2 instances) (some runs missed the target" \
+  "says the times of the runs that missed are not times to the target"
 OUT=$(wc -l < "$TMP/runs.csv")
 expect_output "9" "eval writes a CSV row per run (2 instances x 4 policies + header)"
 

@@ -126,8 +126,25 @@ static bool missed(const sw_rl_eval *p, const part *q, int k)
     return false;
 }
 
+/* Whether no run on the part, of the learned policy or of baseline k (any baseline when
+ * k < 0), reached the target: a ratio of where runs stopped is then no speedup at all, and is
+ * shown as compare and report show it, "-". */
+static bool none_reached(const sw_rl_eval *p, const part *q, int k)
+{
+    for (long j = 0; j < q->n; j++)
+        for (long r = 0; r < p->seeds; r++)
+            for (int b = 0; b < p->n; b++)
+                if ((b == 0 || b == k || k < 0) && sw_rl_eval_run(p, q->at[j], r, b)->reached)
+                    return false;
+    return true;
+}
+
 static void print_speedup(const sw_rl_eval *p, const part *q, int k, const char *label)
 {
+    if (none_reached(p, q, k)) {
+        printf("speedup over %-30s -  (no run of either reached the target)\n", label);
+        return;
+    }
     double m, h;
     speedup(p, q, k, &m, &h);
     printf("speedup over %-30s %.2fx", label, m);
