@@ -112,7 +112,9 @@ expect_status 2 "a sparse model on dense data" -- "$SW" sim --model svm --max-pu
 expect_output "model 'svm' reads sparse rows" "the refusal says which data it reads"
 expect_status 2 "a sparse model pulls every step" -- "$SW" sim --model svm --max-pushes 10 \
   --data sparse:n=300,test=30,dim=100 --get-model-frequency 2
-expect_output "get_model_frequency must be 1" "the refusal says why"
+expect_output "(--get-model-frequency) must be 1" "the refusal says why, naming the option"
+expect_status 2 "an empty cluster spec" -- "$SW" sim --no-model --cluster @
+expect_output "cluster '@': an empty spec" "says it is the cluster's"
 expect_status 2 "unknown policy" -- "$SW" sim --no-model --policy fastest --max-pushes 10
 expect_output "unknown policy 'fastest' (known: bsp, asp, ssp" "lists the policies"
 expect_status 2 "unknown policy key" -- "$SW" sim --no-model --policy ssp:x=1 --max-pushes 10

@@ -331,6 +331,11 @@ int sw_cluster_new(sw_cluster **out, const char *spec, uint32_t n_workers, uint6
     int rc = parse_groups(c, spec, err);
     if (rc) {
         sw_cluster_free(c);
+        if (err && strncmp(err, "cluster", 7) != 0) { /* a spec's own words: say whose */
+            char why[SW_ERR_LEN];
+            snprintf(why, sizeof why, "%s", err);
+            sw_fail(err, rc, "cluster '%s': %s", spec, why);
+        }
         return rc;
     }
     for (uint32_t w = 0; w < n_workers && !rc; w++) {

@@ -30,7 +30,7 @@ int sw__sim_check_run(const sw_sim_config *c, char *err)
     if (c->data && sw_task_data_is_sparse(c->data) && c->get_model_frequency > 1)
         return sw_fail(err, SW_EINVAL,
                        "a sparse model pulls the weights of each batch: "
-                       "get_model_frequency must be 1");
+                       "get_model_frequency (--get-model-frequency) must be 1");
     if (!has_target && !(c->max_time > 0) && !c->max_applies && !c->max_pushes)
         return sw_fail(err, SW_EINVAL,
                        "no stopping condition: give a target accuracy or loss, "
