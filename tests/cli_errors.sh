@@ -362,6 +362,13 @@ expect_output "cannot write there: Not a directory" "says why (as root it said P
 expect_status 2 "ctl policy of an impossible spec" -- timeout 20 "$SW" ctl --connect \
   "tcp://127.0.0.1:9" policy "ssp:s=-1"
 expect_output "ssp: s=-1 is outside" "says why"
+# One a server of some size could take, or one naming the server's file, goes to the server
+# (none here: 1 after the timeout), not refused for this process's slots or files.
+for spec in "ebsp:algo=naive" "backup:k=5" "rlp:file=/nowhere/p.swrl"; do
+  expect_status 1 "ctl policy $spec, no server" -- timeout 20 "$SW" ctl --timeout 0.2 \
+    --connect "tcp://127.0.0.1:9" policy "$spec"
+  expect_output "no answer from" "is asked of the server"
+done
 expect_status 2 "keygen of an empty name" -- "$SW" keygen ""
 expect_status 2 "eval of an empty --model-file" -- "$SW" eval --model-file ""
 expect_status 2 "server --ctl-bind of no endpoint" -- "$SW" server --ctl-bind foo --max-time 1

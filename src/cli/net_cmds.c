@@ -406,15 +406,24 @@ static bool is_socket(const char *path)
     return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
-/* A switch to a built-in policy is checked here, as --policy is, before any server is asked
- * (the server checks again with its own worker slots: here any count a server may have is
- * allowed); a name this process does not know may be a plugin the server loaded. */
+/* A switch to a built-in policy is checked here, as --policy is, before any server is asked,
+ * when no server could take it: its spec fails, as the command line's, with one worker slot
+ * and with the most a server has (a limit that follows the slots, such as backup's k or a
+ * barrier search's size, passes one of them; the server checks again with its own). A spec
+ * naming a file is left to the server, whose file it is; a name this process does not know may
+ * be a plugin the server loaded. */
 static int spec_ok_here(const char *spec)
 {
     char name[64], err[SW_ERR_LEN];
     snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":"), spec);
-    if (!sw_policy_find(name) || sw_engine_check_policy(spec, 1u << 16, err) == 0)
+    if (!sw_policy_find(name) || strstr(spec, "file="))
         return 0;
+    static const uint32_t slots[] = {1, 1u << 16};
+    for (size_t i = 0; i < sizeof slots / sizeof *slots; i++) {
+        int rc = sw_engine_check_policy(spec, slots[i], err);
+        if (!rc || sw_cli_scenario_status(rc) != 2)
+            return 0;
+    }
     return sw_cli_error("ctl", "policy %s: %s", spec, err) + 1;
 }
 
