@@ -98,6 +98,10 @@ expect_status 0 "rl eval of one instance whose runs stop short" -- "$SW" rl eval
   --policy "$TMP/p.swrl" --instances 1 --seeds 1 --baselines asp --max-pushes 5
 expect_output "speedup over asp                            -  (no run of either reached" \
   "gives no speedup where no run reached the target (a ratio of where they stopped was shown)"
+expect_output "each instance's best over the best single  -  (no baseline's run reached" \
+  "nor the baselines' headroom"
+OUT=$(printf '%s\n' "$OUT" | grep '^all ')
+expect_output "asp                  -           -           -" "nor the parts' speedups"
 expect_status 0 "rl eval of two instances, one stopped short" -- "$SW" rl eval "${inst[@]}" \
   --instances 2 --seeds 1 --baselines asp --max-pushes 25
 expect_output "(95% CI over 2 instances) (some runs missed the target" \

@@ -60,10 +60,32 @@ static void ratio_ci(const sw_rl_eval *p, const part *q, int over, int of, doubl
     free(ratio);
 }
 
-/* The learned policy's (policy 0's) speedup over baseline k. */
+/* How many runs on the part of policies a and b reached the target (b < 0: of every baseline),
+ * and in *runs how many there were. A run that missed has its time where it stopped: a ratio
+ * of such times is no speedup when none reached, and only a bound when some did. */
+static long count_reached(const sw_rl_eval *p, const part *q, int a, int b, long *runs)
+{
+    long reached = 0;
+    *runs = 0;
+    for (long j = 0; j < q->n; j++)
+        for (long r = 0; r < p->seeds; r++)
+            for (int k = 0; k < p->n; k++)
+                if (k == a || k == b || (b < 0 && k > 0)) {
+                    ++*runs;
+                    reached += sw_rl_eval_run(p, q->at[j], r, k)->reached;
+                }
+    return reached;
+}
+
+/* The learned policy's (policy 0's) speedup over baseline k (every baseline's best when k < 0);
+ * NaN when no run of either reached the target (compare and report show "-" then). */
 static void speedup(const sw_rl_eval *p, const part *q, int k, double *m, double *h)
 {
-    ratio_ci(p, q, k, 0, m, h);
+    long runs;
+    if (count_reached(p, q, 0, k, &runs) == 0)
+        *m = *h = NAN;
+    else
+        ratio_ci(p, q, k, 0, m, h);
 }
 
 /* The baseline with the smallest mean time on the part (prefix: only specs starting so). */
@@ -113,47 +135,23 @@ static void print_table(const sw_rl_eval *p, const part *all)
     free(t);
 }
 
-/* Whether a run of the learned policy or of baseline k (every baseline when k < 0) on the
- * part missed the target: its time is then where it stopped, and the speedup is not a time
- * to the target's. */
-static bool missed(const sw_rl_eval *p, const part *q, int k)
-{
-    for (long j = 0; j < q->n; j++)
-        for (long r = 0; r < p->seeds; r++)
-            for (int b = 0; b < p->n; b++)
-                if ((b == 0 || b == k || k < 0) && !sw_rl_eval_run(p, q->at[j], r, b)->reached)
-                    return true;
-    return false;
-}
-
-/* Whether no run on the part, of the learned policy or of baseline k (any baseline when
- * k < 0), reached the target: a ratio of where runs stopped is then no speedup at all, and is
- * shown as compare and report show it, "-". */
-static bool none_reached(const sw_rl_eval *p, const part *q, int k)
-{
-    for (long j = 0; j < q->n; j++)
-        for (long r = 0; r < p->seeds; r++)
-            for (int b = 0; b < p->n; b++)
-                if ((b == 0 || b == k || k < 0) && sw_rl_eval_run(p, q->at[j], r, b)->reached)
-                    return false;
-    return true;
-}
-
 static void print_speedup(const sw_rl_eval *p, const part *q, int k, const char *label)
 {
-    if (none_reached(p, q, k)) {
+    double m, h;
+    speedup(p, q, k, &m, &h);
+    if (isnan(m)) {
         printf("speedup over %-30s -  (no run of either reached the target)\n", label);
         return;
     }
-    double m, h;
-    speedup(p, q, k, &m, &h);
     printf("speedup over %-30s %.2fx", label, m);
     if (q->n > 1)
         printf(" +- %.2f (95%% CI over %ld instances)", h, q->n);
     else
         printf(" (one instance: no interval)");
-    printf("%s\n", missed(p, q, k) ? " (some runs missed the target: their times are where "
-                                     "they stopped)" : "");
+    long runs;
+    printf("%s\n", count_reached(p, q, 0, k, &runs) < runs
+                       ? " (some runs missed the target: their times are where they stopped)"
+                       : "");
 }
 
 static void print_speedups(const sw_rl_eval *p, const part *all)
@@ -173,6 +171,12 @@ static void print_speedups(const sw_rl_eval *p, const part *all)
     /* What picking the right classic policy per instance would give: the headroom a learned
      * policy has over the best single one without doing better than any classic policy. */
     double m, h;
+    long runs;
+    if (count_reached(p, all, single, -1, &runs) == 0) {
+        printf("each instance's best over the best single  -  (no baseline's run reached the "
+               "target)\n");
+        return;
+    }
     ratio_ci(p, all, single, -1, &m, &h);
     printf("each instance's best over the best single  %.2fx", m);
     if (all->n > 1)
@@ -200,9 +204,14 @@ static void print_part(const sw_rl_eval *p, const part *q, int width, int family
     speedup(p, q, family_best, &fm, &fh);
     speedup(p, q, own, &om, &oh);
     speedup(p, q, -1, &em, &eh);
-    *lowest = fmin(*lowest, fm);
-    printf("%-*s %5ld  %-10s %5.2fx+-%.2f %5.2fx+-%.2f %5.2fx+-%.2f", width, q->token, q->n,
-           p->specs[own], fm, fh, om, oh, em, eh);
+    *lowest = fmin(*lowest, fm); /* a part where no run reached the target has none (NaN) */
+    printf("%-*s %5ld  %-10s", width, q->token, q->n, p->specs[own]);
+    const double shown[3][2] = {{fm, fh}, {om, oh}, {em, eh}};
+    for (int i = 0; i < 3; i++)
+        if (isnan(shown[i][0]))
+            printf(" %11s", "-");
+        else
+            printf(" %5.2fx+-%.2f", shown[i][0], shown[i][1]);
     if (asp > 0 && bsp > 0) {
         double a = mean_pushes(p, q, asp), b = mean_pushes(p, q, bsp);
         printf("  %7.0f %7.0f %5.2f", a, b, a / b);
@@ -271,7 +280,7 @@ static void print_parts(const sw_rl_eval *p, const part *all)
         print_part(p, &q, width, family_best, &lowest);
     }
     free(q.at);
-    if (n)
+    if (n && isfinite(lowest))
         printf("lowest speedup of a part over the family's best single baseline: %.2fx\n",
                lowest);
 }
