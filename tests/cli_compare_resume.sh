@@ -135,6 +135,11 @@ expect_status 1 "a record that is a directory" -- "$SW" compare "${scenario[@]}"
   --log-dir "$TMP/none" --resume
 expect_output "record cannot be read" "says so"
 rmdir "$TMP/none/compare.scenario"
+ln -s "$TMP/nowhere" "$TMP/none/compare.scenario"
+expect_status 1 "a record that is a dangling link" -- "$SW" compare "${scenario[@]}" --seeds 2 \
+  --log-dir "$TMP/none" --resume
+expect_output "record cannot be read" "is damage too"
+rm "$TMP/none/compare.scenario"
 # Run again without --resume, a comparison keeps the earlier one's rows aside, not lost.
 cp "$TMP/cut1/results.csv" "$TMP/cut1.rows"
 expect_status 0 "a comparison run again without --resume" -- "$SW" compare "${scenario[@]}" \

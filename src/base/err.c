@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *sw_strerror(int code)
@@ -45,12 +46,18 @@ int sw_fail(char *err, int code, const char *fmt, ...)
 {
     if (!err)
         return code;
-    char whole[8192];
-    va_list ap;
+    char room[8192], *whole = room;
+    va_list ap, again;
     va_start(ap, fmt);
-    int n = vsnprintf(whole, sizeof whole, fmt, ap);
+    va_copy(again, ap);
+    int n = vsnprintf(room, sizeof room, fmt, ap);
     va_end(ap);
-    size_t len = n < 0 ? 0 : (size_t)n < sizeof whole ? (size_t)n : sizeof whole - 1;
+    if (n >= (int)sizeof room && (whole = malloc((size_t)n + 1))) /* its tail is the reason */
+        vsnprintf(whole, (size_t)n + 1, fmt, again);
+    va_end(again);
+    if (!whole) /* no memory for it all: the first part, cut between characters */
+        whole = room, n = (int)sizeof room - 1;
+    size_t len = n < 0 ? 0 : (size_t)n;
     whole[len] = '\0';
     if (len < SW_ERR_LEN) {
         memcpy(err, whole, len + 1);
@@ -64,5 +71,7 @@ int sw_fail(char *err, int code, const char *fmt, ...)
     memcpy(err, whole, head);
     memcpy(err + head, "...", ELLIPSIS);
     memcpy(err + head + ELLIPSIS, whole + tail, len - tail + 1);
+    if (whole != room)
+        free(whole);
     return code;
 }

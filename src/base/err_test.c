@@ -35,6 +35,19 @@ static void a_long_path_keeps_the_reason(void **state)
     assert_string_equal(err + strlen(err) - strlen(end), end);
 }
 
+/* Longer than sw_fail's own room for a message (8 KiB): the reason at its end still shows. */
+static void a_very_long_message_keeps_the_reason(void **state)
+{
+    (void)state;
+    static char path[20000];
+    char err[SW_ERR_LEN];
+    memset(path, 'p', sizeof path - 1);
+    sw_fail(err, SW_EIO, "%s: cannot open: %s", path, "No such file or directory");
+    assert_int_equal(strlen(err), SW_ERR_LEN - 1);
+    const char *end = "ppp: cannot open: No such file or directory";
+    assert_string_equal(err + strlen(err) - strlen(end), end);
+}
+
 /* Two-byte characters (é) throughout: neither cut splits one. */
 static void cuts_fall_between_characters(void **state)
 {
@@ -61,6 +74,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_short_message_is_whole),
         cmocka_unit_test(a_long_path_keeps_the_reason),
+        cmocka_unit_test(a_very_long_message_keeps_the_reason),
         cmocka_unit_test(cuts_fall_between_characters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -133,7 +133,10 @@ static int check_scenario(const char *path, const char *scenario, sw__cmp_scenar
     uint8_t *kept;
     size_t len;
     char why[SW_ERR_LEN];
-    if (access(path, F_OK) != 0) /* rows without a scenario: not this command line's */
+    /* Rows without a scenario are not this command line's (2); a record there but out of
+     * reach (a dangling link, no permission) is damage (1), said below. */
+    struct stat st;
+    if (lstat(path, &st) != 0 && errno == ENOENT)
         return sw_fail(err, SW_EINVAL, "--resume: no comparison to resume there (%s is missing)",
                        path);
     if (sw_file_read_all(path, 1 << 20, &kept, &len, why)) /* there but unreadable: damage */

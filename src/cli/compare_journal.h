@@ -52,8 +52,8 @@ typedef bool (*sw__cmp_scenario_fn)(const char *kept, char *out, size_t cap);
  * and keeps an earlier comparison's rows as results.csv.prev. */
 int sw__cmp_journal_start(sw__cmp_journal *j, const char *dir, const char *scenario, bool resume,
                           sw__cmp_scenario_fn canon, char *err);
-/* The row kept for this run (the last, if the file held several), which the caller now owns;
- * NULL when there is none. */
+/* The row kept for this run (one a run: a file holding two that differ was refused), which the
+ * caller now owns; NULL when there is none. */
 char *sw__cmp_journal_take(sw__cmp_journal *j, const char *policy, uint64_t seed);
 /* How many rows kept no run of this comparison claimed (another seed count or policy list). */
 size_t sw__cmp_journal_unclaimed(const sw__cmp_journal *j);

@@ -92,31 +92,19 @@ static const sw_cmd_opts command = {
     .args_verbatim = true,
 };
 
-/* The first of these variables that holds a number >= 0, or -1. */
-static long first_number(const char *const *vars, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const char *v = getenv(vars[i]);
-        char *end;
-        if (v && *v) {
-            long r = strtol(v, &end, 10);
-            if (!*end && r >= 0)
-                return r;
-        }
-    }
-    return -1;
-}
-
 #define MAX_PROCESSES (1L << 20)
 static const char *const size_vars[] = {"SYNCWISE_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
                                         "SLURM_NTASKS"};
 static const char *const rank_vars[] = {"SYNCWISE_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
                                         "PMIX_RANK", "SLURM_PROCID"};
 
-/* 0, or 2 having said which of vars holds no whole number in [lo, MAX_PROCESSES]: such a value
- * was passed over (-5, abc) or overflowed into --wait-workers 9223372036854775806. */
-static int env_numbers_ok(const char *const *vars, size_t n, long lo, const char *what)
+/* The first of vars that is set (not empty), which alone counts, as a whole number in [lo, hi]
+ * into *out (-1 when none is set): 0, or 2 having said it is none (-5 and abc were passed over
+ * for the next variable, and an overflow became --wait-workers 9223372036854775806). */
+static int env_number(const char *const *vars, size_t n, long lo, long hi, const char *what,
+                      long *out)
 {
+    *out = -1;
     for (size_t i = 0; i < n; i++) {
         const char *v = getenv(vars[i]);
         if (!v || !*v)
@@ -124,22 +112,36 @@ static int env_numbers_ok(const char *const *vars, size_t n, long lo, const char
         char *end;
         errno = 0;
         long r = strtol(v, &end, 10);
-        if (errno || *end || !isdigit((unsigned char)*v) || r < lo || r > MAX_PROCESSES)
-            return sw_cli_error(CMD, "%s=%s is not %s in [%ld, %ld]", vars[i], v, what, lo,
-                                MAX_PROCESSES) + 1;
+        if (errno || *end || !isdigit((unsigned char)*v) || r < lo || r > hi)
+            return sw_cli_error(CMD, "%s=%s is not %s in [%ld, %ld]", vars[i], v, what, lo, hi) +
+                   1;
+        *out = r;
+        return 0;
     }
     return 0;
 }
 
-/* How many processes the launcher started, or -1. */
-static long size_from_env(void)
+static int env_size(long *size)
 {
-    return first_number(size_vars, sizeof size_vars / sizeof *size_vars);
+    return env_number(size_vars, sizeof size_vars / sizeof *size_vars, 1, MAX_PROCESSES,
+                      "a whole number of processes", size);
 }
 
+/* How many processes the launcher started, or -1 (env_size said why, if it was set). */
+static long size_from_env(void)
+{
+    long size;
+    return env_size(&size) ? -1 : size;
+}
+
+/* This process's rank: the launcher's variable, else a StatefulSet's host name (name-N); -1
+ * when nothing says, -2 when the variable is no rank (env_number said so). */
 static long rank_from_env(void)
 {
-    long r = first_number(rank_vars, sizeof rank_vars / sizeof *rank_vars);
+    long r;
+    if (env_number(rank_vars, sizeof rank_vars / sizeof *rank_vars, 0, MAX_PROCESSES - 1,
+                   "a rank", &r))
+        return -2;
     if (r >= 0)
         return r;
     char host[256];
@@ -516,17 +518,14 @@ int sw_cli_launch(int argc, char **argv)
         return sw_cli_error(CMD, "unexpected argument '%s': the server's options follow '--' "
                                  "(see --help)",
                             argv[rest]) + 1;
-    int bad = env_numbers_ok(size_vars, sizeof size_vars / sizeof *size_vars, 1,
-                             "a whole number of processes");
-    if (!bad)
-        bad = env_numbers_ok(rank_vars, sizeof rank_vars / sizeof *rank_vars, 0, "a rank");
-    if (!bad)
-        bad = shard_options_ok(&o);
+    long rank = rank_from_env(), size;
+    if (rank == -2 || env_size(&size))
+        return 2; /* said */
+    int bad = shard_options_ok(&o);
     if (!bad)
         bad = server_options_ok(&o, argc, argv, rest);
     if (bad)
         return bad;
-    long rank = rank_from_env(), size = size_from_env();
     if (rank < 0)
         return sw_cli_error(CMD, "cannot tell this process's rank: set SYNCWISE_RANK, or run "
                                  "under mpirun, srun or a StatefulSet (see --help)");

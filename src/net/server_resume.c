@@ -179,13 +179,11 @@ int sw__server_load_resume(server *s, float *init, uint64_t *version, sw_optim *
         describe(&run, s->n, runs, sizeof runs);
         rc = sw_fail(err, SW_EMISMATCH, "%s holds %s; the server runs %s", s->p->checkpoint, held,
                      runs);
-    } else {
+    } else if (!(rc = sw__server_resume_record_ok(s, ck.note, err))) { /* before any is read */
         memcpy(init, ck.params, s->n * sizeof *init);
         *version = ck.model_version;
         rc = resume_optim(s, &ck, o, err);
     }
-    if (!rc)
-        rc = sw__server_resume_record_ok(s, ck.note, err);
     if (!rc) {
         sw__server_resume_policy(s, ck.note);
         rc = sw__server_resume_slots(s, ck.note, err);
