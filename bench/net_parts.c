@@ -28,12 +28,14 @@ typedef struct cut {
     uint32_t flags; /* SW_FLAG_UNCHECKED without checksums */
 } cut;
 
+/* n floats with ROOM bytes before them, zeroed (aligned_alloc wants a multiple of ROOM). */
 static uint8_t *roomy(size_t n)
 {
-    uint8_t *b = aligned_alloc(ROOM, ROOM + 4 * n);
+    size_t size = (ROOM + 4 * n + ROOM - 1) / ROOM * ROOM;
+    uint8_t *b = aligned_alloc(ROOM, size);
     if (!b)
         abort();
-    memset(b, 0, ROOM + 4 * n);
+    memset(b, 0, size);
     return b;
 }
 
@@ -84,6 +86,8 @@ static void *server(void *arg)
     uint8_t *buf = roomy(c->n);
     float *theta = (float *)(buf + ROOM);
     zmq_msg_t *got = calloc((size_t)c->parts, sizeof *got), id;
+    if (!got)
+        abort();
     for (int r = 0; r < c->e.rounds; r++) {
         for (int p = 0; p < c->parts; p++) { /* each part checked as it comes */
             size_t lo, k;
@@ -123,6 +127,8 @@ double zmq_parts_mbps(size_t n, int parts, bool checksum, int rounds)
     zmq_connect(sock, c.e.ep);
     uint8_t *grad = roomy(n);
     float *theta = calloc(n, sizeof *theta), *g = (float *)(grad + ROOM);
+    if (!theta)
+        abort();
     double t0 = sw_clock_now_s();
     for (int r = 0; r < rounds; r++) {
         for (int p = 0; p < parts; p++)

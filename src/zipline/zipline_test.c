@@ -212,6 +212,15 @@ static void predictor_and_bad_problems(void **state)
     assert_int_equal(sw_zl_fits(sw_zl_find("fullgridscan"), 200, 1000, err), SW_ERANGE);
     for (const char *fast = "zipline"; fast; fast = strcmp(fast, "sweep") ? "sweep" : NULL)
         assert_int_equal(sw_zl_fits(sw_zl_find(fast), 200, 100000, err), 0);
+    /* The ZipLines scan a set of n for each of Rn points: minutes at 10^5 workers, refused
+     * past 5e10 steps (near 58,000 workers at R = 15); sweep has no limit. */
+    for (const char *z = "zipline"; z; z = !strcmp(z, "zipline") ? "ziplineopt"
+                                          : !strcmp(z, "ziplineopt") ? "ziplineoptbs" : NULL) {
+        assert_int_equal(sw_zl_fits(sw_zl_find(z), 60000, 15, err), SW_ERANGE);
+        assert_non_null(strstr(err, "choose another algorithm (sweep)"));
+        assert_int_equal(sw_zl_fits(sw_zl_find(z), 50000, 15, err), 0);
+    }
+    assert_int_equal(sw_zl_fits(sw_zl_find("sweep"), 1u << 20, 1000, err), 0);
 }
 
 static int count;
