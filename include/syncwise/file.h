@@ -16,8 +16,9 @@
  * (killed mid-write) are removed. */
 int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err);
 
-/* sw_file_write_atomic of a file only its owner may read (mode 0600 from its making: a secret
- * key). */
+/* sw_file_write_atomic of a new file only its owner may read (mode 0600 from its making: a
+ * secret key), never over one that is there, even one made while this one was written
+ * (SW_ESTATE then). */
 int sw_file_write_private(const char *path, const uint8_t *b, size_t n, const char *what,
                           char *err);
 

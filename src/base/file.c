@@ -282,7 +282,20 @@ void sw_file_release(int lock_fd)
         close(lock_fd); /* the lock goes with it; the empty PATH.lock stays for the next run */
 }
 
-static int write_atomic(const char *path, const uint8_t *b, size_t n, mode_t mode,
+/* The written temporary tmp put at path: renamed over whatever is there, or (a new file only)
+ * linked, which fails with EEXIST when a file appeared there meanwhile, then let go. */
+static int put_in_place(const char *tmp, const char *path, bool new_only)
+{
+    if (!new_only)
+        return rename(tmp, path);
+    int rc = link(tmp, path);
+    int saved = errno;
+    unlink(tmp);
+    errno = saved;
+    return rc;
+}
+
+static int write_atomic(const char *path, const uint8_t *b, size_t n, mode_t mode, bool new_only,
                         const char *what, char *err)
 {
     struct stat st;
@@ -303,24 +316,27 @@ static int write_atomic(const char *path, const uint8_t *b, size_t n, mode_t mod
     int bad = write_all(fd, b, n) || fsync(fd);
     int saved = errno;
     bad |= close(fd) != 0;
-    if (!bad && rename(tmp, path) == 0) {
+    if (!bad && put_in_place(tmp, path, new_only) == 0) {
         sync_dir_of(path);
         return 0;
     }
     saved = bad ? saved : errno;
     unlink(tmp);
+    if (!bad && saved == EEXIST)
+        return sw_fail(err, SW_ESTATE, "%s: made meanwhile by another process: the %s is not "
+                       "written over it", path, what);
     return sw_fail(err, SW_EIO, "%s: cannot write %s: %s", path, what, strerror(saved));
 }
 
 int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err)
 {
-    return write_atomic(path, b, n, 0644, what, err);
+    return write_atomic(path, b, n, 0644, false, what, err);
 }
 
 int sw_file_write_private(const char *path, const uint8_t *b, size_t n, const char *what,
                           char *err)
 {
-    return write_atomic(path, b, n, 0600, what, err);
+    return write_atomic(path, b, n, 0600, true, what, err);
 }
 
 int sw_file_read_all(const char *path, size_t max, uint8_t **out, size_t *len, char *err)

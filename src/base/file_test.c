@@ -1,0 +1,62 @@
+/* The whole-file writers (syncwise/file.h): a private file is 0600 from its making and never
+ * written over one that is there; the shared writer replaces; neither leaves a temporary. */
+#include "testutil/testutil.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "syncwise/err.h"
+#include "syncwise/file.h"
+
+/* The file's bytes as text (at most 255), or "" when it cannot be read. */
+static const char *text_of(const char *path)
+{
+    static char text[256];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+    return text;
+}
+
+static void a_private_file_is_new_and_its_owners(void **state)
+{
+    (void)state;
+    char err[SW_ERR_LEN];
+    const char *path = sw_test_path("secret.key");
+    assert_int_equal(sw_file_write_private(path, (const uint8_t *)"one\n", 4, "key", err), 0);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(sw_file_write_private(path, (const uint8_t *)"two\n", 4, "key", err),
+                     SW_ESTATE);
+    assert_string_equal(text_of(path), "one\n"); /* the secret there is kept */
+    assert_int_equal(sw_test_dir_entries(), 1);        /* and no temporary is left */
+    unlink(path);
+}
+
+static void the_shared_writer_replaces(void **state)
+{
+    (void)state;
+    char err[SW_ERR_LEN];
+    const char *path = sw_test_path("table.csv");
+    assert_int_equal(sw_file_write_atomic(path, (const uint8_t *)"one\n", 4, "table", err), 0);
+    assert_int_equal(sw_file_write_atomic(path, (const uint8_t *)"two\n", 4, "table", err), 0);
+    assert_string_equal(text_of(path), "two\n");
+    assert_int_equal(sw_test_dir_entries(), 1);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_private_file_is_new_and_its_owners),
+        cmocka_unit_test(the_shared_writer_replaces),
+    };
+    return cmocka_run_group_tests(tests, NULL, sw_test_teardown);
+}
