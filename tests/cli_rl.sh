@@ -102,6 +102,9 @@ expect_output "each instance's best over the best single  -  (no baseline's run 
   "nor the baselines' headroom"
 OUT=$(printf '%s\n' "$OUT" | grep '^all ')
 expect_output "asp                  -           -           -" "nor the parts' speedups"
+expect_status 2 "rl eval naming a baseline twice" -- "$SW" rl eval "${inst[@]}" --instances 1 \
+  --baselines "bsp,asp,bsp"
+expect_output "--baselines names 'bsp' twice" "is refused, as compare refuses it"
 expect_status 0 "rl eval of two instances, one stopped short" -- "$SW" rl eval "${inst[@]}" \
   --instances 2 --seeds 1 --baselines asp --max-pushes 25
 expect_output "(95% CI over 2 instances) (some runs missed the target" \

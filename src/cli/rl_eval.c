@@ -53,6 +53,10 @@ static int add_policy(sw_rl_eval *p, const char *spec, const char *option)
 {
     if (p->n == SW_RL_EVAL_MAX_POLICIES || strlen(spec) >= sizeof p->specs[0])
         return sw_cli_error(CMD, "too many or too long policies");
+    for (int k = 0; k < p->n; k++) /* a policy twice: its rows twice, its runs run twice */
+        if (!strcmp(p->specs[k], spec))
+            return sw_cli_error(CMD, "%s names '%s' twice (or as --policy): give each once",
+                                option, spec) * 2;
     char err[SW_ERR_LEN]; /* before any run: as many slots as an instance may draw workers */
     int rc = sw_engine_check_policy(spec, SW_RL_EVAL_CHECK_SLOTS, err);
     if (rc) /* a bad spec is the command line's, as in sim; a policy file that fails is not */
