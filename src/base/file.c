@@ -283,16 +283,16 @@ void sw_file_release(int lock_fd)
 }
 
 /* The written temporary tmp put at path: renamed over whatever is there, or (a new file only)
- * linked, which fails with EEXIST when a file appeared there meanwhile, then let go. */
+ * linked, which fails with EEXIST when a file appeared there meanwhile (the caller then lets
+ * tmp go, as after any failure). */
 static int put_in_place(const char *tmp, const char *path, bool new_only)
 {
     if (!new_only)
         return rename(tmp, path);
-    int rc = link(tmp, path);
-    int saved = errno;
+    if (link(tmp, path) != 0)
+        return -1;
     unlink(tmp);
-    errno = saved;
-    return rc;
+    return 0;
 }
 
 static int write_atomic(const char *path, const uint8_t *b, size_t n, mode_t mode, bool new_only,
