@@ -75,6 +75,25 @@ expect_server() { # description: waits for the server, which must succeed and ke
   esac
 }
 
+expect_no_member_refused() { # description: OUT, a server's output, counts no refused message
+  # but of messages from no member ("unknown worker N: join again"), each said. Those are no
+  # fault of the run's: a dialer of another test's dead server still calling at the port the
+  # kernel gave this one, or a worker dropped while starved of CPU past --heartbeat-timeout,
+  # which joins again. The first five refusals are said (outbox.c), so a count over five fails.
+  local count others
+  count=$(sed -n 's/.* \([0-9][0-9]*\) refused messages.*/\1/p' <<< "$OUT" | tail -1)
+  others=$(grep "refused a message" <<< "$OUT" | grep -v "unknown worker [0-9]*: join again")
+  checks=$((checks + 1))
+  if [ -z "$count" ] || [ "$count" -gt 5 ] || [ -n "$others" ]; then
+    echo "FAIL: $1: the server refused ${count:-an unknown number of} messages"
+    grep "refused a message" <<< "$OUT" | sed 's/^/    /'
+    failures=$((failures + 1))
+  elif [ "$count" -gt 0 ]; then
+    echo "note: $1: $count refused from no member:"
+    grep "refused a message" <<< "$OUT" | sed 's/^/    /'
+  fi
+}
+
 expect_joined_again() { # worker output file: the worker whose link broke (a reset, a silent
   # drop) says why it joins again, and does. Which sign reaches it first is a race: its own
   # connection made again, or its heartbeats hearing that the server dropped it; either will do.

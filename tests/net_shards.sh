@@ -40,7 +40,7 @@ for run in "bsp 2" "ssp:s=2 2 --checksum off" "backup:b=1 3" "asp 3 --momentum 0
   for i in 1 2 3; do start_worker --delay-ms 2; done
   expect_server "$policy on $shards shards: 3 workers train to the target"
   expect_output "target reached" "$policy on $shards shards reaches 0.9"
-  expect_output " 0 refused" "$policy on $shards shards: the server refused nothing"
+  expect_no_member_refused "$policy on $shards shards: the server refused no member"
   expect_output "over $shards shards" "$policy: the parameters are cut over $shards shards"
   wait "${WPIDS[@]}"
   expect_shards "$policy on $shards shards"
@@ -91,7 +91,7 @@ for run in "ssp:s=2 2" "asp 3" "bsp 3 --momentum 0.5"; do
   for i in 1 2 3; do start_worker; done
   expect_server "sparse $policy on $shards shards: 3 workers train to the target"
   expect_output "target reached" "sparse $policy on $shards shards reaches 0.75"
-  expect_output " 0 refused" "sparse $policy on $shards shards: the server refused nothing"
+  expect_no_member_refused "sparse $policy on $shards shards: the server refused no member"
   wait "${WPIDS[@]}"
   expect_shards "sparse $policy on $shards shards"
 done

@@ -31,7 +31,7 @@ run() { # policy, then server options: server + 3 workers; OUT = the server's ou
 for policy in ssp:s=2 asp; do
   run "$policy"
   expect_output "target reached" "$policy: sparse SVM reaches 0.75"
-  expect_output "0 refused messages" "$policy: every sparse message was valid"
+  expect_no_member_refused "$policy: every sparse message was valid"
 done
 
 # A worker whose file of the same name holds other rows (it runs elsewhere, or a copy went
@@ -60,7 +60,7 @@ expect_output "0 crashed" "the worker that left was no crash"
 for mode in hogwild atomic; do
   run asp --apply-threads 2 --apply-mode "$mode"
   expect_output "target reached" "asp with 2 $mode apply threads reaches 0.75"
-  expect_output "0 refused messages" "$mode: every push was applied"
+  expect_no_member_refused "$mode: every push was applied"
 done
 run ssp:s=2 --apply-threads 2
 expect_output "target reached" "ssp with 2 locked apply threads reaches 0.75"
