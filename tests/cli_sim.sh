@@ -13,6 +13,9 @@ expect_status 0 "sim with a log" -- "$SW" sim --policy ssp:s=2 --workers 4 --dat
 expect_output "policy ssp:s=2: stopped by target accuracy" "summary names the stop"
 expect_output "staleness" "summary has a staleness histogram"
 expect_output "idle %" "summary has idle shares"
+expect_status 0 "a spec with an empty parameter list" -- "$SW" sim --policy ssp: --workers 2 \
+  --data "$data" --model softmax --max-time 10
+expect_output "policy ssp: stopped by" "the summary does not double the spec's colon"
 OUT=$(head -1 "$TMP/a.jsonl")
 expect_output '"ev":"start","policy":"ssp:s=2"' "the log starts by saying what ran"
 OUT=$(grep -c '"ev":"push"' "$TMP/a.jsonl")
