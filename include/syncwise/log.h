@@ -6,6 +6,8 @@
 #ifndef SYNCWISE_LOG_H
 #define SYNCWISE_LOG_H
 
+#include <stdint.h>
+
 typedef enum sw_log_level {
     SW_LOG_ERROR = 0,
     SW_LOG_WARN = 1,
@@ -21,6 +23,16 @@ sw_log_level sw_log_get_level(void);
 void sw_log(sw_log_level level, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Counts one more refused message in *count and says it at `level` for the first
+ * SW_LOG_SAID_FIRST only, the rest at debug: an operator wants to know why a count grows, and
+ * a stranger's flood must not drown the log. The last one said tells that the rest are not. */
+#define SW_LOG_SAID_FIRST 5
+void sw_log_counted(sw_log_level level, uint64_t *count, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
 #endif
     ;
 

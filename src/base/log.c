@@ -10,7 +10,7 @@ void sw_log_set_level(sw_log_level level) { g_level = level; }
 
 sw_log_level sw_log_get_level(void) { return g_level; }
 
-void sw_log(sw_log_level level, const char *fmt, ...)
+static void log_line(sw_log_level level, const char *tail, const char *fmt, va_list ap)
 {
     static const char *const tags[] = {"error", "warning", "info", "debug"};
     if (level > g_level)
@@ -18,9 +18,24 @@ void sw_log(sw_log_level level, const char *fmt, ...)
     /* Build the whole line first so that concurrent writers never interleave within a line. */
     char line[1024];
     int off = snprintf(line, sizeof line, "syncwise: %s: ", tags[level]);
+    vsnprintf(line + off, sizeof line - (size_t)off, fmt, ap);
+    fprintf(stderr, "%s%s\n", line, tail);
+}
+
+void sw_log(sw_log_level level, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line + off, sizeof line - (size_t)off, fmt, ap);
+    log_line(level, "", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s\n", line);
+}
+
+void sw_log_counted(sw_log_level level, uint64_t *count, const char *fmt, ...)
+{
+    uint64_t n = ++*count;
+    va_list ap;
+    va_start(ap, fmt);
+    log_line(n <= SW_LOG_SAID_FIRST ? level : SW_LOG_DEBUG,
+             n == SW_LOG_SAID_FIRST ? " (further ones are counted only)" : "", fmt, ap);
+    va_end(ap);
 }

@@ -61,15 +61,10 @@ void sw__server_send(server *s, const peer *to, sw_msg_type type, uint32_t worke
     sw__server_send_at(s, to, type, worker, flags, sw_engine_version(s->engine), payload, len);
 }
 
-#define REFUSALS_SAID 5
-
 void sw__server_refuse_echo(server *s, const peer *to, const sw_msg *m, uint32_t flags,
                             const char *why)
 {
-    /* The first few said (an operator wants to know why a count grows), the rest counted: a
-     * stranger's flood must not flood the log. */
-    sw_log(s->r->refused++ < REFUSALS_SAID ? SW_LOG_INFO : SW_LOG_DEBUG, "refused a message: %s",
-           why);
+    sw_log_counted(SW_LOG_INFO, &s->r->refused, "refused a message: %s", why);
     sw__server_send_at(s, to, SW_MSG_ERROR, m->worker, flags, m->version, why, strlen(why));
 }
 

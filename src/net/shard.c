@@ -84,8 +84,7 @@ void sw__shard_refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_
     if (!h->configured && h->refused_run[0] && m && m->worker == SW_NO_WORKER &&
         is_order(m->type))
         why = h->refused_run; /* the server's next orders after the INIT it refused */
-    h->r->refused++;
-    sw_log(SW_LOG_DEBUG, "shard %u refused a message: %s", h->index, why);
+    sw_log_counted(SW_LOG_INFO, &h->r->refused, "shard %u refused a message: %s", h->index, why);
     sw__shard_send(h, to, SW_MSG_ERROR, m ? m->worker : SW_NO_WORKER, flags, m ? m->version : 0,
                    why, strlen(why));
 }

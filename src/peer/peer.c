@@ -72,10 +72,7 @@ static void refuse(sw__peer *pe, const char *from, const char *why)
 {
     char name[SW_PEER_EP_LEN];
     sw_printable(name, sizeof name, from, strlen(from));
-    pe->r->refused++;
-    sw_log(pe->r->refused <= SW_PEER_REFUSALS_SAID ? SW_LOG_WARN : SW_LOG_DEBUG,
-           "ignoring a message from %s: %s%s", name, why,
-           pe->r->refused == SW_PEER_REFUSALS_SAID ? " (further refusals are counted only)" : "");
+    sw_log_counted(SW_LOG_WARN, &pe->r->refused, "ignoring a message from %s: %s", name, why);
 }
 
 /* A HELLO's payload: the endpoint, a newline, the run (both cut to fit). */

@@ -16,7 +16,6 @@
 #define SW_PEER_EP_LEN 128
 /* PEER_MEMBERS' text: the endpoints, then a `wait=N` line. */
 #define SW_PEER_MEMBERS_LEN (SW_PEER_MAX_MEMBERS * SW_PEER_EP_LEN + 32)
-#define SW_PEER_REFUSALS_SAID 5 /* refused messages logged as warnings; the rest counted */
 #define SW_PEER_RUN_LEN 256     /* a run's identity in a HELLO */
 #define SW_PEER_HELD 16         /* messages held from endpoints not (yet) members */
 

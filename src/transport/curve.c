@@ -114,13 +114,11 @@ int sw__curve_client(void *sock, const sw_curve_keys *client, const char *server
     return 0;
 }
 
-#define SW_ZAP_REFUSALS_SAID 5 /* refused connections logged as warnings; the rest counted */
-
 struct sw__zap {
     void *sock;
     uint8_t (*keys)[32]; /* workers' keys, then operators' */
     size_t n, n_workers;
-    unsigned long long refused;
+    uint64_t refused;
 };
 
 typedef struct clients_reading {
@@ -231,8 +229,7 @@ int sw__zap_handle(sw__zap *z)
     zmq_send(z->sock, "", 0, 0);
     for (int i = 0; i < n; i++)
         zmq_msg_close(&f[i]);
-    if (!ok && ++z->refused <= SW_ZAP_REFUSALS_SAID) /* a stranger's flood is not the log's */
-        sw_log(SW_LOG_WARN, "refused a connection with an unknown client key%s",
-               z->refused == SW_ZAP_REFUSALS_SAID ? " (more are counted, not logged)" : "");
+    if (!ok)
+        sw_log_counted(SW_LOG_WARN, &z->refused, "refused a connection with an unknown client key");
     return ok;
 }
