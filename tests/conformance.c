@@ -194,8 +194,12 @@ static uint32_t random_events(sw_rng *r, uint32_t workers, double horizon, char 
             len += (size_t)snprintf(out + len, cap - len, "%sjoin:w=%u,t=%.3f", sep,
                                     below(r, workers), t);
         } else if (kind == 2) {
+            uint32_t w = below(r, *slots);
             len += (size_t)snprintf(out + len, cap - len, "%s%s:w=%u,t=%.3f", sep,
-                                    below(r, 2) ? "crash" : "leave", below(r, *slots), t);
+                                    below(r, 2) ? "crash" : "leave", w, t);
+            if (w < workers && below(r, 3) == 0 && len < cap) /* back soon: its gradient waits */
+                len += (size_t)snprintf(out + len, cap - len, ";join:w=%u,t=%.3f", w,
+                                        t + between(r, 0, horizon / 50));
         } else {
             char policy[600];
             random_policy(r, *slots, policy, sizeof policy);

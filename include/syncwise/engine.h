@@ -51,6 +51,9 @@ typedef struct sw_worker_info {
     double released_t;       /* when it was last released */
     double push_t[2];        /* its last two push times, newest first (-1: none yet) */
     bool fresh;              /* joined and not yet released: its clock is provisional */
+    uint64_t buffered_for;   /* the version whose apply takes the slot's newest gradient in the
+                              * buffer (0: none since): kept when the slot is joined again, so
+                              * that its gradients are one per apply (sw_policy_slot_buffered) */
 } sw_worker_info;
 
 /* What an apply's gradients measured: a policy that decides on gradient statistics (DBW)

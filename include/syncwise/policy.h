@@ -135,5 +135,9 @@ void sw_policy_act(const sw_engine_view *v, uint32_t pusher, int action, sw_deci
 void sw_policy_release_within(const sw_engine_view *v, uint64_t bound, sw_decision *d);
 /* True when every live worker is waiting (a barrier is complete). */
 bool sw_policy_all_waiting(const sw_engine_view *v);
+/* True when a gradient of slot w waits in the buffer: pushed by its worker, or by one that
+ * left the slot before this one joined it. A joiner into such a slot waits for the apply, or
+ * it would put a second gradient of the slot into it. */
+bool sw_policy_slot_buffered(const sw_engine_view *v, uint32_t w);
 
 #endif

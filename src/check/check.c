@@ -319,8 +319,9 @@ static int on_join(sw_check *c, const sw_event *ev, char *err)
                                "%llu",
                                ev->worker, (unsigned long long)ev->clock,
                                (unsigned long long)c->min_clock);
+    /* A gradient the slot's last worker left in the buffer stays the slot's: one per apply */
     *k = (ck_worker){.state = SW_WORKER_WAITING, .clock = ev->clock, .fresh = true,
-                     .wait_seq = k->wait_seq};
+                     .wait_seq = k->wait_seq, .own_in_buffer = k->own_in_buffer};
     c->fresh_waiting++;
     c->n_live++;
     c->n_waiting++;

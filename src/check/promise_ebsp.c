@@ -128,7 +128,7 @@ static int ebsp_end(void *state, sw_check *c, char *err)
     else if (!rc && st->grants == 0 && !st->predicting && monitored(st, c))
         rc = ck_broken(c, err, "every live worker pushed twice since the barrier, and no "
                        "barrier search's grants followed");
-    else if (!rc && st->grants == 0 && !st->predicting)
+    else if (!rc && !st->predicting) /* monitoring, the call of the search's grants too */
         rc = ck_nobody_waits(c, err);
     if (st->grants > 0)
         st->predicting = true;

@@ -27,7 +27,8 @@ static int current_and_once(const sw_check *c, char *err)
 
 /* bsp: an apply only at a barrier (every live worker waits), holding one gradient of every
  * worker released since the last one; then everyone is released, and nobody before. A joiner
- * starts at once only when nobody has pushed since the last barrier. */
+ * starts at once only when nobody has pushed since the last barrier (not even a worker that
+ * left since). */
 typedef struct bsp_promise {
     bool mean;
 } bsp_promise;
@@ -63,8 +64,9 @@ static int bsp_end(void *state, sw_check *c, char *err)
     const ck_group *g = &c->g;
     if (g->released == 0)
         return 0;
-    if (g->start == SW_EV_JOIN && g->released == 1 && g->waiting_at_decision == 1)
-        return 0; /* a joiner at a superstep's start */
+    if (g->start == SW_EV_JOIN && g->released == 1 && g->waiting_at_decision == 1 &&
+        c->n_buf == 0)
+        return 0; /* a joiner at a superstep's start: nobody waits, nothing is buffered */
     if (g->waiting_at_decision != g->live_at_decision || g->released != g->waiting_at_decision)
         return ck_broken(c, err, "released %u of %u waiting workers, %u live: only a barrier "
                          "releases, and all at once", g->released, g->waiting_at_decision,
@@ -187,6 +189,13 @@ static int kofn_end(void *state, sw_check *c, char *err)
     if (g->applied && g->released != g->waiting_at_decision)
         return ck_broken(c, err, "released %u of %u waiting workers after an apply",
                          g->released, g->waiting_at_decision);
+    /* Without an apply, beyond the dropped pusher or the joiner, only everyone goes on */
+    bool one_allowed = g->dropped || g->start == SW_EV_JOIN;
+    if (!g->applied && g->released > (one_allowed ? 1u : 0u) &&
+        g->released != g->waiting_at_decision)
+        return ck_broken(c, err, "released %u of %u waiting workers without an apply: with "
+                         "nothing buffered, all go on together", g->released,
+                         g->waiting_at_decision);
     return 0;
 }
 

@@ -342,7 +342,8 @@ int sw_engine_join(sw_engine *e, uint32_t w, double t, sw_engine_result *out)
                           .joined_t = t,
                           .released_t = t,
                           .push_t = {-1, -1},
-                          .fresh = true};
+                          .fresh = true,
+                          .buffered_for = k->buffered_for};
     e->view.n_live++;
     e->view.n_waiting++;
     sw__engine_emit(e, &(sw_event){
@@ -457,6 +458,7 @@ static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version
     } else {
         sw__gradbuf_add(&e->buf, grad, e->view.buffered == 0);
         e->view.buffered++;
+        k->buffered_for = e->view.version + 1;
         e->view.buffered_sq_norm += p.sq_norm;
     }
     if (d.apply && e->ops->on_applied && e->view.buffered > 0) {

@@ -71,6 +71,12 @@ static void backup_leave(void *state, const sw_engine_view *v, uint32_t w, sw_de
     backup_settle(state, v, d);
 }
 
+static void backup_join(void *state, const sw_engine_view *v, uint32_t w, sw_decision *d)
+{
+    const backup_state *st = state;
+    sw__kofn_join(current_k(st, v), st->mean, v, w, d);
+}
+
 const sw_policy_ops sw_policy_backup = {
     .name = "backup",
     .keys = "k, b, agg",
@@ -80,5 +86,6 @@ const sw_policy_ops sw_policy_backup = {
     .init = backup_init,
     .on_push = backup_push,
     .on_leave = backup_leave,
+    .on_join = backup_join,
     .on_tick = backup_settle,
 };

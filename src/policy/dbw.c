@@ -283,6 +283,13 @@ static void dbw_leave(void *state, const sw_engine_view *v, uint32_t w, sw_decis
     dbw_settle(state, v, d);
 }
 
+static void dbw_join(void *state, const sw_engine_view *v, uint32_t w, sw_decision *d)
+{
+    dbw_state *st = state;
+    refresh(st, v);
+    sw__kofn_join(st->k, st->mean, v, w, d);
+}
+
 /* gain=eta estimates L from probe losses; the paper's gain and a given L read none. */
 static unsigned dbw_wants(const sw_spec *spec)
 {
@@ -303,6 +310,7 @@ const sw_policy_ops sw_policy_dbw = {
     .init = dbw_init,
     .on_push = dbw_push,
     .on_leave = dbw_leave,
+    .on_join = dbw_join,
     .on_tick = dbw_settle,
     .fini = dbw_fini,
 };
@@ -315,6 +323,7 @@ const sw_policy_ops sw_policy_bdbw = {
     .init = bdbw_init,
     .on_push = dbw_push,
     .on_leave = dbw_leave,
+    .on_join = dbw_join,
     .on_tick = dbw_settle,
     .fini = dbw_fini,
 };

@@ -32,3 +32,11 @@ void sw__kofn_settle(uint32_t k, bool mean, const sw_engine_view *v, sw_decision
     else if (v->buffered == 0 && sw_policy_all_waiting(v))
         sw_policy_release_all(v, d);
 }
+
+void sw__kofn_join(uint32_t k, bool mean, const sw_engine_view *v, uint32_t w, sw_decision *d)
+{
+    if (sw_policy_slot_buffered(v, w))
+        sw__kofn_settle(k, mean, v, d);
+    else
+        sw_decision_release(d, w);
+}

@@ -42,6 +42,9 @@ void sw__kofn_push(uint32_t k, bool mean, const sw_engine_view *v, const sw_push
                    sw_decision *d);
 /* After a departure or a switch: apply when k gradients are in or nobody is still computing. */
 void sw__kofn_settle(uint32_t k, bool mean, const sw_engine_view *v, sw_decision *d);
+/* A joiner starts at once, unless its slot's gradient (of a worker that left it) waits in the
+ * buffer: then it goes on with everyone at the next apply, one gradient of its slot in each. */
+void sw__kofn_join(uint32_t k, bool mean, const sw_engine_view *v, uint32_t w, sw_decision *d);
 
 struct sw_spec;
 /* Reads agg=sum|mean (default sum) into *mean. */

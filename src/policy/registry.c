@@ -108,3 +108,8 @@ bool sw_policy_all_waiting(const sw_engine_view *v)
 {
     return v->n_live > 0 && v->n_waiting == v->n_live;
 }
+
+bool sw_policy_slot_buffered(const sw_engine_view *v, uint32_t w)
+{
+    return v->buffered > 0 && v->workers[w].buffered_for == v->version + 1;
+}

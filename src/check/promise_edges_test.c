@@ -1,0 +1,118 @@
+/* The promises at edges an audit found the checker loose on: a slot joined again while the
+ * gradient its last worker left waits in the buffer (one gradient of a slot per apply), a
+ * k-of-n release with nothing buffered (everyone or nobody), and ElasticBSP's call that logs
+ * the barrier search's grants (still monitoring: nobody waits). */
+#include "check_test_rig.h"
+
+/* Worker 0 of `slots` pushes step 1, crashes and joins its slot again. */
+static script *slot_joined_again(const char *policy, uint32_t slots)
+{
+    script *s = open_script(policy, slots);
+    start_all(s, slots);
+    push(s, 0, 1, 0);
+    leave(s, 0, 1);
+    join(s, 0, 0);
+    return s;
+}
+
+static void a_bsp_superstep_is_started_by_a_gradient_of_a_worker_gone(void **state)
+{
+    (void)state;
+    script *s = slot_joined_again("bsp", 2);
+    release(s, 0, 0);
+    expect(s, "only a barrier releases");
+
+    /* The joiner waits for the barrier, which takes the gradient its slot left. */
+    s = slot_joined_again("bsp", 2);
+    push(s, 1, 1, 0);
+    apply(s, 2);
+    release(s, 0, 1); /* at the slowest started step */
+    release(s, 1, 1);
+    expect(s, NULL);
+}
+
+static void a_slot_puts_one_gradient_in_a_k_of_n_apply(void **state)
+{
+    (void)state;
+    script *s = slot_joined_again("backup:k=2", 3);
+    release(s, 0, 0);
+    push(s, 0, 1, 0);
+    apply(s, 2);
+    expect(s, "applied two gradients of worker 0 together");
+
+    s = slot_joined_again("backup:k=2", 3); /* the joiner waits for the next apply */
+    push(s, 1, 1, 0);
+    apply(s, 2);
+    release(s, 0, 0);
+    release(s, 1, 1);
+    expect(s, NULL);
+}
+
+/* ssp:s=0 holds workers 0 and 1 at step 1 behind worker 2; the switch to backup:k=2 leaves them
+ * waiting with nothing buffered, and worker 2 crashes. */
+static script *waiting_with_nothing_buffered(void)
+{
+    script *s = open_script("ssp:s=0", 3);
+    start_all(s, 3);
+    push(s, 0, 1, 0);
+    apply_scaled(s, 1, 1);
+    push(s, 1, 1, 1);
+    apply_scaled(s, 1, 1);
+    feed(s, (sw_event){.kind = SW_EV_SWITCH, .reason = "backup:k=2"});
+    leave(s, 2, 0);
+    return s;
+}
+
+static void with_nothing_buffered_k_of_n_releases_everyone(void **state)
+{
+    (void)state;
+    script *s = waiting_with_nothing_buffered();
+    release(s, 0, 1);
+    expect(s, "released 1 of 2 waiting workers without an apply");
+
+    s = waiting_with_nothing_buffered();
+    release(s, 0, 1);
+    release(s, 1, 1);
+    expect(s, NULL);
+}
+
+/* The search answers at worker 1's second push, whose worker is then kept waiting. */
+static void search_answers_and_keeps_the_pusher(script *s)
+{
+    grant(s, 0, 1);
+    grant(s, 1, 2);
+}
+
+static script *ebsp_answer_at_the_last_push(bool release_pusher)
+{
+    script *s = open_script("ebsp:R=3", 2);
+    start_all(s, 2);
+    for (uint64_t k = 1; k <= 2; k++)
+        for (uint32_t w = 0; w < 2; w++) {
+            push(s, w, k, s->V);
+            apply_scaled(s, 1, 1);
+            if (k == 2 && w == 1)
+                search_answers_and_keeps_the_pusher(s);
+            if (k < 2 || w == 0 || release_pusher)
+                release(s, w, k);
+        }
+    return s;
+}
+
+static void ebsp_lets_the_pusher_go_in_the_call_of_its_grants(void **state)
+{
+    (void)state;
+    expect(ebsp_answer_at_the_last_push(false), "left worker 1 waiting");
+    expect(ebsp_answer_at_the_last_push(true), NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_bsp_superstep_is_started_by_a_gradient_of_a_worker_gone),
+        cmocka_unit_test(a_slot_puts_one_gradient_in_a_k_of_n_apply),
+        cmocka_unit_test(with_nothing_buffered_k_of_n_releases_everyone),
+        cmocka_unit_test(ebsp_lets_the_pusher_go_in_the_call_of_its_grants),
+    };
+    return cmocka_run_group_tests(tests, NULL, sw_test_teardown);
+}
