@@ -319,6 +319,25 @@ static void switch_keeps_state_and_releases_held_workers(void **state)
     sw_engine_free(e);
 }
 
+/* Blind DBW (gain k: k by timing alone) switched in at version 1 times that version's arrivals
+ * (its record sat where no arrival looked, at a version a multiple of 4 only): the first at 1 s,
+ * the second at 3 s, so one gradient every second beats two in three, and k becomes 1. */
+static void dbw_switched_in_times_its_first_version(void **state)
+{
+    (void)state;
+    sw_engine *e = start("asp", 2, 2);
+    push(e, 0, 1, 0, 0.5); /* version 1 */
+    sw_engine_result r;
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_engine_switch_policy(e, "bdbw", 1, &r, err), 0);
+    assert_int_equal(sw_engine_get_view(e)->version, 1);
+    assert_false(push(e, 0, 1, 1, 2).applied); /* k starts at 2 */
+    assert_true(push(e, 1, 1, 0, 3).dropped); /* computed at version 0: late */
+    assert_true(push(e, 1, 1, 1, 4).applied);
+    assert_true(push(e, 0, 1, 2, 5).applied); /* k = 1 now */
+    sw_engine_free(e);
+}
+
 static void bad_specs_and_states(void **state)
 {
     (void)state;
@@ -358,6 +377,7 @@ int main(void)
         cmocka_unit_test(policies_without_losses_never_probe),
         cmocka_unit_test(joiner_starts_at_the_slowest_clock),
         cmocka_unit_test(switch_keeps_state_and_releases_held_workers),
+        cmocka_unit_test(dbw_switched_in_times_its_first_version),
         cmocka_unit_test(bad_specs_and_states),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -129,9 +129,10 @@ static int dbw_init_common(dbw_state *st, sw_spec *spec, const sw_engine_view *v
     st->T = calloc(n, sizeof *st->T);
     if (!st->t_sum || !st->t_cnt || !st->t_all_sum || !st->t_all_cnt || !st->T)
         return sw_fail(err, SW_ENOMEM, "dbw: out of memory for %u x %u timing samples", n, n);
-    st->ver[0] = (timing){.version = v->version, .start = v->now, .h = n};
-    for (int i = 1; i < VERSIONS; i++)
+    for (int i = 0; i < VERSIONS; i++)
         st->ver[i].version = UINT64_MAX;
+    /* where arrivals look it up: a switch or a resume starts at any version */
+    st->ver[v->version % VERSIONS] = (timing){.version = v->version, .start = v->now, .h = n};
     return 0;
 }
 
