@@ -180,10 +180,14 @@ OUT=$(cat "$TMP/kept-dir/asp-seed1.jsonl")
 expect_output "precious" "the log there is as it was"
 # A run whose model diverges says so and fails; it still runs to its limit, never reaching.
 expect_status 1 "a diverging run" -- "$SW" sim --policy asp --workers 3 --data "$data" \
-  --model mlp:h=2,u=16 --lr 1e5 --max-time 100
+  --model mlp:h=2,u=16 --lr 1e5 --max-time 100 --log "$TMP/diverged.jsonl"
 expect_output "DIVERGED at t=" "the summary says when"
 expect_output "the model diverged" "and the error why"
 expect_output "loss not finite (diverged)" "its final loss is said, not printed as -nan"
+OUT=$(tail -1 "$TMP/diverged.jsonl") # as its status says: a run that failed
+expect_output '"why":"failed: the model diverged at t=' "its log's end says it failed"
+expect_output "(stopped by time limit)" "and where it stopped"
+expect_status 0 "the diverged run's log" -- "$SW" check "$TMP/diverged.jsonl"
 # A comparison of which every run diverged compares nothing, and fails as sim does; one without
 # a baseline still says what its columns are.
 expect_status 1 "a comparison of runs that all diverge" -- "$SW" compare --policies "asp;bsp" \

@@ -404,6 +404,21 @@ static void write_failed_end(const sim *s)
     sw_run_write_end(s->c->log, s->r->end_t, sw_engine_version(s->engine), why);
 }
 
+/* Why the run stopped; a run whose model diverged failed, as `sim` says by its status, though
+ * it ran on to its stop (a comparison counts it as a run that never reaches the target). */
+static void write_end(const sim *s)
+{
+    const sw_sim_result *r = s->r;
+    char why[sizeof SW_END_FAILED + SW_ERR_LEN];
+    if (r->diverged_t >= 0)
+        snprintf(why, sizeof why, "%sthe model diverged at t=%.1f s: its %s loss is not finite "
+                 "(stopped by %s)", SW_END_FAILED, r->diverged_t, r->held_out,
+                 sw_stop_reason_name(r->stop));
+    else
+        snprintf(why, sizeof why, "%s", sw_stop_reason_name(r->stop));
+    sw_run_write_end(s->c->log, r->end_t, sw_engine_version(s->engine), why);
+}
+
 int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err)
 {
     memset(out, 0, sizeof *out);
@@ -418,8 +433,7 @@ int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err)
         if (!s.rc)
             finish(&s);
         if (!s.rc && c->log)
-            sw_run_write_end(c->log, out->end_t, sw_engine_version(s.engine),
-                             sw_stop_reason_name(out->stop));
+            write_end(&s);
         else if (c->log && s.rc != SW_EPROMISE) /* a broken promise's log is left to check */
             write_failed_end(&s);
         if (s.rc)
