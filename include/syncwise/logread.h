@@ -29,7 +29,8 @@ typedef struct sw_log_line {
 } sw_log_line;
 
 /* Writes text as a JSON string, quotes, backslashes and control characters escaped (what
- * sw_log_parse_line reads back). */
+ * sw_log_parse_line reads back); UTF-8 as it is, and each byte that is no UTF-8 as U+FFFD (the
+ * replacement character), since JSON is Unicode text. */
 void sw_log_put_string(FILE *f, const char *text);
 
 /* Parses one line; on failure fills err with "column C: what" and returns SW_EFORMAT. */

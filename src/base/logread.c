@@ -1,6 +1,7 @@
-/* A strict reader for flat JSON objects, one per line: {"key":number|"string",...}. Strings may
- * hold JSON's escapes (\u only below 0x80, as our writer makes them); nesting, arrays and
- * true/false/null are refused, since our logs never hold them. */
+/* A strict reader for flat JSON objects, one per line: {"key":number|"string",...}. Strings are
+ * UTF-8 and may hold any of JSON's escapes but \u0000 (a C string ends there) and a surrogate
+ * out of its pair (no character); nesting, arrays and true/false/null are refused, since our
+ * logs never hold them. */
 #include "syncwise/logread.h"
 
 #include <ctype.h>
@@ -11,17 +12,24 @@
 #include <string.h>
 
 #include "syncwise/err.h"
+#include "syncwise/utf8.h"
 
 void sw_log_put_string(FILE *f, const char *text)
 {
     fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)(text ? text : ""); *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(f, "\\u%04x", *c);
-        else
-            fputc(*c, f);
+    for (const char *c = text ? text : ""; *c; c++) {
+        unsigned char u = (unsigned char)*c;
+        size_t len = u < 0x80 ? 1 : sw_utf8_char_len(c);
+        if (u == '"' || u == '\\')
+            fprintf(f, "\\%c", u);
+        else if (u < 0x20)
+            fprintf(f, "\\u%04x", u);
+        else if (len == 0) /* no UTF-8 (a file name of another encoding): JSON cannot hold it */
+            fputs("\\ufffd", f);
+        else {
+            fwrite(c, 1, len, f);
+            c += len - 1;
+        }
     }
     fputc('"', f);
 }
@@ -33,28 +41,51 @@ static const char *skip_ws(const char *p)
     return p;
 }
 
-/* The character an escape after a backslash at p stands for; 0 for a bad one. *p moves past it. */
-static char unescape(const char **p)
+/* The 4 hex digits at p, or -1. */
+static long hex4(const char *p)
+{
+    long v = 0;
+    for (int i = 0; i < 4; i++) {
+        char h = p[i];
+        int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
+              : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* The code point of the \u escape at p (just after its backslash), a surrogate pair's as one,
+ * or -1 for \u0000, a lone surrogate or bad digits. *p moves past it. */
+static long unescape_u(const char **p)
+{
+    long v = hex4(*p + 1);
+    if (v <= 0 || (v >= 0xDC00 && v <= 0xDFFF))
+        return -1;
+    *p += 5;
+    if (v < 0xD800 || v > 0xDBFF)
+        return v;
+    long low = (*p)[0] == '\\' && (*p)[1] == 'u' ? hex4(*p + 2) : -1;
+    if (low < 0xDC00 || low > 0xDFFF)
+        return -1;
+    *p += 6;
+    return 0x10000 + ((v - 0xD800) << 10) + (low - 0xDC00);
+}
+
+/* Writes the character an escape after a backslash at p stands for at dst; returns its length
+ * in bytes, 0 for a bad one. *p moves past it. */
+static size_t unescape(const char **p, char dst[4])
 {
     static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
     const char *at = strchr(from, **p);
     if (**p && at) {
         (*p)++;
-        return to[at - from];
+        dst[0] = to[at - from];
+        return 1;
     }
-    if (**p != 'u')
-        return 0;
-    unsigned v = 0;
-    for (int i = 1; i <= 4; i++) {
-        char h = (*p)[i];
-        int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
-              : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
-        if (d < 0)
-            return 0;
-        v = v * 16 + (unsigned)d;
-    }
-    *p += 5;
-    return v > 0 && v < 0x80 ? (char)v : 0;
+    long cp = **p == 'u' ? unescape_u(p) : -1;
+    return cp < 0 ? 0 : sw_utf8_put((uint32_t)cp, dst);
 }
 
 /* Reads "..." at p into dst; returns the position after it or NULL. */
@@ -64,15 +95,22 @@ static const char *read_string(const char *p, char *dst, size_t cap)
         return NULL;
     size_t n = 0;
     while (*p && *p != '"') {
-        if ((unsigned char)*p < 0x20 || n + 1 >= cap)
+        char c[4];
+        size_t len;
+        if ((unsigned char)*p < 0x20)
             return NULL;
         if (*p != '\\') {
-            dst[n++] = *p++;
-            continue;
-        }
-        p++;
-        if (!(dst[n++] = unescape(&p)))
+            if (!(len = sw_utf8_char_len(p)))
+                return NULL;
+            memcpy(c, p, len);
+            p += len;
+        } else if (p++, !(len = unescape(&p, c))) {
             return NULL;
+        }
+        if (n + len >= cap)
+            return NULL;
+        memcpy(dst + n, c, len);
+        n += len;
     }
     dst[n] = '\0';
     return *p == '"' ? p + 1 : NULL;
@@ -86,8 +124,14 @@ static const char *string_fault(const char *p, size_t cap)
     for (; *s && *s != '"'; s++, n++) {
         if ((unsigned char)*s < 0x20)
             return "a control character in a string";
-        if (*s == '\\' && s[1] == 'u')
-            return "an escape this reader does not take (\\u above 007f or \\u0000)";
+        if ((unsigned char)*s >= 0x80 && !sw_utf8_char_len(s))
+            return "a byte that is no UTF-8 in a string (JSON is Unicode text)";
+        if (*s == '\\' && s[1] == 'u') {
+            const char *at = s + 1;
+            if (unescape_u(&at) < 0)
+                return "an escape that is no character (\\u0000, a surrogate out of its pair, "
+                       "or not 4 hex digits)";
+        }
         if (*s == '\\' && s[1] && !strchr("\"\\/bfnrtu", s[1]))
             return "an escape JSON does not have (a backslash before another character than "
                    "\" \\ / b f n r t u)";

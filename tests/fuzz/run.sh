@@ -25,7 +25,8 @@ base=("$root/src/base/bytes.c" "$root/src/base/err.c" "$root/src/base/log.c")
 clang "${flags[@]}" "$here/proto_fuzz.c" "$root/src/net/proto.c" "${base[@]}" -lisal -lz \
   -o "$out/proto_fuzz"
 clang "${flags[@]}" "$here/text_fuzz.c" "$root/src/base/spec.c" "$root/src/base/logread.c" \
-  "$root/src/base/lines.c" "${base[@]}" -lisal -lz -lm -o "$out/text_fuzz"
+  "$root/src/base/utf8.c" "$root/src/base/lines.c" "${base[@]}" -lisal -lz -lm \
+  -o "$out/text_fuzz"
 for target in proto text; do
   mkdir -p "$out/corpus-$target"
   cp "$root/tests/corpus/$target/"* "$out/corpus-$target/" 2>/dev/null || true
