@@ -127,6 +127,12 @@ static void traces_replay(void **state)
     sw_test_write_text(p, "0.5\n-1\n");
     assert_int_equal(sw_cluster_new(&c, spec, 1, 1, err), SW_EFORMAT);
     assert_non_null(strstr(err, ":2"));
+    /* as a spreadsheet saves it: a byte-order mark, blanks around the comma, CRLF */
+    sw_test_write_text(p, "\xEF\xBB\xBFworker,seconds\r\n0 , 1.5\r\n1\t,2\r\n");
+    assert_int_equal(sw_cluster_new(&c, spec, 2, 1, err), 0);
+    assert_float_equal(sw_cluster_step_s(c, 0), 1.5, 0);
+    assert_float_equal(sw_cluster_step_s(c, 1), 2.0, 0);
+    sw_cluster_free(c);
 }
 
 /* A trace read by one group needs rows for that group's workers only; its times keep the bounds
