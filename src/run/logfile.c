@@ -76,6 +76,14 @@ static int read_start(const sw_log_line *l, sw_run_info *s, char *err)
         return rc;
     if (slots < 1)
         return sw_fail(err, SW_EFORMAT, "the start line's \"slots\" is 0");
+    if (workers > slots)
+        return sw_fail(err, SW_EFORMAT, "the start line's \"workers\" (%.0f) exceed its "
+                       "\"slots\" (%.0f)", workers, slots);
+    const char *driver = sw_log_str(l, "driver"); /* absent in older logs */
+    if ((driver && strcmp(driver, "sim") && strcmp(driver, "server")) ||
+        !isnan(sw_log_num(l, "driver", NAN)))
+        return sw_fail(err, SW_EFORMAT, "the start line's \"driver\" is neither \"sim\" nor "
+                       "\"server\"");
     /* Read exactly, as written: an older version wrote seeds up to 2^64 - 1. */
     bool has_seed = sw_log_str(l, "seed") || !isnan(sw_log_num(l, "seed", NAN));
     if (has_seed && !sw_log_whole(l, "seed", &s->seed))

@@ -161,6 +161,9 @@ static void start_fields_out_of_their_domain_are_refused(void **state)
         {"\"slots\":\"2\"", "\"slots\""},
         {"\"lr\":\"0.1\"", "\"lr\""},
         {"\"target_acc\":\"0.9\"", "\"target_acc\""},
+        {"\"driver\":\"bogus\"", "\"driver\""},
+        {"\"driver\":1", "\"driver\""},
+        {"\"workers\":3", "\"workers\" (3) exceed"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         expect_start_refused(bad[i][0], strstr(bad[i][0], "slots") ? "" : "\"slots\":2,",
