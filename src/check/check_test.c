@@ -160,6 +160,10 @@ static void dssp_keeps_hi_and_spends_grants_on_every_push(void **state)
     expect(s, "at most 4 keep it within hi=6");
 
     s = asking_at_3();
+    grant(s, 0, 0);
+    expect(s, "granted worker 0 0 steps: a grant is of 1 step at least");
+
+    s = asking_at_3();
     grant(s, 0, 1);
     grant(s, 0, 3); /* the second would replace the first */
     expect(s, "granted worker 0 steps twice in one decision");

@@ -145,7 +145,9 @@ static int dssp_grant(dssp_promise *st, sw_check *c, const sw_event *ev, char *e
                          : lead <= st->lo ? "was within lo" : "was not the fastest");
     uint64_t cap = st->hi - st->lo, fit = lead <= st->hi ? st->hi - lead + 1 : 0;
     cap = fit < cap ? fit : cap;
-    if (ev->n == 0 || ev->n > cap)
+    if (ev->n == 0)
+        return ck_broken(c, err, "granted worker %u 0 steps: a grant is of 1 step at least", w);
+    if (ev->n > cap)
         return ck_broken(c, err, "granted worker %u, %llu steps ahead, %u steps: at most %llu "
                          "keep it within hi=%llu", w, (unsigned long long)lead, ev->n,
                          (unsigned long long)cap, (unsigned long long)st->hi);
