@@ -82,6 +82,17 @@ expect_output "broken.jsonl:41" "names the line"
 expect_status 0 "ebsp when the last worker leaves mid-prediction" -- "$SW" sim --no-model \
   --policy ebsp:R=3 --workers 1 --cluster shexp:0.01,base=2.79 \
   --events "leave:w=0,t=41.035;join:t=114.127" --seed 597 --max-time 200 -q
+# Found by an audit: a worker that pushed, left and joined its slot again before the barrier put
+# a second gradient of the slot into it (bsp, k-of-n); and a joiner after everyone left, their
+# gradients buffered, completes the barrier itself (sim checks every promise as it runs).
+for policy in bsp backup:k=2 dbw bdbw \
+  "rlswitch:file=$(dirname "$0")/../policies/rlswitch.swrl,choose=once"; do
+  for ev in "leave:w=0,t=1.5;join:w=0,t=2" "leave:w=0,t=1.5;leave:w=1,t=2;leave:w=2,t=2;join:t=3" \
+    "crash:w=0,t=1.5;leave:w=1,t=2;leave:w=2,t=2;join:w=0,t=3"; do
+    expect_status 0 "$policy: $ev" -- "$SW" sim --no-model --workers 3 --policy "$policy" \
+      --cluster "const:1@0;const:5" --events "$ev" --max-time 20 -q
+  done
+done
 
 expect_status 0 "sim without a model" -- "$SW" sim --no-model --workers 50 --policy bsp --max-pushes 5000
 expect_output "applies 100, pushes 5000" "50 workers: 100 supersteps in 5000 pushes"

@@ -42,12 +42,14 @@ static void bsp_push(void *state, const sw_engine_view *v, const sw_push *p, sw_
 
 /* A joiner starts at once only at a superstep's start (nobody waits, nothing is buffered: not
  * even the gradient of a worker that left, maybe from the joiner's own slot); otherwise it
- * waits for the barrier and starts in step with everyone. */
+ * waits for the barrier and starts in step with everyone. The barrier may be complete at once:
+ * everyone else left, their gradients buffered. */
 static void bsp_join(void *state, const sw_engine_view *v, uint32_t w, sw_decision *d)
 {
-    (void)state;
     if (v->n_waiting == 1 && v->buffered == 0)
         sw_decision_release(d, w);
+    else
+        barrier(state, v, 0, d);
 }
 
 static void bsp_leave(void *state, const sw_engine_view *v, uint32_t w, sw_decision *d)
