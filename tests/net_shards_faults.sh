@@ -396,6 +396,9 @@ expect_output "records the start of a run that ended before every shard had save
   "the resumed server says it starts the run again"
 OUT=$(tail -1 "$LOG")
 expect_output '"V":200,"why":"apply limit"' "the run goes on to its limit"
+checks=$((checks + 1)) # --log is appended to under --resume, even when the run starts again
+[ "$(grep -c '"ev":"start"' "$LOG")" = 2 ] ||
+  { echo "FAIL: the resumed server's log lost the killed attempt"; failures=$((failures + 1)); }
 OUT=$(cat "$TMP/shard0.err")
 expect_output "it takes the start again" "the shard that lived takes the start again"
 OUT=$(cat "$TMP/shard1.err")

@@ -396,17 +396,19 @@ static void teardown(server *s, const char *failed)
 }
 
 /* The log's first line, the same "start" line the simulator writes. A new run empties the
- * log (opened for appending, so that a refused start left it as it was); a resumed one cuts a
- * line its crash left half-written, so that its segment begins on a line of its own. A log that
- * is not a file (a pipe) is written as it is. */
+ * log (opened for appending, so that a refused start left it as it was); under --resume one
+ * cuts a line its crash left half-written, so that its segment begins on a line of its own,
+ * and keeps the rest, even when the run starts again (a sharded run whose shards never all
+ * saved its start: the failed attempt stays in its history). A log that is not a file (a
+ * pipe) is written as it is. */
 static void log_start(const server *s)
 {
     const sw_server_params *p = s->p;
     int fd = fileno(p->log);
     if (fd >= 0 && fflush(p->log) == 0) {
-        if (s->resuming && sw_file_drop_torn_line(fd) > 0)
+        if (p->resume && sw_file_drop_torn_line(fd) > 0)
             sw_log(SW_LOG_INFO, "the log ended in a half-written line, which was cut");
-        else if (!s->resuming && ftruncate(fd, 0) != 0 && errno != EINVAL)
+        else if (!p->resume && ftruncate(fd, 0) != 0 && errno != EINVAL)
             sw_log(SW_LOG_WARN, "cannot empty the log: %s", strerror(errno));
     }
     sw_run_info info = {.driver = "server",
