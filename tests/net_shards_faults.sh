@@ -13,9 +13,10 @@
 HOSTILE=${2:?usage: $0 SYNCWISE NET_HOSTILE}
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 
-# A shard killed and started again from its checkpoint: every shard goes back to the last
-# checkpoint all of them hold, the version counter goes on, and the run completes (under DBW,
-# whose pushes may be waiting for an apply's norms that the dead shard will never report).
+# A shard stopped by a signal (as a crash to the run) and started again from its checkpoint:
+# every shard goes back to the last checkpoint all of them hold, the version counter goes on,
+# and the run completes (under DBW, whose pushes may be waiting for an apply's norms that the
+# dead shard will never report).
 WPIDS=()
 rm -f "$TMP"/shard*.ckpt* "$TMP/server.ckpt" # a fresh run: no record to overwrite
 start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
@@ -24,7 +25,10 @@ start_server dbw:agg=mean --target-acc 0.95 --wait-workers 2 --checkpoint "$TMP/
 for i in 1 2; do start_worker --delay-ms 20; done # ~7 s to the target: the kill comes first
 wait_status 20 'every shard holds version [1-9]'
 killed_at=$("$SW" ctl --timeout 30 --connect "$EP" status | sed -n 's/^version \([0-9]*\).*/\1/p')
-kill_shard 1
+kill -TERM "${SHPIDS[1]}" # a signal in the middle of a run is as a crash to the run (SIGKILL below)
+expect_exit "${SHPIDS[1]}" "a shard stopped by a signal mid-run"
+OUT=$(cat "$TMP/shard1.err")
+expect_output "stopped in the middle of a run, as a crash would stop it" "says what that means"
 wait_status 10 'not answering'
 expect_status 0 "ctl status while a shard is out" -- "$SW" ctl --timeout 30 --connect "$EP" status
 expect_output "not answering: the workers wait" "status says which shard is out"

@@ -128,6 +128,8 @@ typedef struct sw_shard_result {
     uint64_t version, applies, pushes, pulls, refused, saves, restores;
     uint64_t bytes_in, bytes_out;
     bool done; /* the server ended the run */
+    bool in_run; /* a server had configured it, and the run was not over */
+    uint64_t saved; /* its newest checkpoint's version, SW_SHARD_NONE before one */
     char failed[512]; /* why the run failed, as the server said when it ended it; "": it did not */
 } sw_shard_result;
 

@@ -123,5 +123,14 @@ int sw_cli_shard(int argc, char **argv)
            (double)r.bytes_out / 1e6);
     if (r.failed[0]) /* EXIT STATUS: a run that failed */
         return sw_cli_error(CMD, "the run failed: %s", r.failed);
+    if (r.in_run) { /* a signal: the run lives on in its server, which cannot go on without us */
+        char newest[64] = "none yet";
+        if (r.saved != SW_SHARD_NONE)
+            snprintf(newest, sizeof newest, "version %llu", (unsigned long long)r.saved);
+        sw_log(SW_LOG_WARN, "stopped in the middle of a run, as a crash would stop it: its server "
+               "waits up to its --shard-wait for this shard to come back (start it again with "
+               "--resume: the run goes back to the newest checkpoint every shard holds; this "
+               "one's newest: %s), then fails the run; to stop a run, signal its server", newest);
+    }
     return 0;
 }

@@ -378,6 +378,8 @@ static double turn(void *ctx, double now)
     }
     sw__batch_flush(&h->to_server);
     h->r->version = h->version;
+    h->r->in_run = h->configured && !h->r->done;
+    h->r->saved = h->saved;
     double next = server_silence(h, now);
     return h->r->done ? SW_AGENT_DONE : next;
 }
