@@ -14,8 +14,10 @@ expect_output "policy ssp:s=2: stopped by target accuracy" "summary names the st
 expect_output "staleness" "summary has a staleness histogram"
 expect_output "idle %" "summary has idle shares"
 expect_status 0 "a spec with an empty parameter list" -- "$SW" sim --policy ssp: --workers 2 \
-  --data "$data" --model softmax --max-time 10
+  --data "$data" --model softmax --max-time 10 --log "$TMP/colon.jsonl"
 expect_output "policy ssp: stopped by" "the summary does not double the spec's colon"
+expect_status 0 "check of its log" -- "$SW" check "$TMP/colon.jsonl"
+expect_output "colon.jsonl: ssp: " "nor does check"
 OUT=$(head -1 "$TMP/a.jsonl")
 expect_output '"ev":"start","policy":"ssp:s=2"' "the log starts by saying what ran"
 OUT=$(grep -c '"ev":"push"' "$TMP/a.jsonl")

@@ -12,7 +12,8 @@
  * on, or a negative sw_err (with err filled) to stop. */
 typedef int (*sw_line_fn)(void *ctx, char *line, size_t lineno, char *err);
 
-/* Opens path and hands every line to fn. Fails with SW_EIO naming the file when it cannot be
+/* Opens path and hands every line to fn, the first without a UTF-8 byte-order mark (some
+ * editors and spreadsheets write one first; it is no part of the text). Fails with SW_EIO naming the file when it cannot be
  * opened or read, SW_EFORMAT naming the line when it is longer than SW_LINE_MAX or holds a NUL
  * byte (not text), SW_ENOMEM when a line does not fit in memory, or with fn's own failure. */
 int sw_read_lines(const char *path, sw_line_fn fn, void *ctx, char *err);

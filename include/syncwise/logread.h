@@ -17,8 +17,9 @@
 
 typedef struct sw_log_field {
     char key[24];
-    char str[1024]; /* string values (the longest a log holds: a cluster spec, run.h's
-                     * sw_run_info); empty for numbers */
+    char str[3 * 1024]; /* string values, empty for numbers: the longest a log holds, a
+                         * cluster spec of up to 1023 bytes (run.h's sw_run_info), each byte
+                         * that is no UTF-8 read back as U+FFFD's 3 (sw_log_put_string) */
     double num;    /* number values; 0 for strings (str then holds the number's text) */
     bool is_str;
 } sw_log_field;

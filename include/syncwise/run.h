@@ -93,6 +93,9 @@ const char *sw_stop_reason_name(sw_stop_reason r);
  * (a server stopped by a signal), or "failed: WHY" (a run that failed: a server whose shard was
  * lost, a diverged model). */
 #define SW_END_FAILED "failed: "
+/* A simulated run whose model diverged failed too, but ran on to a clean stop: its log is
+ * judged whole, where another failure may have cut its last engine call short. */
+#define SW_END_DIVERGED SW_END_FAILED "the model diverged"
 bool sw_end_reason_known(const char *why);
 
 /* The rules: the first that holds ends a run; 0 disables one. */

@@ -87,8 +87,11 @@ int sw_read_lines(const char *path, sw_line_fn fn, void *ctx, char *err)
     r->path = path;
     int rc;
     errno = 0;
-    while ((rc = next_line(r, err)) == 1 && !(rc = fn(ctx, r->line, ++r->lineno, err)))
-        ;
+    while ((rc = next_line(r, err)) == 1) {
+        bool mark = r->lineno == 0 && !strncmp(r->line, "\xEF\xBB\xBF", 3);
+        if ((rc = fn(ctx, r->line + (mark ? 3 : 0), ++r->lineno, err)))
+            break;
+    }
     if (!rc && ferror(r->f)) /* a directory opens, then fails to read with EISDIR */
         rc = sw_fail(err, SW_EIO, "%s: read error: %s", path,
                      errno ? strerror(errno) : "unknown cause");

@@ -116,29 +116,37 @@ static const char *read_string(const char *p, char *dst, size_t cap)
     return *p == '"' ? p + 1 : NULL;
 }
 
-/* Why read_string stopped short at p (for a message): what a log line never holds. */
+/* Why read_string stopped short at p (for a message): what a log line never holds. It walks the
+ * string as read_string does, a character or an escape at a time, counting the bytes read. */
 static const char *string_fault(const char *p, size_t cap)
 {
     const char *s = p + 1;
     size_t n = 0;
-    for (; *s && *s != '"'; s++, n++) {
+    while (*s && *s != '"') {
+        char c[4];
+        size_t len;
         if ((unsigned char)*s < 0x20)
             return "a control character in a string";
-        if ((unsigned char)*s >= 0x80 && !sw_utf8_char_len(s))
-            return "a byte that is no UTF-8 in a string (JSON is Unicode text)";
-        if (*s == '\\' && s[1] == 'u') {
+        if (*s != '\\') {
+            if (!(len = sw_utf8_char_len(s)))
+                return "a byte that is no UTF-8 in a string (JSON is Unicode text)";
+            s += len;
+        } else if (s[1] == 'u') {
             const char *at = s + 1;
             if (unescape_u(&at) < 0)
                 return "an escape that is no character (\\u0000, a surrogate out of its pair, "
                        "or not 4 hex digits)";
-        }
-        if (*s == '\\' && s[1] && !strchr("\"\\/bfnrtu", s[1]))
+            s++, len = unescape(&s, c);
+        } else if (!strchr("\"\\/bfnrt", s[1]) || !s[1]) {
             return "an escape JSON does not have (a backslash before another character than "
                    "\" \\ / b f n r t u)";
-        if (*s == '\\' && s[1]) /* the escaped character is not the string's end */
-            s++;
+        } else {
+            s++, len = unescape(&s, c);
+        }
+        if ((n += len) + 1 > cap)
+            return "a string longer than any a log holds";
     }
-    return n + 1 >= cap ? "a string longer than any a log holds" : "a string without its end";
+    return "a string without its end";
 }
 
 /* Where a number as JSON writes it ends: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?; NULL if

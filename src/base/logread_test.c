@@ -105,6 +105,30 @@ static void what_no_json_text_holds_is_refused_and_named(void **state)
     }
 }
 
+/* The message names the fault, walking characters and escapes as the reader does: a string's
+ * valid UTF-8 and surrogate pairs are no fault. */
+static void a_refusal_names_the_fault_not_a_character_before_it(void **state)
+{
+    (void)state;
+    static char line[16384];
+    sw_log_line *l = malloc(sizeof *l);
+    char err[SW_ERR_LEN];
+    assert_non_null(l);
+    assert_int_not_equal(sw_log_parse_line("{\"x\":\"caf\xc3\xa9}", l, err), 0);
+    assert_non_null(strstr(err, "a string without its end"));
+    for (int pair = 0; pair < 2; pair++) {
+        size_t n = (size_t)snprintf(line, sizeof line, "{\"x\":\"");
+        for (int i = 0; i < 1100; i++)
+            n += (size_t)snprintf(line + n, sizeof line - n, "%s",
+                                  pair ? "\\ud83d\\ude00" : "\xc3\xa9\xc3\xa9");
+        snprintf(line + n, sizeof line - n, "\"}");
+        assert_int_not_equal(sw_log_parse_line(line, l, err), 0);
+        if (!strstr(err, "a string longer than any a log holds"))
+            fail_msg("%s: '%s'", pair ? "pairs" : "UTF-8", err);
+    }
+    free(l);
+}
+
 static void utf8_lengths_and_forms(void **state)
 {
     (void)state;
@@ -140,6 +164,7 @@ int main(void)
         cmocka_unit_test(bytes_that_are_no_utf8_are_written_as_the_replacement_character),
         cmocka_unit_test(every_escape_json_has_is_read),
         cmocka_unit_test(what_no_json_text_holds_is_refused_and_named),
+        cmocka_unit_test(a_refusal_names_the_fault_not_a_character_before_it),
         cmocka_unit_test(utf8_lengths_and_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -535,7 +535,9 @@ int sw_check_end_line(sw_check *c, double t, uint64_t V, const char *why, uint64
         c->broken_where = where;
         return sw_fail(err, SW_EPROMISE, "%s", c->broken);
     }
-    return strncmp(why, SW_END_FAILED, strlen(SW_END_FAILED)) ? sw_check_end(c, err) : 0;
+    bool cut = !strncmp(why, SW_END_FAILED, strlen(SW_END_FAILED)) &&
+               strncmp(why, SW_END_DIVERGED, strlen(SW_END_DIVERGED));
+    return cut ? 0 : sw_check_end(c, err);
 }
 
 sw_worker_state sw_check_worker(const sw_check *c, uint32_t w, uint64_t *clock)

@@ -1,7 +1,8 @@
 /* The promises at edges an audit found the checker loose on: a slot joined again while the
  * gradient its last worker left waits in the buffer (one gradient of a slot per apply), a
- * k-of-n release with nothing buffered (everyone or nobody), and ElasticBSP's call that logs
- * the barrier search's grants (still monitoring: nobody waits). */
+ * k-of-n release with nothing buffered (everyone or nobody), ElasticBSP's call that logs the
+ * barrier search's grants (still monitoring: nobody waits), and a diverged run's last call
+ * (judged, as no failure cut it). */
 #include "check_test_rig.h"
 
 /* Worker 0 of `slots` pushes step 1, crashes and joins its slot again. */
@@ -36,9 +37,7 @@ static void a_slot_puts_one_gradient_in_a_k_of_n_apply(void **state)
     (void)state;
     script *s = slot_joined_again("backup:k=2", 3);
     release(s, 0, 0);
-    push(s, 0, 1, 0);
-    apply(s, 2);
-    expect(s, "applied two gradients of worker 0 together");
+    expect(s, "released joiner 0 while its slot's gradient waits in the buffer");
 
     s = slot_joined_again("backup:k=2", 3); /* the joiner waits for the next apply */
     push(s, 1, 1, 0);
@@ -106,6 +105,31 @@ static void ebsp_lets_the_pusher_go_in_the_call_of_its_grants(void **state)
     expect(ebsp_answer_at_the_last_push(true), NULL);
 }
 
+/* bsp: worker 0 pushes and is released alone, before the barrier: the call's fault shows when
+ * the call is judged, at the next call or at the end line. */
+static void an_end_line_judges_the_last_call_unless_a_failure_cut_it(void **state)
+{
+    (void)state;
+    static const char *const ends[][2] = {
+        {"time limit", "only a barrier releases"},
+        {"failed: the model diverged at t=1.0 s: its validation loss is not finite (stopped by "
+         "time limit)", "only a barrier releases"},
+        {"failed: shard 1 has been silent for 60 s", NULL},
+    };
+    for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
+        script *s = open_script("bsp", 2);
+        start_all(s, 2);
+        push(s, 0, 1, 0);
+        release(s, 0, 1);
+        if (!s->rc)
+            s->rc = sw_check_end_line(s->c, s->t, s->V, ends[i][0], 99, s->err);
+        const char *want = ends[i][1];
+        if (want ? s->rc != SW_EPROMISE || !strstr(s->err, want) : s->rc != 0)
+            fail_msg("'%s': %d '%s'", ends[i][0], s->rc, s->err);
+        sw_check_free(s->c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -113,6 +137,7 @@ int main(void)
         cmocka_unit_test(a_slot_puts_one_gradient_in_a_k_of_n_apply),
         cmocka_unit_test(with_nothing_buffered_k_of_n_releases_everyone),
         cmocka_unit_test(ebsp_lets_the_pusher_go_in_the_call_of_its_grants),
+        cmocka_unit_test(an_end_line_judges_the_last_call_unless_a_failure_cut_it),
     };
     return cmocka_run_group_tests(tests, NULL, sw_test_teardown);
 }

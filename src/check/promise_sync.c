@@ -150,6 +150,10 @@ static int kofn_release(const sw_check *c, const sw_event *ev, char *err)
 {
     const ck_group *g = &c->g;
     bool dropped_pusher = g->dropped && ev->worker == g->worker;
+    if (g->start == SW_EV_JOIN && ev->worker == g->worker && !g->applied &&
+        c->w[ev->worker].own_in_buffer > 0)
+        return ck_broken(c, err, "released joiner %u while its slot's gradient waits in the "
+                         "buffer: it goes on at the next apply", ev->worker);
     if (g->start == SW_EV_JOIN && ev->worker == g->worker)
         return 0;
     bool settle = !g->applied && g->waiting_at_decision == g->live_at_decision &&

@@ -126,4 +126,8 @@ void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r);
  * *best; only the loss when acc is NAN (a regression task). */
 void sw_cli_eval_text(char *out, size_t cap, double loss, double acc, double *best);
 
+/* How much of a spec to print before a colon of ours ("%.*s: "): "ssp:" is "ssp" with its
+ * defaults, and its own colon before ours would read "ssp::". */
+int sw_cli_spec_shown(const char *spec);
+
 #endif

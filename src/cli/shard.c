@@ -123,7 +123,11 @@ int sw_cli_shard(int argc, char **argv)
            (double)r.bytes_out / 1e6);
     if (r.failed[0]) /* EXIT STATUS: a run that failed */
         return sw_cli_error(CMD, "the run failed: %s", r.failed);
-    if (r.in_run) { /* a signal: the run lives on in its server, which cannot go on without us */
+    if (r.in_run && !p.checkpoint) /* a signal: the run lives on, and cannot go on without us */
+        sw_log(SW_LOG_WARN, "stopped in the middle of a run, as a crash would stop it: a run "
+               "without --checkpoint cannot take a shard back, so its server fails the run "
+               "after its --shard-wait; to stop a run, signal its server");
+    else if (r.in_run) {
         char newest[64] = "none yet";
         if (r.saved != SW_SHARD_NONE)
             snprintf(newest, sizeof newest, "version %llu", (unsigned long long)r.saved);

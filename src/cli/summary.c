@@ -2,7 +2,6 @@
  * worker, then applies, overall idle share, staleness and the share of time spent deciding. */
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cli.h"
 
@@ -70,10 +69,7 @@ void sw_cli_eval_text(char *out, size_t cap, double loss, double acc, double *be
 void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r)
 {
     const sw_run_stats *st = &r->stats;
-    /* "ssp:" is "ssp" with its defaults; its colon before ours would read "ssp::" */
-    int name_len = (int)strlen(policy);
-    name_len -= name_len > 0 && policy[name_len - 1] == ':';
-    fprintf(f, "policy %.*s: stopped by %s at t=%.1f s", name_len, policy,
+    fprintf(f, "policy %.*s: stopped by %s at t=%.1f s", sw_cli_spec_shown(policy), policy,
             sw_stop_reason_name(r->stop), r->end_t);
     if (r->target_t >= 0)
         fprintf(f, "; target reached at t=%.1f s", r->target_t);

@@ -441,3 +441,9 @@ int sw_cli_curve_pair(const char *cmd, const char *key_opt, const char *key, con
     return sw_cli_error(cmd, "%s and %s go together: %s alone would run without CURVE", key_opt,
                         other_opt, key ? key_opt : other_opt) + 1;
 }
+
+int sw_cli_spec_shown(const char *spec)
+{
+    size_t len = strlen(spec);
+    return (int)(len - (len > 0 && spec[len - 1] == ':'));
+}

@@ -16,7 +16,7 @@
 #include "syncwise/err.h"
 #include "syncwise/logread.h"
 
-static sw_log_line line; /* about 25 KiB: off the stack */
+static sw_log_line line; /* about 73 KiB: off the stack */
 
 /* ev written, parsed and read back. */
 static sw_event round_trip(const sw_event *ev)

@@ -123,7 +123,7 @@ typedef struct reading {
     bool ended; /* the run's end line was read: only a restart's start line may follow */
     uint64_t last_V; /* the highest version a line gave: a restart resumes at most there */
     sw_run_info info;
-    sw_log_line line; /* about 25 KiB: readings live on the heap */
+    sw_log_line line; /* about 73 KiB: readings live on the heap */
 } reading;
 
 /* An end line's version and reason, which must be one the writers give (docs/log.md). */

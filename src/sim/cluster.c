@@ -116,9 +116,6 @@ static bool header(const char *line, size_t lineno)
 static int trace_line(void *ctx, char *line, size_t lineno, char *err)
 {
     trace_reading *r = ctx;
-    if (lineno == 1 && !strncmp(line, "\xEF\xBB\xBF", 3)) /* the byte-order mark some editors
-                                                          * write first */
-        line += 3;
     if (line[strspn(line, " \t\r\n")] == '\0' || line[0] == '#' || header(line, lineno))
         return 0;
     char *end;

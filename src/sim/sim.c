@@ -411,8 +411,8 @@ static void write_end(const sim *s)
     const sw_sim_result *r = s->r;
     char why[sizeof SW_END_FAILED + SW_ERR_LEN];
     if (r->diverged_t >= 0)
-        snprintf(why, sizeof why, "%sthe model diverged at t=%.1f s: its %s loss is not finite "
-                 "(stopped by %s)", SW_END_FAILED, r->diverged_t, r->held_out,
+        snprintf(why, sizeof why, "%s at t=%.1f s: its %s loss is not finite (stopped by %s)",
+                 SW_END_DIVERGED, r->diverged_t, r->held_out,
                  sw_stop_reason_name(r->stop));
     else
         snprintf(why, sizeof why, "%s", sw_stop_reason_name(r->stop));
