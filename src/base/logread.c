@@ -88,65 +88,38 @@ static size_t unescape(const char **p, char dst[4])
     return cp < 0 ? 0 : sw_utf8_put((uint32_t)cp, dst);
 }
 
-/* Reads "..." at p into dst; returns the position after it or NULL. */
-static const char *read_string(const char *p, char *dst, size_t cap)
+/* Reads "..." at p (a '"' there) into dst; returns the position after it, or NULL with *why
+ * saying what a log line never holds. */
+static const char *read_string(const char *p, char *dst, size_t cap, const char **why)
 {
-    if (*p++ != '"')
-        return NULL;
+    p++;
     size_t n = 0;
     while (*p && *p != '"') {
         char c[4];
         size_t len;
         if ((unsigned char)*p < 0x20)
-            return NULL;
+            return *why = "a control character in a string", NULL;
         if (*p != '\\') {
             if (!(len = sw_utf8_char_len(p)))
-                return NULL;
+                return *why = "a byte that is no UTF-8 in a string (JSON is Unicode text)", NULL;
             memcpy(c, p, len);
             p += len;
-        } else if (p++, !(len = unescape(&p, c))) {
-            return NULL;
+        } else {
+            char kind = *++p;
+            if (!(len = unescape(&p, c)))
+                return *why = kind == 'u' ? "an escape that is no character (\\u0000, a "
+                                            "surrogate out of its pair, or not 4 hex digits)"
+                                          : "an escape JSON does not have (a backslash before "
+                                            "another character than \" \\ / b f n r t u)",
+                       NULL;
         }
         if (n + len >= cap)
-            return NULL;
+            return *why = "a string longer than any a log holds", NULL;
         memcpy(dst + n, c, len);
         n += len;
     }
     dst[n] = '\0';
-    return *p == '"' ? p + 1 : NULL;
-}
-
-/* Why read_string stopped short at p (for a message): what a log line never holds. It walks the
- * string as read_string does, a character or an escape at a time, counting the bytes read. */
-static const char *string_fault(const char *p, size_t cap)
-{
-    const char *s = p + 1;
-    size_t n = 0;
-    while (*s && *s != '"') {
-        char c[4];
-        size_t len;
-        if ((unsigned char)*s < 0x20)
-            return "a control character in a string";
-        if (*s != '\\') {
-            if (!(len = sw_utf8_char_len(s)))
-                return "a byte that is no UTF-8 in a string (JSON is Unicode text)";
-            s += len;
-        } else if (s[1] == 'u') {
-            const char *at = s + 1;
-            if (unescape_u(&at) < 0)
-                return "an escape that is no character (\\u0000, a surrogate out of its pair, "
-                       "or not 4 hex digits)";
-            s++, len = unescape(&s, c);
-        } else if (!strchr("\"\\/bfnrt", s[1]) || !s[1]) {
-            return "an escape JSON does not have (a backslash before another character than "
-                   "\" \\ / b f n r t u)";
-        } else {
-            s++, len = unescape(&s, c);
-        }
-        if ((n += len) + 1 > cap)
-            return "a string longer than any a log holds";
-    }
-    return "a string without its end";
+    return *p == '"' ? p + 1 : (*why = "a string without its end", NULL);
 }
 
 /* Where a number as JSON writes it ends: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?; NULL if
@@ -181,10 +154,7 @@ static const char *read_field(const char *p, sw_log_field *f, const char **why)
 {
     memset(f, 0, sizeof *f);
     *why = "expected \"key\":number or \"key\":\"text\"";
-    const char *at = p;
-    if (*p == '"' && !(p = read_string(p, f->key, sizeof f->key)))
-        *why = string_fault(at, sizeof f->key);
-    if (!p || *at != '"')
+    if (*p != '"' || !(p = read_string(p, f->key, sizeof f->key, why)))
         return NULL;
     p = skip_ws(p);
     if (*p++ != ':')
@@ -192,10 +162,7 @@ static const char *read_field(const char *p, sw_log_field *f, const char **why)
     p = skip_ws(p);
     if (*p == '"') {
         f->is_str = true;
-        const char *end = read_string(p, f->str, sizeof f->str);
-        if (!end)
-            *why = string_fault(p, sizeof f->str);
-        return end;
+        return read_string(p, f->str, sizeof f->str, why);
     }
     char *end;
     errno = 0;
