@@ -92,10 +92,11 @@ static void liveness_acts_only_when_the_policy_left_everyone_waiting(void **stat
 }
 
 /* Two grants, but both to worker 0. */
-static void search_answers_twice(script *s)
+static bool search_answers_twice(script *s)
 {
     grant(s, 0, 1);
     grant(s, 0, 2);
+    return true;
 }
 
 static void a_barrier_search_grants_each_worker_once(void **state)

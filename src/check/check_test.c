@@ -295,10 +295,11 @@ static void backup_and_sync_drop_the_late_and_count_k(void **state)
 /* Two workers under ebsp:R=4 push twice each (monitoring), and the search grants worker 0 one
  * step and worker 1 two, counting the steps in flight. */
 /* Everyone pushed twice: the search's answer. */
-static void search_answers(script *s)
+static bool search_answers(script *s)
 {
     grant(s, 0, 1);
     grant(s, 1, 2);
+    return true;
 }
 
 static script *ebsp_predicting(void) { return ebsp_monitored(search_answers); }

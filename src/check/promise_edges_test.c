@@ -75,34 +75,21 @@ static void with_nothing_buffered_k_of_n_releases_everyone(void **state)
     expect(s, NULL);
 }
 
-/* The search answers at worker 1's second push, whose worker is then kept waiting. */
-static void search_answers_and_keeps_the_pusher(script *s)
+/* The search answers at worker 1's second push, and that worker goes on, or is kept waiting. */
+static bool search_answers_and_lets_go(script *s)
 {
     grant(s, 0, 1);
     grant(s, 1, 2);
+    return true;
 }
 
-static script *ebsp_answer_at_the_last_push(bool release_pusher)
-{
-    script *s = open_script("ebsp:R=3", 2);
-    start_all(s, 2);
-    for (uint64_t k = 1; k <= 2; k++)
-        for (uint32_t w = 0; w < 2; w++) {
-            push(s, w, k, s->V);
-            apply_scaled(s, 1, 1);
-            if (k == 2 && w == 1)
-                search_answers_and_keeps_the_pusher(s);
-            if (k < 2 || w == 0 || release_pusher)
-                release(s, w, k);
-        }
-    return s;
-}
+static bool search_answers_and_holds(script *s) { return !search_answers_and_lets_go(s); }
 
 static void ebsp_lets_the_pusher_go_in_the_call_of_its_grants(void **state)
 {
     (void)state;
-    expect(ebsp_answer_at_the_last_push(false), "left worker 1 waiting");
-    expect(ebsp_answer_at_the_last_push(true), NULL);
+    expect(ebsp_monitored(search_answers_and_holds), "left worker 1 waiting");
+    expect(ebsp_monitored(search_answers_and_lets_go), NULL);
 }
 
 /* bsp: worker 0 pushes and is released alone, before the barrier: the call's fault shows when
