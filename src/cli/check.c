@@ -61,8 +61,8 @@ static int check_one(const char *path, bool quiet)
                  "checker knows)", sw_policy_find(s.unknown_policy) ? "the policy of one's own"
                  : "policy", s.unknown_policy);
     printf("%s: %.*s: %llu events%s (%llu pushes, %llu applies, %llu switches): %s%s%s\n", path,
-           sw_cli_spec_shown(s.policy), s.policy, (unsigned long long)s.events, runs, (unsigned long long)s.pushes,
-           (unsigned long long)s.applies, (unsigned long long)s.switches, kept,
+           sw_cli_spec_shown(s.policy), s.policy, (unsigned long long)s.events, runs,
+           (unsigned long long)s.pushes, (unsigned long long)s.applies, (unsigned long long)s.switches, kept,
            s.unknown_policy[0] && !sw_policy_find(s.unknown_policy)
                ? "; it is neither built in nor loaded from SYNCWISE_PLUGINS: a typo, or a "
                  "program's own policy?"

@@ -85,6 +85,24 @@ static const sw_cmd_opts command = {
     .tables = {table},
 };
 
+/* What a shard stopped in the middle of a run means to the run: a crash, which a checkpoint
+ * lets it come back from. */
+static void say_stopped_mid_run(const sw_shard_params *p, const sw_shard_result *r)
+{
+    char newest[48] = "none yet", back[320] = "a run without --checkpoint cannot take a shard "
+                                              "back, so its server fails the run after its "
+                                              "--shard-wait";
+    if (r->saved != SW_SHARD_NONE)
+        snprintf(newest, sizeof newest, "version %llu", (unsigned long long)r->saved);
+    if (p->checkpoint)
+        snprintf(back, sizeof back, "its server waits up to its --shard-wait for this shard to "
+                 "come back (start it again with --resume: the run goes back to the newest "
+                 "checkpoint every shard holds; this one's newest: %s), then fails the run",
+                 newest);
+    sw_log(SW_LOG_WARN, "stopped in the middle of a run, as a crash would stop it: %s; to stop "
+           "a run, signal its server", back);
+}
+
 int sw_cli_shard(int argc, char **argv)
 {
     shard_opts o = {.p = {.bind = "tcp://127.0.0.1:5600", .apply_threads = 1,
@@ -123,18 +141,7 @@ int sw_cli_shard(int argc, char **argv)
            (double)r.bytes_out / 1e6);
     if (r.failed[0]) /* EXIT STATUS: a run that failed */
         return sw_cli_error(CMD, "the run failed: %s", r.failed);
-    if (r.in_run && !p.checkpoint) /* a signal: the run lives on, and cannot go on without us */
-        sw_log(SW_LOG_WARN, "stopped in the middle of a run, as a crash would stop it: a run "
-               "without --checkpoint cannot take a shard back, so its server fails the run "
-               "after its --shard-wait; to stop a run, signal its server");
-    else if (r.in_run) {
-        char newest[64] = "none yet";
-        if (r.saved != SW_SHARD_NONE)
-            snprintf(newest, sizeof newest, "version %llu", (unsigned long long)r.saved);
-        sw_log(SW_LOG_WARN, "stopped in the middle of a run, as a crash would stop it: its server "
-               "waits up to its --shard-wait for this shard to come back (start it again with "
-               "--resume: the run goes back to the newest checkpoint every shard holds; this "
-               "one's newest: %s), then fails the run; to stop a run, signal its server", newest);
-    }
+    if (r.in_run) /* a signal: the run lives on in its server, and cannot go on without us */
+        say_stopped_mid_run(&p, &r);
     return 0;
 }
