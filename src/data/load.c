@@ -157,7 +157,8 @@ static const source sources[] = {
 const sw_data_source_info sw_data_sources[] = {
     {"fashion-mnist", "Fashion-MNIST from the Debian package (dir=PATH to use another copy)"},
     {"idx", "an MNIST-style IDX directory: dir=PATH, classes=10"},
-    {"libsvm", "LIBSVM text: train=PATH, test=PATH, dim=D, task=classify|regress"},
+    {"libsvm", "LIBSVM text: train=PATH, test=PATH, dim=D, task=classify|regress; labels "
+               "-1/+1 become classes 0/1, others are the class (an integer below 1000)"},
     {"csv", "CSV: train=PATH, test=PATH, label=first|last|COLUMN (from 0)|NAME (a header's), "
             "task=...; text labels become classes"},
     {"synthetic", "a hidden linear model: task=lsq|logistic, d=100, n=10000, test=2000, "
