@@ -25,6 +25,15 @@
  *
  * Version 1 ended after the parameters; it is still read, as a checkpoint of plain SGD's.
  *
+ * The parameters go layer by layer, input to output; each layer's weights row-major
+ * [outputs x inputs], then its biases (src/model/layer.h). Activations are channels-last, so a
+ * convolution's weights are [filters x (row, column, channel) of its k x k window], and the
+ * dense layer after a CNN's last pooling reads its input flattened as (row, column, channel).
+ * Convolutions are 5x5, stride 1, no padding; pooling 2x2, rounding down; leaky ReLU slopes
+ * 0.01 below zero; IDX pixels are
+ * scaled to [0, 1]. Loading a checkpoint elsewhere (PyTorch: permute a conv's weights to
+ * [filters, channel, row, column]) reproduces `syncwise eval` to float rounding.
+ *
  * A sparse linear model (svm, logistic: syncwise/sparse.h) is stored as a binary classifier
  * (task 0, 2 classes) of D x 1 x 1 inputs for D features, with D + 1 parameters (the bias last).
  *
