@@ -30,8 +30,7 @@
  * convolution's weights are [filters x (row, column, channel) of its k x k window], and the
  * dense layer after a CNN's last pooling reads its input flattened as (row, column, channel).
  * Convolutions are 5x5, stride 1, no padding; pooling 2x2, rounding down; leaky ReLU slopes
- * 0.01 below zero; IDX pixels are
- * scaled to [0, 1]. Loading a checkpoint elsewhere (PyTorch: permute a conv's weights to
+ * 0.01 below zero; IDX pixels are scaled to [0, 1]. Loading a checkpoint elsewhere (PyTorch: permute a conv's weights to
  * [filters, channel, row, column]) reproduces `syncwise eval` to float rounding.
  *
  * A sparse linear model (svm, logistic: syncwise/sparse.h) is stored as a binary classifier
