@@ -139,6 +139,20 @@ static void the_checker_holds_a_run_to_the_policys_own_promise(void **state)
     expect(s, "pairs:n=1: released worker 1 3 steps ahead");
 }
 
+/* Rule 5 holds a policy of one's own whatever its promise checks: both wait for a third push
+ * that never comes, and the liveness rule releases them. */
+static void a_promise_of_ones_own_keeps_the_liveness_rule(void **state)
+{
+    (void)state;
+    script *s = open_script("pairs:n=3", 2);
+    start_all(s, 2);
+    push(s, 0, 1, 0);
+    push(s, 1, 1, 0);
+    feed(s, (sw_event){.kind = SW_EV_RELEASE, .worker = 0, .clock = 1, .reason = "liveness"});
+    feed(s, (sw_event){.kind = SW_EV_RELEASE, .worker = 1, .clock = 1, .reason = "liveness"});
+    expect(s, "pairs:n=3: left all 2 live workers waiting");
+}
+
 static void a_spec_the_promise_refuses_is_one_no_engine_takes(void **state)
 {
     (void)state;
@@ -153,6 +167,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(only_a_registered_policy_of_ones_own_takes_a_promise),
         cmocka_unit_test(the_checker_holds_a_run_to_the_policys_own_promise),
+        cmocka_unit_test(a_promise_of_ones_own_keeps_the_liveness_rule),
         cmocka_unit_test(a_spec_the_promise_refuses_is_one_no_engine_takes),
     };
     return cmocka_run_group_tests(tests, register_pairs, NULL);

@@ -84,11 +84,16 @@ static int verdict(const sw_check *c, int rc, const char *why, char *err)
     return rc ? ck_broken(c, err, "%s", why[0] ? why : "broke its promise (it said no more)") : 0;
 }
 
+/* Rule 5 first (docs/promises.md): a policy of one's own never leans on the liveness rule,
+ * whatever its promise says or leaves unsaid. */
 static int own_event(void *state, sw_check *c, const sw_event *ev, char *err)
 {
     const own_promise *p = state;
     char why[SW_ERR_LEN] = "";
-    return p->ops->on_event ? verdict(c, p->ops->on_event(p->state, c, ev, why), why, err) : 0;
+    int rc = ck_no_liveness(c, ev, err);
+    if (rc || !p->ops->on_event)
+        return rc;
+    return verdict(c, p->ops->on_event(p->state, c, ev, why), why, err);
 }
 
 static int own_end(void *state, sw_check *c, char *err)
