@@ -32,7 +32,7 @@ int sw_check_new(sw_check **out, const char *policy, uint32_t slots, uint64_t ve
     c->cap_buf = 64;
     c->buf_twice = UINT32_MAX;
     c->wake_at = -1;
-    int rc = ck_start_promise(c, policy, err);
+    int rc = sw__ck_start_promise(c, policy, err);
     if (rc) {
         sw_check_free(c);
         return rc;
@@ -45,7 +45,7 @@ void sw_check_free(sw_check *c)
 {
     if (!c)
         return;
-    ck_stop_promise(c);
+    sw__ck_stop_promise(c);
     free(c->w);
     free(c->buf);
     free(c->waits);
@@ -69,12 +69,12 @@ static int end_group(sw_check *c, char *err)
     decide(c);
     int rc = 0;
     if (c->n_live > 0 && c->n_waiting == c->n_live && c->wake_at < 0)
-        rc = ck_engine_broke(err,
+        rc = sw__ck_engine_broke(err,
                              "stalled: all %u live workers wait, none computes, and no "
                              "wake-up is due",
                              c->n_live);
     else if (c->g.liveness > 0 && c->n_waiting > 0) /* the rule releases everyone at once */
-        rc = ck_engine_broke(err, "the liveness rule released %u of the %u waiting workers",
+        rc = sw__ck_engine_broke(err, "the liveness rule released %u of the %u waiting workers",
                              c->g.liveness, c->g.liveness + c->n_waiting);
     if (!rc && c->promise && c->promise->on_end)
         rc = c->promise->on_end(c->pstate, c, err);
@@ -114,10 +114,10 @@ static int in_call_order(sw_check *c, const sw_event *ev, char *err)
         return 0;
     const char *name = sw_event_kind_name(ev->kind);
     if (!c->g.started)
-        return ck_engine_broke(err, "a %s outside any engine call", name);
+        return sw__ck_engine_broke(err, "a %s outside any engine call", name);
     bool once = ev->kind == SW_EV_DROP || ev->kind == SW_EV_APPLY || ev->kind == SW_EV_WAKE;
     if (phase < c->g.phase || (once && phase == c->g.phase))
-        return ck_engine_broke(err,
+        return sw__ck_engine_broke(err,
                                "a %s out of the engine call's order (drop, apply, grants, "
                                "releases, wake, liveness releases)",
                                name);
@@ -128,9 +128,9 @@ static int in_call_order(sw_check *c, const sw_event *ev, char *err)
 static int live_worker(const sw_check *c, uint32_t w, char *err)
 {
     if (w >= c->slots)
-        return ck_engine_broke(err, "worker %u is outside the table of %u slots", w, c->slots);
+        return sw__ck_engine_broke(err, "worker %u is outside the table of %u slots", w, c->slots);
     if (c->w[w].state == SW_WORKER_ABSENT)
-        return ck_engine_broke(err, "worker %u is not live", w);
+        return sw__ck_engine_broke(err, "worker %u is not live", w);
     return 0;
 }
 
@@ -141,22 +141,22 @@ static int on_push(sw_check *c, const sw_event *ev, char *err)
     if (rc)
         return rc;
     if (k->state != SW_WORKER_RUNNING)
-        return ck_engine_broke(err, "worker %u pushed while waiting: it was not released",
+        return sw__ck_engine_broke(err, "worker %u pushed while waiting: it was not released",
                                ev->worker);
     if (ev->clock != k->clock + 1)
-        return ck_engine_broke(err, "worker %u pushed step %llu after step %llu", ev->worker,
+        return sw__ck_engine_broke(err, "worker %u pushed step %llu after step %llu", ev->worker,
                                (unsigned long long)ev->clock, (unsigned long long)k->clock);
     if (ev->ver > c->V)
-        return ck_engine_broke(err, "a gradient of version %llu reached a server at version %llu",
+        return sw__ck_engine_broke(err, "a gradient of version %llu reached a server at version %llu",
                                (unsigned long long)ev->ver, (unsigned long long)c->V);
     if (ev->ver < k->pulled)
-        return ck_engine_broke(err,
+        return sw__ck_engine_broke(err,
                                "worker %u pushed a gradient of version %llu after one of "
                                "version %llu: its parameters went back",
                                ev->worker, (unsigned long long)ev->ver,
                                (unsigned long long)k->pulled);
     if (c->simulated && ev->ver > k->released_V)
-        return ck_engine_broke(err,
+        return sw__ck_engine_broke(err,
                                "worker %u pushed a gradient of version %llu, released at "
                                "version %llu: a simulated worker pulls only when released",
                                ev->worker, (unsigned long long)ev->ver,
@@ -173,14 +173,14 @@ static int on_push(sw_check *c, const sw_event *ev, char *err)
     c->n_buf_own++;
     if (++k->own_in_buffer == 2 && c->buf_twice == UINT32_MAX)
         c->buf_twice = ev->worker;
-    bool was_at_min = ck_at_min(c, k);
+    bool was_at_min = sw__ck_at_min(c, k);
     k->clock = ev->clock;
     if (was_at_min)
-        ck_left_min(c);
+        sw__ck_left_min(c);
     k->state = SW_WORKER_WAITING;
     c->n_waiting++;
     c->pushes++;
-    if (ck_wait_at(c, ev->worker))
+    if (sw__ck_wait_at(c, ev->worker))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     c->g.worker = ev->worker;
     c->g.push_ver = ev->ver;
@@ -192,7 +192,7 @@ static int on_drop(sw_check *c, const sw_event *ev, char *err)
 {
     if (c->g.start != SW_EV_PUSH || c->g.worker != ev->worker || c->g.dropped || c->g.applied ||
         c->g.decided || ev->ver != c->g.push_ver)
-        return ck_engine_broke(err, "a drop of worker %u that does not follow its push",
+        return sw__ck_engine_broke(err, "a drop of worker %u that does not follow its push",
                                ev->worker);
     ck_worker *k = &c->w[ev->worker];
     c->n_buf--;
@@ -205,11 +205,11 @@ static int on_drop(sw_check *c, const sw_event *ev, char *err)
     }
     k->clock--; /* a refused gradient is not a step */
     if (k->clock < c->min_clock)
-        ck_recount_min(c);
+        sw__ck_recount_min(c);
     else
         c->n_at_min += k->clock == c->min_clock;
     c->g.dropped = true;
-    return ck_wait_at(c, ev->worker) ? sw_fail(err, SW_ENOMEM, "out of memory") : 0;
+    return sw__ck_wait_at(c, ev->worker) ? sw_fail(err, SW_ENOMEM, "out of memory") : 0;
 }
 
 /* The barrier roster: a live worker released under the policy in force since the last apply
@@ -243,13 +243,13 @@ static ck_apply describe_apply(const sw_check *c, const sw_event *ev)
 static int on_apply(sw_check *c, const sw_event *ev, char *err)
 {
     if (ev->V != c->V + 1)
-        return ck_engine_broke(err, "an apply took the version from %llu to %llu",
+        return sw__ck_engine_broke(err, "an apply took the version from %llu to %llu",
                                (unsigned long long)c->V, (unsigned long long)ev->V);
     if (ev->n == 0 || ev->n != c->n_buf)
-        return ck_engine_broke(err, "an apply of %u gradients with %u accepted since the last one",
+        return sw__ck_engine_broke(err, "an apply of %u gradients with %u accepted since the last one",
                                ev->n, c->n_buf);
     if (c->g.applied || c->g.decided)
-        return ck_engine_broke(err, "an apply after the decision's releases");
+        return sw__ck_engine_broke(err, "an apply after the decision's releases");
     c->g.apply = describe_apply(c, ev);
     c->g.applied = true;
     for (uint32_t i = 0; i < c->n_buf; i++)
@@ -268,22 +268,22 @@ static int on_release(sw_check *c, const sw_event *ev, char *err)
         return rc;
     ck_worker *k = &c->w[ev->worker];
     if (k->state != SW_WORKER_WAITING)
-        return ck_engine_broke(err, "worker %u was released while not waiting", ev->worker);
+        return sw__ck_engine_broke(err, "worker %u was released while not waiting", ev->worker);
     /* A joiner starts at the slowest started clock (its own when none has started). */
     uint64_t want = k->fresh && c->n_at_min > 0 ? c->min_clock : k->clock;
     if (ev->clock != want)
-        return ck_engine_broke(err, "worker %u was released at step %llu, not %llu", ev->worker,
+        return sw__ck_engine_broke(err, "worker %u was released at step %llu, not %llu", ev->worker,
                                (unsigned long long)ev->clock, (unsigned long long)want);
     bool liveness = ev->reason && strcmp(ev->reason, "liveness") == 0;
     decide(c);
     if (liveness && (c->g.waiting_at_decision != c->g.live_at_decision || c->wake_at >= 0 ||
                      c->g.released > 0))
-        return ck_engine_broke(err,
+        return sw__ck_engine_broke(err,
                                "a liveness release of worker %u while some worker computed "
                                "or a wake-up was due",
                                ev->worker);
     if (!liveness && c->g.liveness)
-        return ck_engine_broke(err, "a policy release after the liveness rule's");
+        return sw__ck_engine_broke(err, "a policy release after the liveness rule's");
     if (k->fresh) {
         k->clock = ev->clock;
         if (c->n_at_min++ == 0)
@@ -308,13 +308,13 @@ static int on_release(sw_check *c, const sw_event *ev, char *err)
 static int on_join(sw_check *c, const sw_event *ev, char *err)
 {
     if (ev->worker >= c->slots)
-        return ck_engine_broke(err, "worker %u is outside the table of %u slots", ev->worker,
+        return sw__ck_engine_broke(err, "worker %u is outside the table of %u slots", ev->worker,
                                c->slots);
     ck_worker *k = &c->w[ev->worker];
     if (k->state != SW_WORKER_ABSENT)
-        return ck_engine_broke(err, "worker %u joined while live", ev->worker);
+        return sw__ck_engine_broke(err, "worker %u joined while live", ev->worker);
     if (ev->clock != c->min_clock)
-        return ck_engine_broke(err,
+        return sw__ck_engine_broke(err,
                                "worker %u joined at step %llu, not the slowest started step "
                                "%llu",
                                ev->worker, (unsigned long long)ev->clock,
@@ -336,9 +336,9 @@ static int on_leave(sw_check *c, const sw_event *ev, char *err)
         return rc;
     ck_worker *k = &c->w[ev->worker];
     if (ev->clock != k->clock)
-        return ck_engine_broke(err, "worker %u left at step %llu, not %llu", ev->worker,
+        return sw__ck_engine_broke(err, "worker %u left at step %llu, not %llu", ev->worker,
                                (unsigned long long)ev->clock, (unsigned long long)k->clock);
-    bool was_at_min = ck_at_min(c, k);
+    bool was_at_min = sw__ck_at_min(c, k);
     if (k->state == SW_WORKER_WAITING)
         c->n_waiting--;
     if (k->state == SW_WORKER_WAITING && k->fresh)
@@ -346,7 +346,7 @@ static int on_leave(sw_check *c, const sw_event *ev, char *err)
     k->state = SW_WORKER_ABSENT;
     c->n_live--;
     if (was_at_min)
-        ck_left_min(c);
+        sw__ck_left_min(c);
     c->g.worker = ev->worker;
     return 0;
 }
@@ -355,7 +355,7 @@ static int on_grant(sw_check *c, const sw_event *ev, char *err)
 {
     c->g.granted = true;
     if (c->promise && !c->promise->grants)
-        return ck_broken(c, err, "granted worker %u steps, which it never does", ev->worker);
+        return sw__ck_broken(c, err, "granted worker %u steps, which it never does", ev->worker);
     int rc = live_worker(c, ev->worker, err);
     if (rc)
         return rc;
@@ -374,8 +374,8 @@ static int on_switch(sw_check *c, const sw_event *ev, char *err)
         c->w[w].own_in_buffer = 0; /* what is buffered now was pushed under the old policy */
     c->n_buf_own = 0;
     c->buf_twice = UINT32_MAX;
-    int rc = ck_start_promise(c, ev->reason, err);
-    return rc == SW_EINVAL ? ck_engine_broke(err, "a switch to a bad spec '%s'", ev->reason) : rc;
+    int rc = sw__ck_start_promise(c, ev->reason, err);
+    return rc == SW_EINVAL ? sw__ck_engine_broke(err, "a switch to a bad spec '%s'", ev->reason) : rc;
 }
 
 /* Replays ev into the state, checking the rules every run keeps. */
@@ -386,7 +386,7 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
      * evaluates what it gathered from its shards while they went on. */
     bool ok = ev->kind == SW_EV_EVAL && !c->simulated ? ev->V <= V : ev->V == V;
     if (!ok)
-        return ck_engine_broke(err, "the %s says version %llu, the version is %llu",
+        return sw__ck_engine_broke(err, "the %s says version %llu, the version is %llu",
                                sw_event_kind_name(ev->kind), (unsigned long long)ev->V,
                                (unsigned long long)V);
     switch (ev->kind) {
@@ -405,9 +405,9 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
         return 0;
     case SW_EV_TICK:
         if (c->wake_at < 0 || ev->t < c->wake_at)
-            return ck_engine_broke(err, "a tick with no wake-up due");
+            return sw__ck_engine_broke(err, "a tick with no wake-up due");
         if (c->simulated && ev->t != c->wake_due)
-            return ck_engine_broke(err,
+            return sw__ck_engine_broke(err,
                                    "a tick at t=%.9g, due at t=%.9g (on a virtual clock a "
                                    "tick comes on time)",
                                    ev->t, c->wake_due);
@@ -416,17 +416,17 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
     case SW_EV_EVAL: return 0;
     case SW_EV_RESTORE:
         if (c->simulated)
-            return ck_engine_broke(err, "a restore in a simulator's log (only a sharded server's "
+            return sw__ck_engine_broke(err, "a restore in a simulator's log (only a sharded server's "
                                         "shards restore)");
         if (ev->ver > ev->V)
-            return ck_engine_broke(err, "a restore to version %llu, ahead of it",
+            return sw__ck_engine_broke(err, "a restore to version %llu, ahead of it",
                                    (unsigned long long)ev->ver);
         /* Pulls may now return the older parameters of the restored version. */
         for (uint32_t w = 0; w < c->slots; w++)
             c->w[w].pulled = c->w[w].pulled < ev->ver ? c->w[w].pulled : ev->ver;
         return 0;
     }
-    return ck_engine_broke(err, "an event of unknown kind %d", (int)ev->kind);
+    return sw__ck_engine_broke(err, "an event of unknown kind %d", (int)ev->kind);
 }
 
 static bool names_a_worker(sw_event_kind k)
@@ -478,11 +478,11 @@ int sw_check_event_at(sw_check *c, const sw_event *ev, uint64_t where, char *err
     char why[SW_ERR_LEN];
     int rc = 0;
     if (!sw_event_kind_name(ev->kind))
-        rc = ck_engine_broke(why, "an event of unknown kind %d", (int)ev->kind);
+        rc = sw__ck_engine_broke(why, "an event of unknown kind %d", (int)ev->kind);
     else if (ev->t < c->last_t)
-        rc = ck_engine_broke(why, "time went back from %.9g", c->last_t);
+        rc = sw__ck_engine_broke(why, "time went back from %.9g", c->last_t);
     else if (c->simulated && c->wake_at >= 0 && ev->kind != SW_EV_TICK && ev->t > c->wake_due)
-        rc = ck_engine_broke(why,
+        rc = sw__ck_engine_broke(why,
                              "a wake-up due at t=%.9g had not come (on a virtual clock a "
                              "tick comes on time)",
                              c->wake_at);
@@ -502,7 +502,7 @@ int sw_check_event_at(sw_check *c, const sw_event *ev, uint64_t where, char *err
     if (!rc && !driver_note && c->promise && c->promise->on_event)
         rc = c->promise->on_event(c->pstate, c, ev, why);
     else if (!rc && !c->promise) /* a policy of no known promise keeps rule 5 all the same */
-        rc = ck_no_liveness(c, ev, why);
+        rc = sw__ck_no_liveness(c, ev, why);
     return rc ? broken_at(c, rc, ev->t, ev->kind, ev->worker, where, "", why, err) : 0;
 }
 
@@ -513,7 +513,7 @@ int sw_check_end(sw_check *c, char *err)
     int rc = c->g.started ? judge_group(c, err) : 0;
     if (!rc && c->wake_at >= 0 && c->wake_at < c->last_t) {
         char why[SW_ERR_LEN];
-        ck_engine_broke(why, "a wake-up due at t=%.9g never came", c->wake_at);
+        sw__ck_engine_broke(why, "a wake-up due at t=%.9g never came", c->wake_at);
         rc = broken_at(c, SW_EPROMISE, c->last_t, SW_EV_WAKE, 0, c->events, "", why, err);
     }
     return rc;
@@ -526,9 +526,9 @@ int sw_check_end_line(sw_check *c, double t, uint64_t V, const char *why, uint64
         return sw_fail(err, SW_EPROMISE, "%s", c->broken);
     char what[SW_ERR_LEN] = "";
     if (t < c->last_t)
-        ck_engine_broke(what, "the end line's time went back from %.9g", c->last_t);
+        sw__ck_engine_broke(what, "the end line's time went back from %.9g", c->last_t);
     else if (V != c->V)
-        ck_engine_broke(what, "the end line says version %llu, the version is %llu",
+        sw__ck_engine_broke(what, "the end line says version %llu, the version is %llu",
                         (unsigned long long)V, (unsigned long long)c->V);
     if (what[0]) {
         snprintf(c->broken, sizeof c->broken, "t=%.9g, end: %s", t, what);
@@ -546,7 +546,7 @@ sw_worker_state sw_check_worker(const sw_check *c, uint32_t w, uint64_t *clock)
     return c->w[w].state;
 }
 
-uint64_t sw_check_lead(const sw_check *c, uint32_t w) { return ck_lead(c, w); }
+uint64_t sw_check_lead(const sw_check *c, uint32_t w) { return sw__ck_lead(c, w); }
 
 uint64_t sw_check_count(const sw_check *c) { return c->events; }
 const char *sw_check_unknown_policy(const sw_check *c) { return c->unknown; }

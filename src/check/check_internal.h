@@ -106,7 +106,7 @@ struct sw_check {
     uint64_t broken_where;
 };
 
-/* A policy's promise. Every callback returns 0 or a broken promise through ck_broken; it reads
+/* A policy's promise. Every callback returns 0 or a broken promise through sw__ck_broken; it reads
  * the replay state and must not change it. */
 struct ck_promise {
     const char *policy; /* the policy's registered name */
@@ -129,62 +129,62 @@ extern const ck_promise *const sw__promises[];
 /* The adapter that runs a promise of one's own (promise_plugin.c), and the one registered for
  * `policy` (NULL: none). */
 extern const ck_promise sw__promise_own;
-const sw_promise_ops *ck_own_promise(const char *policy);
+const sw_promise_ops *sw__ck_own_promise(const char *policy);
 /* The promise the checker holds `policy` to: its own, the adapter of one registered for it, or
  * NULL (only the rules every run keeps). */
-const ck_promise *ck_promise_for(const char *policy);
+const ck_promise *sw__ck_promise_for(const char *policy);
 
 /* Fails with SW_EPROMISE and the message, prefixed by the policy in force. */
-int ck_broken(const sw_check *c, char *err, const char *fmt, ...)
+int sw__ck_broken(const sw_check *c, char *err, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 /* A rule every run keeps, whatever the policy, broken: SW_EPROMISE with "every run: ...". */
-int ck_engine_broke(char *err, const char *fmt, ...)
+int sw__ck_engine_broke(char *err, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 /* The promise of the policy `spec_text` names takes over from the one before (none for a policy
  * the checker does not know); a spec no engine takes is broken (rule 7). */
-int ck_start_promise(sw_check *c, const char *spec_text, char *err);
-void ck_stop_promise(sw_check *c);
+int sw__ck_start_promise(sw_check *c, const char *spec_text, char *err);
+void sw__ck_stop_promise(sw_check *c);
 
 /* The smallest clock among started live workers, as the engine's min_live_clock: fresh joiners
  * do not count, and with no started worker it is the last one seen. */
-uint64_t ck_min_clock(const sw_check *c);
+uint64_t sw__ck_min_clock(const sw_check *c);
 /* The largest clock among live workers. */
-uint64_t ck_max_clock(const sw_check *c);
+uint64_t sw__ck_max_clock(const sw_check *c);
 /* How many steps worker w is ahead of the slowest started worker (0 for a fresh joiner, which
  * starts at that clock). */
-uint64_t ck_lead(const sw_check *c, uint32_t w);
+uint64_t sw__ck_lead(const sw_check *c, uint32_t w);
 /* A waiting worker at most `bound` steps ahead (joiners count as 0 ahead), or UINT32_MAX. */
-uint32_t ck_waiting_within(sw_check *c, uint64_t bound);
+uint32_t sw__ck_waiting_within(sw_check *c, uint64_t bound);
 
 /* The replay's side of the clocks (clocks.c): the engine's recount of the minimum; whether k
- * counts at the minimum now, and after it moved up or left, ck_left_min; worker w starts waiting
+ * counts at the minimum now, and after it moved up or left, sw__ck_left_min; worker w starts waiting
  * at its clock (0, or SW_ENOMEM). */
-void ck_recount_min(sw_check *c);
-bool ck_at_min(const sw_check *c, const ck_worker *k);
-void ck_left_min(sw_check *c);
-int ck_wait_at(sw_check *c, uint32_t w);
+void sw__ck_recount_min(sw_check *c);
+bool sw__ck_at_min(const sw_check *c, const ck_worker *k);
+void sw__ck_left_min(sw_check *c);
+int sw__ck_wait_at(sw_check *c, uint32_t w);
 
 /* Shared rules of the promises (promise_common.c). */
 
 /* The policy itself never leaves every live worker waiting: no release by the liveness rule. */
-int ck_no_liveness(const sw_check *c, const sw_event *ev, char *err);
+int sw__ck_no_liveness(const sw_check *c, const sw_event *ev, char *err);
 /* A push is never dropped and is applied in its own engine call. */
-int ck_push_applied_at_once(const sw_check *c, char *err);
+int sw__ck_push_applied_at_once(const sw_check *c, char *err);
 /* Nobody waits when the engine call is over. */
-int ck_nobody_waits(const sw_check *c, char *err);
+int sw__ck_nobody_waits(const sw_check *c, char *err);
 /* A push is dropped exactly when its version is older than the server's. */
-int ck_drops_exactly_late(const sw_check *c, char *err);
+int sw__ck_drops_exactly_late(const sw_check *c, char *err);
 /* An apply's learning-rate scale is n (agg=sum) or 1 (agg=mean); or 1, for the policies that
  * never scale it. */
-int ck_agg_scale(const sw_check *c, bool mean, char *err);
-int ck_unit_scale(const sw_check *c, const sw_event *ev, char *err);
+int sw__ck_agg_scale(const sw_check *c, bool mean, char *err);
+int sw__ck_unit_scale(const sw_check *c, const sw_event *ev, char *err);
 /* Reads agg=sum|mean. */
-bool ck_agg_mean(sw_spec *spec);
+bool sw__ck_agg_mean(sw_spec *spec);
 
 #endif

@@ -6,9 +6,9 @@
 
 #include "check_internal.h"
 
-uint64_t ck_min_clock(const sw_check *c) { return c->min_clock; }
+uint64_t sw__ck_min_clock(const sw_check *c) { return c->min_clock; }
 
-uint64_t ck_max_clock(const sw_check *c)
+uint64_t sw__ck_max_clock(const sw_check *c)
 {
     uint64_t max = 0;
     for (uint32_t w = 0; w < c->slots; w++)
@@ -17,7 +17,7 @@ uint64_t ck_max_clock(const sw_check *c)
     return max;
 }
 
-uint64_t ck_lead(const sw_check *c, uint32_t w)
+uint64_t sw__ck_lead(const sw_check *c, uint32_t w)
 {
     return c->w[w].fresh ? 0 : c->w[w].clock - c->min_clock;
 }
@@ -27,7 +27,7 @@ static bool started(const ck_worker *k) { return k->state != SW_WORKER_ABSENT &&
 static bool wait_less(const ck_wait *a, const ck_wait *b) { return a->clock < b->clock; }
 
 /* Worker w starts waiting at its clock (or waits on at a new one). */
-int ck_wait_at(sw_check *c, uint32_t w)
+int sw__ck_wait_at(sw_check *c, uint32_t w)
 {
     if (c->n_waits == c->cap_waits) {
         uint32_t cap = c->cap_waits ? 2 * c->cap_waits : 64;
@@ -65,7 +65,7 @@ static void pop_wait(sw_check *c)
         c->waits[i] = last;
 }
 
-uint32_t ck_waiting_within(sw_check *c, uint64_t bound)
+uint32_t sw__ck_waiting_within(sw_check *c, uint64_t bound)
 {
     for (uint32_t w = 0; c->fresh_waiting > 0 && w < c->slots; w++)
         if (c->w[w].state == SW_WORKER_WAITING && c->w[w].fresh)
@@ -81,7 +81,7 @@ uint32_t ck_waiting_within(sw_check *c, uint64_t bound)
 }
 
 /* The engine's recount: the smallest started clock, or the last one while none is started. */
-void ck_recount_min(sw_check *c)
+void sw__ck_recount_min(sw_check *c)
 {
     uint64_t min = UINT64_MAX;
     uint32_t at = 0;
@@ -100,13 +100,13 @@ void ck_recount_min(sw_check *c)
 }
 
 /* Whether k counts at the minimum now; after it moved up or left, left_min updates the count. */
-bool ck_at_min(const sw_check *c, const ck_worker *k)
+bool sw__ck_at_min(const sw_check *c, const ck_worker *k)
 {
     return started(k) && k->clock == c->min_clock;
 }
 
-void ck_left_min(sw_check *c)
+void sw__ck_left_min(sw_check *c)
 {
     if (--c->n_at_min == 0)
-        ck_recount_min(c);
+        sw__ck_recount_min(c);
 }

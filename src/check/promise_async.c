@@ -25,13 +25,13 @@ static int asp_event(void *state, sw_check *c, const sw_event *ev, char *err)
 {
     const asp_promise *st = state;
     if (ev->kind != SW_EV_APPLY)
-        return ck_no_liveness(c, ev, err);
+        return sw__ck_no_liveness(c, ev, err);
     if (c->g.start != SW_EV_PUSH)
-        return ck_broken(c, err, "applied outside a push");
+        return sw__ck_broken(c, err, "applied outside a push");
     uint64_t staleness = c->g.push_V - c->g.push_ver;
     float want = st->staleness_lr && staleness > 0 ? 1.0f / (float)staleness : 1.0f;
     if (ev->lr_scale != want)
-        return ck_broken(c, err, "scaled the learning rate by %g for a gradient %llu versions "
+        return sw__ck_broken(c, err, "scaled the learning rate by %g for a gradient %llu versions "
                          "stale, not %g", (double)ev->lr_scale, (unsigned long long)staleness,
                          (double)want);
     return 0;
@@ -40,8 +40,8 @@ static int asp_event(void *state, sw_check *c, const sw_event *ev, char *err)
 static int asp_end(void *state, sw_check *c, char *err)
 {
     (void)state;
-    int rc = ck_push_applied_at_once(c, err);
-    return rc ? rc : ck_nobody_waits(c, err);
+    int rc = sw__ck_push_applied_at_once(c, err);
+    return rc ? rc : sw__ck_nobody_waits(c, err);
 }
 
 const ck_promise sw__promise_asp = {
@@ -53,9 +53,9 @@ const ck_promise sw__promise_asp = {
  * live worker, and no worker left waiting within it. */
 static int lead_within(sw_check *c, uint32_t w, uint64_t bound, const char *name, char *err)
 {
-    uint64_t lead = ck_lead(c, w);
+    uint64_t lead = sw__ck_lead(c, w);
     if (lead > bound)
-        return ck_broken(c, err, "released worker %u %llu steps ahead of the slowest live "
+        return sw__ck_broken(c, err, "released worker %u %llu steps ahead of the slowest live "
                          "worker (%s=%llu)", w, (unsigned long long)lead, name,
                          (unsigned long long)bound);
     return 0;
@@ -63,11 +63,11 @@ static int lead_within(sw_check *c, uint32_t w, uint64_t bound, const char *name
 
 static int none_waits_within(sw_check *c, uint64_t bound, const char *name, char *err)
 {
-    uint32_t w = ck_waiting_within(c, bound);
+    uint32_t w = sw__ck_waiting_within(c, bound);
     if (w == UINT32_MAX)
         return 0;
-    return ck_broken(c, err, "left worker %u waiting %llu steps ahead of the slowest live "
-                     "worker, within %s=%llu", w, (unsigned long long)ck_lead(c, w), name,
+    return sw__ck_broken(c, err, "left worker %u waiting %llu steps ahead of the slowest live "
+                     "worker, within %s=%llu", w, (unsigned long long)sw__ck_lead(c, w), name,
                      (unsigned long long)bound);
 }
 
@@ -87,9 +87,9 @@ static int ssp_init(void *state, sw_spec *spec, sw_check *c, char *err)
 static int ssp_event(void *state, sw_check *c, const sw_event *ev, char *err)
 {
     const ssp_promise *st = state;
-    int rc = ck_no_liveness(c, ev, err);
+    int rc = sw__ck_no_liveness(c, ev, err);
     if (!rc)
-        rc = ck_unit_scale(c, ev, err);
+        rc = sw__ck_unit_scale(c, ev, err);
     if (!rc && ev->kind == SW_EV_RELEASE)
         rc = lead_within(c, ev->worker, st->s, "s", err);
     return rc;
@@ -98,7 +98,7 @@ static int ssp_event(void *state, sw_check *c, const sw_event *ev, char *err)
 static int ssp_end(void *state, sw_check *c, char *err)
 {
     const ssp_promise *st = state;
-    int rc = ck_push_applied_at_once(c, err);
+    int rc = sw__ck_push_applied_at_once(c, err);
     return rc ? rc : none_waits_within(c, st->s, "s", err);
 }
 
@@ -134,21 +134,21 @@ static int dssp_init(void *state, sw_spec *spec, sw_check *c, char *err)
 static int dssp_grant(dssp_promise *st, sw_check *c, const sw_event *ev, char *err)
 {
     uint32_t w = ev->worker;
-    uint64_t lead = ck_lead(c, w);
+    uint64_t lead = sw__ck_lead(c, w);
     if (c->g.start != SW_EV_PUSH || w != c->g.worker)
-        return ck_broken(c, err, "granted worker %u steps outside its own push", w);
+        return sw__ck_broken(c, err, "granted worker %u steps outside its own push", w);
     if (c->w[w].grants_in_call > 1) /* a second would replace the first in the log's reading */
-        return ck_broken(c, err, "granted worker %u steps twice in one decision", w);
-    if (st->spent || lead <= st->lo || c->w[w].clock != ck_max_clock(c))
-        return ck_broken(c, err, "granted worker %u steps when it %s", w,
+        return sw__ck_broken(c, err, "granted worker %u steps twice in one decision", w);
+    if (st->spent || lead <= st->lo || c->w[w].clock != sw__ck_max_clock(c))
+        return sw__ck_broken(c, err, "granted worker %u steps when it %s", w,
                          st->spent ? "still held granted steps"
                          : lead <= st->lo ? "was within lo" : "was not the fastest");
     uint64_t cap = st->hi - st->lo, fit = lead <= st->hi ? st->hi - lead + 1 : 0;
     cap = fit < cap ? fit : cap;
     if (ev->n == 0)
-        return ck_broken(c, err, "granted worker %u 0 steps: a grant is of 1 step at least", w);
+        return sw__ck_broken(c, err, "granted worker %u 0 steps: a grant is of 1 step at least", w);
     if (ev->n > cap)
-        return ck_broken(c, err, "granted worker %u, %llu steps ahead, %u steps: at most %llu "
+        return sw__ck_broken(c, err, "granted worker %u, %llu steps ahead, %u steps: at most %llu "
                          "keep it within hi=%llu", w, (unsigned long long)lead, ev->n,
                          (unsigned long long)cap, (unsigned long long)st->hi);
     st->quota[w] = ev->n - 1; /* the release this grant comes with is its first step */
@@ -160,9 +160,9 @@ static int dssp_release(dssp_promise *st, sw_check *c, const sw_event *ev, char 
 {
     int rc = lead_within(c, ev->worker, st->hi, "hi", err);
     bool pusher = c->g.start == SW_EV_PUSH && ev->worker == c->g.worker;
-    if (!rc && ck_lead(c, ev->worker) > st->lo && !(pusher && (st->spent || c->g.granted)))
-        rc = ck_broken(c, err, "released worker %u %llu steps ahead, beyond lo=%llu, without a "
-                       "granted step", ev->worker, (unsigned long long)ck_lead(c, ev->worker),
+    if (!rc && sw__ck_lead(c, ev->worker) > st->lo && !(pusher && (st->spent || c->g.granted)))
+        rc = sw__ck_broken(c, err, "released worker %u %llu steps ahead, beyond lo=%llu, without a "
+                       "granted step", ev->worker, (unsigned long long)sw__ck_lead(c, ev->worker),
                        (unsigned long long)st->lo);
     return rc;
 }
@@ -170,9 +170,9 @@ static int dssp_release(dssp_promise *st, sw_check *c, const sw_event *ev, char 
 static int dssp_event(void *state, sw_check *c, const sw_event *ev, char *err)
 {
     dssp_promise *st = state;
-    int rc = ck_no_liveness(c, ev, err);
+    int rc = sw__ck_no_liveness(c, ev, err);
     if (!rc)
-        rc = ck_unit_scale(c, ev, err);
+        rc = sw__ck_unit_scale(c, ev, err);
     if (rc)
         return rc;
     switch (ev->kind) {
@@ -192,10 +192,10 @@ static int dssp_event(void *state, sw_check *c, const sw_event *ev, char *err)
 static int dssp_end(void *state, sw_check *c, char *err)
 {
     dssp_promise *st = state;
-    int rc = ck_push_applied_at_once(c, err);
+    int rc = sw__ck_push_applied_at_once(c, err);
     if (!rc && c->g.start == SW_EV_PUSH && (st->spent || c->g.granted) &&
-        !c->g.pusher_released && ck_lead(c, c->g.worker) <= st->hi)
-        rc = ck_broken(c, err, "kept worker %u waiting with a granted step", c->g.worker);
+        !c->g.pusher_released && sw__ck_lead(c, c->g.worker) <= st->hi)
+        rc = sw__ck_broken(c, err, "kept worker %u waiting with a granted step", c->g.worker);
     st->spent = false;
     return rc ? rc : none_waits_within(c, st->lo, "lo", err);
 }
@@ -212,7 +212,7 @@ const ck_promise sw__promise_dssp = {
 static int actions_end(void *state, sw_check *c, char *err)
 {
     (void)state;
-    int rc = ck_push_applied_at_once(c, err);
+    int rc = sw__ck_push_applied_at_once(c, err);
     const ck_group *g = &c->g;
     if (rc || g->released == 0)
         return rc;
@@ -220,15 +220,15 @@ static int actions_end(void *state, sw_check *c, char *err)
     case SW_EV_PUSH:
         if ((g->released == 1 && g->pusher_released) || g->released == g->waiting_at_decision)
             return 0;
-        return ck_broken(c, err, "released %u of %u idle workers after the push of worker %u: "
+        return sw__ck_broken(c, err, "released %u of %u idle workers after the push of worker %u: "
                          "neither nobody, the pusher nor all", g->released,
                          g->waiting_at_decision, g->worker);
     case SW_EV_JOIN:
         if (g->released == 1 && c->w[g->worker].state == SW_WORKER_RUNNING)
             return 0;
-        return ck_broken(c, err, "released others than the joiner %u", g->worker);
+        return sw__ck_broken(c, err, "released others than the joiner %u", g->worker);
     default:
-        return ck_broken(c, err, "released %u workers without a push", g->released);
+        return sw__ck_broken(c, err, "released %u workers without a push", g->released);
     }
 }
 
@@ -236,14 +236,14 @@ static int actions_join(void *state, sw_check *c, char *err)
 {
     int rc = actions_end(state, c, err);
     if (!rc && c->g.start == SW_EV_JOIN && c->w[c->g.worker].state == SW_WORKER_WAITING)
-        rc = ck_broken(c, err, "kept the joiner %u waiting", c->g.worker);
+        rc = sw__ck_broken(c, err, "kept the joiner %u waiting", c->g.worker);
     return rc;
 }
 
 static int actions_event(void *state, sw_check *c, const sw_event *ev, char *err)
 {
     (void)state;
-    return ck_unit_scale(c, ev, err);
+    return sw__ck_unit_scale(c, ev, err);
 }
 
 const ck_promise sw__promise_actions = {

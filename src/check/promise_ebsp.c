@@ -40,16 +40,16 @@ static void ebsp_free(void *state)
 static int grant(ebsp_promise *st, sw_check *c, const sw_event *ev, char *err)
 {
     if (st->predicting)
-        return ck_broken(c, err, "granted worker %u steps before the barrier", ev->worker);
+        return sw__ck_broken(c, err, "granted worker %u steps before the barrier", ev->worker);
     if (ev->n == 0 || ev->n > st->R)
-        return ck_broken(c, err, "granted worker %u %u steps, outside [1, R=%u]", ev->worker,
+        return sw__ck_broken(c, err, "granted worker %u %u steps, outside [1, R=%u]", ev->worker,
                          ev->n, st->R);
     for (uint32_t w = 0; st->grants == 0 && w < c->slots; w++)
         if (c->w[w].state != SW_WORKER_ABSENT && st->since[w] < 2)
-            return ck_broken(c, err, "predicted before worker %u pushed twice since the barrier",
+            return sw__ck_broken(c, err, "predicted before worker %u pushed twice since the barrier",
                              w);
     if (c->w[ev->worker].grants_in_call > 1)
-        return ck_broken(c, err, "granted worker %u twice in one barrier search", ev->worker);
+        return sw__ck_broken(c, err, "granted worker %u twice in one barrier search", ev->worker);
     st->quota[ev->worker] = ev->n;
     st->grants++;
     return 0;
@@ -86,16 +86,16 @@ static int release(ebsp_promise *st, sw_check *c, const sw_event *ev, char *err)
         return 0;
     if (pusher && pusher_goes_on(st, c))
         return 0;
-    return ck_broken(c, err, "released worker %u before the barrier, its granted steps spent",
+    return sw__ck_broken(c, err, "released worker %u before the barrier, its granted steps spent",
                      ev->worker);
 }
 
 static int ebsp_event(void *state, sw_check *c, const sw_event *ev, char *err)
 {
     ebsp_promise *st = state;
-    int rc = ck_no_liveness(c, ev, err);
+    int rc = sw__ck_no_liveness(c, ev, err);
     if (!rc)
-        rc = ck_unit_scale(c, ev, err);
+        rc = sw__ck_unit_scale(c, ev, err);
     if (rc)
         return rc;
     uint32_t w = ev->worker;
@@ -118,23 +118,23 @@ static int ebsp_end(void *state, sw_check *c, char *err)
 {
     ebsp_promise *st = state;
     const ck_group *g = &c->g;
-    int rc = ck_push_applied_at_once(c, err);
+    int rc = sw__ck_push_applied_at_once(c, err);
     bool barrier = at_barrier(st, c);
     if (!rc && st->grants > 0 && st->grants != c->n_live)
-        rc = ck_broken(c, err, "granted %u of %u live workers", st->grants, c->n_live);
+        rc = sw__ck_broken(c, err, "granted %u of %u live workers", st->grants, c->n_live);
     else if (!rc && st->grants == 0 && st->predicting && pusher_goes_on(st, c) &&
              !g->pusher_released)
-        rc = ck_broken(c, err, "kept worker %u waiting with granted steps left", g->worker);
+        rc = sw__ck_broken(c, err, "kept worker %u waiting with granted steps left", g->worker);
     else if (!rc && st->grants == 0 && !st->predicting && monitored(st, c))
-        rc = ck_broken(c, err, "every live worker pushed twice since the barrier, and no "
+        rc = sw__ck_broken(c, err, "every live worker pushed twice since the barrier, and no "
                        "barrier search's grants followed");
     else if (!rc && !st->predicting) /* monitoring, the call of the search's grants too */
-        rc = ck_nobody_waits(c, err);
+        rc = sw__ck_nobody_waits(c, err);
     if (st->grants > 0)
         st->predicting = true;
     else if (barrier || (st->predicting && c->n_live == 0)) { /* nobody left: over too */
         if (g->released != g->waiting_at_decision)
-            rc = rc ? rc : ck_broken(c, err, "released %u of %u at the barrier", g->released,
+            rc = rc ? rc : sw__ck_broken(c, err, "released %u of %u at the barrier", g->released,
                                      g->waiting_at_decision);
         st->predicting = false;
         for (uint32_t w = 0; w < c->slots; w++)

@@ -11,7 +11,7 @@
 static const sw_promise_ops *registered[SW_POLICY_MAX_REGISTERED];
 static int n_registered;
 
-const sw_promise_ops *ck_own_promise(const char *policy)
+const sw_promise_ops *sw__ck_own_promise(const char *policy)
 {
     for (int i = 0; i < n_registered; i++)
         if (strcmp(registered[i]->policy, policy) == 0)
@@ -24,7 +24,7 @@ int sw_check_register_promise(const sw_promise_ops *ops, char *err)
     if (!ops || !ops->policy || !sw_policy_find(ops->policy))
         return sw_fail(err, SW_EINVAL, "a promise names a registered policy ('%s' is not one)",
                        ops && ops->policy ? ops->policy : "");
-    const ck_promise *known = ck_promise_for(ops->policy);
+    const ck_promise *known = sw__ck_promise_for(ops->policy);
     if (known)
         return sw_fail(err, SW_EINVAL, "'%s' has %s", ops->policy,
                        known == &sw__promise_own ? "a promise already"
@@ -69,7 +69,7 @@ static int own_init(void *state, sw_spec *spec, sw_check *c, char *err)
 {
     (void)c;
     own_promise *p = state;
-    p->ops = ck_own_promise(spec->name);
+    p->ops = sw__ck_own_promise(spec->name);
     if (!(p->state = calloc(1, p->ops->state_size ? p->ops->state_size : 1)))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     char why[SW_ERR_LEN] = "";
@@ -81,7 +81,7 @@ static int own_init(void *state, sw_spec *spec, sw_check *c, char *err)
 /* A callback's verdict: 0, or the broken promise as the checker reports its own. */
 static int verdict(const sw_check *c, int rc, const char *why, char *err)
 {
-    return rc ? ck_broken(c, err, "%s", why[0] ? why : "broke its promise (it said no more)") : 0;
+    return rc ? sw__ck_broken(c, err, "%s", why[0] ? why : "broke its promise (it said no more)") : 0;
 }
 
 /* Rule 5 first (docs/promises.md): a policy of one's own never leans on the liveness rule,
@@ -90,7 +90,7 @@ static int own_event(void *state, sw_check *c, const sw_event *ev, char *err)
 {
     const own_promise *p = state;
     char why[SW_ERR_LEN] = "";
-    int rc = ck_no_liveness(c, ev, err);
+    int rc = sw__ck_no_liveness(c, ev, err);
     if (rc || !p->ops->on_event)
         return rc;
     return verdict(c, p->ops->on_event(p->state, c, ev, why), why, err);

@@ -68,7 +68,7 @@ static int follow(rlswitch_promise *st, sw_check *c, const sw_event *ev, char *e
     }
     if (kept)
         return 0;
-    return ck_broken(c, err,
+    return sw__ck_broken(c, err,
                      "choose=once kept none of its policies' promises to the end; the "
                      "last to break: %s",
                      st->broke[last]);
@@ -80,8 +80,8 @@ static int rlswitch_event(void *state, sw_check *c, const sw_event *ev, char *er
     if (st->once)
         return follow(st, c, ev, err);
     if (ev->kind == SW_EV_DROP)
-        return ck_broken(c, err, "dropped the gradient of worker %u", ev->worker);
-    return ck_no_liveness(c, ev, err);
+        return sw__ck_broken(c, err, "dropped the gradient of worker %u", ev->worker);
+    return sw__ck_no_liveness(c, ev, err);
 }
 
 static int rlswitch_end(void *state, sw_check *c, char *err)
@@ -92,7 +92,7 @@ static int rlswitch_end(void *state, sw_check *c, char *err)
     const ck_apply *a = &c->g.apply;
     if (!c->g.applied || a->lr_scale == 1.0f || (a->all_waiting && a->lr_scale == (float)a->n))
         return 0;
-    return ck_broken(c, err,
+    return sw__ck_broken(c, err,
                      "applied %u gradients with the learning rate scaled by %g: neither 1 nor, "
                      "in a barrier of every live worker, their number",
                      a->n, (double)a->lr_scale);

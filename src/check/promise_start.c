@@ -9,7 +9,7 @@
 #include "check_internal.h"
 #include "syncwise/policy.h"
 
-int ck_broken(const sw_check *c, char *err, const char *fmt, ...)
+int sw__ck_broken(const sw_check *c, char *err, const char *fmt, ...)
 {
     char what[SW_ERR_LEN];
     va_list ap;
@@ -19,7 +19,7 @@ int ck_broken(const sw_check *c, char *err, const char *fmt, ...)
     return sw_fail(err, SW_EPROMISE, "%s: %s", c->spec, what);
 }
 
-int ck_engine_broke(char *err, const char *fmt, ...)
+int sw__ck_engine_broke(char *err, const char *fmt, ...)
 {
     char what[SW_ERR_LEN];
     va_list ap;
@@ -42,7 +42,7 @@ static int known_keys_only(sw_spec *spec, char *err)
     (void)sw_spec_str(spec, SW_POLICY_LR_KEY, NULL); /* and the one every spec takes */
     char why[SW_ERR_LEN];
     int rc = sw_policy_spec_finish(spec, ops, why);
-    return rc ? ck_engine_broke(err, "a spec no engine takes: %s", why) : 0;
+    return rc ? sw__ck_engine_broke(err, "a spec no engine takes: %s", why) : 0;
 }
 
 /* Rule 7 as the engine reads a spec (each policy's keys, ranges and choices, the learning rate
@@ -54,19 +54,19 @@ static int engine_takes(const sw_check *c, const char *spec, char *err)
     char why[SW_ERR_LEN];
     int rc = sw_engine_check_policy(spec, c->slots, why);
     if (rc == SW_EINVAL || rc == SW_ERANGE)
-        return ck_engine_broke(err, "a spec no engine takes: %s", why);
+        return sw__ck_engine_broke(err, "a spec no engine takes: %s", why);
     return 0;
 }
 
-const ck_promise *ck_promise_for(const char *policy)
+const ck_promise *sw__ck_promise_for(const char *policy)
 {
     for (int i = 0; sw__promises[i]; i++)
         if (strcmp(sw__promises[i]->policy, policy) == 0)
             return sw__promises[i];
-    return ck_own_promise(policy) ? &sw__promise_own : NULL;
+    return sw__ck_own_promise(policy) ? &sw__promise_own : NULL;
 }
 
-void ck_stop_promise(sw_check *c)
+void sw__ck_stop_promise(sw_check *c)
 {
     if (c->promise && c->promise->fini && c->pstate)
         c->promise->fini(c->pstate);
@@ -75,7 +75,7 @@ void ck_stop_promise(sw_check *c)
     c->promise = NULL;
 }
 
-int ck_start_promise(sw_check *c, const char *spec_text, char *err)
+int sw__ck_start_promise(sw_check *c, const char *spec_text, char *err)
 {
     sw_spec spec;
     char why[SW_ERR_LEN];
@@ -83,10 +83,10 @@ int ck_start_promise(sw_check *c, const char *spec_text, char *err)
     if (rc == SW_ENOMEM)
         return sw_fail(err, rc, "%s", why);
     if (rc)
-        return ck_engine_broke(err, "a spec no engine takes: %s", why);
-    ck_stop_promise(c);
+        return sw__ck_engine_broke(err, "a spec no engine takes: %s", why);
+    sw__ck_stop_promise(c);
     snprintf(c->spec, sizeof c->spec, "%s", spec_text);
-    if (!(c->promise = ck_promise_for(spec.name))) {
+    if (!(c->promise = sw__ck_promise_for(spec.name))) {
         if (!c->unknown[0])
             snprintf(c->unknown, sizeof c->unknown, "%s", spec.name);
         return 0;
@@ -97,6 +97,6 @@ int ck_start_promise(sw_check *c, const char *spec_text, char *err)
     if (rc == SW_ENOMEM)
         return sw_fail(err, rc, "%s", why);
     if (rc) /* a value out of its range is broken as an unknown key is (promises.md, rule 7) */
-        return ck_engine_broke(err, "a spec no engine takes: %s", why);
+        return sw__ck_engine_broke(err, "a spec no engine takes: %s", why);
     return (rc = known_keys_only(&spec, err)) ? rc : engine_takes(c, spec_text, err);
 }

@@ -11,7 +11,7 @@ static int all_current(const sw_check *c, char *err)
 {
     const ck_apply *a = &c->g.apply;
     if (a->stale)
-        return ck_broken(c, err, "applied %u gradients of a version older than %llu", a->stale,
+        return sw__ck_broken(c, err, "applied %u gradients of a version older than %llu", a->stale,
                          (unsigned long long)(c->V - 1));
     return 0;
 }
@@ -21,7 +21,7 @@ static int current_and_once(const sw_check *c, char *err)
 {
     int rc = all_current(c, err);
     if (!rc && c->g.apply.twice != UINT32_MAX)
-        rc = ck_broken(c, err, "applied two gradients of worker %u together", c->g.apply.twice);
+        rc = sw__ck_broken(c, err, "applied two gradients of worker %u together", c->g.apply.twice);
     return rc;
 }
 
@@ -36,24 +36,24 @@ typedef struct bsp_promise {
 static int bsp_init(void *state, sw_spec *spec, sw_check *c, char *err)
 {
     (void)c, (void)err;
-    ((bsp_promise *)state)->mean = ck_agg_mean(spec);
+    ((bsp_promise *)state)->mean = sw__ck_agg_mean(spec);
     return 0;
 }
 
 static int bsp_event(void *state, sw_check *c, const sw_event *ev, char *err)
 {
     const bsp_promise *st = state;
-    int rc = ck_no_liveness(c, ev, err);
-    if (rc || ev->kind != SW_EV_APPLY || (rc = ck_agg_scale(c, st->mean, err)))
+    int rc = sw__ck_no_liveness(c, ev, err);
+    if (rc || ev->kind != SW_EV_APPLY || (rc = sw__ck_agg_scale(c, st->mean, err)))
         return rc;
     const ck_apply *a = &c->g.apply;
     if (!a->all_waiting)
-        return ck_broken(c, err, "applied before the barrier: not every live worker waited");
+        return sw__ck_broken(c, err, "applied before the barrier: not every live worker waited");
     if (a->missing != UINT32_MAX)
-        return ck_broken(c, err, "applied at the barrier without a gradient of worker %u",
+        return sw__ck_broken(c, err, "applied at the barrier without a gradient of worker %u",
                          a->missing);
     return a->twice != UINT32_MAX
-               ? ck_broken(c, err, "applied two gradients of worker %u in one superstep",
+               ? sw__ck_broken(c, err, "applied two gradients of worker %u in one superstep",
                            a->twice)
                : 0;
 }
@@ -68,11 +68,11 @@ static int bsp_end(void *state, sw_check *c, char *err)
         c->n_buf == 0)
         return 0; /* a joiner at a superstep's start: nobody waits, nothing is buffered */
     if (g->waiting_at_decision != g->live_at_decision || g->released != g->waiting_at_decision)
-        return ck_broken(c, err, "released %u of %u waiting workers, %u live: only a barrier "
+        return sw__ck_broken(c, err, "released %u of %u waiting workers, %u live: only a barrier "
                          "releases, and all at once", g->released, g->waiting_at_decision,
                          g->live_at_decision);
     if (c->n_buf > 0)
-        return ck_broken(c, err, "passed a barrier without applying its %u gradients", c->n_buf);
+        return sw__ck_broken(c, err, "passed a barrier without applying its %u gradients", c->n_buf);
     return 0;
 }
 
@@ -96,12 +96,12 @@ static int backup_init(void *state, sw_spec *spec, sw_check *c, char *err)
 {
     kofn_promise *st = state;
     st->k = st->b = -1;
-    st->mean = ck_agg_mean(spec);
+    st->mean = sw__ck_agg_mean(spec);
     int rc = sw_spec_int(spec, "k", 1, 1 << 24, &st->k, err);
     if (!rc)
         rc = sw_spec_int(spec, "b", 0, 1 << 24, &st->b, err);
     if (!rc && (st->k < 0) == (st->b < 0))
-        rc = ck_broken(c, err, "a spec no engine takes: give exactly one of k and b");
+        rc = sw__ck_broken(c, err, "a spec no engine takes: give exactly one of k and b");
     return rc;
 }
 
@@ -110,7 +110,7 @@ static int dbw_init(void *state, sw_spec *spec, sw_check *c, char *err)
     (void)c, (void)err;
     kofn_promise *st = state;
     st->k = st->b = -1;
-    st->mean = ck_agg_mean(spec);
+    st->mean = sw__ck_agg_mean(spec);
     return 0;
 }
 
@@ -133,15 +133,15 @@ static int kofn_count(const kofn_promise *st, const sw_check *c, char *err)
     if (c->g.start != SW_EV_PUSH) { /* a departure: apply once k are in, or nobody computes */
         if (need == 0 || a->n >= need || a->all_waiting)
             return 0;
-        return ck_broken(c, err, "applied %u gradients on a departure, fewer than k = %u, while "
+        return sw__ck_broken(c, err, "applied %u gradients on a departure, fewer than k = %u, while "
                          "workers still computed", a->n, need);
     }
     if (need == 0 ? a->n <= live : a->n == need || (a->n < need && a->all_waiting))
         return 0;
     if (need == 0)
-        return ck_broken(c, err, "applied %u gradients with %u live workers: k is in [1, live]",
+        return sw__ck_broken(c, err, "applied %u gradients with %u live workers: k is in [1, live]",
                          a->n, live);
-    return ck_broken(c, err, "applied %u gradients, not k = %u (%u live)", a->n, need, live);
+    return sw__ck_broken(c, err, "applied %u gradients, not k = %u (%u live)", a->n, need, live);
 }
 
 /* A release: the dropped pusher, everyone after an apply, everyone when nobody computes and
@@ -152,7 +152,7 @@ static int kofn_release(const sw_check *c, const sw_event *ev, char *err)
     bool dropped_pusher = g->dropped && ev->worker == g->worker;
     if (g->start == SW_EV_JOIN && ev->worker == g->worker && !g->applied &&
         c->w[ev->worker].own_in_buffer > 0)
-        return ck_broken(c, err, "released joiner %u while its slot's gradient waits in the "
+        return sw__ck_broken(c, err, "released joiner %u while its slot's gradient waits in the "
                          "buffer: it goes on at the next apply", ev->worker);
     if (g->start == SW_EV_JOIN && ev->worker == g->worker)
         return 0;
@@ -160,20 +160,20 @@ static int kofn_release(const sw_check *c, const sw_event *ev, char *err)
                   c->n_buf == 0;
     if (ev->reason[0] == 'l' || dropped_pusher || g->applied || settle)
         return 0;
-    return ck_broken(c, err, "released worker %u with no apply and no drop", ev->worker);
+    return sw__ck_broken(c, err, "released worker %u with no apply and no drop", ev->worker);
 }
 
 static int kofn_event(void *state, sw_check *c, const sw_event *ev, char *err)
 {
     const kofn_promise *st = state;
-    int rc = ck_no_liveness(c, ev, err);
+    int rc = sw__ck_no_liveness(c, ev, err);
     if (rc)
         return rc;
     if (ev->kind == SW_EV_RELEASE)
         return kofn_release(c, ev, err);
     if (ev->kind != SW_EV_APPLY)
         return 0;
-    if ((rc = current_and_once(c, err)) || (rc = ck_agg_scale(c, st->mean, err)))
+    if ((rc = current_and_once(c, err)) || (rc = sw__ck_agg_scale(c, st->mean, err)))
         return rc;
     return kofn_count(st, c, err);
 }
@@ -182,22 +182,22 @@ static int kofn_end(void *state, sw_check *c, char *err)
 {
     const kofn_promise *st = state;
     const ck_group *g = &c->g;
-    int rc = ck_drops_exactly_late(c, err);
+    int rc = sw__ck_drops_exactly_late(c, err);
     if (rc)
         return rc;
     uint32_t need = kofn_need(st, c->n_live), held = c->n_buf_own; /* pushed under it */
     if (need > 0 && held >= need)
-        return ck_broken(c, err, "kept %u current gradients unapplied with k = %u", held, need);
+        return sw__ck_broken(c, err, "kept %u current gradients unapplied with k = %u", held, need);
     if (g->dropped && !g->pusher_released)
-        return ck_broken(c, err, "kept worker %u waiting after dropping its gradient", g->worker);
+        return sw__ck_broken(c, err, "kept worker %u waiting after dropping its gradient", g->worker);
     if (g->applied && g->released != g->waiting_at_decision)
-        return ck_broken(c, err, "released %u of %u waiting workers after an apply",
+        return sw__ck_broken(c, err, "released %u of %u waiting workers after an apply",
                          g->released, g->waiting_at_decision);
     /* Without an apply, beyond the dropped pusher or the joiner, only everyone goes on */
     bool one_allowed = g->dropped || g->start == SW_EV_JOIN;
     if (!g->applied && g->released > (one_allowed ? 1u : 0u) &&
         g->released != g->waiting_at_decision)
-        return ck_broken(c, err, "released %u of %u waiting workers without an apply: with "
+        return sw__ck_broken(c, err, "released %u of %u waiting workers without an apply: with "
                          "nothing buffered, all go on together", g->released,
                          g->waiting_at_decision);
     return 0;
@@ -231,7 +231,7 @@ static int sync_init(void *state, sw_spec *spec, sw_check *c, char *err)
     int rc = sw_spec_int(spec, "grads_to_wait", 1, 1 << 24, &k, err);
     ((sync_promise *)state)->k = (uint32_t)k;
     if (!rc && k > (long)c->slots)
-        rc = ck_broken(c, err, "grads_to_wait=%ld exceeds the %u worker slots, which the policy "
+        rc = sw__ck_broken(c, err, "grads_to_wait=%ld exceeds the %u worker slots, which the policy "
                        "refuses", k, c->slots);
     return rc;
 }
@@ -239,22 +239,22 @@ static int sync_init(void *state, sw_spec *spec, sw_check *c, char *err)
 static int sync_event(void *state, sw_check *c, const sw_event *ev, char *err)
 {
     const sync_promise *st = state;
-    int rc = ck_no_liveness(c, ev, err);
+    int rc = sw__ck_no_liveness(c, ev, err);
     if (rc || ev->kind != SW_EV_APPLY)
         return rc;
     const ck_apply *a = &c->g.apply;
-    if ((rc = all_current(c, err)) || (rc = ck_agg_scale(c, true, err)))
+    if ((rc = all_current(c, err)) || (rc = sw__ck_agg_scale(c, true, err)))
         return rc;
     if (a->n == st->k || (a->n > st->k && a->carried > 0))
         return 0;
-    return ck_broken(c, err, "applied %u gradients, not grads_to_wait=%u", a->n, st->k);
+    return sw__ck_broken(c, err, "applied %u gradients, not grads_to_wait=%u", a->n, st->k);
 }
 
 static int sync_end(void *state, sw_check *c, char *err)
 {
     (void)state;
-    int rc = ck_drops_exactly_late(c, err);
-    return rc ? rc : ck_nobody_waits(c, err);
+    int rc = sw__ck_drops_exactly_late(c, err);
+    return rc ? rc : sw__ck_nobody_waits(c, err);
 }
 
 const ck_promise sw__promise_sync = {
