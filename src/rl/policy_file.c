@@ -26,7 +26,7 @@
 #include "syncwise/rl.h"
 
 #define SW_RL_FILE_VERSION 2
-#define FIXED_V1 68 /* format 1 had no progress: shipped policies are of it, and still read */
+#define FIXED_V1 68 /* format 1 had no progress: the shipped rlp.swrl is of it, still read */
 #define FIXED 84
 #define MAX_FILE ((size_t)1 << 30)
 
