@@ -12,6 +12,7 @@
 #include "optim_opts.h"
 #include "opts.h"
 #include "scenario.h"
+#include "syncwise/clock.h"
 #include "syncwise/curve.h"
 #include "syncwise/engine.h"
 #include "syncwise/err.h"
@@ -457,12 +458,19 @@ int sw_cli_ctl(int argc, char **argv)
     bool local = !key && sw_ctl_is_this_host(connect) &&
                  sw_ctl_endpoint(connect, ops, sizeof ops, err) == 0;
     /* A server still starting has made neither its endpoint nor its operator socket: once its
-     * endpoint answers (status, answered by every server), the socket is there if it has one. */
-    if (local && !is_socket(ops + 6) && cmd[0] == 'p')
-        sw_ctl(connect, "status", o.timeout_s, NULL, NULL, reply, sizeof reply, err);
+     * endpoint answers (status, answered by every server), the socket is there if it has one.
+     * Both questions share the one --timeout: a server that never answers fails once. */
+    double timeout_s = o.timeout_s;
+    if (local && !is_socket(ops + 6) && cmd[0] == 'p') {
+        double t0 = sw_clock_now_s();
+        if (sw_ctl(connect, "status", timeout_s, NULL, NULL, reply, sizeof reply, err))
+            return sw_cli_error("ctl", "%s", err);
+        timeout_s -= sw_clock_now_s() - t0;
+        timeout_s = timeout_s > 0.1 ? timeout_s : 0.1;
+    }
     if (local && is_socket(ops + 6))
         connect = ops;
-    if (sw_ctl(connect, cmd, o.timeout_s, key, server, reply, sizeof reply, err))
+    if (sw_ctl(connect, cmd, timeout_s, key, server, reply, sizeof reply, err))
         return sw_cli_error("ctl", "%s", err);
     if (strncmp(reply, "error", 5) == 0) { /* refused: said as this command's error */
         size_t len = strlen(reply);
