@@ -170,6 +170,28 @@ expect_output "--shard-max-frame: 1000 is outside" "says the range"
 expect_status 2 "--shard-state without --servers" -- env SYNCWISE_RANK=0 SYNCWISE_SIZE=3 \
   "$SW" launch -n --shard-state "$TMP/state"
 expect_output "give --servers S too" "says what it needs"
+# Every rank is told its launcher's job (--job), so that a worker whose job's server could not
+# bind (two jobs on one node, one port) leaves another job's server rather than train its run.
+expect_status 0 "Slurm, the server of job 4711" -- "${slurm[@]}" SLURM_JOB_ID=4711 SLURM_PROCID=0 \
+  "$SW" launch -n
+expect_output " --job 4711" "the server serves job 4711"
+expect_status 0 "Open MPI, a worker" -- env SYNCWISE_RANK=1 SYNCWISE_SERVER=s \
+  PMIX_NAMESPACE='prterun-n0-42@1' "$SW" launch -n
+expect_output "--job prterun-n0-42_1" "a worker of that job, its name made a job name"
+expect_status 2 "--job among the server's options" -- env SYNCWISE_RANK=0 "$SW" launch -n -- --job x
+expect_output "set SYNCWISE_JOB" "says how to name another"
+port=$((20000 + RANDOM % 12000))
+SYNCWISE_JOB=100 SYNCWISE_RANK=0 SYNCWISE_SIZE=2 "$SW" launch --port "$port" -- "${RUN[@]}" -q \
+  > "$TMP/job100.out" 2>&1 &
+server=$!
+expect_status 1 "a worker of job 200 at job 100's server" -- env SYNCWISE_JOB=200 SYNCWISE_RANK=1 \
+  SYNCWISE_SERVER=127.0.0.1 "$SW" launch --port "$port"
+expect_output "serves job 100, not this worker's job 200" "it leaves, saying why"
+expect_status 0 "job 100's worker" -- env SYNCWISE_JOB=100 SYNCWISE_RANK=1 \
+  SYNCWISE_SERVER=127.0.0.1 "$SW" launch --port "$port"
+wait "$server"
+OUT=$(cat "$TMP/job100.out")
+expect_output "target reached" "job 100's run went on with its own worker"
 # What launch gives the server itself is refused among its options, in every rank (the server
 # took the last --shards, and the shards' ranks waited for a server forever).
 for rank in 0 1 3; do

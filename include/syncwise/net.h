@@ -42,6 +42,7 @@ typedef struct sw_server_params {
     const char *bind;            /* e.g. "tcp://127.0.0.1:5555"; port "*" picks a free one */
     const char *endpoint_file;   /* when set, the bound endpoint is written there */
     const char *policy, *model, *data;
+    const char *job;             /* the launcher's job, told to workers (WELCOME job=), or NULL */
     bool policy_default;         /* policy is the default, not asked for: a resumed run's own
                                   * policy replaces it without a word */
     uint32_t batch, max_workers;
@@ -137,6 +138,7 @@ int sw_server_end(sw_server *s, char *err);
 typedef struct sw_worker_params {
     const char *connect;          /* e.g. "tcp://127.0.0.1:5555" */
     const char *name;             /* for logs; may be NULL */
+    const char *job;              /* the server must serve this job (WELCOME job=), or NULL */
     uint32_t get_model_frequency; /* pull every f steps, apply own gradients in between */
     double heartbeat_s, server_timeout_s;
     double dead_link_s;           /* a connection whose peer's host acknowledges nothing this

@@ -43,6 +43,8 @@
 /* The longest WELCOME text: a sharded run lists every shard's endpoint (SW_SHARDS_MAX of up to
  * 255 bytes) and the chunk table. */
 #define SW_WELCOME_MAX 81920
+/* A job's name (server and worker --job): 1 to 64 of [A-Za-z0-9._:-]. */
+#define SW_JOB_MAX 64
 /* The ERROR text a JOIN gets when every slot is taken: a worker tries again (a dead member's
  * slot frees once its silence is noticed) until its --server-timeout. */
 #define SW_REFUSED_FULL "the server is full"

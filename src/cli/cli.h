@@ -113,6 +113,8 @@ char *sw_cli_policy_list_joined(const char *cmd, const char *opt, const char *li
  * server's --shards) is checked entry by entry. */
 int sw_cli_endpoint_ok(const char *cmd, const char *opt, const char *ep, bool bind);
 int sw_cli_shard_list_ok(const char *cmd, const char *list);
+/* A --job name (NULL: none): 1 to SW_JOB_MAX of [A-Za-z0-9._:-]; 0, or 2 with the message. */
+int sw_cli_job_ok(const char *cmd, const char *job);
 
 /* CURVE options that only work together (our key pair and the peer's public key or the
  * clients' list): one without the other would run without CURVE, unasked. Fails (status 2)

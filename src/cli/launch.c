@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "syncwise/proto.h"
 #include "syncwise/shard.h"
 
 #define CMD "launch"
@@ -82,6 +83,10 @@ static const sw_cmd_opts command = {
              "process count, from the first of: SYNCWISE_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE,\n"
              "SLURM_NTASKS; when known, the server waits for all the workers to join before it\n"
              "starts (--wait-workers COUNT-1-S, unless SERVER-OPTIONS say otherwise)\n"
+             "job, from the first of: SYNCWISE_JOB, SLURM_JOB_ID, PMIX_NAMESPACE,\n"
+             "OMPI_MCA_ess_base_jobid (other characters than letters, digits and ._:- become _);\n"
+             "given to the server and every worker as --job, so that a worker never trains\n"
+             "another job's run whose server holds the same port on the same node\n"
              "keys, with --curve DIR: server.key and clients for the server and its shards,\n"
              "server.pub and rank-R.key (else worker.key) for worker rank R; made once with\n"
              "syncwise keygen DIR/server, syncwise keygen DIR/worker, cp DIR/worker.pub\n"
@@ -237,6 +242,21 @@ static int slurm_node_name(long k, char *out, size_t cap)
 
 /* Said when a host could not be found: under Slurm, scontrol may be what is missing. */
 static const char *slurm_hint = "";
+
+/* The launcher's job (as --help says) into out, made a --job name; "" when none is set. */
+static void job_from_env(char *out, size_t cap)
+{
+    static const char *const vars[] = {"SYNCWISE_JOB", "SLURM_JOB_ID", "PMIX_NAMESPACE",
+                                       "OMPI_MCA_ess_base_jobid"};
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof vars / sizeof *vars && !out[0]; i++) {
+        const char *v = getenv(vars[i]);
+        size_t n = 0;
+        for (; v && v[n] && n < SW_JOB_MAX && n + 1 < cap; n++)
+            out[n] = isalnum((unsigned char)v[n]) || strchr("._:-", v[n]) ? v[n] : '_';
+        out[n] = '\0';
+    }
+}
 
 /* Rank r's host name into out, as --help says; 0 on success. */
 static int host_of_rank(long r, char *out, size_t cap)
@@ -398,6 +418,12 @@ static int run_server(const launch_opts *o, int argc, char **argv, int rest)
         sargv[n++] = "--wait-workers";
         sargv[n++] = wait;
     }
+    static char job[SW_JOB_MAX + 1];
+    job_from_env(job, sizeof job);
+    if (job[0]) {
+        sargv[n++] = "--job";
+        sargv[n++] = job;
+    }
     for (int k = rest; k < argc && n < 255; k++)
         sargv[n++] = argv[k];
     return run_role(o, sw_cli_server, n, sargv);
@@ -446,8 +472,14 @@ static int run_worker(const launch_opts *o, long rank)
                             rank, slurm_hint);
     snprintf(endpoint, sizeof endpoint, "tcp://%s:%ld", host, o->port);
     snprintf(name, sizeof name, "rank-%ld", rank);
-    char *argv[11] = {"worker", "--connect", endpoint, "--name", name, "--server-timeout", "120"};
+    char *argv[13] = {"worker", "--connect", endpoint, "--name", name, "--server-timeout", "120"};
     int n = 7;
+    static char job[SW_JOB_MAX + 1];
+    job_from_env(job, sizeof job);
+    if (job[0]) {
+        argv[n++] = "--job";
+        argv[n++] = job;
+    }
     if (o->curve) {
         static char key[4096], pub[4096], own[48];
         snprintf(own, sizeof own, "%s.key", name);
@@ -499,6 +531,10 @@ static int server_options_ok(const launch_opts *o, int argc, char **argv, int re
     if (o->server && (strpbrk(o->server, " \t/") || strstr(o->server, "://")))
         return sw_cli_error(CMD, "--server '%s': the server's host name or address alone (the "
                                  "endpoint is tcp://HOST:--port)", o->server) + 1;
+    if (given(argc, argv, rest, "--job"))
+        return sw_cli_error(CMD, "--job among the server's options: launch gives the server and "
+                                 "every worker the launcher's job; set SYNCWISE_JOB to name "
+                                 "another") + 1;
     if (o->servers > 0 && given(argc, argv, rest, "--shards"))
         return sw_cli_error(CMD, "--shards among the server's options with --servers %ld: "
                                  "ranks 1..%ld are the shards, and launch names them; give one "

@@ -55,6 +55,9 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "endpoint-file", 0, AT(p.endpoint_file), 0, 0, "FILE",
                 "write the bound endpoint there")},
     {SW_OPT_ROW(SW_OPT_STR, "policy", 0, AT(p.policy), 0, 0, "SPEC", "synchronization policy")},
+    {SW_OPT_ROW(SW_OPT_STR, "job", 0, AT(p.job), 0, 0, "NAME",
+                "the launcher's job this run is, told to every worker:\n"
+                "a worker of another --job leaves")},
     {SW_OPT_ROW(SW_OPT_STR, "shards", 0, AT(p.shards), 0, 0, "EP1,EP2,...",
                 "hold no parameters: the shards at these endpoints\n"
                 "(syncwise shard) do, and workers push and pull there;\n"
@@ -194,7 +197,8 @@ static int server_opts(int argc, char **argv, server_cli *o)
     const char *ctl = o->p.ctl_bind && strcmp(o->p.ctl_bind, "none") ? o->p.ctl_bind : NULL;
     if ((rc = sw_cli_endpoint_ok("server", "--bind", o->p.bind, true)) ||
         (rc = sw_cli_endpoint_ok("server", "--ctl-bind", ctl, true)) ||
-        (rc = sw_cli_shard_list_ok("server", o->p.shards)))
+        (rc = sw_cli_shard_list_ok("server", o->p.shards)) ||
+        (rc = sw_cli_job_ok("server", o->p.job)))
         return rc;
     if ((rc = sw_cli_curve_pair("server", "--curve-key", o->p.curve_key, "--curve-clients",
                                 o->p.curve_clients)))
@@ -299,6 +303,9 @@ typedef struct worker_cli {
 static const sw_opt worker_table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "connect", 0, AT(p.connect), 0, 0, "ENDPOINT", "the server")},
     {SW_OPT_ROW(SW_OPT_STR, "name", 0, AT(p.name), 0, 0, "NAME", "shown in the server's log")},
+    {SW_OPT_ROW(SW_OPT_STR, "job", 0, AT(p.job), 0, 0, "NAME",
+                "train only with a server of this --job (launch gives\n"
+                "both its launcher's job): leave one that says another")},
     {SW_OPT_ROW(SW_OPT_U32, "get-model-frequency", 0, AT(p.get_model_frequency), 1, 1 << 20, "F",
                 "pull every F steps, applying own gradients in between\n(dense models)")},
     {SW_OPT_ROW(SW_OPT_F64, "heartbeat", 0, AT(p.heartbeat_s), 0.01, 1e4, "S",
@@ -348,7 +355,7 @@ int sw_cli_worker(int argc, char **argv)
     if ((prc = sw_cli_curve_pair("worker", "--curve-key", o.p.curve_key, "--curve-server",
                                  o.p.curve_server)) ||
         (prc = sw_cli_endpoint_ok("worker", "--connect", o.p.connect, false)) ||
-        (prc = sw_cli_pin_cpus("worker", o.cpus)))
+        (prc = sw_cli_job_ok("worker", o.p.job)) || (prc = sw_cli_pin_cpus("worker", o.cpus)))
         return prc;
     sw_cli_set_threads(o.threads); /* after --cpus, which holds OpenBLAS's own choice */
     sw_worker_params p = o.p;

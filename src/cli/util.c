@@ -20,6 +20,7 @@
 #include "syncwise/file.h"
 #include "syncwise/log.h"
 #include "syncwise/policy.h"
+#include "syncwise/proto.h"
 #include "syncwise/shard.h"
 #include "syncwise/spec.h"
 #include "syncwise/transport.h"
@@ -416,6 +417,18 @@ int sw_cli_endpoint_ok(const char *cmd, const char *opt, const char *ep, bool bi
     if (!ep || sw_endpoint_check(ep, bind, out, sizeof out, err) == 0)
         return 0;
     return sw_cli_error(cmd, "%s: %s", opt, err) + 1;
+}
+
+int sw_cli_job_ok(const char *cmd, const char *job)
+{
+    if (!job)
+        return 0;
+    size_t n = strlen(job), ok = strspn(job, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                             "0123456789._:-");
+    if (n && n <= SW_JOB_MAX && ok == n)
+        return 0;
+    return sw_cli_error(cmd, "--job: '%s' is no job name (1 to %d letters, digits, '.', '_', ':' "
+                        "or '-')", job, SW_JOB_MAX) + 1;
 }
 
 int sw_cli_shard_list_ok(const char *cmd, const char *list)

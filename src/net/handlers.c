@@ -46,11 +46,12 @@ static void welcome(server *s, const peer *to, uint32_t w)
     char text[SW_WELCOME_MAX];
     int len = snprintf(text, sizeof text,
                        "worker=%u\nslots=%u\ndata=%s\nmodel=%s\nbatch=%u\nlr=%.9g\nwd=%.9g\n"
-                       "seed=%llu\nparams=%zu\nbatch_mode=%s\ntoken=%llu\nchecksum=%s\n%s%s",
+                       "seed=%llu\nparams=%zu\nbatch_mode=%s\ntoken=%llu\nchecksum=%s\n%s%s%s%s%s",
                        w, s->slots, p->data, sw_task_spec(s->task), p->batch, (double)p->lr,
                        (double)p->weight_decay, (unsigned long long)p->seed, s->n, p->batch_mode,
                        (unsigned long long)s->conns[w].token, s->unchecked ? "off" : "on",
-                       s->data_crc, s->shards.n ? s->shards.welcome : "");
+                       s->data_crc, p->job ? "job=" : "", p->job ? p->job : "",
+                       p->job ? "\n" : "", s->shards.n ? s->shards.welcome : "");
     size_t size = len < 0 ? 0 : (size_t)len < sizeof text ? (size_t)len : sizeof text - 1;
     sw__server_send(s, to, SW_MSG_WELCOME, w, 0, text, size);
 }

@@ -28,6 +28,7 @@ typedef struct config {
     bool has_data_crc; /* data_crc=: the server's data set's fingerprint (absent: not checked) */
     uint32_t data_crc;
     char data[512], model[128], batch_mode[16];
+    char job[SW_JOB_MAX + 1]; /* job=: the launcher's job the server serves ("" for none) */
     /* A sharded run's (WELCOME's shards=, chunk= and first=): where the shards are and which
      * parameters each holds; n_shards 0 otherwise. */
     uint32_t n_shards;

@@ -100,6 +100,7 @@ static int parse_config(const sw_msg *m, config *c, char *err)
     for (char *save, *line = strtok_r(text, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
         sscanf(line, "checksum=%7s", checksum); /* absent (an older server): on */
+        sscanf(line, "job=%64s", c->job);
         c->has_data_crc |= sscanf(line, "data_crc=%8x", &c->data_crc) == 1;
         found += sscanf(line, "worker=%u", &c->worker) + sscanf(line, "slots=%u", &c->slots) +
                  sscanf(line, "batch=%u", &c->batch) + sscanf(line, "params=%zu", &c->params) +
@@ -117,6 +118,18 @@ static int parse_config(const sw_msg *m, config *c, char *err)
     if (found < 11 || c->worker >= c->slots || !c->batch || !c->params)
         return sw_fail(err, SW_EFORMAT, "the server's welcome is incomplete");
     return parse_shards(whole, c, err);
+}
+
+/* Launched as one job's worker, we train that job's run only: another job's server may hold
+ * the port (two jobs on one node, each launched on the same --port). */
+static int same_job(const worker *k, const config *c, char *err)
+{
+    if (!k->p->job || !strcmp(k->p->job, c->job))
+        return 0;
+    return sw_fail(err, SW_EMISMATCH,
+                   "the server at %s serves %s%s, not this worker's job %s: another job's "
+                   "server on this port? (give each job its own --port)",
+                   k->p->connect, c->job[0] ? "job " : "no job", c->job, k->p->job);
 }
 
 static void let_go_of_model(worker *k)
@@ -219,7 +232,7 @@ void sw__worker_welcome(worker *k, const sw_msg *m, double now)
     if (!rc) { /* a member from now: our heartbeats say so while the data loads (seconds) */
         atomic_store(&k->token, c.token);
         atomic_store(&k->id, c.worker);
-        if ((rc = load(k, &c, err))) { /* say goodbye, not a crash */
+        if ((rc = same_job(k, &c, err)) || (rc = load(k, &c, err))) { /* say goodbye */
             sw__worker_send(k, SW_MSG_LEAVE, 0, 0, "", 0, NULL);
             atomic_store(&k->id, SW_NO_WORKER);
         }
