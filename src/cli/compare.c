@@ -73,7 +73,10 @@ static const sw_opt own[] = {
      .shown = "the cores"},
     {SW_OPT_ROW(SW_OPT_STR, "log-dir", 0, AT(log_dir), 0, 0, "DIR",
                 "keep every run's JSONL event log there (for syncwise\n"
-                "report DIR/*.jsonl), and results.csv with one row per run")},
+                "report DIR/*.jsonl), results.csv with one row per run\n"
+                "(the rows before as results.csv.prev; results.csv.lock\n"
+                "keeps a second compare out), and compare.scenario, the\n"
+                "options --resume must give again")},
     {SW_OPT_ROW(SW_OPT_FLAG, "resume", 0, AT(resume), 0, 0, NULL,
                 "with --log-dir: keep the runs its results.csv holds\n"
                 "(each row is written as its run ends) and run the\n"

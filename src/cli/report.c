@@ -96,7 +96,8 @@ static const sw_cmd_opts command = {
              "  k                     gradients per apply against time (k_t of backup and DBW)\n"
              "  staleness             staleness histogram\n"
              "  zipline               candidate d along the scan (the thesis's Figures 6.5, 6.8)\n"
-             "each as .svg and .png, rendered by gnuplot (Debian package gnuplot-nox).\n"
+             "each as .svg and .png, rendered by gnuplot (Debian package gnuplot-nox) from\n"
+             "plots.gp, which it also writes (gnuplot's messages go to gnuplot.log).\n"
              "With several runs of one policy, the first stands for it in the plots other\n"
              "than accuracy.",
     .tables = {table},
