@@ -170,6 +170,15 @@ expect_output "--shard-max-frame: 1000 is outside" "says the range"
 expect_status 2 "--shard-state without --servers" -- env SYNCWISE_RANK=0 SYNCWISE_SIZE=3 \
   "$SW" launch -n --shard-state "$TMP/state"
 expect_output "give --servers S too" "says what it needs"
+# A host list's blank item is no host (it became --connect "tcp:// a:5555"), and a Slurm layout
+# launch cannot follow is named as such, not blamed on SLURM_TASKS_PER_NODE.
+expect_status 1 "a blank in SYNCWISE_HOSTS" -- env SYNCWISE_RANK=1 SYNCWISE_HOSTS=' a,b' \
+  "$SW" launch -n
+expect_output "SYNCWISE_HOSTS has no item 0, counting from 0, or it holds a blank" "says so"
+expect_status 1 "Slurm, a plane layout" -- "${slurm[@]}" SLURM_DISTRIBUTION=plane=2 \
+  SLURM_PROCID=5 "$SW" launch -n
+expect_output "SLURM_DISTRIBUTION=plane=2: launch knows tasks laid out in blocks or cyclic" \
+  "names the layout"
 # Every rank is told its launcher's job (--job), so that a worker whose job's server could not
 # bind (two jobs on one node, one port) leaves another job's server rather than train its run.
 expect_status 0 "Slurm, the server of job 4711" -- "${slurm[@]}" SLURM_JOB_ID=4711 SLURM_PROCID=0 \

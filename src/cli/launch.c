@@ -169,7 +169,7 @@ static int list_item(const char *list, long r, char *out, size_t cap)
         if ((at = strchr(at, ',')))
             at++;
     size_t len = at ? strcspn(at, ",") : 0;
-    if (!len || len >= cap)
+    if (!len || len >= cap || strcspn(at, " \t\n") < len) /* no host name holds a blank */
         return -1;
     snprintf(out, cap, "%.*s", (int)len, at);
     return 0;
@@ -240,8 +240,8 @@ static int slurm_node_name(long k, char *out, size_t cap)
     return ok && *out ? 0 : -1;
 }
 
-/* Said when a host could not be found: under Slurm, scontrol may be what is missing. */
-static const char *slurm_hint = "";
+/* Said when a host could not be found: why, as far as the variables tell. */
+static char host_hint[200];
 
 /* The launcher's job (as --help says) into out, made a --job name; "" when none is set. */
 static void job_from_env(char *out, size_t cap)
@@ -262,15 +262,28 @@ static void job_from_env(char *out, size_t cap)
 static int host_of_rank(long r, char *out, size_t cap)
 {
     const char *hosts = getenv("SYNCWISE_HOSTS");
-    if (hosts && *hosts)
-        return list_item(hosts, r, out, cap);
+    if (hosts && *hosts) {
+        int rc = list_item(hosts, r, out, cap);
+        if (rc)
+            snprintf(host_hint, sizeof host_hint,
+                     " (SYNCWISE_HOSTS has no item %ld, counting from 0, or it holds a blank)",
+                     r);
+        return rc;
+    }
     if (getenv("SLURM_JOB_NODELIST")) {
         long node = slurm_node_of_task(r);
         if (node >= 0 && slurm_node_name(node, out, cap) == 0)
             return 0;
-        slurm_hint = node < 0 ? " (SLURM_TASKS_PER_NODE does not place this rank on a node)"
-                              : " ('scontrol show hostnames' did not expand SLURM_JOB_NODELIST: "
-                                "is scontrol on PATH?)";
+        const char *d = getenv("SLURM_DISTRIBUTION");
+        if (node >= 0)
+            snprintf(host_hint, sizeof host_hint, " ('scontrol show hostnames' did not expand "
+                     "SLURM_JOB_NODELIST: is scontrol on PATH?)");
+        else if (d && *d && strncmp(d, "cyclic", 6) && strncmp(d, "block", 5))
+            snprintf(host_hint, sizeof host_hint, " (SLURM_DISTRIBUTION=%s: launch knows tasks "
+                     "laid out in blocks or cyclic only)", d);
+        else
+            snprintf(host_hint, sizeof host_hint, " (SLURM_TASKS_PER_NODE=%s does not place "
+                     "rank %ld on a node)", getenv("SLURM_TASKS_PER_NODE"), r);
     }
     const char *service = getenv("SYNCWISE_SERVICE");
     char host[256];
@@ -278,6 +291,9 @@ static int host_of_rank(long r, char *out, size_t cap)
         *strrchr(host, '-') = '\0';
         return snprintf(out, cap, "%s-%ld.%s", host, r, service) < (int)cap ? 0 : -1;
     }
+    if (!host_hint[0] && !service)
+        snprintf(host_hint, sizeof host_hint, " (in a StatefulSet, SYNCWISE_SERVICE names its "
+                 "headless Service)");
     return -1;
 }
 
@@ -406,7 +422,7 @@ static int run_server(const launch_opts *o, int argc, char **argv, int rest)
         if (bad)
             return sw_cli_error(CMD, "cannot find the host of rank %ld, a shard%s: set "
                                      "SYNCWISE_HOSTS (see --help)",
-                                bad, slurm_hint);
+                                bad, host_hint);
         sargv[n++] = "--shards";
         sargv[n++] = shards;
     }
@@ -469,7 +485,7 @@ static int run_worker(const launch_opts *o, long rank)
     if (server_host(o->server, host, sizeof host) != 0)
         return sw_cli_error(CMD, "rank %ld cannot find the server%s: give --server HOST or set "
                                  "SYNCWISE_SERVER",
-                            rank, slurm_hint);
+                            rank, host_hint);
     snprintf(endpoint, sizeof endpoint, "tcp://%s:%ld", host, o->port);
     snprintf(name, sizeof name, "rank-%ld", rank);
     char *argv[13] = {"worker", "--connect", endpoint, "--name", name, "--server-timeout", "120"};
