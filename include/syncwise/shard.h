@@ -126,6 +126,7 @@ typedef struct sw_shard_params {
 
 typedef struct sw_shard_result {
     uint64_t version, applies, pushes, pulls, refused, saves, restores;
+    uint64_t early; /* workers' pushes and pulls before the run's slice came: asked again */
     uint64_t bytes_in, bytes_out;
     bool done; /* the server ended the run */
     bool in_run; /* a server had configured it, and the run was not over */

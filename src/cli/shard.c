@@ -133,12 +133,16 @@ int sw_cli_shard(int argc, char **argv)
     if (sw_shard_run(&p, &r, err))
         return sw_cli_error(CMD, "%s", err);
     printf("%s: version %llu, %llu applies, %llu pushes, %llu pulls, %llu refused messages, "
-           "%llu checkpoints, %llu restores, %.1f MB in, %.1f MB out\n",
+           "%llu checkpoints, %llu restores, %.1f MB in, %.1f MB out",
            r.done ? "run over" : "stopped", (unsigned long long)r.version,
            (unsigned long long)r.applies, (unsigned long long)r.pushes,
            (unsigned long long)r.pulls, (unsigned long long)r.refused,
            (unsigned long long)r.saves, (unsigned long long)r.restores, (double)r.bytes_in / 1e6,
            (double)r.bytes_out / 1e6);
+    if (r.early) /* a late start, said apart from what was refused */
+        printf(", %llu workers' messages before its slice came (asked again)",
+               (unsigned long long)r.early);
+    putchar('\n');
     if (r.failed[0]) /* EXIT STATUS: a run that failed */
         return sw_cli_error(CMD, "the run failed: %s", r.failed);
     if (r.in_run) /* a signal: the run lives on in its server, and cannot go on without us */

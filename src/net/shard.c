@@ -89,6 +89,22 @@ void sw__shard_refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_
                    why, strlen(why));
 }
 
+/* A worker's push or pull before this shard holds its run's slice (shards that start after
+ * their workers, as a launcher's pods may): not refused but told to ask again, and counted
+ * apart, so that an operator does not take a late start for an attack. Before its INIT a
+ * shard cannot tell a member from a stranger: both are counted here. */
+bool sw__shard_too_early(shard *h, const from *to, const sw_msg *m)
+{
+    if (h->ready)
+        return false;
+    static const char why[] = "this shard has no run's slice yet: ask again";
+    sw_log_counted(SW_LOG_INFO, &h->r->early, "shard %u: a worker's message before its run's "
+                   "slice came (asked again)", h->index);
+    sw__shard_send(h, to, SW_MSG_ERROR, m->worker, SW_FLAG_UNKNOWN, m->version, why,
+                   sizeof why - 1);
+    return true;
+}
+
 void sw__shard_refuse(shard *h, const from *to, const sw_msg *m, const char *why)
 {
     sw__shard_refuse_flagged(h, to, m, 0, why);
@@ -322,9 +338,8 @@ void sw__shard_take(shard *h, const sw_delivery *d)
         sw__shard_refuse(h, &f, &m, "only the server's CURVE key may give a shard orders");
     else if ((m.flags & SW_FLAG_UNCHECKED) && !h->configured && !from_server(&m))
         /* a worker told by WELCOME may reach a shard before the server's INIT does: it asks
-         * again, as a worker not yet a member does */
-        sw__shard_refuse_flagged(h, &f, &m, SW_FLAG_UNKNOWN,
-                                 "a message before this shard has its run");
+         * again (a shard with no INIT holds no slice: always early) */
+        sw__shard_too_early(h, &f, &m);
     else if ((m.flags & SW_FLAG_UNCHECKED) && !knows_link(h) && m.type != SW_MSG_SHARD_INIT &&
              !ends_refused_run(h, &f, &m))
         sw__shard_refuse_run(h, &f, &m, SW__SHARD_NO_RUN); /* an order of a run it never had */

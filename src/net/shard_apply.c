@@ -90,6 +90,8 @@ static void report(shard *h, const sw_msg *m, const held *e)
  * counted already, new, not of a version to come; where to keep it, or NULL (refused). */
 static held *admit_push(shard *h, const from *f, const sw_msg *m, size_t head)
 {
+    if (sw__shard_too_early(h, f, m))
+        return NULL;
     if (!sw__shard_is_member(h, m) || m->payload_len < head) {
         sw__shard_refuse_flagged(h, f, m, SW_FLAG_UNKNOWN, "a push from no member of the run (id and token)");
         return NULL;

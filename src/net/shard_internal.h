@@ -183,6 +183,9 @@ void sw__shard_send_frame(struct sw_shard *h, const sw__from *to, sw_frame *f);
 void sw__shard_refuse(struct sw_shard *h, const sw__from *to, const sw_msg *m, const char *why);
 void sw__shard_refuse_flagged(struct sw_shard *h, const sw__from *to, const sw_msg *m,
                               uint32_t flags, const char *why);
+/* A worker's push or pull before the shard holds its slice, told UNKNOWN and counted as early:
+ * true; false when the shard holds it. */
+bool sw__shard_too_early(struct sw_shard *h, const sw__from *to, const sw_msg *m);
 /* An order only the server gives, refused: flagged DROPPED when it came from a route other than
  * our server's (a restarted server's, its RESTORE yet to come, takes that as moot). */
 void sw__shard_refuse_order(struct sw_shard *h, const sw__from *to, const sw_msg *m,

@@ -148,6 +148,8 @@ static void answer_or_wait(shard *h, const from *to, uint32_t w, uint64_t min, u
 void sw__shard_on_pull(shard *h, const from *f, const sw_msg *m)
 {
     bool server = sw__shard_is_server(h, f);
+    if (!server && sw__shard_too_early(h, f, m))
+        return;
     if (!server && !sw__shard_is_member(h, m)) {
         sw__shard_refuse_flagged(h, f, m, SW_FLAG_UNKNOWN,
                                  "a pull from no member of the run (id and token)");

@@ -169,9 +169,10 @@ static void a_gone_members_gradient_is_kept_until_ordered(void **state)
 }
 
 /* A worker's message that comes before the server's INIT (it learnt of the shard from
- * WELCOME, over another connection) is refused as from no member yet, so that the worker asks
- * again, even without a checksum, whose choice the shard does not know yet; an order from the
- * server without one is refused outright. */
+ * WELCOME, over another connection) is answered as from no member yet, so that the worker asks
+ * again, even without a checksum, whose choice the shard does not know yet, and counted as
+ * early, not refused (a shard started late is no attack); an order from the server without one
+ * is refused outright. */
 static void a_worker_ahead_of_the_run_is_told_to_ask_again(void **state)
 {
     rig *g = *state;
@@ -187,6 +188,8 @@ static void a_worker_ahead_of_the_run_is_told_to_ask_again(void **state)
     uint8_t text[256];
     assert_int_equal(expect_one(g->w[0], &first, text, sizeof text), SW_MSG_ERROR);
     assert_true(first.flags & SW_FLAG_UNKNOWN);
+    assert_int_equal(g->r.early, 1);
+    assert_int_equal(g->r.refused, 0);
     send_raw(g->w[0], SW_MSG_SHARD_PULL, 0, SW_FLAG_UNCHECKED, 8, tok, 8);
     send_raw(g->w[1], SW_MSG_SHARD_PULL, 1, 0, 8, tok, 8);
     const char *init = "run=9\nshard=1\nshards=2\nparams=10\nslots=2\nchunk=5\nfirst=0,1\n";
@@ -199,6 +202,7 @@ static void a_worker_ahead_of_the_run_is_told_to_ask_again(void **state)
         assert_int_equal(expect_one(g->w[w], &m, pay, sizeof pay), SW_MSG_ERROR);
         assert_true(m.flags & SW_FLAG_UNKNOWN);
     }
+    assert_int_equal(g->r.early, 3);
     assert_int_equal(expect_one(g->server, &m, pay, sizeof pay), SW_MSG_ERROR);
     assert_false(m.flags & SW_FLAG_UNKNOWN);
     char why[256];
