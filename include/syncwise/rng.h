@@ -1,7 +1,7 @@
 /* Seeded random streams.
  *
  * Every random choice in syncwise comes from an sw_rng, so that one seed reproduces a run bit for
- * bit. A stream is identified by (seed, stream id): worker 3's batch order and worker 3's step
+ * bit; secrets alone do not (sw_rng_secret). A stream is identified by (seed, stream id): worker 3's batch order and worker 3's step
  * times are different streams of the same seed, so adding a consumer of randomness in one place
  * never shifts the numbers seen in another. The generator is xoshiro256** seeded through
  * splitmix64; it is a plain value (no allocation), cheap to copy and to keep per worker.
@@ -47,5 +47,11 @@ double sw_rng_exp(sw_rng *r);
 
 /* Fisher-Yates shuffle of idx[0..n). */
 void sw_rng_shuffle(sw_rng *r, uint32_t *idx, size_t n);
+
+/* 64 bits a stranger cannot guess, from the kernel's cryptographic generator (getrandom(2), or
+ * /dev/urandom): membership tokens, a run's id, a server's route to its shards. Never drawn from
+ * a seeded stream: xoshiro's outputs give its state away (five tokens told to joiners gave every
+ * other). Aborts, saying so, on a system with neither source. */
+uint64_t sw_rng_secret(void);
 
 #endif

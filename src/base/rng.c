@@ -1,7 +1,15 @@
 /* xoshiro256** with splitmix64 seeding (Blackman and Vigna), and the deviates built on it. */
+#define _GNU_SOURCE
 #include "syncwise/rng.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "syncwise/err.h"
 
@@ -72,4 +80,36 @@ void sw_rng_shuffle(sw_rng *r, uint32_t *idx, size_t n)
         idx[i - 1] = idx[j];
         idx[j] = t;
     }
+}
+
+/* The whole of want, or false (the kernel has no generator to give). */
+static bool from_urandom(void *buf, size_t want)
+{
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    size_t got = 0;
+    while (got < want) {
+        ssize_t n = read(fd, (char *)buf + got, want - got);
+        if (n > 0)
+            got += (size_t)n;
+        else if (!(n < 0 && errno == EINTR))
+            break;
+    }
+    close(fd);
+    return got == want;
+}
+
+uint64_t sw_rng_secret(void)
+{
+    uint64_t v;
+    ssize_t n;
+    do
+        n = getrandom(&v, sizeof v, 0);
+    while (n < 0 && errno == EINTR);
+    if (n == (ssize_t)sizeof v || from_urandom(&v, sizeof v))
+        return v;
+    fputs("syncwise: no cryptographic random numbers (getrandom, /dev/urandom): a secret "
+          "token cannot be drawn\n", stderr);
+    abort();
 }

@@ -78,6 +78,23 @@ static void moments_of_deviates(void **state)
     assert_true(fabs(se / n - 1.0) < 0.02);
 }
 
+/* Secrets come from the kernel: no two alike in many, and every bit of them varies (a seeded
+ * stream's are alike from one run to the next, and its outputs give its state away). */
+static void secrets_vary_in_every_bit(void **state)
+{
+    (void)state;
+    enum { N = 256 };
+    uint64_t seen[N], ones = 0, zeros = 0;
+    for (int i = 0; i < N; i++) {
+        seen[i] = sw_rng_secret();
+        for (int j = 0; j < i; j++)
+            assert_true(seen[i] != seen[j]);
+        ones |= seen[i];
+        zeros |= ~seen[i];
+    }
+    assert_true(ones == UINT64_MAX && zeros == UINT64_MAX);
+}
+
 static void shuffle_is_a_permutation(void **state)
 {
     (void)state;
@@ -107,6 +124,7 @@ int main(void)
         cmocka_unit_test(below_is_in_range_and_covers_it),
         cmocka_unit_test(moments_of_deviates),
         cmocka_unit_test(shuffle_is_a_permutation),
+        cmocka_unit_test(secrets_vary_in_every_bit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -133,7 +133,7 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
                 .live = true,
                 .used = true,
                 .wants_model = true,
-                .token = sw_rng_u64(&s->tokens)};
+                .token = sw_rng_secret()}; /* a stranger must not guess it */
     memcpy(c->route, from->route, from->route_len);
     sw_printable(c->name, sizeof c->name, m->payload, m->payload_len);
     snprintf(c->address, sizeof c->address, "%s",

@@ -459,9 +459,6 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
     *s = (server){.p = p, .r = r, .net = net, .wake_at = -1, .ckpt_lock = -1};
     snprintf(s->policy, sizeof s->policy, "%s", p->policy);
     s->optim = p->optim;
-    /* Tokens differ from one server run to the next: the clock and the process id seed them. */
-    uint64_t now_ns = (uint64_t)(sw_net_now(net) * 1e9);
-    sw_rng_seed(&s->tokens, now_ns ^ (uint64_t)getpid(), 0x746f6b656eULL);
     int rc = setup(s, err);
     if (!rc)
         rc = setup_engine(s, err);

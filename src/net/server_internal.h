@@ -84,7 +84,6 @@ struct sw_server {
     uint32_t *sidx;         /* a decoded sparse gradient or index list (n entries) */
     float *sval;
     conn *conns;
-    sw_rng tokens; /* membership tokens, seeded from the clock: unlike ids, never reused */
     uint32_t slots;
     double t0, wake_at, next_eval, next_ckpt;
     double last_turn;            /* when the last turn began (a long gap: the server stalled) */

@@ -192,9 +192,9 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);
     welcome_lines(h);
     if (!h->run) /* a restarted server read it from its record */
-        h->run = sw_rng_u64(&s->tokens) | 1; /* never 0 */
+        h->run = sw_rng_secret() | 1; /* never 0; secret, as the route: orders need both */
     snprintf(h->route, sizeof h->route, "sw-server-%016llx",
-             (unsigned long long)sw_rng_u64(&s->tokens));
+             (unsigned long long)sw_rng_secret());
     h->saved = h->saving = SW_SHARD_NONE;
     for (uint32_t j = 0; j < h->n; j++)
         h->seen[j] = (sw__shard_seen){.saved = SW_SHARD_NONE}; /* heard at 0, the start */
