@@ -120,7 +120,7 @@ int sw_cli_peer(int argc, char **argv)
         printf("; %llu messages ignored (malformed or from non-members)",
                (unsigned long long)r.refused);
     if (r.refused_keys)
-        printf("; %llu connections refused (unknown CURVE keys)",
+        printf("; %llu connections refused (CURVE: unknown keys, failed handshakes)",
                (unsigned long long)r.refused_keys);
     printf("\n");
     return 0;

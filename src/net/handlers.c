@@ -359,7 +359,7 @@ static void status(server *s, char *text, size_t cap)
                      s->concluded ? ", once the workers told have said goodbye"
                      : s->shards.n ? ", once the shards' last gather and checkpoint are in" : "");
     if (s->p->curve_key)
-        len = sw__text_append(text, cap, len, "refused connections (unknown CURVE keys) %llu\n",
+        len = sw__text_append(text, cap, len, "refused connections (CURVE: unknown keys, failed handshakes) %llu\n",
                      (unsigned long long)sw_net_refused(s->net));
     len = sw__text_append(text, cap, len, "promise: %s%s\n",
                  s->r->broken[0] ? "BROKEN: " : "kept so far (docs/promises.md)", s->r->broken);

@@ -23,12 +23,13 @@ typedef struct znet {
     sw_net base;
     void *ctx;
     sw__zap *zap; /* the CURVE listener's client check, or NULL */
+    uint64_t failed_handshakes; /* a CURVE listener's: no key, or another server's public key */
 } znet;
 
 typedef struct zsock {
     sw_sock base;
     void *sock;
-    void *handshakes; /* a dialer's monitor of its handshakes, or NULL */
+    void *handshakes; /* a dialer's monitor of its handshakes (a CURVE listener's), or NULL */
     unsigned closed;  /* handshakes the listener closed in a row */
     bool listener, curve, in; /* in: a handshake succeeded */
     bool redial;      /* a handshake broke after one had succeeded: connect again */
@@ -157,6 +158,8 @@ static void watch_dead_link(zsock *z, double s)
     zmq_setsockopt(z->sock, ZMQ_TCP_MAXRT, &limit_ms, sizeof limit_ms);
 }
 
+static int watch_handshakes(znet *n, zsock *z, char *err);
+
 static int listen_zmq(sw_net *net, sw_sock **out, const sw_listen_params *p, char *err)
 {
     znet *n = (znet *)net;
@@ -167,7 +170,8 @@ static int listen_zmq(sw_net *net, sw_sock **out, const sw_listen_params *p, cha
     zsock *z = new_sock(n, ZMQ_ROUTER, p->linger_s, p->max_frame, err);
     if (!z)
         return SW_EIO;
-    if (p->curve_key && (rc = curve_listener(n, z, p, err))) {
+    if (p->curve_key && ((rc = curve_listener(n, z, p, err)) ||
+                         (rc = watch_handshakes(n, z, err)))) {
         close_sock(&z->base);
         return rc;
     }
@@ -213,9 +217,10 @@ static int watch_handshakes(znet *n, zsock *z, char *err)
 {
     char ep[64];
     snprintf(ep, sizeof ep, "inproc://sw-handshakes-%p", (void *)z);
-    int linger = 0, events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
-                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+    int linger = 0, events = ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                              ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+    if (!z->listener) /* a listener's unknown keys are ZAP's to count */
+        events |= ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
     if (zmq_socket_monitor(z->sock, ep, events) != 0 ||
         !(z->handshakes = zmq_socket(n->ctx, ZMQ_PAIR)) ||
         zmq_setsockopt(z->handshakes, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
@@ -234,10 +239,31 @@ static int watch_handshakes(znet *n, zsock *z, char *err)
     "speaks only CURVE: a worker or operator needs its key pair and the server's public key "  \
     "(--curve-key, --curve-server), a peer its group's key, a server its shards' key pair"
 
+/* A CURVE listener's handshake that failed before any key was checked (ZAP counts those it
+ * refuses): a dialer without keys, or with another server's public key, whose HELLO cannot be
+ * read; or one that closed mid-handshake. Counted among the refused connections, and said. */
+static void refused_handshake(zsock *z, uint16_t event, uint32_t value)
+{
+    znet *n = (znet *)z->base.net;
+    const char *why = event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
+                          ? "closed before its handshake ended"
+                      : value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
+                          ? "no CURVE key (it speaks plain ZeroMQ)"
+                      : value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC
+                          ? "a HELLO this key cannot read (another server's public key?)"
+                          : "a CURVE handshake that broke the protocol";
+    sw_log_counted(SW_LOG_WARN, &n->failed_handshakes, "%s refused a connection: %s",
+                   z->base.endpoint, why);
+}
+
 /* One event of the monitor: SW_EAUTH with the reason when it shows this dialer cannot get in. */
 static int handshake_event(zsock *z, uint16_t event, uint32_t value, char *err)
 {
     const char *ep = z->base.endpoint;
+    if (z->listener) {
+        refused_handshake(z, event, value);
+        return 0;
+    }
     if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
         z->base.reconnects += z->in; /* connected again: the old connection broke */
         z->in = true;
@@ -542,7 +568,7 @@ static double now_zmq(const sw_net *n)
 static unsigned long long refused_zmq(const sw_net *net)
 {
     const znet *n = (const znet *)net;
-    return n->zap ? sw__zap_refused(n->zap) : 0;
+    return (n->zap ? sw__zap_refused(n->zap) : 0) + n->failed_handshakes;
 }
 
 const sw__net_ops sw__net_zmq = {
