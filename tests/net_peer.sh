@@ -102,7 +102,23 @@ for i in $(seq 100); do kill -0 "${PIDS[0]}" 2>/dev/null || break; sleep 0.1; do
 kill -9 "${PIDS[0]}" 2>/dev/null # still training 10 s later: it did not see it was cut off
 expect_exit "${PIDS[0]}" "the member stopped past --timeout ends, failing" 1
 OUT=$(cat "$TMP/p2.out")
-expect_output "this peer was cut off from the group" "it says why"
+expect_output "ends rather than train on" "it says why (alone, or told by the judge)"
+rm -f "$TMP"/p*.out
+
+# 1d'. A member whose every step is longer than --timeout, among two others: they drop it, and
+# it never finds itself alone (both still answer it). It was trained on as a member, reporting
+# 3 members and exiting 0, its work thrown away; told by the first it speaks to since, it ends.
+port=$((20000 + RANDOM % 9000))
+start_first --bind "tcp://127.0.0.1:$port" --wait-peers 2 --delay-ms 10 --timeout 1 --max-time 8
+PIDS=()
+join_peer p2 --bind "tcp://127.0.0.1:$((port + 1))" --delay-ms 10 --timeout 1
+for _ in $(seq 300); do grep -q "joined through" "$TMP/p2.out" 2>/dev/null && break; sleep 0.1; done
+join_peer p3 --bind "tcp://127.0.0.1:$((port + 2))" --delay-ms 1500 --timeout 1 --max-time 8
+expect_exit "${PIDS[1]}" "a member slower than --timeout ends, failing" 1
+OUT=$(cat "$TMP/p3.out")
+expect_output "dropped from the group as silent for longer than --timeout" "it says why"
+expect_exit "$P1" "the judge trains on without it"
+expect_exit "${PIDS[0]}" "so does the other member"
 rm -f "$TMP"/p*.out
 
 # 1e. --wait-peers given to the first peer holds every member until the group is whole: the

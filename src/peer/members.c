@@ -90,6 +90,13 @@ void sw__peer_remove(sw__peer *pe, int rank, const char *why)
     if (rank < 0 || rank >= pe->n_members || !pe->m[rank].out)
         return;
     sw_log(SW_LOG_INFO, "dropped peer %s (%s): %d members", pe->m[rank].ep, why, pe->n_members - 1);
+    if (!strcmp(why, "silent")) {
+        if (pe->n_dropped == SW_PEER_HELD) { /* the oldest gives way */
+            memmove(pe->dropped, pe->dropped + 1, (SW_PEER_HELD - 1) * sizeof *pe->dropped);
+            pe->n_dropped--;
+        }
+        memcpy(pe->dropped[pe->n_dropped++], pe->m[rank].ep, sizeof *pe->dropped); /* same size */
+    }
     sw_sock_discard(pe->m[rank].out); /* it is gone: what we queued for it would hold our exit */
     sw_sock_close(pe->m[rank].out);
     memmove(&pe->m[rank], &pe->m[rank + 1], (size_t)(pe->n_members - rank - 1) * sizeof pe->m[0]);

@@ -164,8 +164,13 @@ static void handle(sw__peer *pe, const char *from, const sw_msg *m)
         pe->r->reached = m->payload_len == 7 && !memcmp(m->payload, "reached", 7);
         break;
     case SW_MSG_PEER_BYE: sw__peer_remove(pe, rank, "left"); break;
-    case SW_MSG_ERROR: /* our contact turned us away while we join */
-        if (!pe->have_replica && pe->p->join && !strcmp(from, pe->p->join))
+    case SW_MSG_ERROR: /* our contact turned us away while we join; or a member dropped us */
+        if (pe->training && rank >= 0 && !pe->cut_off[0]) {
+            snprintf(pe->cut_off, sizeof pe->cut_off, "member %s says: %.*s", from,
+                     (int)(m->payload_len < 120 ? m->payload_len : 120),
+                     (const char *)m->payload);
+            pe->done = true;
+        } else if (!pe->have_replica && pe->p->join && !strcmp(from, pe->p->join))
             snprintf(pe->refused, sizeof pe->refused, "%.*s",
                      (int)(m->payload_len < sizeof pe->refused ? m->payload_len
                                                                : sizeof pe->refused - 1),
@@ -175,11 +180,26 @@ static void handle(sw__peer *pe, const char *from, const sw_msg *m)
     }
 }
 
+/* A member we dropped as silent speaks on, and no member list names it again: it was slow, not
+ * dead, and would train on as a second group (and judge). Told once (ERROR), it ends. */
+static void tell_if_dropped(sw__peer *pe, const char *from)
+{
+    for (int i = 0; i < pe->n_dropped; i++)
+        if (!strcmp(pe->dropped[i], from)) {
+            static const char why[] = "dropped from the group as silent for longer than --timeout";
+            sw__peer_tell(pe, from, SW_MSG_ERROR, why, sizeof why - 1);
+            memmove(pe->dropped + i, pe->dropped + i + 1,
+                    (size_t)(--pe->n_dropped - i) * sizeof *pe->dropped);
+            return;
+        }
+}
+
 static void refuse_held(sw__peer *pe, const sw__held *h)
 {
     char why[64];
     snprintf(why, sizeof why, "a '%s' from a non-member", sw_msg_type_name(h->type));
     refuse(pe, h->from, why);
+    tell_if_dropped(pe, h->from);
     sw_frame_unref(h->frame);
 }
 
@@ -245,7 +265,9 @@ static void take(sw__peer *pe, const sw_delivery *d)
     size_t len = d->route_len < sizeof from - 1 ? d->route_len : sizeof from - 1;
     memcpy(from, d->route, len);
     from[len] = '\0';
-    if (!d->gone && !d->multipart)
+    if (d->multipart)
+        refuse(pe, from, "a message must be a single frame");
+    else if (!d->gone)
         take_frame(pe, from, d->frame);
 }
 
@@ -344,14 +366,24 @@ static void round_end(sw__peer *pe, uint32_t *since_best)
         judge(pe, since_best);
 }
 
-/* The model, its data, and our batches: in an order of our own (the hash of our endpoint seeds
- * it), over the whole training set. */
-static int setup_task(sw__peer *pe, char *err)
+/* The model and its data, before we listen: the model's size bounds what we read. */
+static int setup_model(sw__peer *pe, char *err)
 {
     const sw_peer_params *p = pe->p;
     int rc = sw_task_data_load(&pe->data, p->model, p->data, SW_DATA_SEED, err);
     if (!rc)
         rc = sw_task_new(&pe->task, p->model, &pe->data, p->batch > 256 ? p->batch : 256, 0, err);
+    if (!rc)
+        pe->n = sw_task_n_params(pe->task);
+    return rc;
+}
+
+/* Our batches: in an order of our own (the hash of our endpoint seeds it), over the whole
+ * training set; and the run our HELLO says. */
+static int setup_task(sw__peer *pe, char *err)
+{
+    const sw_peer_params *p = pe->p;
+    int rc = 0;
     uint64_t h = 1469598103934665603ULL;
     for (const char *c = pe->me; *c; c++)
         h = (h ^ (uint8_t)*c) * 1099511628211ULL;
@@ -361,8 +393,6 @@ static int setup_task(sw__peer *pe, char *err)
         rc = sw_learner_new(&pe->learner, pe->task, &lp, err);
     if (!rc)
         rc = sw_grad_alloc(&pe->grad, pe->learner, err);
-    if (!rc)
-        pe->n = sw_task_n_params(pe->task);
     if (!rc)
         snprintf(pe->run, sizeof pe->run, "model=%.160s params=%zu data=%08x seed=%llu",
                  sw_task_spec(pe->task), pe->n, sw_task_data_fingerprint(&pe->data),
@@ -378,9 +408,16 @@ static int setup(sw__peer *pe, char *err)
     if (!rc)
         rc = sw_net_zmq_new(&pe->net, err);
     if (!rc)
+        rc = setup_model(pe, err);
+    /* no member sends more than every weight's pair or a member list (take_frame's limit): a
+     * larger frame is dropped as it comes, not read whole and then refused */
+    if (!rc)
         rc = sw_listen(pe->net, &pe->in,
-                       &(sw_listen_params){
-                           .endpoint = p->bind, .curve_key = p->curve_key, .curve_group = true},
+                       &(sw_listen_params){.endpoint = p->bind,
+                                           .curve_key = p->curve_key,
+                                           .curve_group = true,
+                                           .max_frame = sw_msg_size(8 * pe->n +
+                                                                    SW_PEER_MEMBERS_LEN)},
                        err);
     if (rc)
         return rc;
@@ -425,7 +462,9 @@ static int join(sw__peer *pe, char *err)
         int contact = sw__peer_rank(pe, pe->p->join);
         sw_sock *socks[2] = {pe->in, contact >= 0 ? pe->m[contact].out : NULL};
         bool ready[2];
-        int rc = sw_net_wait(pe->net, socks, socks[1] ? 2 : 1, sw__peer_now(pe) + 0.1, ready, err);
+        /* on the network's clock: ours (sw__peer_now) counts from t0, a deadline long past */
+        int rc = sw_net_wait(pe->net, socks, socks[1] ? 2 : 1, sw_net_now(pe->net) + 0.1, ready,
+                             err);
         if (rc)
             return rc;
         sw__peer_receive_all(pe, 0);
@@ -544,6 +583,9 @@ int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
         rc = sw_fail(err, SW_EIO, "every other member has been silent for --timeout %g s: this "
                      "peer was cut off from the group (stopped?), or the group is gone; it ends "
                      "rather than train on alone as a second run", p->timeout_s);
+    if (!rc && pe->cut_off[0])
+        rc = sw_fail(err, SW_EIO, "%s: this peer (a step or a stop longer than --timeout %g s?) "
+                     "ends rather than train on as a second run", pe->cut_off, p->timeout_s);
     /* The judge's --max-time ends the group's run, as its other stopping rules do; any other
      * member's ends its own part. */
     if (!rc && !pe->done && timed_out(pe) && sw__peer_my_rank(pe) == 0)

@@ -70,6 +70,11 @@ typedef struct sw__peer {
     char refused[SW_PEER_RUN_LEN + 128]; /* joining: why the contact turned us away, or "" */
     sw__held held[SW_PEER_HELD]; /* in the order they came */
     int n_held;
+    /* Members we dropped as silent, the newest SW_PEER_HELD: one that speaks on (it was slow,
+     * not dead) is told so once, and ends rather than train on as a second run. */
+    char dropped[SW_PEER_HELD][SW_PEER_EP_LEN];
+    int n_dropped;
+    char cut_off[SW_PEER_EP_LEN + 200]; /* a member told us we are none of its: why, or "" */
 } sw__peer;
 
 double sw__peer_now(const sw__peer *pe);
