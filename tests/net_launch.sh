@@ -195,7 +195,7 @@ SYNCWISE_JOB=100 SYNCWISE_RANK=0 SYNCWISE_SIZE=2 "$SW" launch --port "$port" -- 
 server=$!
 expect_status 1 "a worker of job 200 at job 100's server" -- env SYNCWISE_JOB=200 SYNCWISE_RANK=1 \
   SYNCWISE_SERVER=127.0.0.1 "$SW" launch --port "$port"
-expect_output "serves job 100, not this worker's job 200" "it leaves, saying why"
+expect_output "serves job 100, not job 200" "it is refused before it takes a slot, saying why"
 expect_status 0 "job 100's worker" -- env SYNCWISE_JOB=100 SYNCWISE_RANK=1 \
   SYNCWISE_SERVER=127.0.0.1 "$SW" launch --port "$port"
 wait "$server"

@@ -67,6 +67,8 @@ static inline double sw_get_f64(const uint8_t *p)
 /* Bytes from the wire as text that is safe to print or log: printable ASCII without blanks
  * ('?' for any other byte: no terminal escape gets through), "-" when empty, cut to cap - 1. */
 void sw_printable(char *out, size_t cap, const void *bytes, size_t len);
+/* The same for a sentence (another party's reason): spaces kept, "" when empty. */
+void sw_printable_text(char *out, size_t cap, const void *bytes, size_t len);
 
 /* CRC-32 (the zlib/PNG polynomial) of n bytes, continuing from crc (start with 0). Files use it. */
 uint32_t sw_crc32(uint32_t crc, const void *data, size_t n);

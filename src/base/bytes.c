@@ -58,6 +58,16 @@ int sw_get_text(const uint8_t *b, size_t len, size_t *off, char *dst, size_t cap
     return 0;
 }
 
+void sw_printable_text(char *out, size_t cap, const void *bytes, size_t len)
+{
+    const uint8_t *b = bytes;
+    size_t n = 0;
+    for (size_t i = 0; i < len && n + 1 < cap; i++)
+        out[n++] = b[i] >= ' ' && b[i] < 127 ? (char)b[i] : '?';
+    if (cap)
+        out[n] = '\0';
+}
+
 void sw_printable(char *out, size_t cap, const void *bytes, size_t len)
 {
     const uint8_t *b = bytes;

@@ -72,6 +72,10 @@ static void wire_text_prints_safely(void **state)
     assert_string_equal(out, "-");
     sw_printable(out, 4, "tcp://host", 10);
     assert_string_equal(out, "tcp");
+    sw_printable_text(out, sizeof out, "a b\x1b[2J\n", 8); /* a sentence keeps its spaces */
+    assert_string_equal(out, "a b?[2J?");
+    sw_printable_text(out, sizeof out, "", 0);
+    assert_string_equal(out, "");
 }
 
 int main(void)

@@ -113,12 +113,38 @@ static uint32_t free_slot(const server *s)
     return first_free;
 }
 
+/* A JOIN's job line (a worker launched as a job's): NULL when it names none, else why this
+ * server refuses it ("": it is this server's job). Refused before it takes a slot or counts
+ * toward --wait-workers: another job's server on a shared port must not start short. */
+static const char *other_job(const server *s, const sw_msg *m, char *why, size_t cap)
+{
+    const char *text = (const char *)m->payload, *end = text + m->payload_len;
+    const char *at = memchr(text, '\n', m->payload_len);
+    if (!at || (size_t)(end - at) < 5 || memcmp(at, "\njob=", 5) != 0)
+        return NULL;
+    int len = (int)(end - at - 5);
+    const char *ours = s->p->job ? s->p->job : "";
+    if ((size_t)len == strlen(ours) && !memcmp(at + 5, ours, (size_t)len) && len > 0)
+        return "";
+    char theirs[SW_JOB_MAX + 1];
+    sw_printable(theirs, sizeof theirs, at + 5, (size_t)len);
+    snprintf(why, cap, "this server serves %s%s, not job %s: another job's server on this "
+             "port? (give each job its own --port)", ours[0] ? "job " : "no job", ours, theirs);
+    return why;
+}
+
 static void on_join(server *s, const peer *from, const sw_msg *m)
 {
     /* A worker repeats JOIN until it hears WELCOME: a repeat gets the same id again. */
     uint32_t again = joined_from(s, from);
     if (again < s->slots) {
         welcome(s, from, again);
+        return;
+    }
+    char why[200];
+    const char *job = other_job(s, m, why, sizeof why);
+    if (job && job[0]) {
+        sw__server_refuse(s, from, m->worker, 0, job);
         return;
     }
     uint32_t w = free_slot(s);
@@ -135,7 +161,9 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
                 .wants_model = true,
                 .token = sw_rng_secret()}; /* a stranger must not guess it */
     memcpy(c->route, from->route, from->route_len);
-    sw_printable(c->name, sizeof c->name, m->payload, m->payload_len);
+    const char *nl = memchr(m->payload, '\n', m->payload_len); /* the name, not the job line */
+    sw_printable(c->name, sizeof c->name, m->payload,
+                 nl ? (size_t)(nl - (const char *)m->payload) : m->payload_len);
     snprintf(c->address, sizeof c->address, "%s",
              from->address && from->address[0] ? from->address : "-");
     s->r->joins++;

@@ -89,10 +89,11 @@ void sw__shard_refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_
                    why, strlen(why));
 }
 
-/* A worker's push or pull before this shard holds its run's slice (shards that start after
- * their workers, as a launcher's pods may): not refused but told to ask again, and counted
- * apart, so that an operator does not take a late start for an attack. Before its INIT a
- * shard cannot tell a member from a stranger: both are counted here. */
+/* A worker's push or pull before this shard holds its run's slice (before the INIT, or between
+ * it and the SET; shards that start after their workers, as a launcher's pods may): not
+ * refused but told to ask again, and counted apart, so that an operator does not take a late
+ * start for an attack. Without a slice a shard does not judge tokens: a stranger's message is
+ * counted here too. */
 bool sw__shard_too_early(shard *h, const from *to, const sw_msg *m)
 {
     if (h->ready)

@@ -9,11 +9,14 @@
 #include "syncwise/log.h"
 #include "worker_internal.h"
 
+/* JOIN: our name, and our job when launched as one's worker (the server refuses another's). */
 static void send_join(worker *k, double now)
 {
     const char *name = k->p->name ? k->p->name : "worker";
-    size_t len = strlen(name) < 64 ? strlen(name) : 64;
-    sw__worker_send(k, SW_MSG_JOIN, 0, 0, name, len, NULL);
+    char text[64 + 6 + SW_JOB_MAX + 1];
+    int len = snprintf(text, sizeof text, "%.64s%s%s", name, k->p->job ? "\njob=" : "",
+                       k->p->job ? k->p->job : "");
+    sw__worker_send(k, SW_MSG_JOIN, 0, 0, text, len < 0 ? 0 : (size_t)len, NULL);
     k->sent_at = now;
 }
 

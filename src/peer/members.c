@@ -69,6 +69,12 @@ int sw__peer_add(sw__peer *pe, const char *ep)
         return -1;
     sw__member nm = {.last_seen = sw__peer_now(pe)};
     snprintf(nm.ep, sizeof nm.ep, "%s", ep);
+    for (int i = 0; i < pe->n_dropped; i++) /* a member again: never told it was dropped */
+        if (!strcmp(pe->dropped[i], ep)) {
+            memmove(pe->dropped + i, pe->dropped + i + 1,
+                    (size_t)(--pe->n_dropped - i) * sizeof *pe->dropped);
+            break;
+        }
     if (strcmp(ep, pe->me) != 0 && !(nm.out = connect_to(pe, ep)))
         return -1;
     int at = 0;

@@ -166,15 +166,12 @@ static void handle(sw__peer *pe, const char *from, const sw_msg *m)
     case SW_MSG_PEER_BYE: sw__peer_remove(pe, rank, "left"); break;
     case SW_MSG_ERROR: /* our contact turned us away while we join; or a member dropped us */
         if (pe->training && rank >= 0 && !pe->cut_off[0]) {
-            snprintf(pe->cut_off, sizeof pe->cut_off, "member %s says: %.*s", from,
-                     (int)(m->payload_len < 120 ? m->payload_len : 120),
-                     (const char *)m->payload);
+            char said[121]; /* the wire's bytes, printable */
+            sw_printable_text(said, sizeof said, m->payload, m->payload_len);
+            snprintf(pe->cut_off, sizeof pe->cut_off, "member %s says: %s", from, said);
             pe->done = true;
         } else if (!pe->have_replica && pe->p->join && !strcmp(from, pe->p->join))
-            snprintf(pe->refused, sizeof pe->refused, "%.*s",
-                     (int)(m->payload_len < sizeof pe->refused ? m->payload_len
-                                                               : sizeof pe->refused - 1),
-                     (const char *)m->payload);
+            sw_printable_text(pe->refused, sizeof pe->refused, m->payload, m->payload_len);
         break;
     default: sw_log(SW_LOG_WARN, "ignoring a '%s' message", sw_msg_type_name(m->type));
     }
@@ -194,12 +191,16 @@ static void tell_if_dropped(sw__peer *pe, const char *from)
         }
 }
 
-static void refuse_held(sw__peer *pe, const sw__held *h)
+/* A held message given up: pushed out by newer ones, or held --timeout unclaimed (expired:
+ * only then is its sender, if we dropped it, told so; one that was pushed out may be a
+ * member again whose list has not come yet). */
+static void refuse_held(sw__peer *pe, const sw__held *h, bool expired)
 {
     char why[64];
     snprintf(why, sizeof why, "a '%s' from a non-member", sw_msg_type_name(h->type));
     refuse(pe, h->from, why);
-    tell_if_dropped(pe, h->from);
+    if (expired)
+        tell_if_dropped(pe, h->from);
     sw_frame_unref(h->frame);
 }
 
@@ -211,7 +212,7 @@ static void refuse_held(sw__peer *pe, const sw__held *h)
 static void hold(sw__peer *pe, const char *from, sw_frame *frame, sw_msg_type type)
 {
     if (pe->n_held == SW_PEER_HELD) {
-        refuse_held(pe, &pe->held[0]);
+        refuse_held(pe, &pe->held[0], false);
         memmove(pe->held, pe->held + 1, (size_t)--pe->n_held * sizeof *pe->held);
     }
     sw__held *h = &pe->held[pe->n_held++];
@@ -249,7 +250,7 @@ static void replay_held(sw__peer *pe)
                 sw_frame_unref(h.frame);
                 more = true;
             } else if (sw__peer_now(pe) - h.at > pe->p->timeout_s) {
-                refuse_held(pe, &h);
+                refuse_held(pe, &h, true);
             } else {
                 pe->held[kept++] = h;
             }
@@ -469,11 +470,8 @@ static int join(sw__peer *pe, char *err)
             return rc;
         sw__peer_receive_all(pe, 0);
     }
-    if (pe->refused[0]) {
-        for (char *c = pe->refused; *c; c++) /* the contact's words, printable */
-            *c = *c < ' ' || *c >= 127 ? '?' : *c;
+    if (pe->refused[0])
         return sw_fail(err, SW_EMISMATCH, "%s turned us away: %s", pe->p->join, pe->refused);
-    }
     if (!pe->have_replica)
         return sw_fail(err, SW_EIO, "%s did not answer our hello", pe->p->join);
     sw_eval e;
@@ -505,7 +503,7 @@ static int write_best(const sw__peer *pe, char *err)
 static void cleanup(sw__peer *pe)
 {
     for (int i = 0; i < pe->n_held; i++) /* their senders never became members */
-        refuse_held(pe, &pe->held[i]);
+        refuse_held(pe, &pe->held[i], false);
     for (int k = 0; k < pe->n_members; k++)
         sw_sock_close(pe->m[k].out);
     sw_sock_close(pe->in);

@@ -501,6 +501,11 @@ static int recv_zmq(sw_sock *s, sw_delivery *d)
     zmq_msg_close(&id);
     if (rc && ((znet *)s->net)->zap) /* once the queue is read, not on every message */
         answer_zap((znet *)s->net);
+    /* A CURVE listener's failed handshakes, read as its queue is: a caller that only receives
+     * (a peer's training loop) never polls, and ZeroMQ's I/O thread blocks on a full monitor,
+     * and with it every connection. For a listener this counts, and never fails. */
+    if (rc && z->handshakes)
+        handshake_news(z, z->news_err);
     return rc;
 }
 
