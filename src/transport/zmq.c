@@ -23,7 +23,9 @@ typedef struct znet {
     sw_net base;
     void *ctx;
     sw__zap *zap; /* the CURVE listener's client check, or NULL */
-    uint64_t failed_handshakes; /* a CURVE listener's: no key, or another server's public key */
+    /* A CURVE listener's failed handshakes, by kind (no key, a HELLO it cannot read, broken
+     * off), each kind's first five said: a keyless client's retries do not hide a wrong key. */
+    uint64_t failed_handshakes[4];
 } znet;
 
 typedef struct zsock {
@@ -244,16 +246,17 @@ static int watch_handshakes(znet *n, zsock *z, char *err)
  * read; or one that closed mid-handshake. Counted among the refused connections, and said. */
 static void refused_handshake(zsock *z, uint16_t event, uint32_t value)
 {
+    static const char *const whys[4] = {
+        "closed before its handshake ended", "no CURVE key (it speaks plain ZeroMQ)",
+        "a HELLO this key cannot read (another server's public key?)",
+        "a CURVE handshake that broke the protocol"};
+    int kind = event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL                ? 0
+               : value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH ? 1
+               : value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC      ? 2
+                                                                     : 3;
     znet *n = (znet *)z->base.net;
-    const char *why = event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
-                          ? "closed before its handshake ended"
-                      : value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
-                          ? "no CURVE key (it speaks plain ZeroMQ)"
-                      : value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC
-                          ? "a HELLO this key cannot read (another server's public key?)"
-                          : "a CURVE handshake that broke the protocol";
-    sw_log_counted(SW_LOG_WARN, &n->failed_handshakes, "%s refused a connection: %s",
-                   z->base.endpoint, why);
+    sw_log_counted(SW_LOG_WARN, &n->failed_handshakes[kind], "%s refused a connection: %s",
+                   z->base.endpoint, whys[kind]);
 }
 
 /* One event of the monitor: SW_EAUTH with the reason when it shows this dialer cannot get in. */
@@ -573,7 +576,10 @@ static double now_zmq(const sw_net *n)
 static unsigned long long refused_zmq(const sw_net *net)
 {
     const znet *n = (const znet *)net;
-    return (n->zap ? sw__zap_refused(n->zap) : 0) + n->failed_handshakes;
+    unsigned long long failed = 0;
+    for (int k = 0; k < 4; k++)
+        failed += n->failed_handshakes[k];
+    return (n->zap ? sw__zap_refused(n->zap) : 0) + failed;
 }
 
 const sw__net_ops sw__net_zmq = {
