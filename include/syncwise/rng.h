@@ -51,7 +51,7 @@ void sw_rng_shuffle(sw_rng *r, uint32_t *idx, size_t n);
 /* 64 bits a stranger cannot guess, from the kernel's cryptographic generator (getrandom(2), or
  * /dev/urandom): membership tokens, a run's id, a server's route to its shards. Never drawn from
  * a seeded stream: xoshiro's outputs give its state away (five tokens told to joiners gave every
- * other). Aborts, saying so, on a system with neither source. */
-uint64_t sw_rng_secret(void);
+ * other). 0, or SW_EIO with the message on a system with neither source. */
+int sw_rng_secret(uint64_t *out, char *err);
 
 #endif

@@ -6,8 +6,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -100,16 +98,14 @@ static bool from_urandom(void *buf, size_t want)
     return got == want;
 }
 
-uint64_t sw_rng_secret(void)
+int sw_rng_secret(uint64_t *out, char *err)
 {
-    uint64_t v;
     ssize_t n;
     do
-        n = getrandom(&v, sizeof v, 0);
+        n = getrandom(out, sizeof *out, 0);
     while (n < 0 && errno == EINTR);
-    if (n == (ssize_t)sizeof v || from_urandom(&v, sizeof v))
-        return v;
-    fputs("syncwise: no cryptographic random numbers (getrandom, /dev/urandom): a secret "
-          "token cannot be drawn\n", stderr);
-    abort();
+    if (n == (ssize_t)sizeof *out || from_urandom(out, sizeof *out))
+        return 0;
+    return sw_fail(err, SW_EIO, "no cryptographic random numbers to draw a secret from "
+                   "(getrandom, /dev/urandom)");
 }

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "syncwise/err.h"
 #include "syncwise/rng.h"
 
 static void same_seed_same_numbers(void **state)
@@ -86,7 +87,8 @@ static void secrets_vary_in_every_bit(void **state)
     enum { N = 256 };
     uint64_t seen[N], ones = 0, zeros = 0;
     for (int i = 0; i < N; i++) {
-        seen[i] = sw_rng_secret();
+        char err[SW_ERR_LEN];
+        assert_int_equal(sw_rng_secret(&seen[i], err), 0);
         for (int j = 0; j < i; j++)
             assert_true(seen[i] != seen[j]);
         ones |= seen[i];

@@ -152,6 +152,12 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
         sw__server_refuse(s, from, m->worker, 0, SW_REFUSED_FULL);
         return;
     }
+    uint64_t token; /* a stranger must not guess it */
+    char err[SW_ERR_LEN];
+    if (sw_rng_secret(&token, err)) {
+        sw__server_refuse(s, from, m->worker, 0, err);
+        return;
+    }
     conn *c = &s->conns[w];
     *c = (conn){.route_len = from->route_len,
                 .last_seen = sw__server_now(s),
@@ -159,7 +165,7 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
                 .live = true,
                 .used = true,
                 .wants_model = true,
-                .token = sw_rng_secret()}; /* a stranger must not guess it */
+                .token = token};
     memcpy(c->route, from->route, from->route_len);
     const char *nl = memchr(m->payload, '\n', m->payload_len); /* the name, not the job line */
     sw_printable(c->name, sizeof c->name, m->payload,

@@ -191,10 +191,15 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
     if (!h->reporting || !h->held || !h->theta)
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);
     welcome_lines(h);
+    /* Secrets, as the route: orders need both. A restore's number only has to be unlike any a
+     * shard took from an earlier server: drawn here, counted up from. */
+    uint64_t run, route;
+    if ((rc = sw_rng_secret(&run, err)) || (rc = sw_rng_secret(&route, err)) ||
+        (rc = sw_rng_secret(&h->restore_no, err)))
+        return rc;
     if (!h->run) /* a restarted server read it from its record */
-        h->run = sw_rng_secret() | 1; /* never 0; secret, as the route: orders need both */
-    snprintf(h->route, sizeof h->route, "sw-server-%016llx",
-             (unsigned long long)sw_rng_secret());
+        h->run = run | 1; /* never 0 */
+    snprintf(h->route, sizeof h->route, "sw-server-%016llx", (unsigned long long)route);
     h->saved = h->saving = SW_SHARD_NONE;
     for (uint32_t j = 0; j < h->n; j++)
         h->seen[j] = (sw__shard_seen){.saved = SW_SHARD_NONE}; /* heard at 0, the start */
