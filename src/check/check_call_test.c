@@ -9,11 +9,6 @@ static void wake(script *s, double at)
     feed(s, (sw_event){.kind = SW_EV_WAKE, .at = at});
 }
 
-static void liveness(script *s, uint32_t w, uint64_t step)
-{
-    feed(s, (sw_event){.kind = SW_EV_RELEASE, .worker = w, .clock = step, .reason = "liveness"});
-}
-
 static void a_call_in_order_is_kept(void **state)
 {
     (void)state;

@@ -65,6 +65,11 @@ static inline void release(script *s, uint32_t w, uint64_t step)
 {
     feed(s, (sw_event){.kind = SW_EV_RELEASE, .worker = w, .clock = step, .reason = "policy"});
 }
+/* A release by the engine's liveness rule, not by the policy. */
+static inline void liveness(script *s, uint32_t w, uint64_t step)
+{
+    feed(s, (sw_event){.kind = SW_EV_RELEASE, .worker = w, .clock = step, .reason = "liveness"});
+}
 static inline void grant(script *s, uint32_t w, uint32_t steps)
 {
     feed(s, (sw_event){.kind = SW_EV_GRANT, .worker = w, .n = steps});

@@ -148,8 +148,8 @@ static void a_promise_of_ones_own_keeps_the_liveness_rule(void **state)
     start_all(s, 2);
     push(s, 0, 1, 0);
     push(s, 1, 1, 0);
-    feed(s, (sw_event){.kind = SW_EV_RELEASE, .worker = 0, .clock = 1, .reason = "liveness"});
-    feed(s, (sw_event){.kind = SW_EV_RELEASE, .worker = 1, .clock = 1, .reason = "liveness"});
+    liveness(s, 0, 1);
+    liveness(s, 1, 1);
     expect(s, "pairs:n=3: left all 2 live workers waiting");
 }
 
