@@ -21,6 +21,14 @@ join_peer() { # name, then options; appends to PIDS
 
 all_out() { OUT=$(cat "$TMP"/p*.out); }
 
+start_pair() { # the judge's --max-time; a judge and a member p2 on a fresh port (port), joined
+  port=$((20000 + RANDOM % 9000))
+  start_first --bind "tcp://127.0.0.1:$port" --wait-peers 2 --delay-ms 10 --timeout 1 --max-time "$1"
+  PIDS=()
+  join_peer p2 --bind "tcp://127.0.0.1:$((port + 1))" --delay-ms 10 --timeout 1
+  for _ in $(seq 300); do grep -q "joined through" "$TMP/p2.out" 2>/dev/null && break; sleep 0.1; done
+}
+
 # 1. Four peers to a target loss.
 PIDS=()
 start_first --target-loss 0.27 --delay-ms 2 --max-time 60 --out "$TMP/best1.txt"
@@ -88,11 +96,7 @@ rm -f "$TMP"/p*.out
 # the member, continued, finds itself alone and ends (status 1), saying it was cut off, where
 # it trained on alone for good (no judge left to stop it) or, had it judged, split the run in
 # two, each reporting a best.
-port=$((20000 + RANDOM % 9000))
-start_first --bind "tcp://127.0.0.1:$port" --wait-peers 2 --delay-ms 10 --timeout 1 --max-time 4
-PIDS=()
-join_peer p2 --bind "tcp://127.0.0.1:$((port + 1))" --delay-ms 10 --timeout 1
-for _ in $(seq 300); do grep -q "joined through" "$TMP/p2.out" 2>/dev/null && break; sleep 0.1; done
+start_pair 4
 sleep 1 # training together (a stop while it joined would fail its join instead)
 kill -STOP "${PIDS[0]}"
 sleep 2
@@ -108,11 +112,7 @@ rm -f "$TMP"/p*.out
 # 1d'. A member whose every step is longer than --timeout, among two others: they drop it, and
 # it never finds itself alone (both still answer it). It was trained on as a member, reporting
 # 3 members and exiting 0, its work thrown away; told by the first it speaks to since, it ends.
-port=$((20000 + RANDOM % 9000))
-start_first --bind "tcp://127.0.0.1:$port" --wait-peers 2 --delay-ms 10 --timeout 1 --max-time 8
-PIDS=()
-join_peer p2 --bind "tcp://127.0.0.1:$((port + 1))" --delay-ms 10 --timeout 1
-for _ in $(seq 300); do grep -q "joined through" "$TMP/p2.out" 2>/dev/null && break; sleep 0.1; done
+start_pair 8
 join_peer p3 --bind "tcp://127.0.0.1:$((port + 2))" --delay-ms 1500 --timeout 1 --max-time 8
 expect_exit "${PIDS[1]}" "a member slower than --timeout ends, failing" 1
 OUT=$(cat "$TMP/p3.out")
