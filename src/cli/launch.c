@@ -243,18 +243,23 @@ static int slurm_node_name(long k, char *out, size_t cap)
 /* Said when a host could not be found: why, as far as the variables tell. */
 static char host_hint[200];
 
-/* The launcher's job (as --help says) into out, made a --job name; "" when none is set. */
-static void job_from_env(char *out, size_t cap)
+/* --job and the launcher's job (as --help says, made a job name) added to argv, when one is
+ * set: the server and every worker of a job are given the same. */
+static void add_job(char **argv, int *n)
 {
     static const char *const vars[] = {"SYNCWISE_JOB", "SLURM_JOB_ID", "PMIX_NAMESPACE",
                                        "OMPI_MCA_ess_base_jobid"};
-    out[0] = '\0';
-    for (size_t i = 0; i < sizeof vars / sizeof *vars && !out[0]; i++) {
+    static char job[SW_JOB_MAX + 1];
+    for (size_t i = 0; i < sizeof vars / sizeof *vars && !job[0]; i++) {
         const char *v = getenv(vars[i]);
-        size_t n = 0;
-        for (; v && v[n] && n < SW_JOB_MAX && n + 1 < cap; n++)
-            out[n] = isalnum((unsigned char)v[n]) || strchr("._:-", v[n]) ? v[n] : '_';
-        out[n] = '\0';
+        size_t k = 0;
+        for (; v && v[k] && k < SW_JOB_MAX; k++)
+            job[k] = isalnum((unsigned char)v[k]) || strchr("._:-", v[k]) ? v[k] : '_';
+        job[k] = '\0';
+    }
+    if (job[0]) {
+        argv[(*n)++] = "--job";
+        argv[(*n)++] = job;
     }
 }
 
@@ -434,12 +439,7 @@ static int run_server(const launch_opts *o, int argc, char **argv, int rest)
         sargv[n++] = "--wait-workers";
         sargv[n++] = wait;
     }
-    static char job[SW_JOB_MAX + 1];
-    job_from_env(job, sizeof job);
-    if (job[0]) {
-        sargv[n++] = "--job";
-        sargv[n++] = job;
-    }
+    add_job(sargv, &n);
     for (int k = rest; k < argc && n < 255; k++)
         sargv[n++] = argv[k];
     return run_role(o, sw_cli_server, n, sargv);
@@ -490,12 +490,7 @@ static int run_worker(const launch_opts *o, long rank)
     snprintf(name, sizeof name, "rank-%ld", rank);
     char *argv[13] = {"worker", "--connect", endpoint, "--name", name, "--server-timeout", "120"};
     int n = 7;
-    static char job[SW_JOB_MAX + 1];
-    job_from_env(job, sizeof job);
-    if (job[0]) {
-        argv[n++] = "--job";
-        argv[n++] = job;
-    }
+    add_job(argv, &n);
     if (o->curve) {
         static char key[4096], pub[4096], own[48];
         snprintf(own, sizeof own, "%s.key", name);

@@ -58,6 +58,17 @@ static bool endpoint_ok(const char *ep)
     return true;
 }
 
+bool sw__peer_forget_dropped(sw__peer *pe, const char *ep)
+{
+    for (int i = 0; i < pe->n_dropped; i++)
+        if (!strcmp(pe->dropped[i], ep)) {
+            memmove(pe->dropped + i, pe->dropped + i + 1,
+                    (size_t)(--pe->n_dropped - i) * sizeof *pe->dropped);
+            return true;
+        }
+    return false;
+}
+
 int sw__peer_add(sw__peer *pe, const char *ep)
 {
     int k = sw__peer_rank(pe, ep);
@@ -69,12 +80,7 @@ int sw__peer_add(sw__peer *pe, const char *ep)
         return -1;
     sw__member nm = {.last_seen = sw__peer_now(pe)};
     snprintf(nm.ep, sizeof nm.ep, "%s", ep);
-    for (int i = 0; i < pe->n_dropped; i++) /* a member again: never told it was dropped */
-        if (!strcmp(pe->dropped[i], ep)) {
-            memmove(pe->dropped + i, pe->dropped + i + 1,
-                    (size_t)(--pe->n_dropped - i) * sizeof *pe->dropped);
-            break;
-        }
+    sw__peer_forget_dropped(pe, ep); /* a member again: never told it was dropped */
     if (strcmp(ep, pe->me) != 0 && !(nm.out = connect_to(pe, ep)))
         return -1;
     int at = 0;

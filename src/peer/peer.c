@@ -181,14 +181,9 @@ static void handle(sw__peer *pe, const char *from, const sw_msg *m)
  * dead, and would train on as a second group (and judge). Told once (ERROR), it ends. */
 static void tell_if_dropped(sw__peer *pe, const char *from)
 {
-    for (int i = 0; i < pe->n_dropped; i++)
-        if (!strcmp(pe->dropped[i], from)) {
-            static const char why[] = "dropped from the group as silent for longer than --timeout";
-            sw__peer_tell(pe, from, SW_MSG_ERROR, why, sizeof why - 1);
-            memmove(pe->dropped + i, pe->dropped + i + 1,
-                    (size_t)(--pe->n_dropped - i) * sizeof *pe->dropped);
-            return;
-        }
+    static const char why[] = "dropped from the group as silent for longer than --timeout";
+    if (sw__peer_forget_dropped(pe, from))
+        sw__peer_tell(pe, from, SW_MSG_ERROR, why, sizeof why - 1);
 }
 
 /* A held message given up: pushed out by newer ones, or held --timeout unclaimed (expired:

@@ -87,6 +87,8 @@ int sw__peer_owner(const sw__peer *pe, uint32_t j); /* rank of the owner of weig
 /* Adds a member (connecting to it) or refreshes its last_seen; -1 when the table is full. */
 int sw__peer_add(sw__peer *pe, const char *ep);
 void sw__peer_remove(sw__peer *pe, int rank, const char *why);
+/* Takes ep off the members we dropped as silent: whether it was there. */
+bool sw__peer_forget_dropped(sw__peer *pe, const char *ep);
 /* Drops members silent for longer than the timeout. */
 void sw__peer_remove_silent(sw__peer *pe);
 /* The same in training, where a peer so left alone may have to end (pe->alone). */
