@@ -102,8 +102,19 @@ size_t sw__peer_hello(const sw__peer *pe, char *out, size_t cap);
  * included, and one turn of the wait. */
 int sw__peer_live(const sw__peer *pe);
 void sw__peer_wait_turn(sw__peer *pe);
-/* Handles everything waiting, or waits up to wait_s for the first message (peer.c). */
+/* Handles everything waiting, or waits up to wait_s for the first message (receive.c). */
 void sw__peer_receive_all(sw__peer *pe, double wait_s);
+/* Refuses (counts) the messages still held, whose senders never became members. */
+void sw__peer_refuse_all_held(sw__peer *pe);
+
+/* Weight j of our slice changed since our last SLICE. */
+static inline void sw__peer_mark_changed(sw__peer *pe, uint32_t j)
+{
+    if (!pe->changed[j]) {
+        pe->changed[j] = 1;
+        pe->changed_list[pe->n_changed++] = j;
+    }
+}
 
 /* Sends one message to an endpoint that is no member (a joiner turned away), on a socket of its
  * own, closed once the message is sent (or the silence timeout passed); nothing to an endpoint
