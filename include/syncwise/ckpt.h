@@ -13,8 +13,8 @@
  *   44      8     parameter count P
  *   52      4     model spec length S (1..127), then S bytes of canonical spec, e.g. "mlp:h=1,u=256"
  *   56+S    4     data spec length D (0..1023), then D bytes: the data the model was trained on
- *   ...     4     note length N (0..1023), then N bytes of text: "key=value" lines, such as the
- *                 server's policy ("policy=ssp:s=3")
+ *   ...     4     note length N (0..4095), then N bytes of text: "key=value" lines, such as the
+ *                 server's policy ("policy=ssp:s=3") or a shard's configuration
  *   ...     4P    parameters, IEEE-754 binary32
  *   ...     4     optimizer spec length O (0..95), then O bytes (syncwise/optim.h: "sgd",
  *                 "sgd:momentum=0.9", "adam:beta1=...")

@@ -20,8 +20,7 @@ static const uint8_t MAGIC[4] = {'S', 'W', 'C', 'K'};
 static int encode(const sw_ckpt *c, uint8_t **out, size_t *len, char *err)
 {
     size_t s = strlen(c->desc.spec), d = strlen(c->data_spec), t = strlen(c->note);
-    if (s == 0 || s >= SW_MODEL_SPEC_LEN || d >= SW_CKPT_DATA_SPEC_LEN ||
-        t >= SW_CKPT_DATA_SPEC_LEN)
+    if (s == 0 || s >= SW_MODEL_SPEC_LEN || d >= SW_CKPT_DATA_SPEC_LEN || t >= SW_CKPT_NOTE_LEN)
         return sw_fail(err, SW_EINVAL, "checkpoint: text lengths %zu, %zu, %zu out of range", s, d,
                        t);
     size_t o = strlen(c->optimizer);

@@ -67,6 +67,24 @@ static void round_trip_is_exact(void **state)
     unlink(path);
 }
 
+/* A shard keeps its run's configuration as the note, a chunk table of up to SW_SHARDS_MAX shards
+ * in it: the longest note a checkpoint holds is saved and read back whole. */
+static void the_longest_note_round_trips(void **state)
+{
+    (void)state;
+    float params[23];
+    sw_ckpt c = sample(params), back;
+    memset(c.note, 'x', sizeof c.note - 1);
+    c.note[sizeof c.note - 1] = '\0';
+    const char *path = sw_test_path("note.ckpt");
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_ckpt_save(path, &c, err), 0);
+    assert_int_equal(sw_ckpt_load(path, &back, err), 0);
+    assert_string_equal(back.note, c.note);
+    sw_ckpt_free(&back);
+    unlink(path);
+}
+
 static void expect_refused(const uint8_t *bytes, size_t n, int code, const char *needle)
 {
     const char *path = sw_test_path("bad.ckpt");
@@ -363,6 +381,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip_is_exact),
+        cmocka_unit_test(the_longest_note_round_trips),
         cmocka_unit_test(damaged_files_are_refused),
         cmocka_unit_test(optimizer_state_round_trips),
         cmocka_unit_test(optimizer_put_and_take),
