@@ -55,6 +55,10 @@ typedef struct sw_server_params {
     uint64_t seed;
     const char *batch_mode;      /* "shard" or "sample", told to the workers */
     double heartbeat_timeout_s;  /* a worker silent this long is dead */
+    /* A running worker that pushes nothing this long after its release or its last push is
+     * dropped as hung, though its heartbeats (another thread's) go on: a step stuck for good
+     * would hold a synchronous run for ever (0: never) */
+    double step_timeout_s;
     double dead_link_s;          /* as sw_worker_params', on its workers' connections */
     const char *checkpoint;      /* file to checkpoint into, or NULL */
     uint64_t checkpoint_applies; /* checkpoint every this many applies (0: never by count) */

@@ -87,6 +87,9 @@ struct sw_server {
     uint32_t slots;
     double t0, wake_at, next_eval, next_ckpt;
     double last_turn;            /* when the last turn began (a long gap: the server stalled) */
+    /* A worker's step is timed (--step-timeout) from its release or push, or from this when
+     * later: the last moment no worker could push (the server stalled, a shard was out). */
+    double steps_timed_from;
     bool log_failed;             /* a write to --log failed (said once) */
     uint64_t last_ckpt_applies;
     uint64_t eval_version;  /* the version the last evaluation saw */

@@ -153,6 +153,7 @@ static void forgive_stall(server *s, double now)
     s->last_turn = now;
     if (!(stalled > STALL_S))
         return;
+    s->steps_timed_from = now;
     for (uint32_t w = 0; w < s->slots; w++)
         s->conns[w].last_seen = now;
     for (uint32_t j = 0; j < s->shards.n; j++)
@@ -160,14 +161,34 @@ static void forgive_stall(server *s, double now)
     s->shards.restore_sent = now; /* the shards' answers from before it are read first */
 }
 
+/* A running worker that has pushed nothing for --step-timeout: its step is stuck (its
+ * heartbeats, another thread's, say only that its process lives). Dropped as a crash, it hears
+ * UNKNOWN and joins again should its step ever end. */
+static bool hung(server *s, uint32_t w, double now)
+{
+    if (!(s->p->step_timeout_s > 0) || !s->started)
+        return false;
+    const sw_worker_info *i = &sw_engine_get_view(s->engine)->workers[w];
+    double from = fmax(fmax(i->released_t, i->push_t[0]), s->steps_timed_from);
+    if (i->state != SW_WORKER_RUNNING || !(now - from > s->p->step_timeout_s))
+        return false;
+    sw_log(SW_LOG_WARN, "worker %u (%s) pushed nothing for %.3g s after its release "
+           "(--step-timeout %.3g): dropped as hung", w, s->conns[w].name, now - from,
+           s->p->step_timeout_s);
+    return true;
+}
+
 static void check_heartbeats(server *s, double now)
 {
+    if (s->shards.n && sw__shards_any_out(s)) /* no worker can push: none is timed */
+        s->steps_timed_from = now;
     for (uint32_t w = 0; w < s->slots; w++) {
         conn *c = &s->conns[w];
         if (c->live && c->unreachable)
             sw_log(SW_LOG_WARN, "worker %u's connection is gone (a network fault?): it must "
                    "join again", w);
-        if (c->live && (c->unreachable || now - c->last_seen > s->p->heartbeat_timeout_s))
+        if (c->live && (c->unreachable || now - c->last_seen > s->p->heartbeat_timeout_s ||
+                        hung(s, w, now)))
             sw__server_drop_worker(s, w, true);
     }
 }
