@@ -2,12 +2,10 @@
  * StatefulSet): rank 0 runs the server, ranks 1..S the shards of a sharded run (--servers S),
  * every other rank a worker connected to the server.
  *
- * The rank comes from the launcher's environment; a rank's host from SYNCWISE_HOSTS, Slurm's
- * node list, or the StatefulSet's naming (the server's may also be given by --server or
- * SYNCWISE_SERVER). No cluster manager of our own.
+ * The rank, the job's size, each rank's host and the job come from the launcher's environment
+ * (launch_env.h). No cluster manager of our own.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "launch_env.h"
 #include "opts.h"
 #include "syncwise/proto.h"
 #include "syncwise/shard.h"
@@ -97,220 +96,15 @@ static const sw_cmd_opts command = {
     .args_verbatim = true,
 };
 
-#define MAX_PROCESSES (1L << 20)
-static const char *const size_vars[] = {"SYNCWISE_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                        "SLURM_NTASKS"};
-static const char *const rank_vars[] = {"SYNCWISE_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                                        "PMIX_RANK", "SLURM_PROCID"};
-
-/* The first of vars that is set (not empty), which alone counts, as a whole number in [lo, hi]
- * into *out (-1 when none is set): 0, or 2 having said it is none (-5 and abc were passed over
- * for the next variable, and an overflow became --wait-workers 9223372036854775806). */
-static int env_number(const char *const *vars, size_t n, long lo, long hi, const char *what,
-                      long *out)
-{
-    *out = -1;
-    for (size_t i = 0; i < n; i++) {
-        const char *v = getenv(vars[i]);
-        if (!v || !*v)
-            continue;
-        char *end;
-        errno = 0;
-        long r = strtol(v, &end, 10);
-        if (errno || *end || !isdigit((unsigned char)*v) || r < lo || r > hi)
-            return sw_cli_error(CMD, "%s=%s is not %s in [%ld, %ld]", vars[i], v, what, lo, hi) +
-                   1;
-        *out = r;
-        return 0;
-    }
-    return 0;
-}
-
-static int env_size(long *size)
-{
-    return env_number(size_vars, sizeof size_vars / sizeof *size_vars, 1, MAX_PROCESSES,
-                      "a whole number of processes", size);
-}
-
-/* How many processes the launcher started, or -1 (env_size said why, if it was set). */
-static long size_from_env(void)
-{
-    long size;
-    return env_size(&size) ? -1 : size;
-}
-
-/* This process's rank: the launcher's variable, else a StatefulSet's host name (name-N); -1
- * when nothing says, -2 when the variable is no rank (env_number said so). */
-static long rank_from_env(void)
-{
-    long r;
-    if (env_number(rank_vars, sizeof rank_vars / sizeof *rank_vars, 0, MAX_PROCESSES - 1,
-                   "a rank", &r))
-        return -2;
-    if (r >= 0)
-        return r;
-    char host[256];
-    if (gethostname(host, sizeof host) != 0)
-        return -1;
-    char *dash = strrchr(host, '-');
-    if (!dash || !dash[1])
-        return -1;
-    for (char *c = dash + 1; *c; c++)
-        if (!isdigit((unsigned char)*c))
-            return -1;
-    return strtol(dash + 1, NULL, 10);
-}
-
-/* Item r of a comma-separated list into out; 0 on success. */
-static int list_item(const char *list, long r, char *out, size_t cap)
-{
-    const char *at = list;
-    for (long k = 0; k < r && at; k++)
-        if ((at = strchr(at, ',')))
-            at++;
-    size_t len = at ? strcspn(at, ",") : 0;
-    if (!len || len >= cap || strcspn(at, " \t\n") < len) /* no host name holds a blank */
-        return -1;
-    snprintf(out, cap, "%.*s", (int)len, at);
-    return 0;
-}
-
-/* How many tasks Slurm put on each node, from SLURM_TASKS_PER_NODE ("2(x3),1": two on each of
- * three nodes, then one); the node count, or -1 when it does not say. */
-static long slurm_tasks_per_node(long *tasks, long cap)
-{
-    const char *at = getenv("SLURM_TASKS_PER_NODE");
-    long nodes = 0;
-    while (at && *at) {
-        char *end;
-        long count = strtol(at, &end, 10), times = 1;
-        if (end == at || count < 1)
-            return -1;
-        if (*end == '(' && (sscanf(end, "(x%ld)", &times) != 1 || times < 1 ||
-                            !(end = strchr(end, ')'))))
-            return -1;
-        end += *end == ')';
-        for (long k = 0; k < times && nodes < cap; k++)
-            tasks[nodes++] = count;
-        if (*end && *end != ',')
-            return -1;
-        at = *end ? end + 1 : end;
-    }
-    return nodes ? nodes : -1;
-}
-
-/* The node (its index in the node list) that runs Slurm task r: tasks fill the nodes in blocks
- * (Slurm's default), or go round them one at a time under SLURM_DISTRIBUTION=cyclic; without
- * SLURM_TASKS_PER_NODE one task per node. -1 for a layout this cannot tell (plane, arbitrary). */
-static long slurm_node_of_task(long r)
-{
-    enum { MAX_NODES = 4096 };
-    static long tasks[MAX_NODES];
-    long nodes = slurm_tasks_per_node(tasks, MAX_NODES);
-    if (nodes < 0)
-        return getenv("SLURM_TASKS_PER_NODE") ? -1 : r;
-    const char *d = getenv("SLURM_DISTRIBUTION");
-    bool cyclic = d && !strncmp(d, "cyclic", 6);
-    if (d && *d && !cyclic && strncmp(d, "block", 5) != 0)
-        return -1;
-    static long placed[MAX_NODES];
-    memset(placed, 0, sizeof placed);
-    for (long task = 0, node = 0, full = 0; full < nodes; node = (node + 1) % nodes) {
-        if (placed[node] == tasks[node])
-            continue;
-        for (long k = 0; k < (cyclic ? 1 : tasks[node]); k++, task++) {
-            if (task == r)
-                return node;
-            full += ++placed[node] == tasks[node];
-        }
-    }
-    return -1;
-}
-
-/* Line k of scontrol's expansion of SLURM_JOB_NODELIST into out; 0 on success. */
-static int slurm_node_name(long k, char *out, size_t cap)
-{
-    FILE *p = popen("scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null", "r");
-    int ok = 0;
-    for (long i = 0; p && i <= k && (ok = fgets(out, (int)cap, p) != NULL); i++)
-        ;
-    if (p)
-        pclose(p);
-    out[ok ? strcspn(out, "\n") : 0] = '\0';
-    return ok && *out ? 0 : -1;
-}
-
-/* Said when a host could not be found: why, as far as the variables tell. */
-static char host_hint[200];
-
-/* --job and the launcher's job (as --help says, made a job name) added to argv, when one is
- * set: the server and every worker of a job are given the same. */
+/* --job and the launcher's job added to argv, when one is set: the server and every worker of
+ * a job are given the same. */
 static void add_job(char **argv, int *n)
 {
-    static const char *const vars[] = {"SYNCWISE_JOB", "SLURM_JOB_ID", "PMIX_NAMESPACE",
-                                       "OMPI_MCA_ess_base_jobid"};
-    static char job[SW_JOB_MAX + 1];
-    for (size_t i = 0; i < sizeof vars / sizeof *vars && !job[0]; i++) {
-        const char *v = getenv(vars[i]);
-        size_t k = 0;
-        for (; v && v[k] && k < SW_JOB_MAX; k++)
-            job[k] = isalnum((unsigned char)v[k]) || strchr("._:-", v[k]) ? v[k] : '_';
-        job[k] = '\0';
-    }
+    const char *job = sw__launch_job();
     if (job[0]) {
         argv[(*n)++] = "--job";
-        argv[(*n)++] = job;
+        argv[(*n)++] = (char *)job;
     }
-}
-
-/* Rank r's host name into out, as --help says; 0 on success. */
-static int host_of_rank(long r, char *out, size_t cap)
-{
-    const char *hosts = getenv("SYNCWISE_HOSTS");
-    if (hosts && *hosts) {
-        int rc = list_item(hosts, r, out, cap);
-        if (rc)
-            snprintf(host_hint, sizeof host_hint,
-                     " (SYNCWISE_HOSTS has no item %ld, counting from 0, or it holds a blank)",
-                     r);
-        return rc;
-    }
-    if (getenv("SLURM_JOB_NODELIST")) {
-        long node = slurm_node_of_task(r);
-        if (node >= 0 && slurm_node_name(node, out, cap) == 0)
-            return 0;
-        const char *d = getenv("SLURM_DISTRIBUTION");
-        if (node >= 0)
-            snprintf(host_hint, sizeof host_hint, " ('scontrol show hostnames' did not expand "
-                     "SLURM_JOB_NODELIST: is scontrol on PATH?)");
-        else if (d && *d && strncmp(d, "cyclic", 6) && strncmp(d, "block", 5))
-            snprintf(host_hint, sizeof host_hint, " (SLURM_DISTRIBUTION=%s: launch knows tasks "
-                     "laid out in blocks or cyclic only)", d);
-        else
-            snprintf(host_hint, sizeof host_hint, " (SLURM_TASKS_PER_NODE=%s does not place "
-                     "rank %ld on a node)", getenv("SLURM_TASKS_PER_NODE"), r);
-    }
-    const char *service = getenv("SYNCWISE_SERVICE");
-    char host[256];
-    if (service && gethostname(host, sizeof host) == 0 && strrchr(host, '-')) {
-        *strrchr(host, '-') = '\0';
-        return snprintf(out, cap, "%s-%ld.%s", host, r, service) < (int)cap ? 0 : -1;
-    }
-    if (!host_hint[0] && !service)
-        snprintf(host_hint, sizeof host_hint, " (in a StatefulSet, SYNCWISE_SERVICE names its "
-                 "headless Service)");
-    return -1;
-}
-
-/* The server's host name into out; 0 on success. */
-static int server_host(const char *given, char *out, size_t cap)
-{
-    const char *env = getenv("SYNCWISE_SERVER");
-    if (given || (env && *env)) {
-        snprintf(out, cap, "%s", given ? given : env);
-        return 0;
-    }
-    return host_of_rank(0, out, cap);
 }
 
 /* --shards for ranks 1..S into out; 0 on success, else the rank whose host is unknown. */
@@ -319,7 +113,7 @@ static long shard_list(long servers, long port, char *out, size_t cap)
     size_t len = 0;
     for (long r = 1; r <= servers; r++) {
         char host[256];
-        if (host_of_rank(r, host, sizeof host) != 0)
+        if (sw__launch_host_of_rank(r, host, sizeof host) != 0)
             return r;
         int n = snprintf(out + len, cap - len, "%stcp://%s:%ld", r > 1 ? "," : "", host,
                          port + r);
@@ -427,13 +221,13 @@ static int run_server(const launch_opts *o, int argc, char **argv, int rest)
         if (bad)
             return sw_cli_error(CMD, "cannot find the host of rank %ld, a shard%s: set "
                                      "SYNCWISE_HOSTS (see --help)",
-                                bad, host_hint);
+                                bad, sw__launch_host_hint);
         sargv[n++] = "--shards";
         sargv[n++] = shards;
     }
     if (curve_server_args(o, sargv, &n) || server_state_args(o, argc, argv, rest, sargv, &n))
         return 1;
-    long size = size_from_env();
+    long size = sw__launch_size();
     if (size > 1 + o->servers && !told) { /* the run starts when every worker has joined */
         snprintf(wait, sizeof wait, "%ld", size - 1 - o->servers);
         sargv[n++] = "--wait-workers";
@@ -482,10 +276,10 @@ static int run_shard(const launch_opts *o, long rank)
 static int run_worker(const launch_opts *o, long rank)
 {
     char endpoint[300], host[256], name[32];
-    if (server_host(o->server, host, sizeof host) != 0)
+    if (sw__launch_server_host(o->server, host, sizeof host) != 0)
         return sw_cli_error(CMD, "rank %ld cannot find the server%s: give --server HOST or set "
                                  "SYNCWISE_SERVER",
-                            rank, host_hint);
+                            rank, sw__launch_host_hint);
     snprintf(endpoint, sizeof endpoint, "tcp://%s:%ld", host, o->port);
     snprintf(name, sizeof name, "rank-%ld", rank);
     char *argv[13] = {"worker", "--connect", endpoint, "--name", name, "--server-timeout", "120"};
@@ -511,7 +305,7 @@ static int run_worker(const launch_opts *o, long rank)
  * worker. 0, or the exit status. */
 static int shard_options_ok(const launch_opts *o)
 {
-    long v, size = size_from_env();
+    long v, size = sw__launch_size();
     if (!o->servers && (o->shard_state || o->shard_max_frame || o->shard_apply_threads))
         return sw_cli_error(CMD, "--shard-state, --shard-max-frame and --shard-apply-threads are "
                                  "for a sharded run: give --servers S too") + 1;
@@ -565,8 +359,8 @@ int sw_cli_launch(int argc, char **argv)
         return sw_cli_error(CMD, "unexpected argument '%s': the server's options follow '--' "
                                  "(see --help)",
                             argv[rest]) + 1;
-    long rank = rank_from_env(), size;
-    if (rank == -2 || env_size(&size))
+    long rank = sw__launch_rank(), size;
+    if (rank == -2 || sw__launch_env_size(&size))
         return 2; /* said */
     int bad = shard_options_ok(&o);
     if (!bad)
