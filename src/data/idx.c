@@ -82,14 +82,22 @@ static int idx_open(idx_file *f, const char *path, int want_dims, char *err)
     return 0;
 }
 
-/* Trailing bytes mean the header lies about the size, so the data cannot be trusted. */
+/* Trailing bytes mean the header lies about the size, so the data cannot be trusted. The end
+ * of a gzip stream is where its CRC-32 is checked: a stream cut in its trailer read every byte
+ * of the data unchecked, and zlib says so only through gzerror (Z_BUF_ERROR). */
 static int idx_expect_end(idx_file *f, char *err)
 {
     uint8_t extra;
-    int r = gzread(f->gz, &extra, 1);
-    if (r != 0)
+    int r = gzread(f->gz, &extra, 1), zerr = Z_OK;
+    const char *msg = r <= 0 ? gzerror(f->gz, &zerr) : NULL;
+    if (r > 0)
         return sw_fail(err, SW_EFORMAT, "%s: byte %llu: unexpected data after the last element",
                        f->path, (unsigned long long)f->offset);
+    if (zerr == Z_BUF_ERROR)
+        return sw_fail(err, SW_EFORMAT, "%s: the gzip stream ends before its checksum (a "
+                       "truncated file?): its data cannot be trusted", f->path);
+    if (r < 0 || zerr != Z_OK)
+        return sw_fail(err, SW_EFORMAT, "%s: after the last element: %s", f->path, msg);
     return 0;
 }
 

@@ -119,6 +119,30 @@ static void refuses_broken_images(void **state)
     expect_image_error(b, img_n, SW_ERANGE, "too large");
 }
 
+/* A gzip file cut in its trailer (CRC-32 and size) held all the data, unchecked: refused for
+ * each length cut, never read as whole. */
+static void refuses_a_gzip_cut_in_its_trailer(void **state)
+{
+    (void)state;
+    const char *whole = sw_test_path("whole.idx.gz"), *ip = sw_test_path("cut.idx.gz"),
+               *lp = sw_test_path("l.idx");
+    sw_test_write_gz(whole, img, img_n);
+    sw_test_write(lp, lab, lab_n);
+    static uint8_t gz[4096];
+    FILE *f = fopen(whole, "rb");
+    assert_non_null(f);
+    size_t n = fread(gz, 1, sizeof gz, f);
+    fclose(f);
+    for (size_t cut = 1; cut <= 8; cut++) {
+        sw_test_write(ip, gz, n - cut);
+        sw_dataset *ds;
+        char err[SW_ERR_LEN] = "";
+        assert_int_equal(sw_idx_read(&ds, ip, lp, 10, err), SW_EFORMAT);
+        if (!strstr(err, "cut.idx.gz") || !strstr(err, "before its checksum"))
+            fail_msg("cut by %zu: '%s'", cut, err);
+    }
+}
+
 static void refuses_broken_labels(void **state)
 {
     (void)state;
@@ -157,6 +181,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reads_plain_and_gzip),
         cmocka_unit_test(refuses_broken_images),
+        cmocka_unit_test(refuses_a_gzip_cut_in_its_trailer),
         cmocka_unit_test(refuses_broken_labels),
         cmocka_unit_test(garbage_gzip_is_an_error),
     };
