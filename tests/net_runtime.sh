@@ -150,6 +150,10 @@ expect_output "another process writes it" "says why"
 checks=$((checks + 1))
 head -1 "$LOG" | grep -q '"ev":"start"' ||
   { echo "FAIL: the running server's log was replaced"; failures=$((failures + 1)); }
+# Nor its checkpoint, which a resume would go back to: a training's --out is refused there.
+expect_status 1 "a training saved over a running server's checkpoint" -- "$SW" train \
+  --data "$DATA" --model mlp:h=1,u=32 --epochs 1 --out "$TMP/server.ckpt"
+expect_output "another process writes it already" "says why"
 # A policy switched by an operator is the run's: it survives the crash and the restart. The
 # workers are stopped first, so that no scheduled checkpoint (every 20 applies) can follow the
 # switch: only the switch's own checkpoint can carry it.

@@ -39,6 +39,7 @@ typedef struct trainer {
     sw_batcher *batcher;
     float *params, *grad;
     double t0;
+    int out_lock; /* --out's (sw_file_claim): a running server's checkpoint is no training's */
 } trainer;
 
 #define AT(field) offsetof(train_opts, field)
@@ -71,8 +72,9 @@ static const sw_cmd_opts command = {
 
 static int setup(trainer *t, char *err)
 {
-    /* A place --out cannot be written is said before the first epoch, not after it. */
-    int rc = t->o.out ? sw_file_check_writable(t->o.out, "--out", err) : 0;
+    /* A place --out cannot be written, or a file another process saves (a server's
+     * --checkpoint, another training's --out), is said before the first epoch, not after it. */
+    int rc = t->o.out ? sw_file_claim(t->o.out, "--out", &t->out_lock, err) : 0;
     if (!rc)
         rc = sw_data_load(&t->data, t->o.data, t->o.seed, err);
     if (rc)
@@ -187,7 +189,8 @@ int sw_cli_train(int argc, char **argv)
                        .batch = 16,
                        .epochs = 3,
                        .lr = 0.01,
-                       .seed = 1}};
+                       .seed = 1},
+                 .out_lock = -1};
     int prc = sw_cli_parse(&command, argc, argv, &t.o, NULL);
     if (prc)
         return prc == 1 ? 0 : prc;
@@ -208,5 +211,6 @@ int sw_cli_train(int argc, char **argv)
     free(t.params);
     free(t.grad);
     sw_data_free(&t.data);
+    sw_file_release(t.out_lock);
     return rc ? sw_cli_load_status(rc) : 0;
 }
