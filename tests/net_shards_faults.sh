@@ -286,6 +286,11 @@ expect_output "would overwrite it: --resume goes on from it" "says why, and what
 checks=$((checks + 1))
 cmp -s "$TMP/shard0.ckpt" "$TMP/kept.ckpt" ||
   { echo "FAIL: the refused shard changed the file"; failures=$((failures + 1)); }
+# Nor one whose FILE.prev alone is left (a save that failed on a full disk, a kill as it saved).
+mv "$TMP/kept.ckpt" "$TMP/kept.ckpt.prev"
+expect_status 1 "a shard started afresh over a saved slice's FILE.prev" -- "$SW" shard \
+  --bind "tcp://127.0.0.1:*" --checkpoint "$TMP/kept.ckpt"
+expect_output "kept.ckpt.prev is not empty" "says which file it would overwrite"
 
 # A server that checkpoints its run with a shard that cannot: refused at INIT, before training.
 start_shards 1

@@ -402,6 +402,15 @@ static double turn(void *ctx, double now)
 
 /* ---- Life ----------------------------------------------------------------------------------- */
 
+/* The first of a and b that is a file with something in it, or NULL. */
+static const char *non_empty(const char *a, const char *b)
+{
+    struct stat st;
+    if (stat(a, &st) == 0 && st.st_size > 0)
+        return a;
+    return stat(b, &st) == 0 && st.st_size > 0 ? b : NULL;
+}
+
 int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard_result *r,
                  char *err)
 {
@@ -422,13 +431,15 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     snprintf(prev, sizeof prev, "%s.prev", p->checkpoint ? p->checkpoint : "");
     if (!rc && p->checkpoint)
         rc = sw_file_check_writable(prev, "--checkpoint's FILE.prev", err);
-    struct stat st; /* as the server: a slice of a trained model is not lost to a typo */
-    if (!rc && p->checkpoint && !p->resume && stat(p->checkpoint, &st) == 0 && st.st_size > 0)
+    /* As the server: a slice of a trained model is not lost to a typo. FILE.prev too, which
+     * may be the only copy left (a save that failed on a full disk, a kill as it saved). */
+    const char *kept = !rc && p->checkpoint && !p->resume ? non_empty(p->checkpoint, prev) : NULL;
+    if (kept)
         rc = sw_fail(err, SW_ESTATE,
                      "%s is not empty (an earlier run's slice?), and a shard started afresh "
                      "would overwrite it: --resume goes on from it; to start afresh, remove it "
                      "or name another file",
-                     p->checkpoint);
+                     kept);
     if (!rc && p->apply_threads > SW_SHARD_THREADS_MAX)
         rc = sw_fail(err, SW_EINVAL, "--apply-threads %u: at most %d", p->apply_threads,
                      SW_SHARD_THREADS_MAX);
