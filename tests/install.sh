@@ -47,6 +47,14 @@ expect_output "half:share=0.5" "its row is in the table"
 expect_status 0 "check holds its log to the plugin's promise" -- "${plugin[@]}" \
   "$TMP/prefix/bin/syncwise" check "$TMP/plugin-logs/half-share=0.5-seed1.jsonl"
 expect_output "every promise kept" "the plugin's promise and the rules every run keep"
+# It keeps the rules when workers crash and when a run switches to it: it never leaves every
+# live worker waiting, which the engine's liveness rule would have to mend (a broken promise).
+expect_status 0 "the plugin's policy with two of three workers crashed" -- "${plugin[@]}" \
+  "$TMP/prefix/bin/syncwise" sim --policy half --workers 3 --cluster "const:1@0;const:10@1-2" \
+  --no-model --max-time 50 --events "crash:w=1,t=2;crash:w=2,t=2" -q
+expect_status 0 "a switch to the plugin's policy" -- "${plugin[@]}" \
+  "$TMP/prefix/bin/syncwise" sim --policy ssp:s=1 --workers 4 --no-model --max-time 600 \
+  --events "switch:t=100,policy=half:share=1" -q
 # The same log said to be of half:share=1: its applies hold half the workers' gradients, fewer
 # than that spec promises, which only the plugin's own predicate can tell.
 sed 's/half:share=0.5/half:share=1/' "$TMP/plugin-logs/half-share=0.5-seed1.jsonl" \

@@ -47,13 +47,36 @@ static int half_init(void *state, sw_spec *spec, const sw_engine_view *v, const 
     return read_share(state, spec, err);
 }
 
+/* The one decision, on a push (`incoming`: its gradient is not yet in the buffer) and on
+ * whatever else changes who is live or waiting: apply once the share have pushed, or once every
+ * live worker waits (some left or crashed, or the policy took over from another), then release
+ * everyone. A policy that could leave every live worker waiting would hang a real run; the
+ * engine's liveness rule would release them, and `check` counts that as a broken promise. */
+static void decide(const half *h, const sw_engine_view *v, uint32_t incoming, sw_decision *d)
+{
+    uint32_t pushed = v->buffered + incoming;
+    if (pushed < needed(h, v->n_live) && !sw_policy_all_waiting(v))
+        return; /* the pushers wait */
+    d->apply = pushed > 0;
+    sw_policy_release_all(v, d);
+}
+
 static void half_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
 {
     (void)p;
-    if (v->buffered + 1 < needed(state, v->n_live))
-        return; /* the pusher waits */
-    d->apply = true;
-    sw_policy_release_all(v, d);
+    decide(state, v, 1, d);
+}
+
+static void half_leave(void *state, const sw_engine_view *v, uint32_t w, sw_decision *d)
+{
+    (void)w;
+    decide(state, v, 0, d);
+}
+
+/* The engine ticks a policy it switched to: the workers the last one left waiting. */
+static void half_tick(void *state, const sw_engine_view *v, sw_decision *d)
+{
+    decide(state, v, 0, d);
 }
 
 static const sw_policy_ops half_policy = {
@@ -63,10 +86,15 @@ static const sw_policy_ops half_policy = {
     .state_size = sizeof(half),
     .init = half_init,
     .on_push = half_push,
+    .on_leave = half_leave,
+    .on_tick = half_tick,
 };
 
 /* What "half" promises, as `syncwise check` holds its logs to it (syncwise/check.h): an apply
- * comes only on a push, and holds at least the share of the workers live at that decision. */
+ * holds at least the share of the workers live at that decision, or else releases every live
+ * worker (all waited: after a leave, or a switch from a policy that held some without their
+ * gradients). (`check` also holds every policy
+ * to the engine's rules, such as never leaving every live worker waiting.) */
 static int half_promise_init(void *state, sw_spec *spec, char *why)
 {
     return read_share(state, spec, why);
@@ -78,10 +106,11 @@ static int half_promise_end(void *state, const sw_check *c, char *why)
     sw_check_call_facts(c, &call);
     if (!call.applied)
         return 0;
-    if (!call.started || call.start != SW_EV_PUSH)
-        return snprintf(why, SW_ERR_LEN, "applied outside a push");
+    if (!call.started)
+        return snprintf(why, SW_ERR_LEN, "applied before any event");
     uint32_t need = needed(state, call.live_at_decision);
-    if (call.applied_n < need)
+    bool everyone = call.released >= call.live_at_decision; /* every live worker waited */
+    if (call.applied_n < need && !everyone)
         return snprintf(why, SW_ERR_LEN, "applied %u gradients of %u live workers, fewer than %u",
                         call.applied_n, call.live_at_decision, need);
     return 0;
