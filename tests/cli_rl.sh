@@ -22,11 +22,22 @@ expect_output "left in all" "the time left covers both phases"
 checks=$((checks + 1)); [ -s "$TMP/p.swrl" ] || { echo "FAIL: no policy file"; failures=$((failures + 1)); }
 
 # The same command and seed make the same policy, byte for byte (the shipped one depends on it).
-cp "$TMP/p.swrl" "$TMP/first.swrl"
+mv "$TMP/p.swrl" "$TMP/first.swrl"
 "$SW" rl train "${inst[@]}" --pre-instances 2 --episodes 3 --save-every 2 --out "$TMP/p.swrl" \
   --seed 5 > /dev/null 2>&1
 checks=$((checks + 1))
 cmp -s "$TMP/p.swrl" "$TMP/first.swrl" || { echo "FAIL: same seed, different policy"; failures=$((failures + 1)); }
+# Started afresh over a trained policy (a forgotten --resume), a training is refused.
+expect_status 1 "a training afresh over a policy file" -- "$SW" rl train "${inst[@]}" \
+  --pre-instances 2 --episodes 3 --out "$TMP/p.swrl" --seed 5
+expect_output "is not empty (an earlier training's policy?)" "says why"
+checks=$((checks + 1))
+cmp -s "$TMP/p.swrl" "$TMP/first.swrl" || { echo "FAIL: the refused training changed the file"; failures=$((failures + 1)); }
+# A resume of a file that is not there leaves no FILE.lock behind.
+expect_status 1 "a resume of a mistyped file" -- "$SW" rl train "${inst[@]}" \
+  --pre-instances 2 --episodes 3 --out "$TMP/typo.swrl" --seed 5 --resume
+checks=$((checks + 1))
+[ ! -e "$TMP/typo.swrl.lock" ] || { echo "FAIL: the mistyped resume left its lock"; failures=$((failures + 1)); }
 
 # --resume goes on from the last save: a training killed part way is not lost.
 short=("${inst[@]}" --pre-instances 2 --seed 5)
@@ -79,7 +90,7 @@ pid=$!
 for _ in $(seq 600); do grep -q "episode 2/200" "$TMP/killed.out" && break; sleep 0.05; done
 # A second training of the same file, while the first still writes it (held stopped), is refused.
 kill -STOP $pid 2>/dev/null
-expect_status 2 "two trainings of one file at once" -- "$SW" rl train "${short[@]}" \
+expect_status 1 "two trainings of one file at once" -- "$SW" rl train "${short[@]}" \
   --episodes 200 --save-every 1 --out "$TMP/killed.swrl" --resume
 expect_output "another process writes it already" "says why"
 kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
@@ -208,9 +219,9 @@ expect_status 1 "a truncated policy" -- "$SW" sim --policy "rlp:file=$TMP/short.
   --max-pushes 10
 expect_output "not a syncwise RL policy" "a truncated file is not a policy"
 
-# A Q-network that diverges stops the training with why, and never lands in the policy file;
-# clipping the learning step's gradient keeps the same settings finite.
-cp "$TMP/p.swrl" "$TMP/div.swrl"
+# A Q-network that diverges stops the training with why, and never lands in the policy file
+# (what it saved before still loads); clipping the learning step's gradient keeps the same
+# settings finite.
 expect_status 1 "a diverging Q-network" -- "$SW" rl train "${inst[@]}" --pre-instances 0 \
   --episodes 30 --save-every 1 --rl-lr 9 --out "$TMP/div.swrl"
 expect_output "the Q-network diverged" "says the network diverged"

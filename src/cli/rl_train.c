@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmdline.h"
@@ -40,7 +41,8 @@ static const char *const layouts[] = {"paper", "momentum", "waiting", "stretch",
 
 #define AT(field) offsetof(plan, field)
 static const sw_opt own[] = {
-    {SW_OPT_ROW(SW_OPT_STR, "out", 0, AT(out), 0, 0, "FILE", "policy file to write")},
+    {SW_OPT_ROW(SW_OPT_STR, "out", 0, AT(out), 0, 0, "FILE",
+                "policy file to write (one that is not empty is refused\nwithout --resume)")},
     {SW_OPT_ROW(SW_OPT_LONG, "pre-instances", 0, AT(pre_instances), 0, 1000000, "N",
                 "pre-training instances (0 skips pre-training)")},
     {SW_OPT_ROW(SW_OPT_STR, "pre-policies", 0, AT(pre_policies), 0, 0, "LIST",
@@ -488,10 +490,22 @@ int sw_cli_rl_train(int argc, char **argv)
     /* Claimed, not only checked: two trainings saving one file in turns would each overwrite
      * the other's weights and progress, and a resume would go on from either. Claimed after
      * the scenario is read, so that a refused command line leaves no FILE.lock behind. */
-    char err[SW_ERR_LEN];
+    char err[SW_ERR_LEN], lock[4096];
+    /* A claim of ours that saved nothing (a mistyped --resume) leaves no FILE.lock behind. */
+    bool made = snprintf(lock, sizeof lock, "%s.lock", p.out) < (int)sizeof lock &&
+                access(lock, F_OK) != 0;
     if (sw_file_claim(p.out, "--out", &p.out_lock, err)) {
         sw_data_free(&p.rl.data);
-        return sw_cli_error(CMD, "%s", err) + 1;
+        return sw_cli_error(CMD, "%s", err);
+    }
+    /* As a server's checkpoint: a trained network is not lost to a forgotten --resume. */
+    struct stat st;
+    if (!p.resume && stat(p.out, &st) == 0 && st.st_size > 0) {
+        sw_data_free(&p.rl.data);
+        sw_file_release_claim(p.out, p.out_lock, made);
+        return sw_cli_error(CMD, "%s is not empty (an earlier training's policy?), and a "
+                            "training started afresh would overwrite it: --resume goes on "
+                            "from it; to start afresh, remove it or name another file", p.out);
     }
     sw_rl_agent *a = NULL;
     double t0 = sw_clock_now_s();
@@ -513,6 +527,6 @@ int sw_cli_rl_train(int argc, char **argv)
                p.episodes - episodes_before, sw_clock_now_s() - t0 - pre_s, sw_clock_now_s() - t0);
     sw_rl_agent_free(a);
     sw_data_free(&p.rl.data);
-    sw_file_release(p.out_lock);
+    sw_file_release_claim(p.out, p.out_lock, made);
     return rc;
 }
