@@ -428,6 +428,12 @@ checks=$((checks + 1))
 expect_status 1 "a resume of no checkpoint at all" -- "$SW" server --bind "tcp://127.0.0.1:*" \
   --data "$DATA" --model mlp:h=1,u=32 --checkpoint "$TMP/none.ckpt" --resume --max-time 0.5
 expect_output "cannot open" "is refused, as a path mistyped would be"
+# Its lock says the run that had it saved it: moved or deleted since, a resume is refused, not
+# started afresh without a word.
+mv "$TMP/unsaved.ckpt" "$TMP/moved.ckpt"
+expect_status 1 "a resume of a checkpoint moved away" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --data "$DATA" --model mlp:h=1,u=32 --checkpoint "$TMP/unsaved.ckpt" --resume --max-time 0.5
+expect_output "though a run saved checkpoints there" "is refused, saying why"
 
 # A network fault between the server and a shard (a proxy between them resets every connection
 # it carries; the workers' to that shard go through it too): ZeroMQ connects again, but what was

@@ -74,10 +74,14 @@ void sw_file_release(int lock_fd);
  * from it (*resume). A resume finds one of three things there: a save (PATH or PATH.prev), which
  * it goes on from; a claim never saved (PATH.lock alone: the `who` before it, "run" or "shard",
  * was killed before its first save), and then *resume turns false and the run starts afresh,
- * saying so; or nothing, refused as a mistyped path would be. *made says whether this claim made
+ * saying so; or nothing, refused as a mistyped path would be, as is a claim whose lock says a
+ * save was made (sw_file_note_saved) where none is left (a file moved or deleted). *made says whether this claim made
  * PATH.lock, for sw_file_release_claim. */
 int sw_file_claim_checkpoint(const char *path, const char *who, bool *resume, int *lock_fd,
                              bool *made, char *err);
+/* Marks the claim's PATH.lock (once) as one under which a save was made: called after each
+ * save, so that a resume that finds the file gone knows it was not a start killed early. */
+void sw_file_note_saved(int lock_fd);
 /* sw_file_release, and when this process made PATH.lock (made) and nothing was saved at path,
  * the lock's file removed too: a start refused before its first save leaves no sign of a claim
  * (a killed one does, which is how a resume knows it). */

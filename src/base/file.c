@@ -64,6 +64,28 @@ static bool saved_at(const char *path)
     return access(path, F_OK) == 0 || sibling_exists(path, ".prev");
 }
 
+#define SAVED_MARK "saved\n"
+
+/* Whether PATH.lock says a save was made under it (sw_file_note_saved). */
+static bool lock_says_saved(const char *path)
+{
+    char lock[4096], text[sizeof SAVED_MARK] = "";
+    FILE *f = sibling(path, ".lock", lock) ? fopen(lock, "r") : NULL;
+    if (!f)
+        return false;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    return n == strlen(SAVED_MARK) && !strcmp(text, SAVED_MARK);
+}
+
+void sw_file_note_saved(int lock_fd)
+{
+    struct stat st;
+    if (lock_fd >= 0 && fstat(lock_fd, &st) == 0 && st.st_size == 0 &&
+        pwrite(lock_fd, SAVED_MARK, strlen(SAVED_MARK), 0) < 0)
+        sw_log(SW_LOG_DEBUG, "cannot mark the lock as saved under: %s", strerror(errno));
+}
+
 int sw_file_claim_checkpoint(const char *path, const char *who, bool *resume, int *lock_fd,
                              bool *made, char *err)
 {
@@ -75,6 +97,11 @@ int sw_file_claim_checkpoint(const char *path, const char *who, bool *resume, in
             return sw_fail(err, SW_EIO, "%s: cannot open: %s: no run saved or claimed it (a "
                            "mistyped path? a run killed as it started? without --resume one "
                            "starts afresh)", path, strerror(missing));
+        if (lock_says_saved(path))
+            return sw_fail(err, SW_EIO, "%s: cannot open: %s, though a %s saved checkpoints "
+                           "there (%s.lock says so): moved or deleted? Give the file's path; "
+                           "without --resume one starts afresh", path, strerror(missing), who,
+                           path);
         *resume = false;
         sw_log(SW_LOG_INFO, "%s holds no checkpoint: the %s that claimed it ended before its "
                "first save, and this one starts afresh", path, who);

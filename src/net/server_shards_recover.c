@@ -132,8 +132,11 @@ int sw__shards_write_record(server *s, char *err)
     /* A damaged or edited record would restore every shard to a version none holds. */
     len += snprintf(text + len, sizeof text - (size_t)len, "crc=%08x\n",
                     sw_crc32(0, text, (size_t)len));
-    return sw_file_write_atomic(s->p->checkpoint, (const uint8_t *)text, (size_t)len,
-                                "shards' checkpoint record", err);
+    int rc = sw_file_write_atomic(s->p->checkpoint, (const uint8_t *)text, (size_t)len,
+                                  "shards' checkpoint record", err);
+    if (!rc)
+        sw_file_note_saved(s->ckpt_lock);
+    return rc;
 }
 
 /* Every shard has checkpointed `saving`: the server's record says so (what a restarted server

@@ -11,6 +11,7 @@
 #include "server_internal.h"
 #include "syncwise/check.h"
 #include "syncwise/ckpt.h"
+#include "syncwise/file.h"
 #include "syncwise/log.h"
 
 #define HEARTBEAT_CHECK_S 0.2
@@ -238,8 +239,8 @@ int sw__server_checkpoint(server *s, char *err)
     int rc = sw_ckpt_put_optim(&c, sw_engine_optim(s->engine), err);
     s->last_ckpt_applies = sw_engine_version(s->engine);
     s->next_ckpt = sw__server_now(s) + (s->p->checkpoint_s > 0 ? s->p->checkpoint_s : INFINITY);
-    if (!rc)
-        rc = sw_ckpt_save(s->p->checkpoint, &c, err);
+    if (!rc && !(rc = sw_ckpt_save(s->p->checkpoint, &c, err)))
+        sw_file_note_saved(s->ckpt_lock);
     free(c.optim_state);
     return rc;
 }

@@ -103,8 +103,8 @@ static int save(shard *h, char *err)
     if (!rc && rename(h->p->checkpoint, prev) && errno != ENOENT)
         rc = sw_fail(err, SW_EIO, "%s: cannot keep it as %s: %s", h->p->checkpoint, prev,
                      strerror(errno));
-    if (!rc)
-        rc = sw_ckpt_save(h->p->checkpoint, &c, err);
+    if (!rc && !(rc = sw_ckpt_save(h->p->checkpoint, &c, err)))
+        sw_file_note_saved(h->ckpt_lock);
     free(c.optim_state);
     return rc;
 }
