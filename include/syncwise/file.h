@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Replaces path with the n bytes at b. `what` names the file in errors ("checkpoint"). The
- * temporary file is PATH.tmp.PID; first, those that processes no longer running left behind
+/* Replaces path with the n bytes at b (a symbolic link: the file it names, the link kept).
+ * `what` names the file in errors ("checkpoint"). The temporary file is PATH.tmp.PID; first, those that processes no longer running left behind
  * (killed mid-write) are removed. */
 int sw_file_write_atomic(const char *path, const uint8_t *b, size_t n, const char *what, char *err);
 
@@ -38,8 +38,9 @@ int sw_file_check_writable(const char *path, const char *what, char *err);
 /* Claims path for this process's writes, from start to end of a run: checks it can be written
  * (as above) and locks PATH.lock (made if missing, left behind empty), so that a second process
  * given the same file fails at its start, naming the option, instead of both overwriting each
- * other's saves. *lock_fd holds the lock until sw_file_release or the process ends (a crash
- * frees it too); -1 when nothing was claimed. */
+ * other's saves. The lock is beside the file the path names in the end, through symbolic
+ * links (a hard link is another name the lock cannot know). *lock_fd holds the lock until
+ * sw_file_release or the process ends (a crash frees it too); -1 when nothing was claimed. */
 int sw_file_claim(const char *path, const char *what, int *lock_fd, char *err);
 /* Opens a file written in place and appended to (an event log) for reading and appending,
  * locked for this process (the file's own lock, by whatever path: a second writer fails,

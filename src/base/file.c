@@ -59,6 +59,21 @@ static bool sibling_exists(const char *path, const char *suffix)
     return sibling(path, suffix, name) && access(name, F_OK) == 0;
 }
 
+static bool resolved(const char *path, char out[4096]);
+
+/* The lock of path's claim: PATH.lock beside the file path names in the end, through any
+ * symbolic link to it or to a directory on the way, so that a second process given a link to a
+ * claimed file meets the same lock. */
+static bool lock_name(const char *path, char name[4096])
+{
+    char real[PATH_MAX], dir_real[4096];
+    if (realpath(path, real))
+        return sibling(real, ".lock", name);
+    if (resolved(path, dir_real))
+        return sibling(dir_real, ".lock", name);
+    return sibling(path, ".lock", name);
+}
+
 static bool saved_at(const char *path)
 {
     return access(path, F_OK) == 0 || sibling_exists(path, ".prev");
@@ -70,7 +85,7 @@ static bool saved_at(const char *path)
 static bool lock_says_saved(const char *path)
 {
     char lock[4096], text[sizeof SAVED_MARK] = "";
-    FILE *f = sibling(path, ".lock", lock) ? fopen(lock, "r") : NULL;
+    FILE *f = lock_name(path, lock) ? fopen(lock, "r") : NULL;
     if (!f)
         return false;
     size_t n = fread(text, 1, sizeof text - 1, f);
@@ -90,7 +105,8 @@ int sw_file_claim_checkpoint(const char *path, const char *who, bool *resume, in
                              bool *made, char *err)
 {
     *lock_fd = -1;
-    bool claimed = sibling_exists(path, ".lock");
+    char lock[4096];
+    bool claimed = lock_name(path, lock) && access(lock, F_OK) == 0;
     int missing = access(path, F_OK) != 0 ? errno : 0; /* ENOENT, or why it cannot be seen */
     if (*resume && missing && !sibling_exists(path, ".prev")) {
         if (!claimed || missing != ENOENT)
@@ -113,7 +129,7 @@ int sw_file_claim_checkpoint(const char *path, const char *who, bool *resume, in
 void sw_file_release_claim(const char *path, int lock_fd, bool made)
 {
     char lock[4096];
-    if (lock_fd >= 0 && made && !saved_at(path) && sibling(path, ".lock", lock))
+    if (lock_fd >= 0 && made && !saved_at(path) && lock_name(path, lock))
         unlink(lock); /* while still ours: no other claim can be under way */
     sw_file_release(lock_fd);
 }
@@ -288,7 +304,7 @@ static int lock_path(const char *path, const char *what, int *lock_fd, char *err
 {
     *lock_fd = -1;
     char lock[4096];
-    if (snprintf(lock, sizeof lock, "%s.lock", path) >= (int)sizeof lock)
+    if (!lock_name(path, lock))
         return sw_fail(err, SW_EIO, "%s %s: the path is too long", what, path);
     int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
@@ -325,7 +341,12 @@ static int put_in_place(const char *tmp, const char *path, bool new_only)
 static int write_atomic(const char *path, const uint8_t *b, size_t n, mode_t mode, bool new_only,
                         const char *what, char *err)
 {
+    /* Through a symbolic link to the file it names: renamed over, the link would become a file
+     * of its own, and the file the user linked to would keep the old contents. */
     struct stat st;
+    char real[PATH_MAX];
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && realpath(path, real))
+        path = real;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return sw_fail(err, SW_EIO, "%s: is a directory: give a file's name for the %s", path,
                        what);

@@ -52,11 +52,50 @@ static void the_shared_writer_replaces(void **state)
     unlink(path);
 }
 
+/* A claim reached through a symbolic link (to the file, or to its directory) meets the claim
+ * on the file itself: two processes never save one checkpoint in turns. */
+static void a_link_meets_the_claim(void **state)
+{
+    (void)state;
+    char err[SW_ERR_LEN], path[2048], link_path[2048], dir_link[2048], via_dir[4096];
+    snprintf(path, sizeof path, "%s", sw_test_path("run.ckpt"));
+    snprintf(link_path, sizeof link_path, "%s", sw_test_path("link.ckpt"));
+    snprintf(dir_link, sizeof dir_link, "%s", sw_test_path("dirlink"));
+    assert_int_equal(sw_file_write_atomic(path, (const uint8_t *)"one\n", 4, "ckpt", err), 0);
+    assert_int_equal(symlink(path, link_path), 0);
+    char dir[2048];
+    snprintf(dir, sizeof dir, "%s", path);
+    *strrchr(dir, '/') = '\0';
+    assert_int_equal(symlink(dir, dir_link), 0);
+    snprintf(via_dir, sizeof via_dir, "%s/run.ckpt", dir_link);
+    int held, other = -1;
+    assert_int_equal(sw_file_claim(path, "--checkpoint", &held, err), 0);
+    assert_int_equal(sw_file_claim(link_path, "--checkpoint", &other, err), SW_ESTATE);
+    assert_non_null(strstr(err, "another process writes it already"));
+    assert_int_equal(sw_file_claim(via_dir, "--checkpoint", &other, err), SW_ESTATE);
+    sw_file_release(held);
+    assert_int_equal(sw_file_claim(link_path, "--checkpoint", &other, err), 0);
+    sw_file_release(other);
+    /* A save through the link writes the file it names, and the link stays a link. */
+    assert_int_equal(sw_file_write_atomic(link_path, (const uint8_t *)"two\n", 4, "ckpt", err), 0);
+    assert_string_equal(text_of(path), "two\n");
+    struct stat st;
+    assert_int_equal(lstat(link_path, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    char lock[4096];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(lock);
+    unlink(dir_link);
+    unlink(link_path);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_private_file_is_new_and_its_owners),
         cmocka_unit_test(the_shared_writer_replaces),
+        cmocka_unit_test(a_link_meets_the_claim),
     };
     return cmocka_run_group_tests(tests, NULL, sw_test_teardown);
 }
