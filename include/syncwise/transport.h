@@ -206,8 +206,8 @@ int sw_loop_run(sw_loop *l, volatile sig_atomic_t *stop, double until, char *err
 
 /* Checks an endpoint a user gave and writes the one to use into out: tcp://HOST:PORT with PORT
  * in [1, 65535] (or * when binding), HOST an address (IPv6 in brackets), or, when binding, a
- * host name (resolved to its first IPv4 address) or a network interface; ipc://PATH as it is.
- * Fails with a message naming what is wrong. */
+ * host name (resolved to its first IPv4 address) or a network interface; ipc://PATH as it is
+ * (to bind, no process may listen there already). Fails with a message naming what is wrong. */
 int sw_endpoint_check(const char *ep, bool bind, char *out, size_t cap, char *err);
 /* How a listener's links are kept, for its first words: "CURVE: encrypted, known keys only",
  * or plain TCP (or IPC), no CURVE. */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "syncwise/err.h"
 #include "syncwise/transport.h"
@@ -43,6 +45,21 @@ static bool is_address(const char *host)
     return false;
 }
 
+/* Whether a process listens on the Unix socket at path: ZeroMQ binding ipc://PATH removes the
+ * file there first, and would take a running server's endpoint from it without a word. */
+static bool ipc_listened(const char *path)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (path[0] == '@' || strlen(path) >= sizeof a.sun_path) /* abstract, or ZeroMQ refuses */
+        return false;
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    bool live = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    if (fd >= 0)
+        close(fd);
+    return live;
+}
+
 int sw_endpoint_check(const char *ep, bool bind, char *out, size_t cap, char *err)
 {
     /* inproc:// is not one: it reaches no other process (ZeroMQ's own, used inside ours) */
@@ -54,6 +71,9 @@ int sw_endpoint_check(const char *ep, bool bind, char *out, size_t cap, char *er
                            ep);
         if (!ep[6])
             return sw_fail(err, SW_EINVAL, "%s: ipc:// needs the socket's path", ep);
+        if (bind && ipc_listened(ep + 6))
+            return sw_fail(err, SW_ESTATE, "cannot bind %s: another process listens there (a "
+                           "second server on one path?): give another", ep);
         return snprintf(out, cap, "%s", ep) < (int)cap ? 0
                    : sw_fail(err, SW_EINVAL, "%s: endpoint too long", ep);
     }

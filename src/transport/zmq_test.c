@@ -1,7 +1,8 @@
 /* A ZeroMQ dialer whose listener is started again: the break is counted
  * (sw_sock_reconnects) by the time the new connection's first message is received, even by a
  * reader that never waits, so that a caller can mend the break before it handles anything
- * the new connection brings (a sharded server restores its shards first). */
+ * the new connection brings (a sharded server restores its shards first). A second listener
+ * never takes an ipc:// path a live one holds. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -93,10 +95,36 @@ static void a_break_is_counted_before_the_new_connection_speaks(void **state)
     sw_net_free(n);
 }
 
+/* ZeroMQ removes the socket file an ipc:// bind finds: a second server given the path took it
+ * from a running one, whose workers then reached the newcomer. Refused; a path left by a
+ * process gone is taken. */
+static void a_live_ipc_path_is_not_taken(void **state)
+{
+    (void)state;
+    sw_net *n;
+    char err[SW_ERR_LEN], endpoint[128];
+    assert_int_equal(sw_net_zmq_new(&n, err), 0);
+    snprintf(endpoint, sizeof endpoint, "ipc:///tmp/sw-zmq-test-%ld.sock", (long)getpid());
+    sw_sock *first, *second;
+    sw_listen_params lp = {.endpoint = endpoint};
+    assert_int_equal(sw_listen(n, &first, &lp, err), 0);
+    assert_int_equal(sw_listen(n, &second, &lp, err), SW_ESTATE);
+    assert_non_null(strstr(err, "another process listens there"));
+    sw_sock_close(first); /* ZeroMQ's thread closes the listening socket a moment later */
+    int rc = SW_ESTATE;
+    for (int i = 0; i < 100 && rc == SW_ESTATE; i++)
+        if ((rc = sw_listen(n, &second, &lp, err)) == SW_ESTATE)
+            nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+    assert_int_equal(rc, 0);
+    sw_sock_close(second);
+    sw_net_free(n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_break_is_counted_before_the_new_connection_speaks),
+        cmocka_unit_test(a_live_ipc_path_is_not_taken),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
