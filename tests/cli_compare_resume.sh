@@ -206,4 +206,21 @@ OUT=$(cat "$TMP/busy/compare.scenario")
 expect_output "--max-time 100" "the running comparison's scenario stays"
 expect_status 2 "--resume without --log-dir" -- "$SW" compare "${scenario[@]}" --resume
 expect_output "--resume needs --log-dir" "says what it needs"
+
+# A file the runs read (a trace here; a policy's file=, the data's train=) that changed since the
+# comparison began: its kept rows would be tabled with runs of the new one, so --resume is
+# refused, naming it; given back as it was, the resume goes on.
+printf '0,1.0\n0,1.5\n1,4.0\n1,3.0\n' > "$TMP/trace.csv"
+traced=(--policies "bsp;asp" --workers 2 --no-model --cluster "trace:$TMP/trace.csv" --max-time 200)
+expect_status 0 "a comparison on a trace" -- "$SW" compare "${traced[@]}" --seeds 2 \
+  --log-dir "$TMP/traced"
+cp "$TMP/trace.csv" "$TMP/trace.kept"
+printf '0,1.0\n0,1.5\n1,9.0\n1,8.0\n' > "$TMP/trace.csv"
+expect_status 2 "a resume over a changed trace" -- "$SW" compare "${traced[@]}" --seeds 3 \
+  --log-dir "$TMP/traced" --resume
+expect_output "trace.csv changed since the comparison" "names the file"
+cp "$TMP/trace.kept" "$TMP/trace.csv"
+expect_status 0 "a resume with the trace given back" -- "$SW" compare "${traced[@]}" --seeds 3 \
+  --log-dir "$TMP/traced" --resume
+expect_output "4 of the 6 runs were done" "keeps the rows of the same trace"
 finish

@@ -75,8 +75,11 @@ static const sw_opt own[] = {
                 "keep every run's JSONL event log there (for syncwise\n"
                 "report DIR/*.jsonl), results.csv with one row per run\n"
                 "(the rows before as results.csv.prev; results.csv.lock\n"
-                "keeps a second compare out), and compare.scenario, the\n"
-                "options --resume must give again")},
+                "keeps a second compare out), compare.scenario, the\n"
+                "options --resume must give again, and compare.files,\n"
+                "the size and CRC-32 of each file the runs read (a\n"
+                "policy's file=, a trace, the data), which must not\n"
+                "change before a --resume")},
     {SW_OPT_ROW(SW_OPT_FLAG, "resume", 0, AT(resume), 0, 0, NULL,
                 "with --log-dir: keep the runs its results.csv holds\n"
                 "(each row is written as its run ends) and run the\n"
@@ -472,6 +475,11 @@ static int open_journal(plan *p, int argc, char **argv, char *err)
         return sw_fail(err, SW_ERANGE, "the scenario's options are too long to record");
     int rc = sw__cmp_journal_start(&p->journal, p->log_dir, scenario, p->resume, record_anew,
                                    err);
+    const char *texts[MAX_POLICIES + 3] = {p->sc.cfg.cluster, p->sc.cfg.events, p->sc.data_spec};
+    for (int i = 0; i < p->n_policies; i++)
+        texts[3 + i] = p->policies[i];
+    if (!rc)
+        rc = sw__cmp_files_check(p->log_dir, texts, 3 + (size_t)p->n_policies, p->resume, err);
     char **kept = rc ? NULL : calloc(p->n_runs, sizeof *kept);
     bool target = p->sc.cfg.target_acc > 0 || p->sc.cfg.target_loss > 0;
     if (!rc && !kept)

@@ -1,0 +1,130 @@
+/* The files a comparison's runs read, fingerprinted in its --log-dir (compare_journal.h): a
+ * resume whose policy file, trace or data changed since would table the rows it keeps beside
+ * runs of another policy, cluster or data set under one name. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "compare_journal.h"
+#include "syncwise/bytes.h"
+#include "syncwise/err.h"
+#include "syncwise/file.h"
+
+#define MAX_FILES 64
+#define PATH_LEN 1024
+
+typedef struct fingerprint {
+    char path[PATH_LEN];
+    unsigned long long size;
+    uint32_t crc;
+} fingerprint;
+
+/* Where a spec names a file: a policy's file=, a cluster's trace:, the data's train=, test=. */
+static const char *const keys[] = {"file=", "trace:", "train=", "test=", NULL};
+
+static bool have(const fingerprint *f, size_t n, const char *path)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(f[i].path, path))
+            return true;
+    return false;
+}
+
+/* The regular files the texts name, each once, into f (at most MAX_FILES); their count. */
+static size_t named(const char *const *texts, size_t n_texts, fingerprint *f)
+{
+    size_t n = 0;
+    for (size_t t = 0; t < n_texts; t++)
+        for (int k = 0; texts[t] && keys[k]; k++)
+            for (const char *at = strstr(texts[t], keys[k]); at && n < MAX_FILES;
+                 at = strstr(at + 1, keys[k])) {
+                const char *path = at + strlen(keys[k]);
+                size_t len = strcspn(path, ",;@|");
+                struct stat st;
+                if (!len || len >= PATH_LEN)
+                    continue;
+                snprintf(f[n].path, PATH_LEN, "%.*s", (int)len, path);
+                if (!have(f, n, f[n].path) && stat(f[n].path, &st) == 0 && S_ISREG(st.st_mode))
+                    n++;
+            }
+    return n;
+}
+
+/* Its size and CRC-32; false when it cannot be read (what reads it says why). */
+static bool measure(fingerprint *f)
+{
+    FILE *in = fopen(f->path, "rb");
+    if (!in)
+        return false;
+    static unsigned char buf[1 << 16];
+    f->size = 0, f->crc = 0;
+    for (size_t got; (got = fread(buf, 1, sizeof buf, in)) > 0; f->size += got)
+        f->crc = sw_crc32(f->crc, buf, got);
+    bool ok = !ferror(in);
+    fclose(in);
+    return ok;
+}
+
+/* The record's lines ("CRC SIZE PATH") into kept; their count. A line this cannot read is
+ * dropped (the file is only ever written whole); no record: none. */
+static size_t read_record(const char *record, fingerprint *kept)
+{
+    FILE *in = fopen(record, "r");
+    char line[PATH_LEN + 64];
+    size_t n = 0;
+    while (in && fgets(line, sizeof line, in) && n < MAX_FILES) {
+        fingerprint r;
+        int at = 0;
+        line[strcspn(line, "\n")] = '\0';
+        if (sscanf(line, "%8x %llu %n", &r.crc, &r.size, &at) != 2 || !at || !line[at])
+            continue;
+        snprintf(r.path, PATH_LEN, "%s", line + at);
+        kept[n++] = r;
+    }
+    if (in)
+        fclose(in);
+    return n;
+}
+
+int sw__cmp_files_check(const char *dir, const char *const *texts, size_t n_texts, bool resume,
+                        char *err)
+{
+    static fingerprint now[MAX_FILES], was[MAX_FILES];
+    size_t n = named(texts, n_texts, now), n_was = 0, m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (measure(&now[i]))
+            now[m++] = now[i];
+    n = m;
+    char record[4096];
+    if (snprintf(record, sizeof record, "%s/compare.files", dir) >= (int)sizeof record)
+        return sw_fail(err, SW_EINVAL, "--log-dir %s: the path is too long", dir);
+    if (resume)
+        n_was = read_record(record, was);
+    for (size_t i = 0; i < n_was; i++)
+        for (size_t j = 0; j < n; j++)
+            if (!strcmp(was[i].path, now[j].path) &&
+                (was[i].crc != now[j].crc || was[i].size != now[j].size))
+                return sw_fail(err, SW_EMISMATCH,
+                               "--resume: %s changed since the comparison in %s began (%llu "
+                               "bytes, CRC-32 %08x then; %llu, %08x now): the runs it kept "
+                               "would be tabled with runs of the new one under one name; give "
+                               "it back, or compare afresh in another --log-dir",
+                               now[j].path, dir, was[i].size, (unsigned)was[i].crc,
+                               now[j].size, (unsigned)now[j].crc);
+    /* Kept: this command's files, and those an earlier one named (a policy left out now may
+     * come back in a later resume). */
+    static char text[2 * MAX_FILES * (PATH_LEN + 32)];
+    size_t len = 0;
+    for (size_t i = 0; i < n + n_was; i++) {
+        const fingerprint *f = i < n ? &now[i] : &was[i - n];
+        if (i >= n && have(now, n, f->path))
+            continue;
+        len += (size_t)snprintf(text + len, sizeof text - len, "%08x %llu %s\n",
+                                (unsigned)f->crc, f->size, f->path);
+    }
+    return sw_file_write_atomic(record, (const uint8_t *)text, len, "comparison's file record",
+                                err);
+}
