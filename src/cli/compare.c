@@ -335,16 +335,20 @@ static void report(const plan *p)
     printf("\n%-22s %8s %26s %9s %9s %7s\n", "policy", "reached", "time to target (virtual s)",
            "speedup", "applies", "idle %");
     for (int i = 0; i < p->n_policies; i++) {
-        char cell[64];
-        snprintf(cell, sizeof cell, "%.1f +- %.1f%s", s[i].mean, s[i].half,
-                 s[i].reached < s[i].n ? " (>=)" : "");
+        char cell[64] = "- (no run finished)";
+        if (s[i].n) /* a time of 0.0 for runs that all failed would read as the fastest */
+            snprintf(cell, sizeof cell, "%.1f +- %.1f%s", s[i].mean, s[i].half,
+                     s[i].reached < s[i].n ? " (>=)" : "");
         printf("%-22s %3ld/%-4ld %26s", p->policies[i], s[i].reached, s[i].n, cell);
         const char *bound = best >= 0 ? sw_speedup_bound(&s[best], &s[i]) : NULL;
         char speedup[32] = "-";
-        if (bound)
+        if (bound && s[i].n)
             snprintf(speedup, sizeof speedup, "%s%.2fx", bound, sw_speedup(&s[best], &s[i]));
         printf(" %9s", speedup);
-        printf(" %9.0f %7.1f\n", s[i].applies, 100 * s[i].idle);
+        if (s[i].n)
+            printf(" %9.0f %7.1f\n", s[i].applies, 100 * s[i].idle);
+        else
+            printf(" %9s %7s\n", "-", "-");
     }
     if (best >= 0 && p->seeds > 1)
         printf("\nspeedup: mean time of the best baseline (%s) over each policy's; "

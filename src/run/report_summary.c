@@ -34,7 +34,8 @@ static int find_policy(const sw_report_policy *p, int n, const char *policy)
 
 /* One policy's trials, in the order its runs came. */
 /* Whether a run counts in the times to target: it reached the target (at >= 0), or ran to its
- * end; a log cut short of both (a run killed, or still going) says nothing of its time. */
+ * end; a log cut short of both (a run killed, still going, or a simulation stopped by a broken
+ * promise) says nothing of its time. */
 static bool counts(const sw_report_run *run, double at)
 {
     return at >= 0 || run->finished;
@@ -51,7 +52,8 @@ static void note_unfinished(sw_report *r, double target)
     if (n)
         snprintf(r->unfinished, sizeof r->unfinished,
                  "%u run%s (%.100s%s) stop%s without an end "
-                 "line, short of the target (killed, or still going): %s out of the times to "
+                 "line, short of the target (killed, still going, or a simulation that broke "
+                 "its policy's promise: syncwise check names it): %s out of the times to "
                  "target",
                  n, n == 1 ? "" : "s", r->runs[first].name, n > 1 ? ", ..." : "", n == 1 ? "s" : "",
                  n == 1 ? "it is left" : "they are left");
@@ -287,6 +289,10 @@ void sw_report_write_table(const sw_report *r, FILE *md)
         const sw_trials *t = &r->policies[i].trials;
         fputs("| ", md);
         md_code(md, r->policies[i].policy, true);
+        if (!t->n) { /* a time of 0.0 for runs that all failed would read as the fastest */
+            fprintf(md, " | 0/0 | - (no run finished) | - | - | - |\n");
+            continue;
+        }
         fprintf(md, " | %ld/%ld | %.1f +- %.1f%s | ", t->reached, t->n, t->mean, t->half,
                 t->reached < t->n ? " (>=)" : "");
         const sw_trials *b = r->best >= 0 ? &r->policies[r->best].trials : NULL;
