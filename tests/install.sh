@@ -82,6 +82,12 @@ for old in old abi1; do
     "$TMP/prefix/bin/syncwise" sim --no-model --max-time 10
   expect_output "build it again against this syncwise's headers" "$old: says what to do"
 done
+# A shared object that is no plugin at all is said to be none, not to be of another interface.
+printf 'int not_a_plugin(void) { return 1; }\n' > "$TMP/other.c"
+cc -std=c11 -shared -fPIC $SAN "$TMP/other.c" -o "$TMP/other.so"
+expect_status 1 "a shared object that is no plugin" -- env SYNCWISE_PLUGINS="$TMP/other.so" \
+  "$TMP/prefix/bin/syncwise" sim --no-model --max-time 10
+expect_output "it is no syncwise plugin" "says so"
 mv "$TMP/prefix" "$TMP/moved"
 rm "$TMP/half_barrier"
 expect_status 0 "a moved install still builds the example" -- build_example "$TMP/moved"

@@ -89,8 +89,9 @@ const sw_policy_ops *sw_policy_find(const char *name);
 /* The built-in policies, NULL-terminated, in the order --help lists them. */
 extern const sw_policy_ops *const sw_policies[];
 
-/* Adds a policy of one's own under ops->name (not taken already), so that specs name it as they
- * name the built-in ones; ops must outlive every use. At most SW_POLICY_MAX_REGISTERED. Fails
+/* Adds a policy of one's own under ops->name (not taken already; letters, digits, '_', '-' and
+ * '.', since specs and lists are split at the others), so that specs name it as they name the
+ * built-in ones; ops must outlive every use. At most SW_POLICY_MAX_REGISTERED. Fails
  * with a message. */
 #define SW_POLICY_MAX_REGISTERED 32
 int sw_policy_register(const sw_policy_ops *ops, char *err);

@@ -84,6 +84,20 @@ static int register_pairs(void **state)
     return 0;
 }
 
+/* Specs and lists are split at ':', ',', ';' and '=': a name holding one could never be named. */
+static void a_name_specs_cannot_carry_is_refused(void **state)
+{
+    (void)state;
+    char err[SW_ERR_LEN];
+    sw_policy_ops ops = pairs_policy;
+    const char *bad[] = {"x;y", "x,y", "x:y", "x=y", "x y", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ops.name = bad[i];
+        assert_int_equal(sw_policy_register(&ops, err), SW_EINVAL);
+        assert_non_null(strstr(err, "a name of letters, digits"));
+    }
+}
+
 static void only_a_registered_policy_of_ones_own_takes_a_promise(void **state)
 {
     (void)state;
@@ -166,6 +180,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(only_a_registered_policy_of_ones_own_takes_a_promise),
+        cmocka_unit_test(a_name_specs_cannot_carry_is_refused),
         cmocka_unit_test(the_checker_holds_a_run_to_the_policys_own_promise),
         cmocka_unit_test(a_promise_of_ones_own_keeps_the_liveness_rule),
         cmocka_unit_test(a_spec_the_promise_refuses_is_one_no_engine_takes),

@@ -40,6 +40,9 @@ static int load_one(const char *path, char *err)
                                                 "library path: give ./NAME for a file here)");
     int (*abi)(void);
     *(void **)&abi = dlsym(lib, "sw_plugin_abi"); /* POSIX's way to a function */
+    if (!abi && !dlsym(lib, "sw_plugin_policies"))
+        return sw_fail(err, SW_EINVAL, "SYNCWISE_PLUGINS: %s defines neither sw_plugin_policies "
+                       "nor sw_plugin_abi: it is no syncwise plugin (syncwise/policy.h)", path);
     int built = abi ? abi() : 1;
     if (built != SW_PLUGIN_ABI)
         return sw_fail(err, SW_EMISMATCH, "SYNCWISE_PLUGINS: %s was built against the plugin "

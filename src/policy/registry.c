@@ -1,4 +1,5 @@
 /* The policy registry (name -> operations) and helpers every policy shares. */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,10 +31,23 @@ const sw_policy_ops *sw_policy_find(const char *name)
     return NULL;
 }
 
+/* A name specs and lists can carry: they are split at ':', ',', ';', '=', '@' and blanks. */
+static bool good_name(const char *name)
+{
+    if (!name || !name[0])
+        return false;
+    for (const char *c = name; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("_-.", *c))
+            return false;
+    return true;
+}
+
 int sw_policy_register(const sw_policy_ops *ops, char *err)
 {
-    if (!ops || !ops->name || !ops->name[0] || strchr(ops->name, ':') || !ops->on_push)
-        return sw_fail(err, SW_EINVAL, "a policy needs a name (without ':') and on_push");
+    if (!ops || !good_name(ops->name) || !ops->on_push)
+        return sw_fail(err, SW_EINVAL, "a policy needs on_push and a name of letters, digits, "
+                       "'_', '-' and '.' (specs and lists are split at the others): '%s'",
+                       ops && ops->name ? ops->name : "(none)");
     if (sw_policy_find(ops->name))
         return sw_fail(err, SW_EINVAL, "a policy named '%s' exists already", ops->name);
     if (n_registered == SW_POLICY_MAX_REGISTERED)
