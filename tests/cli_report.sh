@@ -42,6 +42,9 @@ expect_status 0 "report with --baselines" -- "$SW" report "$TMP/bsp.jsonl" "$TMP
 expect_output "the best baseline (\`backup:k=2\`)" "its speedups are over the baseline named"
 expect_status 0 "report with a baseline whose spec has a comma" -- "$SW" report \
   "$TMP/bsp.jsonl" "$TMP/dssp.jsonl" -o "$TMP/out-base3" --baselines "dssp:lo=1,hi=3"
+expect_status 0 "report with a baseline as its tables label it" -- "$SW" report \
+  "$TMP/bsp.jsonl" "$TMP/dssp.jsonl" -o "$TMP/out-base4" --baselines "dssp:lo=1 hi=3"
+expect_output "the best baseline (\`dssp:lo=1 hi=3\`)" "the label names the same runs"
 expect_status 2 "report with a baseline no run has" -- "$SW" report "$TMP/bsp.jsonl" \
   -o "$TMP/out-base2" --baselines "ssp:s=3"
 expect_output "'ssp:s=3' is the policy of no run" "says which"

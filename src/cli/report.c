@@ -62,7 +62,7 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "baselines", 0, AT(baselines), 0, 0, "LIST",
                 "which of the runs' policies are baselines for the speedup\n"
                 "(a list as compare --baselines takes, each spelled as the\n"
-                "logs spell it)"),
+                "logs spell it, or as the tables label it: a ',' as ' ')"),
      .shown = "every bsp, asp and ssp"},
     {SW_OPT_ROW(SW_OPT_CALL, "window", 0, 0, 0, 0, "START:END",
                 "the timelines' stretch of time, in seconds (default:\n"

@@ -129,7 +129,8 @@ static double shared_target(const sw_report *r, double given)
     return t;
 }
 
-/* The baselines named (specs as the logs spell them, ';' between them) as the tables label
+/* The baselines named (specs as the logs spell them or as the tables label them, ';' between
+ * them) as the tables label
  * their runs, into *labels (the caller frees it); SW_EINVAL, said in err, when one is the policy
  * of no run (a typo would leave no speedup at all). */
 static int baseline_labels(const sw_report *r, const char *baselines, char **labels, char *err)
@@ -145,12 +146,14 @@ static int baseline_labels(const sw_report *r, const char *baselines, char **lab
     for (const char *b = baselines; *b; b += strcspn(b, ";"), b += *b == ';') {
         int n = (int)strcspn(b, ";");
         const sw_report_run *run = NULL;
-        for (uint32_t i = 0; i < r->n_runs && !run; i++)
-            if ((int)strlen(r->runs[i].spec) == n && !strncmp(r->runs[i].spec, b, n))
+        for (uint32_t i = 0; i < r->n_runs && !run; i++) /* as the logs spell it, or the tables */
+            if (((int)strlen(r->runs[i].spec) == n && !strncmp(r->runs[i].spec, b, n)) ||
+                ((int)strlen(r->runs[i].policy) == n && !strncmp(r->runs[i].policy, b, n)))
                 run = &r->runs[i];
         if (!run && n)
             return sw_fail(err, SW_EINVAL, "--baselines: '%.*s' is the policy of no run (a "
-                           "baseline is spelled as the logs' start lines spell it)", n, b);
+                           "baseline is spelled as the logs' start lines spell it, or as the "
+                           "tables label it)", n, b);
         if (run)
             len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ";" : "", run->policy);
     }
