@@ -173,8 +173,11 @@ static bool hung(server *s, uint32_t w, double now)
     double from = fmax(fmax(i->released_t, i->push_t[0]), s->steps_timed_from);
     if (i->state != SW_WORKER_RUNNING || !(now - from > s->p->step_timeout_s))
         return false;
-    sw_log(SW_LOG_WARN, "worker %u (%s) pushed nothing for %.3g s after its release "
+    /* A joiner's first step includes loading the data (a worker loads it once it is a member) */
+    bool first = !(i->push_t[0] >= i->joined_t);
+    sw_log(SW_LOG_WARN, "worker %u (%s) pushed nothing for %.3g s after its release%s "
            "(--step-timeout %.3g): dropped as hung", w, s->conns[w].name, now - from,
+           first ? " (its first step since it joined, loading the data included)" : "",
            s->p->step_timeout_s);
     return true;
 }
