@@ -97,6 +97,7 @@ for policy in bsp backup:k=2 dbw bdbw \
 done
 
 expect_status 0 "sim without a model" -- "$SW" sim --no-model --workers 50 --policy bsp --max-pushes 5000
+expect_output "(workers 0-31 of 50; the event log" "a wide cluster's table shows the first 32"
 expect_output "applies 100, pushes 5000" "50 workers: 100 supersteps in 5000 pushes"
 expect_status 0 "crash and join" -- "$SW" sim --no-model --workers 3 --policy bsp --max-time 100 \
   --cluster const:1 --events "crash:w=1,t=10.5;join:t=20.5"

@@ -13,9 +13,16 @@ static void row_u64(FILE *f, const char *label, const uint64_t *v, uint32_t n)
     fputc('\n', f);
 }
 
+/* Workers shown one a column: a wider table is read in the log (a run of 100000 workers printed
+ * rows of 800 KB). */
+#define WORKER_COLUMNS 32
+
 static void per_worker(FILE *f, const sw_run_stats *st)
 {
-    uint32_t n = st->n_slots;
+    uint32_t n = st->n_slots < WORKER_COLUMNS ? st->n_slots : WORKER_COLUMNS;
+    if (n < st->n_slots)
+        fprintf(f, "  (workers 0-%u of %u; the event log, or syncwise report, has them all)\n",
+                n - 1, st->n_slots);
     fprintf(f, "  %-12s", "worker");
     for (uint32_t w = 0; w < n; w++)
         fprintf(f, " %7u", w);
