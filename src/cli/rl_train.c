@@ -449,7 +449,9 @@ static int pretrain(plan *p, sw_rl_agent *a)
 
 static int train_episodes(plan *p, sw_rl_agent *a)
 {
-    double t0 = sw_clock_now_s(), avg = 0, loss = 0;
+    /* Recent averages: each episode weighs 0.95 of the one after it, the sums divided by the
+     * weights' (started at the first episode's value, they long stayed mostly its). */
+    double t0 = sw_clock_now_s(), time_sum = 0, loss_sum = 0, weights = 0;
     char err[SW_ERR_LEN], detail[512], at[64];
     for (long e = p->episodes_done, first = e; e < p->episodes; e++) {
         sw_rl_run run;
@@ -459,11 +461,13 @@ static int train_episodes(plan *p, sw_rl_agent *a)
         snprintf(at, sizeof at, "episode %ld", e + 1);
         if (diverged(p, at, run.td_loss))
             return 1;
-        avg = e > first ? 0.95 * avg + 0.05 * run.time : run.time;
-        loss = e > first ? 0.95 * loss + 0.05 * run.td_loss : run.td_loss;
+        time_sum = 0.95 * time_sum + run.time;
+        loss_sum = 0.95 * loss_sum + run.td_loss;
+        weights = 0.95 * weights + 1;
         snprintf(detail, sizeof detail, "%s: %.0f s%s (recent average %.0f s), TD loss %.3g",
                  run.regime[0] ? run.regime : run.model, run.time,
-                 run.reached ? "" : " (target not reached)", avg, loss);
+                 run.reached ? "" : " (target not reached)", time_sum / weights,
+                 loss_sum / weights);
         progress(p, "episode", e + 1, p->episodes, first, 0, t0, detail);
         p->episodes_done = e + 1;
         if (save_due(p, a, e + 1, p->episodes, at))
