@@ -525,10 +525,11 @@ int sw_cli_rl_train(int argc, char **argv)
     if (!rc && complete)
         printf("%s holds the whole training already: nothing left to do\n", p.out);
     else if (!rc)
-        printf("wrote %s: %ld pre-training runs%s %.0f s, %ld episodes %.0f s, %.0f s in all\n",
+        printf("wrote %s: %ld pre-training runs%s %.0f s, %ld episodes %.0f s, %.0f s in all%s\n",
                p.out, pre_total - pre_before,
                p.pre_epochs && pre_before < pre_total ? " and their passes" : "", pre_s,
-               p.episodes - episodes_before, sw_clock_now_s() - t0 - pre_s, sw_clock_now_s() - t0);
+               p.episodes - episodes_before, sw_clock_now_s() - t0 - pre_s, sw_clock_now_s() - t0,
+               p.resume ? " (this time: the file holds the runs before too)" : "");
     sw_rl_agent_free(a);
     sw_data_free(&p.rl.data);
     sw_file_release_claim(p.out, p.out_lock, made);
