@@ -45,7 +45,7 @@ static bool parse_window(void *opts, const char *cmd, const char *arg)
     if (decimal)
         o->to = strtod(end + 1, &end);
     if (!decimal || *end || !isfinite(o->to) || !(o->from >= 0) || !(o->to > o->from)) {
-        sw_cli_error(cmd, "--window %s: give START:END in seconds, START < END", arg);
+        sw_cli_error(cmd, "--window %s: give START:END in seconds, 0 <= START < END", arg);
         return false;
     }
     o->window = arg;
