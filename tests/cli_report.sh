@@ -388,4 +388,14 @@ for name in runs applies timeline staleness targets; do
   OUT=$(awk -F, 'NR == 1 { n = NF } NF != n { bad++ } END { print bad + 0 }' "$TMP/out-nl/$name.csv")
   expect_output "0" "$name.csv: every row has its header's fields"
 done
+
+# A run whose policy was switched counts in the tables as the policy it started with, and the
+# report says so, naming the last policy it switched to.
+"$SW" sim --policy ssp:s=1 --workers 3 --no-model --max-time 300 -q --log "$TMP/switched.jsonl" \
+  --events "switch:t=100,policy=dssp:lo=1,hi=3;switch:t=200,policy=bsp" > /dev/null
+expect_status 0 "report of a run with switches" -- "$SW" report -q "$TMP/switched.jsonl" \
+  -o "$TMP/out-switched"
+OUT=$(cat "$TMP/out-switched/report.md")
+expect_output "1 run (switched) switched policies (switched: 2 switches, the last to bsp)" \
+  "report.md names the run and its switches"
 finish

@@ -57,6 +57,8 @@ typedef struct sw_report_run {
     uint64_t applies;
     size_t n_evals;
     double *eval_t, *eval_acc;
+    uint32_t switches;      /* policy switches in its log */
+    char switched_to[256];  /* the policy the last one took up */
 } sw_report_run;
 
 /* One policy's line of the summary. */
@@ -83,6 +85,8 @@ typedef struct sw_report {
                               * (model, workers, cluster, ...): its times compare with nothing */
     char unfinished[384];    /* "" or which runs the times to target leave out: their logs stop
                               * without an end line (killed, still going) short of the target */
+    char switched[512];      /* "" or which runs switched policies: each counts in the tables
+                              * as the policy it started with */
 } sw_report;
 
 /* A policy spec as the tables label it, in place: in the tidy CSV files and gnuplot's columns a

@@ -123,6 +123,8 @@ static int write_markdown(const sw_report *r, char *err)
         fprintf(md, "**Warning: %s.**\n\n", r->mixed);
     if (r->unfinished[0])
         fprintf(md, "**Warning: %s.**\n\n", r->unfinished);
+    if (r->switched[0])
+        fprintf(md, "**Note: %s.**\n\n", r->switched);
     if (r->n_runs)
         sw_report_write_table(r, md);
     static const char *const plots[][2] = {
@@ -339,6 +341,8 @@ int sw_cli_report(int argc, char **argv)
         sw_log(SW_LOG_WARN, "%s", r.mixed);
     if (!rc && r.unfinished[0])
         sw_log(SW_LOG_WARN, "%s", r.unfinished);
+    if (!rc && r.switched[0])
+        sw_log(SW_LOG_INFO, "%s", r.switched);
     if (!rc && r.n_runs && !o.quiet)
         sw_report_write_table(&r, stdout);
     sw_report_free(&r);

@@ -281,6 +281,10 @@ static int on_event(void *ctx, const sw_event *event, size_t line, char *err)
     case SW_EV_RELEASE: set_state(s, ev->worker, 2, ev->t); break;
     case SW_EV_LEAVE:
     case SW_EV_CRASH: set_state(s, ev->worker, 0, ev->t); break;
+    case SW_EV_SWITCH:
+        s->run.switches++;
+        snprintf(s->run.switched_to, sizeof s->run.switched_to, "%s", ev->reason);
+        break;
     default: break;
     }
     return 0;

@@ -59,6 +59,23 @@ static void note_unfinished(sw_report *r, double target)
                  n == 1 ? "it is left" : "they are left");
 }
 
+/* The runs whose policy was switched: the tables count each as the policy it started with. */
+static void note_switched(sw_report *r)
+{
+    uint32_t n = 0, first = 0;
+    for (uint32_t i = 0; i < r->n_runs; i++)
+        if (r->runs[i].switches && n++ == 0)
+            first = i;
+    r->switched[0] = '\0';
+    if (n)
+        snprintf(r->switched, sizeof r->switched,
+                 "%u run%s (%.100s%s) switched policies (%.100s: %u switch%s, the last to "
+                 "%.100s): the tables count each as the policy it started with",
+                 n, n == 1 ? "" : "s", r->runs[first].name, n > 1 ? ", ..." : "",
+                 r->runs[first].name, r->runs[first].switches,
+                 r->runs[first].switches == 1 ? "" : "es", r->runs[first].switched_to);
+}
+
 static sw_trials policy_trials(const sw_report *r, const char *policy, double target)
 {
     sw_trial *t = calloc(r->n_runs ? r->n_runs : 1, sizeof *t);
@@ -181,6 +198,7 @@ static int summarize(sw_report *r, double target_acc, const char *baselines, cha
     r->n_policies = 0;
     r->best = r->fastest = -1;
     note_unfinished(r, target_acc);
+    note_switched(r);
     if (!(r->policies = calloc(r->n_runs ? r->n_runs : 1, sizeof *r->policies)))
         return sw_fail(err, SW_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < r->n_runs; i++) {
