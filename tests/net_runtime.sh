@@ -175,6 +175,14 @@ expect_output "is not empty (an earlier run's checkpoint?)" "is refused, saying 
 checks=$((checks + 1))
 cmp -s "$TMP/server.ckpt" "$TMP/server.ckpt.kept" ||
   { echo "FAIL: the refused server touched the checkpoint"; failures=$((failures + 1)); }
+# A resume that makes no apply (another --optimizer by mistake, stopped at once) leaves the
+# checkpoint as it was, the momentum it holds with it, though saves fall due meanwhile.
+expect_status 0 "a resume with another optimizer that makes no apply" -- "$SW" server \
+  --bind "tcp://127.0.0.1:*" --policy bsp --data "$DATA" --model mlp:h=1,u=32 \
+  --checkpoint "$TMP/server.ckpt" --resume --optimizer adam --max-time 1 --checkpoint-every 0.2 -q
+checks=$((checks + 1))
+cmp -s "$TMP/server.ckpt" "$TMP/server.ckpt.kept" ||
+  { echo "FAIL: a resume without an apply rewrote the checkpoint"; failures=$((failures + 1)); }
 # A crash (a full disk, a machine gone) may leave a half-written last line: the resumed server
 # cuts it, so that its segment begins on a line of its own.
 printf '{"t":99,"ev":"pu' >> "$LOG"

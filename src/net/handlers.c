@@ -451,6 +451,7 @@ static void on_ctl(server *s, const peer *from, const sw_msg *m)
             sw__server_follow(s, &res);
             /* The switch is the run's: a checkpoint now keeps it, should the server crash
              * before the next one on the schedule. */
+            s->as_resumed = false;
             if (sw__server_checkpoint(s, err))
                 sw__server_fail(s, SW_EIO, err);
         }

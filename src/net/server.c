@@ -479,6 +479,7 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
     s->shards.restore_sent = 0; /* a resumed run's RESTORE went before the clock started */
     s->next_eval = 0;
     s->last_ckpt_applies = r->start_version;
+    s->as_resumed = s->resuming && !s->shards.n;
     s->eval_version = r->start_version;
     sw_rate_init(&s->recent, 5);
     sw_rate_add(&s->recent, 0, r->start_version);

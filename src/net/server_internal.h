@@ -92,6 +92,10 @@ struct sw_server {
     double steps_timed_from;
     bool log_failed;             /* a write to --log failed (said once) */
     uint64_t last_ckpt_applies;
+    /* Resumed, and no apply or switch since: the checkpoint file is the run as it stands, and a
+     * save would only put this command's options in it (a resume given another --optimizer by
+     * mistake, stopped at once, lost the momentum the file held). */
+    bool as_resumed;
     uint64_t eval_version;  /* the version the last evaluation saw */
     sw_rate recent;         /* applies per second over the last seconds, for ctl status */
     bool unchecked;         /* payloads go without checksums, and may come so (WELCOME says) */

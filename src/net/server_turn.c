@@ -237,6 +237,11 @@ int sw__server_checkpoint(server *s, char *err)
     }
     if (s->threaded) /* the jobs of applies decided still running: θ is not yet version V's */
         sw__pool_drain(&s->pool);
+    s->as_resumed = s->as_resumed && sw_engine_version(s->engine) == s->last_ckpt_applies;
+    if (s->as_resumed) {
+        s->next_ckpt = sw__server_now(s) + (s->p->checkpoint_s > 0 ? s->p->checkpoint_s : INFINITY);
+        return 0;
+    }
     sw_ckpt c = model_ckpt(s, (float *)sw__server_params(s), sw_engine_version(s->engine));
     sw__server_resume_facts(s, c.note, sizeof c.note);
     int rc = sw_ckpt_put_optim(&c, sw_engine_optim(s->engine), err);
