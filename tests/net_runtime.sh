@@ -94,24 +94,25 @@ expect_output "1 crashed" "the dead worker was noticed, and only it"
 kill "$haunter" 2>/dev/null
 wait "${WPIDS[@]:1}"
 
-# A worker whose step never ends (a deadlock, a stuck disk; here a delay of 100 s) while its
-# heartbeats, another thread's, go on would hold bsp for ever: --step-timeout drops it as hung
-# and the others go on; stragglers within the timeout are kept. (Told by its heartbeats' echo
-# that it was dropped, this one joins again, and is dropped again after its next release.)
+# A worker whose step never ends (a deadlock, a stuck disk) while its heartbeats, another
+# thread's, go on would hold bsp for ever: --step-timeout drops it as hung and the others go on;
+# stragglers within the timeout are kept. The stuck member (a client of its own, from
+# docs/protocol.md) pushes once, then only heartbeats: a joiner's first step, which loads the
+# data, is not timed, so a worker slow from its start (delayed 3 s a step) is not dropped.
 WPIDS=()
-start_server bsp --max-applies 30 --wait-workers 3 --step-timeout 1
-start_worker --delay-ms 100000 --name hung
+start_server bsp --max-applies 30 --wait-workers 4 --step-timeout 1
+/usr/bin/python3 "$(dirname "$0")/proto/stuck_member.py" "$EP" 30 > "$TMP/stuck.out" 2>&1 &
+stuck=$!
+start_worker --delay-ms 3000 --max-steps 1 --name slow-start
 for i in 1 2; do start_worker --delay-ms 20; done
 expect_server "bsp with a hung worker and --step-timeout"
 expect_output "stopped: version 30" "the run makes its applies without the hung worker"
-expect_output "(hung) pushed nothing for" "the server says why it dropped it"
-OUT=$(grep "dropped as hung" "$TMP/server.err" | grep -v "(hung)")
+expect_output "(stuck) pushed nothing for" "the server says why it dropped it"
+expect_output "1 crashed" "the hung worker, and only it, was dropped"
+OUT=$(grep "dropped as hung" "$TMP/server.err" | grep -v "(stuck)")
 expect_no_output "dropped" "no other worker was taken for hung"
-OUT="$(grep -c "dropped as hung" "$TMP/server.err") hung, $(grep -c "stopped answering" \
-  "$TMP/server.err") dropped"
-expect_output "$(grep -c "stopped answering" "$TMP/server.err") hung," "every worker dropped was hung"
-kill -9 "${WPIDS[0]}"
-wait "${WPIDS[@]}" 2>/dev/null
+kill "$stuck" 2>/dev/null
+wait "$stuck" "${WPIDS[@]}" 2>/dev/null
 
 # A server refused at its start leaves an existing log as it was.
 echo '{"kept":1}' > "$TMP/kept.jsonl"

@@ -90,11 +90,16 @@ bool sw__server_engine_ok(server *s, int rc, const char *what, uint32_t w)
 
 void sw__server_drop_worker(server *s, uint32_t w, bool crashed)
 {
+    sw_log(SW_LOG_INFO, "worker %u %s", w, crashed ? "stopped answering: dropped" : "left");
+    sw__server_remove_worker(s, w, crashed);
+}
+
+void sw__server_remove_worker(server *s, uint32_t w, bool crashed)
+{
     s->conns[w].live = false;
     s->r->crashes += crashed;
     if (s->shards.n)
         sw__shards_member(s, w, 0);
-    sw_log(SW_LOG_INFO, "worker %u %s", w, crashed ? "stopped answering: dropped" : "left");
     if (!s->started) /* the engine learns of workers once --wait-workers are in: not of this one */
         return;
     sw_engine_result res;

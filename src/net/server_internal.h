@@ -171,6 +171,8 @@ void sw__server_handle(server *s, const peer *from, const sw_msg *m);
 
 /* Removes worker w (crashed or leaving) from the engine and forgets its connection. */
 void sw__server_drop_worker(server *s, uint32_t w, bool crashed);
+/* The same, having said why itself. */
+void sw__server_remove_worker(server *s, uint32_t w, bool crashed);
 
 /* Records the failure that ends the run (the first one) and stops it. */
 void sw__server_fail(server *s, int rc, const char *why);

@@ -164,21 +164,20 @@ static void forgive_stall(server *s, double now)
 
 /* A running worker that has pushed nothing for --step-timeout: its step is stuck (its
  * heartbeats, another thread's, say only that its process lives). Dropped as a crash, it hears
- * UNKNOWN and joins again should its step ever end. */
+ * UNKNOWN and joins again should its step ever end. A joiner's steps are timed from its first
+ * push: before it, a worker loads the data (once a member), for as long as the data take. */
 static bool hung(server *s, uint32_t w, double now)
 {
     if (!(s->p->step_timeout_s > 0) || !s->started)
         return false;
     const sw_worker_info *i = &sw_engine_get_view(s->engine)->workers[w];
     double from = fmax(fmax(i->released_t, i->push_t[0]), s->steps_timed_from);
-    if (i->state != SW_WORKER_RUNNING || !(now - from > s->p->step_timeout_s))
+    if (i->state != SW_WORKER_RUNNING || !(i->push_t[0] >= i->joined_t) ||
+        !(now - from > s->p->step_timeout_s))
         return false;
-    /* A joiner's first step includes loading the data (a worker loads it once it is a member) */
-    bool first = !(i->push_t[0] >= i->joined_t);
-    sw_log(SW_LOG_WARN, "worker %u (%s) pushed nothing for %.3g s after its release%s "
-           "(--step-timeout %.3g): dropped as hung", w, s->conns[w].name, now - from,
-           first ? " (its first step since it joined, loading the data included)" : "",
-           s->p->step_timeout_s);
+    sw_log(SW_LOG_WARN, "worker %u (%s) pushed nothing for %.3g s after its release "
+           "(--step-timeout %.3g), though its heartbeats come: dropped as hung", w,
+           s->conns[w].name, now - from, s->p->step_timeout_s);
     return true;
 }
 
@@ -191,9 +190,10 @@ static void check_heartbeats(server *s, double now)
         if (c->live && c->unreachable)
             sw_log(SW_LOG_WARN, "worker %u's connection is gone (a network fault?): it must "
                    "join again", w);
-        if (c->live && (c->unreachable || now - c->last_seen > s->p->heartbeat_timeout_s ||
-                        hung(s, w, now)))
+        if (c->live && (c->unreachable || now - c->last_seen > s->p->heartbeat_timeout_s))
             sw__server_drop_worker(s, w, true);
+        else if (c->live && hung(s, w, now))
+            sw__server_remove_worker(s, w, true);
     }
 }
 
