@@ -413,4 +413,12 @@ expect_status 1 "IDX test images of another shape" -- "$SW" train --data "idx:di
   --model softmax --epochs 1 --out "$TMP/shapes.ckpt"
 expect_output "test images are 14x56, training images 28x28" "says both shapes"
 
+# A training refused before its first save leaves no FILE.lock behind, which a server's --resume
+# of that path would take for a run killed before its first save.
+expect_status 1 "a training of data that is not there" -- "$SW" train \
+  --data "csv:train=$TMP/none.csv,test=$TMP/none.csv,label=first" --model softmax --epochs 1 \
+  --out "$TMP/refused.ckpt"
+checks=$((checks + 1))
+[ ! -e "$TMP/refused.ckpt.lock" ] || { echo "FAIL: the refused training left its lock"; failures=$((failures + 1)); }
+
 finish

@@ -80,6 +80,13 @@ void sw_file_release(int lock_fd);
  * PATH.lock, for sw_file_release_claim. */
 int sw_file_claim_checkpoint(const char *path, const char *who, bool *resume, int *lock_fd,
                              bool *made, char *err);
+/* sw_file_claim of an output saved now and then (a training's --out); *made says whether this
+ * claim made PATH.lock, for sw_file_release_claim, which removes it when nothing was saved. */
+int sw_file_claim_output(const char *path, const char *what, int *lock_fd, bool *made, char *err);
+/* The file path names in the end, through symbolic links (to a file that may not exist yet),
+ * its directory resolved, into out; false for a loop or a name too long. */
+bool sw_file_final_name(const char *path, char out[4096]);
+
 /* Marks the claim's PATH.lock (once) as one under which a save was made: called after each
  * save, so that a resume that finds the file gone knows it was not a start killed early. */
 void sw_file_note_saved(int lock_fd);

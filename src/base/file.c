@@ -61,17 +61,35 @@ static bool sibling_exists(const char *path, const char *suffix)
 
 static bool resolved(const char *path, char out[4096]);
 
-/* The lock of path's claim: PATH.lock beside the file path names in the end, through any
- * symbolic link to it or to a directory on the way, so that a second process given a link to a
- * claimed file meets the same lock. */
+bool sw_file_final_name(const char *path, char out[4096])
+{
+    char at[4096], target[4096];
+    if (snprintf(at, sizeof at, "%s", path) >= (int)sizeof at)
+        return false;
+    for (int hops = 0; hops < 40; hops++) { /* as the kernel, which gives up at 40 (ELOOP) */
+        struct stat st;
+        if (lstat(at, &st) != 0 || !S_ISLNK(st.st_mode))
+            return resolved(at, out) || snprintf(out, 4096, "%s", at) < 4096;
+        ssize_t n = readlink(at, target, sizeof target - 1);
+        if (n < 0)
+            return false;
+        target[n] = '\0';
+        char *slash = strrchr(at, '/');
+        if (target[0] == '/' || !slash) /* absolute, or relative to the working directory */
+            snprintf(at, sizeof at, "%s", target);
+        else if (snprintf(slash + 1, sizeof at - (size_t)(slash + 1 - at), "%s", target) >=
+                 (int)(sizeof at - (size_t)(slash + 1 - at)))
+            return false;
+    }
+    return false;
+}
+
+/* The lock of path's claim: PATH.lock beside the file path names in the end, so that a second
+ * process given a link to a claimed file meets the same lock, saved yet or not. */
 static bool lock_name(const char *path, char name[4096])
 {
-    char real[PATH_MAX], dir_real[4096];
-    if (realpath(path, real))
-        return sibling(real, ".lock", name);
-    if (resolved(path, dir_real))
-        return sibling(dir_real, ".lock", name);
-    return sibling(path, ".lock", name);
+    char final[4096];
+    return sibling(sw_file_final_name(path, final) ? final : path, ".lock", name);
 }
 
 static bool saved_at(const char *path)
@@ -123,7 +141,17 @@ int sw_file_claim_checkpoint(const char *path, const char *who, bool *resume, in
                "first save, and this one starts afresh", path, who);
     }
     *made = !claimed;
-    return sw_file_claim(path, "--checkpoint", lock_fd, err);
+    int rc = sw_file_claim(path, "--checkpoint", lock_fd, err);
+    if (!rc && !*resume && ftruncate(*lock_fd, 0) != 0) /* an earlier run's saves are not ours */
+        sw_log(SW_LOG_DEBUG, "cannot clear the lock's mark: %s", strerror(errno));
+    return rc;
+}
+
+int sw_file_claim_output(const char *path, const char *what, int *lock_fd, bool *made, char *err)
+{
+    char lock[4096];
+    *made = lock_name(path, lock) && access(lock, F_OK) != 0;
+    return sw_file_claim(path, what, lock_fd, err);
 }
 
 void sw_file_release_claim(const char *path, int lock_fd, bool made)
@@ -344,9 +372,9 @@ static int write_atomic(const char *path, const uint8_t *b, size_t n, mode_t mod
     /* Through a symbolic link to the file it names: renamed over, the link would become a file
      * of its own, and the file the user linked to would keep the old contents. */
     struct stat st;
-    char real[PATH_MAX];
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && realpath(path, real))
-        path = real;
+    char final[4096];
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && sw_file_final_name(path, final))
+        path = final; /* a link to no file yet too: the file is made where it points */
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return sw_fail(err, SW_EIO, "%s: is a directory: give a file's name for the %s", path,
                        what);

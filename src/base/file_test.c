@@ -90,12 +90,39 @@ static void a_link_meets_the_claim(void **state)
     unlink(path);
 }
 
+/* A link made before the first save (to a big disk, say) names a file that is not there yet:
+ * its claim meets the claim on the file all the same, and a save through it makes the file
+ * where it points, the link kept. */
+static void a_link_to_no_file_yet(void **state)
+{
+    (void)state;
+    char err[SW_ERR_LEN], path[2048], link_path[2048];
+    snprintf(path, sizeof path, "%s", sw_test_path("later.ckpt"));
+    snprintf(link_path, sizeof link_path, "%s", sw_test_path("early-link.ckpt"));
+    assert_int_equal(symlink("later.ckpt", link_path), 0); /* relative, as ln -s makes it */
+    int held, other = -1;
+    assert_int_equal(sw_file_claim(path, "--out", &held, err), 0);
+    assert_int_equal(sw_file_claim(link_path, "--out", &other, err), SW_ESTATE);
+    sw_file_release(held);
+    assert_int_equal(sw_file_write_atomic(link_path, (const uint8_t *)"one\n", 4, "ckpt", err), 0);
+    assert_string_equal(text_of(path), "one\n");
+    struct stat st;
+    assert_int_equal(lstat(link_path, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    char lock[4096];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(lock);
+    unlink(link_path);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_private_file_is_new_and_its_owners),
         cmocka_unit_test(the_shared_writer_replaces),
         cmocka_unit_test(a_link_meets_the_claim),
+        cmocka_unit_test(a_link_to_no_file_yet),
     };
     return cmocka_run_group_tests(tests, NULL, sw_test_teardown);
 }

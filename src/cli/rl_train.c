@@ -494,11 +494,10 @@ int sw_cli_rl_train(int argc, char **argv)
     /* Claimed, not only checked: two trainings saving one file in turns would each overwrite
      * the other's weights and progress, and a resume would go on from either. Claimed after
      * the scenario is read, so that a refused command line leaves no FILE.lock behind. */
-    char err[SW_ERR_LEN], lock[4096];
+    char err[SW_ERR_LEN];
     /* A claim of ours that saved nothing (a mistyped --resume) leaves no FILE.lock behind. */
-    bool made = snprintf(lock, sizeof lock, "%s.lock", p.out) < (int)sizeof lock &&
-                access(lock, F_OK) != 0;
-    if (sw_file_claim(p.out, "--out", &p.out_lock, err)) {
+    bool made;
+    if (sw_file_claim_output(p.out, "--out", &p.out_lock, &made, err)) {
         sw_data_free(&p.rl.data);
         return sw_cli_error(CMD, "%s", err);
     }

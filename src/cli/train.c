@@ -40,6 +40,7 @@ typedef struct trainer {
     float *params, *grad;
     double t0;
     int out_lock; /* --out's (sw_file_claim): a running server's checkpoint is no training's */
+    bool lock_made; /* this claim made --out's lock: gone again if nothing was saved */
 } trainer;
 
 #define AT(field) offsetof(train_opts, field)
@@ -74,7 +75,8 @@ static int setup(trainer *t, char *err)
 {
     /* A place --out cannot be written, or a file another process saves (a server's
      * --checkpoint, another training's --out), is said before the first epoch, not after it. */
-    int rc = t->o.out ? sw_file_claim(t->o.out, "--out", &t->out_lock, err) : 0;
+    int rc = t->o.out ? sw_file_claim_output(t->o.out, "--out", &t->out_lock, &t->lock_made, err)
+                      : 0;
     if (!rc)
         rc = sw_data_load(&t->data, t->o.data, t->o.seed, err);
     if (rc)
@@ -211,6 +213,7 @@ int sw_cli_train(int argc, char **argv)
     free(t.params);
     free(t.grad);
     sw_data_free(&t.data);
-    sw_file_release(t.out_lock);
+    if (t.o.out)
+        sw_file_release_claim(t.o.out, t.out_lock, t.lock_made);
     return rc ? sw_cli_load_status(rc) : 0;
 }

@@ -82,6 +82,9 @@ struct sw_shard {
     uint8_t refused_server[SW_ROUTE_MAX];
     size_t refused_server_len;
     char config[SW_CKPT_NOTE_LEN]; /* INIT's text, kept in checkpoints */
+    /* --checkpoint as the file it names in the end (sw_file_final_name): FILE.prev goes beside
+     * it, not beside a link to it, which a rotation would rename away. */
+    char ckpt[4096];
     uint64_t run;           /* the run's id, from INIT */
     uint32_t index, slots;
     sw_chunk_table table;

@@ -79,9 +79,17 @@ void sw__shard_on_ping(shard *h, const from *f, const sw_msg *m)
 
 /* ---- Files: FILE holds the newest checkpoint, FILE.prev the one before ------------------- */
 
-static void prev_path(const shard *h, char out[PATH_MAX])
+/* --checkpoint as the file it names in the end, found once (shard_internal.h's ckpt). */
+static const char *ckpt_file(shard *h)
 {
-    snprintf(out, PATH_MAX, "%s.prev", h->p->checkpoint);
+    if (!h->ckpt[0] && (!h->p->checkpoint || !sw_file_final_name(h->p->checkpoint, h->ckpt)))
+        snprintf(h->ckpt, sizeof h->ckpt, "%s", h->p->checkpoint ? h->p->checkpoint : "");
+    return h->ckpt;
+}
+
+static void prev_path(shard *h, char out[PATH_MAX])
+{
+    snprintf(out, PATH_MAX, "%.*s.prev", PATH_MAX - 6, ckpt_file(h)); /* a longer name: no save */
 }
 
 static int save(shard *h, char *err)
@@ -100,10 +108,10 @@ static int save(shard *h, char *err)
     if (!rc && !sw_file_replaceable(prev))
         rc = sw_fail(err, SW_EIO, "%s is not a regular file (a device, FIFO or socket), which "
                      "keeping the checkpoint before would replace", prev);
-    if (!rc && rename(h->p->checkpoint, prev) && errno != ENOENT)
-        rc = sw_fail(err, SW_EIO, "%s: cannot keep it as %s: %s", h->p->checkpoint, prev,
+    if (!rc && rename(ckpt_file(h), prev) && errno != ENOENT)
+        rc = sw_fail(err, SW_EIO, "%s: cannot keep it as %s: %s", ckpt_file(h), prev,
                      strerror(errno));
-    if (!rc && !(rc = sw_ckpt_save(h->p->checkpoint, &c, err)))
+    if (!rc && !(rc = sw_ckpt_save(ckpt_file(h), &c, err)))
         sw_file_note_saved(h->ckpt_lock);
     free(c.optim_state);
     return rc;
@@ -130,12 +138,12 @@ static int load_one(const shard *h, const char *path, uint64_t version, sw_ckpt 
 
 /* The checkpoint of `version` (SW_SHARD_NONE: the newest), from FILE or else FILE.prev
  * (*from_prev says which). */
-static int load(const shard *h, uint64_t version, sw_ckpt *ck, bool *from_prev, char *err)
+static int load(shard *h, uint64_t version, sw_ckpt *ck, bool *from_prev, char *err)
 {
     char prev[PATH_MAX], why[SW_ERR_LEN];
     prev_path(h, prev);
     *from_prev = false;
-    int rc = load_one(h, h->p->checkpoint, version, ck, err);
+    int rc = load_one(h, ckpt_file(h), version, ck, err);
     if (!rc)
         return 0;
     if (version == SW_SHARD_NONE && access(prev, F_OK) != 0)
@@ -143,7 +151,7 @@ static int load(const shard *h, uint64_t version, sw_ckpt *ck, bool *from_prev, 
     *from_prev = true;
     rc = load_one(h, prev, version, ck, why);
     if (rc && version != SW_SHARD_NONE)
-        return sw_fail(err, rc, "neither %s nor %s holds this run's version %llu", h->p->checkpoint,
+        return sw_fail(err, rc, "neither %s nor %s holds this run's version %llu", ckpt_file(h),
                        prev, (unsigned long long)version);
     if (rc) { /* both unreadable: say what is wrong with each */
         char first[SW_ERR_LEN];
@@ -159,12 +167,12 @@ static int load(const shard *h, uint64_t version, sw_ckpt *ck, bool *from_prev, 
  * FILE.prev: should another shard come back from it during that save, every shard still holds
  * it. A failure leaves the files as they were (the run goes on; that second restore would be
  * the one to fail). */
-static void keep_restored(const shard *h)
+static void keep_restored(shard *h)
 {
     char prev[PATH_MAX];
     prev_path(h, prev);
-    if (rename(prev, h->p->checkpoint))
-        sw_log(SW_LOG_WARN, "%s: cannot keep it as %s: %s", prev, h->p->checkpoint,
+    if (rename(prev, ckpt_file(h)))
+        sw_log(SW_LOG_WARN, "%s: cannot keep it as %s: %s", prev, ckpt_file(h),
                strerror(errno));
 }
 
