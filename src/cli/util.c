@@ -414,9 +414,11 @@ char *sw_cli_policy_list_joined(const char *cmd, const char *opt, const char *li
 int sw_cli_endpoint_ok(const char *cmd, const char *opt, const char *ep, bool bind)
 {
     char out[512], err[SW_ERR_LEN];
-    if (!ep || sw_endpoint_check(ep, bind, out, sizeof out, err) == 0)
+    int rc = ep ? sw_endpoint_check(ep, bind, out, sizeof out, err) : 0;
+    if (!rc)
         return 0;
-    return sw_cli_error(cmd, "%s: %s", opt, err) + 1;
+    /* A path another process listens on is no usage error: the run could not start (1). */
+    return sw_cli_error(cmd, "%s: %s", opt, err) + (rc != SW_ESTATE);
 }
 
 int sw_cli_job_ok(const char *cmd, const char *job)

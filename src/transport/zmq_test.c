@@ -118,6 +118,7 @@ static void a_live_ipc_path_is_not_taken(void **state)
     assert_int_equal(rc, 0);
     sw_sock_close(second);
     sw_net_free(n);
+    unlink(endpoint + strlen("ipc://"));
 }
 
 int main(void)
