@@ -97,15 +97,18 @@ wait "${WPIDS[@]:1}"
 # A worker whose step never ends (a deadlock, a stuck disk) while its heartbeats, another
 # thread's, go on would hold bsp for ever: --step-timeout drops it as hung and the others go on;
 # stragglers within the timeout are kept. The stuck member (a client of its own, from
-# docs/protocol.md) pushes once, then only heartbeats: a joiner's first step, which loads the
-# data, is not timed, so a worker slow from its start (delayed 3 s a step) is not dropped.
+# docs/protocol.md) pushes once, then only heartbeats; it joins last, so that it is released at
+# once (it beats only after its push). A joiner's first step, which loads the data, may take 10
+# times the limit, so a worker slow from its start (3 s a step) is not dropped.
 WPIDS=()
 start_server bsp --max-applies 30 --wait-workers 4 --step-timeout 1
-/usr/bin/python3 "$(dirname "$0")/proto/stuck_member.py" "$EP" 30 > "$TMP/stuck.out" 2>&1 &
-stuck=$!
 start_worker --delay-ms 3000 --max-steps 1 --name slow-start
 for i in 1 2; do start_worker --delay-ms 20; done
+wait_status 15 "not started: 3 of 4 workers in"
+/usr/bin/python3 "$(dirname "$0")/proto/stuck_member.py" "$EP" 30 > "$TMP/stuck.out" 2>&1 &
+stuck=$!
 expect_server "bsp with a hung worker and --step-timeout"
+sed 's/^/    the stuck member said: /' "$TMP/stuck.out" # nothing, unless it failed
 expect_output "stopped: version 30" "the run makes its applies without the hung worker"
 expect_output "(stuck) pushed nothing for" "the server says why it dropped it"
 expect_output "1 crashed" "the hung worker, and only it, was dropped"

@@ -92,9 +92,16 @@ static bool lock_name(const char *path, char name[4096])
     return sibling(sw_file_final_name(path, final) ? final : path, ".lock", name);
 }
 
+/* FILE.prev beside the file path names in the end, where a shard rotates its saves. */
+static bool prev_exists(const char *path)
+{
+    char final[4096];
+    return sibling_exists(sw_file_final_name(path, final) ? final : path, ".prev");
+}
+
 static bool saved_at(const char *path)
 {
-    return access(path, F_OK) == 0 || sibling_exists(path, ".prev");
+    return access(path, F_OK) == 0 || prev_exists(path);
 }
 
 #define SAVED_MARK "saved\n"
@@ -126,7 +133,7 @@ int sw_file_claim_checkpoint(const char *path, const char *who, bool *resume, in
     char lock[4096];
     bool claimed = lock_name(path, lock) && access(lock, F_OK) == 0;
     int missing = access(path, F_OK) != 0 ? errno : 0; /* ENOENT, or why it cannot be seen */
-    if (*resume && missing && !sibling_exists(path, ".prev")) {
+    if (*resume && missing && !prev_exists(path)) {
         if (!claimed || missing != ENOENT)
             return sw_fail(err, SW_EIO, "%s: cannot open: %s: no run saved or claimed it (a "
                            "mistyped path? a run killed as it started? without --resume one "
@@ -141,10 +148,9 @@ int sw_file_claim_checkpoint(const char *path, const char *who, bool *resume, in
                "first save, and this one starts afresh", path, who);
     }
     *made = !claimed;
-    int rc = sw_file_claim(path, "--checkpoint", lock_fd, err);
-    if (!rc && !*resume && ftruncate(*lock_fd, 0) != 0) /* an earlier run's saves are not ours */
-        sw_log(SW_LOG_DEBUG, "cannot clear the lock's mark: %s", strerror(errno));
-    return rc;
+    /* An earlier run's mark is kept: cleared here, before the caller refuses a fresh start over
+     * a saved file, it would let a later --resume of a file moved away start afresh. */
+    return sw_file_claim(path, "--checkpoint", lock_fd, err);
 }
 
 int sw_file_claim_output(const char *path, const char *what, int *lock_fd, bool *made, char *err)
@@ -370,10 +376,12 @@ static int write_atomic(const char *path, const uint8_t *b, size_t n, mode_t mod
                         const char *what, char *err)
 {
     /* Through a symbolic link to the file it names: renamed over, the link would become a file
-     * of its own, and the file the user linked to would keep the old contents. */
+     * of its own, and the file the user linked to would keep the old contents. Not a new
+     * private file (a secret key): a link planted where it goes must not place it elsewhere. */
     struct stat st;
     char final[4096];
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && sw_file_final_name(path, final))
+    if (!new_only && lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
+        sw_file_final_name(path, final))
         path = final; /* a link to no file yet too: the file is made where it points */
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return sw_fail(err, SW_EIO, "%s: is a directory: give a file's name for the %s", path,

@@ -116,6 +116,32 @@ static void a_link_to_no_file_yet(void **state)
     unlink(path);
 }
 
+/* A shard killed between its rotation and its save, through a link: the link names nothing,
+ * FILE.prev beside the file it names holds the only copy, and a resume goes on from it. */
+static void a_resume_through_a_link_finds_the_prev(void **state)
+{
+    (void)state;
+    char err[SW_ERR_LEN], path[2048], link_path[2048], prev[4096], lock[4096];
+    snprintf(path, sizeof path, "%s", sw_test_path("slice.ckpt"));
+    snprintf(link_path, sizeof link_path, "%s", sw_test_path("slice-link.ckpt"));
+    snprintf(prev, sizeof prev, "%s.prev", path);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    assert_int_equal(symlink(path, link_path), 0);
+    assert_int_equal(sw_file_write_atomic(prev, (const uint8_t *)"old\n", 4, "ckpt", err), 0);
+    int fd;
+    bool resume = true, made;
+    assert_int_equal(sw_file_claim_checkpoint(link_path, "shard", &resume, &fd, &made, err), 0);
+    sw_file_note_saved(fd);
+    sw_file_release(fd);
+    assert_true(resume); /* neither refused nor started afresh */
+    assert_int_equal(sw_file_claim_checkpoint(link_path, "shard", &resume, &fd, &made, err), 0);
+    assert_true(resume);
+    sw_file_release(fd);
+    unlink(lock);
+    unlink(prev);
+    unlink(link_path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -123,6 +149,7 @@ int main(void)
         cmocka_unit_test(the_shared_writer_replaces),
         cmocka_unit_test(a_link_meets_the_claim),
         cmocka_unit_test(a_link_to_no_file_yet),
+        cmocka_unit_test(a_resume_through_a_link_finds_the_prev),
     };
     return cmocka_run_group_tests(tests, NULL, sw_test_teardown);
 }

@@ -97,8 +97,8 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "step-timeout", 0, AT(p.step_timeout_s), 0, 1e6, "S",
                 "a worker that pushes nothing this long after its\nrelease is dropped as hung, "
                 "though it heartbeats (a\nstuck step would hold a synchronous run for ever;"
-                "\na joiner is timed from its first push, as its first\nstep loads the data; it "
-                "joins again if the step ends;\n0: never)")},
+                "\na joiner's first step, which loads the data, may take\n10 S; it "
+                "joins again if the step ends; 0: never)")},
     {SW_OPT_ROW(SW_OPT_F64, "dead-link", 0, AT(p.dead_link_s), 0, 1e6, "S",
                 "close a worker's connection whose host acknowledges\n"
                 "nothing this long (TCP keepalive and user timeout; 0:\n"

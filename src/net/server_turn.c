@@ -164,20 +164,27 @@ static void forgive_stall(server *s, double now)
 
 /* A running worker that has pushed nothing for --step-timeout: its step is stuck (its
  * heartbeats, another thread's, say only that its process lives). Dropped as a crash, it hears
- * UNKNOWN and joins again should its step ever end. A joiner's steps are timed from its first
- * push: before it, a worker loads the data (once a member), for as long as the data take. */
+ * UNKNOWN and joins again should its step ever end. A joiner's first step may take
+ * FIRST_STEP_ALLOWANCE times as long: a worker loads the data once a member, for as long as the
+ * data take (a rejoiner keeps its data, but the server cannot tell it from a newcomer). */
+#define FIRST_STEP_ALLOWANCE 10
 static bool hung(server *s, uint32_t w, double now)
 {
     if (!(s->p->step_timeout_s > 0) || !s->started)
         return false;
     const sw_worker_info *i = &sw_engine_get_view(s->engine)->workers[w];
     double from = fmax(fmax(i->released_t, i->push_t[0]), s->steps_timed_from);
-    if (i->state != SW_WORKER_RUNNING || !(i->push_t[0] >= i->joined_t) ||
-        !(now - from > s->p->step_timeout_s))
+    bool first = !(i->push_t[0] >= i->joined_t);
+    double limit = s->p->step_timeout_s * (first ? FIRST_STEP_ALLOWANCE : 1);
+    if (i->state != SW_WORKER_RUNNING || !(now - from > limit))
         return false;
-    sw_log(SW_LOG_WARN, "worker %u (%s) pushed nothing for %.3g s after its release "
+    char why[96] = "";
+    if (first)
+        snprintf(why, sizeof why, " (its first since it joined, which loads the data: %d times "
+                 "the limit)", FIRST_STEP_ALLOWANCE);
+    sw_log(SW_LOG_WARN, "worker %u (%s) pushed nothing for %.3g s after its release%s "
            "(--step-timeout %.3g), though its heartbeats come: dropped as hung", w,
-           s->conns[w].name, now - from, s->p->step_timeout_s);
+           s->conns[w].name, now - from, why, s->p->step_timeout_s);
     return true;
 }
 
