@@ -52,6 +52,28 @@ static void the_shared_writer_replaces(void **state)
     unlink(path);
 }
 
+/* A save through the link writes the file it names, and the link stays a link. */
+static void expect_saved_through(const char *link_path, const char *path, const char *text)
+{
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_file_write_atomic(link_path, (const uint8_t *)text, strlen(text), "ckpt",
+                                          err), 0);
+    assert_string_equal(text_of(path), text);
+    struct stat st;
+    assert_int_equal(lstat(link_path, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+}
+
+/* The link, the file it names and the file's lock, removed. */
+static void remove_linked(const char *link_path, const char *path)
+{
+    char lock[4096];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(lock);
+    unlink(link_path);
+    unlink(path);
+}
+
 /* A claim reached through a symbolic link (to the file, or to its directory) meets the claim
  * on the file itself: two processes never save one checkpoint in turns. */
 static void a_link_meets_the_claim(void **state)
@@ -76,18 +98,9 @@ static void a_link_meets_the_claim(void **state)
     sw_file_release(held);
     assert_int_equal(sw_file_claim(link_path, "--checkpoint", &other, err), 0);
     sw_file_release(other);
-    /* A save through the link writes the file it names, and the link stays a link. */
-    assert_int_equal(sw_file_write_atomic(link_path, (const uint8_t *)"two\n", 4, "ckpt", err), 0);
-    assert_string_equal(text_of(path), "two\n");
-    struct stat st;
-    assert_int_equal(lstat(link_path, &st), 0);
-    assert_true(S_ISLNK(st.st_mode));
-    char lock[4096];
-    snprintf(lock, sizeof lock, "%s.lock", path);
-    unlink(lock);
+    expect_saved_through(link_path, path, "two\n");
     unlink(dir_link);
-    unlink(link_path);
-    unlink(path);
+    remove_linked(link_path, path);
 }
 
 /* A link made before the first save (to a big disk, say) names a file that is not there yet:
@@ -104,16 +117,8 @@ static void a_link_to_no_file_yet(void **state)
     assert_int_equal(sw_file_claim(path, "--out", &held, err), 0);
     assert_int_equal(sw_file_claim(link_path, "--out", &other, err), SW_ESTATE);
     sw_file_release(held);
-    assert_int_equal(sw_file_write_atomic(link_path, (const uint8_t *)"one\n", 4, "ckpt", err), 0);
-    assert_string_equal(text_of(path), "one\n");
-    struct stat st;
-    assert_int_equal(lstat(link_path, &st), 0);
-    assert_true(S_ISLNK(st.st_mode));
-    char lock[4096];
-    snprintf(lock, sizeof lock, "%s.lock", path);
-    unlink(lock);
-    unlink(link_path);
-    unlink(path);
+    expect_saved_through(link_path, path, "one\n");
+    remove_linked(link_path, path);
 }
 
 /* A shard killed between its rotation and its save, through a link: the link names nothing,
