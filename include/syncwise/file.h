@@ -80,6 +80,12 @@ void sw_file_release(int lock_fd);
  * PATH.lock, for sw_file_release_claim. */
 int sw_file_claim_checkpoint(const char *path, const char *who, bool *resume, int *lock_fd,
                              bool *made, char *err);
+/* A start afresh (no --resume) over saved work is refused, so that it is not lost to a
+ * forgotten option: SW_ESTATE, naming the file, when path (or, with prev_too, the FILE.prev
+ * kept beside the file it names) is not empty; `earlier` says what it may hold ("an earlier
+ * run's checkpoint"), `who` what would start ("run"). 0 otherwise. */
+int sw_file_refuse_fresh_start(const char *path, bool prev_too, const char *earlier,
+                               const char *who, char *err);
 /* sw_file_claim of an output saved now and then (a training's --out); *made says whether this
  * claim made PATH.lock, for sw_file_release_claim, which removes it when nothing was saved. */
 int sw_file_claim_output(const char *path, const char *what, int *lock_fd, bool *made, char *err);

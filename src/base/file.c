@@ -153,6 +153,25 @@ int sw_file_claim_checkpoint(const char *path, const char *who, bool *resume, in
     return sw_file_claim(path, "--checkpoint", lock_fd, err);
 }
 
+int sw_file_refuse_fresh_start(const char *path, bool prev_too, const char *earlier,
+                               const char *who, char *err)
+{
+    char final[4096], prev[4200];
+    const char *at = sw_file_final_name(path, final) ? final : path;
+    snprintf(prev, sizeof prev, "%s.prev", at);
+    struct stat st;
+    const char *kept = NULL;
+    if (stat(at, &st) == 0 && st.st_size > 0)
+        kept = path;
+    else if (prev_too && stat(prev, &st) == 0 && st.st_size > 0)
+        kept = prev;
+    if (!kept)
+        return 0;
+    return sw_fail(err, SW_ESTATE, "%s is not empty (%s?), and a %s started afresh would "
+                   "overwrite it: --resume goes on from it; to start afresh, remove it or name "
+                   "another file", kept, earlier, who);
+}
+
 int sw_file_claim_output(const char *path, const char *what, int *lock_fd, bool *made, char *err)
 {
     char lock[4096];

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmdline.h"
@@ -502,13 +501,11 @@ int sw_cli_rl_train(int argc, char **argv)
         return sw_cli_error(CMD, "%s", err);
     }
     /* As a server's checkpoint: a trained network is not lost to a forgotten --resume. */
-    struct stat st;
-    if (!p.resume && stat(p.out, &st) == 0 && st.st_size > 0) {
+    if (!p.resume && sw_file_refuse_fresh_start(p.out, false, "an earlier training's policy",
+                                                "training", err)) {
         sw_data_free(&p.rl.data);
         sw_file_release_claim(p.out, p.out_lock, made);
-        return sw_cli_error(CMD, "%s is not empty (an earlier training's policy?), and a "
-                            "training started afresh would overwrite it: --resume goes on "
-                            "from it; to start afresh, remove it or name another file", p.out);
+        return sw_cli_error(CMD, "%s", err);
     }
     sw_rl_agent *a = NULL;
     double t0 = sw_clock_now_s();

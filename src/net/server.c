@@ -227,13 +227,10 @@ static int setup(server *s, char *err)
                            : 0;
     if (rc)
         return rc;
-    struct stat st;
-    if (p->checkpoint && !s->resuming && stat(p->checkpoint, &st) == 0 && st.st_size > 0)
-        return sw_fail(err, SW_ESTATE,
-                       "%s is not empty (an earlier run's checkpoint?), and a run started "
-                       "afresh would overwrite it: --resume goes on from a checkpoint; to start "
-                       "afresh, remove it or name another file",
-                       p->checkpoint); /* a trained model is not lost to a typo */
+    if (p->checkpoint && !s->resuming &&
+        (rc = sw_file_refuse_fresh_start(p->checkpoint, false, "an earlier run's checkpoint",
+                                         "run", err)))
+        return rc;
     if (p->wait_workers > p->max_workers)
         return sw_fail(err, SW_EINVAL, "cannot wait for %u workers with %u slots", p->wait_workers,
                        p->max_workers);

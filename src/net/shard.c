@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "shard_internal.h"
 #include "syncwise/bytes.h"
@@ -402,15 +401,6 @@ static double turn(void *ctx, double now)
 
 /* ---- Life ----------------------------------------------------------------------------------- */
 
-/* The first of a and b that is a file with something in it, or NULL. */
-static const char *non_empty(const char *a, const char *b)
-{
-    struct stat st;
-    if (stat(a, &st) == 0 && st.st_size > 0)
-        return a;
-    return stat(b, &st) == 0 && st.st_size > 0 ? b : NULL;
-}
-
 int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard_result *r,
                  char *err)
 {
@@ -433,15 +423,11 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     snprintf(prev, sizeof prev, "%s.prev", h->ckpt);
     if (!rc && p->checkpoint)
         rc = sw_file_check_writable(prev, "--checkpoint's FILE.prev", err);
-    /* As the server: a slice of a trained model is not lost to a typo. FILE.prev too, which
-     * may be the only copy left (a save that failed on a full disk, a kill as it saved). */
-    const char *kept = !rc && p->checkpoint && !p->resume ? non_empty(h->ckpt, prev) : NULL;
-    if (kept)
-        rc = sw_fail(err, SW_ESTATE,
-                     "%s is not empty (an earlier run's slice?), and a shard started afresh "
-                     "would overwrite it: --resume goes on from it; to start afresh, remove it "
-                     "or name another file",
-                     kept);
+    /* As the server; FILE.prev too, which may be the only copy left (a save that failed on a
+     * full disk, a kill as it saved). */
+    if (!rc && p->checkpoint && !p->resume)
+        rc = sw_file_refuse_fresh_start(p->checkpoint, true, "an earlier run's slice", "shard",
+                                        err);
     if (!rc && p->apply_threads > SW_SHARD_THREADS_MAX)
         rc = sw_fail(err, SW_EINVAL, "--apply-threads %u: at most %d", p->apply_threads,
                      SW_SHARD_THREADS_MAX);
