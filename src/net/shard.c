@@ -417,12 +417,11 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     int rc = p->checkpoint ? sw_file_claim_checkpoint(p->checkpoint, "shard", &resume,
                                                       &h->ckpt_lock, &h->lock_made, err)
                            : 0;
-    if (p->checkpoint && !sw_file_final_name(p->checkpoint, h->ckpt))
-        snprintf(h->ckpt, sizeof h->ckpt, "%s", p->checkpoint);
-    char prev[4200]; /* where the checkpoint before goes: refused now, not at the first save */
-    snprintf(prev, sizeof prev, "%s.prev", h->ckpt);
-    if (!rc && p->checkpoint)
+    char prev[4096]; /* where the checkpoint before goes: refused now, not at the first save */
+    if (!rc && p->checkpoint) {
+        sw__shard_prev_path(h, prev);
         rc = sw_file_check_writable(prev, "--checkpoint's FILE.prev", err);
+    }
     /* As the server; FILE.prev too, which may be the only copy left (a save that failed on a
      * full disk, a kill as it saved). */
     if (!rc && p->checkpoint && !p->resume)

@@ -240,6 +240,10 @@ void sw__shard_on_ping(struct sw_shard *h, const sw__from *f, const sw_msg *m);
 void sw__shard_on_save(struct sw_shard *h, const sw__from *f, const sw_msg *m);
 void sw__shard_on_restore(struct sw_shard *h, const sw__from *f, const sw_msg *m);
 int sw__shard_resume(struct sw_shard *h, char *err);
+/* --checkpoint as the file it names in the end (found once, into h->ckpt), and FILE.prev beside
+ * it: a rotation beside a link would rename the link away. */
+const char *sw__shard_ckpt_file(struct sw_shard *h);
+void sw__shard_prev_path(struct sw_shard *h, char out[4096]);
 bool sw__shard_awaits(struct sw_shard *h, const sw_delivery *d, const sw_msg *m);
 bool sw__shard_is_lost(const struct sw_shard *h, uint32_t worker, uint64_t token, uint64_t seq);
 void sw__shard_free_recovery(struct sw_shard *h);

@@ -79,17 +79,16 @@ void sw__shard_on_ping(shard *h, const from *f, const sw_msg *m)
 
 /* ---- Files: FILE holds the newest checkpoint, FILE.prev the one before ------------------- */
 
-/* --checkpoint as the file it names in the end, found once (shard_internal.h's ckpt). */
-static const char *ckpt_file(shard *h)
+const char *sw__shard_ckpt_file(shard *h)
 {
     if (!h->ckpt[0] && (!h->p->checkpoint || !sw_file_final_name(h->p->checkpoint, h->ckpt)))
         snprintf(h->ckpt, sizeof h->ckpt, "%s", h->p->checkpoint ? h->p->checkpoint : "");
     return h->ckpt;
 }
 
-static void prev_path(shard *h, char out[PATH_MAX])
+void sw__shard_prev_path(shard *h, char out[4096])
 {
-    snprintf(out, PATH_MAX, "%.*s.prev", PATH_MAX - 6, ckpt_file(h)); /* a longer name: no save */
+    snprintf(out, 4096, "%.*s.prev", 4090, sw__shard_ckpt_file(h)); /* a longer name: no save */
 }
 
 static int save(shard *h, char *err)
@@ -104,14 +103,14 @@ static int save(shard *h, char *err)
     else
         snprintf(c.optimizer, sizeof c.optimizer, "sgd");
     char prev[PATH_MAX];
-    prev_path(h, prev);
+    sw__shard_prev_path(h, prev);
     if (!rc && !sw_file_replaceable(prev))
         rc = sw_fail(err, SW_EIO, "%s is not a regular file (a device, FIFO or socket), which "
                      "keeping the checkpoint before would replace", prev);
-    if (!rc && rename(ckpt_file(h), prev) && errno != ENOENT)
-        rc = sw_fail(err, SW_EIO, "%s: cannot keep it as %s: %s", ckpt_file(h), prev,
+    if (!rc && rename(sw__shard_ckpt_file(h), prev) && errno != ENOENT)
+        rc = sw_fail(err, SW_EIO, "%s: cannot keep it as %s: %s", sw__shard_ckpt_file(h), prev,
                      strerror(errno));
-    if (!rc && !(rc = sw_ckpt_save(ckpt_file(h), &c, err)))
+    if (!rc && !(rc = sw_ckpt_save(sw__shard_ckpt_file(h), &c, err)))
         sw_file_note_saved(h->ckpt_lock);
     free(c.optim_state);
     return rc;
@@ -141,9 +140,9 @@ static int load_one(const shard *h, const char *path, uint64_t version, sw_ckpt 
 static int load(shard *h, uint64_t version, sw_ckpt *ck, bool *from_prev, char *err)
 {
     char prev[PATH_MAX], why[SW_ERR_LEN];
-    prev_path(h, prev);
+    sw__shard_prev_path(h, prev);
     *from_prev = false;
-    int rc = load_one(h, ckpt_file(h), version, ck, err);
+    int rc = load_one(h, sw__shard_ckpt_file(h), version, ck, err);
     if (!rc)
         return 0;
     if (version == SW_SHARD_NONE && access(prev, F_OK) != 0)
@@ -151,7 +150,7 @@ static int load(shard *h, uint64_t version, sw_ckpt *ck, bool *from_prev, char *
     *from_prev = true;
     rc = load_one(h, prev, version, ck, why);
     if (rc && version != SW_SHARD_NONE)
-        return sw_fail(err, rc, "neither %s nor %s holds this run's version %llu", ckpt_file(h),
+        return sw_fail(err, rc, "neither %s nor %s holds this run's version %llu", sw__shard_ckpt_file(h),
                        prev, (unsigned long long)version);
     if (rc) { /* both unreadable: say what is wrong with each */
         char first[SW_ERR_LEN];
@@ -170,9 +169,9 @@ static int load(shard *h, uint64_t version, sw_ckpt *ck, bool *from_prev, char *
 static void keep_restored(shard *h)
 {
     char prev[PATH_MAX];
-    prev_path(h, prev);
-    if (rename(prev, ckpt_file(h)))
-        sw_log(SW_LOG_WARN, "%s: cannot keep it as %s: %s", prev, ckpt_file(h),
+    sw__shard_prev_path(h, prev);
+    if (rename(prev, sw__shard_ckpt_file(h)))
+        sw_log(SW_LOG_WARN, "%s: cannot keep it as %s: %s", prev, sw__shard_ckpt_file(h),
                strerror(errno));
 }
 
