@@ -166,6 +166,11 @@ bool sw__server_push_allowed(server *s, const peer *from, const sw_msg *m);
 void sw__server_accept_push(server *s, const peer *from, const sw_msg *m, const float *dense,
                             size_t nnz);
 
+/* Binds the listener workers reach and the operator socket (server_sockets.c); then says the
+ * server is ready, writing the endpoint where --endpoint-file says. */
+int sw__server_bind(server *s, char *err);
+int sw__server_announce(server *s, char *err);
+
 /* Handles one decoded message from `from`. */
 void sw__server_handle(server *s, const peer *from, const sw_msg *m);
 
