@@ -192,6 +192,53 @@ for edit in "version=9007199254740993/over 2^53" "optimizer=warp/records optimiz
   expect_output "${edit#*/}" "is refused as damage"
 done
 
+# A run ended, then one shard's newest checkpoint damaged (a bad disk), then every process
+# started again with --resume: that shard reads its FILE.prev, older than the version the
+# server's record names. Every shard still holds that one in FILE.prev, so the run goes back to
+# it, the applies between counted as lost, and goes on (it ended, naming the file, before).
+# With the other shard's FILE.prev damaged too, no checkpoint all hold is left: the run ends,
+# saying so, and nothing hangs.
+damage() { printf '\xff\xff\xff\xff' | dd of="$1" bs=1 seek=$(($(stat -c %s "$1") / 2)) \
+  conv=notrunc status=none; }
+WPIDS=()
+rm -f "$TMP"/shard*.ckpt* "$TMP/server3.ckpt"
+start_shards 2 --checkpoint "$TMP/shard@J@.ckpt"
+start_server bsp --wait-workers 2 --checkpoint "$TMP/server3.ckpt" --checkpoint-applies 10 \
+  --max-applies 25 --momentum 0.5
+for i in 1 2; do start_worker --delay-ms 20; done
+expect_server "a sharded run to 25 applies, checkpointed every 10"
+wait "${WPIDS[@]}" "${SHPIDS[@]}"
+mkdir -p "$TMP/saved3" && cp "$TMP"/shard*.ckpt* "$TMP/server3.ckpt" "$TMP/saved3/"
+damage "$TMP/shard1.ckpt"
+for j in 0 1; do resume_shard "$j"; done
+WPIDS=()
+KEEP_LOG=1 start_server bsp --wait-workers 2 --checkpoint "$TMP/server3.ckpt" \
+  --checkpoint-applies 10 --max-applies 60 --resume
+for i in 1 2; do start_worker --delay-ms 20; done
+expect_server "a sharded run resumed with one shard's newest checkpoint damaged"
+expect_output "version 85 (from 25)" "goes on to its limit"
+OUT=$(cat "$TMP/server.err")
+expect_output "shard 1 (tcp://127.0.0.1:" "the server names the shard"
+expect_output "cannot go back to version 25 (its log says why: a damaged file?): every shard goes \
+back to version 20, the newest checkpoint all hold, and the run goes on as version 25 (5 \
+applies lost)" "and goes back to the version before, which every shard holds"
+OUT=$(cat "$TMP/shard1.err")
+expect_output "shard1.ckpt: checksum mismatch" "the shard says what it found"
+wait "${WPIDS[@]}"
+expect_shards "one shard's newest checkpoint damaged"
+cp "$TMP"/saved3/* "$TMP/"
+damage "$TMP/shard1.ckpt"
+damage "$TMP/shard0.ckpt.prev"
+for j in 0 1; do resume_shard "$j"; done
+WPIDS=()
+KEEP_LOG=1 start_server bsp --wait-workers 2 --checkpoint "$TMP/server3.ckpt" --resume \
+  --max-applies 60
+expect_server_fails "a resume with no checkpoint every shard holds" 1
+expect_output "shard 0 (tcp://127.0.0.1:" "names the shard that holds no older one"
+expect_output "cannot go back to version 20 (its log says why: a damaged or missing file?) nor \
+to an older one: no checkpoint every shard holds is left, and the run ends" "and says why"
+for j in 0 1; do expect_shard_failed "$j" "shard $j ends with the run"; done
+
 # No shard at the endpoint: a run over at --max-time has nothing to gather from it, and ends at
 # once (it spun a core and ran 12 s of a 3 s run, blaming --shard-wait).
 start=$SECONDS

@@ -98,7 +98,9 @@ typedef enum sw_msg_type {
                                * (SW_SHARD_NONE: none), u64 bytes in, u64 bytes out, u64
                                * refused, u64 restores taken, u64 1 when it resumed from its
                                * checkpoint and awaits RESTORE, u64 the slice it holds (its
-                               * index) */
+                               * index), u64 the last RESTORE's number it took, u64 the
+                               * version its FILE.prev holds (SW_SHARD_NONE: none), u64 the
+                               * number of the last RESTORE it could not take (0: none) */
     SW_MSG_SHARD_RESTORE = 33,/* server -> shard: θ back to the checkpoint of version `from`,
                                * going on as `version`: u64 run, u64 from, u64 restore number,
                                * u32 slots, their tokens (u64 each, 0: no member), u32 n, n
@@ -123,7 +125,7 @@ typedef enum sw_msg_type {
 /* Sizes in the shards' payloads, for both ends: a STATE payload; a RESTORE's head before the
  * tokens (run, from, number, slots). A set of shards and an APPLY or RESTORE entry have the
  * width of the run's shards (src/net/shard_set.h). */
-#define SW_SHARD_STATE_BYTES 72
+#define SW_SHARD_STATE_BYTES 88
 #define SW_SHARD_RESTORE_HEAD 28
 
 typedef enum sw_msg_flag {

@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "syncwise/ckpt.h"
 #include "syncwise/err.h"
 #include "syncwise/net.h"
 #include "syncwise/shard.h"
@@ -105,10 +106,10 @@ typedef struct plan {
     double stop, kill0, restart_s;
 } plan;
 
-/* A run on two shards with a checkpoint every two applies (and every_s seconds, 0: not by
- * time), its server and workers started. */
+/* A run on two shards with a checkpoint every `applies` applies (and every_s seconds, 0: not
+ * by time), its server and workers started. */
 static void start_run(rig *g, sw_server **s, sw_server_result *r, sw_worker **workers,
-                      sw_worker_result *results, double every_s)
+                      sw_worker_result *results, uint64_t applies, double every_s)
 {
     char err[SW_ERR_LEN];
     *g = (rig){0};
@@ -133,7 +134,7 @@ static void start_run(rig *g, sw_server **s, sw_server_result *r, sw_worker **wo
     p.heartbeat_timeout_s = 1e9;
     p.eval_every_s = 1e9;
     p.checkpoint = g->record;
-    p.checkpoint_applies = 2;
+    p.checkpoint_applies = applies;
     p.checkpoint_s = every_s;
     p.max_applies = LIMIT;
     p.shards = "shard0,shard1";
@@ -189,7 +190,7 @@ static void run_plan(const plan *pl)
     sw_server_result r;
     sw_worker *workers[WORKERS];
     sw_worker_result results[WORKERS];
-    start_run(&g, &s, &r, workers, results, 0);
+    start_run(&g, &s, &r, workers, results, 2, 0);
     double kill1 = pl->kill0 + pl->restart_s + 0.4;
     run_until(&g, pl->stop < pl->kill0 ? pl->stop : pl->kill0);
     if (pl->stop < pl->kill0) {
@@ -241,7 +242,7 @@ static void run_with_fault(double t, double every_s, fault_fn *fault, uint64_t m
     sw_server_result r;
     sw_worker *workers[WORKERS];
     sw_worker_result results[WORKERS];
-    start_run(&g, &s, &r, workers, results, every_s);
+    start_run(&g, &s, &r, workers, results, 2, every_s);
     run_until(&g, t);
     fault(&g, t);
     run_until(&g, DEADLINE_S);
@@ -319,12 +320,65 @@ static void a_link_broken_at_the_end_is_mended(void **state)
     sw_server_result r;
     sw_worker *workers[WORKERS];
     sw_worker_result results[WORKERS];
-    start_run(&g, &s, &r, workers, results, 0);
+    start_run(&g, &s, &r, workers, results, 2, 0);
     run_until(&g, DEADLINE_S);
     double end = sw_net_now(g.net); /* deterministic: the same in every run until the fault */
     end_run(&g, s, &r, workers, 0, "a run without a fault");
     for (int k = 0; k < 10; k++)
         run_with_fault(end - 0.3 + 0.03 * k, 0, broken, 0, "a link broken near the run's end");
+}
+
+/* The version of the checkpoint in path (SW_SHARD_NONE: none there). */
+static uint64_t version_in(const char *path)
+{
+    sw_ckpt ck;
+    char err[SW_ERR_LEN];
+    if (sw_ckpt_load(path, &ck, err))
+        return SW_SHARD_NONE;
+    uint64_t v = ck.model_version;
+    sw_ckpt_free(&ck);
+    return v;
+}
+
+/* Four bytes in the middle of path overwritten: what a bad disk leaves. */
+static void damage(const char *path)
+{
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long middle = ftell(f) / 2;
+    assert_int_equal(fseek(f, middle, SEEK_SET), 0);
+    assert_int_equal(fwrite("\xff\xff\xff\xff", 1, 4, f), 4);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Shard 1 killed and its newest checkpoint (version 20, saved by every shard) damaged: started
+ * again, it reads its FILE.prev, the run's start, older than the checkpoint all shards saved
+ * last, which every shard still holds in FILE.prev. The run goes back to it and reaches its
+ * limit (it ended, the file called an old one, before). At 10 moments 80 ms apart between the
+ * save of version 20 and the next. */
+static void a_damaged_newest_checkpoint_sends_the_run_back_further(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 10; k++) {
+        rig g;
+        sw_server *s;
+        sw_server_result r;
+        sw_worker *workers[WORKERS];
+        sw_worker_result results[WORKERS];
+        char prev[128];
+        start_run(&g, &s, &r, workers, results, 20, 0);
+        double t = 1.15 + 0.08 * k;
+        run_until(&g, t);
+        kill_shard(&g, 1);
+        snprintf(prev, sizeof prev, "%s.prev", g.files[1]);
+        assert_int_equal(version_in(g.files[1]), 20);
+        assert_int_equal(version_in(prev), 0);
+        damage(g.files[1]);
+        start_shard(&g, 1, true);
+        run_until(&g, DEADLINE_S);
+        end_run(&g, s, &r, workers, 1, "shard 1's newest checkpoint damaged at %.3f s", t);
+    }
 }
 
 int main(void)
@@ -335,6 +389,7 @@ int main(void)
         cmocka_unit_test(a_link_broken_under_way_is_mended),
         cmocka_unit_test(orders_kept_across_a_cut_are_moot),
         cmocka_unit_test(a_link_broken_at_the_end_is_mended),
+        cmocka_unit_test(a_damaged_newest_checkpoint_sends_the_run_back_further),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

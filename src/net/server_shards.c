@@ -200,9 +200,9 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
     if (!h->run) /* a restarted server read it from its record */
         h->run = run | 1; /* never 0 */
     snprintf(h->route, sizeof h->route, "sw-server-%016llx", (unsigned long long)route);
-    h->saved = h->saving = SW_SHARD_NONE;
-    for (uint32_t j = 0; j < h->n; j++)
-        h->seen[j] = (sw__shard_seen){.saved = SW_SHARD_NONE}; /* heard at 0, the start */
+    h->saved = h->saving = h->restore_from = SW_SHARD_NONE;
+    for (uint32_t j = 0; j < h->n; j++) /* heard at 0, the start */
+        h->seen[j] = (sw__shard_seen){.saved = SW_SHARD_NONE, .saved_before = SW_SHARD_NONE};
     for (uint32_t j = 0; j < h->n && !rc; j++)
         rc = dial(s, j, err);
     if (!rc && s->resuming) {

@@ -51,6 +51,8 @@ typedef struct sw__shard_seen {
     double heard;
     uint64_t version, saved, bytes_in, bytes_out, refused, restores;
     uint64_t restore_no; /* the number of the last RESTORE it took */
+    uint64_t saved_before; /* the older checkpoint its FILE.prev holds (SW_SHARD_NONE: none) */
+    uint64_t unable_no;    /* the number of the last RESTORE it could not take (0: none) */
     bool answered; /* it has said something */
     bool awaiting;
     bool warned;   /* told the operator it has not answered yet */
@@ -100,6 +102,7 @@ typedef struct sw__shards {
     uint64_t restore_no;      /* the last one's number (a restarted server's first is random) */
     sw_shard_set restoring;   /* the shards that have not yet taken the last RESTORE */
     double restore_sent;      /* when the last RESTORE was sent (the server's clock) */
+    uint64_t restore_from;    /* the checkpoint it went back to (SW_SHARD_NONE: none yet) */
     uint64_t lost_applies;    /* applies the restores undid */
     uint64_t restored_at;     /* the version the last restore went on as (0: none) */
     /* The orders of no worker a turn sends every shard, sent as one frame at its end

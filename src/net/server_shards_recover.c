@@ -139,6 +139,8 @@ int sw__shards_write_record(server *s, char *err)
     return rc;
 }
 
+static void record_saved(server *s);
+
 /* Every shard has checkpointed `saving`: the server's record says so (what a restarted server
  * would restore from). */
 static void saved(server *s)
@@ -146,6 +148,12 @@ static void saved(server *s)
     sw__shards *h = &s->shards;
     h->saved = h->saving;
     h->saving = SW_SHARD_NONE;
+    record_saved(s);
+}
+
+/* The record says every shard holds h->saved. */
+static void record_saved(server *s)
+{
     char err[SW_ERR_LEN];
     if (s->p->checkpoint && sw__shards_write_record(s, err))
         sw__server_fail(s, SW_EIO, err);
@@ -257,7 +265,7 @@ void sw__shards_restart(server *s, uint64_t version)
     h->restores++;
     h->restoring = sw_shard_set_all(h->n);
     h->restore_sent = sw__server_now(s);
-    h->saved = version;
+    h->saved = h->restore_from = version;
     size_t len;
     uint8_t *pay = restore_payload(s, version, &len); /* no member and no push yet */
     if (!pay) {
@@ -295,6 +303,17 @@ static bool saved_by_all_but(const sw__shards *h, uint32_t j)
     return true;
 }
 
+/* Whether every shard but j said last that it holds `version`, in FILE or FILE.prev. Said
+ * before a save that rotated it away, it is not so: the RESTORE that shard cannot take then
+ * sends every shard further back, or ends the run (go_back_further). */
+static bool held_by_all_but(const sw__shards *h, uint32_t j, uint64_t version)
+{
+    for (uint32_t k = 0; k < h->n; k++)
+        if (k != j && h->seen[k].saved != version && h->seen[k].saved_before != version)
+            return false;
+    return true;
+}
+
 /* The checkpoint every shard holds, to go back to for shard j, whose newest is `newest`
  * (SW_SHARD_NONE: none). One save is under way at a time, so each shard keeps the last one all
  * shards saved in FILE, or in FILE.prev under the save under way (or one the run abandoned).
@@ -305,10 +324,15 @@ static uint64_t common_checkpoint(const sw__shards *h, uint32_t j, uint64_t newe
 {
     if (h->saving != SW_SHARD_NONE && newest == h->saving && saved_by_all_but(h, j))
         return h->saving;
+    if (h->saved != SW_SHARD_NONE && newest != SW_SHARD_NONE && newest < h->saved &&
+        held_by_all_but(h, j, newest))
+        return newest; /* its newer one lost or damaged: the one before, which all still hold */
     if (h->saved == SW_SHARD_NONE || newest == SW_SHARD_NONE || newest < h->saved)
         return SW_SHARD_NONE;
     return h->saved;
 }
+
+static void go_back(server *s, uint32_t j, uint64_t from, const char *cause);
 
 /* Every shard goes back to the newest checkpoint all of them hold, for shard j's sake: it came
  * back from its checkpoint of version `newest`, or its link broke (`cause` says which, for the
@@ -332,9 +356,20 @@ static void restore(server *s, uint32_t j, uint64_t newest, const char *cause)
         sw__shards_failed(s, j, "resumed from its checkpoint of version ", (int)strlen(why), why);
         return;
     }
+    go_back(s, j, from, cause);
+}
+
+/* Every shard goes back to the checkpoint of version `from`, for shard j's sake (`cause`). */
+static void go_back(server *s, uint32_t j, uint64_t from, const char *cause)
+{
+    sw__shards *h = &s->shards;
     if (from == h->saving)
         saved(s); /* every shard holds it: the record says so */
     h->saving = SW_SHARD_NONE; /* any other save under way is abandoned */
+    if (h->saved != SW_SHARD_NONE && from < h->saved) { /* the newer one was lost */
+        h->saved = from;
+        record_saved(s);
+    }
     if (s->rc)
         return;
     h->restore_no++;
@@ -348,10 +383,14 @@ static void restore(server *s, uint32_t j, uint64_t newest, const char *cause)
             s->conns[w].pushed_version = from;
     }
     uint64_t V = sw_engine_version(s->engine);
-    /* a second restore to the same checkpoint undoes only the applies since the first */
+    /* a second restore to the same checkpoint undoes only the applies since the first; one to
+     * an older checkpoint, those between the two as well */
     uint64_t lost = V - (h->restored_at > from ? h->restored_at : from);
+    if (h->restored_at > from && h->restore_from != SW_SHARD_NONE && h->restore_from > from)
+        lost += h->restore_from - from;
     h->lost_applies += lost;
     h->restored_at = V;
+    h->restore_from = from;
     sw__server_note(s, &(sw_event){.kind = SW_EV_RESTORE, .t = sw__server_now(s), .V = V,
                                    .ver = from, .n = (uint32_t)lost});
     size_t len;
@@ -420,6 +459,34 @@ static void link_broke(server *s, uint32_t j)
             "lost");
 }
 
+/* Shard j cannot take the last RESTORE: neither of its files holds that version (FILE
+ * damaged, or rotated by a save the others did not make; its log says which). Every shard goes
+ * back to the newer of the two j holds below it, which each may still hold in FILE.prev; one
+ * that does not says so in turn, and the run goes further back, until every shard takes one
+ * or no older checkpoint is left to try. */
+static void go_back_further(server *s, uint32_t j)
+{
+    sw__shards *h = &s->shards;
+    const sw__shard_seen *v = &h->seen[j];
+    uint64_t to = SW_SHARD_NONE;
+    const uint64_t held[] = {v->saved, v->saved_before};
+    for (int k = 0; k < 2; k++)
+        if (held[k] != SW_SHARD_NONE && held[k] < h->restore_from &&
+            (to == SW_SHARD_NONE || held[k] > to))
+            to = held[k];
+    char why[200];
+    if (to == SW_SHARD_NONE) {
+        snprintf(why, sizeof why, "%llu (its log says why: a damaged or missing file?) nor to "
+                 "an older one: no checkpoint every shard holds is left, and the run ends",
+                 (unsigned long long)h->restore_from);
+        sw__shards_failed(s, j, "cannot go back to version ", (int)strlen(why), why);
+        return;
+    }
+    snprintf(why, sizeof why, "cannot go back to version %llu (its log says why: a damaged file?)",
+             (unsigned long long)h->restore_from);
+    go_back(s, j, to, why);
+}
+
 void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
 {
     sw__shards *h = &s->shards;
@@ -441,7 +508,13 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
         *fields[i] = sw_get_u64(m->payload + 8 + 8 * i);
     v->awaiting = sw_get_u64(m->payload + 48) != 0;
     v->restore_no = sw_get_u64(m->payload + 64);
+    v->saved_before = sw_get_u64(m->payload + 72);
+    v->unable_no = sw_get_u64(m->payload + 80);
     v->version = m->version;
+    if (v->awaiting && v->unable_no == h->restore_no && sw_shard_set_has(&h->restoring, j)) {
+        go_back_further(s, j);
+        return;
+    }
     if (v->awaiting && (!sw_shard_set_has(&h->restoring, j) || lost_restore(s, j))) {
         char cause[80];
         snprintf(cause, sizeof cause, "came back from its checkpoint of version %llu",

@@ -408,7 +408,8 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     if (!h)
         return sw_fail(err, SW_ENOMEM, "no memory for a shard");
     memset(r, 0, sizeof *r);
-    *h = (shard){.p = p, .r = r, .net = net, .saved = SW_SHARD_NONE, .ckpt_lock = -1,
+    *h = (shard){.p = p, .r = r, .net = net, .saved = SW_SHARD_NONE,
+                 .saved_before = SW_SHARD_NONE, .ckpt_lock = -1,
                  .heard = -INFINITY,
                  .to_server = {.send = send_to_server, .ctx = h}};
     /* Killed before its first save, a shard has nothing to resume: it starts afresh, and its

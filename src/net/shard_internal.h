@@ -103,6 +103,8 @@ struct sw_shard {
     float wd;
     uint64_t version;
     uint64_t saved;         /* the newest checkpoint's version, SW_SHARD_NONE before one */
+    uint64_t saved_before;  /* the version FILE.prev holds, SW_SHARD_NONE when none */
+    uint64_t unable_no;     /* the number of the last RESTORE it could not take (0: none) */
     uint64_t restore_no;    /* the number of the last RESTORE taken (0: none) */
     uint64_t restored_at;   /* the version the last RESTORE went on as (0: none), which marks
                              * every SLICE: a server's restores come at versions that never go

@@ -44,9 +44,9 @@ bool sw__shard_is_lost(const shard *h, uint32_t worker, uint64_t token, uint64_t
 static void send_state(shard *h, const from *to)
 {
     uint8_t b[SW_SHARD_STATE_BYTES];
-    const uint64_t fields[] = {h->run,        h->saved,    h->r->bytes_in, h->r->bytes_out,
-                               h->r->refused, h->r->restores, h->awaiting, h->index,
-                               h->restore_no};
+    const uint64_t fields[] = {h->run,        h->saved,      h->r->bytes_in, h->r->bytes_out,
+                               h->r->refused, h->r->restores, h->awaiting,   h->index,
+                               h->restore_no, h->saved_before, h->unable_no};
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
         sw_put_u64(b + 8 * i, fields[i]);
     sw__shard_send(h, to, SW_MSG_SHARD_STATE, SW_NO_WORKER, 0, h->version, b, sizeof b);
@@ -107,9 +107,12 @@ static int save(shard *h, char *err)
     if (!rc && !sw_file_replaceable(prev))
         rc = sw_fail(err, SW_EIO, "%s is not a regular file (a device, FIFO or socket), which "
                      "keeping the checkpoint before would replace", prev);
-    if (!rc && rename(sw__shard_ckpt_file(h), prev) && errno != ENOENT)
+    bool kept = !rc && rename(sw__shard_ckpt_file(h), prev) == 0;
+    if (!rc && !kept && errno != ENOENT)
         rc = sw_fail(err, SW_EIO, "%s: cannot keep it as %s: %s", sw__shard_ckpt_file(h), prev,
                      strerror(errno));
+    if (kept) /* FILE.prev holds what FILE held */
+        h->saved_before = h->saved;
     if (!rc && !(rc = sw_ckpt_save(sw__shard_ckpt_file(h), &c, err)))
         sw_file_note_saved(h->ckpt_lock);
     free(c.optim_state);
@@ -173,6 +176,8 @@ static void keep_restored(shard *h)
     if (rename(prev, sw__shard_ckpt_file(h)))
         sw_log(SW_LOG_WARN, "%s: cannot keep it as %s: %s", prev, sw__shard_ckpt_file(h),
                strerror(errno));
+    else
+        h->saved_before = SW_SHARD_NONE;
 }
 
 /* θ and the optimizer's state from ck, which holds this run's slice. */
@@ -218,6 +223,24 @@ void sw__shard_on_save(shard *h, const from *f, const sw_msg *m)
 
 /* ---- Resuming ------------------------------------------------------------------------------ */
 
+/* The older checkpoint of this run FILE.prev holds, if it reads whole: should the newest not
+ * be one every shard holds (another shard's FILE damaged), the run may go back to it. */
+static void note_older(shard *h)
+{
+    char prev[PATH_MAX], why[SW_ERR_LEN];
+    sw__shard_prev_path(h, prev);
+    sw_ckpt ck;
+    if (access(prev, F_OK) != 0)
+        return;
+    if (load_one(h, prev, SW_SHARD_NONE, &ck, why)) {
+        sw_log(SW_LOG_WARN, "%s: the run cannot go back to it", why);
+        return;
+    }
+    if (ck.model_version < h->saved)
+        h->saved_before = ck.model_version;
+    sw_ckpt_free(&ck);
+}
+
 int sw__shard_resume(shard *h, char *err)
 {
     if (!h->p->checkpoint)
@@ -232,6 +255,8 @@ int sw__shard_resume(shard *h, char *err)
     sw_ckpt_free(&ck);
     if (rc)
         return rc;
+    if (!from_prev)
+        note_older(h);
     h->awaiting = true;
     sw_log(SW_LOG_INFO, "shard %u of %u resumed run %llu at version %llu: waiting for its "
            "server to restore the run", h->index, h->table.n_shards, (unsigned long long)h->run,
@@ -303,6 +328,18 @@ static bool take_restore(shard *h, const sw_msg *m)
     return true;
 }
 
+/* A RESTORE of a version neither file holds (FILE damaged, or rotated by a save the others did
+ * not make): the shard serves no one until a RESTORE it can take, and tells the server which
+ * versions it holds; the server sends every shard back to an older one, or ends the run. */
+static void unable(shard *h, const from *f, const sw_msg *m, const char *why)
+{
+    sw_log(SW_LOG_WARN, "shard %u cannot go back to version %llu: %s", h->index,
+           (unsigned long long)sw_get_u64(m->payload + 8), why);
+    h->unable_no = sw_get_u64(m->payload + 16);
+    h->awaiting = true;
+    send_state(h, f);
+}
+
 void sw__shard_on_restore(shard *h, const from *f, const sw_msg *m)
 {
     char err[SW_ERR_LEN];
@@ -332,7 +369,7 @@ void sw__shard_on_restore(shard *h, const from *f, const sw_msg *m)
     uint64_t from_version = sw_get_u64(m->payload + 8);
     bool from_prev;
     if (load(h, from_version, &ck, &from_prev, err)) {
-        sw__shard_refuse(h, f, m, err);
+        unable(h, f, m, err);
         return;
     }
     int rc = take(h, &ck, err);

@@ -31,8 +31,9 @@ static int teardown_with_checkpoint(void **state)
 
 /* The STATE s received next: its version, and payload fields (run, saved, ..., restores taken,
  * awaiting); it names the slice the rig's shard holds (shard 1). The last restore's number
- * goes to last_restore_no. */
-static uint64_t last_restore_no;
+ * goes to last_restore_no, FILE.prev's version to last_saved_before, the number of the last
+ * restore it could not take to last_unable_no. */
+static uint64_t last_restore_no, last_saved_before, last_unable_no;
 static uint64_t expect_state(sw_sock *s, uint64_t *saved, uint64_t *restores, uint64_t *awaiting)
 {
     sw_msg m;
@@ -44,6 +45,8 @@ static uint64_t expect_state(sw_sock *s, uint64_t *saved, uint64_t *restores, ui
     *restores = sw_get_u64(pay + 40);
     *awaiting = sw_get_u64(pay + 48);
     last_restore_no = sw_get_u64(pay + 64);
+    last_saved_before = sw_get_u64(pay + 72);
+    last_unable_no = sw_get_u64(pay + 80);
     return m.version;
 }
 
@@ -218,6 +221,49 @@ static void a_resume_falls_back_to_the_previous_checkpoint(void **state)
     assert_non_null(strstr(err, "slice.ckpt"));
 }
 
+/* A RESTORE of a version neither file holds is not taken: the shard says so, and which two it
+ * holds (FILE's, FILE.prev's), and serves no one until a RESTORE it can take, of the older. */
+static void a_restore_it_cannot_take_is_answered_with_what_it_holds(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {1, 2, 3, 4, 5};
+    uint64_t saved, restores, awaiting;
+    start_run(g, theta);
+    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 7, NULL, 0);
+    restore(g->server, 9, 7, 8, 1); /* version 8 */
+    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 8, NULL, 0);
+    settle(g);
+    assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 7);
+    assert_int_equal(last_saved_before, SW_SHARD_NONE); /* the first save */
+    assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 8); /* restored */
+    assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 8); /* saved */
+    assert_int_equal(saved, 8);
+    assert_int_equal(last_saved_before, 7);
+    restore(g->server, 9, 5, 10, 2); /* version 5: in neither file */
+    settle(g);
+    assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 8);
+    assert_int_equal(awaiting, 1);
+    assert_int_equal(last_unable_no, 2);
+    assert_int_equal(last_restore_no, 1);
+    assert_int_equal(saved, 8);
+    assert_int_equal(last_saved_before, 7);
+    uint8_t tok[8];
+    sw_msg m;
+    sw_put_u64(tok, 100);
+    send_raw(g->w[0], SW_MSG_SHARD_PULL, 0, 0, 8, tok, 8);
+    settle(g);
+    assert_false(next(g->w[0], &m, &(sw_frame *){NULL})); /* kept until a restore is taken */
+    restore(g->server, 9, 7, 10, 3);
+    settle(g);
+    assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 10);
+    assert_int_equal(awaiting, 0);
+    assert_int_equal(last_restore_no, 3);
+    assert_int_equal(saved, 7);
+    assert_int_equal(last_saved_before, SW_SHARD_NONE); /* FILE.prev became FILE */
+    assert_int_equal(expect_slice_values(g->w[0], 10, theta, LEN), 10);
+    assert_int_equal(g->r.refused, 0);
+}
+
 /* A save the run abandoned (another shard came back from the version before it) leaves the
  * restored version where the next save keeps it: should a shard come back from it again during
  * that save, this one still holds it. */
@@ -364,6 +410,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(checkpoints_restores_and_a_resume, setup_with_checkpoint,
                                         teardown_with_checkpoint),
         cmocka_unit_test_setup_teardown(a_resume_falls_back_to_the_previous_checkpoint,
+                                        setup_with_checkpoint, teardown_with_checkpoint),
+        cmocka_unit_test_setup_teardown(a_restore_it_cannot_take_is_answered_with_what_it_holds,
                                         setup_with_checkpoint, teardown_with_checkpoint),
         cmocka_unit_test_setup_teardown(a_second_restore_during_the_next_save,
                                         setup_with_checkpoint, teardown_with_checkpoint),

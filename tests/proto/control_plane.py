@@ -131,8 +131,8 @@ class FakeShard:
 
     def send_state(self):
         self.send(SHARD_STATE, ver=self.version, payload=struct.pack(
-            "<9Q", self.run, self.saved, 0, 0, 0, self.restores, self.awaiting, 0,
-            self.restore_no))
+            "<11Q", self.run, self.saved, 0, 0, 0, self.restores, self.awaiting, 0,
+            self.restore_no, NONE_SAVED, 0))
 
     def pushed(self, w, seq):
         """SHARD_PUSHED: this shard holds w's push `seq`, computed at w's version."""
@@ -339,10 +339,38 @@ def check_out_of_step_refusal_before_restore(env):
     shard.close()
 
 
+def check_restore_it_cannot_take(env):
+    """Step 9: a shard neither of whose files holds a RESTORE's version (its FILE damaged) says
+    so in SHARD_STATE (awaiting, the versions it holds, that RESTORE's number as the one it
+    could not take): the server sends a new RESTORE of the newer version it holds below; and
+    when it holds none older, the run ends, naming it."""
+    shard, a, b = checkpointed_bsp(env, "unable")
+    shard.hold_restores = True
+    shard.awaiting = 1   # started again, its FILE (version 1) damaged: it read FILE.prev (0)
+    first = shard.expect(SHARD_RESTORE, timeout=5, what="(to a shard that awaits one)")
+    frm, number = struct.unpack("<QQ", first.payload[8:24])
+    need(frm == 1, "a RESTORE not from the checkpoint of version 1: %r" % first)
+
+    def unable(newest, number):
+        shard.send(SHARD_STATE, ver=shard.version, payload=struct.pack(
+            "<11Q", shard.run, newest, 0, 0, 0, shard.restores, 1, 0, shard.restore_no,
+            NONE_SAVED, number))
+
+    unable(0, number)
+    second = shard.expect(SHARD_RESTORE, timeout=5, what="(after one it could not take)")
+    frm, again = struct.unpack("<QQ", second.payload[8:24])
+    need(frm == 0 and again != number, "after a RESTORE it could not take, one from %d "
+         "numbered %d, not one from 0 under a new number" % (frm, again))
+    unable(0, again)
+    shard.server.ends_naming(shard, "cannot go back to version 0")
+    shard.close()
+
+
 def state(run, index=0):
-    """SHARD_STATE's nine u64 (step 7): run, newest checkpoint, bytes in and out, refused,
-    restores taken, awaiting, index, the last restore's number."""
-    return struct.pack("<9Q", run, NONE_SAVED, 0, 0, 0, 0, 0, index, 0)
+    """SHARD_STATE's eleven u64 (step 7): run, newest checkpoint, bytes in and out, refused,
+    restores taken, awaiting, index, the last restore's number, FILE.prev's checkpoint, the
+    last restore it could not take."""
+    return struct.pack("<11Q", run, NONE_SAVED, 0, 0, 0, 0, 0, index, 0, NONE_SAVED, 0)
 
 
 def hostile_shard_cases():
