@@ -112,6 +112,15 @@ expect_output "$TMP/none.svm: cannot open" "names the missing file"
 printf '1 1:1\n1 x\n' > "$TMP/bad.svm"
 expect_status 1 "bad LIBSVM line" -- "$SW" train --data libsvm:train=$TMP/bad.svm
 expect_output "bad.svm:2:3" "names file, line and column"
+# A carriage return inside a line (old Mac line ends) ended its reading: the rest of the line,
+# or of the file, was dropped without a word, and training ran on one row. CR LF is fine.
+printf '+1 1:0.5\r-1 2:0.3\r+1 1:1\r' > "$TMP/mac.svm"
+expect_status 1 "LIBSVM with CR line ends" -- "$SW" train --data libsvm:train=$TMP/mac.svm
+expect_output "mac.svm:1:9: a carriage return inside a line" "names where, and what"
+printf '+1 1:0.5 2:0.3\r\n-1 1:1\r\n' > "$TMP/crlf.svm"
+expect_status 0 "LIBSVM with CR LF line ends" -- "$SW" data export \
+  --data libsvm:train=$TMP/crlf.svm,val=0 --out "$TMP/crlf-out.svm"
+expect_output "2 rows, 2 features, 3 nonzeros" "reads every row and feature"
 
 # A train / eval round trip on synthetic data; eval reads the data spec from the checkpoint.
 expect_status 0 "train on synthetic data" -- "$SW" train --data synthetic:task=logistic,d=8,n=2000 \

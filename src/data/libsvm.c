@@ -111,6 +111,13 @@ static int parse_pairs(pairs *s, char *p, const char *path, size_t lineno, const
 
 static int parse_line(pairs *s, char *line, const char *path, size_t lineno, char *err)
 {
+    /* A carriage return ends a line only before its newline (CRLF): elsewhere it would end the
+     * line's reading early, the rest of the line (or, with old Mac line ends, of the file) lost
+     * without a word. */
+    const char *cr = strchr(line, '\r');
+    if (cr && cr[1] != '\0' && cr[1] != '\n')
+        return sw_fail(err, SW_EFORMAT, "%s:%zu:%zu: a carriage return inside a line (lines end "
+                       "with a newline, or CR LF)", path, lineno, (size_t)(cr - line) + 1);
     char *p = line;
     while (*p == ' ' || *p == '\t')
         p++;
