@@ -107,13 +107,14 @@ expect_status 0 "a sparse model is simulated" -- "$SW" sim --model svm --lr 0.35
   --data sparse:n=3000,test=300,dim=1000 --policy ssp:s=2 --max-time 300 --log "$TMP/svm.jsonl"
 expect_output "final test loss" "the sparse run reports its loss on the test set (no validation split)"
 expect_status 0 "the sparse run kept its promise" -- "$SW" check "$TMP/svm.jsonl"
-# A generated sparse set, exported, is the same data read back: the same run, the same end.
+# A generated sparse set, exported, is the same data read back: the same run, the same end,
+# whatever the run's --seed (its data set is its spec's alone; export takes no --seed).
 SPARSE=sparse:n=3000,test=300,dim=1000
 for split in train test; do
   expect_status 0 "data export of a sparse:... $split split" -- "$SW" data export --data "$SPARSE" \
     --split $split --out "$TMP/sparse-$split.svm"
 done
-svm_run=(sim --model svm --lr 0.35 --policy ssp:s=2 --max-time 300)
+svm_run=(sim --model svm --lr 0.35 --policy ssp:s=2 --max-time 300 --seed 3)
 expect_status 0 "the generated data" -- "$SW" "${svm_run[@]}" --data "$SPARSE"
 generated=$(grep -o "final test loss.*" <<< "$OUT")
 expect_status 0 "the exported files" -- "$SW" "${svm_run[@]}" \
@@ -121,6 +122,8 @@ expect_status 0 "the exported files" -- "$SW" "${svm_run[@]}" \
 expect_output "$generated" "the exported files train as the generated set does ($generated)"
 expect_status 2 "export given gen's options" -- "$SW" data export --n 10 --out "$TMP/x.svm"
 expect_output "are for gen" "is refused before the export"
+expect_status 2 "export given a run's --seed" -- "$SW" data export --seed 3 --out "$TMP/x.svm"
+expect_output "the spec's alone in every run, whatever its --seed" "is told the seed changes nothing"
 expect_status 2 "gen given export's options" -- "$SW" data gen --n 10 --split test --out "$TMP/x.svm"
 expect_output "are for export" "is refused before the rows are made"
 expect_status 2 "sparse data have no val split" -- "$SW" data export --data "$SPARSE" --split val \

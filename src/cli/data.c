@@ -9,6 +9,7 @@
 #include "scenario.h"
 #include "syncwise/err.h"
 #include "syncwise/sparse.h"
+#include "syncwise/task.h"
 
 #define CMD "data"
 
@@ -49,7 +50,8 @@ static const sw_cmd_opts command = {
              "appears with probability proportional to 1/(j+1)^zipf, rows have unit norm, the\n"
              "label is the sign of a hidden linear model (flipped with probability --noise).\n"
              "export writes the nonzeros of a loaded data set (Fashion-MNIST by default), or\n"
-             "the rows a sparse run generates from a sparse:... spec (give the run's --seed).\n"
+             "the rows a sparse run generates from a sparse:... spec (a run's data set is\n"
+             "the spec's alone, whatever the run's --seed).\n"
              "Files are LIBSVM text (two-class labels as -1/+1), written atomically.",
     .tables = {table},
 };
@@ -76,7 +78,7 @@ static int export_sparse(const opts *o, char *err)
     if (strcmp(splits[o->split], "val") == 0)
         return sw_fail(err, SW_EINVAL, "sparse data have a train and a test split, no val");
     sw_sparse_set set;
-    int rc = sw_sparse_load(&set, o->data, o->gen.seed, err);
+    int rc = sw_sparse_load(&set, o->data, SW_DATA_SEED, err); /* as every run loads it */
     if (rc)
         return rc;
     const sw_sparse_data *s = strcmp(splits[o->split], "test") == 0 ? set.test : set.train;
@@ -92,7 +94,7 @@ static int export(const opts *o, char *err)
     if (strncmp(o->data, "sparse:", 7) == 0 || strcmp(o->data, "sparse") == 0)
         return export_sparse(o, err);
     sw_data d;
-    int rc = sw_data_load(&d, o->data, o->gen.seed, err);
+    int rc = sw_data_load(&d, o->data, SW_DATA_SEED, err); /* as every run loads it */
     if (rc)
         return rc;
     const sw_dataset *ds = sw_cli_split(&d, splits[o->split]);
@@ -130,16 +132,18 @@ static opts defaults(void)
 }
 
 /* The other subcommand's options are refused, not ignored (export --n 10 wrote the whole data
- * set): 0, or the exit status. --seed is both's. */
+ * set): 0, or the exit status. A run's data set is its spec's alone, whatever the run's --seed,
+ * so export takes none (it wrote rows no run saw when given the run's). */
 static int options_of(const char *sub, const opts *o)
 {
     opts d = defaults();
     const sw_sparse_gen *g = &o->gen;
     if (!strcmp(sub, "export") && (g->n != d.gen.n || g->dim != d.gen.dim ||
                                    g->density != d.gen.density || g->zipf != d.gen.zipf ||
-                                   g->noise != d.gen.noise))
-        return sw_cli_error(CMD, "--n, --dim, --density, --zipf and --noise are for gen: export "
-                                 "writes the data set --data names") + 1;
+                                   g->noise != d.gen.noise || g->seed != d.gen.seed))
+        return sw_cli_error(CMD, "--n, --dim, --density, --zipf, --noise and --seed are for gen: "
+                                 "export writes the data set --data names, which is the spec's "
+                                 "alone in every run, whatever its --seed") + 1;
     if (!strcmp(sub, "gen") && (strcmp(o->data, d.data) != 0 || o->split != d.split))
         return sw_cli_error(CMD, "--data and --split are for export: gen makes its rows from "
                                  "--n, --dim, --density, --zipf, --noise and --seed") + 1;

@@ -10,6 +10,7 @@
 #include "syncwise/ckpt.h"
 #include "syncwise/err.h"
 #include "syncwise/sparse.h"
+#include "syncwise/task.h"
 
 #define CMD "eval"
 
@@ -57,7 +58,7 @@ static void report(const char *split, const sw_eval *r, const sw_ckpt *c)
 static int evaluate_sparse(const sw_ckpt *c, const char *data, const char *split, char *err)
 {
     sw_sparse_set d;
-    int rc = sw_sparse_load(&d, data, c->seed, err);
+    int rc = sw_sparse_load(&d, data, SW_DATA_SEED, err); /* the spec's alone, as in a run */
     if (rc)
         return rc;
     const sw_sparse_data *ds = !strcmp(split, "train") ? d.train : !strcmp(split, "test") ? d.test
@@ -85,7 +86,7 @@ static int evaluate(const sw_ckpt *c, const char *data, const char *split, char 
     if (sw_sparse_is_model(c->desc.spec))
         return evaluate_sparse(c, data, split, err);
     sw_data d;
-    int rc = sw_data_load(&d, data, c->seed, err);
+    int rc = sw_data_load(&d, data, SW_DATA_SEED, err); /* the spec's alone, as in a run */
     if (rc)
         return rc;
     sw_model *m = NULL;

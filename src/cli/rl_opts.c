@@ -9,6 +9,7 @@
 #include "syncwise/err.h"
 #include "syncwise/logread.h"
 #include "syncwise/optim.h"
+#include "syncwise/task.h"
 
 #define AT(field) offsetof(sw_cli_rl_opts, field)
 const sw_opt sw_cli_rl_opts_table[] = {
@@ -96,7 +97,7 @@ int sw_cli_rl_load(sw_cli_rl_opts *r, const char *cmd)
     char err[SW_ERR_LEN];
     if (resolve_optimizers(r, err))
         return sw_cli_error(cmd, "%s", err) + 1;
-    int rc = sw_data_load(&r->data, r->data_spec, r->seed, err);
+    int rc = sw_data_load(&r->data, r->data_spec, SW_DATA_SEED, err); /* as sim's */
     if (rc) /* a bad spec is a usage error (2), a file that cannot be read is not (1) */
         return sw_cli_error(cmd, "%s", err) * sw_cli_load_status(rc);
     r->sc.data = &r->data; /* the models are tried on it */

@@ -21,6 +21,7 @@
 #include "syncwise/log.h"
 #include "syncwise/logread.h"
 #include "syncwise/optim.h"
+#include "syncwise/task.h"
 
 #define CMD "train"
 
@@ -53,7 +54,8 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_LONG, "epochs", 0, AT(epochs), 1, 1000000, "N",
                 "passes over the training set")},
     {SW_OPT_ROW(SW_OPT_U64, "seed", 0, AT(seed), 0, SW_LOG_MAX_SEED, "N",
-                "seed of every random choice (at most 2^53, as a server's)")},
+                "seed of the initial parameters and the batch order (the\ndata set is the spec's "
+                "alone, as a server's; at most 2^53)")},
     {SW_OPT_ROW(SW_OPT_STR, "out", 0, AT(out), 0, 0, "FILE", "checkpoint to write")},
     {SW_OPT_ROW(SW_OPT_LONG, "threads", 0, AT(threads), 0, 256, "N",
                 "OpenBLAS threads (0: its own choice)")},
@@ -78,7 +80,7 @@ static int setup(trainer *t, char *err)
     int rc = t->o.out ? sw_file_claim_output(t->o.out, "--out", &t->out_lock, &t->lock_made, err)
                       : 0;
     if (!rc)
-        rc = sw_data_load(&t->data, t->o.data, t->o.seed, err);
+        rc = sw_data_load(&t->data, t->o.data, SW_DATA_SEED, err); /* as a server's */
     if (rc)
         return rc;
     const sw_dataset *tr = t->data.train;
