@@ -76,10 +76,12 @@ expect_status 1 "sim --log into a missing directory" -- "$SW" sim --no-model --m
   --log "$TMP/nodir/x.jsonl"
 expect_output "nodir/x.jsonl: cannot write there: No such file or directory" "says why"
 # A server resumed on other data, another seed or learning rate goes on (it may be meant),
-# saying so.
-expect_status 0 "a server that saves" -- "$SW" server --bind "tcp://127.0.0.1:*" --max-time 0.3 \
+# saying so. (No worker comes: each run never starts, which is a failure, exit 1.)
+expect_status 1 "a server that saves" -- "$SW" server --bind "tcp://127.0.0.1:*" --max-time 0.3 \
   --data synthetic:n=500,d=5 --model softmax --checkpoint "$TMP/r.ckpt" -q
-expect_status 0 "resumed on other data and seed" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+expect_output "the run never started: 0 workers joined, 1 wanted (--wait-workers)" \
+  "no worker came: the run never started"
+expect_status 1 "resumed on other data and seed" -- "$SW" server --bind "tcp://127.0.0.1:*" \
   --max-time 0.3 --data synthetic:n=600,d=5 --model softmax --checkpoint "$TMP/r.ckpt" --resume \
   --seed 4 --lr 0.5
 expect_output "was trained on --data synthetic:n=500,d=5; this run reads synthetic:n=600,d=5" \
@@ -241,7 +243,8 @@ expect_status 2 "a worker's two endpoints" -- "$SW" worker --connect "tcp://127.
 expect_output "one endpoint" "is told at once, not after its server timeout"
 expect_status 2 "a shard resumed without its file" -- "$SW" shard --resume
 expect_output "--resume needs --checkpoint" "says what it needs"
-expect_status 0 "a server bound by host name" -- "$SW" server --bind "tcp://localhost:*" \
+expect_status 1 "a server bound by host name (no worker: never started)" -- "$SW" server \
+  --bind "tcp://localhost:*" \
   --endpoint-file "$TMP/ep" --data synthetic:d=5,n=100 --model softmax --max-time 0.3 -q
 OUT=$(cat "$TMP/ep")
 expect_output "tcp://127.0.0.1:" "localhost was resolved to its address"

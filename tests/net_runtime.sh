@@ -180,10 +180,12 @@ checks=$((checks + 1))
 cmp -s "$TMP/server.ckpt" "$TMP/server.ckpt.kept" ||
   { echo "FAIL: the refused server touched the checkpoint"; failures=$((failures + 1)); }
 # A resume that makes no apply (another --optimizer by mistake, stopped at once) leaves the
-# checkpoint as it was, the momentum it holds with it, though saves fall due meanwhile.
-expect_status 0 "a resume with another optimizer that makes no apply" -- "$SW" server \
+# checkpoint as it was, the momentum it holds with it, though saves fall due meanwhile. No
+# worker came, so the run never started: a failure to whoever waits on the server (exit 1).
+expect_status 1 "a resume with another optimizer that makes no apply" -- "$SW" server \
   --bind "tcp://127.0.0.1:*" --policy bsp --data "$DATA" --model mlp:h=1,u=32 \
   --checkpoint "$TMP/server.ckpt" --resume --optimizer adam --max-time 1 --checkpoint-every 0.2 -q
+expect_output "the run never started: 0 workers joined, 1 wanted" "says the run never started"
 checks=$((checks + 1))
 cmp -s "$TMP/server.ckpt" "$TMP/server.ckpt.kept" ||
   { echo "FAIL: a resume without an apply rewrote the checkpoint"; failures=$((failures + 1)); }
@@ -461,4 +463,16 @@ checks=$((checks + 1))
   { echo "FAIL: the worker gave up before its --server-timeout"; failures=$((failures + 1)); }
 kill "$closer" 2>/dev/null
 wait "$closer" 2>/dev/null
+
+# A run's data set is its spec's alone, whatever its --seed: eval of a checkpoint a server of
+# --seed 3 saved scores it on the data the server held out, the figure the server printed (it
+# rebuilt the data with the run's seed, and said 0.39 of a run that ended at 0.95).
+WPIDS=()
+start_server asp --seed 3 --max-applies 3000 --checkpoint "$TMP/seeded.ckpt"
+start_worker
+expect_server "a server of --seed 3"
+wait "${WPIDS[@]}"
+ended=$(grep -o 'validation accuracy [0-9.]*' <<< "$OUT")
+expect_status 0 "eval of its checkpoint" -- "$SW" eval --model-file "$TMP/seeded.ckpt" --split val
+expect_output "accuracy ${ended#validation accuracy }" "gives the server's figure (${ended:-none})"
 finish

@@ -294,7 +294,15 @@ int sw_cli_server(int argc, char **argv)
         printf("shards: %llu frames from the shards carried %llu messages (%.2f a frame)\n",
                (unsigned long long)r.shard_frames, (unsigned long long)r.shard_messages,
                (double)r.shard_messages / (double)r.shard_frames);
-    return rc ? sw_cli_error("server", "%s", err) : 0;
+    if (rc)
+        return sw_cli_error("server", "%s", err);
+    /* A run that ran out of time before enough workers came trained nothing: a failure to
+     * whoever waits on it (a launcher, a pod's restart rule), unless an operator stopped it. */
+    if (r.started_s < 0 && !r.reached && !*p.stop)
+        return sw_cli_error("server", "the run never started: %llu worker%s joined, %u wanted "
+                            "(--wait-workers)", (unsigned long long)r.joins,
+                            r.joins == 1 ? "" : "s", p.wait_workers ? p.wait_workers : 1);
+    return 0;
 }
 
 typedef struct worker_cli {
