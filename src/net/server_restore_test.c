@@ -49,6 +49,8 @@ typedef struct rig {
     sw_shard_result shard_r[SHARDS];
     sw_server_params server_p;
     sw_worker_params worker_p;
+    double target_acc, eval_every_s; /* 0: none, and no evaluation before the end */
+    FILE *log;                       /* the server's event log, with a target */
 } rig;
 
 static const char *const eps[SHARDS] = {"shard0", "shard1"};
@@ -112,7 +114,8 @@ static void start_run(rig *g, sw_server **s, sw_server_result *r, sw_worker **wo
                       sw_worker_result *results, uint64_t applies, double every_s)
 {
     char err[SW_ERR_LEN];
-    *g = (rig){0};
+    double target = g->target_acc, every = g->eval_every_s;
+    *g = (rig){.target_acc = target, .eval_every_s = every};
     sw_inproc_params np = {.latency_s = LATENCY_S, .bandwidth = 1e9};
     if (sw_net_inproc_new(&g->net, &np, err) || sw_loop_new(&g->loop, g->net, err))
         fail_msg("%s", err);
@@ -132,11 +135,18 @@ static void start_run(rig *g, sw_server **s, sw_server_result *r, sw_worker **wo
     p.seed = 11;
     p.wait_workers = WORKERS;
     p.heartbeat_timeout_s = 1e9;
-    p.eval_every_s = 1e9;
+    p.eval_every_s = every ? every : 1e9;
+    p.target_acc = target;
+    if (target) {
+        char path[96];
+        snprintf(path, sizeof path, "%s/events.jsonl", g->dir);
+        assert_non_null(g->log = fopen(path, "w+"));
+        p.log = g->log;
+    }
     p.checkpoint = g->record;
     p.checkpoint_applies = applies;
     p.checkpoint_s = every_s;
-    p.max_applies = LIMIT;
+    p.max_applies = target ? 0 : LIMIT; /* a target ends the run */
     p.shards = "shard0,shard1";
     g->server_p = p; /* borrowed by the server until it ends */
     if (sw_server_new(s, g->net, &g->server_p, r, err) ||
@@ -185,7 +195,7 @@ static void end_run(rig *g, sw_server *s, const sw_server_result *r, sw_worker *
 
 static void run_plan(const plan *pl)
 {
-    rig g;
+    rig g = {0};
     sw_server *s;
     sw_server_result r;
     sw_worker *workers[WORKERS];
@@ -237,7 +247,7 @@ typedef void fault_fn(rig *g, double t);
 static void run_with_fault(double t, double every_s, fault_fn *fault, uint64_t min_restores,
                            const char *what)
 {
-    rig g;
+    rig g = {0};
     sw_server *s;
     sw_server_result r;
     sw_worker *workers[WORKERS];
@@ -315,7 +325,7 @@ static void orders_kept_across_a_cut_are_moot(void **state)
 static void a_link_broken_at_the_end_is_mended(void **state)
 {
     (void)state;
-    rig g;
+    rig g = {0};
     sw_server *s;
     sw_server_result r;
     sw_worker *workers[WORKERS];
@@ -361,7 +371,7 @@ static void a_damaged_newest_checkpoint_sends_the_run_back_further(void **state)
 {
     (void)state;
     for (int k = 0; k < 10; k++) {
-        rig g;
+        rig g = {0};
         sw_server *s;
         sw_server_result r;
         sw_worker *workers[WORKERS];
@@ -381,6 +391,59 @@ static void a_damaged_newest_checkpoint_sends_the_run_back_further(void **state)
     }
 }
 
+/* The version of the first evaluation in the event log that met `target` (0: none). */
+static uint64_t first_eval_meeting(FILE *log, double target)
+{
+    char line[512];
+    rewind(log);
+    while (fgets(line, sizeof line, log)) {
+        const char *v = strstr(line, "\"V\":"), *acc = strstr(line, "\"acc\":");
+        if (strstr(line, "\"ev\":\"eval\"") && v && acc && strtod(acc + 6, NULL) >= target)
+            return strtoull(v + 4, NULL, 10);
+    }
+    return 0;
+}
+
+/* A run that meets its target ends with the model that met it: the gathered slices were all
+ * of the run's last version, and the figure it ends with is at least the target. (The applies
+ * made while a gather was on its way were in the model it ended with but not in the one that
+ * met the target: a run said 'target reached' with a lower final accuracy, and saved that
+ * model.) Decisions wait for a gather, so the evaluation is of the version the run is at. */
+static void the_target_is_met_by_the_model_the_run_ends_with(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 12; k++) {
+        rig g = {.target_acc = 0.70 + 0.02 * k, .eval_every_s = 0.037};
+        sw_server *s;
+        sw_server_result r;
+        sw_worker *workers[WORKERS];
+        sw_worker_result results[WORKERS];
+        start_run(&g, &s, &r, workers, results, 0, 0);
+        run_until(&g, DEADLINE_S);
+        char err[SW_ERR_LEN];
+        if (sw_server_end(s, err))
+            fail_msg("target %.2f: the run failed: %s", g.target_acc, err);
+        if (!r.reached || r.final_acc < g.target_acc)
+            fail_msg("target %.2f: reached %d, ending at accuracy %.4f (version %llu)",
+                     g.target_acc, r.reached, r.final_acc, (unsigned long long)r.version);
+        char model[128];
+        snprintf(model, sizeof model, "%s.model", g.record);
+        assert_int_equal(version_in(model), r.version);
+        uint64_t met = first_eval_meeting(g.log, g.target_acc);
+        if (met != r.version)
+            fail_msg("target %.2f: met at version %llu, the run ended at %llu", g.target_acc,
+                     (unsigned long long)met, (unsigned long long)r.version);
+        fclose(g.log);
+        for (uint32_t j = 0; j < SHARDS; j++)
+            sw_shard_end(g.shards[j]);
+        for (int w = 0; w < WORKERS; w++)
+            sw_worker_end(workers[w], err);
+        sw_loop_free(g.loop);
+        sw_net_free(g.net);
+        remove_dir(g.dir);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -390,6 +453,7 @@ int main(void)
         cmocka_unit_test(orders_kept_across_a_cut_are_moot),
         cmocka_unit_test(a_link_broken_at_the_end_is_mended),
         cmocka_unit_test(a_damaged_newest_checkpoint_sends_the_run_back_further),
+        cmocka_unit_test(the_target_is_met_by_the_model_the_run_ends_with),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -298,6 +298,7 @@ static void sliced(server *s, uint32_t j, const sw_msg *m)
     }
     bool first = sw_shard_set_empty(&h->gathered);
     h->gather_min = !first && h->gather_min < m->version ? h->gather_min : m->version;
+    h->gather_max = !first && h->gather_max > m->version ? h->gather_max : m->version;
     sw_shard_set_add(&h->gathered, j);
     if (!sw_shard_set_full(&h->gathered, h->n))
         return;
@@ -305,6 +306,7 @@ static void sliced(server *s, uint32_t j, const sw_msg *m)
     h->have_theta = true;
     h->theta_version = h->gather_min;
     sw__server_gathered(s);
+    sw__shards_decide_held(s); /* the decisions the gather held back */
 }
 
 /* One message from shard j, alone or out of a batch. */

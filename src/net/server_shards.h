@@ -91,6 +91,7 @@ typedef struct sw__shards {
     bool ended; /* every shard was told the run is over (sw__shards_end) */
     sw_shard_set gathered;    /* the shards whose slices are in */
     uint64_t gather_min;      /* the lowest version among the slices in */
+    uint64_t gather_max;      /* the highest */
     /* Recovery (server_shards_recover.c). */
     uint64_t run;             /* the run's id: INIT gives it, PING and RESTORE carry it */
     sw__shard_seen seen[SW_SHARDS_MAX];
@@ -158,6 +159,12 @@ void sw__shards_counted(struct sw_server *s, uint32_t w, const sw__reporting *r)
 /* The engine decides the pushes that waited for the last apply's norms: they came, or after a
  * restore they never will (a shard lost its part). */
 void sw__shards_stop_waiting_for_norms(struct sw_server *s);
+/* Whether the engine decides nothing now: the last apply's norms are due, or a gather is on its
+ * way (its slices are then all of the version it asked for, and an evaluation that meets the
+ * target is of the model the run ends with). The decisions that waited are taken by
+ * sw__shards_decide_held once it is not so. */
+bool sw__shards_paused(const struct sw_server *s);
+void sw__shards_decide_held(struct sw_server *s);
 void sw__shards_failed(struct sw_server *s, uint32_t j, const char *what, int len,
                        const char *detail);
 /* server_shards_decide.c: shard j holds its slice of a push (SHARD_PUSHED), and its share of

@@ -138,10 +138,15 @@ static void decide(server *s, uint32_t w, const sw__reporting *r)
 
 /* The pushes that waited, in the order they came, until one of them makes an apply whose norms
  * are due in turn. */
-static void decide_held(server *s)
+bool sw__shards_paused(const server *s)
+{
+    return s->shards.norms_due || s->shards.gathering;
+}
+
+void sw__shards_decide_held(server *s)
 {
     sw__shards *h = &s->shards;
-    while (h->n_held && !h->norms_due && !s->rc) {
+    while (h->n_held && !sw__shards_paused(s) && !s->rc) {
         sw__held x = h->held[h->held_first];
         h->held_first = (h->held_first + 1) % h->cap_held;
         h->n_held--;
@@ -157,7 +162,7 @@ static void decide_held(server *s)
 void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
 {
     sw__shards *h = &s->shards;
-    if (!h->norms_due && !h->n_held) {
+    if (!sw__shards_paused(s) && !h->n_held) {
         decide(s, w, r);
     } else if (h->n_held == h->cap_held) { /* a worker pushing before its answer: it may not */
         sw__shards_drop_everywhere(s, w, r->token, r->seq);
@@ -170,7 +175,7 @@ void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
 void sw__shards_stop_waiting_for_norms(server *s)
 {
     s->shards.norms_due = 0;
-    decide_held(s);
+    sw__shards_decide_held(s);
 }
 
 /* Whether a counted push is still to be applied: waiting for an apply's norms, or in the

@@ -321,8 +321,19 @@ bool sw__server_evaluate(server *s)
 
 void sw__server_gathered(server *s)
 {
-    if (sw__server_evaluate(s))
+    /* The target counts on a model the run can end with: every slice of the version the run is
+     * at. Decisions wait for a gather, but a crash or a departure may apply meanwhile; then the
+     * shards are asked again at once. (Counted on slices of several versions, the run ended
+     * on a model that missed the target it claimed.) */
+    const sw__shards *h = &s->shards;
+    bool whole = h->gather_min == h->gather_max &&
+                 h->theta_version == sw_engine_version(s->engine);
+    if (!sw__server_evaluate(s))
+        return;
+    if (whole)
         s->r->reached = s->done = true;
+    else
+        sw__shards_gather(s);
 }
 
 /* An evaluation is due: now, or in a sharded run once the shards' slices are in. */
@@ -348,7 +359,7 @@ static void deadlines(server *s)
 {
     double now = sw__server_now(s);
     /* A wake-up waits with the pushes for the last apply's norms (server_shards.c). */
-    if (s->wake_at >= 0 && now >= s->wake_at && !s->shards.norms_due) {
+    if (s->wake_at >= 0 && now >= s->wake_at && !(s->shards.n && sw__shards_paused(s))) {
         sw_engine_result res;
         if (sw__server_engine_ok(s, sw_engine_tick(s->engine, now, &res), "wake-up", SW_NO_WORKER))
             sw__server_follow(s, &res);
