@@ -189,6 +189,14 @@ expect_status 0 "Open MPI, a worker" -- env SYNCWISE_RANK=1 SYNCWISE_SERVER=s \
 expect_output "--job prterun-n0-42_1" "a worker of that job, its name made a job name"
 expect_status 2 "--job among the server's options" -- env SYNCWISE_RANK=0 "$SW" launch -n -- --job x
 expect_output "set SYNCWISE_JOB" "says how to name another"
+# A sharded run's --checkpoint without --shard-state: the shards would save nothing, and the
+# server refused to start after every rank had (its workers waited out their --server-timeout).
+expect_status 2 "--checkpoint with --servers and no --shard-state" -- env SYNCWISE_RANK=1 \
+  SYNCWISE_SIZE=4 SYNCWISE_HOSTS=a,b,c,d "$SW" launch -n --servers 1 -- --checkpoint run.ckpt
+expect_output "give --shard-state DIR" "says what to give"
+# The ranks listen on IPv4: an IPv6 host would be waited for in vain.
+expect_status 1 "an IPv6 server" -- env SYNCWISE_RANK=1 SYNCWISE_SERVER=::1 "$SW" launch -n
+expect_output "::1 is an IPv6 address, and launch's ranks listen on IPv4" "says why"
 port=$((20000 + RANDOM % 12000))
 SYNCWISE_JOB=100 SYNCWISE_RANK=0 SYNCWISE_SIZE=2 "$SW" launch --port "$port" -- "${RUN[@]}" -q \
   > "$TMP/job100.out" 2>&1 &

@@ -340,6 +340,11 @@ static int server_options_ok(const launch_opts *o, int argc, char **argv, int re
         return sw_cli_error(CMD, "--job among the server's options: launch gives the server and "
                                  "every worker the launcher's job; set SYNCWISE_JOB to name "
                                  "another") + 1;
+    if (o->servers > 0 && !o->shard_state && given(argc, argv, rest, "--checkpoint"))
+        return sw_cli_error(CMD, "--checkpoint among the server's options with --servers %ld: "
+                                 "the shards must checkpoint too, or the server refuses to "
+                                 "start; give --shard-state DIR (each shard's file goes there)",
+                            o->servers) + 1;
     if (o->servers > 0 && given(argc, argv, rest, "--shards"))
         return sw_cli_error(CMD, "--shards among the server's options with --servers %ld: "
                                  "ranks 1..%ld are the shards, and launch names them; give one "

@@ -172,8 +172,20 @@ static void hint(const char *fmt, ...)
     va_end(ap);
 }
 
+/* The ranks listen on IPv4 (tcp://0.0.0.0:PORT: not every host has IPv6), so a host given as
+ * an IPv6 address could never be reached: refused (-1, with a hint), not passed on to a worker
+ * that waits for it. rc passes through. */
+static int endpoint_host(int rc, char *out)
+{
+    if (rc || !strchr(out, ':'))
+        return rc;
+    hint(" (%s is an IPv6 address, and launch's ranks listen on IPv4: give a host name or an "
+         "IPv4 address)", out);
+    return -1;
+}
+
 /* Rank r's host name into out, as --help says; 0 on success. */
-int sw__launch_host_of_rank(long r, char *out, size_t cap)
+static int host_of_rank(long r, char *out, size_t cap)
 {
     const char *hosts = getenv("SYNCWISE_HOSTS");
     if (hosts && *hosts) {
@@ -208,13 +220,18 @@ int sw__launch_host_of_rank(long r, char *out, size_t cap)
     return -1;
 }
 
+int sw__launch_host_of_rank(long r, char *out, size_t cap)
+{
+    return endpoint_host(host_of_rank(r, out, cap), out);
+}
+
 /* The server's host name into out; 0 on success. */
 int sw__launch_server_host(const char *given, char *out, size_t cap)
 {
     const char *env = getenv("SYNCWISE_SERVER");
     if (given || (env && *env)) {
         snprintf(out, cap, "%s", given ? given : env);
-        return 0;
+        return endpoint_host(0, out);
     }
     return sw__launch_host_of_rank(0, out, cap);
 }
