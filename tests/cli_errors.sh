@@ -83,11 +83,12 @@ expect_output "the run never started: 0 workers joined, 1 wanted (--wait-workers
   "no worker came: the run never started"
 expect_status 1 "resumed on other data and seed" -- "$SW" server --bind "tcp://127.0.0.1:*" \
   --max-time 0.3 --data synthetic:n=600,d=5 --model softmax --checkpoint "$TMP/r.ckpt" --resume \
-  --seed 4 --lr 0.5
+  --seed 4 --lr 0.5 --wd 0.1
 expect_output "was trained on --data synthetic:n=500,d=5; this run reads synthetic:n=600,d=5" \
   "names both data sets"
 expect_output "was made with --seed 1; this run has 4" "and both seeds"
 expect_output "was made at --lr 0.01; this run goes on at 0.5" "and both learning rates"
+expect_output "was made at --wd 0; this run goes on at 0.1" "and both weight decays"
 # Other worker slots would make the resumed log a second run in one file (check and report
 # would refuse it): refused, saying what to give.
 expect_status 1 "resumed with other --max-workers" -- "$SW" server --bind "tcp://127.0.0.1:*" \

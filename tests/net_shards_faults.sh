@@ -170,6 +170,11 @@ expect_status 1 "a resume with another optimizer" -- "$SW" server --bind "tcp://
   --optimizer adam
 expect_output "records a run of the optimizer sgd:momentum=0.5, whose state the shards hold" \
   "is refused: the shards restore their own optimizer"
+expect_status 1 "a resume with another --wd" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=32 --checkpoint "$TMP/server2.ckpt" --resume \
+  --wd 0.5
+expect_output "records a run of --wd 0, which the shards apply as they saved it" \
+  "is refused: the shards keep theirs (it was taken silently and never applied)"
 expect_status 1 "a resume with another model" -- "$SW" server --bind "tcp://127.0.0.1:*" \
   --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=64 --checkpoint "$TMP/server2.ckpt" --resume
 expect_output "records a run of 1698 parameters; --model mlp:h=1,u=64" "says which, before any restore"
@@ -181,7 +186,7 @@ expect_output "fails its checksum" "says why"
 # Edited with its checksum made again, a line that says nothing a run writes is damage too (an
 # unreadable optimizer or rate was passed over, and a version past 2^53 wrapped).
 for edit in "version=9007199254740993/over 2^53" "optimizer=warp/records optimizer=warp" \
-  "lr=nan/records lr=nan" "slots=many/records slots=many" "params=-1/records params=-1"; do
+  "lr=nan/records lr=nan" "wd=-1/records wd=-1" "slots=many/records slots=many" "params=-1/records params=-1"; do
   line=${edit%%/*}
   sed "s/^${line%%=*}=.*/$line/; /^crc=/d" "$TMP/record.good" > "$TMP/server2.ckpt"
   python3 -c 'import sys, zlib; t = open(sys.argv[1], "rb").read(); print("crc=%08x" % zlib.crc32(t))' \
@@ -463,10 +468,11 @@ expect_output "holds no checkpoint: the shard that claimed it ended before its f
 wait "${WPIDS[@]}"
 expect_shards "a server killed before its shards saved the start, resumed" strangers
 
-# A server killed before its first checkpoint (left only its lock) starts afresh on --resume.
+# A server killed before its first checkpoint (left only its lock) starts afresh on --resume
+# (no worker comes: the run never starts, exit 1).
 rm -f "$TMP/unsaved.ckpt"*
 touch "$TMP/unsaved.ckpt.lock"
-expect_status 0 "a resume of a checkpoint never saved" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+expect_status 1 "a resume of a checkpoint never saved" -- "$SW" server --bind "tcp://127.0.0.1:*" \
   --data "$DATA" --model mlp:h=1,u=32 --checkpoint "$TMP/unsaved.ckpt" --resume --max-time 0.5
 expect_output "holds no checkpoint: the run that claimed it ended before its first save" \
   "says it starts afresh"

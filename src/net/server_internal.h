@@ -224,5 +224,8 @@ int sw__server_resume_optim(server *s, const char *record, const char *held, cha
 /* A resume keeps the checkpoint's worker slots (its log goes on as the same run); an older
  * checkpoint that does not say passes. SW_EMISMATCH with a message otherwise. */
 int sw__server_resume_slots(const server *s, const char *record, char *err);
+/* Another --wd than the record's: taken and said (unsharded), refused (sharded: the shards keep
+ * the one they saved). */
+int sw__server_resume_wd(const server *s, const char *record, bool sharded, char *err);
 
 #endif

@@ -21,7 +21,7 @@ static void spec_name(const char *spec, char *out, size_t cap)
 /* A line of the record that is there but says nothing a run writes: its key, else NULL. */
 static const char *unreadable_line(const char *record)
 {
-    double lr;
+    double lr, wd;
     unsigned long long slots, params;
     char optim[SW_OPTIM_SPEC_LEN], why[SW_ERR_LEN];
     sw_optim_params p;
@@ -30,6 +30,8 @@ static const char *unreadable_line(const char *record)
         snprintf(optim, sizeof optim, "%.*s", (int)strcspn(at, "\n"), at);
     if (sw__text_value(record, "lr") && (sw__text_real(record, "lr", &lr) || !(lr >= 0)))
         return "lr";
+    if (sw__text_value(record, "wd") && (sw__text_real(record, "wd", &wd) || !(wd >= 0)))
+        return "wd";
     if (sw__text_value(record, "slots") && (sw__text_number(record, "slots", &slots) || !slots))
         return "slots";
     if (sw__text_value(record, "params") && sw__text_number(record, "params", &params))
@@ -81,8 +83,23 @@ int sw__server_resume_facts(const server *s, char *out, size_t cap)
 {
     char optim[SW_OPTIM_SPEC_LEN];
     sw_optim_format(&s->optim, optim);
-    return snprintf(out, cap, "policy=%s\nlr=%.9g\nslots=%u\noptimizer=%s\n",
-                    sw_engine_policy_spec(s->engine), (double)s->p->lr, s->slots, optim);
+    return snprintf(out, cap, "policy=%s\nlr=%.9g\nwd=%.9g\nslots=%u\noptimizer=%s\n",
+                    sw_engine_policy_spec(s->engine), (double)s->p->lr,
+                    (double)s->p->weight_decay, s->slots, optim);
+}
+
+int sw__server_resume_wd(const server *s, const char *record, bool sharded, char *err)
+{
+    double was;
+    if (sw__text_real(record, "wd", &was) || (float)was == s->p->weight_decay)
+        return 0; /* older checkpoints do not say */
+    if (sharded) /* the shards read it from their own checkpoints, not from this server */
+        return sw_fail(err, SW_EMISMATCH, "%s records a run of --wd %g, which the shards apply "
+                       "as they saved it: resume it with --wd %g; a sharded run keeps its "
+                       "weight decay", s->p->checkpoint, was, was);
+    sw_log(SW_LOG_WARN, "%s was made at --wd %g; this run goes on at %g", s->p->checkpoint, was,
+           (double)s->p->weight_decay);
+    return 0;
 }
 
 int sw__server_resume_slots(const server *s, const char *record, char *err)
@@ -188,6 +205,8 @@ int sw__server_load_resume(server *s, float *init, uint64_t *version, sw_optim *
         sw__server_resume_policy(s, ck.note);
         rc = sw__server_resume_slots(s, ck.note, err);
     }
+    if (!rc)
+        rc = sw__server_resume_wd(s, ck.note, false, err);
     /* Another data set or seed of the same shape may be meant (training on), but is more often
      * a slip: the run goes on, saying so. */
     if (!rc && ck.data_spec[0] && strcmp(ck.data_spec, s->p->data) != 0)

@@ -213,7 +213,9 @@ int sw__shards_read_record(server *s, uint64_t *version, char *err)
     }
     sw__server_resume_policy(s, text);
     rc = sw__server_resume_optim(s, text, NULL, err);
-    return rc ? rc : sw__server_resume_slots(s, text, err);
+    if (!rc)
+        rc = sw__server_resume_slots(s, text, err);
+    return rc ? rc : sw__server_resume_wd(s, text, true, err);
 }
 
 /* ---- Restores -------------------------------------------------------------------------------- */
