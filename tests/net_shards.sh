@@ -219,5 +219,11 @@ for bad in "--policy actions" "--policy rlswitch" "--policy rlswitch:choose=stre
 done
 expect_status 2 "an empty shard in the list" -- "$SW" server --shards "a,,b" --max-time 1
 expect_output "endpoints separated by commas" "the error says what a list is"
+# One shard spelt two ways: the shard heard one connection, and the run waited out --shard-wait
+# for the other, blaming a shard that was there.
+expect_status 2 "one shard spelt two ways" -- "$SW" server \
+  --shards "tcp://127.0.0.1:19401,tcp://localhost:19401" --max-time 1
+expect_output "names one shard twice: tcp://127.0.0.1:19401 and tcp://localhost:19401 are both" \
+  "says which, at once"
 
 finish

@@ -168,10 +168,30 @@ static void welcome_lines(sw__shards *h)
     sw_chunk_table_format(&h->table, h->welcome + len, sizeof h->welcome - len);
 }
 
+/* Two endpoints of one shard spelt two ways (a host name and its address): both connections
+ * would carry one route, so the shard heard one and the run waited out --shard-wait for the
+ * other, blaming a shard that was there. TCP host names are resolved as a bind resolves them. */
+static int named_once(const sw__shards *h, char *err)
+{
+    char at[SW_SHARDS_MAX][SW_SHARD_EP_LEN], why[SW_ERR_LEN];
+    for (uint32_t j = 0; j < h->n; j++) {
+        if (strncmp(h->eps[j], "tcp://", 6) ||
+            sw_endpoint_check(h->eps[j], true, at[j], sizeof at[j], why))
+            snprintf(at[j], sizeof at[j], "%s", h->eps[j]);
+        for (uint32_t k = 0; k < j; k++)
+            if (!strcmp(at[k], at[j]))
+                return sw_fail(err, SW_EINVAL, "--shards names one shard twice: %s and %s are "
+                               "both %s (shards %u and %u)", h->eps[k], h->eps[j], at[j], k, j);
+    }
+    return 0;
+}
+
 int sw__shards_check(server *s, char *err)
 {
     sw__shards *h = &s->shards;
     int rc = sw_shard_list_parse(s->p->shards, h->eps, &h->n, err);
+    if (!rc)
+        rc = named_once(h, err);
     return rc ? rc : supported(s, err);
 }
 
