@@ -121,6 +121,9 @@ printf '+1 1:0.5\r-1 2:0.3\r+1 1:1\r' > "$TMP/mac.svm"
 expect_status 1 "LIBSVM with CR line ends" -- "$SW" train --data libsvm:train=$TMP/mac.svm
 expect_output "mac.svm:1:9: a carriage return inside a line" "names where, and what"
 printf '+1 1:0.5 2:0.3\r\n-1 1:1\r\n' > "$TMP/crlf.svm"
+expect_status 2 "train of a sparse model" -- "$SW" train --model svm --data libsvm:train=$TMP/crlf.svm
+expect_output "train trains the dense models (softmax, mlp, cnn); svm and logistic train under" \
+  "says where they train (it called svm unknown)"
 expect_status 0 "LIBSVM with CR LF line ends" -- "$SW" data export \
   --data libsvm:train=$TMP/crlf.svm,val=0 --out "$TMP/crlf-out.svm"
 expect_output "2 rows, 2 features, 3 nonzeros" "reads every row and feature"

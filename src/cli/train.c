@@ -21,6 +21,7 @@
 #include "syncwise/log.h"
 #include "syncwise/logread.h"
 #include "syncwise/optim.h"
+#include "syncwise/sparse.h"
 #include "syncwise/task.h"
 
 #define CMD "train"
@@ -47,7 +48,9 @@ typedef struct trainer {
 #define AT(field) offsetof(train_opts, field)
 static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "data", 0, AT(data), 0, 0, "SPEC", "data set")},
-    {SW_OPT_ROW(SW_OPT_STR, "model", 0, AT(model), 0, 0, "SPEC", "architecture")},
+    {SW_OPT_ROW(SW_OPT_STR, "model", 0, AT(model), 0, 0, "SPEC",
+                "architecture: softmax, mlp or cnn (svm and logistic\ntrain under sim, server "
+                "or peer)")},
     {SW_OPT_ROW(SW_OPT_LONG, "batch", 0, AT(batch), 1, 1 << 16, "N", "mini-batch size")},
     {SW_OPT_ROW(SW_OPT_F64, "lr", 0, AT(lr), 0, 1e6, "X", "learning rate")},
     {SW_OPT_ROW(SW_OPT_F64, "wd", 0, AT(wd), 0, 1e6, "X", "L2 weight decay")},
@@ -200,6 +203,10 @@ int sw_cli_train(int argc, char **argv)
         return prc == 1 ? 0 : prc;
     if ((prc = sw_cli_outputs_apart(CMD, 1, (const char *[]){"--out"}, &t.o.out, 1, &t.o.data)))
         return prc;
+    if (sw_sparse_is_model(t.o.model)) /* it trains dense models only, and would say 'unknown' */
+        return sw_cli_error(CMD, "--model %s: train trains the dense models (softmax, mlp, cnn); "
+                                 "svm and logistic train under sim, a server and its workers, "
+                                 "or peer", t.o.model) + 1;
     sw_cli_set_verbosity(t.o.quiet, false);
     sw_cli_set_threads(t.o.threads);
     char err[SW_ERR_LEN];
