@@ -498,8 +498,9 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
     }
     uint64_t index = sw_get_u64(m->payload + 56);
     if (index != j) { /* resumed from another shard's file: restoring it would scramble θ */
-        char why[96];
-        snprintf(why, sizeof why, "%llu: its --checkpoint file is that shard's, not its own",
+        char why[160];
+        snprintf(why, sizeof why, "%llu: its --checkpoint file is that shard's, not its own, or "
+                 "--shards lists the shards in another order than the run's",
                  (unsigned long long)index);
         sw__shards_failed(s, j, "holds the slice of shard ", (int)strlen(why), why);
         return;
