@@ -34,8 +34,9 @@ typedef enum sw_err {
 #undef SW__ERR_ENUM
 } sw_err;
 
-/* Size of the message buffers that fallible functions fill. */
-#define SW_ERR_LEN 256
+/* Size of the message buffers that fallible functions fill: room for a message relayed with
+ * its context (a shard's refusal, named by the server, then told to a worker). */
+#define SW_ERR_LEN 512
 
 /* A short human sentence for code ("checksum mismatch"); never NULL. */
 const char *sw_strerror(int code);

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "syncwise/err.h"
 #include "syncwise/optim.h"
 #include "syncwise/transport.h"
 
@@ -117,7 +118,7 @@ typedef struct sw_server_result {
     /* A sharded run: frames received from the shards, and the messages they carried (a batch
      * carries a turn's, docs/protocol.md "Batches"). */
     uint64_t shard_frames, shard_messages;
-    char broken[256];      /* the first promise the policy broke (syncwise/check.h), or "" */
+    char broken[SW_ERR_LEN]; /* the first promise the policy broke (syncwise/check.h), or "" */
 } sw_server_result;
 
 /* Runs the server until a stopping condition or *stop. Fails with a message on a bad

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "syncwise/err.h"
 #include "syncwise/placement.h"
 #include "syncwise/transport.h"
 
@@ -131,7 +132,7 @@ typedef struct sw_shard_result {
     bool done; /* the server ended the run */
     bool in_run; /* a server had configured it, and the run was not over */
     uint64_t saved; /* its newest checkpoint's version, SW_SHARD_NONE before one */
-    char failed[512]; /* why the run failed, as the server said when it ended it; "": it did not */
+    char failed[SW_ERR_LEN + 64]; /* why the run failed, as the server said when it ended it; "": it did not */
 } sw_shard_result;
 
 /* No checkpoint yet (SHARD_STATE's newest checkpoint). */
