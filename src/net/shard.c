@@ -77,13 +77,25 @@ static bool is_order(sw_msg_type type)
 
 /* ERROR to the sender; SW_FLAG_UNKNOWN in `flags` says it is no member (yet: a worker's first
  * pull may overtake the server's MEMBER, and is sent again). */
+/* How the shard names itself in its log: its index is INIT's word, none before. */
+static const char *own_name(const shard *h, char out[40])
+{
+    if (h->configured)
+        snprintf(out, 40, "shard %u", h->index);
+    else
+        snprintf(out, 40, "this shard (in no run yet)");
+    return out;
+}
+
 void sw__shard_refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_t flags,
                               const char *why)
 {
+    char name[40];
     if (!h->configured && h->refused_run[0] && m && m->worker == SW_NO_WORKER &&
         is_order(m->type))
         why = h->refused_run; /* the server's next orders after the INIT it refused */
-    sw_log_counted(SW_LOG_INFO, &h->r->refused, "shard %u refused a message: %s", h->index, why);
+    sw_log_counted(SW_LOG_INFO, &h->r->refused, "%s refused a message: %s", own_name(h, name),
+                   why);
     sw__shard_send(h, to, SW_MSG_ERROR, m ? m->worker : SW_NO_WORKER, flags, m ? m->version : 0,
                    why, strlen(why));
 }
@@ -98,8 +110,9 @@ bool sw__shard_too_early(shard *h, const from *to, const sw_msg *m)
     if (h->ready)
         return false;
     static const char why[] = "this shard has no run's slice yet: ask again";
-    sw_log_counted(SW_LOG_INFO, &h->r->early, "shard %u: a worker's message before its run's "
-                   "slice came (asked again)", h->index);
+    char name[40];
+    sw_log_counted(SW_LOG_INFO, &h->r->early, "%s: a message before its run's slice came (asked "
+                   "again)", own_name(h, name));
     sw__shard_send(h, to, SW_MSG_ERROR, m->worker, SW_FLAG_UNKNOWN, m->version, why,
                    sizeof why - 1);
     return true;
