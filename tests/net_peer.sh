@@ -247,6 +247,15 @@ awk -v l="${loss:-9}" 'BEGIN { exit !(l < 0.5) }' ||
 expect_status 1 "joining nobody" -- "$SW" peer --join tcp://127.0.0.1:1 --data "$DATA" --timeout 0.2
 expect_output "did not answer" "a failed join says why"
 expect_no_output "joined" "nor does it claim the member it never heard from joined"
+# The wait for the contact's answer (5 x --timeout) ends at --max-time too (it took 10 s of a
+# --max-time 2).
+began=$SECONDS
+expect_status 1 "joining nobody within --max-time" -- "$SW" peer --join tcp://127.0.0.1:1 \
+  --data "$DATA" --max-time 1
+expect_output "and no longer than --max-time)" "gives up at --max-time, saying so"
+checks=$((checks + 1))
+[ $((SECONDS - began)) -le 4 ] ||
+  { echo "FAIL: the join outwaited --max-time"; failures=$((failures + 1)); }
 expect_status 2 "dense data for a sparse model" -- "$SW" peer --data fashion-mnist --max-time 1
 expect_output "model 'svm' reads sparse rows" "the refusal says which data the model reads"
 

@@ -27,7 +27,8 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "endpoint-file", 0, AT(p.endpoint_file), 0, 0, "FILE",
                 "write the bound endpoint there")},
     {SW_OPT_ROW(SW_OPT_STR, "join", 0, AT(p.join), 0, 0, "ENDPOINT",
-                "a member of the group to join")},
+                "a member of the group to join (its answer is awaited\n5 x --timeout, no longer "
+                "than --max-time)")},
     {SW_OPT_ROW(SW_OPT_STR, "model", 0, AT(p.model), 0, 0, "SPEC",
                 "svm:lambda=1e-4, logistic:lambda=0, or a dense model\n"
                 "(mlp:h=1,u=256, ...: its changes are every weight)")},

@@ -198,7 +198,10 @@ static int join(sw__peer *pe, char *err)
     char hello[SW_PEER_EP_LEN + SW_PEER_RUN_LEN + 1];
     size_t len = sw__peer_hello(pe, hello, sizeof hello);
     sw__peer_send(pe, sw__peer_rank(pe, pe->p->join), SW_MSG_PEER_HELLO, hello, len);
+    /* Five silences' worth for a busy contact, and never past --max-time. */
     double deadline = sw__peer_now(pe) + pe->p->timeout_s * 5;
+    if (pe->p->max_time_s > 0 && pe->p->max_time_s < deadline)
+        deadline = pe->p->max_time_s;
     while (!pe->have_replica && !pe->refused[0] && sw__peer_now(pe) < deadline &&
            !(pe->p->stop && *pe->p->stop)) {
         /* our dialer to the contact too: a CURVE handshake it refuses fails the join, saying why */
@@ -215,7 +218,8 @@ static int join(sw__peer *pe, char *err)
     if (pe->refused[0])
         return sw_fail(err, SW_EMISMATCH, "%s turned us away: %s", pe->p->join, pe->refused);
     if (!pe->have_replica)
-        return sw_fail(err, SW_EIO, "%s did not answer our hello", pe->p->join);
+        return sw_fail(err, SW_EIO, "%s did not answer our hello within %.1f s (5 x --timeout, "
+                       "and no longer than --max-time)", pe->p->join, sw__peer_now(pe));
     sw_eval e;
     sw_task_evaluate(pe->task, pe->theta, &e);
     pe->r->join_loss = e.loss;
