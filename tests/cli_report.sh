@@ -11,7 +11,17 @@
 "$SW" zipline --workers 5 --R 6 --algo zipline --trace "$TMP/zl.csv" >/dev/null
 expect_status 0 "report" -- "$SW" report "$TMP/bsp.jsonl" "$TMP/backup.jsonl" "$TMP/dssp.jsonl" \
   "$TMP/zl.csv" -o "$TMP/out"
-expect_output "report of 3 runs and a zipline trace" "says what it read"
+expect_output "report of 3 runs and 1 zipline trace" "says what it read"
+# Traces of one name in two directories are two traces, each its own series (they were one
+# unlabelled series, both named t).
+mkdir -p "$TMP/t1" "$TMP/t2"
+"$SW" zipline --workers 5 --R 6 --algo zipline --trace "$TMP/t1/t.csv" >/dev/null
+"$SW" zipline --workers 4 --R 5 --algo zipline --trace "$TMP/t2/t.csv" >/dev/null
+expect_status 0 "report of two traces" -- "$SW" report "$TMP/t1/t.csv" "$TMP/t2/t.csv" \
+  -o "$TMP/two"
+expect_output "report of 0 runs and 2 zipline traces" "counts both"
+OUT=$(cut -d, -f1 "$TMP/two/zipline.csv" | LC_ALL=C sort -u | tr '\n' ' ')
+expect_output "t trace t~2" "each trace's rows carry a name of its own"
 OUT=$(grep -c '^dssp,dssp:lo=1 hi=3,[0-9]*,running,' "$TMP/out/timeline.csv")
 checks=$((checks + 1)); [ "$OUT" -gt 0 ] || { echo "FAIL: a policy with a comma breaks the CSV"; failures=$((failures + 1)); }
 for f in runs:run,policy,workers,seed,model,events evals:run,policy,t,V,loss,acc \

@@ -72,6 +72,9 @@ typedef struct sw_report {
     FILE *csv[SW_CSV_COUNT];
     uint32_t n_runs, workers;
     uint64_t zipline_rows;
+    char (*traces)[256];     /* the ZipLine traces' names, n_traces of them: their column in
+                              * zipline.csv, one series each in its plot */
+    uint32_t n_traces;
     double target_acc;       /* given, or the runs' own (0: each run's end line decides) */
     double longest;          /* the latest end of any run */
     bool real_time;          /* a run's clock was real (a server's), not virtual */

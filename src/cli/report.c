@@ -349,11 +349,14 @@ int sw_cli_report(int argc, char **argv)
     free(o.baselines_read);
     if (rc)
         return sw_cli_error(CMD, "%s", err) + (rc == SW_EINVAL);
+    char traces[32] = "no trace";
+    if (r.n_traces)
+        snprintf(traces, sizeof traces, "%u zipline trace%s", r.n_traces, r.n_traces == 1 ? "" : "s");
     int dir_len = (int)strlen(out);
     while (dir_len > 1 && out[dir_len - 1] == '/') /* -o rep/ names rep/report.md */
         dir_len--;
     printf("\nreport of %u run%s and %s written to %.*s/report.md (with CSV files%s)\n", r.n_runs,
-           r.n_runs == 1 ? "" : "s", r.zipline_rows ? "a zipline trace" : "no trace", dir_len, out,
+           r.n_runs == 1 ? "" : "s", traces, dir_len, out,
            plotted ? "; plots as SVG and PNG" : "; no plots");
     return 0;
 }

@@ -54,9 +54,9 @@ static const char *clock_name(const sw_report *r)
 static void terminal(FILE *g, const char *name, int png)
 {
     if (png)
-        fprintf(g, "set terminal pngcairo size 1000,560 font 'sans,11'\n");
+        fprintf(g, "set terminal pngcairo size 1000,560 font 'sans,11' noenhanced\n");
     else
-        fprintf(g, "set terminal svg size 1000,560 dynamic font 'sans,11'\n");
+        fprintf(g, "set terminal svg size 1000,560 dynamic font 'sans,11' noenhanced\n");
     fprintf(g, "set output ");
     char file[300];
     snprintf(file, sizeof file, "%s.%s", name, png ? "png" : "svg");
@@ -74,6 +74,19 @@ static void plot_by_run(FILE *g, const sw_report *r, const int *pick, int n, con
         fprintf(g, "%s$%s%d using %s:%s %s title ", i ? ", \\\n     " : "", table, i, x, y,
                 style);
         gp_str(g, r->runs[pick[i]].policy);
+    }
+    fprintf(g, "\n");
+}
+
+/* One series per ZipLine trace, its rows picked from zipline.csv by its name. */
+static void trace_plot(FILE *g, const sw_report *r)
+{
+    fprintf(g, "plot ");
+    for (uint32_t i = 0; i < r->n_traces; i++) {
+        fprintf(g, "%s'zipline.csv' every ::1 using 2:(strcol(1) eq ", i ? ", \\\n     " : "");
+        gp_str(g, r->traces[i]);
+        fprintf(g, " ? $3 : NaN) with points pt 7 ps 0.3 title ");
+        gp_str(g, r->traces[i]);
     }
     fprintf(g, "\n");
 }
@@ -285,9 +298,8 @@ static int write_script(FILE *g, const sw_report *r, double from, double to, cha
         if (r->zipline_rows) {
             terminal(g, "zipline", png);
             fprintf(g, "set title 'Candidate d along the scan'\nset xlabel 'candidate (scan "
-                       "order)'\nset ylabel 'd: the fastest worker''s wait'\n"
-                       "plot 'zipline.csv' every ::1 using 2:3 with points pt 7 ps 0.3 "
-                       "title 'candidates'\n");
+                       "order)'\nset ylabel 'd: the fastest worker''s wait'\n");
+            trace_plot(g, r);
         }
     }
     return 0;

@@ -72,8 +72,10 @@ void sw_report_free(sw_report *r)
     }
     free(r->runs);
     free(r->policies);
+    free(r->traces);
     r->runs = NULL;
     r->policies = NULL;
+    r->traces = NULL;
 }
 
 /* What one log's replay keeps: the run's statistics (syncwise/run.h) and each worker's state
@@ -333,11 +335,15 @@ static bool name_taken(const sw_report *r, const char *name)
     for (uint32_t i = 0; i < r->n_runs; i++)
         if (!strcmp(r->runs[i].name, name))
             return true;
+    for (uint32_t i = 0; i < r->n_traces; i++)
+        if (!strcmp(r->traces[i], name))
+            return true;
     return false;
 }
 
 /* Files of one name in two directories (a/bsp-seed1.jsonl, b/bsp-seed1.jsonl) are two runs: the
- * later is named bsp-seed1~2, so that every row of the tables says which run it is. */
+ * later is named bsp-seed1~2, so that every row of the tables says which run it is (traces
+ * likewise: a/t.csv and b/t.csv are t and t~2). */
 static void unique_name(const sw_report *r, char *name, size_t cap)
 {
     char base[256];
@@ -448,5 +454,11 @@ int sw_report_add_trace(sw_report *r, const char *path, char *err)
 {
     trace_reading tr = {.r = r, .path = path};
     run_name(path, tr.name, sizeof tr.name);
+    unique_name(r, tr.name, sizeof tr.name);
+    char(*more)[256] = realloc(r->traces, (r->n_traces + 1) * sizeof *r->traces);
+    if (!more)
+        return sw_fail(err, SW_ENOMEM, "out of memory for the traces' names");
+    r->traces = more;
+    snprintf(r->traces[r->n_traces++], sizeof *r->traces, "%s", tr.name);
     return sw_read_lines(path, on_trace_line, &tr, err);
 }
