@@ -121,6 +121,14 @@ printf '+1 1:0.5\r-1 2:0.3\r+1 1:1\r' > "$TMP/mac.svm"
 expect_status 1 "LIBSVM with CR line ends" -- "$SW" train --data libsvm:train=$TMP/mac.svm
 expect_output "mac.svm:1:9: a carriage return inside a line" "names where, and what"
 printf '+1 1:0.5 2:0.3\r\n-1 1:1\r\n' > "$TMP/crlf.svm"
+# A model's value out of range is a usage error (2) in every command, as the man page says
+# (server and peer said 1).
+for cmd in "server --max-time 1 --data synthetic:d=5,n=100" "peer --max-time 1 --data sparse:n=100,dim=50"; do
+  model=mlp:h=99
+  [ "${cmd%% *}" = peer ] && model=svm:lambda=-1
+  expect_status 2 "${cmd%% *} --model $model" -- "$SW" $cmd --model "$model" -q
+  expect_output "is outside [" "${cmd%% *}: says which value"
+done
 expect_status 2 "train of a sparse model" -- "$SW" train --model svm --data libsvm:train=$TMP/crlf.svm
 expect_output "train trains the dense models (softmax, mlp, cnn); svm and logistic train under" \
   "says where they train (it called svm unknown)"

@@ -11,6 +11,8 @@
 
 #include <stdbool.h>
 
+#include "syncwise/err.h"
+
 #define SW_SPEC_MAX_ARGS 24
 #define SW_SPEC_NAME_LEN 48
 #define SW_SPEC_KEY_LEN 32
@@ -54,5 +56,13 @@ const char *sw_spec_pos_str(sw_spec *s, int i);
 /* Fails with SW_EINVAL naming the first key (or positional value) no getter read, and listing
  * `known` (a human list such as "h, u") as what the component accepts. */
 int sw_spec_finish(const sw_spec *s, const char *known, char *err);
+
+/* A spec's value outside its range (a getter's SW_ERANGE) is a bad spec, SW_EINVAL, as an
+ * unknown key is (a command's usage error): for callers whose SW_ERANGE otherwise says that a
+ * file's values do not fit. */
+static inline int sw_spec_usage(int rc)
+{
+    return rc == SW_ERANGE ? SW_EINVAL : rc;
+}
 
 #endif

@@ -65,7 +65,7 @@ static int load_idx(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset **
     const char *dir = sw_spec_str(s, "dir", NULL);
     int rc = sw_spec_int(s, "classes", 2, 256, &classes, err);
     if (rc)
-        return sw__spec_value(rc);
+        return sw_spec_usage(rc);
     if (!dir)
         return sw_fail(err, SW_EINVAL, "idx: dir=PATH is required");
     return load_idx_dir(dir, (uint32_t)classes, train, test, err);
@@ -106,7 +106,7 @@ static int load_libsvm(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset
     const char *tr = sw_spec_str(s, "train", NULL), *te = sw_spec_str(s, "test", NULL);
     int rc;
     if ((rc = sw_spec_int(s, "dim", 0, 1 << 24, &dim, err)) || (rc = parse_task(s, &task, err)))
-        return sw__spec_value(rc);
+        return sw_spec_usage(rc);
     if (!tr)
         return sw_fail(err, SW_EINVAL, "libsvm: train=PATH is required");
     if ((rc = sw_libsvm_read(train, tr, (size_t)dim, task, err)))
@@ -228,7 +228,7 @@ static int load(sw_data *out, sw_spec *s, uint64_t seed, char *err)
     int rc;
     if ((rc = sw_spec_int(s, "val", 0, 1 << 26, &n_val, err)) ||
         (rc = sw_spec_double(s, "frac", 1e-6, 1.0, &frac, err)))
-        return sw__spec_value(rc);
+        return sw_spec_usage(rc);
     if ((rc = src->load(s, seed, &out->train, &out->test, err)))
         return rc;
     char known[128];

@@ -40,7 +40,7 @@ static int load_libsvm(sw_sparse_set *out, sw_spec *s, char *err)
 {
     const char *train = sw_spec_str(s, "train", NULL), *test = sw_spec_str(s, "test", NULL);
     long dim = 0;
-    int rc = sw__spec_value(sw_spec_int(s, "dim", 0, 1L << 24, &dim, err));
+    int rc = sw_spec_usage(sw_spec_int(s, "dim", 0, 1L << 24, &dim, err));
     if (!rc)
         rc = sw_spec_finish(s, "train, test, dim", err);
     if (!rc && !train)
@@ -71,7 +71,7 @@ static int load_generated(sw_sparse_set *out, sw_spec *s, uint64_t seed, char *e
         (rc = sw_spec_double(s, "zipf", 0, 10, &g.zipf, err)) ||
         (rc = sw_spec_double(s, "noise", 0, 0.499, &g.noise, err)) ||
         (rc = sw_spec_finish(s, "n, test, dim, density, zipf, noise", err)))
-        return sw__spec_value(rc);
+        return sw_spec_usage(rc);
     g.n = (size_t)(n + test);
     g.dim = (size_t)dim;
     sw_sparse_data *all;

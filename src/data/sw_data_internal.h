@@ -17,11 +17,5 @@ int sw__synthetic_load(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset
  * SW_EFORMAT when p holds no number (or NaN), SW_ERANGE when it does not fit a float (inf, 1e39). */
 int sw__parse_float(const char *p, char **end, double *out);
 
-/* A data spec's value outside its range (a getter's SW_ERANGE) is a bad spec, SW_EINVAL, as an
- * unknown key is: SW_ERANGE from this layer says a file's values do not fit. */
-static inline int sw__spec_value(int rc)
-{
-    return rc == SW_ERANGE ? SW_EINVAL : rc;
-}
 
 #endif

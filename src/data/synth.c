@@ -48,7 +48,7 @@ int sw__synthetic_load(sw_spec *s, uint64_t seed, sw_dataset **train, sw_dataset
         (rc = sw_spec_int(s, "n", 1, 1 << 26, &n, err)) ||
         (rc = sw_spec_int(s, "test", 0, 1 << 26, &n_test, err)) ||
         (rc = sw_spec_double(s, "noise", 0, 1e6, &noise, err)))
-        return sw__spec_value(rc);
+        return sw_spec_usage(rc);
     uint64_t bytes = (uint64_t)(n + n_test) * (uint64_t)d * sizeof(float);
     if (bytes > SW_DATA_MAX_GENERATED)
         return sw_fail(err, SW_ERANGE, "synthetic: (n + test) x d = %ld x %ld floats is %.1f GiB, "

@@ -222,7 +222,7 @@ int sw__arch_build(sw__arch *a, const char *spec, const uint32_t in_shape[3], ui
         return rc;
     for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
         if (strcmp(archs[i].name, s.name) == 0)
-            return archs[i].build(&s, a, err);
+            return sw_spec_usage(archs[i].build(&s, a, err)); /* a spec's range: usage */
     return sw_fail(err, SW_ENOTFOUND, "unknown model '%s' (known: softmax, mlp, cnn; svm and "
                    "logistic on sparse data)", s.name);
 }

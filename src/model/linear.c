@@ -39,7 +39,7 @@ int sw_sparse_model_new(sw_sparse_model **out, const char *spec, size_t dim, cha
     double lambda = kind == HINGE ? 1e-4 : 0;
     if ((rc = sw_spec_double(&s, "lambda", 0, 1e3, &lambda, err)) ||
         (rc = sw_spec_finish(&s, "lambda", err)))
-        return rc;
+        return sw_spec_usage(rc);
     if (dim == 0 || dim >= UINT32_MAX)
         return sw_fail(err, SW_EINVAL, "dimension %zu out of range", dim);
     sw_sparse_model *m = calloc(1, sizeof *m);
