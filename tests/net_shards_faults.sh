@@ -225,8 +225,8 @@ expect_output "version 85 (from 25)" "goes on to its limit"
 OUT=$(cat "$TMP/server.err")
 expect_output "shard 1 (tcp://127.0.0.1:" "the server names the shard"
 expect_output "cannot go back to version 25 (its log says why: a damaged file?): every shard goes \
-back to version 20, the newest checkpoint all hold, and the run goes on as version 25 (5 \
-applies lost)" "and goes back to the version before, which every shard holds"
+back to version 20, the newest that shard holds below it, if every shard does, and the run goes \
+on as version 25 (5 applies lost)" "and goes back to the version before, which every shard holds"
 OUT=$(cat "$TMP/shard1.err")
 expect_output "shard1.ckpt: checksum mismatch" "the shard says what it found"
 wait "${WPIDS[@]}"
@@ -243,6 +243,9 @@ expect_output "shard 0 (tcp://127.0.0.1:" "names the shard that holds no older o
 expect_output "cannot go back to version 20 (its log says why: a damaged or missing file?) nor \
 to an older one: no checkpoint every shard holds is left, and the run ends" "and says why"
 for j in 0 1; do expect_shard_failed "$j" "shard $j ends with the run"; done
+checks=$((checks + 1))
+grep -q "^version=25$" "$TMP/server3.ckpt" ||
+  { echo "FAIL: the record names a version a shard could not take"; failures=$((failures + 1)); }
 
 # No shard at the endpoint: a run over at --max-time has nothing to gather from it, and ends at
 # once (it spun a core and ran 12 s of a 3 s run, blaming --shard-wait).

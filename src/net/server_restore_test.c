@@ -444,6 +444,37 @@ static void the_target_is_met_by_the_model_the_run_ends_with(void **state)
     }
 }
 
+/* Both shards killed after the save of version 40, shard 1's FILE damaged; shard 0 started
+ * again at once, shard 1 `late` s later: every shard goes back to 40 first, shard 1 cannot take
+ * it, and every shard goes further back, to 20 (shard 1's FILE.prev, shard 0's too), going on
+ * as the same version both times. Workers pull meanwhile: a slice of each restore is marked
+ * by the restore's number, so no step reads both (marked by the version, they mixed), and the
+ * run reaches its limit. */
+static void a_restore_a_shard_cannot_take_sends_the_run_further_back(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 6; k++) {
+        rig g = {0};
+        sw_server *s;
+        sw_server_result r;
+        sw_worker *workers[WORKERS];
+        sw_worker_result results[WORKERS];
+        start_run(&g, &s, &r, workers, results, 20, 0);
+        double t = 2.45 + 0.02 * k, late = 1.15 + 0.08 * k;
+        run_until(&g, t);
+        kill_shard(&g, 0);
+        kill_shard(&g, 1);
+        assert_int_equal(version_in(g.files[1]), 40);
+        damage(g.files[1]);
+        start_shard(&g, 0, true);
+        run_until(&g, t + late);
+        start_shard(&g, 1, true);
+        run_until(&g, DEADLINE_S);
+        end_run(&g, s, &r, workers, 1, "both killed at %.3f s, shard 1 back %.2f s later", t,
+                late);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -454,6 +485,7 @@ int main(void)
         cmocka_unit_test(a_link_broken_at_the_end_is_mended),
         cmocka_unit_test(a_damaged_newest_checkpoint_sends_the_run_back_further),
         cmocka_unit_test(the_target_is_met_by_the_model_the_run_ends_with),
+        cmocka_unit_test(a_restore_a_shard_cannot_take_sends_the_run_further_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

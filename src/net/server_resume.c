@@ -94,9 +94,9 @@ int sw__server_resume_wd(const server *s, const char *record, bool sharded, char
     if (sw__text_real(record, "wd", &was) || (float)was == s->p->weight_decay)
         return 0; /* older checkpoints do not say */
     if (sharded) /* the shards read it from their own checkpoints, not from this server */
-        return sw_fail(err, SW_EMISMATCH, "%s records a run of --wd %g, which the shards apply "
-                       "as they saved it: resume it with --wd %g; a sharded run keeps its "
-                       "weight decay", s->p->checkpoint, was, was);
+        return sw_fail(err, SW_EMISMATCH, "%s records a run of --wd %.9g, which the shards "
+                       "apply as they saved it: resume it with --wd %.9g; a sharded run keeps "
+                       "its weight decay", s->p->checkpoint, was, was);
     sw_log(SW_LOG_WARN, "%s was made at --wd %g; this run goes on at %g", s->p->checkpoint, was,
            (double)s->p->weight_decay);
     return 0;

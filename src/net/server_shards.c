@@ -211,12 +211,14 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
     if (!h->reporting || !h->held || !h->theta)
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);
     welcome_lines(h);
-    /* Secrets, as the route: orders need both. A restore's number only has to be unlike any a
-     * shard took from an earlier server: drawn here, counted up from. */
+    /* Secrets, as the route: orders need both. A restore's number has to be unlike any a shard
+     * took from an earlier server: drawn here, counted up from (in 62 bits, so that counting
+     * never wraps: it marks the slices, which a worker orders by it). */
     uint64_t run, route;
     if ((rc = sw_rng_secret(&run, err)) || (rc = sw_rng_secret(&route, err)) ||
         (rc = sw_rng_secret(&h->restore_no, err)))
         return rc;
+    h->restore_no = (h->restore_no >> 2) | 1; /* never 0: a slice's mark before any restore */
     if (!h->run) /* a restarted server read it from its record */
         h->run = run | 1; /* never 0 */
     snprintf(h->route, sizeof h->route, "sw-server-%016llx", (unsigned long long)route);

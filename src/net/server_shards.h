@@ -104,6 +104,8 @@ typedef struct sw__shards {
     sw_shard_set restoring;   /* the shards that have not yet taken the last RESTORE */
     double restore_sent;      /* when the last RESTORE was sent (the server's clock) */
     uint64_t restore_from;    /* the checkpoint it went back to (SW_SHARD_NONE: none yet) */
+    bool record_due;          /* it went back below the record's version: the record says so
+                               * once every shard has taken it */
     uint64_t lost_applies;    /* applies the restores undid */
     uint64_t restored_at;     /* the version the last restore went on as (0: none) */
     /* The orders of no worker a turn sends every shard, sent as one frame at its end

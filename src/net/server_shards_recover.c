@@ -305,17 +305,6 @@ static bool saved_by_all_but(const sw__shards *h, uint32_t j)
     return true;
 }
 
-/* Whether every shard but j said last that it holds `version`, in FILE or FILE.prev. Said
- * before a save that rotated it away, it is not so: the RESTORE that shard cannot take then
- * sends every shard further back, or ends the run (go_back_further). */
-static bool held_by_all_but(const sw__shards *h, uint32_t j, uint64_t version)
-{
-    for (uint32_t k = 0; k < h->n; k++)
-        if (k != j && h->seen[k].saved != version && h->seen[k].saved_before != version)
-            return false;
-    return true;
-}
-
 /* The checkpoint every shard holds, to go back to for shard j, whose newest is `newest`
  * (SW_SHARD_NONE: none). One save is under way at a time, so each shard keeps the last one all
  * shards saved in FILE, or in FILE.prev under the save under way (or one the run abandoned).
@@ -326,15 +315,12 @@ static uint64_t common_checkpoint(const sw__shards *h, uint32_t j, uint64_t newe
 {
     if (h->saving != SW_SHARD_NONE && newest == h->saving && saved_by_all_but(h, j))
         return h->saving;
-    if (h->saved != SW_SHARD_NONE && newest != SW_SHARD_NONE && newest < h->saved &&
-        held_by_all_but(h, j, newest))
-        return newest; /* its newer one lost or damaged: the one before, which all still hold */
     if (h->saved == SW_SHARD_NONE || newest == SW_SHARD_NONE || newest < h->saved)
         return SW_SHARD_NONE;
     return h->saved;
 }
 
-static void go_back(server *s, uint32_t j, uint64_t from, const char *cause);
+static void go_back(server *s, uint32_t j, uint64_t from, const char *cause, const char *which);
 
 /* Every shard goes back to the newest checkpoint all of them hold, for shard j's sake: it came
  * back from its checkpoint of version `newest`, or its link broke (`cause` says which, for the
@@ -358,11 +344,12 @@ static void restore(server *s, uint32_t j, uint64_t newest, const char *cause)
         sw__shards_failed(s, j, "resumed from its checkpoint of version ", (int)strlen(why), why);
         return;
     }
-    go_back(s, j, from, cause);
+    go_back(s, j, from, cause, "the newest checkpoint all hold");
 }
 
-/* Every shard goes back to the checkpoint of version `from`, for shard j's sake (`cause`). */
-static void go_back(server *s, uint32_t j, uint64_t from, const char *cause)
+/* Every shard goes back to the checkpoint of version `from`, for shard j's sake (`cause`);
+ * `which` says what that checkpoint is, for the log. */
+static void go_back(server *s, uint32_t j, uint64_t from, const char *cause, const char *which)
 {
     sw__shards *h = &s->shards;
     if (from == h->saving)
@@ -370,7 +357,7 @@ static void go_back(server *s, uint32_t j, uint64_t from, const char *cause)
     h->saving = SW_SHARD_NONE; /* any other save under way is abandoned */
     if (h->saved != SW_SHARD_NONE && from < h->saved) { /* the newer one was lost */
         h->saved = from;
-        record_saved(s);
+        h->record_due = true; /* written once every shard holds it (sw__shards_state) */
     }
     if (s->rc)
         return;
@@ -405,10 +392,9 @@ static void go_back(server *s, uint32_t j, uint64_t from, const char *cause)
                 .payload = pay, .payload_len = len};
     sw__shards_send_all(s, &m);
     free(pay);
-    sw_log(SW_LOG_WARN, "shard %u (%s) %s: every shard goes back to version %llu, the newest "
-           "checkpoint all hold, and the run goes on as version %llu (%llu applies lost)", j,
-           h->eps[j], cause, (unsigned long long)from, (unsigned long long)V,
-           (unsigned long long)lost);
+    sw_log(SW_LOG_WARN, "shard %u (%s) %s: every shard goes back to version %llu, %s, and the "
+           "run goes on as version %llu (%llu applies lost)", j, h->eps[j], cause,
+           (unsigned long long)from, which, (unsigned long long)V, (unsigned long long)lost);
     sw__shards_stop_waiting_for_norms(s);
     count_open(s);
 }
@@ -486,7 +472,7 @@ static void go_back_further(server *s, uint32_t j)
     }
     snprintf(why, sizeof why, "cannot go back to version %llu (its log says why: a damaged file?)",
              (unsigned long long)h->restore_from);
-    go_back(s, j, to, why);
+    go_back(s, j, to, why, "the newest that shard holds below it, if every shard does");
 }
 
 void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
@@ -523,8 +509,13 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
         snprintf(cause, sizeof cause, "came back from its checkpoint of version %llu",
                  (unsigned long long)v->saved);
         restore(s, j, v->saved, cause);
-    } else if (!v->awaiting && v->restore_no == h->restore_no)
+    } else if (!v->awaiting && v->restore_no == h->restore_no) {
         sw_shard_set_remove(&h->restoring, j);
+        if (h->record_due && sw_shard_set_empty(&h->restoring)) {
+            h->record_due = false;
+            record_saved(s);
+        }
+    }
     if (h->saving != SW_SHARD_NONE && v->saved == h->saving && !v->awaiting) {
         sw_shard_set_add(&h->saved_by, j);
         if (sw_shard_set_full(&h->saved_by, h->n))

@@ -409,7 +409,9 @@ static double next_due(const server *s)
     if (s->done) /* no evaluation or wake-up is taken once done: one due would spin the loop */
         return s->t0 + next;
     next = eval_due_at(s) < next ? eval_due_at(s) : next;
-    next = s->wake_at >= 0 && s->wake_at < next ? s->wake_at : next;
+    /* a wake-up waits while decisions do (sw__shards_paused): due meanwhile, it would spin */
+    bool paused = s->shards.n && sw__shards_paused(s);
+    next = !paused && s->wake_at >= 0 && s->wake_at < next ? s->wake_at : next;
     return s->t0 + next;
 }
 

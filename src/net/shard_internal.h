@@ -106,9 +106,10 @@ struct sw_shard {
     uint64_t saved_before;  /* the version FILE.prev holds, SW_SHARD_NONE when none */
     uint64_t unable_no;     /* the number of the last RESTORE it could not take (0: none) */
     uint64_t restore_no;    /* the number of the last RESTORE taken (0: none) */
-    uint64_t restored_at;   /* the version the last RESTORE went on as (0: none), which marks
-                             * every SLICE: a server's restores come at versions that never go
-                             * back */
+    uint64_t restored_at;   /* the number of the last RESTORE taken (0: none), which marks every
+                             * SLICE: a server numbers its restores upwards, and two of them may
+                             * go on as one version (one a shard could not take, then an older
+                             * one), so the version could not tell their slices apart */
     uint64_t *tokens;       /* per worker slot: its membership's token, 0 when not a member */
     uint64_t *next_seq;     /* per slot: the least sequence number the member may push next
                              * (a worker numbers its pushes upwards: a replay is refused) */

@@ -140,21 +140,37 @@ static int load_one(const shard *h, const char *path, uint64_t version, sw_ckpt 
 
 /* The checkpoint of `version` (SW_SHARD_NONE: the newest), from FILE or else FILE.prev
  * (*from_prev says which). */
+/* A file that could not be read (missing, permissions, too many open files, a failing disk):
+ * whether it holds a version is not known, and an operator may put it right. Only a file read
+ * whole that holds another version, or damage, says the version is not there. */
+static bool unread(int rc)
+{
+    return rc == SW_EIO || rc == SW_ENOMEM;
+}
+
 static int load(shard *h, uint64_t version, sw_ckpt *ck, bool *from_prev, char *err)
 {
     char prev[PATH_MAX], why[SW_ERR_LEN];
     sw__shard_prev_path(h, prev);
     *from_prev = false;
-    int rc = load_one(h, sw__shard_ckpt_file(h), version, ck, err);
-    if (!rc)
+    int first_rc = load_one(h, sw__shard_ckpt_file(h), version, ck, err);
+    if (!first_rc)
         return 0;
     if (version == SW_SHARD_NONE && access(prev, F_OK) != 0)
-        return rc; /* no FILE.prev to fall back on: FILE's own error says it all */
+        return first_rc; /* no FILE.prev to fall back on: FILE's own error says it all */
     *from_prev = true;
-    rc = load_one(h, prev, version, ck, why);
+    int rc = load_one(h, prev, version, ck, why);
+    /* Neither holds it: SW_EMISMATCH, on which the run goes back further (on_restore). One
+     * that could not be read may: SW_EIO, which ends the run with every file as it was. */
+    if (rc && version != SW_SHARD_NONE && (unread(first_rc) || unread(rc))) {
+        char first[SW_ERR_LEN];
+        snprintf(first, sizeof first, "%s", err);
+        return sw_fail(err, SW_EIO, "%.200s; %.200s: this shard cannot tell whether it holds "
+                       "version %llu", first, why, (unsigned long long)version);
+    }
     if (rc && version != SW_SHARD_NONE)
-        return sw_fail(err, rc, "neither %s nor %s holds this run's version %llu", sw__shard_ckpt_file(h),
-                       prev, (unsigned long long)version);
+        return sw_fail(err, SW_EMISMATCH, "neither %s nor %s holds this run's version %llu",
+                       sw__shard_ckpt_file(h), prev, (unsigned long long)version);
     if (rc) { /* both unreadable: say what is wrong with each */
         char first[SW_ERR_LEN];
         snprintf(first, sizeof first, "%s", err);
@@ -328,15 +344,18 @@ static bool take_restore(shard *h, const sw_msg *m)
     return true;
 }
 
-/* A RESTORE of a version neither file holds (FILE damaged, or rotated by a save the others did
- * not make): the shard serves no one until a RESTORE it can take, and tells the server which
- * versions it holds; the server sends every shard back to an older one, or ends the run. */
+/* A RESTORE of a version neither file holds (FILE damaged or missing, or rotated by a save the
+ * others did not make): the shard serves no one until a RESTORE it can take, and tells the
+ * server which versions it holds; the server sends every shard back to an older one, or ends
+ * the run. (A file it could not read is refused instead: the run ends, every file as it was.) */
 static void unable(shard *h, const from *f, const sw_msg *m, const char *why)
 {
     sw_log(SW_LOG_WARN, "shard %u cannot go back to version %llu: %s", h->index,
            (unsigned long long)sw_get_u64(m->payload + 8), why);
     h->unable_no = sw_get_u64(m->payload + 16);
     h->awaiting = true;
+    if ((m->flags & SW_FLAG_DROPPED) || !sw__shard_is_server(h, f))
+        forget_held(h); /* a restarted server's: none counts, as on_restore says */
     send_state(h, f);
 }
 
@@ -368,8 +387,13 @@ void sw__shard_on_restore(shard *h, const from *f, const sw_msg *m)
     }
     uint64_t from_version = sw_get_u64(m->payload + 8);
     bool from_prev;
-    if (load(h, from_version, &ck, &from_prev, err)) {
+    int lrc = load(h, from_version, &ck, &from_prev, err);
+    if (lrc == SW_EMISMATCH) {
         unable(h, f, m, err);
+        return;
+    }
+    if (lrc) {
+        sw__shard_refuse(h, f, m, err);
         return;
     }
     int rc = take(h, &ck, err);
@@ -389,8 +413,8 @@ void sw__shard_on_restore(shard *h, const from *f, const sw_msg *m)
     memcpy(h->server, f->route, f->route_len); /* a restarted server has a new route */
     h->server_len = f->route_len;
     h->version = m->version;
-    h->restored_at = m->version;
     h->restore_no = sw_get_u64(m->payload + 16);
+    h->restored_at = h->restore_no; /* two restores may go on as one version (go_back_further) */
     h->r->restores++;
     h->awaiting = false;
     h->ready = true;

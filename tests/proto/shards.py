@@ -51,7 +51,7 @@ class ShardWorker:
             m = sent[j] if sent else self.pull_one(conn)
             need(m.type == SHARD_SLICE, "SHARD_PULL answered %r" % m)
             need(m.ver >= w.version, "SHARD_SLICE at %d older than asked %d" % (m.ver, w.version))
-            # the slice opens with its restore mark (u64: the version of the shard's last
+            # the slice opens with its restore mark (u64: the number of the shard's last
             # RESTORE, 0 when none), then the floats
             need(len(m.payload) >= 8, "SHARD_SLICE without its restore mark")
             need(struct.unpack("<Q", m.payload[:8])[0] == 0,
