@@ -478,7 +478,14 @@ static void go_back_further(server *s, uint32_t j)
 void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
 {
     sw__shards *h = &s->shards;
-    if (m->payload_len != SW_SHARD_STATE_BYTES || sw_get_u64(m->payload) != h->run) {
+    if (m->payload_len != SW_SHARD_STATE_BYTES) {
+        char why[96];
+        snprintf(why, sizeof why, "%u bytes, not %d: a shard of another syncwise version?",
+                 (unsigned)m->payload_len, SW_SHARD_STATE_BYTES);
+        sw__shards_failed(s, j, "said what it holds in ", (int)strlen(why), why);
+        return;
+    }
+    if (sw_get_u64(m->payload) != h->run) {
         sw__shards_failed(s, j, "says it serves another run", 0, "");
         return;
     }

@@ -402,6 +402,8 @@ def hostile_shard_cases():
          lambda sh: sh.send(ERROR, payload=b"no")),
         ("another-run", "says it serves another run",
          lambda sh: sh.send(SHARD_STATE, ver=0, payload=state(sh.run ^ 1))),
+        ("short-state", "bytes, not 88: a shard of another syncwise version?",
+         lambda sh: sh.send(SHARD_STATE, ver=0, payload=state(sh.run)[:72])),
         ("another-slice", "holds the slice of shard",
          lambda sh: sh.send(SHARD_STATE, ver=0, payload=state(sh.run, index=1))),
         ("bad-magic", "sent a message the server cannot read",
