@@ -310,7 +310,7 @@ static bool saved_by_all_but(const sw__shards *h, uint32_t j)
  * shards saved in FILE, or in FILE.prev under the save under way (or one the run abandoned).
  * The save under way counts only when shard j holds it and every other shard said it saved it:
  * a shard stopped before it read the order (SIGSTOP, a stalled link) and started again never
- * will. SW_SHARD_NONE when shard j's newest is older than the last common one (an old file). */
+ * will. SW_SHARD_NONE when shard j's newest is older than the last common one. */
 static uint64_t common_checkpoint(const sw__shards *h, uint32_t j, uint64_t newest)
 {
     if (h->saving != SW_SHARD_NONE && newest == h->saving && saved_by_all_but(h, j))
@@ -336,15 +336,11 @@ static void restore(server *s, uint32_t j, uint64_t newest, const char *cause)
         sw__shards_failed(s, j, "came back from its checkpoint ", (int)strlen(why), why);
         return;
     }
-    if (from == SW_SHARD_NONE) {
-        char why[240];
-        snprintf(why, sizeof why, "%llu, older than the shards' common %llu (an old file?): the "
-                 "run ends; start every shard on its own file and the server with --resume to "
-                 "go on", (unsigned long long)newest, (unsigned long long)h->saved);
-        sw__shards_failed(s, j, "resumed from its checkpoint of version ", (int)strlen(why), why);
-        return;
-    }
-    go_back(s, j, from, cause, "the newest checkpoint all hold");
+    /* Its newest older than the common one (its newer file damaged, or an old file): every
+     * shard goes back to the common one all the same, as when its link is seen made again
+     * first; a shard that holds it in neither file says so (go_back_further). */
+    go_back(s, j, from == SW_SHARD_NONE ? h->saved : from, cause,
+            "the newest checkpoint all hold");
 }
 
 /* Every shard goes back to the checkpoint of version `from`, for shard j's sake (`cause`);
