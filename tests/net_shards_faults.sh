@@ -240,7 +240,7 @@ KEEP_LOG=1 start_server bsp --wait-workers 2 --checkpoint "$TMP/server3.ckpt" --
   --max-applies 60
 expect_server_fails "a resume with no checkpoint every shard holds" 1
 expect_output "shard 0 (tcp://127.0.0.1:" "names the shard that holds no older one"
-expect_output "cannot go back to version 20 (its log says why: a damaged or missing file?) nor \
+expect_output "cannot go back to version 20 (its log says why: a damaged file?) nor \
 to an older one: no checkpoint every shard holds is left, and the run ends" "and says why"
 for j in 0 1; do expect_shard_failed "$j" "shard $j ends with the run"; done
 checks=$((checks + 1))

@@ -447,9 +447,9 @@ static void the_target_is_met_by_the_model_the_run_ends_with(void **state)
 /* Both shards killed after the save of version 40, shard 1's FILE damaged; shard 0 started
  * again at once, shard 1 `late` s later: every shard goes back to 40 first, shard 1 cannot take
  * it, and every shard goes further back, to 20 (shard 1's FILE.prev, shard 0's too), going on
- * as the same version both times. Workers pull meanwhile: a slice of each restore is marked
- * by the restore's number, so no step reads both (marked by the version, they mixed), and the
- * run reaches its limit. */
+ * as the same version both times. Workers pull meanwhile, and the run reaches its limit. (That
+ * the two restores' slices are marked apart, so that no step reads both, shard_recover_test
+ * checks: a step on mixed slices would not stop the run.) */
 static void a_restore_a_shard_cannot_take_sends_the_run_further_back(void **state)
 {
     (void)state;

@@ -223,6 +223,8 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
         h->run = run | 1; /* never 0 */
     snprintf(h->route, sizeof h->route, "sw-server-%016llx", (unsigned long long)route);
     h->saved = h->saving = h->restore_from = SW_SHARD_NONE;
+    for (size_t i = 0; i < sizeof h->kept_at / sizeof *h->kept_at; i++)
+        h->kept_at[i].version = SW_SHARD_NONE; /* no save seen yet */
     for (uint32_t j = 0; j < h->n; j++) /* heard at 0, the start */
         h->seen[j] = (sw__shard_seen){.saved = SW_SHARD_NONE, .saved_before = SW_SHARD_NONE};
     for (uint32_t j = 0; j < h->n && !rc; j++)

@@ -106,6 +106,13 @@ typedef struct sw__shards {
     uint64_t restore_from;    /* the checkpoint it went back to (SW_SHARD_NONE: none yet) */
     bool record_due;          /* it went back below the record's version: the record says so
                                * once every shard has taken it */
+    /* The applies in θ (the version less the applies restores undid) at the last saves, by
+     * version: going back to one undoes exactly those since it, however many restores came
+     * between (a save after a restore is not as many applies past the one before as their
+     * versions say). */
+    struct { uint64_t version, kept; } kept_at[4];
+    unsigned next_kept;
+    uint64_t saving_kept;     /* that count when the save under way was ordered */
     uint64_t lost_applies;    /* applies the restores undid */
     uint64_t restored_at;     /* the version the last restore went on as (0: none) */
     /* The orders of no worker a turn sends every shard, sent as one frame at its end

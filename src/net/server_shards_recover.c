@@ -113,6 +113,7 @@ void sw__shards_save(server *s)
     if (h->saving != SW_SHARD_NONE || h->saved == V || !sw_shard_set_empty(&h->restoring))
         return;
     h->saving = V;
+    h->saving_kept = V - h->lost_applies;
     h->saved_by = (sw_shard_set){{0}};
     sw_msg m = {.type = SW_MSG_SHARD_SAVE, .worker = SW_NO_WORKER, .version = V};
     sw__shards_send_all(s, &m);
@@ -141,6 +142,23 @@ int sw__shards_write_record(server *s, char *err)
 
 static void record_saved(server *s);
 
+static void note_kept(sw__shards *h, uint64_t version, uint64_t kept)
+{
+    h->kept_at[h->next_kept].version = version;
+    h->kept_at[h->next_kept].kept = kept;
+    h->next_kept = (h->next_kept + 1) % (sizeof h->kept_at / sizeof *h->kept_at);
+}
+
+/* The applies in θ at the save of `version`, or SW_SHARD_NONE when this server did not see it
+ * (a restarted server knows only its record's). */
+static uint64_t kept_at(const sw__shards *h, uint64_t version)
+{
+    for (size_t i = 0; i < sizeof h->kept_at / sizeof *h->kept_at; i++)
+        if (version != SW_SHARD_NONE && h->kept_at[i].version == version)
+            return h->kept_at[i].kept;
+    return SW_SHARD_NONE;
+}
+
 /* Every shard has checkpointed `saving`: the server's record says so (what a restarted server
  * would restore from). */
 static void saved(server *s)
@@ -148,6 +166,7 @@ static void saved(server *s)
     sw__shards *h = &s->shards;
     h->saved = h->saving;
     h->saving = SW_SHARD_NONE;
+    note_kept(h, h->saved, h->saving_kept);
     record_saved(s);
 }
 
@@ -268,6 +287,7 @@ void sw__shards_restart(server *s, uint64_t version)
     h->restoring = sw_shard_set_all(h->n);
     h->restore_sent = sw__server_now(s);
     h->saved = h->restore_from = version;
+    note_kept(h, version, version); /* all a restarted server knows of it */
     size_t len;
     uint8_t *pay = restore_payload(s, version, &len); /* no member and no push yet */
     if (!pay) {
@@ -373,6 +393,9 @@ static void go_back(server *s, uint32_t j, uint64_t from, const char *cause, con
     uint64_t lost = V - (h->restored_at > from ? h->restored_at : from);
     if (h->restored_at > from && h->restore_from != SW_SHARD_NONE && h->restore_from > from)
         lost += h->restore_from - from;
+    uint64_t kept = kept_at(h, from);
+    if (kept != SW_SHARD_NONE && V - h->lost_applies >= kept)
+        lost = V - h->lost_applies - kept; /* exact: the applies in θ now, less those then */
     h->lost_applies += lost;
     h->restored_at = V;
     h->restore_from = from;
@@ -460,7 +483,7 @@ static void go_back_further(server *s, uint32_t j)
             to = held[k];
     char why[200];
     if (to == SW_SHARD_NONE) {
-        snprintf(why, sizeof why, "%llu (its log says why: a damaged or missing file?) nor to "
+        snprintf(why, sizeof why, "%llu (its log says why: a damaged file?) nor to "
                  "an older one: no checkpoint every shard holds is left, and the run ends",
                  (unsigned long long)h->restore_from);
         sw__shards_failed(s, j, "cannot go back to version ", (int)strlen(why), why);

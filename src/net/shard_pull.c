@@ -34,7 +34,7 @@ static sw_frame *whole_slice(shard *h, const sw_msg *m)
     return h->slice ? sw_frame_ref(h->slice) : NULL;
 }
 
-/* n floats as a SLICE, opened with the version of the last restore (its mark: a puller tells
+/* n floats as a SLICE, opened with the number of the last restore (its mark: a puller tells
  * a slice from before a restore from one after it); to the server after its batch. The whole
  * slice names no worker, so that one frame serves every puller (docs/protocol.md). */
 static void send_floats(shard *h, const from *to, uint32_t worker, const float *v, size_t n)

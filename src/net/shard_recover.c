@@ -120,12 +120,18 @@ static int save(shard *h, char *err)
 }
 
 /* A checkpoint of this run's slice, from path; version: the one wanted, or SW_SHARD_NONE for
- * any. */
-static int load_one(const shard *h, const char *path, uint64_t version, sw_ckpt *ck, char *err)
+ * any. *held (may be NULL): the version the file holds when it is this run's slice of another,
+ * else SW_SHARD_NONE. */
+static int load_one(const shard *h, const char *path, uint64_t version, sw_ckpt *ck,
+                    uint64_t *held, char *err)
 {
+    if (held)
+        *held = SW_SHARD_NONE;
     int rc = sw_ckpt_load(path, ck, err);
     if (rc)
         return rc;
+    if (held && !strcmp(ck->desc.spec, SW_CKPT_SLICE))
+        *held = ck->model_version;
     if (strcmp(ck->desc.spec, SW_CKPT_SLICE))
         rc = sw_fail(err, SW_EMISMATCH, "%s holds a model, not a shard's slice", path);
     else if (h->configured && (ck->seed != h->run || ck->n_params != h->len))
@@ -138,35 +144,48 @@ static int load_one(const shard *h, const char *path, uint64_t version, sw_ckpt 
     return rc;
 }
 
-/* The checkpoint of `version` (SW_SHARD_NONE: the newest), from FILE or else FILE.prev
- * (*from_prev says which). */
-/* A file that could not be read (missing, permissions, too many open files, a failing disk):
- * whether it holds a version is not known, and an operator may put it right. Only a file read
- * whole that holds another version, or damage, says the version is not there. */
-static bool unread(int rc)
+/* Whether FILE's failure to give `version` (rc, it holding `held`) says the shard does not hold
+ * it, so that the run may go back further: FILE damaged, or holding a newer save the others
+ * did not make. Not so for a FILE missing or unreadable (an operator may put it right) or one
+ * that holds an older version (an old file put back: going back to it would undo work). */
+static bool file_lacks(int rc, uint64_t held, uint64_t version)
 {
-    return rc == SW_EIO || rc == SW_ENOMEM;
+    if (rc == SW_EMISMATCH)
+        return held != SW_SHARD_NONE && held > version;
+    return rc == SW_EFORMAT || rc == SW_ECHECKSUM || rc == SW_EVERSION;
 }
 
+/* The same for FILE.prev, which may be missing (none kept yet, or made FILE by a restore). */
+static bool prev_lacks(int rc, const char *prev)
+{
+    return rc == SW_EMISMATCH || rc == SW_EFORMAT || rc == SW_ECHECKSUM || rc == SW_EVERSION ||
+           (rc == SW_EIO && access(prev, F_OK) != 0 && errno == ENOENT);
+}
+
+/* The checkpoint of `version` (SW_SHARD_NONE: the newest), from FILE or else FILE.prev
+ * (*from_prev says which). Of a version neither holds: SW_EMISMATCH when the shard knows it
+ * does not hold it (the run may go back further, on_restore), SW_EIO otherwise (the run ends,
+ * every file as it was). */
 static int load(shard *h, uint64_t version, sw_ckpt *ck, bool *from_prev, char *err)
 {
     char prev[PATH_MAX], why[SW_ERR_LEN];
     sw__shard_prev_path(h, prev);
     *from_prev = false;
-    int first_rc = load_one(h, sw__shard_ckpt_file(h), version, ck, err);
+    uint64_t held;
+    int first_rc = load_one(h, sw__shard_ckpt_file(h), version, ck, &held, err);
     if (!first_rc)
         return 0;
     if (version == SW_SHARD_NONE && access(prev, F_OK) != 0)
         return first_rc; /* no FILE.prev to fall back on: FILE's own error says it all */
     *from_prev = true;
-    int rc = load_one(h, prev, version, ck, why);
-    /* Neither holds it: SW_EMISMATCH, on which the run goes back further (on_restore). One
-     * that could not be read may: SW_EIO, which ends the run with every file as it was. */
-    if (rc && version != SW_SHARD_NONE && (unread(first_rc) || unread(rc))) {
+    int rc = load_one(h, prev, version, ck, NULL, why);
+    if (rc && version != SW_SHARD_NONE &&
+        !(file_lacks(first_rc, held, version) && prev_lacks(rc, prev))) {
         char first[SW_ERR_LEN];
         snprintf(first, sizeof first, "%s", err);
-        return sw_fail(err, SW_EIO, "%.200s; %.200s: this shard cannot tell whether it holds "
-                       "version %llu", first, why, (unsigned long long)version);
+        return sw_fail(err, SW_EIO, "%.200s; %.200s: this shard will not say it lacks version "
+                       "%llu (an old, missing or unreadable file?)", first, why,
+                       (unsigned long long)version);
     }
     if (rc && version != SW_SHARD_NONE)
         return sw_fail(err, SW_EMISMATCH, "neither %s nor %s holds this run's version %llu",
@@ -248,7 +267,7 @@ static void note_older(shard *h)
     sw_ckpt ck;
     if (access(prev, F_OK) != 0)
         return;
-    if (load_one(h, prev, SW_SHARD_NONE, &ck, why)) {
+    if (load_one(h, prev, SW_SHARD_NONE, &ck, NULL, why)) {
         sw_log(SW_LOG_WARN, "%s: the run cannot go back to it", why);
         return;
     }
@@ -344,10 +363,10 @@ static bool take_restore(shard *h, const sw_msg *m)
     return true;
 }
 
-/* A RESTORE of a version neither file holds (FILE damaged or missing, or rotated by a save the
- * others did not make): the shard serves no one until a RESTORE it can take, and tells the
- * server which versions it holds; the server sends every shard back to an older one, or ends
- * the run. (A file it could not read is refused instead: the run ends, every file as it was.) */
+/* A RESTORE of a version neither file holds (FILE damaged, or holding a save the others did not
+ * make): the shard serves no one until a RESTORE it can take, and tells the server which
+ * versions it holds; the server sends every shard back to an older one, or ends the run. (A
+ * file missing, unreadable or old is refused instead, load(): the run ends, files as they were.) */
 static void unable(shard *h, const from *f, const sw_msg *m, const char *why)
 {
     sw_log(SW_LOG_WARN, "shard %u cannot go back to version %llu: %s", h->index,

@@ -261,8 +261,13 @@ static void a_restore_it_cannot_take_is_answered_with_what_it_holds(void **state
     assert_int_equal(last_restore_no, 3);
     assert_int_equal(saved, 7);
     assert_int_equal(last_saved_before, SW_SHARD_NONE); /* FILE.prev became FILE */
-    /* marked by the restore taken, not by the version both restores went on as */
+    /* marked by the restore taken, not by the version it went on as: a second restore going
+     * on as the same version marks its slices apart from the first's */
     assert_int_equal(expect_slice_values(g->w[0], 10, theta, LEN), 3);
+    restore(g->server, 9, 7, 10, 4);
+    settle(g);
+    assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 10);
+    assert_int_equal(expect_slice(g, g->w[1], 1, 10, theta), 4);
     assert_int_equal(g->r.refused, 0);
 }
 
