@@ -104,8 +104,6 @@ typedef struct sw__shards {
     sw_shard_set restoring;   /* the shards that have not yet taken the last RESTORE */
     double restore_sent;      /* when the last RESTORE was sent (the server's clock) */
     uint64_t restore_from;    /* the checkpoint it went back to (SW_SHARD_NONE: none yet) */
-    bool record_due;          /* it went back below the record's version: the record says so
-                               * once every shard has taken it */
     /* The applies in θ (the version less the applies restores undid) at the last saves, by
      * version: going back to one undoes exactly those since it, however many restores came
      * between (a save after a restore is not as many applies past the one before as their

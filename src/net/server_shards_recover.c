@@ -371,9 +371,13 @@ static void go_back(server *s, uint32_t j, uint64_t from, const char *cause, con
     if (from == h->saving)
         saved(s); /* every shard holds it: the record says so */
     h->saving = SW_SHARD_NONE; /* any other save under way is abandoned */
-    if (h->saved != SW_SHARD_NONE && from < h->saved) { /* the newer one was lost */
+    /* The newer one was lost: the record says `from` at once. Every shard holds it, or one
+     * will say it does not and the run goes further back (or ends); a shard that took it from
+     * FILE.prev made it FILE, so a record still naming the newer version could never be
+     * resumed (it would find that FILE older than the version asked: an old file). */
+    if (h->saved != SW_SHARD_NONE && from < h->saved) {
         h->saved = from;
-        h->record_due = true; /* written once every shard holds it (sw__shards_state) */
+        record_saved(s);
     }
     if (s->rc)
         return;
@@ -537,10 +541,6 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
         restore(s, j, v->saved, cause);
     } else if (!v->awaiting && v->restore_no == h->restore_no) {
         sw_shard_set_remove(&h->restoring, j);
-        if (h->record_due && sw_shard_set_empty(&h->restoring)) {
-            h->record_due = false;
-            record_saved(s);
-        }
     }
     if (h->saving != SW_SHARD_NONE && v->saved == h->saving && !v->awaiting) {
         sw_shard_set_add(&h->saved_by, j);
