@@ -239,20 +239,22 @@ static void every_shard_goes_back_to_a_checkpoint_all_hold(void **state)
             }
 }
 
-/* A fault on shard 1's links at time t (it may run the loop on while it lasts). */
+/* A fault at time t: on shard 1's links, or shards killed and started again (it may run the
+ * loop on while it lasts). */
 typedef void fault_fn(rig *g, double t);
 
-/* A run with `fault` at t, checkpointed every every_s seconds too (0: by count only), played
- * to its end (end_run, at least min_restores each); `what` names the fault in a failure. */
-static void run_with_fault(double t, double every_s, fault_fn *fault, uint64_t min_restores,
-                           const char *what)
+/* A run with `fault` at t, checkpointed every `applies` applies and every_s seconds too (0: by
+ * count only), played to its end (end_run, at least min_restores each); `what` names the fault
+ * in a failure. */
+static void run_with_fault(double t, uint64_t applies, double every_s, fault_fn *fault,
+                           uint64_t min_restores, const char *what)
 {
     rig g = {0};
     sw_server *s;
     sw_server_result r;
     sw_worker *workers[WORKERS];
     sw_worker_result results[WORKERS];
-    start_run(&g, &s, &r, workers, results, 2, every_s);
+    start_run(&g, &s, &r, workers, results, applies, every_s);
     run_until(&g, t);
     fault(&g, t);
     run_until(&g, DEADLINE_S);
@@ -295,7 +297,7 @@ static void a_link_broken_while_its_shard_is_out_is_mended(void **state)
 {
     (void)state;
     for (int k = 0; k < 10; k++)
-        run_with_fault(1.0 + 0.007 * k, 0, stopped_till_out_then_broken, 1,
+        run_with_fault(1.0 + 0.007 * k, 2, 0, stopped_till_out_then_broken, 1,
                        "a link broken while out");
 }
 
@@ -305,7 +307,7 @@ static void a_link_broken_under_way_is_mended(void **state)
 {
     (void)state;
     for (int k = 0; k < 10; k++)
-        run_with_fault(1.0 + 0.007 * k, 0, broken, 1, "a link broken under way");
+        run_with_fault(1.0 + 0.007 * k, 2, 0, broken, 1, "a link broken under way");
 }
 
 /* Shard 1's links cut while it works, and made again 0.3 s later: the orders the server sent
@@ -316,7 +318,7 @@ static void orders_kept_across_a_cut_are_moot(void **state)
 {
     (void)state;
     for (int k = 0; k < 10; k++)
-        run_with_fault(1.0 + 0.007 * k, 0.1, cut_for_a_while, 1, "a link cut for 0.3 s");
+        run_with_fault(1.0 + 0.007 * k, 2, 0.1, cut_for_a_while, 1, "a link cut for 0.3 s");
 }
 
 /* Shard 1's links broken near the run's end, at 10 moments 30 ms apart up to the end of the
@@ -335,7 +337,7 @@ static void a_link_broken_at_the_end_is_mended(void **state)
     double end = sw_net_now(g.net); /* deterministic: the same in every run until the fault */
     end_run(&g, s, &r, workers, 0, "a run without a fault");
     for (int k = 0; k < 10; k++)
-        run_with_fault(end - 0.3 + 0.03 * k, 0, broken, 0, "a link broken near the run's end");
+        run_with_fault(end - 0.3 + 0.03 * k, 2, 0, broken, 0, "a link broken near the run's end");
 }
 
 /* The version of the checkpoint in path (SW_SHARD_NONE: none there). */
@@ -367,28 +369,24 @@ static void damage(const char *path)
  * last, which every shard still holds in FILE.prev. The run goes back to it and reaches its
  * limit (it ended, the file called an old one, before). At 10 moments 80 ms apart between the
  * save of version 20 and the next. */
+static void newest_damaged(rig *g, double t)
+{
+    (void)t;
+    char prev[128];
+    kill_shard(g, 1);
+    snprintf(prev, sizeof prev, "%s.prev", g->files[1]);
+    assert_int_equal(version_in(g->files[1]), 20);
+    assert_int_equal(version_in(prev), 0);
+    damage(g->files[1]);
+    start_shard(g, 1, true);
+}
+
 static void a_damaged_newest_checkpoint_sends_the_run_back_further(void **state)
 {
     (void)state;
-    for (int k = 0; k < 10; k++) {
-        rig g = {0};
-        sw_server *s;
-        sw_server_result r;
-        sw_worker *workers[WORKERS];
-        sw_worker_result results[WORKERS];
-        char prev[128];
-        start_run(&g, &s, &r, workers, results, 20, 0);
-        double t = 1.15 + 0.08 * k;
-        run_until(&g, t);
-        kill_shard(&g, 1);
-        snprintf(prev, sizeof prev, "%s.prev", g.files[1]);
-        assert_int_equal(version_in(g.files[1]), 20);
-        assert_int_equal(version_in(prev), 0);
-        damage(g.files[1]);
-        start_shard(&g, 1, true);
-        run_until(&g, DEADLINE_S);
-        end_run(&g, s, &r, workers, 1, "shard 1's newest checkpoint damaged at %.3f s", t);
-    }
+    for (int k = 0; k < 10; k++)
+        run_with_fault(1.15 + 0.08 * k, 20, 0, newest_damaged, 1,
+                       "shard 1's newest checkpoint damaged");
 }
 
 /* The version of the first evaluation in the event log that met `target` (0: none). */
@@ -450,29 +448,24 @@ static void the_target_is_met_by_the_model_the_run_ends_with(void **state)
  * as the same version both times. Workers pull meanwhile, and the run reaches its limit. (That
  * the two restores' slices are marked apart, so that no step reads both, shard_recover_test
  * checks: a step on mixed slices would not stop the run.) */
+static void both_killed_one_damaged(rig *g, double t)
+{
+    double late = 1.15 + 4 * (t - 2.45); /* 1.15 s after a kill at 2.45 s, 80 ms more a 20 ms */
+    kill_shard(g, 0);
+    kill_shard(g, 1);
+    assert_int_equal(version_in(g->files[1]), 40);
+    damage(g->files[1]);
+    start_shard(g, 0, true);
+    run_until(g, t + late);
+    start_shard(g, 1, true);
+}
+
 static void a_restore_a_shard_cannot_take_sends_the_run_further_back(void **state)
 {
     (void)state;
-    for (int k = 0; k < 6; k++) {
-        rig g = {0};
-        sw_server *s;
-        sw_server_result r;
-        sw_worker *workers[WORKERS];
-        sw_worker_result results[WORKERS];
-        start_run(&g, &s, &r, workers, results, 20, 0);
-        double t = 2.45 + 0.02 * k, late = 1.15 + 0.08 * k;
-        run_until(&g, t);
-        kill_shard(&g, 0);
-        kill_shard(&g, 1);
-        assert_int_equal(version_in(g.files[1]), 40);
-        damage(g.files[1]);
-        start_shard(&g, 0, true);
-        run_until(&g, t + late);
-        start_shard(&g, 1, true);
-        run_until(&g, DEADLINE_S);
-        end_run(&g, s, &r, workers, 1, "both killed at %.3f s, shard 1 back %.2f s later", t,
-                late);
-    }
+    for (int k = 0; k < 6; k++)
+        run_with_fault(2.45 + 0.02 * k, 20, 0, both_killed_one_damaged, 1,
+                       "both shards killed, shard 1 back later");
 }
 
 int main(void)

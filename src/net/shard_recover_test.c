@@ -172,17 +172,24 @@ static void checkpoints_restores_and_a_resume(void **state)
     sw_shard_end(again);
 }
 
+/* A run whose shard saved version 7, was restored to it as version 8, and saved 8: FILE holds
+ * 8, FILE.prev 7; its three STATEs are on their way. */
+static void saved_twice(rig *g, const float *theta)
+{
+    start_run(g, theta);
+    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 7, NULL, 0);
+    restore(g->server, 9, 7, 8, 1); /* version 8 */
+    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 8, NULL, 0);
+    settle(g);
+}
+
 /* A damaged newest checkpoint: a resume reads the one before. */
 static void a_resume_falls_back_to_the_previous_checkpoint(void **state)
 {
     rig *g = *state;
     const float theta[LEN] = {1, 2, 3, 4, 5};
     uint64_t saved, restores, awaiting;
-    start_run(g, theta);
-    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 7, NULL, 0);
-    restore(g->server, 9, 7, 8, 1); /* version 8 */
-    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 8, NULL, 0);
-    settle(g);
+    saved_twice(g, theta);
     for (uint64_t v = 7; v <= 8; v++) {
         assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), v);
         if (v == 8) /* the restore's, then the save's */
@@ -229,11 +236,7 @@ static void a_restore_it_cannot_take_is_answered_with_what_it_holds(void **state
     rig *g = *state;
     const float theta[LEN] = {1, 2, 3, 4, 5};
     uint64_t saved, restores, awaiting;
-    start_run(g, theta);
-    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 7, NULL, 0);
-    restore(g->server, 9, 7, 8, 1); /* version 8 */
-    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 8, NULL, 0);
-    settle(g);
+    saved_twice(g, theta);
     assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 7);
     assert_int_equal(last_saved_before, SW_SHARD_NONE); /* the first save */
     assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 8); /* restored */
