@@ -359,7 +359,7 @@ static void deadlines(server *s)
 {
     double now = sw__server_now(s);
     /* A wake-up waits with the pushes for the last apply's norms (server_shards.c). */
-    if (s->wake_at >= 0 && now >= s->wake_at && !(s->shards.n && sw__shards_paused(s))) {
+    if (s->wake_at >= 0 && now >= s->wake_at && !sw__shards_paused(s)) {
         sw_engine_result res;
         if (sw__server_engine_ok(s, sw_engine_tick(s->engine, now, &res), "wake-up", SW_NO_WORKER))
             sw__server_follow(s, &res);
@@ -410,7 +410,7 @@ static double next_due(const server *s)
         return s->t0 + next;
     next = eval_due_at(s) < next ? eval_due_at(s) : next;
     /* a wake-up waits while decisions do (sw__shards_paused): due meanwhile, it would spin */
-    bool paused = s->shards.n && sw__shards_paused(s);
+    bool paused = sw__shards_paused(s); /* never in an unsharded run */
     next = !paused && s->wake_at >= 0 && s->wake_at < next ? s->wake_at : next;
     return s->t0 + next;
 }
