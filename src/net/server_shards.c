@@ -327,6 +327,13 @@ static void sliced(server *s, uint32_t j, const sw_msg *m)
     if (!sw_shard_set_full(&h->gathered, h->n))
         return;
     h->gathering = false;
+    if (h->gather_min != h->gather_max) {
+        /* Slices of two versions (a crash applied while they were on their way) form a model
+         * the run never held: not one to evaluate, log or save. Asked again at the run's
+         * version, every shard answers at that one, as decisions wait for the gather. */
+        sw__shards_gather(s);
+        return;
+    }
     h->have_theta = true;
     h->theta_version = h->gather_min;
     sw__server_gathered(s);

@@ -321,13 +321,11 @@ bool sw__server_evaluate(server *s)
 
 void sw__server_gathered(server *s)
 {
-    /* The target counts on a model the run can end with: every slice of the version the run is
-     * at. Decisions wait for a gather, but a crash or a departure may apply meanwhile; then the
-     * shards are asked again at once. (Counted on slices of several versions, the run ended
-     * on a model that missed the target it claimed.) */
-    const sw__shards *h = &s->shards;
-    bool whole = h->gather_min == h->gather_max &&
-                 h->theta_version == sw_engine_version(s->engine);
+    /* The target counts on a model the run can end with: the version the run is at (the
+     * slices are of one version: sliced()). Decisions wait for a gather, but a crash or a
+     * departure may apply meanwhile; then the shards are asked again at once. (Counted on an
+     * older version, the run ended on a model that missed the target it claimed.) */
+    bool whole = s->shards.theta_version == sw_engine_version(s->engine);
     if (!sw__server_evaluate(s))
         return;
     if (whole)

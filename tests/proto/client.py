@@ -29,7 +29,7 @@ from shards import *  # noqa: F401,F403
 from control_plane import (check_push_waits_for_norms, check_push_answered_without_norms,
                            check_sent_across_restore, check_report_before_restore_ignored,
                            check_out_of_step_refusal_before_restore,
-                           check_restore_it_cannot_take,
+                           check_restore_it_cannot_take, check_gather_of_two_versions,
                            hostile_shard_cases, check_hostile_shard, check_short_slice)
 
 # ================================================================ check 1: a worker's life
@@ -634,6 +634,7 @@ def main():
         run_check("7 control-plane/out-of-step-refusal-before-restore",
                   check_out_of_step_refusal_before_restore, env)
         run_check("7 control-plane/restore-it-cannot-take", check_restore_it_cannot_take, env)
+        run_check("7 control-plane/gather-of-two-versions", check_gather_of_two_versions, env)
         for name, why, attack in hostile_shard_cases():
             run_check("8 hostile-shard/" + name, check_hostile_shard, env, name, why, attack)
         run_check("8 hostile-shard/short-gather-slice", check_short_slice, env)
