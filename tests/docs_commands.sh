@@ -15,9 +15,22 @@ export SW
 
 # The wrapper every block sees: the command as documented, then the caps.
 cat > "$TMP/wrap.sh" <<'EOF'
+given() { # OPTION ARGS...: whether ARGS name OPTION
+  local o=$1 a
+  shift
+  for a in "$@"; do case $a in "$o" | "$o"=*) return 0 ;; esac; done
+  return 1
+}
 syncwise() {
   local cmd=${1:-}
   [ $# -gt 0 ] && shift
+  # a default endpoint is this test's port for it, as a documented one is (below)
+  case $cmd in
+    server) given --bind "$@" || set -- "$@" --bind "tcp://127.0.0.1:$DOC_PORT_SERVER" ;;
+    worker) given --connect "$@" || set -- "$@" --connect "tcp://127.0.0.1:$DOC_PORT_SERVER" ;;
+    ctl) given --connect "$@" || set -- --connect "tcp://127.0.0.1:$DOC_PORT_SERVER" "$@" ;;
+    shard) given --bind "$@" || set -- "$@" --bind "tcp://127.0.0.1:$DOC_PORT_SHARD" ;;
+  esac
   case $cmd in
     sim) set -- "$@" --max-time 150 -q ;;
     compare) set -- "$@" --seeds 1 --max-time 150 -q ;;
@@ -54,7 +67,7 @@ run_blocks() { # name of the document, for messages
   for block in $(ls "$TMP/blocks/$doc"-*.sh 2>/dev/null | sort -t- -k2 -n); do
     { echo ". '$TMP/wrap.sh'"; echo "set -e"
       # man page escapes; the build's program; `make` is CI's own
-      sed -e 's/\\-/-/g' -e 's#build/syncwise#syncwise#g' -e '/^make /d' "$block"
+      sed -e 's/\\-/-/g' -e 's#build/syncwise#syncwise#g' -e '/^make /d' "${PORTS[@]}" "$block"
       echo "finish_block"; } > "$block.run"
     local lines
     lines=$(grep -c 'syncwise' "$block.run")
@@ -73,6 +86,24 @@ mkdir -p "$TMP/blocks" "$TMP/work"
 extract "$DOCS/README.md" "$TMP/blocks/README"
 extract "$DOCS/docs/guide.md" "$TMP/blocks/guide"
 extract "$DOCS/docs/syncwise.1" "$TMP/blocks/man"
+
+# The documents' fixed ports (tcp://127.0.0.1:5555), each run on a port free now instead: a
+# second test run on the machine, or anything else holding 5555, would fail the blocks.
+# The defaults (server, worker and ctl 5555, shard 5600) are mapped too: the wrapper names them.
+documented=($({ cat "$TMP"/blocks/*.sh | grep -oE '[0-9a-z*.]:[0-9]{4,5}\b' | sed 's/.*://'
+                echo 5555; echo 5600; } | sort -un))
+free=($(/usr/bin/python3 -c '
+import socket, sys
+held = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in held:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in held))' "${#documented[@]}"))
+PORTS=()
+for i in "${!documented[@]}"; do
+  PORTS+=(-e "s/\([0-9a-z*.]\):${documented[i]}\b/\1:${free[i]}/g")
+  [ "${documented[i]}" = 5555 ] && export DOC_PORT_SERVER=${free[i]}
+  [ "${documented[i]}" = 5600 ] && export DOC_PORT_SHARD=${free[i]}
+done
 for doc in README guide man; do
   run_blocks "$doc"
 done
