@@ -22,7 +22,7 @@ int sw_check_new(sw_check **out, const char *policy, uint32_t slots, uint64_t ve
         return sw_fail(err, SW_EINVAL, "check: %u worker slots is not in [1, %u]", slots,
                        1u << 24);
     sw_check *c = calloc(1, sizeof *c);
-    if (!c || !(c->w = calloc(slots, sizeof *c->w)) ||
+    if (!c || !(c->w = calloc(slots, sizeof *c->w)) || !(c->live = calloc(slots, 4)) ||
         !(c->buf = malloc(64 * sizeof *c->buf))) {
         sw_check_free(c);
         return sw_fail(err, SW_ENOMEM, "out of memory for a checker of %u workers", slots);
@@ -47,6 +47,7 @@ void sw_check_free(sw_check *c)
         return;
     sw__ck_stop_promise(c);
     free(c->w);
+    free(c->live);
     free(c->buf);
     free(c->waits);
     free(c);
@@ -216,11 +217,11 @@ static int on_drop(sw_check *c, const sw_event *ev, char *err)
  * with no gradient in the buffer, or UINT32_MAX. */
 static uint32_t missing_from_buffer(const sw_check *c)
 {
-    for (uint32_t w = 0; w < c->slots; w++) {
-        const ck_worker *k = &c->w[w];
-        if (k->state != SW_WORKER_ABSENT && !k->fresh && k->released_epoch == c->epoch &&
-            k->released_at == c->applies && k->own_in_buffer == 0)
-            return w;
+    for (uint32_t i = 0; i < c->n_live; i++) {
+        const ck_worker *k = &c->w[c->live[i]];
+        if (!k->fresh && k->released_epoch == c->epoch && k->released_at == c->applies &&
+            k->own_in_buffer == 0)
+            return c->live[i];
     }
     return UINT32_MAX;
 }
@@ -305,6 +306,36 @@ static int on_release(sw_check *c, const sw_event *ev, char *err)
     return 0;
 }
 
+/* The place of slot w among the live, or where it would go. */
+static uint32_t live_place(const sw_check *c, uint32_t w)
+{
+    uint32_t lo = 0, hi = c->n_live;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (c->live[mid] < w)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Joins and departures are few beside pushes: moving the roster's tail costs them alone. */
+static void live_insert(sw_check *c, uint32_t w)
+{
+    uint32_t at = live_place(c, w);
+    memmove(c->live + at + 1, c->live + at, (c->n_live - at) * sizeof *c->live);
+    c->live[at] = w;
+    c->n_live++;
+}
+
+static void live_remove(sw_check *c, uint32_t w)
+{
+    uint32_t at = live_place(c, w);
+    c->n_live--;
+    memmove(c->live + at, c->live + at + 1, (c->n_live - at) * sizeof *c->live);
+}
+
 static int on_join(sw_check *c, const sw_event *ev, char *err)
 {
     if (ev->worker >= c->slots)
@@ -323,7 +354,7 @@ static int on_join(sw_check *c, const sw_event *ev, char *err)
     *k = (ck_worker){.state = SW_WORKER_WAITING, .clock = ev->clock, .fresh = true,
                      .wait_seq = k->wait_seq, .own_in_buffer = k->own_in_buffer};
     c->fresh_waiting++;
-    c->n_live++;
+    live_insert(c, ev->worker);
     c->n_waiting++;
     c->g.worker = ev->worker;
     return 0;
@@ -344,7 +375,7 @@ static int on_leave(sw_check *c, const sw_event *ev, char *err)
     if (k->state == SW_WORKER_WAITING && k->fresh)
         c->fresh_waiting--;
     k->state = SW_WORKER_ABSENT;
-    c->n_live--;
+    live_remove(c, ev->worker);
     if (was_at_min)
         sw__ck_left_min(c);
     c->g.worker = ev->worker;
@@ -370,8 +401,8 @@ static int on_switch(sw_check *c, const sw_event *ev, char *err)
     c->switches++;
     c->epoch++;
     c->wake_at = -1; /* the engine forgets the old policy's wake-up */
-    for (uint32_t w = 0; w < c->slots; w++)
-        c->w[w].own_in_buffer = 0; /* what is buffered now was pushed under the old policy */
+    for (uint32_t i = 0; i < c->n_buf; i++) /* pushed under the old policy, all of it */
+        c->w[c->buf[i].worker].own_in_buffer = 0;
     c->n_buf_own = 0;
     c->buf_twice = UINT32_MAX;
     int rc = sw__ck_start_promise(c, ev->reason, err);
@@ -422,8 +453,10 @@ static int replay(sw_check *c, const sw_event *ev, char *err)
             return sw__ck_engine_broke(err, "a restore to version %llu, ahead of it",
                                    (unsigned long long)ev->ver);
         /* Pulls may now return the older parameters of the restored version. */
-        for (uint32_t w = 0; w < c->slots; w++)
-            c->w[w].pulled = c->w[w].pulled < ev->ver ? c->w[w].pulled : ev->ver;
+        for (uint32_t i = 0; i < c->n_live; i++) { /* a joiner's starts anew */
+            ck_worker *k = &c->w[c->live[i]];
+            k->pulled = k->pulled < ev->ver ? k->pulled : ev->ver;
+        }
         return 0;
     }
     return sw__ck_engine_broke(err, "an event of unknown kind %d", (int)ev->kind);

@@ -82,6 +82,11 @@ struct sw_check {
     uint32_t slots;
     uint64_t V, applies, pushes, switches, events;
     uint32_t n_live, n_waiting;
+    /* The live workers' slots, n_live of them in ascending order (as a scan of the table meets
+     * them): what the engine's state asks of every worker is asked of these, so that a table
+     * of millions of slots and a few workers costs the few (scans of every slot at each apply
+     * made a log of 1M slots and 1796 applies take 22 s to check, 0.5 s now). */
+    uint32_t *live;
     ck_grad *buf;
     uint32_t n_buf, cap_buf;
     uint32_t n_buf_own;     /* of those, pushed under the policy in force (epoch) */
@@ -111,7 +116,7 @@ struct sw_check {
 struct ck_promise {
     const char *policy; /* the policy's registered name */
     size_t state_size;
-    bool judges_barriers; /* the core works out ck_apply.missing (a scan of every slot) */
+    bool judges_barriers; /* the core works out ck_apply.missing (a scan of the live) */
     bool grants;          /* the policy logs grants; from any other a grant breaks a promise */
     /* Reads the policy's parameters (defaults as in syncwise/policy.h); the spec was accepted
      * by the engine, so unknown keys are ignored. */

@@ -11,9 +11,9 @@ uint64_t sw__ck_min_clock(const sw_check *c) { return c->min_clock; }
 uint64_t sw__ck_max_clock(const sw_check *c)
 {
     uint64_t max = 0;
-    for (uint32_t w = 0; w < c->slots; w++)
-        if (c->w[w].state != SW_WORKER_ABSENT && c->w[w].clock > max)
-            max = c->w[w].clock;
+    for (uint32_t i = 0; i < c->n_live; i++)
+        if (c->w[c->live[i]].clock > max)
+            max = c->w[c->live[i]].clock;
     return max;
 }
 
@@ -67,9 +67,9 @@ static void pop_wait(sw_check *c)
 
 uint32_t sw__ck_waiting_within(sw_check *c, uint64_t bound)
 {
-    for (uint32_t w = 0; c->fresh_waiting > 0 && w < c->slots; w++)
-        if (c->w[w].state == SW_WORKER_WAITING && c->w[w].fresh)
-            return w;
+    for (uint32_t i = 0; c->fresh_waiting > 0 && i < c->n_live; i++)
+        if (c->w[c->live[i]].state == SW_WORKER_WAITING && c->w[c->live[i]].fresh)
+            return c->live[i];
     while (c->n_waits > 0) {
         const ck_wait *top = &c->waits[0];
         const ck_worker *k = &c->w[top->worker];
@@ -85,14 +85,15 @@ void sw__ck_recount_min(sw_check *c)
 {
     uint64_t min = UINT64_MAX;
     uint32_t at = 0;
-    for (uint32_t w = 0; w < c->slots; w++) {
-        if (!started(&c->w[w]))
+    for (uint32_t i = 0; i < c->n_live; i++) {
+        const ck_worker *k = &c->w[c->live[i]];
+        if (!started(k))
             continue;
-        if (c->w[w].clock < min) {
-            min = c->w[w].clock;
+        if (k->clock < min) {
+            min = k->clock;
             at = 0;
         }
-        at += c->w[w].clock == min;
+        at += k->clock == min;
     }
     if (at > 0)
         c->min_clock = min;

@@ -47,9 +47,9 @@ int sw__ck_nobody_waits(const sw_check *c, char *err)
 {
     if (c->n_waiting == 0)
         return 0;
-    for (uint32_t w = 0; w < c->slots; w++)
-        if (c->w[w].state == SW_WORKER_WAITING)
-            return sw__ck_broken(c, err, "left worker %u waiting", w);
+    for (uint32_t i = 0; i < c->n_live; i++)
+        if (c->w[c->live[i]].state == SW_WORKER_WAITING)
+            return sw__ck_broken(c, err, "left worker %u waiting", c->live[i]);
     return 0;
 }
 

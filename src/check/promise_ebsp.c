@@ -44,10 +44,10 @@ static int grant(ebsp_promise *st, sw_check *c, const sw_event *ev, char *err)
     if (ev->n == 0 || ev->n > st->R)
         return sw__ck_broken(c, err, "granted worker %u %u steps, outside [1, R=%u]", ev->worker,
                          ev->n, st->R);
-    for (uint32_t w = 0; st->grants == 0 && w < c->slots; w++)
-        if (c->w[w].state != SW_WORKER_ABSENT && st->since[w] < 2)
+    for (uint32_t i = 0; st->grants == 0 && i < c->n_live; i++)
+        if (st->since[c->live[i]] < 2)
             return sw__ck_broken(c, err, "predicted before worker %u pushed twice since the barrier",
-                             w);
+                             c->live[i]);
     if (c->w[ev->worker].grants_in_call > 1)
         return sw__ck_broken(c, err, "granted worker %u twice in one barrier search", ev->worker);
     st->quota[ev->worker] = ev->n;
@@ -58,8 +58,8 @@ static int grant(ebsp_promise *st, sw_check *c, const sw_event *ev, char *err)
 /* Monitoring is over: every live worker (one at least) pushed twice since the barrier. */
 static bool monitored(const ebsp_promise *st, const sw_check *c)
 {
-    for (uint32_t w = 0; w < c->slots; w++)
-        if (c->w[w].state != SW_WORKER_ABSENT && st->since[w] < 2)
+    for (uint32_t i = 0; i < c->n_live; i++)
+        if (st->since[c->live[i]] < 2)
             return false;
     return c->n_live > 0;
 }
@@ -137,8 +137,8 @@ static int ebsp_end(void *state, sw_check *c, char *err)
             rc = rc ? rc : sw__ck_broken(c, err, "released %u of %u at the barrier", g->released,
                                      g->waiting_at_decision);
         st->predicting = false;
-        for (uint32_t w = 0; w < c->slots; w++)
-            st->since[w] = 0;
+        for (uint32_t i = 0; i < c->n_live; i++) /* a joiner's starts at 0 (SW_EV_JOIN) */
+            st->since[c->live[i]] = 0;
     }
     st->grants = 0;
     st->had_quota = false;
