@@ -13,6 +13,7 @@
 #include "check_internal.h"
 #include "syncwise/run.h"
 #include "syncwise/policy.h"
+#include "syncwise/roster.h"
 
 int sw_check_new(sw_check **out, const char *policy, uint32_t slots, uint64_t version,
                  char *err)
@@ -306,36 +307,6 @@ static int on_release(sw_check *c, const sw_event *ev, char *err)
     return 0;
 }
 
-/* The place of slot w among the live, or where it would go. */
-static uint32_t live_place(const sw_check *c, uint32_t w)
-{
-    uint32_t lo = 0, hi = c->n_live;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (c->live[mid] < w)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* Joins and departures are few beside pushes: moving the roster's tail costs them alone. */
-static void live_insert(sw_check *c, uint32_t w)
-{
-    uint32_t at = live_place(c, w);
-    memmove(c->live + at + 1, c->live + at, (c->n_live - at) * sizeof *c->live);
-    c->live[at] = w;
-    c->n_live++;
-}
-
-static void live_remove(sw_check *c, uint32_t w)
-{
-    uint32_t at = live_place(c, w);
-    c->n_live--;
-    memmove(c->live + at, c->live + at + 1, (c->n_live - at) * sizeof *c->live);
-}
-
 static int on_join(sw_check *c, const sw_event *ev, char *err)
 {
     if (ev->worker >= c->slots)
@@ -354,7 +325,7 @@ static int on_join(sw_check *c, const sw_event *ev, char *err)
     *k = (ck_worker){.state = SW_WORKER_WAITING, .clock = ev->clock, .fresh = true,
                      .wait_seq = k->wait_seq, .own_in_buffer = k->own_in_buffer};
     c->fresh_waiting++;
-    live_insert(c, ev->worker);
+    sw_roster_add(c->live, &c->n_live, ev->worker);
     c->n_waiting++;
     c->g.worker = ev->worker;
     return 0;
@@ -375,7 +346,7 @@ static int on_leave(sw_check *c, const sw_event *ev, char *err)
     if (k->state == SW_WORKER_WAITING && k->fresh)
         c->fresh_waiting--;
     k->state = SW_WORKER_ABSENT;
-    live_remove(c, ev->worker);
+    sw_roster_remove(c->live, &c->n_live, ev->worker);
     if (was_at_min)
         sw__ck_left_min(c);
     c->g.worker = ev->worker;

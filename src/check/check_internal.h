@@ -82,10 +82,10 @@ struct sw_check {
     uint32_t slots;
     uint64_t V, applies, pushes, switches, events;
     uint32_t n_live, n_waiting;
-    /* The live workers' slots, n_live of them in ascending order (as a scan of the table meets
-     * them): what the engine's state asks of every worker is asked of these, so that a table
-     * of millions of slots and a few workers costs the few (scans of every slot at each apply
-     * made a log of 1M slots and 1796 applies take 22 s to check, 0.5 s now). */
+    /* The live workers' slots, n_live of them (syncwise/roster.h): what the engine's state asks
+     * of every worker is asked of these, so that a table of millions of slots and a few
+     * workers costs the few (scans of every slot at each apply made a log of 1M slots and
+     * 1796 applies take 22 s to check, 0.5 s now). */
     uint32_t *live;
     ck_grad *buf;
     uint32_t n_buf, cap_buf;

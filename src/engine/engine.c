@@ -17,6 +17,7 @@
 #include "syncwise/err.h"
 #include "syncwise/optim.h"
 #include "syncwise/policy.h"
+#include "syncwise/roster.h"
 
 #include "engine_internal.h"
 
@@ -50,8 +51,8 @@ static void recount_min(sw_engine *e)
 {
     uint64_t min = UINT64_MAX;
     uint32_t at = 0;
-    for (uint32_t w = 0; w < e->view.n_slots; w++) {
-        const sw_worker_info *k = &e->workers[w];
+    for (uint32_t i = 0; i < e->view.n_live; i++) {
+        const sw_worker_info *k = &e->workers[e->live[i]];
         if (!started(k))
             continue;
         if (k->clock < min) {
@@ -128,13 +129,14 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     e->buf.sum = calloc(n, sizeof *e->buf.sum);
     e->buf.n = p->concurrent ? 0 : p->n_params;
     e->workers = calloc(p->max_workers, sizeof *e->workers);
+    e->live = calloc(p->max_workers, sizeof *e->live);
     e->decided = calloc(p->max_workers, sizeof *e->decided);
     e->released = calloc(p->max_workers, sizeof *e->released);
     e->chosen = calloc(p->max_workers, sizeof *e->chosen);
     e->grant_w = calloc(p->max_workers, sizeof *e->grant_w);
     e->grant_steps = calloc(p->max_workers, sizeof *e->grant_steps);
-    if (!e->theta || !e->buf.sum || !e->workers || !e->decided || !e->released || !e->chosen ||
-        !e->grant_w || !e->grant_steps) {
+    if (!e->theta || !e->buf.sum || !e->workers || !e->live || !e->decided || !e->released ||
+        !e->chosen || !e->grant_w || !e->grant_steps) {
         sw_engine_free(e);
         return sw_fail(err, SW_ENOMEM, "out of memory for an engine of %zu parameters",
                        p->n_params);
@@ -152,6 +154,7 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
         e->workers[w].push_t[0] = e->workers[w].push_t[1] = -1;
     e->view = (sw_engine_view){.n_slots = p->max_workers,
                                .workers = e->workers,
+                               .live = e->live,
                                .buffer_sum = e->buf.sum,
                                .n_params = p->n_params,
                                .last_apply_t = -1,
@@ -191,6 +194,7 @@ void sw_engine_free(sw_engine *e)
     sw_shared_free(e->shared);
     free(e->buf.sum);
     free(e->workers);
+    free(e->live);
     free(e->decided);
     free(e->released);
     free(e->chosen);
@@ -310,8 +314,8 @@ static int carry_out(sw_engine *e, const sw_decision *d, double t, sw_engine_res
         sw__engine_emit(e, &(sw_event){.kind = SW_EV_WAKE, .t = t, .at = d->wake_at, .V = e->view.version});
     }
     if (e->view.n_live > 0 && e->view.n_waiting == e->view.n_live && e->wake_at < 0)
-        for (uint32_t w = 0; w < e->view.n_slots; w++)
-            release(e, w, t, "liveness", out);
+        for (uint32_t i = 0; i < e->view.n_live; i++)
+            release(e, e->live[i], t, "liveness", out);
     out->released = e->released;
     out->wake_at = e->wake_at;
     return 0;
@@ -344,7 +348,7 @@ int sw_engine_join(sw_engine *e, uint32_t w, double t, sw_engine_result *out)
                           .push_t = {-1, -1},
                           .fresh = true,
                           .buffered_for = k->buffered_for};
-    e->view.n_live++;
+    sw_roster_add(e->live, &e->view.n_live, w);
     e->view.n_waiting++;
     sw__engine_emit(e, &(sw_event){
                 .kind = SW_EV_JOIN, .t = t, .worker = w, .clock = clock, .V = e->view.version});
@@ -369,7 +373,7 @@ int sw_engine_leave(sw_engine *e, uint32_t w, double t, bool crashed, sw_engine_
     if (k->state == SW_WORKER_WAITING)
         e->view.n_waiting--;
     k->state = SW_WORKER_ABSENT;
-    e->view.n_live--;
+    sw_roster_remove(e->live, &e->view.n_live, w);
     if (counted && k->clock == e->view.min_live_clock && --e->n_at_min == 0)
         recount_min(e);
     sw__engine_emit(e, &(sw_event){.kind = crashed ? SW_EV_CRASH : SW_EV_LEAVE,

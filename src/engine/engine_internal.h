@@ -20,6 +20,7 @@ struct sw_engine {
     sw_optim opt;             /* the optimizer's state (none for plain SGD) */
     float policy_lr;          /* the policy spec's own lr=X, NAN when it sets none */
     sw_worker_info *workers;
+    uint32_t *live; /* view.live: the live workers' slots (syncwise/roster.h) */
     sw_engine_view view;
     uint32_t n_at_min; /* started workers whose clock equals view.min_live_clock */
     uint32_t *decided, *released;

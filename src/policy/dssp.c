@@ -90,9 +90,10 @@ static uint32_t slowest(const sw_engine_view *v)
 {
     uint32_t best = UINT32_MAX;
     double best_iv = -1;
-    for (uint32_t w = 0; w < v->n_slots; w++) {
+    for (uint32_t i = 0; i < v->n_live; i++) {
+        uint32_t w = v->live[i];
         const sw_worker_info *k = &v->workers[w];
-        if (k->state == SW_WORKER_ABSENT || k->fresh || k->clock != v->min_live_clock)
+        if (k->fresh || k->clock != v->min_live_clock)
             continue;
         double iv = k->push_t[1] >= 0 ? k->push_t[0] - k->push_t[1] : 0;
         if (best == UINT32_MAX || iv > best_iv) {
@@ -106,9 +107,9 @@ static uint32_t slowest(const sw_engine_view *v)
 static uint64_t max_live_clock(const sw_engine_view *v)
 {
     uint64_t m = 0;
-    for (uint32_t w = 0; w < v->n_slots; w++)
-        if (v->workers[w].state != SW_WORKER_ABSENT && v->workers[w].clock > m)
-            m = v->workers[w].clock;
+    for (uint32_t i = 0; i < v->n_live; i++)
+        if (v->workers[v->live[i]].clock > m)
+            m = v->workers[v->live[i]].clock;
     return m;
 }
 

@@ -79,8 +79,8 @@ static void ebsp_fini(void *state)
 
 static bool monitored(const ebsp_state *st, const sw_engine_view *v)
 {
-    for (uint32_t w = 0; w < v->n_slots; w++)
-        if (v->workers[w].state != SW_WORKER_ABSENT && st->since[w] < 2)
+    for (uint32_t i = 0; i < v->n_live; i++)
+        if (st->since[v->live[i]] < 2)
             return false;
     return v->n_live > 0;
 }
@@ -90,10 +90,9 @@ static bool monitored(const ebsp_state *st, const sw_engine_view *v)
 static void predict(ebsp_state *st, const sw_engine_view *v, sw_decision *d)
 {
     uint32_t n = 0;
-    for (uint32_t w = 0; w < v->n_slots; w++) {
+    for (uint32_t i = 0; i < v->n_live; i++) {
+        uint32_t w = v->live[i];
         const sw_worker_info *k = &v->workers[w];
-        if (k->state == SW_WORKER_ABSENT)
-            continue;
         double iv = k->push_t[0] - k->push_t[1];
         st->last[n] = k->push_t[0];
         st->prev[n] = k->push_t[0] - (iv > 1e-9 ? iv : 1e-9);
@@ -119,7 +118,8 @@ static void barrier(ebsp_state *st, const sw_engine_view *v, sw_decision *d)
     if (v->n_live > 0 && !sw_policy_all_waiting(v))
         return;
     sw_policy_release_all(v, d);
-    memset(st->since, 0, v->n_slots * sizeof *st->since);
+    for (uint32_t i = 0; i < v->n_live; i++) /* a joiner's starts at 0 (ebsp_join) */
+        st->since[v->live[i]] = 0;
     st->predicting = false;
 }
 

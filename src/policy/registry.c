@@ -95,9 +95,9 @@ const char *sw_policy_names(void)
 
 void sw_policy_release_all(const sw_engine_view *v, sw_decision *d)
 {
-    for (uint32_t w = 0; w < v->n_slots; w++)
-        if (v->workers[w].state == SW_WORKER_WAITING)
-            sw_decision_release(d, w);
+    for (uint32_t i = 0; i < v->n_live; i++)
+        if (v->workers[v->live[i]].state == SW_WORKER_WAITING)
+            sw_decision_release(d, v->live[i]);
 }
 
 void sw_policy_act(const sw_engine_view *v, uint32_t pusher, int action, sw_decision *d)
@@ -110,11 +110,11 @@ void sw_policy_act(const sw_engine_view *v, uint32_t pusher, int action, sw_deci
 
 void sw_policy_release_within(const sw_engine_view *v, uint64_t bound, sw_decision *d)
 {
-    for (uint32_t w = 0; w < v->n_slots; w++) {
-        const sw_worker_info *k = &v->workers[w];
+    for (uint32_t i = 0; i < v->n_live; i++) {
+        const sw_worker_info *k = &v->workers[v->live[i]];
         /* A joiner starts at the slowest clock: no step ahead. */
         if (k->state == SW_WORKER_WAITING && (k->fresh || k->clock - v->min_live_clock <= bound))
-            sw_decision_release(d, w);
+            sw_decision_release(d, v->live[i]);
     }
 }
 
