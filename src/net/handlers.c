@@ -56,20 +56,12 @@ static void welcome(server *s, const peer *to, uint32_t w)
     sw__server_send(s, to, SW_MSG_WELCOME, w, 0, text, size);
 }
 
-static uint32_t live_conns(const server *s)
-{
-    uint32_t in = 0;
-    for (uint32_t w = 0; w < s->slots; w++)
-        in += s->conns[w].live;
-    return in;
-}
-
 /* With --wait-workers N the engine learns of no worker until N have joined, then of all of them
  * at once: a run compared across policies starts with its whole cluster, not with whichever
  * worker came first training alone. */
 static void start_when_all_in(server *s)
 {
-    uint32_t in = live_conns(s);
+    uint32_t in = s->n_live_conns;
     if (in < s->p->wait_workers) {
         sw_log(SW_LOG_INFO, "%u of %u workers in: waiting for the rest", in, s->p->wait_workers);
         return;
@@ -90,9 +82,9 @@ static void start_when_all_in(server *s)
 /* The live worker that joined from this connection, or s->slots. */
 static uint32_t joined_from(const server *s, const peer *from)
 {
-    for (uint32_t w = 0; w < s->slots; w++)
-        if (s->conns[w].live && same_route(&s->conns[w], from))
-            return w;
+    for (uint32_t i = 0; i < s->n_live_conns; i++)
+        if (same_route(&s->conns[s->live_conns[i]], from))
+            return s->live_conns[i];
     return s->slots;
 }
 
@@ -162,11 +154,11 @@ static void on_join(server *s, const peer *from, const sw_msg *m)
     *c = (conn){.route_len = from->route_len,
                 .last_seen = sw__server_now(s),
                 .heard_on_route = sw__server_now(s),
-                .live = true,
                 .used = true,
                 .wants_model = true,
                 .token = token};
     memcpy(c->route, from->route, from->route_len);
+    sw__server_conn_live(s, w, true);
     const char *nl = memchr(m->payload, '\n', m->payload_len); /* the name, not the job line */
     sw_printable(c->name, sizeof c->name, m->payload,
                  nl ? (size_t)(nl - (const char *)m->payload) : m->payload_len);
@@ -385,7 +377,7 @@ static void status(server *s, char *text, size_t cap)
                  (unsigned long long)s->r->crashes, (unsigned long long)s->r->refused,
                  sw_run_stats_mean_staleness(&s->stats), now);
     if (!s->started)
-        len = sw__text_append(text, cap, len, "not started: %u of %u workers in\n", live_conns(s),
+        len = sw__text_append(text, cap, len, "not started: %u of %u workers in\n", s->n_live_conns,
                      s->p->wait_workers);
     if (s->done) /* a sharded run ends once its last gather (and checkpoint) is in */
         len = sw__text_append(text, cap, len, "run over (%s): ending%s\n",
@@ -496,7 +488,7 @@ void sw__server_handle(server *s, const peer *from, const sw_msg *m)
     }
     if (s->done && m->type == SW_MSG_LEAVE) { /* a goodbye, before DONE or in answer to it */
         if (is_worker(s, from, m))
-            s->conns[m->worker].live = false;
+            sw__server_conn_live(s, m->worker, false);
         return;
     }
     if (s->done && m->type != SW_MSG_CTL && m->type != SW_MSG_HEARTBEAT)

@@ -18,6 +18,7 @@
 #include "syncwise/err.h"
 #include "syncwise/file.h"
 #include "syncwise/log.h"
+#include "syncwise/roster.h"
 
 sw_server_params sw_server_default_params(void)
 {
@@ -94,9 +95,17 @@ void sw__server_drop_worker(server *s, uint32_t w, bool crashed)
     sw__server_remove_worker(s, w, crashed);
 }
 
+void sw__server_conn_live(server *s, uint32_t w, bool live)
+{
+    if (live == s->conns[w].live)
+        return;
+    s->conns[w].live = live;
+    (live ? sw_roster_add : sw_roster_remove)(s->live_conns, &s->n_live_conns, w);
+}
+
 void sw__server_remove_worker(server *s, uint32_t w, bool crashed)
 {
-    s->conns[w].live = false;
+    sw__server_conn_live(s, w, false);
     s->r->crashes += crashed;
     if (s->shards.n)
         sw__shards_member(s, w, 0);
@@ -256,6 +265,7 @@ static int setup(server *s, char *err)
     s->sidx = malloc(room * sizeof *s->sidx);
     s->sval = malloc(room * sizeof *s->sval);
     s->conns = calloc(s->slots, sizeof *s->conns);
+    s->live_conns = calloc(s->slots, sizeof *s->live_conns);
     int rc_stats = sw_run_stats_init(&s->stats, s->slots, err);
     if (rc_stats)
         return rc_stats;
@@ -269,7 +279,8 @@ static int setup(server *s, char *err)
     if (p->shards && (rc = sw__shards_check(s, err)))
         return rc;
     s->snapshot = s->threaded ? malloc(s->n * sizeof *s->snapshot) : NULL;
-    if (!s->grad || !s->sidx || !s->sval || !s->conns || (s->threaded && !s->snapshot))
+    if (!s->grad || !s->sidx || !s->sval || !s->conns || !s->live_conns ||
+        (s->threaded && !s->snapshot))
         return sw_fail(err, SW_ENOMEM, "out of memory for %zu parameters", s->n);
     return 0;
 }
@@ -307,6 +318,7 @@ static void teardown(server *s, const char *failed)
     free(s->sval);
     free(s->grad);
     free(s->conns);
+    free(s->live_conns);
     sw_file_release_claim(s->p->checkpoint, s->ckpt_lock, s->lock_made);
     free(s);
 }

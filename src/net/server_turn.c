@@ -22,10 +22,10 @@
 /* The live worker that joined from this route, or s->slots. */
 static uint32_t worker_at(const server *s, const uint8_t *route, size_t len)
 {
-    for (uint32_t w = 0; w < s->slots; w++) {
-        const conn *c = &s->conns[w];
-        if (c->live && c->route_len == len && !memcmp(c->route, route, len))
-            return w;
+    for (uint32_t i = 0; i < s->n_live_conns; i++) {
+        const conn *c = &s->conns[s->live_conns[i]];
+        if (c->route_len == len && !memcmp(c->route, route, len))
+            return s->live_conns[i];
     }
     return s->slots;
 }
@@ -192,14 +192,15 @@ static void check_heartbeats(server *s, double now)
 {
     if (s->shards.n && sw__shards_any_out(s)) /* no worker can push: none is timed */
         s->steps_timed_from = now;
-    for (uint32_t w = 0; w < s->slots; w++) {
+    for (uint32_t i = s->n_live_conns; i-- > 0;) { /* a drop takes slot i out: walk down */
+        uint32_t w = s->live_conns[i];
         conn *c = &s->conns[w];
-        if (c->live && c->unreachable)
+        if (c->unreachable)
             sw_log(SW_LOG_WARN, "worker %u's connection is gone (a network fault?): it must "
                    "join again", w);
-        if (c->live && (c->unreachable || now - c->last_seen > s->p->heartbeat_timeout_s))
+        if (c->unreachable || now - c->last_seen > s->p->heartbeat_timeout_s)
             sw__server_drop_worker(s, w, true);
-        else if (c->live && hung(s, w, now))
+        else if (hung(s, w, now))
             sw__server_remove_worker(s, w, true);
     }
 }
