@@ -223,4 +223,40 @@ cp "$TMP/trace.kept" "$TMP/trace.csv"
 expect_status 0 "a resume with the trace given back" -- "$SW" compare "${traced[@]}" --seeds 3 \
   --log-dir "$TMP/traced" --resume
 expect_output "4 of the 6 runs were done" "keeps the rows of the same trace"
+
+# Two learned policies of one size: a .swrl file ends with the CRC-32 of what precedes it, so the
+# CRC-32 of every such file is one constant and the record took one for the other; a policy's
+# high= file is recorded as its file= is.
+POLICIES=$(cd "$(dirname "$0")/../policies" && pwd)
+cp "$POLICIES/rlp-family-waiting-pre.swrl" "$TMP/pol.swrl"
+cp "$POLICIES/rlp-family-waiting-pre.swrl" "$TMP/high.swrl"
+learned=(--policies "rlp:file=$TMP/pol.swrl,high=$TMP/high.swrl" --momentum 0.9 --workers 4
+         --no-model --max-time 100)
+expect_status 0 "a comparison of a learned policy" -- "$SW" compare "${learned[@]}" --seeds 2 \
+  --log-dir "$TMP/learned"
+cp "$POLICIES/rlp-family-m9-waiting-pre.swrl" "$TMP/pol.swrl" # another policy, as long
+expect_status 2 "a resume over another policy file of the same size" -- "$SW" compare \
+  "${learned[@]}" --seeds 3 --log-dir "$TMP/learned" --resume
+expect_output "pol.swrl changed since the comparison" "names the policy file"
+cp "$POLICIES/rlp-family-waiting-pre.swrl" "$TMP/pol.swrl"
+cp "$POLICIES/rlp-family-m9-waiting-pre.swrl" "$TMP/high.swrl"
+expect_status 2 "a resume over another high= file" -- "$SW" compare "${learned[@]}" --seeds 3 \
+  --log-dir "$TMP/learned" --resume
+expect_output "high.swrl changed since the comparison" "names the high= file"
+cp "$POLICIES/rlp-family-waiting-pre.swrl" "$TMP/high.swrl"
+# A record an earlier version wrote (CRC-32, no "c:") is read as such: unchanged, it resumes.
+/usr/bin/python3 - "$TMP/learned/compare.files" <<'PY'
+import sys, zlib
+path = sys.argv[1]
+lines = []
+for line in open(path):
+    crc, size, name = line.rstrip("\n").split(" ", 2)
+    lines.append("%08x %s %s\n" % (zlib.crc32(open(name, "rb").read()), size, name))
+open(path, "w").write("".join(lines))
+PY
+expect_status 0 "a resume over an older version's record" -- "$SW" compare "${learned[@]}" \
+  --seeds 3 --log-dir "$TMP/learned" --resume
+expect_output "2 of the 3 runs were done" "keeps the rows the older record vouches for"
+OUT=$(cat "$TMP/learned/compare.files")
+expect_output "c:" "the record is written anew in CRC-32C"
 finish

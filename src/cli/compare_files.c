@@ -16,14 +16,20 @@
 #define MAX_FILES 64
 #define PATH_LEN 1024
 
+/* A file's size and CRC-32C. Not CRC-32: a policy file ends with the CRC-32 of what precedes
+ * it, and the CRC-32 of any such file is one constant (every .swrl's is 2144df1c), so two
+ * policies of one size passed for one. A record of an earlier version holds CRC-32s (`castagnoli`
+ * false), measured so again. */
 typedef struct fingerprint {
     char path[PATH_LEN];
     unsigned long long size;
-    uint32_t crc;
+    uint32_t crc, crc32; /* CRC-32C, and the CRC-32 an older record holds */
+    bool castagnoli;     /* a record's line: crc is CRC-32C (else CRC-32) */
 } fingerprint;
 
-/* Where a spec names a file: a policy's file=, a cluster's trace:, the data's train=, test=. */
-static const char *const keys[] = {"file=", "trace:", "train=", "test=", NULL};
+/* Where a spec names a file: a policy's file= and high=, a cluster's trace:, the data's train=,
+ * test=. */
+static const char *const keys[] = {"file=", "high=", "trace:", "train=", "test=", NULL};
 
 static bool have(const fingerprint *f, size_t n, const char *path)
 {
@@ -53,34 +59,39 @@ static size_t named(const char *const *texts, size_t n_texts, fingerprint *f)
     return n;
 }
 
-/* Its size and CRC-32; false when it cannot be read (what reads it says why). */
+/* Its size and CRCs; false when it cannot be read (what reads it says why). */
 static bool measure(fingerprint *f)
 {
     FILE *in = fopen(f->path, "rb");
     if (!in)
         return false;
     static unsigned char buf[1 << 16];
-    f->size = 0, f->crc = 0;
-    for (size_t got; (got = fread(buf, 1, sizeof buf, in)) > 0; f->size += got)
-        f->crc = sw_crc32(f->crc, buf, got);
+    f->size = 0, f->crc = 0, f->crc32 = 0;
+    for (size_t got; (got = fread(buf, 1, sizeof buf, in)) > 0; f->size += got) {
+        f->crc = sw_crc32c(f->crc, buf, got);
+        f->crc32 = sw_crc32(f->crc32, buf, got);
+    }
     bool ok = !ferror(in);
     fclose(in);
     return ok;
 }
 
-/* The record's lines ("CRC SIZE PATH") into kept; their count. A line this cannot read is
- * dropped (the file is only ever written whole); no record: none. */
+/* The record's lines ("c:CRC SIZE PATH", CRC-32C; an older version's "CRC SIZE PATH", CRC-32)
+ * into kept; their count. A line this cannot read is dropped (the file is only ever written
+ * whole); no record: none. */
 static size_t read_record(const char *record, fingerprint *kept)
 {
     FILE *in = fopen(record, "r");
     char line[PATH_LEN + 64];
     size_t n = 0;
     while (in && fgets(line, sizeof line, in) && n < MAX_FILES) {
-        fingerprint r;
+        fingerprint r = {.castagnoli = !strncmp(line, "c:", 2)};
         int at = 0;
         line[strcspn(line, "\n")] = '\0';
-        if (sscanf(line, "%8x %llu %n", &r.crc, &r.size, &at) != 2 || !at || !line[at])
+        const char *from = line + (r.castagnoli ? 2 : 0);
+        if (sscanf(from, "%8x %llu %n", &r.crc, &r.size, &at) != 2 || !at || !from[at])
             continue;
+        at += (int)(from - line);
         snprintf(r.path, PATH_LEN, "%s", line + at);
         kept[n++] = r;
     }
@@ -104,16 +115,18 @@ int sw__cmp_files_check(const char *dir, const char *const *texts, size_t n_text
     if (resume)
         n_was = read_record(record, was);
     for (size_t i = 0; i < n_was; i++)
-        for (size_t j = 0; j < n; j++)
+        for (size_t j = 0; j < n; j++) {
+            uint32_t crc = was[i].castagnoli ? now[j].crc : now[j].crc32;
             if (!strcmp(was[i].path, now[j].path) &&
-                (was[i].crc != now[j].crc || was[i].size != now[j].size))
+                (was[i].crc != crc || was[i].size != now[j].size))
                 return sw_fail(err, SW_EMISMATCH,
                                "--resume: %s changed since the comparison in %s began (%llu "
-                               "bytes, CRC-32 %08x then; %llu, %08x now): the runs it kept "
+                               "bytes, CRC-32%s %08x then; %llu, %08x now): the runs it kept "
                                "would be tabled with runs of the new one under one name; give "
                                "it back, or compare afresh in another --log-dir",
-                               now[j].path, dir, was[i].size, (unsigned)was[i].crc,
-                               now[j].size, (unsigned)now[j].crc);
+                               now[j].path, dir, was[i].size, was[i].castagnoli ? "C" : "",
+                               (unsigned)was[i].crc, now[j].size, (unsigned)crc);
+        }
     /* Kept: this command's files, and those an earlier one named (a policy left out now may
      * come back in a later resume). */
     static char text[2 * MAX_FILES * (PATH_LEN + 32)];
@@ -122,8 +135,12 @@ int sw__cmp_files_check(const char *dir, const char *const *texts, size_t n_text
         const fingerprint *f = i < n ? &now[i] : &was[i - n];
         if (i >= n && have(now, n, f->path))
             continue;
-        len += (size_t)snprintf(text + len, sizeof text - len, "%08x %llu %s\n",
-                                (unsigned)f->crc, f->size, f->path);
+        if (i < n || f->castagnoli)
+            len += (size_t)snprintf(text + len, sizeof text - len, "c:%08x %llu %s\n",
+                                    (unsigned)f->crc, f->size, f->path);
+        else /* an older record's, not named now: kept as it was measured */
+            len += (size_t)snprintf(text + len, sizeof text - len, "%08x %llu %s\n",
+                                    (unsigned)f->crc, f->size, f->path);
     }
     return sw_file_write_atomic(record, (const uint8_t *)text, len, "comparison's file record",
                                 err);
