@@ -129,6 +129,13 @@ for cmd in "server --max-time 1 --data synthetic:d=5,n=100" "peer --max-time 1 -
   expect_status 2 "${cmd%% *} --model $model" -- "$SW" $cmd --model "$model" -q
   expect_output "is outside [" "${cmd%% *}: says which value"
 done
+# ... said before the data are read (Fashion-MNIST takes seconds): data that cannot be read at
+# all are not what the refusal names.
+for cmd in "sim --max-time 1 -q" "server --max-time 1 -q" "peer --max-time 1 -q" train; do
+  expect_status 2 "${cmd%% *}: a bad model spec, then unreadable data" -- "$SW" $cmd \
+    --model mlp:h=99 --data "idx:dir=$TMP/no-such-dir"
+  expect_output "h=99 is outside [0, 15]" "${cmd%% *}: the model's fault, before the data's"
+done
 expect_status 2 "train of a sparse model" -- "$SW" train --model svm --data libsvm:train=$TMP/crlf.svm
 expect_output "train trains the dense models (softmax, mlp, cnn); svm and logistic train under" \
   "says where they train (it called svm unknown)"

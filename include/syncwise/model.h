@@ -45,6 +45,11 @@ typedef struct sw_model_desc {
 int sw_model_new(sw_model **out, const sw_model_desc *desc, size_t max_batch, char *err);
 void sw_model_free(sw_model *m);
 
+/* A spec's own faults, found before any data is read: an unknown architecture or key, a value
+ * out of its range. What depends on the data (an input too small for a convolution) shows when
+ * the model is built for them. */
+int sw_model_spec_check(const char *spec, char *err);
+
 /* Builds the model named by spec for the inputs, task and classes of a data set. */
 int sw_model_new_for_data(sw_model **out, const char *spec, const sw_dataset *ds,
                           size_t max_batch, char *err);

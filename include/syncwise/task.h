@@ -40,8 +40,9 @@ typedef struct sw_task_data {
  * out holds nothing. */
 int sw_task_data_load(sw_task_data *out, const char *model, const char *spec, uint64_t seed,
                       char *err);
-/* SW_ENOTFOUND (said) when the model spec names no model: the check sw_task_data_load makes
- * first, for a command that would rather refuse a typo before anything else. */
+/* SW_ENOTFOUND (said) when the model spec names no model, SW_EINVAL when a key of it is unknown
+ * or out of its range (sw_model_spec_check): the check sw_task_data_load makes first, for a
+ * command that would rather refuse a typo before anything else (the data take seconds). */
 int sw_task_model_known(const char *model, char *err);
 void sw_task_data_free(sw_task_data *d);
 bool sw_task_data_is_sparse(const sw_task_data *d);

@@ -82,6 +82,8 @@ static int setup(trainer *t, char *err)
      * --checkpoint, another training's --out), is said before the first epoch, not after it. */
     int rc = t->o.out ? sw_file_claim_output(t->o.out, "--out", &t->out_lock, &t->lock_made, err)
                       : 0;
+    if (!rc) /* a spec's own faults before the seconds the data take */
+        rc = sw_model_spec_check(t->o.model, err);
     if (!rc)
         rc = sw_data_load(&t->data, t->o.data, SW_DATA_SEED, err); /* as a server's */
     if (rc)

@@ -92,6 +92,12 @@ int sw_model_new(sw_model **out, const sw_model_desc *desc, size_t max_batch, ch
     return 0;
 }
 
+int sw_model_spec_check(const char *spec, char *err)
+{
+    sw__arch a; /* laid out for a 28x28 image of 10 classes, which every architecture takes */
+    return sw__arch_build(&a, spec, (const uint32_t[3]){28, 28, 1}, 10, err);
+}
+
 int sw_model_new_for_data(sw_model **out, const char *spec, const sw_dataset *ds,
                           size_t max_batch, char *err)
 {

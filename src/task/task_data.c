@@ -30,10 +30,15 @@ static bool known_model(const char *model)
 
 int sw_task_model_known(const char *model, char *err)
 {
-    return known_model(model) ? 0
-                              : sw_fail(err, SW_ENOTFOUND, "unknown model '%.*s' (known: softmax, "
-                                        "mlp, cnn, svm, logistic)",
-                                        (int)strcspn(model, ":"), model);
+    if (!known_model(model))
+        return sw_fail(err, SW_ENOTFOUND, "unknown model '%.*s' (known: softmax, mlp, cnn, svm, "
+                       "logistic)", (int)strcspn(model, ":"), model);
+    if (!sw_sparse_is_model(model))
+        return sw_model_spec_check(model, err);
+    sw_sparse_model *m; /* of one feature: its keys are the spec's own */
+    int rc = sw_sparse_model_new(&m, model, 1, err);
+    sw_sparse_model_free(m);
+    return rc;
 }
 
 int sw_task_data_load(sw_task_data *out, const char *model, const char *spec, uint64_t seed,
