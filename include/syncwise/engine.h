@@ -73,8 +73,6 @@ typedef struct sw_engine_view {
     uint32_t n_live;              /* workers running or waiting */
     uint32_t n_waiting;
     const sw_worker_info *workers;
-    const uint32_t *live;         /* the live workers' slots, n_live of them in ascending order:
-                                   * a walk over these costs the live workers, not the table */
     uint32_t buffered;            /* gradients in the aggregation buffer */
     double buffered_sq_norm;      /* sum of their squared norms (if the policy asked for it;
                                    * 0 without parameters: see `norms`) */
@@ -94,6 +92,8 @@ typedef struct sw_engine_view {
     /* The last apply, when the policy asked for losses (SW_WANT_LOSS) and the driver gave a
      * probe; NAN otherwise: */
     double loss_before, loss_after; /* probe loss of θ before and after it */
+    const uint32_t *live;         /* the live workers' slots, n_live of them in ascending order:
+                                   * a walk over these costs the live workers, not the table */
 } sw_engine_view;
 
 /* A push as the policy sees it: the engine has already counted it in the worker's clock. */
