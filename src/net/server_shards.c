@@ -320,6 +320,12 @@ static void sliced(server *s, uint32_t j, const sw_msg *m)
         sw__shards_failed(s, j, "sent a bad slice: ", (int)strlen(why), why);
         return;
     }
+    if (m->version > sw_engine_version(s->engine)) { /* it applies only what the run ordered */
+        snprintf(why, sizeof why, "version %llu, past the run's %llu",
+                 (unsigned long long)m->version, (unsigned long long)sw_engine_version(s->engine));
+        sw__shards_failed(s, j, "sent a slice ahead of the run: ", (int)strlen(why), why);
+        return;
+    }
     bool first = sw_shard_set_empty(&h->gathered);
     h->gather_min = !first && h->gather_min < m->version ? h->gather_min : m->version;
     h->gather_max = !first && h->gather_max > m->version ? h->gather_max : m->version;

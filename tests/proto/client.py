@@ -30,7 +30,8 @@ from control_plane import (check_push_waits_for_norms, check_push_answered_witho
                            check_sent_across_restore, check_report_before_restore_ignored,
                            check_out_of_step_refusal_before_restore,
                            check_restore_it_cannot_take, check_gather_of_two_versions,
-                           hostile_shard_cases, check_hostile_shard, check_short_slice)
+                           hostile_shard_cases, check_hostile_shard, check_short_slice,
+                           check_slice_ahead)
 
 # ================================================================ check 1: a worker's life
 # protocol.md "Messages" (JOIN, WELCOME, RELEASE, PUSH, PULL, MODEL, HEARTBEAT, LEAVE),
@@ -638,6 +639,7 @@ def main():
         for name, why, attack in hostile_shard_cases():
             run_check("8 hostile-shard/" + name, check_hostile_shard, env, name, why, attack)
         run_check("8 hostile-shard/short-gather-slice", check_short_slice, env)
+        run_check("8 hostile-shard/gather-slice-ahead-of-the-run", check_slice_ahead, env)
         run_check("6 held/connection-gone-dropped-at-once", check_route_gone, env)
         for p in env.children:
             p.kill()

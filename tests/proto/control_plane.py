@@ -33,7 +33,8 @@ class FakeShard:
         self.theta = b""   # the slice SET gave (the check's applies change nothing)
         self.gather_bytes = None   # how much of it a gather gets: all
         self.gather_versions = []  # the versions the next gathers are answered at (then .version)
-        self.gathers = 0
+        self.hold_gathers = False  # gathers kept in held_gathers, answered by answer_gather
+        self.held_gathers = []
         self.pending = []
         self.sends = []
         self.saved = NONE_SAVED   # the newest SAVE's version
@@ -73,11 +74,11 @@ class FakeShard:
             elif x.type == SHARD_SAVE:
                 self.saved = x.ver
                 self.send_state()
+            elif x.type == SHARD_PULL and x.wid == NOID and self.hold_gathers:
+                self.held_gathers.append(x)
             elif x.type == SHARD_PULL and x.wid == NOID:   # a gather (step 6): the slice
-                self.gathers += 1
-                ver = self.gather_versions.pop(0) if self.gather_versions else self.version
-                self.send(SHARD_SLICE, ver=ver,
-                          payload=struct.pack("<Q", 0) + self.theta[:self.gather_bytes])
+                self.answer_gather(self.gather_versions.pop(0) if self.gather_versions
+                                   else self.version)
             elif x.type == SHARD_SEND:   # u32 n, then n (u32 worker, u64 token)
                 n = struct.unpack("<I", x.payload[:4])[0]
                 need(len(x.payload) == 4 + 12 * n, "a SHARD_SEND of %d bytes for %d members"
@@ -102,6 +103,10 @@ class FakeShard:
                     self.take_restore(x)
                 self.pending.append(x)
         return True
+
+    def answer_gather(self, ver):
+        self.send(SHARD_SLICE, ver=ver,
+                  payload=struct.pack("<Q", 0) + self.theta[:self.gather_bytes])
 
     def expect(self, mtype, timeout=TIMEOUT, what=""):
         """The next order other than a PING or a MEMBER, which must be of type mtype."""
@@ -140,10 +145,11 @@ class FakeShard:
             "<11Q", self.run, self.saved, 0, 0, 0, self.restores, self.awaiting, self.index,
             self.restore_no, NONE_SAVED, 0))
 
-    def pushed(self, w, seq):
-        """SHARD_PUSHED: this shard holds w's push `seq`, computed at w's version."""
+    def pushed(self, w, seq, went_to=1):
+        """SHARD_PUSHED: this shard holds w's push `seq`, computed at w's version, which went to
+        the shards of the set `went_to` (bit i: shard i)."""
         self.send(SHARD_PUSHED, wid=w.wid, flags=F_WANT_MODEL, ver=w.version,
-                  payload=struct.pack("<QQQ", self.tokens[w.wid], seq, 1))
+                  payload=struct.pack("<QQQ", self.tokens[w.wid], seq, went_to))
 
     def close(self):
         self.sock.close(0)
@@ -442,6 +448,17 @@ def check_hostile_shard(env, name, why, attack):
     shard.close()
 
 
+def check_slice_ahead(env):
+    """A gather's slice of a version the run never reached ends the run too: a shard applies only
+    what the server orders (taken, it would be gathered again for ever)."""
+    shard = FakeShard()
+    shard.gather_versions = [5] * 1000
+    server = Server(env, shard, "dbw", "hostile-slice-ahead")
+    server.ends_naming(shard, "sent a slice ahead of the run")
+    run_over_says(shard, "sent a slice ahead of the run")
+    shard.close()
+
+
 def check_short_slice(env):
     """A gather's slice of the wrong length ends the run too."""
     shard = FakeShard()
@@ -453,19 +470,51 @@ def check_short_slice(env):
 
 
 def check_gather_of_two_versions(env):
-    """protocol.md, Shards step 6: a gather's slices of two versions (a crash's apply reached one
-    shard before its answer: "at the header's version or later") are no model the run held, so
-    the server asks every shard again at once rather than evaluate them (an evaluation due only
-    every 30 s here). Played on the initial model's gather: the second shard answers it newer."""
+    """protocol.md, Shards step 6: a gather's slices of two versions are no model the run held,
+    so the server asks every shard again at once rather than evaluate them. Played as it happens:
+    a gather is on its way at version 0, shard A answers it, a worker leaves and the barrier it
+    held closes (an apply, version 1, decided at once), and shard B answers after that apply.
+    Evaluations are due every 4 s here; the gather again comes within a second."""
     a, b = FakeShard(), FakeShard()
-    b.gather_versions = [1]
-    server = Server(env, a, "bsp", "two-version-gather", more=[b])
-    end = time.time() + 10
-    while (a.gathers < 2 or b.gathers < 2) and time.time() < end and server.proc.poll() is None:
-        a.settle(0.05)
-        b.settle(0.05)
-    need(a.gathers >= 2 and b.gathers >= 2,
-         "a gather answered at versions 0 and 1 was not asked again within 10 s (gathers: %d, "
-         "%d): the server took slices of two versions for a model" % (a.gathers, b.gathers))
+    a.hold_gathers = b.hold_gathers = True
+    server = Server(env, a, "bsp", "two-version-gather", extra=("--eval-every", "4"), more=[b])
+    both = (a, b)
+
+    def gathered(what, timeout=10):
+        end = time.time() + timeout
+        while not all(x.held_gathers for x in both) and time.time() < end:
+            for x in both:
+                x.settle(0.02)
+        need(all(x.held_gathers for x in both), "no gather reached both shards within %d s %s"
+             % (timeout, what))
+        for x in both:
+            x.held_gathers.pop(0)
+
+    gathered("(the initial model's)")
+    for x in both:
+        x.answer_gather(0)
+    w1 = Worker(server.endpoint, "gather-1", expect_model_payload=False, held=True)
+    w2 = Worker(server.endpoint, "gather-2", expect_model_payload=False, held=True)
+    for w in (w1, w2):
+        w.take_first_release(w.conn.expect(RELEASE, what="once both joined"), False)
+    for x in both:
+        x.settle(0.1)
+        x.pushed(w1, 1, went_to=3)   # both shards hold w1's push: it waits at the barrier
+    w1.conn.expect(WAIT, what="(bsp: w2 has not pushed)")
+    gathered("(an evaluation due at 4 s)")
+    a.answer_gather(0)
+    w2.conn.send(LEAVE, wid=w2.wid, ver=w2.version)   # the barrier closes on w1's push alone
+    r = w1.conn.expect(RELEASE, what="(w2 left: the apply of w1's push)")
+    need(r.ver == 1, "RELEASE at version %d after the apply" % r.ver)
+    b.answer_gather(1)   # B applied version 1 before it answered
+    end = time.time() + 1.0
+    while not all(x.held_gathers for x in both) and time.time() < end:
+        for x in both:
+            x.settle(0.02)
+    need(all(x.held_gathers for x in both),
+         "slices of versions 0 and 1 were not gathered again within 1 s: the server took them "
+         "for a model")
+    need(all(x.held_gathers[0].ver == 1 for x in both),
+         "gathered again at %r, not the run's version 1" % [x.held_gathers[0].ver for x in both])
     a.close()
     b.close()
