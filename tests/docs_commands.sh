@@ -92,11 +92,23 @@ extract "$DOCS/docs/syncwise.1" "$TMP/blocks/man"
 # The defaults (server, worker and ctl 5555, shard 5600) are mapped too: the wrapper names them.
 documented=($({ cat "$TMP"/blocks/*.sh | grep -oE '[0-9a-z*.]:[0-9]{4,5}\b' | sed 's/.*://'
                 echo 5555; echo 5600; } | sort -un))
+# Below the kernel's ephemeral range, which the other tests' connections and `:*` binds draw
+# from: a port free now stays so while the blocks run, as the documents' own did.
 free=($(/usr/bin/python3 -c '
-import socket, sys
-held = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in held:
-    s.bind(("127.0.0.1", 0))
+import random, socket, sys
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+ports = list(range(10000, low)) if low > 11000 else list(range(1024, 65536))
+random.shuffle(ports)
+held = []
+for port in ports:
+    if len(held) == int(sys.argv[1]):
+        break
+    s = socket.socket()
+    try:
+        s.bind(("0.0.0.0", port))
+        held.append(s)
+    except OSError:
+        s.close()
 print(" ".join(str(s.getsockname()[1]) for s in held))' "${#documented[@]}"))
 PORTS=()
 for i in "${!documented[@]}"; do
