@@ -244,8 +244,10 @@ expect_status 2 "a resume over another high= file" -- "$SW" compare "${learned[@
   --log-dir "$TMP/learned" --resume
 expect_output "high.swrl changed since the comparison" "names the high= file"
 cp "$POLICIES/rlp-family-waiting-pre.swrl" "$TMP/high.swrl"
-# A record an earlier version wrote (CRC-32, no "c:") is read as such: unchanged, it resumes.
-/usr/bin/python3 - "$TMP/learned/compare.files" <<'PY'
+# A record an earlier version wrote (CRC-32, no "c:") is read as such: a trace unchanged resumes,
+# changed is refused; of a policy file, whose CRC-32 is the one constant, it vouches for nothing.
+old_record() { # DIR: its compare.files as an earlier version wrote it
+  /usr/bin/python3 - "$1/compare.files" <<'PY'
 import sys, zlib
 path = sys.argv[1]
 lines = []
@@ -254,9 +256,20 @@ for line in open(path):
     lines.append("%08x %s %s\n" % (zlib.crc32(open(name, "rb").read()), size, name))
 open(path, "w").write("".join(lines))
 PY
-expect_status 0 "a resume over an older version's record" -- "$SW" compare "${learned[@]}" \
-  --seeds 3 --log-dir "$TMP/learned" --resume
-expect_output "2 of the 3 runs were done" "keeps the rows the older record vouches for"
-OUT=$(cat "$TMP/learned/compare.files")
+}
+old_record "$TMP/traced"
+expect_status 0 "a resume over an older version's record" -- "$SW" compare "${traced[@]}" \
+  --seeds 4 --log-dir "$TMP/traced" --resume
+expect_output "6 of the 8 runs were done" "keeps the rows the older record vouches for"
+OUT=$(cat "$TMP/traced/compare.files")
 expect_output "c:" "the record is written anew in CRC-32C"
+old_record "$TMP/traced"
+printf '0,1.0\n0,1.5\n1,9.0\n1,8.0\n' > "$TMP/trace.csv"
+expect_status 2 "a resume over a changed trace, an older record" -- "$SW" compare "${traced[@]}" \
+  --seeds 4 --log-dir "$TMP/traced" --resume
+expect_output "trace.csv changed since the comparison" "the older record's CRC-32 tells"
+old_record "$TMP/learned"
+expect_status 2 "a resume over a policy file an older record holds" -- "$SW" compare \
+  "${learned[@]}" --seeds 3 --log-dir "$TMP/learned" --resume
+expect_output "cannot tell whether the file changed" "says the older record cannot vouch for it"
 finish

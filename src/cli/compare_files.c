@@ -13,8 +13,10 @@
 #include "syncwise/err.h"
 #include "syncwise/file.h"
 
-#define MAX_FILES 64
+#define MAX_FILES 64 /* files a record holds; more are not checked */
 #define PATH_LEN 1024
+/* The CRC-32 of any bytes followed by their own CRC-32 (little-endian), as a policy file is. */
+#define CRC32_RESIDUE 0x2144df1cu
 
 /* A file's size and CRC-32C. Not CRC-32: a policy file ends with the CRC-32 of what precedes
  * it, and the CRC-32 of any such file is one constant (every .swrl's is 2144df1c), so two
@@ -117,6 +119,15 @@ int sw__cmp_files_check(const char *dir, const char *const *texts, size_t n_text
     for (size_t i = 0; i < n_was; i++)
         for (size_t j = 0; j < n; j++) {
             uint32_t crc = was[i].castagnoli ? now[j].crc : now[j].crc32;
+            if (!strcmp(was[i].path, now[j].path) && !was[i].castagnoli &&
+                was[i].crc == CRC32_RESIDUE)
+                return sw_fail(err, SW_EMISMATCH,
+                               "--resume: %s: the record in %s, of an earlier version, holds its "
+                               "CRC-32, which is the same for every file that ends with its own "
+                               "(a policy file), so it cannot tell whether the file changed; "
+                               "compare afresh in another --log-dir (or, if you know it did not "
+                               "change, delete its line from compare.files)",
+                               now[j].path, dir);
             if (!strcmp(was[i].path, now[j].path) &&
                 (was[i].crc != crc || was[i].size != now[j].size))
                 return sw_fail(err, SW_EMISMATCH,
@@ -131,10 +142,11 @@ int sw__cmp_files_check(const char *dir, const char *const *texts, size_t n_text
      * come back in a later resume). */
     static char text[2 * MAX_FILES * (PATH_LEN + 32)];
     size_t len = 0;
-    for (size_t i = 0; i < n + n_was; i++) {
+    for (size_t i = 0, lines = 0; i < n + n_was && lines < MAX_FILES; i++) {
         const fingerprint *f = i < n ? &now[i] : &was[i - n];
         if (i >= n && have(now, n, f->path))
             continue;
+        lines++; /* as many as a resume reads back */
         if (i < n || f->castagnoli)
             len += (size_t)snprintf(text + len, sizeof text - len, "c:%08x %llu %s\n",
                                     (unsigned)f->crc, f->size, f->path);
