@@ -131,9 +131,10 @@ for cmd in "server --max-time 1 --data synthetic:d=5,n=100" "peer --max-time 1 -
 done
 # ... said before the data are read (Fashion-MNIST takes seconds): data that cannot be read at
 # all are not what the refusal names.
-for cmd in "sim --max-time 1 -q" "server --max-time 1 -q" "peer --max-time 1 -q" train; do
+for cmd in "sim --max-time 1 -q --model" "server --max-time 1 -q --model" \
+  "peer --max-time 1 -q --model" "train --model" "rl train --out $TMP/never.swrl --models"; do
   expect_status 2 "${cmd%% *}: a bad model spec, then unreadable data" -- "$SW" $cmd \
-    --model mlp:h=99 --data "idx:dir=$TMP/no-such-dir"
+    mlp:h=99 --data "idx:dir=$TMP/no-such-dir"
   expect_output "h=99 is outside [0, 15]" "${cmd%% *}: the model's fault, before the data's"
 done
 expect_status 2 "train of a sparse model" -- "$SW" train --model svm --data libsvm:train=$TMP/crlf.svm

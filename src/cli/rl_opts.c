@@ -97,6 +97,9 @@ int sw_cli_rl_load(sw_cli_rl_opts *r, const char *cmd)
     char err[SW_ERR_LEN];
     if (resolve_optimizers(r, err))
         return sw_cli_error(cmd, "%s", err) + 1;
+    r->sc.data = NULL; /* the lists and model specs first: the data take seconds */
+    if (sw_rl_scenario_check(&r->sc, err))
+        return sw_cli_error(cmd, "%s", err) + 1;
     int rc = sw_data_load(&r->data, r->data_spec, SW_DATA_SEED, err); /* as sim's */
     if (rc) /* a bad spec is a usage error (2), a file that cannot be read is not (1) */
         return sw_cli_error(cmd, "%s", err) * sw_cli_load_status(rc);
