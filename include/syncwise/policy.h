@@ -105,7 +105,8 @@ const sw_policy_ops *const *sw_plugin_policies(void);
  * change their layout (sw_policy_ops, sw_engine_view, sw_decision, the promises'): a plugin
  * built against other headers would read fields where they are not, so it is refused with a
  * message. A plugin says which it was built against by writing SW_PLUGIN_ABI_HERE once, at file
- * scope. (2: sw_policy_ops.wants_of and sw_engine_view.lr; 3: sw_engine_view.live.) */
+ * scope. (2: sw_policy_ops.wants_of and sw_engine_view.lr; 3: sw_worker_info.buffered_for,
+ * sw_engine_view.live.) */
 #define SW_PLUGIN_ABI 3
 int sw_plugin_abi(void);
 #define SW_PLUGIN_ABI_HERE                                                                         \

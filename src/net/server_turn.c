@@ -192,7 +192,7 @@ static void check_heartbeats(server *s, double now)
 {
     if (s->shards.n && sw__shards_any_out(s)) /* no worker can push: none is timed */
         s->steps_timed_from = now;
-    for (uint32_t i = 0, w; i < s->n_live_conns; i += s->conns[w].live) {
+    for (uint32_t i = 0, w; i < s->n_live_conns && !s->done; i += s->conns[w].live) {
         w = s->live_conns[i]; /* a drop takes it out of place i: the next comes there */
         conn *c = &s->conns[w];
         if (c->unreachable)
