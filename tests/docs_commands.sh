@@ -98,10 +98,11 @@ free=($(/usr/bin/python3 -c '
 import random, socket, sys
 low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
 ports = list(range(10000, low)) if low > 11000 else list(range(1024, 65536))
+ports = [p for p in ports if str(p) not in sys.argv[1:]]   # one rename each, never chained
 random.shuffle(ports)
 held = []
 for port in ports:
-    if len(held) == int(sys.argv[1]):
+    if len(held) == len(sys.argv) - 1:
         break
     s = socket.socket()
     try:
@@ -109,7 +110,8 @@ for port in ports:
         held.append(s)
     except OSError:
         s.close()
-print(" ".join(str(s.getsockname()[1]) for s in held))' "${#documented[@]}"))
+print(" ".join(str(s.getsockname()[1]) for s in held))' "${documented[@]}"))
+[ "${#free[@]}" = "${#documented[@]}" ] || { echo "FAIL: no free ports for the documents"; exit 1; }
 PORTS=()
 for i in "${!documented[@]}"; do
   PORTS+=(-e "s/\([0-9a-z*.]\):${documented[i]}\b/\1:${free[i]}/g")
