@@ -24,7 +24,10 @@ static void specs_round_trip(void **state)
         assert_int_equal(sw_optim_parse(&q, text, err), 0);
         sw_optim_format(&q, again);
         assert_string_equal(text, again);
-        assert_memory_equal(&p, &q, sizeof p);
+        /* field by field: the padding after nesterov holds whatever the stack held */
+        assert_int_equal(p.kind, q.kind);
+        assert_true(p.momentum == q.momentum && p.nesterov == q.nesterov);
+        assert_true(p.beta1 == q.beta1 && p.beta2 == q.beta2 && p.eps == q.eps);
     }
     sw_optim_params p;
     char text[SW_OPTIM_SPEC_LEN];

@@ -79,7 +79,11 @@ static void the_text_form_reads_back(void **state)
     int len = sw_chunk_table_format(&t, text, sizeof text);
     assert_true(len > 0);
     assert_int_equal(sw_chunk_table_parse(&back, text, 1000003, 3, NULL), 0);
-    assert_memory_equal(&t, &back, sizeof t);
+    assert_int_equal(back.n_params, t.n_params); /* field by field: not the padding */
+    assert_int_equal(back.chunk, t.chunk);
+    assert_int_equal(back.n_chunks, t.n_chunks);
+    assert_int_equal(back.n_shards, t.n_shards);
+    assert_memory_equal(back.first, t.first, (t.n_shards + 1) * sizeof *t.first);
     char small[8];
     assert_int_equal(sw_chunk_table_format(&t, small, sizeof small), -1);
 }
