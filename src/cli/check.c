@@ -76,17 +76,17 @@ static int check_one(const char *path, bool quiet)
 int sw_cli_check(int argc, char **argv)
 {
     check_opts o = {0};
-    int optind;
-    int prc = sw_cli_parse(&command, argc, argv, &o, &optind);
+    int first_file;
+    int prc = sw_cli_parse(&command, argc, argv, &o, &first_file);
     if (prc)
         return prc == 1 ? 0 : prc;
     bool quiet = o.quiet;
-    if (optind == argc) {
+    if (first_file == argc) {
         sw_cli_error(CMD, "name at least one log to check");
         return 2;
     }
     int worst = 0;
-    for (int i = optind; i < argc; i++) {
+    for (int i = first_file; i < argc; i++) {
         int rc = check_one(argv[i], quiet);
         worst = rc > worst ? rc : worst;
     }

@@ -304,14 +304,14 @@ static int make_report(sw_report *r, const report_opts *o, const char *tmp, char
 int sw_cli_report(int argc, char **argv)
 {
     report_opts o = {0};
-    int optind;
-    int prc = sw_cli_parse(&command, argc, argv, &o, &optind);
+    int first_file;
+    int prc = sw_cli_parse(&command, argc, argv, &o, &first_file);
     if (prc)
         return prc == 1 ? 0 : prc;
     const char *out = o.out;
-    if (!out || optind >= argc)
+    if (!out || first_file >= argc)
         return sw_cli_error(CMD, "give log files and -o DIR (see --help)") + 1;
-    if ((prc = distinct_inputs(argv + optind, argc - optind)))
+    if ((prc = distinct_inputs(argv + first_file, argc - first_file)))
         return prc;
     if (o.baselines &&
         !(o.baselines_read = sw_cli_policy_list_joined(CMD, "--baselines", o.baselines, 64)))
@@ -330,9 +330,9 @@ int sw_cli_report(int argc, char **argv)
     char err[SW_ERR_LEN];
     sw_report r;
     bool plotted = false;
-    int rc = make_report(&r, &o, tmp, argv + optind, argc - optind, &plotted, err);
+    int rc = make_report(&r, &o, tmp, argv + first_file, argc - first_file, &plotted, err);
     if (!rc)
-        rc = move_into(tmp, out, argv + optind, argc - optind, err);
+        rc = move_into(tmp, out, argv + first_file, argc - first_file, err);
     remove_dir(tmp);
     if (rc && made_out)
         rmdir(out);
