@@ -1,4 +1,5 @@
 /* The `syncwise` command: dispatch to one subcommand per file. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,14 +42,14 @@ static void usage(FILE *to)
                 "options;\n'syncwise --version' prints the version.\n");
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
         return 2;
     }
     if (strcmp(argv[1], "help") == 0 && argc == 3) /* help COMMAND: as COMMAND --help */
-        return main(3, (char *[]){argv[0], argv[2], "--help", NULL});
+        return run(3, (char *[]){argv[0], argv[2], "--help", NULL});
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
@@ -64,4 +65,21 @@ int main(int argc, char **argv)
     fprintf(stderr, "syncwise: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return 2;
+}
+
+/* What a command printed must reach its reader: a table written to a full disk or a closed
+ * stdout is work lost, not done (exit 1, as a file output's write error is). */
+static int output_written(int rc)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    fprintf(stderr, "syncwise: standard output could not be written%s%s%s\n",
+            errno ? " (" : " (a full disk?", errno ? strerror(errno) : "", ")");
+    return rc ? rc : 1;
+}
+
+int main(int argc, char **argv)
+{
+    return output_written(run(argc, argv));
 }
