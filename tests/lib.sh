@@ -1,6 +1,9 @@
 # Shared helpers for the shell integration tests: a private scratch directory removed on exit,
 # and assertions that say what was expected.
 set -u
+# The scripts' own tools (awk, printf, sort) read and write numbers as syncwise does, whatever
+# the user's locale: under one with a decimal comma awk read 12.5 as 12 and printf wrote 0,123.
+export LC_ALL=C
 SW=${1:?usage: $0 PATH_TO_SYNCWISE}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/swit.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
