@@ -348,10 +348,11 @@ expect_output "cannot run with concurrent applies" "the refusal says why"
 expect_status 0 "a switch to ssp" -- "$SW" ctl --timeout 30 --connect "$EP" policy ssp:s=2
 expect_server "the threaded server finishes"
 # A worker that loads a data set for longer than the heartbeat timeout is no crash: it beats
-# from the moment it is a member, while it loads (a false crash and a rejoin, before).
+# from the moment it is a member, while it loads (a false crash and a rejoin, before). It beats
+# every 0.1 s: at the default 0.5 s, a busy machine's late beat (0.2 s late) failed the test.
 WPIDS=()
 DATA="synthetic:task=logistic,d=400,n=150000" start_server asp --heartbeat-timeout 0.7 --max-time 4
-start_worker
+start_worker --heartbeat 0.1
 expect_server "a worker that loads for long"
 checks=$((checks + 1))
 ! grep -q '"ev":"crash"' "$LOG" ||
