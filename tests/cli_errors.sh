@@ -455,9 +455,11 @@ checks=$((checks + 1))
 
 # What a command prints must reach its reader: a table sent to a full disk or a closed stdout
 # is work lost, not done (exit 0 before, an empty table.txt).
-expect_status 1 "a table sent to a full disk" -- sh -c '"$1" sim --policy bsp --workers 3 \
-  --no-model --max-time 100 > /dev/full' sh "$SW"
-expect_output "standard output could not be written (No space left on device)" "says so"
+if [ -c /dev/full ]; then
+  expect_status 1 "a table sent to a full disk" -- sh -c '"$1" sim --policy bsp --workers 3 \
+    --no-model --max-time 100 > /dev/full' sh "$SW"
+  expect_output "standard output could not be written (No space left on device)" "says so"
+fi
 expect_status 1 "help sent to a closed stdout" -- sh -c '"$1" --help >&-' sh "$SW"
 expect_output "standard output could not be written" "says so"
 finish

@@ -49,7 +49,7 @@ sw_rl_scenario sw_rl_default_scenario(void);
 
 /* Checks every choice of every list of sc (a run that fails after an hour helps no one);
  * SW_EINVAL naming the list and the entry at fault. Without sc->data, the models' specs are
- * checked alone (sw_model_spec_check); with them, each model is built on them. */
+ * checked alone (sw_task_model_known); with them, each model is built on them. */
 int sw_rl_scenario_check(const sw_rl_scenario *sc, char *err);
 
 /* The choices one instance drew, and its label: "key=value" for each list that offered a

@@ -120,7 +120,7 @@ int sw__cmp_files_check(const char *dir, const char *const *texts, size_t n_text
         for (size_t j = 0; j < n; j++) {
             uint32_t crc = was[i].castagnoli ? now[j].crc : now[j].crc32;
             if (!strcmp(was[i].path, now[j].path) && !was[i].castagnoli &&
-                was[i].crc == CRC32_RESIDUE)
+                was[i].crc == CRC32_RESIDUE && was[i].size == now[j].size)
                 return sw_fail(err, SW_EMISMATCH,
                                "--resume: %s: the record in %s, of an earlier version, holds its "
                                "CRC-32, which is the same for every file that ends with its own "

@@ -383,8 +383,8 @@ int sw_rl_scenario_check(const sw_rl_scenario *sc, char *err)
         if (!(rc = read_entries(sc, pick, &d, err)) &&
             !(rc = sw_cluster_new(&c, d.cluster, d.workers, 1, err)))
             sw_cluster_free(c);
-        if (!rc) /* without the data, the spec's own faults (sw_model_spec_check) */
-            rc = sc->data ? try_model(sc, d.model, err) : sw_model_spec_check(d.model, err);
+        if (!rc) /* without the data, the spec's own faults (sw_task_model_known) */
+            rc = sc->data ? try_model(sc, d.model, err) : sw_task_model_known(d.model, err);
     }
     return rc;
 }
