@@ -82,6 +82,36 @@ for old in old abi1; do
     "$TMP/prefix/bin/syncwise" sim --no-model --max-time 10
   expect_output "build it again against this syncwise's headers" "$old: says what to do"
 done
+# A plugin's policy with no promise of its own is still held to rule 7 by check: a log whose spec
+# it does not take (an unknown key) is one no engine wrote (check passed it).
+cat > "$TMP/plain.c" <<'EOF'
+#include <syncwise/policy.h>
+static void plain_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
+{
+    (void)state, (void)v;
+    d->apply = true;
+    sw_decision_release(d, p->worker);
+}
+static const sw_policy_ops plain = {.name = "plain", .keys = "", .on_push = plain_push};
+SW_PLUGIN_ABI_HERE
+const sw_policy_ops *const *sw_plugin_policies(void)
+{
+    static const sw_policy_ops *const policies[] = {&plain, NULL};
+    return policies;
+}
+EOF
+cc -std=c11 -shared -fPIC $SAN "$TMP/plain.c" \
+  $(PKG_CONFIG_PATH=$(dirname "$(find "$TMP/prefix" -name syncwise.pc)") pkg-config --cflags syncwise) \
+  -o "$TMP/plain.so"
+expect_status 0 "a plugin policy with no promise" -- env SYNCWISE_PLUGINS="$TMP/plain.so" \
+  "$TMP/prefix/bin/syncwise" sim --policy plain --workers 3 --no-model --max-time 50 \
+  --log "$TMP/plain.jsonl" -q
+expect_status 0 "its log checks" -- env SYNCWISE_PLUGINS="$TMP/plain.so" \
+  "$TMP/prefix/bin/syncwise" check "$TMP/plain.jsonl"
+sed 's/"policy":"plain"/"policy":"plain:foo=1"/' "$TMP/plain.jsonl" > "$TMP/plain-forged.jsonl"
+expect_status 1 "its spec with a key it does not take" -- env SYNCWISE_PLUGINS="$TMP/plain.so" \
+  "$TMP/prefix/bin/syncwise" check "$TMP/plain-forged.jsonl"
+expect_output "a spec no engine takes" "is held to rule 7"
 # A shared object that is no plugin at all is said to be none, not to be of another interface.
 printf 'int not_a_plugin(void) { return 1; }\n' > "$TMP/other.c"
 cc -std=c11 -shared -fPIC $SAN "$TMP/other.c" -o "$TMP/other.so"

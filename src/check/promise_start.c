@@ -89,7 +89,10 @@ int sw__ck_start_promise(sw_check *c, const char *spec_text, char *err)
     if (!(c->promise = sw__ck_promise_for(spec.name))) {
         if (!c->unknown[0])
             snprintf(c->unknown, sizeof c->unknown, "%s", spec.name);
-        return 0;
+        if (!sw_policy_find(spec.name))
+            return 0; /* a policy not loaded here: nothing to hold its spec to */
+        /* a plugin's policy with no promise: rule 7 still holds its spec to what it takes */
+        return (rc = known_keys_only(&spec, err)) ? rc : engine_takes(c, spec_text, err);
     }
     if (!(c->pstate = calloc(1, c->promise->state_size ? c->promise->state_size : 1)))
         return sw_fail(err, SW_ENOMEM, "out of memory");
