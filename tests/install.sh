@@ -68,6 +68,8 @@ expect_status 2 "without the plugin the policy is unknown" -- "$TMP/prefix/bin/s
 expect_status 1 "a plugin that cannot be loaded" -- env SYNCWISE_PLUGINS="$TMP/none.so" \
   "$TMP/prefix/bin/syncwise" sim --no-model --max-time 10
 expect_output "SYNCWISE_PLUGINS: $TMP/none.so" "says which"
+expect_status 2 "check with a plugin that cannot be loaded (1 is a broken promise)" -- env \
+  SYNCWISE_PLUGINS="$TMP/none.so" "$TMP/prefix/bin/syncwise" check "$TMP/half-forged.jsonl"
 # A plugin built against another plugin interface (an older syncwise's headers) is refused:
 # it would read the structs it shares with syncwise where their fields are not.
 printf '#include <syncwise/policy.h>\n%s\nconst sw_policy_ops *const *sw_plugin_policies(void) { return 0; }\n' \
@@ -93,10 +95,17 @@ static void plain_push(void *state, const sw_engine_view *v, const sw_push *p, s
     sw_decision_release(d, p->worker);
 }
 static const sw_policy_ops plain = {.name = "plain", .keys = "", .on_push = plain_push};
+static void outside_join(void *state, const sw_engine_view *v, uint32_t w, sw_decision *d)
+{
+    (void)state, (void)w;
+    sw_decision_release(d, v->n_slots); /* a worker outside the table: the engine refuses it */
+}
+static const sw_policy_ops outside = {.name = "outside", .keys = "", .on_push = plain_push,
+                                      .on_join = outside_join};
 SW_PLUGIN_ABI_HERE
 const sw_policy_ops *const *sw_plugin_policies(void)
 {
-    static const sw_policy_ops *const policies[] = {&plain, NULL};
+    static const sw_policy_ops *const policies[] = {&plain, &outside, NULL};
     return policies;
 }
 EOF
@@ -112,6 +121,14 @@ sed 's/"policy":"plain"/"policy":"plain:foo=1"/' "$TMP/plain.jsonl" > "$TMP/plai
 expect_status 1 "its spec with a key it does not take" -- env SYNCWISE_PLUGINS="$TMP/plain.so" \
   "$TMP/prefix/bin/syncwise" check "$TMP/plain-forged.jsonl"
 expect_output "a spec no engine takes" "is held to rule 7"
+# A run whose policy broke the engine's contract at its first join ends its log saying so (it
+# stopped after that join, and check found every promise kept in what was there).
+expect_status 1 "a policy that releases a worker outside the table" -- env \
+  SYNCWISE_PLUGINS="$TMP/plain.so" "$TMP/prefix/bin/syncwise" sim --policy outside --workers 3 \
+  --no-model --max-time 50 --log "$TMP/outside.jsonl" -q
+OUT=$(tail -1 "$TMP/outside.jsonl")
+expect_output '"why":"failed: ' "its log ends saying the run failed"
+expect_output "outside the table" "and why"
 # A shared object that is no plugin at all is said to be none, not to be of another interface.
 printf 'int not_a_plugin(void) { return 1; }\n' > "$TMP/other.c"
 cc -std=c11 -shared -fPIC $SAN "$TMP/other.c" -o "$TMP/other.so"

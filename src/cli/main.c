@@ -59,9 +59,13 @@ static int run(int argc, char **argv)
         printf("syncwise 0.1.0\n");
         return 0;
     }
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return sw_cli_load_plugins() ? 1 : commands[i].run(argc - 1, argv + 1);
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        if (strcmp(argv[1], commands[i].name) != 0)
+            continue;
+        if (sw_cli_load_plugins()) /* check's 1 is a broken promise: this judged nothing */
+            return strcmp(argv[1], "check") == 0 ? 2 : 1;
+        return commands[i].run(argc - 1, argv + 1);
+    }
     fprintf(stderr, "syncwise: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return 2;

@@ -438,6 +438,8 @@ int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err)
             write_failed_end(&s);
         if (s.rc)
             rc = sw_fail(err, s.rc, "%s", s.msg);
+    } else if (s.rc && c->log && s.rc != SW_EPROMISE) { /* a first join failed: the log began */
+        write_failed_end(&s);
     }
     sw__sim_teardown(&s);
     out->wall_s = sw_clock_now_s() - t0;
