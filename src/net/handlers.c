@@ -79,15 +79,6 @@ static void start_when_all_in(server *s)
     }
 }
 
-/* The live worker that joined from this connection, or s->slots. */
-static uint32_t joined_from(const server *s, const peer *from)
-{
-    for (uint32_t i = 0; i < s->n_live_conns; i++)
-        if (same_route(&s->conns[s->live_conns[i]], from))
-            return s->live_conns[i];
-    return s->slots;
-}
-
 /* A slot for a new worker: one never used, so that a newcomer is not taken for a worker that
  * left (its statistics, its shard); when every slot was used, the first free one; s->slots when
  * the server is full. */
@@ -128,7 +119,7 @@ static const char *other_job(const server *s, const sw_msg *m, char *why, size_t
 static void on_join(server *s, const peer *from, const sw_msg *m)
 {
     /* A worker repeats JOIN until it hears WELCOME: a repeat gets the same id again. */
-    uint32_t again = joined_from(s, from);
+    uint32_t again = sw__server_worker_at(s, from->route, from->route_len);
     if (again < s->slots) {
         welcome(s, from, again);
         return;

@@ -27,11 +27,9 @@ static sw_frame *build_frame(server *s, const sw_msg *m)
  * be one of an engine decision's, which must not be re-entered). */
 static void route_gone(server *s, const peer *to)
 {
-    for (uint32_t i = 0; i < s->n_live_conns; i++) {
-        conn *c = &s->conns[s->live_conns[i]];
-        if (c->route_len == to->route_len && !memcmp(c->route, to->route, to->route_len))
-            c->unreachable = true;
-    }
+    uint32_t w = sw__server_worker_at(s, to->route, to->route_len);
+    if (w < s->slots)
+        s->conns[w].unreachable = true;
 }
 
 /* Sends a frame to a peer, on the socket it came from, and gives it up. A full peer queue

@@ -103,6 +103,16 @@ void sw__server_conn_live(server *s, uint32_t w, bool live)
     (live ? sw_roster_add : sw_roster_remove)(s->live_conns, &s->n_live_conns, w);
 }
 
+uint32_t sw__server_worker_at(const server *s, const uint8_t *route, size_t len)
+{
+    for (uint32_t i = 0; i < s->n_live_conns; i++) {
+        const conn *c = &s->conns[s->live_conns[i]];
+        if (c->route_len == len && !memcmp(c->route, route, len))
+            return s->live_conns[i];
+    }
+    return s->slots;
+}
+
 void sw__server_remove_worker(server *s, uint32_t w, bool crashed)
 {
     sw__server_conn_live(s, w, false);

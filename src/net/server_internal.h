@@ -181,6 +181,9 @@ void sw__server_handle(server *s, const peer *from, const sw_msg *m);
 void sw__server_drop_worker(server *s, uint32_t w, bool crashed);
 /* The same, having said why itself. */
 void sw__server_remove_worker(server *s, uint32_t w, bool crashed);
+/* The live worker that joined from this route (one at most: a repeated JOIN from it gets the
+ * same id), or s->slots. */
+uint32_t sw__server_worker_at(const server *s, const uint8_t *route, size_t len);
 /* Worker w's connection is live (a join) or no longer (a departure, a goodbye). */
 void sw__server_conn_live(server *s, uint32_t w, bool live);
 

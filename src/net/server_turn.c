@@ -19,17 +19,6 @@
                        * silence is judged on a ping every SW_SHARDS_PING_S) */
 #define BURST 64 /* messages handled from one socket before the deadlines get a look */
 
-/* The live worker that joined from this route, or s->slots. */
-static uint32_t worker_at(const server *s, const uint8_t *route, size_t len)
-{
-    for (uint32_t i = 0; i < s->n_live_conns; i++) {
-        const conn *c = &s->conns[s->live_conns[i]];
-        if (c->route_len == len && !memcmp(c->route, route, len))
-            return s->live_conns[i];
-    }
-    return s->slots;
-}
-
 /* One delivery: exactly one well-formed frame, handled; a worker's closed connection (in
  * process) is its crash. A sender may switch the policy when it came on the operator socket or
  * holds an operator's CURVE key. */
@@ -41,7 +30,7 @@ static void take(server *s, sw_sock *sock, sw_delivery *d)
                  .operator= sock == s->ops || d->operator,
                  .address = d->address };
     if (d->gone) { /* once the run is done, its engine decides nothing more */
-        uint32_t w = sock == s->sock && !s->done ? worker_at(s, d->route, d->route_len) : s->slots;
+        uint32_t w = sock == s->sock && !s->done ? sw__server_worker_at(s, d->route, d->route_len) : s->slots;
         if (w < s->slots)
             sw__server_drop_worker(s, w, true);
         return;
