@@ -68,7 +68,7 @@ static bool measure(fingerprint *f)
     if (!in)
         return false;
     static unsigned char buf[1 << 16];
-    f->size = 0, f->crc = 0, f->crc32 = 0;
+    f->size = 0, f->crc = 0, f->crc32 = 0, f->castagnoli = true;
     for (size_t got; (got = fread(buf, 1, sizeof buf, in)) > 0; f->size += got) {
         f->crc = sw_crc32c(f->crc, buf, got);
         f->crc32 = sw_crc32(f->crc32, buf, got);
@@ -102,11 +102,35 @@ static size_t read_record(const char *record, fingerprint *kept)
     return n;
 }
 
+/* A file the record holds (`was`) as it is now, or the refusal of the resume. */
+static int unchanged(const fingerprint *was, const fingerprint *now, const char *dir, char *err)
+{
+    uint32_t crc = was->castagnoli ? now->crc : now->crc32;
+    if (!was->castagnoli && was->crc == CRC32_RESIDUE && was->size == now->size)
+        return sw_fail(err, SW_EMISMATCH,
+                       "--resume: %s: the record in %s, of an earlier version, holds its CRC-32, "
+                       "which is the same for every file that ends with its own (a policy "
+                       "file), so it cannot tell whether the file changed; compare afresh in "
+                       "another --log-dir (or, if you know it did not change, delete its line "
+                       "from compare.files)",
+                       now->path, dir);
+    if (was->crc != crc || was->size != now->size)
+        return sw_fail(err, SW_EMISMATCH,
+                       "--resume: %s changed since the comparison in %s began (%llu bytes, "
+                       "CRC-32%s %08x then; %llu, %08x now): the runs it kept would be tabled "
+                       "with runs of the new one under one name; give it back, or compare "
+                       "afresh in another --log-dir",
+                       now->path, dir, was->size, was->castagnoli ? "C" : "",
+                       (unsigned)was->crc, now->size, (unsigned)crc);
+    return 0;
+}
+
 int sw__cmp_files_check(const char *dir, const char *const *texts, size_t n_texts, bool resume,
                         char *err)
 {
     static fingerprint now[MAX_FILES], was[MAX_FILES];
     size_t n = named(texts, n_texts, now), n_was = 0, m = 0;
+    int rc;
     for (size_t i = 0; i < n; i++)
         if (measure(&now[i]))
             now[m++] = now[i];
@@ -117,27 +141,9 @@ int sw__cmp_files_check(const char *dir, const char *const *texts, size_t n_text
     if (resume)
         n_was = read_record(record, was);
     for (size_t i = 0; i < n_was; i++)
-        for (size_t j = 0; j < n; j++) {
-            uint32_t crc = was[i].castagnoli ? now[j].crc : now[j].crc32;
-            if (!strcmp(was[i].path, now[j].path) && !was[i].castagnoli &&
-                was[i].crc == CRC32_RESIDUE && was[i].size == now[j].size)
-                return sw_fail(err, SW_EMISMATCH,
-                               "--resume: %s: the record in %s, of an earlier version, holds its "
-                               "CRC-32, which is the same for every file that ends with its own "
-                               "(a policy file), so it cannot tell whether the file changed; "
-                               "compare afresh in another --log-dir (or, if you know it did not "
-                               "change, delete its line from compare.files)",
-                               now[j].path, dir);
-            if (!strcmp(was[i].path, now[j].path) &&
-                (was[i].crc != crc || was[i].size != now[j].size))
-                return sw_fail(err, SW_EMISMATCH,
-                               "--resume: %s changed since the comparison in %s began (%llu "
-                               "bytes, CRC-32%s %08x then; %llu, %08x now): the runs it kept "
-                               "would be tabled with runs of the new one under one name; give "
-                               "it back, or compare afresh in another --log-dir",
-                               now[j].path, dir, was[i].size, was[i].castagnoli ? "C" : "",
-                               (unsigned)was[i].crc, now[j].size, (unsigned)crc);
-        }
+        for (size_t j = 0; j < n; j++)
+            if (!strcmp(was[i].path, now[j].path) && (rc = unchanged(&was[i], &now[j], dir, err)))
+                return rc;
     /* Kept: this command's files, and those an earlier one named (a policy left out now may
      * come back in a later resume). */
     static char text[2 * MAX_FILES * (PATH_LEN + 32)];
@@ -146,13 +152,9 @@ int sw__cmp_files_check(const char *dir, const char *const *texts, size_t n_text
         const fingerprint *f = i < n ? &now[i] : &was[i - n];
         if (i >= n && have(now, n, f->path))
             continue;
-        lines++; /* as many as a resume reads back */
-        if (i < n || f->castagnoli)
-            len += (size_t)snprintf(text + len, sizeof text - len, "c:%08x %llu %s\n",
-                                    (unsigned)f->crc, f->size, f->path);
-        else /* an older record's, not named now: kept as it was measured */
-            len += (size_t)snprintf(text + len, sizeof text - len, "%08x %llu %s\n",
-                                    (unsigned)f->crc, f->size, f->path);
+        lines++; /* as many as a resume reads back; an older line not named now as it was */
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s%08x %llu %s\n",
+                                f->castagnoli ? "c:" : "", (unsigned)f->crc, f->size, f->path);
     }
     return sw_file_write_atomic(record, (const uint8_t *)text, len, "comparison's file record",
                                 err);
