@@ -427,20 +427,18 @@ int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err)
         return rc;
     double t0 = sw_clock_now_s();
     sim s = {.c = c, .r = out, .scheduled_wake = -1};
-    rc = start(&s, err);
+    rc = start(&s, err); /* which fails with s.rc too when a first join failed */
     if (!rc) {
         out->stop = loop(&s);
         if (!s.rc)
             finish(&s);
-        if (!s.rc && c->log)
-            write_end(&s);
-        else if (c->log && s.rc != SW_EPROMISE) /* a broken promise's log is left to check */
-            write_failed_end(&s);
-        if (s.rc)
-            rc = sw_fail(err, s.rc, "%s", s.msg);
-    } else if (s.rc && c->log && s.rc != SW_EPROMISE) { /* a first join failed: the log began */
-        write_failed_end(&s);
     }
+    if (c->log && !rc && !s.rc)
+        write_end(&s);
+    else if (c->log && s.rc && s.rc != SW_EPROMISE) /* a broken promise's log is left to check */
+        write_failed_end(&s);
+    if (!rc && s.rc)
+        rc = sw_fail(err, s.rc, "%s", s.msg);
     sw__sim_teardown(&s);
     out->wall_s = sw_clock_now_s() - t0;
     if (rc)
