@@ -129,6 +129,26 @@ expect_status 1 "a policy that releases a worker outside the table" -- env \
 OUT=$(tail -1 "$TMP/outside.jsonl")
 expect_output '"why":"failed: ' "its log ends saying the run failed"
 expect_output "outside the table" "and why"
+# What a user of plugins looks at: sim --help lists their policies with their help; a plugin
+# named twice loads once; two plugins defining one name are told apart; a plugin that cannot be
+# loaded does not hide --help, which says how to name plugins.
+expect_status 0 "sim --help with a plugin" -- "${plugin[@]}" "$TMP/prefix/bin/syncwise" sim --help
+expect_output "half  " "lists the plugin's policy"
+expect_status 0 "sim --help with a policy without help" -- env \
+  SYNCWISE_PLUGINS="$TMP/plain.so" "$TMP/prefix/bin/syncwise" sim --help
+expect_output "a policy of one's own, without help" "says it has none"
+expect_status 0 "a plugin named twice" -- env SYNCWISE_PLUGINS="$TMP/plain.so:$TMP/plain.so" \
+  "$TMP/prefix/bin/syncwise" sim --policy plain --workers 2 --no-model --max-time 5 -q
+cp "$TMP/plain.so" "$TMP/plain-copy.so"
+expect_status 1 "two plugins defining one policy" -- env \
+  SYNCWISE_PLUGINS="$TMP/plain.so:$TMP/plain-copy.so" "$TMP/prefix/bin/syncwise" sim \
+  --no-model --max-time 5
+expect_output "plain-copy.so: a policy named 'plain' exists already (registered before, by another plugin): the first came from $TMP/plain.so" \
+  "names both plugins"
+expect_status 0 "--help with a plugin that cannot be loaded" -- env \
+  SYNCWISE_PLUGINS="$TMP/none.so" "$TMP/prefix/bin/syncwise" sim --help
+expect_output "help follows without its policies" "says the plugin failed"
+expect_output "policies (--policy" "and helps"
 # A shared object that is no plugin at all is said to be none, not to be of another interface.
 printf 'int not_a_plugin(void) { return 1; }\n' > "$TMP/other.c"
 cc -std=c11 -shared -fPIC $SAN "$TMP/other.c" -o "$TMP/other.so"

@@ -89,6 +89,10 @@ const sw_policy_ops *sw_policy_find(const char *name);
 /* The built-in policies, NULL-terminated, in the order --help lists them. */
 extern const sw_policy_ops *const sw_policies[];
 
+/* The i-th known policy: the built-in ones, then the registered ones in their order; NULL past
+ * the last. */
+const sw_policy_ops *sw_policy_at(size_t i);
+
 /* Adds a policy of one's own under ops->name (not taken already; letters, digits, '_', '-' and
  * '.', since specs and lists are split at the others), so that specs name it as they name the
  * built-in ones; ops must outlive every use. At most SW_POLICY_MAX_REGISTERED. Fails

@@ -55,8 +55,9 @@ int sw_cli_error(const char *cmd, const char *fmt, ...)
 void sw_cli_set_verbosity(bool quiet, bool verbose);
 
 /* Loads the plugins SYNCWISE_PLUGINS names and registers their policies; 1 after saying why
- * one failed, 0 otherwise (also without plugins). */
-int sw_cli_load_plugins(void);
+ * one failed, 0 otherwise (also without plugins). A plugin named twice loads once. With
+ * only_help (the command only describes itself) a failure is said and passed over. */
+int sw_cli_load_plugins(bool only_help);
 
 /* Creates a directory and its missing parents (mkdir -p); -1 with errno on failure, ENOTDIR
  * when path is there but no directory. */

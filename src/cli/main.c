@@ -42,6 +42,16 @@ static void usage(FILE *to)
                 "options;\n'syncwise --version' prints the version.\n");
 }
 
+/* Whether the command was asked only to describe itself: then a plugin that fails to load must
+ * not hide the help (which says how to name plugins). */
+static bool asks_help(int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    return false;
+}
+
 static int run(int argc, char **argv)
 {
     if (argc < 2) {
@@ -62,7 +72,7 @@ static int run(int argc, char **argv)
     for (size_t i = 0; i < N_COMMANDS; i++) {
         if (strcmp(argv[1], commands[i].name) != 0)
             continue;
-        if (sw_cli_load_plugins()) /* check's 1 is a broken promise: this judged nothing */
+        if (sw_cli_load_plugins(asks_help(argc, argv))) /* check's 1: a broken promise */
             return strcmp(argv[1], "check") == 0 ? 2 : 1;
         return commands[i].run(argc - 1, argv + 1);
     }

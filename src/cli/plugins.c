@@ -5,6 +5,7 @@
  * syncwise/check.h) join the checker's. */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,42 @@ static int load_promises(void *lib, const char *path, char *err)
     return 0;
 }
 
+/* The plugins loaded so far, to pass over one listed twice and to name, when two define one
+ * policy, the one that came first. */
+struct plugin {
+    void *lib;
+    const char *path;
+};
+static struct plugin loaded[SW_POLICY_MAX_REGISTERED];
+static size_t n_loaded;
+
+/* The earlier plugin whose list holds a policy called `name`; NULL if none (a built-in). */
+static const char *first_with(const char *name)
+{
+    for (size_t i = 0; i < n_loaded; i++) {
+        plugin_list list;
+        *(void **)&list = dlsym(loaded[i].lib, "sw_plugin_policies");
+        const sw_policy_ops *const *ops = list();
+        for (size_t j = 0; ops[j]; j++)
+            if (strcmp(ops[j]->name, name) == 0)
+                return loaded[i].path;
+    }
+    return NULL;
+}
+
+static int register_all(const sw_policy_ops *const *ops, const char *path, char *err)
+{
+    char why[SW_ERR_LEN];
+    for (size_t i = 0; ops[i]; i++) {
+        if (!sw_policy_register(ops[i], why))
+            continue;
+        const char *first = ops[i]->name ? first_with(ops[i]->name) : NULL;
+        return sw_fail(err, SW_EINVAL, "SYNCWISE_PLUGINS: %s: %s%s%s", path, why,
+                       first ? ": the first came from " : "", first ? first : "");
+    }
+    return 0;
+}
+
 /* One plugin: loaded for the process's life (its policies run until the end). */
 static int load_one(const char *path, char *err)
 {
@@ -38,6 +75,12 @@ static int load_one(const char *path, char *err)
         return sw_fail(err, SW_EIO, "SYNCWISE_PLUGINS: %s%s", dlerror(),
                        strchr(path, '/') ? "" : " (a name without '/' is looked up in the "
                                                 "library path: give ./NAME for a file here)");
+    for (size_t i = 0; i < n_loaded; i++)
+        if (loaded[i].lib == lib) /* named twice: dlopen gave the one already loaded */
+            return 0;
+    if (n_loaded == SW_POLICY_MAX_REGISTERED)
+        return sw_fail(err, SW_ERANGE, "SYNCWISE_PLUGINS: more than %d plugins",
+                       SW_POLICY_MAX_REGISTERED);
     int (*abi)(void);
     *(void **)&abi = dlsym(lib, "sw_plugin_abi"); /* POSIX's way to a function */
     if (!abi && !dlsym(lib, "sw_plugin_policies"))
@@ -56,26 +99,34 @@ static int load_one(const char *path, char *err)
         return sw_fail(err, SW_EINVAL, "SYNCWISE_PLUGINS: %s defines no sw_plugin_policies "
                        "(syncwise/policy.h)", path);
     const sw_policy_ops *const *ops = list();
-    int rc = ops ? 0 : sw_fail(err, SW_EINVAL, "SYNCWISE_PLUGINS: %s lists no policy", path);
-    char why[SW_ERR_LEN];
-    for (size_t i = 0; !rc && ops[i]; i++)
-        if ((rc = sw_policy_register(ops[i], why)))
-            rc = sw_fail(err, rc, "SYNCWISE_PLUGINS: %s: %s", path, why);
-    return rc ? rc : load_promises(lib, path, err);
+    if (!ops)
+        return sw_fail(err, SW_EINVAL, "SYNCWISE_PLUGINS: %s lists no policy", path);
+    int rc = register_all(ops, path, err);
+    if (!rc)
+        rc = load_promises(lib, path, err);
+    if (!rc)
+        loaded[n_loaded++] = (struct plugin){lib, path};
+    return rc;
 }
 
-int sw_cli_load_plugins(void)
+int sw_cli_load_plugins(bool only_help)
 {
     const char *list = getenv("SYNCWISE_PLUGINS");
     if (!list || !*list)
         return 0;
-    char paths[4096], err[SW_ERR_LEN];
-    snprintf(paths, sizeof paths, "%s", list);
+    static char paths[4096]; /* the loaded plugins' names point into it */
+    char err[SW_ERR_LEN];
+    if (snprintf(paths, sizeof paths, "%s", list) >= (int)sizeof paths) {
+        fprintf(stderr, "syncwise: SYNCWISE_PLUGINS is longer than %zu bytes\n",
+                sizeof paths - 1);
+        return only_help ? 0 : 1;
+    }
     char *save = NULL;
     for (char *p = strtok_r(paths, ":", &save); p; p = strtok_r(NULL, ":", &save))
         if (load_one(p, err)) {
-            fprintf(stderr, "syncwise: %s\n", err);
-            return 1;
+            fprintf(stderr, "syncwise: %s%s\n", err,
+                    only_help ? " (help follows without its policies)" : "");
+            return only_help ? 0 : 1;
         }
     return 0;
 }

@@ -181,8 +181,9 @@ void sw_cli_print_dense_data_and_models(void)
 void sw_cli_print_policy_help(void)
 {
     printf("policies (--policy NAME:key=value,...):\n");
-    for (int i = 0; sw_policies[i]; i++)
-        print_item(sw_policies[i]->name, sw_policies[i]->help);
+    const sw_policy_ops *o;
+    for (size_t i = 0; (o = sw_policy_at(i)); i++) /* a plugin's too: a user looks here */
+        print_item(o->name, o->help ? o->help : "(a policy of one's own, without help)");
 }
 
 void sw_cli_set_verbosity(bool quiet, bool verbose)

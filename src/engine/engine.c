@@ -81,7 +81,8 @@ static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
         return rc;
     const sw_policy_ops *o = own ? own : sw_policy_find(spec.name);
     if (!o)
-        return sw_fail(err, SW_ENOTFOUND, "unknown policy '%s' (known: %s)", spec.name,
+        return sw_fail(err, SW_ENOTFOUND, "unknown policy '%s' (known: %s; a plugin's policies "
+                       "are known once SYNCWISE_PLUGINS names it)", spec.name,
                        sw_policy_names());
     unsigned w = sw_policy_wants(o, &spec);
     if (e->p.concurrent && !o->concurrent)

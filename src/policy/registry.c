@@ -20,15 +20,29 @@ const sw_policy_ops *const sw_policies[] = {
 static const sw_policy_ops *registered[SW_POLICY_MAX_REGISTERED];
 static int n_registered;
 
+const sw_policy_ops *sw_policy_at(size_t i)
+{
+    static const size_t n_builtin = sizeof sw_policies / sizeof *sw_policies - 1;
+    if (i < n_builtin)
+        return sw_policies[i];
+    return i - n_builtin < (size_t)n_registered ? registered[i - n_builtin] : NULL;
+}
+
 const sw_policy_ops *sw_policy_find(const char *name)
 {
-    for (int i = 0; sw_policies[i]; i++)
-        if (strcmp(sw_policies[i]->name, name) == 0)
-            return sw_policies[i];
-    for (int i = 0; i < n_registered; i++)
-        if (strcmp(registered[i]->name, name) == 0)
-            return registered[i];
+    const sw_policy_ops *o;
+    for (size_t i = 0; (o = sw_policy_at(i)); i++)
+        if (strcmp(o->name, name) == 0)
+            return o;
     return NULL;
+}
+
+static bool is_builtin(const sw_policy_ops *ops)
+{
+    for (int i = 0; sw_policies[i]; i++)
+        if (sw_policies[i] == ops)
+            return true;
+    return false;
 }
 
 /* A name specs and lists can carry: they are split at ':', ',', ';', '=', '@' and blanks. */
@@ -48,8 +62,12 @@ int sw_policy_register(const sw_policy_ops *ops, char *err)
         return sw_fail(err, SW_EINVAL, "a policy needs on_push and a name of letters, digits, "
                        "'_', '-' and '.' (specs and lists are split at the others): '%s'",
                        ops && ops->name ? ops->name : "(none)");
-    if (sw_policy_find(ops->name))
-        return sw_fail(err, SW_EINVAL, "a policy named '%s' exists already", ops->name);
+    const sw_policy_ops *had = sw_policy_find(ops->name);
+    if (had)
+        return sw_fail(err, SW_EINVAL, "a policy named '%s' exists already (%s)", ops->name,
+                       had == ops ? "these very operations, registered twice"
+                       : is_builtin(had) ? "built in"
+                                         : "registered before, by another plugin");
     if (n_registered == SW_POLICY_MAX_REGISTERED)
         return sw_fail(err, SW_ERANGE, "more than %d policies of one's own",
                        SW_POLICY_MAX_REGISTERED);
@@ -84,12 +102,10 @@ const char *sw_policy_names(void)
 {
     static char names[1024];
     names[0] = '\0';
-    for (int i = 0; sw_policies[i]; i++)
+    const sw_policy_ops *o;
+    for (size_t i = 0; (o = sw_policy_at(i)); i++)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
-                 sw_policies[i]->name);
-    for (int i = 0; i < n_registered; i++)
-        snprintf(names + strlen(names), sizeof names - strlen(names), ", %s",
-                 registered[i]->name);
+                 o->name);
     return names;
 }
 
