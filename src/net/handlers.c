@@ -69,9 +69,8 @@ static void start_when_all_in(server *s)
     s->started = true;
     s->r->started_s = sw__server_now(s);
     sw_log(SW_LOG_INFO, "%u workers in: starting", in);
-    for (uint32_t w = 0; w < s->slots; w++) {
-        if (!s->conns[w].live)
-            continue;
+    for (uint32_t i = 0, w; i < s->n_live_conns; i += s->conns[w].live) {
+        w = s->live_conns[i]; /* were one dropped, the next would come to place i */
         sw_engine_result res;
         if (sw__server_engine_ok(s, sw_engine_join(s->engine, w, sw__server_now(s), &res), "join",
                                  w))

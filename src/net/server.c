@@ -300,11 +300,11 @@ static int setup(server *s, char *err)
 static void finish(server *s, const char *failed)
 {
     const char *why = failed ? failed : "";
-    for (uint32_t w = 0; w < s->slots; w++)
-        if (s->conns[w].live) {
-            peer to = {.route = s->conns[w].route, .route_len = s->conns[w].route_len};
-            sw__server_send(s, &to, SW_MSG_RELEASE, w, SW_FLAG_DONE, why, strlen(why));
-        }
+    for (uint32_t i = 0; i < s->n_live_conns; i++) { /* a send drops nobody */
+        const conn *c = &s->conns[s->live_conns[i]];
+        peer to = {.route = c->route, .route_len = c->route_len};
+        sw__server_send(s, &to, SW_MSG_RELEASE, s->live_conns[i], SW_FLAG_DONE, why, strlen(why));
+    }
     sw__server_answer_late(s);
 }
 
@@ -486,11 +486,11 @@ bool sw__server_farewells_due(const server *s)
     double now = sw__server_now(s);
     if (now >= s->farewell_by)
         return false;
-    for (uint32_t w = 0; w < s->slots; w++) {
-        const conn *c = &s->conns[w];
+    for (uint32_t i = 0; i < s->n_live_conns; i++) {
+        const conn *c = &s->conns[s->live_conns[i]];
         /* Not one DONE never reached, nor one silent too long (dead before the end, or an old
          * membership of a worker that joined again). */
-        if (c->live && !c->unreachable && now - c->last_seen <= s->p->heartbeat_timeout_s)
+        if (!c->unreachable && now - c->last_seen <= s->p->heartbeat_timeout_s)
             return true;
     }
     return false;

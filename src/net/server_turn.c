@@ -144,8 +144,8 @@ static void forgive_stall(server *s, double now)
     if (!(stalled > STALL_S))
         return;
     s->steps_timed_from = now;
-    for (uint32_t w = 0; w < s->slots; w++)
-        s->conns[w].last_seen = now;
+    for (uint32_t i = 0; i < s->n_live_conns; i++)
+        s->conns[s->live_conns[i]].last_seen = now;
     for (uint32_t j = 0; j < s->shards.n; j++)
         s->shards.seen[j].heard = now;
     s->shards.restore_sent = now; /* the shards' answers from before it are read first */
