@@ -87,6 +87,9 @@ done
 # A plugin's policy with no promise of its own is still held to rule 7 by check: a log whose spec
 # it does not take (an unknown key) is one no engine wrote (check passed it).
 cat > "$TMP/plain.c" <<'EOF'
+#include <stdio.h>
+#include <syncwise/check.h>
+#include <syncwise/err.h>
 #include <syncwise/policy.h>
 static void plain_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
 {
@@ -102,11 +105,27 @@ static void outside_join(void *state, const sw_engine_view *v, uint32_t w, sw_de
 }
 static const sw_policy_ops outside = {.name = "outside", .keys = "", .on_push = plain_push,
                                       .on_join = outside_join};
+/* "liar" runs as plain does, and promises there are never more than two applies. */
+static const sw_policy_ops liar = {.name = "liar", .keys = "", .on_push = plain_push};
+static int liar_event(void *state, const sw_check *c, const sw_event *ev, char *why)
+{
+    (void)state, (void)c;
+    if (ev->kind != SW_EV_APPLY || ev->V <= 2)
+        return 0;
+    snprintf(why, SW_ERR_LEN, "apply %llu, more than 2", (unsigned long long)ev->V);
+    return SW_EPROMISE;
+}
+static const sw_promise_ops liar_promise = {.policy = "liar", .on_event = liar_event};
 SW_PLUGIN_ABI_HERE
 const sw_policy_ops *const *sw_plugin_policies(void)
 {
-    static const sw_policy_ops *const policies[] = {&plain, &outside, NULL};
+    static const sw_policy_ops *const policies[] = {&plain, &outside, &liar, NULL};
     return policies;
+}
+const sw_promise_ops *const *sw_plugin_promises(void)
+{
+    static const sw_promise_ops *const promises[] = {&liar_promise, NULL};
+    return promises;
 }
 EOF
 cc -std=c11 -shared -fPIC $SAN "$TMP/plain.c" \
@@ -149,6 +168,19 @@ expect_status 0 "--help with a plugin that cannot be loaded" -- env \
   SYNCWISE_PLUGINS="$TMP/none.so" "$TMP/prefix/bin/syncwise" sim --help
 expect_output "help follows without its policies" "says the plugin failed"
 expect_output "policies (--policy" "and helps"
+# A server whose policy broke its promise runs on to its stop, fails, and its log's end says so.
+. "$(dirname "$0")/net_lib.sh"
+export SYNCWISE_PLUGINS="$TMP/plain.so"
+start_server liar --max-applies 6 --wait-workers 1
+start_worker
+expect_server_fails "a server whose policy broke its promise" 1
+expect_output "apply: liar: apply 3, more than 2" "says which"
+OUT=$(tail -1 "$LOG")
+expect_output '"why":"failed: the policy broke its promise: t=' "its log ends saying the run failed"
+expect_output 'liar: apply 3, more than 2 (stopped by apply limit)"' "why, and what stopped it"
+expect_status 1 "check finds the break in the log" -- "$SW" check "$LOG"
+unset SYNCWISE_PLUGINS
+wait "${WPIDS[@]}" 2>/dev/null
 # A shared object that is no plugin at all is said to be none, not to be of another interface.
 printf 'int not_a_plugin(void) { return 1; }\n' > "$TMP/other.c"
 cc -std=c11 -shared -fPIC $SAN "$TMP/other.c" -o "$TMP/other.so"

@@ -380,9 +380,12 @@ static void log_end(server *s, const char *failed)
         promise_broken(s, broke);
     if (failed)
         snprintf(why, sizeof why, "%s%s", SW_END_FAILED, failed);
+    else if (s->r->broken[0]) /* it ran on to its stop, but its status says it failed */
+        snprintf(why, sizeof why, "%sthe policy broke its promise: %.*s (stopped by %s)",
+                 SW_END_FAILED, SW_ERR_LEN - 64, s->r->broken, sw__server_end_reason(s));
     if (s->p->log)
         sw_run_write_end(s->p->log, sw__server_now(s), sw_engine_version(s->engine),
-                         failed ? why : sw__server_end_reason(s));
+                         failed || s->r->broken[0] ? why : sw__server_end_reason(s));
 }
 
 int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_server_result *r,
