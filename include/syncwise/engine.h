@@ -49,7 +49,9 @@ typedef struct sw_worker_info {
     uint64_t version;        /* version of the parameters it pulled last */
     double joined_t;         /* when it joined */
     double released_t;       /* when it was last released */
-    double push_t[2];        /* its last two push times, newest first (-1: none yet) */
+    double push_t[2];        /* its last two push times, newest first (-1: none yet); a
+                              * slot's fields are set when it joins (zero in one never joined,
+                              * so that a table of 16M slots costs nothing until used) */
     bool fresh;              /* joined and not yet released: its clock is provisional */
     uint64_t buffered_for;   /* the version whose apply takes the slot's newest gradient in the
                               * buffer (0: none since): kept when the slot is joined again, so

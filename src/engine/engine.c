@@ -151,8 +151,6 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     }
     if (p->init && p->n_params && !p->concurrent)
         memcpy(e->theta, p->init, p->n_params * sizeof *e->theta);
-    for (uint32_t w = 0; w < p->max_workers; w++)
-        e->workers[w].push_t[0] = e->workers[w].push_t[1] = -1;
     e->view = (sw_engine_view){.n_slots = p->max_workers,
                                .workers = e->workers,
                                .live = e->live,
