@@ -491,6 +491,19 @@ int sw_file_write_line(const char *path, const char *text, const char *what, cha
     return rc;
 }
 
+int sw_file_empty_stale(const char *path, const char *what, char *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errno == ENOENT ? 0 : sw_fail(err, SW_EIO, "%s %s: %s", what, path, strerror(errno));
+    if (!S_ISREG(st.st_mode) || st.st_size == 0)
+        return 0; /* not ours to empty; the write will say what it makes of it */
+    return truncate(path, 0) == 0
+               ? 0
+               : sw_fail(err, SW_EIO, "%s %s holds an earlier run's words and cannot be emptied: "
+                                      "%s", what, path, strerror(errno));
+}
+
 int sw_file_drop_torn_line(int fd)
 {
     off_t end = lseek(fd, 0, SEEK_END), keep = end;

@@ -79,7 +79,8 @@ void sw_cli_file_part(const char *spec, char *out, size_t cap);
 /* The train, val or test set of d by name; NULL for another name or a missing split. */
 const sw_dataset *sw_cli_split(const sw_data *d, const char *name);
 
-/* Makes SIGINT and SIGTERM set the returned flag (a clean stop) instead of killing. */
+/* Makes SIGINT, SIGTERM and SIGHUP set the returned flag (a clean stop) instead of killing;
+ * a second signal kills, as it would have without this. */
 volatile sig_atomic_t *sw_cli_catch_signals(void);
 
 /* Applies a --threads value to OpenBLAS (0 leaves its own choice). */

@@ -179,8 +179,9 @@ static const sw_cmd_opts server_command = {
     .cmd = "server",
     .about =
         "Runs the parameter server: workers connect with 'syncwise worker', operators with\n"
-        "'syncwise ctl'. Stops at the target accuracy, a time or apply limit, or on SIGINT or\n"
-        "SIGTERM, after a last checkpoint; workers are told the run is over.",
+        "'syncwise ctl'. Stops at the target accuracy, a time or apply limit, or on SIGINT,\n"
+        "SIGTERM or SIGHUP, after a last checkpoint; workers are told the run is over (a\n"
+        "second signal ends it at once).",
     .tables = {server_table},
 };
 
@@ -354,7 +355,7 @@ static const sw_cmd_opts worker_command = {
     .usage = "--connect ENDPOINT [OPTIONS]",
     .about = "Joins a syncwise server, loads the data set it names, and computes gradients until\n"
              "the server ends the run. Rejoins by itself when the server restarts; leaves (says\n"
-             "LEAVE) on SIGINT or SIGTERM.",
+             "LEAVE) on SIGINT, SIGTERM or SIGHUP (a second signal ends it at once).",
     .tables = {worker_table},
 };
 

@@ -322,10 +322,16 @@ const sw_dataset *sw_cli_split(const sw_data *d, const char *name)
 
 static volatile sig_atomic_t g_stop;
 
+/* The first signal asks for a clean stop; a second, while that stop takes its time (the last
+ * checkpoint, the goodbyes), is obeyed at once, as the user who sent it means. */
 static void on_signal(int sig)
 {
-    (void)sig;
-    g_stop = 1;
+    if (!g_stop) {
+        g_stop = 1;
+        return;
+    }
+    signal(sig, SIG_DFL); /* both async-signal-safe */
+    raise(sig);
 }
 
 volatile sig_atomic_t *sw_cli_catch_signals(void)
@@ -335,6 +341,7 @@ volatile sig_atomic_t *sw_cli_catch_signals(void)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* a closed terminal: as Ctrl-C, not as a crash */
     return &g_stop;
 }
 

@@ -400,10 +400,14 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
     *s = (server){.p = p, .r = r, .net = net, .wake_at = -1, .ckpt_lock = -1};
     snprintf(s->policy, sizeof s->policy, "%s", p->policy);
     s->optim = p->optim;
-    int rc = setup(s, err);
+    /* An earlier run's endpoint, read while we load the data, would send a worker there. */
+    int rc = p->endpoint_file ? sw_file_empty_stale(p->endpoint_file, "endpoint file", err) : 0;
+    if (!rc)
+        rc = setup(s, err);
     if (!rc)
         rc = setup_engine(s, err);
-    r->configured = !rc;
+    rc = sw_run_stopped_early(p->stop, rc, err);
+    r->configured = !rc || rc == SW_ESTATE; /* stopped: no usage error */
     if (!rc)
         rc = sw__server_bind(s, err);
     if (!rc)
@@ -482,13 +486,14 @@ void sw__server_conclude(server *s)
     double wait = s->p->heartbeat_timeout_s < FAREWELL_MAX_S ? s->p->heartbeat_timeout_s
                                                              : FAREWELL_MAX_S;
     s->farewell_by = s->r->elapsed_s + wait;
+    s->signalled_by_end = s->p->stop && *s->p->stop;
 }
 
 bool sw__server_farewells_due(const server *s)
 {
     double now = sw__server_now(s);
-    if (now >= s->farewell_by)
-        return false;
+    if (now >= s->farewell_by || (s->p->stop && *s->p->stop && !s->signalled_by_end))
+        return false; /* waited enough, or a signal came during the wait: the user wants out */
     for (uint32_t i = 0; i < s->n_live_conns; i++) {
         const conn *c = &s->conns[s->live_conns[i]];
         /* Not one DONE never reached, nor one silent too long (dead before the end, or an old

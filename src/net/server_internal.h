@@ -108,6 +108,9 @@ struct sw_server {
     bool done;
     sw_stop_reason limit; /* the limit that ended the run (the log's end line says it), or none */
     bool concluded;         /* sw__server_conclude ran: the workers were told DONE */
+    bool said_waiting;      /* the wait for goodbyes was said (say_waiting) */
+    bool signalled_by_end;  /* *stop was set when it concluded (else a signal cuts the
+                             * goodbyes short) */
     double farewell_by;     /* until when the workers told DONE are waited for */
     int rc;                 /* a failure that ends the run (0: none), and what it was */
     char msg[SW_ERR_LEN];

@@ -364,6 +364,17 @@ static void deadlines(server *s)
     checkpoint_if_due(s);
 }
 
+/* Goodbyes come in milliseconds; a wait longer than a second (a worker stopped or cut off) is
+ * said once, or the server would seem hung. */
+static void say_waiting(server *s)
+{
+    if (s->finished || s->said_waiting || sw__server_now(s) - s->r->elapsed_s < 1)
+        return;
+    s->said_waiting = true;
+    sw_log(SW_LOG_INFO, "the run is over: waiting up to %.0f s more for the workers' goodbyes "
+           "(a signal ends the wait)", s->farewell_by - sw__server_now(s));
+}
+
 /* A done run is over at once; a sharded one once a gather at its last version is evaluated
  * and, with --checkpoint, every shard has checkpointed it (or a failure ends it). Then it is
  * concluded, and finished once its workers have said goodbye. */
@@ -376,6 +387,7 @@ static void finish_when_over(server *s)
     if (!h->n || s->rc || (evaluated && saved) || s->concluded) {
         sw__server_conclude(s);
         s->finished = !sw__server_farewells_due(s);
+        say_waiting(s);
         return;
     }
     if (!sw_shard_set_empty(&h->restoring))

@@ -268,14 +268,19 @@ void sw__worker_leave_when_answered(worker *k, double now)
     k->leave_by = now + wait;
 }
 
+/* A stopped worker says goodbye; true when it is gone. */
+static bool leave_if_stopped(worker *k, double now)
+{
+    if (k->p->stop && *k->p->stop && !k->leaving)
+        sw__worker_leave_when_answered(k, now);
+    return k->state == OVER;
+}
+
 static double turn(void *ctx, double now)
 {
     worker *k = ctx;
-    if (k->p->stop && *k->p->stop && !k->leaving) { /* a stopped worker says goodbye */
-        sw__worker_leave_when_answered(k, now);
-        if (k->state == OVER)
-            return SW_AGENT_DONE;
-    }
+    if (leave_if_stopped(k, now))
+        return SW_AGENT_DONE;
     /* A worker waiting at a barrier sends nothing: only its heartbeats learn that a restarted
      * server does not know it, or that the server found our connection gone (a probe or an
      * answer to it found no route) and dropped us, though that connection looks alive here. */
@@ -297,8 +302,11 @@ static double turn(void *ctx, double now)
                 sw__worker_shards_take(k, j, d.frame, now);
             sw_frame_unref(d.frame);
         }
-    if (k->state != OVER)
-        deadlines(k, now);
+    /* Asked again: what came may have taken seconds (a WELCOME's data to load), and a signal
+     * then must not be followed by a push. */
+    if (leave_if_stopped(k, now))
+        return SW_AGENT_DONE;
+    deadlines(k, now);
     return k->state == OVER ? SW_AGENT_DONE : next_due(k, now);
 }
 

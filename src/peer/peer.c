@@ -13,6 +13,7 @@
 #include "syncwise/err.h"
 #include "syncwise/file.h"
 #include "syncwise/log.h"
+#include "syncwise/run.h"
 #include "syncwise/net.h"
 
 sw_peer_params sw_peer_default_params(void)
@@ -148,10 +149,13 @@ static int setup(sw__peer *pe, char *err)
     const sw_peer_params *p = pe->p;
     char join[300];
     int rc = p->join ? sw_endpoint_check(p->join, false, join, sizeof join, err) : 0;
+    if (!rc && p->endpoint_file) /* an earlier run's, read as we load, would mislead a joiner */
+        rc = sw_file_empty_stale(p->endpoint_file, "endpoint file", err);
     if (!rc)
         rc = sw_net_zmq_new(&pe->net, err);
     if (!rc)
         rc = setup_model(pe, err);
+    rc = sw_run_stopped_early(p->stop, rc, err);
     /* no member sends more than every weight's pair or a member list (take_frame's limit): a
      * larger frame is dropped as it comes, not read whole and then refused */
     if (!rc)

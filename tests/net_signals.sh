@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Signals and endpoint files of the networked commands (docs/syncwise.1, SIGNALS): an earlier
+# run's endpoint file is emptied before the data load, so that nobody dials a dead address; a
+# signal during the load ends the command before it binds or writes anything; a signal during
+# the goodbyes ends the wait, and a second signal during a stop ends the process at once; a
+# SIGHUP is a request to stop, as SIGINT and SIGTERM are. The
+# data are read from a FIFO, which holds a command in its load until the test writes them.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/net_lib.sh"
+
+awk 'BEGIN { srand(1); for (i = 0; i < 400; i++) printf "%d,%.4f,%.4f\n", i % 2, rand(), rand() }' \
+  > "$TMP/train.csv"
+FIFO_DATA="csv:train=$TMP/train.fifo,test=$TMP/train.csv,label=first"
+
+# held_in_load COMMAND...: starts COMMAND in the background (PID), its data read from the FIFO,
+# over an endpoint file that holds an earlier run's address; true once that file was emptied.
+held_in_load() {
+  rm -f "$TMP/train.fifo"
+  mkfifo "$TMP/train.fifo"
+  echo "tcp://127.0.0.1:1" > "$TMP/stale.ep"
+  "$@" > "$TMP/cmd.out" 2>&1 &
+  PID=$!
+  wait_for 20 test ! -s "$TMP/stale.ep"
+}
+
+# feed: the data into the FIFO, unless nobody reads it any more (a signal may interrupt the
+# command's open of the FIFO itself, which then ends its load there).
+feed() { timeout 5 sh -c "cat '$TMP/train.csv' > '$TMP/train.fifo'"; }
+
+for cmd in server peer; do
+  if [ $cmd = server ]; then
+    run=("$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/stale.ep" --data "$FIFO_DATA"
+         --model softmax --checkpoint "$TMP/c.ckpt" --log "$TMP/l.jsonl")
+  else
+    run=("$SW" peer --endpoint-file "$TMP/stale.ep" --data "$FIFO_DATA" --model softmax
+         --out "$TMP/w.txt" --wait-peers 2 --max-time 30)
+  fi
+  checks=$((checks + 1))
+  if ! held_in_load "${run[@]}"; then
+    echo "FAIL: $cmd: an earlier run's endpoint file was not emptied while the data load"
+    failures=$((failures + 1))
+  fi
+  kill -INT "$PID"
+  sleep 0.2 # the signal lands in the load
+  feed
+  wait "$PID"
+  rc=$?
+  OUT=$(cat "$TMP/cmd.out")
+  checks=$((checks + 1))
+  [ "$rc" -eq 1 ] || { echo "FAIL: $cmd stopped in its load exited $rc, not 1"; failures=$((failures + 1)); }
+  expect_output "stopped by a signal as it loaded its data" "$cmd: says it stopped in its load"
+  for f in c.ckpt l.jsonl w.txt; do
+    checks=$((checks + 1))
+    [ ! -s "$TMP/$f" ] || { echo "FAIL: $cmd stopped in its load wrote $f"; failures=$((failures + 1)); }
+  done
+  checks=$((checks + 1))
+  [ ! -s "$TMP/stale.ep" ] || { echo "FAIL: $cmd stopped in its load wrote an endpoint"; failures=$((failures + 1)); }
+done
+
+# A run over, one of its two workers stopped (SIGSTOP): the server waits for its goodbye (at
+# most 10 s), and a signal then ends the wait (the run's checkpoint and log are already whole).
+start_server asp --max-applies 300 --heartbeat-timeout 30 --checkpoint "$TMP/s.ckpt"
+start_worker --delay-ms 10
+start_worker --delay-ms 10
+wait_for 20 grep -q '"ev":"apply"' "$LOG"
+kill -STOP "${WPIDS[0]}"
+wait_for 30 grep -q '"ev":"end"' "$LOG"
+sleep 0.5 # into the wait
+signalled=$SECONDS
+kill -TERM "$SPID"
+expect_server "a signal during the goodbyes"
+checks=$((checks + 1))
+[ $((SECONDS - signalled)) -lt 8 ] || { echo "FAIL: a signal did not end the wait for goodbyes"; failures=$((failures + 1)); }
+kill -KILL "${WPIDS[@]}" 2>/dev/null
+wait "${WPIDS[@]}" 2>/dev/null
+WPIDS=()
+
+# Stopped by a signal, the same wait: a second signal ends the process at once.
+start_server asp --heartbeat-timeout 30 --checkpoint "$TMP/s2.ckpt"
+start_worker --delay-ms 10
+wait_for 20 grep -q '"ev":"apply"' "$LOG"
+kill -STOP "${WPIDS[0]}"
+kill -TERM "$SPID"
+wait_for 20 grep -q '"ev":"end"' "$LOG"
+kill -TERM "$SPID"
+wait "$SPID"
+rc=$?
+checks=$((checks + 1))
+[ "$rc" -eq 143 ] || { echo "FAIL: a second SIGTERM during a stop: exit $rc, not 143 (killed)"; failures=$((failures + 1)); }
+expect_status 0 "its last checkpoint is whole" -- "$SW" eval --model-file "$TMP/s2.ckpt" \
+  --data "$DATA"
+kill -KILL "${WPIDS[0]}"
+wait "${WPIDS[0]}" 2>/dev/null
+WPIDS=()
+
+# A closed terminal (SIGHUP) stops a server as Ctrl-C does: a last checkpoint, an end line.
+start_server asp --checkpoint "$TMP/s3.ckpt" --checkpoint-every 0 --checkpoint-applies 0
+start_worker
+wait_for 20 grep -q '"ev":"apply"' "$LOG"
+kill -HUP "$SPID"
+expect_server "a SIGHUP stops the server cleanly"
+OUT=$(tail -1 "$LOG")
+expect_output '"why":"stopped"' "its log ends"
+expect_status 0 "its last checkpoint" -- "$SW" eval --model-file "$TMP/s3.ckpt" --data "$DATA"
+expect_output ", version " "is read"
+expect_no_output ", version 0)" "and holds the run's work"
+wait "${WPIDS[@]}" 2>/dev/null
+
+finish
