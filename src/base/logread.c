@@ -201,10 +201,14 @@ int sw_log_parse_line(const char *text, sw_log_line *out, char *err)
                            (int)(p - text) + 1, out->f[out->n].key);
         out->n++;
         p = skip_ws(next);
-        if (*p == ',')
-            p = skip_ws(p + 1);
-        else if (*p != '}')
+        if (*p == '}')
+            break;
+        if (*p != ',')
             return sw_fail(err, SW_EFORMAT, "column %d: expected ',' or '}'", (int)(p - text) + 1);
+        p = skip_ws(p + 1);
+        if (*p == '}') /* JSON has no trailing comma */
+            return sw_fail(err, SW_EFORMAT, "column %d: '}' after ',': a field was expected",
+                           (int)(p - text) + 1);
     }
     p = skip_ws(p + 1);
     if (*p && *p != '\n' && *p != '\r')

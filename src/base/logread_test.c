@@ -96,6 +96,9 @@ static void what_no_json_text_holds_is_refused_and_named(void **state)
         {"{\"x\":\"bad\xff\"}", "a byte that is no UTF-8"},
         {"{\"x\":\"\xc0\x80\"}", "a byte that is no UTF-8"}, /* an overlong NUL */
         {"{\"x\":\"\xe2\x82\"}", "a byte that is no UTF-8"}, /* cut short */
+        {"{\"x\":\"a\",}", "'}' after ','"},                  /* a trailing comma */
+        {"{\"x\":\"a\" , }", "'}' after ','"},
+        {"{\"x\":\"a\" \"y\":1}", "expected ',' or '}'"},
     };
     for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
         sw_log_line l;
