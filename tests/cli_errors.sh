@@ -459,6 +459,10 @@ if [ -c /dev/full ]; then
   expect_status 1 "a table sent to a full disk" -- sh -c '"$1" sim --policy bsp --workers 3 \
     --no-model --max-time 100 > /dev/full' sh "$SW"
   expect_output "standard output could not be written (No space left on device)" "says so"
+  # check's 1 is a broken promise: a report lost is 2, as a log it cannot read is.
+  "$SW" sim --policy bsp --workers 3 --no-model --max-time 100 --log "$TMP/kept.jsonl" -q > /dev/null
+  expect_status 2 "check's report sent to a full disk" -- sh -c '"$1" check "$2" > /dev/full' \
+    sh "$SW" "$TMP/kept.jsonl"
 fi
 expect_status 1 "help sent to a closed stdout" -- sh -c '"$1" --help >&-' sh "$SW"
 expect_output "standard output could not be written" "says so"

@@ -31,7 +31,8 @@ static const sw_cmd_opts command = {
              "A plugin's policy (SYNCWISE_PLUGINS) is held to the promise the plugin brings\n"
              "(sw_plugin_promises), if any, and to the rules every run keeps.\n"
              "Prints one line per log; exits 1 if any promise was broken, 2 on a log it cannot\n"
-             "read.",
+             "read or a report it cannot write (2 wins: the judgement is incomplete, though each\n"
+             "log's line says what was found in it).",
     .tables = {table},
     .max_args = -1,
 };
