@@ -102,6 +102,8 @@ expect_status 2 "bad batch" -- "$SW" train --batch 0
 expect_output "--batch: 0 is outside" "names the bad option"
 expect_status 2 "non-numeric lr" -- "$SW" train --lr fast
 expect_output "--lr: 'fast' is not a number" "names the bad value"
+expect_status 2 "a number no double holds" -- "$SW" sim --no-model --max-time 1e309
+expect_output "--max-time: '1e309' is too large for a double" "says so, as a spec's number does"
 expect_status 2 "unknown option" -- "$SW" train --bogus
 expect_status 2 "stray argument" -- "$SW" train extra
 expect_output "unexpected argument 'extra'" "names the stray argument"

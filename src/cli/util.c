@@ -72,8 +72,13 @@ bool sw_cli_double(const char *cmd, const char *opt, const char *arg, double lo,
     char *end;
     errno = 0;
     double v = strtod(arg, &end);
-    if (!sw_spec_decimal(arg) || *end || errno || !isfinite(v)) {
+    if (!sw_spec_decimal(arg) || *end) {
         sw_cli_error(cmd, "%s: '%s' is not a number", opt, arg);
+        return false;
+    }
+    /* as a spec's numbers (spec.c): strtod says ERANGE of a subnormal too, which a double holds */
+    if (!isfinite(v) || (errno == ERANGE && v == 0)) {
+        sw_cli_error(cmd, "%s: '%s' is too %s for a double", opt, arg, v == 0 ? "small" : "large");
         return false;
     }
     if (v < lo || v > hi) {

@@ -101,7 +101,8 @@ static int read_gain(dbw_state *st, sw_spec *spec, char *err)
         return sw_fail(err, SW_EINVAL, "dbw: gain='%s' is not eq12 or eta", gain);
     st->eta = !strcmp(gain, "eta");
     if (sw_spec_has(spec, "L") && !st->eta)
-        return sw_fail(err, SW_EINVAL, "dbw: L= is the smoothness of gain=eta");
+        return sw_fail(err, SW_EINVAL, "dbw: L= is the smoothness gain=eta uses: give it with "
+                                       "gain=eta (this spec's gain is %s)", gain);
     st->L_given = 0;
     int rc = sw_spec_double(spec, "L", 1e-12, 1e12, &st->L_given, err);
     return rc;
