@@ -72,6 +72,13 @@ cp "$TMP/server.ckpt" "$TMP/record-alone"
 expect_status 1 "eval of a record with no model beside it" -- "$SW" eval --model-file \
   "$TMP/record-alone"
 expect_output "there is no $TMP/record-alone.model" "says there is none, not where it is"
+# The record of a run that resumed and went on, beside the model of its earlier end.
+sed "s/^version=.*/version=$((version + 1000))/" "$TMP/server.ckpt" > "$TMP/record-on"
+cp "$TMP/server.ckpt.model" "$TMP/record-on.model"
+expect_status 1 "eval of a record beside an earlier end's model" -- "$SW" eval --model-file \
+  "$TMP/record-on"
+expect_output "$TMP/record-on.model holds version $version, an earlier end's; the run went on to version $((version + 1000))" \
+  "says the model is older than the run"
 
 # The only shard killed while workers push without pause (bsp: a barrier of three, so a push is
 # almost always on its way): a push the shard took to its death, told to no one, is sent again

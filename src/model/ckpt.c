@@ -88,20 +88,44 @@ int sw_ckpt_save(const char *path, const sw_ckpt *c, char *err)
     return rc;
 }
 
+/* A sharded server's record (server --shards --checkpoint's text) is no model: the message
+ * names the model its run's end wrote, FILE.model, and says when that end was an earlier one
+ * (the run resumed and went on: its newer slices are in the shards' files alone). */
+#define RECORD_IS                                                                               \
+    "is a sharded server's record of the version its shards saved, not a model (a slice in "   \
+    "each shard's file)"
+static int refuse_record(const uint8_t *b, size_t len, const char *path, char *err)
+{
+    char model[4096], text[1024];
+    snprintf(model, sizeof model, "%s.model", path);
+    snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text ? len : sizeof text - 1),
+             (const char *)b);
+    const char *at = strstr(text, "\nversion=");
+    bool numbered = at && at[9] >= '0' && at[9] <= '9'; /* else the run's start: none saved */
+    unsigned long long saved = numbered ? strtoull(at + 9, NULL, 10) : 0;
+    if (access(model, F_OK) != 0)
+        return sw_fail(err, SW_EFORMAT, "%s " RECORD_IS ": there is no %s (the server writes it "
+                       "at the end of a run whose shards it reached: this run was killed, or is "
+                       "still going)", path, model);
+    sw_ckpt m;
+    char why[SW_ERR_LEN];
+    if (sw_ckpt_load(model, &m, why))
+        return sw_fail(err, SW_EFORMAT, "%s " RECORD_IS "; its run's model: %s", path, why);
+    unsigned long long held = m.model_version;
+    sw_ckpt_free(&m);
+    if (!numbered || held == saved)
+        return sw_fail(err, SW_EFORMAT, "%s " RECORD_IS ": the model at the run's end is %s",
+                       path, model);
+    return sw_fail(err, SW_EFORMAT, "%s " RECORD_IS ": %s holds version %llu, an earlier end's; "
+                   "the run went on to version %llu, which only the shards' files hold (resume "
+                   "the run and stop it, and its end writes that model)", path, model, held, saved);
+}
+
 static int decode_header(const uint8_t *b, size_t len, sw_ckpt *c, size_t *off, uint32_t *version,
                          const char *path, char *err)
 {
-    if (len >= 4 && !memcmp(b, "run=", 4)) { /* server --shards --checkpoint's text */
-        char model[4096];
-        snprintf(model, sizeof model, "%s.model", path);
-        bool there = access(model, F_OK) == 0;
-        return sw_fail(err, SW_EFORMAT,
-                       "%s is a sharded server's record of the version its "
-                       "shards saved, not a model (a slice in each shard's file): %s %s%s",
-                       path, there ? "the model at the run's end is" : "there is no", model,
-                       there ? "" : " (the server writes it at the end of a run whose shards it "
-                       "reached: this run was killed, or is still going)");
-    }
+    if (len >= 4 && !memcmp(b, "run=", 4))
+        return refuse_record(b, len, path, err);
     if (len < FIXED_BYTES + 4 || memcmp(b, MAGIC, 4) != 0)
         return sw_fail(err, SW_EFORMAT, "%s: not a syncwise checkpoint (bad magic or too short)",
                        path);
