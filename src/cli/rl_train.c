@@ -270,7 +270,9 @@ static int resume(plan *p, sw_rl_agent **a)
     sw_rl_policy pol;
     char err[SW_ERR_LEN];
     if (sw_rl_policy_load(p->out, &pol, err))
-        return sw_cli_error(CMD, "--resume: %s", err);
+        return sw_cli_error(CMD, "--resume: %s%s", err,
+                            access(p->out, F_OK) ? " (nothing was saved to go on from: start "
+                                                   "without --resume)" : "");
     const char *other = other_option(&pol.hp, &p->hp);
     int rc = 0;
     if (!pol.has_progress)
