@@ -491,17 +491,23 @@ int sw_file_write_line(const char *path, const char *text, const char *what, cha
     return rc;
 }
 
-int sw_file_empty_stale(const char *path, const char *what, char *err)
+int sw_file_clear_endpoint(const char *path, const char *what, char *err)
 {
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return errno == ENOENT ? 0 : sw_fail(err, SW_EIO, "%s %s: %s", what, path, strerror(errno));
-    if (!S_ISREG(st.st_mode) || st.st_size == 0)
-        return 0; /* not ours to empty; the write will say what it makes of it */
-    return truncate(path, 0) == 0
-               ? 0
-               : sw_fail(err, SW_EIO, "%s %s holds an earlier run's words and cannot be emptied: "
-                                      "%s", what, path, strerror(errno));
+    uint8_t *b = NULL;
+    size_t len = 0;
+    char why[SW_ERR_LEN];
+    if (access(path, F_OK) != 0)
+        return 0;
+    if (sw_file_in_use(path))
+        return in_use(path, what, err);
+    if (sw_file_read_all(path, 4096, &b, &len, why))
+        return 0; /* no endpoint of ours: a directory, a device, a large file */
+    const char *t = (const char *)b;
+    const char *nl = memchr(t, '\n', len);
+    bool endpoint = len > 6 && (!memcmp(t, "tcp://", 6) || !memcmp(t, "ipc://", 6)) &&
+                    nl == t + len - 1 && !memchr(t, '\0', len);
+    free(b);
+    return endpoint ? sw_file_write_atomic(path, (const uint8_t *)"", 0, what, err) : 0;
 }
 
 int sw_file_drop_torn_line(int fd)

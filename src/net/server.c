@@ -401,7 +401,7 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
     snprintf(s->policy, sizeof s->policy, "%s", p->policy);
     s->optim = p->optim;
     /* An earlier run's endpoint, read while we load the data, would send a worker there. */
-    int rc = p->endpoint_file ? sw_file_empty_stale(p->endpoint_file, "endpoint file", err) : 0;
+    int rc = p->endpoint_file ? sw_file_clear_endpoint(p->endpoint_file, "endpoint file", err) : 0;
     if (!rc)
         rc = setup(s, err);
     if (!rc)
