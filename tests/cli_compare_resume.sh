@@ -41,6 +41,27 @@ checks=$((checks + 1))
 checks=$((checks + 1))
 diff <(cut -d, -f1-11 "$TMP/slow/results.csv") <(cut -d, -f1-11 "$TMP/cut/results.csv") ||
   { echo "FAIL: results.csv differs beyond the real time spent deciding"; failures=$((failures + 1)); }
+# Ctrl-C: the run under way ends, no other starts, and the command says how to go on.
+"$SW" compare "${slow[@]}" --jobs 1 --log-dir "$TMP/int" > "$TMP/int.out" 2>&1 &
+pid=$!
+for _ in $(seq 1000); do
+  [ "$(cat "$TMP/int/results.csv" 2> /dev/null | wc -l)" -ge 2 ] && break
+  sleep 0.01
+done
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+OUT=$(cat "$TMP/int.out")
+checks=$((checks + 1))
+[ "$rc" -eq 1 ] || { echo "FAIL: a comparison stopped by a signal exited $rc, not 1"; failures=$((failures + 1)); }
+expect_output "stopped by a signal after " "says it stopped"
+expect_output "the same command with --resume goes on from the runs done" "and how to go on"
+expect_no_output "fastest:" "prints no half table"
+expect_status 0 "the resume after a signal" -- "$SW" compare "${slow[@]}" --log-dir "$TMP/int" \
+  --resume
+checks=$((checks + 1))
+[ "$(table "$OUT" | grep -v "runs were done")" = "$slow_whole" ] ||
+  { echo "FAIL: the table resumed after a signal differs"; failures=$((failures + 1)); }
 # The same from a comparison cut after any of its rows (the file as a kill leaves it).
 for rows in 1 7 23; do
   mkdir -p "$TMP/cut$rows"

@@ -39,6 +39,25 @@ expect_status 1 "a resume of a mistyped file" -- "$SW" rl train "${inst[@]}" \
 checks=$((checks + 1))
 [ ! -e "$TMP/typo.swrl.lock" ] || { echo "FAIL: the mistyped resume left its lock"; failures=$((failures + 1)); }
 
+# A signal saves after the run under way and ends the training, which --resume goes on with
+# (its episodes between saves were lost before).
+"$SW" rl train "${inst[@]}" --pre-instances 1 --pre-policies asp --episodes 100000 \
+  --save-every 100000 --out "$TMP/stopped.swrl" --seed 5 > "$TMP/stopped.out" 2>&1 &
+pid=$!
+for _ in $(seq 600); do grep -q "episode 2/" "$TMP/stopped.out" && break; sleep 0.05; done
+kill -INT $pid
+wait $pid
+rc=$?
+OUT=$(cat "$TMP/stopped.out")
+checks=$((checks + 1))
+[ $rc -eq 1 ] || { echo "FAIL: a training stopped by a signal exited $rc, not 1"; failures=$((failures + 1)); }
+expect_output "stopped by a signal after episode " "says where it stopped"
+expect_output "the same command with --resume goes on" "and how to go on"
+done_at=$(sed -n 's/.*stopped by a signal after episode \([0-9]*\),.*/\1/p' "$TMP/stopped.out")
+expect_status 0 "the stopped training goes on" -- "$SW" rl train "${inst[@]}" --pre-instances 1 \
+  --pre-policies asp --episodes $((done_at + 1)) --out "$TMP/stopped.swrl" --seed 5 --resume
+expect_output "after 1 pre-training runs and $done_at episodes" "from where it stopped"
+
 # --resume goes on from the last save: a training killed part way is not lost.
 short=("${inst[@]}" --pre-instances 2 --seed 5)
 expect_status 0 "a training done already" -- "$SW" rl train "${short[@]}" --episodes 3 \

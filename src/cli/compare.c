@@ -58,6 +58,7 @@ typedef struct plan {
     size_t done, resumed; /* runs finished, of which kept from an earlier comparison */
     double t0;
     pthread_mutex_t lock;
+    volatile sig_atomic_t *stop; /* a signal: no run starts after it */
 } plan;
 
 #define AT(field) offsetof(plan, field)
@@ -250,7 +251,7 @@ static void *worker(void *arg)
     plan *p = arg;
     for (;;) {
         pthread_mutex_lock(&p->lock);
-        size_t i = p->next++;
+        size_t i = *p->stop ? p->n_runs : p->next++;
         pthread_mutex_unlock(&p->lock);
         if (i >= p->n_runs)
             return NULL;
@@ -545,7 +546,7 @@ static int run_all(plan *p, int argc, char **argv, char *err)
 
 int sw_cli_compare(int argc, char **argv)
 {
-    plan p = {.seeds = 10};
+    plan p = {.seeds = 10, .stop = sw_cli_catch_signals()}; /* a second signal: at once */
     sw_cli_scenario_defaults(&p.sc);
     /* --threads 1 by default (the scenario's), as parallel runs each take one core */
     int rc = parse(argc, argv, &p);
@@ -563,6 +564,11 @@ int sw_cli_compare(int argc, char **argv)
             rc = sw_cli_error(CMD, "--log-dir %s: cannot create: %s", p.log_dir, strerror(errno));
         if (!rc && (rc = run_all(&p, argc, argv, err))) /* --resume of another scenario: 2 */
             rc = sw_cli_error(CMD, "%s", err) * sw_cli_scenario_status(rc);
+        if (!rc && *p.stop) /* the runs under way ended first; half a table would mislead */
+            rc = sw_cli_error(CMD, "stopped by a signal after %zu of %zu runs%s", p.done,
+                              p.n_runs, p.log_dir ? ": the same command with --resume goes on "
+                                                    "from the runs done"
+                                                  : " (give --log-dir to keep runs done)");
         if (!rc && p.log_dir && write_results(&p, err)) {
             list_failed(&p, stderr); /* a full disk, say: the runs' logs may have filled it */
             rc = sw_cli_error(CMD, "%s", err);

@@ -34,6 +34,7 @@ typedef struct plan {
     char **argv;    /* this command's, for --resume to compare with the note's */
     char saved[64]; /* what the policy file holds: "pre-training run 50", "episode 25", or "" */
     int out_lock;   /* --out's lock, held from the start to the end (sw_file_claim) */
+    volatile sig_atomic_t *stop; /* a signal: save after the run under way, and end */
 } plan;
 
 static const char *const layouts[] = {"paper", "momentum", "waiting", "stretch", NULL};
@@ -199,10 +200,16 @@ static int save(plan *p, const sw_rl_agent *a, const char *what)
 }
 
 /* After the phase's run `done` of `total`, `at` ("episode 25"): the file is written every
- * --save-every runs and at the phase's end. */
+ * --save-every runs, at the phase's end, and when a signal asked to stop (then 1, said: the
+ * training is not over, and --resume goes on from here). */
 static int save_due(plan *p, const sw_rl_agent *a, long done, long total, const char *at)
 {
-    return done % p->save_every == 0 || done == total ? save(p, a, at) : 0;
+    bool stopped = *p->stop;
+    int rc = done % p->save_every == 0 || done == total || stopped ? save(p, a, at) : 0;
+    if (!rc && stopped)
+        rc = sw_cli_error(CMD, "stopped by a signal after %s, saved to %s: the same command with "
+                               "--resume goes on from there", at, p->out);
+    return rc;
 }
 
 static int new_agent(const plan *p, sw_rl_agent **a)
@@ -511,6 +518,7 @@ int sw_cli_rl_train(int argc, char **argv)
     }
     sw_rl_agent *a = NULL;
     double t0 = sw_clock_now_s();
+    p.stop = sw_cli_catch_signals(); /* a second signal ends it at once, as without this */
     rc = p.resume ? resume(&p, &a) : new_agent(&p, &a);
     long pre_total = p.pre_instances * p.n_pre_policies;
     long pre_before = p.pre_done, episodes_before = p.episodes_done; /* --resume: done before */
