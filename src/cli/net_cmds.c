@@ -53,7 +53,8 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "bind", 0, AT(p.bind), 0, 0, "ENDPOINT",
                 "where to listen (loopback unless told otherwise; port *\npicks a free one)")},
     {SW_OPT_ROW(SW_OPT_STR, "endpoint-file", 0, AT(p.endpoint_file), 0, 0, "FILE",
-                "write the bound endpoint there")},
+                "write the bound endpoint there once bound (an\nearlier run's there is emptied at "
+                "the start)")},
     {SW_OPT_ROW(SW_OPT_STR, "policy", 0, AT(p.policy), 0, 0, "SPEC", "synchronization policy")},
     {SW_OPT_ROW(SW_OPT_STR, "job", 0, AT(p.job), 0, 0, "NAME",
                 "the launcher's job this run is, told to every worker:\n"
