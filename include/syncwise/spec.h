@@ -41,6 +41,10 @@ int sw_spec_parse(sw_spec *s, const char *text, char *err);
  * theirs to read). */
 bool sw_spec_decimal(const char *text);
 
+/* Reads all of text as such a number: 0; SW_EINVAL when it is none; SW_ERANGE when no double
+ * holds it, *too then "large" or "small" (a subnormal is held: strtod's ERANGE of it is not). */
+int sw_spec_read_double(const char *text, double *out, const char **too);
+
 /* Typed getters: when key is absent *out keeps its value (the caller's default) and they return
  * 0; when present the value must parse completely and lie in [lo, hi]. */
 int sw_spec_int(sw_spec *s, const char *key, long lo, long hi, long *out, char *err);

@@ -105,6 +105,22 @@ bool sw_spec_decimal(const char *text)
     return !strpbrk(p, "xX");
 }
 
+int sw_spec_read_double(const char *text, double *out, const char **too)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (!sw_spec_decimal(text) || *end != '\0')
+        return SW_EINVAL;
+    /* strtod says ERANGE of a subnormal too, which a double holds; 1e-400 it reads as 0 */
+    if (!isfinite(v) || (errno == ERANGE && v == 0)) {
+        *too = v == 0 ? "small" : "large";
+        return SW_ERANGE;
+    }
+    *out = v;
+    return 0;
+}
+
 /* key: the value's name; NULL for the pos-th value given without one (shexp:0.5). */
 static int parse_double(const sw_spec *s, const sw_spec_arg *a, const char *key, int pos,
                         double lo, double hi, double *out, char *err)
@@ -114,15 +130,13 @@ static int parse_double(const sw_spec *s, const sw_spec_arg *a, const char *key,
         snprintf(what, sizeof what, "%s=%.40s", key, a->val);
     else
         snprintf(what, sizeof what, "value #%d = %.40s", pos + 1, a->val);
-    char *end;
-    errno = 0;
-    double v = strtod(a->val, &end);
-    if (!sw_spec_decimal(a->val) || *end != '\0')
+    double v;
+    const char *too;
+    int rc = sw_spec_read_double(a->val, &v, &too);
+    if (rc == SW_EINVAL)
         return sw_fail(err, SW_EINVAL, "%s: %s is not a number", s->name, what);
-    /* strtod says ERANGE of a subnormal too, which a double holds; 1e-400 it reads as 0 */
-    if (!isfinite(v) || (errno == ERANGE && v == 0))
-        return sw_fail(err, SW_ERANGE, "%s: %s is too %s for a double", s->name, what,
-                       v == 0 ? "small" : "large");
+    if (rc)
+        return sw_fail(err, SW_ERANGE, "%s: %s is too %s for a double", s->name, what, too);
     if (v < lo || v > hi)
         return sw_fail(err, SW_ERANGE, "%s: %s is outside [%g, %g]", s->name, what, lo, hi);
     *out = v;
