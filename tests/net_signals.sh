@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Signals and endpoint files of the networked commands (docs/syncwise.1, SIGNALS): an earlier
-# run's endpoint file is emptied before the data load, so that nobody dials a dead address; a
-# signal during the load ends the command before it binds or writes anything; a signal during
-# the goodbyes ends the wait, and a second signal during a stop ends the process at once; a
-# SIGHUP is a request to stop, as SIGINT and SIGTERM are. The
-# data are read from a FIFO, which holds a command in its load until the test writes them.
+# Signals of the networked commands (docs/syncwise.1, SIGNALS): a signal during the data load
+# ends the command before it binds or writes anything (no log, checkpoint or endpoint file left
+# behind); a signal during the goodbyes ends the wait, and a second signal during a stop ends the
+# process at once; a SIGHUP is a request to stop, as SIGINT and SIGTERM are, unless it was
+# ignored (nohup). The data are read from a FIFO, which holds a command in its load until the
+# test writes them.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net_lib.sh"
 
@@ -13,48 +13,44 @@ awk 'BEGIN { srand(1); for (i = 0; i < 400; i++) printf "%d,%.4f,%.4f\n", i % 2,
 FIFO_DATA="csv:train=$TMP/train.fifo,test=$TMP/train.csv,label=first"
 
 # held_in_load COMMAND...: starts COMMAND in the background (PID), its data read from the FIFO,
-# over an endpoint file that holds an earlier run's address; true once that file was emptied.
+# which this shell holds open (fd 3), so that the command's read waits for the data; true once
+# the command has the FIFO open, in its load (its signal handlers are in place before).
 held_in_load() {
   rm -f "$TMP/train.fifo"
   mkfifo "$TMP/train.fifo"
-  echo "tcp://127.0.0.1:1" > "$TMP/stale.ep"
-  "$@" > "$TMP/cmd.out" 2>&1 &
+  exec 3<> "$TMP/train.fifo"
+  "$@" > "$TMP/cmd.out" 2>&1 3>&- & # fd 3 not inherited: the command's own open is waited for
   PID=$!
-  wait_for 20 test ! -s "$TMP/stale.ep"
+  wait_for 20 sh -c "ls -l /proc/$PID/fd 2>/dev/null | grep -q train.fifo"
 }
-
-# feed: the data into the FIFO, unless nobody reads it any more (a signal may interrupt the
-# command's open of the FIFO itself, which then ends its load there).
-feed() { timeout 5 sh -c "cat '$TMP/train.csv' > '$TMP/train.fifo'"; }
 
 for cmd in server peer; do
   if [ $cmd = server ]; then
-    run=("$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/stale.ep" --data "$FIFO_DATA"
+    run=("$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/new.ep" --data "$FIFO_DATA"
          --model softmax --checkpoint "$TMP/c.ckpt" --log "$TMP/l.jsonl")
   else
-    run=("$SW" peer --endpoint-file "$TMP/stale.ep" --data "$FIFO_DATA" --model softmax
+    run=("$SW" peer --endpoint-file "$TMP/new.ep" --data "$FIFO_DATA" --model softmax
          --out "$TMP/w.txt" --wait-peers 2 --max-time 30)
   fi
   checks=$((checks + 1))
   if ! held_in_load "${run[@]}"; then
-    echo "FAIL: $cmd: an earlier run's endpoint file was not emptied while the data load"
+    echo "FAIL: $cmd never opened its data"
     failures=$((failures + 1))
   fi
   kill -INT "$PID"
   sleep 0.2 # the signal lands in the load
-  feed
+  cat "$TMP/train.csv" >&3
+  exec 3>&-
   wait "$PID"
   rc=$?
   OUT=$(cat "$TMP/cmd.out")
   checks=$((checks + 1))
   [ "$rc" -eq 1 ] || { echo "FAIL: $cmd stopped in its load exited $rc, not 1"; failures=$((failures + 1)); }
   expect_output "stopped by a signal as it loaded its data" "$cmd: says it stopped in its load"
-  for f in c.ckpt l.jsonl w.txt; do
+  for f in c.ckpt l.jsonl w.txt new.ep; do
     checks=$((checks + 1))
-    [ ! -s "$TMP/$f" ] || { echo "FAIL: $cmd stopped in its load wrote $f"; failures=$((failures + 1)); }
+    [ ! -e "$TMP/$f" ] || { echo "FAIL: $cmd stopped in its load left $f"; failures=$((failures + 1)); }
   done
-  checks=$((checks + 1))
-  [ ! -s "$TMP/stale.ep" ] || { echo "FAIL: $cmd stopped in its load wrote an endpoint"; failures=$((failures + 1)); }
 done
 
 # A run over, one of its two workers stopped (SIGSTOP): the server waits for its goodbye (at
@@ -82,6 +78,7 @@ wait_for 20 grep -q '"ev":"apply"' "$LOG"
 kill -STOP "${WPIDS[0]}"
 kill -TERM "$SPID"
 wait_for 20 grep -q '"ev":"end"' "$LOG"
+sleep 1.2 # a second signal within a second of the first is the same request (a launcher's)
 kill -TERM "$SPID"
 wait "$SPID"
 rc=$?
@@ -104,6 +101,20 @@ expect_output '"why":"stopped"' "its log ends"
 expect_status 0 "its last checkpoint" -- "$SW" eval --model-file "$TMP/s3.ckpt" --data "$DATA"
 expect_output ", version " "is read"
 expect_no_output ", version 0)" "and holds the run's work"
+wait "${WPIDS[@]}" 2>/dev/null
+WPIDS=()
+
+# Under nohup (SIGHUP ignored when it starts) a server stays ignoring it, as the user asked.
+trap '' HUP
+start_server asp
+trap - HUP
+start_worker
+wait_for 20 grep -q '"ev":"apply"' "$LOG"
+kill -HUP "$SPID"
+sleep 0.5
+expect_status 0 "a server whose SIGHUP was ignored, after one" -- "$SW" ctl --connect "$EP" status
+kill -TERM "$SPID"
+expect_server "and stopped by SIGTERM"
 wait "${WPIDS[@]}" 2>/dev/null
 
 finish

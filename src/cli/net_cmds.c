@@ -53,8 +53,8 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "bind", 0, AT(p.bind), 0, 0, "ENDPOINT",
                 "where to listen (loopback unless told otherwise; port *\npicks a free one)")},
     {SW_OPT_ROW(SW_OPT_STR, "endpoint-file", 0, AT(p.endpoint_file), 0, 0, "FILE",
-                "write the bound endpoint there once bound (an\nearlier run's there is emptied at "
-                "the start)")},
+                "write the bound endpoint there once bound (remove\nan earlier run's first: "
+                "until then it is left as it is)")},
     {SW_OPT_ROW(SW_OPT_STR, "policy", 0, AT(p.policy), 0, 0, "SPEC", "synchronization policy")},
     {SW_OPT_ROW(SW_OPT_STR, "job", 0, AT(p.job), 0, 0, "NAME",
                 "the launcher's job this run is, told to every worker:\n"
@@ -182,7 +182,7 @@ static const sw_cmd_opts server_command = {
         "Runs the parameter server: workers connect with 'syncwise worker', operators with\n"
         "'syncwise ctl'. Stops at the target accuracy, a time or apply limit, or on SIGINT,\n"
         "SIGTERM or SIGHUP, after a last checkpoint; workers are told the run is over (a\n"
-        "second signal ends it at once).",
+        "second signal, a second later, ends it at once).",
     .tables = {server_table},
 };
 
@@ -356,7 +356,8 @@ static const sw_cmd_opts worker_command = {
     .usage = "--connect ENDPOINT [OPTIONS]",
     .about = "Joins a syncwise server, loads the data set it names, and computes gradients until\n"
              "the server ends the run. Rejoins by itself when the server restarts; leaves (says\n"
-             "LEAVE) on SIGINT, SIGTERM or SIGHUP (a second signal ends it at once).",
+             "LEAVE) on SIGINT, SIGTERM or SIGHUP (a second signal, a second later, ends it\n"
+             "at once).",
     .tables = {worker_table},
 };
 

@@ -1,5 +1,6 @@
 /* Option parsing helpers and help listings shared by the subcommands. */
 #define _POSIX_C_SOURCE 200809L
+#include <time.h>
 #include <cblas.h>
 #include <errno.h>
 #include <libgen.h>
@@ -69,18 +70,15 @@ bool sw_cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t *out
 bool sw_cli_double(const char *cmd, const char *opt, const char *arg, double lo, double hi,
                    double *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(arg, &end);
-    if (!sw_spec_decimal(arg) || *end) {
+    double v;
+    const char *too;
+    int rc = sw_spec_read_double(arg, &v, &too);
+    if (rc == SW_EINVAL)
         sw_cli_error(cmd, "%s: '%s' is not a number", opt, arg);
+    else if (rc)
+        sw_cli_error(cmd, "%s: '%s' is too %s for a double", opt, arg, too);
+    if (rc)
         return false;
-    }
-    /* as a spec's numbers (spec.c): strtod says ERANGE of a subnormal too, which a double holds */
-    if (!isfinite(v) || (errno == ERANGE && v == 0)) {
-        sw_cli_error(cmd, "%s: '%s' is too %s for a double", opt, arg, v == 0 ? "small" : "large");
-        return false;
-    }
     if (v < lo || v > hi) {
         sw_cli_error(cmd, "%s: %.9g is outside [%g, %g]", opt, v, lo, hi);
         return false;
@@ -327,26 +325,38 @@ const sw_dataset *sw_cli_split(const sw_data *d, const char *name)
 
 static volatile sig_atomic_t g_stop;
 
+static struct timespec g_first; /* when the first signal came */
+
 /* The first signal asks for a clean stop; a second, while that stop takes its time (the last
- * checkpoint, the goodbyes), is obeyed at once, as the user who sent it means. */
+ * checkpoint, the goodbyes), is obeyed at once, as the user who sent it means, unless it came
+ * within a second of the first: one Ctrl-C under mpirun is the terminal's SIGINT and the
+ * launcher's SIGTERM, a single request. */
 static void on_signal(int sig)
 {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe, as signal and raise are */
     if (!g_stop) {
+        g_first = now;
         g_stop = 1;
         return;
     }
-    signal(sig, SIG_DFL); /* both async-signal-safe */
+    if (now.tv_sec - g_first.tv_sec + (now.tv_nsec - g_first.tv_nsec) * 1e-9 < 1)
+        return;
+    signal(sig, SIG_DFL);
     raise(sig);
 }
 
 volatile sig_atomic_t *sw_cli_catch_signals(void)
 {
-    struct sigaction sa;
+    struct sigaction sa, was;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL); /* a closed terminal: as Ctrl-C, not as a crash */
+    /* A closed terminal stops cleanly, as Ctrl-C, not as a crash; unless its SIGHUP was ignored
+     * already (nohup), which the user asked for. */
+    if (sigaction(SIGHUP, NULL, &was) == 0 && was.sa_handler != SIG_IGN)
+        sigaction(SIGHUP, &sa, NULL);
     return &g_stop;
 }
 

@@ -400,14 +400,11 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
     *s = (server){.p = p, .r = r, .net = net, .wake_at = -1, .ckpt_lock = -1};
     snprintf(s->policy, sizeof s->policy, "%s", p->policy);
     s->optim = p->optim;
-    /* An earlier run's endpoint, read while we load the data, would send a worker there. */
-    int rc = p->endpoint_file ? sw_file_clear_endpoint(p->endpoint_file, "endpoint file", err) : 0;
-    if (!rc)
-        rc = setup(s, err);
+    int rc = setup(s, err);
     if (!rc)
         rc = setup_engine(s, err);
     rc = sw_run_stopped_early(p->stop, rc, err);
-    r->configured = !rc || rc == SW_ESTATE; /* stopped: no usage error */
+    r->configured = !rc; /* else nothing of the run was begun: the CLI undoes its log */
     if (!rc)
         rc = sw__server_bind(s, err);
     if (!rc)
