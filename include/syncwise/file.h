@@ -26,12 +26,6 @@ int sw_file_write_private(const char *path, const uint8_t *b, size_t n, const ch
  * that whoever waits for the file (an endpoint a server bound) never reads half of it. */
 int sw_file_write_line(const char *path, const char *text, const char *what, char *err);
 
-/* Empties path when it holds an earlier run's endpoint (one line, "tcp://..." or "ipc://..."),
- * which this run will write anew once it is bound, so that meanwhile nobody dials a dead address;
- * anything else there is left for that write to replace or refuse (another process's file is
- * refused now, as that write would). Nothing there is fine. Fails with a message. */
-int sw_file_clear_endpoint(const char *path, const char *what, char *err);
-
 /* Whether a save may rename a file over path: nothing is there, or a regular file (not a
  * FIFO, a device or a socket, which it would replace). */
 bool sw_file_replaceable(const char *path);

@@ -491,25 +491,6 @@ int sw_file_write_line(const char *path, const char *text, const char *what, cha
     return rc;
 }
 
-int sw_file_clear_endpoint(const char *path, const char *what, char *err)
-{
-    uint8_t *b = NULL;
-    size_t len = 0;
-    char why[SW_ERR_LEN];
-    if (access(path, F_OK) != 0)
-        return 0;
-    if (sw_file_in_use(path))
-        return in_use(path, what, err);
-    if (sw_file_read_all(path, 4096, &b, &len, why))
-        return 0; /* no endpoint of ours: a directory, a device, a large file */
-    const char *t = (const char *)b;
-    const char *nl = memchr(t, '\n', len);
-    bool endpoint = len > 6 && (!memcmp(t, "tcp://", 6) || !memcmp(t, "ipc://", 6)) &&
-                    nl == t + len - 1 && !memchr(t, '\0', len);
-    free(b);
-    return endpoint ? sw_file_write_atomic(path, (const uint8_t *)"", 0, what, err) : 0;
-}
-
 int sw_file_drop_torn_line(int fd)
 {
     off_t end = lseek(fd, 0, SEEK_END), keep = end;

@@ -428,10 +428,9 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     /* Killed before its first save, a shard has nothing to resume: it starts afresh, and its
      * server (started again too, from its start record) configures it as before. */
     bool resume = p->resume;
-    int rc = p->endpoint_file ? sw_file_clear_endpoint(p->endpoint_file, "endpoint file", err) : 0;
-    if (!rc && p->checkpoint)
-        rc = sw_file_claim_checkpoint(p->checkpoint, "shard", &resume, &h->ckpt_lock,
-                                      &h->lock_made, err);
+    int rc = p->checkpoint ? sw_file_claim_checkpoint(p->checkpoint, "shard", &resume,
+                                                      &h->ckpt_lock, &h->lock_made, err)
+                           : 0;
     char prev[4096]; /* where the checkpoint before goes: refused now, not at the first save */
     if (!rc && p->checkpoint) {
         sw__shard_prev_path(h, prev);

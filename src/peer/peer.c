@@ -149,8 +149,6 @@ static int setup(sw__peer *pe, char *err)
     const sw_peer_params *p = pe->p;
     char join[300];
     int rc = p->join ? sw_endpoint_check(p->join, false, join, sizeof join, err) : 0;
-    if (!rc && p->endpoint_file) /* an earlier run's, read as we load, would mislead a joiner */
-        rc = sw_file_clear_endpoint(p->endpoint_file, "endpoint file", err);
     if (!rc)
         rc = sw_net_zmq_new(&pe->net, err);
     if (!rc)
