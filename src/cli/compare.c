@@ -564,7 +564,7 @@ int sw_cli_compare(int argc, char **argv)
             rc = sw_cli_error(CMD, "--log-dir %s: cannot create: %s", p.log_dir, strerror(errno));
         if (!rc && (rc = run_all(&p, argc, argv, err))) /* --resume of another scenario: 2 */
             rc = sw_cli_error(CMD, "%s", err) * sw_cli_scenario_status(rc);
-        if (!rc && *p.stop) /* the runs under way ended first; half a table would mislead */
+        if (!rc && *p.stop && p.done < p.n_runs) /* half a table would mislead */
             rc = sw_cli_error(CMD, "stopped by a signal after %zu of %zu runs%s", p.done,
                               p.n_runs, p.log_dir ? ": the same command with --resume goes on "
                                                     "from the runs done"
