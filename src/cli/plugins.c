@@ -122,11 +122,13 @@ int sw_cli_load_plugins(bool only_help)
         return only_help ? 0 : 1;
     }
     char *save = NULL;
-    for (char *p = strtok_r(paths, ":", &save); p; p = strtok_r(NULL, ":", &save))
-        if (load_one(p, err)) {
-            fprintf(stderr, "syncwise: %s%s\n", err,
-                    only_help ? " (help follows without its policies)" : "");
-            return only_help ? 0 : 1;
-        }
+    for (char *p = strtok_r(paths, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+        if (!load_one(p, err))
+            continue;
+        fprintf(stderr, "syncwise: %s%s\n", err,
+                only_help ? " (help goes on without what could not be loaded)" : "");
+        if (!only_help)
+            return 1;
+    }
     return 0;
 }

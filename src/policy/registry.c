@@ -67,7 +67,7 @@ int sw_policy_register(const sw_policy_ops *ops, char *err)
         return sw_fail(err, SW_EINVAL, "a policy named '%s' exists already (%s)", ops->name,
                        had == ops ? "these very operations, registered twice"
                        : is_builtin(had) ? "built in"
-                                         : "registered before, by another plugin");
+                                         : "registered before");
     if (n_registered == SW_POLICY_MAX_REGISTERED)
         return sw_fail(err, SW_ERANGE, "more than %d policies of one's own",
                        SW_POLICY_MAX_REGISTERED);
