@@ -1,5 +1,6 @@
 /* Option parsing helpers and help listings shared by the subcommands. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdatomic.h>
 #include <time.h>
 #include <cblas.h>
 #include <errno.h>
@@ -337,10 +338,14 @@ static void on_signal(int sig)
     clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe, as signal and raise are */
     if (!g_stop) {
         g_first = now;
+        atomic_signal_fence(memory_order_seq_cst); /* the time before the flag */
         g_stop = 1;
         return;
     }
-    if (now.tv_sec - g_first.tv_sec + (now.tv_nsec - g_first.tv_nsec) * 1e-9 < 1)
+    /* A first signal's time not yet seen (its handler runs on another thread) is as now: this
+     * one is part of the same request, never a reason to kill. */
+    bool unset = g_first.tv_sec == 0 && g_first.tv_nsec == 0;
+    if (unset || now.tv_sec - g_first.tv_sec + (now.tv_nsec - g_first.tv_nsec) * 1e-9 < 1)
         return;
     signal(sig, SIG_DFL);
     raise(sig);
@@ -351,6 +356,10 @@ volatile sig_atomic_t *sw_cli_catch_signals(void)
     struct sigaction sa, was;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask); /* none of the three nests in another's handler on one thread */
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGHUP);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     /* A closed terminal stops cleanly, as Ctrl-C, not as a crash; unless its SIGHUP was ignored
