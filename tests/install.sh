@@ -162,8 +162,34 @@ cp "$TMP/plain.so" "$TMP/plain-copy.so"
 expect_status 1 "two plugins defining one policy" -- env \
   SYNCWISE_PLUGINS="$TMP/plain.so:$TMP/plain-copy.so" "$TMP/prefix/bin/syncwise" sim \
   --no-model --max-time 5
-expect_output "plain-copy.so: a policy named 'plain' exists already (registered before): the first came from $TMP/plain.so" \
+expect_output "plain-copy.so: a policy named 'plain' exists already (from $TMP/plain.so)" \
   "names both plugins"
+# A plugin one of whose names is taken joins with none of its policies, even for --help.
+cat > "$TMP/clash.c" <<'EOF'
+#include <syncwise/policy.h>
+static void clash_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
+{
+    (void)state, (void)v;
+    d->apply = true;
+    sw_decision_release(d, p->worker);
+}
+static const sw_policy_ops mine = {.name = "mine", .help = "MINE", .on_push = clash_push};
+static const sw_policy_ops asp = {.name = "asp", .on_push = clash_push};
+SW_PLUGIN_ABI_HERE
+const sw_policy_ops *const *sw_plugin_policies(void)
+{
+    static const sw_policy_ops *const policies[] = {&mine, &asp, NULL};
+    return policies;
+}
+EOF
+cc -std=c11 -shared -fPIC $SAN "$TMP/clash.c" \
+  $(PKG_CONFIG_PATH=$(dirname "$(find "$TMP/prefix" -name syncwise.pc)") pkg-config --cflags syncwise) \
+  -o "$TMP/clash.so"
+expect_status 0 "--help with a plugin one of whose names is taken" -- env \
+  SYNCWISE_PLUGINS="$TMP/clash.so:$TMP/plain.so" "$TMP/prefix/bin/syncwise" sim --help
+expect_output "a policy named 'asp' exists already (built in)" "says which name"
+expect_no_output "MINE" "lists none of its policies"
+expect_output "a policy of one's own, without help" "and goes on with the next plugin"
 expect_status 0 "--help with a plugin that cannot be loaded" -- env \
   SYNCWISE_PLUGINS="$TMP/none.so" "$TMP/prefix/bin/syncwise" sim --help
 expect_output "help goes on without what could not be loaded" "says the plugin failed"

@@ -54,17 +54,36 @@ static const char *first_with(const char *name)
     return NULL;
 }
 
+/* A plugin's policies join all or none: one of its names taken (built in, by an earlier plugin,
+ * or twice in its own list) refuses it before any joins, so that help never lists half a
+ * plugin, nor a later plugin finds its names taken by one that failed. */
+static int names_free(const sw_policy_ops *const *ops, const char *path, char *err)
+{
+    for (size_t i = 0; ops[i]; i++) {
+        const char *name = ops[i]->name ? ops[i]->name : "";
+        const char *first = first_with(name);
+        bool twice = false;
+        for (size_t j = 0; j < i; j++)
+            twice = twice || (ops[j]->name && strcmp(ops[j]->name, name) == 0);
+        if (twice || sw_policy_find(name))
+            return sw_fail(err, SW_EINVAL, "SYNCWISE_PLUGINS: %s: a policy named '%s' exists "
+                           "already (%s%s)", path, name,
+                           twice ? "twice in this plugin's list" : first ? "from " : "built in",
+                           twice || !first ? "" : first);
+    }
+    return 0;
+}
+
 static int register_all(const sw_policy_ops *const *ops, const char *path, char *err)
 {
     char why[SW_ERR_LEN];
-    for (size_t i = 0; ops[i]; i++) {
+    int rc = names_free(ops, path, err);
+    for (size_t i = 0; !rc && ops[i]; i++) {
         if (!sw_policy_register(ops[i], why))
             continue;
-        const char *first = ops[i]->name ? first_with(ops[i]->name) : NULL;
-        return sw_fail(err, SW_EINVAL, "SYNCWISE_PLUGINS: %s: %s%s%s", path, why,
-                       first ? ": the first came from " : "", first ? first : "");
+        return sw_fail(err, SW_EINVAL, "SYNCWISE_PLUGINS: %s: %s", path, why);
     }
-    return 0;
+    return rc;
 }
 
 /* One plugin: loaded for the process's life (its policies run until the end). */
