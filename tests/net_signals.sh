@@ -21,13 +21,16 @@ held_in_load() {
   exec 3<> "$TMP/train.fifo"
   "$@" > "$TMP/cmd.out" 2>&1 3>&- & # fd 3 not inherited: the command's own open is waited for
   PID=$!
-  wait_for 20 sh -c "ls -l /proc/$PID/fd 2>/dev/null | grep -q train.fifo"
+  # the command itself (not the shell forked to start it, which holds fd 3 a moment): until
+  # it runs, a SIGINT may be ignored as a background job's, and lost
+  wait_for 20 sh -c "[ \"\$(readlink /proc/$PID/exe)\" = '$(readlink -f "$SW")' ] &&
+    ls -l /proc/$PID/fd 2>/dev/null | grep -q train.fifo"
 }
 
 for cmd in server peer; do
   if [ $cmd = server ]; then
     run=("$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/new.ep" --data "$FIFO_DATA"
-         --model softmax --checkpoint "$TMP/c.ckpt" --log "$TMP/l.jsonl")
+         --model softmax --checkpoint "$TMP/c.ckpt" --log "$TMP/l.jsonl" --max-time 30)
   else
     run=("$SW" peer --endpoint-file "$TMP/new.ep" --data "$FIFO_DATA" --model softmax
          --out "$TMP/w.txt" --wait-peers 2 --max-time 30)

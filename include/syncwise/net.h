@@ -107,7 +107,8 @@ sw_server_params sw_server_default_params(void);
 typedef struct sw_server_result {
     bool reached;          /* the target accuracy was met */
     bool configured;       /* data, model, optimizer and policy were accepted; false when the
-                            * server refused its configuration (a usage error) */
+                            * server refused its configuration (a usage error), or a signal
+                            * stopped it as it loaded its data */
     double elapsed_s, final_acc, final_loss;
     bool classify;         /* the task has an accuracy (final_acc is 0 for regression) */
     const char *held_out;  /* the set evaluated: "validation", "test" or "training" */

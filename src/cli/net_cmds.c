@@ -264,9 +264,9 @@ int sw_cli_server(int argc, char **argv)
         fputc('\n', stderr);
     int crc = sw_file_close(log, log_path, rc ? NULL : err);
     struct stat after;
-    if (rc && !r.configured && log_path && !existed && stat(log_path, &after) == 0 &&
-        after.st_size == 0)
-        unlink(log_path); /* refused before it ran: no empty log that check cannot read */
+    if (rc && log_path && !existed && stat(log_path, &after) == 0 && after.st_size == 0)
+        unlink(log_path); /* ended before it ran (refused, unbound, stopped): no empty log that
+                           * check cannot read */
     rc = rc ? rc : crc;
     if (rc && rc != SW_EPROMISE) /* a configuration refused is a usage error, as in sim */
         return sw_cli_error("server", "%s", err) * (r.configured ? 1 : sw_cli_load_status(rc));
