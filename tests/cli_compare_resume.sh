@@ -6,6 +6,12 @@
 scenario=(--policies "bsp;asp;ssp:s=2" --workers 4 --data "synthetic:task=logistic,d=10,n=2000"
           --model softmax --lr 0.1 --target-acc 0.8 --max-time 3000)
 table() { grep -v "runs in" <<< "$1"; } # the table alone, without progress or notes
+rows_in() { # DIR LINES: waits (up to 10 s) until DIR/results.csv has LINES lines, header included
+  for _ in $(seq 1000); do
+    [ "$(cat "$1/results.csv" 2> /dev/null | wc -l)" -ge "$2" ] && break
+    sleep 0.01
+  done
+}
 
 expect_status 0 "an uninterrupted comparison" -- "$SW" compare "${scenario[@]}" --seeds 8 \
   --log-dir "$TMP/whole"
@@ -23,10 +29,7 @@ expect_status 0 "an uninterrupted slow comparison" -- "$SW" compare "${slow[@]}"
 slow_whole=$(table "$OUT")
 "$SW" compare "${slow[@]}" --jobs 1 --log-dir "$TMP/cut" -q > /dev/null 2>&1 &
 pid=$!
-for _ in $(seq 1000); do
-  [ "$(cat "$TMP/cut/results.csv" 2> /dev/null | wc -l)" -ge 4 ] && break
-  sleep 0.01
-done
+rows_in "$TMP/cut" 4
 kill -KILL "$pid"
 wait "$pid" 2> /dev/null
 kept=$(($(cat "$TMP/cut/results.csv" 2> /dev/null | wc -l) - 1))
@@ -44,16 +47,9 @@ diff <(cut -d, -f1-11 "$TMP/slow/results.csv") <(cut -d, -f1-11 "$TMP/cut/result
 # Ctrl-C: the run under way ends, no other starts, and the command says how to go on.
 "$SW" compare "${slow[@]}" --jobs 1 --log-dir "$TMP/int" > "$TMP/int.out" 2>&1 &
 pid=$!
-for _ in $(seq 1000); do
-  [ "$(cat "$TMP/int/results.csv" 2> /dev/null | wc -l)" -ge 2 ] && break
-  sleep 0.01
-done
+rows_in "$TMP/int" 2
 kill -INT "$pid"
-wait "$pid"
-rc=$?
-OUT=$(cat "$TMP/int.out")
-checks=$((checks + 1))
-[ "$rc" -eq 1 ] || { echo "FAIL: a comparison stopped by a signal exited $rc, not 1"; failures=$((failures + 1)); }
+expect_exit 1 "a comparison stopped by a signal" "$pid" "$TMP/int.out"
 expect_output "stopped by a signal after " "says it stopped"
 expect_output "the same command with --resume goes on from the runs done" "and how to go on"
 expect_no_output "fastest:" "prints no half table"

@@ -46,11 +46,7 @@ checks=$((checks + 1))
 pid=$!
 for _ in $(seq 600); do grep -q "episode 2/" "$TMP/stopped.out" && break; sleep 0.05; done
 kill -INT $pid
-wait $pid
-rc=$?
-OUT=$(cat "$TMP/stopped.out")
-checks=$((checks + 1))
-[ $rc -eq 1 ] || { echo "FAIL: a training stopped by a signal exited $rc, not 1"; failures=$((failures + 1)); }
+expect_exit 1 "a training stopped by a signal" "$pid" "$TMP/stopped.out"
 expect_output "stopped by a signal after episode " "says where it stopped"
 expect_output "the same command with --resume goes on" "and how to go on"
 done_at=$(sed -n 's/.*stopped by a signal after episode \([0-9]*\),.*/\1/p' "$TMP/stopped.out")

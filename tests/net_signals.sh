@@ -44,11 +44,7 @@ for cmd in server peer; do
   sleep 0.2 # the signal lands in the load
   cat "$TMP/train.csv" >&3
   exec 3>&-
-  wait "$PID"
-  rc=$?
-  OUT=$(cat "$TMP/cmd.out")
-  checks=$((checks + 1))
-  [ "$rc" -eq 1 ] || { echo "FAIL: $cmd stopped in its load exited $rc, not 1"; failures=$((failures + 1)); }
+  expect_exit 1 "$cmd stopped in its load" "$PID" "$TMP/cmd.out"
   expect_output "stopped by a signal as it loaded its data" "$cmd: says it stopped in its load"
   for f in c.ckpt l.jsonl w.txt new.ep; do
     checks=$((checks + 1))
@@ -83,10 +79,7 @@ kill -TERM "$SPID"
 wait_for 20 grep -q '"ev":"end"' "$LOG"
 sleep 1.2 # a second signal within a second of the first is the same request (a launcher's)
 kill -TERM "$SPID"
-wait "$SPID"
-rc=$?
-checks=$((checks + 1))
-[ "$rc" -eq 143 ] || { echo "FAIL: a second SIGTERM during a stop: exit $rc, not 143 (killed)"; failures=$((failures + 1)); }
+expect_exit 143 "a second SIGTERM during a stop (killed)" "$SPID"
 expect_status 0 "its last checkpoint is whole" -- "$SW" eval --model-file "$TMP/s2.ckpt" \
   --data "$DATA"
 kill -KILL "${WPIDS[0]}"
