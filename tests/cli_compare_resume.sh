@@ -49,7 +49,8 @@ diff <(cut -d, -f1-11 "$TMP/slow/results.csv") <(cut -d, -f1-11 "$TMP/cut/result
 pid=$!
 rows_in "$TMP/int" 2
 kill -INT "$pid"
-expect_exit 1 "a comparison stopped by a signal" "$pid" "$TMP/int.out"
+expect_exit "$pid" "a comparison stopped by a signal" 1
+OUT=$(cat "$TMP/int.out")
 expect_output "stopped by a signal after " "says it stopped"
 expect_output "the same command with --resume goes on from the runs done" "and how to go on"
 expect_no_output "fastest:" "prints no half table"

@@ -46,7 +46,8 @@ checks=$((checks + 1))
 pid=$!
 for _ in $(seq 600); do grep -q "episode 2/" "$TMP/stopped.out" && break; sleep 0.05; done
 kill -INT $pid
-expect_exit 1 "a training stopped by a signal" "$pid" "$TMP/stopped.out"
+expect_exit "$pid" "a training stopped by a signal" 1
+OUT=$(cat "$TMP/stopped.out")
 expect_output "stopped by a signal after episode " "says where it stopped"
 expect_output "the same command with --resume goes on" "and how to go on"
 done_at=$(sed -n 's/.*stopped by a signal after episode \([0-9]*\),.*/\1/p' "$TMP/stopped.out")

@@ -62,19 +62,6 @@ endpoint_of() {
   cat "$1" 2>/dev/null
 }
 
-# expect_exit WANT DESCRIPTION PID [FILE]: waits for the background PID, which must exit with
-# WANT (a signal's stop, say); OUT = FILE's text, the output it was sent to.
-expect_exit() {
-  wait "$3"
-  local got=$?
-  checks=$((checks + 1))
-  if [ "$got" -ne "$1" ]; then
-    echo "FAIL: $2: exit status $got, expected $1"
-    failures=$((failures + 1))
-  fi
-  OUT=$([ -z "${4:-}" ] || cat "$4")
-}
-
 finish() {
   echo "$((checks - failures)) passed, $failures failed"
   [ "$failures" -eq 0 ]

@@ -44,7 +44,8 @@ for cmd in server peer; do
   sleep 0.2 # the signal lands in the load
   cat "$TMP/train.csv" >&3
   exec 3>&-
-  expect_exit 1 "$cmd stopped in its load" "$PID" "$TMP/cmd.out"
+  expect_exit "$PID" "$cmd stopped in its load" 1
+  OUT=$(cat "$TMP/cmd.out")
   expect_output "stopped by a signal as it loaded its data" "$cmd: says it stopped in its load"
   for f in c.ckpt l.jsonl w.txt new.ep; do
     checks=$((checks + 1))
@@ -79,7 +80,7 @@ kill -TERM "$SPID"
 wait_for 20 grep -q '"ev":"end"' "$LOG"
 sleep 1.2 # a second signal within a second of the first is the same request (a launcher's)
 kill -TERM "$SPID"
-expect_exit 143 "a second SIGTERM during a stop (killed)" "$SPID"
+expect_exit "$SPID" "a second SIGTERM during a stop (killed)" 143
 expect_status 0 "its last checkpoint is whole" -- "$SW" eval --model-file "$TMP/s2.ckpt" \
   --data "$DATA"
 kill -KILL "${WPIDS[0]}"
