@@ -45,7 +45,7 @@
 #include "syncwise/optim.h"
 #include "syncwise/proto.h"
 
-static volatile sig_atomic_t stop_server;
+static sw_stop_flag stop_server;
 
 typedef struct served {
     sw_server_params p;

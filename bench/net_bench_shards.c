@@ -28,7 +28,7 @@ struct sharded {
     sw_server_result sr;
     sw_shard_params hp;
     sw_shard_result hr;
-    volatile sig_atomic_t stop_server, stop_shard;
+    sw_stop_flag stop_server, stop_shard;
     pthread_t server_th, shard_th;
     char server_ep[256], shard_ep[256], server_file[64], shard_file[64], data[128];
     char server_err[256], shard_err[256];

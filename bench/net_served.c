@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 sw_server_params sw_bench_server_params(size_t params, char *data, size_t cap, const char *epfile,
-                                        const char *policy, volatile sig_atomic_t *stop)
+                                        const char *policy, sw_stop_flag *stop)
 {
     snprintf(data, cap, "synthetic:task=lsq,d=%zu,n=32,test=8,val=8", params - 1);
     unlink(epfile);

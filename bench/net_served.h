@@ -12,7 +12,7 @@
  * to epfile, under `policy`, never evaluating, checkpointing nor timing out a worker, stopped by
  * *stop. */
 sw_server_params sw_bench_server_params(size_t params, char *data, size_t cap, const char *epfile,
-                                        const char *policy, volatile sig_atomic_t *stop);
+                                        const char *policy, sw_stop_flag *stop);
 /* Waits for the endpoint written to `file` once `who` is bound (into ep, len bytes); exits
  * with err when it does not come within 20 s. */
 void sw_bench_await_endpoint(const char *file, char *ep, size_t len, const char *who,

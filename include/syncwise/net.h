@@ -22,13 +22,13 @@
 #ifndef SYNCWISE_NET_H
 #define SYNCWISE_NET_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "syncwise/err.h"
 #include "syncwise/optim.h"
+#include "syncwise/stop.h"
 #include "syncwise/transport.h"
 
 /* Whether payloads carry a checksum (CRC-32C), agreed at join: WELCOME says it. */
@@ -70,7 +70,7 @@ typedef struct sw_server_params {
     FILE *log;                   /* JSONL event log, or NULL; opened for appending, it is
                                   * emptied when the run starts (resumed: a torn last line is
                                   * cut), so that a refused start leaves it as it was */
-    volatile sig_atomic_t *stop; /* set from a signal handler to stop cleanly; may be NULL */
+    const sw_stop_flag *stop; /* set from a signal handler to stop cleanly; may be NULL */
     const char *curve_key;       /* CURVE: the server's key pair file, or NULL for none */
     const char *curve_clients;   /* CURVE: the authorised workers' public keys (required) */
     const char *curve_operators; /* CURVE: the operators' public keys, who may also switch the
@@ -155,7 +155,7 @@ typedef struct sw_worker_params {
      * scripted cluster, in process); NULL: delay_s. */
     double (*step_s)(void *ctx, uint32_t worker);
     void *step_ctx;
-    volatile sig_atomic_t *stop;
+    const sw_stop_flag *stop;
     const char *curve_key;        /* CURVE: this worker's key pair file, or NULL for none */
     const char *curve_server;     /* CURVE: the server's public key file */
 } sw_worker_params;

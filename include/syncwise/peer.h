@@ -16,9 +16,10 @@
 #ifndef SYNCWISE_PEER_H
 #define SYNCWISE_PEER_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "syncwise/stop.h"
 
 typedef struct sw_peer_params {
     const char *bind;          /* e.g. "tcp://127.0.0.1:*" */
@@ -40,7 +41,7 @@ typedef struct sw_peer_params {
                            * linear model's features' weights, then the bias); may be NULL */
     const char *curve_key; /* CURVE: the group's one key pair file, which every member holds;
                             * only its holders get in (NULL: plain TCP, anyone may say HELLO) */
-    volatile sig_atomic_t *stop;
+    const sw_stop_flag *stop;
 } sw_peer_params;
 
 sw_peer_params sw_peer_default_params(void);

@@ -10,13 +10,13 @@
 #ifndef SYNCWISE_RUN_H
 #define SYNCWISE_RUN_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "syncwise/engine.h"
+#include "syncwise/stop.h"
 
 /* ---- Statistics -------------------------------------------------------------------------- */
 
@@ -135,7 +135,7 @@ sw_stop_reason sw_stopper_limits(const sw_stopper *st, double t, uint64_t applie
 /* A command asked to stop by a signal (*stop; stop may be NULL) while it loaded its data fails
  * with SW_ESTATE, before it binds or writes anything: a run it would only start to end. The
  * signal is the cause too when the load failed (a read it interrupted). Else rc, the load's. */
-int sw_run_stopped_early(const volatile sig_atomic_t *stop, int rc, char *err);
+int sw_run_stopped_early(const sw_stop_flag *stop, int rc, char *err);
 
 /* ---- The log file ------------------------------------------------------------------------ */
 

@@ -12,13 +12,13 @@
 #ifndef SYNCWISE_SHARD_H
 #define SYNCWISE_SHARD_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "syncwise/err.h"
 #include "syncwise/placement.h"
+#include "syncwise/stop.h"
 #include "syncwise/transport.h"
 
 /* The most shards a run may have: it bounds the tables and the WELCOME text (every shard's
@@ -115,7 +115,7 @@ typedef struct sw_shard_params {
      * from its checkpoint; 0: for ever. Not before the run's INIT, nor while a resumed shard
      * waits for its server: those wait for the operator. */
     double server_timeout_s;
-    volatile sig_atomic_t *stop;
+    const sw_stop_flag *stop;
 } sw_shard_params;
 
 /* The least floats a part of an apply takes: below it a thread's wake-up (tens of us) costs

@@ -22,10 +22,11 @@
 #ifndef SYNCWISE_TRANSPORT_H
 #define SYNCWISE_TRANSPORT_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "syncwise/stop.h"
 
 /* ---- Frames -------------------------------------------------------------------------------- */
 
@@ -200,7 +201,7 @@ void sw_loop_remove(sw_loop *l, sw_agent *a);
 /* Gives turns, in the order the agents were added, to each agent whose socket has something or
  * whose turn is due, until every agent is done, *stop is set (may be NULL), or the clock reaches
  * `until` (INFINITY: none). Fails only when the network does. */
-int sw_loop_run(sw_loop *l, volatile sig_atomic_t *stop, double until, char *err);
+int sw_loop_run(sw_loop *l, const sw_stop_flag *stop, double until, char *err);
 
 /* ---- Endpoints ----------------------------------------------------------------------------- */
 

@@ -3,7 +3,6 @@
 #ifndef SW_CLI_H
 #define SW_CLI_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +11,7 @@
 #include "syncwise/data.h"
 #include "syncwise/model.h"
 #include "syncwise/sim.h"
+#include "syncwise/stop.h"
 
 typedef struct sw_cli_cmd {
     const char *name;
@@ -81,7 +81,7 @@ const sw_dataset *sw_cli_split(const sw_data *d, const char *name);
 
 /* Makes SIGINT, SIGTERM and SIGHUP set the returned flag (a clean stop) instead of killing;
  * a second signal kills, as it would have without this. */
-volatile sig_atomic_t *sw_cli_catch_signals(void);
+const sw_stop_flag *sw_cli_catch_signals(void);
 
 /* Applies a --threads value to OpenBLAS (0 leaves its own choice). */
 void sw_cli_set_threads(long threads);

@@ -58,7 +58,7 @@ typedef struct plan {
     size_t done, resumed; /* runs finished, of which kept from an earlier comparison */
     double t0;
     pthread_mutex_t lock;
-    volatile sig_atomic_t *stop; /* a signal: no run starts after it */
+    const sw_stop_flag *stop; /* a signal: no run starts after it */
 } plan;
 
 #define AT(field) offsetof(plan, field)
@@ -251,7 +251,7 @@ static void *worker(void *arg)
     plan *p = arg;
     for (;;) {
         pthread_mutex_lock(&p->lock);
-        size_t i = *p->stop ? p->n_runs : p->next++;
+        size_t i = sw_stop_requested(p->stop) ? p->n_runs : p->next++;
         pthread_mutex_unlock(&p->lock);
         if (i >= p->n_runs)
             return NULL;
@@ -564,7 +564,7 @@ int sw_cli_compare(int argc, char **argv)
             rc = sw_cli_error(CMD, "--log-dir %s: cannot create: %s", p.log_dir, strerror(errno));
         if (!rc && (rc = run_all(&p, argc, argv, err))) /* --resume of another scenario: 2 */
             rc = sw_cli_error(CMD, "%s", err) * sw_cli_scenario_status(rc);
-        if (!rc && *p.stop && p.done < p.n_runs) /* half a table would mislead */
+        if (!rc && sw_stop_requested(p.stop) && p.done < p.n_runs) /* half a table would mislead */
             rc = sw_cli_error(CMD, "stopped by a signal after %zu of %zu runs%s", p.done,
                               p.n_runs, p.log_dir ? ": the same command with --resume goes on "
                                                     "from the runs done"

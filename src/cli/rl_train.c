@@ -34,7 +34,7 @@ typedef struct plan {
     char **argv;    /* this command's, for --resume to compare with the note's */
     char saved[64]; /* what the policy file holds: "pre-training run 50", "episode 25", or "" */
     int out_lock;   /* --out's lock, held from the start to the end (sw_file_claim) */
-    volatile sig_atomic_t *stop; /* a signal: save after the run under way, and end */
+    const sw_stop_flag *stop; /* a signal: save after the run under way, and end */
 } plan;
 
 static const char *const layouts[] = {"paper", "momentum", "waiting", "stretch", NULL};
@@ -204,7 +204,7 @@ static int save(plan *p, const sw_rl_agent *a, const char *what)
  * training is not over, and --resume goes on from here). */
 static int save_due(plan *p, const sw_rl_agent *a, long done, long total, const char *at)
 {
-    bool stopped = *p->stop;
+    bool stopped = sw_stop_requested(p->stop);
     int rc = done % p->save_every == 0 || done == total || stopped ? save(p, a, at) : 0;
     if (!rc && stopped)
         rc = sw_cli_error(CMD, "stopped by a signal after %s, saved to %s: the same command with "

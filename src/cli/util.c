@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
 #include <time.h>
+#include <assert.h>
 #include <cblas.h>
 #include <errno.h>
 #include <libgen.h>
@@ -324,34 +325,41 @@ const sw_dataset *sw_cli_split(const sw_data *d, const char *name)
     return strcmp(name, "test") == 0 ? d->test : NULL;
 }
 
-static volatile sig_atomic_t g_stop;
+static sw_stop_flag g_stop;
+static_assert(ATOMIC_INT_LOCK_FREE == 2 && ATOMIC_LLONG_LOCK_FREE == 2,
+              "a signal handler may touch lock-free atomics only");
 
-static struct timespec g_first; /* when the first signal came */
+static atomic_llong g_first_ns; /* when the first signal came (CLOCK_MONOTONIC); 0: not yet */
+
+static long long monotonic_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe, as signal and raise are */
+    return now.tv_sec * 1000000000LL + now.tv_nsec;
+}
 
 /* The first signal asks for a clean stop; a second, while that stop takes its time (the last
  * checkpoint, the goodbyes), is obeyed at once, as the user who sent it means, unless it came
  * within a second of the first: one Ctrl-C under mpirun is the terminal's SIGINT and the
- * launcher's SIGTERM, a single request. */
+ * launcher's SIGTERM, a single request. Handlers may run on two threads at once, so the flag and
+ * the first time are atomics: the exchange picks one first signal, which stores its time after. */
 static void on_signal(int sig)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe, as signal and raise are */
-    if (!g_stop) {
-        g_first = now;
-        atomic_signal_fence(memory_order_seq_cst); /* the time before the flag */
-        g_stop = 1;
+    long long now = monotonic_ns();
+    if (!atomic_exchange(&g_stop, 1)) {
+        atomic_store(&g_first_ns, now);
         return;
     }
-    /* A first signal's time not yet seen (its handler runs on another thread) is as now: this
+    /* A first signal's time not yet stored (its handler runs on another thread) is as now: this
      * one is part of the same request, never a reason to kill. */
-    bool unset = g_first.tv_sec == 0 && g_first.tv_nsec == 0;
-    if (unset || now.tv_sec - g_first.tv_sec + (now.tv_nsec - g_first.tv_nsec) * 1e-9 < 1)
+    long long first = atomic_load(&g_first_ns);
+    if (first == 0 || now - first < 1000000000LL)
         return;
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
-volatile sig_atomic_t *sw_cli_catch_signals(void)
+const sw_stop_flag *sw_cli_catch_signals(void)
 {
     struct sigaction sa, was;
     memset(&sa, 0, sizeof sa);

@@ -483,13 +483,13 @@ void sw__server_conclude(server *s)
     double wait = s->p->heartbeat_timeout_s < FAREWELL_MAX_S ? s->p->heartbeat_timeout_s
                                                              : FAREWELL_MAX_S;
     s->farewell_by = s->r->elapsed_s + wait;
-    s->signalled_by_end = s->p->stop && *s->p->stop;
+    s->signalled_by_end = sw_stop_requested(s->p->stop);
 }
 
 bool sw__server_farewells_due(const server *s)
 {
     double now = sw__server_now(s);
-    if (now >= s->farewell_by || (s->p->stop && *s->p->stop && !s->signalled_by_end))
+    if (now >= s->farewell_by || (sw_stop_requested(s->p->stop) && !s->signalled_by_end))
         return false; /* waited enough, or a signal came during the wait: the user wants out */
     for (uint32_t i = 0; i < s->n_live_conns; i++) {
         const conn *c = &s->conns[s->live_conns[i]];

@@ -430,7 +430,7 @@ double sw__server_turn(void *ctx, double now)
     drain(s, s->sock);
     if (!s->done)
         deadlines(s);
-    if (p->stop && *p->stop)
+    if (sw_stop_requested(p->stop))
         s->done = true;
     if (s->done)
         finish_when_over(s);

@@ -271,7 +271,7 @@ void sw__worker_leave_when_answered(worker *k, double now)
 /* A stopped worker says goodbye; true when it is gone. */
 static bool leave_if_stopped(worker *k, double now)
 {
-    if (k->p->stop && *k->p->stop && !k->leaving)
+    if (sw_stop_requested(k->p->stop) && !k->leaving)
         sw__worker_leave_when_answered(k, now);
     return k->state == OVER;
 }
@@ -375,7 +375,7 @@ int sw_worker_run(const sw_worker_params *p, sw_worker_result *out, char *err)
         rc = sw_loop_run(loop, p->stop, INFINITY, err);
     if (k && rc)
         sw__worker_fail(k, rc, "%s", err);
-    if (k && p->stop && *p->stop)
+    if (k && sw_stop_requested(p->stop))
         sw_worker_leave(k); /* stopped while the loop waited */
     if (k)
         rc = sw_worker_end(k, err);

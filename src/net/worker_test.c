@@ -73,7 +73,7 @@ static int swallow_one(const char *bind_to, char *endpoint, size_t cap, pthread_
     return type;
 }
 
-static volatile sig_atomic_t stop;
+static sw_stop_flag stop;
 
 static void on_usr1(int sig)
 {

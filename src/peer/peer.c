@@ -205,7 +205,7 @@ static int join(sw__peer *pe, char *err)
     if (pe->p->max_time_s > 0 && pe->p->max_time_s < deadline)
         deadline = pe->p->max_time_s;
     while (!pe->have_replica && !pe->refused[0] && sw__peer_now(pe) < deadline &&
-           !(pe->p->stop && *pe->p->stop)) {
+           !sw_stop_requested(pe->p->stop)) {
         /* our dialer to the contact too: a CURVE handshake it refuses fails the join, saying why */
         int contact = sw__peer_rank(pe, pe->p->join);
         sw_sock *socks[2] = {pe->in, contact >= 0 ? pe->m[contact].out : NULL};
@@ -276,7 +276,7 @@ static bool timed_out(const sw__peer *pe)
 
 static bool should_stop(const sw__peer *pe)
 {
-    return pe->done || (pe->p->stop && *pe->p->stop) || timed_out(pe);
+    return pe->done || sw_stop_requested(pe->p->stop) || timed_out(pe);
 }
 
 /* Nobody trains before the group is whole: --wait-peers live members, or one of them trains

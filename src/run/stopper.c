@@ -76,9 +76,9 @@ sw_stop_reason sw_stopper_limits(const sw_stopper *st, double t, uint64_t applie
     return SW_STOP_NONE;
 }
 
-int sw_run_stopped_early(const volatile sig_atomic_t *stop, int rc, char *err)
+int sw_run_stopped_early(const sw_stop_flag *stop, int rc, char *err)
 {
-    return stop && *stop ? sw_fail(err, SW_ESTATE, "stopped by a signal as it loaded its data, "
+    return sw_stop_requested(stop) ? sw_fail(err, SW_ESTATE, "stopped by a signal as it loaded its data, "
                                                    "before it bound or wrote anything")
                          : rc;
 }

@@ -116,10 +116,10 @@ static void give_turns(sw_loop *l, double now)
     }
 }
 
-int sw_loop_run(sw_loop *l, volatile sig_atomic_t *stop, double until, char *err)
+int sw_loop_run(sw_loop *l, const sw_stop_flag *stop, double until, char *err)
 {
     compact(l); /* agents removed between runs */
-    while (l->n > 0 && !(stop && *stop)) {
+    while (l->n > 0 && !sw_stop_requested(stop)) {
         size_t k;
         double due = gather(l, &k);
         if (isnan(due))
