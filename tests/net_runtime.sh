@@ -154,6 +154,15 @@ expect_output "another process writes it" "says why"
 checks=$((checks + 1))
 head -1 "$LOG" | grep -q '"ev":"start"' ||
   { echo "FAIL: the running server's log was replaced"; failures=$((failures + 1)); }
+# Nor its endpoint file, which workers read to find it: a second server given it (a run started
+# twice by mistake) is refused at its start, and the file still names the first.
+expect_status 1 "a second server on a running server's endpoint file" -- "$SW" server \
+  --bind "tcp://127.0.0.1:*" --data "$DATA" --model mlp:h=1,u=32 --endpoint-file "$TMP/ep" \
+  --max-time 1
+expect_output "another process writes it already" "says why"
+checks=$((checks + 1))
+[ "$(cat "$TMP/ep")" = "$EP" ] ||
+  { echo "FAIL: the running server's endpoint file was replaced"; failures=$((failures + 1)); }
 # Nor its checkpoint, which a resume would go back to: a training's --out is refused there.
 expect_status 1 "a training saved over a running server's checkpoint" -- "$SW" train \
   --data "$DATA" --model mlp:h=1,u=32 --epochs 1 --out "$TMP/server.ckpt"

@@ -53,8 +53,7 @@ static const sw_opt server_table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "bind", 0, AT(p.bind), 0, 0, "ENDPOINT",
                 "where to listen (loopback unless told otherwise; port *\npicks a free one)")},
     {SW_OPT_ROW(SW_OPT_STR, "endpoint-file", 0, AT(p.endpoint_file), 0, 0, "FILE",
-                "write the bound endpoint there once bound (remove\nan earlier run's first: "
-                "until then it is left as it is)")},
+                SW_CLI_ENDPOINT_FILE_HELP)},
     {SW_OPT_ROW(SW_OPT_STR, "policy", 0, AT(p.policy), 0, 0, "SPEC", "synchronization policy")},
     {SW_OPT_ROW(SW_OPT_STR, "job", 0, AT(p.job), 0, 0, "NAME",
                 "the launcher's job this run is, told to every worker:\n"

@@ -25,8 +25,7 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "bind", 0, AT(p.bind), 0, 0, "ENDPOINT",
                 "where to listen (port *: a free one)")},
     {SW_OPT_ROW(SW_OPT_STR, "endpoint-file", 0, AT(p.endpoint_file), 0, 0, "FILE",
-                "write the bound endpoint there once bound (remove\nan earlier run's first: "
-                "until then it is left as it is)")},
+                SW_CLI_ENDPOINT_FILE_HELP)},
     {SW_OPT_ROW(SW_OPT_STR, "join", 0, AT(p.join), 0, 0, "ENDPOINT",
                 "a member of the group to join (its answer is awaited\n5 x --timeout, no longer "
                 "than --max-time)")},

@@ -25,8 +25,7 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_STR, "bind", 0, AT(p.bind), 0, 0, "ENDPOINT",
                 "where to listen (loopback unless told otherwise; port *\npicks a free one)")},
     {SW_OPT_ROW(SW_OPT_STR, "endpoint-file", 0, AT(p.endpoint_file), 0, 0, "FILE",
-                "write the bound endpoint there once bound (remove\nan earlier run's first: "
-                "until then it is left as it is)")},
+                SW_CLI_ENDPOINT_FILE_HELP)},
     {SW_OPT_ROW(SW_OPT_STR, "checkpoint", 0, AT(p.checkpoint), 0, 0, "FILE",
                 "checkpoint the slice there when the server says (it\n"
                 "does on its --checkpoint schedule); the one before is\n"

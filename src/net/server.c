@@ -244,6 +244,9 @@ static int setup(server *s, char *err)
     int rc = p->checkpoint ? sw_file_claim_checkpoint(p->checkpoint, "run", &s->resuming,
                                                       &s->ckpt_lock, &s->lock_made, err)
                            : 0;
+    if (!rc && p->endpoint_file)
+        rc = sw_file_claim_output(p->endpoint_file, "--endpoint-file", &s->ep_lock,
+                                  &s->ep_lock_made, err);
     if (rc)
         return rc;
     if (p->checkpoint && !s->resuming &&
@@ -330,6 +333,7 @@ static void teardown(server *s, const char *failed)
     free(s->conns);
     free(s->live_conns);
     sw_file_release_claim(s->p->checkpoint, s->ckpt_lock, s->lock_made);
+    sw_file_release_claim(s->p->endpoint_file, s->ep_lock, s->ep_lock_made);
     free(s);
 }
 
@@ -397,7 +401,8 @@ int sw_server_new(sw_server **out, sw_net *net, const sw_server_params *p, sw_se
     server *s = calloc(1, sizeof *s);
     if (!s)
         return sw_fail(err, SW_ENOMEM, "out of memory");
-    *s = (server){.p = p, .r = r, .net = net, .wake_at = -1, .ckpt_lock = -1};
+    *s = (server){.p = p, .r = r, .net = net, .wake_at = -1, .ckpt_lock = -1,
+                 .ep_lock = -1};
     snprintf(s->policy, sizeof s->policy, "%s", p->policy);
     s->optim = p->optim;
     int rc = setup(s, err);

@@ -422,7 +422,7 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
         return sw_fail(err, SW_ENOMEM, "no memory for a shard");
     memset(r, 0, sizeof *r);
     *h = (shard){.p = p, .r = r, .net = net, .saved = SW_SHARD_NONE,
-                 .saved_before = SW_SHARD_NONE, .ckpt_lock = -1,
+                 .saved_before = SW_SHARD_NONE, .ckpt_lock = -1, .ep_lock = -1,
                  .heard = -INFINITY,
                  .to_server = {.send = send_to_server, .ctx = h}};
     /* Killed before its first save, a shard has nothing to resume: it starts afresh, and its
@@ -431,6 +431,9 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
     int rc = p->checkpoint ? sw_file_claim_checkpoint(p->checkpoint, "shard", &resume,
                                                       &h->ckpt_lock, &h->lock_made, err)
                            : 0;
+    if (!rc && p->endpoint_file)
+        rc = sw_file_claim_output(p->endpoint_file, "--endpoint-file", &h->ep_lock,
+                                  &h->ep_lock_made, err);
     char prev[4096]; /* where the checkpoint before goes: refused now, not at the first save */
     if (!rc && p->checkpoint) {
         sw__shard_prev_path(h, prev);
@@ -501,6 +504,7 @@ void sw_shard_end(sw_shard *h)
     sw_optim_free(&h->opt);
     sw__shard_free_recovery(h);
     sw_file_release_claim(h->p->checkpoint, h->ckpt_lock, h->lock_made);
+    sw_file_release_claim(h->p->endpoint_file, h->ep_lock, h->ep_lock_made);
     free(h);
 }
 

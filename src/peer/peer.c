@@ -149,6 +149,9 @@ static int setup(sw__peer *pe, char *err)
     const sw_peer_params *p = pe->p;
     char join[300];
     int rc = p->join ? sw_endpoint_check(p->join, false, join, sizeof join, err) : 0;
+    if (!rc && p->endpoint_file)
+        rc = sw_file_claim_output(p->endpoint_file, "--endpoint-file", &pe->ep_lock,
+                                  &pe->ep_lock_made, err);
     if (!rc)
         rc = sw_net_zmq_new(&pe->net, err);
     if (!rc)
@@ -267,6 +270,7 @@ static void cleanup(sw__peer *pe)
     free(pe->idx);
     free(pe->val);
     free(pe->pay);
+    sw_file_release_claim(pe->p->endpoint_file, pe->ep_lock, pe->ep_lock_made);
 }
 
 static bool timed_out(const sw__peer *pe)
@@ -309,6 +313,7 @@ int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     pe->p = p;
     pe->r = out;
+    pe->ep_lock = -1;
     int rc = setup(pe, err);
     if (!rc && p->join)
         rc = join(pe, err);
