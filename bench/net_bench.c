@@ -67,7 +67,7 @@ static void *serve(void *arg)
 static void start_checked(served *s, size_t params, const char *policy, sw_checksum_mode checksum)
 {
     memset(s, 0, sizeof *s);
-    snprintf(s->epfile, sizeof s->epfile, "/tmp/swnb.%d", (int)getpid());
+    sw_bench_endpoint_file(s->epfile, sizeof s->epfile);
     s->p = sw_bench_server_params(params, s->data, sizeof s->data, s->epfile, policy,
                                   &stop_server);
     s->p.checksum = checksum;

@@ -61,8 +61,7 @@ static void *hold_slice(void *arg)
 
 static void start_shard(sharded *s)
 {
-    snprintf(s->shard_file, sizeof s->shard_file, "/tmp/swnbs.%d", (int)getpid());
-    unlink(s->shard_file);
+    sw_bench_endpoint_file(s->shard_file, sizeof s->shard_file);
     s->hp = (sw_shard_params){.bind = "tcp://127.0.0.1:*", .endpoint_file = s->shard_file,
                               .stop = &s->stop_shard};
     pthread_create(&s->shard_th, NULL, hold_slice, s);
@@ -72,7 +71,7 @@ static void start_shard(sharded *s)
 
 static void start_server(sharded *s, size_t params, sw_checksum_mode checksum)
 {
-    snprintf(s->server_file, sizeof s->server_file, "/tmp/swnbc.%d", (int)getpid());
+    sw_bench_endpoint_file(s->server_file, sizeof s->server_file);
     s->sp = sw_bench_server_params(params, s->data, sizeof s->data, s->server_file, "asp",
                                    &s->stop_server);
     s->sp.shards = s->shard_ep;

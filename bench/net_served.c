@@ -12,7 +12,6 @@ sw_server_params sw_bench_server_params(size_t params, char *data, size_t cap, c
                                         const char *policy, sw_stop_flag *stop)
 {
     snprintf(data, cap, "synthetic:task=lsq,d=%zu,n=32,test=8,val=8", params - 1);
-    unlink(epfile);
     sw_server_params p = sw_server_default_params();
     p.bind = "tcp://127.0.0.1:*";
     p.endpoint_file = epfile;
@@ -25,6 +24,13 @@ sw_server_params sw_bench_server_params(size_t params, char *data, size_t cap, c
     p.heartbeat_timeout_s = 1e6;
     p.stop = stop;
     return p;
+}
+
+void sw_bench_endpoint_file(char *path, size_t cap)
+{
+    static unsigned made;
+    snprintf(path, cap, "/tmp/swnb.%d.%u", (int)getpid(), made++);
+    unlink(path);
 }
 
 void sw_bench_await_endpoint(const char *file, char *ep, size_t len, const char *who,

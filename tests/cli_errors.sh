@@ -270,6 +270,8 @@ expect_status 1 "a server bound by host name (no worker: never started)" -- "$SW
   --endpoint-file "$TMP/ep" --data synthetic:d=5,n=100 --model softmax --max-time 0.3 -q
 OUT=$(cat "$TMP/ep")
 expect_output "tcp://127.0.0.1:" "localhost was resolved to its address"
+checks=$((checks + 1)) # its claim on the file (FILE.lock) went with it
+[ ! -e "$TMP/ep.lock" ] || { echo "FAIL: the server left ep.lock"; failures=$((failures + 1)); }
 
 # A resumed checkpoint of another shape: the refusal names both shapes.
 rm -f "$TMP/r.ckpt" # an earlier test's: a fresh server refuses to overwrite it

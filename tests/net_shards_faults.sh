@@ -551,7 +551,10 @@ for ckpt in yes no; do
     expect_output "without --checkpoint cannot go back" "and what would have saved it"
   fi
   wait "${WPIDS[@]}" 2>/dev/null
-  for j in 0 1; do wait_for 10 sh -c "! kill -0 ${SHPIDS[$j]}" || kill -9 "${SHPIDS[$j]}"; done
+  for j in 0 1; do
+    wait_for 10 sh -c "! kill -0 ${SHPIDS[$j]}" || kill -9 "${SHPIDS[$j]}"
+    wait "${SHPIDS[$j]}" 2>/dev/null # gone, its endpoint file's lock with it
+  done
   kill "$proxy" 2>/dev/null
   wait "$proxy" 2>/dev/null
 done

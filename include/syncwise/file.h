@@ -100,6 +100,12 @@ void sw_file_note_saved(int lock_fd);
  * the lock's file removed too: a start refused before its first save leaves no sign of a claim
  * (a killed one does, which is how a resume knows it). */
 void sw_file_release_claim(const char *path, int lock_fd, bool made);
+/* sw_file_release with PATH.lock removed first, while still held: for a claim on a file that
+ * means nothing once its process has ended (an endpoint file), so that a run leaves no lock
+ * behind, which in a shared directory another user could not open. A process that opened the
+ * old lock just before may still lock it once removed: at worst two share the file, as before
+ * any claim. Nothing for lock_fd -1. */
+void sw_file_release_removing(const char *path, int lock_fd);
 
 /* Whether the text is a process id whose process is gone (what a killed writer left behind,
  * named by its pid, may be removed). */

@@ -187,6 +187,14 @@ void sw_file_release_claim(const char *path, int lock_fd, bool made)
     sw_file_release(lock_fd);
 }
 
+void sw_file_release_removing(const char *path, int lock_fd)
+{
+    char lock[4096];
+    if (lock_fd >= 0 && lock_name(path, lock))
+        unlink(lock);
+    sw_file_release(lock_fd);
+}
+
 bool sw_file_pid_gone(const char *pid_text)
 {
     if (!*pid_text || pid_text[strspn(pid_text, "0123456789")] || strlen(pid_text) > 10)
@@ -360,6 +368,8 @@ static int lock_path(const char *path, const char *what, int *lock_fd, char *err
     if (!lock_name(path, lock))
         return sw_fail(err, SW_EIO, "%s %s: the path is too long", what, path);
     int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EACCES) /* another user's, left behind: flock needs no write */
+        fd = open(lock, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return sw_fail(err, SW_EIO, "%s %s: cannot open %s: %s", what, path, lock,
                        strerror(errno));

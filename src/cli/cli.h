@@ -16,7 +16,7 @@
 /* --endpoint-file's help, one text for the server, the shard and the peer that write it. */
 #define SW_CLI_ENDPOINT_FILE_HELP                                                               \
     "write the bound endpoint there once bound (remove\nan earlier run's first: until then it "   \
-    "is left as it is);\none process per file: FILE.lock claims it while it runs"
+    "is left as it is);\none process per file: FILE.lock claims it while it\nruns, removed at its end"
 
 typedef struct sw_cli_cmd {
     const char *name;

@@ -245,8 +245,7 @@ static int setup(server *s, char *err)
                                                       &s->ckpt_lock, &s->lock_made, err)
                            : 0;
     if (!rc && p->endpoint_file)
-        rc = sw_file_claim_output(p->endpoint_file, "--endpoint-file", &s->ep_lock,
-                                  &s->ep_lock_made, err);
+        rc = sw_file_claim(p->endpoint_file, "--endpoint-file", &s->ep_lock, err);
     if (rc)
         return rc;
     if (p->checkpoint && !s->resuming &&
@@ -333,7 +332,7 @@ static void teardown(server *s, const char *failed)
     free(s->conns);
     free(s->live_conns);
     sw_file_release_claim(s->p->checkpoint, s->ckpt_lock, s->lock_made);
-    sw_file_release_claim(s->p->endpoint_file, s->ep_lock, s->ep_lock_made);
+    sw_file_release_removing(s->p->endpoint_file, s->ep_lock);
     free(s);
 }
 

@@ -54,7 +54,6 @@ struct sw_server {
     int ckpt_lock; /* the lock that claims --checkpoint (sw_file_claim), or -1 */
     bool lock_made; /* this process made --checkpoint's lock file (sw_file_release_claim) */
     int ep_lock;    /* the lock that claims --endpoint-file, or -1: one file, one process */
-    bool ep_lock_made;
     /* --resume, unless its --checkpoint was never saved (a run killed before its first save) or
      * holds only a sharded run's start record: such a run starts afresh (a start record's run
      * keeps its id, so that the shards it configured take it again). */

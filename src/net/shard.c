@@ -432,8 +432,7 @@ int sw_shard_new(sw_shard **out, sw_net *net, const sw_shard_params *p, sw_shard
                                                       &h->ckpt_lock, &h->lock_made, err)
                            : 0;
     if (!rc && p->endpoint_file)
-        rc = sw_file_claim_output(p->endpoint_file, "--endpoint-file", &h->ep_lock,
-                                  &h->ep_lock_made, err);
+        rc = sw_file_claim(p->endpoint_file, "--endpoint-file", &h->ep_lock, err);
     char prev[4096]; /* where the checkpoint before goes: refused now, not at the first save */
     if (!rc && p->checkpoint) {
         sw__shard_prev_path(h, prev);
@@ -504,7 +503,7 @@ void sw_shard_end(sw_shard *h)
     sw_optim_free(&h->opt);
     sw__shard_free_recovery(h);
     sw_file_release_claim(h->p->checkpoint, h->ckpt_lock, h->lock_made);
-    sw_file_release_claim(h->p->endpoint_file, h->ep_lock, h->ep_lock_made);
+    sw_file_release_removing(h->p->endpoint_file, h->ep_lock);
     free(h);
 }
 

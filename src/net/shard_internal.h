@@ -58,7 +58,6 @@ struct sw_shard {
     int ckpt_lock; /* the lock that claims --checkpoint (sw_file_claim), or -1 */
     bool lock_made; /* this process made --checkpoint's lock file (sw_file_release_claim) */
     int ep_lock;    /* the lock that claims --endpoint-file, or -1: one file, one process */
-    bool ep_lock_made;
     sw_shard_result *r;
     sw_net *net;
     sw_sock *sock;

@@ -150,8 +150,7 @@ static int setup(sw__peer *pe, char *err)
     char join[300];
     int rc = p->join ? sw_endpoint_check(p->join, false, join, sizeof join, err) : 0;
     if (!rc && p->endpoint_file)
-        rc = sw_file_claim_output(p->endpoint_file, "--endpoint-file", &pe->ep_lock,
-                                  &pe->ep_lock_made, err);
+        rc = sw_file_claim(p->endpoint_file, "--endpoint-file", &pe->ep_lock, err);
     if (!rc)
         rc = sw_net_zmq_new(&pe->net, err);
     if (!rc)
@@ -270,7 +269,7 @@ static void cleanup(sw__peer *pe)
     free(pe->idx);
     free(pe->val);
     free(pe->pay);
-    sw_file_release_claim(pe->p->endpoint_file, pe->ep_lock, pe->ep_lock_made);
+    sw_file_release_removing(pe->p->endpoint_file, pe->ep_lock);
 }
 
 static bool timed_out(const sw__peer *pe)

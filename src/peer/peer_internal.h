@@ -41,7 +41,6 @@ typedef struct sw__peer {
     sw_sock *in; /* our listener: everyone sends here */
     char me[SW_PEER_EP_LEN];
     int ep_lock; /* the lock that claims --endpoint-file, or -1: one file, one process */
-    bool ep_lock_made;
     sw__member m[SW_PEER_MAX_MEMBERS]; /* sorted by endpoint, ourselves included */
     int n_members;
     sw_task_data data;
