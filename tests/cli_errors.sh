@@ -65,6 +65,13 @@ checks=$((checks + 1))
 expect_status 2 "server --checkpoint and --log on one file" -- "$SW" server \
   --checkpoint "$TMP/same" --log "$TMP/./same"
 expect_output "--checkpoint and --log name the same file" "names both options"
+# Nor may one output be the lock or the save before the last that another keeps beside it.
+expect_status 2 "server --log on its --endpoint-file's lock" -- "$SW" server \
+  --endpoint-file "$TMP/ep2" --log "$TMP/ep2.lock"
+expect_output "--log $TMP/ep2.lock is --endpoint-file $TMP/ep2's lock" "names both options"
+expect_status 2 "shard --endpoint-file on its --checkpoint's save before" -- "$SW" shard \
+  --checkpoint "$TMP/sh.ckpt" --endpoint-file "$TMP/sh.ckpt.prev"
+expect_output "'s save before the last" "says which"
 printf '1\n2\n' > "$TMP/trace.csv"
 expect_status 2 "sim --log over its own cluster trace" -- "$SW" sim --no-model --max-time 5 \
   --cluster "trace:$TMP/trace.csv" --log "$TMP/trace.csv"

@@ -228,14 +228,31 @@ int sw_cli_mkdirs(const char *path)
 }
 
 /* A usage error (2, said) when two of the n named paths name one file (NULL: not given). */
+/* What a names among the files an output at b keeps beside it: its lock (FILE.lock, which
+ * claims it) or a shard's save before the last (FILE.prev); NULL for neither. */
+static const char *kept_beside(const char *a, const char *b)
+{
+    char lock[4200], prev[4200];
+    snprintf(lock, sizeof lock, "%s.lock", b);
+    snprintf(prev, sizeof prev, "%s.prev", b);
+    return sw_file_same(a, lock) ? "lock" : sw_file_same(a, prev) ? "save before the last" : NULL;
+}
+
 static int distinct_files(const char *cmd, int n, const char *const names[],
                           const char *const paths[])
 {
     for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++)
-            if (paths[i] && paths[j] && sw_file_same(paths[i], paths[j]))
+        for (int j = 0; j < n; j++) {
+            if (!paths[i] || !paths[j] || i == j)
+                continue;
+            if (i < j && sw_file_same(paths[i], paths[j]))
                 return sw_cli_error(cmd, "%s and %s name the same file (%s): give each its own",
                                     names[i], names[j], paths[j]) + 1;
+            const char *kept = kept_beside(paths[i], paths[j]);
+            if (kept)
+                return sw_cli_error(cmd, "%s %s is %s %s's %s: give each its own file", names[i],
+                                    paths[i], names[j], paths[j], kept) + 1;
+        }
     return 0;
 }
 
