@@ -53,6 +53,40 @@ for cmd in server peer; do
   done
 done
 
+# A worker stopped in its load (the data its server names, read from the FIFO once more) leaves
+# before its first push, as one stopped later leaves before its next: exit 0, saying so, and
+# the server's log has its join and its leave, no push.
+rm -f "$TMP/train.fifo"
+mkfifo "$TMP/train.fifo"
+exec 3<> "$TMP/train.fifo"
+"$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/w.ep" --data "$FIFO_DATA" \
+  --model softmax --log "$TMP/w.jsonl" --max-time 30 > "$TMP/ws.out" 2>&1 3>&- &
+WSPID=$!
+wait_for 20 sh -c "ls -l /proc/$WSPID/fd 2>/dev/null | grep -q train.fifo"
+cat "$TMP/train.csv" >&3
+exec 3>&-
+WEP=$(endpoint_of "$TMP/w.ep")
+checks=$((checks + 1))
+if ! held_in_load "$SW" worker --connect "$WEP" --server-timeout 20; then
+  echo "FAIL: the worker never opened its data"
+  failures=$((failures + 1))
+fi
+kill -INT "$PID"
+sleep 0.2 # the signal lands in the load
+cat "$TMP/train.csv" >&3
+exec 3>&-
+expect_exit "$PID" "a worker stopped in its load" 0
+OUT=$(cat "$TMP/cmd.out")
+expect_output "stopped by a signal as it loaded its data: left before its first push" \
+  "the worker says so"
+wait_for 20 grep -q '"ev":"leave"' "$TMP/w.jsonl"
+kill -TERM "$WSPID"
+expect_exit "$WSPID" "its server, stopped" 0
+OUT=$(cat "$TMP/w.jsonl")
+expect_output '"ev":"join"' "the server's log has its join"
+expect_output '"ev":"leave"' "and its leave"
+expect_no_output '"ev":"push"' "and no push"
+
 # A run over, one of its two workers stopped (SIGSTOP): the server waits for its goodbye (at
 # most 10 s), and a signal then ends the wait (the run's checkpoint and log are already whole).
 start_server asp --max-applies 300 --heartbeat-timeout 30 --checkpoint "$TMP/s.ckpt"

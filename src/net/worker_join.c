@@ -238,6 +238,12 @@ void sw__worker_welcome(worker *k, const sw_msg *m, double now)
         if ((rc = same_job(k, &c, err)) || (rc = load(k, &c, err))) { /* say goodbye */
             sw__worker_send(k, SW_MSG_LEAVE, 0, 0, "", 0, NULL);
             atomic_store(&k->id, SW_NO_WORKER);
+            if (sw_stop_requested(k->p->stop)) { /* the signal cut the load's read short */
+                sw_log(SW_LOG_INFO, "stopped by a signal as it loaded its data: left before "
+                                    "its first push");
+                k->state = OVER;
+                return;
+            }
         }
     }
     if (rc) {
