@@ -36,7 +36,7 @@ void sw_bench_endpoint_file(char *path, size_t cap)
 void sw_bench_await_endpoint(const char *file, char *ep, size_t len, const char *who,
                              const char *err)
 {
-    for (int i = 0; i < 2000; i++) {
+    for (int i = 0; i < 6000; i++) { /* a minute: one built with sanitizers starts slowly */
         FILE *f = fopen(file, "r");
         if (f && fgets(ep, (int)len, f)) {
             ep[strcspn(ep, "\n")] = '\0';

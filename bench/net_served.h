@@ -17,7 +17,7 @@ sw_server_params sw_bench_server_params(size_t params, char *data, size_t cap, c
  * once. */
 void sw_bench_endpoint_file(char *path, size_t cap);
 /* Waits for the endpoint written to `file` once `who` is bound (into ep, len bytes); exits
- * with err when it does not come within 20 s. */
+ * with err when it does not come within a minute. */
 void sw_bench_await_endpoint(const char *file, char *ep, size_t len, const char *who,
                              const char *err);
 
