@@ -86,8 +86,11 @@ expect_output "nodir/x.jsonl: cannot write there: No such file or directory" "sa
 # saying so. (No worker comes: each run never starts, which is a failure, exit 1.)
 expect_status 1 "a server that saves" -- "$SW" server --bind "tcp://127.0.0.1:*" --max-time 0.3 \
   --data synthetic:n=500,d=5 --model softmax --checkpoint "$TMP/r.ckpt" -q
-expect_output "the run never started: 0 workers joined, 1 wanted (--wait-workers)" \
-  "no worker came: the run never started"
+expect_output "the run never started: no worker joined" "no worker came: the run never started"
+expect_status 1 "a server waiting for 2 workers, none came" -- "$SW" server --max-time 0.3 \
+  --bind "tcp://127.0.0.1:*" --data synthetic:n=500,d=5 --model softmax --wait-workers 2 -q
+expect_output "the run never started: 0 workers joined, 2 wanted (--wait-workers)" \
+  "names the option given"
 expect_status 1 "resumed on other data and seed" -- "$SW" server --bind "tcp://127.0.0.1:*" \
   --max-time 0.3 --data synthetic:n=600,d=5 --model softmax --checkpoint "$TMP/r.ckpt" --resume \
   --seed 4 --lr 0.5 --wd 0.1

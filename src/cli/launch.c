@@ -44,7 +44,8 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_LONG, "servers", 0, offsetof(launch_opts, servers), 0, SW_SHARDS_MAX, "S",
                 "ranks 1..S run the shards of a sharded run (0: none)")},
     {SW_OPT_ROW(SW_OPT_STR, "shard-state", 0, offsetof(launch_opts, shard_state), 0, 0, "DIR",
-                "shard r checkpoints to DIR/shard-r.ckpt and the server\n"
+                "rank r checkpoints to DIR/shard-r.ckpt (the server and\n"
+                "ctl status number it shard r-1, from 0) and the server\n"
                 "its record to DIR/server.ckpt (unless given --checkpoint);\n"
                 "each resumes from its file when it is there (a restarted\n"
                 "rank rejoins). DIR is made if missing")},

@@ -25,7 +25,8 @@ static const sw_cli_cmd commands[] = {
     {"ctl", "ask a running server for its status, or switch its policy", sw_cli_ctl},
     {"peer", "train a model with other peers and no server (decentralized)",
      sw_cli_peer},
-    {"launch", "under mpirun, srun or a StatefulSet: rank 0 serves, the others work",
+    {"launch", "under mpirun, srun or a StatefulSet: rank 0 serves, 1..S shard (--servers), "
+               "the rest work",
      sw_cli_launch},
     {"keygen", "make a CURVE key pair for an encrypted, authenticated server", sw_cli_keygen},
 };

@@ -299,10 +299,12 @@ int sw_cli_server(int argc, char **argv)
         return sw_cli_error("server", "%s", err);
     /* A run that ran out of time before enough workers came trained nothing: a failure to
      * whoever waits on it (a launcher, a pod's restart rule), unless an operator stopped it. */
-    if (r.started_s < 0 && !r.reached && !sw_stop_requested(p.stop))
+    if (r.started_s < 0 && !r.reached && !sw_stop_requested(p.stop) && p.wait_workers > 1)
         return sw_cli_error("server", "the run never started: %llu worker%s joined, %u wanted "
                             "(--wait-workers)", (unsigned long long)r.joins,
-                            r.joins == 1 ? "" : "s", p.wait_workers ? p.wait_workers : 1);
+                            r.joins == 1 ? "" : "s", p.wait_workers);
+    if (r.started_s < 0 && !r.reached && !sw_stop_requested(p.stop))
+        return sw_cli_error("server", "the run never started: no worker joined");
     return 0;
 }
 
@@ -410,7 +412,9 @@ static const sw_cmd_opts ctl_command = {
     .cmd = "ctl",
     .usage = "[OPTIONS] status | policy SPEC",
     .about = "  status        live workers, version, policy, applies per second, refused\n"
-             "                messages, whether the policy kept its promise so far\n"
+             "                messages, whether the policy kept its promise so far; in a\n"
+             "                sharded run each shard's range, chunks, version, bytes in\n"
+             "                and out, when last heard, and the shards' skew\n"
              "  policy SPEC   switch the running server's policy at a safe point: an\n"
              "                operator's command. On the server's host it goes to the\n"
              "                server's private operator socket by itself (its user's\n"

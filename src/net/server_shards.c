@@ -277,6 +277,9 @@ void sw__shards_close(server *s, const char *failed)
     if (h->waited)
         sw_log(SW_LOG_INFO, "%llu pushes waited for the last apply's norms (the policy reads "
                "them)", (unsigned long long)h->waited);
+    if (h->waited_gather)
+        sw_log(SW_LOG_INFO, "%llu pushes waited for an evaluation's gather of the slices",
+               (unsigned long long)h->waited_gather);
     free(h->reporting);
     free(h->held);
     free(h->order);

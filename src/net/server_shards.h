@@ -83,6 +83,7 @@ typedef struct sw__shards {
     sw__held *held;
     uint32_t held_first, n_held, cap_held;
     uint64_t waited;          /* pushes that waited for norms, for ctl status */
+    uint64_t waited_gather;   /* pushes that waited for an evaluation's gather (no norms due) */
     /* The gathered θ, for evaluations: the slices at the version each had. */
     float *theta;
     uint64_t theta_version;   /* the lowest of the slices' versions */

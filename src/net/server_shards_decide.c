@@ -168,7 +168,10 @@ void sw__shards_counted(server *s, uint32_t w, const sw__reporting *r)
         sw__shards_drop_everywhere(s, w, r->token, r->seq);
     } else {
         h->held[(h->held_first + h->n_held++) % h->cap_held] = (sw__held){.worker = w, .push = *r};
-        h->waited++;
+        if (h->norms_due) /* else behind an evaluation's gather, whatever the policy reads */
+            h->waited++;
+        else
+            h->waited_gather++;
     }
 }
 

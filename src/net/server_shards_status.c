@@ -52,6 +52,10 @@ int sw__shards_status(const server *s, char *text, size_t cap, int len)
         len = sw__text_append(text, cap, len,
                               "  norms: %llu pushes waited for the last apply's (the policy "
                               "reads them)\n", (unsigned long long)h->waited);
+    if (h->waited_gather)
+        len = sw__text_append(text, cap, len,
+                              "  gathers: %llu pushes waited for an evaluation's gather of the "
+                              "slices\n", (unsigned long long)h->waited_gather);
     for (uint32_t j = 0; j < h->n; j++) {
         const sw__shard_seen *v = &h->seen[j];
         len = sw__text_append(text, cap, len,

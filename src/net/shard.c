@@ -329,8 +329,8 @@ static void on_batch(shard *h, const from *f, const sw_msg *m)
 static const char *not_for_a_shard(sw_msg_type type)
 {
     if (type == SW_MSG_JOIN)
-        return "not a message for a shard: this is a shard of a sharded run, and workers join "
-               "its server";
+        return "not a message for a shard: this endpoint is a shard of a sharded run; workers "
+               "join its server (the process started with --shards)";
     if (type == SW_MSG_CTL)
         return "not a message for a shard: this is a shard of a sharded run; ask its server, "
                "whose status shows every shard";
