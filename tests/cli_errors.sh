@@ -18,8 +18,8 @@ for cmd in train eval; do
 done
 # Every command's options come from one table: --help lists each of them within 100
 # columns, and an unknown option, a missing value or a bad one is a usage error (2) naming it.
-for cmd in train eval sim compare zipline report check "data gen" peer server worker ctl launch \
-  keygen "rl train" "rl eval"; do
+for cmd in train eval sim compare zipline report check "data gen" peer server shard worker ctl \
+  launch keygen "rl train" "rl eval"; do
   # shellcheck disable=SC2086
   expect_status 0 "$cmd --help" -- "$SW" $cmd --help
   expect_output "usage: syncwise $cmd" "$cmd help has a usage line"
@@ -39,6 +39,10 @@ for cmd in train eval sim compare zipline report check "data gen" peer server wo
   expect_status 2 "$cmd --help=1" -- "$SW" $cmd --help=1
   expect_output "--help takes no value" "$cmd names the flag given a value"
 done
+expect_status 0 "syncwise --help" -- "$SW" --help
+checks=$((checks + 1))
+wide=$(printf '%s\n' "$OUT" | awk 'length($0) > 100' | head -1)
+[ -z "$wide" ] || { echo "FAIL: syncwise --help has a line over 100 columns: $wide"; failures=$((failures + 1)); }
 expect_status 2 "a choice out of its list" -- "$SW" sim --batch-mode random
 expect_output "--batch-mode: 'random' is not one of shard, sample" "lists the choices"
 expect_status 0 "train --help lists data sets" -- "$SW" train --help

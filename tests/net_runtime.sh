@@ -100,8 +100,8 @@ wait "${WPIDS[@]:1}"
 # docs/protocol.md) pushes once, then only heartbeats; it joins last, so that it is released at
 # once (it beats only after its push). A joiner's first step, which loads the data, may take 10
 # times the limit, so a worker slow from its start (3 s a step) is not dropped.
-# Heartbeats of 3 s here: what is tried is the step's limit, and a worker loading its data
-# under the sanitizers on a busy machine may beat later than start_server's 1 s.
+# A heartbeat timeout of 3 s here: what is tried is the step's limit, and a worker loading its
+# data under the sanitizers on a busy machine may beat later than start_server's 1 s allows.
 WPIDS=()
 start_server bsp --max-applies 30 --wait-workers 4 --step-timeout 1 --heartbeat-timeout 3
 start_worker --delay-ms 3000 --max-steps 1 --name slow-start

@@ -77,8 +77,8 @@ cat "$TMP/train.csv" >&3
 exec 3>&-
 expect_exit "$PID" "a worker stopped in its load" 0
 OUT=$(cat "$TMP/cmd.out")
-expect_output "stopped by a signal as it loaded its data: left before its first push" \
-  "the worker says so"
+expect_output "stopped by a signal as it loaded its data (" "the worker says so"
+expect_output "): left before its first push" "and that it pushed nothing"
 wait_for 20 grep -q '"ev":"leave"' "$TMP/w.jsonl"
 kill -TERM "$WSPID"
 expect_exit "$WSPID" "its server, stopped" 0

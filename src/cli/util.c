@@ -227,17 +227,25 @@ int sw_cli_mkdirs(const char *path)
     return errno ? -1 : 0;
 }
 
-/* A usage error (2, said) when two of the n named paths name one file (NULL: not given). */
-/* What a names among the files an output at b keeps beside it: its lock (FILE.lock, which
- * claims it) or a shard's save before the last (FILE.prev); NULL for neither. */
-static const char *kept_beside(const char *a, const char *b)
+/* What a names among the files the output b_name (its option) at b keeps beside the file b
+ * names in the end: a claimed output's lock (--checkpoint, --endpoint-file, --out: FILE.lock,
+ * sw_file_claim) or a checkpoint's save before the last (FILE.prev, which a resume reads);
+ * NULL for neither. A --log locks itself and keeps nothing beside. */
+static const char *kept_beside(const char *a, const char *b_name, const char *b)
 {
-    char lock[4200], prev[4200];
-    snprintf(lock, sizeof lock, "%s.lock", b);
-    snprintf(prev, sizeof prev, "%s.prev", b);
-    return sw_file_same(a, lock) ? "lock" : sw_file_same(a, prev) ? "save before the last" : NULL;
+    bool checkpoint = !strcmp(b_name, "--checkpoint");
+    bool claimed = checkpoint || !strcmp(b_name, "--endpoint-file") || !strcmp(b_name, "--out");
+    char final[4096], lock[4200], prev[4200];
+    const char *at = sw_file_final_name(b, final) ? final : b;
+    snprintf(lock, sizeof lock, "%s.lock", at);
+    snprintf(prev, sizeof prev, "%s.prev", at);
+    if (claimed && sw_file_same(a, lock))
+        return "lock";
+    return checkpoint && sw_file_same(a, prev) ? "save before the last" : NULL;
 }
 
+/* A usage error (2, said) when two of the n named paths name one file (NULL: not given), or
+ * one names a file another keeps beside it (kept_beside). */
 static int distinct_files(const char *cmd, int n, const char *const names[],
                           const char *const paths[])
 {
@@ -248,7 +256,7 @@ static int distinct_files(const char *cmd, int n, const char *const names[],
             if (i < j && sw_file_same(paths[i], paths[j]))
                 return sw_cli_error(cmd, "%s and %s name the same file (%s): give each its own",
                                     names[i], names[j], paths[j]) + 1;
-            const char *kept = kept_beside(paths[i], paths[j]);
+            const char *kept = kept_beside(paths[i], names[j], paths[j]);
             if (kept)
                 return sw_cli_error(cmd, "%s %s is %s %s's %s: give each its own file", names[i],
                                     paths[i], names[j], paths[j], kept) + 1;

@@ -238,9 +238,11 @@ void sw__worker_welcome(worker *k, const sw_msg *m, double now)
         if ((rc = same_job(k, &c, err)) || (rc = load(k, &c, err))) { /* say goodbye */
             sw__worker_send(k, SW_MSG_LEAVE, 0, 0, "", 0, NULL);
             atomic_store(&k->id, SW_NO_WORKER);
-            if (sw_stop_requested(k->p->stop)) { /* the signal cut the load's read short */
-                sw_log(SW_LOG_INFO, "stopped by a signal as it loaded its data: left before "
-                                    "its first push");
+            /* A read the signal cut short fails as an I/O error: that is the stop. Any other
+             * failure (other data than the server's, a model that does not fit) stays one. */
+            if (rc == SW_EIO && sw_stop_requested(k->p->stop)) {
+                sw_log(SW_LOG_INFO, "stopped by a signal as it loaded its data (%s): left before "
+                       "its %s push", err, k->r->steps ? "next" : "first");
                 k->state = OVER;
                 return;
             }
