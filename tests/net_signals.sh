@@ -21,10 +21,15 @@ held_in_load() {
   exec 3<> "$TMP/train.fifo"
   "$@" > "$TMP/cmd.out" 2>&1 3>&- & # fd 3 not inherited: the command's own open is waited for
   PID=$!
-  # the command itself (not the shell forked to start it, which holds fd 3 a moment): until
-  # it runs, a SIGINT may be ignored as a background job's, and lost
-  wait_for 20 sh -c "[ \"\$(readlink /proc/$PID/exe)\" = '$(readlink -f "$SW")' ] &&
-    ls -l /proc/$PID/fd 2>/dev/null | grep -q train.fifo"
+  opened_fifo "$PID"
+}
+
+# opened_fifo PID: true once syncwise itself, as PID, has the FIFO open. Not the shell forked to
+# start it, which holds fd 3 a moment: data written then and fd 3 closed would be lost with the
+# pipe, and until syncwise runs a SIGINT may be ignored as a background job's.
+opened_fifo() {
+  wait_for 20 sh -c "[ \"\$(readlink /proc/$1/exe)\" = '$(readlink -f "$SW")' ] &&
+    ls -l /proc/$1/fd 2>/dev/null | grep -q train.fifo"
 }
 
 for cmd in server peer; do
@@ -62,7 +67,7 @@ exec 3<> "$TMP/train.fifo"
 "$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/w.ep" --data "$FIFO_DATA" \
   --model softmax --log "$TMP/w.jsonl" --max-time 30 > "$TMP/ws.out" 2>&1 3>&- &
 WSPID=$!
-wait_for 20 sh -c "ls -l /proc/$WSPID/fd 2>/dev/null | grep -q train.fifo"
+opened_fifo "$WSPID"
 cat "$TMP/train.csv" >&3
 exec 3>&-
 WEP=$(endpoint_of "$TMP/w.ep")
