@@ -32,6 +32,24 @@ opened_fifo() {
     ls -l /proc/$1/fd 2>/dev/null | grep -q train.fifo"
 }
 
+# signalled_in_load WHO STATUS COMMAND...: COMMAND held in its load (held_in_load), SIGINT sent
+# there, then its data written: it must exit with STATUS; OUT = what it said.
+signalled_in_load() {
+  local who=$1 status=$2
+  shift 2
+  checks=$((checks + 1))
+  if ! held_in_load "$@"; then
+    echo "FAIL: $who never opened its data"
+    failures=$((failures + 1))
+  fi
+  kill -INT "$PID"
+  sleep 0.2 # the signal lands in the load
+  cat "$TMP/train.csv" >&3
+  exec 3>&-
+  expect_exit "$PID" "$who stopped in its load" "$status"
+  OUT=$(cat "$TMP/cmd.out")
+}
+
 for cmd in server peer; do
   if [ $cmd = server ]; then
     run=("$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/new.ep" --data "$FIFO_DATA"
@@ -40,17 +58,7 @@ for cmd in server peer; do
     run=("$SW" peer --endpoint-file "$TMP/new.ep" --data "$FIFO_DATA" --model softmax
          --out "$TMP/w.txt" --wait-peers 2 --max-time 30)
   fi
-  checks=$((checks + 1))
-  if ! held_in_load "${run[@]}"; then
-    echo "FAIL: $cmd never opened its data"
-    failures=$((failures + 1))
-  fi
-  kill -INT "$PID"
-  sleep 0.2 # the signal lands in the load
-  cat "$TMP/train.csv" >&3
-  exec 3>&-
-  expect_exit "$PID" "$cmd stopped in its load" 1
-  OUT=$(cat "$TMP/cmd.out")
+  signalled_in_load "$cmd" 1 "${run[@]}"
   expect_output "stopped by a signal as it loaded its data" "$cmd: says it stopped in its load"
   for f in c.ckpt l.jsonl w.txt new.ep; do
     checks=$((checks + 1))
@@ -71,17 +79,7 @@ opened_fifo "$WSPID"
 cat "$TMP/train.csv" >&3
 exec 3>&-
 WEP=$(endpoint_of "$TMP/w.ep")
-checks=$((checks + 1))
-if ! held_in_load "$SW" worker --connect "$WEP" --server-timeout 20; then
-  echo "FAIL: the worker never opened its data"
-  failures=$((failures + 1))
-fi
-kill -INT "$PID"
-sleep 0.2 # the signal lands in the load
-cat "$TMP/train.csv" >&3
-exec 3>&-
-expect_exit "$PID" "a worker stopped in its load" 0
-OUT=$(cat "$TMP/cmd.out")
+signalled_in_load "a worker" 0 "$SW" worker --connect "$WEP" --server-timeout 20
 expect_output "stopped by a signal as it loaded its data (" "the worker says so"
 expect_output "): left before its first push" "and that it pushed nothing"
 wait_for 20 grep -q '"ev":"leave"' "$TMP/w.jsonl"

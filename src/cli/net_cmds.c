@@ -299,13 +299,13 @@ int sw_cli_server(int argc, char **argv)
         return sw_cli_error("server", "%s", err);
     /* A run that ran out of time before enough workers came trained nothing: a failure to
      * whoever waits on it (a launcher, a pod's restart rule), unless an operator stopped it. */
-    if (r.started_s < 0 && !r.reached && !sw_stop_requested(p.stop) && p.wait_workers > 1)
-        return sw_cli_error("server", "the run never started: %llu worker%s joined, %u wanted "
-                            "(--wait-workers)", (unsigned long long)r.joins,
-                            r.joins == 1 ? "" : "s", p.wait_workers);
-    if (r.started_s < 0 && !r.reached && !sw_stop_requested(p.stop))
+    if (r.started_s >= 0 || r.reached || sw_stop_requested(p.stop))
+        return 0;
+    if (p.wait_workers <= 1) /* the first join starts a run */
         return sw_cli_error("server", "the run never started: no worker joined");
-    return 0;
+    return sw_cli_error("server", "the run never started: %llu worker%s joined, %u wanted "
+                        "(--wait-workers)", (unsigned long long)r.joins, r.joins == 1 ? "" : "s",
+                        p.wait_workers);
 }
 
 typedef struct worker_cli {

@@ -1,7 +1,5 @@
 /* Option parsing helpers and help listings shared by the subcommands. */
 #define _POSIX_C_SOURCE 200809L
-#include <stdatomic.h>
-#include <time.h>
 #include <assert.h>
 #include <cblas.h>
 #include <errno.h>
@@ -10,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "syncwise/clock.h"
 #include "syncwise/cpus.h"
 #include "syncwise/data.h"
 #include "syncwise/err.h"
@@ -354,14 +354,7 @@ static sw_stop_flag g_stop;
 static_assert(ATOMIC_INT_LOCK_FREE == 2 && ATOMIC_LLONG_LOCK_FREE == 2,
               "a signal handler may touch lock-free atomics only");
 
-static atomic_llong g_first_ns; /* when the first signal came (CLOCK_MONOTONIC); 0: not yet */
-
-static long long monotonic_ns(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe, as signal and raise are */
-    return now.tv_sec * 1000000000LL + now.tv_nsec;
-}
+static atomic_llong g_first_ns; /* when the first signal came (sw_clock_now_s); 0: not yet */
 
 /* The first signal asks for a clean stop; a second, while that stop takes its time (the last
  * checkpoint, the goodbyes), is obeyed at once, as the user who sent it means, unless it came
@@ -370,7 +363,8 @@ static long long monotonic_ns(void)
  * the first time are atomics: the exchange picks one first signal, which stores its time after. */
 static void on_signal(int sig)
 {
-    long long now = monotonic_ns();
+    /* sw_clock_now_s reads clock_gettime, async-signal-safe as signal and raise are */
+    long long now = (long long)(sw_clock_now_s() * 1e9);
     if (!atomic_exchange(&g_stop, 1)) {
         atomic_store(&g_first_ns, now);
         return;

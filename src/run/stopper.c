@@ -78,7 +78,8 @@ sw_stop_reason sw_stopper_limits(const sw_stopper *st, double t, uint64_t applie
 
 int sw_run_stopped_early(const sw_stop_flag *stop, int rc, char *err)
 {
-    return sw_stop_requested(stop) ? sw_fail(err, SW_ESTATE, "stopped by a signal as it loaded its data, "
-                                                   "before it bound or wrote anything")
-                         : rc;
+    if (!sw_stop_requested(stop))
+        return rc;
+    return sw_fail(err, SW_ESTATE, "stopped by a signal as it loaded its data, before it bound or "
+                   "wrote anything");
 }
