@@ -114,7 +114,9 @@ typedef struct sw_decision {
     bool drop;         /* refuse this push's gradient: the worker recomputes the same batch */
     bool apply;        /* apply the buffer now (after adding this gradient unless dropped) */
     float lr_scale;    /* multiplies the learning rate of this apply */
-    double wake_at;    /* call on_tick at this time (< 0: no wake-up) */
+    double wake_at;    /* call on_tick at this time (< 0: no wake-up; now or past: at once; from
+                        * on_tick itself, a time after its own: one due already would have
+                        * the ticks follow one another for ever, and breaks the contract) */
     uint32_t *release; /* workers to release, each once; only waiting workers are released */
     uint32_t n_release;
     uint32_t cap;      /* the worker table's size */

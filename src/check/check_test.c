@@ -448,6 +448,25 @@ static void what_no_policy_does_and_where_it_shows(void **state)
     feed(s, (sw_event){.kind = SW_EV_EVAL});
     expect(s, "a wake-up due at t=1.5 never came");
 
+    /* A wake-up asked for in the last call, at a time already past, is owed none: nothing came
+     * after the request (a run cut there by a push limit). */
+    s = open_script("mystery", 2);
+    start_all(s, 1);
+    push(s, 0, 1, 0);
+    feed(s, (sw_event){.kind = SW_EV_WAKE, .at = s->t - 0.5});
+    expect(s, NULL);
+
+    /* A wake-up's tick asking for another due already: the clock would stand still. */
+    for (int later = 0; later < 2; later++) {
+        s = open_script("mystery", 2);
+        start_all(s, 1);
+        push(s, 0, 1, 0);
+        feed(s, (sw_event){.kind = SW_EV_WAKE, .at = s->t});
+        feed(s, (sw_event){.kind = SW_EV_TICK});
+        feed(s, (sw_event){.kind = SW_EV_WAKE, .at = s->t + later});
+        expect(s, later ? NULL : "a wake-up's tick asked for a wake-up due already");
+    }
+
     sw_check *c;
     char err[SW_ERR_LEN];
     assert_int_equal(sw_check_new(&c, "sync:grads_to_wait=4", 3, 0, err), SW_EPROMISE);

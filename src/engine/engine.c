@@ -263,7 +263,9 @@ static bool scale_ok(sw_engine *e, const sw_decision *d)
 }
 
 /* A decision that names a worker outside the table, or a scale or wake-up no run can follow,
- * breaks the policy contract: the engine stops deciding, and every call says why. */
+ * breaks the policy contract: the engine stops deciding, and every call says why. A wake-up's
+ * own decision asking for a wake-up due already is one no run can follow: each tick would ask
+ * for the next at once, the clock never moving on (a simulator's run would never end). */
 static bool check_decision(sw_engine *e, const sw_decision *d)
 {
     if (d->bad_worker != UINT32_MAX)
@@ -275,6 +277,12 @@ static bool check_decision(sw_engine *e, const sw_decision *d)
     else if (isnan(d->wake_at) || (d->wake_at >= 0 && !isfinite(d->wake_at)))
         snprintf(e->broken, sizeof e->broken, "policy '%s' asked for a wake-up at %g", e->spec,
                  d->wake_at);
+    else if (e->ticking && d->wake_at >= 0 && d->wake_at <= e->view.now)
+        snprintf(e->broken, sizeof e->broken,
+                 "policy '%s', woken at t=%.9g, asked for a wake-up due already (at t=%.9g): "
+                 "its wake-ups would follow one another with no time passing (a tick asks for "
+                 "a later time, or for none)",
+                 e->spec, e->view.now, d->wake_at);
     return !e->broken[0];
 }
 
@@ -539,7 +547,10 @@ int sw_engine_tick(sw_engine *e, double t, sw_engine_result *out)
     if (e->wake_at >= 0 && t >= e->wake_at)
         e->wake_at = -1;
     sw__engine_emit(e, &(sw_event){.kind = SW_EV_TICK, .t = t, .V = e->view.version});
-    return tick(e, t, out);
+    e->ticking = true;
+    int rc = tick(e, t, out);
+    e->ticking = false;
+    return rc;
 }
 
 int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engine_result *out,

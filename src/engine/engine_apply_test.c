@@ -200,6 +200,53 @@ static void a_bare_policy_runs_and_a_scale_or_wake_up_out_of_range_breaks_the_en
         }
 }
 
+/* A policy of one's own that holds each pusher until a wake-up, asked for from its push at
+ * `push_wake` seconds after it (0: at once, < 0: already past), and whose wake-up asks for
+ * another `tick_wake` seconds on (a NAN: none). */
+static double push_wake, tick_wake;
+
+static void sleepy_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
+{
+    (void)state, (void)p;
+    d->apply = true;
+    d->wake_at = v->now + push_wake;
+}
+
+static void sleepy_tick(void *state, const sw_engine_view *v, sw_decision *d)
+{
+    (void)state;
+    sw_decision_release(d, 0);
+    d->wake_at = isnan(tick_wake) ? -1 : v->now + tick_wake;
+}
+
+static const sw_policy_ops sleepy = {.name = "sleepy", .on_push = sleepy_push, .on_tick = sleepy_tick};
+
+static void a_wake_up_asking_for_one_due_already_breaks_the_engine(void **state)
+{
+    (void)state;
+    float g[2] = {1, 1};
+    const double later[] = {1, NAN}, due[] = {0, -5};
+    for (int k = 0; k < 4; k++) {
+        push_wake = k % 2 ? -3 : 0; /* a push may ask for a wake-up now or past: it comes next */
+        tick_wake = k < 2 ? later[k] : due[k - 2];
+        sw_engine *e = bare_engine_of(&sleepy);
+        sw_engine_result r;
+        assert_int_equal(sw_engine_push(e, 0, g, 0, 10, &r), 0);
+        assert_true(r.applied);
+        assert_true(r.wake_at >= 0 && r.wake_at <= 10);
+        int rc = sw_engine_tick(e, 10, &r);
+        if (k < 2) {
+            assert_int_equal(rc, 0);
+            assert_true(isnan(tick_wake) ? r.wake_at < 0 : r.wake_at == 11);
+        } else {
+            assert_int_equal(rc, SW_EBUG);
+            assert_non_null(strstr(sw_engine_error(e), "woken at t=10, asked for a wake-up due "
+                                                       "already"));
+        }
+        sw_engine_free(e);
+    }
+}
+
 /* The same pushes through a serial engine and a concurrent one whose jobs run in order: the same
  * decisions, and θ bit for bit (one optimizer: sw_sgd_coord on both paths), weight decay and
  * staleness modulation included. */
@@ -309,6 +356,7 @@ int main(void)
         cmocka_unit_test(writes_go_where_the_hook_says_and_never_into_a_buffer_being_sent),
         cmocka_unit_test(a_decision_is_a_set_and_a_worker_outside_the_table_breaks_the_engine),
         cmocka_unit_test(a_bare_policy_runs_and_a_scale_or_wake_up_out_of_range_breaks_the_engine),
+        cmocka_unit_test(a_wake_up_asking_for_one_due_already_breaks_the_engine),
         cmocka_unit_test(concurrent_jobs_apply_what_the_serial_engine_applies),
         cmocka_unit_test(an_apply_s_norms_are_measured_or_reported),
     };
