@@ -63,6 +63,9 @@ void sw_cli_set_verbosity(bool quiet, bool verbose);
  * one failed, 0 otherwise (also without plugins). A plugin named twice loads once. With
  * only_help (the command only describes itself) a failure is said and passed over. */
 int sw_cli_load_plugins(bool only_help);
+/* The path of the loaded plugin whose list holds the policy `name` (its first `len` bytes);
+ * NULL for a built-in or unknown one. */
+const char *sw_cli_plugin_of(const char *name, size_t len);
 
 /* Creates a directory and its missing parents (mkdir -p); -1 with errno on failure, ENOTDIR
  * when path is there but no directory. */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "compare_journal.h"
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
@@ -58,6 +59,23 @@ static size_t named(const char *const *texts, size_t n_texts, fingerprint *f)
                 if (!have(f, n, f[n].path) && stat(f[n].path, &st) == 0 && S_ISREG(st.st_mode))
                     n++;
             }
+    return n;
+}
+
+/* The plugins (SYNCWISE_PLUGINS) that the texts' policies come from, beside the files in f[0,
+ * n): a plugin rebuilt between a comparison and its resume would table two policies under one
+ * name as surely as a policy file changed. A text is taken for a policy's spec (its name up to
+ * ':'; a cluster's or data set's, named as no plugin's policy, finds none) and searched for the
+ * switches' "policy=NAME". Their count with f's. */
+static size_t plugins_named(const char *const *texts, size_t n_texts, fingerprint *f, size_t n)
+{
+    for (size_t t = 0; t < n_texts; t++)
+        for (const char *at = texts[t]; at && n < MAX_FILES; at = strstr(at + 1, "policy=")) {
+            const char *name = at == texts[t] ? at : at + strlen("policy=");
+            const char *path = sw_cli_plugin_of(name, strcspn(name, ":,;@|"));
+            if (path && strlen(path) < PATH_LEN && !have(f, n, path))
+                snprintf(f[n++].path, PATH_LEN, "%s", path);
+        }
     return n;
 }
 
@@ -129,7 +147,7 @@ int sw__cmp_files_check(const char *dir, const char *const *texts, size_t n_text
                         char *err)
 {
     static fingerprint now[MAX_FILES], was[MAX_FILES];
-    size_t n = named(texts, n_texts, now), n_was = 0, m = 0;
+    size_t n = plugins_named(texts, n_texts, now, named(texts, n_texts, now)), n_was = 0, m = 0;
     int rc;
     for (size_t i = 0; i < n; i++)
         if (measure(&now[i]))

@@ -67,9 +67,10 @@ int sw__cmp_journal_finish(sw__cmp_journal *j, char *const *rows, size_t n, char
 /* Frees what is left (the file is closed if open). */
 void sw__cmp_journal_free(sw__cmp_journal *j);
 
-/* The files the texts (the policies, the cluster, the events, the data) name, their sizes and
- * CRC-32s kept in DIR/compare.files (compare_files.c): a resume (resume) whose files changed
- * since is refused, naming the file; those it no longer names are kept for a later resume. */
+/* The files the texts (the policies, the cluster, the events, the data) name, and the plugins
+ * their policies come from, their sizes and CRC-32Cs kept in DIR/compare.files
+ * (compare_files.c): a resume (resume) whose files changed since is refused, naming the file;
+ * those it no longer names are kept for a later resume. */
 int sw__cmp_files_check(const char *dir, const char *const *texts, size_t n_texts, bool resume,
                         char *err);
 

@@ -41,14 +41,16 @@ static struct plugin loaded[SW_POLICY_MAX_REGISTERED];
 static size_t n_loaded;
 
 /* The earlier plugin whose list holds a policy called `name`; NULL if none (a built-in). */
-static const char *first_with(const char *name)
+static const char *first_with(const char *name) { return sw_cli_plugin_of(name, strlen(name)); }
+
+const char *sw_cli_plugin_of(const char *name, size_t len)
 {
     for (size_t i = 0; i < n_loaded; i++) {
         plugin_list list;
         *(void **)&list = dlsym(loaded[i].lib, "sw_plugin_policies");
         const sw_policy_ops *const *ops = list();
         for (size_t j = 0; ops[j]; j++)
-            if (strcmp(ops[j]->name, name) == 0)
+            if (strlen(ops[j]->name) == len && !strncmp(ops[j]->name, name, len))
                 return loaded[i].path;
     }
     return NULL;
