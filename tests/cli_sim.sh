@@ -46,7 +46,7 @@ expect_status 2 "check a file that is not a log" -- "$SW" check "$0"
   --batch 4 --target-acc 0.8333333 --seed 1 --log "$TMP/sixths.jsonl" >/dev/null
 expect_status 0 "a run that met a target of 0.8333333 with 5/6" -- "$SW" check "$TMP/sixths.jsonl"
 expect_status 0 "rlp without a model" -- "$SW" sim --policy rlp --no-model --max-time 20 -q
-expect_output "rlp decides from the model's loss, which a run without a model" "says it sees zeros"
+expect_output "rlp decides from the model's loss, which a run without a model" "says what it sees"
 for given in "--model cnn" "--data synthetic:d=5"; do # in either order, not silently unused
   expect_status 2 "--no-model with $given" -- "$SW" sim --no-model $given --max-time 5
   expect_output "would not be used" "says why"

@@ -11,9 +11,10 @@
  *   ./half_barrier [WORKERS] [PUSHES]
  * or as a plugin, which gives every syncwise command the policy (sim, compare, server, ctl,
  * check) by the name "half", and `syncwise check` its promise:
- *   cc -shared -fPIC half_barrier.c $(pkg-config --cflags --libs syncwise) -o half.so
+ *   cc -shared -fPIC half_barrier.c $(pkg-config --cflags syncwise) -o half.so
  *   SYNCWISE_PLUGINS=$PWD/half.so syncwise compare --policies "half;bsp;asp" ...
- * (with LD_LIBRARY_PATH=PREFIX/lib for an install under a prefix of your own).
+ * (the program, with LD_LIBRARY_PATH=PREFIX/lib for an install under a prefix of your own; the
+ * plugin needs no library of its own: syncwise lends it the one it carries).
  */
 #include <stdio.h>
 #include <stdlib.h>

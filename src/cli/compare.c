@@ -580,11 +580,11 @@ int sw_cli_compare(int argc, char **argv)
         size_t diverged = 0;
         for (size_t i = 0; !rc && i < p.n_runs; i++) {
             if (p.runs[i].rc) /* the table stands, but the comparison is not whole */
-                rc = sw_cli_error(CMD, "%s", "some runs failed (listed above)");
+                rc = sw_cli_error(CMD, "%s", "some runs failed (listed under the table)");
             diverged += p.runs[i].facts.diverged_t >= 0;
         }
         if (!rc && p.n_runs && diverged == p.n_runs) /* as sim fails on its one run */
-            rc = sw_cli_error(CMD, "every run diverged (listed above): nothing compares");
+            rc = sw_cli_error(CMD, "every run diverged (listed under the table): nothing compares");
     }
     for (size_t i = 0; p.runs && i < p.n_runs; i++) {
         sw_sim_result_free(&p.runs[i].r);

@@ -237,6 +237,8 @@ static int run_server(const launch_opts *o, int argc, char **argv, int rest)
     add_job(sargv, &n);
     for (int k = rest; k < argc && n < 255; k++)
         sargv[n++] = argv[k];
+    if (!o->dry_run && sw_cli_load_plugins(false)) /* the one rank whose policy may be one */
+        return 1;
     return run_role(o, sw_cli_server, n, sargv);
 }
 

@@ -43,6 +43,18 @@ static void usage(FILE *to)
                 "options;\n'syncwise --version' prints the version.\n");
 }
 
+/* The commands that name policies, for which SYNCWISE_PLUGINS is loaded (launch loads it for
+ * the server's rank alone): the others (a worker, a shard...) run where a plugin's path, exported
+ * to every process by a launcher, may name nothing. */
+static bool names_policies(const char *command)
+{
+    static const char *const names[] = {"sim", "compare", "rl", "check", "server", "ctl", NULL};
+    for (size_t i = 0; names[i]; i++)
+        if (!strcmp(command, names[i]))
+            return true;
+    return false;
+}
+
 /* Whether the command was asked only to describe itself: then a plugin that fails to load must
  * not hide the help (which says how to name plugins). */
 static bool asks_help(int argc, char **argv)
@@ -73,8 +85,8 @@ static int run(int argc, char **argv)
     for (size_t i = 0; i < N_COMMANDS; i++) {
         if (strcmp(argv[1], commands[i].name) != 0)
             continue;
-        if (sw_cli_load_plugins(asks_help(argc, argv))) /* check's 1: a broken promise */
-            return strcmp(argv[1], "check") == 0 ? 2 : 1;
+        if (names_policies(argv[1]) && sw_cli_load_plugins(asks_help(argc, argv)))
+            return strcmp(argv[1], "check") == 0 ? 2 : 1; /* check's 1: a broken promise */
         return commands[i].run(argc - 1, argv + 1);
     }
     fprintf(stderr, "syncwise: unknown command '%s'\n\n", argv[1]);

@@ -498,10 +498,10 @@ int sw_cli_ctl(int argc, char **argv)
         connect = ops;
     if (sw_ctl(connect, cmd, timeout_s, key, server, reply, sizeof reply, err))
         return sw_cli_error("ctl", "%s", err);
-    if (strncmp(reply, "error", 5) == 0) { /* refused: said as this command's error */
-        size_t len = strlen(reply);
-        return sw_cli_error("ctl", "%.*s", (int)(len && reply[len - 1] == '\n' ? len - 1 : len),
-                            reply);
+    if (strncmp(reply, "error: ", 7) == 0) { /* refused: said as this command's error, whose */
+        size_t len = strlen(reply + 7);
+        return sw_cli_error("ctl", "the server refused it: %.*s",
+                            (int)(len && reply[7 + len - 1] == '\n' ? len - 1 : len), reply + 7);
     }
     fputs(reply, stdout);
     return 0;

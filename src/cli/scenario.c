@@ -22,8 +22,9 @@ void sw_cli_scenario_defaults(sw_cli_scenario *s)
     s->cfg.cluster = SW_CLI_DEFAULT_CLUSTER;
 }
 
-/* A policy that decides from the model (its loss, its gradients' norms) sees only zeros in a run
- * without one: allowed (its timing still shows), but said. */
+/* A policy that decides from the model (its loss, its gradients' norms) sees none in a run
+ * without one (a loss of NaN, norms of 0; syncwise/engine.h): allowed (its timing still shows),
+ * but said. */
 static void warn_blind(const char *policy)
 {
     char name[SW_SPEC_NAME_LEN];
@@ -31,8 +32,9 @@ static void warn_blind(const char *policy)
     unsigned wants = sw_policy_spec_wants(policy);
     if (wants & (SW_WANT_LOSS | SW_WANT_SQ_NORM))
         sw_log(SW_LOG_WARN, "%s decides from the model's %s, which a run without a model "
-               "(--no-model) does not have: it sees zeros", name,
-               (wants & SW_WANT_LOSS) ? "loss" : "gradient norms");
+               "(--no-model) does not have: it sees %s", name,
+               (wants & SW_WANT_LOSS) ? "loss" : "gradient norms",
+               (wants & SW_WANT_LOSS) ? "a loss of NaN" : "norms of 0");
 }
 
 int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *const *policies, int n)

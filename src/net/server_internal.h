@@ -218,8 +218,9 @@ int sw__server_save_gathered(server *s, char *err);
 int sw__server_load_resume(server *s, float *init, uint64_t *version, sw_optim *o, char *err);
 /* The policy a resumed run goes on with, from its checkpoint's "policy=SPEC" line: the one in
  * force when it was saved, so that a switch by ctl survives a restart; a different --policy
- * does not override it (the log says so). Sets s->policy. */
-void sw__server_resume_policy(server *s, const char *record);
+ * does not override it (the log says so). Sets s->policy; SW_ENOTFOUND for a policy this
+ * process does not know (a plugin's, not loaded). */
+int sw__server_resume_policy(server *s, const char *record, char *err);
 /* Whether each line the record holds (policy, lr, slots, optimizer, params) says what a run writes: a
  * line that is there but unreadable is damage (SW_EFORMAT, naming it), where a line that is
  * not there is an older record's. */

@@ -11,6 +11,7 @@
 #include "syncwise/ckpt.h"
 #include "syncwise/err.h"
 #include "syncwise/log.h"
+#include "syncwise/policy.h"
 
 /* The name of a policy spec: "ssp" of "ssp:s=3". */
 static void spec_name(const char *spec, char *out, size_t cap)
@@ -62,7 +63,7 @@ static void resume_lr(const server *s, const char *record)
                was, (double)s->p->lr);
 }
 
-void sw__server_resume_policy(server *s, const char *record)
+int sw__server_resume_policy(server *s, const char *record, char *err)
 {
     resume_lr(s, record);
     const char *at = sw__text_value(record, "policy");
@@ -72,11 +73,16 @@ void sw__server_resume_policy(server *s, const char *record)
     spec_name(s->p->policy, given, sizeof given);
     /* Older checkpoints name the policy alone: --policy's spec stands for it when it agrees. */
     if (!saved[0] || (!strchr(saved, ':') && !strcmp(saved, given)))
-        return;
+        return 0;
+    if (!sw_policy_find(name))
+        return sw_fail(err, SW_ENOTFOUND, "%s was saved under %s, the policy then in force, "
+                       "which this server does not know (a plugin's? give the server "
+                       "SYNCWISE_PLUGINS naming it, as the run had)", s->p->checkpoint, saved);
     if (strcmp(saved, s->p->policy) != 0 && !s->p->policy_default)
         sw_log(SW_LOG_WARN, "resuming under %s, the policy in force at the checkpoint (--policy "
                "%s is not used: switch with syncwise ctl policy)", saved, s->p->policy);
     snprintf(s->policy, sizeof s->policy, "%s", saved);
+    return 0;
 }
 
 int sw__server_resume_facts(const server *s, char *out, size_t cap)
@@ -201,10 +207,10 @@ int sw__server_load_resume(server *s, float *init, uint64_t *version, sw_optim *
         *version = ck.model_version;
         rc = resume_optim(s, &ck, o, err);
     }
-    if (!rc) {
-        sw__server_resume_policy(s, ck.note);
+    if (!rc)
+        rc = sw__server_resume_policy(s, ck.note, err);
+    if (!rc)
         rc = sw__server_resume_slots(s, ck.note, err);
-    }
     if (!rc)
         rc = sw__server_resume_wd(s, ck.note, false, err);
     /* Another data set or seed of the same shape may be meant (training on), but is more often

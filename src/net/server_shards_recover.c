@@ -230,8 +230,8 @@ int sw__shards_read_record(server *s, uint64_t *version, char *err)
                "saved it: the run starts again, its shards taking its start again",
                s->p->checkpoint);
     }
-    sw__server_resume_policy(s, text);
-    rc = sw__server_resume_optim(s, text, NULL, err);
+    rc = sw__server_resume_policy(s, text, err);
+    rc = rc ? rc : sw__server_resume_optim(s, text, NULL, err);
     if (!rc)
         rc = sw__server_resume_slots(s, text, err);
     return rc ? rc : sw__server_resume_wd(s, text, true, err);
