@@ -70,7 +70,8 @@ static size_t named(const char *const *texts, size_t n_texts, fingerprint *f)
 static size_t plugins_named(const char *const *texts, size_t n_texts, fingerprint *f, size_t n)
 {
     for (size_t t = 0; t < n_texts; t++)
-        for (const char *at = texts[t]; at && n < MAX_FILES; at = strstr(at + 1, "policy=")) {
+        for (const char *at = texts[t]; at && *at && n < MAX_FILES;
+             at = strstr(at + 1, "policy=")) {
             const char *name = at == texts[t] ? at : at + strlen("policy=");
             const char *path = sw_cli_plugin_of(name, strcspn(name, ":,;@|"));
             if (path && strlen(path) < PATH_LEN && !have(f, n, path))
