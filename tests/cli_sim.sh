@@ -169,6 +169,10 @@ expect_status 0 "compare" -- "$SW" compare --policies "bsp,asp,ssp:s=1" --seeds 
 expect_output "time to target" "compare prints its table"
 expect_output "3/3" "every run reached the target"
 expect_output "speedup: mean time of the best baseline" "compare explains the speedup"
+expect_output "speedup seed by seed over" "and gives the speedups seed by seed"
+checks=$((checks + 1))
+[ "$(printf '%s\n' "$OUT" | grep -c "x (95% interval .*), faster on [0-3] of 3 seeds")" = 2 ] ||
+  { echo "FAIL: a paired speedup for each policy but the best baseline"; failures=$((failures + 1)); }
 
 # A compare run is the sim run of its seed, byte for byte (the data set is the spec's alone),
 # whatever OpenBLAS would choose on its own: both default to one thread.

@@ -58,4 +58,16 @@ double sw_speedup(const sw_trials *b, const sw_trials *s);
  * (both missed, or s has no time): no figure to show. s == b, the baseline itself, is exact. */
 const char *sw_speedup_bound(const sw_trials *b, const sw_trials *s);
 
+/* The speedup of a policy over a baseline seed by seed: both ran the same scenarios (seed i
+ * each), so the ratio of their times on one seed is free of the spread between scenarios that
+ * widens the intervals of their means. Over the n seeds where both reached the target at a time
+ * > 0 (b[i] and s[i], the baseline's and the policy's runs of seed i; a run that failed counts
+ * as not reached), the geometric mean of b's time over s's and its 95% interval (Student's t on
+ * the ratios' logarithms; the ratio itself for one pair, all 0 for none), and on how many of
+ * them s was faster. */
+typedef struct sw_paired {
+    size_t n, faster;
+    double ratio, lo, hi;
+} sw_paired;
+sw_paired sw_paired_speedup(const sw_trial *b, const sw_trial *s, size_t n);
 #endif

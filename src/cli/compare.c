@@ -19,47 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compare_journal.h"
-#include "scenario.h"
+#include "compare_plan.h"
 #include "syncwise/clock.h"
 #include "syncwise/compare.h"
 #include "syncwise/err.h"
 #include "syncwise/file.h"
 #include "syncwise/log.h"
-
-#define CMD "compare"
-#define MAX_POLICIES 32
-
-typedef struct job {
-    int policy;
-    uint64_t seed;
-    sw_sim_result r;
-    int rc;
-    bool done;
-    char *row;         /* its results.csv row once done (kept from an earlier run on --resume) */
-    sw__cmp_row facts; /* what the table reads of it, from the row */
-    char err[SW_ERR_LEN];
-} job;
-
-typedef struct plan {
-    sw_cli_scenario sc; /* first: the shared table's offsets are into it */
-    const char *list;   /* --policies, as given */
-    char *policies[MAX_POLICIES];
-    int n_policies;
-    long seeds, jobs;
-    const char *baselines; /* policy-spec prefixes that count as baselines; NULL: classic */
-    char *baselines_read;  /* --baselines as read (sw_cli_policy_list), ';' between the specs */
-    const char *log_dir;   /* keep every run's event log and results.csv here */
-    bool resume;           /* keep the runs results.csv holds for this scenario */
-    sw__cmp_journal journal;
-    const sw_task_data *data;
-    job *runs;
-    size_t n_runs, next;
-    size_t done, resumed; /* runs finished, of which kept from an earlier comparison */
-    double t0;
-    pthread_mutex_t lock;
-    const sw_stop_flag *stop; /* a signal: no run starts after it */
-} plan;
 
 #define AT(field) offsetof(plan, field)
 static const sw_opt own[] = {
@@ -79,7 +44,7 @@ static const sw_opt own[] = {
                 "keeps a second compare out), compare.scenario, the\n"
                 "options --resume must give again, and compare.files,\n"
                 "the size and CRC-32 of each file the runs read (a\n"
-                "policy's file=, a trace, the data), which must not\n"
+                "policy's file=, a trace, the data, a plugin), which must not\n"
                 "change before a --resume")},
     {SW_OPT_ROW(SW_OPT_FLAG, "resume", 0, AT(resume), 0, 0, NULL,
                 "with --log-dir: keep the runs its results.csv holds\n"
@@ -98,7 +63,9 @@ static const sw_cmd_opts command = {
     .usage = "--policies LIST [OPTIONS]",
     .about = "Runs every policy on the same simulated scenarios, one per seed, and prints the\n"
              "mean virtual time to the target with a 95% confidence interval (Student's t) and\n"
-             "each policy's speedup over the best classic baseline (bsp, asp, ssp).",
+             "each policy's speedup over the best classic baseline (bsp, asp, ssp): of the\n"
+             "means, and seed by seed (each seed is one scenario for every policy), with its\n"
+             "95% interval.",
     .tables = {own, sw_cli_scenario_opts},
     .epilog = sw_cli_print_policy_help,
 };
@@ -216,28 +183,13 @@ static void run_job(plan *p, job *j)
                         strlen(p->policies[j->policy]));
 }
 
-/* The runs of one policy that are done and did not fail (all of them once the runs end). */
-static sw_trials summarize(const plan *p, int policy)
-{
-    sw_trial *t = malloc((size_t)p->seeds * sizeof *t);
-    size_t n = 0;
-    for (size_t i = 0; t && i < p->n_runs; i++) {
-        const job *j = &p->runs[i];
-        if (j->policy == policy && j->done && !j->rc)
-            t[n++] = j->facts.trial;
-    }
-    sw_trials s = sw_trials_summarize(t, n);
-    free(t);
-    return s;
-}
-
 /* The fastest policy of the runs done, by the table's own ranking (a policy whose runs a limit
  * cut short is not crowned for the short times). */
 static void best_so_far(const plan *p, char *out, size_t cap)
 {
     sw_trials s[MAX_POLICIES];
     for (int k = 0; k < p->n_policies; k++)
-        s[k] = summarize(p, k);
+        s[k] = sw__cmp_summarize(p, k);
     int who = sw_fastest((const char *const *)p->policies, s, p->n_policies);
     if (who >= 0)
         snprintf(out, cap, "; fastest so far %s, a mean %.0f virtual s (%ld/%ld reached)",
@@ -276,96 +228,6 @@ static void *worker(void *arg)
         }
         pthread_mutex_unlock(&p->lock);
     }
-}
-
-/* The runs that failed, and those that diverged, one line each. */
-static void list_failed(const plan *p, FILE *out)
-{
-    for (size_t i = 0; i < p->n_runs; i++) {
-        const job *j = &p->runs[i];
-        if (j->rc)
-            fprintf(out, "run %s seed %llu failed: %s\n", p->policies[j->policy],
-                    (unsigned long long)j->seed, j->err);
-        else if (j->facts.diverged_t >= 0) /* counted as not reaching the target: it never will */
-            fprintf(out, "run %s seed %llu diverged at t=%.1f s (a lower --lr?)\n",
-                    p->policies[j->policy], (unsigned long long)j->seed, j->facts.diverged_t);
-    }
-}
-
-/* The answer in one line: the fastest policy, and by how much it beats the best baseline. */
-static void print_answer(const plan *p, const sw_trials *s, int best)
-{
-    int fastest = sw_fastest((const char *const *)p->policies, s, p->n_policies);
-    if (fastest < 0)
-        return;
-    int reached = 0;
-    for (int i = 0; i < p->n_policies; i++)
-        reached += s[i].reached;
-    if (!reached) { /* every time above is a run's end: nothing is fastest */
-        bool target = p->sc.cfg.target_acc > 0 || p->sc.cfg.target_loss > 0;
-        printf("%s: the times are where the runs stopped\n",
-               target ? "no run reached the target" : "no target was given");
-        return;
-    }
-    const char *censored =
-        s[fastest].reached < s[fastest].n ? " (not every run reached the target)" : "";
-    if (best < 0)
-        printf("fastest: %s, at %.1f virtual s%s\n", p->policies[fastest], s[fastest].mean,
-               censored);
-    else if (fastest == best)
-        printf("fastest: %s, the best baseline, at %.1f virtual s%s\n", p->policies[best],
-               s[best].mean, censored);
-    else if (!(s[fastest].mean > 0)) /* met at once: a time of 0 has no ratio */
-        printf("fastest: %s, at 0.0 virtual s (the target was met at once)%s\n",
-               p->policies[fastest], censored);
-    else if (sw_speedup_bound(&s[best], &s[fastest]))
-        printf("fastest: %s, %s%.2fx the best baseline (%s)%s\n", p->policies[fastest],
-               sw_speedup_bound(&s[best], &s[fastest]), sw_speedup(&s[best], &s[fastest]),
-               p->policies[best], censored);
-    else
-        printf("fastest: %s, at %.1f virtual s%s\n", p->policies[fastest], s[fastest].mean,
-               censored);
-}
-
-static void report(const plan *p)
-{
-    sw_trials s[MAX_POLICIES];
-    for (int i = 0; i < p->n_policies; i++)
-        s[i] = summarize(p, i);
-    int best = sw_best_baseline((const char *const *)p->policies, s, p->n_policies, p->baselines);
-    printf("\n%-22s %8s %26s %9s %9s %7s\n", "policy", "reached", "time to target (virtual s)",
-           "speedup", "applies", "idle %");
-    for (int i = 0; i < p->n_policies; i++) {
-        char cell[64] = "- (no run finished)";
-        if (s[i].n) /* a time of 0.0 for runs that all failed would read as the fastest */
-            snprintf(cell, sizeof cell, "%.1f +- %.1f%s", s[i].mean, s[i].half,
-                     s[i].reached < s[i].n ? " (>=)" : "");
-        printf("%-22s %3ld/%-4ld %26s", p->policies[i], s[i].reached, s[i].n, cell);
-        const char *bound = best >= 0 ? sw_speedup_bound(&s[best], &s[i]) : NULL;
-        char speedup[32] = "-";
-        if (bound && s[i].n)
-            snprintf(speedup, sizeof speedup, "%s%.2fx", bound, sw_speedup(&s[best], &s[i]));
-        printf(" %9s", speedup);
-        if (s[i].n)
-            printf(" %9.0f %7.1f\n", s[i].applies, 100 * s[i].idle);
-        else
-            printf(" %9s %7s\n", "-", "-");
-    }
-    if (best >= 0 && p->seeds > 1)
-        printf("\nspeedup: mean time of the best baseline (%s) over each policy's; "
-               "+- is the 95%% confidence half-width over %ld seeds.\n",
-               p->policies[best], p->seeds);
-    else if (best >= 0) /* one sample has no spread to show */
-        printf("\nspeedup: time of the best baseline (%s) over each policy's; one seed, so "
-               "no interval (the +- 0.0).\n", p->policies[best]);
-    else if (p->seeds > 1)
-        printf("\nspeedup: none, as no policy is a baseline (every bsp, asp and ssp, or "
-               "--baselines); +- is the 95%% confidence half-width over %ld seeds.\n", p->seeds);
-    else
-        printf("\nspeedup: none, as no policy is a baseline (every bsp, asp and ssp, or "
-               "--baselines); one seed, so no interval (the +- 0.0).\n");
-    print_answer(p, s, best);
-    list_failed(p, stdout);
 }
 
 /* results.csv in the comparison's order, one row per run (syncwise report reads the logs). */
@@ -570,13 +432,14 @@ int sw_cli_compare(int argc, char **argv)
                                                     "from the runs done"
                                                   : " (give --log-dir to keep runs done)");
         if (!rc && p.log_dir && write_results(&p, err)) {
-            list_failed(&p, stderr); /* a full disk, say: the runs' logs may have filled it */
+            /* a full disk, say: the runs' logs may have filled it */
+            sw__cmp_list_failed(&p, stderr);
             rc = sw_cli_error(CMD, "%s", err);
         }
         if (!rc && p.log_dir)
             warn_of_other_logs(&p);
         if (!rc)
-            report(&p);
+            sw__cmp_report(&p);
         size_t diverged = 0;
         for (size_t i = 0; !rc && i < p.n_runs; i++) {
             if (p.runs[i].rc) /* the table stands, but the comparison is not whole */

@@ -107,3 +107,33 @@ const char *sw_speedup_bound(const sw_trials *b, const sw_trials *s)
         return NULL;
     return s == b ? "" : s_short ? "<=" : b_short ? ">=" : "";
 }
+
+static bool a_pair(const sw_trial *b, const sw_trial *s)
+{
+    return b->reached && s->reached && b->time > 0 && s->time > 0;
+}
+
+sw_paired sw_paired_speedup(const sw_trial *b, const sw_trial *s, size_t n)
+{
+    sw_paired p = {0};
+    double sum = 0, ss = 0;
+    for (size_t i = 0; i < n; i++)
+        if (a_pair(&b[i], &s[i])) {
+            sum += log(b[i].time / s[i].time);
+            p.n++;
+            p.faster += s[i].time < b[i].time;
+        }
+    if (!p.n)
+        return p;
+    double mean = sum / (double)p.n;
+    for (size_t i = 0; i < n; i++)
+        if (a_pair(&b[i], &s[i]))
+            ss += (log(b[i].time / s[i].time) - mean) * (log(b[i].time / s[i].time) - mean);
+    double half = p.n > 1 ? sw_t95((long)p.n - 1) * sqrt(ss / (double)(p.n - 1)) /
+                                sqrt((double)p.n)
+                          : 0;
+    p.ratio = exp(mean);
+    p.lo = exp(mean - half);
+    p.hi = exp(mean + half);
+    return p;
+}

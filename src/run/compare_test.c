@@ -124,6 +124,43 @@ static void censored_runs_rank_below_reached_ones(void **state)
     assert_int_equal(sw_fastest(policies, s, 4), 1);
 }
 
+/* Seed by seed: a policy 10% faster on every seed of widely spread scenarios is told apart
+ * from its baseline (an interval of one point), where the intervals of the two means overlap;
+ * seeds either missed are left out, and a ratio of times 0 is none. */
+static void paired_speedups_over_the_same_seeds(void **state)
+{
+    (void)state;
+    sw_trial b[5], s[5];
+    for (int i = 0; i < 5; i++) {
+        b[i] = (sw_trial){.time = 100.0 * (i + 1), .reached = true};
+        s[i] = (sw_trial){.time = b[i].time / 1.1, .reached = true};
+    }
+    sw_paired p = sw_paired_speedup(b, s, 5);
+    assert_int_equal(p.n, 5);
+    assert_int_equal(p.faster, 5);
+    assert_true(fabs(p.ratio - 1.1) < 1e-9 && fabs(p.lo - 1.1) < 1e-9 && fabs(p.hi - 1.1) < 1e-9);
+    sw_trials tb = sw_trials_summarize(b, 5), ts = sw_trials_summarize(s, 5);
+    assert_true(tb.mean - tb.half < ts.mean + ts.half); /* the means' intervals overlap */
+    s[0].time = b[0].time * 2;   /* slower on one seed: a wider interval about a smaller ratio */
+    s[1].reached = false;        /* and one seed the policy missed */
+    b[2].time = s[2].time = 0;   /* met at once by both: no ratio */
+    p = sw_paired_speedup(b, s, 5);
+    assert_int_equal(p.n, 3);
+    assert_int_equal(p.faster, 2);
+    double logs[3] = {log(0.5), log(1.1), log(1.1)}, mean, half;
+    sw_mean_ci(logs, 3, sizeof *logs, &mean, &half);
+    assert_true(fabs(p.ratio - exp(mean)) < 1e-9);
+    assert_true(fabs(p.lo - exp(mean - half)) < 1e-9 && fabs(p.hi - exp(mean + half)) < 1e-9);
+    assert_true(p.lo < 1 && p.hi > 1);
+    p = sw_paired_speedup(b, s, 1); /* one pair: the ratio, no interval */
+    assert_int_equal(p.n, 1);
+    assert_true(fabs(p.ratio - 0.5) < 1e-9 && p.lo == p.ratio && p.hi == p.ratio);
+    s[0].reached = false;
+    p = sw_paired_speedup(b, s, 1);
+    assert_int_equal(p.n, 0);
+    assert_true(p.ratio == 0 && p.lo == 0 && p.hi == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -134,6 +171,7 @@ int main(void)
         cmocka_unit_test(which_policies_are_baselines),
         cmocka_unit_test(the_best_baseline_and_speedups),
         cmocka_unit_test(censored_runs_rank_below_reached_ones),
+        cmocka_unit_test(paired_speedups_over_the_same_seeds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
