@@ -63,6 +63,10 @@ void sw_cli_set_verbosity(bool quiet, bool verbose);
  * one failed, 0 otherwise (also without plugins). A plugin named twice loads once. With
  * only_help (the command only describes itself) a failure is said and passed over. */
 int sw_cli_load_plugins(bool only_help);
+/* A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) says which run the crashing thread was
+ * running, as sw_cli_crash_note_doing last said (crash_note.c); spec NULL: none of note. */
+void sw_cli_crash_note_install(const char *cmd);
+void sw_cli_crash_note_doing(const char *spec, uint64_t seed);
 /* The path of the loaded plugin whose list holds the policy `name` (its first `len` bytes);
  * NULL for a built-in or unknown one. */
 const char *sw_cli_plugin_of(const char *name, size_t len);

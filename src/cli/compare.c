@@ -210,7 +210,9 @@ static void *worker(void *arg)
         job *j = &p->runs[i];
         if (j->done) /* kept from an earlier comparison */
             continue;
+        sw_cli_crash_note_doing(p->policies[j->policy], j->seed);
         run_job(p, j);
+        sw_cli_crash_note_doing(NULL, 0);
         pthread_mutex_lock(&p->lock);
         j->done = true;
         p->done++;
@@ -398,6 +400,7 @@ static int run_all(plan *p, int argc, char **argv, char *err)
     if (rc)
         return rc;
     p->t0 = sw_clock_now_s();
+    sw_cli_crash_note_install(CMD);
     pthread_mutex_init(&p->lock, NULL);
     sw_cli_run_jobs(p->jobs, worker, p);
     pthread_mutex_destroy(&p->lock);
