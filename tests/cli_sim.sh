@@ -291,6 +291,12 @@ expect_status 2 "join:w= of a new worker's slot before its own join" -- "$SW" si
 expect_output "a new worker joins without w=" "says how a new worker joins"
 expect_status 0 "join:w= brings a new worker back" -- "$SW" sim --no-model --workers 3 \
   --max-time 10 -q --events "join:t=1;crash:w=3,t=2;join:w=3,t=5"
+# Events of one time run in the order listed: a join, the crash of the worker it brought in and
+# its return, all at t=6, are taken; the return listed before the join is not.
+expect_status 0 "a new worker's join, crash and return at one time" -- "$SW" sim --no-model \
+  --workers 1 --max-time 10 -q --events "join:t=6;crash:w=1,t=6;join:w=1,t=6"
+expect_status 2 "its return listed before its join at one time" -- "$SW" sim --no-model \
+  --workers 1 --max-time 10 -q --events "join:w=1,t=6;join:t=6"
 for ev in "crash:w=1,t=50,policy=bsp" "join:t=50,policy=ssp:s=2" "leave:w=0,t=5,policy=asp"; do
   expect_status 2 "a policy on an event that takes none: $ev" -- "$SW" sim --no-model \
     --max-time 100 --events "$ev"

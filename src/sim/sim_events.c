@@ -60,11 +60,18 @@ static const char *cut_policy(char *text)
     return at + strlen("policy=");
 }
 
-/* Where the joins of worker slots beyond the first workers stand: an anonymous join's time per
- * slot (it takes the next new slot, in the order listed), and the earliest explicit join. */
+/* Where the joins of a worker slot beyond the first workers stand: its anonymous join's time
+ * (it takes the next new slot, in the order listed), and the earliest explicit join, which
+ * follows the anonymous one at the same time when listed after it (events of one time run in
+ * the order listed). */
+typedef struct slot_joins {
+    double anon_t, named_t; /* < 0 when none */
+    bool named_listed_after;
+} slot_joins;
+
 typedef struct new_slots {
-    uint32_t first;           /* the workers at the start */
-    double *anon_t, *named_t; /* per slot from `first`: < 0 when none */
+    uint32_t first;    /* the workers at the start */
+    slot_joins *slots; /* per slot from `first` */
 } new_slots;
 
 static int schedule_one(sim *s, char *text, uint32_t *next_new, new_slots *ns, char *err)
@@ -105,10 +112,12 @@ static int schedule_one(sim *s, char *text, uint32_t *next_new, new_slots *ns, c
         return sw_fail(err, SW_EINVAL, "event '%s': w=WORKER is required", text);
     if (kind == EV_JOIN && w < 0) {
         w = (long)(*next_new)++;
-        ns->anon_t[w - ns->first] = t;
+        ns->slots[w - ns->first].anon_t = t;
     } else if (kind == EV_JOIN && w >= (long)ns->first) {
-        double *at = &ns->named_t[w - ns->first];
-        *at = *at < 0 || t < *at ? t : *at;
+        slot_joins *j = &ns->slots[w - ns->first];
+        if (j->named_t < 0 || t < j->named_t)
+            *j = (slot_joins){.anon_t = j->anon_t, .named_t = t,
+                              .named_listed_after = j->anon_t == t};
     }
     sw__sim_event ev = {.t = t, .kind = kind, .worker = (uint32_t)(w < 0 ? 0 : w)};
     if (kind == EV_SWITCH && (rc = add_switch(s, policy, &ev, err)))
@@ -124,23 +133,24 @@ int sw__sim_schedule(sim *s, const char *events, uint32_t workers, char *err)
     if (!copy)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     uint32_t next_new = workers, extra = s->n_slots > workers ? s->n_slots - workers : 0;
-    new_slots ns = {.first = workers, .anon_t = malloc((extra + 1) * sizeof(double)),
-                    .named_t = malloc((extra + 1) * sizeof(double))};
-    int rc = ns.anon_t && ns.named_t ? 0 : sw_fail(err, SW_ENOMEM, "out of memory");
+    new_slots ns = {.first = workers, .slots = malloc((extra + 1) * sizeof *ns.slots)};
+    int rc = ns.slots ? 0 : sw_fail(err, SW_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < extra && !rc; i++)
-        ns.anon_t[i] = ns.named_t[i] = -1;
+        ns.slots[i] = (slot_joins){.anon_t = -1, .named_t = -1};
     for (char *e = strtok_r(copy, ";", &save); e && !rc; e = strtok_r(NULL, ";", &save))
         rc = schedule_one(s, e, &next_new, &ns, err);
     /* A new worker's slot is its anonymous join's: join:w= of it may bring it back later, not
      * take it first (two joins would make one worker, the second passed over as live). */
-    for (uint32_t i = 0; i < extra && !rc; i++)
-        if (ns.named_t[i] >= 0 && !(ns.anon_t[i] >= 0 && ns.anon_t[i] < ns.named_t[i]))
+    for (uint32_t i = 0; i < extra && !rc; i++) {
+        const slot_joins *j = &ns.slots[i];
+        bool brought_in = j->anon_t >= 0 && (j->anon_t < j->named_t || j->named_listed_after);
+        if (j->named_t >= 0 && !brought_in)
             rc = sw_fail(err, SW_EINVAL, "join:w=%u at t=%g: worker %u is not one of the %u at "
                          "the start, and no join:t=T (without w=) brings it in before: a new "
-                         "worker joins without w=", workers + i, ns.named_t[i], workers + i,
+                         "worker joins without w=", workers + i, j->named_t, workers + i,
                          workers);
-    free(ns.anon_t);
-    free(ns.named_t);
+    }
+    free(ns.slots);
     free(copy);
     return rc;
 }
