@@ -54,7 +54,7 @@ static const sw_opt table[] = {
     SW_OPT_HEADING("stopping (the first member in endpoint order judges)"),
     {SW_OPT_ROW(SW_OPT_F64, "target-loss", 0, AT(p.target_loss), 0, 1e9, "X", "held-out loss")},
     {SW_OPT_ROW(SW_OPT_U32, "patience", 0, AT(p.patience), 0, 1 << 30, "N",
-                "rounds without improvement")},
+                "rounds without improvement (0: no such stop)")},
     {SW_OPT_ROW(SW_OPT_F64, "max-time", 0, AT(p.max_time_s), 0, 1e9, "S",
                 "seconds (the judge's ends every member's run,\nanother member's its own part; "
                 "0: no limit)")},

@@ -135,8 +135,8 @@ const sw_opt sw_cli_scenario_opts[] = {
                 "transfers: bytes per second and latency; params=N sizes a\n"
                 "run without a model; shards=S[,server_bw=B,decide=S,\n"
                 "fanout=S,entry=S] queues transfers on S shard links and\n"
-                "pushes on one control plane working in turns\n"
-                "(docs/simulator.md)")},
+                "pushes on one control plane working in turns (0: one\n"
+                "server, no shards; docs/simulator.md)")},
     {SW_OPT_ROW(SW_OPT_STR, "events", 0, AT(cfg.events), 0, 0, "LIST",
                 "crash:w=3,t=50;leave:w=1,t=80;join:t=100;\n"
                 "switch:t=200,policy=dssp:lo=2,hi=6 (a join without w adds\n"
@@ -172,7 +172,8 @@ const sw_opt sw_cli_scenario_opts[] = {
     {SW_OPT_ROW(SW_OPT_U64, "max-pushes", 0, AT(cfg.max_pushes), 0, 0, "N",
                 "pushes (0: no limit)")},
     {SW_OPT_ROW(SW_OPT_U32, "patience", 0, AT(cfg.patience), 0, 1 << 20, "N",
-                "evaluations without improvement, keeping the best weights")},
+                "evaluations without improvement, keeping the best weights\n"
+                "(0: no such stop)")},
     {SW_OPT_ROW(SW_OPT_F64, "eval-every", 0, AT(cfg.eval_every), 1e-9, 1e15, "S",
                 "virtual seconds between evaluations")},
     SW_OPT_HEADING("other"),
