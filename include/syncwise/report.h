@@ -65,6 +65,8 @@ typedef struct sw_report_run {
 typedef struct sw_report_policy {
     char policy[256];
     sw_trials trials;
+    sw_paired paired; /* over the best baseline, seed by seed (its runs paired with the
+                       * baseline's of the same seed; n = 0 for the baseline itself) */
 } sw_report_policy;
 
 typedef struct sw_report {

@@ -76,25 +76,53 @@ static void note_switched(sw_report *r)
                  r->runs[first].switches == 1 ? "" : "es", r->runs[first].switched_to);
 }
 
+/* Whether a run of `policy` counts in its times to target; its trial then into t. */
+static bool run_trial(const sw_report_run *run, const char *policy, double target, sw_trial *t)
+{
+    double at = reached_at(run, target);
+    if (strcmp(run->policy, policy) != 0 || !counts(run, at))
+        return false;
+    *t = (sw_trial){.time = at >= 0 ? at : run->end_t,
+                    .reached = at >= 0,
+                    .applies = (double)run->applies,
+                    .idle = run->idle};
+    return true;
+}
+
 static sw_trials policy_trials(const sw_report *r, const char *policy, double target)
 {
     sw_trial *t = calloc(r->n_runs ? r->n_runs : 1, sizeof *t);
     if (!t)
         return (sw_trials){0};
     size_t n = 0;
-    for (uint32_t i = 0; i < r->n_runs; i++) {
-        const sw_report_run *run = &r->runs[i];
-        double at = reached_at(run, target);
-        if (strcmp(run->policy, policy) != 0 || !counts(run, at))
-            continue;
-        t[n++] = (sw_trial){.time = at >= 0 ? at : run->end_t,
-                            .reached = at >= 0,
-                            .applies = (double)run->applies,
-                            .idle = run->idle};
-    }
+    for (uint32_t i = 0; i < r->n_runs; i++)
+        n += run_trial(&r->runs[i], policy, target, &t[n]);
     sw_trials s = sw_trials_summarize(t, n);
     free(t);
     return s;
+}
+
+/* A policy's speedup over the baseline seed by seed: each of its runs paired with the
+ * baseline's first run of the same seed (one scenario for both, as compare's logs are). */
+static sw_paired paired_over(const sw_report *r, const char *base, const char *policy,
+                             double target)
+{
+    sw_trial *b = calloc(r->n_runs ? r->n_runs : 1, sizeof *b),
+             *s = calloc(r->n_runs ? r->n_runs : 1, sizeof *s);
+    size_t n = 0;
+    for (uint32_t i = 0; b && s && i < r->n_runs; i++) {
+        if (!run_trial(&r->runs[i], policy, target, &s[n]))
+            continue;
+        uint32_t j = 0;
+        while (j < r->n_runs && (r->runs[j].seed != r->runs[i].seed ||
+                                 strcmp(r->runs[j].policy, base) != 0))
+            j++;
+        n += j < r->n_runs && run_trial(&r->runs[j], base, target, &b[n]);
+    }
+    sw_paired q = b && s ? sw_paired_speedup(b, s, n) : (sw_paired){0};
+    free(b);
+    free(s);
+    return q;
 }
 
 /* A run's accuracy at time t: its last evaluation at or before t (NAN before the first). */
@@ -226,6 +254,10 @@ static int summarize(sw_report *r, double target_acc, const char *baselines, cha
         names[i] = r->policies[i].policy, s[i] = r->policies[i].trials;
     r->best = sw_best_baseline(names, s, r->n_policies, baselines);
     r->fastest = sw_fastest(names, s, r->n_policies);
+    for (int i = 0; r->best >= 0 && i < r->n_policies; i++)
+        if (i != r->best)
+            r->policies[i].paired =
+                paired_over(r, names[r->best], r->policies[i].policy, target_acc);
     free(names);
     free(s);
     return 0;
@@ -293,6 +325,31 @@ static void write_answer(const sw_report *r, FILE *md)
     }
 }
 
+/* The speedups seed by seed, where two seeds or more pair (compare prints the same). */
+static void write_paired(const sw_report *r, FILE *md)
+{
+    bool said = false;
+    for (int i = 0; i < r->n_policies; i++) {
+        const sw_paired *q = &r->policies[i].paired;
+        if (q->n < 2)
+            continue;
+        if (!said) {
+            fputs("\nSeed by seed over the best baseline (", md);
+            md_code(md, r->policies[r->best].policy, false);
+            fputs("): each seed is one scenario for every policy, so the geometric mean of the "
+                  "baseline's time over the policy's on the seeds both reached the target "
+                  "leaves out the spread between scenarios (Student's t on the logarithms):\n\n"
+                  "| policy | speedup seed by seed | 95% interval | faster on |\n"
+                  "| --- | --- | --- | --- |\n", md);
+            said = true;
+        }
+        fputs("| ", md);
+        md_code(md, r->policies[i].policy, true);
+        fprintf(md, " | %.2fx | %.2f-%.2f | %zu of %zu seeds |\n", q->ratio, q->lo, q->hi,
+                q->faster, q->n);
+    }
+}
+
 void sw_report_write_table(const sw_report *r, FILE *md)
 {
     write_answer(r, md);
@@ -334,4 +391,5 @@ void sw_report_write_table(const sw_report *r, FILE *md)
         fputs(") over each policy's.", md);
     }
     fputs("\n", md);
+    write_paired(r, md);
 }
