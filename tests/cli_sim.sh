@@ -16,6 +16,10 @@ expect_output "idle %" "summary has idle shares"
 expect_status 0 "a spec with an empty parameter list" -- "$SW" sim --policy ssp: --workers 2 \
   --data "$data" --model softmax --max-time 10 --log "$TMP/colon.jsonl"
 expect_output "policy ssp: stopped by" "the summary does not double the spec's colon"
+expect_status 0 "a run that switches policies" -- "$SW" sim --policy bsp --workers 4 --no-model \
+  --max-time 300 --events "switch:t=100,policy=asp;switch:t=200,policy=ssp:s=2"
+expect_output "policy bsp (then 2 switches, the last to ssp:s=2): stopped by" \
+  "its summary says the figures are of every policy in turn"
 expect_status 0 "check of its log" -- "$SW" check "$TMP/colon.jsonl"
 expect_output "colon.jsonl: ssp: " "nor does check"
 OUT=$(head -1 "$TMP/a.jsonl")

@@ -34,6 +34,8 @@ typedef struct sw_run_stats {
     double *stale_sum;              /* per worker: staleness of its applied gradients, summed */
     uint64_t *stale_n;              /* ... and counted */
     uint64_t stale_hist[SW_STALE_BINS];
+    uint32_t switches;              /* policy switches, the last to switched_to */
+    char switched_to[256];
     /* Private: what an interval or an apply still waits for. */
     double *wait_since, *joined_t;  /* < 0: not waiting, not live */
     double *run_since;              /* < 0: not in a step */

@@ -76,8 +76,12 @@ void sw_cli_eval_text(char *out, size_t cap, double loss, double acc, double *be
 void sw_cli_print_summary(FILE *f, const char *policy, const sw_sim_result *r)
 {
     const sw_run_stats *st = &r->stats;
-    fprintf(f, "policy %.*s: stopped by %s at t=%.1f s", sw_cli_spec_shown(policy), policy,
-            sw_stop_reason_name(r->stop), r->end_t);
+    fprintf(f, "policy %.*s", sw_cli_spec_shown(policy), policy);
+    if (st->switches) /* the figures below are the whole run's, under every policy in turn */
+        fprintf(f, " (then %u switch%s, the last to %.*s)", st->switches,
+                st->switches == 1 ? "" : "es", sw_cli_spec_shown(st->switched_to),
+                st->switched_to);
+    fprintf(f, ": stopped by %s at t=%.1f s", sw_stop_reason_name(r->stop), r->end_t);
     if (r->target_t >= 0)
         fprintf(f, "; target reached at t=%.1f s", r->target_t);
     if (r->diverged_t >= 0)

@@ -1,4 +1,5 @@
 /* A run's statistics, fed by its events (see syncwise/run.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,6 +130,10 @@ int sw_run_stats_event(sw_run_stats *s, const sw_event *ev)
         if (s->joined_t[w] >= 0)
             s->live_s[w] += ev->t - s->joined_t[w];
         s->joined_t[w] = -1;
+        return 0;
+    case SW_EV_SWITCH:
+        s->switches++;
+        snprintf(s->switched_to, sizeof s->switched_to, "%s", ev->reason ? ev->reason : "");
         return 0;
     default: return 0;
     }
