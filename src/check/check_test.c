@@ -456,15 +456,18 @@ static void what_no_policy_does_and_where_it_shows(void **state)
     feed(s, (sw_event){.kind = SW_EV_WAKE, .at = s->t - 0.5});
     expect(s, NULL);
 
-    /* A wake-up's tick asking for another due already: the clock would stand still. */
-    for (int later = 0; later < 2; later++) {
+    /* A wake-up's tick asking for another due already: the clock would stand still. One at the
+     * tick's own time is the engine's to refuse: a log's times are rounded, and one a moment
+     * later may print as the tick's. */
+    const double asked[] = {-0.5, 0, 1};
+    for (int k = 0; k < 3; k++) {
         s = open_script("mystery", 2);
         start_all(s, 1);
         push(s, 0, 1, 0);
         feed(s, (sw_event){.kind = SW_EV_WAKE, .at = s->t});
         feed(s, (sw_event){.kind = SW_EV_TICK});
-        feed(s, (sw_event){.kind = SW_EV_WAKE, .at = s->t + later});
-        expect(s, later ? NULL : "a wake-up's tick asked for a wake-up due already");
+        feed(s, (sw_event){.kind = SW_EV_WAKE, .at = s->t + asked[k]});
+        expect(s, k ? NULL : "a wake-up's tick asked for a wake-up due already");
     }
 
     sw_check *c;
