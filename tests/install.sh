@@ -32,6 +32,13 @@ expect_status 0 "the example builds with pkg-config --cflags --libs syncwise" --
 expect_status 0 "and runs against the installed library" -- \
   env LD_LIBRARY_PATH="$LIBDIR" "$TMP/half_barrier" 8 5000
 expect_output "policy half: 5000 pushes" "the simulator ran the example's own policy"
+# The program lends a plugin every function of the library (a plugin built with the headers
+# alone calls them there): each one libsyncwise.so exports, the program exports too.
+public_of() { nm -D --defined-only "$1" | awk '$2 == "T" && $3 ~ /^sw_[a-z]/ { print $3 }' | sort; }
+missing=$(comm -23 <(public_of "$LIBDIR/libsyncwise.so") <(public_of "$TMP/prefix/bin/syncwise"))
+checks=$((checks + 1))
+[ -z "$missing" ] && [ -n "$(public_of "$LIBDIR/libsyncwise.so")" ] ||
+  { echo "FAIL: the program does not export $(echo $missing)"; failures=$((failures + 1)); }
 # The same file as a plugin: every command runs its policy by name, check reads its logs. A
 # plugin needs the headers alone (the program lends it the library it carries); one linked with
 # the library too (--libs, as an earlier README said) is bound to the program's copy all the
