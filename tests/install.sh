@@ -59,15 +59,24 @@ expect_status 0 "compare runs the plugin's policy beside built-in ones" -- "${pl
   "$TMP/prefix/bin/syncwise" compare --policies "half:share=0.5;bsp" --no-model --max-time 200 \
   --seeds 2 --log-dir "$TMP/plugin-logs" -q
 expect_output "half:share=0.5" "its row is in the table"
-# A resume under a plugin rebuilt since (here: another file in its place) would table the
-# kept rows of one build beside runs of another under one name: refused, naming the plugin.
-cp "$TMP/half.so" "$TMP/half.so.built"
-printf 'x' >> "$TMP/half.so"
-expect_status 2 "a resume after the plugin changed" -- "${plugin[@]}" \
-  "$TMP/prefix/bin/syncwise" compare --policies "half:share=0.5;bsp" --no-model --max-time 200 \
-  --seeds 3 --log-dir "$TMP/plugin-logs" -q --resume
-expect_output "$TMP/half.so changed since the comparison" "names the plugin"
-mv "$TMP/half.so.built" "$TMP/half.so"
+# A resume under a plugin rebuilt since would table the kept rows of one build beside runs of
+# another under one name: refused, naming the plugin, wherever the changed build lies (the
+# plugin is known by the policy it brings: SYNCWISE_PLUGINS may name it otherwise each time).
+mkdir -p "$TMP/elsewhere"
+cp "$TMP/half.so" "$TMP/elsewhere/half.so"
+printf 'x' >> "$TMP/elsewhere/half.so"
+for at in "$TMP/elsewhere/half.so" "$TMP/elsewhere/../elsewhere/half.so"; do
+  expect_status 2 "a resume after the plugin changed ($at)" -- env SYNCWISE_PLUGINS="$at" \
+    "$TMP/prefix/bin/syncwise" compare --policies "half:share=0.5;bsp" --no-model --max-time 200 \
+    --seeds 3 --log-dir "$TMP/plugin-logs" -q --resume
+  expect_output "$at (the plugin of half; $TMP/half.so then) changed since the comparison" \
+    "names the plugin, where it lies and where it lay"
+done
+cp "$TMP/half.so" "$TMP/elsewhere/half.so"
+expect_status 0 "a resume with the same plugin elsewhere" -- env \
+  SYNCWISE_PLUGINS="$TMP/elsewhere/half.so" "$TMP/prefix/bin/syncwise" compare \
+  --policies "half:share=0.5;bsp" --no-model --max-time 200 --seeds 3 \
+  --log-dir "$TMP/plugin-logs" -q --resume
 expect_status 0 "check holds its log to the plugin's promise" -- "${plugin[@]}" \
   "$TMP/prefix/bin/syncwise" check "$TMP/plugin-logs/half-share=0.5-seed1.jsonl"
 expect_output "every promise kept" "the plugin's promise and the rules every run keep"

@@ -1,6 +1,6 @@
 /* The files a comparison's runs read, fingerprinted in its --log-dir (compare_journal.h): a
- * resume whose policy file, trace or data changed since would table the rows it keeps beside
- * runs of another policy, cluster or data set under one name. */
+ * resume whose policy file, trace, data or plugin changed since would table the rows it keeps
+ * beside runs of another policy, cluster or data set under one name. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include "syncwise/bytes.h"
 #include "syncwise/err.h"
 #include "syncwise/file.h"
+#include "syncwise/spec.h"
 
 #define MAX_FILES 64 /* files a record holds; more are not checked */
 #define PATH_LEN 1024
@@ -25,6 +26,10 @@
  * false), measured so again. */
 typedef struct fingerprint {
     char path[PATH_LEN];
+    /* A plugin's: "plugin:POLICY", matched by the policy it brings, wherever the file lies now
+     * (SYNCWISE_PLUGINS may spell its path otherwise from one command to the next, and is not
+     * part of the scenario); "" for a file a spec names, matched by its path. */
+    char key[SW_SPEC_NAME_LEN + 8];
     unsigned long long size;
     uint32_t crc, crc32; /* CRC-32C, and the CRC-32 an older record holds */
     bool castagnoli;     /* a record's line: crc is CRC-32C (else CRC-32) */
@@ -34,10 +39,16 @@ typedef struct fingerprint {
  * test=. */
 static const char *const keys[] = {"file=", "high=", "trace:", "train=", "test=", NULL};
 
-static bool have(const fingerprint *f, size_t n, const char *path)
+/* Whether two fingerprints are of one input: one plugin's policy, or one path. */
+static bool same(const fingerprint *a, const fingerprint *b)
+{
+    return a->key[0] || b->key[0] ? !strcmp(a->key, b->key) : !strcmp(a->path, b->path);
+}
+
+static bool have(const fingerprint *f, size_t n, const fingerprint *g)
 {
     for (size_t i = 0; i < n; i++)
-        if (!strcmp(f[i].path, path))
+        if (same(&f[i], g))
             return true;
     return false;
 }
@@ -55,27 +66,33 @@ static size_t named(const char *const *texts, size_t n_texts, fingerprint *f)
                 struct stat st;
                 if (!len || len >= PATH_LEN)
                     continue;
+                f[n] = (fingerprint){.key = ""};
                 snprintf(f[n].path, PATH_LEN, "%.*s", (int)len, path);
-                if (!have(f, n, f[n].path) && stat(f[n].path, &st) == 0 && S_ISREG(st.st_mode))
+                if (!have(f, n, &f[n]) && stat(f[n].path, &st) == 0 && S_ISREG(st.st_mode))
                     n++;
             }
     return n;
 }
 
 /* The plugins (SYNCWISE_PLUGINS) that the texts' policies come from, beside the files in f[0,
- * n): a plugin rebuilt between a comparison and its resume would table two policies under one
- * name as surely as a policy file changed. A text is taken for a policy's spec (its name up to
- * ':'; a cluster's or data set's, named as no plugin's policy, finds none) and searched for the
- * switches' "policy=NAME". Their count with f's. */
+ * n), each under the policy it brings: a plugin rebuilt between a comparison and its resume
+ * would table two policies under one name as surely as a policy file changed. A text is taken
+ * for a policy's spec (its name up to ':'; a cluster's or data set's, named as no plugin's
+ * policy, finds none) and searched for the switches' "policy=NAME". Their count with f's. */
 static size_t plugins_named(const char *const *texts, size_t n_texts, fingerprint *f, size_t n)
 {
     for (size_t t = 0; t < n_texts; t++)
         for (const char *at = texts[t]; at && *at && n < MAX_FILES;
              at = strstr(at + 1, "policy=")) {
             const char *name = at == texts[t] ? at : at + strlen("policy=");
-            const char *path = sw_cli_plugin_of(name, strcspn(name, ":,;@|"));
-            if (path && strlen(path) < PATH_LEN && !have(f, n, path))
-                snprintf(f[n++].path, PATH_LEN, "%s", path);
+            size_t len = strcspn(name, ":,;@|");
+            const char *path = sw_cli_plugin_of(name, len);
+            if (!path || strlen(path) >= PATH_LEN || len >= SW_SPEC_NAME_LEN)
+                continue;
+            f[n] = (fingerprint){.castagnoli = true};
+            snprintf(f[n].key, sizeof f[n].key, "plugin:%.*s", (int)len, name);
+            snprintf(f[n].path, PATH_LEN, "%s", path);
+            n += !have(f, n, &f[n]);
         }
     return n;
 }
@@ -97,13 +114,13 @@ static bool measure(fingerprint *f)
     return ok;
 }
 
-/* The record's lines ("c:CRC SIZE PATH", CRC-32C; an older version's "CRC SIZE PATH", CRC-32)
- * into kept; their count. A line this cannot read is dropped (the file is only ever written
- * whole); no record: none. */
+/* The record's lines ("c:CRC SIZE PATH", CRC-32C, or a plugin's "c:CRC SIZE plugin:POLICY
+ * PATH"; an older version's "CRC SIZE PATH", CRC-32) into kept; their count. A line this cannot
+ * read is dropped (the file is only ever written whole); no record: none. */
 static size_t read_record(const char *record, fingerprint *kept)
 {
     FILE *in = fopen(record, "r");
-    char line[PATH_LEN + 64];
+    char line[PATH_LEN + SW_SPEC_NAME_LEN + 80];
     size_t n = 0;
     while (in && fgets(line, sizeof line, in) && n < MAX_FILES) {
         fingerprint r = {.castagnoli = !strncmp(line, "c:", 2)};
@@ -113,7 +130,11 @@ static size_t read_record(const char *record, fingerprint *kept)
         if (sscanf(from, "%8x %llu %n", &r.crc, &r.size, &at) != 2 || !at || !from[at])
             continue;
         at += (int)(from - line);
-        snprintf(r.path, PATH_LEN, "%s", line + at);
+        size_t key = !strncmp(line + at, "plugin:", 7) ? strcspn(line + at, " ") : 0;
+        if (key && (!line[at + key] || key >= sizeof r.key))
+            continue;
+        snprintf(r.key, sizeof r.key, "%.*s", (int)key, line + at);
+        snprintf(r.path, PATH_LEN, "%s", line + at + key + (key > 0));
         kept[n++] = r;
     }
     if (in)
@@ -125,6 +146,9 @@ static size_t read_record(const char *record, fingerprint *kept)
 static int unchanged(const fingerprint *was, const fingerprint *now, const char *dir, char *err)
 {
     uint32_t crc = was->castagnoli ? now->crc : now->crc32;
+    char whose[PATH_LEN + 64] = "";
+    if (now->key[0]) /* its policy's name, and where it lay then */
+        snprintf(whose, sizeof whose, " (the plugin of %s; %s then)", now->key + 7, was->path);
     if (!was->castagnoli && was->crc == CRC32_RESIDUE && was->size == now->size)
         return sw_fail(err, SW_EMISMATCH,
                        "--resume: %s: the record in %s, of an earlier version, holds its CRC-32, "
@@ -135,11 +159,11 @@ static int unchanged(const fingerprint *was, const fingerprint *now, const char 
                        now->path, dir);
     if (was->crc != crc || was->size != now->size)
         return sw_fail(err, SW_EMISMATCH,
-                       "--resume: %s changed since the comparison in %s began (%llu bytes, "
+                       "--resume: %s%s changed since the comparison in %s began (%llu bytes, "
                        "CRC-32%s %08x then; %llu, %08x now): the runs it kept would be tabled "
                        "with runs of the new one under one name; give it back, or compare "
                        "afresh in another --log-dir",
-                       now->path, dir, was->size, was->castagnoli ? "C" : "",
+                       now->path, whose, dir, was->size, was->castagnoli ? "C" : "",
                        (unsigned)was->crc, now->size, (unsigned)crc);
     return 0;
 }
@@ -161,7 +185,7 @@ int sw__cmp_files_check(const char *dir, const char *const *texts, size_t n_text
         n_was = read_record(record, was);
     for (size_t i = 0; i < n_was; i++)
         for (size_t j = 0; j < n; j++)
-            if (!strcmp(was[i].path, now[j].path) && (rc = unchanged(&was[i], &now[j], dir, err)))
+            if (same(&was[i], &now[j]) && (rc = unchanged(&was[i], &now[j], dir, err)))
                 return rc;
     /* Kept: this command's files, and those an earlier one named (a policy left out now may
      * come back in a later resume). */
@@ -169,11 +193,12 @@ int sw__cmp_files_check(const char *dir, const char *const *texts, size_t n_text
     size_t len = 0;
     for (size_t i = 0, lines = 0; i < n + n_was && lines < MAX_FILES; i++) {
         const fingerprint *f = i < n ? &now[i] : &was[i - n];
-        if (i >= n && have(now, n, f->path))
+        if (i >= n && have(now, n, f))
             continue;
         lines++; /* as many as a resume reads back; an older line not named now as it was */
-        len += (size_t)snprintf(text + len, sizeof text - len, "%s%08x %llu %s\n",
-                                f->castagnoli ? "c:" : "", (unsigned)f->crc, f->size, f->path);
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s%08x %llu %s%s%s\n",
+                                f->castagnoli ? "c:" : "", (unsigned)f->crc, f->size, f->key,
+                                f->key[0] ? " " : "", f->path);
     }
     return sw_file_write_atomic(record, (const uint8_t *)text, len, "comparison's file record",
                                 err);
