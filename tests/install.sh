@@ -260,27 +260,43 @@ static void crashy_push(void *state, const sw_engine_view *v, const sw_push *p, 
         *(volatile int *)0 = 1;
 }
 static const sw_policy_ops crashy = {.name = "crashy", .keys = "", .on_push = crashy_push};
+/* "deep" recurses for ever: the note is written from a stack of its own. */
+static int down(volatile int n)
+{
+    volatile char pad[256];
+    pad[0] = (char)n;
+    return down(n + 1) + pad[0];
+}
+static void deep_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
+{
+    crashy_push(state, v, p, d);
+    if (p->clock == 10)
+        down(0);
+}
+static const sw_policy_ops deep = {.name = "deep", .keys = "", .on_push = deep_push};
 SW_PLUGIN_ABI_HERE
 const sw_policy_ops *const *sw_plugin_policies(void)
 {
-    static const sw_policy_ops *const policies[] = {&crashy, NULL};
+    static const sw_policy_ops *const policies[] = {&crashy, &deep, NULL};
     return policies;
 }
 EOF
 cc -std=c11 -shared -fPIC $SAN "$TMP/crashy.c" \
   $(PKG_CONFIG_PATH=$(dirname "$(find "$TMP/prefix" -name syncwise.pc)") pkg-config --cflags syncwise) \
   -o "$TMP/crashy.so"
-OUT=$(SYNCWISE_PLUGINS="$TMP/crashy.so" "$TMP/prefix/bin/syncwise" compare -q -j 2 \
-  --policies "asp;crashy" --seeds 2 --no-model --workers 2 --max-pushes 100 2>&1)
-status=$?
-checks=$((checks + 1))
-if [ -z "$SAN" ]; then
-  [ "$status" = $((128 + 11)) ] ||
-    { echo "FAIL: a crashing plugin: status $status, not SIGSEGV's"; failures=$((failures + 1)); }
-  expect_output "crashed (signal 11) running crashy seed " "the crash names the run"
-else
-  [ "$status" != 0 ] || { echo "FAIL: a crashing plugin: status 0"; failures=$((failures + 1)); }
-fi
+for bad in crashy deep; do
+  OUT=$(SYNCWISE_PLUGINS="$TMP/crashy.so" "$TMP/prefix/bin/syncwise" compare -q -j 2 \
+    --policies "asp;$bad" --seeds 2 --no-model --workers 2 --max-pushes 100 2>&1)
+  status=$?
+  checks=$((checks + 1))
+  if [ -z "$SAN" ]; then
+    [ "$status" = $((128 + 11)) ] ||
+      { echo "FAIL: $bad: status $status, not SIGSEGV's"; failures=$((failures + 1)); }
+    expect_output "crashed (signal 11) running $bad seed " "$bad: the crash names the run"
+  else
+    [ "$status" != 0 ] || { echo "FAIL: $bad: status 0"; failures=$((failures + 1)); }
+  fi
+done
 
 # A shared object that is no plugin at all is said to be none, not to be of another interface.
 printf 'int not_a_plugin(void) { return 1; }\n' > "$TMP/other.c"

@@ -64,9 +64,12 @@ void sw_cli_set_verbosity(bool quiet, bool verbose);
  * only_help (the command only describes itself) a failure is said and passed over. */
 int sw_cli_load_plugins(bool only_help);
 /* A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) says which run the crashing thread was
- * running, as sw_cli_crash_note_doing last said (crash_note.c); spec NULL: none of note. */
+ * running, as sw_cli_crash_note_doing last said (crash_note.c); spec NULL: none of note. The
+ * first run of a thread gives it a stack of its own for the note, which
+ * sw_cli_crash_note_done frees when the thread has no more runs. */
 void sw_cli_crash_note_install(const char *cmd);
 void sw_cli_crash_note_doing(const char *spec, uint64_t seed);
+void sw_cli_crash_note_done(void);
 /* The path of the loaded plugin whose list holds the policy `name` (its first `len` bytes);
  * NULL for a built-in or unknown one. */
 const char *sw_cli_plugin_of(const char *name, size_t len);

@@ -205,8 +205,10 @@ static void *worker(void *arg)
         pthread_mutex_lock(&p->lock);
         size_t i = sw_stop_requested(p->stop) ? p->n_runs : p->next++;
         pthread_mutex_unlock(&p->lock);
-        if (i >= p->n_runs)
+        if (i >= p->n_runs) {
+            sw_cli_crash_note_done();
             return NULL;
+        }
         job *j = &p->runs[i];
         if (j->done) /* kept from an earlier comparison */
             continue;

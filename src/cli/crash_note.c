@@ -3,17 +3,23 @@
  * going at once, the crash names the one that crashed, on stderr, before it takes its default
  * course (a core, exit status 128 + the signal), so that the user knows which to leave out.
  * Under AddressSanitizer its own report is better, and its handler is left in place. */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* sigaltstack */
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
 
+/* The stack a crashing thread's handler runs on: a thread that overflowed its own (a policy
+ * recursing for ever) has none left to run it. */
+#define NOTE_STACK (64 * 1024)
+
 static const char *command;
-static _Thread_local const char *doing; /* a policy's spec; NULL: nothing of note */
-static _Thread_local uint64_t doing_seed;
+static _Thread_local const char *volatile doing; /* a policy's spec; NULL: nothing of note */
+static _Thread_local volatile uint64_t doing_seed;
+static _Thread_local void *note_stack;
 
 static void say(const char *s) { (void)!write(STDERR_FILENO, s, strlen(s)); }
 
@@ -58,7 +64,7 @@ void sw_cli_crash_note_install(const char *cmd)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_crash;
-    sa.sa_flags = (int)SA_RESETHAND | SA_NODEFER;
+    sa.sa_flags = (int)SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     static const int crashes[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
     for (size_t i = 0; i < sizeof crashes / sizeof *crashes; i++)
@@ -67,6 +73,24 @@ void sw_cli_crash_note_install(const char *cmd)
 
 void sw_cli_crash_note_doing(const char *spec, uint64_t seed)
 {
+    if (!SANITIZED && spec && !note_stack && (note_stack = malloc(NOTE_STACK))) {
+        stack_t ss = {.ss_sp = note_stack, .ss_size = NOTE_STACK};
+        if (sigaltstack(&ss, NULL)) {
+            free(note_stack);
+            note_stack = NULL;
+        }
+    }
     doing = spec;
     doing_seed = seed;
+}
+
+void sw_cli_crash_note_done(void)
+{
+    doing = NULL;
+    if (!note_stack)
+        return;
+    stack_t off = {.ss_flags = SS_DISABLE};
+    sigaltstack(&off, NULL);
+    free(note_stack);
+    note_stack = NULL;
 }
