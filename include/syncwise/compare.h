@@ -64,7 +64,7 @@ const char *sw_speedup_bound(const sw_trials *b, const sw_trials *s);
  * > 0 (b[i] and s[i], the baseline's and the policy's runs of seed i; a run that failed counts
  * as not reached), the geometric mean of b's time over s's and its 95% interval (Student's t on
  * the ratios' logarithms; the ratio itself for one pair, all 0 for none), and on how many of
- * them s was faster. */
+ * them s was faster (all 0 out of memory). */
 typedef struct sw_paired {
     size_t n, faster;
     double ratio, lo, hi;

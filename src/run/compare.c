@@ -2,6 +2,7 @@
 #include "syncwise/compare.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 double sw_t95(long df)
@@ -116,24 +117,18 @@ static bool a_pair(const sw_trial *b, const sw_trial *s)
 sw_paired sw_paired_speedup(const sw_trial *b, const sw_trial *s, size_t n)
 {
     sw_paired p = {0};
-    double sum = 0, ss = 0;
-    for (size_t i = 0; i < n; i++)
+    double *logs = malloc((n ? n : 1) * sizeof *logs), mean, half;
+    for (size_t i = 0; logs && i < n; i++)
         if (a_pair(&b[i], &s[i])) {
-            sum += log(b[i].time / s[i].time);
-            p.n++;
+            logs[p.n++] = log(b[i].time / s[i].time);
             p.faster += s[i].time < b[i].time;
         }
-    if (!p.n)
-        return p;
-    double mean = sum / (double)p.n;
-    for (size_t i = 0; i < n; i++)
-        if (a_pair(&b[i], &s[i]))
-            ss += (log(b[i].time / s[i].time) - mean) * (log(b[i].time / s[i].time) - mean);
-    double half = p.n > 1 ? sw_t95((long)p.n - 1) * sqrt(ss / (double)(p.n - 1)) /
-                                sqrt((double)p.n)
-                          : 0;
-    p.ratio = exp(mean);
-    p.lo = exp(mean - half);
-    p.hi = exp(mean + half);
+    if (p.n) {
+        sw_mean_ci(logs, p.n, sizeof *logs, &mean, &half);
+        p.ratio = exp(mean);
+        p.lo = exp(mean - half);
+        p.hi = exp(mean + half);
+    }
+    free(logs);
     return p;
 }
