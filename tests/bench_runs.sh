@@ -13,7 +13,7 @@ B=$SW
 parts="small shards"
 [ "${2:-0}" = 1 ] || parts="$parts throughput"
 
-# each part, and the line of its figures that shows it ran to its end
+# each part, and a line of its figures (its exit status says it ran to its end)
 declare -A last=([small]="p99" [shards]="one shard / raw TCP"
                  [throughput]="checksum off / raw TCP")
 for part in $parts; do

@@ -43,9 +43,9 @@ static const sw_opt own[] = {
                 "(the rows before as results.csv.prev; results.csv.lock\n"
                 "keeps a second compare out), compare.scenario, the\n"
                 "options --resume must give again, and compare.files,\n"
-                "the size and CRC-32 of each file the runs read (a\n"
-                "policy's file=, a trace, the data, a plugin), which must not\n"
-                "change before a --resume")},
+                "the size and CRC-32C of each file the runs read (a\n"
+                "policy's file=, a trace, the data, a plugin), which\n"
+                "must not change before a --resume")},
     {SW_OPT_ROW(SW_OPT_FLAG, "resume", 0, AT(resume), 0, 0, NULL,
                 "with --log-dir: keep the runs its results.csv holds\n"
                 "(each row is written as its run ends) and run the\n"
