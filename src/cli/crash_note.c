@@ -4,7 +4,9 @@
  * course (a core, exit status 128 + the signal), so that the user knows which to leave out.
  * Under AddressSanitizer its own report is better, and its handler is left in place. */
 #define _DEFAULT_SOURCE /* sigaltstack */
+#include <assert.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,10 @@ static const char *command;
 static _Thread_local const char *volatile doing; /* a policy's spec; NULL: nothing of note */
 static _Thread_local volatile uint64_t doing_seed;
 static _Thread_local void *note_stack;
+/* Two threads may crash at once (two runs of one bad policy): the first says so and ends the
+ * process, the other waits for that, so that the note is whole. */
+static atomic_int crashing;
+static_assert(ATOMIC_INT_LOCK_FREE == 2, "a signal handler's flag must be lock-free");
 
 static void say(const char *s) { (void)!write(STDERR_FILENO, s, strlen(s)); }
 
@@ -36,6 +42,9 @@ static void say_number(uint64_t n)
 
 static void on_crash(int sig)
 {
+    if (atomic_exchange(&crashing, 1))
+        for (;;)
+            pause(); /* the first to crash ends the process */
     if (doing) {
         say("\nsyncwise ");
         say(command);
@@ -47,7 +56,8 @@ static void on_crash(int sig)
         say_number(doing_seed);
         say(": a policy of one's own (a plugin) that crashed? leave it out, or mend it\n");
     }
-    raise(sig); /* SA_RESETHAND: the default action now */
+    signal(sig, SIG_DFL);
+    raise(sig); /* the default action: the process ends (a core, 128 + sig) */
 }
 
 #ifdef __SANITIZE_ADDRESS__
@@ -64,7 +74,7 @@ void sw_cli_crash_note_install(const char *cmd)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_crash;
-    sa.sa_flags = (int)SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
+    sa.sa_flags = SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     static const int crashes[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
     for (size_t i = 0; i < sizeof crashes / sizeof *crashes; i++)
