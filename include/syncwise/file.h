@@ -30,6 +30,13 @@ int sw_file_write_line(const char *path, const char *text, const char *what, cha
  * FIFO, a device or a socket, which it would replace). */
 bool sw_file_replaceable(const char *path);
 
+/* Keeps path's content as `as` too (what a save is about to replace: the checkpoint before),
+ * path staying where it is: a second name (a hard link, as AS.tmp.PID) renamed over `as`, so
+ * that at every moment each of the two names holds a whole file. A file system without hard
+ * links gets path renamed to `as` instead (path missing until the save that follows).
+ * 1 when kept, 0 when path is not there, -1 with errno on failure. */
+int sw_file_keep_as(const char *path, const char *as);
+
 /* Whether sw_file_write_atomic could write path: its temporary file is made and removed, so
  * that a run learns of a directory that is missing or not writable when it starts, not at its
  * first save. `what` names the option in the error ("--checkpoint"). */

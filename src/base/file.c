@@ -388,6 +388,32 @@ void sw_file_release(int lock_fd)
         close(lock_fd); /* the lock goes with it; the empty PATH.lock stays for the next run */
 }
 
+int sw_file_keep_as(const char *path, const char *as)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", as, (long)getpid()) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    unlink(tmp);
+    if (link(path, tmp) == 0) {
+        if (rename(tmp, as) == 0)
+            return 1;
+        int e = errno;
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    if (errno == ENOENT)
+        return 0;
+    if (errno != EPERM && errno != EXDEV && errno != EMLINK && errno != ENOTSUP &&
+        errno != EOPNOTSUPP)
+        return -1;
+    if (rename(path, as) == 0) /* no hard links here */
+        return 1;
+    return errno == ENOENT ? 0 : -1;
+}
+
 /* The written temporary tmp put at path: renamed over whatever is there, or (a new file only)
  * linked, which fails with EEXIST when a file appeared there meanwhile (the caller then lets
  * tmp go, as after any failure). */

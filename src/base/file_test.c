@@ -52,6 +52,29 @@ static void the_shared_writer_replaces(void **state)
     unlink(path);
 }
 
+/* The checkpoint before kept as FILE.prev while FILE stays: a save that then fails leaves
+ * both whole; nothing to keep is no failure; no temporary is left. */
+static void the_one_before_is_kept_beside(void **state)
+{
+    (void)state;
+    char err[SW_ERR_LEN], prev[4096];
+    const char *path = sw_test_path("slice.ckpt");
+    snprintf(prev, sizeof prev, "%s.prev", path);
+    assert_int_equal(sw_file_keep_as(path, prev), 0); /* no FILE yet */
+    assert_int_equal(access(prev, F_OK), -1);
+    assert_int_equal(sw_file_write_atomic(path, (const uint8_t *)"one\n", 4, "slice", err), 0);
+    assert_int_equal(sw_file_keep_as(path, prev), 1);
+    assert_string_equal(text_of(path), "one\n"); /* FILE stays ... */
+    assert_string_equal(text_of(prev), "one\n"); /* ... and FILE.prev holds it too */
+    assert_int_equal(sw_file_write_atomic(path, (const uint8_t *)"two\n", 4, "slice", err), 0);
+    assert_string_equal(text_of(prev), "one\n"); /* a save replaces FILE alone */
+    assert_int_equal(sw_file_keep_as(path, prev), 1);
+    assert_string_equal(text_of(prev), "two\n");
+    assert_int_equal(sw_test_dir_entries(), 2);
+    unlink(path);
+    unlink(prev);
+}
+
 /* A save through the link writes the file it names, and the link stays a link. */
 static void expect_saved_through(const char *link_path, const char *path, const char *text)
 {
@@ -152,6 +175,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_private_file_is_new_and_its_owners),
         cmocka_unit_test(the_shared_writer_replaces),
+        cmocka_unit_test(the_one_before_is_kept_beside),
         cmocka_unit_test(a_link_meets_the_claim),
         cmocka_unit_test(a_link_to_no_file_yet),
         cmocka_unit_test(a_resume_through_a_link_finds_the_prev),

@@ -107,8 +107,11 @@ static int save(shard *h, char *err)
     if (!rc && !sw_file_replaceable(prev))
         rc = sw_fail(err, SW_EIO, "%s is not a regular file (a device, FIFO or socket), which "
                      "keeping the checkpoint before would replace", prev);
-    bool kept = !rc && rename(sw__shard_ckpt_file(h), prev) == 0;
-    if (!rc && !kept && errno != ENOENT)
+    /* FILE stays while FILE.prev takes its content: a save that fails (a full disk) or a kill
+     * as it saves leaves both whole. */
+    int keep = rc ? 0 : sw_file_keep_as(sw__shard_ckpt_file(h), prev);
+    bool kept = keep > 0;
+    if (keep < 0)
         rc = sw_fail(err, SW_EIO, "%s: cannot keep it as %s: %s", sw__shard_ckpt_file(h), prev,
                      strerror(errno));
     if (kept) /* FILE.prev holds what FILE held */
