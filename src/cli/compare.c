@@ -436,15 +436,17 @@ int sw_cli_compare(int argc, char **argv)
                               p.n_runs, p.log_dir ? ": the same command with --resume goes on "
                                                     "from the runs done"
                                                   : " (give --log-dir to keep runs done)");
-        if (!rc && p.log_dir && write_results(&p, err)) {
-            /* a full disk, say: the runs' logs may have filled it */
-            sw__cmp_list_failed(&p, stderr);
-            rc = sw_cli_error(CMD, "%s", err);
-        }
-        if (!rc && p.log_dir)
+        /* A full disk, say (the runs' logs may have filled it): the table is printed all the
+         * same, from the runs in memory, and the rows written as each run ended stay. */
+        bool unwritten = !rc && p.log_dir && write_results(&p, err);
+        if (!rc && p.log_dir && !unwritten)
             warn_of_other_logs(&p);
         if (!rc)
             sw__cmp_report(&p);
+        if (unwritten)
+            rc = sw_cli_error(CMD, "%s: the table above holds every run that ended; "
+                              "results.csv keeps the rows written as each run ended "
+                              "(--resume goes on from them)", err);
         size_t diverged = 0;
         for (size_t i = 0; !rc && i < p.n_runs; i++) {
             if (p.runs[i].rc) /* the table stands, but the comparison is not whole */
