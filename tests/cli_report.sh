@@ -293,6 +293,15 @@ if command -v flock >/dev/null; then
   kill "$holder" 2>/dev/null
   wait "$holder" 2>/dev/null
 fi
+# A directory where the report puts a file of its own: refused before any file moves, so the
+# report there stays the earlier one whole, never half of each.
+mkdir -p "$TMP/in-the-way/runs.csv"
+echo earlier > "$TMP/in-the-way/applies.csv"
+expect_status 1 "a report where a directory has one of its names" -- "$SW" report -q \
+  "$TMP/bsp.jsonl" -o "$TMP/in-the-way"
+expect_output "is in the way of the report's own runs.csv" "says which"
+OUT=$(cat "$TMP/in-the-way/applies.csv")
+expect_output "earlier" "no file of the report was moved in"
 # Runs that met their target at once (t = 0) are reported, as compare tabulates them.
 "$SW" compare --policies "bsp;asp" --seeds 2 --data synthetic:task=logistic,d=8,n=1000 \
   --model softmax --target-acc 0.01 --log-dir "$TMP/at-once" -q >/dev/null

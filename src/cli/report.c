@@ -204,7 +204,8 @@ static int distinct_inputs(char **files, int n)
 }
 
 /* Every file of the finished report in tmp moves into dir, unless one would replace an input
- * (a trace named zipline.csv, a log named accuracy.svg, in dir itself): then none does. */
+ * (a trace named zipline.csv, a log named accuracy.svg, in dir itself) or something that is no
+ * regular file (a directory of that name): then none does. */
 static int move_into(const char *tmp, const char *dir, char **inputs, int n, char *err)
 {
     DIR *d = opendir(tmp);
@@ -223,6 +224,10 @@ static int move_into(const char *tmp, const char *dir, char **inputs, int n, cha
                 if (sw_file_same(inputs[i], to))
                     rc = sw_fail(err, SW_EINVAL, "%s is the report's own %s: give -o another "
                                  "directory", inputs[i], e->d_name);
+            if (pass == 0 && !rc && !sw_file_replaceable(to)) /* before any moves */
+                rc = sw_fail(err, SW_EIO, "%s is in the way of the report's own %s (a "
+                             "directory, a FIFO, a device or a socket): give -o another "
+                             "directory", to, e->d_name);
             if (pass == 0 && !rc && sw_file_in_use(to))
                 rc = sw_fail(err, SW_ESTATE, "%s: another process writes it (a running "
                              "server's log?), which the report's own %s would replace: give -o "
