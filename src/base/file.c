@@ -395,6 +395,7 @@ int sw_file_keep_as(const char *path, const char *as)
         errno = ENAMETOOLONG;
         return -1;
     }
+    sw_file_remove_stale(as); /* a second name a killed save left */
     unlink(tmp);
     if (link(path, tmp) == 0) {
         if (rename(tmp, as) == 0)
