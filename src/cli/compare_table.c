@@ -19,7 +19,6 @@ sw_trials sw__cmp_summarize(const plan *p, int policy)
     return s;
 }
 
-
 void sw__cmp_list_failed(const plan *p, FILE *out)
 {
     for (size_t i = 0; i < p->n_runs; i++) {
