@@ -27,8 +27,9 @@
 typedef struct sw_check sw_check;
 
 /* A checker for a run that starts under `policy` (a spec, "ssp:s=2") with `slots` worker slots
- * at version `version` (0, or a resumed checkpoint's). Fails with SW_EINVAL on a bad spec or
- * slot count. */
+ * at version `version` (0, or a resumed checkpoint's). Fails with SW_EINVAL on no spec or a bad
+ * slot count, and with SW_EPROMISE on a spec no engine takes (rule 7: a log that names it
+ * broke a promise; the message says why). */
 int sw_check_new(sw_check **out, const char *policy, uint32_t slots, uint64_t version,
                  char *err);
 void sw_check_free(sw_check *c);
@@ -61,7 +62,7 @@ int sw_check_end_line(sw_check *c, double t, uint64_t V, const char *why, uint64
 /* The replay as it stands after the events fed so far, for callers that want the figures the
  * promises are made of: worker w's state and clock (its provisional one while it has not
  * started), and how many steps it is ahead of the slowest started worker (0 for a joiner not
- * yet started). w must be below the slot count. */
+ * yet started). A w outside the slots is absent, at clock 0, and leads by 0. */
 sw_worker_state sw_check_worker(const sw_check *c, uint32_t w, uint64_t *clock);
 uint64_t sw_check_lead(const sw_check *c, uint32_t w);
 

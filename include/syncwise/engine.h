@@ -269,7 +269,9 @@ void sw_engine_free(sw_engine *e);
  * `applied` that θ changed.
  *
  * Every event call below returns 0, SW_ESTATE when the driver broke the call's contract (a push
- * from a worker that is not running, a join of a live one; nothing changed), or SW_EBUG when
+ * from a worker that is not running or of a version above the engine's, a join of a live one,
+ * a time that is not a number or goes back from the last call's, a tick with no wake-up due;
+ * nothing changed), or SW_EBUG when
  * the policy broke its contract (a decision naming a worker outside the table): the engine
  * is then broken, every later call fails the same way, and sw_engine_error says what happened.
  * A driver stops its run on any of them. */

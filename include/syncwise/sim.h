@@ -54,8 +54,10 @@ typedef struct sw_sim_config {
     bool no_check;                /* skip the promise checker (syncwise/check.h), which
                                    * otherwise ends a run whose policy breaks its promise */
     uint32_t probe_batch;         /* examples of the loss probe (first of the validation set) */
-    /* A policy of the caller's own (sw_engine_params.policy_ops): `policy` gives its name and
-     * parameters, policy_ctx reaches its init. NULL: the registered policy `policy` names. */
+    /* A policy of the caller's own (sw_engine_params.policy_ops): `policy` gives its name (the
+     * table's own) and parameters, policy_ctx reaches its init. NULL: the registered policy
+     * `policy` names. A switch in `events` names registered policies only: register one's own
+     * (sw_policy_register) to switch to it. */
     const sw_policy_ops *policy_ops;
     void *policy_ctx;
     /* Called after every evaluation (progress display); may be NULL. acc is NAN for a

@@ -19,6 +19,8 @@ int sw_check_new(sw_check **out, const char *policy, uint32_t slots, uint64_t ve
                  char *err)
 {
     *out = NULL;
+    if (!policy)
+        return sw_fail(err, SW_EINVAL, "check: no policy spec");
     if (slots == 0 || slots > (1u << 24))
         return sw_fail(err, SW_EINVAL, "check: %u worker slots is not in [1, %u]", slots,
                        1u << 24);
@@ -553,11 +555,14 @@ int sw_check_end_line(sw_check *c, double t, uint64_t V, const char *why, uint64
 
 sw_worker_state sw_check_worker(const sw_check *c, uint32_t w, uint64_t *clock)
 {
-    *clock = c->w[w].clock;
-    return c->w[w].state;
+    *clock = w < c->slots ? c->w[w].clock : 0;
+    return w < c->slots ? c->w[w].state : SW_WORKER_ABSENT;
 }
 
-uint64_t sw_check_lead(const sw_check *c, uint32_t w) { return sw__ck_lead(c, w); }
+uint64_t sw_check_lead(const sw_check *c, uint32_t w)
+{
+    return w < c->slots ? sw__ck_lead(c, w) : 0;
+}
 
 uint64_t sw_check_count(const sw_check *c) { return c->events; }
 const char *sw_check_unknown_policy(const sw_check *c) { return c->unknown; }

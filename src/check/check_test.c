@@ -472,6 +472,13 @@ static void what_no_policy_does_and_where_it_shows(void **state)
 
     sw_check *c;
     char err[SW_ERR_LEN];
+    assert_int_equal(sw_check_new(&c, NULL, 3, 0, err), SW_EINVAL); /* no spec at all */
+    assert_int_equal(sw_check_new(&c, "asp", 3, 0, err), 0);
+    uint64_t clock = 7; /* a worker outside the slots: absent, and no read outside them */
+    assert_int_equal(sw_check_worker(c, 3, &clock), SW_WORKER_ABSENT);
+    assert_int_equal(clock, 0);
+    assert_int_equal(sw_check_lead(c, UINT32_MAX), 0);
+    sw_check_free(c);
     assert_int_equal(sw_check_new(&c, "sync:grads_to_wait=4", 3, 0, err), SW_EPROMISE);
     assert_non_null(strstr(err, "exceeds the 3 worker slots"));
     assert_int_equal(sw_check_new(&c, "ssp:x=1", 3, 0, err), SW_EPROMISE);

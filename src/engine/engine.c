@@ -79,6 +79,11 @@ static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
     double spec_lr = NAN;
     if ((rc = sw_spec_double(&spec, SW_POLICY_LR_KEY, 0, 1e6, &spec_lr, err)))
         return rc;
+    if (own && (!own->on_push || !own->name || strcmp(own->name, spec.name)))
+        return sw_fail(err, SW_EINVAL, "engine: the policy table given %s",
+                       !own->on_push ? "has no on_push (it is required)"
+                       : !own->name  ? "has no name"
+                                     : "is named otherwise than the spec (its name first)");
     const sw_policy_ops *o = own ? own : sw_policy_find(spec.name);
     if (!o)
         return sw_fail(err, SW_ENOTFOUND, "unknown policy '%s' (known: %s; a plugin's policies "
@@ -121,6 +126,9 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
                        1u << 24);
     if (!p->policy || strlen(p->policy) >= SPEC_LEN)
         return sw_fail(err, SW_EINVAL, "engine: missing or too long policy spec");
+    if (!isfinite(p->lr) || p->lr < 0)
+        return sw_fail(err, SW_EINVAL, "engine: a learning rate of %g (a finite number >= 0 "
+                       "is needed)", (double)p->lr);
     sw_engine *e = calloc(1, sizeof *e);
     if (!e)
         return sw_fail(err, SW_ENOMEM, "out of memory for an engine");
@@ -166,6 +174,7 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     e->env.ctx = p->policy_ops ? p->policy_ctx : NULL;
     e->env.optim = p->optim;
     e->wake_at = -1;
+    e->last_t = -INFINITY;
     rc = sw__engine_optim_new(e, p, err);
     if (!rc)
         rc = make_policy(e, p->policy, p->policy_ops, &e->ops, &e->state, &e->policy_lr,
@@ -328,20 +337,35 @@ static int carry_out(sw_engine *e, const sw_decision *d, double t, sw_engine_res
     return 0;
 }
 
-/* Starts an event call; SW_EBUG when the engine is broken already. */
+/* Whether t may be the next event's time: a number, never before the last event's. */
+static bool time_ok(sw_engine *e, double t)
+{
+    if (!isfinite(t) || t < e->last_t)
+        return false;
+    e->last_t = t;
+    return true;
+}
+
+/* Starts an event call; SW_EBUG when the engine is broken already, SW_ESTATE for a time that
+ * is none or goes back (the driver's contract). */
 static int begin(sw_engine *e, double t, sw_engine_result *out, sw_decision *d)
 {
     *out = (sw_engine_result){.wake_at = -1, .released = e->released};
+    if (e->broken[0])
+        return SW_EBUG;
+    if (!time_ok(e, t))
+        return SW_ESTATE;
     e->view.now = t;
     reset_decision(e, d);
-    return e->broken[0] ? SW_EBUG : 0;
+    return 0;
 }
 
 int sw_engine_join(sw_engine *e, uint32_t w, double t, sw_engine_result *out)
 {
     sw_decision d;
-    if (begin(e, t, out, &d))
-        return SW_EBUG;
+    int bad = begin(e, t, out, &d);
+    if (bad)
+        return bad;
     if (w >= e->view.n_slots || e->workers[w].state != SW_WORKER_ABSENT)
         return SW_ESTATE;
     sw_worker_info *k = &e->workers[w];
@@ -371,8 +395,9 @@ int sw_engine_join(sw_engine *e, uint32_t w, double t, sw_engine_result *out)
 int sw_engine_leave(sw_engine *e, uint32_t w, double t, bool crashed, sw_engine_result *out)
 {
     sw_decision d;
-    if (begin(e, t, out, &d))
-        return SW_EBUG;
+    int bad = begin(e, t, out, &d);
+    if (bad)
+        return bad;
     if (w >= e->view.n_slots || e->workers[w].state == SW_WORKER_ABSENT)
         return SW_ESTATE;
     sw_worker_info *k = &e->workers[w];
@@ -430,9 +455,11 @@ static int push(sw_engine *e, uint32_t w, const sw__grad *grad, uint64_t version
                 sw_engine_result *out)
 {
     sw_decision d;
-    if (begin(e, t, out, &d))
-        return SW_EBUG;
-    if (w >= e->view.n_slots || e->workers[w].state != SW_WORKER_RUNNING)
+    int bad = begin(e, t, out, &d);
+    if (bad)
+        return bad;
+    if (w >= e->view.n_slots || e->workers[w].state != SW_WORKER_RUNNING ||
+        version > e->view.version) /* a gradient of parameters there never were */
         return SW_ESTATE;
     sw_worker_info *k = &e->workers[w];
     if (k->clock++ == e->view.min_live_clock && --e->n_at_min == 0)
@@ -531,8 +558,9 @@ int sw_engine_push_sparse(sw_engine *e, uint32_t w, const uint32_t *idx, const f
 static int tick(sw_engine *e, double t, sw_engine_result *out)
 {
     sw_decision d;
-    if (begin(e, t, out, &d))
-        return SW_EBUG;
+    int bad = begin(e, t, out, &d);
+    if (bad)
+        return bad;
     double t0 = sw_clock_now_s();
     if (e->ops->on_tick)
         e->ops->on_tick(e->state, &e->view, &d);
@@ -544,8 +572,12 @@ int sw_engine_tick(sw_engine *e, double t, sw_engine_result *out)
 {
     if (e->broken[0])
         return tick(e, t, out);
-    if (e->wake_at >= 0 && t >= e->wake_at)
-        e->wake_at = -1;
+    if (e->wake_at < 0 || !(t >= e->wake_at) || !isfinite(t) || t < e->last_t) {
+        /* no wake-up due, or a time that goes back: the driver's mistake */
+        *out = (sw_engine_result){.wake_at = e->wake_at, .released = e->released};
+        return SW_ESTATE;
+    }
+    e->wake_at = -1;
     sw__engine_emit(e, &(sw_event){.kind = SW_EV_TICK, .t = t, .V = e->view.version});
     e->ticking = true;
     int rc = tick(e, t, out);
@@ -559,13 +591,16 @@ int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engin
     *out = (sw_engine_result){.wake_at = e->wake_at, .released = e->released};
     if (e->broken[0])
         return sw_fail(err, SW_EBUG, "%s", e->broken);
-    if (strlen(policy) >= SPEC_LEN)
-        return sw_fail(err, SW_EINVAL, "policy spec too long");
+    if (!policy || strlen(policy) >= SPEC_LEN)
+        return sw_fail(err, SW_EINVAL, "engine: missing or too long policy spec");
+    if (!isfinite(t) || t < e->last_t)
+        return sw_fail(err, SW_ESTATE, "engine: a switch at t=%g, before the last event's "
+                       "time (%g)", t, e->last_t);
     const sw_policy_ops *ops;
     void *state;
     float lr;
     unsigned wants;
-    e->view.now = t;
+    e->view.now = e->last_t = t;
     int rc = make_policy(e, policy, NULL, &ops, &state, &lr, &wants, err);
     if (rc)
         return rc;

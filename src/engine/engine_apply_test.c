@@ -62,8 +62,8 @@ static void writes_go_where_the_hook_says_and_never_into_a_buffer_being_sent(voi
 }
 
 /* A policy of the test's own: worker 0 waits after its pushes; worker 1's push releases worker
- * 1 three times, then every waiting worker, and grants it 2 steps; a push of version 7 names
- * worker 99. */
+ * 1 three times, then every waiting worker, and grants it 2 steps; a push at t=7 names worker
+ * 99. */
 static void sloppy_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
 {
     (void)state;
@@ -74,7 +74,7 @@ static void sloppy_push(void *state, const sw_engine_view *v, const sw_push *p, 
         sw_decision_release(d, p->worker);
     sw_policy_release_all(v, d);
     sw_decision_grant(d, p->worker, 2);
-    if (p->version == 7)
+    if (v->now == 7)
         sw_decision_release(d, 99);
 }
 
@@ -112,7 +112,7 @@ static void a_decision_is_a_set_and_a_worker_outside_the_table_breaks_the_engine
     assert_int_equal(rec.ev[rec.n - 3].n, 2);
     assert_null(sw_engine_error(e));
     float g[2] = {1, 1};
-    assert_int_equal(sw_engine_push(e, 1, g, 7, 2, &r), SW_EBUG);
+    assert_int_equal(sw_engine_push(e, 1, g, 1, 7, &r), SW_EBUG);
     assert_non_null(strstr(sw_engine_error(e), "worker 99"));
     assert_int_equal(sw_engine_push(e, 0, g, 2, 3, &r), SW_EBUG); /* and stays broken */
     assert_int_equal(sw_engine_tick(e, 4, &r), SW_EBUG);
@@ -123,14 +123,14 @@ static void a_decision_is_a_set_and_a_worker_outside_the_table_breaks_the_engine
 }
 
 /* A bare policy of one's own, as a plugin may write it: no init, no keys, no help. It applies
- * each push and releases its pusher; a push of version 5 asks for a NaN learning-rate scale,
- * one of version 6 for a wake-up at infinity. */
+ * each push and releases its pusher; a push at t=5 asks for a NaN learning-rate scale, at t=8
+ * for a negative one, at t=6 for a wake-up at infinity, at t=7 for one at NaN. */
 static void bare_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
 {
-    (void)state, (void)v;
+    (void)state;
     d->apply = true;
-    d->lr_scale = p->version == 5 ? NAN : p->version == 8 ? -1 : 1;
-    d->wake_at = p->version == 6 ? INFINITY : p->version == 7 ? NAN : -1;
+    d->lr_scale = v->now == 5 ? NAN : v->now == 8 ? -1 : 1;
+    d->wake_at = v->now == 6 ? INFINITY : v->now == 7 ? NAN : -1;
     sw_decision_release(d, p->worker);
 }
 
@@ -151,7 +151,7 @@ static const sw_policy_ops bare_concurrent = {
 
 static sw_engine *bare_engine_of(const sw_policy_ops *ops)
 {
-    sw_engine_params p = two_params("bare", 1);
+    sw_engine_params p = two_params(ops->name, 1);
     p.policy_ops = ops;
     p.concurrent = ops->concurrent;
     sw_engine *e;
@@ -176,28 +176,66 @@ static void a_bare_policy_runs_and_a_scale_or_wake_up_out_of_range_breaks_the_en
     assert_true(r.applied);
     assert_int_equal(sw_engine_version(e), 1);
     float g[2] = {1, 1};
-    assert_int_equal(sw_engine_push(e, 0, g, 5, 2, &r), SW_EBUG); /* NaN: nothing applied */
+    assert_int_equal(sw_engine_push(e, 0, g, 1, 5, &r), SW_EBUG); /* NaN: nothing applied */
     assert_non_null(strstr(sw_engine_error(e), "learning rate by nan"));
     assert_int_equal(sw_engine_version(e), 1);
     sw_engine_free(e);
     e = bare_engine();
-    assert_int_equal(sw_engine_push(e, 0, g, 6, 1, &r), SW_EBUG);
+    assert_int_equal(sw_engine_push(e, 0, g, 0, 6, &r), SW_EBUG);
     assert_non_null(strstr(sw_engine_error(e), "wake-up at inf"));
     sw_engine_free(e);
     e = bare_engine();
-    assert_int_equal(sw_engine_push(e, 0, g, 7, 1, &r), SW_EBUG); /* NaN is no "none" */
+    assert_int_equal(sw_engine_push(e, 0, g, 0, 7, &r), SW_EBUG); /* NaN is no "none" */
     assert_non_null(strstr(sw_engine_error(e), "wake-up at nan"));
     sw_engine_free(e);
     const sw_policy_ops *early[] = {&bare_after, &bare_concurrent};
     for (int k = 0; k < 2; k++)
-        for (uint64_t ver = 5; ver <= 8; ver += 3) { /* NaN and a negative scale */
+        for (double t = 5; t <= 8; t += 3) { /* NaN and a negative scale */
             e = bare_engine_of(early[k]);
-            assert_int_equal(sw_engine_push(e, 0, g, ver, 1, &r), SW_EBUG);
+            assert_int_equal(sw_engine_push(e, 0, g, 0, t, &r), SW_EBUG);
             assert_non_null(strstr(sw_engine_error(e), "scaled an apply's learning rate"));
             assert_int_equal(sw_engine_version(e), 0);
             assert_false(r.has_job);
             sw_engine_free(e);
         }
+}
+
+/* What a driver may not do is refused with SW_ESTATE, nothing changed, the engine still whole:
+ * a time that goes back or is none, a gradient of a version there never was, a tick with no
+ * wake-up due; and what no engine can be made of with SW_EINVAL. */
+static void a_driver_s_mistakes_are_refused(void **state)
+{
+    (void)state;
+    sw_engine *e = bare_engine();
+    sw_engine_result r;
+    float g[2] = {1, 1};
+    push(e, 0, 1, 0, 2);
+    assert_int_equal(sw_engine_push(e, 0, g, 1, 1, &r), SW_ESTATE); /* back from t=2 */
+    assert_int_equal(sw_engine_push(e, 0, g, 1, NAN, &r), SW_ESTATE);
+    assert_int_equal(sw_engine_push(e, 0, g, 1, INFINITY, &r), SW_ESTATE);
+    assert_int_equal(sw_engine_push(e, 0, g, 2, 3, &r), SW_ESTATE); /* V is 1 */
+    assert_int_equal(sw_engine_tick(e, 3, &r), SW_ESTATE);          /* none asked for */
+    assert_int_equal(sw_engine_join(e, 1, 1, &r), SW_ESTATE);
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_engine_switch_policy(e, "asp", 1, &r, err), SW_ESTATE);
+    assert_int_equal(sw_engine_switch_policy(e, NULL, 3, &r, err), SW_EINVAL);
+    assert_int_equal(sw_engine_version(e), 1);
+    assert_null(sw_engine_error(e));
+    push(e, 0, 1, 1, 3); /* the time of the last call again is no going back */
+    assert_int_equal(sw_engine_version(e), 2);
+    sw_engine_free(e);
+    sw_engine_params p = two_params("bare", 1);
+    p.lr = NAN;
+    assert_int_equal(sw_engine_new(&e, &p, err), SW_EINVAL);
+    p = two_params("bsp", 1);
+    p.policy_ops = &bare; /* a table named otherwise than the spec */
+    assert_int_equal(sw_engine_new(&e, &p, err), SW_EINVAL);
+    assert_non_null(strstr(err, "named otherwise than the spec"));
+    static const sw_policy_ops pushless = {.name = "pushless"};
+    p = two_params("pushless", 1);
+    p.policy_ops = &pushless;
+    assert_int_equal(sw_engine_new(&e, &p, err), SW_EINVAL);
+    assert_non_null(strstr(err, "no on_push"));
 }
 
 /* A policy of one's own that holds each pusher until a wake-up, asked for from its push at
@@ -357,6 +395,7 @@ int main(void)
         cmocka_unit_test(a_decision_is_a_set_and_a_worker_outside_the_table_breaks_the_engine),
         cmocka_unit_test(a_bare_policy_runs_and_a_scale_or_wake_up_out_of_range_breaks_the_engine),
         cmocka_unit_test(a_wake_up_asking_for_one_due_already_breaks_the_engine),
+        cmocka_unit_test(a_driver_s_mistakes_are_refused),
         cmocka_unit_test(concurrent_jobs_apply_what_the_serial_engine_applies),
         cmocka_unit_test(an_apply_s_norms_are_measured_or_reported),
     };

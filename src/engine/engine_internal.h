@@ -33,6 +33,7 @@ struct sw_engine {
     sw_policy_env env;
     double wake_at; /* pending wake-up, < 0 when none */
     bool ticking;   /* deciding a wake-up's tick: it may not ask for another at once */
+    double last_t;  /* the last event's time: the next is never before it */
     double decide_s;
     double probe_s;  /* real time in the loss probe */
     double loss_now; /* probe loss of θ as it is, NAN when unknown */

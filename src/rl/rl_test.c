@@ -226,11 +226,19 @@ static int spy_init(void *state, sw_spec *spec, const sw_engine_view *v, const s
     return 0;
 }
 
+static void spy_push(void *state, const sw_engine_view *v, const sw_push *p, sw_decision *d)
+{
+    (void)state, (void)v;
+    d->apply = true;
+    sw_decision_release(d, p->worker);
+}
+
 /* A policy learns the engine's optimizer at init (what rlp's momentum feature reads). */
 static void a_policy_learns_the_engines_optimizer(void **state)
 {
     (void)state;
-    static const sw_policy_ops spy = {.name = "spy", .keys = "", .init = spy_init};
+    static const sw_policy_ops spy = {
+        .name = "spy", .keys = "", .init = spy_init, .on_push = spy_push};
     float momentum = -1;
     sw_engine_params ep = sw_engine_default_params();
     ep.policy = "spy";

@@ -10,6 +10,8 @@
 /* The sizes of a run, which need no data. */
 static int check_sizes(const sw_sim_config *c, char *err)
 {
+    if (!c->policy || !c->cluster)
+        return sw_fail(err, SW_EINVAL, "no %s spec", !c->policy ? "policy" : "cluster");
     if (c->workers == 0 || c->workers > (1u << 20))
         return sw_fail(err, SW_EINVAL, "--workers must be in [1, %u]", 1u << 20);
     if (c->batch == 0 || c->get_model_frequency == 0)

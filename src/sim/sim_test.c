@@ -587,9 +587,29 @@ static void bad_configurations(void **state)
     assert_non_null(strstr(err, "not in [0, 1]"));
 }
 
+/* A configuration without a policy or a cluster is refused, by the run as by its check. */
+static void a_run_without_a_policy_or_a_cluster_is_refused(void **state)
+{
+    (void)state;
+    char err[SW_ERR_LEN];
+    sw_sim_result r;
+    for (int k = 0; k < 2; k++) {
+        sw_sim_config c = base("asp");
+        if (k)
+            c.cluster = NULL;
+        else
+            c.policy = NULL;
+        assert_int_equal(sw_sim_check_config(&c, err), SW_EINVAL);
+        assert_int_equal(sw_sim_run(&c, &r, err), SW_EINVAL);
+        assert_non_null(strstr(err, k ? "no cluster spec" : "no policy spec"));
+        sw_sim_result_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_run_without_a_policy_or_a_cluster_is_refused),
         cmocka_unit_test(bsp_releases_only_when_clocks_agree),
         cmocka_unit_test(ssp_never_lets_a_worker_run_too_far_ahead),
         cmocka_unit_test(asp_releases_every_pusher_at_once),
