@@ -127,11 +127,13 @@ static int setup_engine(sim *s, char *err)
         ep.loss_probe = probe_loss;
         ep.loss_probe_ctx = s;
     }
-    int rc = c->no_check ? 0 : sw_check_new(&s->check, c->policy, s->n_slots, 0, err);
+    /* The engine first: a spec it refuses is the caller's mistake (SW_EINVAL), which the
+     * checker would call a broken promise (rule 7, for a log that names it). */
+    int rc = sw_engine_new(&s->engine, &ep, err);
+    if (!rc && !c->no_check)
+        rc = sw_check_new(&s->check, c->policy, s->n_slots, 0, err);
     if (s->check)
         sw_check_simulated(s->check);
-    if (!rc)
-        rc = sw_engine_new(&s->engine, &ep, err);
     free(init);
     return rc;
 }
