@@ -27,17 +27,6 @@ sw_engine_params sw_engine_default_params(void)
         .lr = 0.01f, .optim = sw_optim_default(), .max_workers = 1, .policy = "asp", .seed = 1};
 }
 
-int sw_engine_check_policy(const char *policy, uint32_t slots, char *err)
-{
-    sw_engine_params p = sw_engine_default_params();
-    p.policy = policy;
-    p.max_workers = slots;
-    sw_engine *e = NULL;
-    int rc = sw_engine_new(&e, &p, err);
-    sw_engine_free(e);
-    return rc;
-}
-
 /* Whether a worker's clock counts in view.min_live_clock: live and started (a joiner has no
  * clock of its own until its first release). */
 static bool started(const sw_worker_info *k)
@@ -64,58 +53,6 @@ static void recount_min(sw_engine *e)
     if (at > 0)
         e->view.min_live_clock = min;
     e->n_at_min = at;
-}
-
-/* The policy of spec `text`: `own` when not NULL (the caller's own ops), else the registered
- * one of that name; *lr gets the spec's own learning rate (NAN when it sets none). */
-static int make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
-                       const sw_policy_ops **ops, void **state, float *lr, unsigned *wants,
-                       char *err)
-{
-    sw_spec spec;
-    int rc = sw_spec_parse(&spec, text, err);
-    if (rc)
-        return rc;
-    double spec_lr = NAN;
-    if ((rc = sw_spec_double(&spec, SW_POLICY_LR_KEY, 0, 1e6, &spec_lr, err)))
-        return rc;
-    if (own && (!own->on_push || !own->name || strcmp(own->name, spec.name)))
-        return sw_fail(err, SW_EINVAL, "engine: the policy table given %s",
-                       !own->on_push ? "has no on_push (it is required)"
-                       : !own->name  ? "has no name"
-                                     : "is named otherwise than the spec (its name first)");
-    const sw_policy_ops *o = own ? own : sw_policy_find(spec.name);
-    if (!o)
-        return sw_fail(err, SW_ENOTFOUND, "unknown policy '%s' (known: %s; a plugin's policies "
-                       "are known once SYNCWISE_PLUGINS names it)", spec.name,
-                       sw_policy_names());
-    unsigned w = sw_policy_wants(o, &spec);
-    if (e->p.concurrent && !o->concurrent)
-        return sw_fail(err, SW_EINVAL,
-                       "policy '%s' cannot run with concurrent applies "
-                       "(--apply-threads): it %s, while concurrent applies need each gradient "
-                       "applied alone on arrival, unseen by the policy (asp, ssp, dssp, ebsp)",
-                       spec.name,
-                       (w & SW_WANT_LOSS)      ? "decides from the loss after each apply"
-                       : (w & SW_WANT_SQ_NORM) ? "reads the gradients' norms"
-                                               : "aggregates or drops gradients");
-    void *st = calloc(1, o->state_size ? o->state_size : 1);
-    if (!st)
-        return sw_fail(err, SW_ENOMEM, "out of memory for policy state");
-    rc = o->init ? o->init(st, &spec, &e->view, &e->env, err) : 0;
-    if (!rc)
-        rc = sw_policy_spec_finish(&spec, o, err);
-    if (rc) {
-        if (o->fini)
-            o->fini(st);
-        free(st);
-        return rc;
-    }
-    *ops = o;
-    *state = st;
-    *lr = (float)spec_lr;
-    *wants = w;
-    return 0;
 }
 
 int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
@@ -177,8 +114,8 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     e->last_t = -INFINITY;
     rc = sw__engine_optim_new(e, p, err);
     if (!rc)
-        rc = make_policy(e, p->policy, p->policy_ops, &e->ops, &e->state, &e->policy_lr,
-                         &e->wants, err);
+        rc = sw__engine_make_policy(e, p->policy, p->policy_ops, &e->ops, &e->state,
+                                    &e->policy_lr, &e->wants, err);
     if (rc) {
         sw_engine_free(e);
         return rc;
@@ -555,7 +492,7 @@ int sw_engine_push_sparse(sw_engine *e, uint32_t w, const uint32_t *idx, const f
 }
 
 /* on_tick and its decision: a wake-up, or the start of a switched-to policy. */
-static int tick(sw_engine *e, double t, sw_engine_result *out)
+int sw__engine_tick(sw_engine *e, double t, sw_engine_result *out)
 {
     sw_decision d;
     int bad = begin(e, t, out, &d);
@@ -571,7 +508,7 @@ static int tick(sw_engine *e, double t, sw_engine_result *out)
 int sw_engine_tick(sw_engine *e, double t, sw_engine_result *out)
 {
     if (e->broken[0])
-        return tick(e, t, out);
+        return sw__engine_tick(e, t, out);
     if (e->wake_at < 0 || !(t >= e->wake_at) || !isfinite(t) || t < e->last_t) {
         /* no wake-up due, or a time that goes back: the driver's mistake */
         *out = (sw_engine_result){.wake_at = e->wake_at, .released = e->released};
@@ -580,43 +517,9 @@ int sw_engine_tick(sw_engine *e, double t, sw_engine_result *out)
     e->wake_at = -1;
     sw__engine_emit(e, &(sw_event){.kind = SW_EV_TICK, .t = t, .V = e->view.version});
     e->ticking = true;
-    int rc = tick(e, t, out);
+    int rc = sw__engine_tick(e, t, out);
     e->ticking = false;
     return rc;
-}
-
-int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engine_result *out,
-                            char *err)
-{
-    *out = (sw_engine_result){.wake_at = e->wake_at, .released = e->released};
-    if (e->broken[0])
-        return sw_fail(err, SW_EBUG, "%s", e->broken);
-    if (!policy || strlen(policy) >= SPEC_LEN)
-        return sw_fail(err, SW_EINVAL, "engine: missing or too long policy spec");
-    if (!isfinite(t) || t < e->last_t)
-        return sw_fail(err, SW_ESTATE, "engine: a switch at t=%g, before the last event's "
-                       "time (%g)", t, e->last_t);
-    const sw_policy_ops *ops;
-    void *state;
-    float lr;
-    unsigned wants;
-    e->view.now = e->last_t = t;
-    int rc = make_policy(e, policy, NULL, &ops, &state, &lr, &wants, err);
-    if (rc)
-        return rc;
-    if (e->ops->fini)
-        e->ops->fini(e->state);
-    free(e->state);
-    e->ops = ops;
-    e->state = state;
-    e->policy_lr = lr;
-    e->view.lr = sw_engine_lr(e);
-    e->wants = wants;
-    e->wake_at = -1; /* the old policy's wake-up means nothing to the new one */
-    snprintf(e->spec, sizeof e->spec, "%s", policy);
-    sw__engine_emit(e, &(sw_event){.kind = SW_EV_SWITCH, .t = t, .V = e->view.version, .reason = e->spec});
-    rc = tick(e, t, out);
-    return rc ? sw_fail(err, rc, "%s", e->broken) : 0;
 }
 
 void sw_engine_run_job(sw_engine *e, const sw_apply_job *job, const float *dense,

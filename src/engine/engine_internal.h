@@ -56,5 +56,14 @@ float *sw__engine_writable_theta(sw_engine *e);
 /* Applies the buffer at time t with the policy's scale: loss probes around it for policies
  * that want them, θ through the optimizer, the view, the "apply" event. */
 void sw__engine_apply(sw_engine *e, float lr_scale, double t);
+/* The policy of spec `text`: `own` when not NULL (the caller's own table, which must be
+ * named as the spec), else the registered one of that name; *lr gets the spec's own learning
+ * rate (NAN when it sets none). engine_policy.c. */
+int sw__engine_make_policy(sw_engine *e, const char *text, const sw_policy_ops *own,
+                           const sw_policy_ops **ops, void **state, float *lr, unsigned *wants,
+                           char *err);
+/* The policy's on_tick and its decision carried out: a wake-up's, or a switched-to policy's
+ * start. */
+int sw__engine_tick(sw_engine *e, double t, sw_engine_result *out);
 
 #endif
