@@ -32,6 +32,25 @@ expect_status 0 "the example builds with pkg-config --cflags --libs syncwise" --
 expect_status 0 "and runs against the installed library" -- \
   env LD_LIBRARY_PATH="$LIBDIR" "$TMP/half_barrier" 8 5000
 expect_output "policy half: 5000 pushes" "the simulator ran the example's own policy"
+# A C++ program includes every public header and calls the library (C linkage), where a C++
+# compiler is installed (a fresh Debian may have none).
+if command -v c++ >/dev/null; then
+  { for h in "$TMP"/prefix/include/syncwise/*.h; do echo "#include <syncwise/$(basename "$h")>"; done
+    printf '%s\n' '#include <cstdio>' 'int main() {' \
+      '  sw_engine_params p = sw_engine_default_params();' \
+      '  char err[SW_ERR_LEN];' \
+      '  int rc = sw_engine_check_policy("ssp:s=2", 4, err);' \
+      '  std::printf("syncwise %s from C++: %d %s\n", sw_version(), rc, p.policy);' \
+      '  return rc; }'; } > "$TMP/all.cpp"
+  build_cpp() {
+    c++ -std=c++17 -Wall -Werror $SAN "$TMP/all.cpp" \
+      $(PKG_CONFIG_PATH=$(dirname "$(find "$TMP/prefix" -name syncwise.pc)") pkg-config --cflags --libs syncwise) \
+      -o "$TMP/all-cpp"
+  }
+  expect_status 0 "a C++ program includes every header" -- build_cpp
+  expect_status 0 "and calls the library" -- env LD_LIBRARY_PATH="$LIBDIR" "$TMP/all-cpp"
+  expect_output "from C++: 0 asp" "with C linkage"
+fi
 # The program lends a plugin every function of the library (a plugin built with the headers
 # alone calls them there): each one libsyncwise.so exports, the program exports too.
 public_of() { nm -D --defined-only "$1" | awk '$2 == "T" && $3 ~ /^sw_[a-z]/ { print $3 }' | sort; }

@@ -10,6 +10,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 static inline void sw_put_u32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)v;
@@ -83,5 +87,9 @@ uint32_t sw_crc32c(uint32_t crc, const void *data, size_t n);
  * length below min or not under cap, a string past the end, or a NUL byte inside. */
 int sw_get_text(const uint8_t *b, size_t len, size_t *off, char *dst, size_t cap, size_t min,
                 const char *what, const char *path, char *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

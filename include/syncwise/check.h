@@ -24,6 +24,10 @@
 #include "syncwise/engine.h"
 #include "syncwise/spec.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sw_check sw_check;
 
 /* A checker for a run that starts under `policy` (a spec, "ssp:s=2") with `slots` worker slots
@@ -136,5 +140,9 @@ typedef struct sw_check_summary {
  * SW_EPROMISE on a broken promise, SW_EFORMAT on a line that is not a log line, SW_EIO when
  * the file cannot be read. */
 int sw_check_log(const char *path, sw_check_summary *out, char *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -50,6 +50,10 @@
 #include "syncwise/model.h"
 #include "syncwise/optim.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SW_CKPT_VERSION 2
 
 /* The model spec of a server shard's checkpoint (syncwise/shard.h): its slice of θ, which has
@@ -94,5 +98,9 @@ int sw_ckpt_put_optim(sw_ckpt *c, const sw_optim *o, char *err);
 /* The state c holds, into o initialised for p over c->n_params: 0 when taken, 1 when c was made
  * by another optimizer than p (o left empty: a fresh start), < 0 on failure. */
 int sw_ckpt_take_optim(const sw_ckpt *c, const sw_optim_params *p, sw_optim *o, char *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -3,7 +3,15 @@
 #ifndef SYNCWISE_CLOCK_H
 #define SYNCWISE_CLOCK_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Seconds on a monotonic clock with an arbitrary origin. */
 double sw_clock_now_s(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

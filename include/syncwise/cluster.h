@@ -26,6 +26,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sw_cluster sw_cluster;
 
 /* Builds the timing models of n_workers workers from spec. Fails with a message naming the
@@ -39,5 +43,9 @@ double sw_cluster_step_s(sw_cluster *c, uint32_t w);
 
 /* Whether worker w is a straggler for the whole run (mode=worker), for summaries. */
 int sw_cluster_is_straggler(const sw_cluster *c, uint32_t w);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

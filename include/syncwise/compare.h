@@ -11,6 +11,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* One run of a policy. */
 typedef struct sw_trial {
     double time;    /* to the target, or to the end when it was not reached */
@@ -70,4 +74,8 @@ typedef struct sw_paired {
     double ratio, lo, hi;
 } sw_paired;
 sw_paired sw_paired_speedup(const sw_trial *b, const sw_trial *s, size_t n);
+#ifdef __cplusplus
+}
+#endif
+
 #endif

@@ -22,6 +22,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum sw_apply_mode {
     SW_APPLY_LOCKED,
     SW_APPLY_HOGWILD,
@@ -48,5 +52,9 @@ void sw_shared_gather(sw_shared_params *p, const uint32_t *idx, size_t k, float 
 /* Parses "locked", "hogwild" or "atomic"; -1 if none. */
 int sw_apply_mode_parse(const char *name);
 const char *sw_apply_mode_name(sw_apply_mode m);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -12,6 +12,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Parses LIST, CPU numbers and ranges separated by commas as taskset -c takes them ("0",
  * "2-3", "0,4-7", "0-6:2" for every second CPU from 0 to 6), and runs every thread of this
  * process (those started before, OpenBLAS's, too) and every thread it starts later on those
@@ -31,5 +35,9 @@ int sw_cpus_allowed(char *out, size_t len);
 
 /* The i-th (from 0) CPU this process may use, in increasing order; -1 when there is none. */
 int sw_cpus_allowed_nth(int i);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

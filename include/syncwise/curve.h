@@ -10,6 +10,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SW_Z85_KEY 41 /* 40 characters and a NUL */
 
 typedef struct sw_curve_keys {
@@ -24,5 +28,9 @@ int sw_curve_keygen(const char *name, char *err);
 
 /* Reads a key file; a pair when need_secret, else at least the public key. */
 int sw_curve_read(const char *path, int need_secret, sw_curve_keys *out, char *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -21,6 +21,10 @@
 
 #include "syncwise/rng.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SW_DATA_MAX_GENERATED ((uint64_t)1 << 30) /* bytes of examples a generator makes */
 /* Where fashion-mnist is read from without dir= (the Debian package dataset-fashion-mnist). */
 #define SW_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
@@ -156,5 +160,9 @@ void sw_batcher_current(const sw_batcher *b, sw_batch *out);
 /* Completed passes over this batcher's examples, and examples in one pass (its shard size). */
 uint64_t sw_batcher_epoch(const sw_batcher *b);
 size_t sw_batcher_epoch_size(const sw_batcher *b);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -35,6 +35,10 @@
 #include "syncwise/optim.h"
 #include "syncwise/rng.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum sw_worker_state {
     SW_WORKER_ABSENT = 0, /* never joined, left or crashed */
     SW_WORKER_RUNNING,    /* released: computing a step */
@@ -357,5 +361,9 @@ const char *sw_engine_error(const sw_engine *e);
 double sw_engine_decide_s(const sw_engine *e);
 /* Real time (seconds) spent in the loss probe so far. */
 double sw_engine_probe_s(const sw_engine *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

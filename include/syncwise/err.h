@@ -11,6 +11,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* X(name, value, text): the one list from which the enum, sw_strerror and sw_err_name come. */
 #define SW_ERR_MAP(X)                                                        \
     X(SW_EINVAL, -1, "invalid argument")                                     \
@@ -51,5 +55,9 @@ int sw_fail(char *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

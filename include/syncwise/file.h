@@ -11,6 +11,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Replaces path with the n bytes at b (a symbolic link: the file it names, the link kept).
  * `what` names the file in errors ("checkpoint"). The temporary file is PATH.tmp.PID; first, those that processes no longer running left behind
  * (killed mid-write) are removed. */
@@ -124,5 +128,9 @@ int sw_file_remove_stale(const char *path);
 /* Reads all of path into a new buffer (the caller frees *out). Fails on files over max bytes and
  * on anything but a regular file (a FIFO would block, a device never end). */
 int sw_file_read_all(const char *path, size_t max, uint8_t **out, size_t *len, char *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

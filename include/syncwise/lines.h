@@ -4,6 +4,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The longest line a text file may have: a LIBSVM row of a million nonzeros fits in a quarter of
  * it. A longer one is refused (a binary file, or /dev/zero, is not read to the end of memory). */
 #define SW_LINE_MAX ((size_t)64 << 20)
@@ -17,5 +21,9 @@ typedef int (*sw_line_fn)(void *ctx, char *line, size_t lineno, char *err);
  * opened or read, SW_EFORMAT naming the line when it is longer than SW_LINE_MAX or holds a NUL
  * byte (not text), SW_ENOMEM when a line does not fit in memory, or with fn's own failure. */
 int sw_read_lines(const char *path, sw_line_fn fn, void *ctx, char *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

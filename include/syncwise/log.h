@@ -8,6 +8,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum sw_log_level {
     SW_LOG_ERROR = 0,
     SW_LOG_WARN = 1,
@@ -35,5 +39,9 @@ void sw_log_counted(sw_log_level level, uint64_t *count, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,6 +9,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SW_LOG_MAX_FIELDS 24
 /* The largest seed the commands that write logs take: a log's numbers are doubles to a JSON
  * reader that knows no other (whole up to 2^53). This reader reads a seed's digits exactly
@@ -43,5 +47,9 @@ double sw_log_num(const sw_log_line *l, const char *key, double dflt);
  * a number up to 2^64 - 1 (a sign, a fraction, an exponent). */
 bool sw_log_whole(const sw_log_line *l, const char *key, uint64_t *out);
 const char *sw_log_str(const sw_log_line *l, const char *key);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

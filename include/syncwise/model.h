@@ -28,6 +28,10 @@
 
 #include "syncwise/data.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SW_MODEL_SPEC_LEN 128
 
 typedef struct sw_model sw_model;
@@ -95,5 +99,9 @@ typedef struct sw_model_arch_info {
 } sw_model_arch_info;
 /* The architectures with a line of help each, NULL-terminated. */
 extern const sw_model_arch_info sw_model_archs[];
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

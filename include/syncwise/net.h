@@ -31,6 +31,10 @@
 #include "syncwise/stop.h"
 #include "syncwise/transport.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Whether payloads carry a checksum (CRC-32C), agreed at join: WELCOME says it. */
 typedef enum sw_checksum_mode {
     SW_CHECKSUM_AUTO = 0, /* on over plain TCP; off under CURVE, whose authenticator covers
@@ -201,5 +205,9 @@ bool sw_ctl_socket_answers(const char *path);
  * in reply. With CURVE, curve_key and curve_server name the key files (else NULL). */
 int sw_ctl(const char *connect, const char *command, double timeout_s, const char *curve_key,
            const char *curve_server, char *reply, size_t reply_cap, char *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* One coordinate: theta * keep - lr * g, where keep = 1 - lr * weight_decay. */
 static inline float sw_sgd_coord(float theta, float g, float lr, float keep)
 {
@@ -111,5 +115,9 @@ void sw_optim_step_range(const sw_optim *o, uint64_t step, float *theta, const f
  * below n. */
 void sw_optim_step_sparse(sw_optim *o, float *theta, const uint32_t *idx, const float *val,
                           size_t nnz, float scale, float lr, float wd);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

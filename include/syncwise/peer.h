@@ -21,6 +21,10 @@
 
 #include "syncwise/stop.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sw_peer_params {
     const char *bind;          /* e.g. "tcp://127.0.0.1:*" */
     const char *endpoint_file; /* the bound endpoint is written there when set */
@@ -57,5 +61,9 @@ typedef struct sw_peer_result {
 } sw_peer_result;
 
 int sw_peer_run(const sw_peer_params *p, sw_peer_result *out, char *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

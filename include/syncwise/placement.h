@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SW_CHUNK_FLOATS 262144 /* 1 MiB of floats */
 
 /* The floats per chunk of n_params over n_shards (n_params >= n_shards >= 1) when the caller
@@ -19,5 +23,9 @@ size_t sw_chunk_floats(size_t n_params, size_t chunk_floats, uint32_t n_shards);
 uint32_t sw_chunk_count(size_t n_params, size_t chunk);
 /* The first chunk of shard j (0 <= j <= n_shards; j == n_shards gives n_chunks). */
 uint32_t sw_chunk_first(uint32_t n_chunks, uint32_t n_shards, uint32_t shard);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -13,6 +13,10 @@
 #include "syncwise/engine.h"
 #include "syncwise/spec.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The key every policy spec takes besides its own: "lr=X" sets the learning rate while that
  * policy is in force, overriding the run's (so one comparison can run each policy at its
  * paper's rate). The engine reads it; policies never see it. */
@@ -145,5 +149,9 @@ bool sw_policy_all_waiting(const sw_engine_view *v);
  * left the slot before this one joined it. A joiner into such a slot waits for the apply, or
  * it would put a second gradient of the slot into it. */
 bool sw_policy_slot_buffered(const sw_engine_view *v, uint32_t w);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

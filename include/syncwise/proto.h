@@ -28,6 +28,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SW_PROTO_VERSION 1
 #define SW_PROTO_HEADER 40
 #define SW_NO_WORKER 0xffffffffu
@@ -220,5 +224,9 @@ const float *sw_msg_floats_accepted(const sw_msg *m, size_t n, float *copy);
 size_t sw_msg_pairs_accepted(const sw_msg *m, uint32_t *idx, float *val);
 
 const char *sw_msg_type_name(int type);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -28,6 +28,10 @@
 #include "syncwise/compare.h"
 #include "syncwise/run.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum {
     SW_CSV_RUNS,
     SW_CSV_EVALS,
@@ -123,5 +127,9 @@ void sw_report_write_table(const sw_report *r, FILE *md);
  * sw_report_free. */
 int sw_report_close(sw_report *r, char *err);
 void sw_report_free(sw_report *r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

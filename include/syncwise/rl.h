@@ -34,6 +34,10 @@
 #include "syncwise/engine.h"
 #include "syncwise/model.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SW_RL_TUPLE_MAX 7 /* features per iteration, at most */
 #define SW_RL_ACTIONS 3   /* none, pusher, all */
 #define SW_RL_MAX_HISTORY 64
@@ -187,5 +191,9 @@ void sw_rl_policy_free(sw_rl_policy *p);
 const char *sw_rl_default_policy_path(void);
 /* Another shipped policy, `name` in the same directory as that one (rlswitch's). */
 void sw_rl_shipped_path(const char *name, char *out, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -14,6 +14,10 @@
 #include "syncwise/rl.h"
 #include "syncwise/rng.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* An instance of the RLP paper's section 4: a cluster of `workers` with its stragglers drawn from
  * its seed, an MLP with a random number of hidden layers, and a random share of the training
  * data. Instances are numbered; the same number and base seed give the same instance. */
@@ -118,5 +122,9 @@ int sw_rl_archive_refit(const sw_rl_archive *ar, sw_rl_agent *a, uint32_t epochs
 int sw_rl_run_instance(const sw_rl_scenario *sc, uint64_t seed, uint64_t instance, uint32_t repeat,
                        const char *policy, sw_rl_mode mode, sw_rl_agent *agent,
                        sw_rl_archive *archive, double eps, sw_rl_run *out, char *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -12,6 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sw_rng {
     uint64_t s[4];
 } sw_rng;
@@ -53,5 +57,9 @@ void sw_rng_shuffle(sw_rng *r, uint32_t *idx, size_t n);
  * a seeded stream: xoshiro's outputs give its state away (five tokens told to joiners gave every
  * other). 0, or SW_EIO with the message on a system with neither source. */
 int sw_rng_secret(uint64_t *out, char *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

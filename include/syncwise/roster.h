@@ -6,9 +6,17 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Adds id to ids[0..*n), which has room for it and holds it not. */
 void sw_roster_add(uint32_t *ids, uint32_t *n, uint32_t id);
 /* Takes id, which ids[0..*n) holds, out of it. */
 void sw_roster_remove(uint32_t *ids, uint32_t *n, uint32_t id);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

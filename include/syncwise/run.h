@@ -18,6 +18,10 @@
 #include "syncwise/engine.h"
 #include "syncwise/stop.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- Statistics -------------------------------------------------------------------------- */
 
 #define SW_STALE_BINS 64 /* staleness 0..62, and 63 or more */
@@ -180,5 +184,9 @@ typedef struct sw_run_reader {
  * log line ("PATH:LINE: ..."), SW_EIO when the file cannot be read. */
 int sw_run_read_log(const char *path, const sw_run_reader *r, char *err);
 int sw_run_read_text(const char *text, const sw_run_reader *r, char *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -12,6 +12,7 @@
 #ifndef SYNCWISE_SHARD_H
 #define SYNCWISE_SHARD_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,10 +22,14 @@
 #include "syncwise/stop.h"
 #include "syncwise/transport.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The most shards a run may have: it bounds the tables and the WELCOME text (every shard's
  * endpoint), not the protocol, whose sets of shards are as wide as the run needs. */
 #define SW_SHARDS_MAX 256
-_Static_assert(SW_AGENT_SOCKS >= SW_SHARDS_MAX + 2,
+static_assert(SW_AGENT_SOCKS >= SW_SHARDS_MAX + 2,
                "a sharded server's agent waits on every shard, its listener and its operators");
 
 typedef struct sw_chunk_table {
@@ -149,5 +154,9 @@ const char *sw_shard_endpoint(const sw_shard *h);
 void sw_shard_end(sw_shard *h); /* closes and frees it */
 /* Runs a shard on ZeroMQ until the server ends the run or *stop. */
 int sw_shard_run(const sw_shard_params *p, sw_shard_result *r, char *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -25,6 +25,10 @@
 #include "syncwise/run.h"
 #include "syncwise/task.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sw_sim_config {
     const char *policy;           /* e.g. "ssp:s=3" */
     uint32_t workers;             /* at the start */
@@ -99,5 +103,9 @@ int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err);
  * the message the run would give. */
 int sw_sim_check_config(const sw_sim_config *c, char *err);
 void sw_sim_result_free(sw_sim_result *r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

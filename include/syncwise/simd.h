@@ -5,6 +5,10 @@
 #ifndef SYNCWISE_SIMD_H
 #define SYNCWISE_SIMD_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 /* (ThreadSanitizer's instrumented ifunc resolver would run before its runtime is up. Clang 14,
  * Debian 12's, names a clone's resolver apart from the function and callers in other files find
@@ -12,6 +16,10 @@
 #define SW_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define SW_VECTOR_CLONES
+#endif
+
+#ifdef __cplusplus
+}
 #endif
 
 #endif

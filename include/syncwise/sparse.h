@@ -15,6 +15,10 @@
 #include "syncwise/data.h"
 #include "syncwise/model.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sw_sparse_data {
     size_t n, dim, nnz;
     size_t *row;    /* n + 1 offsets */
@@ -97,5 +101,9 @@ size_t sw_sparse_model_grad(sw_sparse_model *m, const float *w, const sw_sparse_
 /* Mean loss (with the full regulariser) and accuracy of w on d. */
 void sw_sparse_model_evaluate(sw_sparse_model *m, const float *w, const sw_sparse_data *d,
                               sw_eval *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -13,6 +13,10 @@
 
 #include "syncwise/err.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define SW_SPEC_MAX_ARGS 24
 #define SW_SPEC_NAME_LEN 48
 #define SW_SPEC_KEY_LEN 32
@@ -68,5 +72,9 @@ static inline int sw_spec_usage(int rc)
 {
     return rc == SW_ERANGE ? SW_EINVAL : rc;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,6 +7,16 @@
 #ifndef SYNCWISE_STOP_H
 #define SYNCWISE_STOP_H
 
+#ifdef __cplusplus /* C++ has its own atomics, of the same layout as C11's */
+#include <atomic>
+typedef std::atomic<int> sw_stop_flag;
+
+/* Whether a stop was asked for; false for NULL (no flag: nothing can ask). */
+static inline bool sw_stop_requested(const sw_stop_flag *stop)
+{
+    return stop && stop->load(std::memory_order_relaxed);
+}
+#else
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -17,5 +27,6 @@ static inline bool sw_stop_requested(const sw_stop_flag *stop)
 {
     return stop && atomic_load_explicit(stop, memory_order_relaxed);
 }
+#endif
 
 #endif

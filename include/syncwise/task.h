@@ -23,6 +23,10 @@
 #include "syncwise/model.h"
 #include "syncwise/sparse.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The examples of a task: dense (dense.train set) or sparse (sparse.train set), never both. */
 typedef struct sw_task_data {
     sw_data dense;
@@ -134,5 +138,9 @@ void sw_grad_free(sw_grad *g);
 /* The gradient of the current batch at params into g, and its mean loss. A sparse task reads
  * params only at the touched coordinates. */
 double sw_learner_grad(sw_learner *l, const float *params, sw_grad *g);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -8,6 +8,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sw_team sw_team;
 typedef void (*sw_team_fn)(void *ctx, uint32_t part, uint32_t parts);
 
@@ -21,5 +25,9 @@ uint32_t sw_team_size(const sw_team *t);
 void sw_team_run(sw_team *t, uint32_t parts, sw_team_fn fn, void *ctx);
 /* Stops and joins the threads (NULL is ignored). */
 void sw_team_free(sw_team *t);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -28,6 +28,10 @@
 
 #include "syncwise/stop.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- Frames -------------------------------------------------------------------------------- */
 
 typedef struct sw_frame sw_frame;
@@ -157,7 +161,7 @@ typedef struct sw_delivery {
     sw_frame *frame;                /* the caller's reference; NULL when `gone` */
     uint8_t route[SW_ROUTE_MAX];    /* a listener's: the sender */
     size_t route_len;
-    bool operator;  /* the sender proved an operator's CURVE key */
+    bool by_operator; /* the sender proved an operator's CURVE key */
     bool multipart; /* it came in several frames (ZeroMQ): only the first is kept */
     bool gone;      /* the sender's connection closed (in process; ZeroMQ cannot tell) */
     char address[48]; /* a listener's: where the sender is ("127.0.0.1", "inproc"); may be "" */
@@ -213,5 +217,9 @@ int sw_endpoint_check(const char *ep, bool bind, char *out, size_t cap, char *er
 /* How a listener's links are kept, for its first words: "CURVE: encrypted, known keys only",
  * or plain TCP (or IPC), no CURVE. */
 const char *sw_endpoint_security(const char *ep, bool curve);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -2,7 +2,15 @@
 #ifndef SYNCWISE_VERSION_H
 #define SYNCWISE_VERSION_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* "MAJOR.MINOR.PATCH" of the library in use. */
 const char *sw_version(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

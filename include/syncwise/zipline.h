@@ -26,6 +26,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* n sorted lists in one array: worker p's times are t[start[p]] .. t[start[p + 1] - 1]. */
 typedef struct sw_zl_problem {
     uint32_t n;
@@ -83,5 +87,9 @@ void sw_zl_synthetic(uint32_t n, uint32_t R, uint64_t seed, double *t, uint32_t 
 
 /* Fills each worker's canonical pick for a barrier at t_sync: its latest point <= t_sync. */
 void sw_zl_canonical_picks(const sw_zl_problem *p, double t_sync, uint32_t *pick);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

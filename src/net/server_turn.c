@@ -27,7 +27,7 @@ static void take(server *s, sw_sock *sock, sw_delivery *d)
     peer from = {.route = d->route,
                  .route_len = d->route_len,
                  .sock = sock,
-                 .operator= sock == s->ops || d->operator,
+                 .operator= sock == s->ops || d->by_operator,
                  .address = d->address };
     if (d->gone) { /* once the run is done, its engine decides nothing more */
         uint32_t w = sock == s->sock && !s->done ? sw__server_worker_at(s, d->route, d->route_len) : s->slots;

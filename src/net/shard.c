@@ -347,7 +347,7 @@ void sw__shard_take(shard *h, const sw_delivery *d)
         sw__shard_refuse(h, &f, NULL, "a message must be a single frame");
     else if (sw_msg_decode(sw_frame_data(d->frame), len, payload_limit(h), &m, why))
         sw__shard_refuse(h, &f, NULL, why);
-    else if (handlers[m.type] && h->p->curve_key && !d->operator && from_server(&m))
+    else if (handlers[m.type] && h->p->curve_key && !d->by_operator && from_server(&m))
         sw__shard_refuse(h, &f, &m, "only the server's CURVE key may give a shard orders");
     else if ((m.flags & SW_FLAG_UNCHECKED) && !h->configured && !from_server(&m))
         /* a worker told by WELCOME may reach a shard before the server's INIT does: it asks

@@ -456,7 +456,7 @@ static int take_body(zsock *z, sw_delivery *d, int flags)
         return 1;
     }
     const char *user = z->listener ? zmq_msg_gets(m, "User-Id") : NULL;
-    d->operator= user && !strcmp(user, SW_ZAP_OPERATOR);
+    d->by_operator = user && !strcmp(user, SW_ZAP_OPERATOR);
     const char *where = z->listener ? zmq_msg_gets(m, "Peer-Address") : NULL;
     if (where)
         snprintf(d->address, sizeof d->address, "%s", where);
