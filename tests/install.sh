@@ -73,6 +73,12 @@ expect_status 0 "and runs" -- env LD_LIBRARY_PATH="$LIBDIR" SYNCWISE_PLUGINS="$T
   ASAN_OPTIONS=detect_odr_violation=0 "$TMP/prefix/bin/syncwise" sim --policy half --workers 3 \
   --no-model --max-time 50 -q
 expect_status 0 "the example builds as a plugin with the headers alone" -- build_plugin "$TMP/prefix"
+# Any other plugin of the test's own: SOURCE.c into SOURCE.so, with the headers alone.
+plugin_from() {
+  cc -std=c11 -shared -fPIC $SAN "$1.c" \
+    $(PKG_CONFIG_PATH=$(dirname "$(find "$TMP/prefix" -name syncwise.pc)") pkg-config --cflags syncwise) \
+    -o "$1.so"
+}
 plugin=(env SYNCWISE_PLUGINS="$TMP/half.so")
 expect_status 0 "compare runs the plugin's policy beside built-in ones" -- "${plugin[@]}" \
   "$TMP/prefix/bin/syncwise" compare --policies "half:share=0.5;bsp" --no-model --max-time 200 \
@@ -131,9 +137,7 @@ printf '#include <syncwise/policy.h>\n%s\nconst sw_policy_ops *const *sw_plugin_
 printf '#include <syncwise/policy.h>\n%s\nconst sw_policy_ops *const *sw_plugin_policies(void) { return 0; }\n' \
   "int sw_plugin_abi(void) { return 1; }" > "$TMP/abi1.c"
 for old in old abi1; do
-  cc -std=c11 -shared -fPIC $SAN "$TMP/$old.c" \
-    $(PKG_CONFIG_PATH=$(dirname "$(find "$TMP/prefix" -name syncwise.pc)") pkg-config --cflags syncwise) \
-    -o "$TMP/$old.so"
+  plugin_from "$TMP/$old"
   expect_status 1 "a plugin of another interface ($old)" -- env SYNCWISE_PLUGINS="$TMP/$old.so" \
     "$TMP/prefix/bin/syncwise" sim --no-model --max-time 10
   expect_output "build it again against this syncwise's headers" "$old: says what to do"
@@ -186,9 +190,7 @@ const sw_promise_ops *const *sw_plugin_promises(void)
     return promises;
 }
 EOF
-cc -std=c11 -shared -fPIC $SAN "$TMP/plain.c" \
-  $(PKG_CONFIG_PATH=$(dirname "$(find "$TMP/prefix" -name syncwise.pc)") pkg-config --cflags syncwise) \
-  -o "$TMP/plain.so"
+plugin_from "$TMP/plain"
 expect_status 0 "a plugin policy with no promise" -- env SYNCWISE_PLUGINS="$TMP/plain.so" \
   "$TMP/prefix/bin/syncwise" sim --policy plain --workers 3 --no-model --max-time 50 \
   --log "$TMP/plain.jsonl" -q
@@ -240,9 +242,7 @@ const sw_policy_ops *const *sw_plugin_policies(void)
     return policies;
 }
 EOF
-cc -std=c11 -shared -fPIC $SAN "$TMP/clash.c" \
-  $(PKG_CONFIG_PATH=$(dirname "$(find "$TMP/prefix" -name syncwise.pc)") pkg-config --cflags syncwise) \
-  -o "$TMP/clash.so"
+plugin_from "$TMP/clash"
 expect_status 0 "--help with a plugin one of whose names is taken" -- env \
   SYNCWISE_PLUGINS="$TMP/clash.so:$TMP/plain.so" "$TMP/prefix/bin/syncwise" sim --help
 expect_output "a policy named 'asp' exists already (built in)" "says which name"
@@ -300,9 +300,7 @@ const sw_policy_ops *const *sw_plugin_policies(void)
     return policies;
 }
 EOF
-cc -std=c11 -shared -fPIC $SAN "$TMP/crashy.c" \
-  $(PKG_CONFIG_PATH=$(dirname "$(find "$TMP/prefix" -name syncwise.pc)") pkg-config --cflags syncwise) \
-  -o "$TMP/crashy.so"
+plugin_from "$TMP/crashy"
 for bad in crashy deep; do
   OUT=$(SYNCWISE_PLUGINS="$TMP/crashy.so" "$TMP/prefix/bin/syncwise" compare -q -j 2 \
     --policies "asp;$bad" --seeds 2 --no-model --workers 2 --max-pushes 100 2>&1)

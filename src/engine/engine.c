@@ -275,7 +275,7 @@ static int carry_out(sw_engine *e, const sw_decision *d, double t, sw_engine_res
 }
 
 /* Whether t may be the next event's time: a number, never before the last event's. */
-static bool time_ok(sw_engine *e, double t)
+bool sw__engine_time_ok(sw_engine *e, double t)
 {
     if (!isfinite(t) || t < e->last_t)
         return false;
@@ -290,7 +290,7 @@ static int begin(sw_engine *e, double t, sw_engine_result *out, sw_decision *d)
     *out = (sw_engine_result){.wake_at = -1, .released = e->released};
     if (e->broken[0])
         return SW_EBUG;
-    if (!time_ok(e, t))
+    if (!sw__engine_time_ok(e, t))
         return SW_ESTATE;
     e->view.now = t;
     reset_decision(e, d);
@@ -509,7 +509,7 @@ int sw_engine_tick(sw_engine *e, double t, sw_engine_result *out)
 {
     if (e->broken[0])
         return sw__engine_tick(e, t, out);
-    if (e->wake_at < 0 || !(t >= e->wake_at) || !isfinite(t) || t < e->last_t) {
+    if (e->wake_at < 0 || !(t >= e->wake_at) || !sw__engine_time_ok(e, t)) {
         /* no wake-up due, or a time that goes back: the driver's mistake */
         *out = (sw_engine_result){.wake_at = e->wake_at, .released = e->released};
         return SW_ESTATE;

@@ -65,5 +65,8 @@ int sw__engine_make_policy(sw_engine *e, const char *text, const sw_policy_ops *
 /* The policy's on_tick and its decision carried out: a wake-up's, or a switched-to policy's
  * start. */
 int sw__engine_tick(sw_engine *e, double t, sw_engine_result *out);
+/* Whether t may be the next event's time (a number, never before the last event's), which it
+ * then is. */
+bool sw__engine_time_ok(sw_engine *e, double t);
 
 #endif

@@ -81,14 +81,14 @@ int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engin
         return sw_fail(err, SW_EBUG, "%s", e->broken);
     if (!policy || strlen(policy) >= SPEC_LEN)
         return sw_fail(err, SW_EINVAL, "engine: missing or too long policy spec");
-    if (!isfinite(t) || t < e->last_t)
+    if (!sw__engine_time_ok(e, t))
         return sw_fail(err, SW_ESTATE, "engine: a switch at t=%g, before the last event's "
                        "time (%g)", t, e->last_t);
     const sw_policy_ops *ops;
     void *state;
     float lr;
     unsigned wants;
-    e->view.now = e->last_t = t;
+    e->view.now = t;
     int rc = sw__engine_make_policy(e, policy, NULL, &ops, &state, &lr, &wants, err);
     if (rc)
         return rc;
