@@ -97,10 +97,11 @@ typedef struct sw_sim_result {
 /* Runs one simulation. Fails with a message on a bad configuration; a run that never reaches its
  * target is not a failure (target_t < 0). The caller frees the result. */
 int sw_sim_run(const sw_sim_config *c, sw_sim_result *out, char *err);
-/* Checks what a run would refuse at its start, without running: sizes, the policy spec (a
- * registered policy's parameters included), the network, the cluster and the events with every
- * policy they switch to; with c->data also the model on that data and the targets. Fails with
- * the message the run would give. */
+/* Checks what a run would refuse at its start, without running: sizes, a stopping rule, the
+ * policy spec (a registered policy's parameters included), the network, the cluster and the
+ * events with every policy they switch to; with c->data also the model on that data and the
+ * targets (without it, a target or patience is taken as meant for the data the caller will give,
+ * which sw_sim_run refuses if none comes). Fails with the message the run would give. */
 int sw_sim_check_config(const sw_sim_config *c, char *err);
 void sw_sim_result_free(sw_sim_result *r);
 

@@ -37,6 +37,11 @@ static void warn_blind(const char *policy)
                (wants & SW_WANT_LOSS) ? "a loss of NaN" : "norms of 0");
 }
 
+static bool has_limit(const sw_sim_config *c)
+{
+    return c->max_time > 0 || c->max_applies || c->max_pushes;
+}
+
 int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *const *policies, int n)
 {
     sw_cli_set_verbosity(s->quiet, s->verbose);
@@ -68,6 +73,8 @@ int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *cons
     for (int i = 0; i < n; i++) { /* before data are loaded or any run starts */
         sw_sim_config one = *c;
         one.policy = policies[i];
+        if (!has_limit(c)) /* given below, once the runs are known to start */
+            one.max_time = SW_CLI_DEFAULT_MAX_TIME;
         int rc = sw_sim_check_config(&one, err);
         if (rc) {
             sw_cli_error(cmd, "%s", err);
@@ -76,7 +83,7 @@ int sw_cli_scenario_finish(sw_cli_scenario *s, const char *cmd, const char *cons
         if (!s->data_spec)
             warn_blind(policies[i]);
     }
-    if (!(c->max_time > 0) && !c->max_applies && !c->max_pushes) {
+    if (!has_limit(c)) {
         c->max_time = SW_CLI_DEFAULT_MAX_TIME;
         sw_log(SW_LOG_INFO,
                "no time, apply or push limit given: a run stops at %.0f virtual s "

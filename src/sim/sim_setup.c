@@ -21,23 +21,33 @@ static int check_sizes(const sw_sim_config *c, char *err)
     return 0;
 }
 
+static bool has_target(const sw_sim_config *c)
+{
+    return c->target_acc > 0 || c->target_loss > 0 || c->patience > 0;
+}
+
+/* Some rule that ends the run, whether or not its data are known yet. */
+static int check_stops(const sw_sim_config *c, char *err)
+{
+    if (!has_target(c) && !(c->max_time > 0) && !c->max_applies && !c->max_pushes)
+        return sw_fail(err, SW_EINVAL,
+                       "no stopping condition: give a target accuracy or loss, "
+                       "patience, a time, apply or push limit");
+    return 0;
+}
+
 int sw__sim_check_run(const sw_sim_config *c, char *err)
 {
     int rc = check_sizes(c, err);
     if (rc)
         return rc;
-    bool has_target = c->target_acc > 0 || c->target_loss > 0 || c->patience > 0;
-    if (!c->data && has_target)
+    if (!c->data && has_target(c))
         return sw_fail(err, SW_EINVAL, "targets and patience need data and a model");
     if (c->data && sw_task_data_is_sparse(c->data) && c->get_model_frequency > 1)
         return sw_fail(err, SW_EINVAL,
                        "a sparse model pulls the weights of each batch: "
                        "get_model_frequency (--get-model-frequency) must be 1");
-    if (!has_target && !(c->max_time > 0) && !c->max_applies && !c->max_pushes)
-        return sw_fail(err, SW_EINVAL,
-                       "no stopping condition: give a target accuracy or loss, "
-                       "patience, a time, apply or push limit");
-    return 0;
+    return check_stops(c, err);
 }
 
 static int setup_task(sim *s, char *err)
@@ -180,6 +190,8 @@ int sw_sim_check_config(const sw_sim_config *c, char *err)
 {
     sim s = {.c = c, .n_slots = c->workers + sw__sim_count_joins(c->events)};
     int rc = check_sizes(c, err);
+    if (!rc)
+        rc = check_stops(c, err);
     if (!rc && !c->policy_ops) /* a caller's own policy is its caller's to check */
         rc = sw_engine_check_policy(c->policy, s.n_slots, err);
     if (!rc)

@@ -276,6 +276,10 @@ static void bad_configurations(void **state)
     c.max_time = 0;
     assert_int_equal(sw_sim_run(&c, &res, err), SW_EINVAL);
     assert_non_null(strstr(err, "stopping"));
+    memset(err, 0, sizeof err);
+    c.data = NULL; /* what the run refuses, its check refuses, with or without its data */
+    assert_int_equal(sw_sim_check_config(&c, err), SW_EINVAL);
+    assert_non_null(strstr(err, "stopping"));
     c = base("asp");
     c.events = "explode:t=3";
     assert_int_equal(sw_sim_run(&c, &res, err), SW_EINVAL);
