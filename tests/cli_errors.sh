@@ -145,6 +145,17 @@ for cmd in "server --max-time 1 --data synthetic:d=5,n=100" "peer --max-time 1 -
   expect_status 2 "${cmd%% *} --model $model" -- "$SW" $cmd --model "$model" -q
   expect_output "is outside [" "${cmd%% *}: says which value"
 done
+# A model whose frames would pass the protocol's 2 GiB is refused at the start, saying what
+# holds it (a server's dense model: 4 bytes a parameter; a peer's changes: 8); the server
+# served it, and its workers dropped every welcome as malformed and trained nothing. Refused
+# before the parameters are made: no memory spent.
+expect_status 2 "server of a 590M-parameter model" -- "$SW" server --max-time 1 -q \
+  --bind 'tcp://127.0.0.1:*' --model mlp:h=1,u=65536 --data synthetic:d=9000,n=100,test=20
+expect_output "parameters is over the protocol's 2 GiB frames: hold it on shards (--shards)" \
+  "server: says why, and what holds such a model"
+expect_status 2 "peer of a 275M-parameter model" -- "$SW" peer --max-time 1 -q \
+  --model mlp:h=1,u=65536 --data synthetic:d=4200,n=100,test=20
+expect_output "a peer group cannot hold it" "peer: says why"
 # ... said before the data are read (Fashion-MNIST takes seconds): data that cannot be read at
 # all are not what the refusal names.
 for cmd in "sim --max-time 1 -q --model" "server --max-time 1 -q --model" \

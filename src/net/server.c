@@ -290,6 +290,10 @@ static int setup(server *s, char *err)
         return rc;
     if (p->shards && (rc = sw__shards_check(s, err)))
         return rc;
+    if (!p->shards && sw__server_run_payload(s) > SW_PROTO_MAX_PAYLOAD)
+        return sw_fail(err, SW_EINVAL,
+                       "a model of %zu parameters is over the protocol's 2 GiB frames: hold it "
+                       "on shards (--shards), each a slice under that", s->n);
     s->snapshot = s->threaded ? malloc(s->n * sizeof *s->snapshot) : NULL;
     if (!s->grad || !s->sidx || !s->sval || !s->conns || !s->live_conns ||
         (s->threaded && !s->snapshot))

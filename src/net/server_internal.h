@@ -175,6 +175,7 @@ void sw__server_accept_push(server *s, const peer *from, const sw_msg *m, const 
 
 /* Binds the listener workers reach and the operator socket (server_sockets.c); then says the
  * server is ready, writing the endpoint where --endpoint-file says. */
+uint64_t sw__server_run_payload(const server *s);
 int sw__server_bind(server *s, char *err);
 int sw__server_announce(server *s, char *err);
 

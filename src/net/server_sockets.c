@@ -68,6 +68,13 @@ static int bind_operators(server *s, const char *bound, char *err)
     return rc;
 }
 
+/* The largest payload of an unsharded run: the model, or a sparse push naming every weight
+ * (8 bytes each), with room for a batch's messages' heads. */
+uint64_t sw__server_run_payload(const server *s)
+{
+    return (sw_task_is_sparse(s->task) ? 8 : 4) * (uint64_t)s->n + SW_BATCH_BYTES;
+}
+
 /* The listener workers reach (with CURVE when keys are given), and the operator socket. */
 int sw__server_bind(server *s, char *err)
 {
@@ -75,8 +82,7 @@ int sw__server_bind(server *s, char *err)
     sw_listen_params lp = {
         .endpoint = p->bind,
         .linger_s = 1,
-        /* A sparse push may name every weight: 8 bytes each. Longer frames never land. */
-        .max_frame = sw_msg_size((sw_task_is_sparse(s->task) ? 8 : 4) * s->n + 8192),
+        .max_frame = sw_msg_size(sw__server_run_payload(s)), /* longer frames never land */
         .curve_key = p->curve_key,
         .curve_clients = p->curve_clients,
         .curve_operators = p->curve_operators,

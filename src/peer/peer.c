@@ -119,6 +119,11 @@ static int setup_model(sw__peer *pe, char *err)
         rc = sw_task_new(&pe->task, p->model, &pe->data, p->batch > 256 ? p->batch : 256, 0, err);
     if (!rc)
         pe->n = sw_task_n_params(pe->task);
+    if (!rc && 8 * (uint64_t)pe->n + SW_PEER_MEMBERS_LEN > SW_PROTO_MAX_PAYLOAD)
+        return sw_fail(err, SW_EINVAL,
+                       "a model of %zu parameters is over the protocol's 2 GiB frames, which "
+                       "carry a member's changes (8 bytes a parameter): a peer group cannot "
+                       "hold it; a server's shards can (syncwise server --shards)", pe->n);
     return rc;
 }
 
