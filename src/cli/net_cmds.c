@@ -231,6 +231,37 @@ static int server_opts(int argc, char **argv, server_cli *o)
     return sw_cli_pin_cpus("server", o->cpus);
 }
 
+/* The run's last words: how it ended, what it moved. */
+static void print_summary(const sw_server_result *r)
+{
+    char took[96];
+    if (r->started_s >= 0)
+        snprintf(took, sizeof took, "trained %.1f s after %.1f s waiting for workers",
+                 r->elapsed_s - r->started_s, r->started_s);
+    else if (r->reached) /* a finished run resumed, say: its model met the target already */
+        snprintf(took, sizeof took, "%.1f s, before any training: the model met the target "
+                 "already", r->elapsed_s);
+    else
+        snprintf(took, sizeof took, "%.1f s, never started (too few workers joined)", r->elapsed_s);
+    char quality[48];
+    snprintf(quality, sizeof quality, r->classify ? "accuracy %.4f" : "loss %.4f",
+             r->classify ? r->final_acc : r->final_loss);
+    printf("%s: version %llu (from %llu), %llu pushes, %llu joins, %llu crashed, %llu refused "
+           "messages, %s; %s %s\n",
+           r->reached ? "target reached" : "stopped", (unsigned long long)r->version,
+           (unsigned long long)r->start_version, (unsigned long long)r->pushes,
+           (unsigned long long)r->joins, (unsigned long long)r->crashes,
+           (unsigned long long)r->refused, took,
+           r->held_out ? r->held_out : "validation", quality);
+    printf("traffic: %.1f MB in, %.1f MB out, %.0f bytes per push and its answers\n",
+           (double)r->bytes_in / 1e6, (double)r->bytes_out / 1e6,
+           r->pushes ? (double)(r->bytes_in + r->bytes_out) / (double)r->pushes : 0.0);
+    if (r->shard_frames)
+        printf("shards: %llu frames from the shards carried %llu messages (%.2f a frame)\n",
+               (unsigned long long)r->shard_frames, (unsigned long long)r->shard_messages,
+               (double)r->shard_messages / (double)r->shard_frames);
+}
+
 int sw_cli_server(int argc, char **argv)
 {
     double best = 0;
@@ -269,32 +300,7 @@ int sw_cli_server(int argc, char **argv)
     rc = rc ? rc : crc;
     if (rc && rc != SW_EPROMISE) /* a configuration refused is a usage error, as in sim */
         return sw_cli_error("server", "%s", err) * (r.configured ? 1 : sw_cli_load_status(rc));
-    char took[96];
-    if (r.started_s >= 0)
-        snprintf(took, sizeof took, "trained %.1f s after %.1f s waiting for workers",
-                 r.elapsed_s - r.started_s, r.started_s);
-    else if (r.reached) /* a finished run resumed, say: its model met the target already */
-        snprintf(took, sizeof took, "%.1f s, before any training: the model met the target "
-                 "already", r.elapsed_s);
-    else
-        snprintf(took, sizeof took, "%.1f s, never started (too few workers joined)", r.elapsed_s);
-    char quality[48];
-    snprintf(quality, sizeof quality, r.classify ? "accuracy %.4f" : "loss %.4f",
-             r.classify ? r.final_acc : r.final_loss);
-    printf("%s: version %llu (from %llu), %llu pushes, %llu joins, %llu crashed, %llu refused "
-           "messages, %s; %s %s\n",
-           r.reached ? "target reached" : "stopped", (unsigned long long)r.version,
-           (unsigned long long)r.start_version, (unsigned long long)r.pushes,
-           (unsigned long long)r.joins, (unsigned long long)r.crashes,
-           (unsigned long long)r.refused, took,
-           r.held_out ? r.held_out : "validation", quality);
-    printf("traffic: %.1f MB in, %.1f MB out, %.0f bytes per push and its answers\n",
-           (double)r.bytes_in / 1e6, (double)r.bytes_out / 1e6,
-           r.pushes ? (double)(r.bytes_in + r.bytes_out) / (double)r.pushes : 0.0);
-    if (r.shard_frames)
-        printf("shards: %llu frames from the shards carried %llu messages (%.2f a frame)\n",
-               (unsigned long long)r.shard_frames, (unsigned long long)r.shard_messages,
-               (double)r.shard_messages / (double)r.shard_frames);
+    print_summary(&r);
     if (rc)
         return sw_cli_error("server", "%s", err);
     /* A run that ran out of time before enough workers came trained nothing: a failure to
