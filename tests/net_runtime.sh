@@ -451,6 +451,24 @@ expect_exit "$proxied" "the worker whose connection went half open goes on" 0
 OUT=$(cat "$TMP/proxied.out")
 expect_output "2 joins; the run is over" "it joined again on a connection made afresh"
 wait "${WPIDS[@]}"
+# A partition shorter than the --heartbeat-timeout (1.5 s of 4): nothing passes either way, then
+# the connections that were open stay stalled 4.5 s more, as TCP connections that sent during a
+# cut wait for their next retransmission after it heals. The worker's heartbeats, unanswered,
+# dial the server afresh, and get through as the link heals: the server does not take the
+# worker for dead, and the barrier waits for its stalled push (it was dropped as crashed at the
+# heartbeat timeout, though the link was back long before: a network trial's finding).
+WPIDS=()
+start_server bsp --max-applies 200 --wait-workers 2 --heartbeat-timeout 4
+start_proxied_worker --server-timeout 30 --delay-ms 10
+start_worker --delay-ms 10
+wait_status 20 'version [1-9][0-9]'
+kill -WINCH "$proxy"
+expect_server "bsp across a worker's partition shorter than the heartbeat timeout"
+expect_output "stopped: version 200 " "the barrier goes on to the run's end"
+expect_output " 0 crashed" "the partitioned worker is not taken for dead"
+expect_exit "$proxied" "the partitioned worker goes on" 0
+OUT=$(cat "$TMP/proxied.out")
+expect_output "1 joins; the run is over" "in the membership it had"
 stop_proxy
 # A port where something takes every connection and closes it at once, as a proxy or a port
 # forward with nothing behind it yet: a worker without keys warns, tries on, and gives up at its

@@ -15,7 +15,12 @@ SIGUSR2  holds what the target sends for HOLD_S seconds (a link stalled one way)
          kernel resets the connection, dropping that data).
 SIGHUP   half-opens the connection that has carried the most bytes: the target's end is reset,
          the client's kept open, and what the client sends on it is read and dropped, as by a
-         middlebox that lost the connection without telling the client."""
+         middlebox that lost the connection without telling the client.
+SIGWINCH cuts the link for CUT_S seconds, as a partition does: nothing passes either way, and
+         no new connection is taken. Then new connections pass at once, but those it carried
+         stay stalled BACKOFF_S seconds more, as TCP connections that sent during a cut wait for
+         their next retransmission after the link heals (they come further apart the longer
+         the cut); then what they held is delivered."""
 import os
 import select
 import signal
@@ -27,8 +32,11 @@ import time
 
 target = int(sys.argv[1])
 HOLD_S = 3.0
+CUT_S = 1.5
+BACKOFF_S = 4.5
+cut_until = 0.0  # SIGWINCH: until then, no new connection is taken
 lock = threading.RLock()  # a signal's handler may run while the main thread holds it
-pairs = []  # [client, upstream, bytes carried, cut] of every connection carried
+pairs = []  # [client, upstream, bytes carried, cut, stalled until] of every connection carried
 held_until = 0.0  # SIGUSR2: until then, what the target sends waits here
 
 
@@ -44,19 +52,29 @@ def reset(s):
 
 def upward(pair):
     client, upstream = pair[0], pair[1]
+    stalled = b""  # what the client sent while the link was cut (SIGWINCH)
     try:
         while True:
+            if stalled and time.monotonic() >= pair[4]:
+                upstream.sendall(stalled)
+                stalled = b""
+            if not select.select([client], [], [], 0.05)[0]:
+                continue  # to deliver what was stalled when its time comes
             data = client.recv(1 << 16)
             if not data:
                 break
             pair[2] += len(data)
+            if time.monotonic() < pair[4]:
+                stalled += data
+                continue
             try:
                 if not pair[3]:  # once cut, dropped
-                    upstream.sendall(data)
+                    upstream.sendall(stalled + data)
+                stalled = b""
             except OSError:
                 if not pair[3]:
                     raise
-    except OSError:
+    except (OSError, ValueError):  # ValueError: closed meanwhile by a signal's handler
         pass
     if pair[3]:
         return  # half open: the client's end stays as it is
@@ -72,7 +90,7 @@ def downward(pair):
     held = b""
     try:
         while True:
-            if held and time.monotonic() >= held_until:
+            if held and time.monotonic() >= max(held_until, pair[4]):
                 client.sendall(held)
                 held = b""
             if not select.select([upstream], [], [], 0.05)[0]:
@@ -81,7 +99,7 @@ def downward(pair):
             if not data:
                 break
             pair[2] += len(data)
-            if time.monotonic() < held_until:
+            if time.monotonic() < max(held_until, pair[4]):
                 held += data
             else:
                 client.sendall(held + data)
@@ -121,7 +139,17 @@ def half_open(signum, frame):
             reset(busiest[1])
 
 
+def partition(signum, frame):
+    global cut_until
+    now = time.monotonic()
+    cut_until = now + CUT_S
+    with lock:
+        for pair in pairs:
+            pair[4] = now + CUT_S + BACKOFF_S
+
+
 signal.signal(signal.SIGUSR1, reset_all)
+signal.signal(signal.SIGWINCH, partition)
 signal.signal(signal.SIGUSR2, hold)
 signal.signal(signal.SIGHUP, half_open)
 server = socket.socket()
@@ -131,6 +159,10 @@ with open(sys.argv[2] + ".tmp", "w") as f:
     f.write("%d\n" % server.getsockname()[1])
 os.rename(sys.argv[2] + ".tmp", sys.argv[2])
 while True:
+    # Not while the link is cut: a connection made then waits in the backlog, as its SYN would.
+    if time.monotonic() < cut_until or not select.select([server], [], [], 0.05)[0]:
+        time.sleep(0.02)
+        continue
     try:
         client, _ = server.accept()
     except InterruptedError:
@@ -140,7 +172,7 @@ while True:
     except OSError:  # nothing behind it (yet): the client sees its connection closed
         client.close()
         continue
-    pair = [client, upstream, 0, False]
+    pair = [client, upstream, 0, False, 0.0]
     with lock:
         pairs.append(pair)
     threading.Thread(target=upward, args=(pair,), daemon=True).start()
