@@ -81,15 +81,17 @@ void sw__shards_keep_alive(server *s, double now)
         if (!(silent > limit))
             continue;
         const char *hint = !v->answered ? "is a shard running there?"
-                           : !s->p->checkpoint  ? "killed? (a run without --checkpoint cannot "
-                                                  "take a shard back)"
+                           : !s->p->checkpoint  ? "killed or cut off? (a run without --checkpoint "
+                                                  "cannot take a shard back)"
                            : h->saved == SW_SHARD_NONE
-                               ? "killed (or started again with other CURVE keys)? the run "
+                               ? "killed, cut off by the network, or started again with other "
+                                 "CURVE keys? the run "
                                  "ends, before any checkpoint was complete: it starts over"
-                               : "killed (or started again with other CURVE keys)? the run "
+                               : "killed, cut off by the network, or started again with other "
+                                 "CURVE keys? the run "
                                  "ends; to go on from the last checkpoint, start every "
                                  "shard and the server again with --resume";
-        char why[240];
+        char why[320];
         snprintf(why, sizeof why, "%.0f s (%s): %s", silent, bound, hint);
         sw__shards_failed(s, j, "has been silent for ", (int)strlen(why), why);
         return;
