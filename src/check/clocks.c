@@ -26,9 +26,50 @@ static bool started(const ck_worker *k) { return k->state != SW_WORKER_ABSENT &&
 
 static bool wait_less(const ck_wait *a, const ck_wait *b) { return a->clock < b->clock; }
 
+/* Whether entry e still stands: its worker waits, started, and has not waited again since. */
+static bool wait_stands(const sw_check *c, const ck_wait *e)
+{
+    const ck_worker *k = &c->w[e->worker];
+    return k->state == SW_WORKER_WAITING && !k->fresh && k->wait_seq == e->seq;
+}
+
+/* Puts e at the hole at i, moving smaller children up past it. */
+static void sift_down(sw_check *c, uint32_t i, ck_wait e)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, m = l;
+        if (l >= c->n_waits)
+            break;
+        if (l + 1 < c->n_waits && wait_less(&c->waits[l + 1], &c->waits[l]))
+            m = l + 1;
+        if (!wait_less(&c->waits[m], &e))
+            break;
+        c->waits[i] = c->waits[m];
+        i = m;
+    }
+    c->waits[i] = e;
+}
+
+/* Only the policies that ask who waits within a bound (ssp, dssp) pop stale entries; under the
+ * others every wait would stay, 16 bytes a push for as long as the run (a server's runs for
+ * weeks). A full heap keeps only the entries that stand, at most one per slot, before it grows:
+ * so it holds at most twice the slots, at a cost of O(1) a wait over time. */
+static void prune_waits(sw_check *c)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < c->n_waits; i++)
+        if (wait_stands(c, &c->waits[i]))
+            c->waits[kept++] = c->waits[i];
+    c->n_waits = kept;
+    for (uint32_t i = kept / 2; i-- > 0;)
+        sift_down(c, i, c->waits[i]);
+}
+
 /* Worker w starts waiting at its clock (or waits on at a new one). */
 int sw__ck_wait_at(sw_check *c, uint32_t w)
 {
+    if (c->n_waits == c->cap_waits && c->n_waits >= 2 * (uint64_t)c->slots)
+        prune_waits(c);
     if (c->n_waits == c->cap_waits) {
         uint32_t cap = c->cap_waits ? 2 * c->cap_waits : 64;
         ck_wait *grown = realloc(c->waits, cap * sizeof *grown);
@@ -49,20 +90,8 @@ int sw__ck_wait_at(sw_check *c, uint32_t w)
 static void pop_wait(sw_check *c)
 {
     ck_wait last = c->waits[--c->n_waits];
-    uint32_t i = 0;
-    for (;;) {
-        uint32_t l = 2 * i + 1, m = l;
-        if (l >= c->n_waits)
-            break;
-        if (l + 1 < c->n_waits && wait_less(&c->waits[l + 1], &c->waits[l]))
-            m = l + 1;
-        if (!wait_less(&c->waits[m], &last))
-            break;
-        c->waits[i] = c->waits[m];
-        i = m;
-    }
     if (c->n_waits > 0)
-        c->waits[i] = last;
+        sift_down(c, 0, last);
 }
 
 uint32_t sw__ck_waiting_within(sw_check *c, uint64_t bound)
@@ -72,8 +101,7 @@ uint32_t sw__ck_waiting_within(sw_check *c, uint64_t bound)
             return c->live[i];
     while (c->n_waits > 0) {
         const ck_wait *top = &c->waits[0];
-        const ck_worker *k = &c->w[top->worker];
-        if (k->state == SW_WORKER_WAITING && !k->fresh && k->wait_seq == top->seq)
+        if (wait_stands(c, top))
             return top->clock - c->min_clock <= bound ? top->worker : UINT32_MAX;
         pop_wait(c);
     }
