@@ -96,6 +96,7 @@ struct sw_worker {
                                      * [part[j], part[j + 1]) of the learner's */
     double asked_at;    /* when what is still due was last asked for: the slices, or (ANSWER)
                          * the push's answer */
+    double again_s;     /* how long after asked_at it is asked for again */
     uint64_t seq;       /* the number of the next push */
     uint32_t push_flags; /* the last push's, for sending it again */
     bool leaving;        /* LEAVE goes once the server answers the last push, or at leave_by */

@@ -20,8 +20,19 @@
 #define MAX_RETRIES 10
 /* Slices unanswered this long are asked for again, and a push with no answer is sent again:
  * its shards may have died with it before any of them told the server (a shard ignores a push
- * it has had, and the server one it has counted). */
+ * it has had, and the server one it has counted). Plus the time the model's bytes take at
+ * AGAIN_RATE, and twice as long at each time again, up to AGAIN_MAX times the first wait: a
+ * large model's push is answered after its transfer, the shards' applies and their checkpoints,
+ * and sending it again every second carried its 300 MB slices three times over (a large-sizes
+ * trial); a small model's is asked again within 4 s while a shard is being started again. */
 #define AGAIN_S 1.0
+#define AGAIN_RATE 100e6 /* bytes a second */
+#define AGAIN_MAX 4
+
+static double first_wait(const worker *k)
+{
+    return AGAIN_S + 4.0 * (double)k->cfg.params / AGAIN_RATE;
+}
 
 static bool same_shards(const worker *k, const config *c)
 {
@@ -155,6 +166,7 @@ void sw__worker_shards_pull(worker *k, uint64_t version, bool sent, double now)
             pull_one(k, j);
     k->state = PULLING;
     k->since = k->asked_at = now;
+    k->again_s = first_wait(k);
     if (sent)
         take_early(k, now);
 }
@@ -207,7 +219,7 @@ static void sliced(worker *k, uint32_t j, const sw_msg *m, sw_frame *frame, doub
         return;
     }
     if (mark < k->pull_mark)
-        return; /* from before a restore another slice is from after: asked again, AGAIN_S on */
+        return; /* from before a restore another slice is from after: asked again later */
     if (mark > k->pull_mark)
         restored_meanwhile(k, mark);
     bool sparse = sw_task_is_sparse(k->task);
@@ -331,13 +343,14 @@ void sw__worker_shards_push(worker *k, uint32_t flags, double now)
 {
     k->push_flags = flags;
     k->asked_at = now;
+    k->again_s = first_wait(k);
     send_push(k, k->seq++);
 }
 
 double sw__worker_shards_again_at(const worker *k)
 {
     bool waits = k->state == PULLING || k->state == ANSWER;
-    return waits && k->cfg.n_shards ? k->asked_at + AGAIN_S : INFINITY;
+    return waits && k->cfg.n_shards ? k->asked_at + k->again_s : INFINITY;
 }
 
 void sw__worker_shards_again_due(worker *k, double now)
@@ -350,11 +363,12 @@ void sw__worker_shards_again_due(worker *k, double now)
         if (k->sent_step) /* once a step: what was ordered did not come */
             sw_log(SW_LOG_INFO, "the slices the server ordered sent at version %llu did not all "
                    "come within %.0f s (a shard restarted, or lost our connection): pulling them",
-                   (unsigned long long)k->pull_min, AGAIN_S);
+                   (unsigned long long)k->pull_min, k->again_s);
         k->sent_step = false;
         for (uint32_t j = 0; j < k->cfg.n_shards; j++)
             if (sw_shard_set_has(&k->awaited, j))
                 pull_one(k, j);
     }
     k->asked_at = now;
+    k->again_s = fmin(2 * k->again_s, AGAIN_MAX * first_wait(k));
 }
