@@ -52,6 +52,27 @@ static void the_shared_writer_replaces(void **state)
     unlink(path);
 }
 
+/* A name is writable only with room for the longest suffix its saves add (FILE.model.tmp.PID
+ * under the largest pid), whatever this process's pid: one that failed at a save, at a sharded
+ * run's very end, is refused before anything runs. */
+static void a_name_leaves_room_for_its_saves(void **state)
+{
+    (void)state;
+    char err[SW_ERR_LEN], name[256];
+    for (size_t len = 236; len <= 240; len++) {
+        memset(name, 'c', len);
+        name[len] = '\0';
+        int rc = sw_file_check_writable(sw_test_path(name), "--out", err);
+        if (len <= 237)
+            assert_int_equal(rc, 0);
+        else {
+            assert_int_equal(rc, SW_EINVAL);
+            assert_non_null(strstr(err, "give one of at most 237"));
+        }
+    }
+    assert_int_equal(sw_test_dir_entries(), 0); /* the trial's temporary went again */
+}
+
 /* The checkpoint before kept as FILE.prev while FILE stays: a save that then fails leaves
  * both whole; nothing to keep is no failure; no temporary is left. */
 static void the_one_before_is_kept_beside(void **state)
@@ -176,6 +197,7 @@ int main(void)
         cmocka_unit_test(a_private_file_is_new_and_its_owners),
         cmocka_unit_test(the_shared_writer_replaces),
         cmocka_unit_test(the_one_before_is_kept_beside),
+        cmocka_unit_test(a_name_leaves_room_for_its_saves),
         cmocka_unit_test(a_link_meets_the_claim),
         cmocka_unit_test(a_link_to_no_file_yet),
         cmocka_unit_test(a_resume_through_a_link_finds_the_prev),

@@ -33,7 +33,7 @@ static inline const char *sw_test_dir(void)
 /* A path inside the scratch directory (static storage, 8 slots in rotation). */
 static inline const char *sw_test_path(const char *name)
 {
-    static char paths[8][640];
+    static char paths[8][800]; /* the directory and a name of up to 255 bytes */
     static int next;
     char *p = paths[next++ % 8];
     snprintf(p, sizeof paths[0], "%s/%s", sw_test_dir(), name);
