@@ -69,6 +69,15 @@ expect_output "(--max-frame), and its slice of 13570 floats needs" "says what th
 expect_shard_failed 0 "the shard that refused its run fails with it"
 expect_output "the run failed: shard 0 (" "the shard says the run failed"
 expect_output "(--max-frame), and its slice of 13570 floats needs" "and why"
+# ... also when the slice itself is over it: ZeroMQ drops the SET that follows the INIT, which
+# breaks the link, and the refusal comes again to the server's next ping (the server said the
+# link broke, a network fault; a large-sizes trial).
+start_shards 2 --max-frame 65536
+start_server asp --model mlp:h=1,u=1024
+expect_server_fails "shards whose --max-frame is below their slices" 1
+expect_output "refused the server's order: this shard reads frames of at most 65536 bytes" \
+  "says what the shards need, not that a link broke"
+for j in 0 1; do expect_shard_failed "$j" "shard $j of the refused run ends with it"; done
 WPIDS=()
 start_shards 1 --max-frame 200000
 expect_status 0 "a stranger's 4 MB frame to a shard" -- "$HOSTILE" "$SHARDS" flood 4000000

@@ -61,6 +61,11 @@ typedef struct sw__shard_seen {
 
 typedef struct sw__shards {
     uint32_t n; /* 0: not a sharded run */
+    /* A shard whose link broke before any push (its reason may be on its way: link_broke),
+     * and when; `early_break` false: none. */
+    bool early_break;
+    uint32_t early_broken;
+    double early_break_at;
     char route[32]; /* the route this process dials every shard by (server_shards.c, dial) */
     sw_chunk_table table;
     char eps[SW_SHARDS_MAX][SW_SHARD_EP_LEN];

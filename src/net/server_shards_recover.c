@@ -48,6 +48,13 @@ bool sw__shards_any_out(const server *s)
     return false;
 }
 
+/* How long a link that broke before the run's first push may take to bring the shard's
+ * reason: a shard that refuses its run at INIT (a --max-frame too small for its slice) has
+ * ZeroMQ drop the SET that follows, which breaks the link, and says why to the server's next
+ * ping, on the new connection. The run ends either way; failing at the break named a network
+ * fault instead. */
+#define EARLY_BREAK_GRACE_S 1.0
+
 static void link_broke(server *s, uint32_t j);
 
 void sw__shards_notice_break(server *s, uint32_t j)
@@ -68,6 +75,10 @@ void sw__shards_notice_breaks(server *s)
 void sw__shards_keep_alive(server *s, double now)
 {
     sw__shards *h = &s->shards;
+    if (h->early_break && now - h->early_break_at >= EARLY_BREAK_GRACE_S) {
+        link_broke(s, h->early_broken); /* no reason came: the break's own message */
+        return;
+    }
     for (uint32_t j = 0; j < h->n && !s->rc; j++) {
         const char *bound;
         sw__shard_seen *v = &h->seen[j];
@@ -455,6 +466,16 @@ static bool lost_restore(server *s, uint32_t j)
 static void link_broke(server *s, uint32_t j)
 {
     sw__shards *h = &s->shards;
+    double now = sw__server_now(s);
+    if (h->saved == SW_SHARD_NONE && s->r->pushes == 0 &&
+        (!h->early_break || now - h->early_break_at < EARLY_BREAK_GRACE_S)) {
+        if (!h->early_break) { /* the first to break is named if no reason comes */
+            h->early_broken = j;
+            h->early_break_at = now;
+        }
+        h->early_break = true;
+        return;
+    }
     if (h->saved == SW_SHARD_NONE) {
         const char *why =
             s->p->checkpoint
