@@ -286,6 +286,18 @@ done
 expect_status 2 "two shards run together" -- "$SW" server --shards \
   "tcp://127.0.0.1:5600;tcp://127.0.0.1:5601" --max-time 1
 expect_output "two endpoints run together" "is told to give one each"
+# What is wrong with a shard list, said whole however long the list (the whole list was quoted,
+# and cut where the message is kept); more shards than parameters is a usage error too (it exited 1).
+many=$(for i in $(seq 1 257); do printf 'tcp://127.0.0.1:%d,' $((6000 + i)); done)
+expect_status 2 "257 shards" -- "$SW" server --shards "${many%,}" --max-time 1
+expect_output "a shard list names at most 256 shards" "says the limit"
+expect_status 2 "an empty shard list entry" -- "$SW" server --shards \
+  "tcp://127.0.0.1:5600,,tcp://127.0.0.1:5601" --max-time 1
+expect_output "shard list entry 2 is empty" "names the entry"
+many=$(for i in $(seq 1 80); do printf 'tcp://127.0.0.1:%d,' $((6000 + i)); done)
+expect_status 2 "more shards than parameters" -- "$SW" server --shards "${many%,}" \
+  --model softmax --data synthetic:task=logistic,d=8,n=100 --max-time 1
+expect_output "cannot cut 18 parameters over 80 shards" "says why"
 expect_status 2 "a worker's two endpoints" -- "$SW" worker --connect "tcp://127.0.0.1:5600;x:5601"
 expect_output "one endpoint" "is told at once, not after its server timeout"
 expect_status 2 "a shard resumed without its file" -- "$SW" shard --resume

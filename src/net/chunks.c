@@ -107,11 +107,15 @@ int sw_shard_list_parse(const char *list, char (*eps)[SW_SHARD_EP_LEN], uint32_t
     *n = 0;
     for (const char *at = list;; at++) {
         size_t len = strcspn(at, ",\n");
-        if (len == 0 || len >= SW_SHARD_EP_LEN || *n == SW_SHARDS_MAX)
-            return sw_fail(err, SW_EINVAL,
-                           "a shard list is endpoints separated by commas, each shorter than %d "
-                           "characters, at most %d of them: '%.*s'",
-                           SW_SHARD_EP_LEN, SW_SHARDS_MAX, (int)strcspn(list, "\n"), list);
+        /* what is wrong first: a long list's text would be cut where it is kept */
+        if (*n == SW_SHARDS_MAX)
+            return sw_fail(err, SW_EINVAL, "a shard list names at most %d shards", SW_SHARDS_MAX);
+        if (len == 0)
+            return sw_fail(err, SW_EINVAL, "shard list entry %u is empty (endpoints are separated "
+                           "by single commas): '%.*s'", *n + 1, (int)strcspn(list, "\n"), list);
+        if (len >= SW_SHARD_EP_LEN)
+            return sw_fail(err, SW_EINVAL, "shard list entry %u has %zu characters, at most %d: "
+                           "'%.40s...'", *n + 1, len, SW_SHARD_EP_LEN - 1, at);
         memcpy(eps[*n], at, len);
         eps[*n][len] = '\0';
         for (uint32_t k = 0; k < *n; k++) /* two shards at one place would be one shard */

@@ -192,6 +192,8 @@ int sw__shards_check(server *s, char *err)
     int rc = sw_shard_list_parse(s->p->shards, h->eps, &h->n, err);
     if (!rc)
         rc = named_once(h, err);
+    if (!rc) /* the model over the shards, as the command line gives them: a usage error */
+        rc = sw_chunk_table_init(&h->table, s->n, 0, h->n, err);
     return rc ? rc : supported(s, err);
 }
 
