@@ -298,6 +298,12 @@ many=$(for i in $(seq 1 80); do printf 'tcp://127.0.0.1:%d,' $((6000 + i)); done
 expect_status 2 "more shards than parameters" -- "$SW" server --shards "${many%,}" \
   --model softmax --data synthetic:task=logistic,d=8,n=100 --max-time 1
 expect_output "cannot cut 18 parameters over 80 shards" "says why"
+# --batch-mode shard with more slots than examples: some shares empty, refused as the simulator
+# refuses it (a worker in such a slot failed as it joined; one in a low slot read a row or two).
+expect_status 2 "a server sharing 135 examples over 200 slots" -- "$SW" server \
+  --batch-mode shard --max-workers 200 --data synthetic:d=5,n=150,test=20 --model softmax \
+  --max-time 1
+expect_output "give at most 135 slots (the worker count)" "says how many"
 expect_status 2 "a worker's two endpoints" -- "$SW" worker --connect "tcp://127.0.0.1:5600;x:5601"
 expect_output "one endpoint" "is told at once, not after its server timeout"
 expect_status 2 "a shard resumed without its file" -- "$SW" shard --resume

@@ -50,6 +50,8 @@ int sw_task_data_load(sw_task_data *out, const char *model, const char *spec, ui
 int sw_task_model_known(const char *model, char *err);
 void sw_task_data_free(sw_task_data *d);
 bool sw_task_data_is_sparse(const sw_task_data *d);
+/* The training examples it holds. */
+size_t sw_task_data_train_size(const sw_task_data *d);
 /* A CRC-32C of the training set as loaded (features, labels or targets, and their shapes), so
  * that processes which each load "the same" data set can tell that they did (a server and its
  * workers: WELCOME's data_crc=). */

@@ -232,6 +232,19 @@ static int open_shards(server *s, char *err)
     return rc;
 }
 
+/* Under --batch-mode shard slot i reads every --max-workers-th example: a slot beyond the
+ * examples would read none (its worker failed as it joined), as the simulator refuses. */
+static int check_shares(const server *s, char *err)
+{
+    size_t rows = sw_task_data_train_size(&s->data);
+    if (strcmp(s->p->batch_mode, "shard") || rows >= s->p->max_workers)
+        return 0;
+    return sw_fail(err, SW_EINVAL,
+                   "--batch-mode shard cuts the %zu training examples into --max-workers %u "
+                   "shares, some of them empty: give at most %zu slots (the worker count)",
+                   rows, s->p->max_workers, rows);
+}
+
 static int setup(server *s, char *err)
 {
     const sw_server_params *p = s->p;
@@ -262,6 +275,8 @@ static int setup(server *s, char *err)
     if (!rc)
         rc = sw_task_new(&s->task, p->model, &s->data, 256, SW_TASK_PROBE_EXAMPLES, err);
     if (rc)
+        return rc;
+    if ((rc = check_shares(s, err)))
         return rc;
     if (!sw_task_data_is_generated(p->data)) /* else no file to differ: spec and seed make it */
         snprintf(s->data_crc, sizeof s->data_crc, "data_crc=%08x\n",

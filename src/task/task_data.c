@@ -62,6 +62,11 @@ void sw_task_data_free(sw_task_data *d)
 
 bool sw_task_data_is_sparse(const sw_task_data *d) { return d->sparse.train != NULL; }
 
+size_t sw_task_data_train_size(const sw_task_data *d)
+{
+    return sw_task_data_is_sparse(d) ? d->sparse.train->n : d->dense.train->n;
+}
+
 static uint32_t dense_fingerprint(const sw_dataset *t)
 {
     const uint64_t shape[] = {t->n, t->dim, t->n_classes};
