@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <cblas.h>
 #include <errno.h>
+#include <limits.h>
 #include <libgen.h>
 #include <math.h>
 #include <pthread.h>
@@ -44,6 +45,10 @@ bool sw_cli_long(const char *cmd, const char *opt, const char *arg, long lo, lon
     char *end;
     errno = 0;
     long v = strtol(arg, &end, 10);
+    if (sw_spec_decimal(arg) && !*end && errno == ERANGE) { /* a number, out of any range */
+        sw_cli_error(cmd, "%s: %s is outside [%ld, %ld]", opt, arg, lo, hi);
+        return false;
+    }
     if (!sw_spec_decimal(arg) || *end || errno) {
         sw_cli_error(cmd, "%s: '%s' is not an integer", opt, arg);
         return false;
@@ -61,6 +66,10 @@ bool sw_cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t *out
     char *end;
     errno = 0;
     unsigned long long v = strtoull(arg, &end, 10);
+    if (sw_spec_decimal(arg) && !*end && errno == ERANGE && *arg != '-') {
+        sw_cli_error(cmd, "%s: %s is over the largest it takes, %llu", opt, arg, ULLONG_MAX);
+        return false;
+    }
     if (!sw_spec_decimal(arg) || *end || errno || *arg == '-') {
         sw_cli_error(cmd, "%s: '%s' is not a non-negative integer", opt, arg);
         return false;
