@@ -73,6 +73,12 @@ groups=$(for i in $(seq 0 79); do printf 'const:%d@%d-%d;' $((i + 1)) "$i" "$i";
 expect_status 1 "a cluster spec too long to log" -- "$SW" sim -q --workers 80 --no-model \
   --max-time 100 --cluster "${groups%;}"
 expect_output "the log keeps at most 1023" "says the limit"
+# Workers that would each keep an order of the whole training set past the machine's memory
+# (1.6 TB here) are refused at once, not killed by the kernel after minutes of setting up.
+expect_status 1 "a million workers each ordering 395,000 examples" -- "$SW" sim -q \
+  --workers 1048576 --batch-mode sample --data synthetic:task=logistic,d=10,n=400000,test=100 \
+  --model softmax --max-pushes 10
+expect_output "need 1656.8 GB for their orders, over this machine's" "says what it needs"
 # A log whose last line a crash cut mid-write is read up to its last whole line (docs/log.md);
 # a broken line with a newline after it is still a fault.
 { head -n 40 "$TMP/d.jsonl"; sed -n 41p "$TMP/d.jsonl" | head -c 25; } > "$TMP/cut.jsonl"

@@ -42,6 +42,9 @@ static int fill_order(sw_sampler *s, size_t n, sw_batch_mode mode, uint32_t rank
     if (k == 0)
         return sw_fail(err, SW_EINVAL, "shard %u of %u is empty: only %zu training examples",
                        rank, n_ranks, n);
+    uint32_t *mine = realloc(all, k * sizeof *all); /* its share only: a simulator holds one */
+    if (mine)                                       /* per worker, of thousands */
+        s->order = mine;
     return 0;
 }
 
