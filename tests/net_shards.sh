@@ -228,7 +228,8 @@ for bad in "--policy actions" "--policy rlswitch" "--policy rlswitch:choose=stre
   expect_output "shards" "server --shards $bad: the error names the shards"
 done
 expect_status 2 "an empty shard in the list" -- "$SW" server --shards "a,,b" --max-time 1
-expect_output "endpoints separated by commas" "the error says what a list is"
+expect_output "shard list entry 2 is empty (endpoints are separated by single commas)" \
+  "the error says which entry, and what a list is"
 # One shard spelt two ways: the shard heard one connection, and the run waited out --shard-wait
 # for the other, blaming a shard that was there.
 expect_status 2 "one shard spelt two ways" -- "$SW" server \
