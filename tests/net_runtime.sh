@@ -381,12 +381,13 @@ expect_output "policy switched to ssp:s=2" "reaches it"
 kill "$starting" 2>/dev/null
 wait "$starting" 2>/dev/null
 # A worker reaching the server at EP through tests/reset_proxy.py (a proxy started before it
-# replaces the last one): sets proxy and proxied (their pids); the worker's output in
-# $TMP/proxied.out. Extra worker options follow.
+# replaces the last one; PROXY_DELAY: seconds each way): sets proxy and proxied (their pids);
+# the worker's output in $TMP/proxied.out. Extra worker options follow.
 start_proxied_worker() {
   stop_proxy
   rm -f "$TMP/proxy.port"
-  /usr/bin/python3 "$(dirname "$0")/reset_proxy.py" "${EP##*:}" "$TMP/proxy.port" &
+  /usr/bin/python3 "$(dirname "$0")/reset_proxy.py" "${EP##*:}" "$TMP/proxy.port" \
+    "${PROXY_DELAY:-0}" &
   proxy=$!
   wait_for 10 test -s "$TMP/proxy.port"
   "$SW" worker --connect "tcp://127.0.0.1:$(cat "$TMP/proxy.port")" --threads 1 "$@" \
@@ -469,6 +470,21 @@ expect_output " 0 crashed" "the partitioned worker is not taken for dead"
 expect_exit "$proxied" "the partitioned worker goes on" 0
 OUT=$(cat "$TMP/proxied.out")
 expect_output "1 joins; the run is over" "in the membership it had"
+# A long link (0.3 s each way) and a server that stops for 2 s while its worker is held: the
+# heartbeats, unanswered, dial afresh but keep the connection they had until one is answered,
+# and the server, going on, answers there. (A first version closed each unanswered connection
+# and dialled again, every second, quicker than a handshake crosses such a link: the worker
+# was never heard again, dropped as crashed, and failed; the review's finding.)
+WPIDS=()
+start_server asp --wait-workers 2 --heartbeat-timeout 5 --max-time 12
+PROXY_DELAY=0.3 start_proxied_worker --server-timeout 15
+wait_status 20 'joins 1,'
+kill -STOP "$SPID"
+sleep 2
+kill -CONT "$SPID"
+expect_server_fails "a held worker's server paused for 2 s over a long link (never started)" 1
+expect_output " 0 crashed" "the worker is not taken for dead"
+expect_exit "$proxied" "the held worker hears the run's end" 0
 stop_proxy
 # A port where something takes every connection and closes it at once, as a proxy or a port
 # forward with nothing behind it yet: a worker without keys warns, tries on, and gives up at its

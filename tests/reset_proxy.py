@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """A TCP proxy that breaks its connections on demand, as network faults do.
 
-    reset_proxy.py TARGET_PORT PORT_FILE
+    reset_proxy.py TARGET_PORT PORT_FILE [DELAY_S]
 
 Listens on a free loopback port (written to PORT_FILE) and forwards every connection to
-TARGET_PORT; then, on a signal:
+TARGET_PORT, each way DELAY_S seconds late (a long link; 0 by default); then, on a signal:
 
 SIGUSR1  resets every connection it carries (RST, not FIN: what a middlebox or a peer's crash
          sends), and goes on accepting new ones: what was on its way is lost, as after a real
@@ -31,6 +31,7 @@ import threading
 import time
 
 target = int(sys.argv[1])
+DELAY_S = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
 HOLD_S = 3.0
 CUT_S = 1.5
 BACKOFF_S = 4.5
@@ -64,6 +65,7 @@ def upward(pair):
             if not data:
                 break
             pair[2] += len(data)
+            time.sleep(DELAY_S)  # what comes meanwhile waits its turn: a link's latency, roughly
             if time.monotonic() < pair[4]:
                 stalled += data
                 continue
@@ -99,6 +101,7 @@ def downward(pair):
             if not data:
                 break
             pair[2] += len(data)
+            time.sleep(DELAY_S)  # what comes meanwhile waits its turn: a link's latency, roughly
             if time.monotonic() < max(held_until, pair[4]):
                 held += data
             else:
