@@ -267,21 +267,11 @@ static int in_use(const char *path, const char *what, char *err)
                    "which this would replace: give a file of its own", what, path);
 }
 
-/* The longest suffix a save puts on a file's name: a sharded server's FILE.model, written as
- * FILE.model.tmp.PID, under the largest pid Linux gives (PID_MAX_LIMIT). A name that leaves no
- * room for it failed at a save (a sharded run at its very end), or worked or not by the pid. */
-#define SAVE_SUFFIX_MAX (sizeof ".model.tmp.4194304" - 1)
-
 int sw_file_check_writable(const char *path, const char *what, char *err)
 {
     struct stat st;
     if (!*path)
         return sw_fail(err, SW_EINVAL, "%s: an empty path: give a file's name", what);
-    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    if (strlen(base) + SAVE_SUFFIX_MAX > NAME_MAX)
-        return sw_fail(err, SW_EINVAL, "%s %s: a name of %zu bytes leaves no room for what its "
-                       "saves add (%s.model.tmp.PID): give one of at most %zu", what, path,
-                       strlen(base), "NAME", NAME_MAX - SAVE_SUFFIX_MAX);
     bool exists = stat(path, &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) /* the rename at the end would fail */
         return sw_fail(err, SW_EIO, "%s %s: is a directory: give a file's name", what, path);
@@ -322,10 +312,35 @@ bool sw_file_same(const char *a, const char *b)
 
 static int lock_path(const char *path, const char *what, int *lock_fd, char *err);
 
+/* The longest suffix a save puts on a file's name: a sharded server's FILE.model, written as
+ * FILE.model.tmp.PID, under the largest pid Linux gives (PID_MAX_LIMIT). A name that leaves no
+ * room for it failed at a save (a sharded run at its very end), or worked or not by the pid. */
+#define SAVE_SUFFIX_MAX (sizeof ".model.tmp.4194304" - 1)
+
+static const char *base_name(const char *path)
+{
+    return strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+}
+
+/* Room for what a save adds to the name of the file it writes in the end (a link's target). */
+static int check_name_room(const char *path, const char *what, char *err)
+{
+    char final[4096];
+    const char *base = base_name(sw_file_final_name(path, final) ? final : path);
+    if (strlen(base) + SAVE_SUFFIX_MAX <= NAME_MAX)
+        return 0;
+    return sw_fail(err, SW_EINVAL, "%s %s: a name of %zu bytes%s leaves no room for what its "
+                   "saves add (NAME.model.tmp.PID): give one of at most %zu", what, path,
+                   strlen(base), strcmp(base, base_name(path)) ? " (the file it links to)" : "",
+                   NAME_MAX - SAVE_SUFFIX_MAX);
+}
+
 int sw_file_claim(const char *path, const char *what, int *lock_fd, char *err)
 {
     *lock_fd = -1;
-    int rc = sw_file_check_writable(path, what, err);
+    int rc = *path ? check_name_room(path, what, err) : 0;
+    if (!rc)
+        rc = sw_file_check_writable(path, what, err);
     return rc ? rc : lock_path(path, what, lock_fd, err);
 }
 

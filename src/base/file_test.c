@@ -52,25 +52,47 @@ static void the_shared_writer_replaces(void **state)
     unlink(path);
 }
 
-/* A name is writable only with room for the longest suffix its saves add (FILE.model.tmp.PID
- * under the largest pid), whatever this process's pid: one that failed at a save, at a sharded
- * run's very end, is refused before anything runs. */
+/* A claimed file's name must leave room for the longest suffix its saves add
+ * (NAME.model.tmp.PID under the largest pid), whatever this process's pid: one that failed at a
+ * save, at a sharded run's very end, is refused before anything runs. The name that counts is
+ * the file's own, where a link leads. */
+static void claim_of(const char *path, int want, const char *said)
+{
+    char err[SW_ERR_LEN], lock[4200];
+    int fd = -1;
+    assert_int_equal(sw_file_claim(path, "--out", &fd, err), want);
+    if (said)
+        assert_non_null(strstr(err, said));
+    sw_file_release(fd);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(lock);
+}
+
 static void a_name_leaves_room_for_its_saves(void **state)
 {
     (void)state;
-    char err[SW_ERR_LEN], name[256];
+    char name[256], target[256];
     for (size_t len = 236; len <= 240; len++) {
         memset(name, 'c', len);
         name[len] = '\0';
-        int rc = sw_file_check_writable(sw_test_path(name), "--out", err);
-        if (len <= 237)
-            assert_int_equal(rc, 0);
-        else {
-            assert_int_equal(rc, SW_EINVAL);
-            assert_non_null(strstr(err, "give one of at most 237"));
-        }
+        claim_of(sw_test_path(name), len <= 237 ? 0 : SW_EINVAL,
+                 len <= 237 ? NULL : "give one of at most 237");
     }
-    assert_int_equal(sw_test_dir_entries(), 0); /* the trial's temporary went again */
+    memset(target, 't', 246); /* a short link to a long name: the long one is written */
+    target[246] = '\0';
+    char link_path[800];
+    snprintf(link_path, sizeof link_path, "%s", sw_test_path("short"));
+    assert_int_equal(symlink(sw_test_path(target), link_path), 0);
+    claim_of(link_path, SW_EINVAL, "a name of 246 bytes (the file it links to)");
+    unlink(link_path);
+    memset(name, 'l', 240); /* a long link to a short name: the short one is written */
+    name[240] = '\0';
+    snprintf(link_path, sizeof link_path, "%s", sw_test_path(name));
+    assert_int_equal(symlink(sw_test_path("t"), link_path), 0);
+    claim_of(link_path, 0, NULL);
+    unlink(link_path);
+    unlink(sw_test_path("t.lock"));
+    assert_int_equal(sw_test_dir_entries(), 0); /* the trials' temporaries went again */
 }
 
 /* The checkpoint before kept as FILE.prev while FILE stays: a save that then fails leaves
