@@ -300,7 +300,7 @@ expect_status 2 "more shards than parameters" -- "$SW" server --shards "${many%,
 expect_output "cannot cut 18 parameters over 80 shards" "says why"
 # A number too large for any integer is out of range, not "not an integer".
 expect_status 2 "a push limit past 2^64" -- "$SW" sim --no-model --max-pushes 18446744073709551616
-expect_output "18446744073709551616 is over the largest it takes" "says it is too large"
+expect_output "--max-pushes: 18446744073709551616 is too large" "says it is too large"
 expect_status 2 "a shard's frame limit past a long" -- "$SW" shard --max-frame 99999999999999999999
 expect_output "99999999999999999999 is outside [65536, 2147483648]" "says its range"
 # --batch-mode shard with more slots than examples: some shares empty, refused as the simulator

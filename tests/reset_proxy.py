@@ -57,7 +57,8 @@ def upward(pair):
     try:
         while True:
             if stalled and time.monotonic() >= pair[4]:
-                upstream.sendall(stalled)
+                if not pair[3]:  # half open meanwhile (SIGHUP): dropped
+                    upstream.sendall(stalled)
                 stalled = b""
             if not select.select([client], [], [], 0.05)[0]:
                 continue  # to deliver what was stalled when its time comes

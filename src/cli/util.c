@@ -3,7 +3,6 @@
 #include <assert.h>
 #include <cblas.h>
 #include <errno.h>
-#include <limits.h>
 #include <libgen.h>
 #include <math.h>
 #include <pthread.h>
@@ -67,7 +66,7 @@ bool sw_cli_u64(const char *cmd, const char *opt, const char *arg, uint64_t *out
     errno = 0;
     unsigned long long v = strtoull(arg, &end, 10);
     if (sw_spec_decimal(arg) && !*end && errno == ERANGE && *arg != '-') {
-        sw_cli_error(cmd, "%s: %s is over the largest it takes, %llu", opt, arg, ULLONG_MAX);
+        sw_cli_error(cmd, "%s: %s is too large", opt, arg);
         return false;
     }
     if (!sw_spec_decimal(arg) || *end || errno || *arg == '-') {

@@ -293,8 +293,10 @@ static void on_heartbeat(server *s, const peer *from, const sw_msg *m)
 {
     bool known = m->worker < s->slots && s->conns[m->worker].live &&
                  s->conns[m->worker].token == m->version;
-    if (!known && s->done) { /* a worker that said goodbye beats on until it exits (a large */
-        static const char why[] = "the run is over"; /* model's worker, for seconds): no refusal */
+    /* A worker that said goodbye beats on until it exits (a large model's, for seconds): it
+     * is answered, and not counted as refused. */
+    if (!known && s->done) {
+        static const char why[] = "the run is over";
         sw__server_send_at(s, from, SW_MSG_ERROR, m->worker, SW_FLAG_UNKNOWN, m->version, why,
                            sizeof why - 1);
         return;

@@ -189,6 +189,9 @@ void sw__shards_measured(struct sw_server *s, uint32_t j, const sw_msg *m);
  * of itself (SHARD_STATE: a resumed one is restored), and the checkpoints all shards take at
  * one version. */
 void sw__shards_keep_alive(struct sw_server *s, double now);
+/* A link that broke before the run's first push ends the run once its grace is over (or a
+ * push came, or the run concluded), unless the shard's reason ended it first. */
+void sw__shards_settle_early_break(struct sw_server *s, double now);
 /* Whether shard j's link broke since last looked at (the connection made again): then every
  * shard goes back to the common checkpoint before anything the new connection brings is
  * handled (server_shards_recover.c). */

@@ -75,10 +75,6 @@ void sw__shards_notice_breaks(server *s)
 void sw__shards_keep_alive(server *s, double now)
 {
     sw__shards *h = &s->shards;
-    if (h->early_break && now - h->early_break_at >= EARLY_BREAK_GRACE_S) {
-        link_broke(s, h->early_broken); /* no reason came: the break's own message */
-        return;
-    }
     for (uint32_t j = 0; j < h->n && !s->rc; j++) {
         const char *bound;
         sw__shard_seen *v = &h->seen[j];
@@ -462,35 +458,51 @@ static bool lost_restore(server *s, uint32_t j)
  * Waiting for the shard's next STATE left a gap in which a SAVE or an apply it could not take
  * was sent on the new connection, and ended the run. A run without a checkpoint ends, saying
  * why. So does a run that is over, whose last gather or save the break may have lost (it
- * waited for them for ever, the shard answering its pings): restored, it gathers again. */
+ * waited for them for ever, the shard answering its pings): restored, it gathers again. A
+ * break before the first push and before the start was saved ends the run a little later
+ * (EARLY_BREAK_GRACE_S), so that the shard's reason may come first. */
+/* A break before every shard saved the run's start: nothing to go back to, the run ends. */
+static void fail_unsaved(server *s, uint32_t j)
+{
+    const char *why =
+        s->p->checkpoint
+            ? SW__SHARDS_AGAIN " before every shard had saved the run's start, and what was "
+                               "on its way may be lost: start the server again with --resume, "
+                               "every shard with --resume, and the workers: the run starts "
+                               "again"
+            : SW__SHARDS_AGAIN ", and what was on its way may be lost: a run without "
+                               "--checkpoint cannot go back to a checkpoint, and ends";
+    sw__shards_failed(s, j, "connected again ", (int)strlen(why), why);
+}
+
 static void link_broke(server *s, uint32_t j)
 {
     sw__shards *h = &s->shards;
-    double now = sw__server_now(s);
-    if (h->saved == SW_SHARD_NONE && s->r->pushes == 0 &&
-        (!h->early_break || now - h->early_break_at < EARLY_BREAK_GRACE_S)) {
+    if (h->saved == SW_SHARD_NONE && s->r->pushes == 0) {
         if (!h->early_break) { /* the first to break is named if no reason comes */
+            h->early_break = true;
             h->early_broken = j;
-            h->early_break_at = now;
+            h->early_break_at = sw__server_now(s);
         }
-        h->early_break = true;
-        return;
+        return; /* sw__shards_settle_early_break ends the run */
     }
     if (h->saved == SW_SHARD_NONE) {
-        const char *why =
-            s->p->checkpoint
-                ? SW__SHARDS_AGAIN " before every shard had saved the run's start, and what was "
-                                   "on its way may be lost: start the server again with --resume, "
-                                   "every shard with --resume, and the workers: the run starts "
-                                   "again"
-                : SW__SHARDS_AGAIN ", and what was on its way may be lost: a run without "
-                                   "--checkpoint cannot go back to a checkpoint, and ends";
-        sw__shards_failed(s, j, "connected again ", (int)strlen(why), why);
+        fail_unsaved(s, j);
         return;
     }
     sw__shards_flush_but(s, j); /* the same process would refuse what follows an order it missed */
     restore(s, j, h->saved, "connected again " SW__SHARDS_AGAIN ", and what was on its way may be "
             "lost");
+}
+
+void sw__shards_settle_early_break(server *s, double now)
+{
+    sw__shards *h = &s->shards;
+    if (!h->early_break || s->rc || (now - h->early_break_at < EARLY_BREAK_GRACE_S &&
+                                     !s->concluded && s->r->pushes == 0))
+        return;
+    h->early_break = false;
+    fail_unsaved(s, h->early_broken); /* no reason came first: the break's own message */
 }
 
 /* Shard j cannot take the last RESTORE: neither of its files holds that version (FILE

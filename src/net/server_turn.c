@@ -204,6 +204,8 @@ static void judge_silence(server *s)
     forgive_stall(s, now);
     if (s->shards.n && !s->concluded)
         sw__shards_notice_breaks(s);
+    if (s->shards.n)
+        sw__shards_settle_early_break(s, now);
     if (!s->done)
         check_heartbeats(s, now);
     if (s->shards.n && !s->concluded) /* also once done: the last gather waits on live shards */

@@ -67,10 +67,7 @@ static void pinged(shard *h, const from *f)
 
 void sw__shard_on_ping(shard *h, const from *f, const sw_msg *m)
 {
-    if (!h->configured && h->refused_run[0]) /* said again: the refusal of INIT may be lost, */
-        sw__shard_refuse(h, f, m, h->refused_run); /* ZeroMQ breaking the link under the SET
-                                                    * after it (over our --max-frame) */
-    else if (!h->configured)
+    if (!h->configured) /* after a refused INIT, its reason again (sw__shard_refuse_flagged) */
         sw__shard_refuse_run(h, f, m, SW__SHARD_NO_RUN);
     else if ((m->payload_len != 8 || sw_get_u64(m->payload) != h->run) && h->awaiting)
         sw__shard_refuse_run(h, f, m, SW__SHARD_RESUMED);

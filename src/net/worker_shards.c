@@ -15,8 +15,8 @@
 
 /* Pulls sent again at once in one step when a shard does not know us yet: the server tells
  * each shard of a member before it welcomes it, but a first pull may overtake that on another
- * link. After these, the pull is asked again every AGAIN_S: a restarted server's shards know
- * no one until we join it again, which our heartbeats will tell us to do. */
+ * link. After these, the pull is asked again as AGAIN_S and the rest below say: a restarted
+ * server's shards know no one until we join it again, which our heartbeats will tell us to do. */
 #define MAX_RETRIES 10
 /* Slices unanswered this long are asked for again, and a push with no answer is sent again:
  * its shards may have died with it before any of them told the server (a shard ignores a push
