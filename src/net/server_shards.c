@@ -199,10 +199,8 @@ int sw__shards_check(server *s, char *err)
 
 int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
 {
-    sw__shards *h = &s->shards; /* its list: sw__shards_check, at setup */
-    int rc = sw_chunk_table_init(&h->table, s->n, 0, h->n, err);
-    if (rc)
-        return rc;
+    sw__shards *h = &s->shards; /* its list and table: sw__shards_check, at setup */
+    int rc;
     h->entry = sw_shard_entry_bytes(h->n);
     h->to_all = (sw__batch){.send = send_to_all, .ctx = s};
     h->skip = h->n;

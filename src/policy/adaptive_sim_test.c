@@ -6,35 +6,11 @@
 #include <math.h>
 
 #include "syncwise/zipline.h"
-
-static sw_task_data data;
-
-static int setup(void **state)
-{
-    (void)state;
-    return sw_task_data_load(&data, "mlp", "synthetic:task=logistic,d=20,n=3000,test=500", 1,
-                             NULL);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    sw_task_data_free(&data);
-    return 0;
-}
+#include "testutil/simdata.h"
 
 static sw_sim_config base(const char *policy, uint32_t workers, const char *cluster)
 {
-    sw_sim_config c = sw_sim_default_config();
-    c.policy = policy;
-    c.workers = workers;
-    c.cluster = cluster;
-    c.data = &data;
-    c.model = "mlp:h=1,u=16";
-    c.lr = 0.05f;
-    c.max_time = 200;
-    c.eval_every = 10;
-    return c;
+    return small_run(policy, workers, cluster, 200);
 }
 
 static void dssp_never_starts_a_step_more_than_hi_ahead(void **state)
