@@ -6,37 +6,15 @@
 #include "testutil/simlog.h"
 
 #include "syncwise/rl.h"
-
-static sw_task_data data;
-
-static int setup(void **state)
-{
-    (void)state;
-    return sw_task_data_load(&data, "mlp", "synthetic:task=logistic,d=20,n=3000,test=500", 1, NULL);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    sw_task_data_free(&data);
-    return 0;
-}
+#include "testutil/simdata.h"
 
 enum { WORKERS = 5 };
 
 static sw_sim_config base(const char *policy)
 {
-    sw_sim_config c = sw_sim_default_config();
+    sw_sim_config c = small_run(policy, WORKERS, "straggle:p=0.3,mean=4,sd=1,base=1", 1000);
     assert_int_equal(sw_optim_parse(&c.optim, "sgd:momentum=0.5", NULL), 0);
-    c.policy = policy;
-    c.workers = WORKERS;
-    c.cluster = "straggle:p=0.3,mean=4,sd=1,base=1";
-    c.data = &data;
-    c.model = "mlp:h=1,u=16";
-    c.lr = 0.05f;
-    c.max_time = 1000;
     c.target_acc = 0; /* none: every run goes on to its end */
-    c.eval_every = 10;
     return c;
 }
 
