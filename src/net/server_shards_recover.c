@@ -449,18 +449,6 @@ static bool lost_restore(server *s, uint32_t j)
 /* Who connects again: the server cannot tell. */
 #define SW__SHARDS_AGAIN "(started again, or a network fault broke its link)"
 
-/* The connection to shard j broke and ZeroMQ made it again: what was on its way, either way,
- * may be lost, and nothing says what (an apply the shard would wait for for ever, a push's
- * report, a slice ordered sent). Every shard goes back to the last checkpoint all of them
- * hold, at once, before the new connection's first message is handled, whoever is behind it:
- * the same process (stopped, or behind a stalled link), which missed what was on its way, or
- * one started again, which awaits that restore (its STATE saying so then asks for no other).
- * Waiting for the shard's next STATE left a gap in which a SAVE or an apply it could not take
- * was sent on the new connection, and ended the run. A run without a checkpoint ends, saying
- * why. So does a run that is over, whose last gather or save the break may have lost (it
- * waited for them for ever, the shard answering its pings): restored, it gathers again. A
- * break before the first push and before the start was saved ends the run a little later
- * (EARLY_BREAK_GRACE_S), so that the shard's reason may come first. */
 /* A break before every shard saved the run's start: nothing to go back to, the run ends. */
 static void fail_unsaved(server *s, uint32_t j)
 {
@@ -475,6 +463,18 @@ static void fail_unsaved(server *s, uint32_t j)
     sw__shards_failed(s, j, "connected again ", (int)strlen(why), why);
 }
 
+/* The connection to shard j broke and ZeroMQ made it again: what was on its way, either way,
+ * may be lost, and nothing says what (an apply the shard would wait for for ever, a push's
+ * report, a slice ordered sent). Every shard goes back to the last checkpoint all of them
+ * hold, at once, before the new connection's first message is handled, whoever is behind it:
+ * the same process (stopped, or behind a stalled link), which missed what was on its way, or
+ * one started again, which awaits that restore (its STATE saying so then asks for no other).
+ * Waiting for the shard's next STATE left a gap in which a SAVE or an apply it could not take
+ * was sent on the new connection, and ended the run. A run without a checkpoint ends, saying
+ * why. So does a run that is over, whose last gather or save the break may have lost (it
+ * waited for them for ever, the shard answering its pings): restored, it gathers again. A
+ * break before the first push and before the start was saved ends the run a little later
+ * (EARLY_BREAK_GRACE_S), so that the shard's reason may come first. */
 static void link_broke(server *s, uint32_t j)
 {
     sw__shards *h = &s->shards;
