@@ -616,6 +616,7 @@ int main(int argc, char **argv)
                 "  PLACEMENT  of the throughput, shards and parts parts: shared (every thread\n"
                 "          where the scheduler puts it), apart (the serving side on one CPU,\n"
                 "          the client on another, as --cpus gives processes) or both (default)\n");
+    setvbuf(stdout, NULL, _IOLBF, 0); /* each figure seen as it comes, and a hang's last */
     int rounds = argc > 1 ? (int)bench_long(argv[0], "ROUNDS", argv[1], 1, 1000000) : 200;
     const char *part = argc > 2 ? argv[2] : "all";
     static const char *const parts[] = {"all", "throughput", "small", "clients", "barrier",

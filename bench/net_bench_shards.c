@@ -2,7 +2,11 @@
  * shard, each a thread of this process, and a client that makes a sharded step's messages the
  * way syncwise's worker does (src/net/worker_shards.c): its gradient to the shard (SHARD_PUSH),
  * the server's answer (RELEASE, which carries no floats), then the slice back: sent unasked
- * when the release says SW_FLAG_SENT (the server ordered it), else pulled (SHARD_PULL). */
+ * when the release says SW_FLAG_SENT (the server ordered it), else pulled (SHARD_PULL). Like
+ * the worker it sends again what has had no answer within a second (docs/protocol.md): the
+ * shard reads its server's and its workers' connections in no set order, so a first push can
+ * overtake the server's word that we are members and be refused, and a client that waited for
+ * ever on it once hung CI's run of this part. */
 #define _POSIX_C_SOURCE 200809L
 #include "net_bench_shards.h"
 #include "net_placement.h"
@@ -81,14 +85,46 @@ static void start_server(sharded *s, size_t params, sw_checksum_mode checksum)
                             s->server_err);
 }
 
+/* A step with no answer this long is given up: the run is broken, and the bench says where. */
+#define GIVE_UP_S 60.0
+
+/* As long as the worker waits before it asks again (worker_shards.c's first wait). */
+static int again_ms(const sharded *s)
+{
+    return (int)(1000 + 4 * (double)s->n / 100e6 * 1000);
+}
+
+/* Opens a socket to ep that gives up a receive after again_ms and drops what is unsent when
+ * closed (a message sent again may be for a peer already gone). */
+static void *dial(sharded *s, const char *ep)
+{
+    void *sock = zmq_socket(s->ctx, ZMQ_DEALER);
+    int ms = again_ms(s), linger = 0;
+    zmq_setsockopt(sock, ZMQ_RCVTIMEO, &ms, sizeof ms);
+    zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_connect(sock, ep);
+    return sock;
+}
+
+static void give_up_after(double since, const char *what, const sharded *s)
+{
+    if (sw_clock_now_s() - since < GIVE_UP_S)
+        return;
+    fprintf(stderr, "bench_net: no %s within %.0f s (worker %u, version %llu, push %llu): the "
+            "sharded run is stuck\n", what, GIVE_UP_S, s->id, (unsigned long long)s->version,
+            (unsigned long long)s->seq);
+    exit(1);
+}
+
 /* The next message on sock, decoded (its checksum and floats checked as a worker checks them);
- * f holds its bytes until closed. */
+ * f holds its bytes until closed. 1 when none came within again_ms, -1 when one came that
+ * does not decode. */
 static int receive(void *sock, sw_msg *m, zmq_msg_t *f)
 {
     zmq_msg_init(f);
     if (zmq_msg_recv(f, sock, 0) < 0)
-        return -1;
-    return sw_msg_decode(zmq_msg_data(f), zmq_msg_size(f), (uint64_t)1 << 31, m, NULL);
+        return 1;
+    return sw_msg_decode(zmq_msg_data(f), zmq_msg_size(f), (uint64_t)1 << 31, m, NULL) ? -1 : 0;
 }
 
 static void unref_frame(void *data, void *hint)
@@ -146,13 +182,13 @@ static void welcome(sharded *s, const sw_msg *m)
 static void join(sharded *s)
 {
     s->ctx = zmq_ctx_new();
-    s->to_server = zmq_socket(s->ctx, ZMQ_DEALER);
-    zmq_connect(s->to_server, s->server_ep);
+    s->to_server = dial(s, s->server_ep);
     uint8_t head[SW_PROTO_HEADER];
     sw_msg j = {.type = SW_MSG_JOIN, .worker = SW_NO_WORKER};
     sw_msg_encode(&j, head);
     zmq_send(s->to_server, head, sizeof head, 0);
-    for (bool released = false; !released;) {
+    double since = sw_clock_now_s();
+    for (bool released = false; !released; give_up_after(since, "welcome", s)) {
         sw_msg m;
         zmq_msg_t f;
         if (receive(s->to_server, &m, &f) == 0) {
@@ -163,8 +199,7 @@ static void join(sharded *s)
         }
         zmq_msg_close(&f);
     }
-    s->to_shard = zmq_socket(s->ctx, ZMQ_DEALER);
-    zmq_connect(s->to_shard, s->shard_ep);
+    s->to_shard = dial(s, s->shard_ep);
 }
 
 sharded *sw_bench_sharded_open(size_t params, sw_checksum_mode checksum)
@@ -183,41 +218,56 @@ sharded *sw_bench_sharded_open(size_t params, sw_checksum_mode checksum)
 }
 
 /* The release's answer to our push: WAIT (none under asp) or RELEASE; whether the shard was
- * ordered to send the slice. */
-static bool await_release(sharded *s)
+ * ordered to send the slice. The push is sent again while none comes (the shard reports a
+ * push it holds again, and counts it once). */
+static bool await_release(sharded *s, sw_frame *push)
 {
-    for (;;) {
+    for (double since = sw_clock_now_s();; give_up_after(since, "release", s)) {
         sw_msg m;
         zmq_msg_t f;
-        bool released = receive(s->to_server, &m, &f) == 0 && m.type == SW_MSG_RELEASE;
+        int rc = receive(s->to_server, &m, &f);
+        bool released = rc == 0 && m.type == SW_MSG_RELEASE;
         if (released)
             s->version = m.version;
         zmq_msg_close(&f);
         if (released)
             return m.flags & SW_FLAG_SENT;
+        if (rc == 1)
+            send_frame(s->to_shard, sw_frame_ref(push));
     }
 }
 
+/* A pull of the slice at the release's version. */
+static void pull(sharded *s)
+{
+    uint8_t *pay;
+    sw_frame *f = to_shard(s, 8, &pay);
+    send_to_shard(s, f, SW_MSG_SHARD_PULL, 0, 8);
+}
+
 /* The slice at the release's version, checked and read where it landed, as the worker of a
- * one-shard run reads it (src/net/worker_shards.c). */
+ * one-shard run reads it (src/net/worker_shards.c); pulled again while none comes. */
 static void await_slice(sharded *s)
 {
-    for (;;) {
+    for (double since = sw_clock_now_s();; give_up_after(since, "slice", s)) {
         sw_msg m, floats;
         zmq_msg_t f;
         uint64_t mark;
-        bool sliced = receive(s->to_shard, &m, &f) == 0 && m.type == SW_MSG_SHARD_SLICE &&
-                      m.version >= s->version && sw_msg_get_slice(&m, &mark, &floats, NULL) == 0 &&
+        int rc = receive(s->to_shard, &m, &f);
+        bool sliced = rc == 0 && m.type == SW_MSG_SHARD_SLICE && m.version >= s->version &&
+                      sw_msg_get_slice(&m, &mark, &floats, NULL) == 0 &&
                       sw_msg_floats_in_place(&floats, s->n, NULL) != NULL;
         zmq_msg_close(&f);
         if (sliced)
             return;
+        if (rc == 1)
+            pull(s);
     }
 }
 
 void sw_bench_sharded_trip(sharded *s)
 {
-    uint8_t head[16], *pay;
+    uint8_t head[16];
     sw_put_u64(head, s->token);
     sw_put_u64(head + 8, s->seq++);
     sw_msg p = {.type = SW_MSG_SHARD_PUSH, .worker = s->id,
@@ -231,13 +281,12 @@ void sw_bench_sharded_trip(sharded *s)
     sw_frame *push = sw__frame_build_head(&s->lender, &p, sizeof head, s->grad);
     if (!push)
         abort();
-    send_frame(s->to_shard, push);
-    bool sent = await_release(s);
+    send_frame(s->to_shard, sw_frame_ref(push)); /* ours kept, to send again */
+    bool sent = await_release(s, push);
+    sw_frame_unref(push);
     double t1 = sw_clock_now_s();
-    if (!sent) {
-        sw_frame *pull = to_shard(s, 8, &pay);
-        send_to_shard(s, pull, SW_MSG_SHARD_PULL, 0, 8);
-    }
+    if (!sent)
+        pull(s);
     await_slice(s);
     s->to_release_s += t1 - t0;
     s->to_slice_s += sw_clock_now_s() - t1;
