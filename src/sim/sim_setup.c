@@ -1,13 +1,12 @@
 /* A simulation built and taken down (sim_internal.h): its configuration checked, the task, the
  * workers' learners, the cluster and network models, the engine and the checker made, and all
  * of it freed; sim.c runs what this builds. */
-#define _DEFAULT_SOURCE /* sysconf(_SC_PHYS_PAGES) */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "sim_internal.h"
 #include "syncwise/err.h"
+#include "syncwise/memlimit.h"
 
 /* The sizes of a run, which need no data. */
 static int check_sizes(const sw_sim_config *c, char *err)
@@ -67,18 +66,19 @@ static int setup_task(sim *s, char *err)
 }
 
 /* Under --batch-mode sample each worker keeps an order of the whole training set (4 bytes an
- * example): with many workers on a large set, more than the machine holds, refused here
+ * example): with many workers on a large set, more than the machine (or the process's control
+ * group: a container's or a Slurm job's limit) lets it hold, refused here
  * rather than killed by the kernel after minutes (80,000 workers on 100,000 examples). */
 static int check_orders_fit(const sim *s, char *err)
 {
     const sw_sim_config *c = s->c;
     double need = 4.0 * (double)s->n_slots * (double)sw_task_data_train_size(c->data);
-    double have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    double have = sw_memory_limit();
     if (c->batch_mode != SW_BATCH_SAMPLE || !(have > 0) || need <= have)
         return 0;
     return sw_fail(err, SW_ENOMEM,
                    "%u workers each reading the %zu training examples in an order of its own "
-                   "need %.1f GB for their orders, over this machine's %.1f GB: fewer workers, "
+                   "need %.1f GB for their orders, over the %.1f GB this process may hold: fewer workers, "
                    "or --batch-mode shard (the examples dealt out among them)",
                    s->n_slots, sw_task_data_train_size(c->data), need / 1e9, have / 1e9);
 }
