@@ -54,6 +54,48 @@ static void shards_are_disjoint_and_cover(void **state)
     sw_dataset_free(ds);
 }
 
+/* The examples of s's first pass, in its order (a batch of one). */
+static void first_pass(sw_sampler *s, uint32_t *rows)
+{
+    size_t size = sw_sampler_epoch_size(s);
+    for (size_t i = 0; i < size; i++)
+        rows[i] = sw_sampler_next(s)[0];
+}
+
+/* Every rank's share is the same however its samplers are made: all at once (sharing one
+ * permutation), one after another, or while a sampler of another run holds a permutation of
+ * its own. */
+static void a_share_is_the_same_however_made(void **state)
+{
+    (void)state;
+    enum { N = 103, RANKS = 5 };
+    uint32_t together[RANKS][N], apart[RANKS][N], beside[RANKS][N];
+    sw_sampler *s[RANKS], *other;
+    for (uint32_t r = 0; r < RANKS; r++)
+        assert_int_equal(sw_sampler_new(&s[r], N, 1, SW_BATCH_SHARD, r, RANKS, 7, NULL), 0);
+    for (uint32_t r = 0; r < RANKS; r++) {
+        first_pass(s[r], together[r]);
+        sw_sampler_free(s[r]);
+    }
+    for (uint32_t r = 0; r < RANKS; r++) {
+        assert_int_equal(sw_sampler_new(&s[r], N, 1, SW_BATCH_SHARD, r, RANKS, 7, NULL), 0);
+        first_pass(s[r], apart[r]);
+        sw_sampler_free(s[r]);
+    }
+    assert_int_equal(sw_sampler_new(&other, N + 1, 1, SW_BATCH_SHARD, 0, 2, 8, NULL), 0);
+    for (uint32_t r = 0; r < RANKS; r++) {
+        assert_int_equal(sw_sampler_new(&s[r], N, 1, SW_BATCH_SHARD, r, RANKS, 7, NULL), 0);
+        first_pass(s[r], beside[r]);
+    }
+    for (uint32_t r = 0; r < RANKS; r++) {
+        size_t size = sw_sampler_epoch_size(s[r]);
+        assert_memory_equal(together[r], apart[r], size * sizeof **apart);
+        assert_memory_equal(together[r], beside[r], size * sizeof **beside);
+        sw_sampler_free(s[r]);
+    }
+    sw_sampler_free(other);
+}
+
 /* A dense batch holds the rows a sampler of the same rank and seed picks, in its order: dense
  * and sparse models read the same examples. */
 static void batches_are_the_samplers_rows(void **state)
@@ -213,6 +255,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shards_are_disjoint_and_cover),
+        cmocka_unit_test(a_share_is_the_same_however_made),
         cmocka_unit_test(batches_are_the_samplers_rows),
         cmocka_unit_test(epochs_reshuffle_and_count),
         cmocka_unit_test(same_seed_same_batches_other_rank_other_order),
