@@ -43,10 +43,31 @@ static void a_long_run_keeps_its_waits_few(void **state)
     expect(rounds_of("bsp", true), NULL);
 }
 
+/* A wait that stands outlives the prunings of the others' stale ones: worker 0 is left waiting
+ * within ssp's bound while the others push 100 times, a heap pruned at 64 entries, and the
+ * checker still sees that it was never released. */
+static void a_standing_wait_survives_the_pruning(void **state)
+{
+    (void)state;
+    script *s = open_script("ssp:s=1000", SLOTS);
+    start_all(s, SLOTS);
+    push(s, 0, 1, s->V);
+    apply(s, 1); /* and never released */
+    for (uint64_t k = 1; k <= 50; k++)
+        for (uint32_t w = 1; w < SLOTS; w++) {
+            push(s, w, k, s->V);
+            apply(s, 1);
+            release(s, w, k);
+        }
+    assert_true(s->c->cap_waits < 100); /* the heap was pruned on the way */
+    expect(s, "left worker 0 waiting");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_long_run_keeps_its_waits_few),
+        cmocka_unit_test(a_standing_wait_survives_the_pruning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
