@@ -1,8 +1,11 @@
 /* Where the parameters live when several processes hold them: n floats cut into chunks of at
- * most SW_CHUNK_FLOATS (fewer when the model is too small for one per shard), and shard j holding
- * a contiguous run of chunks, the runs balanced to within one chunk. The rule alone, for any
- * number of shards: the shards' chunk table (syncwise/shard.h) is built on it, and the
- * simulator's model of a sharded server (`sim --net shards=S`) places parameters by it.
+ * most SW_CHUNK_FLOATS, and shard j holding a contiguous run of chunks, the runs balanced to
+ * within one chunk. Chunks are smaller where a model would otherwise give a shard fewer than
+ * SW_CHUNKS_PER_SHARD: with 1 MiB chunks a model of 4 MiB over 3 shards was cut 1, 1 and 2 MiB,
+ * its last shard holding and moving half as much again as the mean; so the slices differ by at
+ * most about 1/SW_CHUNKS_PER_SHARD of one. The rule alone, for any number of shards: the
+ * shards' chunk table (syncwise/shard.h) is built on it, and the simulator's model of a sharded
+ * server (`sim --net shards=S`) places parameters by it.
  */
 #ifndef SYNCWISE_PLACEMENT_H
 #define SYNCWISE_PLACEMENT_H
@@ -15,9 +18,11 @@ extern "C" {
 #endif
 
 #define SW_CHUNK_FLOATS 262144 /* 1 MiB of floats */
+#define SW_CHUNKS_PER_SHARD 16 /* at least, where chunks of a cache line or more allow */
 
-/* The floats per chunk of n_params over n_shards (n_params >= n_shards >= 1) when the caller
- * asks for chunk_floats (0: SW_CHUNK_FLOATS): that, or less so that every shard gets one. */
+/* The floats per chunk of n_params over n_shards (n_params >= n_shards >= 1): the caller's
+ * chunk_floats, or less so that every shard gets one; for 0, the rule above (a multiple of 16
+ * floats, a cache line, where a chunk holds more than one line). */
 size_t sw_chunk_floats(size_t n_params, size_t chunk_floats, uint32_t n_shards);
 /* How many chunks of `chunk` floats cover n_params (the last may be shorter). */
 uint32_t sw_chunk_count(size_t n_params, size_t chunk);

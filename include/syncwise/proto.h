@@ -129,7 +129,7 @@ typedef enum sw_msg_type {
 /* Sizes in the shards' payloads, for both ends: a STATE payload; a RESTORE's head before the
  * tokens (run, from, number, slots). A set of shards and an APPLY or RESTORE entry have the
  * width of the run's shards (src/net/shard_set.h). */
-#define SW_SHARD_STATE_BYTES 88
+#define SW_SHARD_STATE_BYTES 104
 #define SW_SHARD_RESTORE_HEAD 28
 
 typedef enum sw_msg_flag {

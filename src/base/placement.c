@@ -1,9 +1,19 @@
 /* The placement rule of parameters over shards (syncwise/placement.h). */
 #include "syncwise/placement.h"
 
+/* Chunks of at most SW_CHUNK_FLOATS, SW_CHUNKS_PER_SHARD a shard or more. */
+static size_t balanced(size_t n_params, uint32_t n_shards)
+{
+    size_t parts = (size_t)n_shards * SW_CHUNKS_PER_SHARD;
+    size_t chunk = n_params / parts + (n_params % parts != 0);
+    if (chunk > 16)
+        chunk = (chunk + 15) / 16 * 16;
+    return chunk < SW_CHUNK_FLOATS ? chunk : SW_CHUNK_FLOATS;
+}
+
 size_t sw_chunk_floats(size_t n_params, size_t chunk_floats, uint32_t n_shards)
 {
-    size_t chunk = chunk_floats ? chunk_floats : SW_CHUNK_FLOATS;
+    size_t chunk = chunk_floats ? chunk_floats : balanced(n_params, n_shards);
     size_t even = n_params / n_shards; /* so that every shard gets a chunk */
     return chunk > even ? even : chunk;
 }

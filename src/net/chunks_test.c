@@ -52,10 +52,41 @@ static void many_chunks_and_the_default_size(void **state)
 {
     (void)state;
     sw_chunk_table t;
-    assert_int_equal(sw_chunk_table_init(&t, 10 * (size_t)SW_CHUNK_FLOATS + 5, 0, 3, NULL), 0);
+    size_t n = 3 * SW_CHUNKS_PER_SHARD * (size_t)SW_CHUNK_FLOATS + 5;
+    assert_int_equal(sw_chunk_table_init(&t, n, 0, 3, NULL), 0);
     assert_int_equal(t.chunk, SW_CHUNK_FLOATS);
-    assert_int_equal(t.n_chunks, 11);
+    assert_int_equal(t.n_chunks, 3 * SW_CHUNKS_PER_SHARD + 1);
     assert_covers_once(&t);
+}
+
+/* The largest slice over the smallest under the default rule. */
+static double skew(size_t n, uint32_t shards)
+{
+    sw_chunk_table t;
+    assert_int_equal(sw_chunk_table_init(&t, n, 0, shards, NULL), 0);
+    assert_covers_once(&t);
+    size_t smallest = SIZE_MAX, largest = 0;
+    for (uint32_t j = 0; j < shards; j++) {
+        size_t len = sw_chunk_slice_len(&t, j);
+        smallest = len < smallest ? len : smallest;
+        largest = len > largest ? len : largest;
+    }
+    return (double)largest / (double)smallest;
+}
+
+/* No shard holds much more than another, whatever the model's size: 1 MiB chunks alone cut a
+ * 4 MiB model over 3 shards 1, 1 and 2 MiB. */
+static void the_default_balances_the_slices(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {1048576, 1000003, 3 * 262144 + 1, 10 * 262144 + 5, 101770,
+                            7654321, 64 * 262144 + 17};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (uint32_t s = 1; s <= 12; s++)
+            if (skew(sizes[i], s) > 1.0 + 2.0 / SW_CHUNKS_PER_SHARD)
+                fail_msg("%zu parameters over %u shards: the largest slice is %.2f times the "
+                         "smallest", sizes[i], s, skew(sizes[i], s));
+    assert_true(skew(100, 3) <= 34.0 / 33.0); /* a model too small for 16 chunks a shard */
 }
 
 static void bad_sizes_are_refused(void **state)
@@ -148,6 +179,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_parameter_is_on_exactly_one_shard),
         cmocka_unit_test(many_chunks_and_the_default_size),
+        cmocka_unit_test(the_default_balances_the_slices),
         cmocka_unit_test(bad_sizes_are_refused),
         cmocka_unit_test(the_text_form_reads_back),
         cmocka_unit_test(broken_tables_are_refused),

@@ -204,9 +204,11 @@ bool sw__shards_any_out(const struct sw_server *s);
 void sw__shards_state(struct sw_server *s, uint32_t j, const sw_msg *m);
 /* Orders every shard to checkpoint the engine's version, unless one is under way or done. */
 void sw__shards_save(struct sw_server *s);
-/* A restarted server's start: the run's id and the version every shard checkpointed, from the
- * record --checkpoint FILE holds. A start record (version=start) says only the run's id: the
- * run starts again (resuming turns false), and the shards it configured take its INIT again. */
+/* A restarted server's start (server_shards_record.c): the run's id, the version every shard
+ * checkpointed and the chunk size their slices were cut by (the table is cut again by it), from
+ * the record --checkpoint FILE holds. A start record (version=start) says only the run's id and
+ * chunks: the run starts again (resuming turns false), and the shards it configured take its
+ * INIT again. */
 int sw__shards_read_record(struct sw_server *s, uint64_t *version, char *err);
 /* --checkpoint FILE: the record of the version every shard saved, or before any save, of the
  * run's start (written before the first INIT, so that a server killed after it can name the run

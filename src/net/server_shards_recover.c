@@ -1,19 +1,15 @@
 /* A sharded run's recovery, the server's side (server_shards.h): it pings every shard, so that
  * a silent one ends the run and a resumed one is noticed; it orders checkpoints of one version
- * on every shard; and when a shard comes back from its checkpoint (or its link breaks), it rolls
- * every shard back to the newest checkpoint all of them hold (RESTORE) and counts the pushes
- * whose slices the dead shard held. */
+ * on every shard (their record: server_shards_record.c); and when a shard comes back from its
+ * checkpoint (or its link breaks), it rolls every shard back to the newest checkpoint all of
+ * them hold (RESTORE) and counts the pushes whose slices the dead shard held. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv_text.h"
 #include "server_internal.h"
 #include "syncwise/bytes.h"
-#include "syncwise/ckpt.h"
-#include "syncwise/file.h"
 #include "syncwise/log.h"
-
 
 /* ---- Pings and silence ------------------------------------------------------------------ */
 
@@ -128,27 +124,6 @@ void sw__shards_save(server *s)
     sw__shards_send_all(s, &m);
 }
 
-int sw__shards_write_record(server *s, char *err)
-{
-    const sw__shards *h = &s->shards;
-    /* At most about 520 bytes: a policy spec of 255, an optimizer's of 95, numbers. */
-    char text[1024], version[24] = SW_SHARDS_START_RECORD;
-    if (h->saved != SW_SHARD_NONE)
-        snprintf(version, sizeof version, "%llu", (unsigned long long)h->saved);
-    int len = snprintf(text, sizeof text, "run=%llu\nversion=%s\nshards=%u\n",
-                       (unsigned long long)h->run, version, h->n);
-    len += sw__server_resume_facts(s, text + len, sizeof text - (size_t)len);
-    len += snprintf(text + len, sizeof text - (size_t)len, "params=%zu\n", s->n);
-    /* A damaged or edited record would restore every shard to a version none holds. */
-    len += snprintf(text + len, sizeof text - (size_t)len, "crc=%08x\n",
-                    sw_crc32(0, text, (size_t)len));
-    int rc = sw_file_write_atomic(s->p->checkpoint, (const uint8_t *)text, (size_t)len,
-                                  "shards' checkpoint record", err);
-    if (!rc)
-        sw_file_note_saved(s->ckpt_lock);
-    return rc;
-}
-
 static void record_saved(server *s);
 
 static void note_kept(sw__shards *h, uint64_t version, uint64_t kept)
@@ -185,65 +160,6 @@ static void record_saved(server *s)
     char err[SW_ERR_LEN];
     if (s->p->checkpoint && sw__shards_write_record(s, err))
         sw__server_fail(s, SW_EIO, err);
-}
-
-int sw__shards_read_record(server *s, uint64_t *version, char *err)
-{
-    uint8_t *b;
-    size_t len;
-    int rc = sw_file_read_all(s->p->checkpoint, 4096, &b, &len, err);
-    if (rc == SW_EFORMAT) /* too large for a record: a model's or a shard's checkpoint? */
-        return sw_fail(err, rc, "%s is not the record of a sharded run's checkpoint, which is a "
-                       "few lines of text (a model's or a shard's checkpoint? --checkpoint names "
-                       "the server's record, and each shard's own --checkpoint its slice)",
-                       s->p->checkpoint);
-    if (rc)
-        return rc;
-    char text[4096];
-    snprintf(text, sizeof text, "%.*s", (int)len, (const char *)b);
-    free(b);
-    unsigned long long run, v = 0, n;
-    uint32_t listed = s->shards.n; /* sw__shards_check read --shards */
-    const char *at = sw__text_value(text, "version");
-    bool start = at && !strncmp(at, SW_SHARDS_START_RECORD "\n", strlen(SW_SHARDS_START_RECORD) + 1);
-    if (sw__text_number(text, "run", &run) || (!start && sw__text_number(text, "version", &v)) ||
-        sw__text_number(text, "shards", &n))
-        return sw_fail(err, SW_EFORMAT, "%s is not the record of a sharded run's checkpoint "
-                       "(run=, version=, shards=)", s->p->checkpoint);
-    const char *crc = strstr(text, "\ncrc=");
-    char *end = NULL;
-    unsigned long stored = crc ? strtoul(crc + 5, &end, 16) : 0;
-    if (!crc || strcmp(end, "\n") || stored != sw_crc32(0, text, (size_t)(crc + 1 - text)))
-        return sw_fail(err, SW_ECHECKSUM, "%s: the record of the shards' checkpoints %s",
-                       s->p->checkpoint,
-                       crc ? "fails its checksum (damaged or edited)" : "has no checksum line");
-    if (v > SW_CKPT_MAX_VERSION)
-        return sw_fail(err, SW_EFORMAT, "%s records version %llu, over 2^53, which no run "
-                       "reaches: the record is damaged", s->p->checkpoint, v);
-    if ((rc = sw__server_resume_record_ok(s, text, err)))
-        return rc;
-    if (n != listed)
-        return sw_fail(err, SW_EMISMATCH, "%s records a run on %llu shards; --shards lists %u",
-                       s->p->checkpoint, n, listed);
-    unsigned long long params; /* older records do not say */
-    if (!sw__text_number(text, "params", &params) && params != s->n)
-        return sw_fail(err, SW_EMISMATCH, "%s records a run of %llu parameters; --model %s on "
-                       "this data has %zu: resume with the run's --model and --data (the "
-                       "shards' slices would not fit)", s->p->checkpoint, params, s->p->model,
-                       s->n);
-    s->shards.run = run;
-    *version = v;
-    if (start) { /* killed before every shard saved the start: the start again, as this run */
-        s->resuming = false;
-        sw_log(SW_LOG_INFO, "%s records the start of a run that ended before every shard had "
-               "saved it: the run starts again, its shards taking its start again",
-               s->p->checkpoint);
-    }
-    rc = sw__server_resume_policy(s, text, err);
-    rc = rc ? rc : sw__server_resume_optim(s, text, NULL, err);
-    if (!rc)
-        rc = sw__server_resume_slots(s, text, err);
-    return rc ? rc : sw__server_resume_wd(s, text, true, err);
 }
 
 /* ---- Restores -------------------------------------------------------------------------------- */
@@ -533,6 +449,25 @@ static void go_back_further(server *s, uint32_t j)
     go_back(s, j, to, why, "the newest that shard holds below it, if every shard does");
 }
 
+/* Whether the parameters shard j holds (STATE's last two fields: where its slice starts, how
+ * long it is) are those this server's chunk table gives it; else the run ends, saying so: a
+ * shard resumed from a run cut otherwise (its record edited, or written when chunks were cut by
+ * another rule) would apply gradients at the wrong places. */
+static bool holds_its_slice(server *s, uint32_t j, const sw_msg *m)
+{
+    const sw_chunk_table *t = &s->shards.table;
+    uint64_t at = sw_get_u64(m->payload + 88), len = sw_get_u64(m->payload + 96);
+    if (at == sw_chunk_slice_at(t, j) && len == sw_chunk_slice_len(t, j))
+        return true;
+    char why[240];
+    snprintf(why, sizeof why, "[%llu, %llu), where this server's chunk table (chunks of %zu) "
+             "gives it [%zu, %zu): the shard was configured by a run cut otherwise",
+             (unsigned long long)at, (unsigned long long)(at + len), t->chunk,
+             sw_chunk_slice_at(t, j), sw_chunk_slice_at(t, j) + sw_chunk_slice_len(t, j));
+    sw__shards_failed(s, j, "holds the parameters ", (int)strlen(why), why);
+    return false;
+}
+
 void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
 {
     sw__shards *h = &s->shards;
@@ -556,6 +491,8 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
         sw__shards_failed(s, j, "holds the slice of shard ", (int)strlen(why), why);
         return;
     }
+    if (!holds_its_slice(s, j, m))
+        return;
     sw__shard_seen *v = &h->seen[j];
     uint64_t *fields[] = {&v->saved, &v->bytes_in, &v->bytes_out, &v->refused, &v->restores};
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)

@@ -46,7 +46,8 @@ static void send_state(shard *h, const from *to)
     uint8_t b[SW_SHARD_STATE_BYTES];
     const uint64_t fields[] = {h->run,        h->saved,      h->r->bytes_in, h->r->bytes_out,
                                h->r->refused, h->r->restores, h->awaiting,   h->index,
-                               h->restore_no, h->saved_before, h->unable_no};
+                               h->restore_no, h->saved_before, h->unable_no,
+                               sw_chunk_slice_at(&h->table, h->index), h->len};
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
         sw_put_u64(b + 8 * i, fields[i]);
     sw__shard_send(h, to, SW_MSG_SHARD_STATE, SW_NO_WORKER, 0, h->version, b, sizeof b);

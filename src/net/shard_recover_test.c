@@ -30,7 +30,7 @@ static int teardown_with_checkpoint(void **state)
 }
 
 /* The STATE s received next: its version, and payload fields (run, saved, ..., restores taken,
- * awaiting); it names the slice the rig's shard holds (shard 1). The last restore's number
+ * awaiting); it names the slice the rig's shard holds (shard 1, its parameters). The last restore's number
  * goes to last_restore_no, FILE.prev's version to last_saved_before, the number of the last
  * restore it could not take to last_unable_no. */
 static uint64_t last_restore_no, last_saved_before, last_unable_no;
@@ -41,6 +41,8 @@ static uint64_t expect_state(sw_sock *s, uint64_t *saved, uint64_t *restores, ui
     assert_int_equal(expect_one(s, &m, pay, sizeof pay), SW_MSG_SHARD_STATE);
     assert_int_equal(m.payload_len, SW_SHARD_STATE_BYTES);
     assert_int_equal(sw_get_u64(pay + 56), 1);
+    assert_int_equal(sw_get_u64(pay + 88), 5); /* its slice: [5, 10) of the rig's table */
+    assert_int_equal(sw_get_u64(pay + 96), 5);
     *saved = sw_get_u64(pay + 8);
     *restores = sw_get_u64(pay + 40);
     *awaiting = sw_get_u64(pay + 48);

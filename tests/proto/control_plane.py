@@ -13,6 +13,17 @@ SHARD_SAVE, SHARD_RESTORE, SHARD_SEND = 31, 33, 37
 NONE_SAVED = 2 ** 64 - 1
 
 
+def slice_of(init):
+    """Where shard `shard=` of INIT's chunk table starts and how many parameters it holds
+    (Shards: chunks of `chunk` floats, shard j holding chunks first[j] to first[j+1])."""
+    chunk, params = int(init["chunk"]), int(init["params"])
+    first = [int(f) for f in init["first"].split(",")]
+    j = int(init["shard"])
+    at = first[j] * chunk
+    end = first[j + 1] * chunk if j + 1 < len(first) else params
+    return at, min(end, params) - at
+
+
 class FakeShard:
     """One shard of a one-shard run: a ROUTER the server dials. It answers PINGs, SAVEs and
     RESTOREs with SHARD_STATE (steps 7-9) unless told to be silent, and gathers with the slice
@@ -45,6 +56,7 @@ class FakeShard:
         self.unread = []          # RESTOREs not taken yet (hold_restores): read, not acted on
         self.hold_restores = False
         self.index = 0            # the shard's place in --shards (INIT tells it)
+        self.at = self.params = 0  # its slice: where it starts, how long (INIT's table)
 
     def _unbatch(self, m):
         """protocol.md's BATCH row: messages, each padded with zeros to a multiple of 8."""
@@ -95,6 +107,7 @@ class FakeShard:
                     kv = parse_kv(x.text())
                     self.run, self.checksum, self.version = int(kv["run"]), kv["checksum"], x.ver
                     self.index = int(kv["shard"])
+                    self.at, self.params = slice_of(kv)
                 if x.type == SHARD_SET:
                     self.theta = x.payload
                 if x.type == SHARD_RESTORE and self.hold_restores:
@@ -142,8 +155,8 @@ class FakeShard:
 
     def send_state(self):
         self.send(SHARD_STATE, ver=self.version, payload=struct.pack(
-            "<11Q", self.run, self.saved, 0, 0, 0, self.restores, self.awaiting, self.index,
-            self.restore_no, NONE_SAVED, 0))
+            "<13Q", self.run, self.saved, 0, 0, 0, self.restores, self.awaiting, self.index,
+            self.restore_no, NONE_SAVED, 0, self.at, self.params))
 
     def pushed(self, w, seq, went_to=1):
         """SHARD_PUSHED: this shard holds w's push `seq`, computed at w's version, which went to
@@ -368,8 +381,8 @@ def check_restore_it_cannot_take(env):
 
     def unable(newest, number):
         shard.send(SHARD_STATE, ver=shard.version, payload=struct.pack(
-            "<11Q", shard.run, newest, 0, 0, 0, shard.restores, 1, 0, shard.restore_no,
-            NONE_SAVED, number))
+            "<13Q", shard.run, newest, 0, 0, 0, shard.restores, 1, 0, shard.restore_no,
+            NONE_SAVED, number, shard.at, shard.params))
 
     unable(0, number)
     second = shard.expect(SHARD_RESTORE, timeout=5, what="(after one it could not take)")
@@ -381,11 +394,12 @@ def check_restore_it_cannot_take(env):
     shard.close()
 
 
-def state(run, index=0):
-    """SHARD_STATE's eleven u64 (step 7): run, newest checkpoint, bytes in and out, refused,
-    restores taken, awaiting, index, the last restore's number, FILE.prev's checkpoint, the
-    last restore it could not take."""
-    return struct.pack("<11Q", run, NONE_SAVED, 0, 0, 0, 0, 0, index, 0, NONE_SAVED, 0)
+def state(sh, run=None, index=0, length=None):
+    """SHARD_STATE's thirteen u64 (step 7) from shard sh: run, newest checkpoint, bytes in and
+    out, refused, restores taken, awaiting, index, the last restore's number, FILE.prev's
+    checkpoint, the last restore it could not take, where its slice starts and its length."""
+    return struct.pack("<13Q", sh.run if run is None else run, NONE_SAVED, 0, 0, 0, 0, 0, index,
+                       0, NONE_SAVED, 0, sh.at, sh.params if length is None else length)
 
 
 def hostile_shard_cases():
@@ -416,16 +430,18 @@ def hostile_shard_cases():
         ("refusal", "refused the server's order",
          lambda sh: sh.send(ERROR, payload=b"no")),
         ("another-run", "says it serves another run",
-         lambda sh: sh.send(SHARD_STATE, ver=0, payload=state(sh.run ^ 1))),
-        ("short-state", "bytes, not 88: a shard of another syncwise version?",
-         lambda sh: sh.send(SHARD_STATE, ver=0, payload=state(sh.run)[:72])),
+         lambda sh: sh.send(SHARD_STATE, ver=0, payload=state(sh, run=sh.run ^ 1))),
+        ("short-state", "bytes, not 104: a shard of another syncwise version?",
+         lambda sh: sh.send(SHARD_STATE, ver=0, payload=state(sh)[:88])),
         ("another-slice", "holds the slice of shard",
-         lambda sh: sh.send(SHARD_STATE, ver=0, payload=state(sh.run, index=1))),
+         lambda sh: sh.send(SHARD_STATE, ver=0, payload=state(sh, index=1))),
+        ("slice-cut-otherwise", "holds the parameters [",
+         lambda sh: sh.send(SHARD_STATE, ver=0, payload=state(sh, length=sh.params - 1))),
         ("bad-magic", "sent a message the server cannot read",
          lambda sh: sh.sock.send_multipart([sh.server_id, b"XXXX" + frame(SHARD_STATE)[4:]])),
         ("bad-checksum", "sent a message the server cannot read",
          lambda sh: sh.sock.send_multipart([sh.server_id, frame(SHARD_STATE, crc=1,
-                                                                 payload=state(sh.run))])),
+                                                                 payload=state(sh))])),
     ]
 
 
