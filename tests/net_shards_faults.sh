@@ -268,19 +268,19 @@ expect_server "a resume once the damaged file is put right"
 expect_output "version 40 (from 20)" "goes on from the version the run went back to"
 wait "${WPIDS[@]}"
 expect_shards "the damaged file put right"
-# The record names the chunk size the shards' slices were cut by, and a resumed server cuts
-# the table by it; a record without one (an older syncwise's: chunks of 1 MiB at most, 849
-# floats here where the shards hold 64) cuts other slices than the shards hold, and the server
-# ends the run, naming the shard, before any gradient lands in the wrong place.
-sed '/^chunk=/d; /^crc=/d' "$TMP/server3.ckpt" > "$TMP/server4.ckpt"
+# The record names the chunk size the shards' slices were cut by (849 floats here: one chunk a
+# shard), and a resumed server cuts the table by it: one edited to another size, its checksum
+# made again, cuts other slices than the shards hold, and the server ends the run, naming the
+# shard, before any gradient lands in the wrong place.
+sed 's/^chunk=.*/chunk=64/; /^crc=/d' "$TMP/server3.ckpt" > "$TMP/server4.ckpt"
 python3 -c 'import sys, zlib; t = open(sys.argv[1], "rb").read(); print("crc=%08x" % zlib.crc32(t))' \
   "$TMP/server4.ckpt" >> "$TMP/server4.ckpt"
 for j in 0 1; do resume_shard "$j"; done
 KEEP_LOG=1 start_server bsp --wait-workers 2 --checkpoint "$TMP/server4.ckpt" --resume \
   --max-applies 20
-expect_server_fails "a resume from a record that does not say how the slices were cut" 1
+expect_server_fails "a resume from a record of another chunk size" 1
 expect_output "holds the parameters [" "names the shard whose slice is not the table's"
-expect_output "where this server's chunk table (chunks of 849) gives it" "says what it expected"
+expect_output "where this server's chunk table (chunks of 64) gives it" "says what it expected"
 for j in 0 1; do expect_shard_failed "$j" "shard $j ends with the run"; done
 
 # No shard at the endpoint: a run over at --max-time has nothing to gather from it, and ends at

@@ -1,9 +1,10 @@
 /* Where the parameters live when several processes hold them: n floats cut into chunks of at
  * most SW_CHUNK_FLOATS, and shard j holding a contiguous run of chunks, the runs balanced to
- * within one chunk. Chunks are smaller where a model would otherwise give a shard fewer than
- * SW_CHUNKS_PER_SHARD: with 1 MiB chunks a model of 4 MiB over 3 shards was cut 1, 1 and 2 MiB,
- * its last shard holding and moving half as much again as the mean; so the slices differ by at
- * most about 1/SW_CHUNKS_PER_SHARD of one. The rule alone, for any number of shards: the
+ * within one chunk. A model of at most a chunk a shard is cut into one chunk a shard (n / S
+ * floats, the last shard taking the few over); a larger one into chunks small enough that
+ * every shard gets SW_CHUNKS_PER_SHARD or more: with 1 MiB chunks a model of 4 MiB over 3 shards
+ * was cut 1, 1 and 2 MiB, its last shard holding and moving half as much again as the mean. So
+ * the slices differ by at most about 1/SW_CHUNKS_PER_SHARD of one. The rule alone, for any number of shards: the
  * shards' chunk table (syncwise/shard.h) is built on it, and the simulator's model of a sharded
  * server (`sim --net shards=S`) places parameters by it.
  */
@@ -21,8 +22,8 @@ extern "C" {
 #define SW_CHUNKS_PER_SHARD 16 /* at least, where chunks of a cache line or more allow */
 
 /* The floats per chunk of n_params over n_shards (n_params >= n_shards >= 1): the caller's
- * chunk_floats, or less so that every shard gets one; for 0, the rule above (a multiple of 16
- * floats, a cache line, where a chunk holds more than one line). */
+ * chunk_floats, or less so that every shard gets one; for 0, the rule above (beyond a chunk a
+ * shard, a multiple of 16 floats: a cache line). */
 size_t sw_chunk_floats(size_t n_params, size_t chunk_floats, uint32_t n_shards);
 /* How many chunks of `chunk` floats cover n_params (the last may be shorter). */
 uint32_t sw_chunk_count(size_t n_params, size_t chunk);

@@ -1,7 +1,8 @@
 /* The placement rule of parameters over shards (syncwise/placement.h). */
 #include "syncwise/placement.h"
 
-/* Chunks of at most SW_CHUNK_FLOATS, SW_CHUNKS_PER_SHARD a shard or more. */
+/* Chunks of at most SW_CHUNK_FLOATS, SW_CHUNKS_PER_SHARD a shard or more (a model of over a
+ * chunk a shard). */
 static size_t balanced(size_t n_params, uint32_t n_shards)
 {
     size_t parts = (size_t)n_shards * SW_CHUNKS_PER_SHARD;
@@ -13,8 +14,10 @@ static size_t balanced(size_t n_params, uint32_t n_shards)
 
 size_t sw_chunk_floats(size_t n_params, size_t chunk_floats, uint32_t n_shards)
 {
-    size_t chunk = chunk_floats ? chunk_floats : balanced(n_params, n_shards);
     size_t even = n_params / n_shards; /* so that every shard gets a chunk */
+    if (!chunk_floats && even <= SW_CHUNK_FLOATS)
+        return even; /* a chunk a shard, the last with the few floats over */
+    size_t chunk = chunk_floats ? chunk_floats : balanced(n_params, n_shards);
     return chunk > even ? even : chunk;
 }
 

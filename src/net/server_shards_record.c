@@ -35,8 +35,8 @@ int sw__shards_write_record(server *s, char *err)
 }
 
 /* The chunk table the shards' slices were cut by: the record's chunk size (a record without
- * one was written when chunks were 1 MiB at most, whatever the model; the rule is smaller
- * chunks now, which would cut other slices than the shards saved). */
+ * one was written when chunks were 1 MiB, or one a shard for a smaller model; the rule cuts a
+ * model of over 1 MiB a shard finer now, into other slices than such shards saved). */
 static int recorded_table(server *s, const char *text, char *err)
 {
     unsigned long long chunk = SW_CHUNK_FLOATS;
