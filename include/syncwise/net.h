@@ -120,6 +120,10 @@ typedef struct sw_server_result {
                             * were in; elapsed_s includes it. Negative: it never started */
     uint64_t start_version, version, applies, pushes, refused, joins, crashes;
     uint64_t bytes_in, bytes_out; /* message bytes received and sent (headers included) */
+    /* A sharded run: of those, the model's floats between the server and the shards (the
+     * initial parameters set, the slices gathered for evaluations and checkpoints): the rest is
+     * the control plane. */
+    uint64_t model_bytes;
     /* A sharded run: frames received from the shards, and the messages they carried (a batch
      * carries a turn's, docs/protocol.md "Batches"). */
     uint64_t shard_frames, shard_messages;

@@ -232,6 +232,24 @@ static int server_opts(int argc, char **argv, server_cli *o)
 }
 
 /* The run's last words: how it ended, what it moved. */
+/* The server's bytes a push; a sharded run's gradients and parameters go to the shards (their
+ * own summaries count them), so its server's are the control plane's and the model's floats
+ * it set and gathered, told apart. */
+static void print_traffic(const sw_server_result *r)
+{
+    double per = r->pushes ? 1.0 / (double)r->pushes : 0.0;
+    printf("traffic: %.1f MB in, %.1f MB out, ", (double)r->bytes_in / 1e6,
+           (double)r->bytes_out / 1e6);
+    if (!r->shard_frames) {
+        printf("%.0f bytes per push and its answers\n",
+               (double)(r->bytes_in + r->bytes_out) * per);
+        return;
+    }
+    printf("%.1f MB of them the model's floats set on and gathered from the shards; the "
+           "control plane %.0f bytes per push and its answers\n", (double)r->model_bytes / 1e6,
+           (double)(r->bytes_in + r->bytes_out - r->model_bytes) * per);
+}
+
 static void print_summary(const sw_server_result *r)
 {
     char took[96];
@@ -253,9 +271,7 @@ static void print_summary(const sw_server_result *r)
            (unsigned long long)r->joins, (unsigned long long)r->crashes,
            (unsigned long long)r->refused, took,
            r->held_out ? r->held_out : "validation", quality);
-    printf("traffic: %.1f MB in, %.1f MB out, %.0f bytes per push and its answers\n",
-           (double)r->bytes_in / 1e6, (double)r->bytes_out / 1e6,
-           r->pushes ? (double)(r->bytes_in + r->bytes_out) / (double)r->pushes : 0.0);
+    print_traffic(r);
     if (r->shard_frames)
         printf("shards: %llu frames from the shards carried %llu messages (%.2f a frame)\n",
                (unsigned long long)r->shard_frames, (unsigned long long)r->shard_messages,

@@ -26,6 +26,8 @@ static void send_frame(server *s, uint32_t j, sw_frame *f)
     const char *what = f ? sw_msg_type_name(head.type) : "message";
     if (sw_send(s->shards.socks[j], NULL, 0, f)) {
         s->r->bytes_out += size;
+        if (head.type == SW_MSG_SHARD_SET)
+            s->r->model_bytes += size;
         return;
     }
     if (s->concluded) { /* the run is over: nothing is left to part ways over */
@@ -427,6 +429,8 @@ void sw__shards_take(server *s, uint32_t j, const sw_delivery *d)
     s->shards.seen[j].heard = sw__server_now(s);
     s->shards.seen[j].answered = true;
     s->r->shard_frames++;
+    if (m.type == SW_MSG_SHARD_SLICE)
+        s->r->model_bytes += len;
     if (m.type == SW_MSG_BATCH) {
         take_batch(s, j, &m, limit);
     } else {
