@@ -124,6 +124,17 @@ typedef struct sw_sampler sw_sampler;
 
 int sw_sampler_new(sw_sampler **out, size_t n_examples, size_t batch, sw_batch_mode mode,
                    uint32_t rank, uint32_t n_ranks, uint64_t seed, char *err);
+
+/* The shards of a run's workers (SW_BATCH_SHARD) are one seeded permutation of the examples,
+ * dealt out by rank. A process that holds many workers (a simulator's thousands) makes it once
+ * and lends it to every worker's sampler, which keeps only its share: the deal may be freed
+ * once they are made. sw_sampler_new(SW_BATCH_SHARD) makes one of its own. */
+typedef struct sw_deal sw_deal;
+int sw_deal_new(sw_deal **out, size_t n_examples, uint64_t seed, char *err);
+void sw_deal_free(sw_deal *d);
+/* As sw_sampler_new in SW_BATCH_SHARD mode with the deal's examples and seed. */
+int sw_sampler_new_dealt(sw_sampler **out, const sw_deal *deal, size_t batch, uint32_t rank,
+                         uint32_t n_ranks, char *err);
 void sw_sampler_free(sw_sampler *s);
 /* The next batch's rows (batch of them), valid until the next call. */
 const uint32_t *sw_sampler_next(sw_sampler *s);
@@ -142,6 +153,9 @@ typedef struct sw_batcher sw_batcher;
  * must outlive the batcher. All memory is allocated here; sw_batcher_next allocates nothing. */
 int sw_batcher_new(sw_batcher **out, const sw_dataset *ds, size_t batch, sw_batch_mode mode,
                    uint32_t rank, uint32_t n_ranks, uint64_t seed, char *err);
+/* The same over a deal of ds's examples (sw_sampler_new_dealt). */
+int sw_batcher_new_dealt(sw_batcher **out, const sw_dataset *ds, const sw_deal *deal,
+                         size_t batch, uint32_t rank, uint32_t n_ranks, char *err);
 void sw_batcher_free(sw_batcher *b);
 
 /* A mini-batch: views into the batcher's own buffers, valid until the next call. */

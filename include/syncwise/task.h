@@ -106,6 +106,10 @@ typedef struct sw_learner_params {
     sw_batch_mode mode;   /* the worker's shard, or the whole set in its own order */
     uint32_t rank, ranks; /* this worker's id among `ranks` slots (the shard it reads) */
     uint64_t seed;
+    /* SW_BATCH_SHARD: the run's deal of the training set by `seed` (syncwise/data.h), lent
+     * while the learner is made, so that a process of many learners shuffles the set once;
+     * NULL: the learner makes its own. */
+    const sw_deal *deal;
 } sw_learner_params;
 
 /* A learner of the task (borrowed; one thread uses both). Its first batch is chosen by the first

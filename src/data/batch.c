@@ -14,30 +14,47 @@ struct sw_batcher {
     float *target;
 };
 
-int sw_batcher_new(sw_batcher **out, const sw_dataset *ds, size_t batch, sw_batch_mode mode,
-                   uint32_t rank, uint32_t n_ranks, uint64_t seed, char *err)
+/* A batcher of ds around `sampler` (taken, freed on failure), or the sampler's failure rc. */
+static int around(sw_batcher **out, const sw_dataset *ds, sw_sampler *sampler, size_t batch,
+                  int rc, char *err)
 {
     *out = NULL;
-    sw_batcher *b = calloc(1, sizeof *b);
-    if (!b)
-        return sw_fail(err, SW_ENOMEM, "out of memory for a batcher");
-    b->ds = ds;
-    int rc = sw_sampler_new(&b->sampler, ds->n, batch, mode, rank, n_ranks, seed, err);
-    if (!rc) {
-        b->x = malloc(batch * ds->dim * sizeof *b->x);
-        if (ds->label)
-            b->label = malloc(batch * sizeof *b->label);
-        else
-            b->target = malloc(batch * sizeof *b->target);
-        if (!b->x || (!b->label && !b->target))
-            rc = sw_fail(err, SW_ENOMEM, "out of memory for a batch of %zu", batch);
-    }
-    if (rc) {
-        sw_batcher_free(b);
+    if (rc)
         return rc;
+    sw_batcher *b = calloc(1, sizeof *b);
+    if (!b) {
+        sw_sampler_free(sampler);
+        return sw_fail(err, SW_ENOMEM, "out of memory for a batcher");
+    }
+    b->ds = ds;
+    b->sampler = sampler;
+    b->x = malloc(batch * ds->dim * sizeof *b->x);
+    if (ds->label)
+        b->label = malloc(batch * sizeof *b->label);
+    else
+        b->target = malloc(batch * sizeof *b->target);
+    if (!b->x || (!b->label && !b->target)) {
+        sw_batcher_free(b);
+        return sw_fail(err, SW_ENOMEM, "out of memory for a batch of %zu", batch);
     }
     *out = b;
     return 0;
+}
+
+int sw_batcher_new(sw_batcher **out, const sw_dataset *ds, size_t batch, sw_batch_mode mode,
+                   uint32_t rank, uint32_t n_ranks, uint64_t seed, char *err)
+{
+    sw_sampler *s;
+    int rc = sw_sampler_new(&s, ds->n, batch, mode, rank, n_ranks, seed, err);
+    return around(out, ds, s, batch, rc, err);
+}
+
+int sw_batcher_new_dealt(sw_batcher **out, const sw_dataset *ds, const sw_deal *deal,
+                         size_t batch, uint32_t rank, uint32_t n_ranks, char *err)
+{
+    sw_sampler *s;
+    int rc = sw_sampler_new_dealt(&s, deal, batch, rank, n_ranks, err);
+    return around(out, ds, s, batch, rc, err);
 }
 
 void sw_batcher_free(sw_batcher *b)

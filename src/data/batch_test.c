@@ -62,38 +62,45 @@ static void first_pass(sw_sampler *s, uint32_t *rows)
         rows[i] = sw_sampler_next(s)[0];
 }
 
-/* Every rank's share is the same however its samplers are made: all at once (sharing one
- * permutation), one after another, or while a sampler of another run holds a permutation of
- * its own. */
-static void a_share_is_the_same_however_made(void **state)
+/* A rank's share is the same whether its sampler deals the set itself or takes a deal made
+ * once for every rank (as a simulator's workers do), and freed once they are made; the shares
+ * are a random partition, and a deal of another seed is another. */
+static void a_share_is_the_same_dealt_or_not(void **state)
 {
     (void)state;
     enum { N = 103, RANKS = 5 };
-    uint32_t together[RANKS][N], apart[RANKS][N], beside[RANKS][N];
-    sw_sampler *s[RANKS], *other;
-    for (uint32_t r = 0; r < RANKS; r++)
-        assert_int_equal(sw_sampler_new(&s[r], N, 1, SW_BATCH_SHARD, r, RANKS, 7, NULL), 0);
-    for (uint32_t r = 0; r < RANKS; r++) {
-        first_pass(s[r], together[r]);
-        sw_sampler_free(s[r]);
-    }
+    uint32_t own[RANKS][N], dealt[RANKS][N], other[N];
+    sw_sampler *s[RANKS];
+    sw_deal *deal, *reseeded;
+    assert_int_equal(sw_deal_new(&deal, N, 7, NULL), 0);
+    assert_int_equal(sw_deal_new(&reseeded, N, 8, NULL), 0);
     for (uint32_t r = 0; r < RANKS; r++) {
         assert_int_equal(sw_sampler_new(&s[r], N, 1, SW_BATCH_SHARD, r, RANKS, 7, NULL), 0);
-        first_pass(s[r], apart[r]);
+        first_pass(s[r], own[r]);
+        sw_sampler_free(s[r]);
+        assert_int_equal(sw_sampler_new_dealt(&s[r], deal, 1, r, RANKS, NULL), 0);
+    }
+    sw_deal_free(deal); /* the samplers keep their shares */
+    size_t in_step = 0; /* a random partition, not every RANKS-th example as they lie */
+    for (size_t j = 0; j < N / RANKS; j++)
+        in_step += own[0][j] % RANKS == 0;
+    assert_true(in_step < N / RANKS / 2);
+    for (uint32_t r = 0; r < RANKS; r++) {
+        first_pass(s[r], dealt[r]);
+        assert_memory_equal(own[r], dealt[r], sw_sampler_epoch_size(s[r]) * sizeof **own);
         sw_sampler_free(s[r]);
     }
-    assert_int_equal(sw_sampler_new(&other, N + 1, 1, SW_BATCH_SHARD, 0, 2, 8, NULL), 0);
-    for (uint32_t r = 0; r < RANKS; r++) {
-        assert_int_equal(sw_sampler_new(&s[r], N, 1, SW_BATCH_SHARD, r, RANKS, 7, NULL), 0);
-        first_pass(s[r], beside[r]);
-    }
-    for (uint32_t r = 0; r < RANKS; r++) {
-        size_t size = sw_sampler_epoch_size(s[r]);
-        assert_memory_equal(together[r], apart[r], size * sizeof **apart);
-        assert_memory_equal(together[r], beside[r], size * sizeof **beside);
-        sw_sampler_free(s[r]);
-    }
-    sw_sampler_free(other);
+    sw_sampler *o;
+    assert_int_equal(sw_sampler_new_dealt(&o, reseeded, 1, 0, RANKS, NULL), 0);
+    first_pass(o, other);
+    assert_memory_not_equal(own[0], other, sw_sampler_epoch_size(o) * sizeof *other);
+    sw_sampler_free(o);
+    sw_deal_free(reseeded);
+    char err[SW_ERR_LEN];
+    assert_int_equal(sw_deal_new(&deal, 0, 7, err), SW_EINVAL);
+    assert_int_equal(sw_deal_new(&deal, 3, 7, err), 0);
+    assert_int_equal(sw_sampler_new_dealt(&o, deal, 1, 4, 5, err), SW_EINVAL); /* empty share */
+    sw_deal_free(deal);
 }
 
 /* A dense batch holds the rows a sampler of the same rank and seed picks, in its order: dense
@@ -255,7 +262,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shards_are_disjoint_and_cover),
-        cmocka_unit_test(a_share_is_the_same_however_made),
+        cmocka_unit_test(a_share_is_the_same_dealt_or_not),
         cmocka_unit_test(batches_are_the_samplers_rows),
         cmocka_unit_test(epochs_reshuffle_and_count),
         cmocka_unit_test(same_seed_same_batches_other_rank_other_order),

@@ -6,13 +6,11 @@
  * dealt round-robin by rank), so they are disjoint and balanced whatever the data's order on
  * disk. Each worker reshuffles its examples every epoch from its own stream.
  *
- * The permutation is one for every rank of a run: the last one made is kept while a sampler
- * made from it lives, so that a simulator setting up thousands of workers shuffles the set
- * once rather than once a worker (100,000 workers on 400,000 examples took a quarter of an hour
- * to set up). It costs 4 bytes an example while the samplers live: one copy for a simulator's
- * thousands of workers, and for a worker process next to nothing beside the examples it holds.
+ * The permutation is one for every rank of a run: a process that holds many workers (a
+ * simulator's thousands) makes it once (sw_deal_new) and lends it to their samplers, rather
+ * than shuffling the whole set again for each (100,000 workers on 400,000 examples took a
+ * quarter of an hour to set up). A sampler keeps only its share.
  */
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "syncwise/data.h"
@@ -25,100 +23,73 @@ struct sw_sampler {
     uint64_t epoch;
     sw_rng rng;
     uint32_t *rows; /* the current batch */
-    bool holds_deal; /* one of the kept permutation's holders */
 };
 
-/* The kept permutation of n examples from seed's shard stream, and how many samplers hold it
- * (freed when the last lets go). */
-static struct {
-    pthread_mutex_t lock;
-    uint32_t *perm;
+struct sw_deal {
     size_t n;
     uint64_t seed;
-    size_t holders;
-} dealt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    uint32_t *perm; /* the n examples in the shard stream's order */
+};
 
-static uint32_t *shuffled(size_t n, uint64_t seed)
+int sw_deal_new(sw_deal **out, size_t n, uint64_t seed, char *err)
 {
-    uint32_t *all = malloc(n * sizeof *all);
-    if (!all)
-        return NULL;
+    *out = NULL;
+    if (n == 0 || n > UINT32_MAX)
+        return sw_fail(err, SW_EINVAL, "batcher: %zu examples (1 to 2^32)", n);
+    sw_deal *d = calloc(1, sizeof *d);
+    if (!d || !(d->perm = malloc(n * sizeof *d->perm))) {
+        free(d);
+        return sw_fail(err, SW_ENOMEM, "out of memory for an order of %zu examples", n);
+    }
+    d->n = n;
+    d->seed = seed;
     for (size_t i = 0; i < n; i++)
-        all[i] = (uint32_t)i;
+        d->perm[i] = (uint32_t)i;
     sw_rng shard;
     sw_rng_seed(&shard, seed, SW_STREAM_SHARD);
-    sw_rng_shuffle(&shard, all, n);
-    return all;
+    sw_rng_shuffle(&shard, d->perm, n);
+    *out = d;
+    return 0;
 }
 
-/* s's share (every n_ranks-th example of the run's permutation from rank) copied into
- * s->order; the permutation made, or the kept one taken, and held by s. */
-static int deal_share(sw_sampler *s, size_t n, uint32_t rank, uint32_t n_ranks, uint64_t seed)
+void sw_deal_free(sw_deal *d)
 {
-    size_t k = rank < n ? (n - rank + n_ranks - 1) / n_ranks : 0;
-    pthread_mutex_lock(&dealt.lock);
-    if (!dealt.perm || dealt.n != n || dealt.seed != seed) {
-        uint32_t *perm = dealt.holders ? NULL : shuffled(n, seed); /* one kept at a time */
-        if (perm) {
-            free(dealt.perm);
-            dealt.perm = perm;
-            dealt.n = n;
-            dealt.seed = seed;
-        }
-    }
-    bool kept = dealt.perm && dealt.n == n && dealt.seed == seed;
-    const uint32_t *perm = kept ? dealt.perm : NULL;
-    uint32_t *own = kept ? NULL : shuffled(n, seed); /* another run's is held */
-    s->order = malloc((k ? k : 1) * sizeof *s->order);
-    if (s->order && (perm || own))
-        for (size_t i = rank, j = 0; i < n; i += n_ranks)
-            s->order[j++] = (perm ? perm : own)[i];
-    bool ok = s->order && (perm || own);
-    if (ok && kept) {
-        dealt.holders++;
-        s->holds_deal = true;
-    }
-    pthread_mutex_unlock(&dealt.lock);
-    free(own);
+    if (d)
+        free(d->perm);
+    free(d);
+}
+
+/* s's share: every n_ranks-th example of the deal from rank. */
+static int take_share(sw_sampler *s, const sw_deal *d, uint32_t rank, uint32_t n_ranks,
+                      char *err)
+{
+    size_t k = rank < d->n ? (d->n - rank + n_ranks - 1) / n_ranks : 0;
+    if (k == 0)
+        return sw_fail(err, SW_EINVAL, "shard %u of %u is empty: only %zu training examples",
+                       rank, n_ranks, d->n);
+    if (!(s->order = malloc(k * sizeof *s->order)))
+        return sw_fail(err, SW_ENOMEM, "out of memory for a batch order");
+    for (size_t i = rank, j = 0; i < d->n; i += n_ranks)
+        s->order[j++] = d->perm[i];
     s->n_order = k;
-    return ok ? 0 : -1;
+    return 0;
 }
 
-static void let_go_of_deal(sw_sampler *s)
+/* The whole set, in index order (shuffled by the caller). */
+static int take_all(sw_sampler *s, size_t n, char *err)
 {
-    if (!s->holds_deal)
-        return;
-    pthread_mutex_lock(&dealt.lock);
-    if (--dealt.holders == 0) {
-        free(dealt.perm);
-        dealt.perm = NULL;
-    }
-    pthread_mutex_unlock(&dealt.lock);
-}
-
-static int fill_order(sw_sampler *s, size_t n, sw_batch_mode mode, uint32_t rank,
-                      uint32_t n_ranks, uint64_t seed, char *err)
-{
-    if (mode != SW_BATCH_SAMPLE) {
-        if (deal_share(s, n, rank, n_ranks, seed))
-            return sw_fail(err, SW_ENOMEM, "out of memory for a batch order");
-        if (s->n_order == 0)
-            return sw_fail(err, SW_EINVAL, "shard %u of %u is empty: only %zu training examples",
-                           rank, n_ranks, n);
-        return 0;
-    }
-    uint32_t *all = malloc(n * sizeof *all);
-    if (!all)
+    if (!(s->order = malloc(n * sizeof *s->order)))
         return sw_fail(err, SW_ENOMEM, "out of memory for a batch order");
     for (size_t i = 0; i < n; i++)
-        all[i] = (uint32_t)i;
-    s->order = all;
+        s->order[i] = (uint32_t)i;
     s->n_order = n;
     return 0;
 }
 
-int sw_sampler_new(sw_sampler **out, size_t n, size_t batch, sw_batch_mode mode, uint32_t rank,
-                   uint32_t n_ranks, uint64_t seed, char *err)
+/* A sampler of rank's share of `deal`, or (deal NULL) of the whole set of n examples; its own
+ * order shuffled from seed's stream of its rank. */
+static int make(sw_sampler **out, const sw_deal *deal, size_t n, size_t batch, uint32_t rank,
+                uint32_t n_ranks, uint64_t seed, char *err)
 {
     *out = NULL;
     if (batch == 0 || n_ranks == 0 || rank >= n_ranks)
@@ -132,7 +103,7 @@ int sw_sampler_new(sw_sampler **out, size_t n, size_t batch, sw_batch_mode mode,
     if (!s)
         return sw_fail(err, SW_ENOMEM, "out of memory for a batcher");
     s->batch = batch;
-    int rc = fill_order(s, n, mode, rank, n_ranks, seed, err);
+    int rc = deal ? take_share(s, deal, rank, n_ranks, err) : take_all(s, n, err);
     if (!rc && !(s->rows = malloc(batch * sizeof *s->rows)))
         rc = sw_fail(err, SW_ENOMEM, "out of memory for a batch of %zu", batch);
     if (rc) {
@@ -145,11 +116,30 @@ int sw_sampler_new(sw_sampler **out, size_t n, size_t batch, sw_batch_mode mode,
     return 0;
 }
 
+int sw_sampler_new_dealt(sw_sampler **out, const sw_deal *deal, size_t batch, uint32_t rank,
+                         uint32_t n_ranks, char *err)
+{
+    return make(out, deal, deal->n, batch, rank, n_ranks, deal->seed, err);
+}
+
+int sw_sampler_new(sw_sampler **out, size_t n, size_t batch, sw_batch_mode mode, uint32_t rank,
+                   uint32_t n_ranks, uint64_t seed, char *err)
+{
+    *out = NULL;
+    if (mode == SW_BATCH_SAMPLE || n == 0 || n > UINT32_MAX)
+        return make(out, NULL, n, batch, rank, n_ranks, seed, err);
+    sw_deal *d;
+    int rc = sw_deal_new(&d, n, seed, err);
+    if (!rc)
+        rc = sw_sampler_new_dealt(out, d, batch, rank, n_ranks, err);
+    sw_deal_free(d);
+    return rc;
+}
+
 void sw_sampler_free(sw_sampler *s)
 {
     if (!s)
         return;
-    let_go_of_deal(s);
     free(s->order);
     free(s->rows);
     free(s);

@@ -83,6 +83,28 @@ static int check_orders_fit(const sim *s, char *err)
                    s->n_slots, sw_task_data_train_size(c->data), need / 1e9, have / 1e9);
 }
 
+/* Worker w's learner (its batches: its share of `deal`, under --batch-mode shard) and its
+ * buffers. */
+static int setup_worker(sim *s, uint32_t w, const sw_deal *deal, char *err)
+{
+    const sw_sim_config *c = s->c;
+    sim_worker *k = &s->w[w];
+    sw_learner_params lp = {.batch = c->batch,
+                            .mode = c->batch_mode,
+                            .rank = w,
+                            .ranks = s->n_slots,
+                            .seed = c->seed,
+                            .deal = deal};
+    int rc = sw_learner_new(&k->learner, s->task, &lp, err);
+    if (!rc)
+        rc = sw_grad_alloc(&k->grad, k->learner, err);
+    if (!rc && c->get_model_frequency > 1 && !(k->local = malloc(s->n_params * sizeof *k->local)))
+        rc = sw_fail(err, SW_ENOMEM, "out of memory for worker %u", w);
+    return rc;
+}
+
+/* The workers, their shards of the training set dealt from one shuffle of it (setting up
+ * 100,000 workers on 400,000 examples shuffled it 100,000 times: a quarter of an hour). */
 static int setup_workers(sim *s, char *err)
 {
     const sw_sim_config *c = s->c;
@@ -92,24 +114,15 @@ static int setup_workers(sim *s, char *err)
     s->w = calloc(s->n_slots, sizeof *s->w);
     if (!s->w)
         return sw_fail(err, SW_ENOMEM, "out of memory for %u workers", s->n_slots);
-    for (uint32_t w = 0; w < s->n_slots; w++) {
-        sim_worker *k = &s->w[w];
-        if (!s->task)
-            continue;
-        sw_learner_params lp = {.batch = c->batch,
-                                .mode = c->batch_mode,
-                                .rank = w,
-                                .ranks = s->n_slots,
-                                .seed = c->seed};
-        rc = sw_learner_new(&k->learner, s->task, &lp, err);
-        if (!rc)
-            rc = sw_grad_alloc(&k->grad, k->learner, err);
-        if (rc)
-            return rc;
-        if (c->get_model_frequency > 1 && !(k->local = malloc(s->n_params * sizeof *k->local)))
-            return sw_fail(err, SW_ENOMEM, "out of memory for worker %u", w);
-    }
-    return 0;
+    if (!s->task)
+        return 0;
+    sw_deal *deal = NULL;
+    if (c->batch_mode == SW_BATCH_SHARD)
+        rc = sw_deal_new(&deal, sw_task_data_train_size(c->data), c->seed, err);
+    for (uint32_t w = 0; w < s->n_slots && !rc; w++)
+        rc = setup_worker(s, w, deal, err);
+    sw_deal_free(deal);
+    return rc;
 }
 
 static int setup_result(sim *s, char *err)

@@ -17,6 +17,7 @@ int sw_learner_new(sw_learner **out, sw_task *t, const sw_learner_params *p, cha
     l->t = t;
     l->p = *p;
     int rc = t->ops->learner_open(l, err);
+    l->p.deal = NULL; /* lent for the opening only */
     if (rc) {
         sw_learner_free(l);
         return rc;

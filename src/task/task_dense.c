@@ -86,8 +86,12 @@ static int learner_open(sw_learner *l, char *err)
         return sw_fail(err, SW_ENOMEM, "out of memory");
     l->impl = d;
     const sw_learner_params *p = &l->p;
-    return sw_batcher_new(&d->batcher, l->t->data->dense.train, p->batch, p->mode, p->rank,
-                          p->ranks, p->seed, err);
+    const sw_dataset *train = l->t->data->dense.train;
+    if (p->deal && p->mode == SW_BATCH_SHARD)
+        return sw_batcher_new_dealt(&d->batcher, train, p->deal, p->batch, p->rank, p->ranks,
+                                    err);
+    return sw_batcher_new(&d->batcher, train, p->batch, p->mode, p->rank, p->ranks, p->seed,
+                          err);
 }
 
 static void learner_close(sw_learner *l)

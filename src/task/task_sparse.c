@@ -123,6 +123,8 @@ static int learner_open(sw_learner *l, char *err)
     s->cap = bound < l->t->n_params ? bound : l->t->n_params;
     if (!(s->touched = malloc(s->cap * sizeof *s->touched)))
         return sw_fail(err, SW_ENOMEM, "out of memory for a batch's %zu weights", s->cap);
+    if (p->deal && p->mode == SW_BATCH_SHARD)
+        return sw_sampler_new_dealt(&s->sampler, p->deal, p->batch, p->rank, p->ranks, err);
     return sw_sampler_new(&s->sampler, l->t->data->sparse.train->n, p->batch, p->mode, p->rank,
                           p->ranks, p->seed, err);
 }
