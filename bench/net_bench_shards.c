@@ -112,7 +112,7 @@ static void give_up_after(double since, const char *what, const sharded *s)
         return;
     fprintf(stderr, "bench_net: no %s within %.0f s (worker %u, version %llu, push %llu): the "
             "sharded run is stuck\n", what, GIVE_UP_S, s->id, (unsigned long long)s->version,
-            (unsigned long long)s->seq);
+            (unsigned long long)(s->seq ? s->seq - 1 : 0)); /* the last sent */
     exit(1);
 }
 

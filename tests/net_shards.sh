@@ -44,6 +44,7 @@ for run in "bsp 2" "ssp:s=2 2 --checksum off" "backup:b=1 3" "asp 3 --momentum 0
   expect_output "over $shards shards" "$policy: the parameters are cut over $shards shards"
   expect_output "MB of them the model's floats set on and gathered from the shards; the control \
 plane" "$policy: the server's traffic is told apart from the model's gathers"
+  expect_no_output " 0 MB of them the model's floats" "$policy: and those floats are counted"
   expect_no_output "the last apply's norms" "$policy reads no norms: no push waited for them"
   wait "${WPIDS[@]}"
   expect_shards "$policy on $shards shards"

@@ -1,13 +1,13 @@
 /* Server shards: the parameters cut into chunks held by several processes (the data plane),
  * under the one engine of the server (the control plane).
  *
- * The chunk table. The n parameters are cut into chunks of `chunk` floats (about 1 MB by
- * default; the last chunk may be shorter), and shard j holds the run of chunks
- * [first[j], first[j + 1]): contiguous, so that a shard's slice of a gradient or of θ is one
- * range of the vector, sent without gathering, and balanced to within one chunk. The table is
- * published as text ("chunk=C\nfirst=0,3,6\n") in the server's WELCOME and in a shard's INIT, and
- * read back with every rule checked: every parameter in exactly one chunk, every chunk on
- * exactly one shard, every shard holding at least one chunk.
+ * The chunk table. The n parameters are cut into chunks of `chunk` floats (by the rule of
+ * syncwise/placement.h: 1 MiB at most; the last chunk may be shorter), and shard j holds the
+ * run of chunks [first[j], first[j + 1]): contiguous, so that a shard's slice of a gradient or
+ * of θ is one range of the vector, sent without gathering, and balanced to within one chunk.
+ * The table is published as text ("chunk=C\nfirst=0,3,6\n") in the server's WELCOME and in a
+ * shard's INIT, and read back with every rule checked: every parameter in exactly one chunk,
+ * every chunk on exactly one shard, every shard holding at least one chunk.
  */
 #ifndef SYNCWISE_SHARD_H
 #define SYNCWISE_SHARD_H

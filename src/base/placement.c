@@ -5,10 +5,8 @@
  * chunk a shard). */
 static size_t balanced(size_t n_params, uint32_t n_shards)
 {
-    size_t parts = (size_t)n_shards * SW_CHUNKS_PER_SHARD;
-    size_t chunk = n_params / parts + (n_params % parts != 0);
-    if (chunk > 16)
-        chunk = (chunk + 15) / 16 * 16;
+    /* Rounded down, so that the count rounds up: here n_params / parts is over 16384 */
+    size_t chunk = n_params / ((size_t)n_shards * SW_CHUNKS_PER_SHARD) / 16 * 16;
     return chunk < SW_CHUNK_FLOATS ? chunk : SW_CHUNK_FLOATS;
 }
 

@@ -231,7 +231,6 @@ static int server_opts(int argc, char **argv, server_cli *o)
     return sw_cli_pin_cpus("server", o->cpus);
 }
 
-/* The run's last words: how it ended, what it moved. */
 /* The server's bytes a push; a sharded run's gradients and parameters go to the shards (their
  * own summaries count them), so its server's are the control plane's and the model's floats
  * it set and gathered, told apart. */
@@ -240,16 +239,17 @@ static void print_traffic(const sw_server_result *r)
     double per = r->pushes ? 1.0 / (double)r->pushes : 0.0;
     printf("traffic: %.1f MB in, %.1f MB out, ", (double)r->bytes_in / 1e6,
            (double)r->bytes_out / 1e6);
-    if (!r->shard_frames) {
+    if (!r->shard_frames && !r->model_bytes) { /* a sharded run sets the shards' floats */
         printf("%.0f bytes per push and its answers\n",
                (double)(r->bytes_in + r->bytes_out) * per);
         return;
     }
-    printf("%.1f MB of them the model's floats set on and gathered from the shards; the "
+    printf("%.3g MB of them the model's floats set on and gathered from the shards; the "
            "control plane %.0f bytes per push and its answers\n", (double)r->model_bytes / 1e6,
            (double)(r->bytes_in + r->bytes_out - r->model_bytes) * per);
 }
 
+/* The run's last words: how it ended, what it moved. */
 static void print_summary(const sw_server_result *r)
 {
     char took[96];

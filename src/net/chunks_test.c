@@ -87,6 +87,18 @@ static void the_default_balances_the_slices(void **state)
                 fail_msg("%zu parameters over %u shards: the largest slice is %.2f times the "
                          "smallest", sizes[i], s, skew(sizes[i], s));
     assert_true(skew(100, 3) <= 34.0 / 33.0); /* a model too small for 16 chunks a shard */
+    /* Beyond 1 MiB a shard, 16 chunks a shard or more (chunks rounded up gave some 15) */
+    const struct { size_t n; uint32_t shards; } big[] = {
+        {26216000, 100}, {67112960, 256}, {(size_t)SW_CHUNK_FLOATS * 3 + 1, 2}, {1u << 31, 7}};
+    for (size_t i = 0; i < sizeof big / sizeof *big; i++) {
+        sw_chunk_table t;
+        assert_int_equal(sw_chunk_table_init(&t, big[i].n, 0, big[i].shards, NULL), 0);
+        for (uint32_t j = 0; j < big[i].shards; j++)
+            if (t.first[j + 1] - t.first[j] < SW_CHUNKS_PER_SHARD)
+                fail_msg("%zu parameters over %u shards: shard %u holds %u chunks", big[i].n,
+                         big[i].shards, j, t.first[j + 1] - t.first[j]);
+        assert_true(t.chunk % 16 == 0 && t.chunk <= SW_CHUNK_FLOATS);
+    }
 }
 
 static void bad_sizes_are_refused(void **state)

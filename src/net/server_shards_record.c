@@ -71,7 +71,8 @@ int sw__shards_read_record(server *s, uint64_t *version, char *err)
     unsigned long long run, v = 0, n;
     uint32_t listed = s->shards.n; /* sw__shards_check read --shards */
     const char *at = sw__text_value(text, "version");
-    bool start = at && !strncmp(at, SW_SHARDS_START_RECORD "\n", strlen(SW_SHARDS_START_RECORD) + 1);
+    bool start = at && !strncmp(at, SW_SHARDS_START_RECORD "\n",
+                                strlen(SW_SHARDS_START_RECORD) + 1);
     if (sw__text_number(text, "run", &run) || (!start && sw__text_number(text, "version", &v)) ||
         sw__text_number(text, "shards", &n))
         return sw_fail(err, SW_EFORMAT, "%s is not the record of a sharded run's checkpoint "

@@ -30,9 +30,9 @@ static int teardown_with_checkpoint(void **state)
 }
 
 /* The STATE s received next: its version, and payload fields (run, saved, ..., restores taken,
- * awaiting); it names the slice the rig's shard holds (shard 1, its parameters). The last restore's number
- * goes to last_restore_no, FILE.prev's version to last_saved_before, the number of the last
- * restore it could not take to last_unable_no. */
+ * awaiting); it names the slice the rig's shard holds (shard 1, its parameters). The last
+ * restore's number goes to last_restore_no, FILE.prev's version to last_saved_before, the
+ * number of the last restore it could not take to last_unable_no. */
 static uint64_t last_restore_no, last_saved_before, last_unable_no;
 static uint64_t expect_state(sw_sock *s, uint64_t *saved, uint64_t *restores, uint64_t *awaiting)
 {

@@ -78,8 +78,8 @@ static int check_orders_fit(const sim *s, char *err)
         return 0;
     return sw_fail(err, SW_ENOMEM,
                    "%u workers each reading the %zu training examples in an order of its own "
-                   "need %.1f GB for their orders, over the %.1f GB this process may hold: fewer workers, "
-                   "or --batch-mode shard (the examples dealt out among them)",
+                   "need %.1f GB for their orders, over the %.1f GB this process may hold: "
+                   "fewer workers, or --batch-mode shard (the examples dealt out among them)",
                    s->n_slots, sw_task_data_train_size(c->data), need / 1e9, have / 1e9);
 }
 
