@@ -135,6 +135,7 @@ void sw_deal_free(sw_deal *d);
 /* As sw_sampler_new in SW_BATCH_SHARD mode with the deal's examples and seed. */
 int sw_sampler_new_dealt(sw_sampler **out, const sw_deal *deal, size_t batch, uint32_t rank,
                          uint32_t n_ranks, char *err);
+size_t sw_deal_examples(const sw_deal *d);
 void sw_sampler_free(sw_sampler *s);
 /* The next batch's rows (batch of them), valid until the next call. */
 const uint32_t *sw_sampler_next(sw_sampler *s);

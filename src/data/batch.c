@@ -52,8 +52,11 @@ int sw_batcher_new(sw_batcher **out, const sw_dataset *ds, size_t batch, sw_batc
 int sw_batcher_new_dealt(sw_batcher **out, const sw_dataset *ds, const sw_deal *deal,
                          size_t batch, uint32_t rank, uint32_t n_ranks, char *err)
 {
-    sw_sampler *s;
-    int rc = sw_sampler_new_dealt(&s, deal, batch, rank, n_ranks, err);
+    sw_sampler *s = NULL;
+    int rc = sw_deal_examples(deal) == ds->n
+                 ? sw_sampler_new_dealt(&s, deal, batch, rank, n_ranks, err)
+                 : sw_fail(err, SW_EINVAL, "batcher: a deal of %zu examples for a set of %zu",
+                           sw_deal_examples(deal), ds->n);
     return around(out, ds, s, batch, rc, err);
 }
 

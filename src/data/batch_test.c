@@ -100,6 +100,11 @@ static void a_share_is_the_same_dealt_or_not(void **state)
     assert_int_equal(sw_deal_new(&deal, 0, 7, err), SW_EINVAL);
     assert_int_equal(sw_deal_new(&deal, 3, 7, err), 0);
     assert_int_equal(sw_sampler_new_dealt(&o, deal, 1, 4, 5, err), SW_EINVAL); /* empty share */
+    sw_dataset *ds = numbered(4);
+    sw_batcher *b;
+    assert_int_equal(sw_batcher_new_dealt(&b, ds, deal, 1, 0, 2, err), SW_EINVAL);
+    assert_non_null(strstr(err, "a deal of 3 examples for a set of 4"));
+    sw_dataset_free(ds);
     sw_deal_free(deal);
 }
 

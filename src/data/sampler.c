@@ -52,6 +52,8 @@ int sw_deal_new(sw_deal **out, size_t n, uint64_t seed, char *err)
     return 0;
 }
 
+size_t sw_deal_examples(const sw_deal *d) { return d->n; }
+
 void sw_deal_free(sw_deal *d)
 {
     if (d)

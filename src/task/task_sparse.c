@@ -123,10 +123,13 @@ static int learner_open(sw_learner *l, char *err)
     s->cap = bound < l->t->n_params ? bound : l->t->n_params;
     if (!(s->touched = malloc(s->cap * sizeof *s->touched)))
         return sw_fail(err, SW_ENOMEM, "out of memory for a batch's %zu weights", s->cap);
+    size_t n = l->t->data->sparse.train->n;
+    if (p->deal && p->mode == SW_BATCH_SHARD && sw_deal_examples(p->deal) != n)
+        return sw_fail(err, SW_EINVAL, "a deal of %zu examples for a set of %zu",
+                       sw_deal_examples(p->deal), n);
     if (p->deal && p->mode == SW_BATCH_SHARD)
         return sw_sampler_new_dealt(&s->sampler, p->deal, p->batch, p->rank, p->ranks, err);
-    return sw_sampler_new(&s->sampler, l->t->data->sparse.train->n, p->batch, p->mode, p->rank,
-                          p->ranks, p->seed, err);
+    return sw_sampler_new(&s->sampler, n, p->batch, p->mode, p->rank, p->ranks, p->seed, err);
 }
 
 static void learner_close(sw_learner *l)
