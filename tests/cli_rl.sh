@@ -98,24 +98,25 @@ cp "$(dirname "$0")/../policies/rlp.swrl" "$TMP/old.swrl"
 expect_status 1 "a resume of a file from before --resume" -- "$SW" rl train "${short[@]}" \
   --out "$TMP/old.swrl" --resume
 expect_output "does not say how far its training came" "says why it cannot"
-# Killed (SIGKILL) after its first saves in the episodes (a few of 200: each takes milliseconds),
-# then resumed: it goes on from its last save to the end.
-"$SW" rl train "${short[@]}" --episodes 200 --save-every 1 --out "$TMP/killed.swrl" \
+# Killed (SIGKILL) after its first saves in the episodes (a few of 1000: each takes
+# milliseconds; with 200 the rest took 0.7 s, and a poll late by that on a busy machine found
+# the training over), then resumed: it goes on from its last save to the end.
+"$SW" rl train "${short[@]}" --episodes 1000 --save-every 1 --out "$TMP/killed.swrl" \
   > "$TMP/killed.out" 2>&1 &
 pid=$!
-for _ in $(seq 600); do grep -q "episode 2/200" "$TMP/killed.out" && break; sleep 0.05; done
+for _ in $(seq 600); do grep -q "episode 2/1000" "$TMP/killed.out" && break; sleep 0.05; done
 # A second training of the same file, while the first still writes it (held stopped), is refused.
 kill -STOP $pid 2>/dev/null
 expect_status 1 "two trainings of one file at once" -- "$SW" rl train "${short[@]}" \
-  --episodes 200 --save-every 1 --out "$TMP/killed.swrl" --resume
+  --episodes 1000 --save-every 1 --out "$TMP/killed.swrl" --resume
 expect_output "another process writes it already" "says why"
 kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
-expect_status 0 "a killed training resumes" -- "$SW" rl train "${short[@]}" --episodes 200 \
+expect_status 0 "a killed training resumes" -- "$SW" rl train "${short[@]}" --episodes 1000 \
   --save-every 1 --out "$TMP/killed.swrl" --resume
 expect_output "resuming $TMP/killed.swrl after 10 pre-training runs" "from its last save"
-expect_status 0 "and is whole after it" -- "$SW" rl train "${short[@]}" --episodes 200 \
+expect_status 0 "and is whole after it" -- "$SW" rl train "${short[@]}" --episodes 1000 \
   --out "$TMP/killed.swrl" --resume
-expect_output "after 10 pre-training runs and 200 episodes" "every episode done"
+expect_output "after 10 pre-training runs and 1000 episodes" "every episode done"
 
 expect_status 0 "rl eval" -- "$SW" rl eval "${inst[@]}" --policy "$TMP/p.swrl" --instances 2 \
   --seeds 1 --baselines bsp,asp,ssp:s=1 --csv "$TMP/runs.csv"
@@ -184,18 +185,19 @@ expect_status 0 "a resume after the passes" -- "$SW" rl train "${inst[@]}" \
   --pre-instances 2 --episodes 0 --features stretch --gamma 1 --pre-epochs 20 --out "$TMP/e.swrl" \
   --seed 5 --resume
 expect_output "nothing left to do" "finds them done"
-# Killed during the passes (the last run is never saved before them), then resumed: the passes
-# are not skipped.
+# Killed during the passes (the last run is never saved before them; 100,000 passes, where the
+# 30,000 of before left a poll 0.3 s to see the first), then resumed: the passes are not
+# skipped.
 "$SW" rl train "${inst[@]}" --pre-instances 1 --episodes 0 --features stretch --gamma 1 \
-  --pre-epochs 30000 --save-every 1 --out "$TMP/k.swrl" --seed 5 > "$TMP/k.out" 2>&1 &
+  --pre-epochs 100000 --save-every 1 --out "$TMP/k.swrl" --seed 5 > "$TMP/k.out" 2>&1 &
 pid=$!
 for _ in $(seq 600); do grep -q "pass over" "$TMP/k.out" && break; sleep 0.05; done
 kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
 expect_status 0 "a training killed in its passes resumes" -- "$SW" rl train "${inst[@]}" \
-  --pre-instances 1 --episodes 0 --features stretch --gamma 1 --pre-epochs 30000 --save-every 1 \
+  --pre-instances 1 --episodes 0 --features stretch --gamma 1 --pre-epochs 100000 --save-every 1 \
   --out "$TMP/k.swrl" --seed 5 --resume
 expect_output "after 2 pre-training runs" "from the save before its last run"
-expect_output "pass over pre-training's records 30000/30000" "and makes every pass"
+expect_output "pass over pre-training's records 100000/100000" "and makes every pass"
 expect_status 2 "nothing to learn" -- "$SW" rl train "${inst[@]}" --pre-instances 0 --episodes 0 \
   --out "$TMP/none.swrl"
 expect_output "leave nothing to learn" "says so"

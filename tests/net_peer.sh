@@ -96,10 +96,13 @@ rm -f "$TMP"/p*.out
 # the member, continued, finds itself alone and ends (status 1), saying it was cut off, where
 # it trained on alone for good (no judge left to stop it) or, had it judged, split the run in
 # two, each reporting a best.
-start_pair 4
+# The judge's limit is far past the drop (its --max-time counts from before it loads its data,
+# and a slow start left a limit of 4 s reached before the drop), and the member is continued
+# once the judge says it dropped it, not after a fixed sleep.
+start_pair 10
 sleep 1 # training together (a stop while it joined would fail its join instead)
 kill -STOP "${PIDS[0]}"
-sleep 2
+for _ in $(seq 80); do grep -q "dropped peer" "$TMP/p1.out" && break; sleep 0.1; done
 kill -CONT "${PIDS[0]}"
 expect_exit "$P1" "the judge of a member stopped past --timeout"
 for i in $(seq 100); do kill -0 "${PIDS[0]}" 2>/dev/null || break; sleep 0.1; done
