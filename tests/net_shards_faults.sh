@@ -13,6 +13,20 @@
 HOSTILE=${2:?usage: $0 SYNCWISE NET_HOSTILE}
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 
+edit_record() { # sed-script FROM TO: the server's record FROM edited into TO, its checksum
+  # line made again (an edit a damage check cannot see: only what the lines say can be judged)
+  sed "$1; /^crc=/d" "$2" > "$3"
+  python3 -c 'import sys, zlib; t = open(sys.argv[1], "rb").read(); print("crc=%08x" % zlib.crc32(t))' \
+    "$3" >> "$3"
+}
+
+resume_all() { # RECORD server-options...: both shards and a bsp server started again with
+  # --resume from their checkpoints and RECORD; WPIDS emptied for the workers the caller starts
+  for j in 0 1; do resume_shard "$j"; done
+  WPIDS=()
+  KEEP_LOG=1 start_server bsp --wait-workers 2 --checkpoint "$1" --resume "${@:2}"
+}
+
 # A shard stopped by a signal (as a crash to the run) and started again from its checkpoint:
 # every shard goes back to the last checkpoint all of them hold, the version counter goes on,
 # and the run completes (under DBW, whose pushes may be waiting for an apply's norms that the
@@ -197,9 +211,7 @@ for edit in "version=9007199254740993/over 2^53" "optimizer=warp/records optimiz
   "chunk=0/a chunk size of none" "chunk=99999/a chunk size of none" \
   "chunk=1000/records chunks of 1000 floats, more than 2 shards"; do
   line=${edit%%/*}
-  sed "s/^${line%%=*}=.*/$line/; /^crc=/d" "$TMP/record.good" > "$TMP/server2.ckpt"
-  python3 -c 'import sys, zlib; t = open(sys.argv[1], "rb").read(); print("crc=%08x" % zlib.crc32(t))' \
-    "$TMP/server2.ckpt" >> "$TMP/server2.ckpt"
+  edit_record "s/^${line%%=*}=.*/$line/" "$TMP/record.good" "$TMP/server2.ckpt"
   expect_status 1 "a resume from a record saying $line" -- "$SW" server \
     --bind "tcp://127.0.0.1:*" --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=32 \
     --checkpoint "$TMP/server2.ckpt" --resume
@@ -224,10 +236,7 @@ expect_server "a sharded run to 25 applies, checkpointed every 10"
 wait "${WPIDS[@]}" "${SHPIDS[@]}"
 mkdir -p "$TMP/saved3" && cp "$TMP"/shard*.ckpt* "$TMP/server3.ckpt" "$TMP/saved3/"
 damage "$TMP/shard1.ckpt"
-for j in 0 1; do resume_shard "$j"; done
-WPIDS=()
-KEEP_LOG=1 start_server bsp --wait-workers 2 --checkpoint "$TMP/server3.ckpt" \
-  --checkpoint-applies 10 --max-applies 60 --resume
+resume_all "$TMP/server3.ckpt" --checkpoint-applies 10 --max-applies 60
 for i in 1 2; do start_worker --delay-ms 20; done
 expect_server "a sharded run resumed with one shard's newest checkpoint damaged"
 expect_output "version 85 (from 25)" "goes on to its limit"
@@ -243,10 +252,7 @@ expect_shards "one shard's newest checkpoint damaged"
 cp "$TMP"/saved3/* "$TMP/"
 damage "$TMP/shard1.ckpt"
 damage "$TMP/shard0.ckpt.prev"
-for j in 0 1; do resume_shard "$j"; done
-WPIDS=()
-KEEP_LOG=1 start_server bsp --wait-workers 2 --checkpoint "$TMP/server3.ckpt" --resume \
-  --max-applies 60
+resume_all "$TMP/server3.ckpt" --max-applies 60
 expect_server_fails "a resume with no checkpoint every shard holds" 1
 expect_output "shard 0 (tcp://127.0.0.1:" "names the shard that holds no older one"
 expect_output "cannot go back to version 20 (its log says why: a damaged file?) nor \
@@ -259,10 +265,7 @@ grep -q "^version=20$" "$TMP/server3.ckpt" ||
 # The damaged FILE.prev put right, the run resumes from 20 (shard 1 made its 20 its FILE: a
 # record still naming 25 would have found that FILE older than asked, an old file, for ever).
 cp "$TMP/saved3/shard0.ckpt.prev" "$TMP/"
-for j in 0 1; do resume_shard "$j"; done
-WPIDS=()
-KEEP_LOG=1 start_server bsp --wait-workers 2 --checkpoint "$TMP/server3.ckpt" --resume \
-  --max-applies 20
+resume_all "$TMP/server3.ckpt" --max-applies 20
 for i in 1 2; do start_worker --delay-ms 20; done
 expect_server "a resume once the damaged file is put right"
 expect_output "version 40 (from 20)" "goes on from the version the run went back to"
@@ -272,25 +275,16 @@ expect_shards "the damaged file put right"
 # shard), and a resumed server cuts the table by it: one edited to another size, its checksum
 # made again, cuts other slices than the shards hold, and the server ends the run, naming the
 # shard, before any gradient lands in the wrong place.
-sed 's/^chunk=.*/chunk=64/; /^crc=/d' "$TMP/server3.ckpt" > "$TMP/server4.ckpt"
-python3 -c 'import sys, zlib; t = open(sys.argv[1], "rb").read(); print("crc=%08x" % zlib.crc32(t))' \
-  "$TMP/server4.ckpt" >> "$TMP/server4.ckpt"
-for j in 0 1; do resume_shard "$j"; done
-KEEP_LOG=1 start_server bsp --wait-workers 2 --checkpoint "$TMP/server4.ckpt" --resume \
-  --max-applies 20
+edit_record 's/^chunk=.*/chunk=64/' "$TMP/server3.ckpt" "$TMP/server4.ckpt"
+resume_all "$TMP/server4.ckpt" --max-applies 20
 expect_server_fails "a resume from a record of another chunk size" 1
 expect_output "holds the parameters [" "names the shard whose slice is not the table's"
 expect_output "where this server's chunk table (chunks of 64) gives it" "says what it expected"
 for j in 0 1; do expect_shard_failed "$j" "shard $j ends with the run"; done
 # A record without chunk= (an older syncwise's) is cut by the rule of its time, which for a
 # model of at most 1 MiB a shard is today's: the run resumes.
-sed '/^chunk=/d; /^crc=/d' "$TMP/server3.ckpt" > "$TMP/server4.ckpt"
-python3 -c 'import sys, zlib; t = open(sys.argv[1], "rb").read(); print("crc=%08x" % zlib.crc32(t))' \
-  "$TMP/server4.ckpt" >> "$TMP/server4.ckpt"
-for j in 0 1; do resume_shard "$j"; done
-WPIDS=()
-KEEP_LOG=1 start_server bsp --wait-workers 2 --checkpoint "$TMP/server4.ckpt" --resume \
-  --max-applies 5
+edit_record '/^chunk=/d' "$TMP/server3.ckpt" "$TMP/server4.ckpt"
+resume_all "$TMP/server4.ckpt" --max-applies 5
 for i in 1 2; do start_worker --delay-ms 20; done
 expect_server "a resume from a record without chunk="
 expect_output "version 45 (from 40)" "goes on from the record's version"
