@@ -70,11 +70,9 @@ static double line_limit(const char *line, const char *root)
         return 0;
     char dir[PATH_MAX];
     const char *group = c2 + 1;
-    if (c2 == c1 + 1) { /* "0::/path": the unified (v2) hierarchy */
-        snprintf(dir, sizeof dir, "%s", root);
-        double lim = limit_up(dir, group, "memory.max");
+    if (c2 == c1 + 1) { /* "0::/path": the unified (v2) hierarchy, there or at unified/ */
         snprintf(dir, sizeof dir, "%s/unified", root);
-        return least(lim, limit_up(dir, group, "memory.max"));
+        return least(limit_up(root, group, "memory.max"), limit_up(dir, group, "memory.max"));
     }
     if (!names_memory(c1 + 1, (size_t)(c2 - c1 - 1)))
         return 0;
