@@ -27,9 +27,11 @@ wait "${WPIDS[@]}"
 expect_shards "the shard a failed server left waiting"
 
 # Policies on 2 and 3 shards (one with momentum: the shards keep its state; one without
-# checksums, agreed at join; ElasticBSP's wake-ups and Dynamic SSP's bounds on real timing).
+# checksums, agreed at join; one cut into chunks of the user's size; ElasticBSP's wake-ups and
+# Dynamic SSP's bounds on real timing).
 # Every policy runs on 2 and 3 shards in process in tests/sim_net_shards.c.
-for run in "bsp 2" "ssp:s=2 2 --checksum off" "backup:b=1 3" "asp 3 --momentum 0.5 --lr 0.02" \
+for run in "bsp 2" "ssp:s=2 2 --checksum off" "backup:b=1 3" \
+  "asp 3 --momentum 0.5 --lr 0.02 --chunk 400" \
   "sync:grads_to_wait=2 2" "dssp:lo=1,hi=3 3" "ebsp:R=20 2"; do
   set -- $run
   policy=$1 shards=$2
@@ -42,6 +44,8 @@ for run in "bsp 2" "ssp:s=2 2 --checksum off" "backup:b=1 3" "asp 3 --momentum 0
   expect_output "target reached" "$policy on $shards shards reaches 0.9"
   expect_no_member_refused "$policy on $shards shards: the server refused no member"
   expect_output "over $shards shards" "$policy: the parameters are cut over $shards shards"
+  [[ " $* " != *" --chunk 400 "* ]] || expect_output "17 chunks of 100 over 3 shards" \
+    "$policy: --chunk 400 cuts the parameters into chunks of 100 floats"
   expect_output "MB of them the model's floats set on and gathered from the shards; the control \
 plane" "$policy: the server's traffic is told apart from the model's gathers"
   expect_no_output " 0 MB of them the model's floats" "$policy: and those floats are counted"

@@ -199,6 +199,11 @@ expect_output "records a run of --wd 0, which the shards apply as they saved it"
 expect_status 1 "a resume with another model" -- "$SW" server --bind "tcp://127.0.0.1:*" \
   --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=64 --checkpoint "$TMP/server2.ckpt" --resume
 expect_output "records a run of 1698 parameters; --model mlp:h=1,u=64" "says which, before any restore"
+expect_status 1 "a resume with another --chunk" -- "$SW" server --bind "tcp://127.0.0.1:*" \
+  --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=32 --checkpoint "$TMP/server2.ckpt" --resume \
+  --chunk 400
+expect_output "records a run cut into chunks of 3396 bytes; --chunk 400 would cut its slices \
+otherwise" "says which, before any restore"
 cp "$TMP/server2.ckpt" "$TMP/record.good"
 sed -i 's/^version=.*/version=1/' "$TMP/server2.ckpt"
 expect_status 1 "a resume from an edited record" -- "$SW" server --bind "tcp://127.0.0.1:*" \

@@ -92,6 +92,10 @@ typedef struct sw_server_params {
     /* How long a sharded run waits for a silent shard (killed, or cut off) to come back,
      * resumed from its checkpoint, before it ends. */
     double shard_wait_s;
+    /* A sharded run's chunk size in bytes, a multiple of 4 (less when every shard would not get
+     * a chunk otherwise); 0: the rule of syncwise/placement.h. A resumed run keeps the chunks
+     * its record gives, and a chunk_bytes that would cut otherwise is refused. */
+    size_t chunk_bytes;
     /* Concurrent applies: the engine decides every push in the main thread, after its checks,
      * and this many threads (1: the main thread itself) apply what it accepted, in apply_mode
      * "locked", "hogwild" or "atomic" (syncwise/concurrent.h), with the engine's optimizer.

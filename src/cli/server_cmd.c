@@ -66,6 +66,12 @@ static const sw_opt server_table[] = {
                 "end the run when a shard has been silent S seconds, at\n"
                 "least 1 (shards are pinged 4 times a second; one started\n"
                 "again with --resume within S rejoins it)")},
+    {SW_OPT_ROW(SW_OPT_SIZE, "chunk", 0, AT(p.chunk_bytes), 4, (size_t)1 << 30, "BYTES",
+                "cut the parameters into chunks of BYTES (a multiple\n"
+                "of 4; less if a shard would get none), each shard\n"
+                "holding a run of them (default: 1 MiB, smaller so that\n"
+                "each shard gets 16 or more; a model of at most 1 MiB a\n"
+                "shard, one chunk a shard)")},
     SW_OPT_HEADING("the run, as for sim (workers learn it on joining)"),
     {SW_OPT_ROW(SW_OPT_STR, "model", 0, AT(p.model), 0, 0, "SPEC", "model")},
     {SW_OPT_ROW(SW_OPT_STR, "data", 0, AT(p.data), 0, 0, "SPEC", "data set")},
@@ -209,6 +215,11 @@ static int server_opts(int argc, char **argv, server_cli *o)
     /* Options that mean nothing alone: said, not refused (a script may pass them always). */
     if (!o->p.shards && o->p.shard_wait_s != sw_server_default_params().shard_wait_s)
         sw_log(SW_LOG_WARN, "--shard-wait is for a run with --shards: it is not used");
+    if (!o->p.shards && o->p.chunk_bytes)
+        sw_log(SW_LOG_WARN, "--chunk is for a run with --shards: it is not used");
+    if (o->p.chunk_bytes % 4)
+        return sw_cli_error("server", "--chunk %zu: a chunk holds whole floats, a multiple of 4 "
+                                      "bytes", o->p.chunk_bytes) + 1;
     if (o->apply_mode && o->p.apply_threads <= 1)
         sw_log(SW_LOG_WARN, "--apply-mode is for --apply-threads N > 1: it is not used");
     if (o->p.curve_operators && !o->p.curve_key) /* a key without operators is fine */

@@ -16,9 +16,13 @@ int sw_chunk_table_init(sw_chunk_table *t, size_t n_params, size_t chunk_floats,
                        "cannot cut %zu parameters over %u shards (1 to %d, at most one per "
                        "parameter)",
                        n_params, n_shards, SW_SHARDS_MAX);
+    size_t chunk = sw_chunk_floats(n_params, chunk_floats, n_shards);
+    if ((n_params - 1) / chunk >= UINT32_MAX) /* chunks are counted in 32 bits */
+        return sw_fail(err, SW_EINVAL, "chunks of %zu floats cut %zu parameters into more than "
+                       "2^32 - 1 chunks: take larger chunks", chunk, n_params);
     memset(t, 0, sizeof *t);
     t->n_params = n_params;
-    t->chunk = sw_chunk_floats(n_params, chunk_floats, n_shards);
+    t->chunk = chunk;
     t->n_chunks = sw_chunk_count(n_params, t->chunk);
     t->n_shards = n_shards;
     for (uint32_t j = 0; j <= n_shards; j++)
@@ -90,7 +94,8 @@ int sw_chunk_table_parse(sw_chunk_table *t, const char *text, size_t n_params, u
         return sw_fail(err, SW_EFORMAT, "chunk table: no chunk= or first= line");
     char *end;
     unsigned long long c = strtoull(chunk, &end, 10);
-    if (end == chunk || c == 0 || c > n_params || !n_shards || n_shards > SW_SHARDS_MAX)
+    if (end == chunk || c == 0 || c > n_params || (n_params - 1) / c >= UINT32_MAX ||
+        !n_shards || n_shards > SW_SHARDS_MAX)
         return sw_fail(err, SW_EFORMAT, "chunk table: chunks of %llu floats for %zu parameters "
                                         "over %u shards",
                        c, n_params, n_shards);

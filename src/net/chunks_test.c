@@ -111,6 +111,14 @@ static void bad_sizes_are_refused(void **state)
     assert_int_equal(sw_chunk_table_init(&t, 3, 0, 4, err), SW_EINVAL);
     assert_int_equal(sw_chunk_table_init(&t, 1000, 0, SW_SHARDS_MAX + 1, err), SW_EINVAL);
     assert_non_null(strstr(err, "shards"));
+    /* chunks are counted in 32 bits: a chunk size that would need more is refused */
+    size_t huge = (size_t)1 << 33;
+    assert_int_equal(sw_chunk_table_init(&t, huge, 1, 2, err), SW_EINVAL);
+    assert_non_null(strstr(err, "larger chunks"));
+    assert_int_equal(sw_chunk_table_init(&t, huge, 2, 2, err), SW_EINVAL); /* 2^32 chunks */
+    assert_int_equal(sw_chunk_table_init(&t, huge, 3, 2, err), 0);
+    assert_int_equal(t.n_chunks, 2863311531u); /* ceil(2^33 / 3) */
+    assert_covers_once(&t);
 }
 
 static void the_text_form_reads_back(void **state)
@@ -153,6 +161,7 @@ static void broken_tables_are_refused(void **state)
     expect_refused("chunk=10\nfirst=0,5\n", 100, 3, "3 shards");      /* too few */
     expect_refused("chunk=10\nfirst=0,5,7\n", 100, 2, "2 shards");   /* too many */
     expect_refused("chunk=10\nfirst=0,x\n", 100, 2, "shard 1");
+    expect_refused("chunk=1\nfirst=0,5\n", (size_t)1 << 33, 2, "chunks of 1"); /* 2^33 chunks */
     sw_chunk_table t;
     assert_int_equal(sw_chunk_table_parse(&t, "x=1\nchunk=10\nfirst=0,5", 95, 2, NULL), 0);
     assert_int_equal(sw_chunk_slice_len(&t, 1), 45);

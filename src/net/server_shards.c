@@ -195,7 +195,7 @@ int sw__shards_check(server *s, char *err)
     if (!rc)
         rc = named_once(h, err);
     if (!rc) /* the model over the shards, as the command line gives them: a usage error */
-        rc = sw_chunk_table_init(&h->table, s->n, 0, h->n, err);
+        rc = sw_chunk_table_init(&h->table, s->n, s->p->chunk_bytes / 4, h->n, err);
     return rc ? rc : supported(s, err);
 }
 

@@ -50,6 +50,12 @@ static int recorded_table(server *s, const char *text, char *err)
         rc = sw_fail(err, SW_EFORMAT, "%s records chunks of %llu floats, more than %u shards "
                      "of %zu parameters allow: the record is damaged or edited",
                      s->p->checkpoint, chunk, h->n, s->n);
+    size_t asked = sw_chunk_floats(s->n, s->p->chunk_bytes / 4, h->n);
+    if (!rc && s->p->chunk_bytes && asked != h->table.chunk) /* the shards' slices are cut */
+        rc = sw_fail(err, SW_EMISMATCH, "%s records a run cut into chunks of %zu bytes; --chunk "
+                     "%zu would cut its slices otherwise: resume with --chunk %zu or without",
+                     s->p->checkpoint, 4 * h->table.chunk, s->p->chunk_bytes,
+                     4 * h->table.chunk);
     return rc;
 }
 
