@@ -146,6 +146,13 @@ static bool is_run_over(const sw_msg *m)
            (m->flags & SW_FLAG_DONE);
 }
 
+/* From the server whose INIT this shard refused last: its pings go on until its run ends. */
+static bool refused_run_of(const shard *h, const from *f)
+{
+    return !h->configured && h->refused_run[0] &&
+           same_route(h->refused_server, h->refused_server_len, f);
+}
+
 /* The end of the run whose orders this shard, holding no run, refused: the end of its own. */
 static bool ends_refused_run(const shard *h, const from *f, const sw_msg *m)
 {
@@ -366,21 +373,34 @@ void sw__shard_take(shard *h, const sw_delivery *d)
         dispatch(h, &f, &m, d);
         h->body = NULL;
     }
-    if (h->configured && sw__shard_is_server(h, &f)) /* after: INIT or RESTORE names it */
+    if (h->configured ? sw__shard_is_server(h, &f) /* after: INIT or RESTORE names it */
+                      : refused_run_of(h, &f))
         h->heard = h->now;
 }
 
 /* The run given up when its server has been silent too long (it pings every 0.25 s): a
- * server that died would otherwise leave its shards holding the run for ever. The time of the
- * next look, or INFINITY. */
+ * server that died would otherwise leave its shards holding the run for ever. A shard that
+ * refused its run's INIT waits for that server's end of the run, which a link ZeroMQ closed
+ * (a SET over --max-frame) can lose, or the server's death: it ends after a short silence,
+ * having nothing to keep. The time of the next look, or INFINITY. */
 static double server_silence(shard *h, double now)
 {
+    bool refused = !h->configured && h->refused_run[0];
     double limit = h->p->server_timeout_s;
-    if (!(limit > 0) || !h->configured || h->awaiting || !isfinite(h->heard) || h->r->done)
+    if (refused && limit > SW_SHARD_REFUSED_SILENCE_S)
+        limit = SW_SHARD_REFUSED_SILENCE_S;
+    if (!(limit > 0) || !(h->configured || refused) || h->awaiting || !isfinite(h->heard) ||
+        h->r->done)
         return INFINITY;
-    if (now - h->heard < limit)
+    if (now < h->heard + limit) /* as the loop compares: now - heard < limit may round so */
         return h->heard + limit;
     h->r->done = true;
+    if (refused) {
+        int room = (int)sizeof h->r->failed - 96; /* the reason, cut, and the end said */
+        snprintf(h->r->failed, sizeof h->r->failed, "%.*s (this shard refused the run, and its "
+                 "server has been silent %g s since)", room, h->refused_run, limit);
+        return INFINITY;
+    }
     snprintf(h->r->failed, sizeof h->r->failed,
              h->checkpointed
                  ? "the server has been silent for %g s (--server-timeout): to go on from the "

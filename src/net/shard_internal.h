@@ -18,6 +18,10 @@
 #include "lend.h"
 #include "shard_set.h"
 
+/* A shard that refused its run ends once that run's server has been silent this long (it pings
+ * 4 times a second), or --server-timeout if shorter: its end of the run may be lost. */
+#define SW_SHARD_REFUSED_SILENCE_S 2.0
+
 /* A gradient slice a worker pushed, kept until an APPLY uses it or a DROPPED order forgets it.
  * Dense: read where it landed, in the frame that brought it (held by reference), or copied out
  * when the host cannot read it in place. Sparse: its values and their places in the slice,

@@ -2,8 +2,9 @@
  * server orders, a RESTORE of one, a shard resumed from its file that waits for its RESTORE,
  * the fallback to the checkpoint before when the newest is damaged, a second RESTORE of the
  * same version during the save after the first, a restarted server's restore, and the end of
- * a run a shard refused. */
+ * a run a shard refused, told or its server silent. */
 #define _POSIX_C_SOURCE 200809L
+#include "shard_internal.h" /* SW_SHARD_REFUSED_SILENCE_S */
 #include "shard_test_rig.h"
 
 static char ckpt_dir[64], ckpt_path[96];
@@ -377,6 +378,37 @@ static void a_shard_without_a_run_ends_with_an_unchecked_run_it_refused(void **s
     without_a_run_ends_with_the_run_it_refused(*state, SW_FLAG_UNCHECKED);
 }
 
+/* A shard that refused its run's INIT waits for the end of that run, which a link ZeroMQ
+ * closed can lose (a SET over --max-frame), or the death of its server: while the server pings
+ * it waits on, and once the server has been silent SW_SHARD_REFUSED_SILENCE_S (--server-timeout
+ * if that is shorter) it ends, failed, saying why. A stranger's messages do not keep it. */
+static void a_shard_that_refused_its_run_ends_when_its_server_falls_silent(void **state)
+{
+    rig *g = *state;
+    g->p.server_timeout_s = 60;
+    static const char init[] = "run=9\nshard=0\nshards=1\nslots=2\nparams=10\nchunk=5\n"
+                               "first=0\nwd=0\nchecksum=on\ncheckpoints=on\n";
+    static const uint8_t run[8] = {9};
+    send_raw(g->server, SW_MSG_SHARD_INIT, SW_NO_WORKER, 0, 7, init, strlen(init));
+    expect_refused(g, g->server, "--checkpoint");
+    double t0 = sw_net_now(g->net);
+    for (sw_sock *from = g->server; from; from = from == g->server ? g->stranger : NULL)
+        for (int k = 1; k <= 12 && !g->r.done; k++) { /* 3 s, a ping every 0.25 s */
+            send_raw(from, SW_MSG_SHARD_PING, SW_NO_WORKER, 0, 0, run, sizeof run);
+            double until = t0 + (from == g->server ? 0 : 3) + 0.25 * k;
+            assert_int_equal(sw_loop_run(g->loop, NULL, until, NULL), 0);
+            if (from == g->server)
+                assert_false(g->r.done);
+        }
+    assert_true(g->r.done); /* 2 s after the server's last ping, its first 3 s on */
+    double ended = sw_net_now(g->net) - t0;
+    if (ended < 3 + SW_SHARD_REFUSED_SILENCE_S - 0.5 || ended > 3 + SW_SHARD_REFUSED_SILENCE_S + 0.5)
+        fail_msg("the shard ended %.2f s after refusing its run", ended);
+    if (!strstr(g->r.failed, "--checkpoint") ||
+        !strstr(g->r.failed, "refused the run, and its server has been silent 2 s"))
+        fail_msg("the shard's end does not say why: %s", g->r.failed);
+}
+
 /* A shard resumed from its checkpoint, pinged and restored by a server of another run, refuses
  * it and waits on for its own run's server: that server's end does not end it (its file is a
  * run's only copy of its slice), and its own server still restores it. */
@@ -433,6 +465,8 @@ int main(void)
                                         setup_with_checkpoint, teardown_with_checkpoint),
         cmocka_unit_test_setup_teardown(a_shard_without_a_run_ends_with_an_unchecked_run_it_refused,
                                         setup_with_checkpoint, teardown_with_checkpoint),
+        cmocka_unit_test_setup_teardown(a_shard_that_refused_its_run_ends_when_its_server_falls_silent,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(a_resumed_shard_outlives_another_runs_server,
                                         setup_with_checkpoint, teardown_with_checkpoint),
     };
