@@ -141,9 +141,10 @@ const sw_opt sw_cli_scenario_opts[] = {
     {SW_OPT_ROW(SW_OPT_STR, "net", 0, AT(cfg.net), 0, 0, "bw=B,lat=S",
                 "transfers: bytes per second and latency; params=N sizes a\n"
                 "run without a model; shards=S[,server_bw=B,decide=S,\n"
-                "fanout=S,entry=S] queues transfers on S shard links and\n"
-                "pushes on one control plane working in turns (0: one\n"
-                "server, no shards; docs/simulator.md)")},
+                "fanout=S,entry=S,chunk=BYTES] queues transfers on S shard\n"
+                "links and pushes on one control plane working in turns\n"
+                "(0: one server, no shards; chunk= as server --chunk;\n"
+                "docs/simulator.md)")},
     {SW_OPT_ROW(SW_OPT_STR, "events", 0, AT(cfg.events), 0, 0, "LIST",
                 "crash:w=3,t=50;leave:w=1,t=80;join:t=100;\n"
                 "switch:t=200,policy=dssp:lo=2,hi=6 (a join without w adds\n"

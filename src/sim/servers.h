@@ -39,14 +39,15 @@ typedef struct sw__sim_servers {
     double ctl_busy_s;
 } sw__sim_servers;
 
-/* n shards (0: off, and nothing else is read) over n_params floats (0: even shares), the
- * control plane's costs in seconds: decide a push, fanout a turn per shard, entry a push per
- * shard. Fails (SW_EINVAL) on more shards than parameters or than SW_SIM_SHARDS_MAX. */
+/* n shards (0: off, and nothing else is read) over n_params floats (0: even shares) in chunks of
+ * chunk_floats (0: the rule's own, syncwise/placement.h), the control plane's costs in seconds:
+ * decide a push, fanout a turn per shard, entry a push per shard. Fails (SW_EINVAL) on more
+ * shards than parameters or than SW_SIM_SHARDS_MAX, or on more chunks than a run may have. */
 typedef struct sw__sim_ctl_costs {
     double decide, fanout, entry;
 } sw__sim_ctl_costs;
-int sw__sim_servers_init(sw__sim_servers *v, uint32_t n, size_t n_params, double bw, double lat,
-                         sw__sim_ctl_costs costs, char *err);
+int sw__sim_servers_init(sw__sim_servers *v, uint32_t n, size_t n_params, size_t chunk_floats,
+                         double bw, double lat, sw__sim_ctl_costs costs, char *err);
 void sw__sim_servers_free(sw__sim_servers *v);
 
 /* When the shards' links have carried a transfer of `bytes` in direction dir that starts at t,

@@ -24,27 +24,31 @@ static void shares_follow_the_chunk_table(void **state)
     (void)state;
     const size_t sizes[] = {7, 1000, 262144 * 5 + 3, 25000000};
     const uint32_t shards[] = {1, 2, 3, 7, 60};
+    const size_t chunks[] = {0, 1, 100, 4096}; /* floats: --net chunk= / 4, as server --chunk */
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
-        for (size_t k = 0; k < sizeof shards / sizeof *shards; k++) {
-            if (shards[k] > sizes[i])
-                continue;
-            sw__sim_servers v;
-            sw_chunk_table t;
-            assert_int_equal(sw__sim_servers_init(&v, shards[k], sizes[i], 1, 0, no_cost, NULL), 0);
-            assert_int_equal(sw_chunk_table_init(&t, sizes[i], 0, shards[k], NULL), 0);
-            double sum = 0;
-            for (uint32_t j = 0; j < shards[k]; j++) {
-                double slice = (double)sw_chunk_slice_len(&t, j) / (double)sizes[i];
-                assert_true(fabs(v.share[j] - slice) < 1e-12);
-                sum += v.share[j];
+        for (size_t k = 0; k < sizeof shards / sizeof *shards; k++)
+            for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
+                if (shards[k] > sizes[i])
+                    continue;
+                sw__sim_servers v;
+                sw_chunk_table t;
+                assert_int_equal(
+                    sw__sim_servers_init(&v, shards[k], sizes[i], chunks[c], 1, 0, no_cost, NULL),
+                    0);
+                assert_int_equal(sw_chunk_table_init(&t, sizes[i], chunks[c], shards[k], NULL), 0);
+                double sum = 0;
+                for (uint32_t j = 0; j < shards[k]; j++) {
+                    double slice = (double)sw_chunk_slice_len(&t, j) / (double)sizes[i];
+                    assert_true(fabs(v.share[j] - slice) < 1e-12);
+                    sum += v.share[j];
+                }
+                assert_true(fabs(sum - 1) < 1e-9);
+                sw__sim_servers_free(&v);
             }
-            assert_true(fabs(sum - 1) < 1e-9);
-            sw__sim_servers_free(&v);
-        }
     /* beyond a run's SW_SHARDS_MAX: 100 chunks over 128 shards cannot be 1 each, so the model
      * takes smaller chunks as the table would; the shares still cover the model once */
     sw__sim_servers v;
-    assert_int_equal(sw__sim_servers_init(&v, 128, 25000000, 1, 0, no_cost, NULL), 0);
+    assert_int_equal(sw__sim_servers_init(&v, 128, 25000000, 0, 1, 0, no_cost, NULL), 0);
     double sum = 0, most = 0;
     for (uint32_t j = 0; j < 128; j++) {
         sum += v.share[j];
@@ -52,8 +56,11 @@ static void shares_follow_the_chunk_table(void **state)
     }
     assert_true(fabs(sum - 1) < 1e-9 && most < 1.05 / 128);
     sw__sim_servers_free(&v);
-    assert_int_equal(sw__sim_servers_init(&v, 8, 7, 1, 0, no_cost, NULL), SW_EINVAL);
-    assert_int_equal(sw__sim_servers_init(&v, 3, 0, 1, 0, no_cost, NULL), 0); /* no size: even */
+    assert_int_equal(sw__sim_servers_init(&v, 8, 7, 0, 1, 0, no_cost, NULL), SW_EINVAL);
+    /* more chunks than a run may have (32 bits): refused, where the count would wrap */
+    assert_int_equal(sw__sim_servers_init(&v, 2, (size_t)1 << 33, 1, 1, 0, no_cost, NULL),
+                     SW_EINVAL);
+    assert_int_equal(sw__sim_servers_init(&v, 3, 0, 0, 1, 0, no_cost, NULL), 0); /* no size: even */
     assert_true(fabs(v.share[2] - 1.0 / 3) < 1e-12);
     sw__sim_servers_free(&v);
 }
@@ -62,7 +69,7 @@ static void links_queue_each_direction(void **state)
 {
     (void)state;
     sw__sim_servers v; /* 2 shards of 1000 floats, 100 bytes/s each, latency 0.5 s */
-    assert_int_equal(sw__sim_servers_init(&v, 2, 1000, 100, 0.5, no_cost, NULL), 0);
+    assert_int_equal(sw__sim_servers_init(&v, 2, 1000, 0, 100, 0.5, no_cost, NULL), 0);
     /* 400 bytes: 200 on each link, 2 s; the second pull waits for the first */
     assert_true(fabs(sw__sim_servers_transfer(&v, 0, 400, SW_SIM_PULL) - 2.5) < 1e-12);
     assert_true(fabs(sw__sim_servers_transfer(&v, 1, 400, SW_SIM_PULL) - 4.5) < 1e-12);
@@ -80,7 +87,7 @@ static void the_control_plane_takes_the_pushes_that_waited_in_one_turn(void **st
     (void)state;
     sw__sim_servers v; /* 0.5 s a decision, 0.25 s a turn per shard, 0.1 s a push per shard */
     sw__sim_ctl_costs costs = {.decide = 0.5, .fanout = 0.25, .entry = 0.1};
-    assert_int_equal(sw__sim_servers_init(&v, 2, 1000, 100, 0, costs, NULL), 0);
+    assert_int_equal(sw__sim_servers_init(&v, 2, 1000, 0, 100, 0, costs, NULL), 0);
     assert_true(fabs(sw__sim_servers_decide(&v, 0) - 1.2) < 1e-12);   /* a turn of its own */
     assert_true(fabs(sw__sim_servers_decide(&v, 0) - 2.4) < 1e-12);   /* came as it began */
     assert_true(fabs(sw__sim_servers_decide(&v, 0.5) - 3.1) < 1e-12); /* joins that turn */
@@ -146,8 +153,8 @@ static void pushes_that_wait_share_a_turn(void **state)
 {
     (void)state;
     sw_sim_result r;
-    sw_sim_config c = timing("asp", "bw=1e9,lat=1e-5,params=1000,shards=4,decide=1e-3,fanout=0.1",
-                             50);
+    sw_sim_config c =
+        timing("asp", "bw=1e9,lat=1e-5,params=1000,shards=4,decide=1e-3,fanout=0.1", 50);
     c.workers = 8;
     c.cluster = "const:0.01";
     assert_int_equal(sw_sim_run(&c, &r, NULL), 0);
@@ -178,10 +185,10 @@ static void policies_keep_their_promises_on_shards(void **state)
     sw_task_data data;
     char err[SW_ERR_LEN];
     assert_int_equal(
-        sw_task_data_load(&data, "mlp", "synthetic:task=logistic,d=20,n=3000,test=500", 1, err),
-        0);
-    const char *policies[] = {"asp", "bsp", "ssp:s=2", "dssp:lo=1,hi=4", "backup:b=1",
-                              "dbw", "sync:grads_to_wait=3", "ebsp:R=20"};
+        sw_task_data_load(&data, "mlp", "synthetic:task=logistic,d=20,n=3000,test=500", 1, err), 0);
+    const char *policies[] = {
+        "asp",      "bsp", "ssp:s=2", "dssp:lo=1,hi=4", "backup:b=1", "dbw", "sync:grads_to_wait=3",
+        "ebsp:R=20"};
     for (size_t i = 0; i < sizeof policies / sizeof *policies; i++) {
         sw_sim_config c = timing(policies[i], "bw=1e5,lat=1e-3,shards=3,decide=0.05", 150);
         c.workers = 6;
@@ -207,7 +214,7 @@ static void keys_that_mean_nothing_are_refused(void **state)
     (void)state;
     sw_sim_result r;
     char err[SW_ERR_LEN];
-    const char *bad[] = {"decide=1", "server_bw=1e9", "fanout=1e-5", "shards=-1",
+    const char *bad[] = {"decide=1",     "server_bw=1e9",       "fanout=1e-5",     "shards=-1",
                          "shards=70000", "params=10,shards=11", "shards=2,speed=3"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         sw_sim_config c = timing("asp", bad[i], 10);

@@ -8,25 +8,31 @@
 #include "syncwise/task.h"
 
 /* --net's servers: shards=S, each link at server_bw (default: a worker's bw), the control plane
- * at fanout S seconds a turn and decide + entry S a push (servers.h). */
+ * at fanout S seconds a turn and decide + entry S a push (servers.h), the parameters cut into
+ * chunks of chunk= bytes as `server --chunk` cuts them (default: the rule's). */
 static int parse_servers(sim *s, sw_spec *sp, char *err)
 {
     double server_bw = s->bw;
     sw__sim_ctl_costs costs = {0};
-    long shards = 0;
+    long shards = 0, chunk = 0;
     int rc;
     if ((rc = sw_spec_int(sp, "shards", 0, SW_SIM_SHARDS_MAX, &shards, err)) ||
+        (rc = sw_spec_int(sp, "chunk", 4, 1L << 30, &chunk, err)) ||
         (rc = sw_spec_double(sp, "server_bw", 1, 1e15, &server_bw, err)) ||
         (rc = sw_spec_double(sp, "decide", 0, 1e6, &costs.decide, err)) ||
         (rc = sw_spec_double(sp, "fanout", 0, 1e6, &costs.fanout, err)) ||
         (rc = sw_spec_double(sp, "entry", 0, 1e6, &costs.entry, err)))
         return rc;
     if (!shards && (sw_spec_has(sp, "server_bw") || sw_spec_has(sp, "decide") ||
-                    sw_spec_has(sp, "fanout") || sw_spec_has(sp, "entry")))
+                    sw_spec_has(sp, "fanout") || sw_spec_has(sp, "entry") ||
+                    sw_spec_has(sp, "chunk")))
         return sw_fail(err, SW_EINVAL,
-                       "--net server_bw=, decide=, fanout= and entry= need shards=S");
-    return sw__sim_servers_init(&s->servers, (uint32_t)shards, s->n_wire, server_bw, s->lat,
-                                costs, err);
+                       "--net server_bw=, decide=, fanout=, entry= and chunk= need shards=S");
+    if (chunk % 4)
+        return sw_fail(err, SW_EINVAL, "--net chunk=%ld: a chunk holds whole floats, a multiple "
+                       "of 4 bytes", chunk);
+    return sw__sim_servers_init(&s->servers, (uint32_t)shards, s->n_wire, (size_t)chunk / 4,
+                                server_bw, s->lat, costs, err);
 }
 
 /* --net: a worker's link (bw, lat), the size of a run without a model (params), the servers. */
@@ -49,7 +55,7 @@ int sw__sim_parse_net(sim *s, char *err)
     s->lat = lat;
     s->n_wire = params ? (size_t)params : s->n_params;
     if (!rc && !(rc = parse_servers(s, &sp, err)))
-        rc = sw_spec_finish(&sp, "bw, lat, params, shards, server_bw, decide, fanout, entry",
+        rc = sw_spec_finish(&sp, "bw, lat, params, shards, chunk, server_bw, decide, fanout, entry",
                               err);
     return rc;
 }
