@@ -27,25 +27,6 @@ resume_all() { # RECORD server-options...: both shards and a bsp server started 
   KEEP_LOG=1 start_server bsp --wait-workers 2 --checkpoint "$1" --resume "${@:2}"
 }
 
-# A checkpointed run refused at its start (its shard keeps no checkpoints) saved nothing: it
-# leaves no record behind, and the same command starts the run once the shard is mended.
-start_shards 1
-start_server asp --checkpoint "$TMP/refused.ckpt" --max-applies 20
-expect_server_fails "a checkpointed run on a shard without --checkpoint" 1
-expect_output "start this shard with --checkpoint FILE" "says what the shard needs"
-expect_output "its record $TMP/refused.ckpt is removed" "says its start record goes"
-checks=$((checks + 1))
-[ ! -e "$TMP/refused.ckpt" ] && [ ! -e "$TMP/refused.ckpt.lock" ] ||
-  { echo "FAIL: the refused run left its record or its lock"; failures=$((failures + 1)); }
-expect_shard_failed 0 "the shard of the refused run ends with it"
-WPIDS=()
-start_shards 1 --checkpoint "$TMP/mended@J@.ckpt"
-start_server asp --checkpoint "$TMP/refused.ckpt" --max-applies 20
-start_worker
-expect_server "the same command, its shard keeping checkpoints now"
-wait "${WPIDS[@]}"
-expect_shards "the shard of the run started again"
-
 # A shard stopped by a signal (as a crash to the run) and started again from its checkpoint:
 # every shard goes back to the last checkpoint all of them hold, the version counter goes on,
 # and the run completes (under DBW, whose pushes may be waiting for an apply's norms that the

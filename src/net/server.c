@@ -350,7 +350,6 @@ static void teardown(server *s, const char *failed)
     free(s->grad);
     free(s->conns);
     free(s->live_conns);
-    sw__shards_forget_start(s, failed);
     sw_file_release_claim(s->p->checkpoint, s->ckpt_lock, s->lock_made);
     sw_file_release_removing(s->p->endpoint_file, s->ep_lock);
     free(s);

@@ -103,7 +103,6 @@ typedef struct sw__shards {
     sw__shard_seen seen[SW_SHARDS_MAX];
     double next_ping;
     uint64_t saved;           /* the newest version every shard checkpointed (SW_SHARD_NONE) */
-    bool wrote_start;         /* this server wrote a start record (before any save) */
     uint64_t saving;          /* the version being checkpointed */
     sw_shard_set saved_by;    /* the shards that have */
     uint64_t restores;        /* RESTOREs sent by this server */
@@ -216,10 +215,6 @@ int sw__shards_read_record(struct sw_server *s, uint64_t *version, char *err);
  * its shards were configured for). */
 int sw__shards_write_record(struct sw_server *s, char *err);
 #define SW_SHARDS_START_RECORD "start"
-/* The end of a fresh run that failed before every shard saved its start: its start record is
- * removed, so that the same command can start it again (nothing was saved to resume; its shards
- * were told the run is over). A resumed run's record stays, whatever it says. */
-void sw__shards_forget_start(struct sw_server *s, const char *failed);
 /* Reads the --shards list and checks what a sharded run cannot do yet: at setup, before the
  * record of a resume (sw__shards_read_record) and sw__shards_open, which take the list. */
 int sw__shards_check(struct sw_server *s, char *err);

@@ -1,11 +1,9 @@
 /* A sharded run's checkpoint record, the server's side (server_shards.h): the few lines the
  * server's --checkpoint FILE holds once every shard has saved one version (the shards hold the
  * parameters), and their reading by a server started again with --resume. */
-#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "kv_text.h"
 #include "server_internal.h"
@@ -33,17 +31,7 @@ int sw__shards_write_record(server *s, char *err)
                                   "shards' checkpoint record", err);
     if (!rc)
         sw_file_note_saved(s->ckpt_lock);
-    s->shards.wrote_start |= !rc && h->saved == SW_SHARD_NONE;
     return rc;
-}
-
-void sw__shards_forget_start(server *s, const char *failed)
-{
-    char at[4096];
-    if (failed && s->shards.wrote_start && s->shards.saved == SW_SHARD_NONE && !s->p->resume &&
-        sw_file_final_name(s->p->checkpoint, at) && unlink(at) == 0)
-        sw_log(SW_LOG_INFO, "the run failed before its start was saved: its record %s is "
-               "removed (the same command starts it again)", s->p->checkpoint);
 }
 
 /* The chunk table the shards' slices were cut by: the record's chunk size (a record without
