@@ -27,6 +27,27 @@ resume_all() { # RECORD server-options...: both shards and a bsp server started 
   KEEP_LOG=1 start_server bsp --wait-workers 2 --checkpoint "$1" --resume "${@:2}"
 }
 
+# A checkpointed run refused at its start (its shard keeps no checkpoints) keeps its start
+# record (another shard may have saved the start): a fresh start over it is refused, saying how
+# to take the run up again, and the server's --resume starts it with a shard that keeps them.
+start_shards 1
+start_server asp --checkpoint "$TMP/refused.ckpt" --max-applies 20
+expect_server_fails "a checkpointed run on a shard without --checkpoint" 1
+expect_output "start this shard with --checkpoint FILE" "says what the shard needs"
+expect_shard_failed 0 "the shard of the refused run ends with it"
+start_shards 1 --checkpoint "$TMP/mended@J@.ckpt"
+expect_status 1 "a fresh start over the refused run's record" -- "$SW" server \
+  --bind "tcp://127.0.0.1:*" --shards "$SHARDS" --data "$DATA" --model mlp:h=1,u=32 \
+  --checkpoint "$TMP/refused.ckpt"
+expect_output "records the start of a sharded run that stopped before every shard saved it: \
+give the server --resume" "says how to take the run up again"
+WPIDS=()
+start_server asp --checkpoint "$TMP/refused.ckpt" --resume --max-applies 20
+start_worker
+expect_server "the refused run taken up again, its shard keeping checkpoints now"
+wait "${WPIDS[@]}"
+expect_shards "the shard of the run started again"
+
 # A shard stopped by a signal (as a crash to the run) and started again from its checkpoint:
 # every shard goes back to the last checkpoint all of them hold, the version counter goes on,
 # and the run completes (under DBW, whose pushes may be waiting for an apply's norms that the

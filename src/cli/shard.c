@@ -48,7 +48,8 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "server-timeout", 0, AT(p.server_timeout_s), 0, 1e9, "S",
                 "give the run up when its server has been silent S\n"
                 "seconds (it pings every 0.25 s; 0: never), and end,\n"
-                "saying whether a resume can go on")},
+                "saying whether a resume can go on; a shard that\n"
+                "refused its run ends after 2 s of its silence")},
     {SW_OPT_ROW(SW_OPT_LONG, "max-frame", 0, AT(max_frame), 65536, 1L << 31, "BYTES",
                 "read no frame larger, at least 65536 (default: the\n"
                 "protocol's 2 GiB, or resumed, the run's largest);\n"

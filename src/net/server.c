@@ -264,7 +264,7 @@ static int setup(server *s, char *err)
     if (p->checkpoint && !s->resuming &&
         (rc = sw_file_refuse_fresh_start(p->checkpoint, false, "an earlier run's checkpoint",
                                          "run", err)))
-        return rc;
+        return p->shards ? sw__shards_explain_start_record(p->checkpoint, rc, err) : rc;
     if (p->wait_workers > p->max_workers)
         return sw_fail(err, SW_EINVAL, "cannot wait for %u workers with %u slots", p->wait_workers,
                        p->max_workers);

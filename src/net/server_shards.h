@@ -215,6 +215,10 @@ int sw__shards_read_record(struct sw_server *s, uint64_t *version, char *err);
  * its shards were configured for). */
 int sw__shards_write_record(struct sw_server *s, char *err);
 #define SW_SHARDS_START_RECORD "start"
+/* A fresh start refused (rc, err) because --checkpoint FILE is not empty: when FILE is the
+ * start record of a sharded run that stopped before every shard saved its start, err says how to
+ * take that run up again, or start another. rc, as it was. */
+int sw__shards_explain_start_record(const char *checkpoint, int rc, char *err);
 /* Reads the --shards list and checks what a sharded run cannot do yet: at setup, before the
  * record of a resume (sw__shards_read_record) and sw__shards_open, which take the list. */
 int sw__shards_check(struct sw_server *s, char *err);

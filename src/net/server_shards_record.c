@@ -34,6 +34,25 @@ int sw__shards_write_record(server *s, char *err)
     return rc;
 }
 
+int sw__shards_explain_start_record(const char *checkpoint, int rc, char *err)
+{
+    uint8_t *b;
+    size_t len;
+    if (sw_file_read_all(checkpoint, 4096, &b, &len, NULL))
+        return rc;
+    char text[4097];
+    snprintf(text, sizeof text, "%.*s", (int)len, (const char *)b);
+    free(b);
+    bool is_start = !strncmp(text, "run=", 4) &&
+                    strstr(text, "\nversion=" SW_SHARDS_START_RECORD "\n") != NULL;
+    if (is_start) /* a shard may have saved the start before another stopped it */
+        sw_fail(err, rc, "%s records the start of a sharded run that stopped before every shard "
+                "saved it: give the server --resume to start that run again (and each shard "
+                "--resume if its --checkpoint holds a save, else start it afresh), or to start "
+                "another, remove it and the shards' checkpoint files", checkpoint);
+    return rc;
+}
+
 /* The chunk table the shards' slices were cut by: the record's chunk size (a record without
  * one was written when chunks were 1 MiB, or one a shard for a smaller model; the rule cuts a
  * model of over 1 MiB a shard finer now, into other slices than such shards saved). */
