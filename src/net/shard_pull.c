@@ -148,6 +148,10 @@ static void answer_or_wait(shard *h, const from *to, uint32_t w, uint64_t min, u
 void sw__shard_on_pull(shard *h, const from *f, const sw_msg *m)
 {
     bool server = sw__shard_is_server(h, f);
+    if (!h->configured && m->worker == SW_NO_WORKER) { /* a gather of a run it refused */
+        sw__shard_refuse(h, f, m, SW__SHARD_NO_RUN);
+        return;
+    }
     if (!server && sw__shard_too_early(h, f, m))
         return;
     if (!server && !sw__shard_is_member(h, m)) {

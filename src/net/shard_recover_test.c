@@ -391,6 +391,10 @@ static void a_shard_that_refused_its_run_ends_when_its_server_falls_silent(void 
     static const uint8_t run[8] = {9};
     send_raw(g->server, SW_MSG_SHARD_INIT, SW_NO_WORKER, 0, 7, init, strlen(init));
     expect_refused(g, g->server, "--checkpoint");
+    /* the run's gather (it failed; its last evaluation) is its order, not a worker's pull */
+    send_raw(g->server, SW_MSG_SHARD_PULL, SW_NO_WORKER, 0, 7, NULL, 0);
+    expect_refused(g, g->server, "--checkpoint");
+    assert_int_equal(g->r.early, 0);
     double t0 = sw_net_now(g->net);
     for (sw_sock *from = g->server; from; from = from == g->server ? g->stranger : NULL)
         for (int k = 1; k <= 12 && !g->r.done; k++) { /* 3 s, a ping every 0.25 s */
