@@ -69,10 +69,24 @@ expect_output "3 threads apply" "the shard says it applies on 3 threads"
 
 # A shard's --max-frame: a run that needs larger frames is refused at INIT, saying how much; a
 # stranger's frame over it is dropped as it comes (ZeroMQ's limit), never read whole nor counted.
+# A worker started before its server (a launcher's ranks) learns why the run failed, where it
+# waited out its --server-timeout to learn nothing.
+port=$((20000 + RANDOM % 12000))
+"$SW" worker --connect "tcp://127.0.0.1:$port" --threads 1 --server-timeout 30 \
+  > "$TMP/early.out" 2>&1 &
+early=$!
 start_shards 1 --max-frame 65536
-start_server asp --model mlp:h=1,u=256
+BIND="tcp://127.0.0.1:$port" start_server asp --model mlp:h=1,u=256
 expect_server_fails "a shard whose --max-frame is below what the run sends" 1
 expect_output "(--max-frame), and its slice of 13570 floats needs" "says what the shard needs"
+checks=$((checks + 1))
+wait_for 15 sh -c "! kill -0 $early" ||
+  { echo "FAIL: the worker waiting for the refused run's server did not end"; failures=$((failures + 1)); }
+kill -9 "$early" 2>/dev/null
+expect_exit "$early" "the worker waiting for the refused run's server fails with it" 1
+OUT=$(cat "$TMP/early.out")
+expect_output "the server's run failed: shard 0 (" "and says why"
+OUT=$(cat "$TMP/server.out" "$TMP/server.err")
 expect_shard_failed 0 "the shard that refused its run fails with it"
 expect_output "the run failed: shard 0 (" "the shard says the run failed"
 expect_output "(--max-frame), and its slice of 13570 floats needs" "and why"

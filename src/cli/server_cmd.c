@@ -68,10 +68,11 @@ static const sw_opt server_table[] = {
                 "again with --resume within S rejoins it)")},
     {SW_OPT_ROW(SW_OPT_SIZE, "chunk", 0, AT(p.chunk_bytes), 4, (size_t)1 << 30, "BYTES",
                 "cut the parameters into chunks of BYTES (a multiple\n"
-                "of 4; less if a shard would get none), each shard\n"
-                "holding a run of them (default: 1 MiB, smaller so that\n"
-                "each shard gets 16 or more; a model of at most 1 MiB a\n"
-                "shard, one chunk a shard)")},
+                "of 4, at most 1 GiB; less if a shard would get none),\n"
+                "each shard holding a run of them (default: 1 MiB,\n"
+                "smaller so that each shard gets 16 or more; a model of\n"
+                "at most 1 MiB a shard, n / S floats a chunk, the last\n"
+                "shard also taking the fewer than S floats over)")},
     SW_OPT_HEADING("the run, as for sim (workers learn it on joining)"),
     {SW_OPT_ROW(SW_OPT_STR, "model", 0, AT(p.model), 0, 0, "SPEC", "model")},
     {SW_OPT_ROW(SW_OPT_STR, "data", 0, AT(p.data), 0, 0, "SPEC", "data set")},

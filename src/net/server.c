@@ -478,6 +478,10 @@ const char *sw_server_endpoint(const sw_server *s)
 
 /* The longest the end waits for goodbyes, whatever --heartbeat-timeout (a bench's is 1e6 s). */
 #define FAREWELL_MAX_S 10.0
+/* A run that failed before any worker joined (a shard refused it at the start) answers JOINs a
+ * while longer with its reason: a worker started with its server (a launcher's ranks) would
+ * otherwise wait out its --server-timeout to learn nothing. Over a worker's JOIN repeat (1 s). */
+#define FAILED_START_GRACE_S 1.5
 
 void sw__server_conclude(server *s)
 {
@@ -505,6 +509,8 @@ void sw__server_conclude(server *s)
     s->r->elapsed_s = sw__server_now(s);
     double wait = s->p->heartbeat_timeout_s < FAREWELL_MAX_S ? s->p->heartbeat_timeout_s
                                                              : FAREWELL_MAX_S;
+    if (s->rc && s->r->joins == 0) /* no goodbyes to wait for, but joiners to tell */
+        wait = FAILED_START_GRACE_S;
     s->farewell_by = s->r->elapsed_s + wait;
     s->signalled_by_end = sw_stop_requested(s->p->stop);
 }
@@ -514,6 +520,8 @@ bool sw__server_farewells_due(const server *s)
     double now = sw__server_now(s);
     if (now >= s->farewell_by || (sw_stop_requested(s->p->stop) && !s->signalled_by_end))
         return false; /* waited enough, or a signal came during the wait: the user wants out */
+    if (s->rc && s->r->joins == 0)
+        return true; /* answering late JOINs with the reason */
     for (uint32_t i = 0; i < s->n_live_conns; i++) {
         const conn *c = &s->conns[s->live_conns[i]];
         /* Not one DONE never reached, nor one silent too long (dead before the end, or an old

@@ -231,6 +231,10 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
         h->seen[j] = (sw__shard_seen){.saved = SW_SHARD_NONE, .saved_before = SW_SHARD_NONE};
     for (uint32_t j = 0; j < h->n && !rc; j++)
         rc = dial(s, j, err);
+    if (!rc) /* resumed too: the record's cut */
+        sw_log(SW_LOG_INFO, "the parameters cut into %u chunk%s of %zu over %u shard%s",
+               h->table.n_chunks, h->table.n_chunks == 1 ? "" : "s", h->table.chunk, h->n,
+               h->n == 1 ? "" : "s");
     if (!rc && s->resuming) {
         sw__shards_restart(s, version);
         return 0;
@@ -249,10 +253,6 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
      * one on the schedule is started again with --resume, where the run had to start over. */
     if (!rc && s->p->checkpoint)
         sw__server_checkpoint(s, err);
-    if (!rc)
-        sw_log(SW_LOG_INFO, "the parameters cut into %u chunk%s of %zu over %u shard%s",
-               h->table.n_chunks, h->table.n_chunks == 1 ? "" : "s", h->table.chunk, h->n,
-               h->n == 1 ? "" : "s");
     return rc;
 }
 

@@ -36,10 +36,11 @@ int sw__shards_status(const server *s, char *text, size_t cap, int len)
         bytes[j] = (double)(h->seen[j].bytes_in + h->seen[j].bytes_out);
     }
     len = sw__text_append(text, cap, len,
-                          "shards %u: %u chunk%s of %zu floats; skew (the largest over the mean) "
-                          "%.2f in parameters, %.2f in bytes moved (each since the shard "
+                          "shards %u: %u chunk%s of %zu float%s; skew (the largest over the "
+                          "mean) %.2f in parameters, %.2f in bytes moved (each since the shard "
                           "started)\n",
                           h->n, t->n_chunks, t->n_chunks == 1 ? "" : "s", t->chunk,
+                          t->chunk == 1 ? "" : "s",
                           skew(params, h->n), skew(bytes, h->n));
     if (h->saved != SW_SHARD_NONE || h->restores)
         len = sw__text_append(text, cap, len,
