@@ -118,11 +118,12 @@ typedef struct sw_shard_params {
     /* How long the shard's run may go without a word from its server (which pings every
      * 0.25 s) before the shard gives the run up and ends, saying whether a resume can go on
      * from its checkpoint; 0: for ever. Not before the run's INIT, nor while a resumed shard
-     * waits for its server: those wait for the operator. A shard that refused its run's INIT
-     * ends once that INIT's sender has been silent 2 s (this, if shorter; never for 0): the
-     * run's end may be lost with a link ZeroMQ closed. Under plain TCP a stranger's INIT so
-     * ends a shard whose server comes later than that; under CURVE only the server's key may
-     * send one. */
+     * waits for its server: those wait for the operator. A shard that refused a well-formed
+     * INIT (a run it cannot serve: --max-frame, --checkpoint) ends once that INIT's sender has
+     * been silent 2 s (this, if shorter; never for 0): the run's end may be lost with a link
+     * ZeroMQ closed. A malformed INIT is no server's and arms nothing; under plain TCP a
+     * stranger's well-formed one so ends a shard whose server comes later than that (under
+     * CURVE only the server's key may send one). */
     double server_timeout_s;
     const sw_stop_flag *stop;
 } sw_shard_params;

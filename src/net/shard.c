@@ -146,10 +146,11 @@ static bool is_run_over(const sw_msg *m)
            (m->flags & SW_FLAG_DONE);
 }
 
-/* From the server whose INIT this shard refused last: its pings go on until its run ends. */
+/* From the server whose well-formed INIT this shard refused: its pings go on until its run
+ * ends. */
 static bool refused_run_of(const shard *h, const from *f)
 {
-    return !h->configured && h->refused_run[0] &&
+    return !h->configured && h->refused_run[0] && isfinite(h->heard) && /* its INIT heard */
            same_route(h->refused_server, h->refused_server_len, f);
 }
 

@@ -143,11 +143,15 @@ void sw__shard_on_init(shard *h, const from *f, const sw_msg *m)
     }
     char text[8192], err[SW_ERR_LEN];
     snprintf(text, sizeof text, "%.*s", (int)m->payload_len, (const char *)m->payload);
-    if (sw__shard_configure(h, text, err)) {
+    int rc = sw__shard_configure(h, text, err);
+    if (rc) {
         snprintf(h->refused_run, sizeof h->refused_run, "%s", err);
-        memcpy(h->refused_server, f->route, f->route_len); /* whose silence ends it too */
-        h->refused_server_len = f->route_len;
-        h->heard = h->now;
+        if (rc != SW_EFORMAT) { /* a run this shard cannot serve: its server's silence ends it
+                                 * too; a malformed INIT is no server's, and never does */
+            memcpy(h->refused_server, f->route, f->route_len);
+            h->refused_server_len = f->route_len;
+            h->heard = h->now;
+        }
         sw_log(SW_LOG_WARN, "this shard refused its run: %s", h->refused_run);
         sw__shard_refuse(h, f, m, h->refused_run);
         return;

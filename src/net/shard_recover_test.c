@@ -389,6 +389,14 @@ static void a_shard_that_refused_its_run_ends_when_its_server_falls_silent(void 
     static const char init[] = "run=9\nshard=0\nshards=1\nslots=2\nparams=10\nchunk=5\n"
                                "first=0\nwd=0\nchecksum=on\ncheckpoints=on\n";
     static const uint8_t run[8] = {9};
+    /* a malformed INIT is no server's (a stranger's, under plain TCP): its silence ends nothing,
+     * and the run's server may come later */
+    static const char malformed[] = "shard=0\nshards=2\n";
+    send_raw(g->stranger, SW_MSG_SHARD_INIT, SW_NO_WORKER, 0, 7, malformed, strlen(malformed));
+    expect_refused(g, g->stranger, "incomplete");
+    send_raw(g->stranger, SW_MSG_SHARD_PING, SW_NO_WORKER, 0, 0, run, sizeof run);
+    assert_int_equal(sw_loop_run(g->loop, NULL, sw_net_now(g->net) + 5, NULL), 0);
+    assert_false(g->r.done);
     send_raw(g->server, SW_MSG_SHARD_INIT, SW_NO_WORKER, 0, 7, init, strlen(init));
     expect_refused(g, g->server, "--checkpoint");
     /* the run's gather (it failed; its last evaluation) is its order, not a worker's pull */
