@@ -86,7 +86,6 @@ kill -9 "$early" 2>/dev/null
 expect_exit "$early" "the worker waiting for the refused run's server fails with it" 1
 OUT=$(cat "$TMP/early.out")
 expect_output "the server's run failed: shard 0 (" "and says why"
-OUT=$(cat "$TMP/server.out" "$TMP/server.err")
 expect_shard_failed 0 "the shard that refused its run fails with it"
 expect_output "the run failed: shard 0 (" "the shard says the run failed"
 expect_output "(--max-frame), and its slice of 13570 floats needs" "and why"

@@ -478,10 +478,16 @@ const char *sw_server_endpoint(const sw_server *s)
 
 /* The longest the end waits for goodbyes, whatever --heartbeat-timeout (a bench's is 1e6 s). */
 #define FAREWELL_MAX_S 10.0
-/* A run that failed before any worker joined (a shard refused it at the start) answers JOINs a
- * while longer with its reason: a worker started with its server (a launcher's ranks) would
- * otherwise wait out its --server-timeout to learn nothing. Over a worker's JOIN repeat (1 s). */
+/* A run that failed before it trained (a shard refused it at the start) answers JOINs a while
+ * at least with its reason, whether or not a worker joined before: a worker started with its
+ * server (a launcher's ranks) would otherwise wait out its --server-timeout to learn nothing.
+ * Over a worker's JOIN repeat (1 s). Not after a signal: the user wants out. */
 #define FAILED_START_GRACE_S 1.5
+
+static bool failed_start(const server *s)
+{
+    return s->rc && s->r->pushes == 0 && !s->signalled_by_end;
+}
 
 void sw__server_conclude(server *s)
 {
@@ -507,12 +513,12 @@ void sw__server_conclude(server *s)
     if (s->shards.n) /* now, not after the goodbyes: a shard waits for them no longer */
         sw__shards_end(s, s->rc ? s->msg : NULL);
     s->r->elapsed_s = sw__server_now(s);
+    s->signalled_by_end = sw_stop_requested(s->p->stop);
     double wait = s->p->heartbeat_timeout_s < FAREWELL_MAX_S ? s->p->heartbeat_timeout_s
                                                              : FAREWELL_MAX_S;
-    if (s->rc && s->r->joins == 0) /* no goodbyes to wait for, but joiners to tell */
+    if (failed_start(s) && wait < FAILED_START_GRACE_S) /* joiners to tell, besides goodbyes */
         wait = FAILED_START_GRACE_S;
     s->farewell_by = s->r->elapsed_s + wait;
-    s->signalled_by_end = sw_stop_requested(s->p->stop);
 }
 
 bool sw__server_farewells_due(const server *s)
@@ -520,7 +526,7 @@ bool sw__server_farewells_due(const server *s)
     double now = sw__server_now(s);
     if (now >= s->farewell_by || (sw_stop_requested(s->p->stop) && !s->signalled_by_end))
         return false; /* waited enough, or a signal came during the wait: the user wants out */
-    if (s->rc && s->r->joins == 0)
+    if (failed_start(s) && now < s->r->elapsed_s + FAILED_START_GRACE_S)
         return true; /* answering late JOINs with the reason */
     for (uint32_t i = 0; i < s->n_live_conns; i++) {
         const conn *c = &s->conns[s->live_conns[i]];

@@ -370,7 +370,8 @@ static void deadlines(server *s)
  * said once, or the server would seem hung. */
 static void say_waiting(server *s)
 {
-    if (s->finished || s->said_waiting || sw__server_now(s) - s->r->elapsed_s < 1)
+    if (s->finished || s->said_waiting || sw__server_now(s) - s->r->elapsed_s < 1 ||
+        !s->n_live_conns) /* a failed start's wait for joiners says nothing */
         return;
     s->said_waiting = true;
     sw_log(SW_LOG_INFO, "the run is over: waiting up to %.0f s more for the workers' goodbyes "

@@ -92,7 +92,7 @@ void sw__shard_refuse_flagged(shard *h, const from *to, const sw_msg *m, uint32_
 {
     char name[40];
     if (!h->configured && h->refused_run[0] && m && m->worker == SW_NO_WORKER &&
-        is_order(m->type))
+        is_order(m->type) && m->type != SW_MSG_SHARD_INIT) /* an INIT says its own */
         why = h->refused_run; /* the server's next orders after the INIT it refused */
     sw_log_counted(SW_LOG_INFO, &h->r->refused, "%s refused a message: %s", own_name(h, name),
                    why);

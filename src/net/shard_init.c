@@ -143,15 +143,19 @@ void sw__shard_on_init(shard *h, const from *f, const sw_msg *m)
     }
     char text[8192], err[SW_ERR_LEN];
     snprintf(text, sizeof text, "%.*s", (int)m->payload_len, (const char *)m->payload);
+    bool unchecked = h->unchecked;
     int rc = sw__shard_configure(h, text, err);
-    if (rc) {
+    if (rc == SW_EFORMAT) { /* no server's (a stranger's, or a later protocol's): refused, and
+                             * nothing kept, as if it never came */
+        h->unchecked = unchecked;
+        sw__shard_refuse(h, f, m, err);
+        return;
+    }
+    if (rc) { /* a run this shard cannot serve: it ends with that run, or its server's silence */
         snprintf(h->refused_run, sizeof h->refused_run, "%s", err);
-        if (rc != SW_EFORMAT) { /* a run this shard cannot serve: its server's silence ends it
-                                 * too; a malformed INIT is no server's, and never does */
-            memcpy(h->refused_server, f->route, f->route_len);
-            h->refused_server_len = f->route_len;
-            h->heard = h->now;
-        }
+        memcpy(h->refused_server, f->route, f->route_len);
+        h->refused_server_len = f->route_len;
+        h->heard = h->now;
         sw_log(SW_LOG_WARN, "this shard refused its run: %s", h->refused_run);
         sw__shard_refuse(h, f, m, h->refused_run);
         return;
