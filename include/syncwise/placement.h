@@ -12,6 +12,7 @@
 #ifndef SYNCWISE_PLACEMENT_H
 #define SYNCWISE_PLACEMENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,9 @@ extern "C" {
 size_t sw_chunk_floats(size_t n_params, size_t chunk_floats, uint32_t n_shards);
 /* How many chunks of `chunk` floats cover n_params (the last may be shorter). */
 uint32_t sw_chunk_count(size_t n_params, size_t chunk);
+/* Whether that count fits its 32 bits (n_params >= 1, chunk >= 1): a table of more chunks is
+ * refused wherever one is made or read. */
+bool sw_chunk_count_fits(size_t n_params, size_t chunk);
 /* The first chunk of shard j (0 <= j <= n_shards; j == n_shards gives n_chunks). */
 uint32_t sw_chunk_first(uint32_t n_chunks, uint32_t n_shards, uint32_t shard);
 

@@ -24,6 +24,11 @@ uint32_t sw_chunk_count(size_t n_params, size_t chunk)
     return (uint32_t)((n_params + chunk - 1) / chunk);
 }
 
+bool sw_chunk_count_fits(size_t n_params, size_t chunk)
+{
+    return (n_params - 1) / chunk < UINT32_MAX;
+}
+
 uint32_t sw_chunk_first(uint32_t n_chunks, uint32_t n_shards, uint32_t shard)
 {
     return (uint32_t)((uint64_t)n_chunks * shard / n_shards); /* balanced to within one chunk */

@@ -17,7 +17,7 @@ int sw_chunk_table_init(sw_chunk_table *t, size_t n_params, size_t chunk_floats,
                        "parameter)",
                        n_params, n_shards, SW_SHARDS_MAX);
     size_t chunk = sw_chunk_floats(n_params, chunk_floats, n_shards);
-    if ((n_params - 1) / chunk >= UINT32_MAX) /* chunks are counted in 32 bits */
+    if (!sw_chunk_count_fits(n_params, chunk))
         return sw_fail(err, SW_EINVAL, "chunks of %zu floats cut %zu parameters into more than "
                        "2^32 - 1 chunks: take larger chunks", chunk, n_params);
     memset(t, 0, sizeof *t);
@@ -94,7 +94,7 @@ int sw_chunk_table_parse(sw_chunk_table *t, const char *text, size_t n_params, u
         return sw_fail(err, SW_EFORMAT, "chunk table: no chunk= or first= line");
     char *end;
     unsigned long long c = strtoull(chunk, &end, 10);
-    if (end == chunk || c == 0 || c > n_params || (n_params - 1) / c >= UINT32_MAX ||
+    if (end == chunk || c == 0 || c > n_params || !sw_chunk_count_fits(n_params, (size_t)c) ||
         !n_shards || n_shards > SW_SHARDS_MAX)
         return sw_fail(err, SW_EFORMAT, "chunk table: chunks of %llu floats for %zu parameters "
                                         "over %u shards",

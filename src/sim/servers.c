@@ -6,16 +6,14 @@
 #include "syncwise/err.h"
 #include "syncwise/placement.h"
 
-/* Shard j's fraction of n_params, by the chunk table's rule (chunks of chunk_floats, or for 0
- * the rule's own size). */
-static void place(sw__sim_servers *v, size_t n_params, size_t chunk_floats)
+/* Shard j's fraction of n_params in chunks of `chunk` floats, by the chunk table's rule. */
+static void place(sw__sim_servers *v, size_t n_params, size_t chunk)
 {
     if (n_params == 0) {
         for (uint32_t j = 0; j < v->n; j++)
             v->share[j] = 1.0 / v->n;
         return;
     }
-    size_t chunk = sw_chunk_floats(n_params, chunk_floats, v->n);
     uint32_t chunks = sw_chunk_count(n_params, chunk);
     for (uint32_t j = 0; j < v->n; j++) {
         size_t at = (size_t)sw_chunk_first(chunks, v->n, j) * chunk;
@@ -37,10 +35,10 @@ int sw__sim_servers_init(sw__sim_servers *v, uint32_t n, size_t n_params, size_t
                        "cannot place %zu parameters on %u shards (at most %d, and at most one "
                        "per parameter)",
                        n_params, n, SW_SIM_SHARDS_MAX);
-    if (n_params && (n_params - 1) / sw_chunk_floats(n_params, chunk_floats, n) >= UINT32_MAX)
+    size_t chunk = n_params ? sw_chunk_floats(n_params, chunk_floats, n) : 0;
+    if (n_params && !sw_chunk_count_fits(n_params, chunk))
         return sw_fail(err, SW_EINVAL, "chunks of %zu floats cut %zu parameters into more than "
-                       "2^32 - 1 chunks, as no run could: take larger chunks",
-                       sw_chunk_floats(n_params, chunk_floats, n), n_params);
+                       "2^32 - 1 chunks, as no run could: take larger chunks", chunk, n_params);
     bool ok = (v->share = calloc(n, sizeof *v->share)) != NULL;
     for (int d = 0; d < 2; d++)
         ok = ok && (v->free_at[d] = calloc(n, sizeof *v->free_at[d])) &&
@@ -49,7 +47,7 @@ int sw__sim_servers_init(sw__sim_servers *v, uint32_t n, size_t n_params, size_t
         sw__sim_servers_free(v);
         return sw_fail(err, SW_ENOMEM, "out of memory for %u shards", n);
     }
-    place(v, n_params, chunk_floats);
+    place(v, n_params, chunk);
     return 0;
 }
 

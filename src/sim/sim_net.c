@@ -55,8 +55,8 @@ int sw__sim_parse_net(sim *s, char *err)
     s->lat = lat;
     s->n_wire = params ? (size_t)params : s->n_params;
     if (!rc && !(rc = parse_servers(s, &sp, err)))
-        rc = sw_spec_finish(&sp, "bw, lat, params, shards, chunk, server_bw, decide, fanout, entry",
-                              err);
+        rc = sw_spec_finish(
+            &sp, "bw, lat, params, shards, chunk, server_bw, decide, fanout, entry", err);
     return rc;
 }
 
