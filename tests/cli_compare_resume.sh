@@ -62,7 +62,7 @@ checks=$((checks + 1))
 # The same from a comparison cut after any of its rows (the file as a kill leaves it).
 for rows in 1 7 23; do
   mkdir -p "$TMP/cut$rows"
-  cp "$TMP/whole/compare.scenario" "$TMP/cut$rows/"
+  cp "$TMP/whole/compare.scenario" "$TMP"/whole/*.jsonl "$TMP/cut$rows/"
   head -n $((rows + 1)) "$TMP/whole/results.csv" > "$TMP/cut$rows/results.csv"
   expect_status 0 "a resume of $rows rows" -- "$SW" compare "${scenario[@]}" --seeds 8 \
     --log-dir "$TMP/cut$rows" --resume
@@ -77,6 +77,20 @@ mv "$TMP/torn.csv" "$TMP/whole/results.csv"
 expect_status 0 "a resume after a torn row" -- "$SW" compare "${scenario[@]}" --seeds 8 \
   --log-dir "$TMP/whole" --resume
 expect_output "23 of the 24 runs were done: 1 to run" "the torn row's run runs again"
+# A kept row whose log is gone is run again, so that report DIR/*.jsonl reads every run the
+# table counts.
+rm "$TMP/whole/asp-seed3.jsonl"
+expect_status 0 "a resume after a log was removed" -- "$SW" compare "${scenario[@]}" --seeds 8 \
+  --log-dir "$TMP/whole" --resume
+expect_output "1 run results.csv keeps left no log in $TMP/whole (removed?): it runs again" \
+  "says that run's log is gone"
+expect_output "23 of the 24 runs were done: 1 to run" "and runs it again"
+checks=$((checks + 1))
+[ -s "$TMP/whole/asp-seed3.jsonl" ] ||
+  { echo "FAIL: the removed log was not written again"; failures=$((failures + 1)); }
+checks=$((checks + 1))
+[ "$(table "$OUT" | grep -v "runs were done\|left no log")" = "$whole" ] ||
+  { echo "FAIL: the table after a removed log differs"; failures=$((failures + 1)); }
 
 # More seeds extend it; fewer keep the other rows at the end of results.csv, out of the table.
 expect_status 0 "more seeds" -- "$SW" compare "${scenario[@]}" --seeds 9 --log-dir "$TMP/whole" \

@@ -247,8 +247,6 @@ static int write_results(plan *p, char *err)
     return rc;
 }
 
-/* Logs in --log-dir that this comparison did not write (an earlier one's) would join it in
- * a report of every log in DIR: the user is told, and their files are left alone. */
 /* Whether a file name is one of this comparison's logs: POLICY-seedN.jsonl (log_path) with a
  * policy of its own (parts: their file-name parts) and N one of its seeds. */
 static bool our_log(const plan *p, char parts[][256], const char *name)
@@ -265,6 +263,8 @@ static bool our_log(const plan *p, char parts[][256], const char *name)
     return false;
 }
 
+/* Logs in --log-dir that this comparison did not write (an earlier one's) would join it in
+ * a report of every log in DIR: the user is told, and their files are left alone. */
 static void warn_of_other_logs(const plan *p)
 {
     char parts[MAX_POLICIES][256];
@@ -336,6 +336,14 @@ static bool record_anew(const char *kept, char *out, size_t cap)
     return ok;
 }
 
+/* Whether the log of a run results.csv keeps is gone from --log-dir. */
+static bool log_gone(const plan *p, const job *j)
+{
+    char path[4096];
+    log_path(p, j, path, sizeof path);
+    return access(path, F_OK) != 0 && errno == ENOENT;
+}
+
 /* The comparison's record in --log-dir: its scenario, the rows of the runs it keeps (on
  * --resume), and results.csv open for the rows to come. */
 static int open_journal(plan *p, int argc, char **argv, char *err)
@@ -355,24 +363,33 @@ static int open_journal(plan *p, int argc, char **argv, char *err)
     bool target = p->sc.cfg.target_acc > 0 || p->sc.cfg.target_loss > 0;
     if (!rc && !kept)
         rc = sw_fail(err, SW_ENOMEM, "out of memory");
+    size_t gone = 0;
     for (size_t i = 0; !rc && i < p->n_runs; i++) {
         job *j = &p->runs[i];
         kept[i] = j->row = sw__cmp_journal_take(&p->journal, p->policies[j->policy], j->seed);
-        if (j->row && sw__cmp_row_parse(j->row, &j->facts) && (target || !j->facts.trial.reached)) {
+        if (!j->row)
+            continue;
+        /* A target reached where none was set: no row this scenario wrote. */
+        bool ours = sw__cmp_row_parse(j->row, &j->facts) && (target || !j->facts.trial.reached);
+        if (ours && !log_gone(p, j)) {
             j->done = true;
             p->done++;
             p->resumed++;
-        } else if (j->row) { /* a target reached where none was set: no row this scenario wrote */
-            free(j->row);
-            kept[i] = j->row = NULL;
-            p->journal.unread++;
+            continue;
         }
+        free(j->row);
+        kept[i] = j->row = NULL;
+        ours ? gone++ : p->journal.unread++;
     }
     if (!rc && p->journal.unread)
         sw_log(SW_LOG_WARN,
                "%zu lines of results.csv are no row this version reads (cut short "
                "by a kill, or edited): their runs run again",
                p->journal.unread);
+    if (gone)
+        sw_log(SW_LOG_WARN, "%zu run%s results.csv keeps left no log in %s (removed?): %s again, "
+               "so that report %s/*.jsonl reads every run the table counts", gone,
+               gone == 1 ? "" : "s", p->log_dir, gone == 1 ? "it runs" : "they run", p->log_dir);
     size_t others = rc ? 0 : sw__cmp_journal_unclaimed(&p->journal);
     if (others)
         sw_log(SW_LOG_WARN,

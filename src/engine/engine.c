@@ -61,8 +61,8 @@ int sw_engine_new(sw_engine **out, const sw_engine_params *p, char *err)
     if (p->max_workers == 0 || p->max_workers > (1u << 24))
         return sw_fail(err, SW_EINVAL, "engine: %u worker slots is not in [1, %u]", p->max_workers,
                        1u << 24);
-    if (!p->policy || strlen(p->policy) >= SPEC_LEN)
-        return sw_fail(err, SW_EINVAL, "engine: missing or too long policy spec");
+    if (sw__engine_spec_bad(p->policy, err))
+        return SW_EINVAL;
     if (!isfinite(p->lr) || p->lr < 0)
         return sw_fail(err, SW_EINVAL, "engine: a learning rate of %g (a finite number >= 0 "
                        "is needed)", (double)p->lr);
@@ -272,6 +272,17 @@ static int carry_out(sw_engine *e, const sw_decision *d, double t, sw_engine_res
     out->released = e->released;
     out->wake_at = e->wake_at;
     return 0;
+}
+
+/* A policy spec the engine cannot hold (none, or longer than its copy), said in err. */
+bool sw__engine_spec_bad(const char *policy, char *err)
+{
+    if (!policy)
+        sw_fail(err, SW_EINVAL, "engine: no policy spec");
+    else if (strlen(policy) >= SPEC_LEN)
+        sw_fail(err, SW_EINVAL, "a policy spec of %zu characters: at most %d are taken",
+                strlen(policy), SPEC_LEN - 1);
+    return !policy || strlen(policy) >= SPEC_LEN;
 }
 
 /* Whether t may be the next event's time: a number, never before the last event's. */

@@ -68,5 +68,6 @@ int sw__engine_tick(sw_engine *e, double t, sw_engine_result *out);
 /* Whether t may be the next event's time (a number, never before the last event's), which it
  * then is. */
 bool sw__engine_time_ok(sw_engine *e, double t);
+bool sw__engine_spec_bad(const char *policy, char *err);
 
 #endif

@@ -79,8 +79,8 @@ int sw_engine_switch_policy(sw_engine *e, const char *policy, double t, sw_engin
     *out = (sw_engine_result){.wake_at = e->wake_at, .released = e->released};
     if (e->broken[0])
         return sw_fail(err, SW_EBUG, "%s", e->broken);
-    if (!policy || strlen(policy) >= SPEC_LEN)
-        return sw_fail(err, SW_EINVAL, "engine: missing or too long policy spec");
+    if (sw__engine_spec_bad(policy, err))
+        return SW_EINVAL;
     if (!sw__engine_time_ok(e, t))
         return sw_fail(err, SW_ESTATE, "engine: a switch at t=%g, before the last event's "
                        "time (%g)", t, e->last_t);

@@ -42,16 +42,16 @@ void sw_run_write_end(FILE *f, double t, uint64_t V, const char *why)
     fputs("}\n", f);
 }
 
-/* A whole number in [0, max] under key, or dflt when the key is absent. */
-static int whole(const sw_log_line *l, const char *key, double max, double dflt, double *out,
-                 char *err)
+/* A whole number in [min, max] under key, or dflt when the key is absent. */
+static int whole(const sw_log_line *l, const char *key, double min, double max, double dflt,
+                 double *out, char *err)
 {
     double v = sw_log_str(l, key) ? NAN : sw_log_num(l, key, dflt); /* "ten" is not 10 */
-    if (!(v >= 0 && v <= max && v == floor(v)))
+    if (!(v >= min && v <= max && v == floor(v)))
         return sw_fail(err, SW_EFORMAT,
                        "the start line's \"%s\" is missing or not a whole "
-                       "number in [0, %.0f]",
-                       key, max);
+                       "number in [%.0f, %.0f]",
+                       key, min, max);
     *out = v;
     return 0;
 }
@@ -68,14 +68,12 @@ static int read_start(const sw_log_line *l, sw_run_info *s, char *err)
     int rc;
     if (!sw_log_str(l, "policy"))
         return sw_fail(err, SW_EFORMAT, "the start line names no \"policy\"");
-    if ((rc = whole(l, "slots", 1u << 24, NAN, &slots, err)) ||
-        (rc = whole(l, "workers", 1u << 24, 0, &workers, err)) ||
-        (rc = whole(l, "V", 0x1p53, 0, &V, err)) ||
-        (rc = whole(l, "params", 0x1p53, 0, &params, err)) ||
-        (rc = whole(l, "batch", 1u << 30, 0, &batch, err)))
+    if ((rc = whole(l, "slots", 1, 1u << 24, NAN, &slots, err)) ||
+        (rc = whole(l, "workers", 0, 1u << 24, 0, &workers, err)) ||
+        (rc = whole(l, "V", 0, 0x1p53, 0, &V, err)) ||
+        (rc = whole(l, "params", 0, 0x1p53, 0, &params, err)) ||
+        (rc = whole(l, "batch", 0, 1u << 30, 0, &batch, err)))
         return rc;
-    if (slots < 1)
-        return sw_fail(err, SW_EFORMAT, "the start line's \"slots\" is 0");
     if (workers > slots)
         return sw_fail(err, SW_EFORMAT, "the start line's \"workers\" (%.0f) exceed its "
                        "\"slots\" (%.0f)", workers, slots);
@@ -130,7 +128,7 @@ typedef struct reading {
 static int read_end(const sw_log_line *l, uint64_t *V, const char **why, char *err)
 {
     double v = 0;
-    if (whole(l, "V", 0x1p53, NAN, &v, err))
+    if (whole(l, "V", 0, 0x1p53, NAN, &v, err))
         return sw_fail(err, SW_EFORMAT, "the end line's \"V\" is missing or not a whole number");
     *V = (uint64_t)v;
     *why = sw_log_str(l, "why") ? sw_log_str(l, "why") : "";

@@ -151,7 +151,7 @@ static void start_fields_out_of_their_domain_are_refused(void **state)
         {"\"task\":\"cluster\"", "\"task\""},
         {"\"task\":1", "\"task\""},
         {"\"target_acc\":1.5", "\"target_acc\""},
-        {"\"slots\":0", "\"slots\""},
+        {"\"slots\":0", "\"slots\" is missing or not a whole number in [1, "},
         {"\"slots\":2.5", "\"slots\""},
         {"\"seed\":-1", "\"seed\""},
         {"\"seed\":2.5", "\"seed\""},
