@@ -108,6 +108,9 @@ quoted=(--policies "rlp:file=$TMP/q\"x.swrl;asp" --workers 4 --no-model --max-ti
 "$SW" compare "${quoted[@]}" --seeds 2 --log-dir "$TMP/quoted" -q > /dev/null 2>&1
 OUT=$(cat "$TMP/quoted/results.csv")
 expect_output "\"rlp:file=$TMP/q\"\"x.swrl\",2," "the quote doubled"
+checks=$((checks + 1)) # a run with no model has no loss nor accuracy: empty, read back below
+grep -q '^"asp",2,0,[^,]*,[^,]*,[0-9]*,[0-9]*,0,[^,]*,,,[^,]*,$' "$TMP/quoted/results.csv" ||
+  { echo "FAIL: a run with no model has a loss or an accuracy in results.csv"; failures=$((failures + 1)); }
 expect_status 0 "its resume" -- "$SW" compare "${quoted[@]}" --seeds 3 --log-dir "$TMP/quoted" \
   --resume
 expect_output "4 of the 6 runs were done" "reads its rows back"

@@ -41,17 +41,20 @@ char *sw__cmp_row_format(const char *spec, uint64_t seed, const sw_sim_result *r
     if (!policy)
         return NULL;
     const sw_run_stats *st = &r->stats;
-    char acc[32] = "", div[32] = ""; /* empty: regression (no accuracy), did not diverge */
-    if (r->classify)
+    /* empty: no model (no loss), regression (no accuracy), did not diverge */
+    char loss[32] = "", acc[32] = "", div[32] = "";
+    if (r->n_params)
+        snprintf(loss, sizeof loss, "%.6g", r->final_loss);
+    if (r->n_params && r->classify)
         snprintf(acc, sizeof acc, "%.6g", r->final_acc);
     if (r->diverged_t >= 0)
         snprintf(div, sizeof div, "%.17g", r->diverged_t);
     double time = r->target_t >= 0 ? r->target_t : r->end_t;
-    const char *fmt = "\"%s\",%" PRIu64 ",%d,%.17g,%.17g,%llu,%llu,%llu,%.17g,%.6g,%s,%.6g,%s";
+    const char *fmt = "\"%s\",%" PRIu64 ",%d,%.17g,%.17g,%llu,%llu,%llu,%.17g,%s,%s,%.6g,%s";
 #define ROW_ARGS                                                                                   \
     policy, seed, r->target_t >= 0, time, r->end_t, (unsigned long long)st->applies,               \
         (unsigned long long)st->pushes, (unsigned long long)st->drops,                             \
-        sw_run_stats_idle_share(st), r->final_loss, acc, r->decide_s / (r->wall_s + 1e-12), div
+        sw_run_stats_idle_share(st), loss, acc, r->decide_s / (r->wall_s + 1e-12), div
     int len = snprintf(NULL, 0, fmt, ROW_ARGS);
     char *row = len < 0 ? NULL : malloc((size_t)len + 1);
     if (row)
@@ -108,7 +111,8 @@ bool sw__cmp_row_parse(const char *line, sw__cmp_row *out)
             return false;
         memcpy(text, f, len);
         text[len] = '\0';
-        if (!number(text, n == 9 || n == 11, &v[n])) /* final_acc, diverged_t: maybe empty */
+        /* final_loss, final_acc and diverged_t: empty where a run has none */
+        if (!number(text, n == 8 || n == 9 || n == 11, &v[n]))
             return false;
         n++;
         if (f[len] == '\0')
