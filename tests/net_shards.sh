@@ -256,5 +256,24 @@ expect_status 2 "one shard spelt two ways" -- "$SW" server \
   --shards "tcp://127.0.0.1:19401,tcp://localhost:19401" --max-time 1
 expect_output "names one shard twice: tcp://127.0.0.1:19401 and tcp://localhost:19401 are both" \
   "says which, at once"
+# ... and spelt two ways no resolver tells apart (two addresses of one machine, a listener on
+# both): the shard refuses the second place at once. The two links shared one route, so the
+# run ended by a race: waiting out --shard-wait, or blaming a checkpoint none used.
+rm -f "$TMP/any.ep"
+"$SW" shard --bind "tcp://0.0.0.0:*" --endpoint-file "$TMP/any.ep" > "$TMP/shard0.out" \
+  2> "$TMP/shard0.err" &
+SHPIDS=($!)
+port=$(endpoint_of "$TMP/any.ep")
+port=${port##*:}
+SHARDS="tcp://127.0.0.1:$port,tcp://127.0.0.2:$port"
+began=$SECONDS
+start_server asp --shard-wait 30
+expect_server_fails "one shard reached at two addresses" 1
+expect_output "of this run already (the server's --shards names it twice, spelt two ways)" \
+  "the shard says it is named twice"
+checks=$((checks + 1))
+[ $((SECONDS - began)) -lt 15 ] ||
+  { echo "FAIL: the run named one shard twice ended after $((SECONDS - began)) s"; failures=$((failures + 1)); }
+expect_shard_failed 0 "the shard named twice ends with the run"
 
 finish

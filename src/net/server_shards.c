@@ -150,10 +150,15 @@ static int dial(server *s, uint32_t j, char *err)
     sw__shards *h = &s->shards;
     size_t slice = sw_chunk_slice_len(&h->table, j);
     /* Under CURVE every shard holds the server's own key pair (syncwise/shard.h). */
-    /* One route of this process's own at every shard: after a network fault ZeroMQ connects
+    /* A route of this process's own for each link: after a network fault ZeroMQ connects
      * again under it, and the shard still knows its server (a made-up route would be a
-     * stranger's, whose orders it refuses). A server started again has another. */
-    sw_dial_params dp = {.endpoint = h->eps[j], .identity = h->route, .linger_s = 1,
+     * stranger's, whose orders it refuses). A server started again has another. One route
+     * for every link would make one shard named twice (spelt two ways that no resolver here
+     * tells apart: two addresses of one machine) hear both links as one: the newer takes the
+     * route over, and answers to one link's orders go out on the other. */
+    char route[sizeof h->route + 12];
+    snprintf(route, sizeof route, "%s-%u", h->route, j);
+    sw_dial_params dp = {.endpoint = h->eps[j], .identity = route, .linger_s = 1,
                          .queue = ORDERS_QUEUED, .max_frame = sw_msg_size(4 * slice + 8192),
                          .curve_key = s->p->curve_key, .curve_server = s->p->curve_key};
     return sw_dial(s->net, &h->socks[j], &dp, err);

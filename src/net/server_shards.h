@@ -66,7 +66,7 @@ typedef struct sw__shards {
     bool early_break;
     uint32_t early_broken;
     double early_break_at;
-    char route[32]; /* the route this process dials every shard by (server_shards.c, dial) */
+    char route[32]; /* this process's route, which dial makes each link's of (server_shards.c) */
     sw_chunk_table table;
     char eps[SW_SHARDS_MAX][SW_SHARD_EP_LEN];
     char welcome[SW_SHARDS_MAX * SW_SHARD_EP_LEN + 4096]; /* shards=, chunk=, first= lines */

@@ -484,10 +484,10 @@ void sw__shards_state(server *s, uint32_t j, const sw_msg *m)
     }
     uint64_t index = sw_get_u64(m->payload + 56);
     if (index != j) { /* resumed from another shard's file: restoring it would scramble θ */
-        char why[160];
-        snprintf(why, sizeof why, "%llu: its --checkpoint file is that shard's, not its own, or "
-                 "--shards lists the shards in another order than the run's",
-                 (unsigned long long)index);
+        char why[224];
+        snprintf(why, sizeof why, "%llu: its --checkpoint file is that shard's, not its own, "
+                 "--shards lists the shards in another order than the run's, or names that "
+                 "shard twice, spelt two ways", (unsigned long long)index);
         sw__shards_failed(s, j, "holds the slice of shard ", (int)strlen(why), why);
         return;
     }

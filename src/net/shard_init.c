@@ -123,6 +123,17 @@ static bool start_again(shard *h, const from *f, const sw_msg *m)
     return true;
 }
 
+/* INIT of the run this shard holds, for another of its places: its server reached this shard
+ * by two of the endpoints --shards names, on two links (each has a route of its own). */
+static bool names_twice(const shard *h, const sw_msg *m)
+{
+    unsigned long long run, index;
+    char text[sizeof h->config];
+    snprintf(text, sizeof text, "%.*s", (int)m->payload_len, (const char *)m->payload);
+    return !sw__text_number(text, "run", &run) && run == h->run &&
+           !sw__text_number(text, "shard", &index) && index != h->index;
+}
+
 void sw__shard_on_init(shard *h, const from *f, const sw_msg *m)
 {
     if (start_again(h, f, m))
@@ -132,6 +143,13 @@ void sw__shard_on_init(shard *h, const from *f, const sw_msg *m)
         return;
     }
     if (h->configured) { /* one run per shard process: a restarted server needs a new shard */
+        if (names_twice(h, m)) {
+            char why[160];
+            snprintf(why, sizeof why, "this shard is shard %u of this run already (the server's "
+                     "--shards names it twice, spelt two ways)", h->index);
+            sw__shard_refuse(h, f, m, why);
+            return;
+        }
         sw__shard_refuse(h, f, m, sw__shard_is_server(h, f)
                                       ? "this shard is configured already (does the "
                                         "server's --shards name it twice, spelt two ways?)"
