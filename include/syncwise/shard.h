@@ -117,8 +117,10 @@ typedef struct sw_shard_params {
     uint32_t apply_threads;
     /* How long the shard's run may go without a word from its server (which pings every
      * 0.25 s) before the shard gives the run up and ends, saying whether a resume can go on
-     * from its checkpoint; 0: for ever. Not before the run's INIT, nor while a resumed shard
-     * waits for its server: those wait for the operator. A shard that refused a well-formed
+     * from its checkpoint; 0: for ever. A resumed shard's wait counts from its start: a
+     * server that never comes (its --resume refused, say) would otherwise leave it, and a
+     * launcher's job, waiting for ever; its checkpoint stays. A shard started afresh holds no
+     * run before its INIT, and waits for one for ever. A shard that refused a well-formed
      * INIT (a run it cannot serve: --max-frame, --checkpoint) ends once that INIT's sender has
      * been silent 2 s (this, if shorter; never for 0): the run's end may be lost with a link
      * ZeroMQ closed. A malformed INIT is no server's and arms nothing; under plain TCP a
@@ -141,6 +143,7 @@ typedef struct sw_shard_result {
     uint64_t bytes_in, bytes_out;
     bool done; /* the server ended the run */
     bool in_run; /* a server had configured it, and the run was not over */
+    bool server_heard; /* its run's server spoke to it (false: a resumed shard's, not yet) */
     uint64_t saved; /* its newest checkpoint's version, SW_SHARD_NONE before one */
     char failed[SW_ERR_LEN + 64]; /* why the run failed, as the server said when it ended it; "": it did not */
 } sw_shard_result;

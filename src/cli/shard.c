@@ -48,8 +48,10 @@ static const sw_opt table[] = {
     {SW_OPT_ROW(SW_OPT_F64, "server-timeout", 0, AT(p.server_timeout_s), 0, 1e9, "S",
                 "give the run up when its server has been silent S\n"
                 "seconds (it pings every 0.25 s; 0: never), and end,\n"
-                "saying whether a resume can go on; a shard that\n"
-                "refused its run ends after 2 s of its silence")},
+                "saying whether a resume can go on; resumed, counted\n"
+                "from the start (a fresh shard waits for a run for\n"
+                "ever); a shard that refused its run ends after 2 s\n"
+                "of its silence")},
     {SW_OPT_ROW(SW_OPT_LONG, "max-frame", 0, AT(max_frame), 65536, 1L << 31, "BYTES",
                 "read no frame larger, at least 65536 (default: the\n"
                 "protocol's 2 GiB, or resumed, the run's largest);\n"
@@ -95,6 +97,11 @@ static void say_stopped_mid_run(const sw_shard_params *p, const sw_shard_result 
                                               "--shard-wait";
     if (r->saved != SW_SHARD_NONE)
         snprintf(newest, sizeof newest, "version %llu", (unsigned long long)r->saved);
+    if (!r->server_heard) {
+        sw_log(SW_LOG_WARN, "stopped before its run's server came: its checkpoint stays (start "
+               "it again with --checkpoint FILE --resume)");
+        return;
+    }
     if (p->checkpoint)
         snprintf(back, sizeof back, "its server waits up to its --shard-wait for this shard to "
                  "come back (start it again with --resume: the run goes back to the newest "

@@ -390,8 +390,9 @@ static double server_silence(shard *h, double now)
     double limit = h->p->server_timeout_s;
     if (refused && limit > SW_SHARD_REFUSED_SILENCE_S)
         limit = SW_SHARD_REFUSED_SILENCE_S;
-    if (!(limit > 0) || !(h->configured || refused) || h->awaiting || !isfinite(h->heard) ||
-        h->r->done)
+    if (h->configured && !isfinite(h->heard)) /* resumed: its server's silence counts from now */
+        h->heard = now;
+    if (!(limit > 0) || !(h->configured || refused) || !isfinite(h->heard) || h->r->done)
         return INFINITY;
     if (now < h->heard + limit) /* as the loop compares: now - heard < limit may round so */
         return h->heard + limit;
@@ -403,7 +404,11 @@ static double server_silence(shard *h, double now)
         return INFINITY;
     }
     snprintf(h->r->failed, sizeof h->r->failed,
-             h->checkpointed
+             !h->server_len /* resumed, and no server came */
+                 ? "no server of its run has come in %g s (--server-timeout): its checkpoint "
+                   "stays; start this shard again with --checkpoint FILE --resume once its "
+                   "server runs with --resume (or give --server-timeout 0 to wait for ever)"
+             : h->checkpointed
                  ? "the server has been silent for %g s (--server-timeout): to go on from the "
                    "run's last checkpoint, start this shard again with --checkpoint FILE "
                    "--resume, and the server with --resume"
@@ -428,6 +433,7 @@ static double turn(void *ctx, double now)
     sw__batch_flush(&h->to_server);
     h->r->version = h->version;
     h->r->in_run = h->configured && !h->r->done;
+    h->r->server_heard = h->server_len != 0;
     h->r->saved = h->saved;
     double next = server_silence(h, now);
     return h->r->done ? SW_AGENT_DONE : next;

@@ -84,11 +84,12 @@ static uint64_t expect_slice(rig *g, sw_sock *s, uint32_t w, uint64_t version, c
 
 /* A second shard, resumed from the file the rig's shard saved, bound at "shard1"; its result
  * in *r. One at a time: a shard reads its parameters for its whole life. */
-static sw_shard *resume_shard(rig *g, sw_shard_result *r)
+static sw_shard *resume_shard(rig *g, sw_shard_result *r, double server_timeout_s)
 {
     static sw_shard_params p;
     sw_shard *again;
-    p = (sw_shard_params){.bind = "shard1", .checkpoint = ckpt_path, .resume = true};
+    p = (sw_shard_params){.bind = "shard1", .checkpoint = ckpt_path, .resume = true,
+                          .server_timeout_s = server_timeout_s};
     assert_int_equal(sw_shard_new(&again, g->net, &p, r, NULL), 0);
     assert_int_equal(sw_loop_add(g->loop, sw_shard_agent(again), NULL), 0);
     return again;
@@ -150,7 +151,7 @@ static void checkpoints_restores_and_a_resume(void **state)
 
     /* A shard resumed from the file: it waits for a RESTORE, keeping a worker's pull. */
     sw_shard_result r;
-    sw_shard *again = resume_shard(g, &r);
+    sw_shard *again = resume_shard(g, &r, 0);
     sw_sock *server = dial_resumed(g, "server2"), *w0 = dial_resumed(g, "w0");
     uint8_t tok[8];
     sw_put_u64(tok, 100);
@@ -205,7 +206,7 @@ static void a_resume_falls_back_to_the_previous_checkpoint(void **state)
     fputc('!', f);
     fclose(f);
     sw_shard_result r;
-    sw_shard *again = resume_shard(g, &r);
+    sw_shard *again = resume_shard(g, &r, 0);
     sw_sock *server;
     assert_int_equal(sw_dial(g->net, &server, &(sw_dial_params){.endpoint = "shard1"}, NULL), 0);
     send_raw(server, SW_MSG_SHARD_PING, SW_NO_WORKER, 0, 0, (uint8_t[]){9, 0, 0, 0, 0, 0, 0, 0}, 8);
@@ -434,7 +435,7 @@ static void a_resumed_shard_outlives_another_runs_server(void **state)
     settle(g);
     assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 7);
     sw_shard_result r;
-    sw_shard *again = resume_shard(g, &r);
+    sw_shard *again = resume_shard(g, &r, 0);
     sw_sock *other = dial_resumed(g, "other"), *own = dial_resumed(g, "own");
     send_raw(other, SW_MSG_SHARD_PING, SW_NO_WORKER, 0, 0, (uint8_t[]){8, 0, 0, 0, 0, 0, 0, 0}, 8);
     restore(other, 8, 7, 12, 1);
@@ -460,6 +461,46 @@ static void a_resumed_shard_outlives_another_runs_server(void **state)
     sw_shard_end(again);
 }
 
+/* A resumed shard's --server-timeout counts from its start: a server that never comes (its
+ * --resume refused) would leave it, and a launcher's job, waiting for ever. Another run's
+ * pings do not keep it; its own server's do, until they stop. Its checkpoint stays. */
+static void a_resumed_shard_gives_up_when_its_server_does_not_come(void **state)
+{
+    rig *g = *state;
+    const float theta[LEN] = {1, 2, 3, 4, 5};
+    uint64_t saved, restores, awaiting;
+    start_run(g, theta);
+    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 7, NULL, 0);
+    settle(g);
+    assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 7);
+    for (int own = 0; own < 2; own++) {
+        sw_shard_result r;
+        double t0 = sw_net_now(g->net);
+        sw_shard *again = resume_shard(g, &r, 3);
+        sw_sock *server = dial_resumed(g, own ? "own" : "other");
+        uint8_t run[8] = {own ? 9 : 8};
+        for (int k = 1; k <= 20 && !r.done; k++) { /* 5 s of pings, every 0.25 s */
+            send_raw(server, SW_MSG_SHARD_PING, SW_NO_WORKER, 0, 0, run, sizeof run);
+            assert_int_equal(sw_loop_run(g->loop, NULL, t0 + 0.25 * k, NULL), 0);
+        }
+        assert_int_equal(r.done, !own); /* another run's server: given up at 3 s */
+        for (double t = t0 + 5; own && !r.done && t < t0 + 12; t += 0.05) /* then its own */
+            assert_int_equal(sw_loop_run(g->loop, NULL, t, NULL), 0); /* server falls silent */
+        assert_true(r.done);
+        double ended = sw_net_now(g->net) - t0;
+        if (ended < (own ? 7.75 : 3) - 0.3 || ended > (own ? 7.75 : 3) + 0.3)
+            fail_msg("the resumed shard gave up %.2f s after its start", ended);
+        const char *want = own ? "the server has been silent for 3 s" : "no server of its run "
+                                                                         "has come in 3 s";
+        if (!strstr(r.failed, want))
+            fail_msg("the resumed shard's end says '%s', not '%s'", r.failed, want);
+        assert_int_equal(r.server_heard, own);
+        sw_sock_close(server);
+        sw_shard_end(again);
+    }
+    assert_int_equal(access(ckpt_path, F_OK), 0); /* kept for the next resume */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -480,6 +521,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_shard_that_refused_its_run_ends_when_its_server_falls_silent,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(a_resumed_shard_outlives_another_runs_server,
+                                        setup_with_checkpoint, teardown_with_checkpoint),
+        cmocka_unit_test_setup_teardown(a_resumed_shard_gives_up_when_its_server_does_not_come,
                                         setup_with_checkpoint, teardown_with_checkpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
