@@ -518,6 +518,8 @@ void sw__server_conclude(server *s)
                                                              : FAREWELL_MAX_S;
     if (failed_start(s) && wait < FAILED_START_GRACE_S) /* joiners to tell, besides goodbyes */
         wait = FAILED_START_GRACE_S;
+    if (s->shards.n && wait < SW_SHARDS_BYE_S) /* the shards' goodbyes */
+        wait = SW_SHARDS_BYE_S;
     s->farewell_by = s->r->elapsed_s + wait;
 }
 
@@ -528,6 +530,8 @@ bool sw__server_farewells_due(const server *s)
         return false; /* waited enough, or a signal came during the wait: the user wants out */
     if (failed_start(s) && now < s->r->elapsed_s + FAILED_START_GRACE_S)
         return true; /* answering late JOINs with the reason */
+    if (sw__shards_byes_due(s))
+        return true; /* a shard's end may have been lost with its link */
     for (uint32_t i = 0; i < s->n_live_conns; i++) {
         const conn *c = &s->conns[s->live_conns[i]];
         /* Not one DONE never reached, nor one silent too long (dead before the end, or an old

@@ -261,20 +261,6 @@ int sw__shards_open(server *s, const float *theta0, uint64_t version, char *err)
     return rc;
 }
 
-void sw__shards_end(server *s, const char *failed)
-{
-    sw__shards *h = &s->shards;
-    if (h->ended)
-        return;
-    h->ended = true;
-    const char *why = failed ? failed : "";
-    sw_msg over = {.type = SW_MSG_SHARD_MEMBER, .worker = SW_NO_WORKER, .flags = SW_FLAG_DONE,
-                   .payload = (const uint8_t *)why, .payload_len = strlen(why)};
-    for (uint32_t j = 0; j < h->n; j++)
-        if (h->socks[j])
-            sw__shards_send_to(s, j, &over, NULL);
-}
-
 void sw__shards_close(server *s, const char *failed)
 {
     sw__shards *h = &s->shards;

@@ -95,6 +95,13 @@ typedef struct sw__shards {
     bool have_theta;
     bool gathering;
     bool ended; /* every shard was told the run is over (sw__shards_end) */
+    /* The run's end, told again until each shard that was there says goodbye (a link that
+     * broke at the end can lose it, and that shard would wait out its --server-timeout, then
+     * fail a run that ended well): why it failed ("" : it did not), the shards still owing a
+     * goodbye, and until when the server waits for them (server_shards_end.c). */
+    char end_why[SW_ERR_LEN];
+    sw_shard_set owe_bye;
+    double bye_by;
     sw_shard_set gathered;    /* the shards whose slices are in */
     uint64_t gather_min;      /* the lowest version among the slices in */
     uint64_t gather_max;      /* the highest */
@@ -145,6 +152,14 @@ int sw__shards_open(struct sw_server *s, const float *theta0, uint64_t version, 
 void sw__shards_end(struct sw_server *s, const char *failed);
 /* Ends the run for every shard (sw__shards_end) and closes. */
 void sw__shards_close(struct sw_server *s, const char *failed);
+/* After the end: a shard's frame, read only for its goodbye (SHARD_STATE flagged DONE, the
+ * answer to the end); the end told again to those still owing one, every SW_SHARDS_PING_S;
+ * whether the server still waits for any (at most SW_SHARDS_BYE_S). */
+void sw__shards_take_bye(struct sw_server *s, uint32_t j, const sw_delivery *d);
+void sw__shards_end_again(struct sw_server *s);
+bool sw__shards_byes_due(const struct sw_server *s);
+/* How long after the end the server waits for the shards' goodbyes. */
+#define SW_SHARDS_BYE_S 2.0
 /* Whether the policy spec can run sharded (the facts it wants are there); why not in err. */
 int sw__shards_policy_ok(const char *spec, char *err);
 

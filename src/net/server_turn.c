@@ -120,15 +120,19 @@ static void drain_shards(server *s)
         }
 }
 
-/* Once the run is concluded the shards' part is over: what they still say (answers to the last
- * pings, reports of pushes made before DONE) is read and dropped, where left unread it would
- * wake the loop at once for ever (in process: hold its clock). */
-static void discard_shards(server *s)
+/* Once the run is concluded the shards' part is over but for their goodbyes: what else they
+ * still say (answers to the last pings, reports of pushes made before DONE) is read and
+ * dropped, where left unread it would wake the loop at once for ever (in process: hold its
+ * clock). The end goes again to those that owe one. */
+static void read_byes(server *s)
 {
     sw_delivery d;
     for (uint32_t j = 0; j < s->shards.n; j++)
-        for (int k = 0; k < BURST && sw_recv(s->shards.socks[j], &d) == 0; k++)
+        for (int k = 0; k < BURST && sw_recv(s->shards.socks[j], &d) == 0; k++) {
+            sw__shards_take_bye(s, j, &d);
             sw_frame_unref(d.frame);
+        }
+    sw__shards_end_again(s);
 }
 
 /* Silence counts only while the server listened: a turn long after the last (the process
@@ -427,7 +431,7 @@ double sw__server_turn(void *ctx, double now)
     if (s->ops)
         drain(s, s->ops);
     if (s->concluded)
-        discard_shards(s);
+        read_byes(s);
     else
         drain_shards(s);
     drain(s, s->sock);

@@ -240,12 +240,12 @@ static void on_member(shard *h, const from *f, const sw_msg *m)
     /* a shard that refused its run's INIT knows no server: the one it refused ends it too (a
      * stranger could have given it an INIT before that, so it could as well end it); so does
      * the server whose orders a shard that holds no run refused (started again afresh) */
-    if ((over && !h->configured && h->refused_run[0]) || ends_refused_run(h, f, m)) {
+    if ((over && !h->configured && h->refused_run[0]) || ends_refused_run(h, f, m) ||
+        (over && sw__shard_is_server(h, f))) {
         run_over(h, m);
+        sw__shard_say_bye(h, f);
     } else if (!sw__shard_is_server(h, f)) {
         sw__shard_refuse_order(h, f, m, "only the server names members");
-    } else if (over) {
-        run_over(h, m);
     } else if (m->worker >= h->slots || (!(m->flags & SW_FLAG_DONE) && m->version == 0)) {
         sw__shard_refuse(h, f, m, "no such worker slot, or no token");
     } else {

@@ -247,6 +247,9 @@ bool sw__shard_in_slice(const struct sw_shard *h, const uint32_t *idx, size_t k)
 void sw__shard_on_ping(struct sw_shard *h, const sw__from *f, const sw_msg *m);
 void sw__shard_on_save(struct sw_shard *h, const sw__from *f, const sw_msg *m);
 void sw__shard_on_restore(struct sw_shard *h, const sw__from *f, const sw_msg *m);
+/* The shard's goodbye: its state (SHARD_STATE) flagged DONE, the answer to the run's end, which
+ * the server tells again until it comes. */
+void sw__shard_say_bye(struct sw_shard *h, const sw__from *to);
 int sw__shard_resume(struct sw_shard *h, char *err);
 /* --checkpoint as the file it names in the end (found once, into h->ckpt), and FILE.prev beside
  * it: a rotation beside a link would rename the link away. */

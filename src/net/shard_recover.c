@@ -41,7 +41,7 @@ bool sw__shard_is_lost(const shard *h, uint32_t worker, uint64_t token, uint64_t
     return false;
 }
 
-static void send_state(shard *h, const from *to)
+static void send_state_flagged(shard *h, const from *to, uint32_t flags)
 {
     uint8_t b[SW_SHARD_STATE_BYTES];
     const uint64_t fields[] = {h->run,        h->saved,      h->r->bytes_in, h->r->bytes_out,
@@ -50,7 +50,17 @@ static void send_state(shard *h, const from *to)
                                sw_chunk_slice_at(&h->table, h->index), h->len};
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
         sw_put_u64(b + 8 * i, fields[i]);
-    sw__shard_send(h, to, SW_MSG_SHARD_STATE, SW_NO_WORKER, 0, h->version, b, sizeof b);
+    sw__shard_send(h, to, SW_MSG_SHARD_STATE, SW_NO_WORKER, flags, h->version, b, sizeof b);
+}
+
+static void send_state(shard *h, const from *to)
+{
+    send_state_flagged(h, to, 0);
+}
+
+void sw__shard_say_bye(shard *h, const from *to)
+{
+    send_state_flagged(h, to, SW_FLAG_DONE);
 }
 
 /* A ping of the run's: a resumed shard learns the server's route from it (only the run's
