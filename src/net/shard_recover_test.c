@@ -422,18 +422,25 @@ static void a_shard_that_refused_its_run_ends_when_its_server_falls_silent(void 
         fail_msg("the shard's end does not say why: %s", g->r.failed);
 }
 
-/* A shard resumed from its checkpoint, pinged and restored by a server of another run, refuses
- * it and waits on for its own run's server: that server's end does not end it (its file is a
- * run's only copy of its slice), and its own server still restores it. */
-static void a_resumed_shard_outlives_another_runs_server(void **state)
+/* The rig's run, started and checkpointed at version 7: a file to resume from. */
+static void start_run_saved_at_7(rig *g)
 {
-    rig *g = *state;
     const float theta[LEN] = {1, 2, 3, 4, 5};
     uint64_t saved, restores, awaiting;
     start_run(g, theta);
     send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 7, NULL, 0);
     settle(g);
     assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 7);
+}
+
+/* A shard resumed from its checkpoint, pinged and restored by a server of another run, refuses
+ * it and waits on for its own run's server: that server's end does not end it (its file is a
+ * run's only copy of its slice), and its own server still restores it. */
+static void a_resumed_shard_outlives_another_runs_server(void **state)
+{
+    rig *g = *state;
+    uint64_t saved, restores, awaiting;
+    start_run_saved_at_7(g);
     sw_shard_result r;
     sw_shard *again = resume_shard(g, &r, 0);
     sw_sock *other = dial_resumed(g, "other"), *own = dial_resumed(g, "own");
@@ -467,12 +474,7 @@ static void a_resumed_shard_outlives_another_runs_server(void **state)
 static void a_resumed_shard_gives_up_when_its_server_does_not_come(void **state)
 {
     rig *g = *state;
-    const float theta[LEN] = {1, 2, 3, 4, 5};
-    uint64_t saved, restores, awaiting;
-    start_run(g, theta);
-    send_raw(g->server, SW_MSG_SHARD_SAVE, SW_NO_WORKER, 0, 7, NULL, 0);
-    settle(g);
-    assert_int_equal(expect_state(g->server, &saved, &restores, &awaiting), 7);
+    start_run_saved_at_7(g);
     for (int own = 0; own < 2; own++) {
         sw_shard_result r;
         double t0 = sw_net_now(g->net);
