@@ -336,7 +336,7 @@ static bool record_anew(const char *kept, char *out, size_t cap)
     return ok;
 }
 
-/* Whether the log of a run results.csv keeps is gone from --log-dir. */
+/* Whether the log of a run results.csv keeps is missing from --log-dir. */
 static bool log_gone(const plan *p, const job *j)
 {
     char path[4096];
@@ -370,26 +370,27 @@ static int open_journal(plan *p, int argc, char **argv, char *err)
         if (!j->row)
             continue;
         /* A target reached where none was set: no row this scenario wrote. */
-        bool ours = sw__cmp_row_parse(j->row, &j->facts) && (target || !j->facts.trial.reached);
-        if (ours && !log_gone(p, j)) {
+        if (sw__cmp_row_parse(j->row, &j->facts) && (target || !j->facts.trial.reached)) {
             j->done = true;
             p->done++;
             p->resumed++;
+            gone += log_gone(p, j);
             continue;
         }
         free(j->row);
         kept[i] = j->row = NULL;
-        ours ? gone++ : p->journal.unread++;
+        p->journal.unread++;
     }
     if (!rc && p->journal.unread)
         sw_log(SW_LOG_WARN,
                "%zu lines of results.csv are no row this version reads (cut short "
                "by a kill, or edited): their runs run again",
                p->journal.unread);
-    if (gone)
-        sw_log(SW_LOG_WARN, "%zu run%s results.csv keeps left no log in %s (removed?): %s again, "
-               "so that report %s/*.jsonl reads every run the table counts", gone,
-               gone == 1 ? "" : "s", p->log_dir, gone == 1 ? "it runs" : "they run", p->log_dir);
+    if (gone) /* rows kept from another sitting without their logs (bench/adaptive.sh) */
+        sw_log(SW_LOG_WARN, "%zu run%s results.csv keeps %s no log in %s (removed, or kept from "
+               "another sitting): the table counts %s, report %s/*.jsonl would not", gone,
+               gone == 1 ? "" : "s", gone == 1 ? "has" : "have", p->log_dir,
+               gone == 1 ? "it" : "them", p->log_dir);
     size_t others = rc ? 0 : sw__cmp_journal_unclaimed(&p->journal);
     if (others)
         sw_log(SW_LOG_WARN,
