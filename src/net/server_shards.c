@@ -31,9 +31,9 @@ static void send_frame(server *s, uint32_t j, sw_frame *f)
         return;
     }
     if (s->concluded) { /* the run is over: nothing is left to part ways over */
-        sw_log(SW_LOG_WARN, "a %s to shard %u (%s) was lost after the run's end (%s): if it "
-               "said the run is over, the shard ends at its own --server-timeout", what, j,
-               s->shards.eps[j], strerror(errno));
+        sw_log(SW_LOG_WARN, "a %s to shard %u (%s) was lost after the run's end (%s): the end "
+               "is told again for %g s until the shard answers", what, j, s->shards.eps[j],
+               strerror(errno), SW_SHARDS_BYE_S);
         return;
     }
     char why[2 * SW_ERR_LEN]; /* cut to SW_ERR_LEN where it is kept */
@@ -175,9 +175,10 @@ static void welcome_lines(sw__shards *h)
     sw_chunk_table_format(&h->table, h->welcome + len, sizeof h->welcome - len);
 }
 
-/* Two endpoints of one shard spelt two ways (a host name and its address): both connections
- * would carry one route, so the shard heard one and the run waited out --shard-wait for the
- * other, blaming a shard that was there. TCP host names are resolved as a bind resolves them. */
+/* Two endpoints of one shard spelt two ways (a host name and its address), found before any
+ * is dialled: TCP host names are resolved as a bind resolves them. Spellings no resolver tells
+ * apart (two addresses of one machine) the shard finds itself: it hears the second link's INIT
+ * for another place of its run (shard_init.c). */
 static int named_once(const sw__shards *h, char *err)
 {
     char at[SW_SHARDS_MAX][SW_SHARD_EP_LEN], why[SW_ERR_LEN];

@@ -8,12 +8,14 @@
 
 #include "server_internal.h"
 
-/* Shard j was there at the end: it answered a ping of the last second (the server pings every
- * SW_SHARDS_PING_S). One killed or cut off owes no goodbye: the server would only wait. */
-static bool there(const server *s, uint32_t j, double now)
+/* Shard j was there at the end: it answered a ping in the second before this turn began (the
+ * server pings every SW_SHARDS_PING_S), judged at the turn's start, not after the work the end
+ * does in it (the last evaluation, writing the model), which may take longer than that. One
+ * killed or cut off owes no goodbye: the server would only wait. */
+static bool there(const server *s, uint32_t j)
 {
     const sw__shard_seen *v = &s->shards.seen[j];
-    return s->shards.socks[j] && v->answered && now - v->heard <= SW_SHARDS_OUT_S;
+    return s->shards.socks[j] && v->answered && s->last_turn - v->heard <= SW_SHARDS_OUT_S;
 }
 
 static void tell_end(server *s, uint32_t j)
@@ -37,7 +39,7 @@ void sw__shards_end(server *s, const char *failed)
         if (!h->socks[j])
             continue;
         tell_end(s, j);
-        if (there(s, j, now))
+        if (there(s, j))
             sw_shard_set_add(&h->owe_bye, j);
     }
     h->bye_by = now + SW_SHARDS_BYE_S;

@@ -409,8 +409,8 @@ static void finish_when_over(server *s)
 static double next_due(const server *s)
 {
     double now = sw__server_now(s), next = now + HEARTBEAT_CHECK_S;
-    if (s->shards.n && !s->concluded && s->shards.next_ping < next)
-        next = s->shards.next_ping;
+    if (s->shards.n && (!s->concluded || sw__shards_byes_due(s)) && s->shards.next_ping < next)
+        next = s->shards.next_ping; /* a ping, or the end told again */
     if (s->concluded && s->farewell_by < next)
         next = s->farewell_by;
     if (s->done) /* no evaluation or wake-up is taken once done: one due would spin the loop */
