@@ -123,15 +123,47 @@ static bool start_again(shard *h, const from *f, const sw_msg *m)
     return true;
 }
 
-/* INIT of the run this shard holds, for another of its places: its server reached this shard
- * by two of the endpoints --shards names, on two links (each has a route of its own). */
-static bool names_twice(const shard *h, const sw_msg *m)
+/* The length of a route but for its link's number, after its last '-' (the server dials each
+ * shard as sw-server-SECRET-J: server_shards.c); 0 without one. */
+static size_t process_part(const uint8_t *route, size_t len)
+{
+    while (len > 0 && route[len - 1] != '-')
+        len--;
+    return len;
+}
+
+/* Whether the INIT comes from another link of this shard's server process. */
+static bool same_process(const shard *h, const from *f)
+{
+    size_t len = process_part(h->server, h->server_len);
+    return len > 0 && len == process_part(f->route, f->route_len) &&
+           !memcmp(h->server, f->route, len);
+}
+
+/* Why a configured shard refuses an INIT: one run per shard process (a restarted server needs
+ * a new shard). An INIT of its own run for another of its places comes from a server that
+ * reached this shard by two of the endpoints --shards names (the same process, on two links),
+ * or from the run's server started again with --shards in another order. */
+static void refusal(const shard *h, const from *f, const sw_msg *m, char *why, size_t cap)
 {
     unsigned long long run, index;
     char text[sizeof h->config];
     snprintf(text, sizeof text, "%.*s", (int)m->payload_len, (const char *)m->payload);
-    return !sw__text_number(text, "run", &run) && run == h->run &&
-           !sw__text_number(text, "shard", &index) && index != h->index;
+    bool elsewhere = !sw__text_number(text, "run", &run) && run == h->run &&
+                     !sw__text_number(text, "shard", &index) && index != h->index;
+    if (elsewhere && same_process(h, f))
+        snprintf(why, cap, "this shard is shard %u of this run already (the server's --shards "
+                 "names it twice, spelt two ways)", h->index);
+    else if (elsewhere)
+        snprintf(why, cap, "this shard is shard %u of this run (does the server's --shards list "
+                 "the shards in another order than the run's?)", h->index);
+    else if (sw__shard_is_server(h, f))
+        snprintf(why, cap, "this shard is configured already (does the server's --shards name "
+                 "it twice, spelt two ways?)");
+    else
+        snprintf(why, cap, "this shard serves another server's run (or this server's --shards "
+                 "names it twice): a shard serves one run, and holds it --server-timeout after "
+                 "its server falls silent");
 }
 
 void sw__shard_on_init(shard *h, const from *f, const sw_msg *m)
@@ -142,21 +174,10 @@ void sw__shard_on_init(shard *h, const from *f, const sw_msg *m)
         sw__shard_refuse_run(h, f, m, SW__SHARD_RESUMED);
         return;
     }
-    if (h->configured) { /* one run per shard process: a restarted server needs a new shard */
-        if (names_twice(h, m)) {
-            char why[160];
-            snprintf(why, sizeof why, "this shard is shard %u of this run already (the server's "
-                     "--shards names it twice, spelt two ways)", h->index);
-            sw__shard_refuse(h, f, m, why);
-            return;
-        }
-        sw__shard_refuse(h, f, m, sw__shard_is_server(h, f)
-                                      ? "this shard is configured already (does the "
-                                        "server's --shards name it twice, spelt two ways?)"
-                                      : "this shard serves another server's run (or this "
-                                        "server's --shards names it twice): a shard serves one "
-                                        "run, and holds it --server-timeout after its server "
-                                        "falls silent");
+    if (h->configured) {
+        char why[224];
+        refusal(h, f, m, why, sizeof why);
+        sw__shard_refuse(h, f, m, why);
         return;
     }
     char text[8192], err[SW_ERR_LEN];
