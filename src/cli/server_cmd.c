@@ -71,8 +71,9 @@ static const sw_opt server_table[] = {
                 "of 4, at most 1 GiB; less if a shard would get none),\n"
                 "each shard holding a run of them (default: 1 MiB,\n"
                 "smaller so that each shard gets 16 or more; a model of\n"
-                "at most 1 MiB a shard, n / S floats a chunk, and one\n"
-                "of the fewer than S floats over, if any, on the last)")},
+                "at most 1 MiB a shard, n / S floats a chunk, rounded\n"
+                "down, the floats over in one or more chunks besides;\n"
+                "the shards' counts of chunks differ by one at most)")},
     SW_OPT_HEADING("the run, as for sim (workers learn it on joining)"),
     {SW_OPT_ROW(SW_OPT_STR, "model", 0, AT(p.model), 0, 0, "SPEC", "model")},
     {SW_OPT_ROW(SW_OPT_STR, "data", 0, AT(p.data), 0, 0, "SPEC", "data set")},
