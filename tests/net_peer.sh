@@ -292,4 +292,20 @@ expect_output "seed 7, the group's 1" "which field differs"
 expect_exit "$P1" "the group's peer"
 OUT=$(cat "$TMP/p1.out")
 expect_output "2 messages ignored" "the group's peer counts both"
+
+# A join through a server, no peer: its refusal on our dialer is read and said at once, where
+# it was left unread, kept the wait ready (the CPU spun) and the join said no one answered.
+rm -f "$TMP/sep"
+"$SW" server --bind "tcp://127.0.0.1:*" --endpoint-file "$TMP/sep" --policy asp \
+  --data synthetic:task=logistic,d=20,n=2000 --model softmax --max-time 20 -q > /dev/null 2>&1 &
+srv=$!
+began=$SECONDS
+expect_status 1 "a join through a server" -- "$SW" peer --join "$(endpoint_of "$TMP/sep")" \
+  --data synthetic:task=logistic,d=20,n=2000 --model softmax --timeout 4
+expect_output "turned us away: it is no peer: it answered error: a server does not accept" \
+  "says the contact is no peer"
+checks=$((checks + 1))
+[ $((SECONDS - began)) -lt 10 ] ||
+  { echo "FAIL: the join through a server took $((SECONDS - began)) s"; failures=$((failures + 1)); }
+kill "$srv" 2>/dev/null
 finish

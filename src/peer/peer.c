@@ -200,6 +200,28 @@ static int setup(sw__peer *pe, char *err)
 }
 
 /* Says hello to a member and waits for its replica. */
+/* What came back on our dialer to the contact: a peer answers on its own dialer, never there,
+ * so anything is from no peer (a server's ERROR, say). Read, or it would keep the wait ready
+ * and spin; said, as the join's refusal. */
+static void read_contact(sw__peer *pe, sw_sock *out)
+{
+    sw_delivery d;
+    while (sw_recv(out, &d) == 0) {
+        sw_msg m;
+        char why[SW_ERR_LEN];
+        if (d.frame && !pe->refused[0]) {
+            bool read = !sw_msg_decode(sw_frame_data(d.frame), sw_frame_size(d.frame), 1 << 16,
+                                       &m, why);
+            snprintf(pe->refused, sizeof pe->refused, "it is no peer: it answered %s%s%.*s",
+                     read ? sw_msg_type_name(m.type) : "a frame of no protocol",
+                     read && m.payload_len ? ": " : "",
+                     read && m.type == SW_MSG_ERROR ? (int)m.payload_len : 0,
+                     read ? (const char *)m.payload : "");
+        }
+        sw_frame_unref(d.frame);
+    }
+}
+
 static int join(sw__peer *pe, char *err)
 {
     if (sw__peer_add(pe, pe->p->join) < 0)
@@ -222,6 +244,8 @@ static int join(sw__peer *pe, char *err)
                              err);
         if (rc)
             return rc;
+        if (socks[1] && ready[1])
+            read_contact(pe, socks[1]);
         sw__peer_receive_all(pe, 0);
     }
     if (pe->refused[0])
